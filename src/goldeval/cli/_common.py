@@ -1,0 +1,82 @@
+"""Helpers shared by the CLI commands: error → exit-code mapping, JSON output, the stderr console."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+import orjson
+
+from goldeval.errors import GoldevalError, InputError
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def stderr_console():
+    """A rich Console on stderr (diagnostics and tables go there when --out - sends JSON to stdout)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def stdout_console():
+    """A rich Console on stdout."""
+    from rich.console import Console
+
+    return Console()
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
+    """Print ``goldeval: error: message`` to stderr and exit with *code*."""
+    click.echo(f"goldeval: error: {message}", err=True)
+    sys.exit(code)
+
+
+def guarded(func: F) -> F:
+    """Wrap a command body: InputError → exit 2, other GoldevalError → exit 3, anything else → exit 3 with a note."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except InputError as exc:
+            fail(str(exc), EXIT_BAD_INPUT)
+        except GoldevalError as exc:
+            fail(str(exc), EXIT_INTERNAL)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # an internal bug: say so plainly, keep the traceback on request
+            import traceback
+
+            if "--debug" in sys.argv:
+                traceback.print_exc()
+            fail(f"internal error: {type(exc).__name__}: {exc} (please report it; run again with --debug for the traceback)", EXIT_INTERNAL)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def dumps(obj: Any) -> bytes:
+    """Serialize results as indented UTF-8 JSON (floats unrounded)."""
+    return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+
+
+def write_json(obj: Any, out: str) -> None:
+    """Write *obj* as JSON to the path *out*, or to stdout when *out* is ``-``."""
+    data = dumps(obj) + b"\n"
+    if out == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        try:
+            with open(out, "wb") as fh:
+                fh.write(data)
+        except OSError as exc:
+            raise InputError(f"--out {out}: cannot write ({exc.strerror}). Choose a writable path.") from None

@@ -1,0 +1,157 @@
+"""Readers for the row files goldeval scores: JSONL and CSV, streamed, with per-line errors.
+
+A malformed row never stops a batch: it comes out as a :class:`RowError` with its line number and a message,
+and the scorer counts it as a failure. A file that cannot be read at all (missing, not UTF-8, empty) raises
+:class:`~goldeval.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from goldeval.errors import InputError, shorten
+
+__all__ = ["Row", "RowError", "read_rows", "read_jsonl", "read_csv", "file_sha256", "check_ids"]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One parsed row: its 1-based ``line`` in the file and the decoded JSON object ``data``."""
+
+    line: int
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RowError:
+    """A row that could not be used: 1-based ``line``, the row's ``id`` when one could be read, and ``error``."""
+
+    line: int
+    id: str | None
+    error: str
+
+
+def _open_checked(path: str | os.PathLike[str]) -> Path:
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file. Check the path (relative paths start from {Path.cwd()}).")
+    if p.is_dir():
+        raise InputError(f"{p}: is a folder, expected a JSONL or CSV file.")
+    if p.stat().st_size == 0:
+        raise InputError(f"{p}: the file is empty, expected one JSON object per line.")
+    return p
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
+    """Stream a JSONL file as :class:`Row` / :class:`RowError` items, one per non-blank line.
+
+    Args:
+        path: A UTF-8 file with one JSON object per line. Blank lines are skipped (not counted as rows).
+
+    Yields:
+        ``Row(line, data)`` for each JSON object; ``RowError(line, id, error)`` for a line that is not JSON
+        or not an object.
+
+    Raises:
+        InputError: the file is missing, a folder, empty, holds no row at all, or is not UTF-8 (the message gives
+            the line and byte offset of the first bad byte).
+    """
+    p = _open_checked(path)
+    seen_any = False
+    with p.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{p}:{lineno}: the file is not UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}). "
+                    "Re-encode it as UTF-8, e.g. `iconv -f latin1 -t utf-8`."
+                ) from None
+            if lineno == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            if not text.strip():
+                continue
+            seen_any = True
+            try:
+                data = orjson.loads(text)
+            except orjson.JSONDecodeError as exc:
+                yield RowError(lineno, None, f"{p.name}:{lineno}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
+                continue
+            if not isinstance(data, dict):
+                yield RowError(lineno, None, f"{p.name}:{lineno}: expected a JSON object, got {shorten(data)}.")
+                continue
+            yield Row(lineno, data)
+    if not seen_any:
+        raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
+
+
+def read_csv(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
+    """Stream a CSV file with a header row as :class:`Row` items (values are strings; empty cells are ``None``).
+
+    Line numbers count the header as line 1, so the first data row is line 2.
+
+    Raises:
+        InputError: missing, empty or non-UTF-8 file, or a file without a header.
+    """
+    p = _open_checked(path)
+    try:
+        with p.open("r", encoding="utf-8-sig", newline="") as fh:
+            reader = csv.DictReader(fh)
+            if not reader.fieldnames:
+                raise InputError(f"{p}: no header row; expected column names on line 1.")
+            for rec in reader:
+                line = reader.line_num
+                if None in rec:
+                    yield RowError(line, rec.get("id"), f"{p.name}:{line}: more cells than header columns.")
+                    continue
+                yield Row(line, {k: (v if v != "" else None) for k, v in rec.items()})
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{p}: the file is not UTF-8 ({exc.reason}). Re-encode it as UTF-8.") from None
+
+
+def read_rows(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
+    """Stream rows from ``.csv`` (by extension) or JSONL (anything else). See :func:`read_jsonl`."""
+    if str(path).lower().endswith(".csv"):
+        return read_csv(path)
+    return read_jsonl(path)
+
+
+def check_ids(items: Iterator[Row | RowError], *, id_field: str = "id", file_name: str = "") -> Iterator[Row | RowError]:
+    """Pass rows through, turning a row without a usable ``id`` or with a repeated ``id`` into a :class:`RowError`.
+
+    An id must be a non-empty string or an integer (integers are read as their decimal string).
+    """
+    seen: dict[str, int] = {}
+    prefix = f"{file_name}:" if file_name else "line "
+    for item in items:
+        if isinstance(item, RowError):
+            yield item
+            continue
+        raw = item.data.get(id_field)
+        if isinstance(raw, bool) or not isinstance(raw, (str, int)) or raw == "":
+            what = "missing" if raw is None else f"got {shorten(raw)}"
+            yield RowError(item.line, None, f"{prefix}{item.line}: field '{id_field}' must be a non-empty string, {what}. Give every row a stable id.")
+            continue
+        rid = str(raw)
+        if rid in seen:
+            yield RowError(item.line, rid, f"{prefix}{item.line}: id {rid!r} repeats line {seen[rid]}. Ids must be unique; remove or rename the duplicate.")
+            continue
+        seen[rid] = item.line
+        yield item
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """Hex sha256 of a file's bytes (the dataset hash recorded with a run)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
