@@ -1,0 +1,40 @@
+"""Shared test fixtures: where the handed cases and the real data live."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+#: ../shared beside the clone (read-only, as CI lays it out); GOLDEVAL_SHARED overrides.
+SHARED = Path(os.environ.get("GOLDEVAL_SHARED", REPO.parent / "shared"))
+#: The handed cases, vendored so a fresh clone without ../shared still tests them (kept equal by a test).
+VENDORED_CASES = REPO / "tests" / "cases" / "handed"
+EXAMPLES = REPO / "examples" / "data"
+
+
+def handed_case_dir() -> Path:
+    """../shared/cases when it exists, else the vendored copy under tests/cases/handed."""
+    d = SHARED / "cases"
+    return d if d.is_dir() else VENDORED_CASES
+
+
+def load_handed_cases(*scorers: str) -> list[dict]:
+    """Every handed case (all files under the handed-case folder) whose ``scorer`` is one of *scorers*."""
+    out = []
+    for f in sorted(handed_case_dir().glob("*.jsonl")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                case = json.loads(line)
+                if case["scorer"] in scorers:
+                    case["_file"] = f.name
+                    out.append(case)
+    return out
+
+
+def handed_params(*scorers: str):
+    """pytest.param list of handed cases for *scorers*, with ``case_id`` as the test id."""
+    return [pytest.param(c, id=c["case_id"]) for c in load_handed_cases(*scorers)]
