@@ -1,19 +1,46 @@
 """goldeval: score model output against golden references and decide whether a run passes its gates.
 
-The public surface is re-exported here (``__all__`` is pinned by a test). Heavy parts (the data-answer judge,
-the LLM judge, the run store) are imported on first use, so ``import goldeval`` stays cheap.
+The public surface is re-exported here (``__all__`` is pinned by a test). Names in ``_LAZY`` are imported on first
+use, so ``import goldeval`` stays cheap (no numpy / scipy / sqlglot / openai at import time).
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
 
 from goldeval.errors import GoldevalError, InputError, JudgeError, StoreError
+from goldeval.verdict import CaseOutcome, PassRate, Verdict, pass_rate
 
-__all__ = [
-    "GoldevalError",
-    "InputError",
-    "JudgeError",
-    "StoreError",
-    "__version__",
-]
+# public name -> module that defines it (imported on first attribute access); keep sorted.
+_LAZY: dict[str, str] = {}
+
+__all__ = sorted(
+    [
+        "CaseOutcome",
+        "GoldevalError",
+        "InputError",
+        "JudgeError",
+        "PassRate",
+        "StoreError",
+        "Verdict",
+        "__version__",
+        "pass_rate",
+        *_LAZY,
+    ]
+)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'goldeval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -15,9 +15,9 @@ import click
 
 from goldeval import __version__
 
-# name -> "module:attribute" (module relative to goldeval.cli); keep sorted.
-COMMANDS: dict[str, str] = {
-    "score": "score:score",
+# name -> ("module:attribute" relative to goldeval.cli, one-line help shown by `goldeval --help`); keep sorted.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "score": ("score:score", "Token F1 of free-text predictions against references (whole note and sections)."),
 }
 
 
@@ -28,12 +28,19 @@ class LazyGroup(click.Group):
         return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
             return None
-        module_name, attr = target.split(":")
+        module_name, attr = entry[0].split(":")
         module = importlib.import_module(f"goldeval.cli.{module_name}")
         return getattr(module, attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Use the registry's one-line help so that `goldeval --help` imports no command module.
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
