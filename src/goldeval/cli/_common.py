@@ -80,3 +80,8 @@ def write_json(obj: Any, out: str) -> None:
                 fh.write(data)
         except OSError as exc:
             raise InputError(f"--out {out}: cannot write ({exc.strerror}). Choose a writable path.") from None
+
+
+def report_console(out: str | None):
+    """The console for the human-readable summary: stdout, or stderr when JSON goes to stdout (``--out -``)."""
+    return stderr_console() if out == "-" else stdout_console()
