@@ -4,6 +4,7 @@ Hierarchy (catch ``GoldevalError`` for all of them)::
 
     GoldevalError
      ├── InputError(ValueError)   bad argument, unreadable file, malformed definition of done
+     │    └── UnreadableTextError a text the token rule cannot read would score a silent 1.0
      ├── JudgeError               the LLM judge could not be reached or configured
      └── StoreError               the run store (SQLite) failed or holds no such run
 
@@ -16,7 +17,7 @@ Messages follow one pattern: **where** (file:line, case id, parameter) — **wha
 
 from __future__ import annotations
 
-__all__ = ["GoldevalError", "InputError", "JudgeError", "StoreError", "shorten"]
+__all__ = ["GoldevalError", "InputError", "JudgeError", "StoreError", "UnreadableTextError", "shorten"]
 
 
 class GoldevalError(Exception):
@@ -39,3 +40,7 @@ def shorten(value: object, width: int = 60) -> str:
     """``repr`` of *value* cut to *width* characters with an ellipsis, for error messages."""
     text = repr(value)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class UnreadableTextError(InputError):
+    """A text holds letters or digits the chosen token rule cannot read, and scoring it would give a silent 1.0."""
