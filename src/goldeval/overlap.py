@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from goldeval.errors import InputError, UnreadableTextError, shorten
 from goldeval.tokens import OPENSCRIBE, Tokenizer, get_tokenizer
 
-__all__ = ["Overlap", "SectionOverlap", "token_f1", "section_f1", "overlap_of_tokens"]
+__all__ = ["Overlap", "SectionOverlap", "token_f1", "section_f1", "overlap_of_tokens", "refuse_unreadable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +78,12 @@ def _check_text(value: object, name: str) -> str:
     return value
 
 
-def _refuse_unreadable(tok: Tokenizer, texts: dict[str, str]) -> None:
+def refuse_unreadable(tok: Tokenizer, texts: dict[str, str]) -> None:
+    """Raise UnreadableTextError when any of *texts* (where → text) holds a letter or digit *tok* cannot read.
+
+    Call it only for a pair whose sides both have no tokens: that is when the "both empty → 1.0" convention would
+    otherwise hand out a perfect score for text the rule never read.
+    """
     for where, text in texts.items():
         ch = tok.unreadable(text)
         if ch is not None:
@@ -118,7 +123,7 @@ def token_f1(prediction: str, reference: str, *, tokenizer: Tokenizer | str = OP
     ref = _check_text(reference, "reference")
     result = overlap_of_tokens(tok.tokenize(pred), tok.tokenize(ref))
     if result.both_empty:
-        _refuse_unreadable(tok, {"prediction": pred, "reference": ref})
+        refuse_unreadable(tok, {"prediction": pred, "reference": ref})
     return result
 
 
@@ -197,7 +202,7 @@ def section_f1(
         rt = tok.tokenize(ref.get(name, ""))
         ov = overlap_of_tokens(pt, rt)
         if ov.both_empty:
-            _refuse_unreadable(tok, {f"prediction.{name}": pred.get(name, ""), f"reference.{name}": ref.get(name, "")})
+            refuse_unreadable(tok, {f"prediction.{name}": pred.get(name, ""), f"reference.{name}": ref.get(name, "")})
         per_section[name] = ov
         pooled_pred += pt
         pooled_ref += rt

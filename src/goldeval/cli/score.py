@@ -1,0 +1,84 @@
+"""``goldeval score``: token F1 of a JSONL file of predictions and references."""
+
+from __future__ import annotations
+
+import click
+
+from goldeval.cli._common import EXIT_OK, guarded, report_console, write_json
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--prediction-field", default="prediction", show_default=True, help="Field with the prediction (text or an object of sections).")
+@click.option("--reference-field", default="reference", show_default=True, help="Field with the reference, e.g. reference_sections.")
+@click.option("--id-field", default="id", show_default=True, help="Field with the stable row id.")
+@click.option(
+    "--tokenizer",
+    type=click.Choice(["openscribe", "unicode"]),
+    default="openscribe",
+    show_default=True,
+    help="Token rule: openscribe (ASCII, reproduces the published figures) or unicode (NFKC, any script).",
+)
+@click.option("--out", default=None, help="Write the results JSON here ('-' for stdout).")
+@click.option("--workers", type=int, default=None, help="Processes to score with (default: all cores for files of 10k rows or more, else 1).")
+@click.option("--quiet", "-q", is_flag=True, help="No summary table (the JSON still goes to --out).")
+@guarded
+def score(file, prediction_field, reference_field, id_field, tokenizer, out, workers, quiet):
+    """Token F1 (precision, recall, F1) of every row of FILE, per example and macro-averaged.
+
+    FILE is JSONL: {"id", "prediction", "reference"} per line, texts as strings or objects of sections.
+    Rows that cannot be scored are listed with their line number, counted in n_failed and left out of the means.
+    """
+    from goldeval.freetext import score_file
+    from goldeval.report.freetext import render_freetext
+
+    console = report_console(out)
+    results = _with_progress(
+        lambda progress, on_total: score_file(
+            file,
+            prediction_field=prediction_field,
+            reference_field=reference_field,
+            id_field=id_field,
+            tokenizer=tokenizer,
+            workers=workers,
+            progress=progress,
+            on_total=on_total,
+        ),
+        quiet,
+    )
+    if not quiet:
+        render_freetext(results, console)
+    if out:
+        write_json(results, out)
+    return EXIT_OK
+
+
+def _with_progress(run, quiet: bool):
+    """Run *run(progress, on_total)* with a progress bar on stderr for batches of 2,000 rows or more."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from goldeval.cli._common import stderr_console
+
+    state: dict = {}
+
+    def on_total(total: int) -> None:
+        if quiet or total < 2000:
+            return
+        bar = Progress(
+            TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=stderr_console(), transient=True,
+        )
+        bar.start()
+        state["bar"] = bar
+        state["task"] = bar.add_task("rows", total=total)
+
+    def progress(k: int) -> None:
+        bar = state.get("bar")
+        if bar is not None:
+            bar.advance(state["task"], k)
+
+    try:
+        return run(progress, on_total)
+    finally:
+        if "bar" in state:
+            state["bar"].stop()

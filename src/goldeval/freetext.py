@@ -1,0 +1,459 @@
+"""Batch free-text scoring: token F1 of every row of a JSONL file, per example and macro-averaged.
+
+Rows are ``{"id", "prediction", "reference"}`` with strings (whole note) or objects of section name → text
+(sections; the whole note is then the pooled text). The output follows upstream Open-Scribe ``run_eval.py``:
+``aggregate`` {``n``, ``n_failed``, ``elapsed_sec``, ``whole_note_f1_mean``, ``whole_note_precision_mean``,
+``whole_note_recall_mean``} and ``per_example`` [{``id``, ``whole_note``: {``precision``, ``recall``, ``f1``}}],
+plus what a user needs: the tokenizer, ``n_scored``, ``n_rows``, ``failures`` with line numbers, section scores.
+
+As upstream, ``n`` counts the scored rows and failed rows are left out of the means (that is how the published
+PriMock57 and ACI-Bench figures were computed); unlike upstream, every failure is listed with its line and reason.
+
+Large files (≥ ``PARALLEL_MIN_ROWS`` rows) are scored on every core by default; the file is streamed in chunks, so
+memory does not grow with the file beyond the per-example results.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from goldeval.errors import InputError, shorten
+from goldeval.io import file_sha256
+from goldeval.overlap import overlap_of_tokens, refuse_unreadable, section_f1
+from goldeval.tokens import Tokenizer, get_tokenizer
+
+__all__ = ["FreeTextConfig", "score_file", "score_rows", "SCORER_NAME", "SCORER_VERSION", "PARALLEL_MIN_ROWS"]
+
+SCORER_NAME = "token_f1"
+SCORER_VERSION = "1"
+#: Files with at least this many rows are scored in parallel unless ``workers`` says otherwise.
+PARALLEL_MIN_ROWS = 10_000
+_CHUNK_ROWS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class FreeTextConfig:
+    """What to read and how to tokenize.
+
+    Attributes:
+        prediction_field: Field holding the prediction (a string, or an object of sections). Default ``prediction``.
+        reference_field: Field holding the reference, same shapes. Default ``reference``.
+        id_field: Field holding the stable row id. Default ``id``.
+        tokenizer: Token rule name (``openscribe`` default, or ``unicode``).
+    """
+
+    prediction_field: str = "prediction"
+    reference_field: str = "reference"
+    id_field: str = "id"
+    tokenizer: str = "openscribe"
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One row
+
+
+def _scores(ov) -> dict[str, float]:
+    return {"precision": ov.precision, "recall": ov.recall, "f1": ov.f1}
+
+
+def _score_record(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tokenizer, src: str) -> dict[str, Any]:
+    """Score one decoded row. Returns a per-example record, or a failure record ``{"failed": True, ...}``."""
+    where = f"{src}:{line}"
+    raw_id = data.get(cfg.id_field)
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
+        got = "it is missing" if raw_id is None else f"got {shorten(raw_id)}"
+        return _failure(line, None, f"{where}: field '{cfg.id_field}' must be a non-empty string, {got}. Give every row a stable id.")
+    rid = str(raw_id)
+    values = []
+    for field, side in ((cfg.prediction_field, "prediction"), (cfg.reference_field, "reference")):
+        if field not in data:
+            return _failure(line, rid, f"{where}: field '{field}' is missing. Add it, or name the {side} field with --{side}-field.")
+        value = data[field]
+        if value is None:
+            upstream = data.get("error")
+            note = f" (the row's error says: {shorten(upstream, 120)})" if isinstance(upstream, str) else ""
+            return _failure(line, rid, f"{where}: field '{field}' is null{note}; a row without a {side} cannot be scored and is counted in n_failed.")
+        if not isinstance(value, (str, dict)):
+            return _failure(
+                line, rid,
+                f"{where}: field '{field}' must be a string or an object of sections, got {shorten(value)}. "
+                f"Fix the row or pass --{side}-field.",
+            )
+        values.append(value)
+    pred, ref = values
+    try:
+        if isinstance(pred, str) and isinstance(ref, str):
+            ov = overlap_of_tokens(tok.tokenize(pred), tok.tokenize(ref))
+            if ov.both_empty:
+                refuse_unreadable(tok, {"prediction": pred, "reference": ref})
+            return {"id": rid, "line": line, "whole_note": _scores(ov), "tokens": _counts(ov)}
+        if isinstance(pred, dict) and isinstance(ref, dict):
+            so = section_f1(pred, ref, tokenizer=tok)
+            return {
+                "id": rid,
+                "line": line,
+                "whole_note": _scores(so.whole_text),
+                "tokens": _counts(so.whole_text),
+                "sections": {name: _scores(ov) for name, ov in so.per_section.items()},
+                "sections_empty_both": [n for n, ov in so.per_section.items() if ov.both_empty],
+                "section_macro": None
+                if so.macro_f1 is None
+                else {"precision": so.macro_precision, "recall": so.macro_recall, "f1": so.macro_f1},
+            }
+        # one side sectioned, the other flat: score the whole note on the pooled text
+        pred_text = pred if isinstance(pred, str) else "\n".join(v or "" for v in pred.values() if isinstance(v, str) or v is None)
+        ref_text = ref if isinstance(ref, str) else "\n".join(v or "" for v in ref.values() if isinstance(v, str) or v is None)
+        ov = overlap_of_tokens(tok.tokenize(pred_text), tok.tokenize(ref_text))
+        return {"id": rid, "line": line, "whole_note": _scores(ov), "tokens": _counts(ov),
+                "note": "one side has sections and the other is flat text: whole note only, sections not scored"}
+    except InputError as exc:  # includes UnreadableTextError
+        return _failure(line, rid, f"{where}: {exc}")
+
+
+def _counts(ov) -> dict[str, int]:
+    return {"prediction": ov.n_prediction, "reference": ov.n_reference, "overlap": ov.n_overlap}
+
+
+def _failure(line: int, rid: str | None, error: str) -> dict[str, Any]:
+    return {"failed": True, "line": line, "id": rid, "error": error}
+
+
+def _decode(line: int, raw: bytes, src: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Decode one JSONL line: ``(row, None)`` or ``(None, failure record)``.
+
+    Raises:
+        InputError: the line is not UTF-8 (the whole file is unusable, not just the row).
+    """
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as uexc:
+            raise InputError(
+                f"{src}:{line}: the file is not UTF-8 (byte {raw[uexc.start]:#04x} at column {uexc.start + 1}). "
+                "Re-encode it as UTF-8, e.g. `iconv -f latin1 -t utf-8`."
+            ) from None
+        return None, _failure(line, None, f"{src}:{line}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
+    if not isinstance(data, dict):
+        return None, _failure(line, None, f"{src}:{line}: expected a JSON object, got {shorten(data)}.")
+    return data, None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Workers (module-level so they pickle)
+
+_W: dict[str, Any] = {}
+
+
+def _worker_init(cfg: FreeTextConfig, src: str) -> None:
+    _W["cfg"] = cfg
+    _W["tok"] = get_tokenizer(cfg.tokenizer)
+    _W["src"] = src
+
+
+def _score_chunk(chunk: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
+    cfg, tok, src = _W["cfg"], _W["tok"], _W["src"]
+    out = []
+    for line, raw in chunk:
+        data, failure = _decode(line, raw, src)
+        out.append(failure if data is None else _score_record(data, line, cfg, tok, src))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Batch
+
+
+def _iter_chunks(path: Path) -> Iterator[list[tuple[int, bytes]]]:
+    chunk: list[tuple[int, bytes]] = []
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if not raw.strip():
+                continue
+            chunk.append((lineno, raw))
+            if len(chunk) >= _CHUNK_ROWS:
+                yield chunk
+                chunk = []
+    if chunk:
+        yield chunk
+
+
+def _count_lines(path: Path) -> int:
+    n = 0
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            n += block.count(b"\n")
+    return n
+
+
+class _Collector:
+    """Turns per-row records into per_example / failures, enforcing unique ids, and keeps the running sums."""
+
+    def __init__(self, previous: dict[str, dict[str, Any]], recorder: Any) -> None:
+        self.per_example: list[dict[str, Any]] = []
+        self.failures: list[dict[str, Any]] = []
+        self.seen: dict[str, int] = {}
+        self.previous = previous
+        self.recorder = recorder
+        self.n_rows = 0
+
+    def add(self, rec: dict[str, Any], src: str) -> None:
+        self.n_rows += 1
+        rid = rec.get("id")
+        if rid is not None and rid in self.seen:
+            rec = _failure(rec["line"], rid, f"{src}:{rec['line']}: id {rid!r} repeats line {self.seen[rid]}. Ids must be unique; remove or rename the duplicate.")
+            self.failures.append({k: rec[k] for k in ("line", "id", "error")})
+            if self.recorder is not None:
+                self.recorder.record({"id": f"{rid}#line{rec['line']}", "status": "error", "line": rec["line"], "error": rec["error"]})
+            return
+        if rid is not None:
+            self.seen[rid] = rec["line"]
+        if rec.get("failed"):
+            self.failures.append({k: rec[k] for k in ("line", "id", "error")})
+            if self.recorder is not None and rid is not None and rid not in self.previous:
+                self.recorder.record({"id": rid, "status": "unscored", "line": rec["line"], "error": rec["error"]})
+            return
+        self.per_example.append(rec)
+        if self.recorder is not None and rid not in self.previous:
+            self.recorder.record({"status": "scored", **rec})
+
+
+def _mean(values: list[float]) -> float:
+    # statistics.mean is exact (correctly rounded), as upstream run_eval.py computed the published figures.
+    return statistics.mean(values)
+
+
+def _aggregate(col: _Collector, cfg: FreeTextConfig, tok: Tokenizer, elapsed: float) -> dict[str, Any]:
+    per = col.per_example
+    n = len(per)
+    agg: dict[str, Any] = {
+        "n": n,
+        "n_scored": n,
+        "n_failed": len(col.failures),
+        "n_rows": col.n_rows,
+        "elapsed_sec": elapsed,
+        "whole_note_f1_mean": _mean([r["whole_note"]["f1"] for r in per]) if n else 0.0,
+        "whole_note_precision_mean": _mean([r["whole_note"]["precision"] for r in per]) if n else 0.0,
+        "whole_note_recall_mean": _mean([r["whole_note"]["recall"] for r in per]) if n else 0.0,
+        "tokenizer": tok.name,
+        "tokenizer_version": tok.version,
+        "undefined": {},
+    }
+    if not n:
+        reason = "no row could be scored" if col.n_rows else "the file has no rows"
+        for k in ("whole_note_f1_mean", "whole_note_precision_mean", "whole_note_recall_mean"):
+            agg["undefined"][k] = reason
+    sectioned = [r for r in per if "sections" in r]
+    if sectioned:
+        macro = [r["section_macro"] for r in sectioned if r["section_macro"] is not None]
+        agg["n_sectioned"] = len(sectioned)
+        agg["n_section_scored"] = len(macro)
+        for m in ("f1", "precision", "recall"):
+            agg[f"section_{m}_mean"] = _mean([x[m] for x in macro]) if macro else 0.0
+            if not macro:
+                agg["undefined"][f"section_{m}_mean"] = "no example has text in any section"
+        names: list[str] = []
+        for r in sectioned:
+            names += [s for s in r["sections"] if s not in names]
+        per_section: dict[str, Any] = {}
+        for s in names:
+            vals = [r["sections"][s] for r in sectioned if s in r["sections"] and s not in r["sections_empty_both"]]
+            per_section[s] = {
+                "n": len(vals),
+                "n_empty_both": sum(1 for r in sectioned if s in r["sections_empty_both"] or s not in r["sections"]),
+                **({f"{m}_mean": _mean([v[m] for v in vals]) for m in ("f1", "precision", "recall")} if vals else
+                   {f"{m}_mean": None for m in ("f1", "precision", "recall")}),
+            }
+        agg["sections"] = per_section
+    return agg
+
+
+def _reuse_or_score(
+    data: dict[str, Any], line: int, previous: dict[str, dict[str, Any]], cfg: FreeTextConfig, tok: Tokenizer, src: str
+) -> dict[str, Any]:
+    """The stored record of a row a resumed run already scored, else the row scored now."""
+    rid = data.get(cfg.id_field)
+    rec = previous.get(str(rid)) if rid is not None and previous else None
+    if rec is not None and rec.get("status") == "scored" and rec.get("line") == line:
+        return {k: v for k, v in rec.items() if k != "status"}
+    return _score_record(data, line, cfg, tok, src)
+
+
+def _run(
+    chunks: Iterable[list[tuple[int, bytes]]] | None,
+    records: Iterable[tuple[int, dict[str, Any] | None, dict[str, Any] | None]] | None,
+    *,
+    cfg: FreeTextConfig,
+    src: str,
+    workers: int,
+    recorder: Any,
+    progress: Callable[[int], None] | None,
+) -> tuple[_Collector, float]:
+    tok = get_tokenizer(cfg.tokenizer)
+    previous = recorder.previous() if recorder is not None else {}
+    col = _Collector(previous, recorder)
+    t0 = time.perf_counter()
+    if records is not None:
+        for line, data, failure in records:
+            col.add(failure if data is None else _reuse_or_score(data, line, previous, cfg, tok, src), src)
+            if progress:
+                progress(1)
+        return col, time.perf_counter() - t0
+    assert chunks is not None
+    if previous:
+        # Resume: decode in this process so that finished rows are taken from the store, not scored again.
+        for chunk in chunks:
+            for line, raw in chunk:
+                data, failure = _decode(line, raw, src)
+                col.add(failure if data is None else _reuse_or_score(data, line, previous, cfg, tok, src), src)
+            if progress:
+                progress(len(chunk))
+        return col, time.perf_counter() - t0
+    if workers <= 1:
+        _worker_init(cfg, src)
+        for chunk in chunks:
+            for rec in _score_chunk(chunk):
+                col.add(rec, src)
+            if progress:
+                progress(len(chunk))
+        return col, time.perf_counter() - t0
+    import multiprocessing as mp
+
+    ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+    window: list[Future[list[dict[str, Any]]]] = []
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init, initargs=(cfg, src)) as pool:
+        it = iter(chunks)
+        exhausted = False
+        while True:
+            while not exhausted and len(window) < 2 * workers:
+                try:
+                    window.append(pool.submit(_score_chunk, next(it)))
+                except StopIteration:
+                    exhausted = True
+            if not window:
+                break
+            fut = window.pop(0)
+            recs = fut.result()
+            for rec in recs:
+                col.add(rec, src)
+            if progress:
+                progress(len(recs))
+    return col, time.perf_counter() - t0
+
+
+def _results(col: _Collector, cfg: FreeTextConfig, elapsed: float, extra: dict[str, Any]) -> dict[str, Any]:
+    tok = get_tokenizer(cfg.tokenizer)
+    return {
+        "scorer": {"name": SCORER_NAME, "version": SCORER_VERSION},
+        "tokenizer": {"name": tok.name, "version": tok.version, "description": tok.description},
+        "config": cfg.to_dict(),
+        **extra,
+        "aggregate": _aggregate(col, cfg, tok, elapsed),
+        "per_example": col.per_example,
+        "failures": col.failures,
+    }
+
+
+def score_file(
+    path: str | os.PathLike[str],
+    *,
+    prediction_field: str = "prediction",
+    reference_field: str = "reference",
+    id_field: str = "id",
+    tokenizer: str | Tokenizer = "openscribe",
+    workers: int | None = None,
+    recorder: Any = None,
+    progress: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Token F1 of every row of a JSONL file: the results dict the ``goldeval score`` command writes.
+
+    Args:
+        path: JSONL file, one ``{"id", <prediction_field>, <reference_field>}`` object per line, UTF-8.
+            Each text field is a string (whole note) or an object of section name → text (sections).
+        prediction_field, reference_field, id_field: Field names to read.
+        tokenizer: Token rule name or object (default ``openscribe``, the published figures' rule).
+        workers: Processes to score with. ``None``: one below ``PARALLEL_MIN_ROWS`` rows, else every core.
+        recorder: Run-store recorder (``previous()``, ``record(case)``, ``finish(results)``) or ``None``.
+            Rows already recorded as scored are taken from it, not scored again.
+        progress: Called with the number of rows just finished (for a progress bar).
+        on_total: Called once with the number of lines in the file before scoring starts.
+
+    Returns:
+        ``{"scorer", "tokenizer", "config", "input", "aggregate", "per_example", "failures"}``. ``aggregate`` has
+        ``n`` (= ``n_scored``, rows scored), ``n_failed``, ``n_rows``, ``elapsed_sec``, ``whole_note_f1_mean``,
+        ``whole_note_precision_mean``, ``whole_note_recall_mean`` (macro-averages over scored rows, unrounded),
+        ``tokenizer``, ``undefined`` (metric → reason, when no row could be scored), and for sectioned rows
+        ``section_f1_mean`` (and precision/recall) with per-section means in ``sections``. ``per_example`` items:
+        ``{"id", "line", "whole_note": {"precision", "recall", "f1"}, "tokens": {...}}`` (+ ``sections``,
+        ``section_macro``). ``failures``: ``[{"line", "id", "error"}]`` — rows left out of the means.
+
+    Raises:
+        InputError: missing, empty or non-UTF-8 file; unknown tokenizer.
+
+    Source:
+        Output keys of Open-Scribe ``eval/run_eval.py``; scores as :func:`goldeval.token_f1`.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file. Check the path (relative paths start from {Path.cwd()}).")
+    if p.is_dir():
+        raise InputError(f"{p}: is a folder, expected a JSONL file.")
+    if p.stat().st_size == 0:
+        raise InputError(f"{p}: the file is empty, expected one JSON object per line.")
+    tok = get_tokenizer(tokenizer)
+    cfg = FreeTextConfig(prediction_field, reference_field, id_field, tok.name)
+    total = _count_lines(p)
+    if on_total:
+        on_total(total)
+    if workers is None:
+        workers = (os.cpu_count() or 1) if total >= PARALLEL_MIN_ROWS else 1
+    col, elapsed = _run(_iter_chunks(p), None, cfg=cfg, src=p.name, workers=max(1, workers), recorder=recorder, progress=progress)
+    if col.n_rows == 0:
+        raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
+    results = _results(col, cfg, elapsed, {"input": {"path": str(p), "sha256": file_sha256(p), "workers": max(1, workers)}})
+    if recorder is not None:
+        recorder.finish(results)
+    return results
+
+
+def score_rows(
+    rows: Iterable[dict[str, Any]],
+    *,
+    prediction_field: str = "prediction",
+    reference_field: str = "reference",
+    id_field: str = "id",
+    tokenizer: str | Tokenizer = "openscribe",
+    recorder: Any = None,
+) -> dict[str, Any]:
+    """:func:`score_file` over in-memory rows (dicts); row numbers in messages count from 1. Same output."""
+    tok = get_tokenizer(tokenizer)
+    cfg = FreeTextConfig(prediction_field, reference_field, id_field, tok.name)
+
+    def numbered() -> Iterator[tuple[int, dict[str, Any] | None, dict[str, Any] | None]]:
+        for i, r in enumerate(rows, start=1):
+            if isinstance(r, dict):
+                yield i, r, None
+            else:
+                yield i, None, _failure(i, None, f"row {i}: expected an object, got {shorten(r)}.")
+
+    col, elapsed = _run(None, numbered(), cfg=cfg, src="rows", workers=1, recorder=recorder, progress=None)
+    results = _results(col, cfg, elapsed, {"input": {"path": None, "sha256": None, "workers": 1}})
+    if recorder is not None:
+        recorder.finish(results)
+    return results
