@@ -1,0 +1,613 @@
+"""Labels: confusion counts, precision / recall / missed for one positive label, per-label table, confusion matrix.
+
+One pass over the paired labels counts every (gold, pred) pair; everything else — tp, fp, fn (missed), tn for any
+positive label, the per-label table, the confusion matrix, Cohen's kappa — is read off those pair counts.
+
+Definitions (for the positive label ``p``; a ``None`` prediction is "no label" and never equals ``p``)::
+
+    tp = #(gold == p and pred == p)      fp = #(gold != p and pred == p)
+    fn = #(gold == p and pred != p)      tn = #(gold != p and pred != p)       missed = fn
+    precision = tp / (tp + fp)           recall = tp / (tp + fn)               f1 = 2 tp / (2 tp + fp + fn)
+    missed_per_100 = 100 fn / (tp + fn)  accuracy = (tp + tn) / n
+
+An empty denominator scores 0.0 (the seed's rule) **and** the metric is listed in ``undefined`` with a plain reason,
+so that no gate passes on no evidence. Accuracy is reported but never the headline (approving all 160 of 200
+claims scores 0.80).
+
+Source: ``DESIGN.md`` "Labels"; scikit-learn ``sklearn/metrics/_classification.py`` (same tp/fp/fn definitions;
+sklearn's ``zero_division=0.0`` gives the same seed values, and f1 is 0/0-undefined only when tp + fp + fn = 0).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections import Counter
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from goldeval.errors import InputError, shorten
+
+__all__ = [
+    "SCORER_NAME",
+    "SCORER_VERSION",
+    "Confusion",
+    "LabelScore",
+    "LabelRow",
+    "ConfusionMatrix",
+    "pair_counts",
+    "confusion_counts",
+    "score_labels",
+    "score_from_pairs",
+    "per_label_table",
+    "confusion_matrix",
+    "solve",
+    "score_label_rows",
+    "score_label_file",
+]
+
+SCORER_NAME = "labels"
+SCORER_VERSION = "1"
+
+#: How the results file and the screen name a missing prediction in the confusion matrix.
+NO_LABEL = "(no label)"
+
+UNDEFINED_REASONS = {
+    "precision": "nothing was predicted positive",
+    "recall": "there are no gold positives",
+    "missed_per_100": "there are no gold positives",
+    "f1": "there are no positives in gold or predictions",
+    "accuracy": "there are no cases",
+    "kappa": "there are no cases",
+}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# counting
+
+
+def pair_counts(gold: Sequence[Hashable], pred: Sequence[Hashable | None]) -> Counter:
+    """Count each (gold, pred) pair in one pass.
+
+    Args:
+        gold: Gold labels, shape ``(n_cases,)``; each a hashable label (normally ``str``), never ``None``.
+        pred: Predicted labels, shape ``(n_cases,)``; ``None`` means the model gave no label.
+
+    Returns:
+        ``Counter`` mapping ``(gold_label, pred_label)`` to how many cases carry that pair.
+
+    Raises:
+        InputError: the two sequences differ in length (both counts are given; they are never zipped short), a
+            gold label is ``None``, or a label is not hashable.
+    """
+    n_gold, n_pred = len(gold), len(pred)
+    if n_gold != n_pred:
+        raise InputError(
+            f"labels: gold has {n_gold} labels but pred has {n_pred}; the lists must pair case by case. "
+            "Align them by case id (never truncate to the shorter one)."
+        )
+    try:
+        counts = Counter(zip(gold, pred))
+    except TypeError:
+        bad = next(i for i, (g, p) in enumerate(zip(gold, pred)) if not _hashable(g) or not _hashable(p))
+        raise InputError(
+            f"labels: case {bad}: a label must be a string, got gold={shorten(gold[bad])}, pred={shorten(pred[bad])}."
+        ) from None
+    # Validate on the distinct pairs only (cheap even for 1e6 cases).
+    for g, _p in counts:
+        if g is None:
+            where = gold.index(None) if hasattr(gold, "index") else "?"
+            raise InputError(
+                f"labels: case {where}: gold label is null; every case needs an adjudicated gold label. "
+                "Adjudicate it or remove the case."
+            )
+    return counts
+
+
+def _hashable(x: object) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Confusion:
+    """Confusion counts for one positive label: ``tp``, ``fp``, ``fn`` (missed), ``tn`` (all ints ≥ 0)."""
+
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+
+    @property
+    def n(self) -> int:
+        return self.tp + self.fp + self.fn + self.tn
+
+    @property
+    def gold_positives(self) -> int:
+        return self.tp + self.fn
+
+    @property
+    def predicted_positives(self) -> int:
+        return self.tp + self.fp
+
+
+def _confusion_from_pairs(counts: Mapping[tuple[Any, Any], int], positive: Hashable) -> Confusion:
+    tp = fp = fn = tn = 0
+    for (g, p), c in counts.items():
+        if g == positive:
+            if p == positive:
+                tp += c
+            else:
+                fn += c
+        elif p == positive:
+            fp += c
+        else:
+            tn += c
+    return Confusion(tp, fp, fn, tn)
+
+
+def confusion_counts(gold: Sequence[Hashable], pred: Sequence[Hashable | None], *, positive: Hashable) -> Confusion:
+    """tp, fp, fn, tn of ``pred`` against ``gold`` for the label ``positive`` (one-vs-rest for multi-class).
+
+    See :func:`pair_counts` for the argument shapes and errors. No check is made that ``positive`` occurs.
+    """
+    return _confusion_from_pairs(pair_counts(gold, pred), positive)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# scores
+
+
+@dataclass(frozen=True, slots=True)
+class LabelScore:
+    """The scores of one positive label. All rates are unrounded floats; counts are ints.
+
+    Attributes:
+        positive: The positive label.
+        tp, fp, fn, tn: Confusion counts; ``missed`` is ``fn``.
+        n: Number of cases.
+        gold_positives: ``tp + fn``. predicted_positives: ``tp + fp``.
+        precision, recall, f1: Fractions in [0, 1]; 0.0 when undefined.
+        missed_per_100: ``100 * fn / gold_positives`` in [0, 100]; 0.0 when undefined.
+        accuracy: ``(tp + tn) / n``; reported, never the headline.
+        undefined: metric name → plain reason its denominator was empty (``"nothing was predicted positive"``).
+    """
+
+    positive: Hashable
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    n: int
+    gold_positives: int
+    predicted_positives: int
+    missed: int
+    missed_per_100: float
+    precision: float
+    recall: float
+    f1: float
+    accuracy: float
+    undefined: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict of every field (the labels part of a results file's ``aggregate``)."""
+        return asdict(self)
+
+
+def _score_from_confusion(c: Confusion, positive: Hashable) -> LabelScore:
+    undefined: dict[str, str] = {}
+
+    def ratio(num: int, den: int, metric: str, scale: int = 1) -> float:
+        if den == 0:
+            undefined[metric] = UNDEFINED_REASONS[metric]
+            return 0.0
+        return (scale * num) / den  # integer numerator first: 100*1/50 is exactly 2.0
+
+    precision = ratio(c.tp, c.tp + c.fp, "precision")
+    recall = ratio(c.tp, c.tp + c.fn, "recall")
+    f1 = ratio(2 * c.tp, 2 * c.tp + c.fp + c.fn, "f1")
+    missed_per_100 = ratio(c.fn, c.tp + c.fn, "missed_per_100", 100)
+    accuracy = ratio(c.tp + c.tn, c.n, "accuracy")
+    return LabelScore(
+        positive=positive,
+        tp=c.tp,
+        fp=c.fp,
+        fn=c.fn,
+        tn=c.tn,
+        n=c.n,
+        gold_positives=c.gold_positives,
+        predicted_positives=c.predicted_positives,
+        missed=c.fn,
+        missed_per_100=missed_per_100,
+        precision=precision,
+        recall=recall,
+        f1=f1,
+        accuracy=accuracy,
+        undefined=undefined,
+    )
+
+
+def labels_seen(counts: Mapping[tuple[Any, Any], int]) -> list:
+    """Distinct labels in gold and pred (``None`` left out), sorted by their string form."""
+    seen = {g for g, _ in counts} | {p for _, p in counts if p is not None}
+    return sorted(seen, key=str)
+
+
+def check_positive(counts: Mapping[tuple[Any, Any], int], positive: Hashable, *, where: str = "--positive") -> None:
+    """Refuse a positive label that occurs in neither gold nor pred (a typo guard), listing the labels seen.
+
+    An empty set (no cases) passes: nothing is seen, so nothing can be checked.
+    """
+    if not counts:
+        return
+    seen = labels_seen(counts)
+    if positive in seen:
+        return
+    names = [str(s) for s in seen]
+    close = difflib.get_close_matches(str(positive), names, n=1, cutoff=0.6)
+    folded = [s for s in names if s.casefold() == str(positive).casefold()]
+    hint = f" Did you mean {(folded or close)[0]!r}?" if (folded or close) else ""
+    raise InputError(
+        f"{where}: the positive label {str(positive)!r} occurs in neither gold nor pred; labels seen: "
+        f"{', '.join(repr(s) for s in names)}.{hint} Labels are case-sensitive; pass one of them."
+    )
+
+
+def score_from_pairs(counts: Mapping[tuple[Any, Any], int], *, positive: Hashable, require_positive: bool = True) -> LabelScore:
+    """:class:`LabelScore` for ``positive`` from pair counts (see :func:`pair_counts`)."""
+    if require_positive:
+        check_positive(counts, positive)
+    return _score_from_confusion(_confusion_from_pairs(counts, positive), positive)
+
+
+def score_labels(
+    gold: Sequence[Hashable],
+    pred: Sequence[Hashable | None],
+    *,
+    positive: Hashable,
+    require_positive: bool = True,
+) -> LabelScore:
+    """Precision, recall, F1, missed and missed per 100 gold positives of ``pred`` against ``gold``.
+
+    Multi-class labels are scored one-vs-rest: every label other than ``positive`` (and a ``None`` prediction)
+    counts as negative. A ``None`` prediction for a gold positive is a miss — never dropped.
+
+    Args:
+        gold: Gold (adjudicated) labels, shape ``(n_cases,)``; ``None`` is refused.
+        pred: Predicted labels, shape ``(n_cases,)``; ``None`` = no label.
+        positive: The label whose misses matter (``"escalate"``, ``"fraud"``). Same role as sklearn's ``pos_label``.
+        require_positive: Refuse a ``positive`` that occurs in neither list (default, a typo guard: the error lists
+            the labels seen). Pass ``False`` to score a slice that legitimately holds no positive at all.
+
+    Returns:
+        :class:`LabelScore`, unrounded. Empty denominators give 0.0 and an entry in ``undefined``.
+
+    Raises:
+        InputError: lists of different lengths (both counts named), a null gold label, an unhashable label, or
+            (with ``require_positive``) a positive label not seen.
+
+    Notes:
+        An empty set scores all 0.0 with every rate undefined, and raises nothing.
+
+    Source:
+        ``DESIGN.md`` "Labels"; definitions as scikit-learn's ``precision_recall_fscore_support`` with
+        ``average="binary"``, ``zero_division=0.0``.
+    """
+    return score_from_pairs(pair_counts(gold, pred), positive=positive, require_positive=require_positive)
+
+
+def solve(gold: Sequence[Hashable], pred: Sequence[Hashable | None], positive: Hashable = "escalate") -> tuple[float, float, int]:
+    """Seed-compatible ``(precision, recall, missed)``, the rates rounded to 3 decimals.
+
+    Same contract as the claims-triage seed's ``solve``: empty denominators give 0.0, lists of different lengths are
+    refused, an empty set returns ``(0.0, 0.0, 0)``. Never checks that ``positive`` occurs (as the seed did not).
+    Use :func:`score_labels` for unrounded values and the undefined markers.
+    """
+    s = score_labels(gold, pred, positive=positive, require_positive=False)
+    return round(s.precision, 3), round(s.recall, 3), s.missed
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# every label
+
+
+@dataclass(frozen=True, slots=True)
+class LabelRow:
+    """One line of the per-label table: the label scored one-vs-rest.
+
+    ``support`` is the number of gold cases with the label, ``predicted`` the number of predictions of it.
+    """
+
+    label: Hashable
+    precision: float
+    recall: float
+    f1: float
+    support: int
+    predicted: int
+    undefined: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _table_from_pairs(counts: Mapping[tuple[Any, Any], int]) -> list[LabelRow]:
+    rows = []
+    for label in labels_seen(counts):
+        s = _score_from_confusion(_confusion_from_pairs(counts, label), label)
+        und = {k: v for k, v in s.undefined.items() if k in ("precision", "recall", "f1")}
+        rows.append(LabelRow(label, s.precision, s.recall, s.f1, s.gold_positives, s.predicted_positives, und))
+    return rows
+
+
+def per_label_table(gold: Sequence[Hashable], pred: Sequence[Hashable | None]) -> list[LabelRow]:
+    """Precision, recall, F1, support and predicted count of every label seen, each scored one-vs-rest.
+
+    Rows are sorted by label (string order). A ``None`` prediction is no label: it lowers the recall of its gold
+    label and counts toward no label's precision.
+    """
+    return _table_from_pairs(pair_counts(gold, pred))
+
+
+@dataclass(frozen=True, slots=True)
+class ConfusionMatrix:
+    """``matrix[i][j]`` = cases with gold ``labels[i]`` predicted ``columns[j]``.
+
+    ``columns`` is ``labels`` plus :data:`NO_LABEL` when some prediction was ``None``.
+    """
+
+    labels: list
+    columns: list
+    matrix: list[list[int]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rows": "gold", "columns_are": "pred", "labels": self.labels, "columns": self.columns, "matrix": self.matrix}
+
+
+def _matrix_from_pairs(counts: Mapping[tuple[Any, Any], int], labels: Sequence | None = None) -> ConfusionMatrix:
+    labels = list(labels) if labels is not None else labels_seen(counts)
+    has_null = any(p is None for _, p in counts)
+    columns: list = labels + ([None] if has_null else [])
+    index = {lab: j for j, lab in enumerate(columns)}
+    matrix = [[0] * len(columns) for _ in labels]
+    for (g, p), c in counts.items():
+        i, j = index.get(g), index.get(p)
+        if i is not None and j is not None and i < len(labels):
+            matrix[i][j] += c
+    return ConfusionMatrix(labels, [NO_LABEL if c is None else c for c in columns], matrix)
+
+
+def confusion_matrix(gold: Sequence[Hashable], pred: Sequence[Hashable | None], *, labels: Sequence | None = None) -> ConfusionMatrix:
+    """Confusion matrix of every label (rows gold, columns pred), as scikit-learn's ``confusion_matrix``.
+
+    Args:
+        gold, pred: As in :func:`score_labels`.
+        labels: Row/column order; default every label seen, sorted. Pairs with a label outside it are left out.
+    """
+    return _matrix_from_pairs(pair_counts(gold, pred), labels)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# files and batches
+
+
+def _label_value(raw: Any) -> tuple[str | None, str | None]:
+    """(label, problem) for a cell: strings as given, integers as their decimal string."""
+    if raw is None:
+        return None, None
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        return None, f"must be a string label, got {shorten(raw)}"
+    return str(raw), None
+
+
+def score_label_rows(
+    rows: Iterable[Any],
+    *,
+    positive: str | None,
+    id_field: str = "id",
+    gold_field: str = "gold",
+    pred_field: str = "pred",
+    second_gold_field: str | None = None,
+    require_positive: bool = True,
+    file_name: str = "",
+    recorder: Any = None,
+) -> dict[str, Any]:
+    """Score a stream of label rows (:class:`~goldeval.io.Row` / :class:`~goldeval.io.RowError`) into a results dict.
+
+    Each row holds an id, a gold label and a prediction (``None``, an empty CSV cell or an absent field = no
+    label: a miss when the gold label is positive, listed in ``warnings`` by line when the field is absent).
+    Rows with no usable id, a repeated id, or a missing / null / non-string gold label are failures (by line),
+    left out of the counts and listed in ``failures``.
+
+    Args:
+        rows: Rows as yielded by :func:`goldeval.io.read_rows` (ids are checked here).
+        positive: The positive label; ``None`` is refused with the labels seen.
+        id_field, gold_field, pred_field: Field (column) names.
+        second_gold_field: A second annotator's label for the same case; adds annotator agreement, Cohen's kappa
+            and the disagreements to adjudicate (rows where it is empty are left out of those).
+        require_positive: See :func:`score_labels`.
+        file_name: Shown in per-line messages.
+        recorder: Run-store hook (``previous()``, ``record(case)``, ``finish(results)``) or ``None``. Cases already
+            recorded as scored are reused, not re-read; one record per case:
+            ``{"id", "status", "gold", "pred", "outcome"}``.
+
+    Returns:
+        Results dict: ``scorer``, ``positive``, ``config``, ``aggregate`` (``n``, ``n_scored``, ``n_failed``, the
+        :class:`LabelScore` fields, ``kappa``, annotator metrics when asked, ``undefined``), ``per_label``,
+        ``confusion_matrix``, ``per_example`` ``[{"id", "line", "gold", "pred", "outcome"}]``, ``disagreements``,
+        ``warnings``, ``failures``.
+
+    Raises:
+        InputError: no row carries the gold (or pred) field at all — the column name is probably wrong —, no
+            positive label, or a positive label not seen (with ``require_positive``).
+    """
+    from goldeval.io import RowError, check_ids
+
+    prefix = f"{file_name}:" if file_name else "line "
+    previous: dict[str, dict] = dict(recorder.previous()) if recorder is not None else {}
+    ids: list[str] = []
+    lines: list[int] = []
+    gold: list[str] = []
+    pred: list[str | None] = []
+    second: list[str | None] = []
+    failures: list[dict[str, Any]] = []
+    warnings: list[dict[str, Any]] = []
+    n_rows = 0
+    saw_gold_field = saw_pred_field = False
+    first_fields: list[str] | None = None
+    fresh: list[bool] = []
+
+    for item in check_ids(iter(rows), id_field=id_field, file_name=file_name):
+        n_rows += 1
+        if isinstance(item, RowError):
+            failures.append({"line": item.line, "id": item.id, "error": item.error})
+            continue
+        data = item.data
+        if first_fields is None:
+            first_fields = list(data)
+        rid = str(data[id_field])
+        prev = previous.get(rid)
+        if prev is not None and prev.get("status") == "scored":
+            saw_gold_field = saw_pred_field = True
+            ids.append(rid)
+            lines.append(item.line)
+            gold.append(prev["gold"])
+            pred.append(prev.get("pred"))
+            second.append(prev.get("second_gold"))
+            fresh.append(False)
+            continue
+        if gold_field not in data:
+            failures.append({"line": item.line, "id": rid, "error": f"{prefix}{item.line}: field '{gold_field}' is missing; every case needs a gold label. Add it or pass --gold-column."})
+            continue
+        saw_gold_field = True
+        g, problem = _label_value(data[gold_field])
+        if problem or g is None:
+            why = problem or "is null"
+            failures.append({"line": item.line, "id": rid, "error": f"{prefix}{item.line}: gold label {why}; every case needs an adjudicated gold label. Adjudicate it or remove the row."})
+            continue
+        if pred_field in data:
+            saw_pred_field = True
+            p, problem = _label_value(data[pred_field])
+            if problem:
+                failures.append({"line": item.line, "id": rid, "error": f"{prefix}{item.line}: field '{pred_field}' {problem}. Write the label as a string, or null for no label."})
+                continue
+        else:
+            p = None
+            warnings.append({"line": item.line, "id": rid, "warning": f"{prefix}{item.line}: no '{pred_field}' field; scored as no prediction (a miss when gold is {positive!r})."})
+        s2 = None
+        if second_gold_field is not None:
+            s2, problem = _label_value(data.get(second_gold_field))
+            if problem:
+                failures.append({"line": item.line, "id": rid, "error": f"{prefix}{item.line}: field '{second_gold_field}' {problem}."})
+                continue
+        ids.append(rid)
+        lines.append(item.line)
+        gold.append(g)
+        pred.append(p)
+        second.append(s2)
+        fresh.append(True)
+
+    if ids and not saw_pred_field:
+        raise InputError(
+            f"{file_name or 'labels'}: no row has a '{pred_field}' field (fields of the first row: "
+            f"{', '.join(first_fields or [])}). Pass the prediction column with --pred-column."
+        )
+    if n_rows and not saw_gold_field and first_fields is not None:
+        raise InputError(
+            f"{file_name or 'labels'}: no row has a '{gold_field}' field (fields of the first row: "
+            f"{', '.join(first_fields)}). Pass the gold column with --gold-column."
+        )
+    counts = pair_counts(gold, pred)
+    if positive is None:
+        seen = ", ".join(repr(str(s)) for s in labels_seen(counts))
+        raise InputError(f"positive label: none given; labels seen: {seen}. Pass --positive LABEL or set positive in the gates file.")
+    score = score_from_pairs(counts, positive=positive, require_positive=require_positive)
+    kappa, kappa_why = _kappa_from_pairs(counts)
+
+    per_example = []
+    for rid, line, g, p, is_new, s2 in zip(ids, lines, gold, pred, fresh, second):
+        outcome = ("tp" if p == positive else "fn") if g == positive else ("fp" if p == positive else "tn")
+        rec = {"id": rid, "line": line, "gold": g, "pred": p, "outcome": outcome}
+        per_example.append(rec)
+        if recorder is not None and is_new:
+            case = {"id": rid, "status": "scored", "gold": g, "pred": p, "outcome": outcome}
+            if second_gold_field is not None:
+                case["second_gold"] = s2
+            recorder.record(case)
+    if recorder is not None:
+        scored_ids = set(ids)
+        for f in failures:
+            # A row without a usable id cannot be recorded under one; a repeated id must not overwrite its first row.
+            if f["id"] is not None and f["id"] not in scored_ids:
+                recorder.record({"id": f["id"], "status": "unscored", "line": f["line"], "reason": f["error"]})
+
+    aggregate: dict[str, Any] = {
+        "n": n_rows,
+        "n_scored": len(ids),
+        "n_failed": len(failures),
+        **{k: v for k, v in score.to_dict().items() if k not in ("undefined", "n", "positive")},
+        "kappa": kappa,
+        "null_predictions": sum(1 for p in pred if p is None),
+    }
+    undefined = dict(score.undefined)
+    if kappa_why:
+        undefined["kappa"] = kappa_why
+    disagreements: list[dict[str, Any]] = []
+    if second_gold_field is not None:
+        from goldeval.agreement import agreement
+
+        pairs = [(rid, line, g, s2) for rid, line, g, s2 in zip(ids, lines, gold, second) if s2 is not None]
+        agr = agreement([x[2] for x in pairs], [x[3] for x in pairs], ids=[x[0] for x in pairs])
+        aggregate["annotator_n"] = agr.n
+        aggregate["annotator_agreement"] = agr.agreement
+        aggregate["annotator_kappa"] = agr.kappa
+        for k, why in agr.undefined.items():
+            undefined[f"annotator_{k}"] = why
+        line_of = {x[0]: x[1] for x in pairs}
+        disagreements = [{**d, "line": line_of[d["id"]]} for d in agr.disagreements]
+    aggregate["undefined"] = undefined
+
+    results: dict[str, Any] = {
+        "scorer": {"name": SCORER_NAME, "version": SCORER_VERSION},
+        "positive": positive,
+        "config": {
+            "id_field": id_field,
+            "gold_field": gold_field,
+            "pred_field": pred_field,
+            "second_gold_field": second_gold_field,
+            "require_positive": require_positive,
+        },
+        "aggregate": aggregate,
+        "per_label": [r.to_dict() for r in _table_from_pairs(counts)],
+        "confusion_matrix": _matrix_from_pairs(counts).to_dict(),
+        "per_example": per_example,
+        "disagreements": disagreements,
+        "warnings": warnings,
+        "failures": failures,
+    }
+    if recorder is not None:
+        recorder.finish(results)
+    return results
+
+
+def score_label_file(path: str | os.PathLike[str], *, positive: str | None, **options: Any) -> dict[str, Any]:
+    """Read a JSONL or CSV label file (see :func:`goldeval.io.read_rows`) and score it with :func:`score_label_rows`.
+
+    The results dict also gets ``dataset`` ``{"path", "sha256"}``.
+    """
+    from goldeval.io import file_sha256, read_rows
+
+    name = os.path.basename(str(path))
+    results = score_label_rows(read_rows(path), positive=positive, file_name=name, **options)
+    results["dataset"] = {"path": str(path), "sha256": file_sha256(path)}
+    return results
+
+
+def _kappa_from_pairs(counts: Mapping[tuple[Any, Any], int]) -> tuple[float, str | None]:
+    """Cohen's kappa of pred against gold (a ``None`` prediction is its own category), via the agreement module."""
+    from goldeval.agreement import kappa_from_pairs
+
+    return kappa_from_pairs(counts)
