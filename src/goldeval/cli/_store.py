@@ -1,0 +1,204 @@
+"""The run-store options every scoring command shares, and the helper that starts or resumes a run.
+
+Usage in a scoring command (``score``, ``labels``, ``judge``)::
+
+    @click.command()
+    ...
+    @store_options            # adds --store PATH, --no-store, --arm NAME, --resume RUN_ID
+    @guarded
+    def score(..., run_store):
+        with run_store.recording(
+            scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION,
+            inputs={"predictions": file}, config={...resolved options...}, tokenizer="openscribe",
+        ) as recorder:                         # None with --no-store
+            results = score_file(file, ..., recorder=recorder)
+        # recorder.run_id names the run; run_store.note tells the user (stderr) what was recorded or resumed
+
+Only click is imported at module level (``goldeval --help`` must stay fast); the store is imported when used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import signal
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+__all__ = ["StoreOptions", "store_options", "store_path_option"]
+
+
+def store_path_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--store PATH`` alone (for ``runs``, ``compare``, ``review``): the database file to read."""
+    return click.option(
+        "--store",
+        "store",
+        type=click.Path(dir_okay=False, path_type=str),
+        default=None,
+        help="Run store (SQLite file). Default: $GOLDEVAL_HOME/goldeval.db, else ./.goldeval/goldeval.db.",
+    )(f)
+
+
+@dataclass(slots=True)
+class StoreOptions:
+    """The parsed ``--store`` / ``--no-store`` / ``--arm`` / ``--resume`` options of one invocation."""
+
+    store: str | None = None
+    no_store: bool = False
+    arm: str | None = None
+    resume: str | None = None
+    run_id: str | None = None
+    resumed: bool = False
+    n_previous: int = 0
+
+    @property
+    def note(self) -> str | None:
+        """One line for stderr saying which run was recorded (``None`` with --no-store or before recording)."""
+        if self.run_id is None:
+            return None
+        if self.resumed:
+            return f"run {self.run_id} resumed ({self.n_previous} case(s) reused from the store)"
+        return f"run {self.run_id} recorded"
+
+    @contextlib.contextmanager
+    def recording(
+        self,
+        *,
+        scorer_name: str,
+        scorer_version: str,
+        inputs: Mapping[str, str | os.PathLike[str] | None],
+        config: Mapping[str, Any],
+        tokenizer: str | None = None,
+        judge_version: str | None = None,
+        rubric_text: str | None = None,
+        rubric_hash: str | None = None,
+        dod: str | os.PathLike[str] | None = None,
+    ) -> Iterator[Any]:
+        """Open the store, start or resume the run, yield its Recorder (``None`` with ``--no-store``).
+
+        Args:
+            scorer_name, scorer_version: The scorer and its version (part of the run key).
+            inputs: role → path of every input file (``predictions``, ``cases``…); ``None`` paths are skipped.
+                Their bytes' sha256 go into the run key and the dataset hash.
+            config: The resolved configuration (JSON-ready; part of the run key).
+            tokenizer, judge_version: Recorded with the run.
+            rubric_text / rubric_hash: The rubric (its sha256 is recorded) or its hash.
+            dod: The definition-of-done file (its sha256 is recorded and is part of the run key).
+
+        On leaving the block, pending records are committed; a run whose ``finish`` was not called (an error,
+        Ctrl-C, SIGTERM) is marked ``interrupted`` and is resumed by the next identical invocation.
+        """
+        if self.no_store:
+            if self.resume:
+                raise _input_error("--resume and --no-store exclude each other: a run can only be resumed from the store. Drop one.")
+            yield None
+            return
+        from goldeval import __version__
+        from goldeval.io import file_sha256
+        from goldeval.runs.recorder import dataset_hash, run_key, start_run
+        from goldeval.runs.store import RunMeta, RunStore
+
+        hashes: dict[str, str] = {}
+        files: dict[str, Any] = {}
+        for role, path in inputs.items():
+            if path is None:
+                continue
+            if not os.path.isfile(path):
+                raise _input_error(f"{path}: no such file (the {role} input). Check the path.")
+            digest = file_sha256(path)
+            hashes[role] = digest
+            files[role] = {"path": str(path), "sha256": digest}
+        dod_hash = file_sha256(dod) if dod is not None else None
+        if rubric_hash is None and rubric_text is not None:
+            rubric_hash = hashlib.sha256(rubric_text.encode("utf-8")).hexdigest()
+        key_config = {**config, "_dod_hash": dod_hash} if dod_hash else dict(config)
+        meta = RunMeta(
+            run_key=run_key(scorer_name=scorer_name, scorer_version=scorer_version, input_hashes=hashes, config=key_config, arm=self.arm),
+            scorer_name=scorer_name,
+            scorer_version=str(scorer_version),
+            dataset_hash=dataset_hash(hashes),
+            inputs=files,
+            config=dict(config),
+            arm=self.arm,
+            tokenizer=tokenizer,
+            judge_version=judge_version,
+            rubric_hash=rubric_hash,
+            dod_hash=dod_hash,
+            goldeval_version=__version__,
+        )
+        store = RunStore(self.store)
+        try:
+            recorder = start_run(store, meta, resume=self.resume)
+            self.run_id = recorder.run_id
+            self.resumed = recorder.resumed
+            self.n_previous = len(recorder.previous())
+            with _sigterm_as_interrupt():
+                try:
+                    yield recorder
+                except BaseException:
+                    recorder.close(interrupted=True)
+                    raise
+                recorder.close()
+        finally:
+            store.close()
+
+
+def _input_error(message: str) -> Exception:
+    from goldeval.errors import InputError
+
+    return InputError(message)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Turn SIGTERM into KeyboardInterrupt for the block, so a terminated run commits its last batch."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+_OPTIONS = [
+    click.option(
+        "--store",
+        "store",
+        type=click.Path(dir_okay=False, path_type=str),
+        default=None,
+        help="Run store (SQLite file) to record this run in. Default: $GOLDEVAL_HOME/goldeval.db, else ./.goldeval/goldeval.db.",
+    ),
+    click.option("--no-store", is_flag=True, default=False, help="Do not record this run."),
+    click.option("--arm", default=None, metavar="NAME", help="Arm name recorded with the run (model + prompt), e.g. 'gpt4-v2'."),
+    click.option(
+        "--resume",
+        default=None,
+        metavar="RUN_ID",
+        help="Resume this interrupted run (same inputs and options). Without it an unfinished run of the same inputs is resumed.",
+    ),
+]
+
+
+def store_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add ``--store``, ``--no-store``, ``--arm``, ``--resume``; the command receives them as ``run_store``
+    (a :class:`StoreOptions`)."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, store: str | None = None, no_store: bool = False, arm: str | None = None, resume: str | None = None, **kwargs: Any) -> Any:
+        return f(*args, run_store=StoreOptions(store=store, no_store=no_store, arm=arm, resume=resume), **kwargs)
+
+    for option in reversed(_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper

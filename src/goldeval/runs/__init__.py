@@ -1,0 +1,10 @@
+"""Runs: the SQLite run store, the Recorder scorers write through, comparing two runs, judge regressions.
+
+Modules (import the one you need; this package imports none of them eagerly):
+
+``store``        :class:`~goldeval.runs.store.RunStore` — runs, per-case records, reviews (WAL, migrations).
+``migrations``   the append-only schema migrations.
+``recorder``     :class:`~goldeval.runs.recorder.Recorder`, :func:`~goldeval.runs.recorder.start_run`, run keys.
+``compare``      :func:`~goldeval.runs.compare.compare_runs`, McNemar exact test, paired bootstrap.
+``regressions``  the judge-regressions file, replay, review export / import.
+"""

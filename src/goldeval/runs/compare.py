@@ -1,0 +1,335 @@
+"""Compare two runs case by case: what flipped, what stayed, stable vs flickering near_match, F1 movers, and a
+paired test saying whether the change could be noise.
+
+Cases are matched by id. Verdicts are bucketed by the one shared accounting (:func:`goldeval.verdict.pass_rate`):
+pass (``match``), fail (``no_match``), ``near_match``, ``needs_human``, ``unscored``, ``verified_wrong``. A flip is
+a case decided in both runs (pass or fail) whose outcome differs.
+
+Statistics:
+
+* **McNemar's exact test** on the cases decided in both runs: with ``b`` = pass → fail and ``c`` = fail → pass,
+  the two-sided p-value is the binomial test of ``b`` successes in ``b + c`` trials at p = ½
+  (``scipy.stats.binomtest``). With no discordant pair there is no test: the result says so (``p_value`` is
+  ``None``), it does not divide by zero.
+* **Paired bootstrap** of the difference in means (B − A) of the per-case values — the pass indicator over the
+  cases decided in both runs, or the F1 over the cases scored in both — resampling cases with replacement,
+  percentile interval, seeded with ``numpy.random.default_rng(seed)`` so the same inputs give the same interval.
+
+Source: McNemar (1947), exact form as in ``statsmodels.stats.contingency_tables.mcnemar(exact=True)``; Efron &
+Tibshirani (1993) ch. 13 (percentile interval); ``DESIGN.md`` "Runs, versions, comparisons".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from goldeval.errors import InputError
+from goldeval.runs.store import case_columns
+from goldeval.verdict import pass_rate
+
+__all__ = ["compare_runs", "mcnemar_exact", "paired_bootstrap", "bucket", "BUCKETS"]
+
+#: The outcome buckets of a verdict case, in the order the shared pass-rate accounting checks them.
+BUCKETS: tuple[str, ...] = ("pass", "fail", "near_match", "needs_human", "unscored", "verified_wrong")
+_FROM_PASS_RATE = {
+    "match": "pass",
+    "no_match": "fail",
+    "near_match": "near_match",
+    "needs_human": "needs_human",
+    "unscored": "unscored",
+    "verified_wrong": "verified_wrong",
+}
+
+
+_LABEL_OUTCOMES = ("tp", "tn", "fp", "fn")
+
+
+def _as_verdict_record(case: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A per-case record in the form ``pass_rate`` reads (label records with ``correct`` become match/no_match)."""
+    verdict = case.get("verdict")
+    if isinstance(verdict, Mapping):  # {"verdict": {...}} nested form
+        return {**verdict, "status": case.get("status", "scored")}
+    if verdict is None and case.get("status", "scored") == "scored":
+        if isinstance(case.get("correct"), bool):
+            return {**case, "verdict": "match" if case["correct"] else "no_match"}
+        if case.get("outcome") in _LABEL_OUTCOMES:  # labels: a right label passes, a wrong one fails
+            return {**case, "verdict": "match" if case["outcome"] in ("tp", "tn") else "no_match"}
+    return case
+
+
+def bucket(case: Mapping[str, Any]) -> str:
+    """The outcome bucket of one per-case record (one of ``BUCKETS``), as :func:`goldeval.verdict.pass_rate`
+    counts it — this calls that function on the single case, so the two can never disagree."""
+    pr = pass_rate([dict(_as_verdict_record(case))]).to_dict()
+    for key, name in _FROM_PASS_RATE.items():
+        if pr[key]:
+            return name
+    return "unscored"
+
+
+def _has_verdicts(cases: Mapping[str, Mapping[str, Any]]) -> bool:
+    return any(
+        isinstance(c.get("verdict"), (str, Mapping)) or isinstance(c.get("correct"), bool) or c.get("outcome") in _LABEL_OUTCOMES
+        for c in cases.values()
+    )
+
+
+def mcnemar_exact(pass_to_fail: int, fail_to_pass: int) -> dict[str, Any]:
+    """McNemar's exact test on the discordant pairs of two paired binary outcomes.
+
+    Args:
+        pass_to_fail: ``b``, cases that passed in A and failed in B (≥ 0).
+        fail_to_pass: ``c``, cases that failed in A and passed in B (≥ 0).
+
+    Returns:
+        ``{"b", "c", "n_discordant", "p_value", "note"}``: the two-sided exact p-value
+        ``binomtest(b, b + c, 0.5)``; with ``b + c == 0``, ``p_value`` is ``None`` and ``note`` says
+        "no discordant pairs" (the runs agree on every case decided in both: there is nothing to test).
+
+    Raises:
+        InputError: a negative count.
+
+    Source: McNemar, Psychometrika 12 (1947); exact binomial form as in statsmodels ``mcnemar(exact=True)``.
+    """
+    if pass_to_fail < 0 or fail_to_pass < 0:
+        raise InputError(f"mcnemar_exact: counts must be ≥ 0, got b={pass_to_fail}, c={fail_to_pass}.")
+    n = pass_to_fail + fail_to_pass
+    if n == 0:
+        return {
+            "b": 0, "c": 0, "n_discordant": 0, "p_value": None,
+            "note": "no discordant pairs: no case decided in both runs changed between pass and fail, so there is nothing to test",
+        }
+    from scipy.stats import binomtest
+
+    p = float(binomtest(pass_to_fail, n, 0.5, alternative="two-sided").pvalue)
+    return {"b": pass_to_fail, "c": fail_to_pass, "n_discordant": n, "p_value": p, "note": None}
+
+
+def paired_bootstrap(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Paired bootstrap percentile interval for ``mean(b) − mean(a)``.
+
+    Cases (pairs) are resampled with replacement ``n_resamples`` times; each resample's mean difference is kept;
+    the interval is the ``(1 − confidence)/2`` and ``(1 + confidence)/2`` quantiles of those means.
+
+    Args:
+        a, b: Paired per-case values, shape ``(n_pairs,)`` each (e.g. pass indicators 0/1, or F1 in [0, 1]).
+        n_resamples: Number of bootstrap resamples (≥ 100).
+        confidence: Interval coverage in (0, 1).
+        seed: Seed of ``numpy.random.default_rng``; the same inputs and seed give the same interval.
+
+    Returns:
+        ``{"n_pairs", "diff", "ci": [low, high] | None, "confidence", "n_resamples", "seed", "note"}``; with no
+        pair, ``diff`` and ``ci`` are ``None`` and ``note`` says why.
+
+    Notes:
+        When the differences take few distinct values (≤ 64, e.g. pass indicators: −1, 0, 1), a resample is
+        drawn as multinomial counts of those values — the same distribution as resampling indices, in
+        O(distinct values) per resample instead of O(n_pairs).
+
+    Raises:
+        InputError: shapes differ, or ``confidence`` / ``n_resamples`` out of range.
+
+    Source: Efron & Tibshirani, *An Introduction to the Bootstrap* (1993), ch. 13 (percentile interval).
+    """
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise InputError(f"paired_bootstrap: a and b must be 1-d of the same length, got shapes {x.shape} and {y.shape}.")
+    if not 0.0 < confidence < 1.0:
+        raise InputError(f"paired_bootstrap: confidence must be in (0, 1), got {confidence}.")
+    if n_resamples < 100:
+        raise InputError(f"paired_bootstrap: n_resamples must be ≥ 100, got {n_resamples}.")
+    out: dict[str, Any] = {"n_pairs": int(x.size), "confidence": confidence, "n_resamples": n_resamples, "seed": seed}
+    if x.size == 0:
+        return {**out, "diff": None, "ci": None, "note": "no pair: no case has a value in both runs"}
+    d = y - x
+    n = d.size
+    rng = np.random.default_rng(seed)
+    values, counts = np.unique(d, return_counts=True)
+    if values.size <= 64:
+        draws = rng.multinomial(n, counts / n, size=n_resamples)  # (n_resamples, n_values)
+        means = draws @ values / n
+    else:
+        means = np.empty(n_resamples)
+        chunk = max(1, 2_000_000 // n)
+        for start in range(0, n_resamples, chunk):
+            k = min(chunk, n_resamples - start)
+            idx = rng.integers(0, n, size=(k, n))
+            means[start : start + k] = d[idx].mean(axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return {**out, "diff": float(d.mean()), "ci": [float(low), float(high)], "note": None}
+
+
+def _brief(case: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if case is None:
+        return None
+    v = _as_verdict_record(case)
+    return {
+        "verdict": v.get("verdict"),
+        "confidence": v.get("confidence"),
+        "why": v.get("why") or v.get("reason"),
+        "status": case.get("status", "scored"),
+    }
+
+
+def compare_runs(
+    cases_a: Mapping[str, Mapping[str, Any]],
+    cases_b: Mapping[str, Mapping[str, Any]],
+    *,
+    run_a: Mapping[str, Any] | None = None,
+    run_b: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    top: int = 10,
+) -> dict[str, Any]:
+    """Compare run A with run B, case by case.
+
+    Args:
+        cases_a, cases_b: case id → per-case record, as stored (``RunStore.case_map``).
+        run_a, run_b: The runs' stored metadata (id, arm, scorer…), copied into the result; optional.
+        seed, n_resamples, confidence: The paired bootstrap's settings (see :func:`paired_bootstrap`).
+        top: How many biggest F1 movers to list.
+
+    Returns:
+        A JSON-ready dict:
+        ``runs`` {a, b} (id, arm, scorer, versions); ``n_a``, ``n_b``, ``n_common``; ``added`` (ids in B only),
+        ``removed`` (ids in A only);
+        ``verdicts`` (``None`` when neither run holds verdicts): ``pass_rate`` {a, b} (the shared accounting over
+        each whole run), ``transitions`` {"pass->fail": n, …}, ``flips`` {``pass_to_fail``, ``fail_to_pass``:
+        [{id, a, b}] with each side's verdict, confidence and why}, ``stayed`` {pass, fail: [ids]},
+        ``near_match`` {``stable``: [ids], ``flickering``: [{id, a, b}]}, ``left_decided`` (decided in one run
+        only), ``mcnemar`` (:func:`mcnemar_exact`), ``bootstrap`` (pass-rate difference B − A over the cases
+        decided in both);
+        ``scores`` (``None`` when no case has a number in both runs): ``n_pairs``, ``mean_a``, ``mean_b``,
+        ``mean_delta``, ``improved``, ``worsened``, ``unchanged``, ``deltas`` [{id, a, b, delta}] in case order,
+        ``biggest_movers`` (top by |delta|, ties by id), ``scored_in_one_only`` [ids], ``bootstrap``;
+        ``regressions``: ids of pass → fail flips (what ``--fail-on-regression`` fails on).
+
+    Notes:
+        Case order is run A's recording order, then B's for added ids.
+    """
+    if top < 0:
+        raise InputError(f"compare_runs: top must be ≥ 0, got {top}.")
+    ids_a = list(cases_a)
+    ids_b = list(cases_b)
+    set_a, set_b = set(ids_a), set(ids_b)
+    common = [i for i in ids_a if i in set_b]
+    result: dict[str, Any] = {
+        "runs": {"a": _run_brief(run_a), "b": _run_brief(run_b)},
+        "n_a": len(ids_a),
+        "n_b": len(ids_b),
+        "n_common": len(common),
+        "added": [i for i in ids_b if i not in set_a],
+        "removed": [i for i in ids_a if i not in set_b],
+        "verdicts": None,
+        "scores": None,
+        "regressions": [],
+    }
+
+    if _has_verdicts(cases_a) or _has_verdicts(cases_b):
+        result["verdicts"] = _compare_verdicts(cases_a, cases_b, common, seed=seed, n_resamples=n_resamples, confidence=confidence)
+        result["regressions"] = [f["id"] for f in result["verdicts"]["flips"]["pass_to_fail"]]
+
+    score_pairs = []
+    one_only = []
+    for cid in common:
+        sa = case_columns(cases_a[cid])[2]
+        sb = case_columns(cases_b[cid])[2]
+        if sa is not None and sb is not None:
+            score_pairs.append((cid, sa, sb))
+        elif (sa is None) != (sb is None):
+            one_only.append(cid)
+    if score_pairs:
+        a = np.array([p[1] for p in score_pairs])
+        b = np.array([p[2] for p in score_pairs])
+        deltas = [{"id": cid, "a": sa, "b": sb, "delta": sb - sa} for cid, sa, sb in score_pairs]
+        eps = 1e-12
+        movers = sorted(deltas, key=lambda r: (-abs(r["delta"]), r["id"]))[:top]
+        result["scores"] = {
+            "n_pairs": len(score_pairs),
+            "mean_a": float(a.mean()),
+            "mean_b": float(b.mean()),
+            "mean_delta": float((b - a).mean()),
+            "improved": int(((b - a) > eps).sum()),
+            "worsened": int(((b - a) < -eps).sum()),
+            "unchanged": int((np.abs(b - a) <= eps).sum()),
+            "deltas": deltas,
+            "biggest_movers": [m for m in movers if abs(m["delta"]) > eps],
+            "scored_in_one_only": one_only,
+            "bootstrap": paired_bootstrap(a, b, n_resamples=n_resamples, confidence=confidence, seed=seed),
+        }
+    return result
+
+
+def _run_brief(run: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    keys = ("id", "arm", "created_at", "status", "scorer_name", "scorer_version", "tokenizer", "judge_version",
+            "rubric_hash", "dod_hash", "dataset_hash", "goldeval_version", "headline_name", "headline_value")
+    return {k: run.get(k) for k in keys}
+
+
+def _compare_verdicts(
+    cases_a: Mapping[str, Mapping[str, Any]],
+    cases_b: Mapping[str, Mapping[str, Any]],
+    common: list[str],
+    *,
+    seed: int,
+    n_resamples: int,
+    confidence: float,
+) -> dict[str, Any]:
+    transitions: dict[str, int] = {}
+    flips: dict[str, list[dict[str, Any]]] = {"pass_to_fail": [], "fail_to_pass": []}
+    stayed: dict[str, list[str]] = {"pass": [], "fail": []}
+    stable: list[str] = []
+    flickering: list[dict[str, Any]] = []
+    left_decided: list[dict[str, Any]] = []
+    pairs_a: list[float] = []
+    pairs_b: list[float] = []
+    for cid in common:
+        ca, cb = cases_a[cid], cases_b[cid]
+        ba, bb = bucket(ca), bucket(cb)
+        key = f"{ba}->{bb}"
+        transitions[key] = transitions.get(key, 0) + 1
+        decided_a, decided_b = ba in ("pass", "fail"), bb in ("pass", "fail")
+        if decided_a and decided_b:
+            pairs_a.append(1.0 if ba == "pass" else 0.0)
+            pairs_b.append(1.0 if bb == "pass" else 0.0)
+            if ba == bb:
+                stayed[ba].append(cid)
+            else:
+                flips["pass_to_fail" if ba == "pass" else "fail_to_pass"].append({"id": cid, "a": _brief(ca), "b": _brief(cb)})
+        elif decided_a != decided_b:
+            left_decided.append({"id": cid, "a": ba, "b": bb})
+        if ba == "near_match" and bb == "near_match":
+            stable.append(cid)
+        elif (ba == "near_match") != (bb == "near_match"):
+            flickering.append({"id": cid, "a": _brief(ca), "b": _brief(cb)})
+    return {
+        "pass_rate": {
+            "a": pass_rate([dict(_as_verdict_record(c)) for c in cases_a.values()]).to_dict(),
+            "b": pass_rate([dict(_as_verdict_record(c)) for c in cases_b.values()]).to_dict(),
+        },
+        "transitions": dict(sorted(transitions.items())),
+        "flips": flips,
+        "stayed": stayed,
+        "near_match": {"stable": stable, "flickering": flickering},
+        "left_decided": left_decided,
+        "mcnemar": mcnemar_exact(len(flips["pass_to_fail"]), len(flips["fail_to_pass"])),
+        "bootstrap": {
+            "metric": "pass_rate",
+            **paired_bootstrap(pairs_a, pairs_b, n_resamples=n_resamples, confidence=confidence, seed=seed),
+        },
+    }

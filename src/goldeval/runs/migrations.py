@@ -1,0 +1,158 @@
+"""Schema migrations of the run store: an append-only list, each applied once and recorded in ``_migrations``.
+
+Rules (borrowed from simonw/llm ``llm/migrations.py``):
+
+* A migration, once shipped, is never edited or reordered; a schema change is a **new** migration appended to
+  ``MIGRATIONS``. Its name is its identity in ``_migrations``.
+* Each migration runs inside one transaction together with the row that records it, so a crash half-way leaves
+  the database at the previous schema and the next open applies it again.
+* ``migrate`` is run on every open; on an up-to-date database it reads one table and does nothing else.
+
+Schema after all migrations (see each step below):
+
+``runs``       one row per run: identity, versions, hashes, configuration, status and the whole results dict.
+``cases``      one row per (run, case id): status, verdict, headline number, reason, raw judge text, the record.
+``reviews``    human verdicts imported by ``goldeval review import`` (m002).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+from goldeval.errors import StoreError
+
+__all__ = ["MIGRATIONS", "migrate", "applied_migrations"]
+
+
+def m001_runs_and_cases(db: sqlite3.Connection) -> None:
+    """The first schema: runs and their per-case records."""
+    db.execute(
+        """
+        CREATE TABLE runs (
+            id               TEXT PRIMARY KEY,
+            run_key          TEXT NOT NULL,
+            arm              TEXT,
+            created_at       TEXT NOT NULL,
+            updated_at       TEXT NOT NULL,
+            finished_at      TEXT,
+            status           TEXT NOT NULL,
+            goldeval_version TEXT NOT NULL,
+            scorer_name      TEXT NOT NULL,
+            scorer_version   TEXT NOT NULL,
+            tokenizer        TEXT,
+            judge_version    TEXT,
+            rubric_hash      TEXT,
+            dod_hash         TEXT,
+            dataset_hash     TEXT NOT NULL,
+            inputs           TEXT NOT NULL,
+            config           TEXT NOT NULL,
+            pid              INTEGER,
+            host             TEXT,
+            n                INTEGER,
+            n_scored         INTEGER,
+            n_failed         INTEGER,
+            headline_name    TEXT,
+            headline_value   REAL,
+            gates_passed     INTEGER,
+            results          TEXT
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE cases (
+            run_id   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            case_id  TEXT NOT NULL,
+            seq      INTEGER NOT NULL,
+            status   TEXT NOT NULL,
+            verdict  TEXT,
+            score    REAL,
+            reason   TEXT,
+            raw      TEXT,
+            data     TEXT NOT NULL,
+            PRIMARY KEY (run_id, case_id)
+        ) WITHOUT ROWID
+        """
+    )
+
+
+def m002_reviews_and_key_index(db: sqlite3.Connection) -> None:
+    """Human reviews (``review import``) and an index to find an unfinished run by its key quickly."""
+    db.execute(
+        """
+        CREATE TABLE reviews (
+            id            INTEGER PRIMARY KEY,
+            run_id        TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            case_id       TEXT NOT NULL,
+            judge_verdict TEXT,
+            verdict       TEXT NOT NULL,
+            reviewer      TEXT NOT NULL,
+            reviewed_at   TEXT NOT NULL,
+            note          TEXT,
+            imported_at   TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX reviews_run_case ON reviews(run_id, case_id)")
+    db.execute("CREATE INDEX runs_key_status ON runs(run_key, status)")
+
+
+#: The migrations in the order they apply. Append only; never edit, rename or reorder a shipped one.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    m001_runs_and_cases,
+    m002_reviews_and_key_index,
+]
+
+
+def applied_migrations(db: sqlite3.Connection) -> list[str]:
+    """Names of the migrations already applied to *db*, in the order they were applied."""
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    return [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY rowid")]
+
+
+def migrate(db: sqlite3.Connection, *, upto: int | None = None) -> list[str]:
+    """Apply every migration not yet recorded in ``_migrations``, each in its own transaction.
+
+    Args:
+        db: A connection in autocommit mode (``isolation_level=None``); transactions are opened here.
+        upto: Apply only ``MIGRATIONS[:upto]`` (used by the tests to build the previous schema).
+
+    Returns:
+        The names applied by this call (empty when the database was up to date).
+
+    Raises:
+        StoreError: the database records a migration this goldeval does not know (it was written by a newer
+            goldeval), or a migration failed (the database is left at the schema before it).
+    """
+    done = applied_migrations(db)
+    known = [m.__name__ for m in MIGRATIONS]
+    unknown = [name for name in done if name not in known]
+    if unknown:
+        raise StoreError(
+            f"run store: the database has migrations this goldeval does not know ({', '.join(unknown)}); "
+            "it was written by a newer goldeval. Upgrade goldeval, or pass --store with another path."
+        )
+    applied: list[str] = []
+    for m in MIGRATIONS[:upto]:
+        if m.__name__ in done:
+            continue
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            # another process may have applied it while we waited for the lock
+            if db.execute("SELECT 1 FROM _migrations WHERE name = ?", (m.__name__,)).fetchone():
+                db.execute("COMMIT")
+                continue
+            m(db)
+            db.execute(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
+                (m.__name__, datetime.now(timezone.utc).isoformat(timespec="seconds")),
+            )
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise StoreError(f"run store: migration {m.__name__} failed ({exc}); the database is unchanged by it.") from exc
+        applied.append(m.__name__)
+    return applied

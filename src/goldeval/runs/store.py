@@ -1,0 +1,448 @@
+"""The run store: every goldeval run, its pinned versions and its per-case results, in one SQLite file.
+
+The database is opened in WAL mode (readers — ``goldeval runs list`` while a run is scoring — never block the
+writer) with ``synchronous=NORMAL``: a committed transaction survives a killed process; only an OS crash or a
+power cut can lose the last commits. Per-case rows are keyed by ``(run_id, case_id)``, so a case recorded twice
+(a resumed run redoing its last, uncommitted batch) replaces its row and is never duplicated.
+
+Default location: ``goldeval.paths.default_store_path()`` (``$GOLDEVAL_HOME/goldeval.db`` or
+``./.goldeval/goldeval.db``); the CLI's ``--store PATH`` moves it.
+
+Source: ``DESIGN.md`` "Runs, versions, comparisons"; issue #5.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from goldeval.errors import StoreError, shorten
+from goldeval.runs.migrations import migrate
+from goldeval.paths import default_store_path
+
+__all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "HEADLINE_METRICS"]
+
+#: Aggregate keys tried, in order, for the headline metric shown by ``runs list`` (a results dict may name its
+#: own with ``aggregate["headline"]``).
+HEADLINE_METRICS: tuple[str, ...] = (
+    "whole_note_f1_mean",
+    "section_f1_mean",
+    "pass_rate",
+    "macro_f1",
+    "f1",
+    "recall",
+    "precision",
+)
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO 8601 with microseconds (``2026-11-29T14:07:19.123456+00:00``)."""
+    return datetime.now(timezone.utc).isoformat()
+
+
+def _dumps(obj: Any) -> str:
+    return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _loads(text: str | bytes | None) -> Any:
+    return None if text is None else orjson.loads(text)
+
+
+def headline(results: Mapping[str, Any]) -> tuple[str | None, float | None]:
+    """``(name, value)`` of a results dict's headline metric (see ``HEADLINE_METRICS``), or ``(None, None)``."""
+    agg = results.get("aggregate") or {}
+    if not isinstance(agg, Mapping):
+        return None, None
+    names = [agg["headline"]] if isinstance(agg.get("headline"), str) else []
+    for name in [*names, *HEADLINE_METRICS]:
+        value = agg.get(name)
+        if isinstance(value, Mapping):  # e.g. {"rate": ..., ...}
+            value = value.get("rate", value.get("value"))
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return name, float(value)
+    return None, None
+
+
+def gates_passed(results: Mapping[str, Any]) -> bool | None:
+    """Whether every gate passed, read from ``results["gates"]``; ``None`` when the run was not gated.
+
+    Accepted shapes: a bool; a dict with ``passed`` (or ``pass``/``ok``); a list of such dicts (all must pass);
+    a dict of gate name → such dict.
+    """
+    gates = results.get("gates")
+    if gates is None:
+        return None
+    if isinstance(gates, bool):
+        return gates
+
+    def one(g: Any) -> bool | None:
+        if isinstance(g, bool):
+            return g
+        if isinstance(g, Mapping):
+            for k in ("passed", "pass", "ok", "all_passed"):
+                if isinstance(g.get(k), bool):
+                    return g[k]
+        return None
+
+    if isinstance(gates, Mapping):
+        top = one(gates)
+        if top is not None:
+            return top
+        for k in ("gates", "results"):
+            if isinstance(gates.get(k), list):
+                gates = gates[k]
+                break
+        else:
+            values = [one(g) for g in gates.values()]
+            values = [v for v in values if v is not None]
+            return all(values) if values else None
+    if isinstance(gates, list):
+        values = [one(g) for g in gates]
+        values = [v for v in values if v is not None]
+        return all(values) if values else None
+    return None
+
+
+def case_columns(case: Mapping[str, Any]) -> tuple[str, str | None, float | None, str | None, str | None]:
+    """The indexed columns of one per-case record: ``(status, verdict, score, reason, raw)``.
+
+    ``score`` is the case's headline number: ``f1``, else ``whole_note.f1``, else ``score``; ``verdict`` is a
+    verdict name when the record holds one.
+    """
+    status = case.get("status") or "scored"
+    verdict = case.get("verdict")
+    if isinstance(verdict, Mapping):
+        verdict = verdict.get("verdict")
+    if not isinstance(verdict, str):
+        verdict = None
+    score = case.get("f1")
+    if score is None and isinstance(case.get("whole_note"), Mapping):
+        score = case["whole_note"].get("f1")
+    if score is None:
+        score = case.get("score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        score = None
+    reason = case.get("reason", case.get("error"))
+    raw = case.get("raw")
+    return (
+        str(status),
+        verdict,
+        None if score is None else float(score),
+        None if reason is None else str(reason),
+        None if raw is None else str(raw),
+    )
+
+
+@dataclass(slots=True)
+class RunMeta:
+    """What identifies a run and pins its versions (everything ``runs show`` prints above the summary).
+
+    Attributes:
+        run_key: sha256 over the inputs' bytes, the resolved configuration, the scorer and its version, the arm;
+            two invocations with the same key are the same run (an unfinished one is resumed).
+        scorer_name, scorer_version: e.g. ``"freetext"``, ``"1"``.
+        dataset_hash: sha256 over the input files' hashes (cases and predictions).
+        inputs: role → ``{"path", "sha256"}`` for each input file.
+        config: the resolved configuration (JSON-ready).
+        arm: the arm name (``--arm``), or ``None``.
+        tokenizer, judge_version, rubric_hash, dod_hash: ``None`` when the scorer has none.
+        goldeval_version: the package version that produced the run.
+    """
+
+    run_key: str
+    scorer_name: str
+    scorer_version: str
+    dataset_hash: str
+    inputs: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    arm: str | None = None
+    tokenizer: str | None = None
+    judge_version: str | None = None
+    rubric_hash: str | None = None
+    dod_hash: str | None = None
+    goldeval_version: str = ""
+
+
+_RUN_COLUMNS = (
+    "id, run_key, arm, created_at, updated_at, finished_at, status, goldeval_version, scorer_name, scorer_version, "
+    "tokenizer, judge_version, rubric_hash, dod_hash, dataset_hash, inputs, config, pid, host, n, n_scored, "
+    "n_failed, headline_name, headline_value, gates_passed"
+)
+
+
+class RunStore:
+    """An open run store (one SQLite connection; not shared between threads).
+
+    Args:
+        path: The database file; created (with its folder) when missing. Default: ``default_store_path()``.
+
+    Raises:
+        StoreError: the file cannot be opened or is not a goldeval database (or not SQLite at all).
+
+    Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, _migrate_upto: int | None = None) -> None:
+        self.path = Path(path) if path is not None else default_store_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"run store {self.path}: cannot create its folder ({exc.strerror}). Pass --store with a writable path.") from None
+        try:
+            self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"run store {self.path}: cannot open it as SQLite ({exc}). Pass --store with another path, "
+                "or move the file away if it is not a goldeval database."
+            ) from None
+        self.migrations_applied = migrate(self.db, upto=_migrate_upto)
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the connection (pending transactions are not committed here; the Recorder commits)."""
+        self.db.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _tx(self, sql: str, params: Iterable[Any] = ()) -> None:
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(sql, tuple(params))
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise StoreError(f"run store {self.path}: write failed ({exc}). Check the disk and retry.") from exc
+
+    # -- runs ------------------------------------------------------------------------------------------------
+    def create_run(self, meta: RunMeta) -> str:
+        """Insert a new run with status ``running``; returns its id (``YYYYmmdd-HHMMSS-xxxxxx``, UTC)."""
+        stamp = now_iso()
+        run_id = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+        self._tx(
+            "INSERT INTO runs (id, run_key, arm, created_at, updated_at, status, goldeval_version, scorer_name, "
+            "scorer_version, tokenizer, judge_version, rubric_hash, dod_hash, dataset_hash, inputs, config, pid, host) "
+            "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id, meta.run_key, meta.arm, stamp, stamp, meta.goldeval_version, meta.scorer_name,
+                meta.scorer_version, meta.tokenizer, meta.judge_version, meta.rubric_hash, meta.dod_hash,
+                meta.dataset_hash, _dumps(meta.inputs), _dumps(meta.config), os.getpid(), socket.gethostname(),
+            ),
+        )
+        return run_id
+
+    def _row_to_run(self, row: tuple[Any, ...]) -> dict[str, Any]:
+        names = [c.strip() for c in _RUN_COLUMNS.split(",")]
+        run = dict(zip(names, row))
+        run["inputs"] = _loads(run["inputs"])
+        run["config"] = _loads(run["config"])
+        run["gates_passed"] = None if run["gates_passed"] is None else bool(run["gates_passed"])
+        return run
+
+    def resolve(self, ref: str) -> str:
+        """The run id *ref* names: an exact id, a unique prefix of one, or ``latest`` (the newest run).
+
+        Raises:
+            StoreError: no run, or several runs, match *ref* (the message lists up to five of them).
+        """
+        if ref == "latest":
+            row = self.db.execute("SELECT id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchone()
+            if row is None:
+                raise StoreError(f"run store {self.path}: holds no run yet, so 'latest' names nothing. Score something first.")
+            return row[0]
+        if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (ref,)).fetchone():
+            return ref
+        like = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = [r[0] for r in self.db.execute("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", (like,))]
+        if len(rows) == 1:
+            return rows[0]
+        if not rows:
+            raise StoreError(
+                f"run store {self.path}: no run {shorten(ref)}. List the runs with `goldeval runs list`"
+                " (and pass the same --store)."
+            )
+        raise StoreError(f"run store {self.path}: {shorten(ref)} names several runs ({', '.join(rows[:5])}…). Give more of the id.")
+
+    def get_run(self, ref: str, *, with_results: bool = True) -> dict[str, Any]:
+        """The run *ref* names (see :meth:`resolve`) as a dict of its columns; ``results`` is the stored results
+        dict (``None`` until the run finished). Raises StoreError when *ref* names no single run."""
+        run_id = self.resolve(ref)
+        row = self.db.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
+        run = self._row_to_run(row)
+        if with_results:
+            run["results"] = _loads(self.db.execute("SELECT results FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+        run["n_recorded"] = self.db.execute("SELECT count(*) FROM cases WHERE run_id = ?", (run_id,)).fetchone()[0]
+        return run
+
+    def list_runs(self, *, limit: int | None = None, arm: str | None = None, scorer: str | None = None) -> list[dict[str, Any]]:
+        """Runs, newest first, optionally only one arm / one scorer; each with ``n_recorded`` (cases stored)."""
+        where, params = [], []
+        if arm is not None:
+            where.append("arm = ?")
+            params.append(arm)
+        if scorer is not None:
+            where.append("scorer_name = ?")
+            params.append(scorer)
+        sql = f"SELECT {_RUN_COLUMNS}, (SELECT count(*) FROM cases c WHERE c.run_id = runs.id) FROM runs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY created_at DESC, rowid DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        out = []
+        for row in self.db.execute(sql, params):
+            run = self._row_to_run(row[:-1])
+            run["n_recorded"] = row[-1]
+            out.append(run)
+        return out
+
+    def find_unfinished(self, run_key: str) -> dict[str, Any] | None:
+        """The newest run with *run_key* that did not finish and whose process is not alive on this host (a run
+        still being scored by another process is never resumed under it), or ``None``."""
+        host = socket.gethostname()
+        rows = self.db.execute(
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_key = ? AND status != 'finished' ORDER BY created_at DESC, rowid DESC",
+            (run_key,),
+        ).fetchall()
+        for row in rows:
+            run = self._row_to_run(row)
+            if run["host"] == host and run["pid"] not in (None, os.getpid()) and run["status"] == "running" and _alive(run["pid"]):
+                continue
+            return run
+        return None
+
+    def claim(self, run_id: str) -> None:
+        """Mark *run_id* as ``running`` in this process (on resume)."""
+        self._tx(
+            "UPDATE runs SET status = 'running', pid = ?, host = ?, updated_at = ? WHERE id = ?",
+            (os.getpid(), socket.gethostname(), now_iso(), run_id),
+        )
+
+    def set_status(self, run_id: str, status: str) -> None:
+        """Set a run's status: ``running`` | ``interrupted`` | ``failed`` | ``finished``."""
+        self._tx("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?", (status, now_iso(), run_id))
+
+    def finish_run(self, run_id: str, results: Mapping[str, Any]) -> None:
+        """Store the whole results dict with the run, its counts, headline and gate outcome; status ``finished``."""
+        agg = results.get("aggregate") or {}
+        name, value = headline(results)
+        passed = gates_passed(results)
+        stamp = now_iso()
+
+        def count(key: str) -> int | None:
+            v = agg.get(key) if isinstance(agg, Mapping) else None
+            return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+        self._tx(
+            "UPDATE runs SET status = 'finished', finished_at = ?, updated_at = ?, results = ?, n = ?, n_scored = ?, "
+            "n_failed = ?, headline_name = ?, headline_value = ?, gates_passed = ? WHERE id = ?",
+            (
+                stamp, stamp, _dumps(results), count("n"), count("n_scored"), count("n_failed"), name, value,
+                None if passed is None else int(passed), run_id,
+            ),
+        )
+
+    def delete_run(self, ref: str) -> str:
+        """Delete a run, its cases and its reviews; returns the id deleted."""
+        run_id = self.resolve(ref)
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("DELETE FROM reviews WHERE run_id = ?", (run_id,))
+            self.db.execute("DELETE FROM cases WHERE run_id = ?", (run_id,))
+            self.db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise StoreError(f"run store {self.path}: delete of {run_id} failed ({exc}).") from exc
+        return run_id
+
+    # -- cases -----------------------------------------------------------------------------------------------
+    def write_cases(self, run_id: str, cases: list[tuple[str, int, str, str | None, float | None, str | None, str | None, str]]) -> None:
+        """Upsert prepared case rows ``(case_id, seq, status, verdict, score, reason, raw, data_json)`` in one
+        transaction (a row already there for the same case id is replaced: never a duplicate)."""
+        if not cases:
+            return
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.executemany(
+                "INSERT INTO cases (run_id, case_id, seq, status, verdict, score, reason, raw, data) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, case_id) DO UPDATE SET "
+                "status = excluded.status, verdict = excluded.verdict, score = excluded.score, "
+                "reason = excluded.reason, raw = excluded.raw, data = excluded.data",
+                [(run_id, *c) for c in cases],
+            )
+            self.db.execute("UPDATE runs SET updated_at = ? WHERE id = ?", (now_iso(), run_id))
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise StoreError(f"run store {self.path}: writing {len(cases)} case rows of run {run_id} failed ({exc}).") from exc
+
+    def next_seq(self, run_id: str) -> int:
+        """One more than the highest ``seq`` recorded for *run_id* (0 for a run with no case yet)."""
+        row = self.db.execute("SELECT max(seq) FROM cases WHERE run_id = ?", (run_id,)).fetchone()
+        return 0 if row[0] is None else row[0] + 1
+
+    def iter_cases(self, run_id: str) -> Iterator[dict[str, Any]]:
+        """The per-case records of *run_id* (as recorded), in the order they were recorded."""
+        for (data,) in self.db.execute("SELECT data FROM cases WHERE run_id = ? ORDER BY seq", (run_id,)):
+            yield orjson.loads(data)
+
+    def cases(self, ref: str) -> list[dict[str, Any]]:
+        """All per-case records of the run *ref* names, in recording order."""
+        return list(self.iter_cases(self.resolve(ref)))
+
+    def case_map(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """case id → per-case record for *run_id*."""
+        return {
+            cid: orjson.loads(data)
+            for cid, data in self.db.execute("SELECT case_id, data FROM cases WHERE run_id = ? ORDER BY seq", (run_id,))
+        }
+
+    # -- reviews ---------------------------------------------------------------------------------------------
+    def add_review(
+        self, run_id: str, case_id: str, *, verdict: str, reviewer: str, reviewed_at: str,
+        judge_verdict: str | None = None, note: str | None = None,
+    ) -> None:
+        """Record one human verdict on a case of a run."""
+        self._tx(
+            "INSERT INTO reviews (run_id, case_id, judge_verdict, verdict, reviewer, reviewed_at, note, imported_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, case_id, judge_verdict, verdict, reviewer, reviewed_at, note, now_iso()),
+        )
+
+    def reviews(self, ref: str) -> list[dict[str, Any]]:
+        """The human reviews recorded for a run, oldest first."""
+        run_id = self.resolve(ref)
+        cols = ("case_id", "judge_verdict", "verdict", "reviewer", "reviewed_at", "note", "imported_at")
+        rows = self.db.execute(f"SELECT {', '.join(cols)} FROM reviews WHERE run_id = ? ORDER BY id", (run_id,))
+        return [dict(zip(cols, r)) for r in rows]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
