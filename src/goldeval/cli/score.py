@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from goldeval.cli._common import EXIT_OK, guarded, report_console, write_json
+from goldeval.cli._store import store_options
 
 
 @click.command()
@@ -22,30 +23,38 @@ from goldeval.cli._common import EXIT_OK, guarded, report_console, write_json
 @click.option("--out", default=None, help="Write the results JSON here ('-' for stdout).")
 @click.option("--workers", type=int, default=None, help="Processes to score with (default: all cores for files of 10k rows or more, else 1).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary table (the JSON still goes to --out).")
+@store_options
 @guarded
-def score(file, prediction_field, reference_field, id_field, tokenizer, out, workers, quiet):
+def score(file, prediction_field, reference_field, id_field, tokenizer, out, workers, quiet, run_store):
     """Token F1 (precision, recall, F1) of every row of FILE, per example and macro-averaged.
 
     FILE is JSONL: {"id", "prediction", "reference"} per line, texts as strings or objects of sections.
     Rows that cannot be scored are listed with their line number, counted in n_failed and left out of the means.
     """
-    from goldeval.freetext import score_file
+    from goldeval.freetext import SCORER_NAME, SCORER_VERSION, score_file
     from goldeval.report.freetext import render_freetext
 
     console = report_console(out)
-    results = _with_progress(
-        lambda progress, on_total: score_file(
-            file,
-            prediction_field=prediction_field,
-            reference_field=reference_field,
-            id_field=id_field,
-            tokenizer=tokenizer,
-            workers=workers,
-            progress=progress,
-            on_total=on_total,
-        ),
-        quiet,
-    )
+    config = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
+    with run_store.recording(
+        scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"predictions": file}, config=config, tokenizer=tokenizer
+    ) as recorder:
+        results = _with_progress(
+            lambda progress, on_total: score_file(
+                file,
+                prediction_field=prediction_field,
+                reference_field=reference_field,
+                id_field=id_field,
+                tokenizer=tokenizer,
+                workers=workers,
+                recorder=recorder,
+                progress=progress,
+                on_total=on_total,
+            ),
+            quiet,
+        )
+    if run_store.note and not quiet:
+        click.echo(f"goldeval: {run_store.note}", err=True)
     if not quiet:
         render_freetext(results, console)
     if out:
