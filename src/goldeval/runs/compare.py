@@ -215,7 +215,9 @@ def compare_runs(
         ``scores`` (``None`` when no case has a number in both runs): ``n_pairs``, ``mean_a``, ``mean_b``,
         ``mean_delta``, ``improved``, ``worsened``, ``unchanged``, ``deltas`` [{id, a, b, delta}] in case order,
         ``biggest_movers`` (top by |delta|, ties by id), ``scored_in_one_only`` [ids], ``bootstrap``;
-        ``regressions``: ids of pass → fail flips (what ``--fail-on-regression`` fails on).
+        ``regressions``: ids of pass → fail flips (what ``--fail-on-regression`` fails on);
+        ``differs``: pinned fields (arm, tokenizer, judge version, rubric / dataset hash, config…) that differ,
+        field → [A's, B's]; ``warnings``: e.g. the runs were made by different scorers.
 
     Notes:
         Case order is run A's recording order, then B's for added ids.
@@ -236,7 +238,16 @@ def compare_runs(
         "verdicts": None,
         "scores": None,
         "regressions": [],
+        "differs": _differs(run_a, run_b),
+        "warnings": [],
     }
+    if run_a and run_b and run_a.get("scorer_name") != run_b.get("scorer_name"):
+        result["warnings"].append(
+            f"the runs were made by different scorers ({run_a.get('scorer_name')} vs {run_b.get('scorer_name')}); "
+            "case-by-case comparison assumes the same kind of score"
+        )
+    if common == [] and (ids_a or ids_b):
+        result["warnings"].append("the runs share no case id: nothing can be compared case by case")
 
     if _has_verdicts(cases_a) or _has_verdicts(cases_b):
         result["verdicts"] = _compare_verdicts(cases_a, cases_b, common, seed=seed, n_resamples=n_resamples, confidence=confidence)
@@ -271,6 +282,17 @@ def compare_runs(
             "bootstrap": paired_bootstrap(a, b, n_resamples=n_resamples, confidence=confidence, seed=seed),
         }
     return result
+
+
+_PINNED = ("arm", "scorer_name", "scorer_version", "tokenizer", "judge_version", "rubric_hash", "dod_hash", "dataset_hash",
+           "goldeval_version", "config")
+
+
+def _differs(run_a: Mapping[str, Any] | None, run_b: Mapping[str, Any] | None) -> dict[str, list[Any]]:
+    """Pinned fields whose values differ between the runs: field → [A's, B's]."""
+    if not run_a or not run_b:
+        return {}
+    return {k: [run_a.get(k), run_b.get(k)] for k in _PINNED if run_a.get(k) != run_b.get(k)}
 
 
 def _run_brief(run: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -1,0 +1,52 @@
+"""``goldeval compare RUN_A RUN_B``: two recorded runs, case by case."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, guarded, report_console, write_json
+from goldeval.cli._store import store_path_option
+
+
+@click.command()
+@click.argument("run_a")
+@click.argument("run_b")
+@store_path_option
+@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when any case went from pass to fail.")
+@click.option("--out", default=None, help="Write the comparison JSON here ('-' for stdout).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the paired bootstrap.")
+@click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True, help="Bootstrap resamples.")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True,
+              help="Coverage of the bootstrap interval.")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="How many biggest F1 movers to list.")
+@click.option("--quiet", "-q", is_flag=True, help="No summary on the console.")
+@guarded
+def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confidence, top, quiet):
+    """Compare RUN_A (before) with RUN_B (after), matching cases by id.
+
+    \b
+    Shows cases added or removed; for verdicts the flips (pass → fail, fail → pass, both whys side by side), the
+    cases that stayed, near_match that is stable (in both) or flickering (in one only), McNemar's exact test and a
+    paired bootstrap interval for the pass-rate difference; for F1 the per-case deltas, the biggest movers and a
+    paired bootstrap interval for the mean difference. RUN is an id, a unique prefix, or 'latest'.
+    """
+    from goldeval.report.runs import render_compare
+    from goldeval.runs.compare import compare_runs
+    from goldeval.runs.store import RunStore
+
+    with RunStore(store) as st:
+        a = st.get_run(run_a, with_results=False)
+        b = st.get_run(run_b, with_results=False)
+        cmp = compare_runs(
+            st.case_map(a["id"]), st.case_map(b["id"]), run_a=a, run_b=b,
+            seed=seed, n_resamples=resamples, confidence=confidence, top=top,
+        )
+    if not quiet:
+        render_compare(cmp, report_console(out))
+    if out:
+        write_json(cmp, out)
+    if fail_on_regression and cmp["regressions"]:
+        sys.exit(EXIT_GATE_FAILED)
+    return EXIT_OK

@@ -1,0 +1,103 @@
+"""``goldeval runs``: list, show, export and delete the runs in the run store."""
+
+from __future__ import annotations
+
+import click
+
+from goldeval.cli._common import EXIT_OK, guarded, report_console, stdout_console, write_json
+from goldeval.cli._store import store_path_option
+
+
+@click.group()
+def runs() -> None:
+    """The recorded runs: list, show, export, delete.
+
+    RUN is a run id, a unique prefix of one, or 'latest'.
+    """
+
+
+@runs.command("list")
+@store_path_option
+@click.option("--limit", type=int, default=20, show_default=True, help="Show at most this many runs (0: all).")
+@click.option("--arm", default=None, help="Only runs of this arm.")
+@click.option("--scorer", default=None, help="Only runs of this scorer (token_f1, labels, …).")
+@click.option("--json", "as_json", is_flag=True, help="Write the runs as JSON on stdout instead of a table.")
+@guarded
+def list_(store, limit, arm, scorer, as_json):
+    """A table of runs, newest first: id, arm, when, scorer, n, headline metric, gates, status."""
+    from goldeval.report.runs import render_runs_list
+    from goldeval.runs.store import RunStore
+
+    with RunStore(store) as st:
+        rows = st.list_runs(limit=limit or None, arm=arm, scorer=scorer)
+    if as_json:
+        write_json(rows, "-")
+    else:
+        render_runs_list(rows, stdout_console())
+    return EXIT_OK
+
+
+@runs.command("show")
+@click.argument("run")
+@store_path_option
+@click.option("--out", default=None, help="Also write the stored results JSON here ('-' for stdout).")
+@guarded
+def show(run, store, out):
+    """The summary the scoring command printed for RUN, re-rendered from the store, with its versions and hashes."""
+    from goldeval.report.runs import render_run
+    from goldeval.runs.store import RunStore
+
+    with RunStore(store) as st:
+        record = st.get_run(run)
+    render_run(record, report_console(out))
+    if out:
+        write_json(record.get("results"), out)
+    return EXIT_OK
+
+
+@runs.command("export")
+@click.argument("run")
+@store_path_option
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "json"]), default="jsonl", show_default=True,
+              help="jsonl / csv: one line per case; json: the run, its results, every case and its reviews.")
+@click.option("--out", default="-", show_default=True, help="Where to write ('-' for stdout).")
+@guarded
+def export(run, store, fmt, out):
+    """Write RUN's per-case records (as recorded) as JSONL or CSV, or the whole run as JSON."""
+    from goldeval.runs.export import export_run
+    from goldeval.runs.store import RunStore
+
+    with RunStore(store) as st:
+        data = export_run(st, run, fmt)
+    if out == "-":
+        click.get_binary_stream("stdout").write(data)
+    else:
+        try:
+            with open(out, "wb") as fh:
+                fh.write(data)
+        except OSError as exc:
+            from goldeval.errors import InputError
+
+            raise InputError(f"--out {out}: cannot write ({exc.strerror}). Choose a writable path.") from None
+    return EXIT_OK
+
+
+@runs.command("delete")
+@click.argument("run")
+@store_path_option
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@guarded
+def delete(run, store, yes):
+    """Delete RUN, its per-case records and its reviews from the store."""
+    from goldeval.runs.store import RunStore
+
+    with RunStore(store) as st:
+        record = st.get_run(run, with_results=False)
+        if not yes:
+            click.confirm(
+                f"delete run {record['id']} ({record['scorer_name']}, arm {record.get('arm') or '—'}, "
+                f"{record['n_recorded']} cases)?", abort=True, err=True,
+            )
+        deleted = st.delete_run(record["id"])
+    click.echo(f"goldeval: deleted run {deleted}", err=True)
+    return EXIT_OK

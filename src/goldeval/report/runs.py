@@ -1,0 +1,214 @@
+"""Terminal rendering of the run store: the runs table, one run's header and summary, a comparison of two runs."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+from goldeval.report import fmt
+
+__all__ = ["render_runs_list", "render_run", "render_compare", "RENDERERS"]
+
+#: scorer name → "module:function" that renders that scorer's results dict (the summary its command prints).
+#: ``runs show`` uses it; a scorer without an entry gets the generic aggregate table.
+RENDERERS: dict[str, str] = {
+    "token_f1": "goldeval.report.freetext:render_freetext",
+    "labels": "goldeval.report.labels:render_labels",
+    "answers": "goldeval.report.answers:render_answers",
+    "answer_judge": "goldeval.report.answers:render_answers",
+}
+
+
+def _when(stamp: str | None) -> str:
+    return "—" if not stamp else stamp[:19].replace("T", " ")
+
+
+def _gates(value: bool | None) -> str:
+    return "—" if value is None else ("pass" if value else "FAIL")
+
+
+_SHORT = {"whole_note_f1_mean": "F1", "section_f1_mean": "section F1", "pass_rate": "pass rate", "macro_f1": "macro F1"}
+
+
+def render_runs_list(runs: list[Mapping[str, Any]], console: Any) -> None:
+    """The ``goldeval runs list`` table: id, arm, when (UTC), scorer, n, headline metric, gates, status."""
+    from rich.table import Table
+
+    table = Table(title="runs (newest first)", title_justify="left")
+    for col in ("id", "arm", "when (UTC)", "scorer", "n", "headline", "gates", "status"):
+        table.add_column(col, justify="right" if col == "n" else "left", no_wrap=col in ("id", "when (UTC)"), overflow="fold")
+    for r in runs:
+        n = r.get("n") if r.get("n") is not None else r.get("n_recorded")
+        name = r.get("headline_name")
+        head = "—" if name is None else f"{_SHORT.get(name, name)} {fmt(r['headline_value'])}"
+        table.add_row(
+            r["id"], r.get("arm") or "—", _when(r.get("created_at"))[5:16], r["scorer_name"],
+            fmt(n), head, _gates(r.get("gates_passed")), r["status"],
+        )
+    console.print(table)
+    if not runs:
+        console.print("no run recorded in this store yet")
+
+
+def render_run_header(run: Mapping[str, Any], console: Any) -> None:
+    """What pins a run: id, arm, times, versions, hashes, inputs and configuration."""
+    from rich.table import Table
+
+    table = Table(title=f"run {run['id']}", title_justify="left", show_header=False)
+    table.add_column("key")
+    table.add_column("value", overflow="fold")
+    rows = [
+        ("arm", run.get("arm") or "—"),
+        ("status", run["status"]),
+        ("created (UTC)", _when(run.get("created_at"))),
+        ("finished (UTC)", _when(run.get("finished_at"))),
+        ("goldeval", run.get("goldeval_version") or "—"),
+        ("scorer", f"{run['scorer_name']}@{run['scorer_version']}"),
+        ("tokenizer", run.get("tokenizer") or "—"),
+        ("judge version", run.get("judge_version") or "—"),
+        ("rubric sha256", run.get("rubric_hash") or "—"),
+        ("definition of done sha256", run.get("dod_hash") or "—"),
+        ("dataset sha256", run.get("dataset_hash") or "—"),
+    ]
+    for role, f in (run.get("inputs") or {}).items():
+        rows.append((f"input {role}", f"{f.get('path')} (sha256 {str(f.get('sha256'))[:12]}…)"))
+    for key, value in (run.get("config") or {}).items():
+        rows.append((f"config {key}", str(value)))
+    rows.append(("cases recorded", str(run.get("n_recorded", "—"))))
+    for k, v in rows:
+        table.add_row(k, v)
+    console.print(table)
+
+
+def render_generic(results: Mapping[str, Any], console: Any) -> None:
+    """The aggregate of any results dict as a two-column table (numbers rounded to 3 decimals)."""
+    from rich.table import Table
+
+    agg = results.get("aggregate") or {}
+    table = Table(title="aggregate", title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key, value in agg.items():
+        if key == "undefined" or isinstance(value, (dict, list)):
+            continue
+        shown = "undefined" if key in (agg.get("undefined") or {}) else fmt(value) if isinstance(value, (int, float)) else str(value)
+        table.add_row(key, shown)
+    console.print(table)
+    for metric, why in (agg.get("undefined") or {}).items():
+        console.print(f"[yellow]{metric} undefined: {why}[/]")
+
+
+def render_run(run: Mapping[str, Any], console: Any) -> None:
+    """``goldeval runs show``: the run's header, then the summary its scoring command printed (from the stored
+    results), or, for a run that did not finish, how far it got and how to resume it."""
+    render_run_header(run, console)
+    results = run.get("results")
+    if results is None:
+        console.print(
+            f"[yellow]run {run['id']} did not finish ({run['status']}): {run.get('n_recorded', 0)} case(s) recorded. "
+            "Run the same command again to resume it (or pass --resume " + run["id"] + ").[/]"
+        )
+        return
+    target = RENDERERS.get(run["scorer_name"])
+    renderer = None
+    if target is not None:
+        module, attr = target.split(":")
+        try:
+            renderer = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):
+            renderer = None
+    (renderer or render_generic)(results, console)
+
+
+def _pr(p: Mapping[str, Any] | None) -> str:
+    if p is None:
+        return "—"
+    rate = "undefined" if p["undefined"] else f"{100 * p['rate']:.1f}%"
+    return (
+        f"{rate} ({p['match']}/{p['decided']} decided; beside it: near_match {p['near_match']}, needs_human "
+        f"{p['needs_human']}, unscored {p['unscored']}, verified_wrong {p['verified_wrong']})"
+    )
+
+
+def _ci(b: Mapping[str, Any], scale: float = 1.0, unit: str = "", digits: int = 4) -> str:
+    if b.get("ci") is None:
+        return b.get("note") or "—"
+    lo, hi = b["ci"]
+    return (
+        f"{scale * b['diff']:+.{digits}f}{unit}, {round(100 * b['confidence'], 1):g}% CI "
+        f"[{scale * lo:+.{digits}f}{unit}, {scale * hi:+.{digits}f}{unit}] "
+        f"(paired bootstrap, {b['n_pairs']} pairs, {b['n_resamples']} resamples, seed {b['seed']})"
+    )
+
+
+def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) -> None:
+    """``goldeval compare``: cases added/removed, verdict flips with both whys, stable / flickering near_match,
+    McNemar, F1 movers and the bootstrap intervals."""
+    from rich.table import Table
+
+    ra, rb = cmp["runs"]["a"] or {}, cmp["runs"]["b"] or {}
+    label_a = f"A {ra.get('id', '?')} ({ra.get('arm') or 'no arm'})"
+    label_b = f"B {rb.get('id', '?')} ({rb.get('arm') or 'no arm'})"
+    console.print(f"[bold]compare[/] {label_a} → {label_b}", highlight=False)
+    console.print(f"cases: {cmp['n_common']} in both · {len(cmp['added'])} added in B · {len(cmp['removed'])} removed from A", highlight=False)
+    for w in cmp.get("warnings") or []:
+        console.print(f"[yellow]warning: {w}[/]")
+    for name, ids in (("added", cmp["added"]), ("removed", cmp["removed"])):
+        if ids:
+            shown = ", ".join(ids[:max_rows]) + (f" … (+{len(ids) - max_rows})" if len(ids) > max_rows else "")
+            console.print(f"  {name}: {shown}", highlight=False)
+    v = cmp.get("verdicts")
+    if v:
+        console.print(f"pass rate A: {_pr(v['pass_rate']['a'])}", highlight=False)
+        console.print(f"pass rate B: {_pr(v['pass_rate']['b'])}", highlight=False)
+        flips = v["flips"]
+        for key, title in (("pass_to_fail", "pass → fail (regressions)"), ("fail_to_pass", "fail → pass (fixes)")):
+            rows = flips[key]
+            if not rows:
+                console.print(f"{title}: none")
+                continue
+            t = Table(title=f"{title}: {len(rows)}", title_justify="left")
+            t.add_column("case", no_wrap=True)
+            t.add_column("A: verdict · why", overflow="fold")
+            t.add_column("B: verdict · why", overflow="fold")
+            for r in rows[:max_rows]:
+                t.add_row(r["id"], f"{r['a']['verdict']} · {r['a']['why'] or ''}", f"{r['b']['verdict']} · {r['b']['why'] or ''}")
+            console.print(t)
+            if len(rows) > max_rows:
+                console.print(f"  … and {len(rows) - max_rows} more (all in the JSON under verdicts.flips.{key})")
+        console.print(f"stayed: pass {len(v['stayed']['pass'])} · fail {len(v['stayed']['fail'])}")
+        nm = v["near_match"]
+        console.print(
+            f"near_match: {len(nm['stable'])} stable (near_match in both: a coverage finding) · "
+            f"{len(nm['flickering'])} flickering (near_match in one run only: judge noise)"
+        )
+        for r in nm["flickering"][:max_rows]:
+            console.print(f"  flickering {r['id']}: A {r['a']['verdict']} → B {r['b']['verdict']}", highlight=False)
+        if v["left_decided"]:
+            console.print(f"decided in one run only: {len(v['left_decided'])} (e.g. " + ", ".join(
+                f"{r['id']} {r['a']}→{r['b']}" for r in v["left_decided"][:5]) + ")", highlight=False)
+        m = v["mcnemar"]
+        if m["p_value"] is None:
+            console.print(f"McNemar exact: {m['note']}")
+        else:
+            console.print(f"McNemar exact: {m['b']} pass→fail vs {m['c']} fail→pass, two-sided p = {m['p_value']:.4g}")
+        console.print(f"pass-rate difference B − A: {_ci(v['bootstrap'], 100, ' pt', 1)}", highlight=False)
+    s = cmp.get("scores")
+    if s:
+        console.print(
+            f"F1 over {s['n_pairs']} cases scored in both: A {fmt(s['mean_a'])} → B {fmt(s['mean_b'])} · "
+            f"{s['improved']} up, {s['worsened']} down, {s['unchanged']} unchanged", highlight=False,
+        )
+        console.print(f"mean F1 difference B − A: {_ci(s['bootstrap'])}", highlight=False)
+        if s["biggest_movers"]:
+            t = Table(title="biggest movers", title_justify="left")
+            for col in ("case", "A", "B", "delta"):
+                t.add_column(col, justify="left" if col == "case" else "right")
+            for r in s["biggest_movers"]:
+                t.add_row(r["id"], fmt(r["a"], 4), fmt(r["b"], 4), f"{r['delta']:+.4f}")
+            console.print(t)
+        if s["scored_in_one_only"]:
+            console.print(f"scored in one run only: {len(s['scored_in_one_only'])}")
+    if cmp["regressions"]:
+        console.print(f"[red]{len(cmp['regressions'])} case(s) went from pass to fail[/]")
