@@ -1,0 +1,297 @@
+"""Reading an LLM judge's answer into a :class:`~goldeval.verdict.Verdict`: strict about meaning, forgiving about form.
+
+Forgiving about form:
+  * the verdict object may sit in a ```json fence, in prose, or after the judge's reasoning; every top-level JSON
+    object in the text is found and the **last one that has a ``verdict`` key wins** (reasoning that mentions other
+    labels, or an earlier draft object, never decides);
+  * keys and verdict values are read case-folded, with zero-width characters (U+200B–U+200D, U+2060, U+FEFF) and
+    surrounding blanks removed; ``near-match`` / ``near match`` read as ``near_match``;
+  * ``why`` may be spelled ``reason``, ``reasoning``, ``rationale`` or ``explanation``;
+  * a confidence given as ``"9"``, ``"7/10"``, ``"7 / 10"``, ``"7 out of 10"`` or ``8.0`` reads as 9, 7, 7, 7, 8;
+    a non-integral number in 1–10 is rounded *down* (7.5 → 7: rounding never invents certainty);
+  * a trailing comma before ``}`` or ``]`` and typographic quotes around keys are repaired.
+
+Strict about meaning — each of these becomes ``verdict="needs_human"`` with the raw text kept in
+``details["raw"]`` and the reason in ``details["parse_error"]``, never a guessed verdict:
+  no JSON object at all (a refusal to judge, prose only) · truncated JSON · no ``verdict`` key · an unknown verdict
+  value · a missing confidence · a confidence outside 1–10 (``85`` is not guessed to be a percentage, ``0.8`` is
+  not guessed to be a fraction) · a confidence on another scale (``"8/100"``, ``"85%"``) · a boolean confidence.
+
+Then the decided verdict is checked:
+  * confidence ≤ 5 (:data:`~goldeval.verdict.NEEDS_HUMAN_MAX_CONFIDENCE`) keeps the verdict and sets the
+    ``needs_human`` flag;
+  * a ``no_match`` whose own ``why`` says the answer matches (``"the answer matches the golden"``, not negated, not
+    followed by *but*/*except*) is self-contradicting: verdict ``needs_human``, ``details["self_contradicting"]``;
+  * an unknown ``gold_status`` keeps the verdict, sets ``needs_human`` and says why.
+
+Source: the failure kinds in ``../shared/cases`` (scorer ``llm_judge_parse``) and ``DESIGN.md`` "The LLM judge".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from typing import Any
+
+from goldeval.verdict import GOLD_STATUSES, NEEDS_HUMAN_MAX_CONFIDENCE, Verdict
+
+__all__ = ["parse_judge_output", "read_confidence", "find_json_objects", "says_answer_matches"]
+
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
+_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"'})
+_WHY_KEYS = ("why", "reason", "reasoning", "rationale", "explanation", "justification")
+_DECIDED = ("match", "near_match", "no_match")
+
+
+def _fold(text: str) -> str:
+    """Remove zero-width characters and apply NFKC (full-width digits and braces become ASCII)."""
+    return unicodedata.normalize("NFKC", text.translate(_ZERO_WIDTH))
+
+
+def _fold_key(key: Any) -> str:
+    return _fold(str(key)).strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def _fold_label(value: str) -> str:
+    return re.sub(r"[\s\-]+", "_", _fold(value).strip().strip(".\"'`*").lower())
+
+
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+def find_json_objects(text: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object in *text*, in order (objects nested in another are not listed separately).
+
+    A candidate that is not valid JSON is retried once with trailing commas removed and typographic double quotes
+    straightened. Text that is not an object (a list, a number) is skipped.
+    """
+    return _scan(text)[0]
+
+
+def _scan(text: str) -> tuple[list[dict[str, Any]], int]:
+    """The top-level JSON objects of *text* and the index just past the last one (0 when none)."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    i = last = 0
+    while True:
+        start = text.find("{", i)
+        if start < 0:
+            return found, last
+        obj, end = _decode_at(decoder, text, start)
+        if isinstance(obj, dict):
+            found.append(obj)
+            i = last = end
+        else:
+            i = start + 1
+
+
+def _decode_at(decoder: json.JSONDecoder, text: str, start: int) -> tuple[Any, int]:
+    try:
+        return decoder.raw_decode(text, start)
+    except json.JSONDecodeError:
+        pass
+    # Repair: find the balanced closing brace (ignoring braces inside strings), then fix the common slips.
+    close = _balanced_end(text, start)
+    if close is None:
+        return None, start + 1
+    chunk = _TRAILING_COMMA.sub(r"\1", text[start:close].translate(_QUOTES))
+    try:
+        return json.loads(chunk), close
+    except json.JSONDecodeError:
+        return None, start + 1
+
+
+def _balanced_end(text: str, start: int) -> int | None:
+    depth = 0
+    in_str = False
+    esc = False
+    for j in range(start, len(text)):
+        ch = text[j]
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch in '"\u201d':
+                in_str = False
+        elif ch in '"\u201c':
+            in_str = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return None
+
+
+_CONF_TEXT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:(/|out\s+of|of)\s*(\d+(?:\.\d+)?))?\s*[.!]?\s*$", re.IGNORECASE)
+
+
+def read_confidence(value: Any) -> tuple[int | None, str | None]:
+    """Read a judge's confidence as an integer 1–10.
+
+    Args:
+        value: What the judge wrote: an int, a float, or a string such as ``"9"``, ``"7/10"``, ``"7 out of 10"``.
+
+    Returns:
+        ``(confidence, None)`` when readable, else ``(None, reason)``. A fraction must be out of 10 (the scale we
+        asked for); a non-integral value is rounded down; anything outside 1–10 is refused rather than rescaled.
+    """
+    if isinstance(value, bool) or value is None:
+        return None, f"confidence must be a number 1-10, got {value!r}"
+    if isinstance(value, str):
+        m = _CONF_TEXT.match(_fold(value))
+        if not m:
+            return None, f"confidence {value!r} is not a number 1-10"
+        num = float(m.group(1))
+        if m.group(3) is not None and float(m.group(3)) != 10:
+            return None, f"confidence {value!r} is on a scale other than 10; not rescaled"
+    elif isinstance(value, (int, float)):
+        num = float(value)
+    else:
+        return None, f"confidence must be a number 1-10, got {type(value).__name__}"
+    if not (1 <= num <= 10):
+        return None, f"confidence {value!r} is outside 1-10; not rescaled"
+    return int(num), None
+
+
+_NEGATION = re.compile(r"\b(not|no|never|nor|neither|fails?|failed|cannot|can't|doesn't|does\s+not|don't|isn't|aren't|won't|didn't|hardly|barely|only\s+partly|partially)\b|n't\b", re.I)
+_MATCH_CLAIM = re.compile(
+    r"\b(?:answer|prediction|response|result|output|it|this|rows|values|everything)\b[^.;:!?]{0,40}?"
+    r"\b(?:(?:fully|exactly|correctly|completely)\s+)?"
+    r"(?:match(?:es)?|agrees?\s+with|is\s+(?:identical|equivalent)\s+to|are\s+(?:identical|equivalent)|is\s+correct|is\s+a\s+match|contains\s+(?:all|every|the\s+golden))\b",
+    re.I,
+)
+_CONTRAST = re.compile(r"\b(but|however|except|although|though|yet|whereas|apart\s+from|other\s+than)\b", re.I)
+
+
+def says_answer_matches(why: str) -> bool:
+    """True when *why* plainly claims the answer matches (a claim not negated and not qualified by *but*/*except*).
+
+    Used to catch a self-contradicting ``no_match``. Deliberately narrow: ``"the totals match but the population
+    differs"`` and ``"the answer does not match"`` are not claims that the answer matches.
+    """
+    for sentence in re.split(r"(?<=[.;!?])\s+", _fold(why)):
+        for m in _MATCH_CLAIM.finditer(sentence):
+            claim = m.group(0)
+            before = sentence[max(0, m.start() - 25) : m.start()]
+            after = sentence[m.end() :]
+            if _NEGATION.search(claim) or _NEGATION.search(before) or _CONTRAST.search(after):
+                continue
+            return True
+    return False
+
+
+def _needs_human(raw: str, reason: str, **details: Any) -> Verdict:
+    return Verdict(
+        verdict="needs_human",
+        confidence=None,
+        needs_human=True,
+        why=f"The judge's answer could not be used: {reason}.",
+        decided_by="parse",
+        details={"raw": raw, "parse_error": reason, **details},
+    )
+
+
+def parse_judge_output(raw: str) -> Verdict:
+    """Parse one judge answer into a Verdict; never raises on the judge's text.
+
+    Args:
+        raw: The completion text exactly as the judge returned it (any length; ``None`` is read as empty).
+
+    Returns:
+        Verdict with ``decided_by="llm"`` when a verdict was read (``needs_human`` flag set when confidence ≤ 5 or
+        the gold status is unknown), else ``verdict="needs_human"``, ``decided_by="parse"`` and
+        ``details["parse_error"]``. The raw text is always kept in ``details["raw"]``. See the module docstring for
+        the rules.
+    """
+    raw = "" if raw is None else str(raw)
+    if not raw.strip():
+        return _needs_human(raw, "the answer is empty")
+    text = _fold(raw)
+    objects, tail_start = _scan(text)
+    if not objects:
+        if "{" in text:
+            return _needs_human(raw, "the JSON object is truncated or malformed")
+        return _needs_human(raw, "no JSON verdict object in the answer (the judge may have refused)")
+    tail = text[tail_start:]
+    brace = tail.find("{")
+    if brace >= 0 and _balanced_end(tail, brace) is None and "verdict" in tail[brace:].lower():
+        return _needs_human(raw, "the last JSON object is truncated (an earlier object is not the judge's final answer)")
+    obj = None
+    for cand in reversed(objects):
+        folded = {_fold_key(k): v for k, v in cand.items()}
+        if "verdict" in folded:
+            obj = folded
+            break
+    if obj is None:
+        return _needs_human(raw, "no 'verdict' field in the JSON object")
+
+    label = obj["verdict"]
+    if not isinstance(label, str):
+        return _needs_human(raw, f"verdict must be a string, got {label!r}")
+    verdict = _fold_label(label)
+    if verdict == "needs_human":
+        conf, _ = read_confidence(obj.get("confidence"))
+        return Verdict(
+            verdict="needs_human", confidence=conf, needs_human=True, why=_why(obj) or "The judge abstained.",
+            decided_by="llm", details={"raw": raw, "judge_abstained": True},
+        )
+    if verdict not in _DECIDED:
+        return _needs_human(raw, f"unknown verdict {label!r} (expected match, near_match, no_match or needs_human)")
+    if "confidence" not in obj:
+        return _needs_human(raw, "no 'confidence' field", judge_verdict=verdict)
+    confidence, problem = read_confidence(obj["confidence"])
+    if problem:
+        return _needs_human(raw, problem, judge_verdict=verdict)
+
+    why = _why(obj)
+    details: dict[str, Any] = {"raw": raw}
+    pairing, pairing_problem = _pairing(obj.get("column_pairing"))
+    if pairing_problem:
+        details["column_pairing_ignored"] = pairing_problem
+    gold_status = "verified"
+    flag = confidence <= NEEDS_HUMAN_MAX_CONFIDENCE
+    gs = obj.get("gold_status")
+    if gs not in (None, ""):
+        folded_gs = _fold_label(str(gs))
+        if folded_gs in GOLD_STATUSES:
+            gold_status = folded_gs
+        else:
+            flag = True
+            details["gold_status_unknown"] = str(gs)
+    gold_note = obj.get("gold_note")
+    gold_note = None if gold_note in (None, "") else str(gold_note)
+
+    if verdict == "no_match" and why and says_answer_matches(why):
+        details.update(self_contradicting=True, judge_verdict="no_match")
+        return Verdict(
+            verdict="needs_human", confidence=confidence, needs_human=True,
+            why=f"Self-contradicting: verdict no_match, but the judge wrote: {why}",
+            column_pairing=pairing, gold_status=gold_status, gold_note=gold_note, decided_by="llm", details=details,
+        )
+    return Verdict(
+        verdict=verdict, confidence=confidence, needs_human=flag, why=why or "",
+        column_pairing=pairing, gold_status=gold_status, gold_note=gold_note, decided_by="llm", details=details,
+    )
+
+
+def _why(obj: dict[str, Any]) -> str:
+    for key in _WHY_KEYS:
+        val = obj.get(key)
+        if isinstance(val, str) and val.strip():
+            return val.strip()
+    return ""
+
+
+def _pairing(value: Any) -> tuple[dict[str, str | None], str | None]:
+    if value in (None, "", {}):
+        return {}, None
+    if not isinstance(value, dict):
+        return {}, f"column_pairing must be an object, got {type(value).__name__}"
+    out: dict[str, str | None] = {}
+    for k, v in value.items():
+        out[str(k)] = None if v in (None, "", "null") else str(v)
+    return out, None

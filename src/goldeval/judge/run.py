@@ -1,0 +1,470 @@
+"""Judging many cases with the LLM judge: routing, concurrency, cache, repeats, accounting.
+
+A case goes to the LLM only when the rules could not decide it (no rule outcome, or a rule verdict of
+``needs_human`` / flagged ``needs_human``); a ``mustNotUse`` hit decided by rule is final and never sent, and where
+a caller sends it anyway the rule still wins. With ``send="all"`` the rule-decided cases are judged too, the
+rule verdict stays final, and the LLM verdict is kept beside it so their agreement can be measured.
+
+Each case is judged ``repeat`` times (fresh prompt, fresh nonce each time, one cache entry per sample). A case is
+*stable* when every sample gave the same verdict; a flickering case is ``needs_human`` (``details["flickering"]``)
+with its per-sample verdicts kept. A call that fails (time-out, retries exhausted, malformed response) yields a
+``needs_human`` verdict for that sample with the error kept; the run goes on.
+
+Results follow the project's results-file conventions (``scorer``, ``aggregate`` with ``n``/``n_scored``/
+``n_failed``/``undefined``, ``per_example``, ``failures``), plus ``judge`` (model, parameters, versions, prompt hash).
+
+Source: ``DESIGN.md`` ("Data answers", "The LLM judge"), issue #6.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from typing import Any, Literal
+
+from goldeval.errors import InputError, JudgeError, shorten
+from goldeval.judge.cache import JudgeCache, cache_key
+from goldeval.judge.client import CallResult, JudgeClient, JudgeConfig
+from goldeval.judge.parse import parse_judge_output
+from goldeval.judge.prompt import (
+    JUDGE_VERSION,
+    SYSTEM_PROMPT,
+    SYSTEM_PROMPT_SHA256,
+    USER_PROMPT_LAYOUT,
+    build_user_prompt,
+    rubric_hash,
+)
+from goldeval.verdict import Verdict, pass_rate
+
+__all__ = ["judge_cases", "route", "same_model", "SCORER_NAME"]
+
+SCORER_NAME = "llm_judge"
+_DECIDED = ("match", "near_match", "no_match")
+
+
+def _rule_dict(rule: Any) -> dict[str, Any] | None:
+    if rule is None:
+        return None
+    if hasattr(rule, "to_dict"):
+        return rule.to_dict()
+    if isinstance(rule, dict):
+        return rule
+    raise InputError(f"case materials: 'rule' must be a verdict object or dict, got {shorten(rule)}.")
+
+
+def route(materials: dict[str, Any], *, send: Literal["undecided", "all"] = "undecided") -> tuple[bool, str]:
+    """Whether one case goes to the LLM judge, and why.
+
+    Args:
+        materials: Case materials; ``materials["rule"]`` is the rule-based outcome (a ``Verdict`` / ``CaseOutcome``
+            dict) or absent.
+        send: ``"undecided"`` (default): only cases no rule decided. ``"all"``: every case except a mustNotUse veto
+            and an unscored case (to measure agreement; the rule verdict stays final where it decided).
+
+    Returns:
+        ``(goes_to_llm, reason)``.
+    """
+    rule = _rule_dict(materials.get("rule"))
+    if rule is None:
+        return True, "no rule-based outcome"
+    if rule.get("decided_by") == "must_not_use":
+        return False, "mustNotUse hit decided by rule (final)"
+    if rule.get("status") == "unscored":
+        return False, "unscored by the rules: " + str(rule.get("reason") or "no reason given")
+    undecided = rule.get("verdict") not in _DECIDED or bool(rule.get("needs_human"))
+    if undecided:
+        return True, "the rules could not decide"
+    if send == "all":
+        return True, "rule decided; judged for agreement only"
+    return False, "decided by rule"
+
+
+_DATE_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{4}|@\d{8}|:latest)$")
+
+
+def _norm_model(name: str) -> str:
+    name = name.strip().lower().rsplit("/", 1)[-1]
+    return _DATE_SUFFIX.sub("", name)
+
+
+def same_model(a: str | None, b: str | None) -> bool:
+    """True when two model ids name the same model: equal after case folding, dropping a provider prefix
+    (``openai/gpt-4o``) and a snapshot suffix (``-2024-08-06``, ``-0613``, ``:latest``)."""
+    if not a or not b:
+        return False
+    return _norm_model(a) == _norm_model(b)
+
+
+def _answer_model(m: dict[str, Any]) -> str | None:
+    for key in ("answer_model", "model"):
+        val = m.get(key)
+        if isinstance(val, str) and val.strip():
+            return val
+    return None
+
+
+def _call_record(sample: int, call: CallResult | None, cached: dict[str, Any] | None, verdict: Verdict,
+                 user_prompt: str, nonce: str | None, config: JudgeConfig) -> dict[str, Any]:
+    if cached is not None:
+        return {
+            "sample": sample, "cached": True, "latency_s": cached.get("latency_s"), "attempts": 0, "waits": [],
+            "status": None, "prompt_tokens": cached.get("prompt_tokens"),
+            "completion_tokens": cached.get("completion_tokens"),
+            "cost_usd": config.cost(cached.get("prompt_tokens"), cached.get("completion_tokens")),
+            "error": None, "finish_reason": cached.get("finish_reason"), "response_model": cached.get("response_model"),
+            "user_prompt": cached["user_prompt"], "raw": cached["response"], "verdict": _brief(verdict),
+        }
+    assert call is not None
+    return {
+        "sample": sample, "cached": False, "latency_s": call.latency_s, "attempts": call.attempts,
+        "waits": call.waits, "status": call.status, "prompt_tokens": call.prompt_tokens,
+        "completion_tokens": call.completion_tokens, "cost_usd": config.cost(call.prompt_tokens, call.completion_tokens),
+        "error": call.error, "finish_reason": call.finish_reason, "response_model": call.response_model,
+        "nonce": nonce, "user_prompt": user_prompt, "raw": call.text, "verdict": _brief(verdict),
+    }
+
+
+def _brief(v: Verdict) -> dict[str, Any]:
+    out = {"verdict": v.verdict, "confidence": v.confidence, "needs_human": v.needs_human, "why": v.why}
+    for key in ("parse_error", "self_contradicting", "error"):
+        if key in v.details:
+            out[key] = v.details[key]
+    return out
+
+
+def _without_raw(v: Verdict) -> dict[str, Any]:
+    """The verdict dict without ``details["raw"]`` (the raw text is kept once per call and once per case)."""
+    d = v.to_dict()
+    d["details"] = {k: val for k, val in d["details"].items() if k != "raw"}
+    return d
+
+
+def _call_failed(call: CallResult) -> Verdict:
+    return Verdict(
+        verdict="needs_human", confidence=None, needs_human=True,
+        why=f"The judge call failed: {call.error}.", decided_by="llm",
+        details={"error": call.error, "raw": call.text},
+    )
+
+
+def _combine(samples: list[Verdict]) -> tuple[Verdict, dict[str, Any]]:
+    """One verdict from the samples of one case, and the stability record."""
+    labels = [v.verdict for v in samples]
+    counts = Counter(labels)
+    modal, modal_n = counts.most_common(1)[0]
+    stability = {
+        "samples": len(samples),
+        "verdicts": labels,
+        "modal": modal,
+        "agreement": modal_n / len(samples),
+        "stable": len(counts) == 1,
+    }
+    if len(samples) == 1:
+        return samples[0], stability
+    if len(counts) == 1 and modal == "needs_human":  # no sample decided: keep the first one's reason
+        first = samples[0]
+        return Verdict(
+            verdict="needs_human", confidence=None, needs_human=True, why=first.why, decided_by=first.decided_by,
+            details={**first.details, "repeat": len(samples)},
+        ), stability
+    if len(counts) == 1:
+        first = samples[0]
+        confs = [v.confidence for v in samples if v.confidence is not None]
+        v = Verdict(
+            verdict=first.verdict, confidence=min(confs) if confs else None,
+            needs_human=any(s.needs_human for s in samples), why=first.why, column_pairing=first.column_pairing,
+            gold_status=first.gold_status, gold_note=first.gold_note, decided_by="llm",
+            details={**first.details, "repeat": len(samples)},
+        )
+        return v, stability
+    tally = ", ".join(f"{k} ×{n}" for k, n in counts.most_common())
+    v = Verdict(
+        verdict="needs_human", confidence=None, needs_human=True,
+        why=f"The judge gave different verdicts over {len(samples)} samples ({tally}).", decided_by="llm",
+        details={"flickering": True, "repeat": len(samples), "raw": samples[0].details.get("raw")},
+    )
+    return v, stability
+
+
+def _final(rule: dict[str, Any] | None, llm: Verdict | None) -> tuple[dict[str, Any], str]:
+    """The case's final verdict fields and who decided: a decided rule verdict wins, then the LLM's."""
+    if rule is not None and (rule.get("decided_by") == "must_not_use" or (rule.get("verdict") in _DECIDED and not rule.get("needs_human"))):
+        fields = {k: v for k, v in rule.items() if k not in ("id", "status", "reason", "raw")}
+        return fields, "rule"
+    if llm is not None:
+        return llm.to_dict(), "llm"
+    if rule is not None:
+        return {k: v for k, v in rule.items() if k not in ("id", "status", "reason", "raw")}, "rule"
+    v = Verdict(verdict="needs_human", confidence=None, needs_human=True, why="No rule decided this case and no LLM judge ran.", decided_by="rule")
+    return v.to_dict(), "none"
+
+
+def _agreement(rule: dict[str, Any] | None, llm: Verdict | None) -> bool | None:
+    if rule is None or llm is None:
+        return None
+    if rule.get("verdict") not in _DECIDED or rule.get("needs_human") or llm.verdict not in _DECIDED or llm.needs_human:
+        return None
+    return rule["verdict"] == llm.verdict
+
+
+def judge_cases(
+    materials: Iterable[dict[str, Any]],
+    *,
+    config: JudgeConfig,
+    cache: JudgeCache | None = None,
+    repeat: int = 1,
+    dry_run: bool = False,
+    send: Literal["undecided", "all"] = "undecided",
+    refresh: bool = False,
+    recorder: Any = None,
+    client: JudgeClient | None = None,
+    max_rows: int = 60,
+    on_case: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Judge a batch of cases with the LLM where the rules could not decide.
+
+    Args:
+        materials: One dict per case: ``id`` (str, required), ``question``, ``golden``, ``rubric``, ``must_not_use``,
+            ``rule`` (the rule-based outcome dict, or absent), and the answer: ``text``, ``final_query``, ``columns``,
+            ``rows`` (re-executed), ``model`` / ``answer_model`` (the model that produced the answer, if known).
+        config: Endpoint, model and call parameters (:class:`JudgeConfig`).
+        cache: Call cache; ``None`` = no cache (every call goes out).
+        repeat: Samples per case, ≥ 1; > 1 reports per-case stability.
+        dry_run: Count the calls the run would make (cache hits excluded) and make none.
+        send: ``"undecided"`` (default) or ``"all"``; see :func:`route`.
+        refresh: Ignore cache hits (the new answers replace the cached ones).
+        recorder: Run-store recorder (``previous()``, ``record(case)``, ``finish(results)``) or ``None``.
+        client: A ready :class:`JudgeClient` (tests); default one is built from *config*.
+        max_rows: Rows of a table shown in the prompt.
+        on_case: Called with each finished per-case record (progress display).
+
+    Returns:
+        The results dict. ``per_example`` items: ``id``, ``status``, the final verdict's fields, ``decided_by``,
+        ``routing`` (why it was or was not sent), ``rule`` (the rule outcome or ``None``), ``llm`` (``None`` or
+        ``{"verdict": the LLM's verdict dict, "calls": [per-call record: sample, cached, latency_s, attempts, waits,
+        status, prompt_tokens, completion_tokens, cost_usd, error, user_prompt, raw, verdict…], "stability"}``),
+        ``agreement`` (True/False when both decided, else ``None``). ``aggregate``: ``n``, ``n_scored``,
+        ``n_failed``, ``pass_rate`` and its counts, ``n_sent``, ``n_calls``, ``n_http_calls``, ``n_cached``,
+        ``n_call_errors``, tokens, ``cost_usd``, latency mean/p50/p95/max (seconds, HTTP calls only),
+        ``n_stable``/``n_flickering``, agreement counts, ``elapsed_sec``, ``undefined``. With ``dry_run`` the
+        result is ``{"dry_run": True, "cases", "sent", "calls", "cached", "http_calls", "judge"}``.
+
+    Raises:
+        InputError: ``repeat`` < 1, or the judge model is the model that produced an answer it would judge.
+        JudgeError: the endpoint refuses the key or does not know the model (every call would fail).
+    """
+    if not isinstance(repeat, int) or repeat < 1:
+        raise InputError(f"--repeat: expected an integer ≥ 1, got {shorten(repeat)}.")
+    t0 = time.perf_counter()
+    params = config.answer_params()
+    judge_info = {
+        "judge_version": JUDGE_VERSION, "layout": USER_PROMPT_LAYOUT, "system_prompt_sha256": SYSTEM_PROMPT_SHA256,
+        **params, "repeat": repeat, "max_concurrency": config.max_concurrency, "timeout": config.timeout,
+        "price_in": config.price_in, "price_out": config.price_out, "send": send,
+    }
+    failures: list[dict[str, Any]] = []
+    cases: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for i, m in enumerate(materials, start=1):
+        cid = m.get("id") if isinstance(m, dict) else None
+        if not isinstance(cid, (str, int)) or isinstance(cid, bool) or cid == "" or str(cid) in seen:
+            why = "a repeated id" if cid is not None and str(cid) in seen else f"no usable 'id' (got {shorten(cid)})"
+            failures.append({"line": i, "id": None if cid is None else str(cid), "error": f"case {i}: {why}. Give every case a unique id."})
+            continue
+        seen.add(str(cid))
+        cases.append({**m, "id": str(cid)})
+
+    previous = recorder.previous() if recorder is not None else {}
+    plan: list[tuple[dict[str, Any], bool, str]] = []
+    for m in cases:
+        goes, why = route(m, send=send)
+        plan.append((m, goes, why))
+    same = [m["id"] for m, goes, _ in plan if goes and m["id"] not in previous and same_model(_answer_model(m), config.model)]
+    if same:
+        raise InputError(
+            f"judge model {config.model!r} produced the answers it would judge (cases {', '.join(same[:5])}"
+            f"{'…' if len(same) > 5 else ''}: the attempt file names {_answer_model(next(m for m, _, _ in plan if m['id'] == same[0]))!r}). "
+            "A model never judges its own answers: choose another judge model with --llm."
+        )
+
+    keys: dict[str, list[str]] = {m["id"]: [cache_key(m, params, s) for s in range(repeat)] for m, goes, _ in plan if goes and m["id"] not in previous}
+    if dry_run:
+        hits = sum(1 for ks in keys.values() for k in ks if cache is not None and not refresh and cache.get(k) is not None)
+        total = sum(len(ks) for ks in keys.values())
+        return {
+            "dry_run": True, "cases": len(cases), "sent": len(keys), "calls": total, "cached": hits,
+            "http_calls": total - hits, "resumed": sum(1 for m in cases if m["id"] in previous),
+            "judge": judge_info, "failures": failures,
+        }
+
+    records: dict[str, dict[str, Any]] = {}
+    order = [m["id"] for m in cases]
+
+    def finish_case(rec: dict[str, Any]) -> None:
+        records[rec["id"]] = rec
+        if recorder is not None:
+            recorder.record(rec)
+        if on_case is not None:
+            on_case(rec)
+
+    # 1. resumed and rule-decided cases: no call.
+    for m, goes, why in plan:
+        if m["id"] in previous:
+            records[m["id"]] = {**previous[m["id"]], "resumed": True}
+            continue
+        if not goes:
+            rule = _rule_dict(m.get("rule"))
+            status = "unscored" if rule is not None and rule.get("status") == "unscored" else "scored"
+            fields, _ = _final(rule, None)
+            rec = {"id": m["id"], "status": status, **fields, "routing": why, "sent_to_llm": False, "rule": rule,
+                   "llm": None, "agreement": None}
+            if status == "unscored":
+                rec["reason"] = rule.get("reason")
+            finish_case(rec)
+
+    # 2. the LLM calls, bounded concurrency; cache hits answered without a call.
+    judged = [m for m, goes, _ in plan if goes and m["id"] not in previous]
+    routing = {m["id"]: why for m, _, why in plan}
+    own_client = client or JudgeClient(config)
+    samples: dict[str, list[tuple[Verdict, dict[str, Any]] | None]] = {m["id"]: [None] * repeat for m in judged}
+    pending_count = {m["id"]: repeat for m in judged}
+    by_id = {m["id"]: m for m in judged}
+
+    def one_call(m: dict[str, Any], s: int) -> tuple[str, int, Verdict, dict[str, Any]]:
+        key = keys[m["id"]][s]
+        cached = None if (cache is None or refresh) else cache.get(key)
+        if cached is not None:
+            v = parse_judge_output(cached["response"])
+            return m["id"], s, v, _call_record(s, None, cached, v, cached["user_prompt"], None, config)
+        user, nonce = build_user_prompt(m, max_rows=max_rows)
+        call = own_client.complete([{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}])
+        if call.text is None or call.error is not None:
+            v = _call_failed(call)
+        else:
+            v = parse_judge_output(call.text)
+            if call.finish_reason == "length" and v.verdict == "needs_human":
+                v.details["truncated"] = "the endpoint stopped at max_tokens (finish_reason=length)"
+            if cache is not None:
+                cache.put(key, case_id=m["id"], sample=s, params=params, rubric_sha256=rubric_hash(m.get("rubric")),
+                          user_prompt=user, response=call.text, prompt_tokens=call.prompt_tokens,
+                          completion_tokens=call.completion_tokens, latency_s=call.latency_s,
+                          finish_reason=call.finish_reason, response_model=call.response_model)
+        return m["id"], s, v, _call_record(s, call, None, v, user, nonce, config)
+
+    def case_done(cid: str) -> None:
+        m = by_id[cid]
+        got = [x for x in samples[cid] if x is not None]
+        verdicts = [v for v, _ in got]
+        llm_v, stab = _combine(verdicts)
+        rule = _rule_dict(m.get("rule"))
+        fields, _ = _final(rule, llm_v)
+        rec = {
+            "id": cid, "status": "scored", **fields, "routing": routing[cid], "sent_to_llm": True, "rule": rule,
+            "llm": {"verdict": _without_raw(llm_v), "calls": [c for _, c in got], "stability": stab,
+                    "rubric_sha256": rubric_hash(m.get("rubric"))},
+            "agreement": _agreement(rule, llm_v), "raw": llm_v.details.get("raw"),
+        }
+        finish_case(rec)
+
+    if judged:
+        pool = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="goldeval-judge")
+        try:
+            futures: set[Future] = {pool.submit(one_call, m, s) for m in judged for s in range(repeat)}
+            while futures:
+                done, futures = wait(futures, return_when=FIRST_EXCEPTION)
+                for f in done:
+                    exc = f.exception()
+                    if exc is not None:
+                        for other in futures:
+                            other.cancel()
+                        raise exc
+                    cid, s, v, crec = f.result()
+                    samples[cid][s] = (v, crec)
+                    pending_count[cid] -= 1
+                    if pending_count[cid] == 0:
+                        case_done(cid)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    per_example = [records[cid] for cid in order if cid in records]
+    results = _results(per_example, failures, judge_info, config, repeat, time.perf_counter() - t0)
+    if recorder is not None:
+        recorder.finish(results)
+    return results
+
+
+def _pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    if not s:
+        return 0.0
+    # nearest-rank percentile (no interpolation): the smallest value with at least q of the data at or below it.
+    k = max(0, min(len(s) - 1, -(-int(q * 100) * len(s) // 100) - 1))
+    return s[k]
+
+
+def _results(per_example: list[dict[str, Any]], failures: list[dict[str, Any]], judge_info: dict[str, Any],
+             config: JudgeConfig, repeat: int, elapsed: float) -> dict[str, Any]:
+    calls = [c for r in per_example if r.get("llm") and not r.get("resumed") for c in r["llm"]["calls"]]
+    http = [c for c in calls if not c["cached"]]
+    lat = [c["latency_s"] for c in http if c["latency_s"] is not None]
+    pin = [c["prompt_tokens"] for c in calls if c["prompt_tokens"] is not None]
+    pout = [c["completion_tokens"] for c in calls if c["completion_tokens"] is not None]
+    costs = [c["cost_usd"] for c in http if c["cost_usd"] is not None]
+    sent = [r for r in per_example if r.get("sent_to_llm")]
+    stab = [r["llm"]["stability"] for r in sent if r.get("llm")]
+    agree = [r["agreement"] for r in per_example if r.get("agreement") is not None]
+    pr = pass_rate(per_example)
+    undefined: dict[str, str] = {}
+    if pr.undefined:
+        undefined["pass_rate"] = "no case was decided match or no_match"
+    if not lat:
+        undefined["latency_mean_s"] = "no HTTP call was made (all cached, or nothing sent to the judge)"
+    if config.price_in is None or config.price_out is None:
+        undefined["cost_usd"] = "no price configured (--price-in / --price-out, USD per million tokens)"
+    elif len(costs) < len(http):
+        undefined["cost_usd"] = "the endpoint did not report token usage for some calls"
+    if not agree:
+        undefined["agreement_rate"] = "no case had both a decided rule verdict and a decided LLM verdict"
+    n_failed = len(failures) + sum(1 for r in per_example if r.get("status") != "scored")
+    aggregate = {
+        "n": len(per_example) + len(failures),
+        "n_scored": sum(1 for r in per_example if r.get("status") == "scored"),
+        "n_failed": n_failed,
+        "pass_rate": pr.rate,
+        "counts": {k: v for k, v in pr.to_dict().items() if k not in ("rate", "undefined")},
+        "n_sent": len(sent),
+        "n_rule_decided": sum(1 for r in per_example if not r.get("sent_to_llm")),
+        "n_resumed": sum(1 for r in per_example if r.get("resumed")),
+        "n_calls": len(calls),
+        "n_http_calls": len(http),
+        "http_attempts": sum(c["attempts"] for c in http),
+        "n_cached": len(calls) - len(http),
+        "n_call_errors": sum(1 for c in calls if c["error"]),
+        "n_unparseable": sum(1 for c in calls if "parse_error" in c["verdict"]),
+        "prompt_tokens": sum(pin),
+        "completion_tokens": sum(pout),
+        "cost_usd": sum(costs) if costs else 0.0,
+        "latency_mean_s": statistics.fmean(lat) if lat else 0.0,
+        "latency_p50_s": _pct(lat, 0.50),
+        "latency_p95_s": _pct(lat, 0.95),
+        "latency_max_s": max(lat) if lat else 0.0,
+        "repeat": repeat,
+        "n_stable": sum(1 for s in stab if s["stable"]),
+        "n_flickering": sum(1 for s in stab if not s["stable"]),
+        "agreement_n": len(agree),
+        "agreement_agree": sum(agree),
+        "agreement_rate": sum(agree) / len(agree) if agree else 0.0,
+        "elapsed_sec": elapsed,
+        "undefined": undefined,
+    }
+    return {
+        "scorer": {"name": SCORER_NAME, "version": JUDGE_VERSION},
+        "judge": judge_info,
+        "aggregate": aggregate,
+        "per_example": per_example,
+        "failures": failures,
+    }
