@@ -15,6 +15,7 @@ memory does not grow with the file beyond the per-example results.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import statistics
 import time
@@ -27,8 +28,7 @@ from typing import Any
 import orjson
 
 from goldeval.errors import InputError, shorten
-from goldeval.io import file_sha256
-from goldeval.overlap import overlap_of_tokens, refuse_unreadable, section_f1
+from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1
 from goldeval.tokens import Tokenizer, get_tokenizer
 
 __all__ = ["FreeTextConfig", "score_file", "score_rows", "SCORER_NAME", "SCORER_VERSION", "PARALLEL_MIN_ROWS"]
@@ -95,7 +95,7 @@ def _score_record(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tok
     pred, ref = values
     try:
         if isinstance(pred, str) and isinstance(ref, str):
-            ov = overlap_of_tokens(tok.tokenize(pred), tok.tokenize(ref))
+            ov = overlap_of_texts(pred, ref, tok)
             if ov.both_empty:
                 refuse_unreadable(tok, {"prediction": pred, "reference": ref})
             return {"id": rid, "line": line, "whole_note": _scores(ov), "tokens": _counts(ov)}
@@ -115,7 +115,7 @@ def _score_record(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tok
         # one side sectioned, the other flat: score the whole note on the pooled text
         pred_text = pred if isinstance(pred, str) else "\n".join(v or "" for v in pred.values() if isinstance(v, str) or v is None)
         ref_text = ref if isinstance(ref, str) else "\n".join(v or "" for v in ref.values() if isinstance(v, str) or v is None)
-        ov = overlap_of_tokens(tok.tokenize(pred_text), tok.tokenize(ref_text))
+        ov = overlap_of_texts(pred_text, ref_text, tok)
         return {"id": rid, "line": line, "whole_note": _scores(ov), "tokens": _counts(ov),
                 "note": "one side has sections and the other is flat text: whole note only, sections not scored"}
     except InputError as exc:  # includes UnreadableTextError
@@ -164,23 +164,41 @@ def _worker_init(cfg: FreeTextConfig, src: str) -> None:
     _W["src"] = src
 
 
-def _score_chunk(chunk: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
+def _score_chunk(chunk: list[tuple[int, bytes]]) -> list[dict[str, Any] | tuple]:
+    """Score a chunk of raw lines. Plain whole-note records come back as compact tuples (cheap to send between
+    processes); :func:`_expand` turns them back into dicts."""
     cfg, tok, src = _W["cfg"], _W["tok"], _W["src"]
-    out = []
+    out: list[dict[str, Any] | tuple] = []
     for line, raw in chunk:
         data, failure = _decode(line, raw, src)
-        out.append(failure if data is None else _score_record(data, line, cfg, tok, src))
+        rec = failure if data is None else _score_record(data, line, cfg, tok, src)
+        if len(rec) == 4 and "tokens" in rec:
+            wn, tk = rec["whole_note"], rec["tokens"]
+            rec = (rec["id"], line, wn["precision"], wn["recall"], wn["f1"], tk["prediction"], tk["reference"], tk["overlap"])
+        out.append(rec)
     return out
+
+
+def _expand(rec: dict[str, Any] | tuple) -> dict[str, Any]:
+    if type(rec) is not tuple:
+        return rec  # type: ignore[return-value]
+    rid, line, p, r, f, n_pred, n_ref, n_ov = rec
+    return {"id": rid, "line": line, "whole_note": {"precision": p, "recall": r, "f1": f},
+            "tokens": {"prediction": n_pred, "reference": n_ref, "overlap": n_ov}}
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Batch
 
 
-def _iter_chunks(path: Path) -> Iterator[list[tuple[int, bytes]]]:
+def _iter_chunks(path: Path, hasher: Any = None) -> Iterator[list[tuple[int, bytes]]]:
+    """Non-blank lines of *path* as chunks of ``(line number, bytes)``; every byte read is fed to *hasher*."""
     chunk: list[tuple[int, bytes]] = []
+    update = hasher.update if hasher is not None else None
     with path.open("rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
+            if update is not None:
+                update(raw)
             if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             if not raw.strip():
@@ -328,7 +346,7 @@ def _run(
         _worker_init(cfg, src)
         for chunk in chunks:
             for rec in _score_chunk(chunk):
-                col.add(rec, src)
+                col.add(_expand(rec), src)
             if progress:
                 progress(len(chunk))
         return col, time.perf_counter() - t0
@@ -350,7 +368,7 @@ def _run(
             fut = window.pop(0)
             recs = fut.result()
             for rec in recs:
-                col.add(rec, src)
+                col.add(_expand(rec), src)
             if progress:
                 progress(len(recs))
     return col, time.perf_counter() - t0
@@ -423,10 +441,11 @@ def score_file(
         on_total(total)
     if workers is None:
         workers = (os.cpu_count() or 1) if total >= PARALLEL_MIN_ROWS else 1
-    col, elapsed = _run(_iter_chunks(p), None, cfg=cfg, src=p.name, workers=max(1, workers), recorder=recorder, progress=progress)
+    hasher = hashlib.sha256()
+    col, elapsed = _run(_iter_chunks(p, hasher), None, cfg=cfg, src=p.name, workers=max(1, workers), recorder=recorder, progress=progress)
     if col.n_rows == 0:
         raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
-    results = _results(col, cfg, elapsed, {"input": {"path": str(p), "sha256": file_sha256(p), "workers": max(1, workers)}})
+    results = _results(col, cfg, elapsed, {"input": {"path": str(p), "sha256": hasher.hexdigest(), "workers": max(1, workers)}})
     if recorder is not None:
         recorder.finish(results)
     return results

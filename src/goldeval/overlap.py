@@ -17,7 +17,16 @@ from dataclasses import dataclass
 from goldeval.errors import InputError, UnreadableTextError, shorten
 from goldeval.tokens import OPENSCRIBE, Tokenizer, get_tokenizer
 
-__all__ = ["Overlap", "SectionOverlap", "token_f1", "section_f1", "overlap_of_tokens", "refuse_unreadable"]
+__all__ = [
+    "Overlap",
+    "SectionOverlap",
+    "overlap_from_counts",
+    "overlap_of_texts",
+    "overlap_of_tokens",
+    "refuse_unreadable",
+    "section_f1",
+    "token_f1",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,22 +63,39 @@ class Overlap:
         }
 
 
-def overlap_of_tokens(prediction_tokens: list[str], reference_tokens: list[str]) -> Overlap:
-    """:class:`Overlap` of two token lists (already tokenized). See the module docstring for the definition."""
-    n_pred = len(prediction_tokens)
-    n_ref = len(reference_tokens)
+def overlap_from_counts(n_pred: int, n_ref: int, overlap: int) -> Overlap:
+    """:class:`Overlap` from the three counts (token counts of each side and the multiset intersection size)."""
     if n_pred == 0 or n_ref == 0:
         v = 1.0 if n_pred == n_ref else 0.0
         return Overlap(v, v, v, n_pred, n_ref, 0)
-    pc = Counter(prediction_tokens)
-    rc = Counter(reference_tokens)
-    common = pc.keys() & rc.keys()
-    overlap = sum(map(min, map(pc.__getitem__, common), map(rc.__getitem__, common)))
     if overlap == 0:
         return Overlap(0.0, 0.0, 0.0, n_pred, n_ref, 0)
     p = overlap / n_pred
     r = overlap / n_ref
     return Overlap(p, r, 2 * p * r / (p + r), n_pred, n_ref, overlap)
+
+
+def overlap_of_tokens(prediction_tokens: list[str], reference_tokens: list[str]) -> Overlap:
+    """:class:`Overlap` of two token lists (already tokenized). See the module docstring for the definition."""
+    n_pred = len(prediction_tokens)
+    n_ref = len(reference_tokens)
+    if n_pred == 0 or n_ref == 0:
+        return overlap_from_counts(n_pred, n_ref, 0)
+    pc = Counter(prediction_tokens)
+    rc = Counter(reference_tokens)
+    common = pc.keys() & rc.keys()
+    return overlap_from_counts(n_pred, n_ref, sum(map(min, map(pc.__getitem__, common), map(rc.__getitem__, common))))
+
+
+def overlap_of_texts(prediction: str, reference: str, tokenizer: Tokenizer) -> Overlap:
+    """:class:`Overlap` of two texts under *tokenizer*, through its compiled fast path when it has one.
+
+    No type checks and no unreadable-text check: the callers (:func:`token_f1`, the batch scorer) do those.
+    """
+    fast = tokenizer.fast_counts
+    if fast is not None:
+        return overlap_from_counts(*fast(prediction, reference))
+    return overlap_of_tokens(tokenizer.tokenize(prediction), tokenizer.tokenize(reference))
 
 
 def _check_text(value: object, name: str) -> str:
@@ -121,7 +147,7 @@ def token_f1(prediction: str, reference: str, *, tokenizer: Tokenizer | str = OP
     tok = get_tokenizer(tokenizer)
     pred = _check_text(prediction, "prediction")
     ref = _check_text(reference, "reference")
-    result = overlap_of_tokens(tok.tokenize(pred), tok.tokenize(ref))
+    result = overlap_of_texts(pred, ref, tok)
     if result.both_empty:
         refuse_unreadable(tok, {"prediction": pred, "reference": ref})
     return result

@@ -44,6 +44,8 @@ class Tokenizer:
         description: One line for reports.
         tokenize: ``str -> list[str]``; tokens in text order, lowercased.
         _unreadable: ``str -> str | None``; the first letter or digit the rule cannot read, if any.
+        fast_counts: Optional compiled ``(prediction, reference) -> (n_prediction, n_reference, n_overlap)`` that
+            gives exactly the counts of ``tokenize`` + multiset intersection, faster; ``None`` when not built.
     """
 
     name: str
@@ -51,6 +53,7 @@ class Tokenizer:
     description: str
     tokenize: Callable[[str], list[str]]
     _unreadable: Callable[[str], str | None]
+    fast_counts: Callable[[str, str], tuple[int, int, int]] | None = None
 
     def unreadable(self, text: str) -> str | None:
         """The first letter or digit in *text* that this rule drops (e.g. a CJK or Cyrillic letter under
@@ -87,12 +90,18 @@ def _openscribe_unreadable(text: str) -> str | None:
     return None
 
 
+try:  # the optional C fast path (see _fast.c); the regex above stays the definition
+    from goldeval._fast import overlap_counts as _openscribe_fast_counts
+except ImportError:  # pragma: no cover - exercised where no compiler was available at install time
+    _openscribe_fast_counts = None
+
 OPENSCRIBE = Tokenizer(
     name="openscribe",
     version="1",
     description="lowercase; runs of ASCII letters/digits joined by single . ' / - (Open-Scribe eval/metrics.py)",
     tokenize=_openscribe_tokenize,
     _unreadable=_openscribe_unreadable,
+    fast_counts=_openscribe_fast_counts,
 )
 
 # --- unicode ------------------------------------------------------------------------------------------------
