@@ -547,6 +547,8 @@ class GateResult:
         allowed_on_this_set: What the limit allows on this set, in words (``None`` when nothing useful can be
             said). allowed: That allowance as a number (e.g. misses allowed), when it is a count.
         sentence: The gate in one clause of the summary line. note: The note written in the gates file.
+        observed_text: The observed value as shown on screen (rounded, never so far that it seems to contradict
+            the verdict: 2.0202 per 100 shows as ``2.02``, not ``2.0``).
     """
 
     metric: str
@@ -563,6 +565,7 @@ class GateResult:
     sentence: str
     line: int | None = None
     note: str | None = None
+    observed_text: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -749,6 +752,7 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                     sentence=sentence,
                     line=gate.line,
                     note=gate.note,
+                    observed_text=None if observed is None else _shown(observed, info.unit, b.op, limit),
                 )
             )
     all_pass = all(r.passed for r in out)

@@ -17,6 +17,8 @@ from goldeval import __version__
 
 # name -> ("module:attribute" relative to goldeval.cli, one-line help shown by `goldeval --help`); keep sorted.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "gate": ("labels:gate", "Apply a definition of done (TOML gates) to any results file; exit 1 when a gate fails."),
+    "labels": ("labels:labels", "Precision, recall and missed positives of predicted labels against gold labels."),
     "score": ("score:score", "Token F1 of free-text predictions against references (whole note and sections)."),
 }
 

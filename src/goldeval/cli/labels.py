@@ -1,0 +1,146 @@
+"""``goldeval labels`` (score a classifier's labels against gold) and ``goldeval gate`` (apply a definition of
+done to any results file goldeval wrote). Thin: parse options, call the library, render, map to exit codes."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from goldeval.cli._common import EXIT_OK, guarded, report_console, write_json
+from goldeval.cli._gating import apply_gates, gates_option, load_definition
+
+
+@click.command("labels")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--positive", default=None, metavar="LABEL", help="The positive label (e.g. escalate); default: `positive` from --gates.")
+@click.option("--id-column", default="id", show_default=True, help="Field / CSV column holding the case id.")
+@click.option("--gold-column", default="gold", show_default=True, help="Field / CSV column holding the gold label.")
+@click.option("--pred-column", default="pred", show_default=True, help="Field / CSV column holding the predicted label (null / empty = no label).")
+@click.option("--second-gold-column", default=None, metavar="NAME", help="A second annotator's label: adds annotator agreement, kappa and the disagreements.")
+@click.option("--allow-absent-positive", is_flag=True, help="Score even when the positive label occurs in neither gold nor pred (a slice with no positives).")
+@gates_option
+@click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' = stdout; the summary then goes to stderr).")
+@guarded
+def labels(file, positive, id_column, gold_column, pred_column, second_gold_column, allow_absent_positive, gates, out):
+    """Precision, recall and missed positives of predicted labels against gold labels.
+
+    FILE is JSONL rows {"id", "gold", "pred"} or a CSV with those columns (names selectable).
+
+    \b
+    Exit codes: 0 every gate passes (or no --gates) · 1 a gate fails · 2 bad input or usage.
+    """
+    from goldeval.errors import InputError
+    from goldeval.labels import score_label_file
+
+    dod = load_definition(gates)
+    if dod is not None and dod.positive is not None:
+        if positive is not None and positive != dod.positive:
+            raise InputError(
+                f"--positive {positive!r}: the definition of done {gates} agreed positive = {dod.positive!r}. "
+                "Drop --positive or use the gates file for this label."
+            )
+        positive = dod.positive
+    results = score_label_file(
+        file,
+        positive=positive,
+        id_field=id_column,
+        gold_field=gold_column,
+        pred_field=pred_column,
+        second_gold_field=second_gold_column,
+        require_positive=not allow_absent_positive,
+    )
+    console = report_console(out)
+    _render_labels(results, console)
+    code = apply_gates(results, gates, console, definition=dod)
+    if out is not None:
+        write_json(results, out)
+    if code != EXIT_OK:
+        sys.exit(code)
+
+
+def _render_labels(results: dict, console) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    a = results["aggregate"]
+    und = a.get("undefined", {})
+
+    def rate(key: str, digits: int = 3) -> str:
+        return "undefined" if key in und else f"{a[key]:.{digits}f}"
+
+    t = Table(title=escape(f"labels: positive = {results['positive']!r}"), title_justify="left")
+    for col, just in (("metric", "left"), ("value", "right"), ("from", "left")):
+        t.add_column(col, justify=just)
+    t.add_row("precision", rate("precision"), f"{a['tp']} of {a['predicted_positives']} predicted positive")
+    t.add_row("recall", rate("recall"), f"{a['tp']} of {a['gold_positives']} gold positives")
+    t.add_row("missed", str(a["missed"]), f"{rate('missed_per_100', 1)} per 100 gold positives")
+    t.add_row("f1", rate("f1"), "")
+    t.add_row("kappa", rate("kappa"), "Cohen's, predictions vs gold")
+    t.add_row("accuracy", rate("accuracy"), "never the headline")
+    t.add_row("counts", "", f"tp {a['tp']} · fp {a['fp']} · fn {a['fn']} · tn {a['tn']}")
+    t.add_row("cases", str(a["n"]), f"{a['n_scored']} scored, {a['n_failed']} failed, {a['null_predictions']} without a prediction")
+    console.print(t)
+    if len(results["per_label"]) > 2:
+        pl = Table(title="per label (one-vs-rest)", title_justify="left")
+        for col in ("label", "precision", "recall", "f1", "support", "predicted"):
+            pl.add_column(col, justify="right")
+        for r in results["per_label"]:
+            pl.add_row(escape(str(r["label"])), f"{r['precision']:.3f}", f"{r['recall']:.3f}", f"{r['f1']:.3f}", str(r["support"]), str(r["predicted"]))
+        console.print(pl)
+    if "annotator_kappa" in a:
+        ak = "undefined" if "annotator_kappa" in und else f"{a['annotator_kappa']:.3f}"
+        console.print(
+            f"annotators: {a['annotator_n']} cases, agreement {a['annotator_agreement']:.3f}, kappa {ak}; "
+            f"{len(results['disagreements'])} disagreements to adjudicate",
+            markup=False, highlight=False, soft_wrap=True,
+        )
+    for key, why in und.items():
+        console.print(f"{key} undefined: {why}", markup=False, highlight=False, soft_wrap=True)
+    _print_problems(results)
+
+
+def _print_problems(results: dict) -> None:
+    fails = results.get("failures", [])
+    warns = results.get("warnings", [])
+    for f in fails[:10]:
+        click.echo(f"failed: {f['error']}", err=True)
+    if len(fails) > 10:
+        click.echo(f"… and {len(fails) - 10} more failed rows (all listed in the results JSON under 'failures').", err=True)
+    for w in warns[:10]:
+        click.echo(f"warning: {w['warning']}", err=True)
+    if len(warns) > 10:
+        click.echo(f"… and {len(warns) - 10} more warnings (listed in the results JSON under 'warnings').", err=True)
+
+
+@click.command("gate")
+@click.argument("results_file", metavar="RESULTS.json", type=click.Path(dir_okay=False))
+@click.option("--gates", "gates", required=True, metavar="DOD.toml", type=click.Path(dir_okay=False), help="Definition of done (TOML [gates]).")
+@click.option("--out", "-o", default=None, metavar="PATH", help="Write the results with the gate report added ('-' = stdout).")
+@guarded
+def gate(results_file, gates, out):
+    """Apply a definition of done to any results file goldeval wrote (labels, free text, data answers).
+
+    \b
+    Exit codes: 0 every gate passes · 1 a gate fails · 2 bad input, or a gate on a metric this scorer never produces.
+    """
+    import orjson
+
+    from goldeval.errors import InputError
+
+    dod = load_definition(gates)
+    try:
+        with open(results_file, "rb") as fh:
+            results = orjson.loads(fh.read())
+    except FileNotFoundError:
+        raise InputError(f"{results_file}: no such file. Pass the JSON a goldeval scoring command wrote with --out.") from None
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"{results_file}: not JSON ({exc}). Pass the JSON a goldeval scoring command wrote with --out.") from None
+    if not isinstance(results, dict):
+        raise InputError(f"{results_file}: expected a JSON object (a goldeval results file), got {type(results).__name__}.")
+    console = report_console(out)
+    code = apply_gates(results, gates, console, definition=dod)
+    if out is not None:
+        write_json(results, out)
+    if code != EXIT_OK:
+        sys.exit(code)
