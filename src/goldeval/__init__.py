@@ -15,7 +15,21 @@ from goldeval.errors import GoldevalError, InputError, JudgeError, StoreError
 from goldeval.verdict import CaseOutcome, PassRate, Verdict, pass_rate
 
 # public name -> module that defines it (imported on first attribute access); keep sorted.
-_LAZY: dict[str, str] = {}
+_LAZY: dict[str, str] = {
+    "Agreement": "goldeval.agreement",
+    "DefinitionOfDone": "goldeval.gates",
+    "GateReport": "goldeval.gates",
+    "LabelScore": "goldeval.labels",
+    "agreement": "goldeval.agreement",
+    "cohen_kappa": "goldeval.agreement",
+    "confusion_matrix": "goldeval.labels",
+    "evaluate_gates": "goldeval.gates",
+    "load_gates": "goldeval.gates",
+    "parse_gates": "goldeval.gates",
+    "per_label_table": "goldeval.labels",
+    "score_label_file": "goldeval.labels",
+    "score_labels": "goldeval.labels",
+}
 
 __all__ = sorted(
     [
