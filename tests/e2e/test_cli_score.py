@@ -1,0 +1,70 @@
+"""`goldeval score` as a user runs it: exit codes, the JSON it writes, the table it prints."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import EXAMPLES
+from goldeval.cli import main
+
+
+def test_score_primock_writes_the_upstream_keys(tmp_path):
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["score", str(EXAMPLES / "openscribe_primock57_predictions.jsonl"), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    agg = data["aggregate"]
+    for key in ("n", "n_failed", "elapsed_sec", "whole_note_f1_mean", "whole_note_precision_mean", "whole_note_recall_mean", "tokenizer"):
+        assert key in agg
+    assert agg["whole_note_f1_mean"] == pytest.approx(0.27861937781204515, abs=1e-12)
+    assert set(data["per_example"][0]["whole_note"]) == {"precision", "recall", "f1"}
+    assert data["failures"] == []
+    assert "0.279" in res.output  # rounded only on screen
+
+
+def test_score_json_to_stdout_keeps_stdout_clean():
+    res = CliRunner().invoke(main, ["score", str(EXAMPLES / "openscribe_acibench_predictions.jsonl"), "--out", "-"])
+    assert res.exit_code == 0
+    data = json.loads(res.stdout)  # only JSON on stdout; the table went to stderr
+    assert data["aggregate"]["n_failed"] == 5 and len(data["failures"]) == 5
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda p: None, "no such file"),
+        (lambda p: p.write_bytes(b""), "the file is empty"),
+        (lambda p: p.write_bytes(b'{"id": "a", "prediction": "\xff", "reference": "x"}\n'), "not UTF-8"),
+    ],
+)
+def test_unusable_input_exits_2(tmp_path, setup, message):
+    p = tmp_path / "in.jsonl"
+    setup(p)
+    res = CliRunner().invoke(main, ["score", str(p)])
+    assert res.exit_code == 2
+    assert message in res.stderr
+
+
+def test_unicode_tokenizer_is_recorded(tmp_path):
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["score", str(EXAMPLES / "openscribe_primock57_predictions.jsonl"), "--tokenizer", "unicode", "--out", str(out), "-q"])
+    assert res.exit_code == 0
+    data = json.loads(out.read_text())
+    assert data["aggregate"]["tokenizer"] == "unicode" and data["tokenizer"]["name"] == "unicode"
+
+
+def test_help_imports_no_heavy_module():
+    # `goldeval --help` must answer fast: no numpy/scipy/sqlglot/openai/rich imported to print it.
+    code = (
+        "import sys\nfrom goldeval.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('numpy', 'scipy', 'sqlglot', 'openai', 'rich', 'orjson') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "HEAVY []" in out, out

@@ -1,0 +1,159 @@
+"""Batch free-text scoring: the published Open-Scribe figures, bad input, and the parallel path.
+
+Published figures: Open-Scribe ``eval/results/primock57.json`` and ``acibench.json`` (commit 3d5b333, see
+examples/data/LICENSE-NOTES.md): PriMock57 macro whole-note F1 0.27861937781204515 / P 0.26603090932235796 /
+R 0.3154757930748772 over 57 rows; ACI-Bench test1 0.4465338141844892 / 0.7094691126347685 / 0.3376314920821577 over
+35 scored rows with 5 failed. Each row's ``expected_whole_note`` is upstream's per-row value.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import EXAMPLES
+from goldeval import InputError
+from goldeval.freetext import score_file, score_rows
+
+PRIMOCK = EXAMPLES / "openscribe_primock57_predictions.jsonl"
+ACI = EXAMPLES / "openscribe_acibench_predictions.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("path", "n", "n_failed", "f1", "p", "r"),
+    [
+        (PRIMOCK, 57, 0, 0.27861937781204515, 0.26603090932235796, 0.3154757930748772),
+        (ACI, 35, 5, 0.4465338141844892, 0.7094691126347685, 0.3376314920821577),
+    ],
+)
+def test_published_open_scribe_figures(path, n, n_failed, f1, p, r):
+    agg = score_file(path)["aggregate"]
+    assert (agg["n"], agg["n_failed"]) == (n, n_failed)
+    assert agg["whole_note_f1_mean"] == pytest.approx(f1, abs=1e-12)
+    assert agg["whole_note_precision_mean"] == pytest.approx(p, abs=1e-12)
+    assert agg["whole_note_recall_mean"] == pytest.approx(r, abs=1e-12)
+    assert agg["tokenizer"] == "openscribe"
+
+
+@pytest.mark.parametrize("path", [PRIMOCK, ACI])
+def test_every_row_equals_its_published_value(path):
+    expected = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row.get("expected_whole_note"):
+            expected[row["id"]] = row["expected_whole_note"]
+    got = {r["id"]: r["whole_note"] for r in score_file(path)["per_example"]}
+    assert got.keys() == expected.keys()
+    for rid, want in expected.items():
+        for k in ("precision", "recall", "f1"):
+            assert got[rid][k] == pytest.approx(want[k], abs=1e-12), (rid, k)
+
+
+def test_failed_rows_are_listed_with_line_and_reason():
+    failures = score_file(ACI)["failures"]
+    assert [f["id"] for f in failures] == ["D2N123", "D2N124", "D2N125", "D2N126", "D2N127"]
+    assert failures[0]["line"] == 36
+    assert "field 'prediction' is null" in failures[0]["error"] and "429" in failures[0]["error"]
+
+
+def test_bad_rows_are_counted_and_the_rest_still_scores(tmp_path):
+    f = tmp_path / "p.jsonl"
+    f.write_text(
+        "\n".join(
+            [
+                '{"id": "a", "prediction": "x y", "reference": "x"}',  # P 1/2 R 1 F1 2/3
+                "{not json",
+                '{"prediction": "x", "reference": "x"}',  # no id
+                '{"id": "b", "prediction": null, "reference": "x"}',
+                '{"id": "c", "prediction": "x", "reference": 42}',
+                '{"id": "a", "prediction": "x", "reference": "x"}',  # duplicate id
+                "[1, 2]",
+                '{"id": "d", "prediction": "x"}',  # reference missing
+                "",
+                '{"id": 7, "prediction": "x", "reference": "x"}',  # F1 1.0, integer id
+            ]
+        ),
+        encoding="utf-8",
+    )
+    res = score_file(f)
+    agg = res["aggregate"]
+    assert (agg["n"], agg["n_failed"], agg["n_rows"]) == (2, 7, 9)
+    assert agg["whole_note_f1_mean"] == pytest.approx((2 / 3 + 1.0) / 2)
+    errors = {x["line"]: x["error"] for x in res["failures"]}
+    assert "p.jsonl:2: not valid JSON" in errors[2]
+    assert "field 'id' must be a non-empty string, it is missing" in errors[3]
+    assert "field 'prediction' is null" in errors[4]
+    assert "field 'reference' must be a string or an object of sections, got 42. Fix the row or pass --reference-field" in errors[5]
+    assert "id 'a' repeats line 1" in errors[6]
+    assert "expected a JSON object, got [1, 2]" in errors[7]
+    assert "field 'reference' is missing" in errors[8]
+    assert [r["id"] for r in res["per_example"]] == ["a", "7"]
+
+
+def test_unreadable_row_is_unscored_not_perfect(tmp_path):
+    f = tmp_path / "p.jsonl"
+    f.write_text('{"id": "zh", "prediction": "头痛", "reference": "头痛"}\n{"id": "en", "prediction": "a", "reference": "b"}\n', encoding="utf-8")
+    res = score_file(f)
+    assert res["aggregate"]["n"] == 1 and res["aggregate"]["whole_note_f1_mean"] == 0.0
+    assert "tokenizer" in res["failures"][0]["error"] and "--tokenizer unicode" in res["failures"][0]["error"]
+    res_u = score_file(f, tokenizer="unicode")
+    assert res_u["aggregate"]["n"] == 2 and res_u["aggregate"]["tokenizer"] == "unicode"
+
+
+def test_all_rows_failed_marks_means_undefined(tmp_path):
+    f = tmp_path / "p.jsonl"
+    f.write_text('{"id": "a", "prediction": null, "reference": "x"}\n', encoding="utf-8")
+    agg = score_file(f)["aggregate"]
+    assert agg["n"] == 0 and agg["whole_note_f1_mean"] == 0.0
+    assert agg["undefined"]["whole_note_f1_mean"] == "no row could be scored"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "the file is empty"),
+        (b"\n\n", "holds no rows"),
+        (b'{"id": "a", "prediction": "caf\xe9", "reference": "x"}\n', r"p.jsonl:1: the file is not UTF-8 \(byte 0xe9"),
+    ],
+)
+def test_unusable_files_raise_input_error(tmp_path, content, message):
+    f = tmp_path / "p.jsonl"
+    f.write_bytes(content)
+    with pytest.raises(InputError, match=message):
+        score_file(f)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        score_file(tmp_path / "nope.jsonl")
+
+
+def test_sections_on_real_aci_bench_gold(tmp_path):
+    # Gold sections against themselves: every section with text scores 1.0; empty ones are counted, not averaged.
+    path = EXAMPLES / "acibench_clinicalnlp_taskB_test1.jsonl"
+    res = score_file(path, prediction_field="reference_sections", reference_field="reference_sections")
+    agg = res["aggregate"]
+    assert agg["n"] == 40 and agg["section_f1_mean"] == 1.0 and agg["whole_note_f1_mean"] == 1.0
+    assert agg["sections"]["objective_results"]["n"] + agg["sections"]["objective_results"]["n_empty_both"] == 40
+    # The pooled sections equal the flat note (upstream: joining the four sections gives `reference` exactly).
+    flat = score_file(path, prediction_field="reference_sections", reference_field="reference")
+    assert flat["aggregate"]["whole_note_f1_mean"] == 1.0
+
+
+def test_parallel_equals_sequential(tmp_path):
+    rows = [json.loads(line) for line in PRIMOCK.read_text(encoding="utf-8").splitlines()]
+    f = tmp_path / "big.jsonl"
+    with f.open("w", encoding="utf-8") as fh:
+        for k in range(20):  # 1,140 rows: several chunks per worker
+            for r in rows:
+                fh.write(json.dumps({"id": f"{r['id']}-{k}", "prediction": r["prediction"], "reference": r["reference"]}) + "\n")
+    one = score_file(f, workers=1)
+    two = score_file(f, workers=2)
+    assert one["per_example"] == two["per_example"]
+    assert one["aggregate"]["whole_note_f1_mean"] == two["aggregate"]["whole_note_f1_mean"] == pytest.approx(0.27861937781204515, abs=1e-12)
+
+
+def test_score_rows_matches_score_file():
+    rows = [json.loads(line) for line in PRIMOCK.read_text(encoding="utf-8").splitlines()]
+    assert score_rows(rows)["aggregate"]["whole_note_f1_mean"] == score_file(PRIMOCK)["aggregate"]["whole_note_f1_mean"]
