@@ -1,0 +1,159 @@
+"""The judge client against a loopback OpenAI-compatible server: retries, Retry-After, time-outs, bad bodies, config."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from fake_openai_server import FakeOpenAI, Reply
+
+from goldeval.errors import InputError, JudgeError
+from goldeval.judge.client import JudgeClient, JudgeConfig, parse_retry_after
+
+pytest.importorskip("openai")
+
+MSGS = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAI() as srv:
+        yield srv
+
+
+def client(srv: FakeOpenAI, **kw) -> JudgeClient:
+    opts = dict(model="judge-model", base_url=srv.base_url, timeout=2.0, backoff_base=0.01, backoff_max=0.05)
+    opts.update(kw)
+    return JudgeClient(JudgeConfig(**opts))
+
+
+def test_plain_call_reports_text_usage_and_sends_parameters(server):
+    res = client(server, seed=7, temperature=0.0).complete(MSGS)
+    assert res.error is None and res.status == 200 and res.attempts == 1
+    assert res.text.startswith('{"verdict": "match"')
+    assert (res.prompt_tokens, res.completion_tokens) == (120, 30)
+    req = server.requests[0]
+    assert (req["model"], req["temperature"], req["seed"], req["messages"]) == ("judge-model", 0.0, 7, MSGS)
+
+
+def test_429_twice_then_a_verdict(server):
+    server.script = [Reply(status=429), Reply(status=429), Reply()]
+    res = client(server).complete(MSGS)
+    assert res.error is None and res.text and res.attempts == 3 and server.calls == 3
+    assert len(res.waits) == 2
+
+
+def test_retry_after_is_honoured(server):
+    # Retry-After: 0.3 s is far longer than the backoff (≤ 0.05 s), so a wait ≥ 0.3 s shows the header was read.
+    server.script = [Reply(status=429, headers={"Retry-After": "0.3"}), Reply()]
+    t0 = time.perf_counter()
+    res = client(server).complete(MSGS)
+    assert res.text and res.waits == [0.3] and time.perf_counter() - t0 >= 0.3
+
+
+def test_retry_after_ms_is_preferred(server):
+    server.script = [Reply(status=503, headers={"retry-after-ms": "120", "Retry-After": "5"}), Reply()]
+    res = client(server).complete(MSGS)
+    assert res.text and res.waits == [0.12]
+
+
+def test_500_is_retried_until_the_budget_is_spent(server):
+    server.script = [Reply(status=500)] * 4
+    res = client(server, max_retries=3).complete(MSGS)
+    assert res.text is None and res.attempts == 4 and server.calls == 4
+    assert "HTTP 500 after 4 attempts" in res.error
+
+
+def test_backoff_grows_exponentially(server):
+    server.script = [Reply(status=502)] * 3 + [Reply()]
+    res = client(server, backoff_base=0.01, backoff_max=10).complete(MSGS)
+    # base·2^k with up to 25 % jitter downwards: 0.0075–0.01, 0.015–0.02, 0.03–0.04.
+    lo_hi = [(0.0075, 0.01), (0.015, 0.02), (0.03, 0.04)]
+    assert all(lo <= w <= hi for w, (lo, hi) in zip(res.waits, lo_hi, strict=True))
+
+
+def test_a_too_long_retry_after_is_not_waited_for(server):
+    server.script = [Reply(status=429, headers={"Retry-After": "3600"})]
+    res = client(server, max_retry_after=60).complete(MSGS)
+    assert res.text is None and server.calls == 1 and "asks to wait 3600 s" in res.error
+
+
+def test_400_is_not_retried(server):
+    server.script = [Reply(status=400)]
+    res = client(server).complete(MSGS)
+    assert res.text is None and server.calls == 1 and "HTTP 400" in res.error and "not retried" in res.error
+
+
+def test_timeout_returns_an_error_without_raising(server):
+    server.script = [Reply(delay=1.5)]
+    t0 = time.perf_counter()
+    res = client(server, timeout=0.3).complete(MSGS)
+    assert res.text is None and "timed out after 0.3 s" in res.error and res.attempts == 1
+    assert time.perf_counter() - t0 < 1.2
+
+
+@pytest.mark.parametrize("body", [b'{"choices": [{"mess', b"<html>bad gateway</html>", b'{"foo": 1}'])
+def test_malformed_body_is_an_error_not_a_crash(server, body):
+    server.script = [Reply(body=body)]
+    res = client(server).complete(MSGS)
+    assert res.text is None and "malformed response" in res.error and server.calls == 1
+
+
+@pytest.mark.parametrize("status, words", [(401, "key was refused"), (403, "key was refused"), (404, "HTTP 404 for model")])
+def test_key_and_model_errors_stop_the_run(server, status, words):
+    server.script = [Reply(status=status)]
+    with pytest.raises(JudgeError, match=words):
+        client(server).complete(MSGS)
+
+
+def test_refusal_field_is_read_when_content_is_empty(server):
+    import json
+
+    from fake_openai_server import completion_body
+
+    body = completion_body(None, "judge-model")
+    body["choices"][0]["message"]["refusal"] = "I can't help with that."
+    server.script = [Reply(body=json.dumps(body).encode())]
+    res = client(server).complete(MSGS)
+    assert res.text == "I can't help with that." and res.error is None
+
+
+def test_no_key_for_a_hosted_endpoint_is_a_judge_error():
+    with pytest.raises(JudgeError, match="OPENAI_API_KEY"):
+        JudgeClient(JudgeConfig(model="gpt-4o-mini", base_url="https://api.example.com/v1")).complete(MSGS)
+
+
+def test_config_from_env_options_win():
+    env = {"GOLDEVAL_JUDGE_MODEL": "env-model", "GOLDEVAL_JUDGE_BASE_URL": "http://127.0.0.1:9/v1",
+           "GOLDEVAL_JUDGE_SEED": "3", "GOLDEVAL_JUDGE_TEMPERATURE": "0.2", "OPENAI_API_KEY": "sk-test"}
+    cfg = JudgeConfig.from_env(env)
+    assert (cfg.model, cfg.base_url, cfg.seed, cfg.temperature, cfg.api_key) == ("env-model", "http://127.0.0.1:9/v1", 3, 0.2, "sk-test")
+    cfg = JudgeConfig.from_env(env, model="opt-model", seed=None, temperature=0.0)
+    assert (cfg.model, cfg.seed, cfg.temperature) == ("opt-model", 3, 0.0)
+    assert "sk-test" not in repr(cfg)
+
+
+def test_config_errors_name_the_fix():
+    with pytest.raises(InputError, match="--llm MODEL or set GOLDEVAL_JUDGE_MODEL"):
+        JudgeConfig.from_env({})
+    with pytest.raises(InputError, match=r"\$GOLDEVAL_JUDGE_SEED: expected int, got 'x'"):
+        JudgeConfig.from_env({"GOLDEVAL_JUDGE_MODEL": "m", "GOLDEVAL_JUDGE_SEED": "x"})
+    with pytest.raises(InputError, match="max_concurrency: expected an integer ≥ 1"):
+        JudgeConfig(model="m", max_concurrency=0)
+
+
+def test_cost_uses_prices_per_million_tokens():
+    # 1,000 prompt tokens at $2.50/M + 200 completion tokens at $10/M = 0.0025 + 0.002 = 0.0045 USD.
+    cfg = JudgeConfig(model="m", price_in=2.5, price_out=10.0)
+    assert cfg.cost(1000, 200) == pytest.approx(0.0045)
+    assert JudgeConfig(model="m").cost(1000, 200) is None
+
+
+def test_parse_retry_after_forms():
+    assert parse_retry_after({"retry-after": "2"}) == 2.0
+    assert parse_retry_after({"retry-after-ms": "1500"}) == 1.5
+    # An HTTP date 30 s after "now" (RFC 9110 §10.2.3 example format).
+    now = 1_445_412_450.0  # Wed, 21 Oct 2015 07:27:30 GMT
+    assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=now) == pytest.approx(30.0)
+    assert parse_retry_after({"retry-after": "soon"}) is None
+    assert parse_retry_after({}) is None

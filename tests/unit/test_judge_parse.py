@@ -1,0 +1,123 @@
+"""The LLM judge's parser: every handed ``llm_judge_parse`` case, our own hand-checked cases, and the helpers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import handed_params
+
+from goldeval.judge.parse import find_json_objects, parse_judge_output, read_confidence, says_answer_matches
+from goldeval.verdict import pass_rate
+
+OWN_CASES = Path(__file__).resolve().parents[1] / "cases" / "judge_parse.jsonl"
+
+
+def _own_params():
+    rows = [json.loads(line) for line in OWN_CASES.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [pytest.param(c, id=c["case_id"]) for c in rows]
+
+
+def _check(case: dict) -> None:
+    raw = case["input"]["raw_judge_output"]
+    v = parse_judge_output(raw)
+    exp = case["expected"]
+    assert v.verdict == exp["verdict"], (v.verdict, v.details.get("parse_error"), case["reasoning"])
+    assert v.needs_human is exp["needs_human"]
+    if "confidence" in exp:
+        assert v.confidence == exp["confidence"]
+    if "gold_status" in exp:
+        assert v.gold_status == exp["gold_status"]
+    if exp.get("self_contradicting"):
+        assert v.details["self_contradicting"] is True and v.details["judge_verdict"] == "no_match"
+    # The raw text is always kept, so a reviewer sees what the judge said.
+    assert v.details["raw"] == raw
+    if v.verdict == "needs_human" and "parse_error" in v.details:
+        assert v.decided_by == "parse" and v.confidence is None
+    elif v.verdict != "needs_human":
+        assert v.decided_by == "llm"
+
+
+@pytest.mark.parametrize("case", handed_params("llm_judge_parse"))
+def test_handed_llm_judge_parse(case):
+    _check(case)
+
+
+@pytest.mark.parametrize("case", _own_params())
+def test_own_llm_judge_parse(case):
+    _check(case)
+
+
+def test_handed_cases_are_present():
+    # The public file holds five llm_judge_parse cases (pub-jp-01, 02, 04, 08, 10); losing them would skip silently.
+    assert len(handed_params("llm_judge_parse")) >= 5
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("9", 9), ("7/10", 7), ("7 / 10", 7), ("7 out of 10", 7), ("10/10", 10), (8, 8), (8.0, 8), ("８", 8),
+        ("1", 1), (10, 10),
+    ],
+)
+def test_read_confidence_accepts(value, expected):
+    assert read_confidence(value) == (expected, None)
+
+
+@pytest.mark.parametrize("value", [0, 11, 85, "85%", "8/100", "0.9", None, True, "high", [9], "7/5"])
+def test_read_confidence_refuses(value):
+    conf, reason = read_confidence(value)
+    assert conf is None and reason
+
+
+def test_find_json_objects_skips_nested_and_lists():
+    text = 'a {"verdict": "match", "column_pairing": {"x": "y"}} [1, 2] {"b": 1}'
+    assert find_json_objects(text) == [{"verdict": "match", "column_pairing": {"x": "y"}}, {"b": 1}]
+
+
+def test_braces_inside_strings_do_not_confuse_the_scan():
+    v = parse_judge_output('{"verdict": "match", "confidence": 9, "why": "rows {a} and {b} agree",}')
+    assert (v.verdict, v.confidence, v.why) == ("match", 9, "rows {a} and {b} agree")
+
+
+@pytest.mark.parametrize(
+    "why, claims",
+    [
+        ("The answer matches the golden.", True),
+        ("The prediction is identical to the golden.", True),
+        ("It is correct.", True),
+        ("The answer does not match the golden.", False),
+        ("The answer doesn't match.", False),
+        ("The totals match but the population differs.", False),
+        ("Nothing here is a match for the golden.", False),
+        ("The answer matches the golden except for Oncology.", False),
+        ("Wrong population: the answer sums every status.", False),
+    ],
+)
+def test_says_answer_matches(why, claims):
+    assert says_answer_matches(why) is claims
+
+
+def test_column_pairing_and_gold_note_are_kept():
+    v = parse_judge_output(
+        '{"verdict": "match", "confidence": 8, "why": "ok", "column_pairing": {"ward": "w", "n": null}, '
+        '"gold_status": "suspect", "gold_note": "golden counts cancelled admissions"}'
+    )
+    assert v.column_pairing == {"ward": "w", "n": None}
+    assert (v.gold_status, v.gold_note) == ("suspect", "golden counts cancelled admissions")
+
+
+def test_unknown_gold_status_flags_for_review():
+    v = parse_judge_output('{"verdict": "match", "confidence": 9, "gold_status": "dubious"}')
+    assert v.verdict == "match" and v.needs_human and v.details["gold_status_unknown"] == "dubious"
+
+
+def test_unparseable_is_never_a_pass_or_a_fail():
+    # pass_rate must leave an unparseable answer out of the denominator (counted as needs_human).
+    outs = [
+        {"id": "a", "status": "scored", **parse_judge_output('{"verdict": "match", "confidence": 9}').to_dict()},
+        {"id": "b", "status": "scored", **parse_judge_output("{\"verdict\": \"no_ma").to_dict()},
+    ]
+    pr = pass_rate(outs)
+    assert (pr.match, pr.no_match, pr.needs_human, pr.rate) == (1, 0, 1, 1.0)
