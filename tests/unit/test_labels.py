@@ -1,0 +1,212 @@
+"""Unit tests of goldeval.labels: counts, undefined markers, errors, per-label table, matrix, row scoring."""
+
+from __future__ import annotations
+
+import pytest
+
+from goldeval.errors import InputError
+from goldeval.io import Row, RowError, read_rows
+from goldeval.labels import (
+    NO_LABEL,
+    confusion_counts,
+    confusion_matrix,
+    per_label_table,
+    score_label_file,
+    score_label_rows,
+    score_labels,
+    solve,
+)
+
+PILOT_GOLD = ["escalate"] * 40 + ["approve"] * 160
+PILOT_PRED = ["escalate"] * 36 + ["approve"] * 4 + ["escalate"] * 6 + ["approve"] * 154
+
+
+def test_pilot_unrounded():
+    # seed pilot: 36 caught, 4 missed, 6 false escalations, 154 true approvals (by hand: 36/42, 36/40, 72/82)
+    s = score_labels(PILOT_GOLD, PILOT_PRED, positive="escalate")
+    assert (s.tp, s.fp, s.fn, s.tn) == (36, 6, 4, 154)
+    assert s.precision == 36 / 42 and s.recall == 0.9 and s.f1 == 72 / 82
+    assert s.missed == 4 and s.missed_per_100 == 10.0 and s.accuracy == 0.95
+    assert s.undefined == {}
+    assert solve(PILOT_GOLD, PILOT_PRED) == (0.857, 0.9, 4)
+
+
+def test_length_mismatch_names_both_counts():
+    with pytest.raises(InputError, match=r"gold has 3 labels but pred has 2.*never truncate"):
+        score_labels(["a", "b", "a"], ["a", "b"], positive="a")
+
+
+def test_null_gold_is_refused_with_position():
+    with pytest.raises(InputError, match=r"case 1: gold label is null"):
+        score_labels(["a", None], ["a", "a"], positive="a")
+
+
+def test_unhashable_label_is_refused():
+    with pytest.raises(InputError, match=r"case 1: a label must be a string"):
+        score_labels(["a", ["b"]], ["a", "a"], positive="a")
+
+
+def test_null_prediction_is_a_miss():
+    s = score_labels(["y", "y", "n"], [None, "y", None], positive="y")
+    assert (s.tp, s.fp, s.fn, s.tn) == (1, 0, 1, 1)
+
+
+def test_unknown_positive_lists_labels_and_suggests():
+    with pytest.raises(InputError, match=r"'Escalate' occurs in neither gold nor pred; labels seen: 'approve', 'escalate'\. Did you mean 'escalate'\?"):
+        score_labels(PILOT_GOLD, PILOT_PRED, positive="Escalate")
+    # a slice that legitimately holds no positive can still be scored
+    s = score_labels(["n", "n"], ["n", "n"], positive="y", require_positive=False)
+    assert s.precision == 0.0 and set(s.undefined) == {"precision", "recall", "f1", "missed_per_100"}
+
+
+def test_undefined_reasons():
+    s = score_labels(["y", "n"], ["n", "n"], positive="y")
+    assert s.undefined == {"precision": "nothing was predicted positive"}
+    s = score_labels(["n", "n"], ["y", "n"], positive="y")
+    assert s.undefined == {"recall": "there are no gold positives", "missed_per_100": "there are no gold positives"}
+    assert s.f1 == 0.0  # tp = 0 with fp = 1: f1 = 0/1, defined
+    e = score_labels([], [], positive="y")
+    assert (e.precision, e.recall, e.missed, e.n) == (0.0, 0.0, 0, 0)
+    assert set(e.undefined) == {"precision", "recall", "f1", "missed_per_100", "accuracy"}
+
+
+def test_confusion_counts_one_vs_rest():
+    c = confusion_counts(["a", "b", "c"], ["b", "b", "a"], positive="b")
+    assert (c.tp, c.fp, c.fn, c.tn) == (1, 1, 0, 1)
+
+
+def test_per_label_table_by_hand_and_against_sklearn():
+    gold = ["a", "b", "c", "a", "b", "c", "a"]
+    pred = ["a", "c", "c", "b", "b", None, "a"]
+    rows = {r.label: r for r in per_label_table(gold, pred)}
+    # by hand: a: tp 2, fp 0, fn 1 -> P 1, R 2/3; b: tp 1 fp 1 fn 1 -> 1/2, 1/2; c: tp 1 fp 1 fn 1 -> 1/2, 1/2
+    assert (rows["a"].precision, rows["a"].recall, rows["a"].support, rows["a"].predicted) == (1.0, 2 / 3, 3, 2)
+    assert (rows["b"].precision, rows["b"].recall, rows["b"].support) == (0.5, 0.5, 2)
+    from sklearn.metrics import precision_recall_fscore_support
+
+    p, r, f, sup = precision_recall_fscore_support(
+        gold, ["<none>" if x is None else x for x in pred], labels=["a", "b", "c"], average=None, zero_division=0.0
+    )
+    for i, lab in enumerate("abc"):
+        assert (rows[lab].precision, rows[lab].recall, rows[lab].f1, rows[lab].support) == pytest.approx((p[i], r[i], f[i], sup[i]))
+
+
+def test_confusion_matrix_has_a_no_label_column():
+    m = confusion_matrix(["a", "b", "a", "b"], ["a", None, "b", "b"])
+    assert m.labels == ["a", "b"] and m.columns == ["a", "b", NO_LABEL]
+    assert m.matrix == [[1, 1, 0], [0, 1, 1]]
+    from sklearn.metrics import confusion_matrix as sk_cm
+
+    assert confusion_matrix(["a", "b"], ["b", "a"]).matrix == sk_cm(["a", "b"], ["b", "a"]).tolist()
+
+
+# ---- rows and files
+
+
+def _rows(*dicts):
+    return [Row(i + 1, d) for i, d in enumerate(dicts)]
+
+
+def test_rows_failures_by_line_and_missing_pred_warning():
+    rows = _rows(
+        {"id": "1", "gold": "y", "pred": "y"},
+        {"id": "1", "gold": "y", "pred": "y"},  # duplicate id
+        {"id": "2", "gold": None, "pred": "y"},  # null gold
+        {"id": "3", "pred": "y"},  # missing gold
+        {"id": "4", "gold": 1.5, "pred": "y"},  # gold not a label
+        {"id": "5", "gold": "y"},  # missing pred: scored as no prediction, warned
+        {"gold": "y", "pred": "y"},  # no id
+    ) + [RowError(8, None, "x.jsonl:8: not valid JSON")]
+    res = score_label_rows(rows, positive="y", file_name="x.jsonl")
+    agg = res["aggregate"]
+    assert (agg["n"], agg["n_scored"], agg["n_failed"]) == (8, 2, 6)
+    assert (agg["tp"], agg["fn"]) == (1, 1)  # the row without pred is a miss, never dropped
+    lines = {f["line"]: f["error"] for f in res["failures"]}
+    assert "repeats line 1" in lines[2]
+    assert "x.jsonl:3: gold label is null" in lines[3]
+    assert "x.jsonl:4: field 'gold' is missing" in lines[4]
+    assert "x.jsonl:5: gold label must be a string label, got 1.5" in lines[5]
+    assert "field 'id' must be a non-empty string" in lines[7]
+    assert lines[8] == "x.jsonl:8: not valid JSON"
+    assert res["warnings"][0]["line"] == 6 and "scored as no prediction" in res["warnings"][0]["warning"]
+
+
+def test_integer_labels_read_as_strings():
+    res = score_label_rows(_rows({"id": 1, "gold": 1, "pred": 0}, {"id": 2, "gold": 0, "pred": 0}), positive="1")
+    assert res["aggregate"]["fn"] == 1 and res["per_example"][0]["gold"] == "1"
+
+
+def test_wrong_column_names_are_refused():
+    rows = _rows({"id": "1", "gold": "y", "prediction": "y"})
+    with pytest.raises(InputError, match=r"no row has a 'pred' field .*fields of the first row: id, gold, prediction.*--pred-column"):
+        score_label_rows(rows, positive="y")
+    rows = _rows({"id": "1", "label": "y", "pred": "y"})
+    with pytest.raises(InputError, match=r"no row has a 'gold' field .*fields of the first row: id, label, pred.*--gold-column"):
+        score_label_rows(rows, positive="y")
+
+
+def test_no_positive_lists_labels():
+    with pytest.raises(InputError, match=r"positive label: none given; labels seen: 'n', 'y'"):
+        score_label_rows(_rows({"id": "1", "gold": "y", "pred": "n"}), positive=None)
+
+
+class FakeRecorder:
+    def __init__(self, previous=None):
+        self._previous = previous or {}
+        self.records: list[dict] = []
+        self.finished = None
+
+    def previous(self):
+        return self._previous
+
+    def record(self, case):
+        self.records.append(case)
+
+    def finish(self, results):
+        self.finished = results
+
+
+def test_recorder_gets_one_record_per_row_and_reuses_previous():
+    rec = FakeRecorder(previous={"a": {"id": "a", "status": "scored", "gold": "y", "pred": "y", "outcome": "tp"}})
+    rows = _rows(
+        {"id": "a", "gold": "y", "pred": "y"},
+        {"id": "b", "gold": "y", "pred": None},
+        {"id": "c", "gold": "n", "pred": "y"},
+        {"id": "d", "gold": None, "pred": "y"},
+    )
+    res = score_label_rows(rows, positive="y", recorder=rec)
+    assert rec.records == [
+        {"id": "b", "status": "scored", "gold": "y", "pred": None, "outcome": "fn"},
+        {"id": "c", "status": "scored", "gold": "n", "pred": "y", "outcome": "fp"},
+        {"id": "d", "status": "unscored", "line": 4, "reason": "line 4: gold label is null; every case needs an adjudicated gold label. Adjudicate it or remove the row."},
+    ]
+    assert rec.finished is res
+    assert (res["aggregate"]["tp"], res["aggregate"]["fn"], res["aggregate"]["fp"]) == (1, 1, 1)
+
+
+def test_csv_with_selected_columns(tmp_path):
+    f = tmp_path / "labels.csv"
+    f.write_text("case,truth,model\nc1,fraud,fraud\nc2,fraud,\nc3,clear,fraud\nc4,clear,clear\n", encoding="utf-8")
+    res = score_label_file(f, positive="fraud", id_field="case", gold_field="truth", pred_field="model")
+    agg = res["aggregate"]
+    # by hand: c1 tp, c2 empty cell = no label -> fn, c3 fp, c4 tn
+    assert (agg["tp"], agg["fn"], agg["fp"], agg["tn"], agg["null_predictions"]) == (1, 1, 1, 1, 1)
+    assert res["per_example"][1] == {"id": "c2", "line": 3, "gold": "fraud", "pred": None, "outcome": "fn"}
+    assert len(res["dataset"]["sha256"]) == 64
+
+
+def test_second_annotator_agreement_and_disagreements():
+    rows = _rows(
+        {"id": "1", "gold": "y", "pred": "y", "gold_b": "y"},
+        {"id": "2", "gold": "y", "pred": "n", "gold_b": "n"},
+        {"id": "3", "gold": "n", "pred": "n", "gold_b": "n"},
+        {"id": "4", "gold": "n", "pred": "n", "gold_b": None},
+    )
+    res = score_label_rows(rows, positive="y", second_gold_field="gold_b")
+    agg = res["aggregate"]
+    # by hand over the 3 doubly-annotated cases: agreement 2/3; p_e = (2/3)(1/3) + (1/3)(2/3) = 4/9;
+    # kappa = (2/3 - 4/9) / (1 - 4/9) = (2/9)/(5/9) = 0.4
+    assert agg["annotator_n"] == 3
+    assert agg["annotator_agreement"] == pytest.approx(2 / 3)
+    assert agg["annotator_kappa"] == pytest.approx(0.4)
+    assert res["disagreements"] == [{"id": "2", "a": "y", "b": "n", "line": 2}]
