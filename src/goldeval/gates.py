@@ -180,7 +180,7 @@ def _allow_precision(agg, op, limit, words):
     if limit == 0:
         return "the limit allows any number of false positives", None
     if tp == 0:
-        return f"no {words.one} was caught, so no false positive at all is allowed and precision cannot reach the limit", 0
+        return f"nothing was caught, so precision can reach {_fmt_frac(limit)} only once at least one {words.one} is caught", None
     k = math.floor(tp * (1 - limit) / limit)
     return (f"with the {tp} {words.many} caught, precision {_fmt_frac(limit)} allows at most "
             f"{k} false {'positive' if k == 1 else 'positives'}"), k

@@ -1,0 +1,190 @@
+"""Unit tests of goldeval.gates: parsing with line numbers, evaluation, undefined/absent metrics, wording."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from goldeval.errors import InputError
+from goldeval.gates import METRICS, evaluate_gates, load_gates, parse_gates
+from goldeval.labels import score_label_rows
+from goldeval.io import Row
+
+
+def labels_results(tp, fp, fn, tn, positive="y"):
+    gold = [positive] * (tp + fn) + ["n"] * (fp + tn)
+    pred = [positive] * tp + ["n"] * fn + [positive] * fp + ["n"] * tn
+    rows = [Row(i + 1, {"id": str(i), "gold": g, "pred": p}) for i, (g, p) in enumerate(zip(gold, pred))]
+    return score_label_rows(rows, positive=positive, require_positive=False)
+
+
+# ---- parsing
+
+
+def test_typo_names_line_suggestion_and_known_names():
+    text = 'agreed_by = "Head of underwriting"\n\n[gates]\nmissed_per_100 = { max = 2 }\nprecison = { min = 0.80 }\n'
+    with pytest.raises(InputError) as info:
+        parse_gates(text, source="dod.toml")
+    msg = str(info.value)
+    assert msg.startswith("dod.toml:5: gate 'precison' is not a metric goldeval computes. Did you mean 'precision'?")
+    assert "Known metrics: accuracy," in msg and "whole_note_f1_mean" in msg and "pass_rate" in msg
+
+
+def test_bound_not_a_number_names_the_line():
+    with pytest.raises(InputError, match=r"^dod\.toml:3: gate 'precision': min must be a number .* got 'high'"):
+        parse_gates('[gates]\nrecall = { min = 0.9 }\nprecision = { min = "high" }\n', source="dod.toml")
+    with pytest.raises(InputError, match=r"^dod\.toml:2: gate 'precision': min must be a finite number, got True"):
+        parse_gates("[gates]\nprecision = { min = true }\n", source="dod.toml")
+
+
+def test_bound_in_sub_table_names_its_own_line():
+    text = "[gates.precision]\nnote = 'signed'\nmin = 'x'\n"
+    with pytest.raises(InputError, match=r"^dod\.toml:3: gate 'precision': min must be a number"):
+        parse_gates(text, source="dod.toml")
+
+
+def test_percent_for_fraction_is_refused_with_a_hint():
+    with pytest.raises(InputError, match=r"dod\.toml:2: gate 'precision': min = 80 is outside .*\[0, 1\].*Did you mean 0\.8\?"):
+        parse_gates("[gates]\nprecision = { min = 80 }\n", source="dod.toml")
+
+
+def test_other_refusals():
+    with pytest.raises(InputError, match=r"dod\.toml:1: unknown key 'postive' .*Did you mean 'positive'\?"):
+        parse_gates('postive = "y"\n[gates]\nrecall = { min = 0.9 }\n', source="dod.toml")
+    with pytest.raises(InputError, match=r"has no gates"):
+        parse_gates('agreed_by = "x"\n', source="dod.toml")
+    with pytest.raises(InputError, match=r"dod\.toml:2: gate 'precision' must be a table of bounds.*precision = \{ min = 0\.8 \}"):
+        parse_gates("[gates]\nprecision = 0.8\n", source="dod.toml")
+    with pytest.raises(InputError, match=r"dod\.toml:2: gate 'recall' has no bound"):
+        parse_gates("[gates]\nrecall = { note = 'x' }\n", source="dod.toml")
+    with pytest.raises(InputError, match=r"gate 'recall': unknown key 'minimum'"):
+        parse_gates("[gates]\nrecall = { minimum = 0.9 }\n", source="dod.toml")
+    with pytest.raises(InputError, match=r"dod\.toml: not valid TOML: .*line 2"):
+        parse_gates("[gates]\nrecall = { min = }\n", source="dod.toml")
+
+
+def test_file_hash_and_metadata(tmp_path):
+    f = tmp_path / "dod.toml"
+    data = b'agreed_by = "Head of underwriting"\nagreed_on = 2026-11-02\npositive = "escalate"\n[gates]\nprecision = { min = 0.80 }\n'
+    f.write_bytes(data)
+    dod = load_gates(f)
+    assert dod.sha256 == hashlib.sha256(data).hexdigest()
+    assert (dod.agreed_by, dod.agreed_on, dod.positive) == ("Head of underwriting", "2026-11-02", "escalate")
+    assert dod.gates[0].bounds[0].text == "0.80" and dod.gates[0].line == 5
+    with pytest.raises(InputError, match=r"--gates .*nope\.toml: no such file"):
+        load_gates(tmp_path / "nope.toml")
+
+
+def test_odd_direction_is_a_warning_not_an_error():
+    dod = parse_gates("[gates]\nprecision = { max = 0.99 }\n", source="d.toml")
+    assert dod.warnings == ("d.toml:2: gate 'precision' has a max bound, but precision is better when higher; check it is meant.",)
+
+
+# ---- evaluation
+
+
+def test_bound_is_inclusive_and_rates_unrounded():
+    # 4 tp, 1 fp: precision 4/5 = 0.8 passes min = 0.80; 2 misses of 99: 2.0202 per 100 fails max = 2
+    r = evaluate_gates(labels_results(4, 1, 0, 5), parse_gates("[gates]\nprecision = { min = 0.80 }\n"))
+    assert r.passed and r.summary == "PASS: Precision 0.800 passes 0.80."
+    r = evaluate_gates(labels_results(97, 0, 2, 1), parse_gates("[gates]\nmissed_per_100 = { max = 2 }\n"))
+    assert not r.passed and r.results[0].observed == 200 / 99
+    assert r.summary == (
+        "FAIL: 2 'y' cases missed (2.02 per 100) against the agreed 2 per 100; on these 99 gold 'y' cases the limit "
+        "allows 1 miss."
+    )
+
+
+def test_undefined_metric_fails_and_says_why():
+    res = labels_results(0, 0, 3, 5)
+    r = evaluate_gates(res, parse_gates("[gates]\nprecision = { min = 0.80 }\n"))
+    g = r.results[0]
+    assert not g.passed and g.observed is None
+    assert g.reason == "precision undefined: nothing was predicted positive"
+    assert r.summary == (
+        "FAIL: Precision undefined (nothing was predicted positive) fails 0.80; nothing was caught, so precision can "
+        "reach 0.8 only once at least one 'y' case is caught."
+    )
+
+
+def test_a_max_gate_on_an_undefined_rate_fails_too():
+    res = labels_results(0, 0, 0, 5)  # no gold positives: missed_per_100 is 0/0
+    r = evaluate_gates(res, parse_gates("[gates]\nmissed_per_100 = { max = 2 }\nmissed = { max = 0 }\n"))
+    assert [g.status for g in r.results] == ["fail", "pass"]  # the count of misses is defined (0), the rate is not
+
+
+def test_allowance_wording():
+    res = labels_results(36, 6, 4, 154, positive="escalate")
+    dod = parse_gates("[gates]\nrecall = { min = 0.95 }\nfp = { max = 5 }\naccuracy = { min = 0.9 }\n")
+    by = {g.metric: g for g in evaluate_gates(res, dod).results}
+    # by hand: recall 0.95 on 40 allows floor(40*0.05) = 2 misses; accuracy 0.9 on 200 allows 20 wrong
+    assert by["recall"].allowed == 2 and by["recall"].allowed_on_this_set.startswith("recall 0.95 on these 40 gold")
+    assert by["fp"].status == "fail" and by["fp"].allowed == 5
+    assert by["accuracy"].allowed == 20 and by["accuracy"].status == "pass"
+
+
+def test_agreement_line_gate():
+    rows = [
+        Row(1, {"id": "1", "gold": "y", "pred": "y", "b": "y"}),
+        Row(2, {"id": "2", "gold": "y", "pred": "n", "b": "n"}),
+        Row(3, {"id": "3", "gold": "n", "pred": "n", "b": "n"}),
+        Row(4, {"id": "4", "gold": "n", "pred": "y", "b": "n"}),
+    ]
+    res = score_label_rows(rows, positive="y", second_gold_field="b")
+    # by hand: model vs gold: p_o = 1/2, p_e = 1/2 -> kappa 0; annotators: p_o = 3/4, p_e = (1/2)(1/4)+(1/2)(3/4) = 1/2 -> 0.5
+    assert res["aggregate"]["kappa"] == pytest.approx(0.0) and res["aggregate"]["annotator_kappa"] == pytest.approx(0.5)
+    r = evaluate_gates(res, parse_gates('[gates]\nkappa = { min = "annotator_kappa" }\n'))
+    g = r.results[0]
+    assert not g.passed and g.limit == pytest.approx(0.5) and g.limit_metric == "annotator_kappa"
+    assert r.summary == "FAIL: Kappa 0.000 fails annotator_kappa 0.500."
+
+
+def test_agreement_line_without_annotator_data_fails_clearly():
+    res = labels_results(3, 0, 0, 3)
+    g = evaluate_gates(res, parse_gates('[gates]\nkappa = { min = "annotator_kappa" }\n')).results[0]
+    assert not g.passed and g.reason.startswith("the limit annotator_kappa is absent from this results file")
+
+
+def test_metric_of_another_scorer_is_a_usage_error():
+    with pytest.raises(InputError, match=r"dod\.toml:2: gate on 'whole_note_f1_mean' \(free_text metric\), but this results file comes from scorer 'labels'"):
+        evaluate_gates(labels_results(1, 0, 0, 1), parse_gates("[gates]\nwhole_note_f1_mean = { min = 0.2 }\n", source="dod.toml"))
+
+
+FREE_TEXT = {
+    "scorer": {"name": "token_f1", "version": "1"},
+    "aggregate": {"n": 57, "n_scored": 57, "n_failed": 0, "whole_note_f1_mean": 0.27861937781204515,
+                  "whole_note_precision_mean": 0.3, "whole_note_recall_mean": 0.3, "undefined": {}},
+}
+
+
+def test_free_text_results_and_absent_section_metric():
+    dod = parse_gates("[gates]\nwhole_note_f1_mean = { min = 0.25 }\nsection_f1_mean = { min = 0.2 }\n")
+    r = evaluate_gates(FREE_TEXT, dod)
+    assert [g.status for g in r.results] == ["pass", "fail"]
+    assert r.results[1].reason == "section_f1_mean is absent from this results file (the scorer did not produce it for this run)"
+    assert r.results[0].allowed_on_this_set == "a mean over the 57 scored examples"
+
+
+def test_pass_rate_from_an_unlisted_scorer_is_found_by_its_keys():
+    res = {"scorer": {"name": "some_judge"}, "aggregate": {"pass_rate": 0.8, "match": 8, "no_match": 2, "decided": 10, "undefined": {}}}
+    g = evaluate_gates(res, parse_gates("[gates]\npass_rate = { min = 0.8 }\n")).results[0]
+    # by hand: 0.8 of 10 decided needs ceil(8) = 8 matches
+    assert g.passed and g.allowed == 8
+    with pytest.raises(InputError, match="never produces it"):
+        evaluate_gates(res, parse_gates("[gates]\nprecision = { min = 0.8 }\n"))
+
+
+def test_positive_mismatch_and_not_a_results_file():
+    with pytest.raises(InputError, match=r"positive = 'fraud', but the run scored the positive label 'y'"):
+        evaluate_gates(labels_results(1, 0, 0, 1), parse_gates('positive = "fraud"\n[gates]\nrecall = { min = 0.5 }\n'))
+    with pytest.raises(InputError, match="not a goldeval results file"):
+        evaluate_gates({"rows": []}, parse_gates("[gates]\nrecall = { min = 0.5 }\n"))
+
+
+def test_registry_covers_every_aggregate_number_of_the_labels_scorer():
+    agg = labels_results(2, 1, 1, 2)["aggregate"]
+    bookkeeping = {"n", "n_scored", "n_failed", "null_predictions", "undefined"}
+    assert {k for k, v in agg.items() if k not in bookkeeping} <= set(METRICS)
+    for name in ("whole_note_f1_mean", "whole_note_precision_mean", "whole_note_recall_mean", "section_f1_mean", "pass_rate"):
+        assert name in METRICS
