@@ -1,0 +1,83 @@
+"""Invariants of the labels scorer (hypothesis): order, relabelling of negatives, count identities, bounds."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from goldeval.labels import per_label_table, score_labels
+
+LABELS = st.sampled_from(["pos", "neg", "other", "maybe"])
+
+
+@st.composite
+def paired(draw):
+    n = draw(st.integers(min_value=0, max_value=60))
+    gold = draw(st.lists(LABELS, min_size=n, max_size=n))
+    pred = draw(st.lists(st.one_of(LABELS, st.none()), min_size=n, max_size=n))
+    return gold, pred
+
+
+FIELDS = ("tp", "fp", "fn", "tn", "precision", "recall", "f1", "missed", "missed_per_100", "accuracy", "undefined")
+
+
+def _key(s):
+    return tuple(getattr(s, f) for f in FIELDS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(paired(), st.randoms(use_true_random=False))
+def test_permuting_cases_changes_nothing(pair, rnd):
+    gold, pred = pair
+    order = list(range(len(gold)))
+    rnd.shuffle(order)
+    a = score_labels(gold, pred, positive="pos", require_positive=False)
+    b = score_labels([gold[i] for i in order], [pred[i] for i in order], positive="pos", require_positive=False)
+    assert _key(a) == _key(b)
+    assert per_label_table(gold, pred) == per_label_table([gold[i] for i in order], [pred[i] for i in order])
+
+
+@settings(max_examples=200, deadline=None)
+@given(paired(), st.dictionaries(st.sampled_from(["neg", "other", "maybe"]), st.sampled_from(["neg", "x", "y", "zz"])))
+def test_relabelling_non_positive_labels_changes_nothing_for_the_positive(pair, mapping):
+    gold, pred = pair
+    gold2 = [mapping.get(g, g) for g in gold]
+    pred2 = [mapping.get(p, p) if p is not None else None for p in pred]
+    a = score_labels(gold, pred, positive="pos", require_positive=False)
+    b = score_labels(gold2, pred2, positive="pos", require_positive=False)
+    assert _key(a) == _key(b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(paired())
+def test_count_identities_and_bounds(pair):
+    gold, pred = pair
+    s = score_labels(gold, pred, positive="pos", require_positive=False)
+    assert s.tp + s.fn == s.gold_positives == gold.count("pos")
+    assert s.tp + s.fp == s.predicted_positives == pred.count("pos")
+    assert s.tp + s.fp + s.fn + s.tn == s.n == len(gold)
+    assert s.missed == s.fn
+    for v in (s.precision, s.recall, s.f1, s.accuracy):
+        assert 0.0 <= v <= 1.0
+    assert 0.0 <= s.missed_per_100 <= 100.0
+    # an empty denominator always scores 0.0 and is always marked
+    assert ("precision" in s.undefined) == (s.predicted_positives == 0)
+    assert ("recall" in s.undefined) == ("missed_per_100" in s.undefined) == (s.gold_positives == 0)
+    for m in s.undefined:
+        assert getattr(s, m) == 0.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(paired())
+def test_binary_values_equal_sklearn(pair):
+    from sklearn.metrics import precision_recall_fscore_support
+
+    gold, pred = pair
+    if not gold:
+        return
+    s = score_labels(gold, pred, positive="pos", require_positive=False)
+    p, r, f, _ = precision_recall_fscore_support(
+        gold, ["<none>" if x is None else x for x in pred], labels=["pos"], average=None, zero_division=0.0
+    )
+    assert (s.precision, s.recall) == (p[0], r[0])  # the same divisions: equal to the bit
+    assert abs(s.f1 - f[0]) < 1e-12  # f1 by 2tp/(2tp+fp+fn); sklearn versions differ in how they get there
