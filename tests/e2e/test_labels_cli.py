@@ -1,0 +1,154 @@
+"""e2e: `goldeval labels` and `goldeval gate` run as a user would (click's CliRunner), exit codes and JSON.
+
+The 200-claim file reproduces the seed pilot: 36 caught, 4 missed, 6 false escalations, 154 true approvals.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from goldeval.cli import main
+
+DOD = """agreed_by = "Head of underwriting"
+agreed_on = 2026-11-02
+positive = "escalate"
+positive_noun = "escalation"
+[gates]
+missed_per_100 = { max = 2 }      # missed per 100 gold positives
+precision      = { min = 0.80 }
+"""
+
+PILOT_SUMMARY = (
+    "FAIL: 4 escalations missed (10.0 per 100) against the agreed 2 per 100; on these 40 gold escalations the limit "
+    "allows 0 misses. Precision 0.857 passes 0.80."
+)
+
+
+def pilot_rows():
+    gold = ["escalate"] * 40 + ["approve"] * 160
+    pred = ["escalate"] * 36 + ["approve"] * 4 + ["escalate"] * 6 + ["approve"] * 154
+    return [{"id": f"claim-{i:03d}", "gold": g, "pred": p} for i, (g, p) in enumerate(zip(gold, pred))]
+
+
+@pytest.fixture
+def pilot(tmp_path):
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text("".join(json.dumps(r) + "\n" for r in pilot_rows()), encoding="utf-8")
+    dod = tmp_path / "dod.toml"
+    dod.write_text(DOD, encoding="utf-8")
+    return tmp_path, claims, dod
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_pilot_fails_its_gates(pilot):
+    tmp, claims, dod = pilot
+    out = tmp / "results.json"
+    r = run("labels", claims, "--gates", dod, "--out", out)
+    assert r.exit_code == 1, r.output
+    assert PILOT_SUMMARY in r.stdout.splitlines()
+    res = json.loads(out.read_text())
+    agg = res["aggregate"]
+    assert res["scorer"] == {"name": "labels", "version": "1"} and res["positive"] == "escalate"
+    assert (agg["n"], agg["n_scored"], agg["n_failed"]) == (200, 200, 0)
+    assert (agg["tp"], agg["fp"], agg["fn"], agg["tn"]) == (36, 6, 4, 154)
+    assert agg["precision"] == 36 / 42 and agg["recall"] == 0.9 and agg["missed_per_100"] == 10.0
+    assert agg["undefined"] == {}
+    g = res["gates"]
+    assert g["passed"] is False and g["status"] == "fail" and g["summary"] == PILOT_SUMMARY
+    assert g["definition"]["sha256"] == hashlib.sha256(dod.read_bytes()).hexdigest()
+    assert g["definition"]["agreed_by"] == "Head of underwriting" and g["definition"]["agreed_on"] == "2026-11-02"
+    missed, precision = g["gates"]
+    assert (missed["metric"], missed["status"], missed["observed"], missed["allowed"]) == ("missed_per_100", "fail", 10.0, 0)
+    assert (precision["metric"], precision["status"], precision["limit"]) == ("precision", "pass", 0.8)
+    assert len(res["per_example"]) == 200 and res["per_example"][36]["outcome"] == "fn"
+    assert res["dataset"]["sha256"] == hashlib.sha256(claims.read_bytes()).hexdigest()
+
+
+def test_json_to_stdout_keeps_the_summary_on_stderr(pilot):
+    tmp, claims, dod = pilot
+    r = run("labels", claims, "--gates", dod, "--out", "-")
+    assert r.exit_code == 1
+    assert json.loads(r.stdout)["gates"]["summary"] == PILOT_SUMMARY
+    assert PILOT_SUMMARY in r.stderr
+
+
+def test_gate_command_on_the_written_results(pilot):
+    tmp, claims, dod = pilot
+    out = tmp / "results.json"
+    run("labels", claims, "--positive", "escalate", "--out", out)  # no gates: exit 0
+    assert "gates" not in json.loads(out.read_text())
+    r = run("gate", out, "--gates", dod)
+    assert r.exit_code == 1 and PILOT_SUMMARY in r.stdout
+    easy = tmp / "easy.toml"
+    easy.write_text("[gates]\nrecall = { min = 0.9 }\nprecision = { min = 0.8 }\n", encoding="utf-8")
+    r = run("gate", out, "--gates", easy, "--out", tmp / "gated.json")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[-1] == "PASS: Recall 0.900 passes 0.9. Precision 0.857 passes 0.8."
+    assert json.loads((tmp / "gated.json").read_text())["gates"]["passed"] is True
+
+
+def test_gate_on_a_metric_the_scorer_never_produces_exits_2(pilot):
+    tmp, claims, dod = pilot
+    out = tmp / "results.json"
+    run("labels", claims, "--positive", "escalate", "--out", out)
+    wrong = tmp / "freetext.toml"
+    wrong.write_text("[gates]\nwhole_note_f1_mean = { min = 0.25 }\n", encoding="utf-8")
+    r = run("gate", out, "--gates", wrong)
+    assert r.exit_code == 2 and "never produces it" in r.stderr
+
+
+def test_gate_on_free_text_results(tmp_path):
+    results = tmp_path / "ft.json"
+    results.write_text(json.dumps({
+        "scorer": {"name": "token_f1", "version": "1"},
+        "aggregate": {"n": 57, "n_scored": 57, "n_failed": 0, "whole_note_f1_mean": 0.27861937781204515, "undefined": {}},
+    }))
+    dod = tmp_path / "dod.toml"
+    dod.write_text("[gates]\nwhole_note_f1_mean = { min = 0.30 }\n")
+    r = run("gate", results, "--gates", dod)
+    assert r.exit_code == 1 and r.stdout.splitlines()[-1] == "FAIL: whole_note_f1_mean 0.279 fails 0.30; a mean over the 57 scored examples."
+
+
+def test_bad_input_exits_2(pilot):
+    tmp, claims, dod = pilot
+    typo = tmp / "typo.toml"
+    typo.write_text('positive = "escalate"\n[gates]\nprecison = { min = 0.80 }\n')
+    r = run("labels", claims, "--gates", typo)
+    assert r.exit_code == 2 and "typo.toml:3: gate 'precison' is not a metric goldeval computes. Did you mean 'precision'?" in r.stderr
+    r = run("labels", claims, "--positive", "Escalate")
+    assert r.exit_code == 2 and "labels seen: 'approve', 'escalate'. Did you mean 'escalate'?" in r.stderr
+    r = run("labels", claims, "--positive", "fraud", "--gates", dod)
+    assert r.exit_code == 2 and "agreed positive = 'escalate'" in r.stderr
+    r = run("labels", claims)
+    assert r.exit_code == 2 and "positive label: none given" in r.stderr
+    r = run("labels", tmp / "missing.jsonl", "--positive", "x")
+    assert r.exit_code == 2 and "no such file" in r.stderr
+    r = run("gate", claims, "--gates", dod)  # a JSONL file is not a results file
+    assert r.exit_code == 2
+
+
+def test_csv_with_column_options_and_bad_rows(tmp_path):
+    f = tmp_path / "triage.csv"
+    f.write_text(
+        "claim,adjudicated,model\n"
+        "c1,fraud,fraud\n"
+        "c2,fraud,\n"        # no prediction: a miss
+        "c3,clear,fraud\n"
+        "c3,clear,clear\n"   # duplicate id: a failure by line
+        "c4,,clear\n",        # gold missing: a failure by line
+        encoding="utf-8",
+    )
+    out = tmp_path / "r.json"
+    r = run("labels", f, "--positive", "fraud", "--id-column", "claim", "--gold-column", "adjudicated", "--pred-column", "model", "--out", out)
+    assert r.exit_code == 0, r.output
+    res = json.loads(out.read_text())
+    assert (res["aggregate"]["tp"], res["aggregate"]["fn"], res["aggregate"]["fp"]) == (1, 1, 1)
+    assert [x["line"] for x in res["failures"]] == [5, 6]
+    assert "triage.csv:5: id 'c3' repeats line 4" in r.stderr
