@@ -1,0 +1,164 @@
+"""mustNotUse: is a forbidden field read by the final query? Decided on the parsed query, never on its text.
+
+An entry that is a bare field name (``ssn``) or ``table.field`` (``patients.ssn``) is a *field entry*, checked
+here. Anything else (``"the discharge summary text"``, ``"do not use the 2023 price list"``) is a *prose entry*,
+kept for the LLM judge.
+
+The query is parsed with sqlglot and walked scope by scope (``sqlglot.optimizer.scope``), so:
+
+* a use through a table alias (``FROM patients p … p.ssn``) or inside a CTE or sub-query (``WITH p AS (SELECT ssn
+  AS pid FROM patients)``) is caught — the column is resolved against the tables its own scope reads;
+* a renamed output (``ssn AS pid``) is still a use of ``ssn``;
+* ``SELECT *`` / ``t.*`` over the forbidden field's table is a use when the table's columns are known and hold the
+  field;
+* a mention in a comment or a string literal is not a use (the parser keeps neither as a column).
+
+A query sqlglot cannot parse is checked on its token stream instead (identifier tokens only, so comments and
+strings still do not count), and the result says so.
+
+Source: ``DESIGN.md`` "Data answers" (mustNotUse), goldeval; the alias/CTE family from getnao/nao#1015.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["ForbiddenCheck", "split_entries", "check_forbidden"]
+
+_FIELD_ENTRY = re.compile(r"^\s*(?:[A-Za-z_][\w$]*\.)?[A-Za-z_][\w$]*\s*$")
+
+
+@dataclass(slots=True)
+class ForbiddenCheck:
+    """Outcome of a mustNotUse check.
+
+    Attributes:
+        hits: ``[{"entry", "where"}]``, one per field entry the query reads (``where`` shows the use).
+        prose: Entries that are not field names (for the LLM judge).
+        parsed: False when the query could not be parsed and the token fallback was used.
+        note: Parser message when ``parsed`` is False.
+    """
+
+    hits: list[dict[str, str]] = field(default_factory=list)
+    prose: list[str] = field(default_factory=list)
+    parsed: bool = True
+    note: str | None = None
+
+
+def split_entries(entries: Sequence[str]) -> tuple[list[tuple[str | None, str]], list[str]]:
+    """``([(table or None, field)], [prose entries])`` — names lower-cased for matching."""
+    fields, prose = [], []
+    for raw in entries:
+        s = str(raw).strip()
+        if _FIELD_ENTRY.match(s):
+            if "." in s:
+                t, f = s.split(".", 1)
+                fields.append((t.strip().lower(), f.strip().lower()))
+            else:
+                fields.append((None, s.lower()))
+        else:
+            prose.append(s)
+    return fields, prose
+
+
+def _token_fallback(sql: str, fields: list[tuple[str | None, str]], dialect: str | None) -> list[dict[str, str]]:
+    from sqlglot.tokens import Tokenizer, TokenType
+
+    try:
+        tokens = Tokenizer(dialect=dialect).tokenize(sql) if dialect else Tokenizer().tokenize(sql)
+    except Exception:  # a query that cannot even be tokenized: fall back to identifiers by regex without quotes
+        stripped = re.sub(r"--[^\n]*|/\*.*?\*/|'(?:[^']|'')*'", " ", sql, flags=re.S)
+        words = {w.lower() for w in re.findall(r"[A-Za-z_][\w$]*", stripped)}
+        return [{"entry": f"{t}.{f}" if t else f, "where": f"identifier {f} (query not parsed)"} for t, f in fields if f in words]
+    idents = {tok.text.lower() for tok in tokens if tok.token_type in (TokenType.VAR, TokenType.IDENTIFIER)}
+    return [{"entry": f"{t}.{f}" if t else f, "where": f"identifier {f} (query not parsed)"} for t, f in fields if f in idents]
+
+
+def check_forbidden(
+    sql: str | None,
+    entries: Sequence[str],
+    *,
+    dialect: str | None = "sqlite",
+    schema: Mapping[str, Sequence[str]] | None = None,
+) -> ForbiddenCheck:
+    """Check a final query against mustNotUse entries.
+
+    Args:
+        sql: The attempt's final query (``None`` or empty: nothing to check; prose entries are still returned).
+        entries: The case's ``must_not_use`` list.
+        dialect: sqlglot dialect to parse with (``sqlite``; ``duckdb`` for DuckDB files; ``None`` generic).
+        schema: Optional ``{table: [columns]}`` (lower-case) so that ``SELECT *`` over a table counts as reading
+            its columns, and unqualified columns resolve to the one table that holds them.
+
+    Returns:
+        A :class:`ForbiddenCheck`.
+    """
+    fields, prose = split_entries(entries)
+    out = ForbiddenCheck(prose=prose)
+    if not sql or not fields:
+        return out
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.optimizer.scope import traverse_scope
+
+    try:
+        trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
+        scopes = [s for t in trees for s in traverse_scope(t)]
+    except Exception as exc:  # sqlglot raises several error types; any of them means "not parsed"
+        out.parsed = False
+        out.note = f"sqlglot could not parse the query ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
+        out.hits = _token_fallback(sql, fields, dialect)
+        return out
+    schema_l = {k.lower(): {c.lower() for c in v} for k, v in (schema or {}).items()}
+    seen: set[str] = set()
+
+    def hit(entry: str, where: str) -> None:
+        if entry not in seen:
+            seen.add(entry)
+            out.hits.append({"entry": entry, "where": where})
+
+    for scope in scopes:
+        tables = {alias.lower(): src.name.lower() for alias, src in scope.sources.items() if isinstance(src, exp.Table)}
+        derived = {alias.lower() for alias, src in scope.sources.items() if not isinstance(src, exp.Table)}
+        real_tables = set(tables.values())
+        for col in scope.columns:
+            name = col.name.lower()
+            qual = col.table.lower() if col.table else None
+            for t, f in fields:
+                if name != f:
+                    continue
+                entry = f"{t}.{f}" if t else f
+                if qual is not None:
+                    if qual in derived:
+                        continue  # a CTE's / sub-query's output column: its own scope is checked on its own
+                    table = tables.get(qual, qual)
+                    if t is None or table == t:
+                        hit(entry, col.sql())
+                    continue
+                if t is None:
+                    if real_tables or not derived:
+                        hit(entry, col.sql())
+                    continue
+                if t in real_tables:
+                    if t in schema_l and f not in schema_l[t]:
+                        continue  # that table has no such field: the column comes from another table
+                    hit(entry, f"{col.sql()} (unqualified, read from {t})")
+        # SELECT * / t.* read every column of the tables they cover.
+        select = scope.expression if isinstance(scope.expression, exp.Select) else None
+        if select is None:
+            continue
+        for proj in select.expressions:
+            star_tables: list[str] = []
+            if isinstance(proj, exp.Star):
+                star_tables = list(real_tables)
+            elif isinstance(proj, exp.Column) and isinstance(proj.this, exp.Star):
+                q = (proj.table or "").lower()
+                if q in tables:
+                    star_tables = [tables[q]]
+            for t, f in fields:
+                for st in star_tables:
+                    if (t is None or st == t) and f in schema_l.get(st, set()):
+                        hit(f"{t}.{f}" if t else f, f"{proj.sql()} over {st}")
+    return out

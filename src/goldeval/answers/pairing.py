@@ -1,0 +1,315 @@
+"""Column pairing: which prediction column carries each golden column's meaning.
+
+Pairing is an assignment problem solved in polynomial time (``scipy.optimize.linear_sum_assignment``, O(k³) for k
+columns) over a score that mixes two kinds of evidence:
+
+* **values**: the share of the golden column's cells that the prediction column holds, within the numeric
+  tolerance (a rate column may also be read ×100 or ÷100; a count column never);
+* **names**: the column names' content tokens (``n_admissions`` ~ ``admission_count``; ``T1.name`` ~ ``Name``).
+
+Names can also *forbid* a pair: two names whose role tags differ (a count against a month, an average against a
+maximum) never pair, however many values they share — value overlap alone is not evidence of meaning (a month
+column is not a count column even when both hold 12). No column permutation is ever enumerated.
+
+Each pair gets a basis: ``name+values``, ``values`` (names neutral, values agree), ``name`` (names agree, values
+do not — the values are then judged wrong), ``values (partial)``, or ``elimination`` (the only compatible column
+left). Golden columns with no partner are listed as unpaired, and pairs whose choice the evidence cannot settle
+are listed as ambiguous (the row comparison then tries each candidate).
+
+Source: ``DESIGN.md`` "Data answers" (column pairing), goldeval.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from goldeval.answers.values import (
+    REL_TOL,
+    Column,
+    is_rate_name,
+    name_tokens,
+    role_tags,
+    roles_conflict,
+    tolerances,
+)
+
+__all__ = ["Pairing", "pair_columns", "value_agreement", "name_score", "unique_names"]
+
+_FORBIDDEN = -1e6
+_W_VALUES = 2.0
+_W_NAME = 1.0
+
+
+@dataclass(slots=True)
+class Pairing:
+    """The outcome of pairing golden columns with prediction columns.
+
+    Attributes:
+        golden_names: Golden column names, made unique (a repeated name gets ``#2``, ``#3``…).
+        pred_names: Prediction column names, made unique the same way.
+        index: golden column index → prediction column index, for paired columns.
+        basis: golden name → basis of its pair (see the module docstring).
+        scale: golden index → factor applied to the prediction's values (1; 0.01 or 100 for a rate read as a
+            percentage or a fraction).
+        agreement: golden name → share of its cells found in the paired column (``None`` without golden rows).
+        unpaired: golden names with no partner.
+        rejected: pairs refused because the names' roles conflict: ``{"golden", "prediction", "why"}``.
+        ambiguous: ``{"golden", "candidates": [...]}`` where other columns fit as well as the chosen one.
+    """
+
+    golden_names: list[str]
+    pred_names: list[str]
+    index: dict[int, int] = field(default_factory=dict)
+    basis: dict[str, str] = field(default_factory=dict)
+    scale: dict[int, float] = field(default_factory=dict)
+    agreement: dict[str, float | None] = field(default_factory=dict)
+    unpaired: list[str] = field(default_factory=list)
+    rejected: list[dict[str, str]] = field(default_factory=list)
+    ambiguous: list[dict[str, Any]] = field(default_factory=list)
+    alternatives: list[dict[int, int]] = field(default_factory=list, repr=False)
+
+    @property
+    def mapping(self) -> dict[str, str | None]:
+        """golden name → prediction name (``None`` when unpaired), in golden column order."""
+        return {g: (self.pred_names[self.index[i]] if i in self.index else None) for i, g in enumerate(self.golden_names)}
+
+    def with_index(self, index: dict[int, int], basis: str) -> Pairing:
+        """A copy that uses another assignment (one of ``alternatives``), with *basis* for the changed pairs."""
+        out = Pairing(list(self.golden_names), list(self.pred_names), dict(index), dict(self.basis), dict(self.scale),
+                      dict(self.agreement), list(self.unpaired), list(self.rejected), [], [])
+        for gi, pj in index.items():
+            if self.index.get(gi) != pj:
+                out.basis[self.golden_names[gi]] = basis
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pairs": self.mapping,
+            "basis": dict(self.basis),
+            "scale": {self.golden_names[i]: s for i, s in self.scale.items() if s != 1.0},
+            "agreement": dict(self.agreement),
+            "unpaired": list(self.unpaired),
+            "rejected": list(self.rejected),
+            "ambiguous": list(self.ambiguous),
+        }
+
+
+def unique_names(names: Sequence[str]) -> list[str]:
+    """Names with repeats suffixed ``#2``, ``#3``… (SQL results may repeat a column name)."""
+    seen: Counter[str] = Counter()
+    out = []
+    for n in names:
+        seen[n] += 1
+        out.append(n if seen[n] == 1 else f"{n}#{seen[n]}")
+    return out
+
+
+def name_score(a: str, b: str) -> float:
+    """Name evidence in [0, 1]: 1 same tokens, 0.8 one token set inside the other, less for partial overlap."""
+    if a.strip().lower() == b.strip().lower():
+        return 1.0
+    ta, tb = name_tokens(a), name_tokens(b)
+    if not ta or not tb:
+        return 0.0
+    if ta == tb:
+        return 1.0
+    sa, sb = set(ta), set(tb)
+    if sa == sb:
+        return 0.95
+    inter = sa & sb
+    if not inter:
+        return 0.0
+    if sa <= sb or sb <= sa:
+        return 0.8
+    return 0.5 * len(inter) / len(sa | sb)
+
+
+def _numeric_containment(g: Column, p: Column, scale: float, half: np.ndarray, rel_tol: float) -> float:
+    """Share of golden cells that have a prediction cell within tolerance (set containment, NULL meets NULL)."""
+    gv = g.num
+    pv = p.num[~p.null] * scale
+    ps = np.sort(pv)
+    gmask = ~np.isnan(gv)
+    found = 0
+    if gmask.any() and ps.size:
+        x = gv[gmask]
+        lim = np.maximum(rel_tol * np.abs(x) * (1 + 1e-9), half[gmask])
+        idx = np.searchsorted(ps, x - lim, side="left")
+        idx_c = np.minimum(idx, ps.size - 1)
+        cand = ps[idx_c]
+        ok = (idx < ps.size) & (cand <= x + lim + rel_tol * np.abs(cand))
+        found += int(ok.sum())
+    n_null = int((~gmask).sum())
+    if n_null:
+        found += min(n_null, int(p.null.sum()))
+    return found / g.n
+
+
+def value_agreement(g: Column, p: Column, *, rate: bool = False, rel_tol: float = REL_TOL) -> tuple[float | None, float]:
+    """Share of the golden column's cells the prediction column holds, and the scale that gave it.
+
+    Args:
+        g: Golden column, ``(n_g,)``.
+        p: Prediction column, ``(n_p,)``; row order is irrelevant (cells are compared as multisets / sets).
+        rate: When True, the prediction may also be read ÷100 (a percentage for a fraction) or ×100.
+        rel_tol: Relative tolerance.
+
+    Returns:
+        ``(share in [0, 1], scale)``; share is ``None`` when the golden column has no cells.
+    """
+    if g.n == 0:
+        return None, 1.0
+    if g.numeric and p.numeric:
+        half = tolerances(g, rel_tol=rel_tol)
+        best, best_scale = -1.0, 1.0
+        for scale in ((1.0, 0.01, 100.0) if rate else (1.0,)):
+            share = _numeric_containment(g, p, scale, half, rel_tol)
+            if share > best + 1e-12:
+                best, best_scale = share, scale
+        return best, best_scale
+    if g.kind == "null" and p.kind == "null":
+        return min(g.n, p.n) / g.n, 1.0
+    if (g.numeric and p.kind not in ("text", "null")) or (p.numeric and g.kind not in ("text", "null")):
+        return 0.0, 1.0  # a number never equals a date
+    cg = Counter(g.text.tolist())
+    cp = Counter(p.text.tolist())
+    found = sum(min(c, cp.get(v, 0)) for v, c in cg.items())
+    return found / g.n, 1.0
+
+
+def _same_content(a: Column, b: Column) -> bool:
+    if a.n != b.n:
+        return False
+    if a.numeric and b.numeric:
+        return bool(np.array_equal(a.num, b.num, equal_nan=True))
+    return bool(np.array_equal(a.text, b.text))
+
+
+def _compatible(g: Column, p: Column) -> bool:
+    if g.kind == "null" or p.kind == "null":
+        return True
+    return g.numeric == p.numeric or "text" in (g.kind, p.kind)
+
+
+def pair_columns(
+    golden: Sequence[Column],
+    pred: Sequence[Column],
+    *,
+    rate_columns: Sequence[str] = (),
+    rel_tol: float = REL_TOL,
+) -> Pairing:
+    """Pair each golden column with the prediction column that carries its meaning.
+
+    Args:
+        golden: ``(k_g,)`` golden columns.
+        pred: ``(k_p,)`` prediction columns (extra columns are fine: containment).
+        rate_columns: Golden column names declared as rates (also detected by name).
+        rel_tol: Relative numeric tolerance.
+
+    Returns:
+        A :class:`Pairing`. Cost: ``-(2·value_share + 1·name_score)``; pairs whose names' roles conflict are
+        forbidden. Solved with ``scipy.optimize.linear_sum_assignment`` (Hungarian-type, polynomial).
+
+    Notes:
+        A pair survives when its values agree fully, or its names agree (``name_score ≥ 0.5``), or at least half
+        its values agree. A golden column left over pairs by elimination when exactly one compatible,
+        non-conflicting prediction column remains for it.
+    """
+    gnames = unique_names([c.name for c in golden])
+    pnames = unique_names([c.name for c in pred])
+    out = Pairing(gnames, pnames)
+    kg, kp = len(golden), len(pred)
+    if kg == 0:
+        return out
+    agree = np.full((kg, kp), np.nan)
+    scales = np.ones((kg, kp))
+    names = np.zeros((kg, kp))
+    conflict = np.zeros((kg, kp), dtype=bool)
+    g_roles = [role_tags(name_tokens(c.name)) for c in golden]
+    p_roles = [role_tags(name_tokens(c.name)) for c in pred]
+    for i, g in enumerate(golden):
+        rate_g = is_rate_name(g.name, rate_columns)
+        for j, p in enumerate(pred):
+            conflict[i, j] = roles_conflict(g_roles[i], p_roles[j])
+            names[i, j] = name_score(g.name, p.name)
+            if conflict[i, j]:
+                continue
+            rate = rate_g or ("count" not in g_roles[i] and is_rate_name(p.name))
+            share, scale = value_agreement(g, p, rate=rate, rel_tol=rel_tol)
+            if share is not None:
+                agree[i, j] = share
+                scales[i, j] = scale
+    score = _W_VALUES * np.nan_to_num(agree, nan=0.0) + _W_NAME * names
+    score[conflict] = _FORBIDDEN
+    assigned: dict[int, int] = {}
+    if kp:
+        rows, cols = linear_sum_assignment(-score)
+        for i, j in zip(rows.tolist(), cols.tolist()):
+            if conflict[i, j]:
+                continue
+            a = agree[i, j]
+            full = not np.isnan(a) and a >= 1 - 1e-12
+            if full:
+                out.basis[gnames[i]] = "name+values" if names[i, j] >= 0.5 else "values"
+            elif names[i, j] >= 0.5:
+                out.basis[gnames[i]] = "name"
+            elif not np.isnan(a) and a >= 0.5:
+                out.basis[gnames[i]] = "values (partial)"
+            else:
+                continue
+            assigned[i] = j
+    # Elimination: a golden column left alone takes the one compatible, non-conflicting column left for it.
+    free = [j for j in range(kp) if j not in assigned.values()]
+    for i in range(kg):
+        if i in assigned:
+            continue
+        cands = [j for j in free if not conflict[i, j] and _compatible(golden[i], pred[j])]
+        if len(cands) == 1:
+            others = [i2 for i2 in range(kg) if i2 != i and i2 not in assigned
+                      and not conflict[i2, cands[0]] and _compatible(golden[i2], pred[cands[0]])]
+            if not others:
+                assigned[i] = cands[0]
+                free.remove(cands[0])
+                out.basis[gnames[i]] = "elimination"
+    for i in range(kg):
+        if i in assigned:
+            j = assigned[i]
+            out.index[i] = j
+            out.scale[i] = float(scales[i, j])
+            a = agree[i, j]
+            out.agreement[gnames[i]] = None if np.isnan(a) else float(a)
+        else:
+            out.unpaired.append(gnames[i])
+            for j in range(kp):
+                if conflict[i, j]:
+                    share, _ = value_agreement(golden[i], pred[j], rel_tol=rel_tol)
+                    if share:
+                        out.rejected.append({
+                            "golden": gnames[i], "prediction": pnames[j],
+                            "why": f"roles differ ({'/'.join(sorted(g_roles[i]))} vs {'/'.join(sorted(p_roles[j]))}); "
+                                   f"shared values ({share:.0%}) are not evidence of meaning",
+                        })
+    # Ambiguity: another column fits this golden column exactly as well and holds different values.
+    for i, j in out.index.items():
+        if out.basis[gnames[i]] not in ("values", "values (partial)", "elimination"):
+            continue
+        cands = [j2 for j2 in range(kp) if j2 != j and not conflict[i, j2]
+                 and abs(score[i, j2] - score[i, j]) <= 1e-9 and not _same_content(pred[j2], pred[j])]
+        if cands:
+            out.ambiguous.append({"golden": gnames[i], "chosen": pnames[j], "candidates": [pnames[j2] for j2 in cands]})
+            for j2 in cands:
+                alt = dict(out.index)
+                other = next((i2 for i2, jj in alt.items() if jj == j2), None)
+                alt[i] = j2
+                if other is not None:
+                    if conflict[other, j]:
+                        continue
+                    alt[other] = j
+                out.alternatives.append(alt)
+    return out

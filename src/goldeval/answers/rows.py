@@ -1,0 +1,476 @@
+"""Row comparison after pairing: multiset rows, asked-for order, top-N with ties, and what differs.
+
+Rows are compared on the paired columns only (extra prediction columns never reduce a containing answer). Rows
+are a multiset: a duplicated golden row must appear twice. Order counts only when the golden says it was asked
+for. A prediction with every golden row plus more rows is *not* containment (a shotgun answer does not match).
+
+Speed: both tables are encoded as integer ids (text) and floats (numbers); when the row counts agree the two
+sides are sorted lexicographically and compared in one vectorised pass (1e5 × 10 in well under a second). Only
+when that fails does a bucketed greedy matching run (text keys exact, numbers within tolerance).
+
+Source: ``DESIGN.md`` "Data answers" (rows are a multiset; top-N with ties; large row sets), goldeval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from goldeval.answers.pairing import Pairing
+from goldeval.answers.values import REL_TOL, Column, numbers_close, tolerances
+
+__all__ = ["RowComparison", "compare_rows", "describe_scale"]
+
+_MAX_LISTED = 20
+
+
+@dataclass(slots=True)
+class RowComparison:
+    """How the prediction's rows meet the golden rows under one pairing.
+
+    Attributes:
+        golden_rows: Number of golden rows.
+        pred_rows: Number of prediction rows.
+        found: Golden rows located in the prediction (each prediction row used once).
+        missing: Up to 20 missing golden rows, as ``{golden column: value}``.
+        missing_count: How many golden rows are missing in all.
+        extra: Prediction rows that located no golden row.
+        order: ``None`` when order was not asked for; else ``"same"``, ``"ties reordered"``, ``"different"`` or
+            ``"unknown"`` (the order key is not among the columns and the positions differ).
+        top_n: For a top-N golden: ``{"boundary", "tie_break_differs", "qualifies"}``; else ``None``.
+        mismatch: A short description of how the rows differ, or ``None`` when they do not.
+    """
+
+    golden_rows: int
+    pred_rows: int
+    found: int
+    missing: list[dict[str, Any]] = field(default_factory=list)
+    missing_count: int = 0
+    extra: int = 0
+    order: str | None = None
+    top_n: dict[str, Any] | None = None
+    mismatch: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Every golden row located, nothing extra, and the order right where it was asked for."""
+        if self.top_n is not None:
+            return bool(self.top_n.get("qualifies"))
+        return self.found == self.golden_rows and self.extra == 0 and self.order in (None, "same", "ties reordered")
+
+    def located(self) -> dict[str, Any]:
+        """The verdict's ``located`` block: ``{"golden_rows", "found", "missing": [...], "extra": n}``."""
+        out: dict[str, Any] = {"golden_rows": self.golden_rows, "found": self.found, "missing": self.missing, "extra": self.extra}
+        if self.missing_count > len(self.missing):
+            out["missing_not_listed"] = self.missing_count - len(self.missing)
+        return out
+
+
+# --- encoding -------------------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class _Encoded:
+    names: list[str]          # golden names: text pairs first, then numeric pairs
+    tg: np.ndarray            # (n_g, t) int64 text ids (-1 NULL)
+    tp: np.ndarray            # (n_p, t)
+    ng: np.ndarray            # (n_g, m) float64 (NaN NULL)
+    np_: np.ndarray           # (n_p, m) float64, already scaled
+    half: np.ndarray          # (n_g, m) display-precision half-units
+    g_index: list[int]        # golden column index per encoded column (text then numeric)
+
+
+def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) -> _Encoded:
+    n_g = golden[0].n if golden else 0
+    n_p = pred[0].n if pred else 0
+    t_names, t_g, t_p, t_idx = [], [], [], []
+    n_names, n_g_cols, n_p_cols, halves, n_idx = [], [], [], [], []
+    for gi in sorted(pairing.index):
+        g, p = golden[gi], pred[pairing.index[gi]]
+        if g.numeric and p.numeric:
+            n_names.append(pairing.golden_names[gi])
+            n_g_cols.append(g.num)
+            n_p_cols.append(p.num * pairing.scale.get(gi, 1.0))
+            halves.append(tolerances(g))
+            n_idx.append(gi)
+        else:
+            vocab: dict[str, int] = {}
+            ids_g = np.fromiter((-1 if v is None else vocab.setdefault(v, len(vocab)) for v in g.text.tolist()), dtype=np.int64, count=g.n)
+            ids_p = np.fromiter((-1 if v is None else vocab.get(v, -2) for v in p.text.tolist()), dtype=np.int64, count=p.n)
+            t_names.append(pairing.golden_names[gi])
+            t_g.append(ids_g)
+            t_p.append(ids_p)
+            t_idx.append(gi)
+
+    def stack(cols: list[np.ndarray], n: int, dtype: Any) -> np.ndarray:
+        return np.stack(cols, axis=1) if cols else np.zeros((n, 0), dtype=dtype)
+
+    return _Encoded(
+        t_names + n_names,
+        stack(t_g, n_g, np.int64), stack(t_p, n_p, np.int64),
+        stack(n_g_cols, n_g, float), stack(n_p_cols, n_p, float), stack(halves, n_g, float),
+        t_idx + n_idx,
+    )
+
+
+def _rows_close(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, rel_tol: float) -> np.ndarray:
+    """(n,) bool: every numeric cell of aligned rows within tolerance (shapes (n, m))."""
+    if ng.shape[1] == 0:
+        return np.ones(ng.shape[0], dtype=bool)
+    return numbers_close(ng, np_, half, rel_tol=rel_tol).all(axis=1)
+
+
+def _lexorder(t: np.ndarray, n: np.ndarray) -> np.ndarray:
+    keys = [n[:, k] for k in range(n.shape[1] - 1, -1, -1)] + [t[:, k] for k in range(t.shape[1] - 1, -1, -1)]
+    if not keys:
+        return np.arange(t.shape[0])
+    return np.lexsort(keys)
+
+
+def _fast_equal(e: _Encoded, rel_tol: float) -> bool:
+    """Same row count and, after sorting both sides the same way, every row equal within tolerance."""
+    if e.tg.shape[0] != e.tp.shape[0]:
+        return False
+    og, op = _lexorder(e.tg, e.ng), _lexorder(e.tp, e.np_)
+    if not np.array_equal(e.tg[og], e.tp[op]):
+        return False
+    return bool(_rows_close(e.ng[og], e.np_[op], e.half[og], rel_tol).all())
+
+
+def _match(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half: np.ndarray, rel_tol: float) -> np.ndarray:
+    """Greedy multiset matching: ``(n_g,)`` index of the prediction row each golden row took, or -1.
+
+    Rows meet when their text ids are equal and every number is within tolerance. Rows are bucketed by text ids
+    and NULL pattern; inside a bucket, prediction rows are sorted by the first number and searched in a window.
+    """
+    n_g, n_p = tg.shape[0], tp.shape[0]
+    out = np.full(n_g, -1, dtype=np.int64)
+    if n_g == 0 or n_p == 0:
+        return out
+    kg = np.concatenate([tg, np.isnan(ng).astype(np.int64)], axis=1)
+    kp = np.concatenate([tp, np.isnan(np_).astype(np.int64)], axis=1)
+    if kg.shape[1] == 0:
+        kg = np.zeros((n_g, 1), dtype=np.int64)
+        kp = np.zeros((n_p, 1), dtype=np.int64)
+    _, inv = np.unique(np.concatenate([kg, kp]), axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    gid, pid = inv[:n_g], inv[n_g:]
+    p_order = np.argsort(pid, kind="stable")
+    p_sorted = pid[p_order]
+    m = ng.shape[1]
+    for gi_group in np.unique(gid):
+        g_rows = np.flatnonzero(gid == gi_group)
+        lo, hi = np.searchsorted(p_sorted, gi_group, "left"), np.searchsorted(p_sorted, gi_group, "right")
+        p_rows = p_order[lo:hi]
+        if p_rows.size == 0:
+            continue
+        if m == 0:
+            k = min(g_rows.size, p_rows.size)
+            out[g_rows[:k]] = p_rows[:k]
+            continue
+        if g_rows.size * p_rows.size <= 4096:
+            close = numbers_close(ng[g_rows][:, None, :], np_[p_rows][None, :, :], half[g_rows][:, None, :], rel_tol=rel_tol).all(axis=2)
+            used = np.zeros(p_rows.size, dtype=bool)
+            for a in range(g_rows.size):
+                free = np.flatnonzero(close[a] & ~used)
+                if free.size:
+                    used[free[0]] = True
+                    out[g_rows[a]] = p_rows[free[0]]
+            continue
+        # Large bucket: window search on the first numeric column, with a "next free" skip list.
+        first = np_[p_rows, 0]
+        order = np.argsort(np.where(np.isnan(first), np.inf, first), kind="stable")
+        cand = p_rows[order]
+        vals = np_[cand, 0]
+        nxt = list(range(cand.size + 1))
+
+        def find(i: int) -> int:
+            root = i
+            while nxt[root] != root:
+                root = nxt[root]
+            while nxt[i] != root:
+                nxt[i], i = root, nxt[i]
+            return root
+
+        for a in g_rows.tolist():
+            x = ng[a, 0]
+            if math.isnan(x):
+                lo_i, hi_i = int(np.searchsorted(vals, np.inf, "left")), cand.size
+            else:
+                lim = max(rel_tol * abs(x) * 2, half[a, 0]) * (1 + 1e-9) + 1e-300
+                lo_i = int(np.searchsorted(vals, x - lim, "left"))
+                hi_i = int(np.searchsorted(vals, x + lim, "right"))
+            i = find(lo_i)
+            while i < hi_i:
+                b = cand[i]
+                if bool(numbers_close(ng[a], np_[b], half[a], rel_tol=rel_tol).all()):
+                    out[a] = b
+                    nxt[i] = i + 1
+                    break
+                i = find(i + 1)
+    return out
+
+
+def _match_cols(e: _Encoded, keep_num: Sequence[int], rel_tol: float, keep_text: bool = True) -> np.ndarray:
+    t_g = e.tg if keep_text else e.tg[:, :0]
+    t_p = e.tp if keep_text else e.tp[:, :0]
+    idx = list(keep_num)
+    return _match(t_g, t_p, e.ng[:, idx], e.np_[:, idx], e.half[:, idx], rel_tol)
+
+
+# --- descriptions ---------------------------------------------------------------------------------------------
+
+def describe_scale(k: float) -> str:
+    """``×100``, ``×0.01``, ``×1.583`` — a ratio as the mismatch text shows it."""
+    if k > 0:
+        e = round(math.log10(k))
+        if abs(k - 10.0**e) <= 1e-9 * 10.0**e:
+            return f"×{10.0**e:g}"
+    return f"×{k:.4g}"
+
+
+def _num(x: float) -> str:
+    """A number for a message: integers without a decimal point, others to 10 significant digits."""
+    if math.isfinite(x) and x == int(x) and abs(x) < 1e16:
+        return str(int(x))
+    return f"{x:.10g}"
+
+
+def _constant_ratio(g: np.ndarray, p: np.ndarray) -> float | None:
+    ok = ~np.isnan(g) & ~np.isnan(p) & (g != 0)
+    if not ok.any() or (np.isnan(g) != np.isnan(p)).any():
+        return None
+    r = p[ok] / g[ok]
+    k = float(np.median(r))
+    if k == 0 or not np.all(np.abs(r - k) <= 1e-6 * abs(k)):
+        return None
+    if np.any((g == 0) & (p != 0)):
+        return None
+    return k
+
+
+def _diagnose(e: _Encoded, match: np.ndarray, rel_tol: float) -> str | None:
+    n_g, n_p = e.tg.shape[0], e.tp.shape[0]
+    t, m = e.tg.shape[1], e.ng.shape[1]
+    found = int((match >= 0).sum())
+    if found == n_g and n_p == n_g:
+        return None
+    if found == n_g and n_p > n_g:
+        return f"extra rows: every golden row is there, plus {n_p - n_g} more (not containment)"
+    if n_g == 1 and n_p == 1 and m >= 1 and t == 0:
+        parts = []
+        for c in range(m):
+            g, p = e.ng[0, c], e.np_[0, c]
+            if not bool(numbers_close(np.array([g]), np.array([p]), e.half[0:1, c], rel_tol=rel_tol)[0]):
+                k = _constant_ratio(np.array([g]), np.array([p]))
+                ratio = f" ({describe_scale(k)} the golden)" if k is not None else ""
+                parts.append(f"'{e.names[t + c]}' is {_num(p)}, golden {_num(g)}{ratio}")
+        return "different value: " + "; ".join(parts) if parts else None
+    # Same population (text keys) but numbers off?
+    key_match = _match_cols(e, [], rel_tol) if t else None
+    if t and key_match is not None and int((key_match >= 0).sum()) == n_g == n_p:
+        if m == 0:
+            return "values differ"
+        off = []
+        for c in range(m):
+            rest = [k for k in range(m) if k != c]
+            mm = _match_cols(e, rest, rel_tol)
+            if int((mm >= 0).sum()) == n_g:
+                k = _constant_ratio(e.ng[:, c], e.np_[mm, c])
+                name = e.names[t + c]
+                if k is not None:
+                    return f"uniformly scaled {describe_scale(k)}: column '{name}' (every other value right)"
+                bad = int((~numbers_close(e.ng[:, c], e.np_[mm, c], e.half[:, c], rel_tol=rel_tol)).sum())
+                off.append(f"one column off: '{name}' ({bad} of {n_g} rows differ, every other value right)")
+        if len(off) == 1:
+            return off[0]
+        ks = [_constant_ratio(e.ng[:, c], e.np_[key_match, c]) for c in range(m)]
+        if all(k is not None for k in ks) and len({round(k, 9) for k in ks}) == 1 and ks[0] != 1.0:
+            return f"uniformly scaled {describe_scale(ks[0])} in every numeric column"
+        return "same rows (keys), different values in several columns"
+    if t:
+        key_found = int((key_match >= 0).sum()) if key_match is not None else 0
+        extra_keys = n_p - key_found
+        if key_found == 0:
+            return f"different population: none of the {n_g} golden rows appears ({n_p} prediction rows)"
+        if key_found == n_g:
+            return f"extra rows: {n_p - n_g} more than the golden's {n_g} (not containment)"
+        if extra_keys == 0:
+            return f"missing rows: {n_g - key_found} of {n_g} golden rows are absent"
+        return f"different population: {n_g - key_found} of {n_g} golden rows have no counterpart, {extra_keys} prediction rows are not in the golden"
+    # Only numbers paired.
+    if n_g != n_p:
+        return f"different number of rows: {n_p} instead of {n_g} ({found} golden rows found)"
+    if m:
+        gs = np.sort(e.ng, axis=0)
+        ps = np.sort(e.np_, axis=0)
+        ks = [_constant_ratio(gs[:, c], ps[:, c]) for c in range(m)]
+        offs = [c for c in range(m) if not bool(numbers_close(gs[:, c], ps[:, c], e.half[np.argsort(e.ng[:, c], kind="stable"), c], rel_tol=rel_tol).all())]
+        if len(offs) == 1 and ks[offs[0]] is not None:
+            return f"uniformly scaled {describe_scale(ks[offs[0]])}: column '{e.names[offs[0]]}'"
+        if len(offs) == 1:
+            return f"one column off: '{e.names[offs[0]]}'"
+        if offs and all(ks[c] is not None for c in offs) and len({round(ks[c], 9) for c in offs}) == 1:
+            return f"uniformly scaled {describe_scale(ks[offs[0]])} in every numeric column"
+    return f"different values: {n_g - found} of {n_g} golden rows not found"
+
+
+# --- order ----------------------------------------------------------------------------------------------------
+
+def _monotone(values: np.ndarray) -> int:
+    """+1 non-decreasing, -1 non-increasing, 0 neither or fewer than 2 distinct values (NaN breaks it)."""
+    if values.size < 2 or np.isnan(values).any():
+        return 0
+    d = np.diff(values)
+    if (d == 0).all():
+        return 0
+    if (d >= 0).all():
+        return 1
+    if (d <= 0).all():
+        return -1
+    return 0
+
+
+def _order(e: _Encoded, golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing, rel_tol: float) -> str:
+    if e.tg.shape[0] != e.tp.shape[0]:
+        return "different"
+    same = np.array_equal(e.tg, e.tp) and bool(_rows_close(e.ng, e.np_, e.half, rel_tol).all())
+    if same:
+        return "same"
+    # Which golden columns are sorted? The prediction must be sorted the same way in every one of them.
+    keys_g, keys_p = [], []
+    for c in range(e.ng.shape[1]):
+        keys_g.append(e.ng[:, c])
+        keys_p.append(e.np_[:, c])
+    for c in range(e.tg.shape[1]):
+        gi = e.g_index[c]
+        g = golden[gi]
+        p = pred[pairing.index[gi]]
+        if g.kind in ("text", "date") and p.kind in ("text", "date"):
+            vocab = sorted(set(v for v in g.text.tolist() if v is not None) | set(v for v in p.text.tolist() if v is not None))
+            rank = {v: i for i, v in enumerate(vocab)}
+            keys_g.append(np.array([np.nan if v is None else rank[v] for v in g.text.tolist()], dtype=float))
+            keys_p.append(np.array([np.nan if v is None else rank[v] for v in p.text.tolist()], dtype=float))
+    dirs = [(_monotone(kg), kp) for kg, kp in zip(keys_g, keys_p)]
+    sorted_cols = [(d, kp) for d, kp in dirs if d != 0]
+    if not sorted_cols:
+        return "unknown"
+    kept = [_monotone(kp) == d or (np.diff(kp) * d >= 0).all() for d, kp in sorted_cols]
+    if all(kept):
+        return "ties reordered"
+    if any(kept):
+        return "unknown"
+    return "different"
+
+
+# --- top-N ----------------------------------------------------------------------------------------------------
+
+def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any], rel_tol: float) -> dict[str, Any]:
+    by = str(top.get("by"))
+    direction = str(top.get("direction", "desc")).lower()
+    sign = -1.0 if direction.startswith("desc") else 1.0
+    t = e.tg.shape[1]
+    if by not in e.names[t:]:
+        return {"qualifies": False, "why": f"top-N column '{by}' is not a paired numeric column"}
+    c = e.names.index(by) - t
+    gv, pv = e.ng[:, c], e.np_[:, c]
+    n_g, n_p = gv.size, pv.size
+    if n_p != n_g:
+        return {"qualifies": False, "why": f"{n_p} rows returned for a top {n_g}"}
+    if n_g == 0:
+        return {"qualifies": True, "boundary": None, "tie_break_differs": False}
+    g_bound = gv[np.argmax(sign * gv)]   # worst value kept in the golden
+    p_bound = pv[np.argmax(sign * pv)]
+    half = e.half[np.argmax(sign * gv), c]
+    if not bool(numbers_close(np.array([g_bound]), np.array([p_bound]), np.array([half]), rel_tol=rel_tol)[0]):
+        return {"qualifies": False, "boundary": float(g_bound), "why": f"boundary value {_num(p_bound)} instead of {_num(g_bound)}"}
+    at_g = numbers_close(gv, np.full(n_g, g_bound), e.half[:, c], rel_tol=rel_tol)
+    at_p = numbers_close(pv, np.full(n_p, g_bound), e.half[:, c], rel_tol=rel_tol)
+    above_g = np.flatnonzero(~at_g)
+    above_p = np.flatnonzero(~at_p)
+    # Rows above the boundary must be the golden's rows, all of them.
+    mm = _match(e.tg[above_g], e.tp[above_p], e.ng[above_g], e.np_[above_p], e.half[above_g], rel_tol)
+    if int((mm >= 0).sum()) != above_g.size or above_p.size != above_g.size:
+        return {"qualifies": False, "boundary": float(g_bound), "why": "rows above the boundary differ from the golden's"}
+    if int(at_p.sum()) != int(at_g.sum()):
+        return {"qualifies": False, "boundary": float(g_bound), "why": "a different number of rows at the boundary"}
+    tie = _match(e.tg[at_g], e.tp[at_p], e.ng[at_g], e.np_[at_p], e.half[at_g], rel_tol)
+    differs = int((tie >= 0).sum()) != int(at_g.sum())
+    return {"qualifies": True, "boundary": float(g_bound), "tie_break_differs": differs}
+
+
+# --- entry point ----------------------------------------------------------------------------------------------
+
+def compare_rows(
+    golden: Sequence[Column],
+    pred: Sequence[Column],
+    pairing: Pairing,
+    *,
+    ordered: bool = False,
+    top_n: dict[str, Any] | None = None,
+    rel_tol: float = REL_TOL,
+) -> RowComparison:
+    """Compare the rows of a prediction with the golden rows under *pairing*.
+
+    Args:
+        golden: ``(k_g,)`` golden columns, each ``(n_g,)`` cells.
+        pred: ``(k_p,)`` prediction columns, each ``(n_p,)`` cells.
+        pairing: From :func:`~goldeval.answers.pairing.pair_columns`; only paired columns are compared.
+        ordered: The question asks for an order: the prediction's order must agree (rows tied in every sorted
+            golden column may be swapped).
+        top_n: ``{"n", "by", "direction"}``: rows above the boundary must be the golden's; rows at the boundary
+            need only carry the boundary value (a valid tie-break).
+        rel_tol: Relative numeric tolerance.
+
+    Returns:
+        A :class:`RowComparison` (``located`` block, ``mismatch`` text, ``complete``).
+    """
+    e = _encode(golden, pred, pairing)
+    n_g, n_p = e.tg.shape[0], e.tp.shape[0]
+    if _fast_equal(e, rel_tol):
+        match = np.arange(n_g)
+    else:
+        match = _match(e.tg, e.tp, e.ng, e.np_, e.half, rel_tol)
+    found = int((match >= 0).sum())
+    missing_idx = np.flatnonzero(match < 0)
+    extra = n_p - found
+    missing = [
+        {pairing.golden_names[gi]: _jsonable(golden[gi].raw[r]) for gi in range(len(golden))}
+        for r in missing_idx[:_MAX_LISTED].tolist()
+    ]
+    out = RowComparison(n_g, n_p, found, missing, int(missing_idx.size), extra)
+    if top_n:
+        out.top_n = _top_n(e, pairing, top_n, rel_tol)
+        if not out.top_n.get("qualifies"):
+            out.mismatch = "top-N: " + out.top_n.get("why", "rows do not qualify")
+        elif out.top_n.get("tie_break_differs"):
+            out.mismatch = "top-N: a different tie-break at the boundary value"
+        if ordered and out.top_n.get("qualifies"):
+            c = e.names.index(str(top_n.get("by"))) - e.tg.shape[1]
+            sign = -1 if str(top_n.get("direction", "desc")).lower().startswith("desc") else 1
+            if n_p > 1 and not (np.diff(e.np_[:, c]) * sign >= -1e-12).all():
+                out.top_n["qualifies"] = False
+                out.order = "different"
+                out.mismatch = f"top-N rows not in {top_n.get('direction', 'desc')} order of '{top_n.get('by')}'"
+        return out
+    out.mismatch = _diagnose(e, match, rel_tol)
+    if ordered and found == n_g and extra == 0:
+        out.order = _order(e, golden, pred, pairing, rel_tol)
+        if out.order == "different":
+            out.mismatch = "same rows in a different order (the question asks for an order)"
+        elif out.order == "unknown":
+            out.mismatch = "same rows, order differs and the order key cannot be checked from the columns"
+    return out
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    if isinstance(v, np.generic):
+        return v.item()
+    return str(v)

@@ -1,0 +1,302 @@
+"""Read-only re-execution of an attempt's final query (SQLite; DuckDB when the optional extra is installed).
+
+The rows a query returns are the prediction — never the answerer's self-reported rows when a query exists.
+Running someone else's SQL against a customer's database must not change it, so every layer says no:
+
+SQLite
+    * opened through a ``file:…?mode=ro`` URI (the OS-level open is read-only) with ``PRAGMA query_only=ON``;
+    * an authorizer that allows only reading (``SELECT``, ``READ``, ``FUNCTION`` except ``load_extension``,
+      recursive CTEs, and a few read-only ``PRAGMA`` look-ups) and denies every write, ``ATTACH``/``DETACH``,
+      ``CREATE``/``DROP``/``ALTER`` (temp objects too), transactions, ``PRAGMA`` assignments;
+    * extension loading stays disabled;
+    * one statement per call (the driver refuses a second one).
+DuckDB
+    * ``read_only=True``, ``enable_external_access=false`` (no ATTACH of files, no COPY, no reading other files),
+      extension auto-install/auto-load off, configuration locked; and the statement must parse (sqlglot) as one
+      query (``SELECT`` / ``WITH`` / set operation).
+
+Each query has a wall-clock time limit (SQLite: a progress handler aborts the VM; DuckDB: ``interrupt()`` from a
+timer) and a row limit (more rows than the limit is a failure, not a silent cut). A query that fails raises
+:class:`QueryError` with the database's own message; the judge turns that into an *unscored* case.
+
+Source: ``DESIGN.md`` "Data formats" (``--db``), goldeval; SQLite authorizer:
+https://www.sqlite.org/c3ref/set_authorizer.html
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from goldeval.errors import GoldevalError, InputError
+
+__all__ = ["QueryError", "QueryResult", "ReadOnlyDatabase", "open_database", "DEFAULT_TIMEOUT_S", "DEFAULT_MAX_ROWS"]
+
+DEFAULT_TIMEOUT_S = 5.0
+DEFAULT_MAX_ROWS = 1_000_000
+
+# PRAGMAs that only look things up (allowed with any argument); every other PRAGMA is denied.
+_READ_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "foreign_key_list", "database_list",
+                 "collation_list", "function_list", "table_list"}
+
+
+class QueryError(GoldevalError):
+    """A query could not be run read-only within the limits; the message is the database's, with context."""
+
+
+@dataclass(slots=True)
+class QueryResult:
+    """Rows a query returned.
+
+    Attributes:
+        columns: ``(k,)`` column names as the database reports them (duplicates kept).
+        rows: ``(n, k)`` row tuples of Python values (NULL is ``None``).
+        elapsed_s: Wall-clock seconds the query took.
+    """
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    elapsed_s: float = 0.0
+    engine: str = "sqlite"
+    notes: list[str] = field(default_factory=list)
+
+
+def _decode(b: bytes) -> str:
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        return b.decode("latin-1")
+
+
+class ReadOnlyDatabase:
+    """A read-only connection to one database file; use as a context manager or call :meth:`close`.
+
+    Args:
+        path: SQLite file, or DuckDB file (``.duckdb`` / ``.ddb``, or ``engine="duckdb"``).
+        timeout_s: Wall-clock limit per query, seconds (> 0).
+        max_rows: Most rows a query may return (more is a :class:`QueryError`).
+        engine: ``"sqlite"``, ``"duckdb"``, or ``None`` to choose by the file (DuckDB files start with ``DUCK`` at
+            byte 8; everything else is opened as SQLite).
+
+    Raises:
+        InputError: the file does not exist, is not a database, or DuckDB is asked for but not installed.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 max_rows: int = DEFAULT_MAX_ROWS, engine: str | None = None) -> None:
+        p = Path(path)
+        if not p.is_file():
+            raise InputError(f"--db {p}: no such database file. Pass the path of a SQLite (or DuckDB) file.")
+        if timeout_s <= 0:
+            raise InputError(f"timeout_s must be > 0 seconds, got {timeout_s!r}.")
+        if max_rows < 1:
+            raise InputError(f"max_rows must be ≥ 1, got {max_rows!r}.")
+        self.path = p
+        self.timeout_s = float(timeout_s)
+        self.max_rows = int(max_rows)
+        self.engine = engine or _guess_engine(p)
+        self._schema: dict[str, list[str]] | None = None
+        if self.engine == "sqlite":
+            self._conn = self._open_sqlite(p)
+        elif self.engine == "duckdb":
+            self._conn = self._open_duckdb(p)
+        else:
+            raise InputError(f"engine must be 'sqlite' or 'duckdb', got {engine!r}.")
+
+    # -- SQLite -----------------------------------------------------------------------------------------------
+    def _open_sqlite(self, p: Path) -> sqlite3.Connection:
+        uri = "file:" + urllib.parse.quote(str(p.resolve())) + "?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+            conn.text_factory = _decode
+            conn.execute("PRAGMA query_only=ON")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"--db {p}: not a SQLite database ({exc}). Pass a SQLite file, or a DuckDB file with the duckdb extra installed.") from None
+        conn.set_authorizer(_authorize)
+        return conn
+
+    # -- DuckDB -----------------------------------------------------------------------------------------------
+    def _open_duckdb(self, p: Path) -> Any:
+        try:
+            import duckdb
+        except ImportError:
+            raise InputError(f"--db {p}: a DuckDB file needs the optional extra: pip install 'goldeval[duckdb]'.") from None
+        config = {
+            "enable_external_access": False,
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+        }
+        try:
+            conn = duckdb.connect(str(p), read_only=True, config=config)
+            conn.execute("SET lock_configuration = true")
+        except duckdb.Error as exc:
+            raise InputError(f"--db {p}: cannot open as DuckDB read-only ({exc}).") from None
+        return conn
+
+    # -- public -----------------------------------------------------------------------------------------------
+    def schema(self) -> dict[str, list[str]]:
+        """``{table: [columns]}``, lower-cased (for mustNotUse on ``SELECT *``)."""
+        if self._schema is None:
+            out: dict[str, list[str]] = {}
+            try:
+                if self.engine == "sqlite":
+                    names = [r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")]
+                    for t in names:
+                        cols = self._conn.execute(f"SELECT * FROM \"{t.replace(chr(34), chr(34) * 2)}\" LIMIT 0").description or []
+                        out[t.lower()] = [c[0].lower() for c in cols]
+                else:
+                    for t, c in self._conn.execute("SELECT table_name, column_name FROM information_schema.columns").fetchall():
+                        out.setdefault(t.lower(), []).append(c.lower())
+            except Exception:  # schema is a convenience for mustNotUse; a failure leaves it empty
+                out = {}
+            self._schema = out
+        return self._schema
+
+    def execute(self, sql: str) -> QueryResult:
+        """Run one read-only query within the time and row limits.
+
+        Args:
+            sql: One SQL statement (a trailing ``;`` is fine).
+
+        Returns:
+            :class:`QueryResult` with every row (at most ``max_rows``).
+
+        Raises:
+            QueryError: the database refused or failed the query (message included), the query wrote or tried
+                to, ran past ``timeout_s``, or returned more than ``max_rows`` rows.
+        """
+        if not isinstance(sql, str) or not sql.strip():
+            raise QueryError(f"final_query must be a non-empty SQL string, got {sql!r}.")
+        if self.engine == "duckdb":
+            return self._execute_duckdb(sql)
+        return self._execute_sqlite(sql)
+
+    def _execute_sqlite(self, sql: str) -> QueryResult:
+        start = time.monotonic()
+        deadline = start + self.timeout_s
+        timed_out = False
+
+        def progress() -> int:
+            nonlocal timed_out
+            if time.monotonic() > deadline:
+                timed_out = True
+                return 1
+            return 0
+
+        self._conn.set_progress_handler(progress, 1000)
+        try:
+            cur = self._conn.execute(sql)
+            columns = [d[0] for d in cur.description] if cur.description else []
+            rows: list[tuple[Any, ...]] = []
+            while True:
+                batch = cur.fetchmany(10_000)
+                if not batch:
+                    break
+                rows.extend(batch)
+                if len(rows) > self.max_rows:
+                    raise QueryError(f"the query returned more than {self.max_rows} rows (the row limit). Narrow the query or raise --max-rows.")
+            if cur.description is None:
+                raise QueryError("the statement returned no result set (only a SELECT query can be judged).")
+        except sqlite3.Error as exc:
+            if timed_out:
+                raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
+            msg = str(exc)
+            if "not authorized" in msg or "authorization denied" in msg or "prohibited" in msg or "readonly" in msg.replace("-", "") or "read-only" in msg:
+                raise QueryError(f"refused: the connection is read-only and the query tried to change the database or its connection (SQLite: {msg}).") from None
+            raise QueryError(f"SQLite error: {msg}") from None
+        except sqlite3.Warning as exc:  # e.g. "You can only execute one statement at a time."
+            raise QueryError(f"SQLite refused the query: {exc}") from None
+        finally:
+            self._conn.set_progress_handler(None, 0)
+        return QueryResult(columns, rows, time.monotonic() - start, "sqlite")
+
+    def _execute_duckdb(self, sql: str) -> QueryResult:
+        import duckdb
+        import sqlglot
+        from sqlglot import exp
+
+        try:
+            trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
+        except Exception as exc:
+            raise QueryError(f"the query does not parse as DuckDB SQL ({str(exc).splitlines()[0][:200]}).") from None
+        if len(trees) != 1 or not isinstance(trees[0], (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)):
+            kind = type(trees[0]).__name__ if trees else "nothing"
+            raise QueryError(f"refused: only one read-only query (SELECT / WITH) may run, got {kind} ({len(trees)} statement(s)).")
+        start = time.monotonic()
+        timer = threading.Timer(self.timeout_s, self._conn.interrupt)
+        timer.start()
+        try:
+            cur = self._conn.execute(sql)
+            columns = [d[0] for d in cur.description] if cur.description else []
+            rows: list[tuple[Any, ...]] = []
+            while True:
+                batch = cur.fetchmany(10_000)
+                if not batch:
+                    break
+                rows.extend(batch)
+                if len(rows) > self.max_rows:
+                    raise QueryError(f"the query returned more than {self.max_rows} rows (the row limit). Narrow the query or raise --max-rows.")
+        except duckdb.InterruptException:
+            raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
+        except duckdb.Error as exc:
+            raise QueryError(f"DuckDB error: {exc}") from None
+        finally:
+            timer.cancel()
+        return QueryResult(columns, rows, time.monotonic() - start, "duckdb")
+
+    def close(self) -> None:
+        try:
+            self._conn.close()
+        except Exception:  # closing twice is harmless
+            pass
+
+    def __enter__(self) -> ReadOnlyDatabase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _guess_engine(p: Path) -> str:
+    if p.suffix.lower() in (".duckdb", ".ddb"):
+        return "duckdb"
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return "sqlite"
+    if head[8:12] == b"DUCK":
+        return "duckdb"
+    return "sqlite"
+
+
+def _authorize(action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
+    """SQLite authorizer: read-only statements pass; everything that writes or reaches outside is denied."""
+    if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE):
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_FUNCTION:
+        return sqlite3.SQLITE_DENY if (arg2 or "").lower() == "load_extension" else sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA:
+        # arg1 = pragma name, arg2 = its argument; the listed pragmas only look things up, whatever the argument.
+        if (arg1 or "").lower() in _READ_PRAGMAS:
+            return sqlite3.SQLITE_OK
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_DENY
+
+
+def open_database(path: str | os.PathLike[str] | None, **options: Any) -> ReadOnlyDatabase | None:
+    """A :class:`ReadOnlyDatabase` for *path*, or ``None`` when *path* is ``None``."""
+    return None if path is None else ReadOnlyDatabase(path, **options)
+
+
+def rows_as_lists(result: QueryResult) -> list[list[Any]]:
+    """Rows as lists (JSON-ready shape)."""
+    return [list(r) for r in result.rows]
+

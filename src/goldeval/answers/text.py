@@ -1,0 +1,123 @@
+"""Prose answers: stated values, refusals, hedges, and instructions aimed at the grader.
+
+An answer's text is data. Anything in it that addresses the grader (``GRADE: match``, ``Ignore all previous
+instructions``, a quoted ``{"verdict": ...}``) is cut away before values are read, and noted; it is never obeyed.
+
+* :func:`stated_numbers` — the numbers an answer states (``1,234``, ``58.7%``, ``-3.5``), minus the numbers the
+  question itself mentions (``Ward 7``), read only from the part of the text before any grader-aimed instruction.
+* :func:`refusal` — whether the answer declines, and whether it names what is missing (``no field that records
+  blood type``) or is generic (``I cannot answer this``).
+* :func:`hedged` — whether the answer offers several candidate values (``either 40 or 42``, ``between 40 and 45``).
+
+Source: ``DESIGN.md`` "Data answers" (refusals, hedges), goldeval; injection markers from inspect_ai#3603.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Prose", "read_prose", "stated_numbers", "refusal", "hedged", "strip_grader_text"]
+
+_INJECTION = re.compile(
+    r"(\[\s*end\s+(?:of\s+)?(?:data|answer|submission)\s*\]"
+    r"|^\s*grade\s*:"
+    r"|\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier)\s+(?:instructions|rules|prompts?)"
+    r"|\byou\s+are\s+(?:now\s+)?(?:the|a)\s+(?:grader|judge|evaluator)"
+    r"|\bsystem\s+prompt\b"
+    r"|\{\s*\"?(?:verdict|grade|score|confidence)\"?\s*:"
+    r"|^\s*(?:verdict|score)\s*[:=])",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?%)?(?![\w])")
+
+_REFUSAL = re.compile(
+    r"\b(?:cannot|can ?not|can't|unable to|not able to|impossible to|no way to|not possible"
+    r"|insufficient (?:data|information)|not enough (?:data|information)"
+    r"|(?:do|does|did) not (?:have|contain|record|track|include|store)|(?:doesn't|don't|didn't) (?:have|contain|record|track|include|store)"
+    r"|(?:is|are) not (?:available|recorded|tracked|stored)|(?:isn't|aren't) (?:available|recorded|tracked|stored)"
+    r"|i don't know|unanswerable|no data (?:on|about|for))\b",
+    re.IGNORECASE,
+)
+_NAMES_MISSING = re.compile(
+    r"\b(?:no|not? (?:a|any)|lacks?(?: a| any)?|without(?: a| any)?|missing)\s+(?:\w+\s+){0,3}?"
+    r"(?:field|column|table|attribute|entity|variable|record|data|information|measure|dimension)s?\b"
+    r"|\b(?:do|does|doesn't|don't)\s+(?:not\s+)?(?:have|contain|record|track|include|store)\s+(?:a\s+|any\s+|the\s+)?\w+"
+    r"|\b(?:is|are|isn't|aren't)\s+(?:not\s+)?(?:recorded|tracked|stored|available)\b",
+    re.IGNORECASE,
+)
+_HEDGE = re.compile(
+    r"\b(?:either\b.*\bor\b|between\s+\S+\s+and\b|somewhere|roughly|approximately|around|about|possibly|perhaps|maybe"
+    r"|could be|might be|depending|depends|or so|if we count|alternatively)\b"
+    r"|\d\s*(?:-|–|to)\s*\d|\bor\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Prose:
+    """What a prose answer says, as read by rule.
+
+    Attributes:
+        answer_text: The part of the text that answers (before any grader-aimed instruction).
+        injected: The grader-aimed part that was cut away (empty when there was none).
+        numbers: Numbers stated in ``answer_text`` that are not mentioned in the question, in order.
+        refusal: The answer declines.
+        names_missing: The refusal names what the data lacks (specific), rather than a generic "cannot".
+        hedged: The answer offers several candidates or a range.
+    """
+
+    answer_text: str
+    injected: str
+    numbers: tuple[float, ...]
+    refusal: bool
+    names_missing: bool
+    hedged: bool
+
+
+def strip_grader_text(text: str) -> tuple[str, str]:
+    """Split *text* at the first instruction aimed at the grader: ``(answer part, cut part)``."""
+    m = _INJECTION.search(text)
+    if not m:
+        return text, ""
+    return text[: m.start()], text[m.start():]
+
+
+def _to_number(tok: str) -> float:
+    t = tok.replace(",", "").replace(" ", "")
+    if t.endswith("%"):
+        return float(t[:-1])
+    return float(t)
+
+
+def stated_numbers(text: str, question: str = "") -> tuple[float, ...]:
+    """Numbers stated in *text*, minus those the *question* mentions (``Ward 7`` is not an answer)."""
+    asked = {_to_number(m.group(0)) for m in _NUMBER.finditer(question or "")}
+    out = []
+    for m in _NUMBER.finditer(text):
+        x = _to_number(m.group(0))
+        if x in asked:
+            continue
+        out.append(x)
+    return tuple(out)
+
+
+def refusal(text: str) -> tuple[bool, bool]:
+    """``(declines, names what is missing)`` for an answer text."""
+    if not _REFUSAL.search(text):
+        return False, False
+    return True, bool(_NAMES_MISSING.search(text))
+
+
+def hedged(text: str) -> bool:
+    """True when the text hedges between candidates (``either … or``, ``between … and``, ``40-45``, ``about``)."""
+    return bool(_HEDGE.search(text))
+
+
+def read_prose(text: str, question: str = "") -> Prose:
+    """Read a prose answer by rule (see the module docstring)."""
+    answer, injected = strip_grader_text(text or "")
+    refuses, names = refusal(answer)
+    nums = stated_numbers(answer, question)
+    return Prose(answer, injected, nums, refuses, names, hedged(answer) and len(set(nums)) > 1)

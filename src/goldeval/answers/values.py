@@ -1,0 +1,376 @@
+"""Typed normalisation of answer cells and the numeric tolerance rule.
+
+A column of cells (JSON values, or what SQLite / DuckDB returned) becomes a :class:`Column`: one kind for the
+whole column, and arrays that the pairing and row comparison read without touching Python objects again.
+
+Kinds:
+    ``number``  ints, floats, decimals, and strings that spell a number (``"1"``, ``"1,234.5"``, ``"20%"``).
+                ``1``, ``1.0`` and ``"1"`` are the same number.
+    ``bool``    ``True``/``False`` (and the strings ``"true"``/``"false"``); compared as the numbers 1 / 0.
+    ``date``    ISO dates and timestamps (``2024-03-01``, ``2024-03-01 00:00:00`` — a timestamp at midnight reads
+                as its date).
+    ``text``    anything else: compared after Unicode NFC, trimming, collapsing inner white space and case folding.
+    ``null``    a column whose every cell is NULL.
+
+NULL (``None``, and a float NaN) is neither 0 nor ``""``: it only equals NULL.
+
+Tolerance for a golden number ``g`` against a predicted ``p``: ``|p - g| <= max(rel_tol * max(|g|, |p|), h)``
+where ``h`` is half a unit in the last decimal the golden was written with (a golden written ``58.74`` has
+``h = 0.005`` and accepts ``58.744924``); integers have ``h = 0`` (a count of 12 never accepts 12.4).
+
+Source: ``DESIGN.md`` "Data answers" (tolerance, NULL, rate columns), goldeval.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "REL_TOL",
+    "Column",
+    "make_column",
+    "canonical_text",
+    "decimals_written",
+    "tolerances",
+    "numbers_close",
+    "is_rate_name",
+    "name_tokens",
+    "role_tags",
+    "roles_conflict",
+]
+
+#: Relative tolerance for numbers (applies to every numeric comparison).
+REL_TOL = 1e-6
+
+_NUM_RE = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+_NUM_THOUSANDS_RE = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$")
+_WS_RE = re.compile(r"\s+")
+
+
+def canonical_text(value: str) -> str:
+    """Text as it is compared: NFC, trimmed, inner white space collapsed to one space, case-folded."""
+    return _WS_RE.sub(" ", unicodedata.normalize("NFC", value).strip()).casefold()
+
+
+def decimals_written(value: Any) -> int:
+    """How many decimals *value* was written with: ``58.74`` → 2, ``830.0`` → 1, ``12`` → 0, ``"1.50"`` → 2.
+
+    Floats are read from their shortest ``repr`` (what a JSON file or a database driver shows); a value with an
+    exponent that leaves no fractional digit, or anything that is not a number, gives 0.
+    """
+    if isinstance(value, bool) or value is None:
+        return 0
+    if isinstance(value, int):
+        return 0
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return 0
+        text = repr(value)
+    elif isinstance(value, Decimal):
+        text = str(value)
+    else:
+        text = str(value).strip().rstrip("%").replace(",", "")
+    try:
+        exp = Decimal(text).as_tuple().exponent
+    except InvalidOperation:
+        return 0
+    return -exp if isinstance(exp, int) and exp < 0 else 0
+
+
+def _parse_date(text: str) -> str | None:
+    if not _DATE_RE.match(text):
+        return None
+    try:
+        if len(text) == 10:
+            return _dt.date.fromisoformat(text).isoformat()
+        ts = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if ts.tzinfo is None and ts.time() == _dt.time(0, 0):
+        return ts.date().isoformat()
+    return ts.isoformat()
+
+
+def _cell(value: Any) -> tuple[str, Any, bool]:
+    """(kind, canonical value, written as a percentage) for one cell."""
+    if value is None:
+        return "null", None, False
+    if isinstance(value, bool):
+        return "bool", 1.0 if value else 0.0, False
+    if isinstance(value, int):
+        return "number", float(value), False
+    if isinstance(value, float):
+        return ("null", None, False) if math.isnan(value) else ("number", value, False)
+    if isinstance(value, Decimal):
+        return ("null", None, False) if value.is_nan() else ("number", float(value), False)
+    if isinstance(value, np.generic):
+        return _cell(value.item())
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None and value.time() == _dt.time(0, 0):
+            return "date", value.date().isoformat(), False
+        return "date", value.isoformat(), False
+    if isinstance(value, _dt.date):
+        return "date", value.isoformat(), False
+    if isinstance(value, bytes):
+        return "text", value.hex(), False
+    if isinstance(value, str):
+        text = value.strip()
+        percent = text.endswith("%")
+        body = text[:-1].strip() if percent else text
+        if _NUM_RE.match(body):
+            return "number", float(body), percent
+        if _NUM_THOUSANDS_RE.match(body):
+            return "number", float(body.replace(",", "")), percent
+        low = text.lower()
+        if low in ("true", "false"):
+            return "bool", 1.0 if low == "true" else 0.0, False
+        date = _parse_date(text)
+        if date is not None:
+            return "date", date, False
+        return "text", canonical_text(value), False
+    return "text", canonical_text(str(value)), False
+
+
+def _number_text(x: float) -> str:
+    """A number as text, for comparing it with a text column: ``12.0`` → ``"12"``, ``0.5`` → ``"0.5"``."""
+    if math.isfinite(x) and x == int(x) and abs(x) < 1e16:
+        return str(int(x))
+    return repr(x)
+
+
+class Column:
+    """One column of an answer table, normalised.
+
+    Attributes:
+        name: The column name as given.
+        kind: ``number`` | ``bool`` | ``date`` | ``text`` | ``null`` (see the module docstring).
+        n: Number of cells.
+        null: ``(n,)`` bool, True where the cell is NULL.
+        num: ``(n,)`` float64 for ``number``/``bool`` columns (NaN where NULL), else ``None``.
+        text: ``(n,)`` object array of canonical strings (``None`` where NULL) for every kind; numbers are spelled
+            as ``"12"`` / ``"0.5"`` so a number column can meet a text column holding the same values. Computed on
+            first use.
+        decimals: ``(n,)`` int, the decimals each cell was written with (the golden's display precision). Computed
+            on first use.
+        percent: True when any cell was written with a ``%`` sign.
+        raw: The cells as given (for reporting missing rows).
+    """
+
+    __slots__ = ("name", "kind", "n", "null", "num", "percent", "raw", "_text", "_decimals")
+
+    def __init__(self, name: str, kind: str, n: int, null: np.ndarray, num: np.ndarray | None,
+                 text: np.ndarray | None, raw: Sequence[Any], percent: bool = False) -> None:
+        self.name = name
+        self.kind = kind
+        self.n = n
+        self.null = null
+        self.num = num
+        self.percent = percent
+        self.raw = raw
+        self._text = text
+        self._decimals: np.ndarray | None = None
+
+    def __repr__(self) -> str:
+        return f"Column({self.name!r}, kind={self.kind!r}, n={self.n})"
+
+    @property
+    def numeric(self) -> bool:
+        """True when the column compares as numbers (``number`` or ``bool``)."""
+        return self.num is not None
+
+    @property
+    def text(self) -> np.ndarray:
+        if self._text is None:
+            assert self.num is not None
+            self._text = np.array([None if x != x else _number_text(x) for x in self.num.tolist()], dtype=object)
+        return self._text
+
+    @property
+    def decimals(self) -> np.ndarray:
+        if self._decimals is None:
+            self._decimals = _decimals_array(self.raw, self.num)
+        return self._decimals
+
+
+def _decimals_array(raw: Sequence[Any], num: np.ndarray | None) -> np.ndarray:
+    """Decimals written per cell; floats are read vectorised (the fewest decimals that round-trip the value)."""
+    n = len(raw)
+    out = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return out
+    floats = np.fromiter((type(v) is float for v in raw), dtype=bool, count=n)
+    if num is not None and floats.any():
+        x = num[floats]
+        dec = np.full(x.shape, 0, dtype=np.int64)
+        done = ~np.isfinite(x) | (x == np.round(x, 0))
+        for d in range(1, 16):
+            hit = ~done & (np.round(x, d) == x)
+            dec[hit] = d
+            done |= hit
+        dec[~done] = 16
+        # 1.0 is written "1.0": one decimal (JSON and drivers print a float with at least one).
+        dec = np.maximum(dec, np.where(np.isfinite(x), 1, 0))
+        out[floats] = dec
+    others = ~floats
+    if others.any():
+        for i in np.flatnonzero(others):
+            v = raw[i]
+            if isinstance(v, (str, Decimal)):
+                out[i] = decimals_written(v)
+    return out
+
+
+def _all_of(values: Sequence[Any], types: tuple[type, ...]) -> bool:
+    return all(type(v) in types for v in values)
+
+
+def make_column(name: str, values: Sequence[Any]) -> Column:
+    """Normalise one column of cells.
+
+    Args:
+        name: Column name.
+        values: ``(n,)`` cells: None, bool, int, float, Decimal, str, date/datetime, bytes.
+
+    Returns:
+        A :class:`Column`. The kind is the one every non-NULL cell agrees on; ``number`` and ``bool`` cells
+        together make a ``number`` column; any other mixture makes a ``text`` column in which numbers are spelled
+        canonically (so ``1`` and ``"1"`` still meet).
+    """
+    values = list(values)
+    n = len(values)
+    # Fast path: plain numbers and NULLs (what SQL results mostly are).
+    if n and _all_of(values, (int, float, type(None))):
+        num = np.array(values, dtype=float)
+        null = np.isnan(num)
+        if null.all():
+            return Column(name, "null", n, null, None, np.array([None] * n, dtype=object), values)
+        return Column(name, "number", n, null, num, None, values)
+    kinds: list[str] = []
+    canon: list[Any] = []
+    percent = False
+    cache: dict[str, tuple[str, Any, bool]] = {}
+    for v in values:
+        if type(v) is str:
+            r = cache.get(v)
+            if r is None:
+                r = cache[v] = _cell(v)
+        else:
+            r = _cell(v)
+        kinds.append(r[0])
+        canon.append(r[1])
+        percent = percent or r[2]
+    present = set(kinds) - {"null"}
+    null = np.fromiter((k == "null" for k in kinds), dtype=bool, count=n)
+    if not present:
+        return Column(name, "null", n, null, None, np.array([None] * n, dtype=object), values)
+    if present <= {"number", "bool"}:
+        kind = "bool" if present == {"bool"} else "number"
+        num = np.array([np.nan if c is None else c for c in canon], dtype=float)
+        return Column(name, kind, n, null, num, None, values, percent)
+    kind = "date" if present == {"date"} else "text"
+    text = np.array(
+        [None if c is None else (_number_text(c) if k in ("number", "bool") else c) for k, c in zip(kinds, canon)],
+        dtype=object,
+    )
+    return Column(name, kind, n, null, None, text, values, percent)
+
+
+def tolerances(golden: Column, *, rel_tol: float = REL_TOL) -> np.ndarray:
+    """Absolute half-width accepted around each golden number: ``(n,)`` float, the display-precision part only.
+
+    The relative part (``rel_tol * max(|g|, |p|)``) depends on the prediction and is added where values meet.
+    A value written with ``d > 0`` decimals accepts half a unit of its last decimal, ``0.5 * 10**-d``; integers
+    (``d = 0``) accept nothing beyond the relative tolerance.
+    """
+    d = golden.decimals.astype(float)
+    half = np.where(d > 0, 0.5 * np.power(10.0, -d), 0.0)
+    # A hair of slack so that 58.745 (exactly half a unit off, in binary floating point) is still accepted.
+    return half * (1 + 1e-9)
+
+
+def numbers_close(g: np.ndarray, p: np.ndarray, half: np.ndarray, *, rel_tol: float = REL_TOL) -> np.ndarray:
+    """Elementwise tolerance test; NULL (NaN) equals only NULL. Shapes broadcast; returns bool."""
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(g - p)
+        lim = np.maximum(rel_tol * np.maximum(np.abs(g), np.abs(p)), half)
+        close = diff <= lim
+    return np.where(np.isnan(g) | np.isnan(p), np.isnan(g) & np.isnan(p), close)
+
+
+# --- column names: tokens, roles, rates -------------------------------------------------------------------------
+
+_SYNONYMS = {
+    "n": "count", "num": "count", "number": "count", "cnt": "count", "nb": "count", "count": "count",
+    "avg": "avg", "average": "avg", "mean": "avg",
+    "pct": "percent", "percentage": "percent", "percent": "percent", "pc": "percent",
+    "qty": "quantity", "amt": "amount", "yr": "year", "dt": "date",
+    "minimum": "min", "maximum": "max", "sum": "sum",
+}
+_STOP = {"of", "the", "a", "an", "per", "by", "in", "for", "and", "t", "as", "distinct", "all"}
+
+# Role tags that say what kind of quantity a column holds; two different tags from this set conflict.
+_ROLE_OF = {
+    "count": "count",
+    "avg": "avg", "sum": "sum", "min": "min", "max": "max",
+    "year": "time", "month": "time", "day": "time", "date": "time", "week": "time", "quarter": "time",
+    "hour": "time", "time": "time", "timestamp": "time",
+    "rate": "rate", "share": "rate", "percent": "rate", "ratio": "rate", "proportion": "rate", "fraction": "rate",
+    "id": "id",
+}
+_RATE_WORDS = {"rate", "share", "percent", "ratio", "proportion", "fraction"}
+
+
+def _stem(tok: str) -> str:
+    if len(tok) > 4 and tok.endswith("ies"):
+        return tok[:-3] + "y"
+    if len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss"):
+        return tok[:-1]
+    return tok
+
+
+def name_tokens(name: str) -> tuple[str, ...]:
+    """Content tokens of a column name, with synonyms folded: ``"n_admissions"`` → ``("count", "admission")``.
+
+    Splits snake_case, camelCase, dots and SQL punctuation (``"COUNT(T1.name)"`` → ``("count", "name")``); drops
+    table aliases (``T1``), stop words and digits.
+    """
+    s = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", str(name))
+    out = []
+    for raw in re.findall(r"[A-Za-z]+|\d+", s):
+        tok = raw.lower()
+        if tok.isdigit() or tok in _STOP:
+            continue
+        tok = _SYNONYMS.get(tok, tok)
+        tok = _stem(tok)
+        tok = _SYNONYMS.get(tok, tok)
+        out.append(tok)
+    return tuple(out)
+
+
+def role_tags(tokens: Sequence[str]) -> set[str]:
+    """Role tags of a name's tokens (``count``, ``time``, ``rate``, ``avg``, ``sum``, ``min``, ``max``, ``id``)."""
+    return {_ROLE_OF[t] for t in tokens if t in _ROLE_OF}
+
+
+def roles_conflict(a: set[str], b: set[str]) -> bool:
+    """True when two names say their columns hold different kinds of quantity (a count is not a month).
+
+    Both sides must carry role tags and share none; ``sum`` and ``count`` do not conflict with each other's absence.
+    """
+    return bool(a) and bool(b) and not (a & b)
+
+
+def is_rate_name(name: str, declared: Sequence[str] = ()) -> bool:
+    """A rate column: declared in ``rate_columns``, or named like a rate/share/pct/percent/ratio/proportion."""
+    if name in declared:
+        return True
+    return bool(_RATE_WORDS & set(name_tokens(name)))
