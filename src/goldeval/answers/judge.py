@@ -48,11 +48,12 @@ from goldeval.verdict import NEEDS_HUMAN_MAX_CONFIDENCE, CaseOutcome, Verdict, p
 __all__ = [
     "JUDGE_NAME",
     "JUDGE_VERSION",
-    "JudgeConfig",
+    "AnswerConfig",
     "CaseResult",
     "judge_answer",
     "judge_case",
     "judge_file",
+    "judge_answer_file",
     "iter_judged",
     "llm_materials",
     "outcome_from_dict",
@@ -68,7 +69,7 @@ _MATERIAL_ROWS = 200
 
 
 @dataclass(slots=True)
-class JudgeConfig:
+class AnswerConfig:
     """Options of a judging run (the CLI maps one option to one field; later options add fields here).
 
     Attributes:
@@ -526,7 +527,7 @@ def _materials(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, outco
 
 
 def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db: ReadOnlyDatabase | None = None,
-               config: JudgeConfig | None = None, where: str = "") -> CaseResult:
+               config: AnswerConfig | None = None, where: str = "") -> CaseResult:
     """Judge one case row against its attempt row, re-executing queries on *db* when given.
 
     Args:
@@ -541,7 +542,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         :class:`CaseResult`. Unscored (with the reason, and the query as ``raw``) when the case or attempt is
         malformed, there is no attempt, or a query fails.
     """
-    cfg = config or JudgeConfig()
+    cfg = config or AnswerConfig()
     cid = str(case.get("id"))
     where = where or f"case {cid!r}"
     golden = case.get("golden")
@@ -647,7 +648,7 @@ def iter_judged(
     cases_path: str | Path,
     attempts_path: str | Path,
     *,
-    config: JudgeConfig | None = None,
+    config: AnswerConfig | None = None,
     recorder: Any = None,
     failures: list[dict[str, Any]] | None = None,
 ) -> Iterator[CaseResult]:
@@ -656,7 +657,7 @@ def iter_judged(
     Args:
         cases_path: JSONL of cases (see :func:`judge_answer` for the golden's shape).
         attempts_path: JSONL of attempts ``{"id", "final_query"?, "columns"?, "rows"?, "text"?}``.
-        config: :class:`JudgeConfig` (``db`` to re-execute queries read-only).
+        config: :class:`AnswerConfig` (``db`` to re-execute queries read-only).
         recorder: Optional run-store recorder: cases in ``recorder.previous()`` are reused, not redone; each
             finished case is passed to ``recorder.record``. ``finish`` is left to :func:`judge_file`.
         failures: A list to which unusable rows of either file are appended (``{"line", "id", "error", "file"}``).
@@ -664,7 +665,7 @@ def iter_judged(
     Raises:
         InputError: a file is missing, empty or not UTF-8; the database cannot be opened.
     """
-    cfg = config or JudgeConfig()
+    cfg = config or AnswerConfig()
     fails = failures if failures is not None else []
     cases, order = _read_keyed(cases_path, Path(cases_path).name, fails)
     attempts, _ = _read_keyed(attempts_path, Path(attempts_path).name, fails)
@@ -711,7 +712,7 @@ def judge_file(
     cases_path: str | Path,
     attempts_path: str | Path,
     *,
-    config: JudgeConfig | None = None,
+    config: AnswerConfig | None = None,
     recorder: Any = None,
     keep_materials: bool = False,
 ) -> dict[str, Any]:
@@ -720,7 +721,7 @@ def judge_file(
     Args:
         cases_path: JSONL of cases.
         attempts_path: JSONL of attempts.
-        config: :class:`JudgeConfig`.
+        config: :class:`AnswerConfig`.
         recorder: Optional run-store recorder (``previous`` / ``record`` / ``finish``).
         keep_materials: Add ``"llm_materials"``: for every ``needs_human`` case, what an LLM judge needs (see
             :func:`llm_materials`).
@@ -736,7 +737,7 @@ def judge_file(
     """
     from goldeval.io import file_sha256
 
-    cfg = config or JudgeConfig()
+    cfg = config or AnswerConfig()
     start = time.perf_counter()
     failures: list[dict[str, Any]] = []
     results = list(iter_judged(cases_path, attempts_path, config=cfg, recorder=recorder, failures=failures))
@@ -761,11 +762,17 @@ def judge_file(
     return out
 
 
+#: The batch judge under the name the package exports (``goldeval.judge_answer_file``).
+def judge_answer_file(cases_path: str | Path, attempts_path: str | Path, **kwargs: Any) -> dict[str, Any]:
+    """Same as :func:`judge_file` (the name ``goldeval`` exports)."""
+    return judge_file(cases_path, attempts_path, **kwargs)
+
+
 def llm_materials(
     cases_path: str | Path,
     attempts_path: str | Path,
     *,
-    config: JudgeConfig | None = None,
+    config: AnswerConfig | None = None,
     only_undecided: bool = True,
 ) -> list[dict[str, Any]]:
     """Per case, the rule outcome plus what an LLM judge needs to decide it.

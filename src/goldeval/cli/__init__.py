@@ -17,8 +17,14 @@ from goldeval import __version__
 
 # name -> ("module:attribute" relative to goldeval.cli, one-line help shown by `goldeval --help`); keep sorted.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "compare": ("compare:compare", "Compare two recorded runs case by case: flips, near_match, McNemar, bootstrap."),
     "gate": ("labels:gate", "Apply a definition of done (TOML gates) to any results file; exit 1 when a gate fails."),
+    "judge": ("judge:judge", "Judge data answers (rows, re-executed SQL, prose) against goldens by rule; pass rate."),
     "labels": ("labels:labels", "Precision, recall and missed positives of predicted labels against gold labels."),
+    "llm-judge": ("llm_judge:llm_judge", "LLM judge (OpenAI-compatible) for the data answers no rule could decide."),
+    "replay": ("review:replay", "Re-judge the human-settled verdicts of a judge-regressions file; exit 1 on any change."),
+    "review": ("review:review", "Export a run's needs_human cases for a person; import their verdicts."),
+    "runs": ("runs:runs", "The recorded runs: list, show, export, delete."),
     "score": ("score:score", "Token F1 of free-text predictions against references (whole note and sections)."),
 }
 

@@ -1,0 +1,75 @@
+"""``goldeval judge``: the rule-based data-answer judge over a case file and an attempt file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from goldeval.cli._common import EXIT_OK, guarded, report_console, write_json
+from goldeval.cli._store import store_options
+
+
+@click.command()
+@click.argument("cases", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("attempts", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--db", default=None, type=click.Path(dir_okay=False, path_type=str),
+              help="SQLite (or DuckDB) file: re-execute each attempt's final_query read-only; those rows are judged.")
+@click.option("--out", default=None, help="Write the results JSON here ('-' for stdout).")
+@click.option("--timeout", "timeout_s", type=float, default=5.0, show_default=True, help="Time limit per query, seconds.")
+@click.option("--max-rows", type=int, default=1_000_000, show_default=True, help="Row limit per query (more: the case is unscored).")
+@click.option("--no-canonical", is_flag=True, help="Do not execute the goldens' canonical_query (to fill in or check golden rows).")
+@click.option("--quiet", "-q", is_flag=True, help="No summary on the console (the JSON still goes to --out).")
+@store_options
+@guarded
+def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, run_store):
+    """Judge data answers by rule: verdict per case and the pass rate.
+
+    CASES is JSONL {"id", "question", "golden": {"kind", "columns", "rows" | "value", "ordered"?, "top_n"?,
+    "canonical_query"?}, "rubric"?, "must_not_use"?}; ATTEMPTS is JSONL {"id", "final_query"?, "columns"?,
+    "rows"?, "text"?}. Pass rate = match / (match + no_match); near_match, needs_human, unscored and
+    verified_wrong goldens are counted beside it. Exit 0 when judged (gates are applied by `goldeval gate`).
+    """
+    from goldeval.answers.judge import JUDGE_NAME, JUDGE_VERSION, AnswerConfig, judge_file
+
+    config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical)
+    console = report_console(out)
+    with run_store.recording(
+        scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION, inputs={"cases": cases, "attempts": attempts, "db": db},
+        config=config.to_dict(), judge_version=JUDGE_VERSION,
+    ) as recorder:
+        results = judge_file(cases, attempts, config=config, recorder=recorder)
+    if run_store.note and not quiet:
+        click.echo(f"goldeval: {run_store.note}", err=True)
+    if not quiet:
+        render_judge(results, console)
+    if out:
+        write_json(results, out)
+    return EXIT_OK
+
+
+def render_judge(results: dict[str, Any], console: Any) -> None:
+    """Summary: one line per case (verdict, confidence, why) and the pass-rate line with the counts beside it."""
+    from rich.table import Table
+
+    table = Table(show_header=True, header_style="bold", box=None)
+    for col in ("id", "verdict", "conf", "why"):
+        table.add_column(col, overflow="fold")
+    for case in results["per_example"]:
+        if case["status"] == "unscored":
+            table.add_row(case["id"], "[yellow]unscored[/]", "", case.get("reason") or "")
+            continue
+        v = case["verdict"]
+        style = {"match": "green", "no_match": "red", "near_match": "cyan"}.get(v, "yellow")
+        flag = " (needs human)" if case.get("needs_human") and v != "needs_human" else ""
+        conf = "" if case.get("confidence") is None else str(case["confidence"])
+        table.add_row(case["id"], f"[{style}]{v}[/]{flag}", conf, case.get("why") or "")
+    console.print(table)
+    a = results["aggregate"]
+    rate = "undefined (nothing decided)" if a["undefined"].get("pass_rate") else f"{a['pass_rate']:.1%}"
+    console.print(
+        f"pass rate {rate} = {a['match']} match / {a['decided']} decided · near_match {a['near_match']} · "
+        f"needs_human {a['needs_human']} · unscored {a['unscored']} · verified_wrong {a['verified_wrong']} · n {a['n']}"
+    )
+    for f in results.get("failures", [])[:10]:
+        console.print(f"[yellow]skipped[/] {f['error']}")
