@@ -1,0 +1,121 @@
+"""``goldeval llm-judge``: the LLM judge over a case file and an attempt file (optionally after the rule-based judge).
+
+Without ``--rules`` every case goes to the LLM judge. With ``--rules RESULTS.json`` (the JSON of ``goldeval judge
+--out``) each case keeps its rule-based outcome and only the cases the rules could not decide are sent (or all of
+them with ``--llm-send all``, to measure agreement).
+"""
+
+from __future__ import annotations
+
+import click
+
+from goldeval.cli._common import EXIT_OK, guarded, report_console, write_json
+from goldeval.cli._llm import llm_options
+from goldeval.cli._store import store_options
+
+
+@click.command("llm-judge")
+@click.argument("cases", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("attempts", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--rules", "rules_path", type=click.Path(dir_okay=False, path_type=str), default=None,
+              help="Results JSON of the rule-based judge (goldeval judge --out): only its undecided cases are sent.")
+@click.option("--out", default=None, help="Write the results JSON here ('-' for stdout).")
+@click.option("--quiet", "-q", is_flag=True, help="No summary (the JSON still goes to --out).")
+@llm_options
+@store_options
+@guarded
+def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
+    """Judge the answers in ATTEMPTS against the goldens in CASES with an LLM (OpenAI-compatible endpoint).
+
+    \b
+    CASES:    {"id", "question", "golden", "rubric"?, "must_not_use"?} per line.
+    ATTEMPTS: {"id", "final_query"?, "columns"?, "rows"?, "text"?, "model"?} per line.
+    The judge model must differ from the model named in ATTEMPTS. Needs: pip install 'goldeval[llm]'.
+    """
+    import orjson
+
+    from goldeval.cli._llm import _read_by_id, llm_config
+    from goldeval.errors import InputError
+    from goldeval.io import file_sha256
+    from goldeval.judge import JUDGE_VERSION, JudgeCache, judge_cases
+    from goldeval.judge.prompt import rubric_hash
+    from goldeval.judge.run import SCORER_NAME
+    from goldeval.judge.wiring import case_materials
+
+    if llm_opts.model is None:
+        llm_opts.model = ""  # llm-judge always judges: the model may come from $GOLDEVAL_JUDGE_MODEL
+    config = llm_config(llm_opts)
+    case_rows = _read_by_id(cases)
+    attempt_rows = _read_by_id(attempts)
+    rules: dict[str, dict] = {}
+    if rules_path:
+        try:
+            data = orjson.loads(open(rules_path, "rb").read())
+            rules = {str(r["id"]): r for r in data["per_example"]}
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            raise InputError(
+                f"--rules {rules_path}: expected the results JSON of 'goldeval judge --out' (with per_example), "
+                f"could not read it ({type(exc).__name__}: {exc}). Pass that file, or drop --rules."
+            ) from None
+    materials = [case_materials(row, attempt_rows.get(cid), rules.get(cid)) for cid, row in case_rows.items()]
+    console = report_console(out)
+    cfg = {**config.answer_params(), "repeat": llm_opts.repeat, "send": llm_opts.send, "judge_version": JUDGE_VERSION}
+    inputs = {"cases": file_sha256(cases), "attempts": file_sha256(attempts)}
+    if rules_path:
+        inputs["rules"] = file_sha256(rules_path)
+    cache = JudgeCache() if llm_opts.cache else None
+    try:
+        if llm_opts.dry_run:
+            res = judge_cases(materials, config=config, cache=cache, repeat=llm_opts.repeat, dry_run=True, send=llm_opts.send, refresh=llm_opts.refresh)
+            click.echo(
+                f"goldeval: dry run: {res['sent']} of {res['cases']} cases go to the LLM judge {config.model!r}, "
+                f"{res['calls']} calls, {res['cached']} cached, {res['http_calls']} would be sent.",
+                err=True,
+            )
+            if out:
+                write_json(res, out)
+            return EXIT_OK
+        rubrics = {cid: row.get("rubric") for cid, row in case_rows.items() if row.get("rubric")}
+        with run_store.recording(
+            scorer_name=SCORER_NAME, scorer_version=JUDGE_VERSION, inputs={"cases": cases, "attempts": attempts, "rules": rules_path},
+            config=cfg, judge_version=JUDGE_VERSION, rubric_hash=rubric_hash(rubrics) if rubrics else None,
+        ) as recorder:
+            results = judge_cases(materials, config=config, cache=cache, repeat=llm_opts.repeat, send=llm_opts.send,
+                                  refresh=llm_opts.refresh, recorder=recorder)
+    finally:
+        if cache is not None:
+            cache.close()
+    results["inputs"] = inputs
+    if run_store.note and not quiet:
+        click.echo(f"goldeval: {run_store.note}", err=True)
+    if not quiet:
+        render_summary(results, console)
+    if out:
+        write_json(results, out)
+    return EXIT_OK
+
+
+def render_summary(results: dict, console) -> None:
+    """A short terminal summary of an LLM judge run (rounding happens here only)."""
+    from rich.table import Table
+
+    agg = results["aggregate"]
+    judge = results["judge"]
+    t = Table(title=f"LLM judge {judge['model']} ({judge['judge_version']})", show_header=False)
+    c = agg["counts"]
+    rate = "undefined" if "pass_rate" in agg["undefined"] else f"{agg['pass_rate']:.1%}"
+    t.add_row("pass rate", f"{rate}  (match {c['match']} / decided {c['decided']})")
+    t.add_row("beside it", f"near_match {c['near_match']} · needs_human {c['needs_human']} · unscored {c['unscored']} · golden wrong {c['verified_wrong']}")
+    t.add_row("cases", f"{agg['n']} ({agg['n_sent']} sent to the judge, {agg['n_rule_decided']} decided by rule, {agg['n_failed']} failed)")
+    t.add_row("calls", f"{agg['n_http_calls']} over HTTP, {agg['n_cached']} cached, {agg['n_call_errors']} failed, {agg['n_unparseable']} unparseable")
+    t.add_row("tokens", f"{agg['prompt_tokens']} in + {agg['completion_tokens']} out"
+              + ("" if "cost_usd" in agg["undefined"] else f" = ${agg['cost_usd']:.4f}"))
+    if agg["n_http_calls"]:
+        t.add_row("latency", f"mean {agg['latency_mean_s']:.2f} s · p95 {agg['latency_p95_s']:.2f} s · max {agg['latency_max_s']:.2f} s")
+    if agg["repeat"] > 1:
+        t.add_row("stability", f"{agg['n_stable']} stable, {agg['n_flickering']} flickering over {agg['repeat']} samples")
+    if agg["agreement_n"]:
+        t.add_row("agreement", f"{agg['agreement_rate']:.1%} of {agg['agreement_n']} cases (rule vs LLM)")
+    console.print(t)
+    for f in results["failures"][:10]:
+        console.print(f"[yellow]failed[/] {f['error']}")
