@@ -50,6 +50,18 @@ class LlmOptions:
     def enabled(self) -> bool:
         return self.model is not None
 
+    def run_config(self) -> dict[str, Any]:
+        """The options that change verdicts, for the run key and record (empty when no LLM judge is used)."""
+        if not self.enabled:
+            return {}
+        from goldeval.judge.prompt import JUDGE_VERSION, SYSTEM_PROMPT_SHA256
+
+        return {"llm": {
+            "model": self.model, "base_url": self.base_url, "temperature": self.temperature, "seed": self.seed,
+            "repeat": self.repeat, "send": self.send, "judge_version": JUDGE_VERSION,
+            "system_prompt_sha256": SYSTEM_PROMPT_SHA256, "dry_run": self.dry_run,
+        }}
+
 
 def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """Add the LLM-judge options; the command receives them as one ``llm_opts`` (:class:`LlmOptions`)."""
@@ -99,22 +111,6 @@ def llm_config(opts: LlmOptions):
     )
 
 
-class _NoResume:
-    """Wraps a run-store recorder for the LLM stage: records and finishes, but resumes through the judge cache."""
-
-    def __init__(self, recorder: Any) -> None:
-        self._r = recorder
-
-    def previous(self) -> dict[str, dict[str, Any]]:
-        return {}
-
-    def record(self, case: dict[str, Any]) -> None:
-        self._r.record(case)
-
-    def finish(self, results: dict[str, Any]) -> None:  # the caller finishes with the merged results
-        pass
-
-
 def _read_by_id(path: str) -> dict[str, dict[str, Any]]:
     from goldeval.io import Row, read_rows
 
@@ -126,43 +122,70 @@ def _read_by_id(path: str) -> dict[str, dict[str, Any]]:
 
 
 def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: str, opts: LlmOptions, *,
-                  recorder: Any = None, console: Any = None) -> dict[str, Any] | None:
+                  answer_config: Any = None, recorder: Any = None, console: Any = None) -> dict[str, Any] | None:
     """Send the cases of *rule_results* that the rules could not decide to the LLM judge and merge the verdicts.
+
+    The materials come from the rule judge's ``llm_materials`` (``judge_file(..., keep_materials=True)``: the
+    re-executed rows and the rule breakdown); with ``--llm-send all`` they are computed for every case
+    (``goldeval.answers.judge.llm_materials(only_undecided=False)``). A case reused from the run store on resume has
+    no materials there; it is rebuilt from the files (the attempt's reported rows). Cases already decided by the
+    LLM in a resumed run are skipped. The merged per-case records are recorded again (the store keeps the last
+    record of a case) and the recorder is finished with the merged results.
 
     Returns the merged results, or ``None`` after a ``--dry-run`` (the count is printed on stderr).
     Raises InputError (bad option, the judge model answered these cases) or JudgeError (endpoint refuses).
     """
     from goldeval.judge import JudgeCache, judge_cases
-    from goldeval.judge.wiring import case_materials, merge_llm
+    from goldeval.judge.wiring import case_materials, from_answer_materials, merge_llm
 
     config = llm_config(opts)
-    cases = _read_by_id(cases_path)
     attempts = _read_by_id(attempts_path)
+    if opts.send == "all":
+        from goldeval.answers.judge import llm_materials
+
+        raw_materials = llm_materials(cases_path, attempts_path, config=answer_config, only_undecided=False)
+    else:
+        raw_materials = rule_results.get("llm_materials") or []
+    rule_results.pop("llm_materials", None)
+    by_id = {str(r.get("id")): r for r in rule_results.get("per_example", [])}
+    cases = None
     materials = []
-    for rec in rule_results.get("per_example", []):
-        cid = str(rec.get("id"))
-        if cid not in cases:
+    for m in raw_materials:
+        cid = str(m.get("id"))
+        rec = by_id.get(cid)
+        if rec is None or rec.get("llm") is not None or rec.get("decided_by") == "llm":
+            continue  # not in this run, or already judged by the LLM (resumed run)
+        model = (attempts.get(cid) or {}).get("model")
+        if m.get("reused") or "golden" not in m:
+            cases = cases if cases is not None else _read_by_id(cases_path)
+            if cid in cases:
+                materials.append(case_materials(cases[cid], attempts.get(cid), rec))
             continue
-        pred = rec.get("prediction") if isinstance(rec.get("prediction"), dict) else {}
-        materials.append(case_materials(cases[cid], attempts.get(cid), rec, columns=pred.get("columns"), rows=pred.get("rows")))
+        materials.append(from_answer_materials(m, answer_model=model))
     cache = JudgeCache() if opts.cache else None
     try:
         results = judge_cases(
             materials, config=config, cache=cache, repeat=opts.repeat, dry_run=opts.dry_run, send=opts.send,
-            refresh=opts.refresh, recorder=_NoResume(recorder) if recorder is not None else None,
+            refresh=opts.refresh,  # no recorder here: the merged records are recorded below; a re-run is free via the cache
         )
     finally:
         if cache is not None:
             cache.close()
     if opts.dry_run:
         click.echo(
-            f"goldeval: dry run: {results['sent']} of {results['cases']} cases go to the LLM judge {config.model!r}, "
+            f"goldeval: dry run: {results['sent']} of {len(by_id)} cases go to the LLM judge {config.model!r}, "
             f"{results['calls']} calls ({opts.repeat} per case), {results['cached']} cached, "
             f"{results['http_calls']} would be sent.",
             err=True,
         )
         return None
     merged = merge_llm(rule_results, results)
+    if recorder is not None:
+        sent = {r["id"] for r in results["per_example"] if r.get("sent_to_llm")}
+        for rec in merged["per_example"]:
+            if rec.get("id") in sent:
+                recorder.record(rec)
+        recorder.finish(merged)
     if console is not None:
         agg = results["aggregate"]
         cost = "" if "cost_usd" in agg["undefined"] else f", ${agg['cost_usd']:.4f}"

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from goldeval.cli._common import EXIT_OK, guarded, report_console, write_json
+from goldeval.cli._llm import llm_options
 from goldeval.cli._store import store_options
 
 
@@ -20,9 +21,10 @@ from goldeval.cli._store import store_options
 @click.option("--max-rows", type=int, default=1_000_000, show_default=True, help="Row limit per query (more: the case is unscored).")
 @click.option("--no-canonical", is_flag=True, help="Do not execute the goldens' canonical_query (to fill in or check golden rows).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary on the console (the JSON still goes to --out).")
+@llm_options
 @store_options
 @guarded
-def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, run_store):
+def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, run_store, llm_opts):
     """Judge data answers by rule: verdict per case and the pass rate.
 
     CASES is JSONL {"id", "question", "golden": {"kind", "columns", "rows" | "value", "ordered"?, "top_n"?,
@@ -36,9 +38,16 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ru
     console = report_console(out)
     with run_store.recording(
         scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION, inputs={"cases": cases, "attempts": attempts, "db": db},
-        config=config.to_dict(), judge_version=JUDGE_VERSION,
+        config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION,
     ) as recorder:
-        results = judge_file(cases, attempts, config=config, recorder=recorder)
+        results = judge_file(cases, attempts, config=config, recorder=recorder, keep_materials=llm_opts.enabled)
+        if llm_opts.enabled:  # the cases the rules could not decide go to the LLM judge (issue 6)
+            from goldeval.cli._llm import run_llm_stage
+
+            results = run_llm_stage(results, cases, attempts, llm_opts, answer_config=config, recorder=recorder,
+                                    console=None if quiet else console)
+            if results is None:  # --dry-run: the count was printed
+                return EXIT_OK
     if run_store.note and not quiet:
         click.echo(f"goldeval: {run_store.note}", err=True)
     if not quiet:

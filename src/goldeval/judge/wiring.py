@@ -13,7 +13,7 @@ from typing import Any
 
 from goldeval.verdict import pass_rate
 
-__all__ = ["case_materials", "merge_llm"]
+__all__ = ["case_materials", "from_answer_materials", "merge_llm"]
 
 _RULE_KEYS = (
     "verdict", "confidence", "needs_human", "why", "column_pairing", "gold_status", "gold_note", "decided_by",
@@ -74,6 +74,38 @@ def case_materials(
     return m
 
 
+def from_answer_materials(m: dict[str, Any], *, answer_model: str | None = None) -> dict[str, Any]:
+    """Convert one item of the rule-based judge's ``llm_materials`` (``goldeval.answers.judge``) to our materials.
+
+    Their item: ``{"id", "rule", "question", "golden", "prediction": {"columns", "rows" (first 200), "row_count",
+    "rows_truncated", "source"}, "text", "final_query", "rubric", "must_not_use_prose", "breakdown"}``. The rule
+    outcome is cut to its verdict fields plus the breakdown (the prompt shows it as the rule-based breakdown).
+    """
+    pred = m.get("prediction") or {}
+    out: dict[str, Any] = {"id": str(m["id"]), "question": m.get("question"), "golden": m.get("golden")}
+    for key in ("rubric", "text", "final_query"):
+        if m.get(key) not in (None, "", []):
+            out[key] = m[key]
+    if m.get("must_not_use_prose"):
+        out["must_not_use"] = m["must_not_use_prose"]
+    if pred.get("columns") is not None or pred.get("rows") is not None:
+        out["columns"], out["rows"] = pred.get("columns"), pred.get("rows")
+    rule = m.get("rule")
+    if isinstance(rule, dict):
+        brief = {k: rule[k] for k in _RULE_KEYS if k in rule}
+        breakdown = m.get("breakdown")
+        if breakdown:
+            brief["breakdown"] = breakdown
+        if pred.get("rows_truncated"):
+            brief["rows_shown"] = f"first {len(pred.get('rows') or [])} of {pred.get('row_count')} answer rows"
+        if pred.get("source"):
+            brief["prediction_source"] = pred["source"]
+        out["rule"] = brief
+    if answer_model:
+        out["answer_model"] = answer_model
+    return out
+
+
 def merge_llm(rule_results: dict[str, Any], llm_results: dict[str, Any]) -> dict[str, Any]:
     """Fold an LLM judge run into rule-based results (same case ids), in place, and return them.
 
@@ -105,7 +137,11 @@ def merge_llm(rule_results: dict[str, Any], llm_results: dict[str, Any]) -> dict
     agg = rule_results.setdefault("aggregate", {})
     pr = pass_rate([r for r in merged if "verdict" in r or r.get("status") == "unscored"])
     agg["pass_rate"] = pr.rate
-    agg["counts"] = {k: v for k, v in pr.to_dict().items() if k not in ("rate", "undefined")}
+    counts = {k: v for k, v in pr.to_dict().items() if k not in ("rate", "undefined", "n")}
+    if all(k in agg for k in counts):  # the rule judge's flat layout: pass_rate, match, no_match, decided, ...
+        agg.update(counts)
+    else:
+        agg["counts"] = counts
     undefined = agg.setdefault("undefined", {})
     if pr.undefined:
         undefined["pass_rate"] = "no case was decided match or no_match"
