@@ -1,0 +1,5 @@
+"""``python -m goldeval``: the goldeval command."""
+
+from goldeval.cli import main
+
+main()
