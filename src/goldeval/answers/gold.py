@@ -34,12 +34,12 @@ _TOTAL_LABELS = {"total", "all", "overall", "grand total", "sum", "all wards", "
 
 
 def worse_status(a: tuple[str, str | None], b: tuple[str, str | None]) -> tuple[str, str | None]:
-    """The more severe of two ``(status, note)`` pairs; notes of equal severity are joined."""
-    if _ORDER[b[0]] > _ORDER[a[0]]:
-        return b
-    if _ORDER[b[0]] == _ORDER[a[0]] and b[1] and a[1] and b[1] not in a[1]:
-        return a[0], f"{a[1]}; {b[1]}"
-    return a
+    """The more severe status of two ``(status, note)`` pairs, with both notes kept (joined by ``; ``)."""
+    status = b[0] if _ORDER[b[0]] > _ORDER[a[0]] else a[0]
+    notes = [n for n in (a[1], b[1]) if n]
+    if len(notes) == 2 and notes[1] in notes[0]:
+        notes = notes[:1]
+    return status, "; ".join(notes) or None
 
 
 def _fmt(x: float) -> str:

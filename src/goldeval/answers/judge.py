@@ -574,7 +574,9 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
                 try:
                     gt = _golden_table(golden, where)
                     if gt is not None:
-                        check = _judge_table("", golden, gt[0], gt[1], res.columns, [list(r) for r in res.rows],
+                        # The canonical query's columns are the golden's, in order: pair them by position.
+                        names = gt[0] if len(gt[0]) == len(res.columns) else res.columns
+                        check = _judge_table("", golden, gt[0], gt[1], names, [list(r) for r in res.rows],
                                              rel_tol=cfg.rel_tol, gold=("verified", None))
                         if check.verdict != "match":
                             gold_extra = ("suspect", f"the canonical query, re-executed, gives other rows ({check.mismatch or check.why})")

@@ -289,12 +289,10 @@ def pair_columns(
             for j in range(kp):
                 if conflict[i, j]:
                     share, _ = value_agreement(golden[i], pred[j], rel_tol=rel_tol)
+                    why = f"roles differ ({'/'.join(sorted(g_roles[i]))} vs {'/'.join(sorted(p_roles[j]))})"
                     if share:
-                        out.rejected.append({
-                            "golden": gnames[i], "prediction": pnames[j],
-                            "why": f"roles differ ({'/'.join(sorted(g_roles[i]))} vs {'/'.join(sorted(p_roles[j]))}); "
-                                   f"shared values ({share:.0%}) are not evidence of meaning",
-                        })
+                        why += f"; shared values ({share:.0%}) are not evidence of meaning"
+                    out.rejected.append({"golden": gnames[i], "prediction": pnames[j], "why": why})
     # Ambiguity: another column fits this golden column exactly as well and holds different values.
     for i, j in out.index.items():
         if out.basis[gnames[i]] not in ("values", "values (partial)", "elimination"):

@@ -81,6 +81,7 @@ class _Encoded:
     np_: np.ndarray           # (n_p, m) float64, already scaled
     half: np.ndarray          # (n_g, m) display-precision half-units
     g_index: list[int]        # golden column index per encoded column (text then numeric)
+    vocab: list[dict[str, Column]] = field(default_factory=list)  # per text column: {"g": Column, "p": Column}
 
 
 def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) -> _Encoded:
@@ -88,6 +89,7 @@ def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) 
     n_p = pred[0].n if pred else 0
     t_names, t_g, t_p, t_idx = [], [], [], []
     n_names, n_g_cols, n_p_cols, halves, n_idx = [], [], [], [], []
+    vocabs: list[dict[str, Column]] = []
     for gi in sorted(pairing.index):
         g, p = golden[gi], pred[pairing.index[gi]]
         if g.numeric and p.numeric:
@@ -101,6 +103,7 @@ def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) 
             ids_g = np.fromiter((-1 if v is None else vocab.setdefault(v, len(vocab)) for v in g.text.tolist()), dtype=np.int64, count=g.n)
             ids_p = np.fromiter((-1 if v is None else vocab.get(v, -2) for v in p.text.tolist()), dtype=np.int64, count=p.n)
             t_names.append(pairing.golden_names[gi])
+            vocabs.append({"g": g, "p": p})
             t_g.append(ids_g)
             t_p.append(ids_p)
             t_idx.append(gi)
@@ -113,6 +116,7 @@ def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) 
         stack(t_g, n_g, np.int64), stack(t_p, n_p, np.int64),
         stack(n_g_cols, n_g, float), stack(n_p_cols, n_p, float), stack(halves, n_g, float),
         t_idx + n_idx,
+        vocabs,
     )
 
 
@@ -239,6 +243,13 @@ def _num(x: float) -> str:
     return f"{x:.10g}"
 
 
+def _cell_text(e: _Encoded, c: int, side: str, r: int) -> str:
+    """The raw cell of text column *c*, row *r*, on side ``g`` or ``p``, for a message (NULL shown as NULL)."""
+    col = e.vocab[c][side]
+    v = col.raw[r]
+    return "NULL" if v is None else repr(v)
+
+
 def _constant_ratio(g: np.ndarray, p: np.ndarray) -> float | None:
     ok = ~np.isnan(g) & ~np.isnan(p) & (g != 0)
     if not ok.any() or (np.isnan(g) != np.isnan(p)).any():
@@ -260,6 +271,10 @@ def _diagnose(e: _Encoded, match: np.ndarray, rel_tol: float) -> str | None:
         return None
     if found == n_g and n_p > n_g:
         return f"extra rows: every golden row is there, plus {n_p - n_g} more (not containment)"
+    if n_g == 1 and n_p == 1 and m == 0 and t >= 1:
+        parts = [f"'{e.names[c]}' is {_cell_text(e, c, 'p', 0)}, golden {_cell_text(e, c, 'g', 0)}"
+                 for c in range(t) if e.tg[0, c] != e.tp[0, c]]
+        return "different value: " + "; ".join(parts) if parts else None
     if n_g == 1 and n_p == 1 and m >= 1 and t == 0:
         parts = []
         for c in range(m):
@@ -271,6 +286,17 @@ def _diagnose(e: _Encoded, match: np.ndarray, rel_tol: float) -> str | None:
         return "different value: " + "; ".join(parts) if parts else None
     # Same population (text keys) but numbers off?
     key_match = _match_cols(e, [], rel_tol) if t else None
+    if n_g == n_p and t >= 1 and (t + m) >= 2:
+        # One text column off, everything else right (e.g. NULL written as '').
+        for c in range(t):
+            keep = [k for k in range(t) if k != c]
+            mm = _match(e.tg[:, keep], e.tp[:, keep], e.ng, e.np_, e.half, rel_tol)
+            if int((mm >= 0).sum()) == n_g:
+                bad = np.flatnonzero(e.tg[:, c] != e.tp[mm, c])
+                if bad.size:
+                    r = int(bad[0])
+                    return (f"one column off: '{e.names[c]}' ({bad.size} of {n_g} rows differ, every other value right; "
+                            f"e.g. {_cell_text(e, c, 'p', int(mm[r]))} for golden {_cell_text(e, c, 'g', r)})")
     if t and key_match is not None and int((key_match >= 0).sum()) == n_g == n_p:
         if m == 0:
             return "values differ"

@@ -59,6 +59,7 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ru
 
 def render_judge(results: dict[str, Any], console: Any) -> None:
     """Summary: one line per case (verdict, confidence, why) and the pass-rate line with the counts beside it."""
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(show_header=True, header_style="bold", box=None)
@@ -66,13 +67,13 @@ def render_judge(results: dict[str, Any], console: Any) -> None:
         table.add_column(col, overflow="fold")
     for case in results["per_example"]:
         if case["status"] == "unscored":
-            table.add_row(case["id"], "[yellow]unscored[/]", "", case.get("reason") or "")
+            table.add_row(escape(case["id"]), "[yellow]unscored[/]", "", escape(case.get("reason") or ""))
             continue
         v = case["verdict"]
         style = {"match": "green", "no_match": "red", "near_match": "cyan"}.get(v, "yellow")
         flag = " (needs human)" if case.get("needs_human") and v != "needs_human" else ""
         conf = "" if case.get("confidence") is None else str(case["confidence"])
-        table.add_row(case["id"], f"[{style}]{v}[/]{flag}", conf, case.get("why") or "")
+        table.add_row(escape(case["id"]), f"[{style}]{v}[/]{flag}", conf, escape(case.get("why") or ""))
     console.print(table)
     a = results["aggregate"]
     rate = "undefined (nothing decided)" if a["undefined"].get("pass_rate") else f"{a['pass_rate']:.1%}"
@@ -81,4 +82,4 @@ def render_judge(results: dict[str, Any], console: Any) -> None:
         f"needs_human {a['needs_human']} · unscored {a['unscored']} · verified_wrong {a['verified_wrong']} · n {a['n']}"
     )
     for f in results.get("failures", [])[:10]:
-        console.print(f"[yellow]skipped[/] {f['error']}")
+        console.print(f"[yellow]skipped[/] {escape(f['error'])}")
