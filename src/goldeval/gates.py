@@ -70,7 +70,8 @@ class Metric:
         family: Which scorer family produces it: ``labels`` · ``free_text`` · ``answers``.
         description: One line for help texts and error messages.
         better: ``higher`` or ``lower``: the direction a customer normally bounds (``min`` / ``max``).
-        unit: ``fraction`` (in [0, 1]) · ``per_100`` (in [0, 100]) · ``count`` (int ≥ 0) · ``kappa`` (in [-1, 1]).
+        unit: ``fraction`` (in [0, 1]) · ``per_100`` (in [0, 100]) · ``count`` (int ≥ 0) · ``kappa`` (in [-1, 1]) ·
+            ``amount`` (a real ≥ 0: seconds, USD).
         allowance: ``(aggregate, op, limit, words) -> (text, allowed)`` or ``None``: what the limit allows **on this
             set** ("2 per 100 on these 40 gold escalations allows 0.8 misses, so passing needs 0 misses"), and that
             allowance as a number when it is a count.
@@ -215,6 +216,8 @@ def _allow_mean(agg, op, limit, words):
 
 
 def _allow_pass_rate(agg, op, limit, words):
+    if _n(agg, "decided") is None and isinstance(agg.get("counts"), Mapping):
+        agg = agg["counts"]
     decided = _n(agg, "decided")
     if decided is None:
         m, nm = _n(agg, "match"), _n(agg, "no_match")
@@ -264,6 +267,15 @@ METRICS: dict[str, Metric] = dict(
         _m("section_recall_mean", "free_text", "macro mean of section token recall", "higher", "fraction", _allow_mean),
         # data answers (goldeval.answers, the `judge` command)
         _m("pass_rate", "answers", "match / (match + no_match); near_match, needs_human, unscored left out", "higher", "fraction", _allow_pass_rate),
+        _m("match", "answers", "cases judged match", "higher", "count"),
+        _m("no_match", "answers", "cases judged no_match", "lower", "count", _allow_count_max("no_match verdicts")),
+        _m("near_match", "answers", "cases judged near_match (neither pass nor fail)", "lower", "count", _allow_count_max("near_match verdicts")),
+        _m("needs_human", "answers", "cases a person must decide", "lower", "count", _allow_count_max("cases for a person")),
+        _m("unscored", "answers", "cases that could not be scored", "lower", "count", _allow_count_max("unscored cases")),
+        _m("agreement_rate", "answers", "share of cases where the rule verdict and the LLM verdict agree (llm_judge)", "higher", "fraction"),
+        _m("n_flickering", "answers", "cases whose LLM verdict changed between repeats (llm_judge)", "lower", "count", _allow_count_max("flickering cases")),
+        _m("cost_usd", "answers", "what the LLM judge calls cost, in USD (llm_judge, with prices configured)", "lower", "amount"),
+        _m("latency_p95_s", "answers", "95th percentile of the LLM judge's call latency, in seconds (llm_judge)", "lower", "amount"),
     ]
 )
 
@@ -272,10 +284,10 @@ METRICS: dict[str, Metric] = dict(
 FAMILY_SCORERS: dict[str, tuple[str, ...]] = {
     "labels": ("labels",),
     "free_text": ("token_f1",),
-    "answers": ("answer_judge", "answers", "judge"),
+    "answers": ("answer_judge", "llm_judge"),
 }
 
-_UNIT_RANGE = {"fraction": (0.0, 1.0), "per_100": (0.0, 100.0), "count": (0.0, math.inf), "kappa": (-1.0, 1.0)}
+_UNIT_RANGE = {"fraction": (0.0, 1.0), "per_100": (0.0, 100.0), "count": (0.0, math.inf), "kappa": (-1.0, 1.0), "amount": (0.0, math.inf)}
 
 
 def known_metrics() -> list[str]:
@@ -680,9 +692,12 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
 
     def read(metric: str) -> tuple[float | None, str | None]:
         """(value, None) or (None, reason it cannot be compared)."""
-        if metric not in agg:
+        if metric in agg:
+            value = agg[metric]
+        elif isinstance(agg.get("counts"), Mapping) and metric in agg["counts"]:
+            value = agg["counts"][metric]  # the llm_judge nests the pass-rate counts
+        else:
             return None, f"{metric} is absent from this results file (the scorer did not produce it for this run)"
-        value = agg[metric]
         if metric in undefined:
             return None, f"{metric} undefined: {undefined[metric]}"
         if not _is_number(value):

@@ -188,3 +188,25 @@ def test_registry_covers_every_aggregate_number_of_the_labels_scorer():
     assert {k for k, v in agg.items() if k not in bookkeeping} <= set(METRICS)
     for name in ("whole_note_f1_mean", "whole_note_precision_mean", "whole_note_recall_mean", "section_f1_mean", "pass_rate"):
         assert name in METRICS
+
+
+def test_llm_judge_results_with_nested_counts_cost_and_undefined_agreement():
+    res = {
+        "scorer": {"name": "llm_judge", "version": "1"},
+        "aggregate": {
+            "n": 12, "n_scored": 12, "n_failed": 0, "pass_rate": 0.7,
+            "counts": {"match": 7, "no_match": 3, "decided": 10, "near_match": 1, "needs_human": 1, "unscored": 0},
+            "cost_usd": 0.42, "agreement_rate": 0.0,
+            "undefined": {"agreement_rate": "no case had both a decided rule verdict and a decided LLM verdict"},
+        },
+    }
+    dod = parse_gates(
+        "[gates]\npass_rate = { min = 0.75 }\nneeds_human = { max = 2 }\ncost_usd = { max = 1.00 }\n"
+        "agreement_rate = { min = 0.9 }\n"
+    )
+    by = {g.metric: g for g in evaluate_gates(res, dod).results}
+    # by hand: 0.75 of 10 decided needs ceil(7.5) = 8 matches; 7 seen -> fail
+    assert by["pass_rate"].status == "fail" and by["pass_rate"].allowed == 8
+    assert by["needs_human"].status == "pass" and by["needs_human"].observed == 1
+    assert by["cost_usd"].status == "pass"
+    assert by["agreement_rate"].reason == "agreement_rate undefined: no case had both a decided rule verdict and a decided LLM verdict"
