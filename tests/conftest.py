@@ -38,3 +38,9 @@ def load_handed_cases(*scorers: str) -> list[dict]:
 def handed_params(*scorers: str):
     """pytest.param list of handed cases for *scorers*, with ``case_id`` as the test id."""
     return [pytest.param(c, id=c["case_id"]) for c in load_handed_cases(*scorers)]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_goldeval_home(tmp_path_factory, monkeypatch):
+    """Every test gets its own GOLDEVAL_HOME, so no test writes a run store (or judge cache) into the repo."""
+    monkeypatch.setenv("GOLDEVAL_HOME", str(tmp_path_factory.mktemp("goldeval_home")))

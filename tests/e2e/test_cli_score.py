@@ -68,3 +68,24 @@ def test_help_imports_no_heavy_module():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "HEAVY []" in out, out
+
+
+def test_score_gates_on_macro_f1(tmp_path):
+    # PriMock57 macro F1 is 0.2786 (published): a min of 0.25 passes (exit 0), a min of 0.30 fails (exit 1).
+    primock = str(EXAMPLES / "openscribe_primock57_predictions.jsonl")
+    for bound, code in ((0.25, 0), (0.30, 1)):
+        dod = tmp_path / f"dod{bound}.toml"
+        dod.write_text(f'agreed_by = "Clinical lead"\nagreed_on = 2026-11-02\n[gates]\nwhole_note_f1_mean = {{ min = {bound} }}\n')
+        out = tmp_path / "r.json"
+        res = CliRunner().invoke(main, ["score", primock, "--gates", str(dod), "--out", str(out), "--no-store", "-q"])
+        assert res.exit_code == code, res.output
+        data = json.loads(out.read_text())
+        assert data["gates"]["passed"] is (code == 0)
+
+
+def test_score_bad_gates_file_exits_2_before_scoring(tmp_path):
+    dod = tmp_path / "dod.toml"
+    dod.write_text("[gates]\nwhole_note_f1_maen = { min = 0.3 }\n")
+    res = CliRunner().invoke(main, ["score", str(EXAMPLES / "openscribe_primock57_predictions.jsonl"), "--gates", str(dod), "--no-store"])
+    assert res.exit_code == 2
+    assert "whole_note_f1_mean" in res.stderr  # did-you-mean the known name

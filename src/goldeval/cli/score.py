@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from goldeval.cli._common import EXIT_OK, guarded, report_console, write_json
+from goldeval.cli._common import guarded, report_console, write_json
+from goldeval.cli._gating import apply_gates, gates_option, load_definition
 from goldeval.cli._store import store_options
 
 
@@ -23,9 +26,10 @@ from goldeval.cli._store import store_options
 @click.option("--out", default=None, help="Write the results JSON here ('-' for stdout).")
 @click.option("--workers", type=int, default=None, help="Processes to score with (default: all cores for files of 10k rows or more, else 1).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary table (the JSON still goes to --out).")
+@gates_option
 @store_options
 @guarded
-def score(file, prediction_field, reference_field, id_field, tokenizer, out, workers, quiet, run_store):
+def score(file, prediction_field, reference_field, id_field, tokenizer, out, workers, quiet, gates, run_store):
     """Token F1 (precision, recall, F1) of every row of FILE, per example and macro-averaged.
 
     FILE is JSONL: {"id", "prediction", "reference"} per line, texts as strings or objects of sections.
@@ -35,9 +39,11 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, wor
     from goldeval.report.freetext import render_freetext
 
     console = report_console(out)
+    definition = load_definition(gates)  # a bad gates file fails before any scoring
     config = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
     with run_store.recording(
-        scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"predictions": file}, config=config, tokenizer=tokenizer
+        scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"predictions": file}, config=config, tokenizer=tokenizer,
+        dod=gates,
     ) as recorder:
         results = _with_progress(
             lambda progress, on_total: score_file(
@@ -57,9 +63,10 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, wor
         click.echo(f"goldeval: {run_store.note}", err=True)
     if not quiet:
         render_freetext(results, console)
+    code = apply_gates(results, gates, console, definition=definition)
     if out:
         write_json(results, out)
-    return EXIT_OK
+    sys.exit(code)
 
 
 def _with_progress(run, quiet: bool):
