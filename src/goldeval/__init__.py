@@ -11,7 +11,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from goldeval.errors import GoldevalError, InputError, JudgeError, StoreError
+from goldeval.errors import GoldevalError, InputError, JudgeError, StoreError, UnreadableTextError
 from goldeval.verdict import CaseOutcome, PassRate, Verdict, pass_rate
 
 # public name -> module that defines it (imported on first attribute access); keep sorted.
@@ -23,11 +23,17 @@ _LAZY: dict[str, str] = {
     "JudgeCache": "goldeval.judge",
     "JudgeConfig": "goldeval.judge",
     "LabelScore": "goldeval.labels",
+    "OPENSCRIBE": "goldeval.tokens",
+    "Overlap": "goldeval.overlap",
     "ReadOnlyDatabase": "goldeval.answers",
+    "SectionOverlap": "goldeval.overlap",
+    "Tokenizer": "goldeval.tokens",
+    "UNICODE": "goldeval.tokens",
     "agreement": "goldeval.agreement",
     "cohen_kappa": "goldeval.agreement",
     "confusion_matrix": "goldeval.labels",
     "evaluate_gates": "goldeval.gates",
+    "get_tokenizer": "goldeval.tokens",
     "judge_answer": "goldeval.answers",
     "judge_answer_file": "goldeval.answers",
     "judge_cases": "goldeval.judge",
@@ -35,8 +41,12 @@ _LAZY: dict[str, str] = {
     "parse_gates": "goldeval.gates",
     "parse_judge_output": "goldeval.judge",
     "per_label_table": "goldeval.labels",
+    "score_file": "goldeval.freetext",
     "score_label_file": "goldeval.labels",
     "score_labels": "goldeval.labels",
+    "score_rows": "goldeval.freetext",
+    "section_f1": "goldeval.overlap",
+    "token_f1": "goldeval.overlap",
 }
 
 __all__ = sorted(
@@ -47,6 +57,7 @@ __all__ = sorted(
         "JudgeError",
         "PassRate",
         "StoreError",
+        "UnreadableTextError",
         "Verdict",
         "__version__",
         "pass_rate",
