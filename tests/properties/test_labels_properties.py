@@ -81,3 +81,23 @@ def test_binary_values_equal_sklearn(pair):
     )
     assert (s.precision, s.recall) == (p[0], r[0])  # the same divisions: equal to the bit
     assert abs(s.f1 - f[0]) < 1e-12  # f1 by 2tp/(2tp+fp+fn); sklearn versions differ in how they get there
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 50), st.integers(0, 50), st.integers(0, 50), st.integers(0, 50))
+def test_a_gate_at_exactly_the_observed_value_passes_both_ways(tp, fp, fn, tn):
+    """Bounds are inclusive and compared unrounded: min = v and max = v both pass when v is observed."""
+    from goldeval.gates import evaluate_gates, parse_gates
+    from goldeval.io import Row
+    from goldeval.labels import score_label_rows
+
+    gold = ["pos"] * (tp + fn) + ["neg"] * (fp + tn)
+    pred = ["pos"] * tp + ["neg"] * fn + ["pos"] * fp + ["neg"] * tn
+    rows = [Row(i + 1, {"id": str(i), "gold": g, "pred": p}) for i, (g, p) in enumerate(zip(gold, pred))]
+    res = score_label_rows(rows, positive="pos", require_positive=False)
+    agg = res["aggregate"]
+    for metric in ("precision", "recall", "missed_per_100", "f1"):
+        v = agg[metric]
+        report = evaluate_gates(res, parse_gates(f"[gates]\n{metric} = {{ min = {v!r}, max = {v!r} }}\n"))
+        defined = metric not in agg["undefined"]
+        assert report.passed is defined  # an undefined value never passes, whatever the bound

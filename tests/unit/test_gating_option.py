@@ -1,0 +1,50 @@
+"""cli/_gating.py: the reusable --gates option and apply_gates, as the score and judge commands will call them."""
+
+from __future__ import annotations
+
+import io
+
+import click
+from click.testing import CliRunner
+from rich.console import Console
+
+from goldeval.cli._gating import apply_gates, gates_option
+
+RESULTS = {
+    "scorer": {"name": "token_f1", "version": "1"},
+    "aggregate": {"n": 3, "n_scored": 3, "n_failed": 0, "whole_note_f1_mean": 0.5, "undefined": {}},
+}
+
+
+def _console():
+    buf = io.StringIO()
+    return Console(file=buf, width=200), buf
+
+
+def test_no_gates_returns_0_and_adds_nothing():
+    results = dict(RESULTS)
+    console, buf = _console()
+    assert apply_gates(results, None, console) == 0
+    assert "gates" not in results and buf.getvalue() == ""
+
+
+def test_gates_are_added_before_writing_and_the_code_follows_the_verdict(tmp_path):
+    dod = tmp_path / "dod.toml"
+    dod.write_text("[gates]\nwhole_note_f1_mean = { min = 0.6 }\n")
+    results = {k: (dict(v) if isinstance(v, dict) else v) for k, v in RESULTS.items()}
+    console, buf = _console()
+    assert apply_gates(results, str(dod), console) == 1
+    assert results["gates"]["passed"] is False
+    assert buf.getvalue().splitlines()[-1] == "FAIL: whole_note_f1_mean 0.500 fails 0.6; a mean over the 3 scored examples."
+    dod.write_text("[gates]\nwhole_note_f1_mean = { min = 0.5 }\n")  # inclusive
+    assert apply_gates(results, str(dod), console) == 0 and results["gates"]["passed"] is True
+
+
+def test_the_option_passes_gates_to_the_command():
+    @click.command()
+    @gates_option
+    def cmd(gates):
+        click.echo(repr(gates))
+
+    assert CliRunner().invoke(cmd, ["--gates", "x.toml"]).output.strip() == "'x.toml'"
+    assert CliRunner().invoke(cmd, []).output.strip() == "None"
