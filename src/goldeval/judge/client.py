@@ -211,7 +211,8 @@ def parse_retry_after(headers: Any, *, now: float | None = None) -> float | None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def _is_loopback(base_url: str | None) -> bool:
+def _is_local(base_url: str | None) -> bool:
+    """True for a server on this machine or a private network (``localhost``, 127.0.0.1, 10.x, 192.168.x…)."""
     if not base_url:
         return False
     host = urlparse(base_url).hostname or ""
@@ -253,7 +254,7 @@ class JudgeClient:
                     ) from None
                 key = self.config.api_key
                 if not key:
-                    if not _is_loopback(self.config.base_url):
+                    if not _is_local(self.config.base_url):
                         raise JudgeError(
                             f"LLM judge: no API key for {self.config.base_url or 'the hosted OpenAI API'}. "
                             "Set OPENAI_API_KEY (or point --base-url at a local server, which needs none)."
@@ -263,6 +264,13 @@ class JudgeClient:
                     api_key=key, base_url=self.config.base_url, timeout=self.config.timeout, max_retries=0
                 )
             return self._client
+
+    def close(self) -> None:
+        """Close the HTTP connection pool (the client can be used again: a new pool is opened on the next call)."""
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
 
     def _backoff(self, retry: int) -> float:
         c = self.config

@@ -389,6 +389,8 @@ def judge_cases(
                         case_done(cid)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            if client is None:
+                own_client.close()
 
     per_example = [records[cid] for cid in order if cid in records]
     results = _results(per_example, failures, judge_info, config, repeat, time.perf_counter() - t0)
