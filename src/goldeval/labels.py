@@ -417,8 +417,9 @@ def score_label_rows(
 ) -> dict[str, Any]:
     """Score a stream of label rows (:class:`~goldeval.io.Row` / :class:`~goldeval.io.RowError`) into a results dict.
 
-    Each row holds an id, a gold label and a prediction (``None``, an empty CSV cell or an absent field = no
-    label: a miss when the gold label is positive, listed in ``warnings`` by line when the field is absent).
+    Each row holds an id, a gold label and a prediction (``None``, an empty CSV cell, an absent field or a value
+    that is not a label = no label: a miss when the gold label is positive; the last two are listed in
+    ``warnings`` by line).
     Rows with no usable id, a repeated id, or a missing / null / non-string gold label are failures (by line),
     left out of the counts and listed in ``failures``.
 
@@ -491,9 +492,8 @@ def score_label_rows(
         if pred_field in data:
             saw_pred_field = True
             p, problem = _label_value(data[pred_field])
-            if problem:
-                failures.append({"line": item.line, "id": rid, "error": f"{prefix}{item.line}: field '{pred_field}' {problem}. Write the label as a string, or null for no label."})
-                continue
+            if problem:  # an unreadable prediction is no prediction: a miss when gold is positive, never dropped
+                warnings.append({"line": item.line, "id": rid, "warning": f"{prefix}{item.line}: field '{pred_field}' {problem}; scored as no prediction (a miss when gold is {positive!r})."})
         else:
             p = None
             warnings.append({"line": item.line, "id": rid, "warning": f"{prefix}{item.line}: no '{pred_field}' field; scored as no prediction (a miss when gold is {positive!r})."})

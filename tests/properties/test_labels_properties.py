@@ -67,7 +67,7 @@ def test_count_identities_and_bounds(pair):
         assert getattr(s, m) == 0.0
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(paired())
 def test_binary_values_equal_sklearn(pair):
     from sklearn.metrics import precision_recall_fscore_support

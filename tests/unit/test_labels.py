@@ -116,11 +116,12 @@ def test_rows_failures_by_line_and_missing_pred_warning():
         {"id": "4", "gold": 1.5, "pred": "y"},  # gold not a label
         {"id": "5", "gold": "y"},  # missing pred: scored as no prediction, warned
         {"gold": "y", "pred": "y"},  # no id
-    ) + [RowError(8, None, "x.jsonl:8: not valid JSON")]
+    ) + [RowError(8, None, "x.jsonl:8: not valid JSON"), Row(9, {"id": "9", "gold": "y", "pred": {"label": "y"}})]
     res = score_label_rows(rows, positive="y", file_name="x.jsonl")
     agg = res["aggregate"]
-    assert (agg["n"], agg["n_scored"], agg["n_failed"]) == (8, 2, 6)
-    assert (agg["tp"], agg["fn"]) == (1, 1)  # the row without pred is a miss, never dropped
+    assert (agg["n"], agg["n_scored"], agg["n_failed"]) == (9, 3, 6)
+    assert (agg["tp"], agg["fn"]) == (1, 2)  # no pred field, and a pred that is no label: misses, never dropped
+    assert "x.jsonl:9: field 'pred' must be a string label, got {'label': 'y'}; scored as no prediction" in res["warnings"][1]["warning"]
     lines = {f["line"]: f["error"] for f in res["failures"]}
     assert "repeats line 1" in lines[2]
     assert "x.jsonl:3: gold label is null" in lines[3]
