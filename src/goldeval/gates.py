@@ -443,8 +443,8 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
     gates_table = doc.get("gates")
     if not isinstance(gates_table, dict) or not gates_table:
         raise InputError(
-            f"{at('gates')}: the definition of done has no gates. Add a [gates] table, e.g. "
-            "[gates] precision = {{ min = 0.80 }}.".replace("{{", "{").replace("}}", "}")
+            f"{at('gates')}: the definition of done has no gates. Add a [gates] table with one line per gate, e.g. "
+            "precision = { min = 0.80 }."
         )
     names = known_metrics()
     gates: list[GateSpec] = []
@@ -631,7 +631,7 @@ def _shown(value: float, unit: str, op: str, limit: float | None) -> str:
     truth = _holds(value, op, limit)
     for d in range(digits, 13):
         text = f"{value:.{d}f}"
-        if _holds(float(text), op, limit) == truth and (float(text) != limit or value == limit):
+        if _holds(float(text), op, limit) == truth:
             return text
     return repr(value)
 
