@@ -245,6 +245,23 @@ def _judge_table(
                 "Column pairing is ambiguous: " + "; ".join(f"'{a['golden']}' fits {', '.join([a['chosen'], *a['candidates']])} equally well"
                                                          for a in pairing.ambiguous) + ", and no candidate pairing locates every golden row.",
                 "ambiguous pairing", located=rc.located(), mismatch=rc.mismatch, details=details, **common)
+    tie_note = None
+    if rc.top_n and rc.top_n.get("qualifies") and rc.top_n.get("tie_break_differs"):
+        tie_rows = (top_n or {}).get("tie_rows")
+        if isinstance(tie_rows, list):
+            # Every prediction row must be a golden row or a row tied at the boundary in the golden population.
+            pool = _columns(g_names, [list(r) for r in g_rows] + [list(r) for r in tie_rows if isinstance(r, list) and len(r) == len(g_names)])
+            pool_rc = compare_rows(pool, pcols, pairing, rel_tol=rel_tol)
+            if pool_rc.extra:
+                rc.top_n["qualifies"] = False
+                rc.top_n["why"] = (f"{pool_rc.extra} boundary row(s) of the prediction are not tied in the golden population "
+                                   f"(checked against the {len(tie_rows)} row(s) at the boundary value)")
+                rc.mismatch = "top-N: " + rc.top_n["why"]
+            else:
+                tie_note = "verified"
+        else:
+            tie_note = "not verified (no tie rows: run with --db and a canonical_query to check them)"
+        rc.top_n["tie_check"] = tie_note
     details["rows"] = {"order": rc.order, "top_n": rc.top_n}
     located = rc.located()
     bases = set(pairing.basis.values())
@@ -261,8 +278,9 @@ def _judge_table(
             conf -= 1
             notes.append("rate read as " + ", ".join(f"{k} ×{1 / v:g}" for k, v in scaled.items()))
         if rc.top_n and rc.top_n.get("tie_break_differs"):
-            conf -= 1
-            notes.append(f"a different valid tie-break at the boundary value {rc.top_n['boundary']:g}")
+            conf -= 1 if tie_note == "verified" else 2
+            notes.append(f"a different valid tie-break at the boundary value {rc.top_n['boundary']:g}, "
+                         + ("tie checked against the golden population" if tie_note == "verified" else "tie as the prediction reports it"))
         if rc.order == "ties reordered":
             conf -= 1
             notes.append("tied rows in another order")
@@ -526,6 +544,42 @@ def _materials(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, outco
     }
 
 
+def _tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -> list[list[Any]] | None:
+    """Rows of the canonical query *without its LIMIT* whose top-N value equals the golden's boundary value.
+
+    These are the rows a valid tie-break may return. ``None`` when it cannot be worked out (no LIMIT to drop,
+    the query fails, the top-N column is not numeric, or the shapes disagree).
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(canonical, read="duckdb" if db.engine == "duckdb" else "sqlite")
+        if not isinstance(tree, exp.Select) or tree.args.get("limit") is None:
+            return None
+        tree.set("limit", None)
+        res = db.execute(tree.sql(dialect="duckdb" if db.engine == "duckdb" else "sqlite"))
+        gt = _golden_table(golden, "golden")
+    except (QueryError, InputError, sqlglot.errors.SqlglotError):
+        return None
+    if gt is None or len(res.columns) != len(gt[0]) or not gt[1]:
+        return None
+    top = golden.get("top_n") or {}
+    try:
+        k = gt[0].index(str(top.get("by")))
+    except ValueError:
+        return None
+    by = make_column("by", [r[k] for r in gt[1]])
+    full = make_column("by", [r[k] for r in res.rows])
+    if not by.numeric or not full.numeric:
+        return None
+    desc = str(top.get("direction", "desc")).lower().startswith("desc")
+    boundary = float(by.num[~by.null].min() if desc else by.num[~by.null].max())
+    half = tolerances(by)[0] if by.n else 0.0
+    at = numbers_close(full.num, full.num * 0 + boundary, full.num * 0 + half, rel_tol=REL_TOL)
+    return [list(r) for r, hit in zip(res.rows, at.tolist()) if hit]
+
+
 def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db: ReadOnlyDatabase | None = None,
                config: AnswerConfig | None = None, where: str = "") -> CaseResult:
     """Judge one case row against its attempt row, re-executing queries on *db* when given.
@@ -582,6 +636,11 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
                             gold_extra = ("suspect", f"the canonical query, re-executed, gives other rows ({check.mismatch or check.why})")
                 except InputError:
                     pass  # the golden itself is malformed; judge_answer reports it
+    top = golden.get("top_n")
+    if db is not None and canonical and cfg.check_canonical and isinstance(top, Mapping) and "tie_rows" not in top:
+        ties = _tie_rows(db, canonical, golden)
+        if ties is not None:
+            golden["top_n"] = dict(top) | {"tie_rows": ties}
     pred: dict[str, Any] | None = None
     final_query = attempt.get("final_query")
     if final_query is not None and not isinstance(final_query, str):

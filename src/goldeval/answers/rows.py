@@ -399,10 +399,22 @@ def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any], rel_tol: float) -
     direction = str(top.get("direction", "desc")).lower()
     sign = -1.0 if direction.startswith("desc") else 1.0
     t = e.tg.shape[1]
-    if by not in e.names[t:]:
-        return {"qualifies": False, "why": f"top-N column '{by}' is not a paired numeric column"}
-    c = e.names.index(by) - t
-    gv, pv = e.ng[:, c], e.np_[:, c]
+    if by not in e.names:
+        return {"qualifies": False, "why": f"top-N column '{by}' is not among the paired golden columns"}
+    k = e.names.index(by)
+    if k >= t:
+        c = k - t
+        gv, pv, hv = e.ng[:, c], e.np_[:, c], e.half[:, c]
+    else:
+        # A text or date column (ISO dates sort as text): rank both sides' values on one scale.
+        g_text, p_text = e.vocab[k]["g"].text.tolist(), e.vocab[k]["p"].text.tolist()
+        ranks = {v: float(i) for i, v in enumerate(sorted({v for v in g_text + p_text if v is not None}))}
+        gv = np.array([np.nan if v is None else ranks[v] for v in g_text], dtype=float)
+        pv = np.array([np.nan if v is None else ranks[v] for v in p_text], dtype=float)
+        hv = np.zeros_like(gv)
+        e = _Encoded(e.names, e.tg, e.tp, np.column_stack([e.ng, gv]), np.column_stack([e.np_, pv]),
+                     np.column_stack([e.half, hv]), e.g_index, e.vocab)
+        c = e.ng.shape[1] - 1
     n_g, n_p = gv.size, pv.size
     if n_p != n_g:
         return {"qualifies": False, "why": f"{n_p} rows returned for a top {n_g}"}
@@ -410,11 +422,11 @@ def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any], rel_tol: float) -
         return {"qualifies": True, "boundary": None, "tie_break_differs": False}
     g_bound = gv[np.argmax(sign * gv)]   # worst value kept in the golden
     p_bound = pv[np.argmax(sign * pv)]
-    half = e.half[np.argmax(sign * gv), c]
+    half = hv[np.argmax(sign * gv)]
     if not bool(numbers_close(np.array([g_bound]), np.array([p_bound]), np.array([half]), rel_tol=rel_tol)[0]):
         return {"qualifies": False, "boundary": float(g_bound), "why": f"boundary value {_num(p_bound)} instead of {_num(g_bound)}"}
-    at_g = numbers_close(gv, np.full(n_g, g_bound), e.half[:, c], rel_tol=rel_tol)
-    at_p = numbers_close(pv, np.full(n_p, g_bound), e.half[:, c], rel_tol=rel_tol)
+    at_g = numbers_close(gv, np.full(n_g, g_bound), hv, rel_tol=rel_tol)
+    at_p = numbers_close(pv, np.full(n_p, g_bound), np.full(n_p, float(half)), rel_tol=rel_tol)
     above_g = np.flatnonzero(~at_g)
     above_p = np.flatnonzero(~at_p)
     # Rows above the boundary must be the golden's rows, all of them.
@@ -474,7 +486,7 @@ def compare_rows(
             out.mismatch = "top-N: " + out.top_n.get("why", "rows do not qualify")
         elif out.top_n.get("tie_break_differs"):
             out.mismatch = "top-N: a different tie-break at the boundary value"
-        if ordered and out.top_n.get("qualifies"):
+        if ordered and out.top_n.get("qualifies") and str(top_n.get("by")) in e.names[e.tg.shape[1]:]:
             c = e.names.index(str(top_n.get("by"))) - e.tg.shape[1]
             sign = -1 if str(top_n.get("direction", "desc")).lower().startswith("desc") else 1
             if n_p > 1 and not (np.diff(e.np_[:, c]) * sign >= -1e-12).all():

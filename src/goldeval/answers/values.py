@@ -310,6 +310,7 @@ def numbers_close(g: np.ndarray, p: np.ndarray, half: np.ndarray, *, rel_tol: fl
 
 _SYNONYMS = {
     "n": "count", "num": "count", "number": "count", "cnt": "count", "nb": "count", "count": "count",
+    "times": "count",  # "times_enrolled": how many times, not a time of day
     "avg": "avg", "average": "avg", "mean": "avg",
     "pct": "percent", "percentage": "percent", "percent": "percent", "pc": "percent",
     "qty": "quantity", "amt": "amount", "yr": "year", "dt": "date",
