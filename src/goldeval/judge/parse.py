@@ -69,8 +69,17 @@ def find_json_objects(text: str) -> list[dict[str, Any]]:
     return _scan(text)[0]
 
 
+_KEY_START = re.compile(r"\{\s*[\"\u201c]")
+
+
 def _scan(text: str) -> tuple[list[dict[str, Any]], int]:
-    """The top-level JSON objects of *text* and the index just past the last one (0 when none)."""
+    """The top-level JSON objects of *text* and the index just past the last one (0 when none).
+
+    A ``{"`` that opens an object which never closes (truncated output) ends the scan: whatever follows is inside
+    that object, so an object nested in it is not top-level and must not be read as the verdict. A ``{"`` region
+    that closes but is not JSON even after repair is skipped whole, for the same reason. A bare ``{`` in prose
+    (``{a, b}``) is just a character.
+    """
     decoder = json.JSONDecoder()
     found: list[dict[str, Any]] = []
     i = last = 0
@@ -82,11 +91,16 @@ def _scan(text: str) -> tuple[list[dict[str, Any]], int]:
         if isinstance(obj, dict):
             found.append(obj)
             i = last = end
+        elif _KEY_START.match(text, start):
+            if end is None:
+                return found, last
+            i = end
         else:
             i = start + 1
 
 
-def _decode_at(decoder: json.JSONDecoder, text: str, start: int) -> tuple[Any, int]:
+def _decode_at(decoder: json.JSONDecoder, text: str, start: int) -> tuple[Any, int | None]:
+    """``(object, end)``; ``(None, None)`` when the braces never balance, ``(None, close)`` when balanced but not JSON."""
     try:
         return decoder.raw_decode(text, start)
     except json.JSONDecodeError:
@@ -94,12 +108,12 @@ def _decode_at(decoder: json.JSONDecoder, text: str, start: int) -> tuple[Any, i
     # Repair: find the balanced closing brace (ignoring braces inside strings), then fix the common slips.
     close = _balanced_end(text, start)
     if close is None:
-        return None, start + 1
+        return None, None
     chunk = _TRAILING_COMMA.sub(r"\1", text[start:close].translate(_QUOTES))
     try:
         return json.loads(chunk), close
     except json.JSONDecodeError:
-        return None, start + 1
+        return None, close
 
 
 def _balanced_end(text: str, start: int) -> int | None:
