@@ -13,7 +13,8 @@ Forgiving about form:
 
 Strict about meaning — each of these becomes ``verdict="needs_human"`` with the raw text kept in
 ``details["raw"]`` and the reason in ``details["parse_error"]``, never a guessed verdict:
-  no JSON object at all (a refusal to judge, prose only) · truncated JSON · no ``verdict`` key · an unknown verdict
+  no JSON object at all (a refusal to judge, prose only) · truncated JSON (also a truncated object after a complete
+  draft, and a verdict nested in a truncated outer object) · no ``verdict`` key · an unknown verdict
   value · a missing confidence · a confidence outside 1–10 (``85`` is not guessed to be a percentage, ``0.8`` is
   not guessed to be a fraction) · a confidence on another scale (``"8/100"``, ``"85%"``) · a boolean confidence.
 
