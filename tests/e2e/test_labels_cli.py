@@ -152,3 +152,23 @@ def test_csv_with_column_options_and_bad_rows(tmp_path):
     assert (res["aggregate"]["tp"], res["aggregate"]["fn"], res["aggregate"]["fp"]) == (1, 1, 1)
     assert [x["line"] for x in res["failures"]] == [5, 6]
     assert "triage.csv:5: id 'c3' repeats line 4" in r.stderr
+
+
+def test_the_run_is_recorded_in_the_store_with_its_gates(pilot):
+    from goldeval.runs.store import RunStore
+
+    tmp, claims, dod = pilot
+    db = tmp / "runs.db"
+    r = run("labels", claims, "--gates", dod, "--store", db, "--arm", "pilot")
+    assert r.exit_code == 1 and "goldeval: run " in r.stderr
+    store = RunStore(str(db))
+    try:
+        (meta,) = store.list_runs()
+        got = store.get_run(meta["id"])
+        assert (got["scorer_name"], got["arm"], got["status"], got["n_recorded"]) == ("labels", "pilot", "finished", 200)
+        assert got["dod_hash"] == hashlib.sha256(dod.read_bytes()).hexdigest()
+        assert got["gates_passed"] is False and got["results"]["gates"]["summary"] == PILOT_SUMMARY
+        cases = store.case_map(meta["id"])
+        assert cases["claim-036"]["outcome"] == "fn" and cases["claim-040"]["outcome"] == "fp"
+    finally:
+        store.close()

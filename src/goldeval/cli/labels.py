@@ -9,6 +9,7 @@ import click
 
 from goldeval.cli._common import EXIT_OK, guarded, report_console, write_json
 from goldeval.cli._gating import apply_gates, gates_option, load_definition
+from goldeval.cli._store import store_options
 
 
 @click.command("labels")
@@ -21,8 +22,9 @@ from goldeval.cli._gating import apply_gates, gates_option, load_definition
 @click.option("--allow-absent-positive", is_flag=True, help="Score even when the positive label occurs in neither gold nor pred (a slice with no positives).")
 @gates_option
 @click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' = stdout; the summary then goes to stderr).")
+@store_options
 @guarded
-def labels(file, positive, id_column, gold_column, pred_column, second_gold_column, allow_absent_positive, gates, out):
+def labels(file, positive, id_column, gold_column, pred_column, second_gold_column, allow_absent_positive, gates, out, run_store):
     """Precision, recall and missed positives of predicted labels against gold labels.
 
     FILE is JSONL rows {"id", "gold", "pred"} or a CSV with those columns (names selectable).
@@ -31,7 +33,7 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     Exit codes: 0 every gate passes (or no --gates) · 1 a gate fails · 2 bad input or usage.
     """
     from goldeval.errors import InputError
-    from goldeval.labels import score_label_file
+    from goldeval.labels import SCORER_NAME, SCORER_VERSION, score_label_file
 
     dod = load_definition(gates)
     if dod is not None and dod.positive is not None:
@@ -41,18 +43,25 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
                 "Drop --positive or use the gates file for this label."
             )
         positive = dod.positive
-    results = score_label_file(
-        file,
-        positive=positive,
-        id_field=id_column,
-        gold_field=gold_column,
-        pred_field=pred_column,
-        second_gold_field=second_gold_column,
-        require_positive=not allow_absent_positive,
-    )
+    options = {
+        "positive": positive,
+        "id_field": id_column,
+        "gold_field": gold_column,
+        "pred_field": pred_column,
+        "second_gold_field": second_gold_column,
+        "require_positive": not allow_absent_positive,
+    }
     console = report_console(out)
-    _render_labels(results, console)
-    code = apply_gates(results, gates, console, definition=dod)
+    with run_store.recording(
+        scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"labels": file}, config=options, dod=gates
+    ) as recorder:
+        results = score_label_file(file, recorder=recorder, **options)
+        _render_labels(results, console)
+        code = apply_gates(results, gates, console, definition=dod)
+        if recorder is not None and "gates" in results:
+            recorder.finish(results)  # again, now with the gate report (the last call wins)
+    if run_store.note:
+        click.echo(f"goldeval: {run_store.note}", err=True)
     if out is not None:
         write_json(results, out)
     if code != EXIT_OK:
