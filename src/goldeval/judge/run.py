@@ -276,7 +276,10 @@ def judge_cases(
             failures.append({"line": i, "id": None if cid is None else str(cid), "error": f"case {i}: {why}. Give every case a unique id."})
             continue
         seen.add(str(cid))
-        cases.append({**m, "id": str(cid)})
+        case = {**m, "id": str(cid)}
+        if "rule" in case:  # a Verdict / CaseOutcome becomes its dict (stable in the cache key and the record)
+            case["rule"] = _rule_dict(case["rule"])
+        cases.append(case)
 
     previous = recorder.previous() if recorder is not None else {}
     plan: list[tuple[dict[str, Any], bool, str]] = []
