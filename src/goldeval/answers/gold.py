@@ -14,6 +14,7 @@ Rules (each gives a ``gold_note`` that names the column and the value):
 * a total below its parts: a row labelled ``Total``/``All``/``Overall`` whose value is below the sum of the other
   rows (all non-negative) → ``verified_wrong``; a ``total…`` column below one or the sum of the count columns of
   the same row → ``suspect`` (those columns may not be its parts, or may overlap);
+* every golden cell NULL → ``suspect`` (an aggregate over nothing: a filter that matched no row?);
 * the canonical query, re-executed, does not give the golden rows → ``suspect`` (set by the judge).
 
 Source: ``DESIGN.md`` "Terms" (gold_status), goldeval.
@@ -57,6 +58,8 @@ def check_golden(columns: Sequence[Column], *, rate_columns: Sequence[str] = ())
         ``("verified", None)`` when nothing looks impossible, else the most severe finding.
     """
     status: tuple[str, str | None] = ("verified", None)
+    if columns and columns[0].n and all(bool(c.null.all()) for c in columns):
+        status = ("suspect", "every golden cell is NULL: does its query filter out every row (a case-sensitive string, a wrong date)?")
     for c in columns:
         if not c.numeric or c.n == 0:
             continue

@@ -292,7 +292,32 @@ def _judge_table(
             why += " (" + "; ".join(notes) + ")"
         return _verdict("match", max(conf, 6), why + ".", located=located, mismatch=rc.mismatch if rc.top_n else None,
                         details=details, **common)
-    # Not complete.
+    # Not complete. A canonical ORDER BY … LIMIT with ties beyond the limit: another tie-break may be right.
+    pool = golden.get("tie_pool")
+    if isinstance(pool, Mapping) and rc.top_n is None:
+        above = [list(r) for r in pool.get("above") or []]
+        ties = [list(r) for r in pool.get("ties") or []]
+        got_above = compare_rows(_columns(g_names, above), pcols, pairing, rel_tol=rel_tol).found == len(above) if above else True
+        in_pool = compare_rows(_columns(g_names, above + ties), pcols, pairing, rel_tol=rel_tol).extra == 0
+        key = ", ".join(pool.get("order_key") or [])
+        details["tie_pool"] = {"above": len(above), "ties": len(ties), "order_key": key}
+        if got_above and in_pool and n_p == n_g:
+            return _verdict("match", 8, f"Every prediction row is a golden row or tied with the boundary row on the order key ({key}): "
+                            f"a valid tie-break among {len(ties)} tied rows.", located=located,
+                            mismatch="a different tie-break at the boundary", details=details, **common)
+        if got_above and in_pool and n_p == len(above) + len(ties):
+            return _verdict("near_match", 7, f"The prediction returns every row tied at the boundary on the order key ({key}): "
+                            f"{n_p} rows for the {n_g} asked.", located=located, mismatch="all tied rows returned",
+                            details=details, **common)
+    if rc.top_n is not None and rc.top_n.get("all_ties"):
+        tie_rows = (top_n or {}).get("tie_rows")
+        ok = True
+        if isinstance(tie_rows, list):
+            ok = compare_rows(_columns(g_names, [list(r) for r in g_rows] + [list(r) for r in tie_rows]), pcols, pairing,
+                              rel_tol=rel_tol).extra == 0
+        if ok:
+            return _verdict("near_match", 7, f"Top-N: {rc.top_n['why']} (defensible, but more rows than asked).",
+                            located=located, mismatch="all tied rows returned", details=details, **common)
     if rc.order == "unknown":
         return _undecided("The rows are right but in another order, and the order key is not among the columns to check a tie.",
                           "order not checkable", located=located, mismatch=rc.mismatch, details=details, **common)
@@ -544,6 +569,58 @@ def _materials(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, outco
     }
 
 
+def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -> dict[str, Any] | None:
+    """For a canonical query ``… ORDER BY k LIMIT n`` whose order key may not be an output column: the rows above
+    the boundary and every row tied with the n-th one on the key (the canonical query re-run without LIMIT, with the
+    key added as extra columns). ``None`` when there is no tie beyond the LIMIT or it cannot be worked out."""
+    import sqlglot
+    from sqlglot import exp
+
+    dialect = "duckdb" if db.engine == "duckdb" else "sqlite"
+    try:
+        tree = sqlglot.parse_one(canonical, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return None
+    if not isinstance(tree, exp.Select) or tree.args.get("distinct") or tree.args.get("offset"):
+        return None
+    limit, order = tree.args.get("limit"), tree.args.get("order")
+    if limit is None or order is None or not isinstance(limit.expression, exp.Literal) or not limit.expression.is_int:
+        return None
+    projections = list(tree.expressions)
+    if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)) for p in projections):
+        return None
+    aliases = {p.alias.lower(): p for p in projections if p.alias}
+    keys = []
+    for o in order.expressions:
+        e = o.this
+        if isinstance(e, exp.Literal) and e.is_int and 1 <= int(e.this) <= len(projections):
+            e = projections[int(e.this) - 1]
+        elif isinstance(e, exp.Column) and not e.table and e.name.lower() in aliases:
+            e = aliases[e.name.lower()]
+        keys.append(e.unalias().copy())
+    full = tree.copy()
+    full.set("limit", None)
+    full = full.select(*[exp.alias_(k, f"__goldeval_k{i}") for i, k in enumerate(keys)], append=True)
+    try:
+        res = db.execute(full.sql(dialect=dialect))
+        gt = _golden_table(golden, "golden")
+    except (QueryError, InputError):
+        return None
+    if gt is None:
+        return None
+    m, width = len(gt[1]), len(gt[0])
+    if m == 0 or len(res.rows) <= m or len(res.columns) != width + len(keys):
+        return None
+    key_of = [tuple(r[width:]) for r in res.rows]
+    boundary = key_of[m - 1]
+    first = next(i for i, k in enumerate(key_of) if k == boundary)
+    ties = [list(r[:width]) for r, k in zip(res.rows, key_of) if k == boundary]
+    if first + len(ties) <= m:
+        return None  # nothing tied beyond the LIMIT: the golden rows are the only right answer
+    return {"n": m, "above": [list(r[:width]) for r in res.rows[:first]], "ties": ties,
+            "order_key": [k.sql(dialect=dialect) for k in keys]}
+
+
 def _tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -> list[list[Any]] | None:
     """Rows of the canonical query *without its LIMIT* whose top-N value equals the golden's boundary value.
 
@@ -641,6 +718,10 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         ties = _tie_rows(db, canonical, golden)
         if ties is not None:
             golden["top_n"] = dict(top) | {"tie_rows": ties}
+    elif db is not None and canonical and cfg.check_canonical and not top and golden.get("kind", "value") == "value":
+        pool = _hidden_tie_pool(db, canonical, golden)
+        if pool is not None:
+            golden["tie_pool"] = pool
     pred: dict[str, Any] | None = None
     final_query = attempt.get("final_query")
     if final_query is not None and not isinstance(final_query, str):

@@ -416,6 +416,18 @@ def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any], rel_tol: float) -
                      np.column_stack([e.half, hv]), e.g_index, e.vocab)
         c = e.ng.shape[1] - 1
     n_g, n_p = gv.size, pv.size
+    if n_p > n_g and n_g:
+        # Every tied row returned? Rows above the boundary all there, every other row at the boundary value.
+        g_bound = gv[np.argmax(sign * gv)]
+        hb = hv[np.argmax(sign * gv)]
+        at_g = numbers_close(gv, np.full(n_g, g_bound), hv, rel_tol=rel_tol)
+        at_p = numbers_close(pv, np.full(n_p, g_bound), np.full(n_p, float(hb)), rel_tol=rel_tol)
+        above_g, above_p = np.flatnonzero(~at_g), np.flatnonzero(~at_p)
+        mm = _match(e.tg[above_g], e.tp[above_p], e.ng[above_g], e.np_[above_p], e.half[above_g], rel_tol)
+        if int((mm >= 0).sum()) == above_g.size == above_p.size:
+            return {"qualifies": False, "all_ties": True, "boundary": float(g_bound),
+                    "why": f"{n_p} rows for a top {n_g}: every row tied at the boundary value {_num(float(g_bound))} is returned"}
+        return {"qualifies": False, "why": f"{n_p} rows returned for a top {n_g}"}
     if n_p != n_g:
         return {"qualifies": False, "why": f"{n_p} rows returned for a top {n_g}"}
     if n_g == 0:
