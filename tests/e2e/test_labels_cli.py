@@ -172,3 +172,42 @@ def test_the_run_is_recorded_in_the_store_with_its_gates(pilot):
         assert cases["claim-036"]["outcome"] == "fn" and cases["claim-040"]["outcome"] == "fp"
     finally:
         store.close()
+
+
+def test_an_interrupted_labels_run_resumes_without_redoing_cases(pilot, monkeypatch):
+    """Kill the scoring half-way (record fails at the 101st case), then run the same command: the 100 recorded
+    cases are reused from the store, only the other 100 are recorded, and the numbers are the pilot's."""
+    from goldeval.runs import recorder as rec_mod
+    from goldeval.runs.store import RunStore
+
+    tmp, claims, dod = pilot
+    db = tmp / "runs.db"
+    real_record = rec_mod.Recorder.record
+    calls: list[str] = []
+
+    def record_then_die(self, case):
+        if len(calls) == 100:
+            raise RuntimeError("killed half-way")
+        calls.append(case["id"])
+        real_record(self, case)
+
+    monkeypatch.setattr(rec_mod.Recorder, "record", record_then_die)
+    r = run("labels", claims, "--gates", dod, "--store", db)
+    assert r.exit_code == 3 and "killed half-way" in r.stderr
+    store = RunStore(str(db))
+    (first,) = store.list_runs()
+    assert first["status"] == "interrupted" and first["n_recorded"] == 100
+    store.close()
+
+    calls.clear()
+
+    def counting(self, case):
+        calls.append(case["id"])
+        real_record(self, case)
+
+    monkeypatch.setattr(rec_mod.Recorder, "record", counting)
+    r = run("labels", claims, "--gates", dod, "--store", db, "--out", tmp / "r.json")
+    assert r.exit_code == 1 and "resumed (100 case(s) reused" in r.stderr
+    assert len(calls) == 100 and calls[0] == "claim-100"
+    agg = json.loads((tmp / "r.json").read_text())["aggregate"]
+    assert (agg["tp"], agg["fp"], agg["fn"], agg["tn"]) == (36, 6, 4, 154)
