@@ -280,3 +280,23 @@ def test_rows_without_id_are_counted_failures(server):
 def test_repeat_must_be_positive(server):
     with pytest.raises(InputError, match="--repeat: expected an integer ≥ 1, got 0"):
         judge_cases([case(1)], config=cfg(server), repeat=0)
+
+
+def test_with_llm_wraps_a_rule_judge_for_replay(server, tmp_path):
+    from goldeval.judge.wiring import with_llm
+    from goldeval.verdict import Verdict
+
+    def rule_judge(case, answer):
+        if answer.get("rows"):
+            return Verdict("no_match", 9, False, "wrong count", decided_by="rule")
+        return Verdict("needs_human", None, True, "prose only", decided_by="rule")
+
+    cache = JudgeCache(tmp_path / "c.db")
+    judge = with_llm(rule_judge, config=cfg(server), cache=cache)
+    case = {"id": "r1", "question": "q", "golden": {"kind": "criteria"}, "rubric": ["REQUIRED: x"]}
+    decided = judge(case, {"id": "r1", "rows": [[1]], "columns": ["n"]})
+    assert decided["verdict"] == "no_match" and decided["llm"] is None and server.calls == 0
+    sent = judge(case, {"id": "r1", "text": "x is named"})
+    assert sent["verdict"] == "match" and sent["rule"]["verdict"] == "needs_human" and server.calls == 1
+    judge(case, {"id": "r1", "text": "x is named"})
+    assert server.calls == 1  # replaying an unchanged judge is free

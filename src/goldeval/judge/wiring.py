@@ -9,11 +9,12 @@ results-file conventions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from goldeval.verdict import pass_rate
 
-__all__ = ["case_materials", "from_answer_materials", "merge_llm"]
+__all__ = ["case_materials", "from_answer_materials", "merge_llm", "with_llm"]
 
 _RULE_KEYS = (
     "verdict", "confidence", "needs_human", "why", "column_pairing", "gold_status", "gold_note", "decided_by",
@@ -151,3 +152,34 @@ def merge_llm(rule_results: dict[str, Any], llm_results: dict[str, Any]) -> dict
     agg["llm_judge"] = lagg
     rule_results["llm_judge"] = llm_results.get("judge")
     return rule_results
+
+
+def with_llm(rule_judge: Callable[[dict[str, Any], dict[str, Any]], Any], *, config: Any, cache: Any = None,
+             client: Any = None) -> Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]:
+    """Wrap a one-case judge ``judge(case, answer)`` so that the LLM decides what the rules left undecided.
+
+    For replaying human-settled verdicts (``goldeval.runs.regressions.replay`` takes such a callable): the rule
+    judge runs first; when it is undecided the case goes to the LLM judge (through the cache, so a replay of an
+    unchanged judge costs no call). Returns the per-case record of :func:`goldeval.judge.run.judge_cases`
+    (``verdict``, ``why``, ``rule``, ``llm``…).
+
+    Args:
+        rule_judge: ``(case row, answer row) -> Verdict | CaseOutcome | dict``.
+        config: :class:`goldeval.judge.JudgeConfig`.
+        cache: :class:`goldeval.judge.JudgeCache` or ``None``.
+        client: A shared :class:`goldeval.judge.JudgeClient` (one connection pool for the whole replay).
+    """
+    from goldeval.judge.client import JudgeClient
+    from goldeval.judge.run import judge_cases
+
+    shared = client or JudgeClient(config)
+
+    def judge(case: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+        rule = rule_judge(case, answer)
+        rd = rule.to_dict() if hasattr(rule, "to_dict") else dict(rule)
+        res = judge_cases([case_materials(case, answer, rd)], config=config, cache=cache, client=shared)
+        if res["failures"]:
+            raise ValueError(res["failures"][0]["error"])
+        return res["per_example"][0]
+
+    return judge
