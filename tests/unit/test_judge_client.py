@@ -157,3 +157,11 @@ def test_parse_retry_after_forms():
     assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=now) == pytest.approx(30.0)
     assert parse_retry_after({"retry-after": "soon"}) is None
     assert parse_retry_after({}) is None
+
+
+def test_missing_openai_library_is_a_judge_error_naming_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "openai", None)  # import openai → ImportError
+    with pytest.raises(JudgeError, match=r"pip install 'goldeval\[llm\]'"):
+        JudgeClient(JudgeConfig(model="m", base_url="http://127.0.0.1:9/v1")).complete(MSGS)

@@ -282,9 +282,8 @@ class JudgeClient:
         Raises:
             JudgeError: 401/403 (key refused) or 404 (no such model or URL): every call would fail the same way.
         """
+        client = self._openai()  # raises JudgeError when the openai library is missing
         import openai
-
-        client = self._openai()
         c = self.config
         kwargs: dict[str, Any] = {"model": c.model, "messages": messages, "temperature": c.temperature}
         if c.seed is not None:
