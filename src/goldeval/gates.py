@@ -426,6 +426,9 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
 
     def at(path: str) -> str:
         loc = where.get(path)
+        if loc is None:  # e.g. `precision.min = 0.8` under [gates]: the first line of a key below the path
+            below = [v for k, v in where.items() if k.startswith(path + ".")]
+            loc = min(below) if below else None
         return f"{source}:{loc[0]}" if loc else source
 
     for key in doc:
@@ -507,7 +510,8 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
                 warnings.append(
                     f"{loc}: gate {metric!r} has a {b.op} bound, but {metric} is better when {info.better}; check it is meant."
                 )
-        gates.append(GateSpec(metric, tuple(bounds), where.get(path, (None,))[0], note))
+        line = at(path)[len(source) + 1:]
+        gates.append(GateSpec(metric, tuple(bounds), int(line) if line.isdigit() else None, note))
     return DefinitionOfDone(
         gates=tuple(gates),
         source=source,

@@ -211,3 +211,16 @@ def test_an_interrupted_labels_run_resumes_without_redoing_cases(pilot, monkeypa
     assert len(calls) == 100 and calls[0] == "claim-100"
     agg = json.loads((tmp / "r.json").read_text())["aggregate"]
     assert (agg["tp"], agg["fp"], agg["fn"], agg["tn"]) == (36, 6, 4, 154)
+
+
+def test_a_slice_without_positives_needs_the_flag(tmp_path):
+    f = tmp_path / "slice.jsonl"
+    f.write_text('{"id": "1", "gold": "approve", "pred": "approve"}\n{"id": "2", "gold": "approve", "pred": "approve"}\n')
+    dod = tmp_path / "dod.toml"
+    dod.write_text('positive = "escalate"\n[gates]\nprecision = { min = 0.8 }\n')
+    r = run("labels", f, "--gates", dod)
+    assert r.exit_code == 2 and "'escalate' occurs in neither gold nor pred; labels seen: 'approve'" in r.stderr
+    r = run("labels", f, "--gates", dod, "--allow-absent-positive", "--out", tmp_path / "r.json")
+    # scored, but a precision gate on no evidence fails and says why
+    assert r.exit_code == 1
+    assert r.stdout.splitlines()[-1].startswith("FAIL: Precision undefined (nothing was predicted positive) fails 0.8")

@@ -210,3 +210,10 @@ def test_llm_judge_results_with_nested_counts_cost_and_undefined_agreement():
     assert by["needs_human"].status == "pass" and by["needs_human"].observed == 1
     assert by["cost_usd"].status == "pass"
     assert by["agreement_rate"].reason == "agreement_rate undefined: no case had both a decided rule verdict and a decided LLM verdict"
+
+
+def test_dotted_keys_get_their_line():
+    dod = parse_gates("agreed_by = 'x'\n[gates]\nrecall.min = 0.9\nprecision.min = 0.8\n", source="d.toml")
+    assert [(g.metric, g.line, g.bounds[0].text) for g in dod.gates] == [("recall", 3, "0.9"), ("precision", 4, "0.8")]
+    with pytest.raises(InputError, match=r"^d\.toml:3: gate 'precison'"):
+        parse_gates("[gates]\nrecall.min = 0.9\nprecison.min = 0.8\n", source="d.toml")
