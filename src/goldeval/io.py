@@ -148,10 +148,27 @@ def check_ids(items: Iterator[Row | RowError], *, id_field: str = "id", file_nam
         yield item
 
 
+#: (real path, device, inode, size, mtime_ns) → sha256, so one invocation hashes a large input once even when the
+#: run store (run key) and the scorer (results["input"]) both ask.
+_SHA256_MEMO: dict[tuple[str, int, int, int, int], str] = {}
+
+
 def file_sha256(path: str | os.PathLike[str]) -> str:
-    """Hex sha256 of a file's bytes (the dataset hash recorded with a run)."""
+    """Hex sha256 of a file's bytes (the dataset hash recorded with a run).
+
+    Remembered per process for an unchanged file (same path, inode, size and modification time in ns).
+    """
+    st = os.stat(path)
+    key = (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    memo = _SHA256_MEMO.get(key)
+    if memo is not None:
+        return memo
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
-    return h.hexdigest()
+    digest = h.hexdigest()
+    if len(_SHA256_MEMO) > 256:
+        _SHA256_MEMO.clear()
+    _SHA256_MEMO[key] = digest
+    return digest

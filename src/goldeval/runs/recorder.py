@@ -17,6 +17,8 @@ Source: issue #5 ("Resume"); the protocol is the one in the project notes ("Run 
 from __future__ import annotations
 
 import hashlib
+import queue
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -71,11 +73,19 @@ class Recorder:
         batch_size: Commit after this many pending records (default 200).
         max_delay: Commit when this many seconds passed since the last commit (default 0.5).
         clock: Monotonic clock in seconds (tests pass a fake one).
+        background: Commit full batches on a writer thread (default True), so that SQLite's work (which releases
+            the GIL) overlaps the scorer's; at most one batch waits for it. ``False`` commits in the caller.
+
+    Notes:
+        :meth:`record` keeps a shallow copy of the record until its batch is committed; do not change nested
+        values of a recorded dict afterwards.
+        What a killed process loses: the pending records, plus at most one full batch handed to the writer and
+        not yet committed — all of them are redone by the resumed run, none is duplicated.
     """
 
     def __init__(
         self, store: RunStore, run_id: str, *, resumed: bool = False, batch_size: int = 200,
-        max_delay: float = 0.5, clock: Callable[[], float] = time.monotonic,
+        max_delay: float = 0.5, clock: Callable[[], float] = time.monotonic, background: bool = True,
     ) -> None:
         if batch_size < 1:
             raise InputError(f"Recorder: batch_size must be ≥ 1, got {batch_size}.")
@@ -92,6 +102,10 @@ class Recorder:
         self.finished = False
         self.closed = False
         self.n_recorded = 0
+        self.background = background
+        self._queue: queue.Queue[list[tuple[Any, ...]] | None] = queue.Queue(maxsize=1)
+        self._thread: threading.Thread | None = None
+        self._writer_error: BaseException | None = None
 
     # -- the protocol ----------------------------------------------------------------------------------------
     def previous(self) -> dict[str, dict[str, Any]]:
@@ -111,19 +125,19 @@ class Recorder:
             InputError: the record has neither an ``id`` nor a ``line``.
             StoreError: the commit failed.
         """
-        self._check_open()
+        if self.closed:
+            self._check_open()
         cid = case.get("id")
         if cid is None:
             if case.get("line") is None:
                 raise InputError(f"Recorder.record: a case record needs an 'id' (or a 'line' for a failed row), got {shorten(case)}.")
             cid = f"line:{case['line']}"
-        status, verdict, score, reason, raw = case_columns(case)
-        data = orjson.dumps(case, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS).decode()
-        self._pending.append((str(cid), self._seq, status, verdict, score, reason, raw, data))
+        pending = self._pending
+        pending.append((cid, self._seq, dict(case)))
         self._seq += 1
         self.n_recorded += 1
-        if len(self._pending) >= self.batch_size or self._clock() - self._last_commit >= self.max_delay:
-            self.flush()
+        if len(pending) >= self.batch_size or self._clock() - self._last_commit >= self.max_delay:
+            self._send()
 
     def finish(self, results: dict[str, Any]) -> None:
         """Commit what is pending, then store the whole results dict and mark the run ``finished``.
@@ -137,12 +151,52 @@ class Recorder:
         self.finished = True
 
     # -- lifecycle -------------------------------------------------------------------------------------------
-    def flush(self) -> None:
-        """Commit the pending records now (one transaction)."""
+    def _send(self) -> None:
+        """Hand the pending records to the writer (or commit them here when not ``background``)."""
+        self._raise_writer_error()
         if self._pending:
             pending, self._pending = self._pending, []
-            self.store.write_cases(self.run_id, pending)
+            if not self.background:
+                self.store.write_cases(self.run_id, _rows(pending))
+            else:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._write_loop, name=f"goldeval-recorder-{self.run_id}", daemon=True)
+                    self._thread.start()
+                self._queue.put(pending)  # blocks while the writer is a batch behind
         self._last_commit = self._clock()
+
+    def _write_loop(self) -> None:
+        while True:
+            batch = self._queue.get()
+            try:
+                if batch is None:
+                    return
+                if self._writer_error is None:
+                    self.store.write_cases(self.run_id, _rows(batch))
+            except BaseException as exc:  # handed to the caller's thread on its next call
+                self._writer_error = exc
+            finally:
+                self._queue.task_done()
+
+    def _raise_writer_error(self) -> None:
+        if self._writer_error is not None:
+            exc, self._writer_error = self._writer_error, None
+            if isinstance(exc, StoreError):
+                raise exc
+            raise StoreError(f"run store: recording run {self.run_id} failed on the writer thread ({exc}).") from exc
+
+    def flush(self) -> None:
+        """Commit the pending records now and wait until every record handed over so far is committed."""
+        self._send()
+        if self._thread is not None:
+            self._queue.join()
+        self._raise_writer_error()
+
+    def _stop_writer(self) -> None:
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
 
     def close(self, *, interrupted: bool = False) -> None:
         """Commit what is pending; a run that did not finish is marked ``interrupted`` (resumable)."""
@@ -151,6 +205,7 @@ class Recorder:
         try:
             self.flush()
         finally:
+            self._stop_writer()
             self.closed = True
             if not self.finished:
                 self.store.set_status(self.run_id, "interrupted")
@@ -164,6 +219,18 @@ class Recorder:
     def _check_open(self) -> None:
         if self.closed:
             raise StoreError(f"Recorder for run {self.run_id}: already closed; start or resume the run again.")
+
+
+_DUMPS_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+
+
+def _rows(batch: list[tuple[Any, int, dict[str, Any]]]) -> list[tuple[Any, ...]]:
+    """``(case id, seq, record)`` → the ``cases`` row tuples ``RunStore.write_cases`` takes."""
+    dumps = orjson.dumps
+    out = []
+    for cid, seq, case in batch:
+        out.append((str(cid), seq, *case_columns(case), dumps(case, option=_DUMPS_OPTIONS).decode()))
+    return out
 
 
 def start_run(

@@ -118,25 +118,27 @@ def case_columns(case: Mapping[str, Any]) -> tuple[str, str | None, float | None
     ``score`` is the case's headline number: ``f1``, else ``whole_note.f1``, else ``score``; ``verdict`` is a
     verdict name when the record holds one.
     """
-    status = case.get("status") or "scored"
-    verdict = case.get("verdict")
-    if isinstance(verdict, Mapping):
-        verdict = verdict.get("verdict")
-    if not isinstance(verdict, str):
-        verdict = None
-    score = case.get("f1")
-    if score is None and isinstance(case.get("whole_note"), Mapping):
-        score = case["whole_note"].get("f1")
+    get = case.get
+    status = get("status") or "scored"
+    verdict = get("verdict")
+    if verdict is not None and verdict.__class__ is not str:
+        verdict = verdict.get("verdict") if isinstance(verdict, Mapping) else None
+        if not isinstance(verdict, str):
+            verdict = None
+    score = get("f1")
     if score is None:
-        score = case.get("score")
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        score = None
-    reason = case.get("reason", case.get("error"))
-    raw = case.get("raw")
+        whole = get("whole_note")
+        score = whole.get("f1") if isinstance(whole, Mapping) else get("score")
+    if score is not None and (score.__class__ is not float):
+        score = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+    reason = get("reason")
+    if reason is None:
+        reason = get("error")
+    raw = get("raw")
     return (
-        str(status),
+        status if status.__class__ is str else str(status),
         verdict,
-        None if score is None else float(score),
+        score,
         None if reason is None else str(reason),
         None if raw is None else str(raw),
     )
@@ -388,7 +390,6 @@ class RunStore:
                 "reason = excluded.reason, raw = excluded.raw, data = excluded.data",
                 [(run_id, *c) for c in cases],
             )
-            self.db.execute("UPDATE runs SET updated_at = ? WHERE id = ?", (now_iso(), run_id))
             self.db.execute("COMMIT")
         except sqlite3.Error as exc:
             if self.db.in_transaction:

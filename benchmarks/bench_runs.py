@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Benchmark: does recording a run in the run store slow free-text scoring of 100k rows by more than 20%?
+
+Scores the same corpus with ``goldeval score FILE --no-store`` (the anchor) and ``goldeval score FILE --store
+<fresh db>`` (recording every case, batched commits), alternating A/B for ``--repeat`` rounds so that load on
+the machine hits both alike, and prints each time, the medians, the minima and their ratios. Also times the
+library call alone (``score_file(..., recorder=None)`` vs with a Recorder), without process start-up.
+
+The corpus is made by ``../shared/bench/make_corpus.py`` (deterministic; ``--n 100000``) and cached under
+``benchmarks/out/``. Usage::
+
+    python benchmarks/bench_runs.py [--n 100000] [--repeat 5] [--corpus PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+SHARED = Path(os.environ.get("GOLDEVAL_SHARED", REPO.parent / "shared"))
+
+
+def corpus(n: int, path: str | None) -> Path:
+    if path:
+        return Path(path)
+    out = HERE / "out" / f"corpus_{n}.jsonl"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        gen = SHARED / "bench" / "make_corpus.py"
+        if not gen.exists():
+            sys.exit(f"bench_runs: {gen} not found; pass --corpus PATH or set GOLDEVAL_SHARED.")
+        print(f"generating {out} with {gen} --n {n} …", file=sys.stderr)
+        subprocess.run([sys.executable, str(gen), "--n", str(n), "--out", str(out)], check=True)
+    return out
+
+
+def cli_time(args: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "from goldeval.cli import main; main()", *args], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def lib_time(path: Path, db: Path | None) -> float:
+    from goldeval.freetext import score_file
+
+    if db is None:
+        t0 = time.perf_counter()
+        score_file(path)
+        return time.perf_counter() - t0
+    from goldeval.runs.recorder import start_run
+    from goldeval.runs.store import RunMeta, RunStore
+
+    with RunStore(db) as store:
+        t0 = time.perf_counter()
+        rec = start_run(store, RunMeta(run_key="bench", scorer_name="token_f1", scorer_version="1", dataset_hash="-"))
+        score_file(path, recorder=rec)
+        rec.close()
+        return time.perf_counter() - t0
+
+
+def report(name: str, plain: list[float], rec: list[float]) -> None:
+    mp, mr = statistics.median(plain), statistics.median(rec)
+    print(f"{name}: without store {', '.join(f'{t:.2f}' for t in plain)} s; with store {', '.join(f'{t:.2f}' for t in rec)} s")
+    print(f"{name}: median {mp:.2f} s → {mr:.2f} s, ratio {mr / mp:.3f}; min {min(plain):.2f} s → {min(rec):.2f} s, ratio {min(rec) / min(plain):.3f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--corpus", default=None)
+    ap.add_argument("--skip-cli", action="store_true")
+    a = ap.parse_args()
+    path = corpus(a.n, a.corpus)
+    print(f"corpus {path} ({path.stat().st_size / 1e6:.0f} MB), {os.cpu_count()} cores, repeat {a.repeat}")
+    with tempfile.TemporaryDirectory() as tmp:
+        plain: list[float] = []
+        rec: list[float] = []
+        for i in range(a.repeat):
+            plain.append(lib_time(path, None))
+            rec.append(lib_time(path, Path(tmp) / f"lib{i}.db"))
+        report("library score_file", plain, rec)
+        if not a.skip_cli:
+            plain, rec = [], []
+            for i in range(a.repeat):
+                plain.append(cli_time(["score", str(path), "--no-store", "-q"]))
+                rec.append(cli_time(["score", str(path), "--store", str(Path(tmp) / f"cli{i}.db"), "-q"]))
+            report("CLI goldeval score", plain, rec)
+
+
+if __name__ == "__main__":
+    main()

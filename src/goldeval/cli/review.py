@@ -1,0 +1,126 @@
+"""``goldeval replay`` and ``goldeval review export|import``: human-settled verdicts and the judge regressions."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, guarded, report_console, write_json
+from goldeval.cli._store import store_path_option
+
+DEFAULT_REGRESSIONS = "judge-regressions.jsonl"
+
+
+def _current_judge(db: str | None):
+    """``(judge(case, answer) -> verdict, judge_version)`` for the data-answer judge of this goldeval."""
+    from goldeval.runs.judges import answer_judge
+
+    return answer_judge(db=db)
+
+
+@click.command()
+@click.argument("regressions", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--cases", "cases", required=True, type=click.Path(dir_okay=False, path_type=str),
+              help="The case file (question, golden, rubric) the settled verdicts refer to.")
+@click.option("--db", default=None, type=click.Path(dir_okay=False, path_type=str),
+              help="Database to re-execute an answer's final_query on (when the answer holds no rows).")
+@click.option("--out", default=None, help="Write the replay JSON here ('-' for stdout).")
+@guarded
+def replay(regressions, cases, db, out):
+    """Re-judge every human-settled verdict in REGRESSIONS with the current judge.
+
+    Prints each case whose verdict now differs from the one a person settled on; exits 1 when any does (adopt a
+    judge or rubric change only after looking at them), 2 when a file cannot be used.
+    """
+    from goldeval.runs.regressions import replay as run_replay
+
+    judge, version = _current_judge(db)
+    result = run_replay(regressions, cases, judge, judge_version=version)
+    console = report_console(out)
+    console.print(
+        f"replayed {result['n_replayed']} settled verdict(s) with judge {version or '?'}: "
+        f"{result['n_same']} unchanged, {result['n_changed']} changed, {result['n_failed']} not replayed",
+        highlight=False,
+    )
+    for c in result["changed"]:
+        console.print(
+            f"  {c['id']}: settled {c['settled']} (by {c.get('reviewer') or '?'}, under {c.get('settled_under') or '?'}) "
+            f"→ now {c['now']}: {c.get('why_now') or ''}",
+            highlight=False, markup=False,
+        )
+    for f in result["failures"]:
+        console.print(f"  not replayed: {f['error']}", highlight=False, markup=False)
+    if out:
+        write_json(result, out)
+    if result["n_changed"]:
+        sys.exit(EXIT_GATE_FAILED)
+    return EXIT_OK
+
+
+@click.group()
+def review() -> None:
+    """Human review of the cases a judge could not settle: export them, import the verdicts."""
+
+
+@review.command("export")
+@click.argument("run")
+@store_path_option
+@click.option("--out", default="-", show_default=True, help="Where to write the JSONL for the reviewer ('-' for stdout).")
+@guarded
+def review_export(run, store, out):
+    """Write RUN's needs_human cases as JSONL, one per line, for a person to fill in.
+
+    Each line holds the question, golden, answer, the judge's verdict and why; the person fills "verdict"
+    (match | near_match | no_match), "reviewer" and optionally "note", then runs `goldeval review import`.
+    """
+    import orjson
+
+    from goldeval.runs.regressions import export_review
+    from goldeval.runs.store import RunStore
+
+    with RunStore(store) as st:
+        rows = export_review(st, run)
+    data = b"".join(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in rows)
+    if out == "-":
+        click.get_binary_stream("stdout").write(data)
+    else:
+        try:
+            with open(out, "wb") as fh:
+                fh.write(data)
+        except OSError as exc:
+            from goldeval.errors import InputError
+
+            raise InputError(f"--out {out}: cannot write ({exc.strerror}). Choose a writable path.") from None
+    click.echo(f"goldeval: {len(rows)} needs_human case(s) exported" + ("" if out == "-" else f" to {out}"), err=True)
+    return EXIT_OK
+
+
+@review.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@store_path_option
+@click.option("--regressions", default=DEFAULT_REGRESSIONS, show_default=True, type=click.Path(dir_okay=False, path_type=str),
+              help="Regression file to append the settled verdicts to.")
+@click.option("--reviewer", default=None, help="Reviewer name for rows that leave 'reviewer' empty.")
+@guarded
+def review_import(file, store, regressions, reviewer):
+    """Record the verdicts filled in FILE (written by `review export`) in the store and append them to the
+    regression file. Rows still without a verdict are left for later; nothing is imported while any row is
+    unusable."""
+    from goldeval.runs.regressions import import_review
+    from goldeval.runs.store import RunStore
+
+    with RunStore(store) as st:
+        result = import_review(st, file, regressions_path=regressions, reviewer=reviewer)
+    click.echo(
+        f"goldeval: {result['n_imported']} verdict(s) recorded, {result['n_already']} already recorded, "
+        f"{result['n_pending']} left for later; {result['n_appended']} appended to {regressions}",
+        err=True,
+    )
+    if result["n_without_answer"]:
+        click.echo(
+            f"goldeval: {result['n_without_answer']} row(s) have no 'answer' and were not added to the regression file "
+            "(they cannot be replayed without the answer as judged).",
+            err=True,
+        )
+    return EXIT_OK

@@ -1,0 +1,380 @@
+"""Judge regressions: verdicts a person settled, replayed whenever the judge or the rubric changes.
+
+The regression file (``judge-regressions.jsonl``) holds one human-settled verdict per line::
+
+    {"id": "q17",                         # the case id (its question and golden live in the case file)
+     "answer": {...},                     # the answer as judged: the attempt row (final_query, columns, rows, text)
+     "verdict": "no_match",               # the verdict the person settled on: match | near_match | no_match
+     "judge_verdict": "match",            # what the judge had said
+     "reviewer": "ana", "reviewed_at": "2026-11-29T15:02:00+00:00",
+     "judge_version": "answers-1", "rubric_hash": "…", "run_id": "20261129-…", "note": "…"}
+
+``replay`` re-judges every entry with the current judge and lists each whose verdict now differs from the settled
+one. ``review export`` writes a run's ``needs_human`` cases for a person to fill in (``verdict``, ``reviewer``,
+``note``); ``review import`` records the filled verdicts in the store and appends them to the regression file.
+
+Source: ``DESIGN.md`` "Runs, versions, comparisons" (human-overruled verdicts form a regression file); issue #5.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from goldeval.errors import InputError, shorten
+from goldeval.io import Row, RowError, file_sha256, read_jsonl
+from goldeval.runs.store import RunStore, now_iso
+
+__all__ = [
+    "SETTLED_VERDICTS",
+    "read_regressions",
+    "replay",
+    "export_review",
+    "import_review",
+    "append_regressions",
+]
+
+#: The verdicts a person may settle on (``needs_human`` is not a settlement).
+SETTLED_VERDICTS: tuple[str, ...] = ("match", "near_match", "no_match")
+
+Judge = Callable[[Mapping[str, Any], Mapping[str, Any]], Any]
+
+
+def _verdict_name(v: Any) -> str | None:
+    """The verdict name of a judge's answer: a Verdict, a CaseOutcome, or a dict with ``verdict``."""
+    if v is None:
+        return None
+    if hasattr(v, "to_dict"):
+        v = v.to_dict()
+    if isinstance(v, Mapping):
+        inner = v.get("verdict")
+        if isinstance(inner, Mapping):
+            return inner.get("verdict")
+        if inner is None and v.get("status") == "unscored":
+            return "unscored"
+        return inner
+    return str(v)
+
+
+def _why(v: Any) -> str | None:
+    if hasattr(v, "to_dict"):
+        v = v.to_dict()
+    if isinstance(v, Mapping):
+        return v.get("why") or v.get("reason")
+    return None
+
+
+def read_regressions(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Read a regression file: ``(entries, failures)``.
+
+    Each entry is the line's object plus ``line``; a line that is not a usable entry (no string ``id``, a verdict
+    outside ``SETTLED_VERDICTS``, ``answer`` not an object) is a failure ``{"line", "id", "error"}``.
+
+    Raises:
+        InputError: the file is missing, empty or not UTF-8.
+    """
+    p = Path(path)
+    entries: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    for item in read_jsonl(p):
+        if isinstance(item, RowError):
+            failures.append({"line": item.line, "id": item.id, "error": item.error})
+            continue
+        d = item.data
+        where = f"{p.name}:{item.line}"
+        cid = d.get("id")
+        if isinstance(cid, int) and not isinstance(cid, bool):
+            cid = str(cid)
+        if not isinstance(cid, str) or not cid:
+            failures.append({"line": item.line, "id": None, "error": f"{where}: field 'id' must be a non-empty string, got {shorten(cid)}. Give the case id the verdict belongs to."})
+            continue
+        if d.get("verdict") not in SETTLED_VERDICTS:
+            failures.append({"line": item.line, "id": cid, "error": f"{where}: field 'verdict' must be one of {', '.join(SETTLED_VERDICTS)}, got {shorten(d.get('verdict'))}. Write the verdict the person settled on."})
+            continue
+        if not isinstance(d.get("answer"), Mapping):
+            failures.append({"line": item.line, "id": cid, "error": f"{where}: field 'answer' must be an object (the answer as judged), got {shorten(d.get('answer'))}."})
+            continue
+        entries.append({**d, "id": cid, "line": item.line})
+    return entries, failures
+
+
+def _read_cases(path: str | os.PathLike[str], *, id_field: str = "id") -> dict[str, dict[str, Any]]:
+    from goldeval.io import check_ids
+
+    out: dict[str, dict[str, Any]] = {}
+    for item in check_ids(read_jsonl(path), id_field=id_field, file_name=Path(path).name):
+        if isinstance(item, Row):
+            out[str(item.data[id_field])] = item.data
+    return out
+
+
+def replay(
+    regressions_path: str | os.PathLike[str],
+    cases_path: str | os.PathLike[str],
+    judge: Judge,
+    *,
+    judge_version: str | None = None,
+) -> dict[str, Any]:
+    """Re-judge every human-settled verdict of a regression file with the current judge.
+
+    Args:
+        regressions_path: The ``judge-regressions.jsonl`` file (see the module docstring).
+        cases_path: The case file (``{"id", "question", "golden", "rubric"?, "must_not_use"?}`` per line) the
+            entries' ids refer to.
+        judge: ``judge(case, answer) -> Verdict | CaseOutcome | dict`` — the current judge. An exception it raises
+            for one entry makes that entry a failure, not a crash.
+        judge_version: The current judge's version, copied into the result.
+
+    Returns:
+        ``{"judge_version", "n", "n_same", "n_changed", "n_failed", "changed": [{"id", "line", "settled", "now",
+        "why_now", "reviewer", "reviewed_at", "settled_under"}], "same": [ids], "failures": [{"line", "id",
+        "error"}]}``. An entry whose case is not in the case file is a failure.
+
+    Raises:
+        InputError: either file is missing, empty or not UTF-8.
+    """
+    entries, failures = read_regressions(regressions_path)
+    n_lines = len(entries) + len(failures)
+    cases = _read_cases(cases_path)
+    changed: list[dict[str, Any]] = []
+    same: list[str] = []
+    name = Path(regressions_path).name
+    for e in entries:
+        case = cases.get(e["id"])
+        if case is None:
+            failures.append({"line": e["line"], "id": e["id"], "error": f"{name}:{e['line']}: case {e['id']!r} is not in {Path(cases_path).name}. Pass the case file the verdict was settled on (--cases)."})
+            continue
+        try:
+            now = judge(case, e["answer"])
+        except InputError as exc:
+            failures.append({"line": e["line"], "id": e["id"], "error": f"{name}:{e['line']}: the judge refused the case: {exc}"})
+            continue
+        verdict_now = _verdict_name(now)
+        if verdict_now == e["verdict"]:
+            same.append(e["id"])
+        else:
+            changed.append({
+                "id": e["id"],
+                "line": e["line"],
+                "settled": e["verdict"],
+                "now": verdict_now,
+                "why_now": _why(now),
+                "reviewer": e.get("reviewer"),
+                "reviewed_at": e.get("reviewed_at"),
+                "settled_under": e.get("judge_version"),
+            })
+    return {
+        "judge_version": judge_version,
+        "n": n_lines,
+        "n_replayed": len(same) + len(changed),
+        "n_same": len(same),
+        "n_changed": len(changed),
+        "n_failed": len(failures),
+        "changed": changed,
+        "same": same,
+        "failures": failures,
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# review export / import
+
+
+def _input_rows(run: Mapping[str, Any], roles: tuple[str, ...]) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """Rows (id → row) of the run's first input file in *roles* whose bytes still match the recorded hash."""
+    for role in roles:
+        f = (run.get("inputs") or {}).get(role)
+        if not f:
+            continue
+        path = f.get("path")
+        if not path or not os.path.isfile(path):
+            return {}, f"the {role} file {path} is gone"
+        if file_sha256(path) != f.get("sha256"):
+            return {}, f"the {role} file {path} changed since the run"
+        return _read_cases(path), None
+    return {}, None
+
+
+def _is_needs_human(record: Mapping[str, Any]) -> bool:
+    from goldeval.runs.compare import bucket
+
+    return bucket(record) == "needs_human"
+
+
+def export_review(store: RunStore, ref: str) -> list[dict[str, Any]]:
+    """The ``needs_human`` cases of a run, one object each, for a person to settle.
+
+    Args:
+        store: The open store.
+        ref: The run (id, unique prefix or ``latest``).
+
+    Returns:
+        ``[{"run_id", "id", "question", "golden", "answer", "judge_verdict", "confidence", "why", "raw",
+        "judge_version", "verdict": None, "reviewer": None, "note": None}]`` in recording order. ``question`` /
+        ``golden`` / ``answer`` come from the run's input files when they are unchanged (``answer`` prefers the
+        answer stored with the case); otherwise they are ``None`` and ``source_note`` says why. The person fills
+        ``verdict`` (match | near_match | no_match), ``reviewer`` and, optionally, ``note``.
+    """
+    run = store.get_run(ref, with_results=False)
+    cases, case_note = _input_rows(run, ("cases",))
+    answers, answer_note = _input_rows(run, ("attempts", "answers", "predictions"))
+    out = []
+    for rec in store.iter_cases(run["id"]):
+        if not _is_needs_human(rec):
+            continue
+        cid = rec.get("id")
+        case = cases.get(cid) or {}
+        answer = rec.get("answer") or rec.get("prediction") or answers.get(cid)
+        row: dict[str, Any] = {
+            "run_id": run["id"],
+            "id": cid,
+            "question": case.get("question"),
+            "golden": case.get("golden"),
+            "rubric": case.get("rubric"),
+            "answer": answer,
+            "judge_verdict": rec.get("verdict") if isinstance(rec.get("verdict"), str) else None,
+            "confidence": rec.get("confidence"),
+            "why": rec.get("why") or rec.get("reason"),
+            "raw": rec.get("raw"),
+            "judge_version": run.get("judge_version"),
+            "verdict": None,
+            "reviewer": None,
+            "note": None,
+        }
+        notes = [n for n in (case_note if not case else None, answer_note if answer is None else None) if n]
+        if notes:
+            row["source_note"] = "; ".join(notes)
+        out.append(row)
+    return out
+
+
+def append_regressions(path: str | os.PathLike[str], entries: list[dict[str, Any]]) -> int:
+    """Append *entries* to the regression file (created when missing), skipping any already there with the same
+    id, answer and verdict. Returns how many were appended."""
+    p = Path(path)
+    seen: set[bytes] = set()
+    if p.exists() and p.stat().st_size > 0:
+        for item in read_jsonl(p):
+            if isinstance(item, Row):
+                seen.add(_entry_key(item.data))
+    new = [e for e in entries if _entry_key(e) not in seen]
+    if new:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        needs_newline = p.exists() and p.stat().st_size > 0 and not p.read_bytes().endswith(b"\n")
+        with p.open("ab") as fh:
+            if needs_newline:
+                fh.write(b"\n")
+            for e in new:
+                fh.write(orjson.dumps(e, option=orjson.OPT_APPEND_NEWLINE))
+    return len(new)
+
+
+def _entry_key(e: Mapping[str, Any]) -> bytes:
+    return orjson.dumps([e.get("id"), e.get("answer"), e.get("verdict")], option=orjson.OPT_SORT_KEYS)
+
+
+def import_review(
+    store: RunStore,
+    path: str | os.PathLike[str],
+    *,
+    regressions_path: str | os.PathLike[str] | None,
+    reviewer: str | None = None,
+) -> dict[str, Any]:
+    """Record a filled review file's verdicts in the store and append them to the regression file.
+
+    Every row is checked first; when any row is unusable nothing is imported (the file is fixed and imported
+    again). A row whose ``verdict`` is still empty is left for later (counted in ``n_pending``). Importing the
+    same file twice records nothing new.
+
+    Args:
+        store: The open store (each row's ``run_id`` must name one of its runs).
+        path: The file ``review export`` wrote, with ``verdict`` (and ``reviewer``) filled in.
+        regressions_path: The regression file to append to; ``None`` records in the store only.
+        reviewer: Used for rows that leave ``reviewer`` empty.
+
+    Returns:
+        ``{"n_imported", "n_pending", "n_already", "n_appended", "regressions_path", "imported": [ids]}``.
+
+    Raises:
+        InputError: a row without ``run_id`` / ``id``, a verdict outside match | near_match | no_match, no reviewer
+            (neither in the row nor ``reviewer``), or a case id the run does not hold — all listed by line.
+        StoreError: a ``run_id`` names no run of the store.
+    """
+    p = Path(path)
+    problems: list[str] = []
+    todo: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    pending = 0
+    runs: dict[str, dict[str, Any]] = {}
+    case_maps: dict[str, dict[str, dict[str, Any]]] = {}
+    for item in read_jsonl(p):
+        if isinstance(item, RowError):
+            problems.append(item.error)
+            continue
+        d = item.data
+        where = f"{p.name}:{item.line}"
+        if d.get("verdict") in (None, ""):
+            pending += 1
+            continue
+        if d["verdict"] not in SETTLED_VERDICTS:
+            problems.append(f"{where}: verdict must be one of {', '.join(SETTLED_VERDICTS)}, got {shorten(d['verdict'])}.")
+            continue
+        who = d.get("reviewer") or reviewer
+        if not who:
+            problems.append(f"{where}: no reviewer; fill 'reviewer' or pass --reviewer NAME.")
+            continue
+        if not isinstance(d.get("run_id"), str) or not isinstance(d.get("id"), str):
+            problems.append(f"{where}: 'run_id' and 'id' must be strings (as review export wrote them), got {shorten(d.get('run_id'))}, {shorten(d.get('id'))}.")
+            continue
+        if d["run_id"] not in runs:
+            runs[d["run_id"]] = store.get_run(d["run_id"], with_results=False)
+            case_maps[d["run_id"]] = store.case_map(runs[d["run_id"]]["id"])
+        if d["id"] not in case_maps[d["run_id"]]:
+            problems.append(f"{where}: run {d['run_id']} has no case {d['id']!r}. Keep the ids review export wrote.")
+            continue
+        todo.append((d, {"reviewer": who, "line": item.line}))
+    if problems:
+        shown = "\n  ".join(problems[:20]) + (f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else "")
+        raise InputError(f"{p}: {len(problems)} row(s) cannot be imported, nothing was imported:\n  {shown}\nFix them and import the file again.")
+
+    imported: list[str] = []
+    already = 0
+    entries: list[dict[str, Any]] = []
+    for d, extra in todo:
+        run = runs[d["run_id"]]
+        reviewed_at = d.get("reviewed_at") or now_iso()
+        existing = store.reviews(run["id"])
+        if any(r["case_id"] == d["id"] and r["verdict"] == d["verdict"] and r["reviewer"] == extra["reviewer"] for r in existing):
+            already += 1
+        else:
+            rec = case_maps[d["run_id"]][d["id"]]
+            judge_verdict = d.get("judge_verdict") or (rec.get("verdict") if isinstance(rec.get("verdict"), str) else None)
+            store.add_review(run["id"], d["id"], verdict=d["verdict"], reviewer=extra["reviewer"], reviewed_at=reviewed_at,
+                             judge_verdict=judge_verdict, note=d.get("note"))
+            imported.append(d["id"])
+        if d.get("answer") is not None:
+            entries.append({
+                "id": d["id"],
+                "answer": d["answer"],
+                "verdict": d["verdict"],
+                "judge_verdict": d.get("judge_verdict"),
+                "reviewer": extra["reviewer"],
+                "reviewed_at": reviewed_at,
+                "judge_version": run.get("judge_version"),
+                "rubric_hash": run.get("rubric_hash"),
+                "run_id": run["id"],
+                "note": d.get("note"),
+            })
+    appended = append_regressions(regressions_path, entries) if regressions_path is not None else 0
+    return {
+        "n_imported": len(imported),
+        "n_pending": pending,
+        "n_already": already,
+        "n_appended": appended,
+        "n_without_answer": sum(1 for d, _ in todo if d.get("answer") is None),
+        "regressions_path": None if regressions_path is None else str(regressions_path),
+        "imported": imported,
+    }
