@@ -130,3 +130,12 @@ def test_merge_llm_keeps_both_outcomes_and_recounts_flat_aggregates():
     agg = out["aggregate"]
     assert (agg["pass_rate"], agg["match"], agg["no_match"], agg["decided"], agg["needs_human"]) == (0.5, 1, 1, 2, 0)
     assert "counts" not in agg and agg["llm_judge"] == {"n_sent": 1} and out["llm_judge"] == {"model": "j"}
+
+
+def test_importing_the_judge_does_not_import_openai():
+    import subprocess
+    import sys
+
+    code = "import sys, goldeval, goldeval.judge, goldeval.cli.judge, goldeval.cli.llm_judge; print('openai' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
