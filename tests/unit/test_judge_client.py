@@ -165,3 +165,13 @@ def test_missing_openai_library_is_a_judge_error_naming_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "openai", None)  # import openai → ImportError
     with pytest.raises(JudgeError, match=r"pip install 'goldeval\[llm\]'"):
         JudgeClient(JudgeConfig(model="m", base_url="http://127.0.0.1:9/v1")).complete(MSGS)
+
+
+def test_a_rejected_parameter_stops_the_run(server):
+    body = b'{"error": {"message": "Unsupported parameter: \'max_tokens\' is not supported with this model.", "type": "invalid_request_error"}}'
+    server.script = [Reply(status=400, body=body)]
+    with pytest.raises(JudgeError, match="rejects a parameter goldeval sends"):
+        client(server).complete(MSGS)
+    assert JudgeConfig.from_env({"GOLDEVAL_JUDGE_MODEL": "m", "GOLDEVAL_JUDGE_MAX_TOKENS": "0"}).max_tokens is None
+    client(server, max_tokens=None).complete(MSGS)
+    assert "max_tokens" not in server.requests[-1]

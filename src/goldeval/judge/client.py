@@ -26,6 +26,7 @@ import ipaddress
 import math
 import os
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -63,7 +64,7 @@ class JudgeConfig:
         base_url: Endpoint root ending in ``/v1`` (``http://127.0.0.1:8000/v1``); ``None`` = OpenAI's hosted API.
         temperature: Sampling temperature, default 0.
         seed: Sampling seed sent to the endpoint (``None`` = not sent).
-        max_tokens: Completion-token cap per call (``None`` = not sent).
+        max_tokens: Completion-token cap per call (``None`` = not sent; ``0`` in options or the variable = ``None``).
         timeout: Seconds per attempt (connect, send and each read). Default 60.
         max_retries: Retries after the first attempt on 429 / 5xx / a dropped connection. Default 4.
         timeout_retries: Retries after a timed-out attempt. Default 0.
@@ -129,6 +130,8 @@ class JudgeConfig:
         for name, val in options.items():
             if name not in _ENV and val is not None:
                 values[name] = val
+        if values.get("max_tokens") == 0:  # 0 = do not send max_tokens (models that refuse the parameter)
+            values["max_tokens"] = None
         if "api_key" not in values and env.get("OPENAI_API_KEY"):
             values["api_key"] = env["OPENAI_API_KEY"]
         if not values.get("model"):
@@ -178,6 +181,9 @@ class CallResult:
     completion_tokens: int | None = None
     finish_reason: str | None = None
     response_model: str | None = None
+
+
+_UNSUPPORTED = re.compile(r"unsupported (parameter|value)|not supported|unrecognized request argument", re.I)
 
 
 def parse_retry_after(headers: Any, *, now: float | None = None) -> float | None:
@@ -316,6 +322,12 @@ class JudgeClient:
                     raise JudgeError(
                         f"LLM judge at {c.base_url or 'api.openai.com'}: HTTP 404 for model {c.model!r} "
                         f"({shorten(exc.message, 120)}). Check --llm and --base-url (it should end in /v1)."
+                    ) from None
+                if exc.status_code == 400 and _UNSUPPORTED.search(str(exc.message)):
+                    raise JudgeError(
+                        f"LLM judge at {c.base_url or 'api.openai.com'}: model {c.model!r} rejects a parameter goldeval "
+                        f"sends ({shorten(exc.message, 200)}). Every call would fail the same way: choose another judge "
+                        "model, or change --llm-temperature / GOLDEVAL_JUDGE_MAX_TOKENS (0 = not sent)."
                     ) from None
                 if not (exc.status_code == 429 or exc.status_code >= 500):
                     out.error = f"HTTP {exc.status_code}: {shorten(exc.message, 200)} (not retried)"
