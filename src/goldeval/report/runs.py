@@ -14,9 +14,8 @@ __all__ = ["render_runs_list", "render_run", "render_compare", "RENDERERS"]
 #: ``runs show`` uses it; a scorer without an entry gets the generic aggregate table.
 RENDERERS: dict[str, str] = {
     "token_f1": "goldeval.report.freetext:render_freetext",
-    "labels": "goldeval.report.labels:render_labels",
-    "answers": "goldeval.report.answers:render_answers",
-    "answer_judge": "goldeval.report.answers:render_answers",
+    "labels": "goldeval.cli.labels:_render_labels",
+    "answer_judge": "goldeval.cli.judge:render_judge",
 }
 
 
@@ -35,7 +34,9 @@ def render_runs_list(runs: list[Mapping[str, Any]], console: Any) -> None:
     """The ``goldeval runs list`` table: id, arm, when (UTC), scorer, n, headline metric, gates, status."""
     from rich.table import Table
 
-    table = Table(title="runs (newest first)", title_justify="left")
+    from rich import box
+
+    table = Table(title="runs (newest first)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("id", "arm", "when (UTC)", "scorer", "n", "headline", "gates", "status"):
         table.add_column(col, justify="right" if col == "n" else "left", no_wrap=col in ("id", "when (UTC)"), overflow="fold")
     for r in runs:

@@ -24,10 +24,16 @@ def answer_judge(*, db: str | None = None) -> tuple[Callable[[Mapping[str, Any],
         JudgeError: this goldeval has no data-answer judge to replay with.
     """
     try:
-        import goldeval.answers.judge as judge_module  # noqa: F401  (the data-answer judge, issue #4)
-    except ImportError:
+        from goldeval.answers.judge import JUDGE_VERSION, AnswerConfig, judge_case
+        from goldeval.answers.sql import ReadOnlyDatabase
+    except ImportError as exc:
         raise JudgeError(
-            "replay: this goldeval has no data-answer judge (goldeval.answers.judge) to replay the settled verdicts "
-            "with. Install a goldeval that has it."
+            f"replay: the data-answer judge (goldeval.answers) cannot be imported ({exc}). Reinstall goldeval."
         ) from None
-    raise JudgeError("replay: the data-answer judge's interface is not wired to replay yet.")
+    config = AnswerConfig(db=db)
+    database = ReadOnlyDatabase(db, timeout_s=config.timeout_s, max_rows=config.max_rows) if db else None
+
+    def judge(case: Mapping[str, Any], answer: Mapping[str, Any]) -> Any:
+        return judge_case(case, answer, db=database, config=config).outcome
+
+    return judge, JUDGE_VERSION
