@@ -484,14 +484,19 @@ def score_label_rows(
             failures.append({"line": item.line, "id": rid, "error": f"{prefix}{item.line}: field '{gold_field}' is missing; every case needs a gold label. Add it or pass --gold-column."})
             continue
         saw_gold_field = True
-        g, problem = _label_value(data[gold_field])
+        g = data[gold_field]
+        problem = None
+        if type(g) is not str:  # the fast path (a string) skips the checks
+            g, problem = _label_value(g)
         if problem or g is None:
             why = problem or "is null"
             failures.append({"line": item.line, "id": rid, "error": f"{prefix}{item.line}: gold label {why}; every case needs an adjudicated gold label. Adjudicate it or remove the row."})
             continue
         if pred_field in data:
             saw_pred_field = True
-            p, problem = _label_value(data[pred_field])
+            p = data[pred_field]
+            if type(p) is not str:
+                p, problem = _label_value(p)
             if problem:  # an unreadable prediction is no prediction: a miss when gold is positive, never dropped
                 warnings.append({"line": item.line, "id": rid, "warning": f"{prefix}{item.line}: field '{pred_field}' {problem}; scored as no prediction (a miss when gold is {positive!r})."})
         else:
