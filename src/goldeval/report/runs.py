@@ -27,26 +27,25 @@ def _gates(value: bool | None) -> str:
     return "—" if value is None else ("pass" if value else "FAIL")
 
 
-_SHORT = {"whole_note_f1_mean": "F1", "section_f1_mean": "section F1", "pass_rate": "pass rate", "macro_f1": "macro F1"}
+_SHORT = {"whole_note_f1_mean": "F1", "section_f1_mean": "section F1", "pass_rate": "pass", "macro_f1": "macro F1"}
 
 
 def render_runs_list(runs: list[Mapping[str, Any]], console: Any) -> None:
-    """The ``goldeval runs list`` table: id, arm, when (UTC), scorer, n, headline metric, gates, status."""
+    """The ``goldeval runs list`` table: id, arm, when (UTC), scorer, n, headline metric, gates (or the status of a
+    run that did not finish)."""
     from rich.table import Table
 
     from rich import box
 
-    table = Table(title="runs (newest first)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("id", "arm", "when (UTC)", "scorer", "n", "headline", "gates", "status"):
-        table.add_column(col, justify="right" if col == "n" else "left", no_wrap=col in ("id", "when (UTC)"), overflow="fold")
+    table = Table(title="runs (newest first; times UTC)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    for col in ("id", "arm", "when", "scorer", "n", "headline", "gates"):
+        table.add_column(col, justify="right" if col == "n" else "left", no_wrap=col in ("id", "when", "scorer", "headline"), overflow="fold")
     for r in runs:
         n = r.get("n") if r.get("n") is not None else r.get("n_recorded")
         name = r.get("headline_name")
         head = "—" if name is None else f"{_SHORT.get(name, name)} {fmt(r['headline_value'])}"
-        table.add_row(
-            r["id"], r.get("arm") or "—", _when(r.get("created_at"))[5:16], r["scorer_name"],
-            fmt(n), head, _gates(r.get("gates_passed")), r["status"],
-        )
+        gates = _gates(r.get("gates_passed")) if r["status"] == "finished" else f"({r['status']})"
+        table.add_row(r["id"], r.get("arm") or "—", _when(r.get("created_at"))[5:16], r["scorer_name"], fmt(n), head, gates)
     console.print(table)
     if not runs:
         console.print("no run recorded in this store yet")
