@@ -38,8 +38,12 @@ def render_runs_list(runs: list[Mapping[str, Any]], console: Any) -> None:
     from rich import box
 
     table = Table(title="runs (newest first; times UTC)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    arm_width = min(16, max([len(r.get("arm") or "—") for r in runs] + [3]))
     for col in ("id", "arm", "when", "scorer", "n", "headline", "gates"):
-        table.add_column(col, justify="right" if col == "n" else "left", no_wrap=col in ("id", "when", "scorer", "headline"), overflow="fold")
+        table.add_column(
+            col, justify="right" if col == "n" else "left", no_wrap=col in ("id", "when"), overflow="fold",
+            min_width={"arm": arm_width, "gates": 5, "n": 3}.get(col),
+        )
     for r in runs:
         n = r.get("n") if r.get("n") is not None else r.get("n_recorded")
         name = r.get("headline_name")
