@@ -1,0 +1,147 @@
+"""The read-only executor: writes of every kind are refused, the database file's bytes never change, a runaway query
+is stopped at the time limit, a result over the row limit is refused, and a failing query says what the database
+said."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from goldeval.answers.sql import QueryError, ReadOnlyDatabase
+from goldeval.errors import InputError
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture()
+def db_file(tmp_path: Path) -> Path:
+    p = tmp_path / "t.sqlite"
+    con = sqlite3.connect(p)
+    con.execute("CREATE TABLE patients (patient_id INTEGER PRIMARY KEY, age INTEGER, ssn TEXT)")
+    con.executemany("INSERT INTO patients VALUES (?, ?, ?)", [(i, 20 + i % 60, f"000-00-{i:04d}") for i in range(1, 201)])
+    con.commit()
+    con.close()
+    return p
+
+
+WRITES = [
+    "INSERT INTO patients VALUES (999, 1, 'x')",
+    "UPDATE patients SET age = 0",
+    "DELETE FROM patients",
+    "DROP TABLE patients",
+    "REPLACE INTO patients VALUES (1, 1, 'x')",
+    "ALTER TABLE patients ADD COLUMN z INTEGER",
+    "CREATE TABLE t (x)",
+    "CREATE TEMP TABLE t (x)",
+    "CREATE INDEX i ON patients (age)",
+    "ATTACH DATABASE '{other}' AS other",
+    "PRAGMA query_only = OFF",
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA user_version = 7",
+    "SELECT load_extension('/nonexistent/ext')",
+    "BEGIN",
+    "VACUUM",
+    "VACUUM INTO '{other}'",
+    "ANALYZE",
+    "SELECT 1; DELETE FROM patients",
+]
+
+
+@pytest.mark.parametrize("sql", WRITES)
+def test_write_is_refused_and_bytes_unchanged(db_file: Path, tmp_path: Path, sql: str) -> None:
+    other = tmp_path / "other.sqlite"
+    before = _sha(db_file)
+    with ReadOnlyDatabase(db_file, timeout_s=2) as db:
+        with pytest.raises(QueryError):
+            db.execute(sql.format(other=other))
+        # The connection still reads after a refusal.
+        assert db.execute("SELECT COUNT(*) FROM patients").rows == [(200,)]
+    assert _sha(db_file) == before
+    assert not other.exists(), "ATTACH / VACUUM INTO must not create a file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.sqlite"], "no journal, WAL or other file appears"
+
+
+def test_every_write_in_one_session_leaves_bytes_unchanged(db_file: Path, tmp_path: Path) -> None:
+    before = _sha(db_file)
+    with ReadOnlyDatabase(db_file) as db:
+        for sql in WRITES:
+            with pytest.raises(QueryError):
+                db.execute(sql.format(other=tmp_path / "other.sqlite"))
+    assert _sha(db_file) == before
+
+
+def test_refusal_message_says_read_only(db_file: Path) -> None:
+    with ReadOnlyDatabase(db_file) as db:
+        with pytest.raises(QueryError, match="read-only"):
+            db.execute("DELETE FROM patients")
+
+
+def test_runaway_query_is_stopped_at_the_time_limit(db_file: Path) -> None:
+    runaway = "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c) SELECT COUNT(*) FROM c"
+    with ReadOnlyDatabase(db_file, timeout_s=0.3) as db:
+        start = time.monotonic()
+        with pytest.raises(QueryError, match="time limit"):
+            db.execute(runaway)
+        elapsed = time.monotonic() - start
+        assert elapsed < 3.0  # stopped near 0.3 s, not left running
+        assert db.execute("SELECT 1").rows == [(1,)]  # and the connection is usable afterwards
+
+
+def test_row_limit(db_file: Path) -> None:
+    with ReadOnlyDatabase(db_file, max_rows=150) as db:
+        with pytest.raises(QueryError, match="more than 150 rows"):
+            db.execute("SELECT * FROM patients")
+        assert len(db.execute("SELECT * FROM patients LIMIT 150").rows) == 150
+
+
+def test_failing_query_gives_the_database_message(db_file: Path) -> None:
+    with ReadOnlyDatabase(db_file) as db:
+        with pytest.raises(QueryError, match="no such column: ward_name"):
+            db.execute("SELECT ward_name FROM patients")
+
+
+def test_read_only_pragmas_and_columns(db_file: Path) -> None:
+    with ReadOnlyDatabase(db_file) as db:
+        assert [r[1] for r in db.execute("PRAGMA table_info(patients)").rows] == ["patient_id", "age", "ssn"]
+        assert db.schema() == {"patients": ["patient_id", "age", "ssn"]}
+        res = db.execute("SELECT COUNT(*) AS n, MAX(age) FROM patients;")
+        assert res.columns == ["n", "MAX(age)"]
+        assert res.rows == [(200, 79)]  # ages 20 + i % 60 for i in 1..200: the largest is 20 + 59
+
+
+def test_bad_paths_are_input_errors(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such database file"):
+        ReadOnlyDatabase(tmp_path / "missing.sqlite")
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database at all, just text" * 10)
+    with pytest.raises(InputError, match="not a SQLite database"):
+        ReadOnlyDatabase(junk)
+
+
+
+def test_duckdb_read_only(tmp_path: Path) -> None:
+    duck = pytest.importorskip("duckdb")
+    p = tmp_path / "t.duckdb"
+    con = duck.connect(str(p))
+    con.execute("CREATE TABLE patients AS SELECT range AS patient_id, 20 + range % 60 AS age FROM range(1, 201)")
+    con.close()
+    before = _sha(p)
+    other = tmp_path / "other.duckdb"
+    with ReadOnlyDatabase(p, timeout_s=0.5) as db:
+        assert db.engine == "duckdb"
+        assert db.execute("SELECT COUNT(*) FROM patients").rows == [(200,)]
+        for sql in ["INSERT INTO patients VALUES (999, 1)", "DELETE FROM patients", "DROP TABLE patients",
+                    f"ATTACH '{other}' AS other", f"COPY patients TO '{tmp_path / 'out.csv'}'", "SET enable_external_access = true",
+                    "INSTALL httpfs", "SELECT 1; SELECT 2"]:
+            with pytest.raises(QueryError):
+                db.execute(sql)
+        with pytest.raises(QueryError, match="time limit"):
+            db.execute("SELECT COUNT(*) FROM range(1000000000) a, range(1000000000) b WHERE a.range * b.range = -1")
+    assert _sha(p) == before
+    assert not other.exists() and not (tmp_path / "out.csv").exists()
