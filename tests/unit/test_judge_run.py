@@ -51,6 +51,7 @@ def test_unchanged_rerun_makes_zero_calls_and_rubric_change_rejudges(server, tmp
     again = judge_cases(cases, config=cfg(server), cache=cache)
     assert server.calls == 6, "an unchanged re-run must make no HTTP call"
     assert again["aggregate"]["n_cached"] == 6 and again["aggregate"]["n_http_calls"] == 0
+    assert (again["aggregate"]["prompt_tokens"], first["aggregate"]["prompt_tokens"]) == (0, 6 * 120)  # spent, not cached
     assert [r["verdict"] for r in again["per_example"]] == [r["verdict"] for r in first["per_example"]]
     # The cache survives a new process: reopen the file.
     cache.close()

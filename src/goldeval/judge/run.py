@@ -249,7 +249,8 @@ def judge_cases(
         status, prompt_tokens, completion_tokens, cost_usd, error, user_prompt, raw, verdict…], "stability"}``),
         ``agreement`` (True/False when both decided, else ``None``). ``aggregate``: ``n``, ``n_scored``,
         ``n_failed``, ``pass_rate`` and its counts, ``n_sent``, ``n_calls``, ``n_http_calls``, ``n_cached``,
-        ``n_call_errors``, tokens, ``cost_usd``, latency mean/p50/p95/max (seconds, HTTP calls only),
+        ``n_call_errors``, tokens and ``cost_usd`` spent (HTTP calls only: cached answers cost nothing), latency
+        mean/p50/p95/max (seconds, HTTP calls only),
         ``n_stable``/``n_flickering``, agreement counts, ``elapsed_sec``, ``undefined``. With ``dry_run`` the
         result is ``{"dry_run": True, "cases", "sent", "calls", "cached", "http_calls", "judge"}``.
 
@@ -416,8 +417,9 @@ def _results(per_example: list[dict[str, Any]], failures: list[dict[str, Any]], 
     calls = [c for r in per_example if r.get("llm") and not r.get("resumed") for c in r["llm"]["calls"]]
     http = [c for c in calls if not c["cached"]]
     lat = [c["latency_s"] for c in http if c["latency_s"] is not None]
-    pin = [c["prompt_tokens"] for c in calls if c["prompt_tokens"] is not None]
-    pout = [c["completion_tokens"] for c in calls if c["completion_tokens"] is not None]
+    # Tokens and cost are what this run spent: calls answered from the cache cost nothing.
+    pin = [c["prompt_tokens"] for c in http if c["prompt_tokens"] is not None]
+    pout = [c["completion_tokens"] for c in http if c["completion_tokens"] is not None]
     costs = [c["cost_usd"] for c in http if c["cost_usd"] is not None]
     sent = [r for r in per_example if r.get("sent_to_llm")]
     stab = [r["llm"]["stability"] for r in sent if r.get("llm")]
