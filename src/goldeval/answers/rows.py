@@ -145,10 +145,11 @@ def _fast_equal(e: _Encoded, rel_tol: float) -> bool:
 
 
 def _match(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half: np.ndarray, rel_tol: float) -> np.ndarray:
-    """Greedy multiset matching: ``(n_g,)`` index of the prediction row each golden row took, or -1.
+    """Multiset matching: ``(n_g,)`` index of the prediction row each golden row took, or -1.
 
     Rows meet when their text ids are equal and every number is within tolerance. Rows are bucketed by text ids
-    and NULL pattern; inside a bucket, prediction rows are sorted by the first number and searched in a window.
+    and NULL pattern. A small bucket is solved exactly (maximum bipartite matching); a large one by the
+    earliest-deadline greedy on the first number (exact for one numeric column), searching a sorted window.
     """
     n_g, n_p = tg.shape[0], tp.shape[0]
     out = np.full(n_g, -1, dtype=np.int64)
@@ -176,13 +177,15 @@ def _match(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half
             out[g_rows[:k]] = p_rows[:k]
             continue
         if g_rows.size * p_rows.size <= 4096:
+            # Small bucket: a maximum bipartite matching (Hopcroft–Karp) over the "within tolerance" graph.
             close = numbers_close(ng[g_rows][:, None, :], np_[p_rows][None, :, :], half[g_rows][:, None, :], rel_tol=rel_tol).all(axis=2)
-            used = np.zeros(p_rows.size, dtype=bool)
-            for a in range(g_rows.size):
-                free = np.flatnonzero(close[a] & ~used)
-                if free.size:
-                    used[free[0]] = True
-                    out[g_rows[a]] = p_rows[free[0]]
+            if close.any():
+                from scipy.sparse import csr_matrix
+                from scipy.sparse.csgraph import maximum_bipartite_matching
+
+                m_idx = maximum_bipartite_matching(csr_matrix(close.astype(np.int8)), perm_type="column")
+                hit = m_idx >= 0
+                out[g_rows[hit]] = p_rows[m_idx[hit]]
             continue
         # Large bucket: window search on the first numeric column, with a "next free" skip list.
         first = np_[p_rows, 0]
@@ -199,7 +202,11 @@ def _match(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half
                 nxt[i], i = root, nxt[i]
             return root
 
-        for a in g_rows.tolist():
+        # Golden rows by the right end of their tolerance interval, each taking the smallest free value inside it:
+        # the earliest-deadline greedy, which is a maximum matching for intervals against points (first column).
+        g0 = ng[g_rows, 0]
+        right = np.where(np.isnan(g0), np.inf, g0 + np.maximum(rel_tol * np.abs(g0), half[g_rows, 0]))
+        for a in g_rows[np.argsort(right, kind="stable")].tolist():
             x = ng[a, 0]
             if math.isnan(x):
                 lo_i, hi_i = int(np.searchsorted(vals, np.inf, "left")), cand.size
