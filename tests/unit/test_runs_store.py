@@ -1,0 +1,318 @@
+"""Run store: migrations (from empty and from the previous schema), runs and cases, the Recorder's batching,
+resume without duplicates, run keys."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import orjson
+import pytest
+
+from goldeval.errors import InputError, StoreError
+from goldeval.runs.migrations import MIGRATIONS, applied_migrations, migrate
+from goldeval.runs.recorder import Recorder, dataset_hash, run_key, start_run
+from goldeval.runs.store import RunMeta, RunStore, case_columns, gates_passed, headline
+
+
+def meta(key: str = "k1", **kw) -> RunMeta:
+    return RunMeta(run_key=key, scorer_name=kw.pop("scorer_name", "token_f1"), scorer_version="1", dataset_hash="d" * 64, **kw)
+
+
+@pytest.fixture()
+def store(tmp_path):
+    with RunStore(tmp_path / "g.db") as st:
+        yield st
+
+
+# --- migrations ---------------------------------------------------------------------------------------------------
+
+
+def test_shipped_migrations_are_pinned():
+    # Append-only: a shipped migration is never renamed, removed or reordered. Add new ones at the end.
+    assert [m.__name__ for m in MIGRATIONS][:2] == ["m001_runs_and_cases", "m002_reviews_and_key_index"]
+
+
+def test_migrate_from_empty_creates_every_table_in_wal_mode(tmp_path):
+    st = RunStore(tmp_path / "new" / "g.db")  # the folder is created too
+    assert st.migrations_applied == [m.__name__ for m in MIGRATIONS]
+    tables = {r[0] for r in st.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"runs", "cases", "reviews", "_migrations"} <= tables
+    assert st.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    st.close()
+    again = RunStore(tmp_path / "new" / "g.db")
+    assert again.migrations_applied == []  # applied once, recorded
+    assert applied_migrations(again.db) == [m.__name__ for m in MIGRATIONS]
+    again.close()
+
+
+def test_migrate_from_the_previous_schema_keeps_the_data(tmp_path):
+    path = tmp_path / "old.db"
+    old = RunStore(path, _migrate_upto=len(MIGRATIONS) - 1)  # the schema one migration ago
+    assert applied_migrations(old.db) == [m.__name__ for m in MIGRATIONS[:-1]]
+    run_id = old.create_run(meta())
+    old.write_cases(run_id, [("c1", 0, "scored", "match", None, None, None, '{"id": "c1", "verdict": "match"}')])
+    old.finish_run(run_id, {"aggregate": {"n": 1, "pass_rate": 1.0}})
+    old.close()
+
+    new = RunStore(path)
+    assert new.migrations_applied == [MIGRATIONS[-1].__name__]
+    run = new.get_run(run_id)
+    assert run["status"] == "finished" and run["headline_value"] == 1.0
+    assert new.cases(run_id) == [{"id": "c1", "verdict": "match"}]
+    new.add_review(run_id, "c1", verdict="no_match", reviewer="ana", reviewed_at="2026-11-29T15:00:00+00:00")
+    assert new.reviews(run_id)[0]["verdict"] == "no_match"
+    new.close()
+
+
+def test_a_database_from_a_newer_goldeval_is_refused(tmp_path):
+    path = tmp_path / "g.db"
+    RunStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO _migrations VALUES ('m999_from_the_future', 'x')")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="m999_from_the_future.*newer goldeval"):
+        RunStore(path)
+
+
+def test_a_file_that_is_not_sqlite_is_a_store_error(tmp_path):
+    bad = tmp_path / "g.db"
+    bad.write_bytes(b"this is not a database, just text " * 100)
+    with pytest.raises(StoreError, match="cannot open it as SQLite"):
+        RunStore(bad)
+
+
+def test_migrate_is_a_no_op_on_an_up_to_date_connection(tmp_path):
+    st = RunStore(tmp_path / "g.db")
+    assert migrate(st.db) == []
+    st.close()
+
+
+# --- runs ---------------------------------------------------------------------------------------------------------
+
+
+def test_create_finish_and_read_a_run(store):
+    run_id = store.create_run(meta(arm="gpt4", tokenizer="openscribe", inputs={"predictions": {"path": "p", "sha256": "x"}}, config={"a": 1}))
+    results = {"aggregate": {"n": 2, "n_scored": 2, "n_failed": 0, "whole_note_f1_mean": 0.5}, "gates": {"passed": False}}
+    store.finish_run(run_id, results)
+    run = store.get_run(run_id)
+    assert run["arm"] == "gpt4" and run["tokenizer"] == "openscribe"
+    assert run["inputs"] == {"predictions": {"path": "p", "sha256": "x"}} and run["config"] == {"a": 1}
+    assert run["results"] == results
+    assert (run["n"], run["n_scored"], run["n_failed"]) == (2, 2, 0)
+    assert (run["headline_name"], run["headline_value"], run["gates_passed"]) == ("whole_note_f1_mean", 0.5, False)
+
+
+def test_resolve_by_prefix_latest_and_errors(store):
+    a = store.create_run(meta("a"))
+    b = store.create_run(meta("b"))
+    assert store.resolve(a) == a
+    assert store.resolve("latest") == b
+    assert store.resolve(b[:-1]) == b  # a unique prefix (the two ids share at most the time part)
+    with pytest.raises(StoreError, match="no run 'nope'.*goldeval runs list"):
+        store.resolve("nope")
+    with pytest.raises(StoreError, match="names several runs"):
+        store.resolve(a[:8])  # the date prefix is shared by both
+
+
+def test_latest_on_an_empty_store(store):
+    with pytest.raises(StoreError, match="holds no run yet"):
+        store.resolve("latest")
+
+
+def test_delete_removes_run_cases_and_reviews(store):
+    run_id = store.create_run(meta())
+    store.write_cases(run_id, [("c1", 0, "scored", None, 0.5, None, None, '{"id": "c1"}')])
+    store.add_review(run_id, "c1", verdict="match", reviewer="ana", reviewed_at="t")
+    assert store.delete_run(run_id) == run_id
+    for table in ("runs", "cases", "reviews"):
+        assert store.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+
+
+def test_list_runs_filters(store):
+    store.create_run(meta("a", arm="x"))
+    store.create_run(meta("b", arm="y", scorer_name="labels"))
+    assert [r["arm"] for r in store.list_runs()] == ["y", "x"]
+    assert [r["arm"] for r in store.list_runs(arm="x")] == ["x"]
+    assert [r["scorer_name"] for r in store.list_runs(scorer="labels")] == ["labels"]
+    assert len(store.list_runs(limit=1)) == 1
+
+
+@pytest.mark.parametrize(
+    "results, expected",
+    [
+        ({"aggregate": {"whole_note_f1_mean": 0.27, "pass_rate": 0.5}}, ("whole_note_f1_mean", 0.27)),
+        ({"aggregate": {"pass_rate": 0.5, "recall": 0.9}}, ("pass_rate", 0.5)),
+        ({"aggregate": {"headline": "recall", "pass_rate": 0.5, "recall": 0.9}}, ("recall", 0.9)),
+        ({"aggregate": {"n": 3}}, (None, None)),
+        ({}, (None, None)),
+    ],
+)
+def test_headline(results, expected):
+    assert headline(results) == expected
+
+
+@pytest.mark.parametrize(
+    "gates, expected",
+    [
+        (None, None),
+        (True, True),
+        ({"passed": False, "gates": [{"passed": True}]}, False),
+        ([{"passed": True}, {"passed": False}], False),
+        ({"gates": [{"passed": True}]}, True),
+        ({"precision": {"pass": True}, "recall": {"pass": True}}, True),
+    ],
+)
+def test_gates_passed_shapes(gates, expected):
+    assert gates_passed({} if gates is None else {"gates": gates}) is expected
+
+
+def test_case_columns():
+    assert case_columns({"id": "a", "status": "scored", "whole_note": {"f1": 0.25}}) == ("scored", None, 0.25, None, None)
+    assert case_columns({"id": "a", "verdict": "match", "why": "w", "raw": "{...}"}) == ("scored", "match", None, None, "{...}")
+    assert case_columns({"id": "a", "status": "unscored", "error": "bad"}) == ("unscored", None, None, "bad", None)
+    assert case_columns({"id": "a", "f1": 1}) == ("scored", None, 1.0, None, None)
+
+
+# --- recorder -----------------------------------------------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def committed(path, run_id) -> int:
+    """Rows another connection sees (what survives a killed process)."""
+    db = sqlite3.connect(path)
+    try:
+        return db.execute("SELECT count(*) FROM cases WHERE run_id = ?", (run_id,)).fetchone()[0]
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_batches_commit_every_200_cases(store, background):
+    clock = FakeClock()
+    run_id = store.create_run(meta())
+    rec = Recorder(store, run_id, batch_size=200, max_delay=0.5, clock=clock, background=background)
+    for i in range(199):
+        rec.record({"id": f"c{i}", "status": "scored", "f1": 0.5})
+    assert committed(store.path, run_id) == 0  # nothing committed before the batch is full
+    rec.record({"id": "c199", "status": "scored", "f1": 0.5})
+    if background:
+        rec._queue.join()  # the writer thread commits the handed-over batch
+    assert committed(store.path, run_id) == 200
+    rec.record({"id": "c200", "status": "scored", "f1": 0.5})
+    assert committed(store.path, run_id) == 200
+    rec.close()
+    assert committed(store.path, run_id) == 201  # close commits what is pending
+    assert store.get_run(run_id)["status"] == "interrupted"  # closed without finish: resumable
+
+
+def test_a_slow_scorer_commits_every_half_second(store):
+    clock = FakeClock()
+    run_id = store.create_run(meta())
+    rec = Recorder(store, run_id, batch_size=200, max_delay=0.5, clock=clock, background=False)
+    rec.record({"id": "a", "status": "scored"})
+    clock.t = 0.4
+    rec.record({"id": "b", "status": "scored"})
+    assert committed(store.path, run_id) == 0
+    clock.t = 0.5
+    rec.record({"id": "c", "status": "scored"})
+    assert committed(store.path, run_id) == 3
+    rec.close()
+
+
+def test_finish_stores_results_and_can_be_called_again(store):
+    rec = start_run(store, meta())
+    rec.record({"id": "a", "status": "scored", "f1": 1.0})
+    rec.finish({"aggregate": {"n": 1}})
+    rec.finish({"aggregate": {"n": 1}, "gates": {"passed": True}})  # e.g. after the gates: the last call wins
+    rec.close()
+    run = store.get_run(rec.run_id)
+    assert run["status"] == "finished" and run["gates_passed"] is True and run["n_recorded"] == 1
+
+
+def test_resume_reuses_finished_cases_and_never_duplicates(store):
+    first = start_run(store, meta())
+    for cid in ("a", "b", "c"):
+        first.record({"id": cid, "status": "scored", "f1": 0.1})
+    first.close(interrupted=True)
+
+    second = start_run(store, meta())  # same key, unfinished: resumed by default
+    assert second.run_id == first.run_id and second.resumed
+    assert sorted(second.previous()) == ["a", "b", "c"]
+    second.record({"id": "c", "status": "scored", "f1": 0.9})  # a case redone replaces its row
+    second.record({"id": "d", "status": "scored", "f1": 0.2})
+    second.finish({"aggregate": {"n": 4}})
+    second.close()
+    cases = store.cases(first.run_id)
+    assert [c["id"] for c in cases] == ["a", "b", "c", "d"]
+    assert [c["f1"] for c in cases] == [0.1, 0.1, 0.9, 0.2]
+
+    third = start_run(store, meta())  # the same key again, but that run finished: a new run
+    assert third.run_id != first.run_id and not third.resumed and third.previous() == {}
+    third.close()
+
+
+def test_resume_by_id_refuses_a_run_of_other_inputs(store):
+    rec = start_run(store, meta("key-a", config={"tokenizer": "openscribe"}))
+    rec.close()
+    with pytest.raises(InputError, match=r"--resume .*different configuration \(tokenizer\).*Drop --resume"):
+        start_run(store, meta("key-b", config={"tokenizer": "unicode"}), resume=rec.run_id)
+    with pytest.raises(StoreError, match="no run"):
+        start_run(store, meta("key-a"), resume="nope")
+    again = start_run(store, meta("key-a", config={"tokenizer": "openscribe"}), resume=rec.run_id[:-1])
+    assert again.run_id == rec.run_id and again.resumed
+    again.close()
+
+
+def test_a_run_still_being_scored_by_another_live_process_is_not_resumed(store):
+    rec = start_run(store, meta())
+    store.db.execute("UPDATE runs SET pid = 1, status = 'running' WHERE id = ?", (rec.run_id,))  # pid 1 is alive
+    other = start_run(store, meta())
+    assert other.run_id != rec.run_id
+    other.close()
+    rec.close()
+
+
+def test_record_needs_an_id_or_a_line(store):
+    rec = start_run(store, meta())
+    with pytest.raises(InputError, match="needs an 'id'"):
+        rec.record({"status": "error"})
+    rec.record({"status": "error", "line": 7, "error": "not JSON"})
+    rec.close()
+    assert store.cases(rec.run_id) == [{"status": "error", "line": 7, "error": "not JSON"}]
+    assert store.db.execute("SELECT case_id FROM cases").fetchone()[0] == "line:7"
+
+
+def test_a_closed_recorder_refuses_records(store):
+    rec = start_run(store, meta())
+    rec.close()
+    with pytest.raises(StoreError, match="already closed"):
+        rec.record({"id": "a"})
+
+
+def test_recorded_json_is_exactly_the_record(store):
+    rec = start_run(store, meta())
+    case = {"id": "é/1", "status": "scored", "whole_note": {"precision": 0.1, "recall": 0.2, "f1": 2 * 0.1 * 0.2 / 0.3}}
+    rec.record(case)
+    rec.close()
+    raw = store.db.execute("SELECT data, score FROM cases").fetchone()
+    assert orjson.loads(raw[0]) == case and raw[1] == case["whole_note"]["f1"]
+
+
+def test_run_key_depends_on_inputs_config_scorer_and_arm():
+    base = dict(scorer_name="token_f1", scorer_version="1", input_hashes={"predictions": "aa"}, config={"t": "openscribe"}, arm=None)
+    k = run_key(**base)
+    assert k == run_key(**{**base, "config": {"t": "openscribe"}})  # deterministic
+    assert len(k) == 64
+    for change in ({"scorer_version": "2"}, {"input_hashes": {"predictions": "ab"}}, {"config": {"t": "unicode"}}, {"arm": "x"}):
+        assert run_key(**{**base, **change}) != k
+    # key order of the configuration does not matter
+    assert run_key(**{**base, "config": {"a": 1, "b": 2}}) == run_key(**{**base, "config": {"b": 2, "a": 1}})
+    assert dataset_hash({"cases": "1", "attempts": "2"}) == dataset_hash({"attempts": "2", "cases": "1"})
