@@ -1,0 +1,217 @@
+"""compare_runs: flips, stable vs flickering near_match, F1 movers; McNemar and the paired bootstrap checked
+against statsmodels / scipy and against values worked out by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
+
+from goldeval.errors import InputError
+from goldeval.runs.compare import BUCKETS, bucket, compare_runs, mcnemar_exact, paired_bootstrap
+from goldeval.verdict import pass_rate
+
+
+def v(verdict, why="", **kw):
+    return {"status": "scored", "verdict": verdict, "confidence": 8, "needs_human": False, "why": why, "gold_status": "verified", **kw}
+
+
+# Hand-built pair of runs; the comment says which bucket each case moves between.
+RUN_A = {
+    "c1": v("match", "a1"),        # pass -> fail
+    "c2": v("match", "a2"),        # pass -> fail
+    "c3": v("no_match", "a3"),     # fail -> pass
+    "c4": v("match"),              # pass -> pass
+    "c5": v("no_match"),           # fail -> fail
+    "c6": v("near_match"),         # near -> near: stable
+    "c7": v("near_match"),         # near -> pass: flickering
+    "c8": v("match"),              # pass -> needs_human: left the decided set
+    "c9": v("match"),              # removed in B
+    "c11": v("match", gold_status="verified_wrong"),   # verified_wrong in both: excluded
+    "c12": {"id": "c12", "status": "unscored", "reason": "query failed"},  # unscored -> pass
+}
+RUN_B = {
+    "c1": v("no_match", "b1"),
+    "c2": v("no_match", "b2"),
+    "c3": v("match", "b3"),
+    "c4": v("match"),
+    "c5": v("no_match"),
+    "c6": v("near_match"),
+    "c7": v("match"),
+    "c8": v("match", confidence=4, needs_human=True),
+    "c10": v("match"),             # added in B
+    "c11": v("match", gold_status="verified_wrong"),
+    "c12": v("match"),
+}
+
+
+def test_flips_stayed_near_match_added_removed():
+    cmp = compare_runs(RUN_A, RUN_B, seed=1)
+    assert cmp["added"] == ["c10"] and cmp["removed"] == ["c9"]
+    assert (cmp["n_a"], cmp["n_b"], cmp["n_common"]) == (11, 11, 10)
+    ver = cmp["verdicts"]
+    assert [f["id"] for f in ver["flips"]["pass_to_fail"]] == ["c1", "c2"]
+    assert [f["id"] for f in ver["flips"]["fail_to_pass"]] == ["c3"]
+    # both whys side by side
+    assert ver["flips"]["pass_to_fail"][0]["a"]["why"] == "a1" and ver["flips"]["pass_to_fail"][0]["b"]["why"] == "b1"
+    assert ver["stayed"] == {"pass": ["c4"], "fail": ["c5"]}
+    assert ver["near_match"]["stable"] == ["c6"]
+    assert [(f["id"], f["a"]["verdict"], f["b"]["verdict"]) for f in ver["near_match"]["flickering"]] == [("c7", "near_match", "match")]
+    assert ver["left_decided"] == [
+        {"id": "c7", "a": "near_match", "b": "pass"},
+        {"id": "c8", "a": "pass", "b": "needs_human"},
+        {"id": "c12", "a": "unscored", "b": "pass"},
+    ]
+    assert ver["transitions"]["pass->fail"] == 2 and ver["transitions"]["verified_wrong->verified_wrong"] == 1
+    assert cmp["regressions"] == ["c1", "c2"]
+    assert cmp["scores"] is None  # verdicts only
+
+
+def test_pass_rates_use_the_shared_accounting():
+    ver = compare_runs(RUN_A, RUN_B)["verdicts"]
+    # A: match c1 c2 c4 c8 c9 = 5, no_match c3 c5 = 2 -> 5/7; near c6 c7; verified_wrong c11; unscored c12
+    a = ver["pass_rate"]["a"]
+    assert (a["match"], a["no_match"], a["near_match"], a["verified_wrong"], a["unscored"], a["needs_human"]) == (5, 2, 2, 1, 1, 0)
+    assert a["rate"] == pytest.approx(5 / 7)
+    # B: match c3 c4 c7 c10 c12 = 5, no_match c1 c2 c5 = 3 -> 5/8; needs_human c8
+    b = ver["pass_rate"]["b"]
+    assert (b["match"], b["no_match"], b["needs_human"]) == (5, 3, 1)
+    assert b["rate"] == pytest.approx(5 / 8)
+    assert a == pass_rate(RUN_A.values()).to_dict()
+
+
+def test_bucket_agrees_with_pass_rate_on_every_record():
+    records = list(RUN_A.values()) + list(RUN_B.values())
+    counts = {name: sum(1 for r in records if bucket(r) == name) for name in BUCKETS}
+    pr = pass_rate(records)
+    assert counts == {"pass": pr.match, "fail": pr.no_match, "near_match": pr.near_match,
+                      "needs_human": pr.needs_human, "unscored": pr.unscored, "verified_wrong": pr.verified_wrong}
+
+
+def test_mcnemar_on_the_hand_built_runs():
+    # b = 2 (pass->fail), c = 1 (fail->pass): exact two-sided p = min(1, 2 * P(X <= 1)), X ~ Bin(3, 1/2)
+    # = min(1, 2 * (1 + 3) / 8) = 1.0
+    m = compare_runs(RUN_A, RUN_B)["verdicts"]["mcnemar"]
+    assert (m["b"], m["c"], m["n_discordant"]) == (2, 1, 3)
+    assert m["p_value"] == pytest.approx(1.0)
+    assert m["p_value"] == pytest.approx(mcnemar([[1, 2], [1, 1]], exact=True).pvalue)
+
+
+@pytest.mark.parametrize("b, c", [(8, 1), (1, 8), (14, 0), (5, 5), (30, 12), (0, 3), (1, 0)])
+def test_mcnemar_matches_statsmodels(b, c):
+    ours = mcnemar_exact(b, c)["p_value"]
+    theirs = mcnemar(np.array([[10, b], [c, 7]]), exact=True).pvalue
+    assert ours == pytest.approx(theirs, rel=1e-12)
+
+
+def test_mcnemar_by_hand():
+    # 8 vs 1: P(X <= 1), X ~ Bin(9, 1/2) = (1 + 9) / 512; two-sided doubles it: 20 / 512 = 0.0390625
+    assert mcnemar_exact(8, 1)["p_value"] == pytest.approx(20 / 512)
+    # 14 vs 0 (the SQL example's two arms): 2 / 2**14
+    assert mcnemar_exact(14, 0)["p_value"] == pytest.approx(2 / 2**14)
+
+
+def test_no_discordant_pairs_is_stated_not_divided_by_zero():
+    m = mcnemar_exact(0, 0)
+    assert m["p_value"] is None and m["n_discordant"] == 0 and m["note"].startswith("no discordant pairs")
+    same = compare_runs({"a": v("match"), "b": v("no_match")}, {"a": v("match"), "b": v("no_match")})
+    assert same["verdicts"]["mcnemar"]["note"].startswith("no discordant pairs")
+    assert same["verdicts"]["bootstrap"]["ci"] == [0.0, 0.0]  # identical outcomes: the difference is exactly 0
+
+
+def test_mcnemar_rejects_negative_counts():
+    with pytest.raises(InputError, match="counts must be ≥ 0"):
+        mcnemar_exact(-1, 2)
+
+
+def _scipy_paired_ci(a, b, *, n_resamples, confidence, seed):
+    res = stats.bootstrap(
+        (np.asarray(a, float), np.asarray(b, float)),
+        lambda x, y, axis=-1: np.mean(y, axis=axis) - np.mean(x, axis=axis),
+        paired=True, vectorized=True, n_resamples=n_resamples, confidence_level=confidence,
+        method="percentile", random_state=np.random.default_rng(seed),
+    )
+    return res.confidence_interval.low, res.confidence_interval.high
+
+
+def test_bootstrap_f1_interval_agrees_with_scipy():
+    rng = np.random.default_rng(7)
+    a = rng.uniform(0.2, 0.6, 300)
+    b = np.clip(a + rng.normal(0.02, 0.05, 300), 0, 1)
+    ours = paired_bootstrap(a, b, n_resamples=20_000, confidence=0.95, seed=3)
+    lo, hi = _scipy_paired_ci(a, b, n_resamples=20_000, confidence=0.95, seed=11)
+    assert ours["diff"] == pytest.approx(float(np.mean(b - a)))
+    # independent draws: the endpoints agree to Monte-Carlo error (sd of the mean diff here is ~0.003)
+    assert ours["ci"][0] == pytest.approx(lo, abs=1e-3)
+    assert ours["ci"][1] == pytest.approx(hi, abs=1e-3)
+
+
+def test_bootstrap_pass_rate_interval_agrees_with_scipy():
+    # pass indicators take three difference values (-1, 0, 1): the multinomial shortcut must give the same
+    # distribution as resampling cases
+    rng = np.random.default_rng(5)
+    a = (rng.random(400) < 0.70).astype(float)
+    b = np.where(rng.random(400) < 0.15, 1 - a, a)
+    ours = paired_bootstrap(a, b, n_resamples=20_000, seed=2)
+    lo, hi = _scipy_paired_ci(a, b, n_resamples=20_000, confidence=0.95, seed=9)
+    assert ours["ci"][0] == pytest.approx(lo, abs=0.006)
+    assert ours["ci"][1] == pytest.approx(hi, abs=0.006)
+
+
+def test_bootstrap_by_hand_and_reproducible():
+    # every pair moves by exactly +0.1: every resample's mean difference is 0.1
+    out = paired_bootstrap([0.1, 0.5, 0.3], [0.2, 0.6, 0.4], seed=0)
+    assert out["diff"] == pytest.approx(0.1) and out["ci"] == pytest.approx([0.1, 0.1])
+    a, b = np.linspace(0, 1, 50), np.linspace(0, 1, 50) ** 2
+    assert paired_bootstrap(a, b, seed=4) == paired_bootstrap(a, b, seed=4)
+    assert paired_bootstrap(a, b, seed=4)["ci"] != paired_bootstrap(a, b, seed=5)["ci"]
+
+
+def test_bootstrap_without_pairs_and_bad_arguments():
+    out = paired_bootstrap([], [])
+    assert out["ci"] is None and out["diff"] is None and "no pair" in out["note"]
+    with pytest.raises(InputError, match="same length"):
+        paired_bootstrap([1, 2], [1])
+    with pytest.raises(InputError, match="confidence"):
+        paired_bootstrap([1], [1], confidence=1.0)
+    with pytest.raises(InputError, match="n_resamples"):
+        paired_bootstrap([1], [1], n_resamples=10)
+
+
+def f1(x):
+    return {"status": "scored", "whole_note": {"precision": x, "recall": x, "f1": x}}
+
+
+def test_f1_deltas_and_biggest_movers():
+    a = {"c1": f1(0.5), "c2": f1(0.2), "c3": f1(0.9), "c4": {"id": "c4", "status": "unscored", "error": "x"}}
+    b = {"c1": f1(0.7), "c2": f1(0.2), "c3": f1(0.4), "c4": f1(0.3)}
+    s = compare_runs(a, b, top=1)["scores"]
+    # deltas by hand: +0.2, 0, -0.5 -> mean -0.1; one up, one down, one unchanged; c4 scored in B only
+    assert [d["id"] for d in s["deltas"]] == ["c1", "c2", "c3"]
+    assert [d["delta"] for d in s["deltas"]] == pytest.approx([0.2, 0.0, -0.5])
+    assert s["mean_delta"] == pytest.approx(-0.1)
+    assert (s["mean_a"], s["mean_b"]) == (pytest.approx(1.6 / 3), pytest.approx(1.3 / 3))
+    assert (s["improved"], s["worsened"], s["unchanged"]) == (1, 1, 1)
+    assert [m["id"] for m in s["biggest_movers"]] == ["c3"]
+    assert s["scored_in_one_only"] == ["c4"]
+    assert s["bootstrap"]["diff"] == pytest.approx(-0.1)
+    assert compare_runs(a, b)["verdicts"] is None  # F1 only
+
+
+def test_label_outcomes_compare_as_pass_and_fail():
+    a = {"x": {"status": "scored", "gold": "escalate", "pred": "escalate", "outcome": "tp"},
+         "y": {"status": "scored", "gold": "approve", "pred": "approve", "outcome": "tn"}}
+    b = {"x": {"status": "scored", "gold": "escalate", "pred": None, "outcome": "fn"},
+         "y": {"status": "scored", "gold": "approve", "pred": "approve", "outcome": "tn"}}
+    cmp = compare_runs(a, b)
+    assert cmp["regressions"] == ["x"] and cmp["verdicts"]["stayed"]["pass"] == ["y"]
+
+
+def test_run_metadata_differences_and_scorer_warning():
+    ra = {"id": "A", "arm": "one", "scorer_name": "token_f1", "tokenizer": "openscribe", "config": {"t": 1}}
+    rb = {"id": "B", "arm": "two", "scorer_name": "labels", "tokenizer": "openscribe", "config": {"t": 1}}
+    cmp = compare_runs({}, {}, run_a=ra, run_b=rb)
+    assert cmp["differs"] == {"arm": ["one", "two"], "scorer_name": ["token_f1", "labels"]}
+    assert "different scorers" in cmp["warnings"][0]
+    assert compare_runs({"a": f1(1)}, {"b": f1(1)})["warnings"] == ["the runs share no case id: nothing can be compared case by case"]
