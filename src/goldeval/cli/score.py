@@ -59,11 +59,13 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, wor
             ),
             quiet,
         )
-    if run_store.note and not quiet:
-        click.echo(f"goldeval: {run_store.note}", err=True)
-    if not quiet:
-        render_freetext(results, console)
-    code = apply_gates(results, gates, console, definition=definition)
+        if run_store.note and not quiet:
+            click.echo(f"goldeval: {run_store.note}", err=True)
+        if not quiet:
+            render_freetext(results, console)
+        code = apply_gates(results, gates, console, definition=definition)
+        if recorder is not None and gates is not None:
+            recorder.finish(results)  # again, now with the gate report (the last call wins)
     if out:
         write_json(results, out)
     sys.exit(code)
