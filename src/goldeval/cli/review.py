@@ -76,22 +76,14 @@ def review_export(run, store, out):
     """
     import orjson
 
+    from goldeval.cli.runs import write_bytes
     from goldeval.runs.regressions import export_review
     from goldeval.runs.store import RunStore
 
     with RunStore(store) as st:
         rows = export_review(st, run)
     data = b"".join(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in rows)
-    if out == "-":
-        click.get_binary_stream("stdout").write(data)
-    else:
-        try:
-            with open(out, "wb") as fh:
-                fh.write(data)
-        except OSError as exc:
-            from goldeval.errors import InputError
-
-            raise InputError(f"--out {out}: cannot write ({exc.strerror}). Choose a writable path.") from None
+    write_bytes(data, out)
     click.echo(f"goldeval: {len(rows)} needs_human case(s) exported" + ("" if out == "-" else f" to {out}"), err=True)
     return EXIT_OK
 

@@ -69,17 +69,25 @@ def export(run, store, fmt, out):
 
     with RunStore(store) as st:
         data = export_run(st, run, fmt)
-    if out == "-":
-        click.get_binary_stream("stdout").write(data)
-    else:
-        try:
-            with open(out, "wb") as fh:
-                fh.write(data)
-        except OSError as exc:
-            from goldeval.errors import InputError
-
-            raise InputError(f"--out {out}: cannot write ({exc.strerror}). Choose a writable path.") from None
+    write_bytes(data, out)
     return EXIT_OK
+
+
+def write_bytes(data: bytes, out: str) -> None:
+    """Write *data* to the path *out*, or to stdout when *out* is ``-``."""
+    import sys
+
+    if out == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    try:
+        with open(out, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        from goldeval.errors import InputError
+
+        raise InputError(f"--out {out}: cannot write ({exc.strerror}). Choose a writable path.") from None
 
 
 @runs.command("delete")
