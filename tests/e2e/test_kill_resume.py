@@ -1,0 +1,122 @@
+"""Kill a scoring process half-way, resume it, and check the resumed run equals an uninterrupted one."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+N_ROWS = 80_000
+
+
+def goldeval(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from goldeval.cli import main; main()", *[str(a) for a in args]]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    """80,000 short free-text rows (deterministic): big enough that scoring takes a few seconds."""
+    path = tmp_path_factory.mktemp("corpus") / "corpus.jsonl"
+    rng = random.Random(20261129)
+    vocab = [f"w{i}" for i in range(800)] + ["138/86", "well-controlled", "7.1", "pt's"]
+    with path.open("w") as fh:
+        for i in range(N_ROWS):
+            ref = rng.choices(vocab, k=40)
+            pred = [w if rng.random() < 0.7 else rng.choice(vocab) for w in ref]
+            fh.write(json.dumps({"id": f"r{i:06d}", "prediction": " ".join(pred), "reference": " ".join(ref)}) + "\n")
+    return path
+
+
+def committed(db: Path) -> int:
+    """Case rows committed so far (0 while the store or its tables do not exist yet)."""
+    if not db.exists():
+        return 0
+    con = sqlite3.connect(db, timeout=5)
+    try:
+        return con.execute("SELECT count(*) FROM cases").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        con.close()
+
+
+def start_and_stop(corpus: Path, db: Path, sig: int, *, at_least: int = 8_000) -> subprocess.CompletedProcess | int:
+    """Start `goldeval score` recording into *db*, wait until *at_least* cases are committed, send *sig*."""
+    proc = subprocess.Popen(goldeval("score", corpus, "--workers", "1", "--store", db, "-q"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while committed(db) < at_least:
+        if proc.poll() is not None:
+            pytest.fail(f"the scorer finished (exit {proc.returncode}) before it could be stopped: {proc.stderr.read().decode()[-500:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail("the scorer committed nothing within 120 s")
+        time.sleep(0.01)
+    proc.send_signal(sig)
+    proc.wait(timeout=60)
+    return proc.returncode
+
+
+def stored(db: Path) -> tuple[list[tuple], list[dict]]:
+    con = sqlite3.connect(db)
+    try:
+        runs = con.execute("SELECT id, status FROM runs").fetchall()
+        cases = [json.loads(r[0]) for r in con.execute("SELECT data FROM cases ORDER BY seq")]
+        return runs, cases
+    finally:
+        con.close()
+
+
+def test_killed_run_resumes_to_the_same_result(corpus, tmp_path):
+    db = tmp_path / "killed.db"
+    code = start_and_stop(corpus, db, signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    runs, cases = stored(db)
+    assert len(runs) == 1 and runs[0][1] == "running"  # killed outright: it never marked itself
+    done = len(cases)
+    assert 0 < done < N_ROWS, "killed half-way"
+
+    # Run the same command again: the unfinished run of the same inputs is resumed by default.
+    resumed = subprocess.run(goldeval("score", corpus, "--workers", "1", "--store", db, "--out", tmp_path / "resumed.json"),
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"run {runs[0][0]} resumed ({done} case(s) reused from the store)" in resumed.stderr
+
+    full = subprocess.run(goldeval("score", corpus, "--workers", "1", "--store", tmp_path / "full.db", "--out", tmp_path / "full.json"),
+                          capture_output=True, text=True, timeout=300)
+    assert full.returncode == 0, full.stderr
+
+    a = json.loads((tmp_path / "resumed.json").read_text())
+    b = json.loads((tmp_path / "full.json").read_text())
+    for doc in (a, b):
+        doc["aggregate"].pop("elapsed_sec")
+    assert a == b  # the resumed results equal an uninterrupted run's
+
+    runs_after, cases_after = stored(db)
+    assert runs_after == [(runs[0][0], "finished")]  # the same run, finished; no second run
+    _, cases_full = stored(tmp_path / "full.db")
+    assert len(cases_after) == N_ROWS  # no duplicate, none missing
+    assert sorted(cases_after, key=lambda c: c["id"]) == sorted(cases_full, key=lambda c: c["id"])
+    assert cases_after[:done] == cases[:done]  # what was committed before the kill was kept, not redone
+
+
+def test_terminated_run_commits_its_last_batch_and_is_marked_interrupted(corpus, tmp_path):
+    db = tmp_path / "term.db"
+    code = start_and_stop(corpus, db, signal.SIGTERM)
+    assert code != 0
+    runs, cases = stored(db)
+    assert runs[0][1] == "interrupted"
+    ids = [c["id"] for c in cases]
+    # everything recorded before the signal was committed: the cases are a gap-free prefix of the file
+    assert ids == [f"r{i:06d}" for i in range(len(ids))]
+    listed = subprocess.run(goldeval("runs", "show", runs[0][0], "--store", db), capture_output=True, text=True, timeout=60)
+    assert "did not finish (interrupted)" in listed.stdout
