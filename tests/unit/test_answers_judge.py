@@ -93,7 +93,7 @@ def test_malformed_golden_is_unscored_with_the_fix(tmp_path: Path) -> None:
     cases = _jsonl(tmp_path / "cases.jsonl", [{"id": "a", "question": "?", "golden": {"kind": "value", "columns": ["x"], "rows": [[1, 2]]}}])
     attempts = _jsonl(tmp_path / "attempts.jsonl", [{"id": "a", "columns": ["x"], "rows": [[1]]}])
     (case,) = judge_file(cases, attempts)["per_example"]
-    assert case["status"] == "unscored" and "row 1 has 2 cells, expected 1" in case["reason"]
+    assert case["status"] == "unscored" and "row 1 has 2 cells, expected 1 cells" in case["reason"]
 
 
 def test_missing_file_is_input_error(tmp_path: Path) -> None:

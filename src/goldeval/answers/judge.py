@@ -32,6 +32,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -121,12 +122,16 @@ def _table(obj: Mapping[str, Any], where: str, *, columns_required: bool) -> tup
         cols = [f"col{i + 1}" for i in range(width)]
     if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols):
         raise InputError(f"{where}: 'columns' must be a list of names, got {shorten(cols)}.")
+    width = len(cols)
+    if all(type(r) in (list, tuple) and len(r) == width for r in rows):
+        return list(cols), rows  # the usual case: rows as lists or tuples (what a database cursor returns)
     out = []
     for i, r in enumerate(rows):
-        if not isinstance(r, list):
-            r = [r] if len(cols) == 1 else r
-        if not isinstance(r, list) or len(r) != len(cols):
-            raise InputError(f"{where}: row {i + 1} has {len(r) if isinstance(r, list) else shorten(r)} cells, expected {len(cols)} (one per column). Fix the row.")
+        if not isinstance(r, (list, tuple)):
+            r = [r] if width == 1 else r
+        if not isinstance(r, (list, tuple)) or len(r) != width:
+            got = f"{len(r)} cells" if isinstance(r, (list, tuple)) else shorten(r)
+            raise InputError(f"{where}: row {i + 1} has {got}, expected {width} cells (one per column). Fix the row.")
         out.append(r)
     return list(cols), out
 
@@ -146,8 +151,7 @@ def _golden_table(golden: Mapping[str, Any], where: str) -> tuple[list[str], lis
 def _columns(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[Column]:
     if not rows:
         return [make_column(n, []) for n in names]
-    cols = list(zip(*rows))
-    return [make_column(n, cols[i]) for i, n in enumerate(names)]
+    return [make_column(n, list(map(itemgetter(i), rows))) for i, n in enumerate(names)]
 
 
 def _rubric(rubric: Any) -> list[tuple[str, str]]:
@@ -197,9 +201,10 @@ def _judge_table(
     *,
     rel_tol: float,
     gold: tuple[str, str | None],
+    gcols: list[Column] | None = None,
 ) -> Verdict:
     rate_cols = list(golden.get("rate_columns") or [])
-    gcols = _columns(g_names, g_rows)
+    gcols = gcols if gcols is not None else _columns(g_names, g_rows)
     pcols = _columns(p_names, p_rows)
     pairing = pair_columns(gcols, pcols, rate_columns=rate_cols, rel_tol=rel_tol)
     common = dict(column_pairing=pairing.mapping, gold_status=gold[0], gold_note=gold[1])
@@ -481,8 +486,9 @@ def judge_answer(
     table = _golden_table(golden, where) if kind == "value" else None
     if kind == "value" and table is None:
         raise InputError(f"{where}: a 'value' golden needs 'rows' (with 'columns') or 'value'. Add them, or mark the golden 'unanswerable' / 'criteria'.")
-    if table is not None:
-        gold = check_golden(_columns(*table), rate_columns=list(golden.get("rate_columns") or []))
+    gcols = _columns(*table) if table is not None else None
+    if table is not None and gcols is not None:
+        gold = check_golden(gcols, rate_columns=list(golden.get("rate_columns") or []))
     if "gold_status" in golden and golden["gold_status"] in ("suspect", "verified_wrong", "verified_benign"):
         gold = worse_status(gold, (golden["gold_status"], golden.get("gold_note")))
     if fc.hits:
@@ -502,7 +508,7 @@ def judge_answer(
     elif has_rows:
         p_names, p_rows = _table(prediction, f"{where} prediction", columns_required=False)
         assert table is not None
-        v = _judge_table(question, golden, table[0], table[1], p_names, p_rows, rel_tol=rel_tol, gold=gold)
+        v = _judge_table(question, golden, table[0], table[1], p_names, p_rows, rel_tol=rel_tol, gold=gold, gcols=gcols)
         if not p_rows and text and read_prose(text, question).refusal:
             v = _verdict("no_match", 9, "The answer declines (no rows), but the golden has a value.", mismatch="refusal",
                          gold_status=gold[0], gold_note=gold[1], located=v.located, details=v.details)  # type: ignore[arg-type]
@@ -733,7 +739,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         except QueryError as exc:
             oc = CaseOutcome(cid, "unscored", reason=f"{where}: the final query failed: {exc}", raw=final_query)
             return CaseResult(oc, _materials(case, attempt, oc, None, golden))
-        pred = {"columns": res.columns, "rows": [list(r) for r in res.rows], "source": "executed"}
+        pred = {"columns": res.columns, "rows": res.rows, "source": "executed"}
         if attempt.get("text") is not None:
             pred["text"] = attempt.get("text")
     elif attempt.get("rows") is not None:

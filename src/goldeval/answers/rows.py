@@ -99,9 +99,13 @@ def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) 
             halves.append(tolerances(g))
             n_idx.append(gi)
         else:
-            vocab: dict[str, int] = {}
-            ids_g = np.fromiter((-1 if v is None else vocab.setdefault(v, len(vocab)) for v in g.text.tolist()), dtype=np.int64, count=g.n)
-            ids_p = np.fromiter((-1 if v is None else vocab.get(v, -2) for v in p.text.tolist()), dtype=np.int64, count=p.n)
+            # Text ids from the golden's distinct values (NULL is -1; a value the golden lacks is -2).
+            g_text = g.text.tolist()
+            vocab: dict[Any, int] = {v: i for i, v in enumerate(dict.fromkeys(g_text))}
+            vocab[None] = -1
+            get = vocab.get
+            ids_g = np.array([vocab[v] for v in g_text], dtype=np.int64)
+            ids_p = np.array([get(v, -2) for v in p.text.tolist()], dtype=np.int64)
             t_names.append(pairing.golden_names[gi])
             vocabs.append({"g": g, "p": p})
             t_g.append(ids_g)
@@ -128,7 +132,14 @@ def _rows_close(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, rel_tol: floa
 
 
 def _lexorder(t: np.ndarray, n: np.ndarray) -> np.ndarray:
-    keys = [n[:, k] for k in range(n.shape[1] - 1, -1, -1)] + [t[:, k] for k in range(t.shape[1] - 1, -1, -1)]
+    if t.shape[1]:
+        # One int64 code for the text ids; when it is unique per row (a key column), it alone fixes the order.
+        code = _group_ids(t)
+        if np.unique(code).size == code.size:
+            return np.argsort(code, kind="stable")
+        keys = [n[:, k] for k in range(n.shape[1] - 1, -1, -1)] + [code]
+    else:
+        keys = [n[:, k] for k in range(n.shape[1] - 1, -1, -1)]
     if not keys:
         return np.arange(t.shape[0])
     return np.lexsort(keys)
@@ -160,18 +171,25 @@ def _match(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half
     if kg.shape[1] == 0:
         kg = np.zeros((n_g, 1), dtype=np.int64)
         kp = np.zeros((n_p, 1), dtype=np.int64)
-    _, inv = np.unique(np.concatenate([kg, kp]), axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
+    inv = _group_ids(np.concatenate([kg, kp]))
     gid, pid = inv[:n_g], inv[n_g:]
+    n_groups = int(inv.max()) + 1
+    g_count = np.bincount(gid, minlength=n_groups)
+    p_count = np.bincount(pid, minlength=n_groups)
+    g_order = np.argsort(gid, kind="stable")
     p_order = np.argsort(pid, kind="stable")
-    p_sorted = pid[p_order]
+    g_start = np.concatenate([[0], np.cumsum(g_count)[:-1]])
+    p_start = np.concatenate([[0], np.cumsum(p_count)[:-1]])
     m = ng.shape[1]
-    for gi_group in np.unique(gid):
-        g_rows = np.flatnonzero(gid == gi_group)
-        lo, hi = np.searchsorted(p_sorted, gi_group, "left"), np.searchsorted(p_sorted, gi_group, "right")
-        p_rows = p_order[lo:hi]
-        if p_rows.size == 0:
-            continue
+    # Buckets with one golden and one prediction row (unique keys): decided in one vectorised pass.
+    single = np.flatnonzero((g_count == 1) & (p_count == 1))
+    if single.size:
+        a, b = g_order[g_start[single]], p_order[p_start[single]]
+        ok = _rows_close(ng[a], np_[b], half[a], rel_tol)
+        out[a[ok]] = b[ok]
+    for gi_group in np.flatnonzero((g_count > 0) & (p_count > 0) & ~((g_count == 1) & (p_count == 1))).tolist():
+        g_rows = g_order[g_start[gi_group]: g_start[gi_group] + g_count[gi_group]]
+        p_rows = p_order[p_start[gi_group]: p_start[gi_group] + p_count[gi_group]]
         if m == 0:
             k = min(g_rows.size, p_rows.size)
             out[g_rows[:k]] = p_rows[:k]
@@ -223,6 +241,21 @@ def _match(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half
                     break
                 i = find(i + 1)
     return out
+
+
+def _group_ids(keys: np.ndarray) -> np.ndarray:
+    """``(n,)`` group id per row of an ``(n, k)`` int64 key matrix (equal rows, equal ids)."""
+    lo = keys.min(axis=0)
+    span = keys.max(axis=0) - lo + 1
+    if float(np.prod(span.astype(float))) < 2.0**62:
+        # Mixed-radix code: one int64 per row, then a 1-D unique (much faster than unique over rows).
+        code = np.zeros(keys.shape[0], dtype=np.int64)
+        for j in range(keys.shape[1]):
+            code = code * int(span[j]) + (keys[:, j] - lo[j])
+        _, inv = np.unique(code, return_inverse=True)
+    else:
+        _, inv = np.unique(keys, axis=0, return_inverse=True)
+    return inv.reshape(-1)
 
 
 def _match_cols(e: _Encoded, keep_num: Sequence[int], rel_tol: float, keep_text: bool = True) -> np.ndarray:

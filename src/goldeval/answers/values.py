@@ -54,10 +54,17 @@ _NUM_RE = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 _NUM_THOUSANDS_RE = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$")
 _WS_RE = re.compile(r"\s+")
+# In "\0"-joined cells: white space, or a cell that is empty or starts like a number / date / boolean.
+_NOT_PLAIN = re.compile(r"\s|(?:^|\x00)(?:[\d+\-.]|\x00|$|(?:true|false)(?:\x00|$))", re.IGNORECASE)
 
 
 def canonical_text(value: str) -> str:
     """Text as it is compared: NFC, trimmed, inner white space collapsed to one space, case-folded."""
+    if value.isascii():
+        s = value.strip()
+        if "  " in s or "\t" in s or "\n" in s or "\r" in s or "\x0b" in s or "\x0c" in s:
+            s = _WS_RE.sub(" ", s)
+        return s.lower()
     return _WS_RE.sub(" ", unicodedata.normalize("NFC", value).strip()).casefold()
 
 
@@ -124,6 +131,9 @@ def _cell(value: Any) -> tuple[str, Any, bool]:
         return "text", value.hex(), False
     if isinstance(value, str):
         text = value.strip()
+        first = text[:1]
+        if not (first.isdigit() or first in "+-.") and first not in "tTfF":
+            return "text", canonical_text(value), False  # cannot be a number, a date or a boolean
         percent = text.endswith("%")
         body = text[:-1].strip() if percent else text
         if _NUM_RE.match(body):
@@ -138,6 +148,17 @@ def _cell(value: Any) -> tuple[str, Any, bool]:
             return "date", date, False
         return "text", canonical_text(value), False
     return "text", canonical_text(str(value)), False
+
+
+def _str_cell(value: str) -> tuple[str, Any, bool]:
+    """:func:`_cell` for a string, with the common case (text that cannot be a number, date or boolean) first."""
+    text = value.strip()
+    first = text[:1]
+    if not first or first.isdigit() or first in "+-.tTfF":
+        return _cell(value)
+    if value.isascii() and not ("  " in text or "\t" in text or "\n" in text or "\r" in text):
+        return "text", text.lower(), False
+    return "text", canonical_text(value), False
 
 
 def _number_text(x: float) -> str:
@@ -165,7 +186,7 @@ class Column:
         raw: The cells as given (for reporting missing rows).
     """
 
-    __slots__ = ("name", "kind", "n", "null", "num", "percent", "raw", "_text", "_decimals")
+    __slots__ = ("name", "kind", "n", "null", "num", "percent", "raw", "_text", "_decimals", "n_numberlike", "_cache")
 
     def __init__(self, name: str, kind: str, n: int, null: np.ndarray, num: np.ndarray | None,
                  text: np.ndarray | None, raw: Sequence[Any], percent: bool = False) -> None:
@@ -178,6 +199,9 @@ class Column:
         self.raw = raw
         self._text = text
         self._decimals: np.ndarray | None = None
+        #: Cells of a text column that spell a number (0 means a number column can never meet this one).
+        self.n_numberlike = 0
+        self._cache: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         return f"Column({self.name!r}, kind={self.kind!r}, n={self.n})"
@@ -194,6 +218,12 @@ class Column:
             self._text = np.array([None if x != x else _number_text(x) for x in self.num.tolist()], dtype=object)
         return self._text
 
+    def cached(self, key: str, make: Any) -> Any:
+        """A value derived from this column, computed once (multiset counts, sorted numbers, tolerances)."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
     @property
     def decimals(self) -> np.ndarray:
         if self._decimals is None:
@@ -207,12 +237,20 @@ def _decimals_array(raw: Sequence[Any], num: np.ndarray | None) -> np.ndarray:
     out = np.zeros(n, dtype=np.int64)
     if n == 0:
         return out
-    floats = np.fromiter((type(v) is float for v in raw), dtype=bool, count=n)
+    present = set(map(type, raw))
+    if present == {float}:
+        floats = np.ones(n, dtype=bool)
+    elif float not in present:
+        floats = np.zeros(n, dtype=bool)
+    else:
+        floats = np.fromiter((type(v) is float for v in raw), dtype=bool, count=n)
     if num is not None and floats.any():
         x = num[floats]
         dec = np.full(x.shape, 0, dtype=np.int64)
         done = ~np.isfinite(x) | (x == np.round(x, 0))
         for d in range(1, 16):
+            if done.all():
+                break
             hit = ~done & (np.round(x, d) == x)
             dec[hit] = d
             done |= hit
@@ -230,7 +268,7 @@ def _decimals_array(raw: Sequence[Any], num: np.ndarray | None) -> np.ndarray:
 
 
 def _all_of(values: Sequence[Any], types: tuple[type, ...]) -> bool:
-    return all(type(v) in types for v in values)
+    return set(map(type, values)) <= set(types)
 
 
 def make_column(name: str, values: Sequence[Any]) -> Column:
@@ -254,6 +292,18 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
         if null.all():
             return Column(name, "null", n, null, None, np.array([None] * n, dtype=object), values)
         return Column(name, "number", n, null, num, None, values)
+    # Fastest path: ASCII strings without white space, none of which can be a number, date, boolean or "":
+    # lower-cased all at once (one C-level pass over the joined text instead of one call per cell).
+    if n and _all_of(values, (str,)):
+        joined = "\x00".join(values)
+        if joined.isascii() and joined.count("\x00") == n - 1 and not _NOT_PLAIN.search(joined):
+            return Column(name, "text", n, np.zeros(n, dtype=bool), None, np.array(joined.lower().split("\x00"), dtype=object), values)
+    # Fast path: every cell a string and none spells a number, a date or a boolean (the usual text column).
+    if n and _all_of(values, (str,)):
+        seen = {v: _str_cell(v) for v in set(values)}
+        if all(r[0] == "text" for r in seen.values()):
+            text = np.array([seen[v][1] for v in values], dtype=object)
+            return Column(name, "text", n, np.zeros(n, dtype=bool), None, text, values)
     kinds: list[str] = []
     canon: list[Any] = []
     percent = False
@@ -262,7 +312,7 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
         if type(v) is str:
             r = cache.get(v)
             if r is None:
-                r = cache[v] = _cell(v)
+                r = cache[v] = _str_cell(v)
         else:
             r = _cell(v)
         kinds.append(r[0])
@@ -281,7 +331,9 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
         [None if c is None else (_number_text(c) if k in ("number", "bool") else c) for k, c in zip(kinds, canon)],
         dtype=object,
     )
-    return Column(name, kind, n, null, None, text, values, percent)
+    col = Column(name, kind, n, null, None, text, values, percent)
+    col.n_numberlike = sum(1 for k in kinds if k in ("number", "bool"))
+    return col
 
 
 def tolerances(golden: Column, *, rel_tol: float = REL_TOL) -> np.ndarray:
@@ -289,8 +341,12 @@ def tolerances(golden: Column, *, rel_tol: float = REL_TOL) -> np.ndarray:
 
     The relative part (``rel_tol * max(|g|, |p|)``) depends on the prediction and is added where values meet.
     A value written with ``d > 0`` decimals accepts half a unit of its last decimal, ``0.5 * 10**-d``; integers
-    (``d = 0``) accept nothing beyond the relative tolerance.
+    (``d = 0``) accept nothing beyond the relative tolerance. Computed once per column.
     """
+    return golden.cached("tolerances", lambda: _tolerances(golden))
+
+
+def _tolerances(golden: Column) -> np.ndarray:
     d = golden.decimals.astype(float)
     half = np.where(d > 0, 0.5 * np.power(10.0, -d), 0.0)
     # A hair of slack so that 58.745 (exactly half a unit off, in binary floating point) is still accepted.
