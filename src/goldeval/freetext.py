@@ -16,6 +16,7 @@ memory does not grow with the file beyond the per-example results.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import statistics
 import time
@@ -28,7 +29,7 @@ from typing import Any
 import orjson
 
 from goldeval.errors import InputError, shorten
-from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1
+from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
 from goldeval.tokens import Tokenizer, get_tokenizer
 
 __all__ = ["FreeTextConfig", "score_file", "score_rows", "SCORER_NAME", "SCORER_VERSION", "PARALLEL_MIN_ROWS"]
@@ -38,6 +39,7 @@ SCORER_VERSION = "1"
 #: Files with at least this many rows are scored in parallel unless ``workers`` says otherwise.
 PARALLEL_MIN_ROWS = 10_000
 _CHUNK_ROWS = 500
+_CHUNK_BYTES = 2 << 20  # a chunk also ends at 2 MiB, so memory stays flat when rows are large
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +74,13 @@ def _score_record(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tok
     """Score one decoded row. Returns a per-example record, or a failure record ``{"failed": True, ...}``."""
     where = f"{src}:{line}"
     raw_id = data.get(cfg.id_field)
-    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or (isinstance(raw_id, str) and not raw_id.strip()):
         got = "it is missing" if raw_id is None else f"got {shorten(raw_id)}"
-        return _failure(line, None, f"{where}: field '{cfg.id_field}' must be a non-empty string, {got}. Give every row a stable id.")
+        return _failure(
+            line, None,
+            f"{where}: field '{cfg.id_field}' must be a non-empty string (or an integer), {got}. Give every row a stable id, "
+            "or name the id field with --id-field.",
+        )
     rid = str(raw_id)
     values = []
     for field, side in ((cfg.prediction_field, "prediction"), (cfg.reference_field, "reference")):
@@ -98,7 +104,13 @@ def _score_record(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tok
             ov = overlap_of_texts(pred, ref, tok)
             if ov.both_empty:
                 refuse_unreadable(tok, {"prediction": pred, "reference": ref})
-            return {"id": rid, "line": line, "whole_note": _scores(ov), "tokens": _counts(ov)}
+            rec = {"id": rid, "line": line, "whole_note": _scores(ov), "tokens": _counts(ov)}
+            for side, text in (("prediction", pred), ("reference", ref)):
+                ch = tok.unreadable(text)
+                if ch is not None:  # scored on the tokens the rule can read; say that some text was not read
+                    rec["unreadable"] = {"side": side, "char": ch}
+                    break
+            return rec
         if isinstance(pred, dict) and isinstance(ref, dict):
             so = section_f1(pred, ref, tokenizer=tok)
             return {
@@ -112,10 +124,12 @@ def _score_record(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tok
                 if so.macro_f1 is None
                 else {"precision": so.macro_precision, "recall": so.macro_recall, "f1": so.macro_f1},
             }
-        # one side sectioned, the other flat: score the whole note on the pooled text
-        pred_text = pred if isinstance(pred, str) else "\n".join(v or "" for v in pred.values() if isinstance(v, str) or v is None)
-        ref_text = ref if isinstance(ref, str) else "\n".join(v or "" for v in ref.values() if isinstance(v, str) or v is None)
+        # one side sectioned, the other flat: score the whole note on the pooled text (sections checked as usual)
+        pred_text = pred if isinstance(pred, str) else "\n".join(section_texts(pred, "prediction").values())
+        ref_text = ref if isinstance(ref, str) else "\n".join(section_texts(ref, "reference").values())
         ov = overlap_of_texts(pred_text, ref_text, tok)
+        if ov.both_empty:
+            refuse_unreadable(tok, {"prediction": pred_text, "reference": ref_text})
         return {"id": rid, "line": line, "whole_note": _scores(ov), "tokens": _counts(ov),
                 "note": "one side has sections and the other is flat text: whole note only, sections not scored"}
     except InputError as exc:  # includes UnreadableTextError
@@ -140,13 +154,18 @@ def _decode(line: int, raw: bytes, src: str) -> tuple[dict[str, Any] | None, dic
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         try:
-            raw.decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as uexc:
             raise InputError(
                 f"{src}:{line}: the file is not UTF-8 (byte {raw[uexc.start]:#04x} at column {uexc.start + 1}). "
                 "Re-encode it as UTF-8, e.g. `iconv -f latin1 -t utf-8`."
             ) from None
-        return None, _failure(line, None, f"{src}:{line}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
+        try:
+            # The standard library also reads what orjson refuses on purpose: NaN / Infinity literals (Python's
+            # json.dump writes them) and lone surrogate escapes. Those rows are scored, not failed.
+            data = json.loads(text)
+        except ValueError:
+            return None, _failure(line, None, f"{src}:{line}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
     if not isinstance(data, dict):
         return None, _failure(line, None, f"{src}:{line}: expected a JSON object, got {shorten(data)}.")
     return data, None
@@ -194,6 +213,7 @@ def _expand(rec: dict[str, Any] | tuple) -> dict[str, Any]:
 def _iter_chunks(path: Path, hasher: Any = None) -> Iterator[list[tuple[int, bytes]]]:
     """Non-blank lines of *path* as chunks of ``(line number, bytes)``; every byte read is fed to *hasher*."""
     chunk: list[tuple[int, bytes]] = []
+    size = 0
     update = hasher.update if hasher is not None else None
     with path.open("rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
@@ -204,9 +224,11 @@ def _iter_chunks(path: Path, hasher: Any = None) -> Iterator[list[tuple[int, byt
             if not raw.strip():
                 continue
             chunk.append((lineno, raw))
-            if len(chunk) >= _CHUNK_ROWS:
+            size += len(raw)
+            if len(chunk) >= _CHUNK_ROWS or size >= _CHUNK_BYTES:
                 yield chunk
                 chunk = []
+                size = 0
     if chunk:
         yield chunk
 
@@ -265,11 +287,13 @@ def _aggregate(col: _Collector, cfg: FreeTextConfig, tok: Tokenizer, elapsed: fl
         "n_failed": len(col.failures),
         "n_rows": col.n_rows,
         "elapsed_sec": elapsed,
-        "whole_note_f1_mean": _mean([r["whole_note"]["f1"] for r in per]) if n else 0.0,
-        "whole_note_precision_mean": _mean([r["whole_note"]["precision"] for r in per]) if n else 0.0,
-        "whole_note_recall_mean": _mean([r["whole_note"]["recall"] for r in per]) if n else 0.0,
+        # upstream run_eval.py writes null for a mean over no row; goldeval also says why under "undefined"
+        "whole_note_f1_mean": _mean([r["whole_note"]["f1"] for r in per]) if n else None,
+        "whole_note_precision_mean": _mean([r["whole_note"]["precision"] for r in per]) if n else None,
+        "whole_note_recall_mean": _mean([r["whole_note"]["recall"] for r in per]) if n else None,
         "tokenizer": tok.name,
         "tokenizer_version": tok.version,
+        "n_with_unreadable_text": sum(1 for r in per if "unreadable" in r),
         "undefined": {},
     }
     if not n:
@@ -282,7 +306,7 @@ def _aggregate(col: _Collector, cfg: FreeTextConfig, tok: Tokenizer, elapsed: fl
         agg["n_sectioned"] = len(sectioned)
         agg["n_section_scored"] = len(macro)
         for m in ("f1", "precision", "recall"):
-            agg[f"section_{m}_mean"] = _mean([x[m] for x in macro]) if macro else 0.0
+            agg[f"section_{m}_mean"] = _mean([x[m] for x in macro]) if macro else None
             if not macro:
                 agg["undefined"][f"section_{m}_mean"] = "no example has text in any section"
         names: list[str] = []
@@ -394,7 +418,7 @@ def score_file(
     reference_field: str = "reference",
     id_field: str = "id",
     tokenizer: str | Tokenizer = "openscribe",
-    workers: int | None = None,
+    workers: int | None = 1,
     recorder: Any = None,
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
@@ -406,7 +430,10 @@ def score_file(
             Each text field is a string (whole note) or an object of section name → text (sections).
         prediction_field, reference_field, id_field: Field names to read.
         tokenizer: Token rule name or object (default ``openscribe``, the published figures' rule).
-        workers: Processes to score with. ``None``: one below ``PARALLEL_MIN_ROWS`` rows, else every core.
+        workers: Processes to score with (default 1). ``None``: automatic — one below ``PARALLEL_MIN_ROWS`` rows,
+            else every core (what the CLI does). More than one worker starts processes, so a script that asks for
+            them needs the usual ``if __name__ == "__main__":`` guard (Python's multiprocessing rule). Capped at the
+            number of cores.
         recorder: Run-store recorder (``previous()``, ``record(case)``, ``finish(results)``) or ``None``.
             Rows already recorded as scored are taken from it, not scored again.
         progress: Called with the number of rows just finished (for a progress bar).
@@ -415,8 +442,10 @@ def score_file(
     Returns:
         ``{"scorer", "tokenizer", "config", "input", "aggregate", "per_example", "failures"}``. ``aggregate`` has
         ``n`` (= ``n_scored``, rows scored), ``n_failed``, ``n_rows``, ``elapsed_sec``, ``whole_note_f1_mean``,
-        ``whole_note_precision_mean``, ``whole_note_recall_mean`` (macro-averages over scored rows, unrounded),
-        ``tokenizer``, ``undefined`` (metric → reason, when no row could be scored), and for sectioned rows
+        ``whole_note_precision_mean``, ``whole_note_recall_mean`` (macro-averages over scored rows, unrounded;
+        ``null`` when no row could be scored, as upstream), ``tokenizer``, ``n_with_unreadable_text`` (scored rows
+        holding some letters the rule could not read: they are scored on the rest and flagged ``unreadable``),
+        ``undefined`` (metric → reason, when no row could be scored), and for sectioned rows
         ``section_f1_mean`` (and precision/recall) with per-section means in ``sections``. ``per_example`` items:
         ``{"id", "line", "whole_note": {"precision", "recall", "f1"}, "tokens": {...}}`` (+ ``sections``,
         ``section_macro``). ``failures``: ``[{"line", "id", "error"}]`` — rows left out of the means.
@@ -439,8 +468,12 @@ def score_file(
     total = _count_lines(p)
     if on_total:
         on_total(total)
+    cores = os.cpu_count() or 1
     if workers is None:
-        workers = (os.cpu_count() or 1) if total >= PARALLEL_MIN_ROWS else 1
+        workers = cores if total >= PARALLEL_MIN_ROWS else 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InputError(f"workers: expected a whole number >= 1 (or None for automatic), got {workers!r}.")
+    workers = min(workers, cores)
     hasher = hashlib.sha256()
     col, elapsed = _run(_iter_chunks(p, hasher), None, cfg=cfg, src=p.name, workers=max(1, workers), recorder=recorder, progress=progress)
     if col.n_rows == 0:

@@ -25,6 +25,7 @@ __all__ = [
     "overlap_of_tokens",
     "refuse_unreadable",
     "section_f1",
+    "section_texts",
     "token_f1",
 ]
 
@@ -175,7 +176,12 @@ class SectionOverlap:
     scored_sections: tuple[str, ...]
 
 
-def _section_texts(value: object, side: str) -> dict[str, str]:
+def section_texts(value: object, side: str) -> dict[str, str]:
+    """Check a section map (name → str or null) and return it with null read as empty text.
+
+    Raises:
+        InputError: *value* is not a mapping, or a section's text is neither str nor null (named by *side*.name).
+    """
     if not isinstance(value, Mapping):
         raise InputError(f"{side}: expected an object of section name → text, got {type(value).__name__} {shorten(value)}.")
     out: dict[str, str] = {}
@@ -217,8 +223,8 @@ def section_f1(
         sections empty on both sides is goldeval's (upstream averages them in as 1.0).
     """
     tok = get_tokenizer(tokenizer)
-    pred = _section_texts(prediction, "prediction")
-    ref = _section_texts(reference, "reference")
+    pred = section_texts(prediction, "prediction")
+    ref = section_texts(reference, "reference")
     names = list(ref) + [n for n in pred if n not in ref]
     per_section: dict[str, Overlap] = {}
     pooled_pred: list[str] = []

@@ -10,12 +10,13 @@ Two rules ship:
 
 ``unicode``
     NFKC, curly apostrophes (U+2018, U+2019, U+02BC, U+FF07) read as ``'`` and Unicode hyphens (U+2010 hyphen,
-    U+2011 non-breaking hyphen, U+2012 figure dash, U+2013 en dash, U+2212 minus) read as ``-``; then ``casefold``.
-    Tokens are runs of Unicode letters and digits joined the same way; CJK ideographs, kana and other scripts
-    written without spaces (Han, Hiragana, Katakana) are one token per character (as BERT's basic tokenizer and
-    sacreBLEU's ``zh`` tokenizer do), so two Chinese sentences share credit for the characters they share.
-    Em dashes stay separators. Combining marks that Python does not count as letters (some Indic vowel signs)
-    split a word; NFKC composes the Latin, Greek and Cyrillic ones first.
+    U+2011 non-breaking hyphen, U+2012 figure dash, U+2013 en dash, U+2212 minus) read as ``-``; then ``casefold``
+    (and the ``i`` + U+0307 that casefold makes of ``İ`` read as ``i``). Tokens are runs of Unicode letters, digits
+    and combining marks (so Devanagari, Bengali or Thai vowel signs do not split a word) joined the same way;
+    CJK ideographs and kana are one token per character (as BERT's basic tokenizer and sacreBLEU's ``zh``
+    tokenizer do), so two Chinese sentences share credit for the characters they share. Em dashes stay
+    separators. Thai, Lao, Khmer and Burmese are written without spaces between words and are not segmented: a
+    run of such text is one token. Symbols (emoji, ``°``) are not letters: they separate, under both rules.
 
 A rule is never swapped in silently: the rule's name is recorded in every output, and text the chosen rule
 cannot read is reported (:meth:`Tokenizer.unreadable`) so that two texts of, say, Cyrillic do not score 1.0 under
@@ -24,6 +25,7 @@ the ASCII rule through the "both texts without tokens" convention.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -109,14 +111,33 @@ OPENSCRIBE = Tokenizer(
 _APOSTROPHES = "\u2018\u2019\u02bc\uff07"
 _HYPHENS = "\u2010\u2011\u2012\u2013\u2212"
 _FOLD_TABLE = str.maketrans({**{c: "'" for c in _APOSTROPHES}, **{c: "-" for c in _HYPHENS}})
-# Scripts written without spaces: one token per character.
-_SPACELESS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
-_WORD_CHAR = rf"(?:(?![{_SPACELESS}])[^\W_])"
-_UNICODE_RE = re.compile(rf"[{_SPACELESS}]|{_WORD_CHAR}+(?:[.'/-]{_WORD_CHAR}+)*")
+# Scripts written without spaces: one token per character (Hiragana, Katakana, CJK ideographs incl. extensions B–H).
+_SPACELESS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f\U00030000-\U000323af"
+
+
+@functools.cache
+def _unicode_re() -> re.Pattern[str]:
+    """The unicode rule's pattern, built on first use: a word character is a letter or digit, or a combining mark
+    (categories Mn, Mc, Me: Indic and Thai vowel signs, viramas), so that marks do not split words."""
+    ranges: list[str] = []
+    start = prev = None
+    for cp in range(0x110000):
+        if unicodedata.category(chr(cp))[0] == "M":
+            if start is None:
+                start = cp
+            prev = cp
+        elif start is not None:
+            ranges.append(f"{re.escape(chr(start))}-{re.escape(chr(prev))}" if prev != start else re.escape(chr(start)))
+            start = None
+    marks = "".join(ranges)
+    word = rf"(?:(?![{_SPACELESS}])[^\W_]|[{marks}])"
+    return re.compile(rf"[{_SPACELESS}]|{word}+(?:[.'/-]{word}+)*")
 
 
 def _unicode_tokenize(text: str) -> list[str]:
-    return _UNICODE_RE.findall(unicodedata.normalize("NFKC", text).translate(_FOLD_TABLE).casefold())
+    folded = unicodedata.normalize("NFKC", text).translate(_FOLD_TABLE).casefold()
+    # casefold turns U+0130 (İ) into "i" + U+0307; Turkish and Azeri read it as plain i
+    return _unicode_re().findall(folded.replace("i\u0307", "i"))
 
 
 def _unicode_unreadable(text: str) -> str | None:

@@ -89,3 +89,38 @@ def test_score_bad_gates_file_exits_2_before_scoring(tmp_path):
     res = CliRunner().invoke(main, ["score", str(EXAMPLES / "openscribe_primock57_predictions.jsonl"), "--gates", str(dod), "--no-store"])
     assert res.exit_code == 2
     assert "whole_note_f1_mean" in res.stderr  # did-you-mean the known name
+
+
+def test_no_row_scored_exits_2(tmp_path):
+    # A misspelled field fails every row: that is bad input (exit 2), never a green run.
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["score", str(EXAMPLES / "openscribe_primock57_predictions.jsonl"), "--prediction-field", "predicton", "--out", str(out), "--no-store"])
+    assert res.exit_code == 2
+    assert "no row of" in res.stderr and "field 'predicton' is missing" in res.stderr
+    assert json.loads(out.read_text())["aggregate"]["whole_note_f1_mean"] is None  # the JSON is still written
+
+
+def test_unwritable_out_fails_before_scoring(tmp_path):
+    res = CliRunner().invoke(main, ["score", str(EXAMPLES / "openscribe_primock57_predictions.jsonl"), "--out", str(tmp_path / "no" / "r.json")])
+    assert res.exit_code == 2 and "does not exist" in res.stderr
+    assert "run " not in res.stderr  # nothing was scored or recorded
+
+
+def test_workers_zero_is_a_usage_error():
+    res = CliRunner().invoke(main, ["score", str(EXAMPLES / "openscribe_primock57_predictions.jsonl"), "--workers", "0"])
+    assert res.exit_code == 2
+
+
+def test_ctrl_c_exits_130_not_1():
+    # Exit 1 means "a gate failed" to CI scripts; an interrupt must not look like that.
+    import click
+
+    from goldeval.cli._common import guarded
+
+    @click.command()
+    @guarded
+    def interrupted():
+        raise KeyboardInterrupt
+
+    res = CliRunner().invoke(interrupted, [])
+    assert res.exit_code == 130 and "interrupted" in res.stderr

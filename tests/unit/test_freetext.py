@@ -82,7 +82,7 @@ def test_bad_rows_are_counted_and_the_rest_still_scores(tmp_path):
     assert agg["whole_note_f1_mean"] == pytest.approx((2 / 3 + 1.0) / 2)
     errors = {x["line"]: x["error"] for x in res["failures"]}
     assert "p.jsonl:2: not valid JSON" in errors[2]
-    assert "field 'id' must be a non-empty string, it is missing" in errors[3]
+    assert "field 'id' must be a non-empty string (or an integer), it is missing" in errors[3]
     assert "field 'prediction' is null" in errors[4]
     assert "field 'reference' must be a string or an object of sections, got 42. Fix the row or pass --reference-field" in errors[5]
     assert "id 'a' repeats line 1" in errors[6]
@@ -105,7 +105,7 @@ def test_all_rows_failed_marks_means_undefined(tmp_path):
     f = tmp_path / "p.jsonl"
     f.write_text('{"id": "a", "prediction": null, "reference": "x"}\n', encoding="utf-8")
     agg = score_file(f)["aggregate"]
-    assert agg["n"] == 0 and agg["whole_note_f1_mean"] == 0.0
+    assert agg["n"] == 0 and agg["whole_note_f1_mean"] is None  # null, as upstream run_eval.py writes it
     assert agg["undefined"]["whole_note_f1_mean"] == "no row could be scored"
 
 
@@ -157,3 +157,51 @@ def test_parallel_equals_sequential(tmp_path):
 def test_score_rows_matches_score_file():
     rows = [json.loads(line) for line in PRIMOCK.read_text(encoding="utf-8").splitlines()]
     assert score_rows(rows)["aggregate"]["whole_note_f1_mean"] == score_file(PRIMOCK)["aggregate"]["whole_note_f1_mean"]
+
+
+def _one_row_file(tmp_path, row: str):
+    f = tmp_path / "p.jsonl"
+    f.write_text(row + "\n", encoding="utf-8")
+    return f
+
+
+def test_mixed_flat_and_sectioned_rows_keep_the_unreadable_rule(tmp_path):
+    # Found by a newcomer's try: a Chinese-only sectioned prediction against the same flat text scored a silent 1.0.
+    for row in (
+        '{"id": "m", "prediction": {"plan": "患者血压正常"}, "reference": "患者血压正常"}',
+        '{"id": "m", "prediction": "患者血压正常", "reference": {"plan": "患者血压正常"}}',
+    ):
+        res = score_file(_one_row_file(tmp_path, row))
+        assert res["aggregate"]["n"] == 0 and "--tokenizer unicode" in res["failures"][0]["error"]
+
+
+def test_mixed_rows_refuse_bad_section_values(tmp_path):
+    res = score_file(_one_row_file(tmp_path, '{"id": "m", "prediction": {"plan": 5, "a": "hello"}, "reference": "hello world"}'))
+    assert res["aggregate"]["n_failed"] == 1
+    assert "prediction.plan: a section must be a string" in res["failures"][0]["error"]
+
+
+def test_nan_and_infinity_literals_do_not_fail_the_row(tmp_path):
+    # Python's json.dump writes NaN/Infinity by default; such a row is read, not failed.
+    res = score_file(_one_row_file(tmp_path, '{"id": "x", "prediction": "a b", "reference": "a", "score": NaN, "t": Infinity}'))
+    assert res["aggregate"]["n"] == 1 and res["per_example"][0]["whole_note"]["recall"] == 1.0
+
+
+def test_whitespace_id_is_refused(tmp_path):
+    res = score_file(_one_row_file(tmp_path, '{"id": "  ", "prediction": "a", "reference": "a"}'))
+    assert res["aggregate"]["n_failed"] == 1 and "field 'id' must be a non-empty string" in res["failures"][0]["error"]
+
+
+def test_partly_unreadable_text_is_scored_and_flagged(tmp_path):
+    # "BP 120/80" vs "血压 120/80 正常": the rule reads [bp, 120/80] vs [120/80]: P 1/2, R 1, F1 2/3 —
+    # the Chinese words are not read, so the row is flagged and counted.
+    res = score_file(_one_row_file(tmp_path, '{"id": "x", "prediction": "BP 120/80", "reference": "血压 120/80 正常"}'))
+    assert res["per_example"][0]["whole_note"]["f1"] == pytest.approx(2 / 3)
+    assert res["per_example"][0]["unreadable"] == {"side": "reference", "char": "血"}
+    assert res["aggregate"]["n_with_unreadable_text"] == 1
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, True])
+def test_bad_workers_is_refused(workers):
+    with pytest.raises(InputError, match="workers: expected a whole number >= 1"):
+        score_file(PRIMOCK, workers=workers)

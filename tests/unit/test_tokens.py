@@ -43,6 +43,10 @@ def test_openscribe_rule(text, tokens):
         ("ＡＢＣ１", ["abc1"]),  # NFKC
         ("头痛 发热", ["头", "痛", "发", "热"]),  # Han: one token per character
         ("Давление 120/80", ["давление", "120/80"]),
+        ("रक्तचाप सामान्य है", ["रक्तचाप", "सामान्य", "है"]),  # vowel signs and virama keep the word whole
+        ("İstanbul", ["istanbul"]),  # casefold's i + U+0307 read as i
+        ("\U00030000\U00030001", ["\U00030000", "\U00030001"]),  # CJK extension G, per character
+        ("37.2°C 🙂", ["37.2", "c"]),  # symbols separate
     ],
 )
 def test_unicode_rule(text, tokens):

@@ -16,6 +16,7 @@ EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,7 +52,11 @@ def guarded(func: F) -> F:
             fail(str(exc), EXIT_BAD_INPUT)
         except GoldevalError as exc:
             fail(str(exc), EXIT_INTERNAL)
-        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+        except KeyboardInterrupt:
+            # 130 (128 + SIGINT), never 1: exit 1 means "a gate failed" to the scripts that call us.
+            click.echo("goldeval: interrupted; a recorded run resumes when the same command is run again.", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except Exception as exc:  # an internal bug: say so plainly, keep the traceback on request
             import traceback
@@ -66,6 +71,21 @@ def guarded(func: F) -> F:
 def dumps(obj: Any) -> bytes:
     """Serialize results as indented UTF-8 JSON (floats unrounded)."""
     return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+
+
+def check_writable(out: str | None) -> None:
+    """Fail fast (InputError) when ``--out`` names a file that cannot be written, before any work is done."""
+    if out is None or out == "-":
+        return
+    import os
+
+    parent = os.path.dirname(os.path.abspath(out))
+    if os.path.isdir(out):
+        raise InputError(f"--out {out}: is a folder; name a file, e.g. {os.path.join(out, 'results.json')}.")
+    if not os.path.isdir(parent):
+        raise InputError(f"--out {out}: the folder {parent} does not exist. Create it or choose another path.")
+    if not os.access(parent, os.W_OK) or (os.path.exists(out) and not os.access(out, os.W_OK)):
+        raise InputError(f"--out {out}: not writable. Choose a writable path.")
 
 
 def write_json(obj: Any, out: str) -> None:

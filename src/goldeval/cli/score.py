@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from goldeval.cli._common import guarded, report_console, write_json
+from goldeval.cli._common import EXIT_BAD_INPUT, check_writable, fail, guarded, report_console, write_json
 from goldeval.cli._gating import apply_gates, gates_option, load_definition
 from goldeval.cli._store import store_options
 
@@ -24,7 +24,10 @@ from goldeval.cli._store import store_options
     help="Token rule: openscribe (ASCII, reproduces the published figures) or unicode (NFKC, any script).",
 )
 @click.option("--out", default=None, help="Write the results JSON here ('-' for stdout).")
-@click.option("--workers", type=int, default=None, help="Processes to score with (default: all cores for files of 10k rows or more, else 1).")
+@click.option(
+    "--workers", type=click.IntRange(min=1), default=None,
+    help="Processes to score with, at most the number of cores (default: all cores for files of 10k rows or more, else 1).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No summary table (the JSON still goes to --out).")
 @gates_option
 @store_options
@@ -39,6 +42,7 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, wor
     from goldeval.report.freetext import render_freetext
 
     console = report_console(out)
+    check_writable(out)  # an unwritable --out fails before any scoring
     definition = load_definition(gates)  # a bad gates file fails before any scoring
     config = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
     with run_store.recording(
@@ -68,6 +72,9 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, wor
             recorder.finish(results)  # again, now with the gate report (the last call wins)
     if out:
         write_json(results, out)
+    if results["aggregate"]["n"] == 0:
+        first = results["failures"][0]["error"] if results["failures"] else "no rows"
+        fail(f"no row of {file} could be scored ({results['aggregate']['n_failed']} failed); the first: {first}", EXIT_BAD_INPUT)
     sys.exit(code)
 
 

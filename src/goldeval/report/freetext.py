@@ -46,6 +46,13 @@ def render_freetext(results: dict[str, Any], console: Any, *, max_failures: int 
         for name, s in sections.items():
             st.add_row(name, str(s["n"]), str(s["n_empty_both"]), fmt(s["precision_mean"]), fmt(s["recall_mean"]), fmt(s["f1_mean"]))
         console.print(st)
+    n_unread = agg.get("n_with_unreadable_text", 0)
+    if n_unread:
+        first = next(r for r in results["per_example"] if "unreadable" in r)
+        console.print(
+            f"[yellow]{n_unread} scored row(s) hold letters the {agg['tokenizer']} rule cannot read and were scored on the "
+            f"rest (first: {first['id']!r}, {first['unreadable']['side']} has {first['unreadable']['char']!r}); "
+            "consider --tokenizer unicode.[/]", soft_wrap=True)
     for reason in agg.get("undefined", {}).items():
         console.print(f"[yellow]{reason[0]} undefined: {reason[1]}[/]")
     failures = results.get("failures") or []
