@@ -4,7 +4,8 @@
 Scores the same corpus with ``goldeval score FILE --no-store`` (the anchor) and ``goldeval score FILE --store
 <fresh db>`` (recording every case, batched commits), alternating A/B for ``--repeat`` rounds so that load on
 the machine hits both alike, and prints each time, the medians, the minima and their ratios. Also times the
-library call alone (``score_file(..., recorder=None)`` vs with a Recorder), without process start-up.
+library call alone (``score_file(..., recorder=None)`` vs with a Recorder whose writer process commits the
+batches, as the CLI records large inputs), without process start-up.
 
 The corpus is made by ``../shared/bench/make_corpus.py`` (deterministic; ``--n 100000``) and cached under
 ``benchmarks/out/``. Usage::
@@ -60,7 +61,8 @@ def lib_time(path: Path, db: Path | None) -> float:
 
     with RunStore(db) as store:
         t0 = time.perf_counter()
-        rec = start_run(store, RunMeta(run_key="bench", scorer_name="token_f1", scorer_version="1", dataset_hash="-"))
+        # as the CLI records a large input: a writer process commits the batches beside the scoring
+        rec = start_run(store, RunMeta(run_key="bench", scorer_name="token_f1", scorer_version="1", dataset_hash="-"), background="process")
         score_file(path, recorder=rec)
         rec.close()
         return time.perf_counter() - t0

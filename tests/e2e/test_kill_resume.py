@@ -63,6 +63,14 @@ def start_and_stop(corpus: Path, db: Path, sig: int, *, at_least: int = 8_000) -
         time.sleep(0.01)
     proc.send_signal(sig)
     proc.wait(timeout=60)
+    # A large run is recorded by a writer process: when the scorer is killed, that process commits the batches it
+    # had already received, then ends. Wait until the count is stable.
+    last, since = committed(db), time.monotonic()
+    while time.monotonic() - since < 0.5:
+        time.sleep(0.05)
+        now = committed(db)
+        if now != last:
+            last, since = now, time.monotonic()
     return proc.returncode
 
 

@@ -194,7 +194,7 @@ def committed(path, run_id) -> int:
         db.close()
 
 
-@pytest.mark.parametrize("background", [False, True])
+@pytest.mark.parametrize("background", [False, True, "process"])
 def test_batches_commit_every_200_cases(store, background):
     clock = FakeClock()
     run_id = store.create_run(meta())
@@ -203,8 +203,10 @@ def test_batches_commit_every_200_cases(store, background):
         rec.record({"id": f"c{i}", "status": "scored", "f1": 0.5})
     assert committed(store.path, run_id) == 0  # nothing committed before the batch is full
     rec.record({"id": "c199", "status": "scored", "f1": 0.5})
-    if background:
+    if background is True:
         rec._queue.join()  # the writer thread commits the handed-over batch
+    if background == "process":
+        rec._ask_writer(b"sync")  # the writer process commits the batch it was sent
     assert committed(store.path, run_id) == 200
     rec.record({"id": "c200", "status": "scored", "f1": 0.5})
     assert committed(store.path, run_id) == 200
@@ -316,3 +318,40 @@ def test_run_key_depends_on_inputs_config_scorer_and_arm():
     # key order of the configuration does not matter
     assert run_key(**{**base, "config": {"a": 1, "b": 2}}) == run_key(**{**base, "config": {"b": 2, "a": 1}})
     assert dataset_hash({"cases": "1", "attempts": "2"}) == dataset_hash({"attempts": "2", "cases": "1"})
+
+
+def test_deferred_hashing_sets_the_run_identity_beside_the_scoring(store, tmp_path):
+    data = tmp_path / "preds.jsonl"
+    data.write_bytes(b'{"id": "a"}\n' * 1000)
+    deferred = {"inputs": {"predictions": str(data)}, "scorer_name": "token_f1", "scorer_version": "1",
+                "config": {"t": "openscribe"}, "arm": "x"}
+    rec = start_run(store, meta("pending:abc", arm="x", config={"t": "openscribe"}), auto_resume=False,
+                    background="process", deferred=deferred)
+    rec.record({"id": "a", "status": "scored", "f1": 1.0})
+    rec.finish({"aggregate": {"n": 1}})
+    rec.close()
+    import hashlib
+
+    digest = hashlib.sha256(data.read_bytes()).hexdigest()
+    run = store.get_run(rec.run_id)
+    assert run["inputs"] == {"predictions": {"path": str(data), "sha256": digest}}
+    assert run["run_key"] == run_key(scorer_name="token_f1", scorer_version="1", input_hashes={"predictions": digest},
+                                     config={"t": "openscribe"}, arm="x")
+    assert run["dataset_hash"] == dataset_hash({"predictions": digest})
+    assert run["status"] == "finished" and store.cases(rec.run_id) == [{"id": "a", "status": "scored", "f1": 1.0}]
+    with pytest.raises(InputError, match="deferred hashing starts a new run"):
+        start_run(store, meta(), deferred=deferred, background="process")
+
+
+def test_a_writer_process_error_reaches_the_caller(store):
+    rec = start_run(store, meta(), background="process")
+    rec.record({"id": "a", "status": "scored"})
+    rec.flush()
+    store.db.execute("DROP TABLE cases")  # the writer process's next commit fails
+    rec.record({"id": "b", "status": "scored"})
+    with pytest.raises(StoreError, match="failed in the writer process"):
+        rec.flush()
+    with pytest.raises(StoreError, match="failed in the writer process"):
+        rec.close()  # the writer process is stopped all the same
+    assert rec._proc is None
+    assert store.db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"

@@ -30,7 +30,11 @@ from typing import Any
 
 import click
 
-__all__ = ["StoreOptions", "store_options", "store_path_option"]
+__all__ = ["StoreOptions", "store_options", "store_path_option", "LARGE_INPUT_BYTES"]
+
+#: Inputs at least this large (all files together) are recorded by a writer process, and — when there is no
+#: unfinished run of the same scorer, configuration and arm to resume — hashed beside the scoring, not before it.
+LARGE_INPUT_BYTES = 8_000_000
 
 
 def store_path_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -103,37 +107,45 @@ class StoreOptions:
         from goldeval.runs.recorder import dataset_hash, run_key, start_run
         from goldeval.runs.store import RunMeta, RunStore
 
-        hashes: dict[str, str] = {}
-        files: dict[str, Any] = {}
+        paths: dict[str, str] = {}
         for role, path in inputs.items():
             if path is None:
                 continue
             if not os.path.isfile(path):
                 raise _input_error(f"{path}: no such file (the {role} input). Check the path.")
-            digest = file_sha256(path)
-            hashes[role] = digest
-            files[role] = {"path": str(path), "sha256": digest}
+            paths[role] = str(path)
         dod_hash = file_sha256(dod) if dod is not None else None
         if rubric_hash is None and rubric_text is not None:
             rubric_hash = hashlib.sha256(rubric_text.encode("utf-8")).hexdigest()
         key_config = {**config, "_dod_hash": dod_hash} if dod_hash else dict(config)
-        meta = RunMeta(
-            run_key=run_key(scorer_name=scorer_name, scorer_version=scorer_version, input_hashes=hashes, config=key_config, arm=self.arm),
-            scorer_name=scorer_name,
-            scorer_version=str(scorer_version),
-            dataset_hash=dataset_hash(hashes),
-            inputs=files,
-            config=dict(config),
-            arm=self.arm,
-            tokenizer=tokenizer,
-            judge_version=judge_version,
-            rubric_hash=rubric_hash,
-            dod_hash=dod_hash,
-            goldeval_version=__version__,
-        )
+        large = sum(os.path.getsize(p) for p in paths.values()) >= LARGE_INPUT_BYTES
+
+        def meta_for(hashes: dict[str, str] | None) -> Any:
+            if hashes is None:  # large inputs, nothing to resume: hashed by the writer process beside the scoring
+                import secrets
+
+                key, data_hash, files = "pending:" + secrets.token_hex(16), "pending", {r: {"path": p, "sha256": None} for r, p in paths.items()}
+            else:
+                key = run_key(scorer_name=scorer_name, scorer_version=scorer_version, input_hashes=hashes, config=key_config, arm=self.arm)
+                data_hash, files = dataset_hash(hashes), {r: {"path": paths[r], "sha256": h} for r, h in hashes.items()}
+            return RunMeta(
+                run_key=key, scorer_name=scorer_name, scorer_version=str(scorer_version), dataset_hash=data_hash,
+                inputs=files, config=dict(config), arm=self.arm, tokenizer=tokenizer, judge_version=judge_version,
+                rubric_hash=rubric_hash, dod_hash=dod_hash, goldeval_version=__version__,
+            )
+
         store = RunStore(self.store)
         try:
-            recorder = start_run(store, meta, resume=self.resume)
+            background = "process" if large else "thread"
+            if large and self.resume is None and not store.unfinished_like(
+                scorer_name=scorer_name, scorer_version=str(scorer_version), arm=self.arm, config=config
+            ):
+                deferred = {"inputs": paths, "scorer_name": scorer_name, "scorer_version": str(scorer_version),
+                            "config": key_config, "arm": self.arm}
+                recorder = start_run(store, meta_for(None), auto_resume=False, background=background, deferred=deferred)
+            else:
+                hashes = {role: file_sha256(p) for role, p in paths.items()}
+                recorder = start_run(store, meta_for(hashes), resume=self.resume, background=background)
             self.run_id = recorder.run_id
             self.resumed = recorder.resumed
             self.n_previous = len(recorder.previous())

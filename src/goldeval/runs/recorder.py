@@ -73,8 +73,13 @@ class Recorder:
         batch_size: Commit after this many pending records (default 200).
         max_delay: Commit when this many seconds passed since the last commit (default 0.5).
         clock: Monotonic clock in seconds (tests pass a fake one).
-        background: Commit full batches on a writer thread (default True), so that SQLite's work (which releases
-            the GIL) overlaps the scorer's; at most one batch waits for it. ``False`` commits in the caller.
+        background: Where full batches are committed: ``True`` or ``"thread"`` (default) on a writer thread, at
+            most one batch waiting for it; ``"process"`` in a writer process (for large runs: the scorer's process
+            only serializes each batch, the SQLite work runs beside it); ``False`` in the caller.
+        deferred: For a new run created before its inputs were hashed (large inputs, no run to resume): what the
+            writer process needs to hash them and set the run's key, dataset hash and input hashes beside the
+            scoring — ``{"inputs": {role: path}, "scorer_name", "scorer_version", "config", "arm"}``. Needs
+            ``background="process"``.
 
     Notes:
         :meth:`record` keeps a shallow copy of the record until its batch is committed; do not change nested
@@ -85,7 +90,8 @@ class Recorder:
 
     def __init__(
         self, store: RunStore, run_id: str, *, resumed: bool = False, batch_size: int = 200,
-        max_delay: float = 0.5, clock: Callable[[], float] = time.monotonic, background: bool = True,
+        max_delay: float = 0.5, clock: Callable[[], float] = time.monotonic, background: bool | str = True,
+        deferred: dict[str, Any] | None = None,
     ) -> None:
         if batch_size < 1:
             raise InputError(f"Recorder: batch_size must be ≥ 1, got {batch_size}.")
@@ -102,7 +108,17 @@ class Recorder:
         self.finished = False
         self.closed = False
         self.n_recorded = 0
-        self.background = background
+        self.background = "thread" if background is True else background
+        if self.background not in (False, "thread", "process"):
+            raise InputError(f"Recorder: background must be True, False, 'thread' or 'process', got {background!r}.")
+        if deferred is not None and self.background != "process":
+            raise InputError("Recorder: deferred hashing needs background='process'.")
+        self._proc: Any = None
+        self._to_writer: Any = None
+        self._from_writer: Any = None
+        self._deferred = deferred
+        if deferred is not None:
+            self._start_process()
         self._queue: queue.Queue[list[tuple[Any, ...]] | None] = queue.Queue(maxsize=1)
         self._thread: threading.Thread | None = None
         self._writer_error: BaseException | None = None
@@ -158,6 +174,13 @@ class Recorder:
             pending, self._pending = self._pending, []
             if not self.background:
                 self.store.write_cases(self.run_id, _rows(pending))
+            elif self.background == "process":
+                if self._proc is None:
+                    self._start_process()
+                try:
+                    self._to_writer.send_bytes(orjson.dumps(pending, option=_DUMPS_OPTIONS))
+                except (BrokenPipeError, OSError) as exc:
+                    raise StoreError(f"run store: the writer process of run {self.run_id} is gone ({exc}); the run can be resumed.") from exc
             else:
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._write_loop, name=f"goldeval-recorder-{self.run_id}", daemon=True)
@@ -190,13 +213,48 @@ class Recorder:
         self._send()
         if self._thread is not None:
             self._queue.join()
+        if self._proc is not None:
+            self._ask_writer(b"sync")
         self._raise_writer_error()
+
+    def _start_process(self) -> None:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+        child_in, self._to_writer = ctx.Pipe(duplex=False)
+        self._from_writer, child_out = ctx.Pipe(duplex=False)
+        self._proc = ctx.Process(
+            target=_writer_main, args=(child_in, child_out, str(self.store.path), self.run_id, self._deferred),
+            name=f"goldeval-recorder-{self.run_id}", daemon=True,
+        )
+        self._proc.start()
+        child_in.close()
+        child_out.close()
+
+    def _ask_writer(self, message: bytes) -> dict[str, Any]:
+        """Send ``sync`` / ``stop`` to the writer process and wait for its answer (everything before is committed)."""
+        try:
+            self._to_writer.send_bytes(message)
+            reply = orjson.loads(self._from_writer.recv_bytes())
+        except (EOFError, BrokenPipeError, OSError) as exc:
+            raise StoreError(f"run store: the writer process of run {self.run_id} ended unexpectedly ({exc!r}); the run can be resumed.") from exc
+        if reply.get("error"):
+            raise StoreError(f"run store: recording run {self.run_id} failed in the writer process: {reply['error']}")
+        return reply
 
     def _stop_writer(self) -> None:
         if self._thread is not None:
             self._queue.put(None)
             self._thread.join()
             self._thread = None
+        if self._proc is not None:
+            proc, self._proc = self._proc, None
+            try:
+                self._ask_writer(b"stop")
+            finally:
+                proc.join(timeout=60)
+                self._to_writer.close()
+                self._from_writer.close()
 
     def close(self, *, interrupted: bool = False) -> None:
         """Commit what is pending; a run that did not finish is marked ``interrupted`` (resumable)."""
@@ -224,6 +282,68 @@ class Recorder:
 _DUMPS_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
 
+def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str, deferred: dict[str, Any] | None) -> None:
+    """The writer process: commits each batch it receives (one transaction each) and answers ``sync`` / ``stop``
+    with ``{"n": cases committed, "error": str | None}``. When the parent dies (end of file on the pipe), what was
+    received is committed and the process ends. With *deferred*, a thread hashes the inputs meanwhile and sets the
+    run's key, dataset hash and input hashes (joined before ``stop`` is answered)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops this process cleanly
+    errors: list[str] = []
+    hasher: threading.Thread | None = None
+    try:
+        store = RunStore(db_path)
+    except BaseException as exc:  # reported on the first sync
+        errors.append(str(exc))
+        store = None
+    if deferred is not None and store is not None:
+        hasher = threading.Thread(target=_hash_and_identify, args=(db_path, run_id, deferred, errors), daemon=True)
+        hasher.start()
+    n = 0
+    while True:
+        try:
+            msg = conn_in.recv_bytes()
+        except (EOFError, OSError):
+            break
+        if msg in (b"sync", b"stop"):
+            if msg == b"stop" and hasher is not None:
+                hasher.join()
+            conn_out.send_bytes(orjson.dumps({"n": n, "error": "; ".join(errors) or None}))
+            if msg == b"stop":
+                break
+            continue
+        if errors or store is None:
+            continue
+        try:
+            batch = orjson.loads(msg)
+            store.write_cases(run_id, _rows(batch))
+            n += len(batch)
+        except BaseException as exc:
+            errors.append(str(exc))
+    if hasher is not None:
+        hasher.join()
+    if store is not None:
+        store.close()
+
+
+def _hash_and_identify(db_path: str, run_id: str, deferred: dict[str, Any], errors: list[str]) -> None:
+    """Hash the deferred inputs and record the run's identity (runs in the writer process, its own connection)."""
+    from goldeval.io import file_sha256
+
+    try:
+        hashes = {role: file_sha256(path) for role, path in deferred["inputs"].items()}
+        key = run_key(
+            scorer_name=deferred["scorer_name"], scorer_version=deferred["scorer_version"], input_hashes=hashes,
+            config=deferred["config"], arm=deferred["arm"],
+        )
+        inputs = {role: {"path": str(path), "sha256": hashes[role]} for role, path in deferred["inputs"].items()}
+        with RunStore(db_path) as store:
+            store.set_identity(run_id, run_key=key, dataset_hash=dataset_hash(hashes), inputs=inputs)
+    except BaseException as exc:
+        errors.append(f"hashing the inputs failed ({exc})")
+
+
 def _rows(batch: list[tuple[Any, int, dict[str, Any]]]) -> list[tuple[Any, ...]]:
     """``(case id, seq, record)`` → the ``cases`` row tuples ``RunStore.write_cases`` takes."""
     dumps = orjson.dumps
@@ -241,6 +361,8 @@ def start_run(
     auto_resume: bool = True,
     batch_size: int = 200,
     max_delay: float = 0.5,
+    background: bool | str = True,
+    deferred: dict[str, Any] | None = None,
 ) -> Recorder:
     """Start a new run, or resume one, and return its :class:`Recorder`.
 
@@ -249,13 +371,17 @@ def start_run(
         meta: The run's identity and versions (``meta.run_key`` decides what "the same run" is).
         resume: A run id (or unique prefix) to resume. Its key must equal ``meta.run_key``.
         auto_resume: With no ``resume``, resume the newest unfinished run with the same key (default True).
-        batch_size, max_delay: See :class:`Recorder`.
+        batch_size, max_delay, background: See :class:`Recorder`.
+        deferred: Hash the inputs in the writer process (see :class:`Recorder`); only for a new run (then
+            ``meta.run_key`` is a placeholder starting ``pending:``, and nothing is resumed).
 
     Raises:
         InputError: ``resume`` names a run made from other inputs, configuration, scorer version or arm (the
             message names which parts differ).
         StoreError: ``resume`` names no run of this store.
     """
+    if deferred is not None and (resume is not None or auto_resume):
+        raise InputError("start_run: deferred hashing starts a new run; pass auto_resume=False and no resume.")
     if resume is not None:
         run = store.get_run(resume, with_results=False)
         if run["run_key"] != meta.run_key:
@@ -276,11 +402,11 @@ def start_run(
                 "resuming would mix two runs. Drop --resume to start a new run, or rerun with the same inputs and options."
             )
         store.claim(run["id"])
-        return Recorder(store, run["id"], resumed=True, batch_size=batch_size, max_delay=max_delay)
+        return Recorder(store, run["id"], resumed=True, batch_size=batch_size, max_delay=max_delay, background=background)
     if auto_resume:
         run = store.find_unfinished(meta.run_key)
         if run is not None:
             store.claim(run["id"])
-            return Recorder(store, run["id"], resumed=True, batch_size=batch_size, max_delay=max_delay)
+            return Recorder(store, run["id"], resumed=True, batch_size=batch_size, max_delay=max_delay, background=background)
     run_id = store.create_run(meta)
-    return Recorder(store, run_id, resumed=False, batch_size=batch_size, max_delay=max_delay)
+    return Recorder(store, run_id, resumed=False, batch_size=batch_size, max_delay=max_delay, background=background, deferred=deferred)

@@ -329,6 +329,28 @@ class RunStore:
             return run
         return None
 
+    def set_identity(self, run_id: str, *, run_key: str, dataset_hash: str, inputs: Mapping[str, Any]) -> None:
+        """Set a run's key, dataset hash and input hashes (a run whose inputs were hashed beside the scoring)."""
+        self._tx(
+            "UPDATE runs SET run_key = ?, dataset_hash = ?, inputs = ? WHERE id = ?",
+            (run_key, dataset_hash, _dumps(dict(inputs)), run_id),
+        )
+
+    def unfinished_like(self, *, scorer_name: str, scorer_version: str, arm: str | None, config: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Runs that did not finish, of the same scorer, version, arm and configuration (the runs a new invocation
+        could resume, whatever its input files); runs whose key is not yet known are left out."""
+        rows = self.db.execute(
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE status != 'finished' AND scorer_name = ? AND scorer_version = ? "
+            "AND run_key NOT LIKE 'pending:%' ORDER BY created_at DESC, rowid DESC",
+            (scorer_name, str(scorer_version)),
+        ).fetchall()
+        out = []
+        for row in rows:
+            run = self._row_to_run(row)
+            if run["arm"] == arm and run["config"] == dict(config):
+                out.append(run)
+        return out
+
     def claim(self, run_id: str) -> None:
         """Mark *run_id* as ``running`` in this process (on resume)."""
         self._tx(
