@@ -257,16 +257,24 @@ class Recorder:
                 self._from_writer.close()
 
     def close(self, *, interrupted: bool = False) -> None:
-        """Commit what is pending; a run that did not finish is marked ``interrupted`` (resumable)."""
+        """Commit what is pending and stop the writer; a run that did not finish is marked ``interrupted``
+        (resumable). Every step is tried even when an earlier one fails; the first error is raised after."""
         if self.closed:
             return
-        try:
-            self.flush()
-        finally:
-            self._stop_writer()
-            self.closed = True
-            if not self.finished:
+        errors: list[BaseException] = []
+        for step in (self.flush, self._stop_writer):
+            try:
+                step()
+            except BaseException as exc:
+                errors.append(exc)
+        self.closed = True
+        if not self.finished:
+            try:
                 self.store.set_status(self.run_id, "interrupted")
+            except BaseException as exc:
+                errors.append(exc)
+        if errors:
+            raise errors[0]
 
     def __enter__(self) -> Recorder:
         return self
