@@ -33,6 +33,7 @@ __all__ = [
     "SETTLED_VERDICTS",
     "read_regressions",
     "replay",
+    "replay_regressions",
     "export_review",
     "import_review",
     "append_regressions",
@@ -178,6 +179,10 @@ def replay(
         "same": same,
         "failures": failures,
     }
+
+
+#: The name ``goldeval`` exports :func:`replay` under.
+replay_regressions = replay
 
 
 # ---------------------------------------------------------------------------------------------------------------
