@@ -123,6 +123,10 @@ def render_run(run: Mapping[str, Any], console: Any) -> None:
         except (ImportError, AttributeError):
             renderer = None
     (renderer or render_generic)(results, console)
+    gates = results.get("gates")
+    if isinstance(gates, Mapping) and gates.get("summary"):
+        style = "green" if gates.get("passed") else "red"
+        console.print(f"[{style}]gates: {gates['summary']}[/]", highlight=False)
 
 
 def _pr(p: Mapping[str, Any] | None) -> str:
