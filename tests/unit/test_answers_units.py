@@ -198,3 +198,15 @@ def test_gold_checks():
     assert check_golden(cols(["source", "n"], [["a", 40], ["b", 30], ["Total", 70]]))[0] == "verified"
     assert check_golden(cols(["total", "n_male", "n_female"], [[10, 6, 5]]))[0] == "suspect"   # 6 + 5 = 11 > 10
     assert check_golden(cols(["s", "a"], [[None, None]]))[0] == "suspect"                  # every cell NULL
+
+
+def test_dates_in_prose_are_not_values():
+    # 2024-03-01 is a date, not the numbers 2024, 3 and 1 (nor a range "4-0"); the only value stated is 42.
+    p = read_prose("On 2024-03-01 at 10:30 there were 42 admissions.", "How many admissions on 1 March?")
+    assert p.numbers == (42.0,) and not p.hedged
+    assert read_prose("Between 40-45 admissions.").hedged
+
+
+def test_yes_no_are_booleans():
+    assert make_column("x", ["Yes", "no"]).kind == "bool"
+    assert make_column("x", ["Nora", "Yann"]).kind == "text"

@@ -91,11 +91,25 @@ def _to_number(tok: str) -> float:
     return float(t)
 
 
+_DATE = re.compile(
+    r"\b\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?\b"      # 2024-03-01, 2024-03-01 10:00
+    r"|\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b"                                       # 01/03/2024, 1.3.24
+    r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"                                             # 10:30
+)
+
+
+def _without_dates(text: str) -> str:
+    """Dates and times replaced by a space: their digits are not stated values (nor a range like 40-45)."""
+    return _DATE.sub(" ", text)
+
+
 def stated_numbers(text: str, question: str = "") -> tuple[float, ...]:
-    """Numbers stated in *text*, minus those the *question* mentions (``Ward 7`` is not an answer)."""
-    asked = {_to_number(m.group(0)) for m in _NUMBER.finditer(question or "")}
+    """Numbers stated in *text*, minus those the *question* mentions (``Ward 7`` is not an answer).
+
+    Dates and clock times (``2024-03-01``, ``01/03/2024``, ``10:30``) are not read as numbers."""
+    asked = {_to_number(m.group(0)) for m in _NUMBER.finditer(_without_dates(question or ""))}
     out = []
-    for m in _NUMBER.finditer(text):
+    for m in _NUMBER.finditer(_without_dates(text)):
         x = _to_number(m.group(0))
         if x in asked:
             continue
@@ -120,4 +134,4 @@ def read_prose(text: str, question: str = "") -> Prose:
     answer, injected = strip_grader_text(text or "")
     refuses, names = refusal(answer)
     nums = stated_numbers(answer, question)
-    return Prose(answer, injected, nums, refuses, names, hedged(answer) and len(set(nums)) > 1)
+    return Prose(answer, injected, nums, refuses, names, hedged(_without_dates(answer)) and len(set(nums)) > 1)

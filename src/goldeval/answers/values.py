@@ -6,7 +6,7 @@ whole column, and arrays that the pairing and row comparison read without touchi
 Kinds:
     ``number``  ints, floats, decimals, and strings that spell a number (``"1"``, ``"1,234.5"``, ``"20%"``).
                 ``1``, ``1.0`` and ``"1"`` are the same number.
-    ``bool``    ``True``/``False`` (and the strings ``"true"``/``"false"``); compared as the numbers 1 / 0.
+    ``bool``    ``True``/``False`` (and the strings ``"true"``/``"false"``, ``"yes"``/``"no"``); compared as 1 / 0.
     ``date``    ISO dates and timestamps (``2024-03-01``, ``2024-03-01 00:00:00`` — a timestamp at midnight reads
                 as its date).
     ``text``    anything else: compared after Unicode NFC, trimming, collapsing inner white space and case folding.
@@ -55,7 +55,7 @@ _NUM_THOUSANDS_RE = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$")
 _WS_RE = re.compile(r"\s+")
 # In "\0"-joined cells: white space, or a cell that is empty or starts like a number / date / boolean.
-_NOT_PLAIN = re.compile(r"\s|(?:^|\x00)(?:[\d+\-.]|\x00|$|(?:true|false)(?:\x00|$))", re.IGNORECASE)
+_NOT_PLAIN = re.compile(r"\s|(?:^|\x00)(?:[\d+\-.]|\x00|$|(?:true|false|yes|no)(?:\x00|$))", re.IGNORECASE)
 
 
 def canonical_text(value: str) -> str:
@@ -132,7 +132,7 @@ def _cell(value: Any) -> tuple[str, Any, bool]:
     if isinstance(value, str):
         text = value.strip()
         first = text[:1]
-        if not (first.isdigit() or first in "+-.") and first not in "tTfF":
+        if not (first.isdigit() or first in "+-.") and first not in "tTfFyYnN":
             return "text", canonical_text(value), False  # cannot be a number, a date or a boolean
         percent = text.endswith("%")
         body = text[:-1].strip() if percent else text
@@ -141,8 +141,8 @@ def _cell(value: Any) -> tuple[str, Any, bool]:
         if _NUM_THOUSANDS_RE.match(body):
             return "number", float(body.replace(",", "")), percent
         low = text.lower()
-        if low in ("true", "false"):
-            return "bool", 1.0 if low == "true" else 0.0, False
+        if low in ("true", "false", "yes", "no"):
+            return "bool", 1.0 if low in ("true", "yes") else 0.0, False
         date = _parse_date(text)
         if date is not None:
             return "date", date, False
@@ -154,7 +154,7 @@ def _str_cell(value: str) -> tuple[str, Any, bool]:
     """:func:`_cell` for a string, with the common case (text that cannot be a number, date or boolean) first."""
     text = value.strip()
     first = text[:1]
-    if not first or first.isdigit() or first in "+-.tTfF":
+    if not first or first.isdigit() or first in "+-.tTfFyYnN":
         return _cell(value)
     if value.isascii() and not ("  " in text or "\t" in text or "\n" in text or "\r" in text):
         return "text", text.lower(), False
