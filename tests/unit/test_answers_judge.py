@@ -138,3 +138,28 @@ def test_llm_materials_function(tmp_path: Path, db: Path) -> None:
     everything = llm_materials(cases, attempts, config=AnswerConfig(db=str(db)), only_undecided=False)
     beds = next(m for m in everything if m["id"] == "beds")
     assert beds["prediction"]["source"] == "executed" and beds["prediction"]["row_count"] == 3
+
+
+def test_divergent_clause_on_a_tie_break_goes_to_the_llm_judge():
+    from goldeval.answers import judge_answer
+
+    golden = {"kind": "value", "columns": ["site", "n"], "rows": [["A", 50], ["B", 40]], "top_n": {"n": 2, "by": "n", "direction": "desc"}}
+    pred = {"columns": ["site", "n"], "rows": [["A", 50], ["C", 40]]}
+    assert judge_answer("top 2 sites", golden, pred).verdict == "match"   # a valid tie-break
+    v = judge_answer("top 2 sites", golden, pred, rubric=["DIVERGENT: picks Site C for second place"])
+    assert v.verdict == "needs_human" and v.details["rule_verdict"]["verdict"] == "match"
+
+
+def test_duckdb_file_is_judged(tmp_path: Path) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    p = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(p))
+    con.execute("CREATE TABLE wards AS SELECT * FROM (VALUES ('Cardiology', 30), ('Oncology', 24)) t(name, beds)")
+    con.close()
+    cases = _jsonl(tmp_path / "cases.jsonl", [
+        {"id": "a", "question": "Beds?", "golden": {"kind": "value", "columns": ["ward", "beds"], "canonical_query": "SELECT name, beds FROM wards"},
+         "must_not_use": ["wards.secret"]},
+    ])
+    attempts = _jsonl(tmp_path / "attempts.jsonl", [{"id": "a", "final_query": "SELECT beds, name AS ward FROM wards ORDER BY beds"}])
+    (case,) = judge_file(cases, attempts, config=AnswerConfig(db=str(p)))["per_example"]
+    assert case["verdict"] == "match" and case["details"]["prediction_source"] == "executed"

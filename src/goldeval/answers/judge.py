@@ -526,6 +526,8 @@ def judge_answer(
     reasons = []
     if v.verdict == "match" and "REQUIRED" in markers:
         reasons.append("a REQUIRED rubric clause may be unmet")
+    if v.verdict == "match" and v.mismatch and markers & {"DIVERGENT", "WRONG"}:
+        reasons.append("a DIVERGENT/WRONG rubric clause may describe this answer's difference (" + v.mismatch + ")")
     if v.verdict in ("no_match", "near_match") and markers & {"ACCEPT", "PREFERRED", "DIVERGENT"} and v.decided_by == "rule":
         reasons.append("an ACCEPT/PREFERRED/DIVERGENT rubric clause may cover this answer")
     if v.verdict == "match" and fc.prose:
@@ -555,11 +557,18 @@ def _materials(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, outco
 
     _, prose = split_entries([str(x) for x in case.get("must_not_use") or []])
     rows = (pred or {}).get("rows")
+    gold = {k: v for k, v in golden.items() if k not in ("tie_pool",)}
+    if isinstance(gold.get("top_n"), Mapping) and "tie_rows" in gold["top_n"]:
+        gold["top_n"] = {k: v for k, v in gold["top_n"].items() if k != "tie_rows"} | {"tie_rows_count": len(gold["top_n"]["tie_rows"])}
+    if isinstance(gold.get("rows"), list) and len(gold["rows"]) > _MATERIAL_ROWS:
+        gold["row_count"] = len(gold["rows"])
+        gold["rows"] = gold["rows"][:_MATERIAL_ROWS]
+        gold["rows_truncated"] = True
     return {
         "id": outcome.id,
         "rule": outcome.to_dict(),
         "question": case.get("question"),
-        "golden": dict(golden),
+        "golden": gold,
         "prediction": None if pred is None else {
             "columns": pred.get("columns"),
             "rows": rows[:_MATERIAL_ROWS] if isinstance(rows, list) else rows,
