@@ -297,7 +297,14 @@ def _judge_table(
             why += " (" + "; ".join(notes) + ")"
         return _verdict("match", max(conf, 6), why + ".", located=located, mismatch=rc.mismatch if rc.top_n else None,
                         details=details, **common)
-    # Not complete. A canonical ORDER BY … LIMIT with ties beyond the limit: another tie-break may be right.
+    # Not complete. Mislabelled columns? The column named like a golden one is wrong but another holds its values.
+    if pairing.name_value_conflicts and rc.top_n is None:
+        c = pairing.name_value_conflicts[0]
+        return _undecided(
+            f"The column named '{c['named']}' does not hold the golden '{c['golden']}' values, but {', '.join(map(repr, c['values_in']))} "
+            "does: mislabelled columns or a wrong answer, which rules cannot tell apart.", "names and values disagree",
+            located=located, mismatch=rc.mismatch, details=details, **common)
+    # A canonical ORDER BY … LIMIT with ties beyond the limit: another tie-break may be right.
     pool = golden.get("tie_pool")
     if isinstance(pool, Mapping) and rc.top_n is None:
         above = [list(r) for r in pool.get("above") or []]

@@ -44,6 +44,9 @@ __all__ = ["Pairing", "pair_columns", "value_agreement", "name_score", "unique_n
 _FORBIDDEN = -1e6
 _W_VALUES = 2.0
 _W_NAME = 1.0
+#: Extra weight for the same name (name score ≥ 0.95): the answerer's column called ``n_admissions`` is its answer
+#: for ``n_admissions``, even when another column happens to hold the golden's values.
+_W_SAME_NAME = 2.0
 
 
 @dataclass(slots=True)
@@ -61,6 +64,8 @@ class Pairing:
         unpaired: golden names with no partner.
         rejected: pairs refused because the names' roles conflict: ``{"golden", "prediction", "why"}``.
         ambiguous: ``{"golden", "candidates": [...]}`` where other columns fit as well as the chosen one.
+        name_value_conflicts: ``{"golden", "named", "values_in"}`` where the column named like the golden one
+            disagrees with it while other columns hold its values (mislabelled columns?).
     """
 
     golden_names: list[str]
@@ -73,6 +78,7 @@ class Pairing:
     rejected: list[dict[str, str]] = field(default_factory=list)
     ambiguous: list[dict[str, Any]] = field(default_factory=list)
     alternatives: list[dict[int, int]] = field(default_factory=list, repr=False)
+    name_value_conflicts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def mapping(self) -> dict[str, str | None]:
@@ -82,7 +88,7 @@ class Pairing:
     def with_index(self, index: dict[int, int], basis: str) -> Pairing:
         """A copy that uses another assignment (one of ``alternatives``), with *basis* for the changed pairs."""
         out = Pairing(list(self.golden_names), list(self.pred_names), dict(index), dict(self.basis), dict(self.scale),
-                      dict(self.agreement), list(self.unpaired), list(self.rejected), [], [])
+                      dict(self.agreement), list(self.unpaired), list(self.rejected), [], [], list(self.name_value_conflicts))
         for gi, pj in index.items():
             if self.index.get(gi) != pj:
                 out.basis[self.golden_names[gi]] = basis
@@ -97,6 +103,7 @@ class Pairing:
             "unpaired": list(self.unpaired),
             "rejected": list(self.rejected),
             "ambiguous": list(self.ambiguous),
+            "name_value_conflicts": list(self.name_value_conflicts),
         }
 
 
@@ -267,7 +274,7 @@ def pair_columns(
             if share is not None:
                 agree[i, j] = share
                 scales[i, j] = scale
-    score = _W_VALUES * np.nan_to_num(agree, nan=0.0) + _W_NAME * names
+    score = _W_VALUES * np.nan_to_num(agree, nan=0.0) + _W_NAME * names + _W_SAME_NAME * (names >= 0.95)
     score[conflict] = _FORBIDDEN
     assigned: dict[int, int] = {}
     if kp:
@@ -315,6 +322,13 @@ def pair_columns(
                     if share:
                         why += f"; shared values ({share:.0%}) are not evidence of meaning"
                     out.rejected.append({"golden": gnames[i], "prediction": pnames[j], "why": why})
+    # Names against values: the column named like the golden one disagrees, another column holds the golden's values.
+    for i, j in out.index.items():
+        if out.basis[gnames[i]] != "name":
+            continue
+        full = [j2 for j2 in range(kp) if j2 != j and not conflict[i, j2] and not np.isnan(agree[i, j2]) and agree[i, j2] >= 1 - 1e-12]
+        if full:
+            out.name_value_conflicts.append({"golden": gnames[i], "named": pnames[j], "values_in": [pnames[j2] for j2 in full]})
     # Ambiguity: another column fits this golden column exactly as well and holds different values.
     for i, j in out.index.items():
         if out.basis[gnames[i]] not in ("values", "values (partial)", "elimination"):
