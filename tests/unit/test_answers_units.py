@@ -210,3 +210,15 @@ def test_dates_in_prose_are_not_values():
 def test_yes_no_are_booleans():
     assert make_column("x", ["Yes", "no"]).kind == "bool"
     assert make_column("x", ["Nora", "Yann"]).kind == "text"
+
+
+@pytest.mark.parametrize("text,hedge", [
+    ("Oncology has either 22 or 24 beds.", True),
+    ("22 or 24 beds", True),
+    ("Between 40 and 45.", True),
+    ("It could be 40, or 42.", True),
+    ("Cardiology had 42 admissions, or 12% of the total.", False),   # a second figure, not a second candidate
+    ("About 42 admissions (12%).", False),                           # approximate, but one candidate
+])
+def test_hedges(text, hedge):
+    assert read_prose(text, "How many?").hedged is hedge

@@ -48,9 +48,11 @@ _NAMES_MISSING = re.compile(
     re.IGNORECASE,
 )
 _HEDGE = re.compile(
-    r"\b(?:either\b.*\bor\b|between\s+\S+\s+and\b|somewhere|roughly|approximately|around|about|possibly|perhaps|maybe"
-    r"|could be|might be|depending|depends|or so|if we count|alternatively)\b"
-    r"|\d\s*(?:-|–|to)\s*\d|\bor\b",
+    r"\beither\b[^.]*\bor\b"                                                  # either 22 or 24
+    r"|\bbetween\s+[-+]?\d[\d,.]*\s*%?\s+and\s+[-+]?\d"                          # between 40 and 45
+    r"|\d\s*%?\s*(?:-|–|to)\s*[-+]?\d"                                          # 40-45, 40 to 45
+    r"|\d[\d,.]*\s*%?\s+or\s+(?:maybe\s+|perhaps\s+|possibly\s+)?[-+]?\d"          # 22 or 24
+    r"|\b(?:possibly|perhaps|maybe|could be|might be|depending on|depends on|alternatively|if we count)\b",
     re.IGNORECASE,
 )
 
@@ -125,7 +127,8 @@ def refusal(text: str) -> tuple[bool, bool]:
 
 
 def hedged(text: str) -> bool:
-    """True when the text hedges between candidates (``either … or``, ``between … and``, ``40-45``, ``about``)."""
+    """True when the text hedges between candidates (``either … or``, ``22 or 24``, ``between … and``, ``40-45``,
+    ``maybe``). A single approximate value (``about 42``) is not a hedge; nor is ``42, or 12% of all``."""
     return bool(_HEDGE.search(text))
 
 
