@@ -222,3 +222,8 @@ def test_yes_no_are_booleans():
 ])
 def test_hedges(text, hedge):
     assert read_prose(text, "How many?").hedged is hedge
+
+
+def test_no_field_statement_is_a_specific_refusal():
+    assert refusal("The database has no blood type column.") == (True, True)
+    assert refusal("There is no field recording blood type.") == (True, True)

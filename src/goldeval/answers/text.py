@@ -119,8 +119,20 @@ def stated_numbers(text: str, question: str = "") -> tuple[float, ...]:
     return tuple(out)
 
 
+_NO_FIELD = re.compile(
+    r"\b(?:has|have|there is|there are|contains?|holds?|with)\s+no\s+(?:\w+\s+){0,3}?"
+    r"(?:field|column|table|attribute|entity|variable|data|information|record)s?\b",
+    re.IGNORECASE,
+)
+
+
 def refusal(text: str) -> tuple[bool, bool]:
-    """``(declines, names what is missing)`` for an answer text."""
+    """``(declines, names what is missing)`` for an answer text.
+
+    Declining is a "cannot / unable / not available / I don't know" phrase, or a statement that the data has no
+    field for it ("the database has no blood type column"), which also names what is missing."""
+    if _NO_FIELD.search(text):
+        return True, True
     if not _REFUSAL.search(text):
         return False, False
     return True, bool(_NAMES_MISSING.search(text))
