@@ -7,8 +7,8 @@ left out of the pass rate (counted beside it), see :func:`goldeval.verdict.pass_
 Rules (each gives a ``gold_note`` that names the column and the value):
 
 * a negative value in a count or rate column → ``verified_wrong`` (a count or a rate is never below 0);
-* a share / proportion / fraction above 1 → ``verified_wrong`` when above 100 (not even a percentage), else
-  ``suspect`` (a percentage written in a share column?);
+* a share / proportion / fraction above 100 → ``verified_wrong`` (neither a fraction nor a percentage; a share
+  column written as a percentage, all values in [0, 100], is normal and not flagged);
 * a rate above 1 (named ``rate``, or declared in ``rate_columns``) → ``suspect``: "a rate outside [0, 1]" (rates per
   1,000 exist, so this is not proof); a percent column above 100 → ``suspect``;
 * a total below its parts: a row labelled ``Total``/``All``/``Overall`` whose value is below the sum of the other
@@ -73,8 +73,8 @@ def check_golden(columns: Sequence[Column], *, rate_columns: Sequence[str] = ())
             status = worse_status(status, ("verified_wrong", f"column '{c.name}' holds {_fmt(lo)}: a count or rate is never negative"))
             continue
         if toks & {"share", "proportion", "fraction"} and hi > 1:
-            sev = "verified_wrong" if hi > 100 else "suspect"
-            status = worse_status(status, (sev, f"column '{c.name}' holds {_fmt(hi)}: a share lies in [0, 1]"))
+            if hi > 100:  # not a fraction, and not a percentage either
+                status = worse_status(status, ("verified_wrong", f"column '{c.name}' holds {_fmt(hi)}: a share lies in [0, 1] (or [0, 100] as a percentage)"))
         elif "percent" in toks and hi > 100:
             status = worse_status(status, ("suspect", f"column '{c.name}' holds {_fmt(hi)}: a percentage above 100"))
         elif ("rate" in toks or c.name in rate_columns) and "percent" not in toks and hi > 1:
