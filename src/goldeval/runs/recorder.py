@@ -230,6 +230,7 @@ class Recorder:
         self._proc.start()
         child_in.close()
         child_out.close()
+        _widen_pipe(self._to_writer)
 
     def _ask_writer(self, message: bytes) -> dict[str, Any]:
         """Send ``sync`` / ``stop`` to the writer process and wait for its answer (everything before is committed)."""
@@ -290,14 +291,47 @@ class Recorder:
 _DUMPS_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
 
+def _widen_pipe(conn: Any, size: int = 1 << 20) -> None:
+    """Ask Linux for a 1 MiB pipe buffer (default 64 KiB), so the scorer can hand over batches without waiting for
+    the writer process to be scheduled. Best effort: elsewhere, or above the system limit, nothing changes."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(conn.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
+    except (ImportError, OSError, ValueError):
+        pass
+
+
 def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str, deferred: dict[str, Any] | None) -> None:
     """The writer process: commits each batch it receives (one transaction each) and answers ``sync`` / ``stop``
-    with ``{"n": cases committed, "error": str | None}``. When the parent dies (end of file on the pipe), what was
-    received is committed and the process ends. With *deferred*, a thread hashes the inputs meanwhile and sets the
-    run's key, dataset hash and input hashes (joined before ``stop`` is answered)."""
+    with ``{"n": cases committed, "error": str | None}``. It runs at a lower priority and buffers what it has not
+    written yet, so the scorer never waits for it; it catches up in the scorer's single-core phases and at
+    ``sync``. When the parent dies (end of file on the pipe), everything received is committed and the process
+    ends. With *deferred*, a thread hashes the inputs meanwhile and sets the run's key, dataset hash and input
+    hashes (joined before ``stop`` is answered)."""
+    import os
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops this process cleanly
+    try:
+        os.nice(10)  # the scoring comes first; this process catches up when a core is free
+    except (AttributeError, OSError):
+        pass
+    # A reader thread drains the pipe at once, so the scorer never waits for SQLite; batches wait here, in order.
+    inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+
+    def pump() -> None:
+        while True:
+            try:
+                message = conn_in.recv_bytes()
+            except (EOFError, OSError):
+                inbox.put(None)
+                return
+            inbox.put(message)
+            if message == b"stop":
+                return
+
+    threading.Thread(target=pump, name="goldeval-recorder-inbox", daemon=True).start()
     errors: list[str] = []
     hasher: threading.Thread | None = None
     try:
@@ -310,9 +344,8 @@ def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str, deferre
         hasher.start()
     n = 0
     while True:
-        try:
-            msg = conn_in.recv_bytes()
-        except (EOFError, OSError):
+        msg = inbox.get()
+        if msg is None:  # the parent is gone: everything it sent has been committed
             break
         if msg in (b"sync", b"stop"):
             if msg == b"stop" and hasher is not None:
