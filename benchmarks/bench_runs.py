@@ -49,12 +49,12 @@ def cli_time(args: list[str]) -> float:
     return time.perf_counter() - t0
 
 
-def lib_time(path: Path, db: Path | None) -> float:
+def lib_time(path: Path, db: Path | None, workers: int | None) -> float:
     from goldeval.freetext import score_file
 
     if db is None:
         t0 = time.perf_counter()
-        score_file(path)
+        score_file(path, workers=workers)
         return time.perf_counter() - t0
     from goldeval.runs.recorder import start_run
     from goldeval.runs.store import RunMeta, RunStore
@@ -63,7 +63,7 @@ def lib_time(path: Path, db: Path | None) -> float:
         t0 = time.perf_counter()
         # as the CLI records a large input: a writer process commits the batches beside the scoring
         rec = start_run(store, RunMeta(run_key="bench", scorer_name="token_f1", scorer_version="1", dataset_hash="-"), background="process")
-        score_file(path, recorder=rec)
+        score_file(path, recorder=rec, workers=workers)
         rec.close()
         return time.perf_counter() - t0
 
@@ -80,22 +80,26 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--corpus", default=None)
     ap.add_argument("--skip-cli", action="store_true")
+    ap.add_argument("--workers", type=int, default=None, help="scoring processes (default: every core, as the CLI)")
     a = ap.parse_args()
     path = corpus(a.n, a.corpus)
-    print(f"corpus {path} ({path.stat().st_size / 1e6:.0f} MB), {os.cpu_count()} cores, repeat {a.repeat}")
+    print(f"corpus {path} ({path.stat().st_size / 1e6:.0f} MB), {os.cpu_count()} cores, workers {a.workers or 'all'}, "
+          f"repeat {a.repeat}, load average {os.getloadavg()[0]:.2f}")
+    extra = [] if a.workers is None else ["--workers", str(a.workers)]
     with tempfile.TemporaryDirectory() as tmp:
         plain: list[float] = []
         rec: list[float] = []
         for i in range(a.repeat):
-            plain.append(lib_time(path, None))
-            rec.append(lib_time(path, Path(tmp) / f"lib{i}.db"))
+            plain.append(lib_time(path, None, a.workers))
+            rec.append(lib_time(path, Path(tmp) / f"lib{i}.db", a.workers))
         report("library score_file", plain, rec)
         if not a.skip_cli:
             plain, rec = [], []
             for i in range(a.repeat):
-                plain.append(cli_time(["score", str(path), "--no-store", "-q"]))
-                rec.append(cli_time(["score", str(path), "--store", str(Path(tmp) / f"cli{i}.db"), "-q"]))
+                plain.append(cli_time(["score", str(path), "--no-store", "-q", *extra]))
+                rec.append(cli_time(["score", str(path), "--store", str(Path(tmp) / f"cli{i}.db"), "-q", *extra]))
             report("CLI goldeval score", plain, rec)
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
