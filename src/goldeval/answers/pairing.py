@@ -34,6 +34,7 @@ from goldeval.answers.values import (
     Column,
     is_rate_name,
     name_tokens,
+    numbers_close,
     role_tags,
     roles_conflict,
     tolerances,
@@ -163,6 +164,17 @@ def _numeric_containment(g: Column, p: Column, scale: float, half: np.ndarray, r
     return found / gv.size
 
 
+def _same_sorted(g: Column, p: Column, scale: float, half: np.ndarray, rel_tol: float) -> bool:
+    """True when both columns hold the same multiset of numbers (within tolerance), compared sorted."""
+    if g.n != p.n or int(g.null.sum()) != int(p.null.sum()):
+        return False
+    order = g.cached("order", lambda: np.argsort(np.where(g.null, np.inf, g.num), kind="stable"))
+    gs = g.num[order][: g.n - int(g.null.sum())]
+    hs = half[order][: gs.size]
+    ps = p.cached("sorted", lambda: np.sort(p.num[~p.null])) * scale
+    return bool(numbers_close(gs, ps, hs, rel_tol=rel_tol).all())
+
+
 def value_agreement(g: Column, p: Column, *, rate: bool = False, rel_tol: float = REL_TOL) -> tuple[float | None, float]:
     """Share of the golden column's cells the prediction column holds, and the scale that gave it.
 
@@ -188,6 +200,8 @@ def value_agreement(g: Column, p: Column, *, rate: bool = False, rel_tol: float 
         for scale in ((1.0, 0.01, 100.0) if rate else (1.0,)):
             if sample is not None and _numeric_containment(g, p, scale, half, rel_tol, sample) < 0.25:
                 share = _numeric_containment(g, p, scale, half, rel_tol, sample)
+            elif _same_sorted(g, p, scale, half, rel_tol):
+                share = 1.0  # the same multiset of numbers: one vectorised comparison of the sorted columns
             else:
                 share = _numeric_containment(g, p, scale, half, rel_tol)
             if share > best + 1e-12:
@@ -323,10 +337,12 @@ def pair_columns(
                         why += f"; shared values ({share:.0%}) are not evidence of meaning"
                     out.rejected.append({"golden": gnames[i], "prediction": pnames[j], "why": why})
     # Names against values: the column named like the golden one disagrees, another column holds the golden's values.
+    settled = {j2 for i2, j2 in out.index.items() if out.basis[gnames[i2]] == "name+values"}  # already right by name and values
     for i, j in out.index.items():
         if out.basis[gnames[i]] != "name":
             continue
-        full = [j2 for j2 in range(kp) if j2 != j and not conflict[i, j2] and not np.isnan(agree[i, j2]) and agree[i, j2] >= 1 - 1e-12]
+        full = [j2 for j2 in range(kp) if j2 != j and j2 not in settled and not conflict[i, j2]
+                and not np.isnan(agree[i, j2]) and agree[i, j2] >= 1 - 1e-12]
         if full:
             out.name_value_conflicts.append({"golden": gnames[i], "named": pnames[j], "values_in": [pnames[j2] for j2 in full]})
     # Ambiguity: another column fits this golden column exactly as well and holds different values.

@@ -14,6 +14,7 @@ Source: ``DESIGN.md`` "Data answers" (rows are a multiset; top-N with ties; larg
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,11 +102,11 @@ def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) 
         else:
             # Text ids from the golden's distinct values (NULL is -1; a value the golden lacks is -2).
             g_text = g.text.tolist()
-            vocab: dict[Any, int] = {v: i for i, v in enumerate(dict.fromkeys(g_text))}
+            vocab: defaultdict[Any, int] = defaultdict(lambda: -2)
+            vocab.update((v, i) for i, v in enumerate(dict.fromkeys(g_text)))
             vocab[None] = -1
-            get = vocab.get
-            ids_g = np.array([vocab[v] for v in g_text], dtype=np.int64)
-            ids_p = np.array([get(v, -2) for v in p.text.tolist()], dtype=np.int64)
+            ids_g = np.fromiter(map(vocab.__getitem__, g_text), dtype=np.int64, count=g.n)
+            ids_p = np.fromiter(map(vocab.__getitem__, p.text.tolist()), dtype=np.int64, count=p.n)
             t_names.append(pairing.golden_names[gi])
             vocabs.append({"g": g, "p": p})
             t_g.append(ids_g)

@@ -259,6 +259,8 @@ def _decimals_array(raw: Sequence[Any], num: np.ndarray | None) -> np.ndarray:
         dec = np.maximum(dec, np.where(np.isfinite(x), 1, 0))
         out[floats] = dec
     others = ~floats
+    if present <= {int, float, bool, type(None)}:
+        return out  # ints, bools and NULLs carry no decimals
     if others.any():
         for i in np.flatnonzero(others):
             v = raw[i]
