@@ -117,6 +117,16 @@ def test_runs_delete(tmp_path):
     assert result.exit_code == 3 and f"no run '{first}'" in result.output
 
 
+def test_reading_commands_never_create_a_store(tmp_path):
+    missing = tmp_path / "none.db"
+    result = CliRunner().invoke(main, ["runs", "list", "--store", str(missing)])
+    assert result.exit_code == 0 and "no run store at" in result.output and "no run recorded" in result.stdout
+    for args in (["runs", "show", "latest"], ["compare", "a", "b"], ["review", "export", "a"], ["runs", "export", "a"]):
+        result = CliRunner().invoke(main, [*args, "--store", str(missing)])
+        assert result.exit_code == 3 and "no such file, so no run was recorded there" in result.output
+    assert not missing.exists()
+
+
 def test_unknown_run_and_bad_format_exit_codes(tokenizer_runs):
     store, ids, _ = tokenizer_runs
     assert CliRunner().invoke(main, ["runs", "export", ids[0], "--store", str(store), "--format", "xml"]).exit_code == 2
@@ -156,6 +166,20 @@ def test_two_runs_of_the_same_inputs_store_identical_results(tmp_path):
             doc["run"].pop(key)
     assert ea["results"] == eb["results"]
     assert ea["run"] == eb["run"]  # same key, versions, hashes, configuration, counts, headline
+
+
+def test_two_judge_runs_of_the_same_inputs_store_identical_verdicts(arm_runs, tmp_path):
+    store, ids, outs = arm_runs
+    again = tmp_path / "again.db"
+    run("judge", SQL / "cases.jsonl", SQL / "arm_a.jsonl", "--db", SQL / "clinic.sqlite", "--store", again, "--arm", "arm_a", "-q")
+    first = json.loads(run("runs", "export", ids[0], "--store", store, "--format", "json"))
+    second = json.loads(run("runs", "export", "latest", "--store", again, "--format", "json"))
+    assert first["cases"] == second["cases"]
+    for doc in (first, second):
+        doc["results"].pop("elapsed_sec", None)
+        for key in ("id", "created_at", "updated_at", "finished_at", "pid"):
+            doc["run"].pop(key)
+    assert first["results"] == second["results"] and first["run"] == second["run"]
 
 
 def test_resume_of_a_run_with_other_options_is_refused(tokenizer_runs):

@@ -36,7 +36,7 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     from goldeval.runs.compare import compare_runs
     from goldeval.runs.store import RunStore
 
-    with RunStore(store) as st:
+    with RunStore.open_existing(store) as st:
         a = st.get_run(run_a, with_results=False)
         b = st.get_run(run_b, with_results=False)
         cmp = compare_runs(

@@ -80,7 +80,7 @@ def review_export(run, store, out):
     from goldeval.runs.regressions import export_review
     from goldeval.runs.store import RunStore
 
-    with RunStore(store) as st:
+    with RunStore.open_existing(store) as st:
         rows = export_review(st, run)
     data = b"".join(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in rows)
     write_bytes(data, out)
@@ -102,7 +102,7 @@ def review_import(file, store, regressions, reviewer):
     from goldeval.runs.regressions import import_review
     from goldeval.runs.store import RunStore
 
-    with RunStore(store) as st:
+    with RunStore.open_existing(store) as st:
         result = import_review(st, file, regressions_path=regressions, reviewer=reviewer)
     click.echo(
         f"goldeval: {result['n_imported']} verdict(s) recorded, {result['n_already']} already recorded, "

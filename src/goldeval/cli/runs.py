@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from goldeval.cli._common import EXIT_OK, guarded, report_console, stdout_console, write_json
@@ -28,8 +30,15 @@ def list_(store, limit, arm, scorer, as_json):
     from goldeval.report.runs import render_runs_list
     from goldeval.runs.store import RunStore
 
-    with RunStore(store) as st:
-        rows = st.list_runs(limit=limit or None, arm=arm, scorer=scorer)
+    from goldeval.paths import default_store_path
+
+    path = store if store is not None else default_store_path()
+    if not os.path.isfile(path):
+        rows = []
+        click.echo(f"goldeval: no run store at {path} yet (nothing recorded there)", err=True)
+    else:
+        with RunStore(path) as st:
+            rows = st.list_runs(limit=limit or None, arm=arm, scorer=scorer)
     if as_json:
         write_json(rows, "-")
     else:
@@ -47,7 +56,7 @@ def show(run, store, out):
     from goldeval.report.runs import render_run
     from goldeval.runs.store import RunStore
 
-    with RunStore(store) as st:
+    with RunStore.open_existing(store) as st:
         record = st.get_run(run)
     render_run(record, report_console(out))
     if out:
@@ -67,7 +76,7 @@ def export(run, store, fmt, out):
     from goldeval.runs.export import export_run
     from goldeval.runs.store import RunStore
 
-    with RunStore(store) as st:
+    with RunStore.open_existing(store) as st:
         data = export_run(st, run, fmt)
     write_bytes(data, out)
     return EXIT_OK
@@ -99,7 +108,7 @@ def delete(run, store, yes):
     """Delete RUN, its per-case records and its reviews from the store."""
     from goldeval.runs.store import RunStore
 
-    with RunStore(store) as st:
+    with RunStore.open_existing(store) as st:
         record = st.get_run(run, with_results=False)
         if not yes:
             click.confirm(

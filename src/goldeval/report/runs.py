@@ -37,6 +37,9 @@ def render_runs_list(runs: list[Mapping[str, Any]], console: Any) -> None:
 
     from rich import box
 
+    if not runs:
+        console.print("no run recorded in this store yet")
+        return
     table = Table(title="runs (newest first; times UTC)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
     arm_width = min(16, max([len(r.get("arm") or "—") for r in runs] + [3]))
     for col in ("id", "arm", "when", "scorer", "n", "headline", "gates"):
@@ -51,8 +54,6 @@ def render_runs_list(runs: list[Mapping[str, Any]], console: Any) -> None:
         gates = _gates(r.get("gates_passed")) if r["status"] == "finished" else f"({r['status']})"
         table.add_row(r["id"], r.get("arm") or "—", _when(r.get("created_at"))[5:16], r["scorer_name"], fmt(n), head, gates)
     console.print(table)
-    if not runs:
-        console.print("no run recorded in this store yet")
 
 
 def render_run_header(run: Mapping[str, Any], console: Any) -> None:

@@ -211,6 +211,21 @@ class RunStore:
             ) from None
         self.migrations_applied = migrate(self.db, upto=_migrate_upto)
 
+    @classmethod
+    def open_existing(cls, path: str | os.PathLike[str] | None = None) -> RunStore:
+        """Open a store that must already exist (for commands that only read runs: nothing is created).
+
+        Raises:
+            StoreError: there is no database at *path* (the message says where goldeval looked and how to move it).
+        """
+        p = Path(path) if path is not None else default_store_path()
+        if not p.is_file():
+            raise StoreError(
+                f"run store {p}: no such file, so no run was recorded there. Pass --store with the database the "
+                "scoring commands wrote (or set GOLDEVAL_HOME), or score something first."
+            )
+        return cls(p)
+
     # -- lifecycle -------------------------------------------------------------------------------------------
     def close(self) -> None:
         """Close the connection (pending transactions are not committed here; the Recorder commits)."""
