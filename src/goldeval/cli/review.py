@@ -7,6 +7,7 @@ import sys
 import click
 
 from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, guarded, report_console, write_json
+from goldeval.cli._llm import llm_options
 from goldeval.cli._store import store_path_option
 
 DEFAULT_REGRESSIONS = "judge-regressions.jsonl"
@@ -26,17 +27,39 @@ def _current_judge(db: str | None):
 @click.option("--db", default=None, type=click.Path(dir_okay=False, path_type=str),
               help="Database to re-execute an answer's final_query on (when the answer holds no rows).")
 @click.option("--out", default=None, help="Write the replay JSON here ('-' for stdout).")
+@llm_options
 @guarded
-def replay(regressions, cases, db, out):
+def replay(regressions, cases, db, out, llm_opts):
     """Re-judge every human-settled verdict in REGRESSIONS with the current judge.
 
-    Prints each case whose verdict now differs from the one a person settled on; exits 1 when any does (adopt a
-    judge or rubric change only after looking at them), 2 when a file cannot be used.
+    The rule-based judge decides first; with --llm MODEL the cases it leaves undecided go to the LLM judge (cached,
+    so replaying an unchanged judge costs no call). Prints each case whose verdict now differs from the one a
+    person settled on; exits 1 when any does (adopt a judge or rubric change only after looking at them), 2 when a
+    file cannot be used.
     """
     from goldeval.runs.regressions import replay as run_replay
 
     judge, version = _current_judge(db)
-    result = run_replay(regressions, cases, judge, judge_version=version)
+    cache = None
+    if llm_opts.enabled:
+        if llm_opts.dry_run or llm_opts.repeat != 1 or llm_opts.send != "undecided":
+            from goldeval.errors import InputError
+
+            raise InputError("replay: --dry-run, --repeat and --llm-send do not apply to a replay (each settled case is "
+                             "judged once, the rules first). Drop them.")
+        from goldeval.cli._llm import llm_config
+        from goldeval.judge import JudgeCache
+        from goldeval.judge.prompt import JUDGE_VERSION as LLM_JUDGE_VERSION
+        from goldeval.judge.wiring import with_llm
+
+        cache = JudgeCache() if llm_opts.cache else None
+        judge = with_llm(judge, config=llm_config(llm_opts), cache=cache)
+        version = f"{version} + LLM judge {LLM_JUDGE_VERSION} ({llm_opts.model})"
+    try:
+        result = run_replay(regressions, cases, judge, judge_version=version)
+    finally:
+        if cache is not None:
+            cache.close()
     console = report_console(out)
     console.print(
         f"replayed {result['n_replayed']} settled verdict(s) with judge {version or '?'}: "

@@ -126,8 +126,9 @@ def replay(
         regressions_path: The ``judge-regressions.jsonl`` file (see the module docstring).
         cases_path: The case file (``{"id", "question", "golden", "rubric"?, "must_not_use"?}`` per line) the
             entries' ids refer to.
-        judge: ``judge(case, answer) -> Verdict | CaseOutcome | dict`` — the current judge. An exception it raises
-            for one entry makes that entry a failure, not a crash.
+        judge: ``judge(case, answer) -> Verdict | CaseOutcome | dict`` — the current judge. A ``ValueError``
+            (``InputError``) it raises for one entry makes that entry a failure, not a crash; a ``JudgeError`` (the
+            endpoint cannot be reached) stops the replay.
         judge_version: The current judge's version, copied into the result.
 
     Returns:
@@ -151,7 +152,7 @@ def replay(
             continue
         try:
             now = judge(case, e["answer"])
-        except InputError as exc:
+        except ValueError as exc:  # InputError, or a judge answer that could not be read
             failures.append({"line": e["line"], "id": e["id"], "error": f"{name}:{e['line']}: the judge refused the case: {exc}"})
             continue
         verdict_now = _verdict_name(now)
