@@ -245,6 +245,29 @@ def test_compare_two_arms_of_the_sql_example(arm_runs):
     assert "McNemar exact" in result.stdout
 
 
+def test_judge_runs_record_judge_version_rubric_and_dataset_hashes(arm_runs):
+    import hashlib
+
+    store, ids, outs = arm_runs
+    runs = {r["id"]: r for r in json.loads(run("runs", "list", "--store", store, "--json"))}
+    a, b = runs[ids[0]], runs[ids[1]]
+    assert a["judge_version"] == outs[0]["scorer"]["version"] and a["scorer_name"] == outs[0]["scorer"]["name"]
+    # rubric hash: sha256 of every case's rubric / must_not_use entries by id, as sorted-key compact JSON
+    rubric = {}
+    for line in (SQL / "cases.jsonl").read_text().splitlines():
+        if line.strip():
+            c = json.loads(line)
+            entry = {k: c[k] for k in ("rubric", "must_not_use") if c.get(k)}
+            if entry:
+                rubric[c["id"]] = entry
+    expected = hashlib.sha256(json.dumps(rubric, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    assert a["rubric_hash"] == b["rubric_hash"] == expected
+    assert a["inputs"]["cases"]["sha256"] == hashlib.sha256((SQL / "cases.jsonl").read_bytes()).hexdigest()
+    assert a["inputs"]["attempts"]["sha256"] == hashlib.sha256((SQL / "arm_a.jsonl").read_bytes()).hexdigest()
+    assert a["dataset_hash"] != b["dataset_hash"]  # other predictions
+    assert (a["arm"], b["arm"]) == ("arm_a", "arm_b")
+
+
 def test_compare_is_reproducible_with_a_seed(arm_runs):
     store, ids, _ = arm_runs
     one = run("compare", *ids, "--store", store, "--out", "-", "-q", "--seed", "3")

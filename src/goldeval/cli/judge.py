@@ -33,12 +33,13 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ru
     verified_wrong goldens are counted beside it. Exit 0 when judged (gates are applied by `goldeval gate`).
     """
     from goldeval.answers.judge import JUDGE_NAME, JUDGE_VERSION, AnswerConfig, judge_file
+    from goldeval.runs.recorder import rubric_text
 
     config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical)
     console = report_console(out)
     with run_store.recording(
         scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION, inputs={"cases": cases, "attempts": attempts, "db": db},
-        config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION,
+        config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION, rubric_text=rubric_text(cases),
     ) as recorder:
         results = judge_file(cases, attempts, config=config, recorder=recorder, keep_materials=llm_opts.enabled)
         if llm_opts.enabled:  # the cases the rules could not decide go to the LLM judge (issue 6)

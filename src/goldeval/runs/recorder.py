@@ -17,6 +17,7 @@ Source: issue #5 ("Resume"); the protocol is the one in the project notes ("Run 
 from __future__ import annotations
 
 import hashlib
+import os
 import queue
 import threading
 import time
@@ -28,7 +29,7 @@ import orjson
 from goldeval.errors import InputError, StoreError, shorten
 from goldeval.runs.store import RunMeta, RunStore, case_columns
 
-__all__ = ["RecorderProtocol", "Recorder", "run_key", "dataset_hash", "start_run"]
+__all__ = ["RecorderProtocol", "Recorder", "run_key", "dataset_hash", "rubric_text", "start_run"]
 
 
 class RecorderProtocol(Protocol):
@@ -48,6 +49,21 @@ def _canonical(obj: Any) -> bytes:
 def dataset_hash(input_hashes: Mapping[str, str]) -> str:
     """sha256 over the input files' sha256 values, by role (``{"cases": ..., "predictions": ...}``)."""
     return hashlib.sha256(_canonical(dict(input_hashes))).hexdigest()
+
+
+def rubric_text(cases_path: str | os.PathLike[str]) -> str | None:
+    """The rubric of a case file as one canonical text (its sha256 is the run's rubric hash): every case's
+    ``rubric`` clauses (and ``must_not_use`` entries), by case id, as sorted-key JSON; ``None`` when no case has
+    one. Rows that cannot be read are skipped (the scorer reports them)."""
+    from goldeval.io import Row, read_rows
+
+    rubric: dict[str, Any] = {}
+    for item in read_rows(cases_path):
+        if isinstance(item, Row) and item.data.get("id") is not None:
+            entry = {k: item.data[k] for k in ("rubric", "must_not_use") if item.data.get(k)}
+            if entry:
+                rubric[str(item.data["id"])] = entry
+    return _canonical(rubric).decode() if rubric else None
 
 
 def run_key(*, scorer_name: str, scorer_version: str, input_hashes: Mapping[str, str], config: Mapping[str, Any], arm: str | None) -> str:
