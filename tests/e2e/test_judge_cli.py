@@ -139,3 +139,23 @@ def test_rebuilding_the_example_gives_the_same_data(tmp_path: Path) -> None:
     rebuilt, shipped = dump(tmp_path / "clinic.sqlite"), dump(EX / "clinic.sqlite")
     assert rebuilt == shipped
     assert [len(t) for t in shipped] == [6, 1500, 4000, 181]
+
+
+def test_judge_gates_on_pass_rate(tmp_path):
+    # The shipped example: arm A decides 19 cases, all match (pass rate 1.0); `pass_rate = { min = 0.9 }` passes (0).
+    # Arm B (hand-written to exercise the no_match rules) falls below it and fails (exit 1). The gate report is in
+    # the JSON either way.
+    from click.testing import CliRunner
+
+    from goldeval.cli import main
+
+    ex = Path(__file__).resolve().parents[2] / "examples" / "sql"
+    dod = tmp_path / "dod.toml"
+    dod.write_text('agreed_by = "Analytics lead"\nagreed_on = 2026-11-20\n[gates]\npass_rate = { min = 0.9 }\n')
+    for arm, code in (("arm_a.jsonl", 0), ("arm_b.jsonl", 1)):
+        out = tmp_path / f"{arm}.json"
+        res = CliRunner().invoke(main, ["judge", str(ex / "cases.jsonl"), str(ex / arm), "--db", str(ex / "clinic.sqlite"),
+                                        "--gates", str(dod), "--out", str(out), "--no-store", "-q"])
+        assert res.exit_code == code, res.output
+        data = json.loads(out.read_text())
+        assert data["gates"]["passed"] is (code == 0)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
 
-from goldeval.cli._common import EXIT_OK, guarded, report_console, write_json
+from goldeval.cli._common import EXIT_OK, check_writable, guarded, report_console, write_json
+from goldeval.cli._gating import apply_gates, gates_option, load_definition
 from goldeval.cli._llm import llm_options
 from goldeval.cli._store import store_options
 
@@ -22,24 +24,29 @@ from goldeval.cli._store import store_options
 @click.option("--no-canonical", is_flag=True, help="Do not execute the goldens' canonical_query (to fill in or check golden rows).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary on the console (the JSON still goes to --out).")
 @llm_options
+@gates_option
 @store_options
 @guarded
-def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, run_store, llm_opts):
+def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, gates, run_store, llm_opts):
     """Judge data answers by rule: verdict per case and the pass rate.
 
     CASES is JSONL {"id", "question", "golden": {"kind", "columns", "rows" | "value", "ordered"?, "top_n"?,
     "canonical_query"?}, "rubric"?, "must_not_use"?}; ATTEMPTS is JSONL {"id", "final_query"?, "columns"?,
     "rows"?, "text"?}. Pass rate = match / (match + no_match); near_match, needs_human, unscored and
-    verified_wrong goldens are counted beside it. Exit 0 when judged (gates are applied by `goldeval gate`).
+    verified_wrong goldens are counted beside it. With --gates (e.g. `pass_rate = { min = 0.9 }`) exit 1 when a
+    gate fails; else exit 0 when judged.
     """
     from goldeval.answers.judge import JUDGE_NAME, JUDGE_VERSION, AnswerConfig, judge_file
     from goldeval.runs.recorder import rubric_text
 
     config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical)
     console = report_console(out)
+    check_writable(out)
+    definition = load_definition(gates)  # a bad gates file fails before any judging
     with run_store.recording(
         scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION, inputs={"cases": cases, "attempts": attempts, "db": db},
         config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION, rubric_text=rubric_text(cases),
+        dod=gates,
     ) as recorder:
         results = judge_file(cases, attempts, config=config, recorder=recorder, keep_materials=llm_opts.enabled)
         if llm_opts.enabled:  # the cases the rules could not decide go to the LLM judge (issue 6)
@@ -49,13 +56,16 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ru
                                     console=None if quiet else console)
             if results is None:  # --dry-run: the count was printed
                 return EXIT_OK
-    if run_store.note and not quiet:
-        click.echo(f"goldeval: {run_store.note}", err=True)
-    if not quiet:
-        render_judge(results, console)
+        if run_store.note and not quiet:
+            click.echo(f"goldeval: {run_store.note}", err=True)
+        if not quiet:
+            render_judge(results, console)
+        code = apply_gates(results, gates, console, definition=definition)
+        if recorder is not None and gates is not None:
+            recorder.finish(results)  # again, now with the gate report (the last call wins)
     if out:
         write_json(results, out)
-    return EXIT_OK
+    sys.exit(code)
 
 
 def render_judge(results: dict[str, Any], console: Any) -> None:
