@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from goldeval.errors import InputError, shorten
+from goldeval.io import check_input_file
 from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
 from goldeval.tokens import Tokenizer, get_tokenizer
 
@@ -456,13 +457,7 @@ def score_file(
     Source:
         Output keys of Open-Scribe ``eval/run_eval.py``; scores as :func:`goldeval.token_f1`.
     """
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"{p}: no such file. Check the path (relative paths start from {Path.cwd()}).")
-    if p.is_dir():
-        raise InputError(f"{p}: is a folder, expected a JSONL file.")
-    if p.stat().st_size == 0:
-        raise InputError(f"{p}: the file is empty, expected one JSON object per line.")
+    p = check_input_file(path)
     tok = get_tokenizer(tokenizer)
     cfg = FreeTextConfig(prediction_field, reference_field, id_field, tok.name)
     total = _count_lines(p)

@@ -19,7 +19,7 @@ import orjson
 
 from goldeval.errors import InputError, shorten
 
-__all__ = ["Row", "RowError", "read_rows", "read_jsonl", "read_csv", "file_sha256", "check_ids"]
+__all__ = ["Row", "RowError", "check_input_file", "read_rows", "read_jsonl", "read_csv", "file_sha256", "check_ids"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +39,12 @@ class RowError:
     error: str
 
 
-def _open_checked(path: str | os.PathLike[str]) -> Path:
+def check_input_file(path: str | os.PathLike[str]) -> Path:
+    """*path* as a Path, after checking it names a non-empty file.
+
+    Raises:
+        InputError: the file is missing, a folder, or empty (each with what to do).
+    """
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: no such file. Check the path (relative paths start from {Path.cwd()}).")
@@ -64,7 +69,7 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
         InputError: the file is missing, a folder, empty, holds no row at all, or is not UTF-8 (the message gives
             the line and byte offset of the first bad byte).
     """
-    p = _open_checked(path)
+    p = check_input_file(path)
     seen_any = False
     with p.open("rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
@@ -101,7 +106,7 @@ def read_csv(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
     Raises:
         InputError: missing, empty or non-UTF-8 file, or a file without a header.
     """
-    p = _open_checked(path)
+    p = check_input_file(path)
     try:
         with p.open("r", encoding="utf-8-sig", newline="") as fh:
             reader = csv.DictReader(fh)
