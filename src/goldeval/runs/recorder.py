@@ -320,19 +320,14 @@ def _widen_pipe(conn: Any, size: int = 1 << 20) -> None:
 
 def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str, deferred: dict[str, Any] | None) -> None:
     """The writer process: commits each batch it receives (one transaction each) and answers ``sync`` / ``stop``
-    with ``{"n": cases committed, "error": str | None}``. It runs at a lower priority and buffers what it has not
-    written yet, so the scorer never waits for it; it catches up in the scorer's single-core phases and at
-    ``sync``. When the parent dies (end of file on the pipe), everything received is committed and the process
+    with ``{"n": cases committed, "error": str | None}``. A reader thread drains the pipe into a buffer at once, so
+    the scorer never waits for SQLite. (It is not niced: under outside load a niced writer starves and the scorer
+    then waits for it at the end.) When the parent dies (end of file on the pipe), everything received is committed and the process
     ends. With *deferred*, a thread hashes the inputs meanwhile and sets the run's key, dataset hash and input
     hashes (joined before ``stop`` is answered)."""
-    import os
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops this process cleanly
-    try:
-        os.nice(10)  # the scoring comes first; this process catches up when a core is free
-    except (AttributeError, OSError):
-        pass
     # A reader thread drains the pipe at once, so the scorer never waits for SQLite; batches wait here, in order.
     inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
 
