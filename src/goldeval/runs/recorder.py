@@ -6,10 +6,12 @@ Protocol (what a batch scorer may rely on; ``recorder=None`` means nothing is re
     recorder.record(case)           # once per finished case: {"id", "status": "scored"|"unscored"|"error", ...}
     recorder.finish(results)        # the whole results dict; may be called again (e.g. after gates): last wins
 
-Writes are batched: the pending records are committed in one transaction every ``batch_size`` (200) cases or
-every ``max_delay`` (0.5 s) since the last commit, whichever comes first, and on :meth:`Recorder.finish` /
-:meth:`Recorder.close`. A process killed outright loses at most the records of the last, uncommitted batch; the
-resumed run redoes exactly those cases, and the ``(run, case id)`` key makes a redone case replace its row.
+Writes are batched: the pending records are handed over in one batch every ``batch_size`` (200) cases or every
+``max_delay`` (0.5 s) since the last hand-over, whichever comes first, and on :meth:`Recorder.finish` /
+:meth:`Recorder.close`; each batch is one transaction. What a scorer killed outright loses: its pending batch, and
+with the writer thread at most the two batches handed over and not yet committed; a writer process outlives the
+scorer and commits everything it received. The resumed run redoes exactly the cases not committed, and the
+``(run, case id)`` key makes a redone case replace its row: never a duplicate.
 
 Source: issue #5 ("Resume"); the protocol is the one in the project notes ("Run store hook").
 """
@@ -100,8 +102,9 @@ class Recorder:
     Notes:
         :meth:`record` keeps a shallow copy of the record until its batch is committed; do not change nested
         values of a recorded dict afterwards.
-        What a killed process loses: the pending records, plus at most one full batch handed to the writer and
-        not yet committed — all of them are redone by the resumed run, none is duplicated.
+        What a killed scorer loses: the pending records, plus (writer thread) at most the batch being written and
+        one waiting; a writer process commits everything it received before it ends. All of it is redone by the
+        resumed run; none is duplicated.
     """
 
     def __init__(
