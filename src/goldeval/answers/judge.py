@@ -44,7 +44,7 @@ from goldeval.answers.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryError
 from goldeval.answers.text import read_prose
 from goldeval.answers.values import REL_TOL, Column, canonical_text, is_rate_name, make_column, numbers_close, tolerances
 from goldeval.errors import InputError, shorten
-from goldeval.verdict import NEEDS_HUMAN_MAX_CONFIDENCE, CaseOutcome, Verdict, pass_rate
+from goldeval.verdict import GOLD_STATUSES, NEEDS_HUMAN_MAX_CONFIDENCE, CaseOutcome, Verdict, pass_rate
 
 __all__ = [
     "JUDGE_NAME",
@@ -114,7 +114,15 @@ def _table(obj: Mapping[str, Any], where: str, *, columns_required: bool) -> tup
     if rows and all(isinstance(r, dict) for r in rows):
         if cols is None:
             cols = list(rows[0].keys())
-        rows = [[r.get(c) for c in cols] for r in rows]
+        if isinstance(cols, list):
+            want = set(cols)
+            for i, r in enumerate(rows):
+                if r.keys() != want:  # a missing key is not NULL, and an unknown key is not dropped in silence
+                    lacks, unknown = sorted(map(str, want - r.keys())), sorted(map(str, r.keys() - want))
+                    raise InputError(f"{where}: row {i + 1} has keys {sorted(map(str, r.keys()))}, expected exactly the columns {cols}"
+                                     + (f" (missing {lacks})" if lacks else "") + (f" (not a column: {unknown})" if unknown else "")
+                                     + ". Give every row every column (null for NULL), or list the columns.")
+            rows = [[r[c] for c in cols] for r in rows]
     if cols is None:
         if columns_required:
             raise InputError(f"{where}: 'columns' is required with 'rows'. List the column names.")
@@ -146,6 +154,55 @@ def _golden_table(golden: Mapping[str, Any], where: str) -> tuple[list[str], lis
             raise InputError(f"{where} golden: a scalar 'value' takes one column name, got columns {shorten(cols)}.")
         return [str(cols[0])], [[golden["value"]]]
     return None
+
+
+_DIRECTIONS = {"desc": "desc", "descending": "desc", "asc": "asc", "ascending": "asc"}
+
+
+def _check_case_lists(case: Mapping[str, Any], where: str) -> None:
+    """``must_not_use`` and ``rubric`` must be lists (a bare string would be read one character at a time)."""
+    for key, what in (("must_not_use", "field names or prose entries"), ("rubric", "clauses")):
+        val = case.get(key)
+        if val is not None and not isinstance(val, list):
+            raise InputError(f"{where}: '{key}' must be a list of {what}, got {shorten(val)}. "
+                             f"Wrap it in a list, e.g. [{shorten(val)}].")
+
+
+def _check_golden_options(golden: Mapping[str, Any], names: Sequence[str] | None, where: str) -> None:
+    """The golden's options (``ordered``, ``top_n``, ``rate_columns``, ``gold_status``) are well formed.
+
+    A malformed option is an input error (the case is unscored with this message), never a verdict: a ``top_n``
+    whose ``by`` names no golden column would otherwise fail every answer, a ``rate_columns`` typo would silently
+    drop the percentage rule, and a bare string ``top_n`` crashed the run.
+    """
+    ordered = golden.get("ordered")
+    if ordered is not None and not isinstance(ordered, bool):
+        raise InputError(f"{where} golden: 'ordered' must be true or false, got {shorten(ordered)}. Fix the case row.")
+    cols = list(names or [])
+    top = golden.get("top_n")
+    if top is not None:
+        if not isinstance(top, Mapping):
+            raise InputError(f"{where} golden: 'top_n' must be an object {{\"n\", \"by\", \"direction\"}}, got {shorten(top)}. Fix the case row.")
+        by = top.get("by")
+        if not isinstance(by, str) or (names is not None and by not in cols):
+            raise InputError(f"{where} golden: top_n 'by' must name one of the golden columns {cols}, got {shorten(by)}. "
+                             "Name the column the top-N is ranked by.")
+        direction = top.get("direction", "desc")
+        if not isinstance(direction, str) or direction.lower() not in _DIRECTIONS:
+            raise InputError(f"{where} golden: top_n 'direction' must be 'desc' or 'asc', got {shorten(direction)}. Fix the case row.")
+        n = top.get("n")
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise InputError(f"{where} golden: top_n 'n' must be a positive integer, got {shorten(n)}. Fix the case row.")
+    rates = golden.get("rate_columns")
+    if rates is not None:
+        if not isinstance(rates, list) or not all(isinstance(r, str) for r in rates):
+            raise InputError(f"{where} golden: 'rate_columns' must be a list of column names, got {shorten(rates)}. Fix the case row.")
+        unknown = [r for r in rates if names is not None and r not in cols]
+        if unknown:
+            raise InputError(f"{where} golden: rate_columns {unknown} are not golden columns {cols}. Fix the names (they are compared exactly).")
+    status = golden.get("gold_status")
+    if status is not None and status not in GOLD_STATUSES:
+        raise InputError(f"{where} golden: 'gold_status' must be one of {list(GOLD_STATUSES)}, got {shorten(status)}. Fix the case row.")
 
 
 def _columns(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[Column]:
@@ -493,6 +550,9 @@ def judge_answer(
     table = _golden_table(golden, where) if kind == "value" else None
     if kind == "value" and table is None:
         raise InputError(f"{where}: a 'value' golden needs 'rows' (with 'columns') or 'value'. Add them, or mark the golden 'unanswerable' / 'criteria'.")
+    _check_golden_options(golden, table[0] if table is not None else None, where)
+    if isinstance(must_not_use, str) or isinstance(rubric, str):
+        raise InputError(f"{where}: 'must_not_use' and 'rubric' must be lists, got {shorten(must_not_use if isinstance(must_not_use, str) else rubric)}. Wrap the entry in a list.")
     gcols = _columns(*table) if table is not None else None
     if table is not None and gcols is not None:
         gold = check_golden(gcols, rate_columns=list(golden.get("rate_columns") or []))
@@ -706,6 +766,11 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         oc = CaseOutcome(cid, "unscored", reason=f"{where}: 'golden' must be an object, got {shorten(golden)}. Fix the case row.")
         return CaseResult(oc, {"id": cid})
     golden = dict(golden)
+    try:
+        _check_case_lists(case, where)
+        _check_golden_options(golden, golden.get("columns") if isinstance(golden.get("columns"), list) else None, where)
+    except InputError as exc:
+        return CaseResult(CaseOutcome(cid, "unscored", reason=str(exc)), {"id": cid})
     gold_extra: tuple[str, str | None] = ("verified", None)
     canonical = golden.get("canonical_query")
     # The golden's canonical query: fill in missing golden rows, or check the given ones.
