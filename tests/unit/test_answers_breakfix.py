@@ -78,3 +78,40 @@ def test_batch_malformed_rows_are_unscored_and_the_run_finishes(tmp_path: Path):
     assert "'rubric' must be a list" in by_id["rubric_str"]["reason"]
     # 1 match, 0 no_match: pass rate 1/1; the three broken cases are counted as unscored beside it.
     assert (out["aggregate"]["match"], out["aggregate"]["unscored"], out["aggregate"]["pass_rate"]) == (1, 3, 1.0)
+
+
+# --- the read-only executor: one step that builds a huge value ------------------------------------------------
+
+@pytest.mark.parametrize("sql", [
+    "SELECT length(randomblob(900000000))",            # ran 2.8 s past a 1 s limit and allocated ~900 MB
+    "SELECT length(zeroblob(20000000))",                # 20 MB > the 16 MB value limit
+])
+def test_huge_value_is_stopped_by_the_value_limit(tmp_path: Path, sql: str):
+    import sqlite3
+    import time
+
+    from goldeval.answers.sql import MAX_VALUE_BYTES, QueryError, ReadOnlyDatabase
+
+    p = tmp_path / "t.sqlite"
+    sqlite3.connect(p).execute("CREATE TABLE t (x)").connection.close()
+    with ReadOnlyDatabase(p, timeout_s=1) as db:
+        start = time.monotonic()
+        with pytest.raises(QueryError, match=r"over 16,000,000 bytes \(the value limit\)"):
+            db.execute(sql)
+        assert time.monotonic() - start < 0.5  # refused at once: SQLite checks the length before it builds the value
+        # A value under the limit still works: 1,000 bytes.
+        assert db.execute("SELECT length(randomblob(1000))").rows == [(1000,)]
+    assert MAX_VALUE_BYTES == 16_000_000
+
+
+def test_fts3_tokenizer_pointer_is_refused(tmp_path: Path):
+    import sqlite3
+
+    from goldeval.answers.sql import QueryError, ReadOnlyDatabase
+
+    p = tmp_path / "t.sqlite"
+    sqlite3.connect(p).execute("CREATE TABLE t (x)").connection.close()
+    with ReadOnlyDatabase(p) as db:
+        # Before: returned the C address of the 'simple' tokenizer (8 bytes of process memory layout).
+        with pytest.raises(QueryError, match="read-only"):
+            db.execute("SELECT fts3_tokenizer('simple')")

@@ -5,10 +5,13 @@ Running someone else's SQL against a customer's database must not change it, so 
 
 SQLite
     * opened through a ``file:…?mode=ro`` URI (the OS-level open is read-only) with ``PRAGMA query_only=ON``;
-    * an authorizer that allows only reading (``SELECT``, ``READ``, ``FUNCTION`` except ``load_extension``,
+    * an authorizer that allows only reading (``SELECT``, ``READ``, ``FUNCTION`` except ``load_extension`` and
+      ``fts3_tokenizer``,
       recursive CTEs, and a few read-only ``PRAGMA`` look-ups) and denies every write, ``ATTACH``/``DETACH``,
       ``CREATE``/``DROP``/``ALTER`` (temp objects too), transactions, ``PRAGMA`` assignments;
     * extension loading stays disabled;
+    * a value (string or blob) longer than :data:`MAX_VALUE_BYTES` fails the query (the time limit cannot stop a
+      single step that builds a huge value);
     * one statement per call (the driver refuses a second one).
 DuckDB
     * ``read_only=True``, ``enable_external_access=false`` (no ATTACH of files, no COPY, no reading other files),
@@ -40,6 +43,14 @@ __all__ = ["QueryError", "QueryResult", "ReadOnlyDatabase", "open_database", "DE
 
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_MAX_ROWS = 1_000_000
+#: Longest string or blob a query may build, bytes (SQLite ``SQLITE_LIMIT_LENGTH``). The time limit is checked
+#: between VM steps, so one step that builds a huge value (``randomblob(9e8)``, ``printf('%.*c', 9e8, 'x')``)
+#: would run — and allocate — past it; with this limit such a step fails at once with "string or blob too big".
+MAX_VALUE_BYTES = 16_000_000
+
+# Functions no answer needs that reach outside the database: loading code, and fts3_tokenizer (its one-argument
+# form returns a C pointer; its two-argument form registers one).
+_DENIED_FUNCTIONS = {"load_extension", "fts3_tokenizer"}
 
 # PRAGMAs that only look things up (allowed with any argument); every other PRAGMA is denied.
 _READ_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "foreign_key_list", "database_list",
@@ -116,6 +127,7 @@ class ReadOnlyDatabase:
             conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
             conn.text_factory = _decode
             conn.execute("PRAGMA query_only=ON")
+            conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
             raise InputError(f"--db {p}: not a SQLite database ({exc}). Pass a SQLite file, or a DuckDB file with the duckdb extra installed.") from None
@@ -208,6 +220,9 @@ class ReadOnlyDatabase:
             if timed_out:
                 raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
             msg = str(exc)
+            if "string or blob too big" in msg:
+                raise QueryError(f"the query built a string or blob over {MAX_VALUE_BYTES:,} bytes (the value limit) and was stopped "
+                                 f"(SQLite: {msg}). An answer never needs such a value; fix the query.") from None
             if "not authorized" in msg or "authorization denied" in msg or "prohibited" in msg or "readonly" in msg.replace("-", "") or "read-only" in msg:
                 raise QueryError(f"refused: the connection is read-only and the query tried to change the database or its connection (SQLite: {msg}).") from None
             raise QueryError(f"SQLite error: {msg}") from None
@@ -282,7 +297,7 @@ def _authorize(action: int, arg1: str | None, arg2: str | None, db: str | None, 
     if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE):
         return sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_FUNCTION:
-        return sqlite3.SQLITE_DENY if (arg2 or "").lower() == "load_extension" else sqlite3.SQLITE_OK
+        return sqlite3.SQLITE_DENY if (arg2 or "").lower() in _DENIED_FUNCTIONS else sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_PRAGMA:
         # arg1 = pragma name, arg2 = its argument; the listed pragmas only look things up, whatever the argument.
         if (arg1 or "").lower() in _READ_PRAGMAS:
