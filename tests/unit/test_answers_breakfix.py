@@ -115,3 +115,50 @@ def test_fts3_tokenizer_pointer_is_refused(tmp_path: Path):
         # Before: returned the C address of the 'simple' tokenizer (8 bytes of process memory layout).
         with pytest.raises(QueryError, match="read-only"):
             db.execute("SELECT fts3_tokenizer('simple')")
+
+
+# --- mustNotUse: uses the parser walk missed ------------------------------------------------------------------
+
+SCHEMA = {"patients": ["id", "name", "ssn", "ward_id"], "people": ["ssn", "age"], "wards": ["id", "ward_name"]}
+
+
+@pytest.mark.parametrize("sql, schema, where", [
+    # JOIN … USING reads the key from both tables; sqlglot keeps it as an identifier, not a column.
+    ("SELECT count(*) FROM patients a JOIN people b USING (ssn)", SCHEMA, "JOIN … USING (ssn)"),
+    ("SELECT count(*) FROM patients a JOIN people b USING (ssn)", None, "JOIN … USING (ssn)"),
+    # NATURAL JOIN joins on every shared column: patients and people both hold ssn.
+    ("SELECT count(*) FROM patients NATURAL JOIN people", SCHEMA, "NATURAL JOIN over patients, people"),
+    # Without the schema (no --db) a column read through SELECT * in a CTE / sub-query is still a read of ssn.
+    ("WITH x AS (SELECT * FROM patients) SELECT count(ssn) FROM x", None, "ssn through SELECT * over patients"),
+    ("SELECT t.ssn FROM (SELECT * FROM (SELECT p.* FROM patients p) u) t", None, "t.ssn through SELECT * over patients"),
+])
+def test_forbidden_uses_that_were_missed(sql, schema, where):
+    from goldeval.answers.forbidden import check_forbidden
+
+    r = check_forbidden(sql, ["ssn"], schema=schema)
+    assert [h["entry"] for h in r.hits] == ["ssn"] and r.hits[0]["where"] == where
+
+
+def test_table_qualified_entry_catches_select_star_without_schema():
+    from goldeval.answers.forbidden import check_forbidden
+
+    # The entry patients.ssn says patients holds ssn: SELECT * over patients reads it, schema or not.
+    r = check_forbidden("SELECT * FROM patients", ["patients.ssn"], schema=None)
+    assert r.hits == [{"entry": "patients.ssn", "where": "* over patients"}]
+    # A bare entry without the schema cannot be settled: unsure, not a hit and not silently clean.
+    r = check_forbidden("SELECT * FROM patients", ["ssn"], schema=None)
+    assert r.hits == [] and r.unsure == [{"entry": "ssn", "where": "* over patients (its columns are unknown: run with --db)"}]
+    # Not a use: the key is another column, the mention is a comment, a string, or an alias of the CTE's output.
+    for sql in ("SELECT count(*) FROM patients a JOIN wards w USING (id)", "SELECT count(*) FROM patients -- ssn",
+                "SELECT 'ssn' FROM patients", "WITH x AS (SELECT id AS ssn FROM patients) SELECT count(ssn) FROM x"):
+        r = check_forbidden(sql, ["ssn"], schema=SCHEMA)
+        assert r.hits == [] and r.unsure == [], sql
+
+
+def test_unsure_select_star_keeps_a_match_from_being_final():
+    # 3 rows, and the reported rows are right; the query is SELECT * over a table whose columns are unknown (no --db).
+    g = {"kind": "value", "columns": ["id"], "rows": [[1], [2], [3]]}
+    v = judge_answer("q", g, {"columns": ["id"], "rows": [[1], [2], [3]]}, must_not_use=["ssn"],
+                     final_query="SELECT * FROM patients")
+    assert v.verdict == "needs_human" and v.details["rule_verdict"]["verdict"] == "match"
+    assert "may read the forbidden field ssn" in v.why

@@ -10,7 +10,9 @@ The query is parsed with sqlglot and walked scope by scope (``sqlglot.optimizer.
   AS pid FROM patients)``) is caught — the column is resolved against the tables its own scope reads;
 * a renamed output (``ssn AS pid``) is still a use of ``ssn``;
 * ``SELECT *`` / ``t.*`` over the forbidden field's table is a use when the table's columns are known and hold the
-  field;
+  field, or the entry names that table (``patients.ssn``); so is reading the field from a sub-query or CTE that
+  passes a table on through ``SELECT *``; with the columns unknown a bare entry under ``SELECT *`` is *unsure*;
+* ``JOIN … USING (field)`` is a use, and so is a ``NATURAL JOIN`` of tables that both hold the field;
 * a mention in a comment or a string literal is not a use (the parser keeps neither as a column).
 
 A query sqlglot cannot parse is checked on its token stream instead (identifier tokens only, so comments and
@@ -45,6 +47,46 @@ class ForbiddenCheck:
     prose: list[str] = field(default_factory=list)
     parsed: bool = True
     note: str | None = None
+    #: ``[{"entry", "where"}]``: possible uses the rules cannot settle (``SELECT *`` or ``NATURAL JOIN`` over a table
+    #: whose columns are unknown: run with ``--db`` so that the schema is read).
+    unsure: list[dict[str, str]] = field(default_factory=list)
+
+
+def _star_reach(scope: object) -> set[str]:
+    """Base tables whose every column a scope passes on through ``*`` / ``t.*`` (through nested sub-queries, CTEs
+    and set operations), lower-cased."""
+    from sqlglot import exp
+
+    expr = getattr(scope, "expression", None)
+    if isinstance(expr, exp.SetOperation):
+        return set().union(*(_star_reach(u) for u in getattr(scope, "union_scopes", []) or []))
+    if not isinstance(expr, exp.Select):
+        return set()
+    sources = {a.lower(): src for a, src in scope.sources.items()}  # type: ignore[attr-defined]
+    out: set[str] = set()
+    for proj in expr.expressions:
+        if isinstance(proj, exp.Star):
+            covered = list(sources.values())
+        elif isinstance(proj, exp.Column) and isinstance(proj.this, exp.Star):
+            covered = [sources[q]] if (q := (proj.table or "").lower()) in sources else []
+        else:
+            continue
+        for src in covered:
+            out |= {src.name.lower()} if isinstance(src, exp.Table) else _star_reach(src)
+    return out
+
+
+def _outputs(scope: object) -> set[str]:
+    """Names a derived scope outputs explicitly (aliases and plain columns), lower-cased."""
+    from sqlglot import exp
+
+    expr = getattr(scope, "expression", None)
+    if isinstance(expr, exp.SetOperation):
+        return set().union(*(_outputs(u) for u in getattr(scope, "union_scopes", []) or []))
+    if not isinstance(expr, exp.Select):
+        return set()
+    return {p.alias_or_name.lower() for p in expr.expressions if not isinstance(p, exp.Star)
+            and not (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))}
 
 
 def split_entries(entries: Sequence[str]) -> tuple[list[tuple[str | None, str]], list[str]]:
@@ -119,9 +161,22 @@ def check_forbidden(
             seen.add(entry)
             out.hits.append({"entry": entry, "where": where})
 
+    def unsure(entry: str, where: str) -> None:
+        if entry not in seen and all(u["entry"] != entry for u in out.unsure):
+            out.unsure.append({"entry": entry, "where": where})
+
+    def has_field(table: str, t: str | None, f: str) -> bool | None:
+        """Does *table* hold field *f* (for entry ``t.f``)? ``None`` when its columns are unknown."""
+        if table in schema_l:
+            return f in schema_l[table]
+        if t is not None and table == t:
+            return True  # the entry itself says that table holds the field
+        return None
+
     for scope in scopes:
         tables = {alias.lower(): src.name.lower() for alias, src in scope.sources.items() if isinstance(src, exp.Table)}
-        derived = {alias.lower() for alias, src in scope.sources.items() if not isinstance(src, exp.Table)}
+        derived_scopes = {alias.lower(): src for alias, src in scope.sources.items() if not isinstance(src, exp.Table)}
+        derived = set(derived_scopes)
         real_tables = set(tables.values())
         for col in scope.columns:
             name = col.name.lower()
@@ -130,6 +185,15 @@ def check_forbidden(
                 if name != f:
                     continue
                 entry = f"{t}.{f}" if t else f
+                # A column read from a sub-query / CTE that passes a table's columns on through SELECT *: the
+                # field is read from that table (with the schema known, the inner SELECT * is caught below too).
+                via = [derived_scopes[qual]] if qual in derived_scopes else ([] if qual else list(derived_scopes.values()))
+                for d in via:
+                    if f in _outputs(d):
+                        continue
+                    for st in sorted(_star_reach(d)):
+                        if (t is None or st == t) and has_field(st, t, f) is not False:
+                            hit(entry, f"{col.sql()} through SELECT * over {st}")
                 if qual is not None:
                     if qual in derived:
                         continue  # a CTE's / sub-query's output column: its own scope is checked on its own
@@ -149,6 +213,23 @@ def check_forbidden(
         select = scope.expression if isinstance(scope.expression, exp.Select) else None
         if select is None:
             continue
+        # JOIN … USING (f) reads f from both sides; NATURAL JOIN reads every column the joined tables share.
+        for join in select.args.get("joins") or []:
+            for ident in join.args.get("using") or []:
+                if ident.name.lower() in {f for _, f in fields}:
+                    for t, f in fields:
+                        if f == ident.name.lower() and (t is None or t in real_tables):
+                            hit(f"{t}.{f}" if t else f, f"JOIN … USING ({ident.name})")
+            if str(join.args.get("method") or "").upper() == "NATURAL":
+                for t, f in fields:
+                    cands = [tb for tb in sorted(real_tables) if t is None or tb == t]
+                    known = [has_field(tb, t, f) for tb in sorted(real_tables)]
+                    if not cands:
+                        continue
+                    if sum(1 for k in known if k) >= 2:
+                        hit(f"{t}.{f}" if t else f, f"NATURAL JOIN over {', '.join(sorted(real_tables))}")
+                    elif any(k is None for k in known):
+                        unsure(f"{t}.{f}" if t else f, f"NATURAL JOIN over {', '.join(sorted(real_tables))} (columns unknown)")
         for proj in select.expressions:
             star_tables: list[str] = []
             if isinstance(proj, exp.Star):
@@ -159,6 +240,12 @@ def check_forbidden(
                     star_tables = [tables[q]]
             for t, f in fields:
                 for st in star_tables:
-                    if (t is None or st == t) and f in schema_l.get(st, set()):
+                    if t is not None and st != t:
+                        continue
+                    known = has_field(st, t, f)
+                    if known:
                         hit(f"{t}.{f}" if t else f, f"{proj.sql()} over {st}")
+                    elif known is None:
+                        unsure(f"{t}.{f}" if t else f, f"{proj.sql()} over {st} (its columns are unknown: run with --db)")
+    out.unsure = [u for u in out.unsure if u["entry"] not in seen]
     return out

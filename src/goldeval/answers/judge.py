@@ -545,7 +545,8 @@ def judge_answer(
     if not isinstance(prediction, Mapping):
         raise InputError(f"{where}: the prediction must be an object with 'columns'/'rows' or 'text', got {shorten(prediction)}.")
     fc = check_forbidden(final_query, list(must_not_use or []), dialect=dialect, schema=schema)
-    forbidden_details = {"checked": bool(final_query), "hits": fc.hits, "prose": fc.prose, "parsed": fc.parsed, "note": fc.note}
+    forbidden_details = {"checked": bool(final_query), "hits": fc.hits, "prose": fc.prose, "parsed": fc.parsed, "note": fc.note,
+                         "unsure": fc.unsure}
     gold: tuple[str, str | None] = ("verified", None)
     table = _golden_table(golden, where) if kind == "value" else None
     if kind == "value" and table is None:
@@ -599,6 +600,9 @@ def judge_answer(
         reasons.append("an ACCEPT/PREFERRED/DIVERGENT rubric clause may cover this answer")
     if v.verdict == "match" and fc.prose:
         reasons.append("a prose mustNotUse entry needs reading")
+    if v.verdict == "match" and fc.unsure:
+        u = fc.unsure[0]
+        reasons.append(f"the query may read the forbidden field {u['entry']} ({u['where']})")
     if reasons and v.verdict != "needs_human":
         v.details["rule_verdict"] = {"verdict": v.verdict, "confidence": v.confidence, "why": v.why}
         v.details["undecided_because"] = "; ".join(reasons)
