@@ -77,6 +77,10 @@ class Metric:
             allowance as a number when it is a count.
         subject: ``(aggregate, value_text, words) -> text`` naming the observed value in the summary line, or
             ``None`` for "<Name> <value>".
+        evidence: ``(aggregate, words) -> reason | None``: why this set holds no evidence for the metric (no gold
+            positives for a miss count, nothing predicted positive for precision), read from the counts. A gate on a
+            metric without evidence fails with that reason even when the value is defined (``missed`` = 0 on a set
+            with no gold positives) or the results file forgot to list it under ``undefined``.
     """
 
     name: str
@@ -86,6 +90,7 @@ class Metric:
     unit: str
     allowance: Callable[[Mapping[str, Any], str, Fraction, "Words"], tuple[str, float | None]] | None = None
     subject: Callable[[Mapping[str, Any], str, "Words"], str] | None = None
+    evidence: Callable[[Mapping[str, Any], "Words"], str | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,12 +221,7 @@ def _allow_mean(agg, op, limit, words):
 
 
 def _allow_pass_rate(agg, op, limit, words):
-    if _n(agg, "decided") is None and isinstance(agg.get("counts"), Mapping):
-        agg = agg["counts"]
-    decided = _n(agg, "decided")
-    if decided is None:
-        m, nm = _n(agg, "match"), _n(agg, "no_match")
-        decided = m + nm if m is not None and nm is not None else None
+    decided = _decided(agg)
     if decided is None:
         return None, None
     if decided == 0:
@@ -233,26 +233,60 @@ def _allow_pass_rate(agg, op, limit, words):
     return f"on these {decided} decided cases the limit allows at most {k} matches", k
 
 
-def _m(name, family, description, better, unit, allowance=None, subject=None) -> tuple[str, Metric]:
-    return name, Metric(name, family, description, better, unit, allowance, subject)
+def _needs_gold_positives(agg, words):
+    gp = _n(agg, "gold_positives")
+    return f"there are no gold {words.many} on this set" if gp == 0 else None
+
+
+def _needs_predicted_positives(agg, words):
+    return "nothing was predicted positive" if _n(agg, "predicted_positives") == 0 else None
+
+
+def _needs_any_positive(agg, words):
+    counts = [_n(agg, k) for k in ("tp", "fp", "fn")]
+    if all(c is not None for c in counts) and sum(counts) == 0:
+        return "there are no positives in gold or predictions"
+    return None
+
+
+def _decided(agg) -> int | None:
+    if _n(agg, "decided") is None and isinstance(agg.get("counts"), Mapping):
+        agg = agg["counts"]
+    decided = _n(agg, "decided")
+    if decided is None:
+        m, nm = _n(agg, "match"), _n(agg, "no_match")
+        decided = m + nm if m is not None and nm is not None else None
+    return decided
+
+
+def _needs_decided(agg, words):
+    return "no case was decided (match or no_match) on this set" if _decided(agg) == 0 else None
+
+
+def _m(name, family, description, better, unit, allowance=None, subject=None, evidence=None) -> tuple[str, Metric]:
+    return name, Metric(name, family, description, better, unit, allowance, subject, evidence)
 
 
 #: metric name → :class:`Metric`. A new scorer adds its lines here (and its scorer names to FAMILY_SCORERS).
 METRICS: dict[str, Metric] = dict(
     [
         # labels (goldeval.labels)
-        _m("precision", "labels", "share of predicted positives that are gold positives, tp / (tp + fp)", "higher", "fraction", _allow_precision),
-        _m("recall", "labels", "share of gold positives caught, tp / (tp + fn)", "higher", "fraction", _allow_recall),
-        _m("f1", "labels", "harmonic mean of precision and recall, 2 tp / (2 tp + fp + fn)", "higher", "fraction"),
+        _m("precision", "labels", "share of predicted positives that are gold positives, tp / (tp + fp)", "higher", "fraction", _allow_precision,
+           evidence=_needs_predicted_positives),
+        _m("recall", "labels", "share of gold positives caught, tp / (tp + fn)", "higher", "fraction", _allow_recall,
+           evidence=_needs_gold_positives),
+        _m("f1", "labels", "harmonic mean of precision and recall, 2 tp / (2 tp + fp + fn)", "higher", "fraction",
+           evidence=_needs_any_positive),
         _m("missed", "labels", "gold positives not predicted positive (fn)", "lower", "count", _allow_missed,
-           lambda agg, v, w: f"{w.count(int(float(v)))} missed"),
+           lambda agg, v, w: f"{w.count(int(float(v)))} missed", _needs_gold_positives),
         _m("missed_per_100", "labels", "missed per 100 gold positives, 100 fn / (tp + fn)", "lower", "per_100",
-           _allow_missed_per_100, _subject_missed_per_100),
+           _allow_missed_per_100, _subject_missed_per_100, _needs_gold_positives),
         _m("gold_positives", "labels", "gold positives in the set (tp + fn)", "higher", "count"),
         _m("predicted_positives", "labels", "cases predicted positive (tp + fp)", "lower", "count"),
         _m("tp", "labels", "true positives: gold positive, predicted positive", "higher", "count", _allow_count_max("true positives")),
         _m("fp", "labels", "false positives: predicted positive, gold not", "lower", "count", _allow_count_max("false positives")),
-        _m("fn", "labels", "false negatives (the same as missed)", "lower", "count", _allow_missed),
+        _m("fn", "labels", "false negatives (the same as missed)", "lower", "count", _allow_missed,
+           evidence=_needs_gold_positives),
         _m("tn", "labels", "true negatives", "higher", "count"),
         _m("accuracy", "labels", "share of cases labelled right (never the headline: approving everything scores high)", "higher", "fraction", _allow_accuracy),
         _m("kappa", "labels", "Cohen's kappa of the predictions against gold", "higher", "kappa"),
@@ -266,9 +300,11 @@ METRICS: dict[str, Metric] = dict(
         _m("section_precision_mean", "free_text", "macro mean of section token precision", "higher", "fraction", _allow_mean),
         _m("section_recall_mean", "free_text", "macro mean of section token recall", "higher", "fraction", _allow_mean),
         # data answers (goldeval.answers, the `judge` command)
-        _m("pass_rate", "answers", "match / (match + no_match); near_match, needs_human, unscored left out", "higher", "fraction", _allow_pass_rate),
+        _m("pass_rate", "answers", "match / (match + no_match); near_match, needs_human, unscored left out", "higher", "fraction", _allow_pass_rate,
+           evidence=_needs_decided),
         _m("match", "answers", "cases judged match", "higher", "count"),
-        _m("no_match", "answers", "cases judged no_match", "lower", "count", _allow_count_max("no_match verdicts")),
+        _m("no_match", "answers", "cases judged no_match", "lower", "count", _allow_count_max("no_match verdicts"),
+           evidence=_needs_decided),
         _m("near_match", "answers", "cases judged near_match (neither pass nor fail)", "lower", "count", _allow_count_max("near_match verdicts")),
         _m("needs_human", "answers", "cases a person must decide", "lower", "count", _allow_count_max("cases for a person")),
         _m("unscored", "answers", "cases that could not be scored", "lower", "count", _allow_count_max("unscored cases")),
@@ -674,7 +710,13 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
     agg = results.get("aggregate") if isinstance(results, Mapping) else None
     if not isinstance(agg, Mapping):
         raise InputError("results: not a goldeval results file (no 'aggregate' object). Pass the JSON a goldeval scoring command wrote with --out.")
-    undefined = agg.get("undefined") if isinstance(agg.get("undefined"), Mapping) else {}
+    undefined = agg.get("undefined", {})
+    if not isinstance(undefined, Mapping):
+        raise InputError(
+            f"results: aggregate.undefined must be an object of metric -> reason, got {shorten(undefined)}. "
+            "Pass the JSON a goldeval scoring command wrote with --out, unedited."
+        )
+    nothing_scored = _n(agg, "n_scored") == 0
     scorer_name, families = _results_families(results, agg)
     run_positive = results.get("positive")
     if dod.positive is not None and run_positive is not None and str(run_positive) != dod.positive:
@@ -702,10 +744,16 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
             value = agg["counts"][metric]  # the llm_judge nests the pass-rate counts
         else:
             return None, f"{metric} is absent from this results file (the scorer did not produce it for this run)"
+        if nothing_scored:
+            return None, f"{metric} has no evidence: nothing was scored on this set"
         if metric in undefined:
             return None, f"{metric} undefined: {undefined[metric]}"
         if not _is_number(value):
             return None, f"{metric} is not a number in this results file (got {shorten(value)})"
+        evidence = METRICS[metric].evidence
+        missing = evidence(agg, words) if evidence is not None else None
+        if missing:
+            return None, f"{metric} has no evidence: {missing}"
         return float(value), None
 
     out: list[GateResult] = []
@@ -740,8 +788,10 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                     short = f"on these {gp} gold {words.many} the limit allows {_misses(int(allowed))}"
             # the clause of the summary line
             if observed is None:
-                if gate.metric in agg and gate.metric in undefined:
+                if why and why.startswith(f"{gate.metric} undefined: "):
                     sentence = f"{gate.metric} undefined ({undefined[gate.metric]}) fails {limit_phrase}"
+                elif why and why.startswith(f"{gate.metric} has no evidence: "):
+                    sentence = f"{gate.metric} has no evidence ({why.split(': ', 1)[1]}) and fails {limit_phrase}"
                 else:
                     sentence = f"{reason}, so it fails {limit_phrase}"
             else:
@@ -753,7 +803,8 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                     sentence = f"{subject} {'within' if passed else 'against'} {limit_phrase}"
                 else:
                     sentence = f"{subject} {'passes' if passed else 'fails'} {limit_phrase}"
-            if not passed and (short or allowed_text):
+            no_evidence = bool(why and why.startswith(f"{gate.metric} has no evidence: "))
+            if not passed and (short or allowed_text) and not no_evidence:
                 sentence += f"; {short or allowed_text}"
             out.append(
                 GateResult(

@@ -111,7 +111,59 @@ def test_undefined_metric_fails_and_says_why():
 def test_a_max_gate_on_an_undefined_rate_fails_too():
     res = labels_results(0, 0, 0, 5)  # no gold positives: missed_per_100 is 0/0
     r = evaluate_gates(res, parse_gates("[gates]\nmissed_per_100 = { max = 2 }\nmissed = { max = 0 }\n"))
-    assert [g.status for g in r.results] == ["fail", "pass"]  # the count of misses is defined (0), the rate is not
+    # The count of misses is 0, but with no gold positive nothing could have been missed: 0 is no evidence that
+    # the model catches positives, so that gate fails too (break-fix: it used to pass, exit 0, on no evidence).
+    assert [g.status for g in r.results] == ["fail", "fail"]
+    assert r.results[1].reason == "missed has no evidence: there are no gold 'y' cases on this set"
+    assert r.summary == (
+        "FAIL: missed_per_100 undefined (there are no gold positives) fails the agreed 2 per 100; there are no gold 'y' "
+        "cases on this set, so no miss rate can be measured. Missed has no evidence (there are no gold 'y' cases on "
+        "this set) and fails 0."
+    )
+
+
+def _only_failed_rows(n_bad):
+    from goldeval.labels import score_label_rows
+
+    rows = [Row(i + 1, {"id": str(i), "gold": None, "pred": "y"}) for i in range(n_bad)]
+    return score_label_rows(rows, positive="y", require_positive=False)
+
+
+@pytest.mark.parametrize("gate", ["missed = { max = 0 }", "fp = { max = 0 }", "fn = { max = 3 }", "tn = { min = 0 }",
+                                  "missed_per_100 = { max = 100 }", "accuracy = { min = 0 }", "recall = { max = 1 }"])
+def test_nothing_scored_passes_no_gate(gate):
+    # Break-fix: a file whose every row failed (here 2 rows with a null gold label) scored nothing; count gates such
+    # as `missed = { max = 0 }` used to PASS (exit 0) on it. By hand: n_scored = 0, so every gate has no evidence.
+    res = _only_failed_rows(2)
+    assert res["aggregate"]["n_scored"] == 0 and res["aggregate"]["n_failed"] == 2
+    r = evaluate_gates(res, parse_gates(f"[gates]\n{gate}\n"))
+    assert not r.passed
+    assert r.results[0].reason.endswith("has no evidence: nothing was scored on this set")
+
+
+def test_evidence_is_read_from_the_counts_when_undefined_is_not_listed():
+    # A results file that forgot `undefined` (hand-made, or an older writer): precision 0.0 with nothing predicted
+    # positive must still not pass a max gate, nor recall 0.0 with no gold positives.
+    res = labels_results(0, 0, 0, 5)
+    res["aggregate"]["undefined"] = {}
+    dod = parse_gates("[gates]\nprecision = { max = 0.5 }\nrecall = { max = 0.5 }\nf1 = { max = 0.5 }\n")
+    r = evaluate_gates(res, dod)
+    assert [g.reason for g in r.results] == [
+        "precision has no evidence: nothing was predicted positive",
+        "recall has no evidence: there are no gold 'y' cases on this set",
+        "f1 has no evidence: there are no positives in gold or predictions",
+    ]
+    res["aggregate"]["undefined"] = ["precision"]
+    with pytest.raises(InputError, match=r"aggregate\.undefined must be an object"):
+        evaluate_gates(res, dod)
+
+
+def test_pass_rate_and_no_match_need_a_decided_case():
+    # every case needs_human: no_match = 0 is no evidence of correctness
+    res = {"scorer": {"name": "answer_judge"}, "aggregate": {"n": 3, "n_scored": 3, "n_failed": 0, "pass_rate": 0.0,
+           "match": 0, "no_match": 0, "decided": 0, "needs_human": 3, "undefined": {}}}
+    r = evaluate_gates(res, parse_gates("[gates]\nno_match = { max = 0 }\n"))
+    assert not r.passed and r.results[0].reason == "no_match has no evidence: no case was decided (match or no_match) on this set"
 
 
 def test_allowance_wording():
