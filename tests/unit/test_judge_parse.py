@@ -121,3 +121,26 @@ def test_unparseable_is_never_a_pass_or_a_fail():
     ]
     pr = pass_rate(outs)
     assert (pr.match, pr.no_match, pr.needs_human, pr.rate) == (1, 0, 1, 1.0)
+
+
+@pytest.mark.parametrize("junk", ["{a ", "{", "{x}", '{"x}', "{ {x} ", '{"a":'])
+def test_the_scan_reads_each_region_once(monkeypatch, junk):
+    # A judge stuck in a loop can emit megabytes of braces. Before the fix every bare '{' re-scanned the rest of
+    # the text looking for its closing brace (n²: 60 kB of "{a " took ~60 s and held the GIL over the whole run).
+    # Count the characters the brace matcher visits: linear means at most a small multiple of the text's length.
+    import goldeval.judge.parse as parse_mod
+
+    visited = 0
+    real = parse_mod._balanced_end
+
+    def counting(text, start):
+        nonlocal visited
+        end = real(text, start)
+        visited += (len(text) if end is None else end) - start
+        return end
+
+    monkeypatch.setattr(parse_mod, "_balanced_end", counting)
+    raw = junk * 5000 + '\n{"verdict": "no_match", "confidence": 8}'
+    v = parse_judge_output(raw)
+    assert visited <= 3 * len(raw)
+    assert v.verdict in ("no_match", "needs_human") and v.details["raw"] == raw

@@ -9,13 +9,17 @@ Forgiving about form:
   * ``why`` may be spelled ``reason``, ``reasoning``, ``rationale`` or ``explanation``;
   * a confidence given as ``"9"``, ``"7/10"``, ``"7 / 10"``, ``"7 out of 10"`` or ``8.0`` reads as 9, 7, 7, 7, 8;
     a non-integral number in 1–10 is rounded *down* (7.5 → 7: rounding never invents certainty);
-  * a trailing comma before ``}`` or ``]`` and typographic quotes around keys are repaired.
+  * a trailing comma before ``}`` or ``]`` and typographic quotes around keys are repaired; a Python dict literal
+    (``{'verdict': 'match', ...}``) is read with :func:`ast.literal_eval` (literals only, nothing executed);
+  * a reasoning model's leading ``<think>…</think>`` (or ``<thinking>``, ``<reasoning>``) scratchpad is skipped:
+    drafts inside it never decide.
 
 Strict about meaning — each of these becomes ``verdict="needs_human"`` with the raw text kept in
 ``details["raw"]`` and the reason in ``details["parse_error"]``, never a guessed verdict:
   no JSON object at all (a refusal to judge, prose only) · truncated JSON (also a truncated object after a complete
   draft, and a verdict nested in a truncated outer object) · no ``verdict`` key · an unknown verdict
-  value · a missing confidence · a confidence outside 1–10 (``85`` is not guessed to be a percentage, ``0.8`` is
+  value · the same key (after folding) given twice with different values for ``verdict``, ``confidence`` or
+  ``gold_status`` · a ``<think>`` scratchpad that never closes · a missing confidence · a confidence outside 1–10 (``85`` is not guessed to be a percentage, ``0.8`` is
   not guessed to be a fraction) · a confidence on another scale (``"8/100"``, ``"85%"``) · a boolean confidence.
 
 Then the decided verdict is checked:
@@ -30,6 +34,7 @@ Source: the failure kinds in ``../shared/cases`` (scorer ``llm_judge_parse``) an
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import unicodedata
@@ -70,7 +75,24 @@ def find_json_objects(text: str) -> list[dict[str, Any]]:
     return _scan(text)[0]
 
 
-_KEY_START = re.compile(r"\{\s*[\"\u201c]")
+_KEY_START = re.compile(r"\{\s*[\"'\u201c]")
+_OBJ_START = re.compile(r"\{\s*[\"'\u201c}]")
+_OPEN_QUOTES = {'"': '"', "\u201c": '"\u201d', "'": "'"}
+
+
+class _Obj(dict):
+    """A decoded JSON object that remembers every key-value pair in order (duplicate keys included)."""
+
+    pairs: list[tuple[str, Any]]
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> _Obj:
+    obj = _Obj(pairs)
+    obj.pairs = pairs
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook)
 
 
 def _scan(text: str) -> tuple[list[dict[str, Any]], int]:
@@ -79,16 +101,16 @@ def _scan(text: str) -> tuple[list[dict[str, Any]], int]:
     A ``{"`` that opens an object which never closes (truncated output) ends the scan: whatever follows is inside
     that object, so an object nested in it is not top-level and must not be read as the verdict. A ``{"`` region
     that closes but is not JSON even after repair is skipped whole, for the same reason. A bare ``{`` in prose
-    (``{a, b}``) is just a character.
+    (``{a, b}``) is just a character. Every region is read once, so the scan is linear in the text's length
+    (a judge stuck repeating ``{`` cannot stall the run).
     """
-    decoder = json.JSONDecoder()
     found: list[dict[str, Any]] = []
     i = last = 0
     while True:
         start = text.find("{", i)
         if start < 0:
             return found, last
-        obj, end = _decode_at(decoder, text, start)
+        obj, end = _decode_at(text, start)
         if isinstance(obj, dict):
             found.append(obj)
             i = last = end
@@ -100,38 +122,66 @@ def _scan(text: str) -> tuple[list[dict[str, Any]], int]:
             i = start + 1
 
 
-def _decode_at(decoder: json.JSONDecoder, text: str, start: int) -> tuple[Any, int | None]:
-    """``(object, end)``; ``(None, None)`` when the braces never balance, ``(None, close)`` when balanced but not JSON."""
-    try:
-        return decoder.raw_decode(text, start)
-    except json.JSONDecodeError:
-        pass
-    # Repair: find the balanced closing brace (ignoring braces inside strings), then fix the common slips.
+def _decode_at(text: str, start: int) -> tuple[Any, int | None]:
+    """``(object, end)``; ``(None, None)`` when the braces never balance, ``(None, close)`` when balanced but not JSON.
+
+    Only a ``{`` followed by a quoted key (or ``}``) is decoded: a bare ``{`` in prose cannot start an object. The
+    region is cut at its balanced closing brace *before* decoding, so that each region is read once and a failed
+    decode costs its region, not the rest of the text (the scan stays linear). Nesting too deep for the decoder
+    counts as not JSON.
+    """
+    if not _OBJ_START.match(text, start):
+        return None, None
     close = _balanced_end(text, start)
+    chunk = text[start:] if close is None else text[start:close]
+    try:
+        obj, end = _DECODER.raw_decode(chunk)
+        return obj, start + end
+    except (json.JSONDecodeError, RecursionError):
+        pass
     if close is None:
         return None, None
-    chunk = _TRAILING_COMMA.sub(r"\1", text[start:close].translate(_QUOTES))
+    # Repair the common slips: trailing commas, typographic quotes, a Python dict literal.
+    chunk = _TRAILING_COMMA.sub(r"\1", chunk.translate(_QUOTES))
     try:
-        return json.loads(chunk), close
-    except json.JSONDecodeError:
-        return None, close
+        return _DECODER.decode(chunk), close
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    return _python_dict(chunk), close
+
+
+def _python_dict(chunk: str) -> _Obj | None:
+    """A dict written as a Python literal (``{'verdict': 'match', 'confidence': 8}``), which small models emit
+    for JSON; read with :func:`ast.literal_eval` (literals only, nothing is executed). ``None`` otherwise."""
+    try:
+        node = ast.parse(chunk.strip(), mode="eval").body
+        if not isinstance(node, ast.Dict) or any(k is None for k in node.keys):
+            return None
+        pairs = [(ast.literal_eval(k), ast.literal_eval(v)) for k, v in zip(node.keys, node.values)]
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return None
+    if not all(isinstance(k, str) for k, _ in pairs):
+        return None
+    return _pairs_hook(pairs)
 
 
 def _balanced_end(text: str, start: int) -> int | None:
+    """Index just past the ``}`` that closes the ``{`` at *start*, skipping braces inside ``"…"``, ``“…”`` and
+    ``'…'`` strings (a string closes only on its own kind of quote); ``None`` when it never closes."""
     depth = 0
-    in_str = False
+    closers = ""
     esc = False
     for j in range(start, len(text)):
         ch = text[j]
-        if in_str:
+        if closers:
             if esc:
                 esc = False
             elif ch == "\\":
                 esc = True
-            elif ch in '"\u201d':
-                in_str = False
-        elif ch in '"\u201c':
-            in_str = True
+            elif ch in closers:
+                closers = ""
+        elif ch in _OPEN_QUOTES:
+            closers = _OPEN_QUOTES[ch]
         elif ch == "{":
             depth += 1
         elif ch == "}":
@@ -226,6 +276,12 @@ def parse_judge_output(raw: str) -> Verdict:
     if not raw.strip():
         return _needs_human(raw, "the answer is empty")
     text = _fold(raw)
+    think = _THINK_OPEN.match(text)
+    if think:  # a reasoning model's scratchpad: drafts inside it never decide
+        close = text.find(f"</{think.group(1)}>", think.end())
+        if close < 0:
+            return _needs_human(raw, f"the judge's <{think.group(1)}> reasoning never ended (no verdict after it)")
+        text = text[close + len(think.group(1)) + 3 :]
     objects, tail_start = _scan(text)
     if not objects:
         if "{" in text:
@@ -237,12 +293,15 @@ def parse_judge_output(raw: str) -> Verdict:
         return _needs_human(raw, "the last JSON object is truncated (an earlier object is not the judge's final answer)")
     obj = None
     for cand in reversed(objects):
-        folded = {_fold_key(k): v for k, v in cand.items()}
+        folded, conflicts = _fold_object(cand)
         if "verdict" in folded:
             obj = folded
             break
     if obj is None:
         return _needs_human(raw, "no 'verdict' field in the JSON object")
+    if conflicts & {"verdict", "confidence", "gold_status"}:
+        keys = ", ".join(sorted(conflicts & {"verdict", "confidence", "gold_status"}))
+        return _needs_human(raw, f"the verdict object gives {keys} twice with different values")
 
     label = obj["verdict"]
     if not isinstance(label, str):
@@ -291,6 +350,22 @@ def parse_judge_output(raw: str) -> Verdict:
         verdict=verdict, confidence=confidence, needs_human=flag, why=why or "",
         column_pairing=pairing, gold_status=gold_status, gold_note=gold_note, decided_by="llm", details=details,
     )
+
+
+_THINK_OPEN = re.compile(r"\s*<(think|thinking|reasoning)>", re.IGNORECASE)
+
+
+def _fold_object(obj: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """Keys folded (case, zero-width, ``-``/space → ``_``), and the folded keys given twice with different values
+    (``{"Verdict": "match", "verdict": "no_match"}``, or an exact repeat: JSON parsers silently keep the last)."""
+    folded: dict[str, Any] = {}
+    conflicts: set[str] = set()
+    for k, v in getattr(obj, "pairs", None) or obj.items():
+        fk = _fold_key(k)
+        if fk in folded and folded[fk] != v:
+            conflicts.add(fk)
+        folded[fk] = v
+    return folded, conflicts
 
 
 def _why(obj: dict[str, Any]) -> str:
