@@ -67,7 +67,8 @@ class Metric:
 
     Attributes:
         name: The key in ``aggregate`` (and in the ``[gates]`` table).
-        family: Which scorer family produces it: ``labels`` · ``free_text`` · ``answers``.
+        family: Which scorer family produces it: ``labels`` · ``free_text`` · ``answers`` · ``common`` (every
+            scorer: ``n_scored``, ``n_failed``).
         description: One line for help texts and error messages.
         better: ``higher`` or ``lower``: the direction a customer normally bounds (``min`` / ``max``).
         unit: ``fraction`` (in [0, 1]) · ``per_100`` (in [0, 100]) · ``count`` (int ≥ 0) · ``kappa`` (in [-1, 1]) ·
@@ -270,6 +271,10 @@ def _m(name, family, description, better, unit, allowance=None, subject=None, ev
 #: metric name → :class:`Metric`. A new scorer adds its lines here (and its scorer names to FAMILY_SCORERS).
 METRICS: dict[str, Metric] = dict(
     [
+        # every scorer (the results-file conventions): gate the coverage itself
+        _m("n_scored", "common", "rows (cases) scored; a min guards against a truncated or half-failed input", "higher", "count"),
+        _m("n_failed", "common", "rows (cases) that could not be scored, listed under failures and left out of every other metric",
+           "lower", "count", _allow_count_max("rows that could not be scored")),
         # labels (goldeval.labels)
         _m("precision", "labels", "share of predicted positives that are gold positives, tp / (tp + fp)", "higher", "fraction", _allow_precision,
            evidence=_needs_predicted_positives),
@@ -682,7 +687,7 @@ def _results_families(results: Mapping[str, Any], agg: Mapping[str, Any]) -> tup
     for family, scorers in FAMILY_SCORERS.items():
         if name in scorers:
             return name, {family}
-    return name, {m.family for key, m in METRICS.items() if key in agg}
+    return name, {m.family for key, m in METRICS.items() if key in agg and m.family != "common"}
 
 
 def _capitalize(s: str) -> str:
@@ -728,8 +733,8 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
 
     def check_family(metric: str, where: str) -> None:
         fam = METRICS[metric].family
-        if families and fam not in families:
-            produced = sorted(k for k, m in METRICS.items() if m.family in families)
+        if families and fam != "common" and fam not in families:
+            produced = sorted(k for k, m in METRICS.items() if m.family in families or m.family == "common")
             raise InputError(
                 f"{where}: gate on {metric!r} ({fam} metric), but this results file comes from scorer "
                 f"{scorer_name!r}, which never produces it; it can gate: {', '.join(produced)}. "
@@ -828,4 +833,9 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
     all_pass = all(r.passed for r in out)
     ordered = [r for r in out if not r.passed] + [r for r in out if r.passed]
     summary = ("PASS: " if all_pass else "FAIL: ") + ". ".join(_capitalize(r.sentence) for r in ordered) + "."
+    n_failed, n_scored = _n(agg, "n_failed"), _n(agg, "n_scored")
+    if n_failed:  # never a silent decision on part of the input: the forwarded line says what was left out
+        of = f" of {n_failed + n_scored}" if n_scored is not None else ""
+        summary += (f" Not counted: {n_failed}{of} {'row' if n_failed + (n_scored or 0) == 1 else 'rows'} could not be "
+                    "scored (listed under failures).")
     return GateReport(passed=all_pass, summary=summary, results=out, definition=dod.describe(), warnings=list(dod.warnings))

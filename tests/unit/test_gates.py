@@ -130,7 +130,7 @@ def _only_failed_rows(n_bad):
 
 
 @pytest.mark.parametrize("gate", ["missed = { max = 0 }", "fp = { max = 0 }", "fn = { max = 3 }", "tn = { min = 0 }",
-                                  "missed_per_100 = { max = 100 }", "accuracy = { min = 0 }", "recall = { max = 1 }"])
+                                  "missed_per_100 = { max = 100 }", "accuracy = { min = 0 }", "n_failed = { max = 5 }"])
 def test_nothing_scored_passes_no_gate(gate):
     # Break-fix: a file whose every row failed (here 2 rows with a null gold label) scored nothing; count gates such
     # as `missed = { max = 0 }` used to PASS (exit 0) on it. By hand: n_scored = 0, so every gate has no evidence.
@@ -164,6 +164,21 @@ def test_pass_rate_and_no_match_need_a_decided_case():
            "match": 0, "no_match": 0, "decided": 0, "needs_human": 3, "undefined": {}}}
     r = evaluate_gates(res, parse_gates("[gates]\nno_match = { max = 0 }\n"))
     assert not r.passed and r.results[0].reason == "no_match has no evidence: no case was decided (match or no_match) on this set"
+
+
+def test_summary_says_what_was_left_out_and_coverage_can_be_gated():
+    # 3 scored rows (tp 1, tn 2) and 1 row with a null gold label: the forwarded line must not hide that row.
+    rows = [Row(1, {"id": "a", "gold": "y", "pred": "y"}), Row(2, {"id": "b", "gold": "n", "pred": "n"}),
+            Row(3, {"id": "c", "gold": "n", "pred": "n"}), Row(4, {"id": "d", "gold": None, "pred": "n"})]
+    res = score_label_rows(rows, positive="y")
+    r = evaluate_gates(res, parse_gates("[gates]\nrecall = { min = 1 }\n"))
+    assert r.passed and r.summary == (
+        "PASS: Recall 1.000 passes 1. Not counted: 1 of 4 rows could not be scored (listed under failures)."
+    )
+    r = evaluate_gates(res, parse_gates("[gates]\nn_failed = { max = 0 }\nn_scored = { min = 4 }\n"))
+    assert [g.status for g in r.results] == ["fail", "fail"] and r.results[0].allowed == 0
+    # the coverage metrics belong to every scorer: no "never produces it" error on a free-text file
+    assert evaluate_gates(FREE_TEXT, parse_gates("[gates]\nn_failed = { max = 0 }\n")).passed
 
 
 def test_allowance_wording():
