@@ -692,7 +692,7 @@ def _results_families(results: Mapping[str, Any], agg: Mapping[str, Any]) -> tup
 
 def _capitalize(s: str) -> str:
     head = s.split(" ", 1)[0]
-    if "_" in head or not s:
+    if "_" in head or len(head) <= 2:  # metric names (missed_per_100) and abbreviations (fp, f1) stay as written
         return s
     return s[0].upper() + s[1:]
 

@@ -181,6 +181,12 @@ def test_summary_says_what_was_left_out_and_coverage_can_be_gated():
     assert evaluate_gates(FREE_TEXT, parse_gates("[gates]\nn_failed = { max = 0 }\n")).passed
 
 
+def test_abbreviated_metric_names_are_not_capitalized():
+    r = evaluate_gates(labels_results(3, 1, 0, 3), parse_gates("[gates]\nfp = { max = 1 }\nf1 = { min = 0.5 }\n"))
+    # by hand: f1 = 2*3 / (2*3 + 1 + 0) = 6/7 = 0.857
+    assert r.summary == "PASS: fp 1 passes 1. f1 0.857 passes 0.5."
+
+
 def test_allowance_wording():
     res = labels_results(36, 6, 4, 154, positive="escalate")
     dod = parse_gates("[gates]\nrecall = { min = 0.95 }\nfp = { max = 5 }\naccuracy = { min = 0.9 }\n")
