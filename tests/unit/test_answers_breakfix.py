@@ -162,3 +162,37 @@ def test_unsure_select_star_keeps_a_match_from_being_final():
                      final_query="SELECT * FROM patients")
     assert v.verdict == "needs_human" and v.details["rule_verdict"]["verdict"] == "match"
     assert "may read the forbidden field ssn" in v.why
+
+
+# --- prose: a text golden named in a hedge, after a negation, or in a list was a match --------------------------
+
+WARD = {"kind": "value", "columns": ["ward"], "rows": [["Cardiology"]]}
+
+
+@pytest.mark.parametrize("text, verdict", [
+    ("Cardiology.", "match"),                                   # states the golden, nothing else
+    ("The ward with the most admissions is Cardiology, with 40.", "match"),
+    ("It is either Cardiology or Oncology.", "no_match"),       # was match: a hedge between two candidates
+    ("Cardiology or Oncology", "no_match"),                     # was match
+    ("Not Cardiology; it is Oncology.", "needs_human"),         # was match: the golden is excluded, not answered
+    ("Oncology (not Cardiology).", "needs_human"),              # was match
+    ("Maybe Cardiology.", "needs_human"),                       # was match: does it commit?
+    ("Cardiology, Oncology and Surgery all tie.", "needs_human"),  # was match: one of a list
+    ("It is Oncology, followed by Cardiology.", "needs_human"),    # was match: the answer names Oncology first
+    ("The ward is Cardiology-East.", "needs_human"),            # was match: another ward's name
+])
+def test_text_golden_in_prose(text, verdict):
+    assert judge_answer("Which ward had the most admissions?", WARD, {"text": text}).verdict == verdict
+
+
+@pytest.mark.parametrize("text, golden, verdict", [
+    ("79 thousand", 79, "no_match"),          # was match: read as 79; it states 79,000
+    ("79k", 79, "no_match"),                  # was needs_human (no number read); 79,000 ≠ 79
+    ("1.2 million", 1_200_000, "match"),      # was no_match: read as 1.2; 1.2 × 10^6 = 1,200,000
+    ("3.5M patients", 3_500_000, "match"),    # 3.5 × 10^6
+    ("2bn", 2_000_000_000, "match"),          # 2 × 10^9
+    ("79 m", 79, "match"),                    # a lone "m" may be metres or minutes: 79 stays 79
+])
+def test_scale_words_in_prose(text, golden, verdict):
+    g = {"kind": "value", "columns": ["n"], "rows": [[golden]]}
+    assert judge_answer("How many?", g, {"text": text}).verdict == verdict

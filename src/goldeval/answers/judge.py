@@ -443,7 +443,26 @@ def _judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[s
     if not gcol.numeric:
         want = canonical_text(str(g_rows[0][0]))
         body = canonical_text(prose.answer_text)
-        if want and re.search(r"(?<!\w)" + re.escape(want) + r"(?!\w)", body):
+        # The golden as a whole word: "Cardiology-East" or "Cardiology_2" is another name, not the golden.
+        found = [m for m in re.finditer(r"(?<![\w-])" + re.escape(want) + r"(?![\w-])", body)] if want else []
+        if found:
+            alt = re.escape(want)
+            neg = re.compile(r"(?:\bnot|n't|\bnever|\bno longer|\brather than|\binstead of|\bother than|\bexcept|\bexcluding|\bunlike|\bbesides)"
+                             r"(?:\s+\w+){0,2}\s+[\"'(]?$")
+            if re.search(r"\beither\b[^.;]*\b" + alt + r"\b|\b" + alt + r"[\"')]?\s*,?\s+or\s+\w|\w[\"')]?\s+or\s+[\"'(]?" + alt + r"\b", body):
+                details["prose"]["hedged"] = True
+                return _verdict("no_match", 7, f"The answer hedges between the golden {_fmt(g_rows[0][0])} and another candidate: "
+                                "offering several candidates does not contain the golden." + inj,
+                                mismatch="hedge: several candidate values", details=details, **common)
+            if any(neg.search(body[: m.start()]) for m in found):
+                return _undecided(f"The answer mentions the golden {_fmt(g_rows[0][0])} after a negation ('not …', 'rather than …'): "
+                                  "the rules cannot tell an answer from an exclusion." + inj, "prose grain", details=details, **common)
+            if _in_enumeration(prose.answer_text, str(g_rows[0][0])):
+                return _undecided(f"The answer names the golden {_fmt(g_rows[0][0])} in a list of several names: whether it is the "
+                                  "answer or one of several candidates is a prose question." + inj, "prose grain", details=details, **common)
+            if prose.hedged or re.search(r"\b(?:maybe|perhaps|possibly|might be|could be)\b", body):
+                return _undecided(f"The answer states the golden {_fmt(g_rows[0][0])} with a hedge ('maybe', 'possibly'): "
+                                  "whether it commits to it is a prose question." + inj, "prose grain", details=details, **common)
             return _verdict("match", 7, f"The answer states the golden value {_fmt(g_rows[0][0])}." + inj, details=details, **common)
         return _undecided("A prose answer that does not state the golden text verbatim: the rules cannot tell a paraphrase from a miss." + inj,
                           "prose grain", details=details, **common)
@@ -474,6 +493,23 @@ def _judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[s
                         mismatch="different value", details=details, **common)
     return _undecided(f"The answer states several numbers ({', '.join(map(_fmt, distinct))}), one of them the golden: which one answers is a prose question." + inj,
                       "prose grain", details=details, **common)
+
+
+_LIST_SEP = r"(?:\s*(?:,|;|/|&|\band\b|\bfollowed by\b|\bthen\b|\bvs\.?))+\s*"
+_LIST_BEFORE = re.compile(r"[A-Z][\w'-]*[\"')]?" + _LIST_SEP + r"[\"'(]?$")
+_LIST_AFTER = re.compile(r"^[\"')]?" + _LIST_SEP + r"[\"'(]?[A-Z]")
+
+
+def _in_enumeration(text: str, golden: str) -> bool:
+    """True when a mention of *golden* in *text* sits in a list of names ("Cardiology, Oncology and Surgery",
+    "Oncology, followed by Cardiology"): another capitalised name right before or after it, joined by a comma,
+    ``and``, ``then``, ``/``…"""
+    if not golden.strip():
+        return False
+    for m in re.finditer(r"(?<![\w-])" + re.escape(golden.strip()) + r"(?![\w-])", text, re.IGNORECASE):
+        if _LIST_BEFORE.search(text[: m.start()]) or _LIST_AFTER.match(text[m.end():]):
+            return True
+    return False
 
 
 def _judge_unanswerable(question: str, prediction: Mapping[str, Any], *, gold: tuple[str, str | None]) -> Verdict:

@@ -30,7 +30,14 @@ _INJECTION = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?%)?(?![\w])")
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+    # a scale word or an attached suffix: "1.2 million", "79 thousand", "79k", "3.5M", "2bn" ("79 m" stays 79:
+    # a lone m may be metres or minutes)
+    r"(?:\s?%|\s(?:thousand|million|billion|trillion)\b|(?:k|K|M|bn|BN|B)\b)?(?![\w])"
+)
+_SCALE = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12}
+_SCALE_RE = re.compile(r"(?:\s(thousand|million|billion|trillion)|(k|K|M|bn|BN|B))$")
 
 _REFUSAL = re.compile(
     r"\b(?:cannot|can ?not|can't|unable to|not able to|impossible to|no way to|not possible"
@@ -87,6 +94,10 @@ def strip_grader_text(text: str) -> tuple[str, str]:
 
 
 def _to_number(tok: str) -> float:
+    m = _SCALE_RE.search(tok)
+    if m:  # "1.2 million" is 1,200,000, not 1.2; "79 thousand" is not 79
+        word = (m.group(1) or m.group(2)).lower()
+        return _to_number(tok[: m.start()]) * _SCALE[word]
     t = tok.replace(",", "").replace(" ", "")
     if t.endswith("%"):
         return float(t[:-1])
