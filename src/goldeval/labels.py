@@ -457,7 +457,7 @@ def score_label_rows(
     failures: list[dict[str, Any]] = []
     warnings: list[dict[str, Any]] = []
     n_rows = 0
-    saw_gold_field = saw_pred_field = False
+    saw_gold_field = saw_pred_field = saw_second_field = False
     first_fields: list[str] | None = None
     fresh: list[bool] = []
 
@@ -504,6 +504,7 @@ def score_label_rows(
             warnings.append({"line": item.line, "id": rid, "warning": f"{prefix}{item.line}: no '{pred_field}' field; scored as no prediction (a miss when gold is {positive!r})."})
         s2 = None
         if second_gold_field is not None:
+            saw_second_field = saw_second_field or second_gold_field in data
             s2, problem = _label_value(data.get(second_gold_field))
             if problem:
                 failures.append({"line": item.line, "id": rid, "error": f"{prefix}{item.line}: field '{second_gold_field}' {problem}."})
@@ -524,6 +525,11 @@ def score_label_rows(
         raise InputError(
             f"{file_name or 'labels'}: no row has a '{gold_field}' field (fields of the first row: "
             f"{', '.join(first_fields)}). Pass the gold column with --gold-column."
+        )
+    if second_gold_field is not None and ids and not saw_second_field and any(fresh):
+        raise InputError(
+            f"{file_name or 'labels'}: no row has a '{second_gold_field}' field (fields of the first row: "
+            f"{', '.join(first_fields or [])}). Pass the second annotator's column with --second-gold-column."
         )
     counts = pair_counts(gold, pred)
     if positive is None:

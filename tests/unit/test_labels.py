@@ -211,3 +211,13 @@ def test_second_annotator_agreement_and_disagreements():
     assert agg["annotator_agreement"] == pytest.approx(2 / 3)
     assert agg["annotator_kappa"] == pytest.approx(0.4)
     assert res["disagreements"] == [{"id": "2", "a": "y", "b": "n", "line": 2}]
+
+
+# ---- break-fix (labels that look alike, blank cells, a mistyped second-annotator column)
+
+
+def test_second_gold_column_that_no_row_has_is_refused():
+    # Break-fix: `--second-gold-column g3` on a file whose column is `g2` used to score "0 annotator cases" and exit 0.
+    rows = _rows({"id": "1", "gold": "y", "pred": "y", "g2": "y"}, {"id": "2", "gold": "n", "pred": "n", "g2": "n"})
+    with pytest.raises(InputError, match=r"no row has a 'g3' field \(fields of the first row: id, gold, pred, g2\).*--second-gold-column"):
+        score_label_rows(rows, positive="y", second_gold_field="g3")
