@@ -395,8 +395,9 @@ def confusion_matrix(gold: Sequence[Hashable], pred: Sequence[Hashable | None], 
 
 
 def _label_value(raw: Any) -> tuple[str | None, str | None]:
-    """(label, problem) for a cell: strings as given, integers as their decimal string."""
-    if raw is None:
+    """(label, problem) for a cell: strings as given, integers as their decimal string; an empty or blank string is
+    no label (as an empty CSV cell is)."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None, None
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
         return None, f"must be a string label, got {shorten(raw)}"
@@ -486,16 +487,16 @@ def score_label_rows(
         saw_gold_field = True
         g = data[gold_field]
         problem = None
-        if type(g) is not str:  # the fast path (a string) skips the checks
+        if type(g) is not str or not g or g[0].isspace() or g[-1].isspace():  # the fast path: a plain string label
             g, problem = _label_value(g)
         if problem or g is None:
-            why = problem or "is null"
+            why = problem or ("is null" if data[gold_field] is None else f"is blank ({data[gold_field]!r})")
             failures.append({"line": item.line, "id": rid, "error": f"{prefix}{item.line}: gold label {why}; every case needs an adjudicated gold label. Adjudicate it or remove the row."})
             continue
         if pred_field in data:
             saw_pred_field = True
             p = data[pred_field]
-            if type(p) is not str:
+            if type(p) is not str or not p or p[0].isspace() or p[-1].isspace():
                 p, problem = _label_value(p)
             if problem:  # an unreadable prediction is no prediction: a miss when gold is positive, never dropped
                 warnings.append({"line": item.line, "id": rid, "warning": f"{prefix}{item.line}: field '{pred_field}' {problem}; scored as no prediction (a miss when gold is {positive!r})."})

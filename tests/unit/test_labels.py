@@ -221,3 +221,19 @@ def test_second_gold_column_that_no_row_has_is_refused():
     rows = _rows({"id": "1", "gold": "y", "pred": "y", "g2": "y"}, {"id": "2", "gold": "n", "pred": "n", "g2": "n"})
     with pytest.raises(InputError, match=r"no row has a 'g3' field \(fields of the first row: id, gold, pred, g2\).*--second-gold-column"):
         score_label_rows(rows, positive="y", second_gold_field="g3")
+
+
+def test_blank_gold_is_a_failure_and_blank_pred_is_no_label():
+    # A blank JSON string is what an empty CSV cell is: gold "" used to be scored as a label "" (here an fp row).
+    rows = _rows(
+        {"id": "1", "gold": "", "pred": "y"},
+        {"id": "2", "gold": "  ", "pred": "y"},
+        {"id": "3", "gold": "y", "pred": ""},
+        {"id": "4", "gold": "y", "pred": "y"},
+    )
+    res = score_label_rows(rows, positive="y", file_name="x.jsonl")
+    agg = res["aggregate"]
+    # by hand: rows 1 and 2 fail; row 3 gold y, no label -> fn; row 4 tp
+    assert (agg["n_scored"], agg["n_failed"], agg["tp"], agg["fn"], agg["fp"], agg["null_predictions"]) == (2, 2, 1, 1, 0, 1)
+    assert res["failures"][0]["error"].startswith("x.jsonl:1: gold label is blank ('')")
+    assert res["failures"][1]["error"].startswith("x.jsonl:2: gold label is blank ('  ')")
