@@ -537,6 +537,7 @@ def score_label_rows(
         seen = ", ".join(repr(str(s)) for s in labels_seen(counts))
         raise InputError(f"positive label: none given; labels seen: {seen}. Pass --positive LABEL or set positive in the gates file.")
     score = score_from_pairs(counts, positive=positive, require_positive=require_positive)
+    warnings.extend(_near_positive_warnings(counts, positive, gold, pred, lines, ids, prefix=file_name or "labels"))
     kappa, kappa_why = _kappa_from_pairs(counts)
 
     per_example = []
@@ -603,6 +604,30 @@ def score_label_rows(
     if recorder is not None:
         recorder.finish(results)
     return results
+
+
+def _near_positive_warnings(counts, positive, gold, pred, lines, ids, *, prefix: str) -> list[dict[str, Any]]:
+    """Warnings for labels that differ from ``positive`` only by case or surrounding spaces (``' escalate'``,
+    ``'Escalate'``): they are scored as other labels — a gold one as a negative, a predicted one as a miss — never
+    silently folded, but never silently either."""
+    key = str(positive).strip().casefold()
+    out = []
+    for side, labels in (("gold", gold), ("pred", pred)):
+        names = {g for g, _ in counts} if side == "gold" else {p for _, p in counts if p is not None}
+        for label in sorted((x for x in names if x != positive and str(x).strip().casefold() == key), key=str):
+            first = labels.index(label)
+            n = sum(c for pair, c in counts.items() if pair[0 if side == "gold" else 1] == label)
+            effect = "a negative case, not a gold positive" if side == "gold" else "not a positive prediction (a miss when gold is positive)"
+            out.append({
+                "line": lines[first],
+                "id": ids[first],
+                "warning": (
+                    f"{prefix}:{lines[first]}: {side} label {label!r} ({n} {'row' if n == 1 else 'rows'}) differs from "
+                    f"the positive label {str(positive)!r} only by case or spaces; it is scored as another label: "
+                    f"{effect}. Fix the file if it means {str(positive)!r}."
+                ),
+            })
+    return out
 
 
 def score_label_file(path: str | os.PathLike[str], *, positive: str | None, **options: Any) -> dict[str, Any]:

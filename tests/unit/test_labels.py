@@ -237,3 +237,23 @@ def test_blank_gold_is_a_failure_and_blank_pred_is_no_label():
     assert (agg["n_scored"], agg["n_failed"], agg["tp"], agg["fn"], agg["fp"], agg["null_predictions"]) == (2, 2, 1, 1, 0, 1)
     assert res["failures"][0]["error"].startswith("x.jsonl:1: gold label is blank ('')")
     assert res["failures"][1]["error"].startswith("x.jsonl:2: gold label is blank ('  ')")
+
+
+def test_labels_differing_from_the_positive_only_by_case_or_spaces_are_warned_not_folded():
+    # A CSV written as "c1, escalate, escalate" gives ' escalate': scored as another label (never folded silently,
+    # never silently either). By hand: 'escalate' vs ' escalate' gold -> that row is a negative with pred 'Escalate'
+    # (tn); row 2: gold escalate, pred 'Escalate' -> fn; row 3: tp.
+    rows = _rows(
+        {"id": "1", "gold": " escalate", "pred": "Escalate"},
+        {"id": "2", "gold": "escalate", "pred": "Escalate"},
+        {"id": "3", "gold": "escalate", "pred": "escalate"},
+    )
+    res = score_label_rows(rows, positive="escalate", file_name="c.jsonl")
+    agg = res["aggregate"]
+    assert (agg["tp"], agg["fn"], agg["fp"], agg["tn"]) == (1, 1, 0, 1)
+    assert [(w["line"], w["id"]) for w in res["warnings"]] == [(1, "1"), (1, "1")]
+    assert res["warnings"][0]["warning"] == (
+        "c.jsonl:1: gold label ' escalate' (1 row) differs from the positive label 'escalate' only by case or spaces; "
+        "it is scored as another label: a negative case, not a gold positive. Fix the file if it means 'escalate'."
+    )
+    assert res["warnings"][1]["warning"].startswith("c.jsonl:1: pred label 'Escalate' (2 rows) differs from")
