@@ -36,15 +36,17 @@ class Reply:
     body: bytes | None = None
     prompt_tokens: int = 120
     completion_tokens: int = 30
+    finish_reason: str = "stop"
 
 
-def completion_body(content: str | None, model: str, prompt_tokens: int = 120, completion_tokens: int = 30) -> dict[str, Any]:
+def completion_body(content: str | None, model: str, prompt_tokens: int = 120, completion_tokens: int = 30,
+                    finish_reason: str = "stop") -> dict[str, Any]:
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "created": 1_700_000_000,
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
     }
 
@@ -106,7 +108,7 @@ class FakeOpenAI:
                     if reply.body is not None:
                         body = reply.body
                     elif reply.status == 200:
-                        body = json.dumps(completion_body(reply.content, req.get("model", "?"), reply.prompt_tokens, reply.completion_tokens)).encode()
+                        body = json.dumps(completion_body(reply.content, req.get("model", "?"), reply.prompt_tokens, reply.completion_tokens, reply.finish_reason)).encode()
                     else:
                         body = json.dumps({"error": {"message": f"scripted {reply.status}", "type": "test", "code": None}}).encode()
                     self._send(reply.status, body, reply.headers)

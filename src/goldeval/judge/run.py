@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -141,6 +142,26 @@ def _without_raw(v: Verdict) -> dict[str, Any]:
     d = v.to_dict()
     d["details"] = {k: val for k, val in d["details"].items() if k != "raw"}
     return d
+
+
+class _Stopped(Exception):
+    """A queued call skipped because another call already hit a configuration error (that error is raised)."""
+
+
+def _read_answer(text: str, finish_reason: str | None) -> Verdict:
+    """The verdict of one completion. An answer the endpoint cut at ``max_tokens`` (``finish_reason="length"``) is
+    ``needs_human`` whatever it holds: the judge did not finish, so an object in it may be a draft it was about to
+    revise (the doctrine asks for the verdict object last, with nothing after it)."""
+    v = parse_judge_output(text)
+    if finish_reason != "length":
+        return v
+    reason = "the endpoint stopped the answer at max_tokens (finish_reason=length); raise GOLDEVAL_JUDGE_MAX_TOKENS"
+    return Verdict(
+        verdict="needs_human", confidence=None, needs_human=True, why=f"The judge's answer could not be used: {reason}.",
+        decided_by="parse",
+        details={"raw": text, "parse_error": reason, "truncated": True,
+                 **({"judge_verdict": v.verdict} if v.verdict != "needs_human" else {})},
+    )
 
 
 def _call_failed(call: CallResult) -> Verdict:
@@ -341,17 +362,21 @@ def judge_cases(
     def one_call(m: dict[str, Any], s: int) -> tuple[str, int, Verdict, dict[str, Any]]:
         key = keys[m["id"]][s]
         cached = None if (cache is None or refresh) else cache.get(key)
+        if stop.is_set():  # another call hit a configuration error: do not spend more calls
+            raise _Stopped()
         if cached is not None:
-            v = parse_judge_output(cached["response"])
+            v = _read_answer(cached["response"], cached.get("finish_reason"))
             return m["id"], s, v, _call_record(s, None, cached, v, cached["user_prompt"], None, config)
         user, nonce = build_user_prompt(m, max_rows=max_rows)
-        call = own_client.complete([{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}])
+        try:
+            call = own_client.complete([{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}])
+        except JudgeError:
+            stop.set()
+            raise
         if call.text is None or call.error is not None:
             v = _call_failed(call)
         else:
-            v = parse_judge_output(call.text)
-            if call.finish_reason == "length" and v.verdict == "needs_human":
-                v.details["truncated"] = "the endpoint stopped at max_tokens (finish_reason=length)"
+            v = _read_answer(call.text, call.finish_reason)
             if cache is not None:
                 cache.put(key, case_id=m["id"], sample=s, params=params, rubric_sha256=rubric_hash(m.get("rubric")),
                           user_prompt=user, response=call.text, prompt_tokens=call.prompt_tokens,
@@ -374,18 +399,23 @@ def judge_cases(
         }
         finish_case(rec)
 
+    stop = threading.Event()
     if judged:
         pool = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="goldeval-judge")
         try:
             futures: set[Future] = {pool.submit(one_call, m, s) for m in judged for s in range(repeat)}
             while futures:
                 done, futures = wait(futures, return_when=FIRST_EXCEPTION)
+                errors = [f.exception() for f in done if f.exception() is not None]
+                if errors:
+                    for other in futures:
+                        other.cancel()
+                    # The calls still in flight finish (they cannot be interrupted); one of them may hold the
+                    # configuration error that made the others stop.
+                    rest = wait(futures)[0]
+                    errors += [f.exception() for f in rest if not f.cancelled() and f.exception() is not None]
+                    raise next((e for e in errors if not isinstance(e, _Stopped)), errors[0])
                 for f in done:
-                    exc = f.exception()
-                    if exc is not None:
-                        for other in futures:
-                            other.cancel()
-                        raise exc
                     cid, s, v, crec = f.result()
                     samples[cid][s] = (v, crec)
                     pending_count[cid] -= 1
