@@ -124,3 +124,17 @@ def test_run_is_recorded_in_the_store(files):
         assert run_row["scorer_name"] == "llm_judge"
         cases = store.case_map(run_row["id"])
     assert sorted(cases) == ["a1", "a2", "a3"] and cases["a1"]["verdict"] == "match"
+
+
+def test_no_server_at_the_base_url_is_exit_3_not_a_run_of_needs_human(files, monkeypatch):
+    # Before: every case waited out its retries and came back needs_human, exit 0 (22 example cases: 22 s).
+    import socket
+
+    cases, attempts, _ = files
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("GOLDEVAL_JUDGE_MAX_RETRIES", "0")
+    res = run(["llm-judge", cases, attempts, "--llm", "judge-model", "--base-url", f"http://127.0.0.1:{port}/v1",
+               "--no-store", "--out", "-"])
+    assert res.exit_code == 3 and "cannot connect" in res.output and "Check --base-url" in res.output

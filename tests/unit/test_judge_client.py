@@ -175,3 +175,31 @@ def test_a_rejected_parameter_stops_the_run(server):
     assert JudgeConfig.from_env({"GOLDEVAL_JUDGE_MODEL": "m", "GOLDEVAL_JUDGE_MAX_TOKENS": "0"}).max_tokens is None
     client(server, max_tokens=None).complete(MSGS)
     assert "max_tokens" not in server.requests[-1]
+
+
+def _dead_url() -> str:
+    import socket
+
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there now
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_no_server_at_the_base_url_stops_the_run():
+    # Connection refused on every attempt and nothing has ever answered: a wrong --base-url or a server that is
+    # not running. Every case would wait out its retries (0.5+1+2+4 s by default) and come back needs_human with
+    # exit 0; instead the first call raises once its retries are spent (1 + 2 retries = 3 attempts here).
+    c = JudgeClient(JudgeConfig(model="judge-model", base_url=_dead_url(), timeout=2.0, max_retries=2,
+                                backoff_base=0.001, backoff_max=0.001))
+    with pytest.raises(JudgeError, match=r"cannot connect .* after 3 attempts, and no call has reached it yet\. Check --base-url"):
+        c.complete(MSGS)
+
+
+def test_a_dropped_connection_after_the_endpoint_answered_is_a_per_call_error():
+    with FakeOpenAI() as srv:
+        c = client(srv, max_retries=1)
+        assert c.complete(MSGS).text is not None
+        c.close()  # drop the pooled keep-alive connection; the server then goes away
+    res = c.complete(MSGS)
+    assert res.text is None and res.error.startswith("connection failed after 2 attempts")

@@ -12,7 +12,10 @@ recorded per call:
 * A call that exceeds ``timeout`` seconds (per attempt) is not retried by default (``timeout_retries=0``): a judge
   that does not answer in time yields a ``needs_human`` verdict and the run goes on.
 * 401 / 403 (the key) and 404 (the model or URL) are configuration errors that would fail every call: they raise
-  :class:`~goldeval.errors.JudgeError` at once. Any other failure is returned in :class:`CallResult` ``.error``;
+  :class:`~goldeval.errors.JudgeError` at once. So does a connection that still fails after the retries when no
+  request has ever reached the endpoint (a wrong ``--base-url`` or a server that is not running): otherwise every
+  case would wait out its retries and come back ``needs_human``. Once the endpoint has answered, a dropped
+  connection is a per-call failure. Any other failure is returned in :class:`CallResult` ``.error``;
   a per-call failure never raises.
 
 Configuration comes from keyword options, else ``GOLDEVAL_JUDGE_*`` variables, else defaults; the key from the
@@ -247,6 +250,7 @@ class JudgeClient:
         self._client: Any = None
         self._lock = threading.Lock()
         self._rng = random.Random()
+        self._reached = False  # has any request reached the endpoint (any HTTP answer)?
 
     def _openai(self) -> Any:
         with self._lock:
@@ -286,7 +290,8 @@ class JudgeClient:
         """One judge call with retries. Per-call failures come back in ``.error``; config failures raise.
 
         Raises:
-            JudgeError: 401/403 (key refused) or 404 (no such model or URL): every call would fail the same way.
+            JudgeError: 401/403 (key refused) or 404 (no such model or URL), or no connection at all before the
+                endpoint ever answered: every call would fail the same way.
         """
         client = self._openai()  # raises JudgeError when the openai library is missing
         import openai
@@ -313,6 +318,7 @@ class JudgeClient:
                 wait = 0.0
             except openai.APIStatusError as exc:
                 out.status = exc.status_code
+                self._reached = True
                 if exc.status_code in (401, 403):
                     raise JudgeError(
                         f"LLM judge at {c.base_url or 'api.openai.com'}: HTTP {exc.status_code}, the key was refused "
@@ -344,16 +350,24 @@ class JudgeClient:
             except openai.APIConnectionError as exc:
                 out.status = None
                 if retries >= c.max_retries:
+                    if not self._reached:
+                        raise JudgeError(
+                            f"LLM judge at {c.base_url or 'api.openai.com'}: cannot connect ({shorten(str(exc.__cause__ or exc), 120)}) "
+                            f"after {out.attempts} attempts, and no call has reached it yet. Check --base-url / "
+                            "GOLDEVAL_JUDGE_BASE_URL and that the server is running."
+                        ) from None
                     out.error = f"connection failed after {out.attempts} attempts: {shorten(str(exc), 120)}"
                     break
                 wait = self._backoff(retries)
                 retries += 1
             except (openai.APIError, ValueError) as exc:  # a 200 whose body is not JSON / not a chat completion
                 out.status = 200
+                self._reached = True
                 out.error = f"malformed response from the endpoint: {type(exc).__name__}: {shorten(str(exc), 200)}"
                 break
             else:
                 out.status = 200
+                self._reached = True
                 if not hasattr(resp, "choices"):
                     out.error = f"malformed response from the endpoint (not a chat completion): {shorten(resp, 200)}"
                     break
