@@ -196,3 +196,39 @@ def test_text_golden_in_prose(text, verdict):
 def test_scale_words_in_prose(text, golden, verdict):
     g = {"kind": "value", "columns": ["n"], "rows": [[golden]]}
     assert judge_answer("How many?", g, {"text": text}).verdict == verdict
+
+
+# --- Spider re-judge findings -----------------------------------------------------------------------------------
+
+def test_repeated_golden_column_is_contained_once():
+    # Spider dev-0541 (all three GPT-4 sets): gold SELECT student_id, first_name, …, count(*), student_id gives
+    # (7, 'Frida', 'Aisha', 'Huel', 3, 7); the prediction (7, 'Frida', 'Aisha', 'Huel', 3) was no_match
+    # ("student_id#2 has no counterpart"). Checked by hand on student_transcripts_tracking.sqlite.
+    g = {"kind": "value", "columns": ["student_id", "first_name", "middle_name", "last_name", "count(*)", "student_id"],
+         "rows": [[7, "Frida", "Aisha", "Huel", 3, 7]]}
+    p = {"columns": ["student_id", "first_name", "middle_name", "last_name", "num_enrollments"], "rows": [[7, "Frida", "Aisha", "Huel", 3]]}
+    v = judge_answer("Which student has enrolled for the most times?", g, p)
+    assert v.verdict == "match" and v.column_pairing["student_id#2"] == "student_id"
+    # Not a loophole: min_age and max_age share the value 30 but are two columns (different names).
+    v = judge_answer("q", {"kind": "value", "columns": ["min_age", "max_age"], "rows": [[30, 30]]}, {"columns": ["min_age"], "rows": [[30]]})
+    assert v.verdict == "no_match"
+
+
+def test_key_column_under_other_labels_is_not_wrong_by_rule():
+    # Spider dev-0816 (zero-shot): gold (Language, CountryCode, max%) per country; the prediction names each country
+    # instead of giving its code — 233 of 233 rows differ in that column only, one-to-one ('ABW' ↔ 'Aruba'). Three
+    # such rows (from world_1.sqlite) are enough to show the rule.
+    g = {"kind": "value", "columns": ["Language", "CountryCode", "max(Percentage)"],
+         "rows": [["Papiamento", "ABW", 76.7], ["Pashto", "AFG", 52.4], ["Ovimbundu", "AGO", 37.2]]}
+    named = {"columns": ["Country", "Language", "Percentage"],
+             "rows": [["Aruba", "Papiamento", 76.7], ["Afghanistan", "Pashto", 52.4], ["Angola", "Ovimbundu", 37.2]]}
+    v = judge_answer("What is the language spoken by the largest percentage of people in each country?", g, named)
+    assert v.verdict == "needs_human" and v.details["undecided_because"] == "relabelled key column"
+    assert v.mismatch.startswith("one column relabelled: 'CountryCode'")
+    # The golden's own codes shuffled across rows is a wrong assignment, not a relabelling: no_match.
+    shuffled = {"columns": ["CountryCode", "Language", "Percentage"],
+                "rows": [["AFG", "Papiamento", 76.7], ["AGO", "Pashto", 52.4], ["ABW", "Ovimbundu", 37.2]]}
+    assert judge_answer("q", g, shuffled).verdict == "no_match"
+    # Two rows are no evidence of a map: still a plain wrong value (no_match).
+    g2 = {"kind": "value", "columns": ["ward", "n"], "rows": [["a", 1], ["b", 2]]}
+    assert judge_answer("q", g2, {"columns": ["ward", "n"], "rows": [["x", 1], ["y", 2]]}).verdict == "no_match"

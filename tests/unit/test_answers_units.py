@@ -89,11 +89,19 @@ def test_pairing_basis_and_extra_columns():
 
 
 def test_duplicate_column_names_are_kept_apart():
+    # Spider dev-0541/0542: the gold SQL selects T1.student_id twice. The repeat (same name, same cells) carries
+    # nothing the first copy does not, so the answer's one student_id column contains both (it was unpaired, which
+    # failed a correct answer in all three GPT-4 prediction sets).
     g = cols(["student_id", "n", "student_id"], [[7, 3, 7]])
     p = cols(["student_id", "n"], [[7, 3]])
     pairing = pair_columns(g, p)
     assert pairing.golden_names == ["student_id", "n", "student_id#2"]
-    assert pairing.unpaired == ["student_id#2"]  # one prediction column cannot stand for two golden ones
+    assert pairing.unpaired == [] and pairing.mapping["student_id#2"] == "student_id"
+    assert pairing.basis["student_id#2"] == "repeat of student_id"
+    # Same name, different cells: two golden columns, and one prediction column cannot stand for both.
+    g = cols(["name", "name"], [["a", "b"], ["c", "d"]])
+    pairing = pair_columns(g, cols(["name"], [["a"], ["c"]]))
+    assert pairing.unpaired == ["name#2"]
 
 
 # --- rows -----------------------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from typing import Any
 from goldeval.answers.forbidden import check_forbidden
 from goldeval.answers.gold import check_golden, worse_status
 from goldeval.answers.pairing import Pairing, pair_columns
-from goldeval.answers.rows import compare_rows
+from goldeval.answers.rows import RELABELLED, compare_rows
 from goldeval.answers.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryError, ReadOnlyDatabase
 from goldeval.answers.text import read_prose
 from goldeval.answers.values import REL_TOL, Column, canonical_text, is_rate_name, make_column, numbers_close, tolerances
@@ -361,6 +361,11 @@ def _judge_table(
             f"The column named '{c['named']}' does not hold the golden '{c['golden']}' values, but {', '.join(map(repr, c['values_in']))} "
             "does: mislabelled columns or a wrong answer, which rules cannot tell apart.", "names and values disagree",
             located=located, mismatch=rc.mismatch, details=details, **common)
+    # A key column under other labels (names for codes) in every row, all else right: not wrong values by rule.
+    if rc.mismatch and rc.mismatch.startswith(RELABELLED) and rc.top_n is None:
+        return _undecided(f"The rows are the golden's, but {rc.mismatch.removeprefix(RELABELLED + ': ')}: whether that label "
+                          "answers the question (a name where a code was given) is not a rule's call.", "relabelled key column",
+                          located=located, mismatch=rc.mismatch, details=details, **common)
     # A canonical ORDER BY … LIMIT with ties beyond the limit: another tie-break may be right.
     pool = golden.get("tie_pool")
     if isinstance(pool, Mapping) and rc.top_n is None:

@@ -12,8 +12,8 @@ maximum) never pair, however many values they share — value overlap alone is n
 column is not a count column even when both hold 12). No column permutation is ever enumerated.
 
 Each pair gets a basis: ``name+values``, ``values`` (names neutral, values agree), ``name`` (names agree, values
-do not — the values are then judged wrong), ``values (partial)``, or ``elimination`` (the only compatible column
-left). Golden columns with no partner are listed as unpaired, and pairs whose choice the evidence cannot settle
+do not — the values are then judged wrong), ``values (partial)``, ``elimination`` (the only compatible column
+left), or ``repeat of <name>`` (a golden column repeated with the same name and cells reads its first copy's partner). Golden columns with no partner are listed as unpaired, and pairs whose choice the evidence cannot settle
 are listed as ambiguous (the row comparison then tries each candidate).
 
 Source: ``DESIGN.md`` "Data answers" (column pairing), goldeval.
@@ -320,8 +320,25 @@ def pair_columns(
                 assigned[i] = cands[0]
                 free.remove(cands[0])
                 out.basis[gnames[i]] = "elimination"
+    # A golden column repeated in the golden (``SELECT id, …, id``: the same name, the same cells) is read from the
+    # prediction column of its first copy: the answer need not repeat a column to contain it.
+    twins: dict[int, int] = {}
     for i in range(kg):
         if i in assigned:
+            continue
+        for i2 in sorted(assigned):
+            if golden[i].name.strip().lower() == golden[i2].name.strip().lower() and _same_content(golden[i], golden[i2]):
+                twins[i] = i2
+                break
+    for i in range(kg):
+        if i in twins:
+            i2 = twins[i]
+            out.index[i] = assigned[i2]
+            out.scale[i] = float(scales[i2, assigned[i2]])
+            out.basis[gnames[i]] = f"repeat of {gnames[i2]}"
+            a = agree[i2, assigned[i2]]
+            out.agreement[gnames[i]] = None if np.isnan(a) else float(a)
+        elif i in assigned:
             j = assigned[i]
             out.index[i] = j
             out.scale[i] = float(scales[i, j])

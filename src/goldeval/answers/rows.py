@@ -291,6 +291,29 @@ def _cell_text(e: _Encoded, c: int, side: str, r: int) -> str:
     return "NULL" if v is None else repr(v)
 
 
+#: Prefix of the mismatch text for a key column that holds another label for the same rows (the judge does not
+#: call that wrong by rule).
+RELABELLED = "one column relabelled"
+
+
+def _relabelled(e: _Encoded, c: int, mm: np.ndarray) -> str | None:
+    """A text column that differs in every row, but as a one-to-one map onto labels the golden never uses (country
+    names for country codes): the same rows under other labels, not wrong values. Needs ≥ 3 distinct golden
+    values (fewer is no evidence of a map), and no predicted label may be a golden label (a permutation of the
+    golden's own labels is a wrong assignment)."""
+    g_text = e.vocab[c]["g"].text
+    p_text = e.vocab[c]["p"].text
+    pairs = {(g_text[r], p_text[int(mm[r])]) for r in range(len(mm))}
+    gs = {a for a, _ in pairs}
+    ps = {b for _, b in pairs}
+    if None in gs or None in ps or len(gs) < 3 or not (len(pairs) == len(gs) == len(ps)) or gs & ps:
+        return None
+    r = 0
+    return (f"{RELABELLED}: '{e.names[c]}' holds another label for the same rows in all {len(mm)} (a one-to-one map onto "
+            f"values the golden never uses, e.g. {_cell_text(e, c, 'p', int(mm[r]))} for golden {_cell_text(e, c, 'g', r)}; "
+            "every other value right)")
+
+
 def _constant_ratio(g: np.ndarray, p: np.ndarray) -> float | None:
     ok = ~np.isnan(g) & ~np.isnan(p) & (g != 0)
     if not ok.any() or (np.isnan(g) != np.isnan(p)).any():
@@ -334,6 +357,9 @@ def _diagnose(e: _Encoded, match: np.ndarray, rel_tol: float) -> str | None:
             mm = _match(e.tg[:, keep], e.tp[:, keep], e.ng, e.np_, e.half, rel_tol)
             if int((mm >= 0).sum()) == n_g:
                 bad = np.flatnonzero(e.tg[:, c] != e.tp[mm, c])
+                relabel = _relabelled(e, c, mm) if bad.size == n_g else None
+                if relabel is not None:
+                    return relabel
                 if bad.size:
                     r = int(bad[0])
                     return (f"one column off: '{e.names[c]}' ({bad.size} of {n_g} rows differ, every other value right; "
