@@ -193,7 +193,13 @@ def test_same_model_refused_before_any_call(server):
 @pytest.mark.parametrize(
     "a, b, same",
     [("gpt-4o", "gpt-4o-2024-08-06", True), ("openai/gpt-4o", "GPT-4o", True), ("qwen2.5:latest", "qwen2.5", True),
-     ("gpt-4o", "gpt-4o-mini", False), ("gpt-4-0613", "gpt-4", True), (None, "gpt-4o", False)],
+     ("gpt-4o", "gpt-4o-mini", False), ("gpt-4-0613", "gpt-4", True), (None, "gpt-4o", False),
+     # Snapshot spellings that used to pass as different models (found in breakfix): Anthropic's 8-digit dates
+     # and -latest alias, Vertex's @date, Mistral's -YYMM vs -latest, Gemini's -00N.
+     ("claude-3-5-sonnet-20241022", "claude-3-5-sonnet-latest", True),
+     ("anthropic/claude-3-5-sonnet-20241022", "claude-3-5-sonnet@20241022", True),
+     ("mistral-large-2407", "mistral-large-latest", True), ("gemini-1.5-pro-002", "gemini-1.5-pro", True),
+     ("claude-3-5-sonnet-20241022", "claude-3-5-haiku-20241022", False), ("gemini-1.5-pro", "gemini-1.5-flash", False)],
 )
 def test_same_model(a, b, same):
     assert same_model(a, b) is same

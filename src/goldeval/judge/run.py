@@ -84,7 +84,7 @@ def route(materials: dict[str, Any], *, send: Literal["undecided", "all"] = "und
     return False, "decided by rule"
 
 
-_DATE_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{4}|@\d{8}|:latest)$")
+_DATE_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|[-@]\d{8}|-\d{3,4}|[-:@]latest)$")
 
 
 def _norm_model(name: str) -> str:
@@ -94,7 +94,8 @@ def _norm_model(name: str) -> str:
 
 def same_model(a: str | None, b: str | None) -> bool:
     """True when two model ids name the same model: equal after case folding, dropping a provider prefix
-    (``openai/gpt-4o``) and a snapshot suffix (``-2024-08-06``, ``-0613``, ``:latest``)."""
+    (``openai/gpt-4o``) and a snapshot suffix (``-2024-08-06``, ``-20241022``, ``@20241022``, ``-0613``,
+    ``-2407``, ``-002``, ``:latest``, ``-latest``)."""
     if not a or not b:
         return False
     return _norm_model(a) == _norm_model(b)
