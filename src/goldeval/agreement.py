@@ -4,7 +4,10 @@ Raw agreement is the share of cases given the same label. Cohen's kappa corrects
 
     kappa = (p_o - p_e) / (1 - p_e),   p_o = raw agreement,   p_e = sum over labels k of p_a(k) * p_b(k)
 
-Kappa is computed by scikit-learn's ``cohen_kappa_score`` (unweighted). It is 0/0 — undefined — when there are no
+Kappa is computed by scikit-learn's ``cohen_kappa_score`` (unweighted) and then given as the correctly rounded
+float of the exact rational value ``(n * agreed - S) / (n**2 - S)`` with ``S = sum_k row_k * col_k``, read off the same
+integer counts: the library's floating arithmetic lands an ulp off (a kappa of exactly 2/5 comes out 0.3999999999999999),
+which would fail an inclusive ``kappa = { min = 0.4 }`` and the agreement line between two equal kappas. It is 0/0 — undefined — when there are no
 cases or when both lists give every case one and the same label (``p_e = 1``); it then scores 0.0 and the reason
 is listed in ``undefined``, as every empty denominator in goldeval is.
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from goldeval.errors import InputError, shorten
@@ -67,7 +71,24 @@ def kappa_from_pairs(counts: Mapping[tuple[Any, Any], int]) -> tuple[float, str 
     reps = np.fromiter((counts[k] for k in keys), dtype=np.int64, count=len(keys))
     a = np.repeat(np.fromiter((code[k[0]] for k in keys), dtype=np.int64, count=len(keys)), reps)
     b = np.repeat(np.fromiter((code[k[1]] for k in keys), dtype=np.int64, count=len(keys)), reps)
-    return float(cohen_kappa_score(a, b, labels=list(range(len(categories))))), None
+    library = float(cohen_kappa_score(a, b, labels=list(range(len(categories)))))
+    exact = _exact_kappa(counts, n)
+    # The library's value, correctly rounded (see the module docstring); a larger gap would be a bug, never hidden.
+    return (float(exact) if abs(library - exact) <= 1e-9 else library), None
+
+
+def _exact_kappa(counts: Mapping[tuple[Any, Any], int], n: int) -> Fraction:
+    """Unweighted Cohen's kappa as an exact fraction: ``(n * agreed - S) / (n**2 - S)``, ``S = sum_k row_k * col_k``."""
+    rows: Counter = Counter()
+    cols: Counter = Counter()
+    agreed = 0
+    for (x, y), c in counts.items():
+        rows[x] += c
+        cols[y] += c
+        if x == y:
+            agreed += c
+    chance = sum(r * cols[k] for k, r in rows.items())
+    return Fraction(n * agreed - chance, n * n - chance)
 
 
 def _pairs(a: Sequence[Hashable | None], b: Sequence[Hashable | None]) -> Counter:
