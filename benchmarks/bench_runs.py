@@ -43,10 +43,53 @@ def corpus(n: int, path: str | None) -> Path:
     return out
 
 
-def cli_time(args: list[str]) -> float:
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_table() -> dict[int, tuple[int, float]]:
+    """pid -> (parent pid, user + system CPU seconds so far), from /proc (Linux)."""
+    out: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read().decode()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        out[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICK)
+    return out
+
+
+def cli_time(args: list[str]) -> tuple[float, float | None]:
+    """Wall seconds of one CLI run, and the CPU seconds of its whole process tree (the scorer, its worker
+    processes, the run store's writer process) sampled from /proc every 20 ms — less sensitive to other load on
+    the machine than wall time. CPU is ``None`` where /proc is not available."""
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "from goldeval.cli import main; main()", *args], check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    proc = subprocess.Popen([sys.executable, "-c", "from goldeval.cli import main; main()", *args], stdout=subprocess.DEVNULL)
+    if not os.path.isdir("/proc"):
+        proc.wait()
+        return time.perf_counter() - t0, None
+    seen: dict[int, float] = {}
+    while proc.poll() is None:
+        table = _proc_table()
+        tree = {proc.pid}
+        grew = True
+        while grew:
+            grew = False
+            for pid, (ppid, _) in table.items():
+                if ppid in tree and pid not in tree:
+                    tree.add(pid)
+                    grew = True
+        for pid in tree:
+            if pid in table:
+                seen[pid] = max(seen.get(pid, 0.0), table[pid][1])
+        time.sleep(0.02)
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        sys.exit(f"bench_runs: goldeval {' '.join(args)} exited {proc.returncode}")
+    return wall, sum(seen.values())
 
 
 def lib_time(path: Path, db: Path | None, workers: int | None) -> float:
@@ -80,6 +123,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--corpus", default=None)
     ap.add_argument("--skip-cli", action="store_true")
+    ap.add_argument("--skip-lib", action="store_true")
     ap.add_argument("--workers", type=int, default=None, help="scoring processes (default: every core, as the CLI)")
     a = ap.parse_args()
     path = corpus(a.n, a.corpus)
@@ -87,18 +131,25 @@ def main() -> None:
           f"repeat {a.repeat}, load average {os.getloadavg()[0]:.2f}")
     extra = [] if a.workers is None else ["--workers", str(a.workers)]
     with tempfile.TemporaryDirectory() as tmp:
-        plain: list[float] = []
-        rec: list[float] = []
-        for i in range(a.repeat):
-            plain.append(lib_time(path, None, a.workers))
-            rec.append(lib_time(path, Path(tmp) / f"lib{i}.db", a.workers))
-        report("library score_file", plain, rec)
-        if not a.skip_cli:
-            plain, rec = [], []
+        if not a.skip_lib:
+            plain: list[float] = []
+            rec: list[float] = []
             for i in range(a.repeat):
-                plain.append(cli_time(["score", str(path), "--no-store", "-q", *extra]))
-                rec.append(cli_time(["score", str(path), "--store", str(Path(tmp) / f"cli{i}.db"), "-q", *extra]))
-            report("CLI goldeval score", plain, rec)
+                plain.append(lib_time(path, None, a.workers))
+                rec.append(lib_time(path, Path(tmp) / f"lib{i}.db", a.workers))
+            report("library score_file", plain, rec)
+        if not a.skip_cli:
+            plain, rec, plain_cpu, rec_cpu = [], [], [], []
+            for i in range(a.repeat):
+                w, c = cli_time(["score", str(path), "--no-store", "-q", *extra])
+                plain.append(w)
+                plain_cpu.append(c)
+                w, c = cli_time(["score", str(path), "--store", str(Path(tmp) / f"cli{i}.db"), "-q", *extra])
+                rec.append(w)
+                rec_cpu.append(c)
+            report("CLI goldeval score (wall)", plain, rec)
+            if None not in plain_cpu + rec_cpu:
+                report("CLI goldeval score (CPU of the process tree)", plain_cpu, rec_cpu)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 

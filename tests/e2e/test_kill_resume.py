@@ -74,6 +74,14 @@ def start_and_stop(corpus: Path, db: Path, sig: int, *, at_least: int = 8_000) -
     return proc.returncode
 
 
+def run_key_of(db: Path) -> str:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT run_key FROM runs").fetchone()[0]
+    finally:
+        con.close()
+
+
 def stored(db: Path) -> tuple[list[tuple], list[dict]]:
     con = sqlite3.connect(db)
     try:
@@ -92,6 +100,9 @@ def test_killed_run_resumes_to_the_same_result(corpus, tmp_path):
     assert len(runs) == 1 and runs[0][1] == "running"  # killed outright: it never marked itself
     done = len(cases)
     assert 0 < done < N_ROWS, "killed half-way"
+    # a large input is not hashed before the scoring: the run's key is set when it finishes; until then the
+    # next identical invocation finds it by the input's path, size and modification time
+    assert run_key_of(db).startswith("pending:")
 
     # Run the same command again: the unfinished run of the same inputs is resumed by default.
     resumed = subprocess.run(goldeval("score", corpus, "--workers", "1", "--store", db, "--out", tmp_path / "resumed.json"),
@@ -111,6 +122,7 @@ def test_killed_run_resumes_to_the_same_result(corpus, tmp_path):
 
     runs_after, cases_after = stored(db)
     assert runs_after == [(runs[0][0], "finished")]  # the same run, finished; no second run
+    assert run_key_of(db) == run_key_of(tmp_path / "full.db")  # the same inputs and options: the same key
     _, cases_full = stored(tmp_path / "full.db")
     assert len(cases_after) == N_ROWS  # no duplicate, none missing
     assert sorted(cases_after, key=lambda c: c["id"]) == sorted(cases_full, key=lambda c: c["id"])

@@ -10,7 +10,7 @@ import pytest
 
 from goldeval.errors import InputError, StoreError
 from goldeval.runs.migrations import MIGRATIONS, applied_migrations, migrate
-from goldeval.runs.recorder import Recorder, dataset_hash, run_key, start_run
+from goldeval.runs.recorder import Recorder, dataset_hash, hashes_from_results, run_key, start_run
 from goldeval.runs.store import RunMeta, RunStore, case_columns, gates_passed, headline
 
 
@@ -320,27 +320,44 @@ def test_run_key_depends_on_inputs_config_scorer_and_arm():
     assert dataset_hash({"cases": "1", "attempts": "2"}) == dataset_hash({"attempts": "2", "cases": "1"})
 
 
-def test_deferred_hashing_sets_the_run_identity_beside_the_scoring(store, tmp_path):
+@pytest.mark.parametrize("reported", [True, False])
+def test_a_deferred_identity_is_set_when_the_run_finishes(store, tmp_path, reported):
+    import hashlib
+
     data = tmp_path / "preds.jsonl"
     data.write_bytes(b'{"id": "a"}\n' * 1000)
+    digest = hashlib.sha256(data.read_bytes()).hexdigest()
     deferred = {"inputs": {"predictions": str(data)}, "scorer_name": "token_f1", "scorer_version": "1",
                 "config": {"t": "openscribe"}, "arm": "x"}
     rec = start_run(store, meta("pending:abc", arm="x", config={"t": "openscribe"}), auto_resume=False,
                     background="process", deferred=deferred)
     rec.record({"id": "a", "status": "scored", "f1": 1.0})
-    rec.finish({"aggregate": {"n": 1}})
+    assert store.get_run(rec.run_id)["run_key"] == "pending:abc"  # not hashed before the scoring
+    # the scorer reports the sha256 of what it read (here a made-up value, to show it is taken, not recomputed)
+    reported_hash = "f" * 64
+    results = {"aggregate": {"n": 1}, "input": {"path": str(data), "sha256": reported_hash}} if reported else {"aggregate": {"n": 1}}
+    rec.finish(results)
     rec.close()
-    import hashlib
-
-    digest = hashlib.sha256(data.read_bytes()).hexdigest()
+    used = reported_hash if reported else digest
     run = store.get_run(rec.run_id)
-    assert run["inputs"] == {"predictions": {"path": str(data), "sha256": digest}}
-    assert run["run_key"] == run_key(scorer_name="token_f1", scorer_version="1", input_hashes={"predictions": digest},
+    assert run["inputs"] == {"predictions": {"path": str(data), "sha256": used}}
+    assert run["run_key"] == run_key(scorer_name="token_f1", scorer_version="1", input_hashes={"predictions": used},
                                      config={"t": "openscribe"}, arm="x")
-    assert run["dataset_hash"] == dataset_hash({"predictions": digest})
+    assert run["dataset_hash"] == dataset_hash({"predictions": used})
     assert run["status"] == "finished" and store.cases(rec.run_id) == [{"id": "a", "status": "scored", "f1": 1.0}]
     with pytest.raises(InputError, match="deferred hashing starts a new run"):
         start_run(store, meta(), deferred=deferred, background="process")
+
+
+def test_hashes_from_results(tmp_path):
+    a, b, c = (str(tmp_path / n) for n in ("a.jsonl", "b.jsonl", "c.jsonl"))
+    h = {n: n[0] * 64 for n in "abc"}
+    results = {
+        "input": {"path": a, "sha256": h["a"]},                                     # score / labels layout
+        "inputs": {"cases": b, "cases_sha256": h["b"], "db": None, "db_sha256": None},  # judge layout
+        "other": {"path": c, "sha256": "short"},                                     # not a sha256: ignored
+    }
+    assert hashes_from_results(results, {"predictions": a, "cases": b, "attempts": c}) == {"predictions": h["a"], "cases": h["b"]}
 
 
 def test_a_writer_process_error_reaches_the_caller(store):

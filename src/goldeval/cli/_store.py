@@ -33,7 +33,8 @@ import click
 __all__ = ["StoreOptions", "store_options", "store_path_option", "LARGE_INPUT_BYTES"]
 
 #: Inputs at least this large (all files together) are recorded by a writer process, and — when there is no
-#: unfinished run of the same scorer, configuration and arm to resume — hashed beside the scoring, not before it.
+#: unfinished run of the same scorer, configuration and arm to resume — not hashed before the scoring: the run's
+#: key is set when it finishes, from the sha256 the scorer reports for what it read.
 LARGE_INPUT_BYTES = 8_000_000
 
 
@@ -121,10 +122,10 @@ class StoreOptions:
         large = sum(os.path.getsize(p) for p in paths.values()) >= LARGE_INPUT_BYTES
 
         def meta_for(hashes: dict[str, str] | None) -> Any:
-            if hashes is None:  # large inputs, nothing to resume: hashed by the writer process beside the scoring
+            if hashes is None:  # large inputs, nothing to resume: the identity is set when the run finishes
                 import secrets
 
-                key, data_hash, files = "pending:" + secrets.token_hex(16), "pending", {r: {"path": p, "sha256": None} for r, p in paths.items()}
+                key, data_hash, files = "pending:" + secrets.token_hex(16), "pending", {r: _stamp(p) for r, p in paths.items()}
             else:
                 key = run_key(scorer_name=scorer_name, scorer_version=scorer_version, input_hashes=hashes, config=key_config, arm=self.arm)
                 data_hash, files = dataset_hash(hashes), {r: {"path": paths[r], "sha256": h} for r, h in hashes.items()}
@@ -137,15 +138,26 @@ class StoreOptions:
         store = RunStore(self.store)
         try:
             background = "process" if large else "thread"
-            if large and self.resume is None and not store.unfinished_like(
-                scorer_name=scorer_name, scorer_version=str(scorer_version), arm=self.arm, config=config
-            ):
+            candidates = (
+                store.unfinished_like(scorer_name=scorer_name, scorer_version=str(scorer_version), arm=self.arm, config=config)
+                if large and self.resume is None else None
+            )
+            if candidates == []:
+                # Nothing to resume: do not hash large inputs up front (the scorer hashes what it reads and reports
+                # it in its results; the run's key is set from those when it finishes).
                 deferred = {"inputs": paths, "scorer_name": scorer_name, "scorer_version": str(scorer_version),
                             "config": key_config, "arm": self.arm}
                 recorder = start_run(store, meta_for(None), auto_resume=False, background=background, deferred=deferred)
             else:
                 hashes = {role: file_sha256(p) for role, p in paths.items()}
-                recorder = start_run(store, meta_for(hashes), resume=self.resume, background=background)
+                meta = meta_for(hashes)
+                for run in candidates or []:
+                    # a large run interrupted before it finished has no key yet: the same files (path, size,
+                    # modification time) and the same definition of done make it this run
+                    if run["run_key"].startswith("pending:") and run["dod_hash"] == dod_hash and _stamps_match(run["inputs"], paths):
+                        store.set_identity(run["id"], run_key=meta.run_key, dataset_hash=meta.dataset_hash, inputs=meta.inputs)
+                        break
+                recorder = start_run(store, meta, resume=self.resume, background=background)
             self.run_id = recorder.run_id
             self.resumed = recorder.resumed
             self.n_previous = len(recorder.previous())
@@ -158,6 +170,24 @@ class StoreOptions:
                 recorder.close()
         finally:
             store.close()
+
+
+def _stamp(path: str) -> dict[str, Any]:
+    """What identifies an input file before it is hashed: its path, resolved path, size and modification time."""
+    st = os.stat(path)
+    return {"path": path, "sha256": None, "realpath": os.path.realpath(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def _stamps_match(recorded: Any, paths: dict[str, str]) -> bool:
+    """True when every input recorded with a stamp (see :func:`_stamp`) is the same file, unchanged, by role."""
+    if not isinstance(recorded, dict) or set(recorded) != set(paths):
+        return False
+    for role, path in paths.items():
+        now = _stamp(path)
+        old = recorded[role]
+        if not isinstance(old, dict) or any(old.get(k) != now[k] for k in ("realpath", "size", "mtime_ns")):
+            return False
+    return True
 
 
 def _input_error(message: str) -> Exception:

@@ -31,7 +31,7 @@ import orjson
 from goldeval.errors import InputError, StoreError, shorten
 from goldeval.runs.store import RunMeta, RunStore, case_columns
 
-__all__ = ["RecorderProtocol", "Recorder", "run_key", "dataset_hash", "rubric_text", "start_run"]
+__all__ = ["RecorderProtocol", "Recorder", "run_key", "dataset_hash", "rubric_text", "hashes_from_results", "start_run"]
 
 
 class RecorderProtocol(Protocol):
@@ -94,10 +94,12 @@ class Recorder:
         background: Where full batches are committed: ``True`` or ``"thread"`` (default) on a writer thread, at
             most one batch waiting for it; ``"process"`` in a writer process (for large runs: the scorer's process
             only serializes each batch, the SQLite work runs beside it); ``False`` in the caller.
-        deferred: For a new run created before its inputs were hashed (large inputs, no run to resume): what the
-            writer process needs to hash them and set the run's key, dataset hash and input hashes beside the
-            scoring — ``{"inputs": {role: path}, "scorer_name", "scorer_version", "config", "arm"}``. Needs
-            ``background="process"``.
+        deferred: For a new run created before its inputs were hashed (large inputs, nothing to resume): its key
+            is a ``pending:`` placeholder until :meth:`finish` sets the real key, dataset hash and input hashes —
+            taken from the results when the scorer reports the sha256 of an input by its path (it hashed the bytes
+            it read), else computed then. ``{"inputs": {role: path}, "scorer_name", "scorer_version", "config",
+            "arm"}``. A run interrupted before that keeps the inputs' path, size and modification time, by which
+            the next identical invocation finds and resumes it.
 
     Notes:
         :meth:`record` keeps a shallow copy of the record until its batch is committed; do not change nested
@@ -130,14 +132,10 @@ class Recorder:
         self.background = "thread" if background is True else background
         if self.background not in (False, "thread", "process"):
             raise InputError(f"Recorder: background must be True, False, 'thread' or 'process', got {background!r}.")
-        if deferred is not None and self.background != "process":
-            raise InputError("Recorder: deferred hashing needs background='process'.")
         self._proc: Any = None
         self._to_writer: Any = None
         self._from_writer: Any = None
         self._deferred = deferred
-        if deferred is not None:
-            self._start_process()
         self._queue: queue.Queue[list[tuple[Any, ...]] | None] = queue.Queue(maxsize=1)
         self._thread: threading.Thread | None = None
         self._writer_error: BaseException | None = None
@@ -182,8 +180,26 @@ class Recorder:
         """
         self._check_open()
         self.flush()
+        if self._deferred is not None:
+            self._set_identity(results)
         self.store.finish_run(self.run_id, results)
         self.finished = True
+
+    def _set_identity(self, results: Mapping[str, Any]) -> None:
+        """Set a deferred run's key, dataset hash and input hashes (from the results when they carry them)."""
+        from goldeval.io import file_sha256
+
+        d = self._deferred
+        assert d is not None
+        hashes = hashes_from_results(results, d["inputs"])
+        for role, path in d["inputs"].items():
+            if role not in hashes:
+                hashes[role] = file_sha256(path)
+        key = run_key(scorer_name=d["scorer_name"], scorer_version=d["scorer_version"], input_hashes=hashes,
+                      config=d["config"], arm=d["arm"])
+        inputs = {role: {"path": str(path), "sha256": hashes[role]} for role, path in d["inputs"].items()}
+        self.store.set_identity(self.run_id, run_key=key, dataset_hash=dataset_hash(hashes), inputs=inputs)
+        self._deferred = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def _send(self) -> None:
@@ -243,7 +259,7 @@ class Recorder:
         child_in, self._to_writer = ctx.Pipe(duplex=False)
         self._from_writer, child_out = ctx.Pipe(duplex=False)
         self._proc = ctx.Process(
-            target=_writer_main, args=(child_in, child_out, str(self.store.path), self.run_id, self._deferred),
+            target=_writer_main, args=(child_in, child_out, str(self.store.path), self.run_id),
             name=f"goldeval-recorder-{self.run_id}", daemon=True,
         )
         self._proc.start()
@@ -321,13 +337,12 @@ def _widen_pipe(conn: Any, size: int = 1 << 20) -> None:
         pass
 
 
-def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str, deferred: dict[str, Any] | None) -> None:
+def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None:
     """The writer process: commits each batch it receives (one transaction each) and answers ``sync`` / ``stop``
     with ``{"n": cases committed, "error": str | None}``. A reader thread drains the pipe into a buffer at once, so
     the scorer never waits for SQLite. (It is not niced: under outside load a niced writer starves and the scorer
     then waits for it at the end.) When the parent dies (end of file on the pipe), everything received is committed and the process
-    ends. With *deferred*, a thread hashes the inputs meanwhile and sets the run's key, dataset hash and input
-    hashes (joined before ``stop`` is answered)."""
+    ends."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops this process cleanly
@@ -347,23 +362,17 @@ def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str, deferre
 
     threading.Thread(target=pump, name="goldeval-recorder-inbox", daemon=True).start()
     errors: list[str] = []
-    hasher: threading.Thread | None = None
     try:
         store = RunStore(db_path)
     except BaseException as exc:  # reported on the first sync
         errors.append(str(exc))
         store = None
-    if deferred is not None and store is not None:
-        hasher = threading.Thread(target=_hash_and_identify, args=(db_path, run_id, deferred, errors), daemon=True)
-        hasher.start()
     n = 0
     while True:
         msg = inbox.get()
         if msg is None:  # the parent is gone: everything it sent has been committed
             break
         if msg in (b"sync", b"stop"):
-            if msg == b"stop" and hasher is not None:
-                hasher.join()
             conn_out.send_bytes(orjson.dumps({"n": n, "error": "; ".join(errors) or None}))
             if msg == b"stop":
                 break
@@ -376,27 +385,33 @@ def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str, deferre
             n += len(batch)
         except BaseException as exc:
             errors.append(str(exc))
-    if hasher is not None:
-        hasher.join()
     if store is not None:
         store.close()
 
 
-def _hash_and_identify(db_path: str, run_id: str, deferred: dict[str, Any], errors: list[str]) -> None:
-    """Hash the deferred inputs and record the run's identity (runs in the writer process, its own connection)."""
-    from goldeval.io import file_sha256
+def hashes_from_results(results: Mapping[str, Any], inputs: Mapping[str, str]) -> dict[str, str]:
+    """The sha256 a results dict reports for each input, by role: ``{"path": p, "sha256": h}`` objects (score,
+    labels) and ``{"<name>": p, "<name>_sha256": h}`` pairs (judge) found in its top two levels, matched to
+    *inputs* (role → path) by resolved path. Inputs it does not report are left out."""
+    by_path = {os.path.realpath(p): role for role, p in inputs.items()}
+    found: dict[str, str] = {}
 
-    try:
-        hashes = {role: file_sha256(path) for role, path in deferred["inputs"].items()}
-        key = run_key(
-            scorer_name=deferred["scorer_name"], scorer_version=deferred["scorer_version"], input_hashes=hashes,
-            config=deferred["config"], arm=deferred["arm"],
-        )
-        inputs = {role: {"path": str(path), "sha256": hashes[role]} for role, path in deferred["inputs"].items()}
-        with RunStore(db_path) as store:
-            store.set_identity(run_id, run_key=key, dataset_hash=dataset_hash(hashes), inputs=inputs)
-    except BaseException as exc:
-        errors.append(f"hashing the inputs failed ({exc})")
+    def visit(obj: Any, depth: int) -> None:
+        if not isinstance(obj, Mapping) or depth > 2:
+            return
+        path, digest = obj.get("path"), obj.get("sha256")
+        if isinstance(path, str) and isinstance(digest, str) and os.path.realpath(path) in by_path:
+            found.setdefault(by_path[os.path.realpath(path)], digest)
+        for key, value in obj.items():
+            if isinstance(key, str) and isinstance(value, str) and isinstance(obj.get(f"{key}_sha256"), str):
+                real = os.path.realpath(value)
+                if real in by_path:
+                    found.setdefault(by_path[real], obj[f"{key}_sha256"])
+            elif isinstance(value, Mapping):
+                visit(value, depth + 1)
+
+    visit(results, 0)
+    return {role: h for role, h in found.items() if len(h) == 64}
 
 
 def _rows(batch: list[tuple[Any, int, dict[str, Any]]]) -> list[tuple[Any, ...]]:
@@ -427,8 +442,8 @@ def start_run(
         resume: A run id (or unique prefix) to resume. Its key must equal ``meta.run_key``.
         auto_resume: With no ``resume``, resume the newest unfinished run with the same key (default True).
         batch_size, max_delay, background: See :class:`Recorder`.
-        deferred: Hash the inputs in the writer process (see :class:`Recorder`); only for a new run (then
-            ``meta.run_key`` is a placeholder starting ``pending:``, and nothing is resumed).
+        deferred: Set the run's identity at :meth:`Recorder.finish` (see :class:`Recorder`); only for a new run
+            (then ``meta.run_key`` is a placeholder starting ``pending:``, and nothing is resumed).
 
     Raises:
         InputError: ``resume`` names a run made from other inputs, configuration, scorer version or arm (the

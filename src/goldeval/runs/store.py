@@ -352,11 +352,11 @@ class RunStore:
         )
 
     def unfinished_like(self, *, scorer_name: str, scorer_version: str, arm: str | None, config: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Runs that did not finish, of the same scorer, version, arm and configuration (the runs a new invocation
-        could resume, whatever its input files); runs whose key is not yet known are left out."""
+        """Runs that did not finish, of the same scorer, version, arm and configuration: the runs a new invocation
+        could resume, whatever its input files (including runs whose key is still ``pending:``)."""
         rows = self.db.execute(
             f"SELECT {_RUN_COLUMNS} FROM runs WHERE status != 'finished' AND scorer_name = ? AND scorer_version = ? "
-            "AND run_key NOT LIKE 'pending:%' ORDER BY created_at DESC, rowid DESC",
+            "ORDER BY created_at DESC, rowid DESC",
             (scorer_name, str(scorer_version)),
         ).fetchall()
         out = []
