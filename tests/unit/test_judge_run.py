@@ -76,6 +76,39 @@ def test_any_change_to_what_the_judge_sees_changes_the_key():
     assert cache_key(case(1), {**params, "temperature": 0.7}) != base
     assert cache_key(case(1), params, sample=1) != base
     assert cache_key(case(1, model="answering-model"), params) == base  # who answered is not shown to the judge
+    # Every other input of the prompt or the call (breakfix sweep): each one alone changes the key.
+    changed = [
+        cache_key(case(1, rubric=["PREFERRED: per-ward counts", "WRONG: per-week counts"]), params),
+        cache_key(case(1, golden={**GOLDEN, "rows": [["Cardiology", 13], ["Oncology", 7]]}), params),
+        cache_key(case(1, must_not_use=["cancelled admissions"]), params),
+        cache_key(case(1, rule={**UNDECIDED, "why": "pairing ambiguous"}), params),
+        cache_key(case(1, text="per-ward counts below"), params),
+        cache_key(case(1), {**params, "seed": 7}),
+        cache_key(case(1), {**params, "max_tokens": 2048}),
+        cache_key(case(1), {**params, "base_url": "http://127.0.0.1:2/v1"}),
+        cache_key(case(1), params, max_rows=10),
+    ]
+    assert base not in changed and len(set(changed)) == len(changed)
+
+
+def test_the_doctrine_version_and_hash_are_in_the_key(monkeypatch):
+    import goldeval.judge.cache as cache_mod
+
+    params = JudgeConfig(model="judge-model").answer_params()
+    base = cache_key(case(1), params)
+    monkeypatch.setattr(cache_mod, "SYSTEM_PROMPT_SHA256", "0" * 64)
+    assert cache_key(case(1), params) != base
+    monkeypatch.undo()
+    monkeypatch.setattr(cache_mod, "JUDGE_VERSION", "goldeval-llm-judge/999")
+    assert cache_key(case(1), params) != base
+
+
+def test_temperature_0_and_0_0_are_one_cache_key():
+    # JudgeConfig(temperature=0) from library code and 0.0 from the CLI / $GOLDEVAL_JUDGE_TEMPERATURE hashed as
+    # "0" vs "0.0" before: the same judge re-judged (and paid for) every case.
+    a = JudgeConfig(model="judge-model", temperature=0).answer_params()
+    b = JudgeConfig(model="judge-model", temperature=0.0).answer_params()
+    assert a == b and cache_key(case(1), a) == cache_key(case(1), b)
 
 
 def test_injection_in_the_answer_is_fenced_as_data(server, tmp_path):

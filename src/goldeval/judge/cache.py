@@ -9,7 +9,7 @@ keyed by the sha256 of the canonical JSON of:
 * the answer parameters: model, base URL, temperature, seed, max_tokens,
 * the case id and materials (question, golden, rows, rule breakdown, rubric, mustNotUse, the answer's text and
   queries),
-* the sample index (``--repeat 3`` keeps three entries per case).
+* the sample index (``--repeat 3`` keeps three entries per case) and the rows shown per table (``max_rows``).
 
 Only completions are cached (the text the endpoint returned, even if it does not parse: the same inputs at
 temperature 0 give the same text, and ``refresh=True`` asks again). Failed calls — time-outs, exhausted retries —
@@ -29,6 +29,7 @@ from typing import Any
 
 from goldeval.errors import StoreError
 from goldeval.judge.prompt import (
+    DEFAULT_MAX_ROWS,
     JUDGE_VERSION,
     SYSTEM_PROMPT_SHA256,
     USER_PROMPT_LAYOUT,
@@ -70,7 +71,7 @@ def default_cache_path() -> Path:
     return home() / "judge_cache.db"
 
 
-def cache_key(materials: dict[str, Any], params: dict[str, Any], sample: int = 0) -> str:
+def cache_key(materials: dict[str, Any], params: dict[str, Any], sample: int = 0, *, max_rows: int = DEFAULT_MAX_ROWS) -> str:
     """The cache key of one judge call (hex sha256). See the module docstring for what goes in.
 
     Args:
@@ -78,6 +79,7 @@ def cache_key(materials: dict[str, Any], params: dict[str, Any], sample: int = 0
             included (each case keeps its own entry and recorded prompt); the answering model's id is excluded.
         params: :meth:`JudgeConfig.answer_params`.
         sample: 0-based repeat index.
+        max_rows: Rows of each table shown in the prompt (a different cut is a different prompt).
     """
     seen = {k: v for k, v in materials.items() if k not in ("model", "answer_model")}
     return sha256_text(
@@ -90,6 +92,7 @@ def cache_key(materials: dict[str, Any], params: dict[str, Any], sample: int = 0
                 "params": params,
                 "materials": seen,
                 "sample": sample,
+                "max_rows": max_rows,
             }
         )
     )

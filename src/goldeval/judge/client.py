@@ -146,7 +146,7 @@ class JudgeConfig:
         return {
             "model": self.model,
             "base_url": self.base_url,
-            "temperature": self.temperature,
+            "temperature": float(self.temperature),  # 0 and 0.0 are one setting (and one cache key)
             "seed": self.seed,
             "max_tokens": self.max_tokens,
         }

@@ -317,7 +317,7 @@ def judge_cases(
             "A model never judges its own answers: choose another judge model with --llm."
         )
 
-    keys: dict[str, list[str]] = {m["id"]: [cache_key(m, params, s) for s in range(repeat)] for m, goes, _ in plan if goes and m["id"] not in previous}
+    keys: dict[str, list[str]] = {m["id"]: [cache_key(m, params, s, max_rows=max_rows) for s in range(repeat)] for m, goes, _ in plan if goes and m["id"] not in previous}
     if dry_run:
         hits = sum(1 for ks in keys.values() for k in ks if cache is not None and not refresh and cache.get(k) is not None)
         total = sum(len(ks) for ks in keys.values())
