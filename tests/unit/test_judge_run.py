@@ -53,6 +53,9 @@ def test_unchanged_rerun_makes_zero_calls_and_rubric_change_rejudges(server, tmp
     assert again["aggregate"]["n_cached"] == 6 and again["aggregate"]["n_http_calls"] == 0
     assert (again["aggregate"]["prompt_tokens"], first["aggregate"]["prompt_tokens"]) == (0, 6 * 120)  # spent, not cached
     assert [r["verdict"] for r in again["per_example"]] == [r["verdict"] for r in first["per_example"]]
+    # No HTTP call, so no latency was measured: all four figures are undefined (0.0 seeds must not pass a gate).
+    assert {"latency_mean_s", "latency_p50_s", "latency_p95_s", "latency_max_s"} <= set(again["aggregate"]["undefined"])
+    assert not any(k.startswith("latency") for k in first["aggregate"]["undefined"])
     # The cache survives a new process: reopen the file.
     cache.close()
     cache = JudgeCache(tmp_path / "cache.db")

@@ -460,7 +460,8 @@ def _results(per_example: list[dict[str, Any]], failures: list[dict[str, Any]], 
     if pr.undefined:
         undefined["pass_rate"] = "no case was decided match or no_match"
     if not lat:
-        undefined["latency_mean_s"] = "no HTTP call was made (all cached, or nothing sent to the judge)"
+        for key in ("latency_mean_s", "latency_p50_s", "latency_p95_s", "latency_max_s"):
+            undefined[key] = "no HTTP call was made (all cached, or nothing sent to the judge)"
     if config.price_in is None or config.price_out is None:
         undefined["cost_usd"] = "no price configured (--price-in / --price-out, USD per million tokens)"
     elif len(costs) < len(http):
