@@ -482,9 +482,22 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
         if key in doc and not isinstance(doc[key], str):
             raise InputError(f"{at(key)}: {key} must be a string in quotes, got {shorten(doc[key])}.")
     agreed_on = doc.get("agreed_on")
-    if agreed_on is not None and not isinstance(agreed_on, (str, _dt.date)):
-        raise InputError(f"{at('agreed_on')}: agreed_on must be a date (2026-11-02), got {shorten(agreed_on)}.")
+    if isinstance(agreed_on, str):
+        try:
+            agreed_on = _dt.date.fromisoformat(agreed_on.strip())
+        except ValueError:
+            agreed_on = object()  # refused just below, with what was given
+    if agreed_on is not None and not isinstance(agreed_on, _dt.date):
+        raise InputError(
+            f"{at('agreed_on')}: agreed_on must be a date (2026-11-02, without quotes), got "
+            f"{shorten(doc['agreed_on'])}. Write the day the definition of done was agreed."
+        )
     gates_table = doc.get("gates")
+    if isinstance(gates_table, list):
+        raise InputError(
+            f"{at('gates')}: [[gates]] (an array of tables) is not the format; write one [gates] table with one line "
+            "per gate, e.g. precision = { min = 0.80 }."
+        )
     if not isinstance(gates_table, dict) or not gates_table:
         raise InputError(
             f"{at('gates')}: the definition of done has no gates. Add a [gates] table with one line per gate, e.g. "
@@ -521,12 +534,17 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
             bloc = at(f"{path}.{op}") if f"{path}.{op}" in where else loc
             written = _raw_number_text(where[f"{path}.{op}"][1]) if f"{path}.{op}" in where else None
             if isinstance(raw, str):
+                if raw == metric:
+                    raise InputError(
+                        f"{bloc}: gate {metric!r}: {op} = {raw!r} compares the metric with itself, a gate that always "
+                        "passes. Name another metric (e.g. kappa = { min = \"annotator_kappa\" }) or give a number."
+                    )
                 if raw in METRICS:
                     bounds.append(Bound(op, None, raw, raw))
                     continue
                 raise InputError(
                     f"{bloc}: gate {metric!r}: {op} must be a number (or the name of a metric, to gate against it), "
-                    f"got {raw!r}. Write e.g. {op} = 0.80 without quotes."
+                    f"got {raw!r}.{_did_you_mean(raw, names)} Write e.g. {op} = 0.80 without quotes."
                 )
             if isinstance(raw, bool) or not isinstance(raw, (int, float)) or math.isnan(raw) or math.isinf(raw):
                 raise InputError(
@@ -543,6 +561,13 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
             bounds.append(Bound(op, float(raw), None, text_form.replace("_", "")))
         if not bounds:
             raise InputError(f"{loc}: gate {metric!r} has no bound. Give min = … or max = … (inclusive).")
+        lo_b = next((b for b in bounds if b.op == "min" and b.value is not None), None)
+        hi_b = next((b for b in bounds if b.op == "max" and b.value is not None), None)
+        if lo_b and hi_b and lo_b.value > hi_b.value:
+            raise InputError(
+                f"{loc}: gate {metric!r}: min = {lo_b.text} is above max = {hi_b.text}, so no value can pass. "
+                "Swap them or drop one."
+            )
         note = spec.get("note")
         if note is not None and not isinstance(note, str):
             raise InputError(f"{loc}: gate {metric!r}: note must be a string, got {shorten(note)}.")

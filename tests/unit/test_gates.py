@@ -290,3 +290,25 @@ def test_dotted_keys_get_their_line():
     assert [(g.metric, g.line, g.bounds[0].text) for g in dod.gates] == [("recall", 3, "0.9"), ("precision", 4, "0.8")]
     with pytest.raises(InputError, match=r"^d\.toml:3: gate 'precison'"):
         parse_gates("[gates]\nrecall.min = 0.9\nprecison.min = 0.8\n", source="d.toml")
+
+
+def test_gates_that_can_never_fail_or_never_pass_are_refused():
+    # break-fix: `kappa = { min = "kappa" }` always passed; `min = 0.9, max = 0.8` always failed; both were accepted
+    with pytest.raises(InputError, match=r"^d\.toml:2: gate 'kappa': min = 'kappa' compares the metric with itself"):
+        parse_gates('[gates]\nkappa = { min = "kappa" }\n', source="d.toml")
+    with pytest.raises(InputError, match=r"^d\.toml:2: gate 'recall': min = 0\.9 is above max = 0\.8, so no value can pass"):
+        parse_gates("[gates]\nrecall = { min = 0.9, max = 0.8 }\n", source="d.toml")
+    assert parse_gates("[gates]\nrecall = { min = 0.8, max = 0.8 }\n").gates[0].bounds[1].value == 0.8  # inclusive: 0.8 passes
+
+
+def test_metric_reference_typo_gets_a_suggestion():
+    with pytest.raises(InputError, match=r"got 'annotator_kapa'\. Did you mean 'annotator_kappa'\?"):
+        parse_gates('[gates]\nkappa = { min = "annotator_kapa" }\n')
+
+
+def test_agreed_on_must_be_a_date_and_gates_a_table():
+    with pytest.raises(InputError, match=r"^d\.toml:1: agreed_on must be a date .*got 'last Tuesday'"):
+        parse_gates('agreed_on = "last Tuesday"\n[gates]\nrecall = { min = 0.9 }\n', source="d.toml")
+    assert parse_gates('agreed_on = "2026-11-02"\n[gates]\nrecall = { min = 0.9 }\n').agreed_on == "2026-11-02"
+    with pytest.raises(InputError, match=r"\[\[gates\]\] \(an array of tables\) is not the format"):
+        parse_gates("[[gates]]\nrecall = { min = 0.9 }\n", source="d.toml")
