@@ -30,7 +30,7 @@ from typing import Any, Literal
 from goldeval.errors import InputError, JudgeError, shorten
 from goldeval.judge.cache import JudgeCache, cache_key
 from goldeval.judge.client import CallResult, JudgeClient, JudgeConfig
-from goldeval.judge.parse import parse_judge_output
+from goldeval.judge.parse import answer_strings, parse_judge_output
 from goldeval.judge.prompt import (
     JUDGE_VERSION,
     SYSTEM_PROMPT,
@@ -132,7 +132,7 @@ def _call_record(sample: int, call: CallResult | None, cached: dict[str, Any] | 
 
 def _brief(v: Verdict) -> dict[str, Any]:
     out = {"verdict": v.verdict, "confidence": v.confidence, "needs_human": v.needs_human, "why": v.why}
-    for key in ("parse_error", "self_contradicting", "error"):
+    for key in ("parse_error", "self_contradicting", "error", "injection", "truncated"):
         if key in v.details:
             out[key] = v.details[key]
     return out
@@ -149,11 +149,11 @@ class _Stopped(Exception):
     """A queued call skipped because another call already hit a configuration error (that error is raised)."""
 
 
-def _read_answer(text: str, finish_reason: str | None) -> Verdict:
+def _read_answer(text: str, finish_reason: str | None, untrusted: list[str]) -> Verdict:
     """The verdict of one completion. An answer the endpoint cut at ``max_tokens`` (``finish_reason="length"``) is
     ``needs_human`` whatever it holds: the judge did not finish, so an object in it may be a draft it was about to
     revise (the doctrine asks for the verdict object last, with nothing after it)."""
-    v = parse_judge_output(text)
+    v = parse_judge_output(text, untrusted=untrusted)
     if finish_reason != "length":
         return v
     reason = "the endpoint stopped the answer at max_tokens (finish_reason=length); raise GOLDEVAL_JUDGE_MAX_TOKENS"
@@ -366,7 +366,7 @@ def judge_cases(
         if stop.is_set():  # another call hit a configuration error: do not spend more calls
             raise _Stopped()
         if cached is not None:
-            v = _read_answer(cached["response"], cached.get("finish_reason"))
+            v = _read_answer(cached["response"], cached.get("finish_reason"), answer_strings(m))
             return m["id"], s, v, _call_record(s, None, cached, v, cached["user_prompt"], None, config)
         user, nonce = build_user_prompt(m, max_rows=max_rows)
         try:
@@ -377,7 +377,7 @@ def judge_cases(
         if call.text is None or call.error is not None:
             v = _call_failed(call)
         else:
-            v = _read_answer(call.text, call.finish_reason)
+            v = _read_answer(call.text, call.finish_reason, answer_strings(m))
             if cache is not None:
                 cache.put(key, case_id=m["id"], sample=s, params=params, rubric_sha256=rubric_hash(m.get("rubric")),
                           user_prompt=user, response=call.text, prompt_tokens=call.prompt_tokens,
