@@ -224,3 +224,26 @@ def test_a_slice_without_positives_needs_the_flag(tmp_path):
     # scored, but a precision gate on no evidence fails and says why
     assert r.exit_code == 1
     assert r.stdout.splitlines()[-1].startswith("FAIL: Precision undefined (nothing was predicted positive) fails 0.8")
+
+
+def test_no_evidence_exits_1_and_failed_rows_are_named_in_the_summary(tmp_path):
+    # break-fix: a header-only CSV, or a file whose every row failed, used to pass `missed = { max = 0 }` with exit 0
+    dod = tmp_path / "dod.toml"
+    dod.write_text('positive = "escalate"\n[gates]\nmissed = { max = 0 }\n')
+    empty = tmp_path / "empty.csv"
+    empty.write_text("id,gold,pred\n")
+    r = run("labels", empty, "--gates", dod, "--out", "-")
+    assert r.exit_code == 1
+    assert json.loads(r.stdout)["gates"]["summary"] == "FAIL: Missed has no evidence (nothing was scored on this set) and fails 0."
+    # 3 scored rows and 1 duplicate id: the gate passes, and the forwarded line says what was left out
+    f = tmp_path / "claims.jsonl"
+    f.write_text(
+        '{"id": "1", "gold": "escalate", "pred": "escalate"}\n{"id": "2", "gold": "approve", "pred": "approve"}\n'
+        '{"id": "3", "gold": "approve", "pred": "approve"}\n{"id": "3", "gold": "escalate", "pred": "approve"}\n'
+    )
+    r = run("labels", f, "--gates", dod, "--out", "-")
+    assert r.exit_code == 0
+    assert json.loads(r.stdout)["gates"]["summary"] == (
+        "PASS: 0 'escalate' cases missed passes 0. Not counted: 1 of 4 rows could not be scored (listed under failures)."
+    )
+    assert "claims.jsonl:4: id '3' repeats line 3" in r.stderr

@@ -101,3 +101,54 @@ def test_a_gate_at_exactly_the_observed_value_passes_both_ways(tp, fp, fn, tn):
         report = evaluate_gates(res, parse_gates(f"[gates]\n{metric} = {{ min = {v!r}, max = {v!r} }}\n"))
         defined = metric not in agg["undefined"]
         assert report.passed is defined  # an undefined value never passes, whatever the bound
+
+
+# ---- gates never pass on no evidence (break-fix), and kappa is exact
+
+
+@settings(max_examples=150, deadline=None)
+@given(paired(), st.sampled_from(["precision", "recall", "f1", "missed", "missed_per_100", "fn", "accuracy", "kappa"]),
+       st.sampled_from(["min", "max"]), st.floats(min_value=0, max_value=1))
+def test_a_gate_on_a_metric_without_evidence_never_passes(pair, metric, op, bound):
+    from goldeval.gates import evaluate_gates, parse_gates
+    from goldeval.io import Row
+    from goldeval.labels import score_label_rows
+
+    gold, pred = pair
+    rows = [Row(i + 1, {"id": str(i), "gold": g, "pred": p}) for i, (g, p) in enumerate(zip(gold, pred))]
+    res = score_label_rows(rows, positive="pos", require_positive=False)
+    agg = res["aggregate"]
+    no_evidence = (
+        agg["n_scored"] == 0
+        or metric in agg["undefined"]
+        or (metric in ("recall", "missed", "missed_per_100", "fn") and agg["gold_positives"] == 0)
+        or (metric == "precision" and agg["predicted_positives"] == 0)
+    )
+    if metric in ("missed", "fn"):
+        bound = round(bound * 10)
+    elif metric == "missed_per_100":
+        bound *= 100
+    g = evaluate_gates(res, parse_gates(f"[gates]\n{metric} = {{ {op} = {bound!r} }}\n")).results[0]
+    if no_evidence:
+        assert not g.passed and g.reason
+    else:
+        assert g.passed == (agg[metric] >= bound if op == "min" else agg[metric] <= bound)
+
+
+@settings(max_examples=150, deadline=None)
+@given(paired())
+def test_kappa_is_the_correctly_rounded_exact_value(pair):
+    from collections import Counter
+    from fractions import Fraction
+
+    from goldeval.agreement import cohen_kappa
+
+    gold, pred = pair
+    kappa, why = cohen_kappa(gold, pred)
+    if why:
+        return
+    n = len(gold)
+    rows, cols = Counter(gold), Counter(pred)
+    chance = sum(r * cols[k] for k, r in rows.items())
+    agreed = sum(1 for g, p in zip(gold, pred) if g == p)
+    assert kappa == float(Fraction(n * agreed - chance, n * n - chance))
