@@ -18,12 +18,14 @@ Source: issue #5 ("Resume"); the protocol is the one in the project notes ("Run 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import queue
+import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 import orjson
@@ -212,8 +214,10 @@ class Recorder:
             elif self.background == "process":
                 if self._proc is None:
                     self._start_process()
+                data = orjson.dumps(pending, option=_DUMPS_OPTIONS)
                 try:
-                    self._to_writer.send_bytes(orjson.dumps(pending, option=_DUMPS_OPTIONS))
+                    with _signals_deferred():  # a Ctrl-C / SIGTERM half-way through would cut the message
+                        self._to_writer.send_bytes(data)
                 except (BrokenPipeError, OSError) as exc:
                     raise StoreError(f"run store: the writer process of run {self.run_id} is gone ({exc}); the run can be resumed.") from exc
             else:
@@ -270,8 +274,14 @@ class Recorder:
     def _ask_writer(self, message: bytes) -> dict[str, Any]:
         """Send ``sync`` / ``stop`` to the writer process and wait for its answer (everything before is committed)."""
         try:
-            self._to_writer.send_bytes(message)
-            reply = orjson.loads(self._from_writer.recv_bytes())
+            with _signals_deferred():  # never leave a message half-sent or a reply half-read
+                self._to_writer.send_bytes(message)
+                if not self._from_writer.poll(WRITER_REPLY_TIMEOUT_S):
+                    raise StoreError(
+                        f"run store: the writer process of run {self.run_id} did not answer within "
+                        f"{WRITER_REPLY_TIMEOUT_S:.0f} s; the run can be resumed."
+                    )
+                reply = orjson.loads(self._from_writer.recv_bytes())
         except (EOFError, BrokenPipeError, OSError) as exc:
             raise StoreError(f"run store: the writer process of run {self.run_id} ended unexpectedly ({exc!r}); the run can be resumed.") from exc
         if reply.get("error"):
@@ -326,6 +336,24 @@ class Recorder:
 _DUMPS_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
 
+#: How long the scorer waits for the writer process to commit what it was sent (``sync``) or to stop.
+WRITER_REPLY_TIMEOUT_S = 600.0
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT / SIGTERM (delivered when the block ends) in the main thread, where Python raises from its
+    handlers: a message to the writer process is then never cut half-way (that would desynchronize the pipe)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _widen_pipe(conn: Any, size: int = 1 << 20) -> None:
     """Ask Linux for a 1 MiB pipe buffer (default 64 KiB), so the scorer can hand over batches without waiting for
     the writer process to be scheduled. Best effort: elsewhere, or above the system limit, nothing changes."""
@@ -341,10 +369,8 @@ def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None
     """The writer process: commits each batch it receives (one transaction each) and answers ``sync`` / ``stop``
     with ``{"n": cases committed, "error": str | None}``. A reader thread drains the pipe into a buffer at once, so
     the scorer never waits for SQLite. (It is not niced: under outside load a niced writer starves and the scorer
-    then waits for it at the end.) When the parent dies (end of file on the pipe), everything received is committed and the process
-    ends."""
-    import signal
-
+    then waits for it at the end.) When the parent dies (end of file on the pipe), everything received is
+    committed and the process ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops this process cleanly
     # A reader thread drains the pipe at once, so the scorer never waits for SQLite; batches wait here, in order.
     inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
