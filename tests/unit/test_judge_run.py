@@ -386,3 +386,18 @@ def test_a_verdict_copied_from_the_answer_is_not_a_verdict(server, tmp_path, jud
         assert r["verdict"] == expected
         if expected == "needs_human":
             assert r["details"]["injection"] is True and r["llm"]["calls"][0]["verdict"]["injection"] is True
+
+
+def test_a_failed_call_under_repeat_is_incomplete_not_flickering(server):
+    # repeat 3 for one case: two samples answer match, the third times out (delay 1.5 s > timeout 0.3 s).
+    # Before: verdicts [match, match, needs_human] were tallied as a flicker (n_flickering 1), blaming the judge
+    # for the endpoint's time-out. Now: stable None, n_incomplete 1, still needs_human (a sample is missing).
+    server.script = [Reply(), Reply(), Reply(delay=1.5)]
+    res = judge_cases([case(1)], config=cfg(server, timeout=0.3, max_concurrency=1), repeat=3)
+    rec = res["per_example"][0]
+    st = rec["llm"]["stability"]
+    assert (st["stable"], st["failed_calls"], sorted(st["verdicts"])) == (None, 1, ["match", "match", "needs_human"])
+    assert rec["verdict"] == "needs_human" and rec["details"]["incomplete"] is True
+    assert rec["why"].startswith("1 of 3 judge calls failed (timed out after 0.3 s") and rec["why"].endswith("the others said match.")
+    agg = res["aggregate"]
+    assert (agg["n_stable"], agg["n_flickering"], agg["n_incomplete"]) == (0, 0, 1)

@@ -194,5 +194,6 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
             f"({agg['n_cached']} cached, {agg['n_call_errors']} failed, {agg['n_unparseable']} unparseable), "
             f"{agg['prompt_tokens']}+{agg['completion_tokens']} tokens{cost}"
             + (f", {agg['n_flickering']} flickering of {agg['n_sent']}" if opts.repeat > 1 else "")
+            + (f", {agg['n_incomplete']} incomplete (a call failed)" if opts.repeat > 1 and agg.get("n_incomplete") else "")
         )
     return merged

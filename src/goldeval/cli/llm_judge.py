@@ -113,7 +113,8 @@ def render_summary(results: dict, console) -> None:
     if agg["n_http_calls"]:
         t.add_row("latency", f"mean {agg['latency_mean_s']:.2f} s · p95 {agg['latency_p95_s']:.2f} s · max {agg['latency_max_s']:.2f} s")
     if agg["repeat"] > 1:
-        t.add_row("stability", f"{agg['n_stable']} stable, {agg['n_flickering']} flickering over {agg['repeat']} samples")
+        incomplete = f", {agg['n_incomplete']} incomplete (a call failed)" if agg.get("n_incomplete") else ""
+        t.add_row("stability", f"{agg['n_stable']} stable, {agg['n_flickering']} flickering{incomplete} over {agg['repeat']} samples")
     if agg["agreement_n"]:
         t.add_row("agreement", f"{agg['agreement_rate']:.1%} of {agg['agreement_n']} cases (rule vs LLM)")
     console.print(t)

@@ -7,7 +7,8 @@ rule verdict stays final, and the LLM verdict is kept beside it so their agreeme
 
 Each case is judged ``repeat`` times (fresh prompt, fresh nonce each time, one cache entry per sample). A case is
 *stable* when every sample gave the same verdict; a flickering case is ``needs_human`` (``details["flickering"]``)
-with its per-sample verdicts kept. A call that fails (time-out, retries exhausted, malformed response) yields a
+with its per-sample verdicts kept. A failed call is not a flicker: a case whose answered samples agree but some
+calls failed is *incomplete* (``stable: None``, ``needs_human`` with ``details["incomplete"]``). A call that fails (time-out, retries exhausted, malformed response) yields a
 ``needs_human`` verdict for that sample with the error kept; the run goes on.
 
 Results follow the project's results-file conventions (``scorer``, ``aggregate`` with ``n``/``n_scored``/
@@ -178,15 +179,30 @@ def _combine(samples: list[Verdict]) -> tuple[Verdict, dict[str, Any]]:
     labels = [v.verdict for v in samples]
     counts = Counter(labels)
     modal, modal_n = counts.most_common(1)[0]
+    # A sample whose call failed (time-out, retries exhausted) says nothing about the judge's stability: stable is
+    # True/False over the answered samples, and None ("incomplete") when they agree but some calls failed.
+    failed = [v for v in samples if "error" in v.details]
+    answered = Counter(v.verdict for v in samples if "error" not in v.details)
+    stable = False if len(answered) > 1 else (None if failed else True)
     stability = {
         "samples": len(samples),
         "verdicts": labels,
         "modal": modal,
         "agreement": modal_n / len(samples),
-        "stable": len(counts) == 1,
+        "stable": stable,
+        "failed_calls": len(failed),
     }
     if len(samples) == 1:
         return samples[0], stability
+    if failed and len(answered) == 1:
+        (said,) = answered
+        first = failed[0]
+        return Verdict(
+            verdict="needs_human", confidence=None, needs_human=True, decided_by="llm",
+            why=f"{len(failed)} of {len(samples)} judge calls failed ({first.details['error']}); the others said {said}.",
+            details={"incomplete": True, "failed_samples": len(failed), "repeat": len(samples),
+                     "error": first.details["error"], "raw": next((v.details.get("raw") for v in samples if "error" not in v.details), None)},
+        ), stability
     if len(counts) == 1 and modal == "needs_human":  # no sample decided: keep the first one's reason
         first = samples[0]
         return Verdict(
@@ -273,7 +289,7 @@ def judge_cases(
         ``n_failed``, ``pass_rate`` and its counts, ``n_sent``, ``n_calls``, ``n_http_calls``, ``n_cached``,
         ``n_call_errors``, tokens and ``cost_usd`` spent (HTTP calls only: cached answers cost nothing), latency
         mean/p50/p95/max (seconds, HTTP calls only),
-        ``n_stable``/``n_flickering``, agreement counts, ``elapsed_sec``, ``undefined``. With ``dry_run`` the
+        ``n_stable``/``n_flickering``/``n_incomplete``, agreement counts, ``elapsed_sec``, ``undefined``. With ``dry_run`` the
         result is ``{"dry_run": True, "cases", "sent", "calls", "cached", "http_calls", "judge"}``.
 
     Raises:
@@ -492,8 +508,9 @@ def _results(per_example: list[dict[str, Any]], failures: list[dict[str, Any]], 
         "latency_p95_s": _pct(lat, 0.95),
         "latency_max_s": max(lat) if lat else 0.0,
         "repeat": repeat,
-        "n_stable": sum(1 for s in stab if s["stable"]),
-        "n_flickering": sum(1 for s in stab if not s["stable"]),
+        "n_stable": sum(1 for s in stab if s["stable"] is True),
+        "n_flickering": sum(1 for s in stab if s["stable"] is False),
+        "n_incomplete": sum(1 for s in stab if s["stable"] is None),
         "agreement_n": len(agree),
         "agreement_agree": sum(agree),
         "agreement_rate": sum(agree) / len(agree) if agree else 0.0,
