@@ -460,16 +460,25 @@ def score_label_rows(
     n_rows = 0
     saw_gold_field = saw_pred_field = saw_second_field = False
     first_fields: list[str] | None = None
+    saw_id_field = False
     fresh: list[bool] = []
 
-    for item in check_ids(iter(rows), id_field=id_field, file_name=file_name):
+    def watch(items):  # the raw rows, before the id check: which fields does the file have at all?
+        nonlocal first_fields, saw_id_field
+        for it in items:
+            if not isinstance(it, RowError):
+                if first_fields is None:
+                    first_fields = list(it.data)
+                if not saw_id_field and id_field in it.data:
+                    saw_id_field = True
+            yield it
+
+    for item in check_ids(watch(iter(rows)), id_field=id_field, file_name=file_name):
         n_rows += 1
         if isinstance(item, RowError):
             failures.append({"line": item.line, "id": item.id, "error": item.error})
             continue
         data = item.data
-        if first_fields is None:
-            first_fields = list(data)
         rid = str(data[id_field])
         prev = previous.get(rid)
         if prev is not None and prev.get("status") == "scored":
@@ -517,21 +526,15 @@ def score_label_rows(
         second.append(s2)
         fresh.append(True)
 
+    where = file_name or "labels"
+    if first_fields is not None and not saw_id_field:
+        raise InputError(_no_column(where, id_field, first_fields, "the case id column with --id-column"))
     if ids and not saw_pred_field:
-        raise InputError(
-            f"{file_name or 'labels'}: no row has a '{pred_field}' field (fields of the first row: "
-            f"{', '.join(first_fields or [])}). Pass the prediction column with --pred-column."
-        )
+        raise InputError(_no_column(where, pred_field, first_fields, "the prediction column with --pred-column"))
     if n_rows and not saw_gold_field and first_fields is not None:
-        raise InputError(
-            f"{file_name or 'labels'}: no row has a '{gold_field}' field (fields of the first row: "
-            f"{', '.join(first_fields)}). Pass the gold column with --gold-column."
-        )
+        raise InputError(_no_column(where, gold_field, first_fields, "the gold column with --gold-column"))
     if second_gold_field is not None and ids and not saw_second_field and any(fresh):
-        raise InputError(
-            f"{file_name or 'labels'}: no row has a '{second_gold_field}' field (fields of the first row: "
-            f"{', '.join(first_fields or [])}). Pass the second annotator's column with --second-gold-column."
-        )
+        raise InputError(_no_column(where, second_gold_field, first_fields, "the second annotator's column with --second-gold-column"))
     counts = pair_counts(gold, pred)
     if positive is None:
         seen = ", ".join(repr(str(s)) for s in labels_seen(counts))
@@ -604,6 +607,22 @@ def score_label_rows(
     if recorder is not None:
         recorder.finish(results)
     return results
+
+
+def _no_column(where: str, wanted: str, fields: list[str] | None, option: str) -> str:
+    """'no row has a field' message: the fields seen (quoted, so stray spaces show) and a near name if there is one."""
+    fields = fields or []
+    near = [f for f in fields if str(f).strip().casefold() == wanted.strip().casefold()]
+    hint = f" Did you mean {near[0]!r}?" if near else _did_you_mean(wanted, [str(f) for f in fields])
+    return (
+        f"{where}: no row has a '{wanted}' field (fields of the first row: {', '.join(repr(str(f)) for f in fields)})."
+        f"{hint} Pass {option}."
+    )
+
+
+def _did_you_mean(name: str, names: list[str]) -> str:
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
 
 
 def _near_positive_warnings(counts, positive, gold, pred, lines, ids, *, prefix: str) -> list[dict[str, Any]]:

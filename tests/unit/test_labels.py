@@ -139,10 +139,10 @@ def test_integer_labels_read_as_strings():
 
 def test_wrong_column_names_are_refused():
     rows = _rows({"id": "1", "gold": "y", "prediction": "y"})
-    with pytest.raises(InputError, match=r"no row has a 'pred' field .*fields of the first row: id, gold, prediction.*--pred-column"):
+    with pytest.raises(InputError, match=r"no row has a 'pred' field .*fields of the first row: 'id', 'gold', 'prediction'\).*--pred-column"):
         score_label_rows(rows, positive="y")
     rows = _rows({"id": "1", "label": "y", "pred": "y"})
-    with pytest.raises(InputError, match=r"no row has a 'gold' field .*fields of the first row: id, label, pred.*--gold-column"):
+    with pytest.raises(InputError, match=r"no row has a 'gold' field .*fields of the first row: 'id', 'label', 'pred'\).*--gold-column"):
         score_label_rows(rows, positive="y")
 
 
@@ -219,7 +219,7 @@ def test_second_annotator_agreement_and_disagreements():
 def test_second_gold_column_that_no_row_has_is_refused():
     # Break-fix: `--second-gold-column g3` on a file whose column is `g2` used to score "0 annotator cases" and exit 0.
     rows = _rows({"id": "1", "gold": "y", "pred": "y", "g2": "y"}, {"id": "2", "gold": "n", "pred": "n", "g2": "n"})
-    with pytest.raises(InputError, match=r"no row has a 'g3' field \(fields of the first row: id, gold, pred, g2\).*--second-gold-column"):
+    with pytest.raises(InputError, match=r"no row has a 'g3' field \(fields of the first row: 'id', 'gold', 'pred', 'g2'\).*--second-gold-column"):
         score_label_rows(rows, positive="y", second_gold_field="g3")
 
 
@@ -257,3 +257,14 @@ def test_labels_differing_from_the_positive_only_by_case_or_spaces_are_warned_no
         "it is scored as another label: a negative case, not a gold positive. Fix the file if it means 'escalate'."
     )
     assert res["warnings"][1]["warning"].startswith("c.jsonl:1: pred label 'Escalate' (2 rows) differs from")
+
+
+def test_an_id_column_that_no_row_has_is_refused_with_the_near_name():
+    # Break-fix: a CSV headed "ID,Gold,Pred" failed every row on its id and then scored nothing, exit 0.
+    rows = _rows({"ID": "1", "Gold": "y", "Pred": "y"}, {"ID": "2", "Gold": "n", "Pred": "n"})
+    with pytest.raises(InputError, match=r"^x\.csv: no row has a 'id' field \(fields of the first row: 'ID', 'Gold', 'Pred'\)\. Did you mean 'ID'\? Pass the case id column with --id-column\.$"):
+        score_label_rows(rows, positive="y", file_name="x.csv")
+    # a header written "id, gold, pred" has spaces in its names: the message shows them and names the column
+    rows = _rows({"id": "1", " gold": " y", " pred": " y"})
+    with pytest.raises(InputError, match=r"'id', ' gold', ' pred'\)\. Did you mean ' gold'\?"):
+        score_label_rows(rows, positive="y", file_name="x.csv")
