@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import unicodedata
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -625,15 +626,24 @@ def _did_you_mean(name: str, names: list[str]) -> str:
     return f" Did you mean {close[0]!r}?" if close else ""
 
 
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+
+
+def _loose(label: Any) -> str:
+    """A label folded for look-alike detection only (never for scoring): NFKC, no invisible characters, no outer
+    spaces, case-folded."""
+    return unicodedata.normalize("NFKC", str(label)).translate(_INVISIBLE).strip().casefold()
+
+
 def _near_positive_warnings(counts, positive, gold, pred, lines, ids, *, prefix: str) -> list[dict[str, Any]]:
     """Warnings for labels that differ from ``positive`` only by case or surrounding spaces (``' escalate'``,
     ``'Escalate'``): they are scored as other labels — a gold one as a negative, a predicted one as a miss — never
     silently folded, but never silently either."""
-    key = str(positive).strip().casefold()
+    key = _loose(positive)
     out = []
     for side, labels in (("gold", gold), ("pred", pred)):
         names = {g for g, _ in counts} if side == "gold" else {p for _, p in counts if p is not None}
-        for label in sorted((x for x in names if x != positive and str(x).strip().casefold() == key), key=str):
+        for label in sorted((x for x in names if x != positive and _loose(x) == key), key=str):
             first = labels.index(label)
             n = sum(c for pair, c in counts.items() if pair[0 if side == "gold" else 1] == label)
             effect = "a negative case, not a gold positive" if side == "gold" else "not a positive prediction (a miss when gold is positive)"
@@ -642,7 +652,8 @@ def _near_positive_warnings(counts, positive, gold, pred, lines, ids, *, prefix:
                 "id": ids[first],
                 "warning": (
                     f"{prefix}:{lines[first]}: {side} label {label!r} ({n} {'row' if n == 1 else 'rows'}) differs from "
-                    f"the positive label {str(positive)!r} only by case or spaces; it is scored as another label: "
+                    f"the positive label {str(positive)!r} only by case, spaces or invisible characters; it is scored "
+                    "as another label: "
                     f"{effect}. Fix the file if it means {str(positive)!r}."
                 ),
             })

@@ -253,8 +253,9 @@ def test_labels_differing_from_the_positive_only_by_case_or_spaces_are_warned_no
     assert (agg["tp"], agg["fn"], agg["fp"], agg["tn"]) == (1, 1, 0, 1)
     assert [(w["line"], w["id"]) for w in res["warnings"]] == [(1, "1"), (1, "1")]
     assert res["warnings"][0]["warning"] == (
-        "c.jsonl:1: gold label ' escalate' (1 row) differs from the positive label 'escalate' only by case or spaces; "
-        "it is scored as another label: a negative case, not a gold positive. Fix the file if it means 'escalate'."
+        "c.jsonl:1: gold label ' escalate' (1 row) differs from the positive label 'escalate' only by case, spaces or "
+        "invisible characters; it is scored as another label: a negative case, not a gold positive. Fix the file if it "
+        "means 'escalate'."
     )
     assert res["warnings"][1]["warning"].startswith("c.jsonl:1: pred label 'Escalate' (2 rows) differs from")
 
@@ -268,3 +269,17 @@ def test_an_id_column_that_no_row_has_is_refused_with_the_near_name():
     rows = _rows({"id": "1", " gold": " y", " pred": " y"})
     with pytest.raises(InputError, match=r"'id', ' gold', ' pred'\)\. Did you mean ' gold'\?"):
         score_label_rows(rows, positive="y", file_name="x.csv")
+
+
+def test_look_alike_positive_with_invisible_or_full_width_characters_is_warned():
+    # 'escalate' + zero-width space (copied from a web page) and full-width 'ｅｓｃａｌａｔｅ' (NFKC folds it) look like the
+    # positive but are other labels: by hand row 1 is fn (pred not positive), row 2 tn (gold not positive), row 3 tp.
+    rows = _rows(
+        {"id": "1", "gold": "escalate", "pred": "escalate\u200b"},
+        {"id": "2", "gold": "\uff45\uff53\uff43\uff41\uff4c\uff41\uff54\uff45", "pred": "approve"},
+        {"id": "3", "gold": "escalate", "pred": "escalate"},
+    )
+    res = score_label_rows(rows, positive="escalate")
+    agg = res["aggregate"]
+    assert (agg["tp"], agg["fn"], agg["fp"], agg["tn"]) == (1, 1, 0, 1)
+    assert sorted((w["line"], w["warning"].split(" label ")[0]) for w in res["warnings"]) == [(1, "labels:1: pred"), (2, "labels:2: gold")]
