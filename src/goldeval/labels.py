@@ -97,10 +97,11 @@ def pair_counts(gold: Sequence[Hashable], pred: Sequence[Hashable | None]) -> Co
         ) from None
     # Validate on the distinct pairs only (cheap even for 1e6 cases).
     for g, _p in counts:
-        if g is None:
-            where = gold.index(None) if hasattr(gold, "index") else "?"
+        if g is None or (isinstance(g, float) and g != g):  # None, or NaN: how pandas writes a missing label
+            where = next((i for i, x in enumerate(gold) if x is g or (isinstance(x, float) and x != x)), "?")
+            what = "null" if g is None else "NaN (a missing value)"
             raise InputError(
-                f"labels: case {where}: gold label is null; every case needs an adjudicated gold label. "
+                f"labels: case {where}: gold label is {what}; every case needs an adjudicated gold label. "
                 "Adjudicate it or remove the case."
             )
     return counts

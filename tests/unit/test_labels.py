@@ -283,3 +283,9 @@ def test_look_alike_positive_with_invisible_or_full_width_characters_is_warned()
     agg = res["aggregate"]
     assert (agg["tp"], agg["fn"], agg["fp"], agg["tn"]) == (1, 1, 0, 1)
     assert sorted((w["line"], w["warning"].split(" label ")[0]) for w in res["warnings"]) == [(1, "labels:1: pred"), (2, "labels:2: gold")]
+
+
+def test_nan_gold_label_is_refused_like_null():
+    # pandas writes a missing label as float NaN; it used to be counted as a negative label "nan" (here: tn)
+    with pytest.raises(InputError, match=r"^labels: case 1: gold label is NaN \(a missing value\); every case needs"):
+        score_labels(["y", float("nan")], ["y", "n"], positive="y")
