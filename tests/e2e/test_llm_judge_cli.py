@@ -138,3 +138,25 @@ def test_no_server_at_the_base_url_is_exit_3_not_a_run_of_needs_human(files, mon
     res = run(["llm-judge", cases, attempts, "--llm", "judge-model", "--base-url", f"http://127.0.0.1:{port}/v1",
                "--no-store", "--out", "-"])
     assert res.exit_code == 3 and "cannot connect" in res.output and "Check --base-url" in res.output
+
+
+def test_unusable_lines_in_either_file_are_counted_failures_not_dropped(files):
+    # Hand count. cases: line 1 'a1' ok; line 2 not JSON; line 3 no id; line 4 repeats 'a1'; line 5 a list.
+    # attempts: 'a1' ok; 'zz' has no case; line 3 not JSON. Before, the four bad case lines and both bad attempt
+    # lines vanished: n 1, failures []. Now: 1 case judged, 4 case lines failed (n 5, n_failed 4), 6 failures listed.
+    cases, attempts, tmp = files
+    (tmp / "c.jsonl").write_text(
+        json.dumps(CASES[0]) + '\n{"id": "b", bad\n{"question": "no id"}\n' + json.dumps(CASES[0]) + "\n[1, 2]\n",
+        encoding="utf-8")
+    (tmp / "a.jsonl").write_text(json.dumps(ATTEMPTS[0]) + '\n{"id": "zz", "text": "x"}\ngarbage [bold]\n', encoding="utf-8")
+    with FakeOpenAI() as srv:
+        res = run(["llm-judge", str(tmp / "c.jsonl"), str(tmp / "a.jsonl"), "--llm", "judge-model",
+                   "--base-url", srv.base_url, "--no-store", "--out", str(tmp / "out.json")])
+        assert srv.calls == 1
+    assert res.exit_code == 0, res.output
+    out = json.loads((tmp / "out.json").read_text())
+    assert (out["aggregate"]["n"], out["aggregate"]["n_scored"], out["aggregate"]["n_failed"]) == (5, 1, 4)
+    assert [(f["file"], f["line"], f["id"]) for f in out["failures"]] == [
+        ("c.jsonl", 2, None), ("c.jsonl", 3, None), ("c.jsonl", 4, "a1"), ("c.jsonl", 5, None),
+        ("a.jsonl", 3, None), ("a.jsonl", None, "zz")]
+    assert "attempt 'zz' has no case in c.jsonl" in res.output and "a.jsonl:3: not valid JSON" in res.output

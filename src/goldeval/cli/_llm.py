@@ -111,6 +111,24 @@ def llm_config(opts: LlmOptions):
     )
 
 
+def _read_checked(path: str) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """Rows of a case or attempt file by id, and a failure record (``line``, ``id``, ``error``, ``file``) for every
+    line that cannot be used (not JSON, not an object, no id, a repeated id): nothing is dropped silently."""
+    import os
+
+    from goldeval.io import RowError, check_ids, read_rows
+
+    name = os.path.basename(path)
+    rows: dict[str, dict[str, Any]] = {}
+    failures: list[dict[str, Any]] = []
+    for item in check_ids(read_rows(path), file_name=name):
+        if isinstance(item, RowError):
+            failures.append({"line": item.line, "id": item.id, "error": item.error, "file": name})
+        else:
+            rows[str(item.data["id"])] = item.data
+    return rows, failures
+
+
 def _read_by_id(path: str) -> dict[str, dict[str, Any]]:
     from goldeval.io import Row, read_rows
 

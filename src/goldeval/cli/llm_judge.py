@@ -34,7 +34,9 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
     """
     import orjson
 
-    from goldeval.cli._llm import _read_by_id, llm_config
+    import os
+
+    from goldeval.cli._llm import _read_checked, llm_config
     from goldeval.errors import InputError
     from goldeval.io import file_sha256
     from goldeval.judge import JUDGE_VERSION, JudgeCache, judge_cases
@@ -45,8 +47,17 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
     if llm_opts.model is None:
         llm_opts.model = ""  # llm-judge always judges: the model may come from $GOLDEVAL_JUDGE_MODEL
     config = llm_config(llm_opts)
-    case_rows = _read_by_id(cases)
-    attempt_rows = _read_by_id(attempts)
+    case_rows, case_failures = _read_checked(cases)
+    attempt_rows, attempt_failures = _read_checked(attempts)
+    bad_attempt_ids = {f["id"] for f in attempt_failures if f["id"] is not None}
+    for f in attempt_failures:
+        if f["id"] is not None and f["id"] in case_rows:
+            f["error"] += " The case is not judged (its answer would read as missing)."
+    attempt_failures += [
+        {"line": None, "id": aid, "file": os.path.basename(attempts),
+         "error": f"{os.path.basename(attempts)}: attempt {aid!r} has no case in {os.path.basename(cases)}; not judged."}
+        for aid in attempt_rows if aid not in case_rows
+    ]
     rules: dict[str, dict] = {}
     if rules_path:
         try:
@@ -57,7 +68,8 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
                 f"--rules {rules_path}: expected the results JSON of 'goldeval judge --out' (with per_example), "
                 f"could not read it ({type(exc).__name__}: {exc}). Pass that file, or drop --rules."
             ) from None
-    materials = [case_materials(row, attempt_rows.get(cid), rules.get(cid)) for cid, row in case_rows.items()]
+    materials = [case_materials(row, attempt_rows.get(cid), rules.get(cid)) for cid, row in case_rows.items()
+                 if cid not in bad_attempt_ids]
     console = report_console(out)
     cfg = {**config.answer_params(), "repeat": llm_opts.repeat, "send": llm_opts.send, "judge_version": JUDGE_VERSION}
     inputs = {"cases": file_sha256(cases), "attempts": file_sha256(attempts)}
@@ -86,6 +98,7 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
         if cache is not None:
             cache.close()
     results["inputs"] = inputs
+    _add_file_failures(results, case_failures, attempt_failures, bad_attempt_ids & set(case_rows))
     if run_store.note and not quiet:
         click.echo(f"goldeval: {run_store.note}", err=True)
     if not quiet:
@@ -95,8 +108,19 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
     return EXIT_OK
 
 
+def _add_file_failures(results: dict, case_failures: list, attempt_failures: list, unjudged: set) -> None:
+    """Count the unusable lines of the input files into the results: a bad case line is a case that failed (``n``
+    and ``n_failed``); a bad or orphan attempt line is listed in ``failures`` (and, when its case exists and so
+    went unjudged, that case counts in ``n`` and ``n_failed``)."""
+    agg = results["aggregate"]
+    results["failures"] = case_failures + attempt_failures + results["failures"]
+    agg["n"] += len(case_failures) + len(unjudged)
+    agg["n_failed"] += len(case_failures) + len(unjudged)
+
+
 def render_summary(results: dict, console) -> None:
     """A short terminal summary of an LLM judge run (rounding happens here only)."""
+    from rich.markup import escape
     from rich.table import Table
 
     agg = results["aggregate"]
@@ -119,4 +143,6 @@ def render_summary(results: dict, console) -> None:
         t.add_row("agreement", f"{agg['agreement_rate']:.1%} of {agg['agreement_n']} cases (rule vs LLM)")
     console.print(t)
     for f in results["failures"][:10]:
-        console.print(f"[yellow]failed[/] {f['error']}")
+        console.print(f"[yellow]failed[/] {escape(f['error'])}", highlight=False)
+    if len(results["failures"]) > 10:
+        console.print(f"… and {len(results['failures']) - 10} more failures (see the results JSON).")
