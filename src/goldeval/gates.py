@@ -146,7 +146,8 @@ def _allow_missed_per_100(agg, op, limit, words):
     allowed = limit * gp / 100
     if op == "max":
         k = math.floor(allowed)
-        return (f"{_fmt_frac(limit)} per 100 on these {gp} gold {words.many} allows {_fmt_frac(allowed)} misses, "
+        allows = _misses(int(allowed)) if allowed.denominator == 1 else f"{_fmt_frac(allowed)} misses"
+        return (f"{_fmt_frac(limit)} per 100 on these {gp} gold {words.many} allows {allows}, "
                 f"so passing needs at most {_misses(k)}"), k
     k = math.ceil(allowed)
     return f"{_fmt_frac(limit)} per 100 on these {gp} gold {words.many} needs at least {_misses(k)}", k
@@ -198,7 +199,7 @@ def _allow_accuracy(agg, op, limit, words):
     if n is None or op != "min" or n == 0:
         return None, None
     k = math.floor(n * (1 - limit))
-    return f"accuracy {_fmt_frac(limit)} on these {n} cases allows at most {k} wrong labels", k
+    return f"accuracy {_fmt_frac(limit)} on these {n} cases allows at most {k} wrong {'label' if k == 1 else 'labels'}", k
 
 
 def _allow_count_max(what: str):
@@ -863,4 +864,7 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
         of = f" of {n_failed + n_scored}" if n_scored is not None else ""
         summary += (f" Not counted: {n_failed}{of} {'row' if n_failed + (n_scored or 0) == 1 else 'rows'} could not be "
                     "scored (listed under failures).")
+    bad_rows = _n(agg, "n_row_failures")  # the answer judge: input rows unusable before any case was formed
+    if bad_rows:
+        summary += f" {bad_rows} input {'row was' if bad_rows == 1 else 'rows were'} unusable (listed under failures)."
     return GateReport(passed=all_pass, summary=summary, results=out, definition=dod.describe(), warnings=list(dod.warnings))

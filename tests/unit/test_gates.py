@@ -312,3 +312,14 @@ def test_agreed_on_must_be_a_date_and_gates_a_table():
     assert parse_gates('agreed_on = "2026-11-02"\n[gates]\nrecall = { min = 0.9 }\n').agreed_on == "2026-11-02"
     with pytest.raises(InputError, match=r"\[\[gates\]\] \(an array of tables\) is not the format"):
         parse_gates("[[gates]]\nrecall = { min = 0.9 }\n", source="d.toml")
+
+
+def test_unusable_input_rows_of_the_answer_judge_are_named_and_allowance_grammar():
+    res = {"scorer": {"name": "answer_judge"}, "aggregate": {"n": 4, "n_scored": 4, "n_failed": 0, "n_row_failures": 2,
+           "pass_rate": 1.0, "match": 4, "no_match": 0, "decided": 4, "undefined": {}}}
+    r = evaluate_gates(res, parse_gates("[gates]\npass_rate = { min = 0.75 }\n"))
+    assert r.summary == "PASS: pass_rate 1.000 passes 0.75. 2 input rows were unusable (listed under failures)."
+    # 2.5 per 100 on 40 gold positives allows exactly 1 miss (by hand: 2.5 * 40 / 100 = 1)
+    g = evaluate_gates(labels_results(39, 0, 1, 5), parse_gates("[gates]\nmissed_per_100 = { max = 2.5 }\n")).results[0]
+    assert g.passed and g.allowed == 1
+    assert g.allowed_on_this_set == "2.5 per 100 on these 40 gold 'y' cases allows 1 miss, so passing needs at most 1 miss"
