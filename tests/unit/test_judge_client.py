@@ -138,8 +138,15 @@ def test_config_errors_name_the_fix():
         JudgeConfig.from_env({})
     with pytest.raises(InputError, match=r"\$GOLDEVAL_JUDGE_SEED: expected int, got 'x'"):
         JudgeConfig.from_env({"GOLDEVAL_JUDGE_MODEL": "m", "GOLDEVAL_JUDGE_SEED": "x"})
-    with pytest.raises(InputError, match="max_concurrency: expected an integer ≥ 1"):
+    with pytest.raises(InputError, match=r"max_concurrency \(--max-concurrency or \$GOLDEVAL_JUDGE_MAX_CONCURRENCY\): expected an integer ≥ 1"):
         JudgeConfig(model="m", max_concurrency=0)
+    # Found in breakfix: a negative max_tokens was sent on every call (each one a 400, every case needs_human, exit
+    # 0), and an infinite timeout never timed out. Both are refused up front, naming where the value came from.
+    with pytest.raises(InputError, match=r"max_tokens \(\$GOLDEVAL_JUDGE_MAX_TOKENS\): expected an integer ≥ 1 .* got -5"):
+        JudgeConfig.from_env({"GOLDEVAL_JUDGE_MODEL": "m", "GOLDEVAL_JUDGE_MAX_TOKENS": "-5"})
+    with pytest.raises(InputError, match=r"timeout \(--llm-timeout or \$GOLDEVAL_JUDGE_TIMEOUT\): expected a finite"):
+        JudgeConfig.from_env({"GOLDEVAL_JUDGE_MODEL": "m", "GOLDEVAL_JUDGE_TIMEOUT": "inf"})
+    assert JudgeConfig.from_env({"GOLDEVAL_JUDGE_MODEL": "m", "GOLDEVAL_JUDGE_MAX_TOKENS": "0"}).max_tokens is None
 
 
 def test_cost_uses_prices_per_million_tokens():

@@ -52,6 +52,11 @@ _ENV = {
     "price_in": "GOLDEVAL_JUDGE_PRICE_IN",
     "price_out": "GOLDEVAL_JUDGE_PRICE_OUT",
 }
+#: The command-line option that sets each field (for error messages).
+_OPTION = {
+    "timeout": "--llm-timeout", "temperature": "--llm-temperature", "seed": "--llm-seed",
+    "max_concurrency": "--max-concurrency", "price_in": "--price-in", "price_out": "--price-out",
+}
 _TYPES = {
     "temperature": float, "seed": int, "timeout": float, "max_retries": int, "max_concurrency": int,
     "max_tokens": int, "price_in": float, "price_out": float,
@@ -101,7 +106,10 @@ class JudgeConfig:
                 "Pass --llm MODEL or set GOLDEVAL_JUDGE_MODEL."
             )
         checks = [
-            ("timeout", self.timeout > 0, "a number of seconds > 0"),
+            ("timeout", self.timeout > 0 and math.isfinite(self.timeout), "a finite number of seconds > 0"),
+            ("max_tokens", self.max_tokens is None or (isinstance(self.max_tokens, int) and self.max_tokens >= 1),
+             "an integer ≥ 1 (0 in the variable: not sent)"),
+            ("timeout_retries", isinstance(self.timeout_retries, int) and self.timeout_retries >= 0, "an integer ≥ 0"),
             ("max_concurrency", isinstance(self.max_concurrency, int) and self.max_concurrency >= 1, "an integer ≥ 1"),
             ("max_retries", isinstance(self.max_retries, int) and self.max_retries >= 0, "an integer ≥ 0"),
             ("temperature", 0 <= self.temperature <= 2, "a number in [0, 2]"),
@@ -110,7 +118,9 @@ class JudgeConfig:
         ]
         for name, ok, want in checks:
             if not ok:
-                raise InputError(f"judge option {name}: expected {want}, got {shorten(getattr(self, name))}.")
+                where = [w for w in (_OPTION.get(name), f"${_ENV[name]}" if name in _ENV else None) if w]
+                var = f" ({' or '.join(where)})" if where else ""
+                raise InputError(f"judge option {name}{var}: expected {want}, got {shorten(getattr(self, name))}. Fix the value.")
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **options: Any) -> JudgeConfig:
