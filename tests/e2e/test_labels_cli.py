@@ -247,3 +247,16 @@ def test_no_evidence_exits_1_and_failed_rows_are_named_in_the_summary(tmp_path):
         "PASS: 0 'escalate' cases missed passes 0. Not counted: 1 of 4 rows could not be scored (listed under failures)."
     )
     assert "claims.jsonl:4: id '3' repeats line 3" in r.stderr
+
+
+def test_per_label_table_shows_undefined_not_zero(tmp_path):
+    # 'hold' is predicted once and never gold: its recall is 0/0, shown as "undefined", not 0.000 (by hand: support 0)
+    f = tmp_path / "three.jsonl"
+    f.write_text(
+        '{"id": "1", "gold": "escalate", "pred": "escalate"}\n{"id": "2", "gold": "approve", "pred": "hold"}\n'
+        '{"id": "3", "gold": "approve", "pred": "approve"}\n'
+    )
+    r = run("labels", f, "--positive", "escalate", "--no-store")
+    assert r.exit_code == 0
+    row = next(line for line in r.stdout.splitlines() if "'hold'" in line)
+    assert [c.strip() for c in row.split("│")[1:-1]] == ["'hold'", "0.000", "undefined", "0.000", "0", "1"]

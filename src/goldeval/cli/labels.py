@@ -95,7 +95,9 @@ def _render_labels(results: dict, console) -> None:
         for col in ("label", "precision", "recall", "f1", "support", "predicted"):
             pl.add_column(col, justify="right")
         for r in results["per_label"]:
-            pl.add_row(escape(str(r["label"])), f"{r['precision']:.3f}", f"{r['recall']:.3f}", f"{r['f1']:.3f}", str(r["support"]), str(r["predicted"]))
+            und_r = r.get("undefined") or {}
+            cells = ["undefined" if k in und_r else f"{r[k]:.3f}" for k in ("precision", "recall", "f1")]
+            pl.add_row(escape(repr(str(r["label"]))), *cells, str(r["support"]), str(r["predicted"]))
         console.print(pl)
     if "annotator_kappa" in a:
         ak = "undefined" if "annotator_kappa" in und else f"{a['annotator_kappa']:.3f}"
