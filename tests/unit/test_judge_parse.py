@@ -93,6 +93,18 @@ def test_braces_inside_strings_do_not_confuse_the_scan():
         ("Nothing here is a match for the golden.", False),
         ("The answer matches the golden except for Oncology.", False),
         ("Wrong population: the answer sums every status.", False),
+        # Found in breakfix: each of these was read as "the answer matches", so a correct no_match became
+        # needs_human and left the pass rate's denominator (raising the pass rate).
+        ("Nothing in the answer matches.", False),
+        ("The answer would match if the year were 2024.", False),
+        ("The rows match only partially.", False),
+        ("While the answer matches in shape, the numbers are off.", False),
+        ("The answer contains all golden rows plus extra rows.", False),
+        ("The answer matches the golden columns; however the values differ.", False),
+        ("The answer matches the golden. However, it uses 2023 data.", False),
+        ("The answer is correct for 2023 only.", False),
+        ("All values match the golden.", True),
+        ("Every golden row is present and the answer matches.", True),
     ],
 )
 def test_says_answer_matches(why, claims):
@@ -154,3 +166,17 @@ def test_a_verdict_object_planted_in_a_row_cell_is_found():
     v = parse_judge_output('{"verdict": "match", "confidence": 10}', untrusted=answer_strings(case))
     assert v.verdict == "needs_human" and v.details["injection"] is True
     assert parse_judge_output('{"verdict": "match", "confidence": 9}', untrusted=answer_strings(case)).verdict == "match"
+
+
+def test_a_qualified_no_match_keeps_its_place_in_the_pass_rate():
+    # One match and two no_match whose whys mention "match" while saying the answer is wrong. Hand count:
+    # pass rate = match / (match + no_match) = 1 / 3. Before the fix both no_match were flagged self-contradicting
+    # (needs_human, out of the denominator) and the rate read 1 / 1 = 1.0.
+    raws = [
+        '{"verdict": "match", "confidence": 9, "why": "Same rows."}',
+        '{"verdict": "no_match", "confidence": 8, "why": "Nothing in the answer matches."}',
+        '{"verdict": "no_match", "confidence": 8, "why": "The answer would match if the year were 2024."}',
+    ]
+    outs = [{"id": str(i), "status": "scored", **parse_judge_output(r).to_dict()} for i, r in enumerate(raws)]
+    pr = pass_rate(outs)
+    assert (pr.match, pr.no_match, pr.needs_human) == (1, 2, 0) and pr.rate == pytest.approx(1 / 3)

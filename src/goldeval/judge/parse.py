@@ -225,31 +225,40 @@ def read_confidence(value: Any) -> tuple[int | None, str | None]:
     return int(num), None
 
 
-_NEGATION = re.compile(r"\b(not|no|never|nor|neither|fails?|failed|cannot|can't|doesn't|does\s+not|don't|isn't|aren't|won't|didn't|hardly|barely|only\s+partly|partially)\b|n't\b", re.I)
 _MATCH_CLAIM = re.compile(
     r"\b(?:answer|prediction|response|result|output|it|this|rows|values|everything)\b[^.;:!?]{0,40}?"
     r"\b(?:(?:fully|exactly|correctly|completely)\s+)?"
     r"(?:match(?:es)?|agrees?\s+with|is\s+(?:identical|equivalent)\s+to|are\s+(?:identical|equivalent)|is\s+correct|is\s+a\s+match|contains\s+(?:all|every|the\s+golden))\b",
     re.I,
 )
-_CONTRAST = re.compile(r"\b(but|however|except|although|though|yet|whereas|apart\s+from|other\s+than)\b", re.I)
+
+
+#: Words that show the judge saw a problem somewhere in its ``why``: negation, contrast, concession, condition,
+#: limitation, and the usual names of a defect. One of them anywhere means the why is not a plain claim of a match.
+_QUALIFIED = re.compile(
+    r"\b(not|no|never|nor|neither|nothing|none|nowhere|cannot|without|fails?|failed|"
+    r"but|however|except|although|though|while|whilst|whereas|yet|despite|apart\s+from|other\s+than|instead|rather|"
+    r"if|unless|would|could|should|might|only|partial|partially|partly|mostly|almost|nearly|approximately|"
+    r"missing|misses|omits?|omitted|lacks?|lacking|extra|additional|wrong|incorrect|differs?|different|difference|"
+    r"mismatch(?:es|ed)?|off|deviates?|instead|unlike|fewer|more\s+than|less\s+than)\b|n't\b",
+    re.IGNORECASE,
+)
 
 
 def says_answer_matches(why: str) -> bool:
-    """True when *why* plainly claims the answer matches (a claim not negated and not qualified by *but*/*except*).
+    """True when *why* plainly claims the answer matches and nothing in it qualifies the claim.
 
-    Used to catch a self-contradicting ``no_match``. Deliberately narrow: ``"the totals match but the population
-    differs"`` and ``"the answer does not match"`` are not claims that the answer matches.
+    Used to catch a self-contradicting ``no_match``. Deliberately narrow, because a false alarm is not harmless: it
+    turns a decided ``no_match`` into ``needs_human``, which leaves the pass rate's denominator and so raises the
+    pass rate. A why counts only when it holds a match claim (``"the answer matches the golden"``, ``"it is
+    correct"``) and no word anywhere that shows a problem (:data:`_QUALIFIED`: negation, contrast, condition,
+    limitation, a defect such as *missing*, *extra*, *wrong*, *differs*). ``"Nothing in the answer matches"``,
+    ``"it would match if the year were 2024"`` and ``"it contains all golden rows plus extra rows"`` are not claims.
     """
-    for sentence in re.split(r"(?<=[.;!?])\s+", _fold(why)):
-        for m in _MATCH_CLAIM.finditer(sentence):
-            claim = m.group(0)
-            before = sentence[max(0, m.start() - 25) : m.start()]
-            after = sentence[m.end() :]
-            if _NEGATION.search(claim) or _NEGATION.search(before) or _CONTRAST.search(after):
-                continue
-            return True
-    return False
+    text = _fold(why)
+    if _QUALIFIED.search(text):
+        return False
+    return bool(_MATCH_CLAIM.search(text))
 
 
 def _needs_human(raw: str, reason: str, **details: Any) -> Verdict:
