@@ -199,7 +199,16 @@ def _allow_accuracy(agg, op, limit, words):
     if n is None or op != "min" or n == 0:
         return None, None
     k = math.floor(n * (1 - limit))
-    return f"accuracy {_fmt_frac(limit)} on these {n} cases allows at most {k} wrong {'label' if k == 1 else 'labels'}", k
+    return (f"accuracy {_fmt_frac(limit)} on these {n} cases allows at most {k} "
+            f"{'case' if k == 1 else 'cases'} wrong about the positive label (fp + fn)"), k
+
+
+def _allow_agreement(agg, op, limit, words):
+    n = _n(agg, "n_scored")
+    if n is None or op != "min" or n == 0:
+        return None, None
+    k = math.floor(n * (1 - limit))
+    return f"agreement {_fmt_frac(limit)} on these {n} cases allows at most {k} {'case' if k == 1 else 'cases'} labelled unlike gold", k
 
 
 def _allow_count_max(what: str):
@@ -294,7 +303,10 @@ METRICS: dict[str, Metric] = dict(
         _m("fn", "labels", "false negatives (the same as missed)", "lower", "count", _allow_missed,
            evidence=_needs_gold_positives),
         _m("tn", "labels", "true negatives", "higher", "count"),
-        _m("accuracy", "labels", "share of cases labelled right (never the headline: approving everything scores high)", "higher", "fraction", _allow_accuracy),
+        _m("accuracy", "labels", "share of cases right about the positive label, (tp + tn) / n, one-vs-rest (never the headline: "
+           "approving everything scores high)", "higher", "fraction", _allow_accuracy),
+        _m("agreement", "labels", "share of cases whose predicted label equals the gold label, over all labels (the model's raw "
+           "agreement with gold; gate it against annotator_agreement)", "higher", "fraction", _allow_agreement),
         _m("kappa", "labels", "Cohen's kappa of the predictions against gold", "higher", "kappa"),
         _m("annotator_agreement", "labels", "raw agreement of the two annotators (with --second-gold-column)", "higher", "fraction"),
         _m("annotator_kappa", "labels", "Cohen's kappa of the two annotators (with --second-gold-column)", "higher", "kappa"),

@@ -60,6 +60,7 @@ UNDEFINED_REASONS = {
     "missed_per_100": "there are no gold positives",
     "f1": "there are no positives in gold or predictions",
     "accuracy": "there are no cases",
+    "agreement": "there are no cases",
     "kappa": "there are no cases",
 }
 
@@ -440,7 +441,9 @@ def score_label_rows(
 
     Returns:
         Results dict: ``scorer``, ``positive``, ``config``, ``aggregate`` (``n``, ``n_scored``, ``n_failed``, the
-        :class:`LabelScore` fields, ``kappa``, annotator metrics when asked, ``undefined``), ``per_label``,
+        :class:`LabelScore` fields, ``agreement`` — the share of cases whose predicted label equals gold over all
+        labels, the model's raw agreement with gold (``accuracy`` is one-vs-rest for ``positive``: it counts a
+        confusion between two negative labels as right) —, ``kappa``, annotator metrics when asked, ``undefined``), ``per_label``,
         ``confusion_matrix``, ``per_example`` ``[{"id", "line", "gold", "pred", "outcome"}]``, ``disagreements``,
         ``warnings``, ``failures``.
 
@@ -567,10 +570,13 @@ def score_label_rows(
         "n_scored": len(ids),
         "n_failed": len(failures),
         **{k: v for k, v in score.to_dict().items() if k not in ("undefined", "n", "positive")},
+        "agreement": (sum(c for (g, p), c in counts.items() if g == p) / len(ids)) if ids else 0.0,
         "kappa": kappa,
         "null_predictions": sum(1 for p in pred if p is None),
     }
     undefined = dict(score.undefined)
+    if not ids:
+        undefined["agreement"] = UNDEFINED_REASONS["agreement"]
     if kappa_why:
         undefined["kappa"] = kappa_why
     disagreements: list[dict[str, Any]] = []

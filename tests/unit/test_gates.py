@@ -323,3 +323,17 @@ def test_unusable_input_rows_of_the_answer_judge_are_named_and_allowance_grammar
     g = evaluate_gates(labels_results(39, 0, 1, 5), parse_gates("[gates]\nmissed_per_100 = { max = 2.5 }\n")).results[0]
     assert g.passed and g.allowed == 1
     assert g.allowed_on_this_set == "2.5 per 100 on these 40 gold 'y' cases allows 1 miss, so passing needs at most 1 miss"
+
+
+def test_model_raw_agreement_is_gateable_against_the_annotators():
+    # Three labels; the positive is "y". By hand: rows (gold, pred, second annotator):
+    #   1 (y, y, y)  2 (a, b, a)  3 (b, b, b)  4 (a, a, b)
+    # accuracy one-vs-rest for "y" counts row 2 (a predicted b) as right: (1 + 3) / 4 = 1.0;
+    # agreement over all labels: rows 1, 3, 4 agree = 3/4; annotators agree on rows 1, 2, 3 = 3/4.
+    rows = [Row(1, {"id": "1", "gold": "y", "pred": "y", "b": "y"}), Row(2, {"id": "2", "gold": "a", "pred": "b", "b": "a"}),
+            Row(3, {"id": "3", "gold": "b", "pred": "b", "b": "b"}), Row(4, {"id": "4", "gold": "a", "pred": "a", "b": "b"})]
+    res = score_label_rows(rows, positive="y", second_gold_field="b")
+    agg = res["aggregate"]
+    assert (agg["accuracy"], agg["agreement"], agg["annotator_agreement"]) == (1.0, 0.75, 0.75)
+    r = evaluate_gates(res, parse_gates('[gates]\nagreement = { min = "annotator_agreement" }\n'))
+    assert r.passed and r.summary == "PASS: Agreement 0.750 passes annotator_agreement 0.750."

@@ -87,6 +87,8 @@ def _render_labels(results: dict, console) -> None:
     t.add_row("f1", rate("f1"), "")
     t.add_row("kappa", rate("kappa"), "Cohen's, predictions vs gold")
     t.add_row("accuracy", rate("accuracy"), "never the headline")
+    if "agreement" in a and len(results["per_label"]) > 2:  # binary: the same number as accuracy
+        t.add_row("agreement", rate("agreement"), "all labels: predicted label = gold label")
     t.add_row("counts", "", f"tp {a['tp']} · fp {a['fp']} · fn {a['fn']} · tn {a['tn']}")
     t.add_row("cases", str(a["n"]), f"{a['n_scored']} scored, {a['n_failed']} failed, {a['null_predictions']} without a prediction")
     console.print(t)
