@@ -103,6 +103,8 @@ def test_killed_run_resumes_to_the_same_result(corpus, tmp_path):
     # a large input is not hashed before the scoring: the run's key is set when it finishes; until then the
     # next identical invocation finds it by the input's path, size and modification time
     assert run_key_of(db).startswith("pending:")
+    listed = subprocess.run(goldeval("runs", "list", "--store", db, "--json"), capture_output=True, text=True, timeout=60)
+    assert json.loads(listed.stdout)[0]["status"] == "interrupted"  # stored 'running', but its process is gone
 
     # Run the same command again: the unfinished run of the same inputs is resumed by default.
     resumed = subprocess.run(goldeval("score", corpus, "--workers", "1", "--store", db, "--out", tmp_path / "resumed.json"),

@@ -2,8 +2,9 @@
 paired test saying whether the change could be noise.
 
 Cases are matched by id. Verdicts are bucketed by the one shared accounting (:func:`goldeval.verdict.pass_rate`):
-pass (``match``), fail (``no_match``), ``near_match``, ``needs_human``, ``unscored``, ``verified_wrong``. A flip is
-a case decided in both runs (pass or fail) whose outcome differs.
+pass (``match``), fail (``no_match``), ``near_match``, ``needs_human``, ``unscored``, ``verified_wrong``; a label
+case passes when its label is right (``tp``/``tn``) and fails when it is wrong (``fp``/``fn``). A flip is a case
+decided in both runs (pass or fail) whose outcome differs. F1 is read from ``f1`` or ``whole_note.f1``.
 
 Statistics:
 

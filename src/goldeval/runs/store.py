@@ -267,6 +267,8 @@ class RunStore:
     def _row_to_run(self, row: tuple[Any, ...]) -> dict[str, Any]:
         names = [c.strip() for c in _RUN_COLUMNS.split(",")]
         run = dict(zip(names, row))
+        if run["status"] == "running" and run["host"] == socket.gethostname() and run["pid"] is not None and not _alive(run["pid"]):
+            run["status"] = "interrupted"  # its process is gone (killed outright): resumable
         run["inputs"] = _loads(run["inputs"])
         run["config"] = _loads(run["config"])
         run["gates_passed"] = None if run["gates_passed"] is None else bool(run["gates_passed"])
