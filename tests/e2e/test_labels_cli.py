@@ -260,3 +260,14 @@ def test_per_label_table_shows_undefined_not_zero(tmp_path):
     assert r.exit_code == 0
     row = next(line for line in r.stdout.splitlines() if "'hold'" in line)
     assert [c.strip() for c in row.split("│")[1:-1]] == ["'hold'", "0.000", "undefined", "0.000", "0", "1"]
+
+
+def test_out_over_an_input_file_is_refused(pilot):
+    # break-fix: `--out claims.jsonl` replaced the labels with the results JSON (exit 0)
+    tmp, claims, dod = pilot
+    before = claims.read_bytes()
+    r = run("labels", claims, "--gates", dod, "--out", claims, "--no-store")
+    assert r.exit_code == 2 and "is the FILE input; writing the results there would overwrite it" in r.stderr
+    r = run("labels", claims, "--gates", dod, "--out", dod, "--no-store")
+    assert r.exit_code == 2 and "is the --gates input" in r.stderr
+    assert claims.read_bytes() == before

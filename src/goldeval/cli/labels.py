@@ -35,6 +35,7 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     from goldeval.errors import InputError
     from goldeval.labels import SCORER_NAME, SCORER_VERSION, score_label_file
 
+    _refuse_out_over_input(out, {"FILE": file, "--gates": gates})
     dod = load_definition(gates)
     if dod is not None and dod.positive is not None:
         if positive is not None and positive != dod.positive:
@@ -66,6 +67,20 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
         write_json(results, out)
     if code != EXIT_OK:
         sys.exit(code)
+
+
+def _refuse_out_over_input(out: str | None, inputs: dict) -> None:
+    """--out must not name an input file: the results JSON would overwrite the labels (or the signed gates)."""
+    import os
+
+    from goldeval.errors import InputError
+
+    if out is None or out == "-":
+        return
+    target = os.path.realpath(out)
+    for option, path in inputs.items():
+        if path is not None and os.path.realpath(path) == target:
+            raise InputError(f"--out {out}: is the {option} input; writing the results there would overwrite it. Choose another path.")
 
 
 def _render_labels(results: dict, console) -> None:
@@ -141,6 +156,7 @@ def gate(results_file, gates, out):
 
     from goldeval.errors import InputError
 
+    _refuse_out_over_input(out, {"--gates": gates})  # --out RESULTS.json itself is fine: the report is added in place
     dod = load_definition(gates)
     try:
         with open(results_file, "rb") as fh:
