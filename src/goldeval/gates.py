@@ -618,7 +618,7 @@ def load_gates(path: str | os.PathLike[str]) -> DefinitionOfDone:
     except IsADirectoryError:
         raise InputError(f"--gates {p}: is a folder, expected a TOML file.") from None
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a BOM (Notepad's "UTF-8") is not part of the TOML
     except UnicodeDecodeError:
         raise InputError(f"--gates {p}: not UTF-8. Save the TOML file as UTF-8.") from None
     return parse_gates(text, source=p, sha256=hashlib.sha256(data).hexdigest())

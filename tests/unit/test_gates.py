@@ -337,3 +337,13 @@ def test_model_raw_agreement_is_gateable_against_the_annotators():
     assert (agg["accuracy"], agg["agreement"], agg["annotator_agreement"]) == (1.0, 0.75, 0.75)
     r = evaluate_gates(res, parse_gates('[gates]\nagreement = { min = "annotator_agreement" }\n'))
     assert r.passed and r.summary == "PASS: Agreement 0.750 passes annotator_agreement 0.750."
+
+
+def test_a_gates_file_saved_with_a_bom_and_crlf_is_read(tmp_path):
+    # break-fix: Notepad's "UTF-8" starts with a BOM; it was refused as "not valid TOML ... line 1, column 1"
+    f = tmp_path / "dod.toml"
+    data = b'\xef\xbb\xbfpositive = "escalate"\r\n[gates]\r\nprecision = { min = 0.8 }\r\n'
+    f.write_bytes(data)
+    dod = load_gates(f)
+    assert dod.positive == "escalate" and dod.gates[0].line == 3
+    assert dod.sha256 == hashlib.sha256(data).hexdigest()  # the hash is of the bytes as signed
