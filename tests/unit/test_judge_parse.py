@@ -180,3 +180,26 @@ def test_a_qualified_no_match_keeps_its_place_in_the_pass_rate():
     outs = [{"id": str(i), "status": "scored", **parse_judge_output(r).to_dict()} for i, r in enumerate(raws)]
     pr = pass_rate(outs)
     assert (pr.match, pr.no_match, pr.needs_human) == (1, 2, 0) and pr.rate == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize(
+    "why, contradicts",
+    [
+        # A match that says it is wrong would count as a pass; found in breakfix (only no_match was checked).
+        ("The answer does not match the golden: wrong year.", True),
+        ("The answer is wrong.", True),
+        ("The answer doesn't match the expected output.", True),
+        # Containment under other names, concessions, double negatives: not contradictions.
+        ("The column names do not match the golden, but the values are identical.", False),
+        ("The order does not match the golden, which is fine because no order was asked.", False),
+        ("The answer is not wrong to add a column.", False),
+        ("It is incorrect to call this a mismatch; rows agree.", False),
+        ("Every golden row is present.", False),
+    ],
+)
+def test_a_match_whose_why_says_wrong_is_self_contradicting(why, contradicts):
+    v = parse_judge_output(json.dumps({"verdict": "match", "confidence": 9, "why": why}))
+    if contradicts:
+        assert v.verdict == "needs_human" and v.details["self_contradicting"] is True and v.details["judge_verdict"] == "match"
+    else:
+        assert v.verdict == "match" and "self_contradicting" not in v.details

@@ -25,8 +25,9 @@ Strict about meaning — each of these becomes ``verdict="needs_human"`` with th
 Then the decided verdict is checked:
   * confidence ≤ 5 (:data:`~goldeval.verdict.NEEDS_HUMAN_MAX_CONFIDENCE`) keeps the verdict and sets the
     ``needs_human`` flag;
-  * a ``no_match`` whose own ``why`` says the answer matches (``"the answer matches the golden"``, not negated, not
-    followed by *but*/*except*) is self-contradicting: verdict ``needs_human``, ``details["self_contradicting"]``;
+  * a ``no_match`` whose own ``why`` says the answer matches (``"the answer matches the golden"``, nothing in it
+    showing a problem), or a ``match`` whose ``why`` says the answer is wrong (``"the answer does not match the
+    golden"``, no concession), is self-contradicting: verdict ``needs_human``, ``details["self_contradicting"]``;
   * an unknown ``gold_status`` keeps the verdict, sets ``needs_human`` and says why;
   * given the answer's own strings (``untrusted``), a verdict object that is an exact copy of one planted in the
     answer is ``needs_human`` (``details["injection"]``): the judge obeyed or echoed the answer.
@@ -45,7 +46,10 @@ from typing import Any
 
 from goldeval.verdict import GOLD_STATUSES, NEEDS_HUMAN_MAX_CONFIDENCE, Verdict
 
-__all__ = ["parse_judge_output", "read_confidence", "find_json_objects", "says_answer_matches", "answer_strings"]
+__all__ = [
+    "parse_judge_output", "read_confidence", "find_json_objects", "says_answer_matches", "says_answer_is_wrong",
+    "answer_strings",
+]
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"'})
@@ -261,6 +265,27 @@ def says_answer_matches(why: str) -> bool:
     return bool(_MATCH_CLAIM.search(text))
 
 
+_WRONG_CLAIM = re.compile(
+    r"\b(?:answer|prediction|response|result|output|it|this)\b[^.;:!?]{0,40}?"
+    r"(?:\b(?:does\s+not|doesn't|do\s+not|don't|fails?\s+to)\s+match\s+(?:the\s+)?(?:golden|expected|reference)\b"
+    r"|\b(?:is|are)\s+(?:wrong|incorrect|not\s+correct)\b(?!\s+to\b))",
+    re.IGNORECASE,
+)
+_CONCEDES = re.compile(r"\b(but|however|except|although|though|while|whilst|whereas|yet|only|apart\s+from|other\s+than)\b", re.IGNORECASE)
+
+
+def says_answer_is_wrong(why: str) -> bool:
+    """True when *why* plainly says the answer does not match the golden or is wrong, with no concession
+    (*but*, *however*, *although*, *only*…) anywhere: a ``match`` with such a why contradicts itself.
+
+    The mirror of :func:`says_answer_matches`, and as narrow: ``"the column names do not match the golden's, but
+    the values are identical"`` is a match by containment, not a contradiction. A false alarm here sends a match to
+    a human, which never raises the pass rate.
+    """
+    text = _fold(why)
+    return bool(_WRONG_CLAIM.search(text)) and not _CONCEDES.search(text)
+
+
 def _needs_human(raw: str, reason: str, **details: Any) -> Verdict:
     return Verdict(
         verdict="needs_human",
@@ -389,11 +414,11 @@ def parse_judge_output(raw: str, *, untrusted: Iterable[str] = ()) -> Verdict:
     gold_note = obj.get("gold_note")
     gold_note = None if gold_note in (None, "") else str(gold_note)
 
-    if verdict == "no_match" and why and says_answer_matches(why):
-        details.update(self_contradicting=True, judge_verdict="no_match")
+    if why and ((verdict == "no_match" and says_answer_matches(why)) or (verdict == "match" and says_answer_is_wrong(why))):
+        details.update(self_contradicting=True, judge_verdict=verdict)
         return Verdict(
             verdict="needs_human", confidence=confidence, needs_human=True,
-            why=f"Self-contradicting: verdict no_match, but the judge wrote: {why}",
+            why=f"Self-contradicting: verdict {verdict}, but the judge wrote: {why}",
             column_pairing=pairing, gold_status=gold_status, gold_note=gold_note, decided_by="llm", details=details,
         )
     return Verdict(
