@@ -4,8 +4,9 @@ Forgiving about form:
   * the verdict object may sit in a ```json fence, in prose, or after the judge's reasoning; every top-level JSON
     object in the text is found and the **last one that has a ``verdict`` key wins** (reasoning that mentions other
     labels, or an earlier draft object, never decides);
-  * keys and verdict values are read case-folded, with zero-width characters (U+200B–U+200D, U+2060, U+FEFF) and
-    surrounding blanks removed; ``near-match`` / ``near match`` read as ``near_match``;
+  * keys and verdict values are read case-folded, with invisible characters (zero-width U+200B–U+200D, U+2060,
+    U+FEFF, the bidi marks U+200E/F and U+202A–E, U+2066–9, variation selectors…) and surrounding blanks
+    removed; ``near-match`` / ``near match`` read as ``near_match``;
   * ``why`` may be spelled ``reason``, ``reasoning``, ``rationale`` or ``explanation``;
   * a confidence given as ``"9"``, ``"7/10"``, ``"7 / 10"``, ``"7 out of 10"`` or ``8.0`` reads as 9, 7, 7, 7, 8;
     a non-integral number in 1–10 is rounded *down* (7.5 → 7: rounding never invents certainty);
@@ -51,7 +52,15 @@ __all__ = [
     "answer_strings",
 ]
 
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
+#: Invisible characters dropped before reading: zero-width space/joiners, word joiner and invisible operators,
+#: BOM, soft hyphen, combining grapheme joiner, Arabic letter mark, Mongolian vowel separator, the bidirectional
+#: marks, embeddings and isolates (U+200E/F, U+202A–E, U+2066–9), deprecated format controls, variation selectors
+#: and interlinear annotation marks. None of them can be seen in "match", and any of them makes it another string.
+_ZERO_WIDTH = dict.fromkeys(
+    [0x00AD, 0x034F, 0x061C, 0x180E, 0xFEFF, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2065),
+     *range(0x2066, 0x2070), *range(0xFE00, 0xFE10), *range(0xFFF9, 0xFFFC)],
+    None,
+)
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"'})
 _WHY_KEYS = ("why", "reason", "reasoning", "rationale", "explanation", "justification")
 _DECIDED = ("match", "near_match", "no_match")
