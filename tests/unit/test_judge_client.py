@@ -210,3 +210,12 @@ def test_a_dropped_connection_after_the_endpoint_answered_is_a_per_call_error():
         c.close()  # drop the pooled keep-alive connection; the server then goes away
     res = c.complete(MSGS)
     assert res.text is None and res.error.startswith("connection failed after 2 attempts")
+
+
+@pytest.mark.parametrize("status", [408, 409])
+def test_408_and_409_are_retried_like_the_openai_client_does(server, status):
+    # A proxy's 408 or the provider's 409 is transient (the openai client retries both by default); before, one
+    # such answer made the case needs_human. Scripted: status, then a verdict -> 2 attempts, the verdict's text.
+    server.script = [Reply(status=status), Reply()]
+    res = client(server).complete(MSGS)
+    assert res.error is None and res.attempts == 2 and server.calls == 2 and '"verdict": "match"' in res.text

@@ -5,7 +5,7 @@ when a client is built, so ``import goldeval`` never loads it. The library's own
 (``max_retries=0``) and goldeval retries itself, so that every attempt, every wait and the reason for it are
 recorded per call:
 
-* 429 and 5xx (and a dropped connection) are retried up to ``max_retries`` times with exponential backoff
+* 429 and 5xx, 408 and 409 (and a dropped connection) are retried up to ``max_retries`` times with exponential backoff
   (``backoff_base · 2^k``, capped at ``backoff_max``, with up to 25 % jitter downwards), except that a
   ``Retry-After`` / ``retry-after-ms`` header, in seconds or as an HTTP date, is honoured as given; a server asking
   for more than ``max_retry_after`` seconds is not retried.
@@ -196,6 +196,10 @@ class CallResult:
     response_model: str | None = None
 
 
+#: Statuses below 500 that are retried: 408 Request Timeout (a proxy gave up), 409 Conflict (a lock on the provider's
+#: side), 429 Too Many Requests; the same set the ``openai`` client retries by default.
+_RETRIED = (408, 409, 429)
+
 _UNSUPPORTED = re.compile(r"unsupported (parameter|value)|not supported|unrecognized request argument", re.I)
 
 
@@ -345,7 +349,7 @@ class JudgeClient:
                         f"sends ({shorten(exc.message, 200)}). Every call would fail the same way: choose another judge "
                         "model, or change --llm-temperature / GOLDEVAL_JUDGE_MAX_TOKENS (0 = not sent)."
                     ) from None
-                if not (exc.status_code == 429 or exc.status_code >= 500):
+                if not (exc.status_code in _RETRIED or exc.status_code >= 500):
                     out.error = f"HTTP {exc.status_code}: {shorten(exc.message, 200)} (not retried)"
                     break
                 if retries >= c.max_retries:
