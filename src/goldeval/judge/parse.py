@@ -143,8 +143,8 @@ def _decode_at(text: str, start: int) -> tuple[Any, int | None]:
 
     Only a ``{`` followed by a quoted key (or ``}``) is decoded: a bare ``{`` in prose cannot start an object. The
     region is cut at its balanced closing brace *before* decoding, so that each region is read once and a failed
-    decode costs its region, not the rest of the text (the scan stays linear). Nesting too deep for the decoder
-    counts as not JSON.
+    decode costs its region, not the rest of the text (the scan stays linear). Nesting too deep for the decoder,
+    and an integer longer than Python's 4300-digit conversion limit, count as not JSON.
     """
     if not _OBJ_START.match(text, start):
         return None, None
@@ -153,7 +153,7 @@ def _decode_at(text: str, start: int) -> tuple[Any, int | None]:
     try:
         obj, end = _DECODER.raw_decode(chunk)
         return obj, start + end
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # JSONDecodeError, or an integer past the 4300-digit limit
         pass
     if close is None:
         return None, None
@@ -161,7 +161,7 @@ def _decode_at(text: str, start: int) -> tuple[Any, int | None]:
     chunk = _TRAILING_COMMA.sub(r"\1", chunk.translate(_QUOTES))
     try:
         return _DECODER.decode(chunk), close
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # JSONDecodeError, or an integer past the 4300-digit limit
         pass
     return _python_dict(chunk), close
 
