@@ -179,3 +179,14 @@ def test_unicode_line_breaks_cannot_start_a_line_inside_a_fence():
     fenced = prompt.split("<<<ANSWER-feedbeef00000000\n")[1].split("\nANSWER-feedbeef00000000>>>")[0]
     assert json.loads(fenced) == {"text": text}
     assert len(prompt.splitlines()) == len(prompt.split("\n"))
+
+
+@pytest.mark.parametrize("rows", [5, "abc", {"x": 1}, True])
+def test_rows_that_are_not_a_list_are_shown_as_given(rows):
+    # An attempt row with "rows": 5 raised TypeError in list(5) and stopped the whole llm-judge run (exit 3,
+    # "internal error"). The judge now sees what the model produced; nothing is cut or counted.
+    prompt, _ = build_user_prompt({"golden": {"kind": "value", "columns": ["n"], "rows": rows}, "columns": "n", "rows": rows},
+                                  nonce="feedbeef00000000")
+    fenced = prompt.split("<<<ANSWER-feedbeef00000000\n")[1].split("\nANSWER-feedbeef00000000>>>")[0]
+    assert json.loads(fenced) == {"result": {"columns": "n", "rows": rows}}
+    assert json.dumps({"kind": "value", "columns": ["n"], "rows": rows}) in prompt

@@ -137,7 +137,13 @@ ANSWER_FIELDS = ("text", "final_query", "queries", "columns", "rows")
 
 
 def _table(columns: Any, rows: Any, max_rows: int) -> dict[str, Any]:
-    rows = list(rows or [])
+    """Columns and the first *max_rows* rows. Rows that are not a list (a malformed attempt row: ``"rows": 5``) are
+    shown as given: the judge sees what the model produced, and one odd row never stops the run."""
+    if rows is None:
+        rows = []
+    if not isinstance(rows, (list, tuple)):
+        return {"columns": columns, "rows": rows}
+    rows = list(rows)
     out: dict[str, Any] = {"columns": columns, "rows": rows[:max_rows]}
     if len(rows) > max_rows:
         out["rows_not_shown"] = len(rows) - max_rows
