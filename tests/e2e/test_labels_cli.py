@@ -233,8 +233,19 @@ def test_no_evidence_exits_1_and_failed_rows_are_named_in_the_summary(tmp_path):
     empty = tmp_path / "empty.csv"
     empty.write_text("id,gold,pred\n")
     r = run("labels", empty, "--gates", dod, "--out", "-")
+    assert r.exit_code == 2 and "empty.csv: no rows (a header without data?)" in r.stderr and r.stdout == ""
+    tsv = tmp_path / "claims.tsv"  # not JSONL, not CSV: every line fails
+    tsv.write_text("id\tgold\tpred\n1\tescalate\tescalate\n")
+    r = run("labels", tsv, "--gates", dod)
+    assert r.exit_code == 2 and "none of the 2 rows could be scored; the first failure: claims.tsv:1: not valid JSON" in r.stderr
+    # scored, but no gold escalation: 0 missed is no evidence, exit 1 and the reason
+    slice_ = tmp_path / "slice.jsonl"
+    slice_.write_text('{"id": "1", "gold": "approve", "pred": "approve"}\n')
+    r = run("labels", slice_, "--gates", dod, "--allow-absent-positive", "--out", "-")
     assert r.exit_code == 1
-    assert json.loads(r.stdout)["gates"]["summary"] == "FAIL: Missed has no evidence (nothing was scored on this set) and fails 0."
+    assert json.loads(r.stdout)["gates"]["summary"] == (
+        "FAIL: Missed has no evidence (there are no gold 'escalate' cases on this set) and fails 0."
+    )
     # 3 scored rows and 1 duplicate id: the gate passes, and the forwarded line says what was left out
     f = tmp_path / "claims.jsonl"
     f.write_text(
