@@ -160,3 +160,16 @@ def test_unusable_lines_in_either_file_are_counted_failures_not_dropped(files):
         ("c.jsonl", 2, None), ("c.jsonl", 3, None), ("c.jsonl", 4, "a1"), ("c.jsonl", 5, None),
         ("a.jsonl", 3, None), ("a.jsonl", None, "zz")]
     assert "attempt 'zz' has no case in c.jsonl" in res.output and "a.jsonl:3: not valid JSON" in res.output
+
+
+def test_a_rules_file_that_misses_cases_is_announced(files):
+    # rules.json covers a1 only (decided match); a2 and a3 have no rule outcome, so both go to the LLM: 2 calls.
+    # Before, a rules file from another case set silently sent every case (and its cost) to the judge.
+    cases, attempts, tmp = files
+    (tmp / "rules.json").write_text(json.dumps({"per_example": [
+        {"id": "a1", "status": "scored", "verdict": "match", "confidence": 10, "needs_human": False, "decided_by": "rule"}]}))
+    with FakeOpenAI() as srv:
+        res = run(["llm-judge", cases, attempts, "--rules", str(tmp / "rules.json"), "--llm", "judge-model",
+                   "--base-url", srv.base_url, "--no-store", "--out", str(tmp / "o.json")])
+        assert res.exit_code == 0 and srv.calls == 2
+    assert "has no outcome for 2 of 3 cases (a2, a3); they go to the LLM judge" in res.output

@@ -71,6 +71,15 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
     materials = [case_materials(row, attempt_rows.get(cid), rules.get(cid)) for cid, row in case_rows.items()
                  if cid not in bad_attempt_ids]
     console = report_console(out)
+    if rules_path:
+        uncovered = [cid for cid in case_rows if cid not in rules and cid not in bad_attempt_ids]
+        if uncovered and not quiet:  # each goes to the LLM as "no rule-based outcome": say so before paying for it
+            click.echo(
+                f"goldeval: --rules {rules_path} has no outcome for {len(uncovered)} of {len(case_rows)} cases "
+                f"({', '.join(uncovered[:5])}{'…' if len(uncovered) > 5 else ''}); they go to the LLM judge. "
+                "Check that the rules file comes from the same case file.",
+                err=True,
+            )
     cfg = {**config.answer_params(), "repeat": llm_opts.repeat, "send": llm_opts.send, "judge_version": JUDGE_VERSION}
     inputs = {"cases": file_sha256(cases), "attempts": file_sha256(attempts)}
     if rules_path:
