@@ -131,6 +131,22 @@ def test_killed_run_resumes_to_the_same_result(corpus, tmp_path):
     assert cases_after[:done] == cases[:done]  # what was committed before the kill was kept, not redone
 
 
+def test_an_interrupted_large_run_resumes_by_id_too(corpus, tmp_path):
+    db = tmp_path / "term.db"
+    start_and_stop(corpus, db, signal.SIGTERM)
+    (run_id, status), = stored(db)[0]
+    assert status == "interrupted" and run_key_of(db).startswith("pending:")
+    other = subprocess.run(goldeval("score", corpus, "--workers", "1", "--store", db, "--resume", run_id, "--tokenizer", "unicode", "-q"),
+                           capture_output=True, text=True, timeout=120)
+    assert other.returncode == 2 and "different" in other.stderr  # other options: refused, nothing changed
+    again = subprocess.run(goldeval("score", corpus, "--workers", "1", "--store", db, "--resume", run_id),
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert f"run {run_id} resumed" in again.stderr
+    runs, cases = stored(db)
+    assert runs == [(run_id, "finished")] and len(cases) == N_ROWS
+
+
 def test_terminated_run_commits_its_last_batch_and_is_marked_interrupted(corpus, tmp_path):
     db = tmp_path / "term.db"
     code = start_and_stop(corpus, db, signal.SIGTERM)

@@ -151,10 +151,17 @@ class StoreOptions:
             else:
                 hashes = {role: file_sha256(p) for role, p in paths.items()}
                 meta = meta_for(hashes)
+                if self.resume is not None:
+                    candidates = [store.get_run(self.resume, with_results=False)]
                 for run in candidates or []:
                     # a large run interrupted before it finished has no key yet: the same files (path, size,
                     # modification time) and the same definition of done make it this run
-                    if run["run_key"].startswith("pending:") and run["dod_hash"] == dod_hash and _stamps_match(run["inputs"], paths):
+                    same_run = (
+                        run["run_key"].startswith("pending:") and run["scorer_name"] == scorer_name
+                        and run["scorer_version"] == str(scorer_version) and run["arm"] == self.arm
+                        and run["config"] == dict(config) and run["dod_hash"] == dod_hash
+                    )
+                    if same_run and _stamps_match(run["inputs"], paths):
                         store.set_identity(run["id"], run_key=meta.run_key, dataset_hash=meta.dataset_hash, inputs=meta.inputs)
                         break
                 recorder = start_run(store, meta, resume=self.resume, background=background)

@@ -486,7 +486,7 @@ def start_run(
                 diffs.append(f"scorer {run['scorer_name']} {run['scorer_version']} vs {meta.scorer_name} {meta.scorer_version}")
             old_inputs = {k: v.get("sha256") for k, v in (run["inputs"] or {}).items()}
             new_inputs = {k: v.get("sha256") for k, v in meta.inputs.items()}
-            if old_inputs != new_inputs:
+            if None not in old_inputs.values() and old_inputs != new_inputs:  # (None: not hashed yet)
                 diffs.append("input files")
             if run["config"] != meta.config:
                 changed = sorted(k for k in set(run["config"]) | set(meta.config) if run["config"].get(k) != meta.config.get(k))
