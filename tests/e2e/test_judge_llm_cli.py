@@ -113,3 +113,13 @@ def test_judge_without_llm_is_unchanged(files):
     out = json.loads(res.stdout)
     assert "llm_judge" not in out and "llm_materials" not in out
     assert [r["verdict"] for r in out["per_example"]] == ["match", "needs_human", "no_match", "needs_human"]
+
+
+def test_judge_refuses_the_answering_model_named_answer_model(files):
+    # The attempt rows may name their model "answer_model" (case_materials reads both spellings); the judge
+    # command read only "model", so a model could judge its own answers there.
+    cases, _, tmp = files
+    renamed = [{("answer_model" if k == "model" else k): v for k, v in a.items()} for a in ATTEMPTS]
+    attempts = write(tmp / "attempts2.jsonl", renamed)
+    res = CliRunner().invoke(main, ["judge", cases, attempts, "--llm", "answer-model", "--base-url", "http://127.0.0.1:9/v1", "--no-store"])
+    assert res.exit_code == 2 and "choose another judge model" in res.output

@@ -173,7 +173,7 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
         rec = by_id.get(cid)
         if rec is None or rec.get("llm") is not None or rec.get("decided_by") == "llm":
             continue  # not in this run, or already judged by the LLM (resumed run)
-        model = (attempts.get(cid) or {}).get("model")
+        model = (attempts.get(cid) or {}).get("model") or (attempts.get(cid) or {}).get("answer_model")
         if m.get("reused") or "golden" not in m:
             cases = cases if cases is not None else _read_by_id(cases_path)
             if cid in cases:
