@@ -418,6 +418,7 @@ def score_label_rows(
     require_positive: bool = True,
     file_name: str = "",
     recorder: Any = None,
+    refuse_empty: bool = False,
 ) -> dict[str, Any]:
     """Score a stream of label rows (:class:`~goldeval.io.Row` / :class:`~goldeval.io.RowError`) into a results dict.
 
@@ -435,6 +436,8 @@ def score_label_rows(
             and the disagreements to adjudicate (rows where it is empty are left out of those).
         require_positive: See :func:`score_labels`.
         file_name: Shown in per-line messages.
+        refuse_empty: Raise :class:`InputError` when no row could be scored (no rows, or every row failed), before
+            anything is recorded as finished; default ``False`` returns results with ``n_scored`` 0 (the CLI refuses).
         recorder: Run-store hook (``previous()``, ``record(case)``, ``finish(results)``) or ``None``. Cases already
             recorded as scored are reused, not re-read; one record per case:
             ``{"id", "status", "gold", "pred", "outcome"}``.
@@ -532,6 +535,14 @@ def score_label_rows(
         fresh.append(True)
 
     where = file_name or "labels"
+    if refuse_empty and not ids:  # nothing to score is bad input, never a table of undefined values with exit 0
+        if n_rows == 0:
+            raise InputError(f"{where}: no rows (a header without data?). Give one row per case: id, gold, pred.")
+        if first_fields is None or saw_id_field:
+            raise InputError(
+                f"{where}: none of the {n_rows} rows could be scored; the first failure: {failures[0]['error']} "
+                "Fix the file (JSONL: one object per line; CSV: a header row, then one row per case)."
+            )
     if first_fields is not None and not saw_id_field:
         raise InputError(_no_column(where, id_field, first_fields, "the case id column with --id-column"))
     if ids and not saw_pred_field:

@@ -289,3 +289,15 @@ def test_nan_gold_label_is_refused_like_null():
     # pandas writes a missing label as float NaN; it used to be counted as a negative label "nan" (here: tn)
     with pytest.raises(InputError, match=r"^labels: case 1: gold label is NaN \(a missing value\); every case needs"):
         score_labels(["y", float("nan")], ["y", "n"], positive="y")
+
+
+def test_refuse_empty_raises_before_anything_is_recorded_as_finished():
+    rec = FakeRecorder()
+    with pytest.raises(InputError, match=r"^x\.jsonl: none of the 2 rows could be scored; the first failure: x\.jsonl:1: gold label is null"):
+        score_label_rows(_rows({"id": "1", "gold": None, "pred": "y"}, {"id": "2", "gold": None, "pred": "n"}),
+                         positive="y", file_name="x.jsonl", recorder=rec, refuse_empty=True)
+    assert rec.finished is None
+    with pytest.raises(InputError, match=r"^x\.csv: no rows \(a header without data\?\)"):
+        score_label_rows([], positive="y", file_name="x.csv", refuse_empty=True)
+    # the library default keeps returning the (empty) results, every rate undefined
+    assert score_label_rows([], positive="y")["aggregate"]["n_scored"] == 0

@@ -56,8 +56,7 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     with run_store.recording(
         scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"labels": file}, config=options, dod=gates
     ) as recorder:
-        results = score_label_file(file, recorder=recorder, **options)
-        _refuse_nothing_scored(results, file)
+        results = score_label_file(file, recorder=recorder, refuse_empty=True, **options)
         _render_labels(results, console)
         code = apply_gates(results, gates, console, definition=dod)
         if recorder is not None and "gates" in results:
@@ -68,22 +67,6 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
         write_json(results, out)
     if code != EXIT_OK:
         sys.exit(code)
-
-
-def _refuse_nothing_scored(results: dict, file: str) -> None:
-    """A file of which no row could be scored is bad input (exit 2), not a table of undefined values with exit 0."""
-    from goldeval.errors import InputError
-
-    agg = results["aggregate"]
-    if agg["n_scored"]:
-        return
-    if not agg["n"]:
-        raise InputError(f"{file}: no rows (a header without data?). Give one row per case: id, gold, pred.")
-    first = results["failures"][0]["error"] if results["failures"] else "?"
-    raise InputError(
-        f"{file}: none of the {agg['n']} rows could be scored; the first failure: {first} "
-        "Fix the file (JSONL: one object per line; CSV: a header row, then one row per case)."
-    )
 
 
 def _refuse_out_over_input(out: str | None, inputs: dict) -> None:
