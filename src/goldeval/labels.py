@@ -524,9 +524,8 @@ def score_label_rows(
         if second_gold_field is not None:
             saw_second_field = saw_second_field or second_gold_field in data
             s2, problem = _label_value(data.get(second_gold_field))
-            if problem:
-                failures.append({"line": item.line, "id": rid, "error": f"{prefix}{item.line}: field '{second_gold_field}' {problem}."})
-                continue
+            if problem:  # a problem in the second annotator's column never costs the model's score its case
+                warnings.append({"line": item.line, "id": rid, "warning": f"{prefix}{item.line}: field '{second_gold_field}' {problem}; the case is scored but left out of the annotator agreement."})
         ids.append(rid)
         lines.append(item.line)
         gold.append(g)

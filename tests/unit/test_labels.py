@@ -301,3 +301,18 @@ def test_refuse_empty_raises_before_anything_is_recorded_as_finished():
         score_label_rows([], positive="y", file_name="x.csv", refuse_empty=True)
     # the library default keeps returning the (empty) results, every rate undefined
     assert score_label_rows([], positive="y")["aggregate"]["n_scored"] == 0
+
+
+def test_a_bad_second_annotator_cell_does_not_drop_the_case_from_the_model_score():
+    # break-fix: a number in the second annotator's column made the whole row a failure, so a gold escalation the
+    # model missed vanished from recall. By hand: rows 1 tp, 2 fn (kept), 3 tn -> recall 1/2; annotators on rows 1, 3.
+    rows = _rows(
+        {"id": "1", "gold": "y", "pred": "y", "b": "y"},
+        {"id": "2", "gold": "y", "pred": "n", "b": 3.5},
+        {"id": "3", "gold": "n", "pred": "n", "b": "n"},
+    )
+    res = score_label_rows(rows, positive="y", second_gold_field="b", file_name="x.jsonl")
+    agg = res["aggregate"]
+    assert (agg["n_scored"], agg["n_failed"], agg["fn"], agg["recall"]) == (3, 0, 1, 0.5)
+    assert agg["annotator_n"] == 2
+    assert res["warnings"] == [{"line": 2, "id": "2", "warning": "x.jsonl:2: field 'b' must be a string label, got 3.5; the case is scored but left out of the annotator agreement."}]
