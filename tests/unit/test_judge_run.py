@@ -401,3 +401,17 @@ def test_a_failed_call_under_repeat_is_incomplete_not_flickering(server):
     assert rec["why"].startswith("1 of 3 judge calls failed (timed out after 0.3 s") and rec["why"].endswith("the others said match.")
     agg = res["aggregate"]
     assert (agg["n_stable"], agg["n_flickering"], agg["n_incomplete"]) == (0, 0, 1)
+
+
+def test_a_timed_out_call_does_not_make_the_cost_undefined(server):
+    # Two cases at 2.5 / 10 USD per million: c1 answers (120 in, 30 out -> 0.0006 USD), c2 times out (no usage,
+    # nothing billed). The cost is 0.0006 and defined; before, any failed call made it "undefined: the endpoint
+    # did not report token usage".
+    def default(req):
+        return Reply(delay=1.5) if "Oncology\",\n    9" in req["messages"][1]["content"] else Reply()
+
+    server.default = default
+    agg = judge_cases([case(1), case(2)], config=cfg(server, timeout=0.3, price_in=2.5, price_out=10.0))["aggregate"]
+    assert agg["n_call_errors"] == 1 and agg["cost_usd"] == pytest.approx(0.0006) and "cost_usd" not in agg["undefined"]
+    agg = judge_cases([case(1)], config=cfg(server, price_in=2.5))["aggregate"]
+    assert agg["undefined"]["cost_usd"] == "only --price-in was given; --price-out is needed too (USD per million tokens)"

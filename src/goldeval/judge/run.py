@@ -478,10 +478,14 @@ def _results(per_example: list[dict[str, Any]], failures: list[dict[str, Any]], 
     if not lat:
         for key in ("latency_mean_s", "latency_p50_s", "latency_p95_s", "latency_max_s"):
             undefined[key] = "no HTTP call was made (all cached, or nothing sent to the judge)"
-    if config.price_in is None or config.price_out is None:
+    answered = [c for c in http if c["raw"] is not None]  # a timed-out or refused call returned no usage to bill
+    if config.price_in is None and config.price_out is None:
         undefined["cost_usd"] = "no price configured (--price-in / --price-out, USD per million tokens)"
-    elif len(costs) < len(http):
-        undefined["cost_usd"] = "the endpoint did not report token usage for some calls"
+    elif config.price_in is None or config.price_out is None:
+        given, missing = ("--price-in", "--price-out") if config.price_out is None else ("--price-out", "--price-in")
+        undefined["cost_usd"] = f"only {given} was given; {missing} is needed too (USD per million tokens)"
+    elif len(costs) < len(answered):
+        undefined["cost_usd"] = f"the endpoint did not report token usage for {len(answered) - len(costs)} of {len(answered)} answered calls"
     if not agree:
         undefined["agreement_rate"] = "no case had both a decided rule verdict and a decided LLM verdict"
     n_failed = len(failures) + sum(1 for r in per_example if r.get("status") != "scored")
