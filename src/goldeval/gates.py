@@ -494,6 +494,8 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
     for key in ("agreed_by", "positive", "positive_noun", "title"):
         if key in doc and not isinstance(doc[key], str):
             raise InputError(f"{at(key)}: {key} must be a string in quotes, got {shorten(doc[key])}.")
+        if key in doc and not doc[key].strip():
+            raise InputError(f"{at(key)}: {key} is blank. Write it (e.g. positive = \"escalate\") or drop the line.")
     agreed_on = doc.get("agreed_on")
     if isinstance(agreed_on, str):
         try:

@@ -347,3 +347,8 @@ def test_a_gates_file_saved_with_a_bom_and_crlf_is_read(tmp_path):
     dod = load_gates(f)
     assert dod.positive == "escalate" and dod.gates[0].line == 3
     assert dod.sha256 == hashlib.sha256(data).hexdigest()  # the hash is of the bytes as signed
+
+
+def test_blank_positive_is_refused_at_its_line():
+    with pytest.raises(InputError, match=r"^d\.toml:2: positive is blank"):
+        parse_gates('agreed_by = "x"\npositive = " "\n[gates]\nrecall = { min = 0.5 }\n', source="d.toml")
