@@ -116,8 +116,15 @@ def test_resolve_by_prefix_latest_and_errors(store):
 
 
 def test_latest_on_an_empty_store(store):
-    with pytest.raises(StoreError, match="holds no run yet"):
+    with pytest.raises(StoreError, match="holds 0 run"):
         store.resolve("latest")
+
+
+def test_latest_tilde_n_counts_back_from_the_newest(store):
+    ids = [store.create_run(meta(f"k{i}")) for i in range(3)]
+    assert [store.resolve(r) for r in ("latest", "latest~1", "latest~2")] == ids[::-1]
+    with pytest.raises(StoreError, match="holds 3 run\\(s\\), so 'latest~3' names nothing"):
+        store.resolve("latest~3")
 
 
 def test_delete_removes_run_cases_and_reviews(store):

@@ -30,7 +30,7 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     Shows cases added or removed; for verdicts the flips (pass → fail, fail → pass, both whys side by side), the
     cases that stayed, near_match that is stable (in both) or flickering (in one only), McNemar's exact test and a
     paired bootstrap interval for the pass-rate difference; for F1 the per-case deltas, the biggest movers and a
-    paired bootstrap interval for the mean difference. RUN is an id, a unique prefix, or 'latest'.
+    paired bootstrap interval for the mean difference. RUN is an id, a unique prefix, 'latest' or 'latest~N'.
     """
     from goldeval.report.runs import render_compare
     from goldeval.runs.compare import compare_runs

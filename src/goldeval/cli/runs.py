@@ -14,7 +14,7 @@ from goldeval.cli._store import store_path_option
 def runs() -> None:
     """The recorded runs: list, show, export, delete.
 
-    RUN is a run id, a unique prefix of one, or 'latest'.
+    RUN is a run id, a unique prefix of one, 'latest' or 'latest~N' (N runs before it).
     """
 
 

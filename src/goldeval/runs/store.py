@@ -275,15 +275,18 @@ class RunStore:
         return run
 
     def resolve(self, ref: str) -> str:
-        """The run id *ref* names: an exact id, a unique prefix of one, or ``latest`` (the newest run).
+        """The run id *ref* names: an exact id, a unique prefix of one, ``latest`` (the newest run) or ``latest~N``
+        (the N-th run before it: ``goldeval compare latest~1 latest``).
 
         Raises:
             StoreError: no run, or several runs, match *ref* (the message lists up to five of them).
         """
-        if ref == "latest":
-            row = self.db.execute("SELECT id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchone()
+        if ref == "latest" or (ref.startswith("latest~") and ref[7:].isdigit()):
+            back = int(ref[7:]) if ref != "latest" else 0
+            row = self.db.execute("SELECT id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1 OFFSET ?", (back,)).fetchone()
             if row is None:
-                raise StoreError(f"run store {self.path}: holds no run yet, so 'latest' names nothing. Score something first.")
+                n = self.db.execute("SELECT count(*) FROM runs").fetchone()[0]
+                raise StoreError(f"run store {self.path}: holds {n} run(s), so {ref!r} names nothing. List them with `goldeval runs list`.")
             return row[0]
         if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (ref,)).fetchone():
             return ref
