@@ -54,6 +54,7 @@ __all__ = [
     "load_gates",
     "evaluate_gates",
     "known_metrics",
+    "check_scorer",
 ]
 
 
@@ -735,6 +736,30 @@ def _capitalize(s: str) -> str:
     if "_" in head or len(head) <= 2:  # metric names (missed_per_100) and abbreviations (fp, f1) stay as written
         return s
     return s[0].upper() + s[1:]
+
+
+def check_scorer(dod: DefinitionOfDone, scorer_name: str) -> None:
+    """Refuse, before any scoring, a definition of done that gates a metric ``scorer_name`` never produces.
+
+    The same check :func:`evaluate_gates` makes on the results file, made early so that a long run is not scored
+    (and recorded) only to be refused. A scorer not in :data:`FAMILY_SCORERS` is not checked.
+
+    Raises:
+        InputError: with the gate's line and the metrics this scorer can gate.
+    """
+    families = {f for f, names in FAMILY_SCORERS.items() if scorer_name in names}
+    if not families:
+        return
+    for gate in dod.gates:
+        for metric in (gate.metric, *(b.ref for b in gate.bounds if b.ref is not None)):
+            fam = METRICS[metric].family
+            if fam != "common" and fam not in families:
+                produced = sorted(k for k, m in METRICS.items() if m.family in families or m.family == "common")
+                where = f"{dod.source}:{gate.line}" if gate.line else dod.source
+                raise InputError(
+                    f"{where}: gate on {metric!r} ({fam} metric), but scorer {scorer_name!r} never produces it; it can "
+                    f"gate: {', '.join(produced)}. Use the definition of done written for this scorer."
+                )
 
 
 def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateReport:

@@ -282,3 +282,19 @@ def test_out_over_an_input_file_is_refused(pilot):
     r = run("labels", claims, "--gates", dod, "--out", dod, "--no-store")
     assert r.exit_code == 2 and "is the --gates input" in r.stderr
     assert claims.read_bytes() == before
+
+
+def test_a_gate_of_another_scorer_is_refused_before_scoring(pilot, monkeypatch):
+    import goldeval.labels
+
+    tmp, claims, _ = pilot
+    dod = tmp / "ft.toml"
+    dod.write_text('[gates]\nprecision = { min = 0.8 }\nwhole_note_f1_mean = { min = 0.3 }\n')
+
+    def boom(*a, **k):
+        raise AssertionError("scored before the gates file was checked")
+
+    monkeypatch.setattr(goldeval.labels, "score_label_file", boom)
+    r = run("labels", claims, "--positive", "escalate", "--gates", dod, "--no-store")
+    assert r.exit_code == 2
+    assert "ft.toml:3: gate on 'whole_note_f1_mean' (free_text metric), but scorer 'labels' never produces it" in r.stderr
