@@ -20,8 +20,9 @@ Strict about meaning — each of these becomes ``verdict="needs_human"`` with th
   no JSON object at all (a refusal to judge, prose only) · truncated JSON (also a truncated object after a complete
   draft, and a verdict nested in a truncated outer object) · no ``verdict`` key · an unknown verdict
   value · the same key (after folding) given twice with different values for ``verdict``, ``confidence`` or
-  ``gold_status`` · a ``<think>`` scratchpad that never closes · a missing confidence · a confidence outside 1–10 (``85`` is not guessed to be a percentage, ``0.8`` is
-  not guessed to be a fraction) · a confidence on another scale (``"8/100"``, ``"85%"``) · a boolean confidence.
+  ``gold_status`` · a ``<think>`` scratchpad that never closes · a missing confidence · a confidence outside 1–10
+  (``85`` is not guessed to be a percentage, ``0.8`` is not guessed to be a fraction) · a confidence on another
+  scale (``"8/100"``, ``"85%"``) · a boolean confidence.
 
 Then the decided verdict is checked:
   * confidence ≤ 5 (:data:`~goldeval.verdict.NEEDS_HUMAN_MAX_CONFIDENCE`) keeps the verdict and sets the
