@@ -48,3 +48,17 @@ def test_the_option_passes_gates_to_the_command():
 
     assert CliRunner().invoke(cmd, ["--gates", "x.toml"]).output.strip() == "'x.toml'"
     assert CliRunner().invoke(cmd, []).output.strip() == "None"
+
+
+def test_load_definition_checks_the_scorer_early(tmp_path):
+    import pytest
+
+    from goldeval.cli._gating import load_definition
+    from goldeval.errors import InputError
+
+    f = tmp_path / "dod.toml"
+    f.write_text("[gates]\nn_failed = { max = 0 }\npass_rate = { min = 0.9 }\n")
+    assert load_definition(str(f)) is not None  # no scorer named: no check
+    assert load_definition(str(f), scorer="answer_judge") is not None
+    with pytest.raises(InputError, match=r"dod\.toml:3: gate on 'pass_rate' \(answers metric\), but scorer 'token_f1' never produces it"):
+        load_definition(str(f), scorer="token_f1")

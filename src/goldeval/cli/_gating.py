@@ -39,13 +39,20 @@ def gates_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def load_definition(gates_path: str | None):
-    """The parsed definition of done, or ``None`` when no ``--gates`` was given (raises InputError when bad)."""
+def load_definition(gates_path: str | None, *, scorer: str | None = None):
+    """The parsed definition of done, or ``None`` when no ``--gates`` was given (raises InputError when bad).
+
+    With ``scorer`` (the results' ``scorer.name``, e.g. ``"token_f1"``), a gate on a metric that scorer never
+    produces is refused now, before anything is scored or recorded (see :func:`goldeval.gates.check_scorer`).
+    """
     if gates_path is None:
         return None
-    from goldeval.gates import load_gates
+    from goldeval.gates import check_scorer, load_gates
 
-    return load_gates(gates_path)
+    dod = load_gates(gates_path)
+    if scorer is not None:
+        check_scorer(dod, scorer)
+    return dod
 
 
 def apply_gates(results: dict, gates_path: str | None, console: Any, *, definition: Any = None) -> int:

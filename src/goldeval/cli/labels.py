@@ -36,11 +36,7 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     from goldeval.labels import SCORER_NAME, SCORER_VERSION, score_label_file
 
     _refuse_out_over_input(out, {"FILE": file, "--gates": gates})
-    dod = load_definition(gates)
-    if dod is not None:
-        from goldeval.gates import check_scorer
-
-        check_scorer(dod, SCORER_NAME)  # before scoring a long file only to refuse its gates
+    dod = load_definition(gates, scorer=SCORER_NAME)  # a gate of another scorer is refused before scoring
     if dod is not None and dod.positive is not None:
         if positive is not None and positive != dod.positive:
             raise InputError(
