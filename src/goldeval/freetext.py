@@ -266,11 +266,11 @@ class _Collector:
             self.seen[rid] = rec["line"]
         if rec.get("failed"):
             self.failures.append({k: rec[k] for k in ("line", "id", "error")})
-            if self.recorder is not None and rid is not None and rid not in self.previous:
+            if self.recorder is not None and rid is not None and (self.previous.get(rid) or {}).get("status") != "unscored":
                 self.recorder.record({"id": rid, "status": "unscored", "line": rec["line"], "error": rec["error"]})
             return
         self.per_example.append(rec)
-        if self.recorder is not None and rid not in self.previous:
+        if self.recorder is not None and (self.previous.get(rid) or {}).get("status") != "scored":
             self.recorder.record({"status": "scored", **rec})
 
 
@@ -349,6 +349,10 @@ def _run(
 ) -> tuple[_Collector, float]:
     tok = get_tokenizer(cfg.tokenizer)
     previous = recorder.previous() if recorder is not None else {}
+    if recorder is not None and hasattr(recorder, "per_example_in_cases"):
+        # Every per_example entry is recorded as {"status": "scored", **entry}, in order (see _Collector.add), so
+        # the store can rebuild per_example from its cases instead of storing it twice.
+        recorder.per_example_in_cases = True
     col = _Collector(previous, recorder)
     t0 = time.perf_counter()
     if records is not None:

@@ -141,6 +141,9 @@ class Recorder:
         self._queue: queue.Queue[list[tuple[Any, ...]] | None] = queue.Queue(maxsize=1)
         self._thread: threading.Thread | None = None
         self._writer_error: BaseException | None = None
+        #: Set by a scorer that records every ``per_example`` entry as a ``scored`` case (entry + ``"status"``), in
+        #: order: the run row then does not store those entries a second time (see RunStore.finish_run).
+        self.per_example_in_cases = False
 
     # -- the protocol ----------------------------------------------------------------------------------------
     def previous(self) -> dict[str, dict[str, Any]]:
@@ -184,7 +187,7 @@ class Recorder:
         self.flush()
         if self._deferred is not None:
             self._set_identity(results)
-        self.store.finish_run(self.run_id, results)
+        self.store.finish_run(self.run_id, results, per_example_in_cases=self.per_example_in_cases)
         self.finished = True
 
     def _set_identity(self, results: Mapping[str, Any]) -> None:

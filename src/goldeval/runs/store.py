@@ -308,7 +308,11 @@ class RunStore:
         row = self.db.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         run = self._row_to_run(row)
         if with_results:
-            run["results"] = _loads(self.db.execute("SELECT results FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+            results = _loads(self.db.execute("SELECT results FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+            ref = results.get("per_example") if isinstance(results, dict) else None
+            if isinstance(ref, dict) and ref.get("$cases"):
+                results["per_example"] = self._per_example_from_cases(run_id, ref)
+            run["results"] = results
         run["n_recorded"] = self.db.execute("SELECT count(*) FROM cases WHERE run_id = ?", (run_id,)).fetchone()[0]
         return run
 
@@ -382,8 +386,27 @@ class RunStore:
         """Set a run's status: ``running`` | ``interrupted`` | ``failed`` | ``finished``."""
         self._tx("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?", (status, now_iso(), run_id))
 
-    def finish_run(self, run_id: str, results: Mapping[str, Any]) -> None:
-        """Store the whole results dict with the run, its counts, headline and gate outcome; status ``finished``."""
+    def _per_example_from_cases(self, run_id: str, ref: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Rebuild a results dict's ``per_example`` from the cases table (see :meth:`finish_run`)."""
+        drop = tuple(ref.get("drop_keys") or ())
+        out = []
+        for (data,) in self.db.execute(
+            "SELECT data FROM cases WHERE run_id = ? AND status = ? ORDER BY seq", (run_id, ref.get("status", "scored"))
+        ):
+            rec = orjson.loads(data)
+            for k in drop:
+                rec.pop(k, None)
+            out.append(rec)
+        return out
+
+    def finish_run(self, run_id: str, results: Mapping[str, Any], *, per_example_in_cases: bool = False) -> None:
+        """Store the results dict with the run, its counts, headline and gate outcome; status ``finished``.
+
+        With ``per_example_in_cases`` (the scorer recorded every ``per_example`` entry as a ``scored`` case, in
+        order, as the entry plus ``"status"``), the entries are not stored a second time: the stored dict holds
+        ``{"$cases": true, ...}`` in their place and :meth:`get_run` rebuilds the list from the cases table. For
+        100k free-text rows that keeps ~30 MB of JSON (and two copies of it in memory) out of the run row.
+        """
         agg = results.get("aggregate") or {}
         name, value = headline(results)
         passed = gates_passed(results)
@@ -393,11 +416,14 @@ class RunStore:
             v = agg.get(key) if isinstance(agg, Mapping) else None
             return v if isinstance(v, int) and not isinstance(v, bool) else None
 
+        stored: Mapping[str, Any] = results
+        if per_example_in_cases and isinstance(results.get("per_example"), list):
+            stored = {**results, "per_example": {"$cases": True, "status": "scored", "drop_keys": ["status"]}}
         self._tx(
             "UPDATE runs SET status = 'finished', finished_at = ?, updated_at = ?, results = ?, n = ?, n_scored = ?, "
             "n_failed = ?, headline_name = ?, headline_value = ?, gates_passed = ? WHERE id = ?",
             (
-                stamp, stamp, _dumps(results), count("n"), count("n_scored"), count("n_failed"), name, value,
+                stamp, stamp, _dumps(stored), count("n"), count("n_scored"), count("n_failed"), name, value,
                 None if passed is None else int(passed), run_id,
             ),
         )
