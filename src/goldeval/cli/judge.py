@@ -42,7 +42,8 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ga
     config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical)
     console = report_console(out)
     check_writable(out)
-    definition = load_definition(gates)  # a bad gates file fails before any judging
+    # a bad gates file, or a gate on a metric the judge never produces, fails before any judging
+    definition = load_definition(gates, scorer=JUDGE_NAME)
     with run_store.recording(
         scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION, inputs={"cases": cases, "attempts": attempts, "db": db},
         config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION, rubric_text=rubric_text(cases),

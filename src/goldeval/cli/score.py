@@ -43,7 +43,10 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, wor
 
     console = report_console(out)
     check_writable(out)  # an unwritable --out fails before any scoring
-    definition = load_definition(gates)  # a bad gates file fails before any scoring
+    from goldeval.freetext import SCORER_NAME as _scorer
+
+    # a bad gates file, or a gate on a metric this scorer never produces, fails before any scoring
+    definition = load_definition(gates, scorer=_scorer)
     config = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
     with run_store.recording(
         scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"predictions": file}, config=config, tokenizer=tokenizer,
