@@ -44,3 +44,11 @@ def handed_params(*scorers: str):
 def _isolated_goldeval_home(tmp_path_factory, monkeypatch):
     """Every test gets its own GOLDEVAL_HOME, so no test writes a run store (or judge cache) into the repo."""
     monkeypatch.setenv("GOLDEVAL_HOME", str(tmp_path_factory.mktemp("goldeval_home")))
+
+
+@pytest.fixture(autouse=True)
+def _no_judge_settings_from_the_environment(monkeypatch):
+    """A developer's GOLDEVAL_JUDGE_* variables must not change what a test's judge does."""
+    for name in list(os.environ):
+        if name.startswith("GOLDEVAL_JUDGE_"):
+            monkeypatch.delenv(name)

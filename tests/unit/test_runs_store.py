@@ -379,3 +379,13 @@ def test_a_writer_process_error_reaches_the_caller(store):
         rec.close()  # the writer process is stopped all the same
     assert rec._proc is None
     assert store.db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
+
+
+def test_headline_of_an_undefined_metric_is_none_not_its_seed():
+    # A run where no row scored: its whole_note_f1_mean is undefined; runs list must not show "F1 0.000".
+    from goldeval.runs.store import headline
+
+    results = {"aggregate": {"whole_note_f1_mean": None, "undefined": {"whole_note_f1_mean": "no row could be scored"}}}
+    assert headline(results) == ("whole_note_f1_mean", None)
+    seeded = {"aggregate": {"precision": 0.0, "undefined": {"precision": "nothing was predicted positive"}}}
+    assert headline(seeded) == ("precision", None)

@@ -44,13 +44,14 @@ def render_runs_list(runs: list[Mapping[str, Any]], console: Any) -> None:
     arm_width = min(16, max([len(r.get("arm") or "—") for r in runs] + [3]))
     for col in ("id", "arm", "when", "scorer", "n", "headline", "gates"):
         table.add_column(
-            col, justify="right" if col == "n" else "left", no_wrap=col in ("id", "when"), overflow="fold",
+            col, justify="right" if col == "n" else "left", no_wrap=col in ("id", "when", "headline"), overflow="fold",
             min_width={"arm": arm_width, "gates": 5, "n": 3}.get(col),
         )
     for r in runs:
         n = r.get("n") if r.get("n") is not None else r.get("n_recorded")
         name = r.get("headline_name")
-        head = "—" if name is None else f"{_SHORT.get(name, name)} {fmt(r['headline_value'])}"
+        value = r.get("headline_value")
+        head = "—" if name is None else f"{_SHORT.get(name, name)} {'undefined' if value is None else fmt(value)}"
         gates = _gates(r.get("gates_passed")) if r["status"] == "finished" else f"({r['status']})"
         table.add_row(r["id"], r.get("arm") or "—", _when(r.get("created_at"))[5:16], r["scorer_name"], fmt(n), head, gates)
     console.print(table)

@@ -58,12 +58,18 @@ def _loads(text: str | bytes | None) -> Any:
 
 
 def headline(results: Mapping[str, Any]) -> tuple[str | None, float | None]:
-    """``(name, value)`` of a results dict's headline metric (see ``HEADLINE_METRICS``), or ``(None, None)``."""
+    """``(name, value)`` of a results dict's headline metric (see ``HEADLINE_METRICS``), or ``(None, None)``.
+
+    A metric listed in ``aggregate["undefined"]`` has no value to show: ``(name, None)`` (``runs list`` shows it as
+    undefined rather than its 0.0 seed)."""
     agg = results.get("aggregate") or {}
     if not isinstance(agg, Mapping):
         return None, None
+    undefined = agg.get("undefined") if isinstance(agg.get("undefined"), Mapping) else {}
     names = [agg["headline"]] if isinstance(agg.get("headline"), str) else []
     for name in [*names, *HEADLINE_METRICS]:
+        if name in undefined and name in agg:
+            return name, None
         value = agg.get(name)
         if isinstance(value, Mapping):  # e.g. {"rate": ..., ...}
             value = value.get("rate", value.get("value"))
