@@ -44,7 +44,7 @@ def render_runs_list(runs: list[Mapping[str, Any]], console: Any) -> None:
     arm_width = min(16, max([len(r.get("arm") or "—") for r in runs] + [3]))
     for col in ("id", "arm", "when", "scorer", "n", "headline", "gates"):
         table.add_column(
-            col, justify="right" if col == "n" else "left", no_wrap=col in ("id", "when", "headline"), overflow="fold",
+            col, justify="right" if col == "n" else "left", no_wrap=col in ("id", "when", "scorer", "headline"), overflow="fold",
             min_width={"arm": arm_width, "gates": 5, "n": 3}.get(col),
         )
     for r in runs:
