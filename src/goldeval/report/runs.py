@@ -40,11 +40,11 @@ def render_runs_list(runs: list[Mapping[str, Any]], console: Any) -> None:
     if not runs:
         console.print("no run recorded in this store yet")
         return
-    table = Table(title="runs (newest first; times UTC)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    table = Table(title="runs (newest first; times UTC)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
     arm_width = min(16, max([len(r.get("arm") or "—") for r in runs] + [3]))
     for col in ("id", "arm", "when", "scorer", "n", "headline", "gates"):
         table.add_column(
-            col, justify="right" if col == "n" else "left", no_wrap=col in ("id", "when", "scorer", "headline"), overflow="fold",
+            col, justify="right" if col == "n" else "left", no_wrap=col not in ("arm", "gates"), overflow="fold",
             min_width={"arm": arm_width, "gates": 5, "n": 3}.get(col),
         )
     for r in runs:
