@@ -335,6 +335,23 @@ def test_review_import_refuses_a_bad_file_whole(arm_runs, tmp_path):
     assert "nothing was imported" in result.output and not (tmp_path / "r.jsonl").exists()
 
 
+def test_review_import_refuses_a_case_given_twice_in_one_file(arm_runs, tmp_path):
+    # Found by the break-fix pass: the same filled row twice recorded it once but appended it twice to the
+    # regression file (and two different verdicts for one case were both taken). Expected: refused at line 2.
+    store, ids, _ = arm_runs
+    rows = [json.loads(x) for x in run("review", "export", ids[0], "--store", store).splitlines()]
+    rows[0].update(verdict="no_match", reviewer="ana")
+    reviews_before = json.loads(run("runs", "export", ids[0], "--store", store, "--format", "json"))["reviews"]
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(json.dumps(rows[0]) + "\n" + json.dumps({**rows[0], "verdict": "match"}) + "\n")
+    regressions = tmp_path / "r.jsonl"
+    result = CliRunner().invoke(main, ["review", "import", str(twice), "--store", str(store), "--regressions", str(regressions)])
+    assert result.exit_code == 2
+    assert f"twice.jsonl:2: case {rows[0]['id']!r} of run {ids[0]} is already given on line 1" in result.output
+    assert not regressions.exists()
+    assert json.loads(run("runs", "export", ids[0], "--store", store, "--format", "json"))["reviews"] == reviews_before
+
+
 def test_replay_with_every_verdict_unchanged_exits_0(arm_runs, tmp_path):
     _, _, outs = arm_runs
     attempts = {json.loads(x)["id"]: json.loads(x) for x in (SQL / "arm_a.jsonl").read_text().splitlines() if x.strip()}

@@ -95,3 +95,11 @@ def test_append_regressions_skips_what_is_already_there(tmp_path):
     # the same case, answer and verdict again (another time stamp): not appended; another verdict: appended
     assert append_regressions(path, [{**e1, "reviewed_at": "t2"}, {**e1, "verdict": "no_match"}]) == 1
     assert [json.loads(x)["verdict"] for x in path.read_text().splitlines()] == ["match", "no_match"]
+
+
+def test_append_regressions_skips_repeats_among_the_new_entries(tmp_path):
+    # two identical entries (same id, answer, verdict) in one call: one line, not two (break-fix finding)
+    path = tmp_path / "judge-regressions.jsonl"
+    e1 = {"id": "q1", "answer": {"rows": [[3]]}, "verdict": "match", "reviewer": "ana", "reviewed_at": "t1"}
+    assert append_regressions(path, [e1, {**e1, "reviewed_at": "t2"}]) == 1
+    assert len(path.read_text().splitlines()) == 1

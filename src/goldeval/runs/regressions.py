@@ -267,7 +267,12 @@ def append_regressions(path: str | os.PathLike[str], entries: list[dict[str, Any
         for item in read_jsonl(p):
             if isinstance(item, Row):
                 seen.add(_entry_key(item.data))
-    new = [e for e in entries if _entry_key(e) not in seen]
+    new = []
+    for e in entries:  # skip entries already in the file, and repeats among the entries themselves
+        key = _entry_key(e)
+        if key not in seen:
+            seen.add(key)
+            new.append(e)
     if new:
         p.parent.mkdir(parents=True, exist_ok=True)
         needs_newline = p.exists() and p.stat().st_size > 0 and not p.read_bytes().endswith(b"\n")
@@ -316,6 +321,7 @@ def import_review(
     pending = 0
     runs: dict[str, dict[str, Any]] = {}
     case_maps: dict[str, dict[str, dict[str, Any]]] = {}
+    first_line: dict[tuple[str, str], int] = {}
     for item in read_jsonl(p):
         if isinstance(item, RowError):
             problems.append(item.error)
@@ -335,6 +341,13 @@ def import_review(
         if not isinstance(d.get("run_id"), str) or not isinstance(d.get("id"), str):
             problems.append(f"{where}: 'run_id' and 'id' must be strings (as review export wrote them), got {shorten(d.get('run_id'))}, {shorten(d.get('id'))}.")
             continue
+        if (d["run_id"], d["id"]) in first_line:
+            problems.append(
+                f"{where}: case {d['id']!r} of run {d['run_id']} is already given on line {first_line[d['run_id'], d['id']]}; "
+                "a case takes one settled verdict per file. Keep one of the two rows."
+            )
+            continue
+        first_line[d["run_id"], d["id"]] = item.line
         if d["run_id"] not in runs:
             runs[d["run_id"]] = store.get_run(d["run_id"], with_results=False)
             case_maps[d["run_id"]] = store.case_map(runs[d["run_id"]]["id"])
