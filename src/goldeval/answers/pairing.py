@@ -40,7 +40,7 @@ from goldeval.answers.values import (
     tolerances,
 )
 
-__all__ = ["Pairing", "pair_columns", "value_agreement", "name_score", "unique_names"]
+__all__ = ["Pairing", "pair_columns", "value_agreement", "multiset_share", "name_score", "unique_names"]
 
 _FORBIDDEN = -1e6
 _W_VALUES = 2.0
@@ -48,6 +48,8 @@ _W_NAME = 1.0
 #: Extra weight for the same name (name score ≥ 0.95): the answerer's column called ``n_admissions`` is its answer
 #: for ``n_admissions``, even when another column happens to hold the golden's values.
 _W_SAME_NAME = 2.0
+#: Weight of the multiset share (a tie-breaker: at most 0.25, below any name evidence that counts).
+_W_MULTISET = 0.25
 
 
 @dataclass(slots=True)
@@ -226,6 +228,26 @@ def value_agreement(g: Column, p: Column, *, rate: bool = False, rel_tol: float 
     return found / g.n, 1.0
 
 
+def multiset_share(g: Column, p: Column, *, scale: float = 1.0, rel_tol: float = REL_TOL) -> float:
+    """Share of the golden column's cells met one-to-one by the prediction column's cells (duplicates count).
+
+    1.0 when both hold the same multiset within tolerance; otherwise exact equality, counted with multiplicity.
+    A tie-breaker next to the set-containment share: two columns of digits 0–9 both *contain* every golden value,
+    but only the golden column's own partner holds them as often. Text columns already compare as multisets.
+    """
+    if g.n == 0 or not (g.numeric and p.numeric):
+        return 0.0
+    if _same_sorted(g, p, scale, tolerances(g, rel_tol=rel_tol), rel_tol):
+        return 1.0
+    gv = g.num[~g.null]
+    pv = p.num[~p.null] * scale
+    ug, cg = np.unique(gv, return_counts=True)
+    up, cp = np.unique(pv, return_counts=True)
+    _, ig, ip = np.intersect1d(ug, up, assume_unique=True, return_indices=True)
+    found = int(np.minimum(cg[ig], cp[ip]).sum()) + min(int(g.null.sum()), int(p.null.sum()))
+    return found / g.n
+
+
 def _same_content(a: Column, b: Column) -> bool:
     if a.n != b.n:
         return False
@@ -256,8 +278,8 @@ def pair_columns(
         rel_tol: Relative numeric tolerance.
 
     Returns:
-        A :class:`Pairing`. Cost: ``-(2·value_share + 1·name_score)``; pairs whose names' roles conflict are
-        forbidden. Solved with ``scipy.optimize.linear_sum_assignment`` (Hungarian-type, polynomial).
+        A :class:`Pairing`. Cost: ``-(2·value_share + 1·name_score + 2·[same name] + 0.25·multiset_share)``;
+        pairs whose names' roles conflict are forbidden. Solved with ``scipy.optimize.linear_sum_assignment`` (Hungarian-type, polynomial).
 
     Notes:
         A pair survives when its values agree fully, or its names agree (``name_score ≥ 0.5``), or at least half
@@ -288,7 +310,14 @@ def pair_columns(
             if share is not None:
                 agree[i, j] = share
                 scales[i, j] = scale
-    score = _W_VALUES * np.nan_to_num(agree, nan=0.0) + _W_NAME * names + _W_SAME_NAME * (names >= 0.95)
+    # Tie-break between columns that contain the same set of values: the one that holds them as often (a multiset).
+    histo = np.zeros((kg, kp))
+    for i, g in enumerate(golden):
+        for j, p in enumerate(pred):
+            if not conflict[i, j] and g.numeric and p.numeric and not np.isnan(agree[i, j]) and agree[i, j] >= 0.5:
+                histo[i, j] = multiset_share(g, p, scale=float(scales[i, j]), rel_tol=rel_tol)
+    score = (_W_VALUES * np.nan_to_num(agree, nan=0.0) + _W_NAME * names + _W_SAME_NAME * (names >= 0.95)
+             + _W_MULTISET * histo)
     score[conflict] = _FORBIDDEN
     assigned: dict[int, int] = {}
     if kp:

@@ -206,26 +206,23 @@ def _match(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half
                 hit = m_idx >= 0
                 out[g_rows[hit]] = p_rows[m_idx[hit]]
             continue
-        # Large bucket: window search on the first numeric column, with a "next free" skip list.
-        first = np_[p_rows, 0]
+        # Large bucket: window search on the first numeric column. Exactly equal rows pair off first (a hash of
+        # the row's numbers: one pass, no window), then the rest by the window search below.
+        g_left, p_left = _pair_exact(ng, np_, g_rows, p_rows, out)
+        if g_left.size == 0 or p_left.size == 0:
+            continue
+        first = np_[p_left, 0]
         order = np.argsort(np.where(np.isnan(first), np.inf, first), kind="stable")
-        cand = p_rows[order]
+        cand = p_left[order]
         vals = np_[cand, 0]
-        nxt = list(range(cand.size + 1))
-
-        def find(i: int) -> int:
-            root = i
-            while nxt[root] != root:
-                root = nxt[root]
-            while nxt[i] != root:
-                nxt[i], i = root, nxt[i]
-            return root
-
+        used = np.zeros(cand.size, dtype=bool)
         # Golden rows by the right end of their tolerance interval, each taking the smallest free value inside it:
         # the earliest-deadline greedy, which is a maximum matching for intervals against points (first column).
-        g0 = ng[g_rows, 0]
-        right = np.where(np.isnan(g0), np.inf, g0 + np.maximum(rel_tol * np.abs(g0), half[g_rows, 0]))
-        for a in g_rows[np.argsort(right, kind="stable")].tolist():
+        # The window's rows are tested in one vectorised call (a row-by-row loop took ~9 s for 2,000 rows of small
+        # integers, where every window holds a tenth of the rows).
+        g0 = ng[g_left, 0]
+        right = np.where(np.isnan(g0), np.inf, g0 + np.maximum(rel_tol * np.abs(g0), half[g_left, 0]))
+        for a in g_left[np.argsort(right, kind="stable")].tolist():
             x = ng[a, 0]
             if math.isnan(x):
                 lo_i, hi_i = int(np.searchsorted(vals, np.inf, "left")), cand.size
@@ -233,15 +230,37 @@ def _match(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half
                 lim = max(rel_tol * abs(x) * 2, half[a, 0]) * (1 + 1e-9) + 1e-300
                 lo_i = int(np.searchsorted(vals, x - lim, "left"))
                 hi_i = int(np.searchsorted(vals, x + lim, "right"))
-            i = find(lo_i)
-            while i < hi_i:
-                b = cand[i]
-                if bool(numbers_close(ng[a], np_[b], half[a], rel_tol=rel_tol).all()):
-                    out[a] = b
-                    nxt[i] = i + 1
-                    break
-                i = find(i + 1)
+            if lo_i >= hi_i:
+                continue
+            win = cand[lo_i:hi_i]
+            ok = ~used[lo_i:hi_i] & numbers_close(ng[a][None, :], np_[win], half[a][None, :], rel_tol=rel_tol).all(axis=1)
+            hit = np.flatnonzero(ok)
+            if hit.size:
+                i = lo_i + int(hit[0])
+                out[a] = cand[i]
+                used[i] = True
     return out
+
+
+def _pair_exact(ng: np.ndarray, np_: np.ndarray, g_rows: np.ndarray, p_rows: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pair golden and prediction rows whose numbers are exactly equal (NaN meets NaN), as a multiset; writes the
+    pairs into *out* and returns the rows left on each side. Exact equality is within every tolerance, so this
+    only takes pairs the window search would accept."""
+    keys: dict[bytes, list[int]] = {}
+    gv = np.where(np.isnan(ng[g_rows]), np.inf, ng[g_rows]) + 0.0  # + 0.0 folds -0.0 into 0.0
+    pv = np.where(np.isnan(np_[p_rows]), np.inf, np_[p_rows]) + 0.0
+    for b, row in zip(p_rows.tolist(), pv):
+        keys.setdefault(row.tobytes(), []).append(b)
+    g_left = []
+    for a, row in zip(g_rows.tolist(), gv):
+        stack = keys.get(row.tobytes())
+        if stack:
+            out[a] = stack.pop()
+        else:
+            g_left.append(a)
+    taken = set(int(x) for x in out[g_rows] if x >= 0)
+    p_left = [b for b in p_rows.tolist() if b not in taken]
+    return np.array(g_left, dtype=np.int64), np.array(p_left, dtype=np.int64)
 
 
 def _group_ids(keys: np.ndarray) -> np.ndarray:
