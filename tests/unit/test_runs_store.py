@@ -78,8 +78,70 @@ def test_a_database_from_a_newer_goldeval_is_refused(tmp_path):
 def test_a_file_that_is_not_sqlite_is_a_store_error(tmp_path):
     bad = tmp_path / "g.db"
     bad.write_bytes(b"this is not a database, just text " * 100)
-    with pytest.raises(StoreError, match="cannot open it as SQLite"):
+    with pytest.raises(StoreError, match="not a SQLite database, or a damaged one.*move the file away"):
         RunStore(bad)
+
+
+# --- read-only, locked and foreign stores (break-fix findings) ------------------------------------------------------
+
+
+def _one_finished_run(path) -> str:
+    with RunStore(path) as st:
+        run_id = st.create_run(meta())
+        st.write_cases(run_id, [("c1", 0, "scored", "match", None, None, None, '{"id":"c1","verdict":"match"}')])
+        st.finish_run(run_id, {"aggregate": {"n": 1, "pass_rate": 1.0}})
+    return run_id
+
+
+def test_a_read_only_store_can_still_be_read_but_not_written(tmp_path):
+    # A store this process may not write (archive, another user's file) was unreadable by `runs list/show` and
+    # `compare` ("cannot open it as SQLite ... move the file away"): opening it read-write failed.
+    run_id = _one_finished_run(tmp_path / "g.db")
+    with RunStore(tmp_path / "g.db", readonly=True) as ro:
+        assert ro.get_run("latest")["id"] == run_id and ro.cases(run_id) == [{"id": "c1", "verdict": "match"}]
+        with pytest.raises(StoreError, match="delete of .* failed: the file \\(or its folder\\) is read-only.*writable path"):
+            ro.delete_run(run_id)
+    with RunStore(tmp_path / "g.db") as st:
+        assert st.get_run(run_id)["status"] == "finished"  # nothing was deleted
+
+
+def test_open_existing_falls_back_to_read_only_when_the_file_is_not_writable(tmp_path, monkeypatch):
+    run_id = _one_finished_run(tmp_path / "g.db")
+    monkeypatch.setattr("goldeval.runs.store.os.access", lambda path, mode: mode != __import__("os").W_OK)
+    with RunStore.open_existing(tmp_path / "g.db") as st:
+        assert st.readonly and st.get_run("latest")["id"] == run_id
+
+
+def test_a_read_only_store_of_the_previous_schema_is_refused_with_what_to_do(tmp_path):
+    RunStore(tmp_path / "g.db", _migrate_upto=len(MIGRATIONS) - 1).close()  # no reviews table yet (m001 only)
+    with pytest.raises(StoreError, match="older schema \\(no reviews table\\) and is read-only.*Copy it to a writable place"):
+        RunStore(tmp_path / "g.db", readonly=True)
+
+
+def test_a_locked_store_says_it_is_locked(tmp_path):
+    path = tmp_path / "g.db"
+    RunStore(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process in the middle of a write
+    try:
+        with RunStore(path, timeout=0.05) as st, pytest.raises(StoreError, match="locked by another process.*Retry when it has finished"):
+            st.create_run(meta())
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_another_programs_sqlite_database_is_refused_and_left_unchanged(tmp_path):
+    path = tmp_path / "app.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE users (id INTEGER)")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="a SQLite database of another program \\(tables users; no goldeval _migrations"):
+        RunStore(path)
+    db = sqlite3.connect(path)
+    assert [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["users"]
+    db.close()
 
 
 def test_migrate_is_a_no_op_on_an_up_to_date_connection(tmp_path):

@@ -37,7 +37,7 @@ def list_(store, limit, arm, scorer, as_json):
         rows = []
         click.echo(f"goldeval: no run store at {path} yet (nothing recorded there)", err=True)
     else:
-        with RunStore(path) as st:
+        with RunStore.open_existing(path) as st:
             rows = st.list_runs(limit=limit or None, arm=arm, scorer=scorer)
     if as_json:
         write_json(rows, "-")

@@ -199,30 +199,41 @@ class RunStore:
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, _migrate_upto: int | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, readonly: bool = False, timeout: float = 30.0,
+        _migrate_upto: int | None = None,
+    ) -> None:
         self.path = Path(path) if path is not None else default_store_path()
+        self.readonly = readonly
+        if readonly:
+            self.db = _open_readonly(self.path, timeout)
+            self.migrations_applied: list[str] = []
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"run store {self.path}: cannot create its folder ({exc.strerror}). Pass --store with a writable path.") from None
         try:
-            self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            self.db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
+            _refuse_foreign(self.db, self.path)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"run store {self.path}: cannot open it as SQLite ({exc}). Pass --store with another path, "
-                "or move the file away if it is not a goldeval database."
-            ) from None
+            raise StoreError(_explain(self.path, exc, "cannot open it")) from None
         self.migrations_applied = migrate(self.db, upto=_migrate_upto)
 
     @classmethod
     def open_existing(cls, path: str | os.PathLike[str] | None = None) -> RunStore:
         """Open a store that must already exist (for commands that only read runs: nothing is created).
 
+        A store this process may not write (a read-only file or folder: an archive, another user's store) is
+        opened read-only, so that it can still be listed, shown, exported and compared; an older schema is then
+        read as it is when it holds every table the readers need, and refused otherwise.
+
         Raises:
-            StoreError: there is no database at *path* (the message says where goldeval looked and how to move it).
+            StoreError: there is no database at *path* (the message says where goldeval looked and how to move it),
+                or it cannot be read.
         """
         p = Path(path) if path is not None else default_store_path()
         if not p.is_file():
@@ -230,7 +241,14 @@ class RunStore:
                 f"run store {p}: no such file, so no run was recorded there. Pass --store with the database the "
                 "scoring commands wrote (or set GOLDEVAL_HOME), or score something first."
             )
-        return cls(p)
+        if not os.access(p, os.W_OK) or not os.access(p.parent, os.W_OK):
+            return cls(p, readonly=True)
+        try:
+            return cls(p)
+        except StoreError as exc:
+            if "read-only" not in str(exc) and "readonly" not in str(exc):
+                raise
+            return cls(p, readonly=True)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -251,7 +269,7 @@ class RunStore:
         except sqlite3.Error as exc:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
-            raise StoreError(f"run store {self.path}: write failed ({exc}). Check the disk and retry.") from exc
+            raise StoreError(_explain(self.path, exc, "write failed")) from exc
 
     # -- runs ------------------------------------------------------------------------------------------------
     def create_run(self, meta: RunMeta) -> str:
@@ -446,7 +464,7 @@ class RunStore:
         except sqlite3.Error as exc:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
-            raise StoreError(f"run store {self.path}: delete of {run_id} failed ({exc}).") from exc
+            raise StoreError(_explain(self.path, exc, f"delete of {run_id} failed")) from exc
         return run_id
 
     # -- cases -----------------------------------------------------------------------------------------------
@@ -468,7 +486,7 @@ class RunStore:
         except sqlite3.Error as exc:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
-            raise StoreError(f"run store {self.path}: writing {len(cases)} case rows of run {run_id} failed ({exc}).") from exc
+            raise StoreError(_explain(self.path, exc, f"writing {len(cases)} case rows of run {run_id} failed")) from exc
 
     def next_seq(self, run_id: str) -> int:
         """One more than the highest ``seq`` recorded for *run_id* (0 for a run with no case yet)."""
@@ -509,6 +527,76 @@ class RunStore:
         cols = ("case_id", "judge_verdict", "verdict", "reviewer", "reviewed_at", "note", "imported_at")
         rows = self.db.execute(f"SELECT {', '.join(cols)} FROM reviews WHERE run_id = ? ORDER BY id", (run_id,))
         return [dict(zip(cols, r)) for r in rows]
+
+
+def _explain(path: Path, exc: sqlite3.Error, doing: str) -> str:
+    """The store error message for a SQLite error: what went wrong with the file, and what to do about it."""
+    code = getattr(exc, "sqlite_errorname", "") or ""
+    if code.startswith("SQLITE_READONLY") or "readonly" in str(exc):
+        return (f"run store {path}: {doing}: the file (or its folder) is read-only ({exc}). Make it writable or pass --store "
+                "with a writable path (a scoring command can also run with --no-store, recording nothing).")
+    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc):
+        return (f"run store {path}: {doing}: the database is locked by another process ({exc}). Retry when it has "
+                "finished, or pass --store with another path.")
+    if code.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")) or "not a database" in str(exc) or "malformed" in str(exc):
+        return (f"run store {path}: {doing}: not a SQLite database, or a damaged one ({exc}). Pass --store with "
+                "another path, or move the file away if it is not a goldeval database.")
+    return f"run store {path}: {doing} ({exc}). Check the path and the disk, then retry."
+
+
+def _refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse a SQLite database that holds tables but is not a goldeval run store (no ``_migrations`` table):
+    goldeval would otherwise add its tables to another program's database."""
+    names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+    if names and "_migrations" not in names:
+        shown = ", ".join(sorted(names)[:5]) + ("…" if len(names) > 5 else "")
+        raise StoreError(
+            f"run store {path}: a SQLite database of another program (tables {shown}; no goldeval _migrations table). "
+            "goldeval does not add its tables to it. Pass --store with another path."
+        )
+
+
+#: Tables (and the migration that made them) a read-only store must hold for the reading commands.
+_READ_TABLES = ("runs", "cases", "reviews")
+
+
+def _open_readonly(path: Path, timeout: float) -> sqlite3.Connection:
+    """A read-only connection to an existing store (``mode=ro``; ``immutable=1`` when even the WAL index cannot be
+    opened because the folder is read-only). Raises StoreError when it cannot be read or is not a goldeval store."""
+    from urllib.parse import quote
+
+    uri = "file:" + quote(str(path.resolve()))
+    last: sqlite3.Error | None = None
+    for mode in ("mode=ro", "immutable=1"):
+        try:
+            db = sqlite3.connect(f"{uri}?{mode}", uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+            names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.Error as exc:
+            last = exc
+            continue
+        if "_migrations" not in names:
+            db.close()
+            if names:
+                raise StoreError(
+                    f"run store {path}: a SQLite database of another program (no goldeval _migrations table). "
+                    "Pass --store with the database the scoring commands wrote."
+                )
+            raise StoreError(f"run store {path}: an empty database (read-only), so no run was recorded there. "
+                             "Pass --store with the database the scoring commands wrote.")
+        from goldeval.runs.migrations import MIGRATIONS
+
+        done = [r[0] for r in db.execute("SELECT name FROM _migrations")]
+        unknown = [n for n in done if n not in {m.__name__ for m in MIGRATIONS}]
+        missing = [t for t in _READ_TABLES if t not in names]
+        if unknown or missing:
+            db.close()
+            why = (f"it was written by a newer goldeval ({', '.join(unknown)})" if unknown
+                   else f"it has an older schema (no {', '.join(missing)} table) and is read-only, so it cannot be upgraded")
+            raise StoreError(f"run store {path}: {why}. Copy it to a writable place and pass --store with the copy"
+                             + (", or upgrade goldeval." if unknown else "."))
+        return db
+    assert last is not None
+    raise StoreError(_explain(path, last, "cannot read it"))
 
 
 def _alive(pid: int) -> bool:
