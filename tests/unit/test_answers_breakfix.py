@@ -276,3 +276,25 @@ def test_multiset_share_by_hand():
     assert multiset_share(g, make_column("p", [1, 2, 2, 3])) == 0.75
     assert multiset_share(g, make_column("p", [3, 1, 2, 1])) == 1.0   # same multiset, any order
     assert multiset_share(g, make_column("p", [None, 1])) == 0.25      # one 1
+
+
+def test_columns_with_the_same_multiset_are_told_apart_by_whole_rows():
+    # k = 8 columns, each a permutation of 0…199 (every column-wise score ties: same values, same counts). The
+    # prediction is the golden with columns permuted and renamed (a match by construction). Single swaps of one
+    # arbitrary pairing cannot undo a longer cycle: this was needs_human ("ambiguous"); aligning rows by their
+    # sorted cells shows which column is which.
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    k, n = 8, 200
+    rows = np.stack([rng.permutation(n) for _ in range(k)], axis=1).tolist()
+    perm = [int(j) for j in rng.permutation(k)]
+    g = {"kind": "value", "columns": [f"c{i}" for i in range(k)], "rows": rows}
+    p = {"columns": [f"x{j}" for j in perm], "rows": [[r[j] for j in perm] for r in rows]}
+    v = judge_answer("q", g, p)
+    assert v.verdict == "match" and v.column_pairing == {f"c{i}": f"x{i}" for i in range(k)}
+    # Rows scrambled across two columns (each column keeps its values): no pairing locates every row → not a match.
+    bad = [list(r) for r in p["rows"]]
+    for r in bad[:100]:
+        r[0], r[1] = r[1], r[0]
+    assert judge_answer("q", g, {"columns": p["columns"], "rows": bad}).verdict != "match"

@@ -36,6 +36,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from goldeval.answers.forbidden import check_forbidden
 from goldeval.answers.gold import check_golden, worse_status
 from goldeval.answers.pairing import Pairing, pair_columns
@@ -292,9 +294,18 @@ def _judge_table(
     resolved_by_rows = False
     if pairing.ambiguous:
         tried = [(pairing, rc)]
-        for alt in pairing.alternatives:
-            p2 = pairing.with_index(alt, "values+rows")
-            tried.append((p2, compare_rows(gcols, pcols, p2, ordered=ordered, top_n=top_n, rel_tol=rel_tol)))
+        by_rows = None if rc.complete else _pair_by_row_signatures(gcols, pcols, pairing)
+        if by_rows is not None:
+            tried.append((by_rows, compare_rows(gcols, pcols, by_rows, ordered=ordered, top_n=top_n, rel_tol=rel_tol)))
+        if not any(r.complete for _, r in tried):
+            # Single swaps of the chosen pairing, a bounded number (each is a full row comparison).
+            for alt in pairing.alternatives[:_MAX_ALTERNATIVES]:
+                p2 = pairing.with_index(alt, "values+rows")
+                tried.append((p2, compare_rows(gcols, pcols, p2, ordered=ordered, top_n=top_n, rel_tol=rel_tol)))
+                if tried[-1][1].complete:
+                    break
+            if len(pairing.alternatives) > _MAX_ALTERNATIVES:
+                details["alternatives_not_tried"] = len(pairing.alternatives) - _MAX_ALTERNATIVES
         complete = [(p, r) for p, r in tried if r.complete]
         if complete:
             pairing, rc = complete[0]
@@ -419,6 +430,59 @@ def _judge_table(
             why += f" ({rc.mismatch})"
         why += "."
     return _verdict("no_match", conf, why, located=located, mismatch=rc.mismatch, details=details, **common)
+
+
+#: Most alternative pairings (single swaps) re-compared when a pairing is ambiguous.
+_MAX_ALTERNATIVES = 24
+
+
+def _pair_by_row_signatures(gcols: list[Column], pcols: list[Column], pairing: Pairing) -> Pairing | None:
+    """Resolve an ambiguous pairing from whole rows: a row's sorted cells do not depend on the column order, so
+    golden and prediction rows with the same sorted cells are aligned first, and each golden column then takes the
+    prediction column that agrees with it most often on the aligned rows (an assignment again, O(k³)).
+
+    Columns that hold the same multiset of values (k permutations of 1…n) tie on every column-wise score; single
+    swaps of one arbitrary pairing cannot undo a k-cycle, but the aligned rows show which column is which.
+    Returns ``None`` when it cannot help (repeated golden columns, no aligned row, or the same pairing).
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    from goldeval.answers.values import name_tokens, role_tags, roles_conflict
+
+    cols = sorted(set(pairing.index.values()))
+    kg = len(gcols)
+    if len(cols) != kg or kg < 2 or not gcols[0].n:
+        return None
+
+    def cells(col: Column) -> list[str]:
+        return ["\x00NULL" if v is None else str(v) for v in col.text.tolist()]
+
+    g_cells = [cells(c) for c in gcols]
+    p_cells = [cells(pcols[j]) for j in cols]
+    waiting: dict[tuple[str, ...], list[int]] = {}
+    for b, row in enumerate(zip(*p_cells)):
+        waiting.setdefault(tuple(sorted(row)), []).append(b)
+    pairs = []
+    for a, row in enumerate(zip(*g_cells)):
+        stack = waiting.get(tuple(sorted(row)))
+        if stack:
+            pairs.append((a, stack.pop()))
+    if not pairs:
+        return None
+    ga = np.array([a for a, _ in pairs])
+    pb = np.array([b for _, b in pairs])
+    g_arr = [np.array(c, dtype=object)[ga] for c in g_cells]
+    p_arr = [np.array(c, dtype=object)[pb] for c in p_cells]
+    agree = np.array([[float(np.mean(g == p)) for p in p_arr] for g in g_arr])
+    for i, g in enumerate(gcols):
+        for jj, j in enumerate(cols):
+            if roles_conflict(role_tags(name_tokens(g.name)), role_tags(name_tokens(pcols[j].name))):
+                agree[i, jj] = -1e6
+    rows_i, cols_i = linear_sum_assignment(-agree)
+    index = {int(i): cols[int(jj)] for i, jj in zip(rows_i, cols_i) if agree[i, jj] > 0}
+    if len(index) != kg or index == pairing.index:
+        return None
+    return pairing.with_index(index, "values+rows")
 
 
 def _pairs_text(p: Pairing) -> str:
