@@ -114,7 +114,8 @@ def test_runs_delete(tmp_path):
     run("runs", "delete", first, "--store", store, "--yes")
     assert run_ids(store) == [second]
     result = CliRunner().invoke(main, ["runs", "show", first, "--store", str(store)])
-    assert result.exit_code == 3 and f"no run '{first}'" in result.output
+    # a run id that names nothing is a bad argument (exit 2), not a broken store (exit 3)
+    assert result.exit_code == 2 and f"no run '{first}'" in result.output
 
 
 def test_reading_commands_never_create_a_store(tmp_path):
@@ -130,7 +131,8 @@ def test_reading_commands_never_create_a_store(tmp_path):
 def test_unknown_run_and_bad_format_exit_codes(tokenizer_runs):
     store, ids, _ = tokenizer_runs
     assert CliRunner().invoke(main, ["runs", "export", ids[0], "--store", str(store), "--format", "xml"]).exit_code == 2
-    assert CliRunner().invoke(main, ["compare", ids[0], "nope", "--store", str(store)]).exit_code == 3
+    for args in (["compare", ids[0], "nope"], ["runs", "show", ""], ["runs", "export", "latest~9"], ["runs", "delete", "2", "-y"]):
+        assert CliRunner().invoke(main, [*args, "--store", str(store)]).exit_code == 2, args
 
 
 # --- recording ------------------------------------------------------------------------------------------------------

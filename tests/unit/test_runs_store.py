@@ -171,21 +171,28 @@ def test_resolve_by_prefix_latest_and_errors(store):
     assert store.resolve(a) == a
     assert store.resolve("latest") == b
     assert store.resolve(b[:-1]) == b  # a unique prefix (the two ids share at most the time part)
-    with pytest.raises(StoreError, match="no run 'nope'.*goldeval runs list"):
+    with pytest.raises(InputError, match="no run 'nope'.*goldeval runs list"):
         store.resolve("nope")
-    with pytest.raises(StoreError, match="names several runs"):
+    # a blank reference is a prefix of every id: it named "several runs" (or, with one run, silently that run)
+    for blank in ("", "  "):
+        with pytest.raises(InputError, match="a run reference must name a run"):
+            store.resolve(blank)
+    # LIKE wildcards in a reference are literal characters, not patterns
+    with pytest.raises(InputError, match="no run '%'"):
+        store.resolve("%")
+    with pytest.raises(InputError, match="names several runs"):
         store.resolve(a[:8])  # the date prefix is shared by both
 
 
 def test_latest_on_an_empty_store(store):
-    with pytest.raises(StoreError, match="holds 0 run"):
+    with pytest.raises(InputError, match="holds 0 run"):
         store.resolve("latest")
 
 
 def test_latest_tilde_n_counts_back_from_the_newest(store):
     ids = [store.create_run(meta(f"k{i}")) for i in range(3)]
     assert [store.resolve(r) for r in ("latest", "latest~1", "latest~2")] == ids[::-1]
-    with pytest.raises(StoreError, match="holds 3 run\\(s\\), so 'latest~3' names nothing"):
+    with pytest.raises(InputError, match="holds 3 run\\(s\\), so 'latest~3' names nothing"):
         store.resolve("latest~3")
 
 
@@ -335,7 +342,7 @@ def test_resume_by_id_refuses_a_run_of_other_inputs(store):
     rec.close()
     with pytest.raises(InputError, match=r"--resume .*different configuration \(tokenizer\).*Drop --resume"):
         start_run(store, meta("key-b", config={"tokenizer": "unicode"}), resume=rec.run_id)
-    with pytest.raises(StoreError, match="no run"):
+    with pytest.raises(InputError, match="no run"):
         start_run(store, meta("key-a"), resume="nope")
     again = start_run(store, meta("key-a", config={"tokenizer": "openscribe"}), resume=rec.run_id[:-1])
     assert again.run_id == rec.run_id and again.resumed

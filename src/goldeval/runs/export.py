@@ -44,7 +44,7 @@ def export_run(store: RunStore, ref: str, fmt: str) -> bytes:
 
     Raises:
         InputError: unknown *fmt*.
-        StoreError: *ref* names no single run.
+        InputError: *ref* names no single run.
     """
     if fmt not in FORMATS:
         raise InputError(f"runs export --format: expected one of {', '.join(FORMATS)}, got {fmt!r}.")

@@ -477,7 +477,7 @@ def start_run(
     Raises:
         InputError: ``resume`` names a run made from other inputs, configuration, scorer version or arm (the
             message names which parts differ).
-        StoreError: ``resume`` names no run of this store.
+        InputError: ``resume`` names no run of this store.
     """
     if deferred is not None and (resume is not None or auto_resume):
         raise InputError("start_run: deferred hashing starts a new run; pass auto_resume=False and no resume.")

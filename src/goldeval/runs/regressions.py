@@ -313,7 +313,7 @@ def import_review(
     Raises:
         InputError: a row without ``run_id`` / ``id``, a verdict outside match | near_match | no_match, no reviewer
             (neither in the row nor ``reviewer``), or a case id the run does not hold — all listed by line.
-        StoreError: a ``run_id`` names no run of the store.
+        InputError: a ``run_id`` names no run of the store.
     """
     p = Path(path)
     problems: list[str] = []

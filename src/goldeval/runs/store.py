@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from goldeval.errors import StoreError, shorten
+from goldeval.errors import InputError, StoreError, shorten
 from goldeval.runs.migrations import migrate
 from goldeval.paths import default_store_path
 
@@ -303,14 +303,18 @@ class RunStore:
         (the N-th run before it: ``goldeval compare latest~1 latest``).
 
         Raises:
-            StoreError: no run, or several runs, match *ref* (the message lists up to five of them).
+            InputError: no run, or several runs, match *ref*, or *ref* is blank (the message lists up to five of
+                them): the argument is wrong, the store is fine (exit 2, not 3).
         """
+        if not isinstance(ref, str) or not ref.strip():
+            raise InputError(f"run store {self.path}: a run reference must name a run (an id, a prefix of one, 'latest' "
+                             f"or 'latest~N'), got {shorten(ref)}. List the runs with `goldeval runs list`.")
         if ref == "latest" or (ref.startswith("latest~") and ref[7:].isdigit()):
             back = int(ref[7:]) if ref != "latest" else 0
             row = self.db.execute("SELECT id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1 OFFSET ?", (back,)).fetchone()
             if row is None:
                 n = self.db.execute("SELECT count(*) FROM runs").fetchone()[0]
-                raise StoreError(f"run store {self.path}: holds {n} run(s), so {ref!r} names nothing. List them with `goldeval runs list`.")
+                raise InputError(f"run store {self.path}: holds {n} run(s), so {ref!r} names nothing. List them with `goldeval runs list`.")
             return row[0]
         if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (ref,)).fetchone():
             return ref
@@ -319,15 +323,15 @@ class RunStore:
         if len(rows) == 1:
             return rows[0]
         if not rows:
-            raise StoreError(
+            raise InputError(
                 f"run store {self.path}: no run {shorten(ref)}. List the runs with `goldeval runs list`"
                 " (and pass the same --store)."
             )
-        raise StoreError(f"run store {self.path}: {shorten(ref)} names several runs ({', '.join(rows[:5])}…). Give more of the id.")
+        raise InputError(f"run store {self.path}: {shorten(ref)} names several runs ({', '.join(rows[:5])}…). Give more of the id.")
 
     def get_run(self, ref: str, *, with_results: bool = True) -> dict[str, Any]:
         """The run *ref* names (see :meth:`resolve`) as a dict of its columns; ``results`` is the stored results
-        dict (``None`` until the run finished). Raises StoreError when *ref* names no single run."""
+        dict (``None`` until the run finished). Raises InputError when *ref* names no single run."""
         run_id = self.resolve(ref)
         row = self.db.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         run = self._row_to_run(row)
