@@ -196,7 +196,7 @@ def test_resume_of_a_run_with_other_options_is_refused(tokenizer_runs):
 
 def test_compare_two_tokenizers(tokenizer_runs):
     store, ids, outs = tokenizer_runs
-    cmp = json.loads(run("compare", *ids, "--store", store, "--out", "-", "-q", "--fail-on-regression"))
+    cmp = json.loads(run("compare", *ids, "--store", store, "--out", "-", "-q"))  # (--fail-on-regression is refused on F1 runs: see below)
     s = cmp["scores"]
     assert s["n_pairs"] == 57 and cmp["added"] == [] and cmp["removed"] == []
     assert s["mean_a"] == pytest.approx(PUBLISHED_PRIMOCK57_F1, abs=1e-15)
@@ -275,6 +275,52 @@ def test_compare_is_reproducible_with_a_seed(arm_runs):
     one = run("compare", *ids, "--store", store, "--out", "-", "-q", "--seed", "3")
     two = run("compare", *ids, "--store", store, "--out", "-", "-q", "--seed", "3")
     assert one == two
+
+
+def _verdict_store(path: Path, runs: dict[str, dict[str, str]]) -> dict[str, str]:
+    """A store holding one finished verdict run per entry (name → {case id: verdict}); returns name → run id."""
+    from goldeval.runs.store import RunMeta, RunStore
+
+    ids = {}
+    with RunStore(path) as st:
+        for name, verdicts in runs.items():
+            run_id = st.create_run(RunMeta(run_key=name, scorer_name="answer_judge", scorer_version="1", dataset_hash="d"))
+            st.write_cases(run_id, [(cid, i, "scored", vd, None, None, None, json.dumps({"id": cid, "status": "scored", "verdict": vd}))
+                                    for i, (cid, vd) in enumerate(verdicts.items())])
+            st.finish_run(run_id, {"aggregate": {"n": len(verdicts)}})
+            ids[name] = run_id
+    return ids
+
+
+def test_fail_on_regression_never_passes_on_no_evidence(tmp_path, tokenizer_runs):
+    # break-fix finding: --fail-on-regression exited 0 when no case was decided in both runs (disjoint ids, or
+    # every case needs_human in one run) — a gate passing on no evidence — and on F1 runs, where nothing can regress.
+    store = tmp_path / "g.db"
+    ids = _verdict_store(store, {"a": {"c1": "match", "c2": "no_match"}, "disjoint": {"c3": "match"},
+                                 "undecided": {"c1": "needs_human", "c2": "near_match"}, "same": {"c1": "match", "c2": "no_match"},
+                                 "worse": {"c1": "no_match", "c2": "no_match"}})
+    def code(b: str) -> int:
+        return CliRunner().invoke(main, ["compare", ids["a"], ids[b], "--store", str(store), "--fail-on-regression", "-q"]).exit_code
+    # by hand: c1 match→match, c2 no_match→no_match: 2 pairs decided in both, no pass→fail → 0
+    assert code("same") == 0
+    # c1 match→no_match: one pass→fail → 1
+    assert code("worse") == 1
+    # no common case / no case decided in both → 1, with the reason on stderr
+    assert code("disjoint") == 1 and code("undecided") == 1
+    result = CliRunner().invoke(main, ["compare", ids["a"], ids["undecided"], "--store", str(store), "--fail-on-regression", "-q"])
+    assert "no case was decided (match or no_match) in both runs (2 case id(s) in common)" in result.output
+    # F1 runs hold no verdicts: the flag is a usage error (2), not a silent pass
+    tok_store, tok_ids, _ = tokenizer_runs
+    result = CliRunner().invoke(main, ["compare", *tok_ids, "--store", str(tok_store), "--fail-on-regression"])
+    assert result.exit_code == 2 and "hold no verdicts (token_f1 scores)" in result.output
+
+
+def test_compare_of_a_verdict_run_with_a_score_run_is_refused(tmp_path):
+    store = tmp_path / "g.db"
+    run("score", PRIMOCK, "--store", store, "-q")
+    run("judge", SQL / "cases.jsonl", SQL / "arm_a.jsonl", "--db", SQL / "clinic.sqlite", "--store", store, "-q")
+    result = CliRunner().invoke(main, ["compare", "latest~1", "latest", "--store", str(store)])
+    assert result.exit_code == 2 and "a verdict and a score cannot be compared case by case" in result.output
 
 
 # --- review export / import, replay -----------------------------------------------------------------------------------

@@ -215,3 +215,15 @@ def test_run_metadata_differences_and_scorer_warning():
     assert cmp["differs"] == {"arm": ["one", "two"], "scorer_name": ["token_f1", "labels"]}
     assert "different scorers" in cmp["warnings"][0]
     assert compare_runs({"a": f1(1)}, {"b": f1(1)})["warnings"] == ["the runs share no case id: nothing can be compared case by case"]
+
+
+def test_a_verdict_run_and_a_score_run_are_refused_not_compared():
+    # break-fix finding: a judge run compared with a score run reported the F1 cases as "unscored 57" in a pass
+    # rate and exited 0; there is no case-by-case comparison between a verdict and an F1.
+    ra = {"id": "A", "scorer_name": "token_f1"}
+    rb = {"id": "B", "scorer_name": "answer_judge"}
+    with pytest.raises(InputError, match=r"run A \(A, token_f1\) holds per-case scores \(F1\) and run B \(B, answer_judge\) holds verdicts"):
+        compare_runs({"x": f1(0.5)}, {"x": v("match")}, run_a=ra, run_b=rb)
+    # a wholly unscored run has no kind: compared (every case left the decided set), not refused
+    cmp = compare_runs({"x": {"status": "unscored", "reason": "bad row"}}, {"x": v("match")})
+    assert cmp["verdicts"]["left_decided"] == [{"id": "x", "a": "unscored", "b": "pass"}]

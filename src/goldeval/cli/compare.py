@@ -14,7 +14,8 @@ from goldeval.cli._store import store_path_option
 @click.argument("run_a")
 @click.argument("run_b")
 @store_path_option
-@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when any case went from pass to fail.")
+@click.option("--fail-on-regression", is_flag=True,
+              help="Exit 1 when any case went from pass to fail, or when no case was decided in both runs (verdict runs only).")
 @click.option("--out", default=None, help="Write the comparison JSON here ('-' for stdout).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the paired bootstrap.")
 @click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True, help="Bootstrap resamples.")
@@ -43,10 +44,26 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
             st.case_map(a["id"]), st.case_map(b["id"]), run_a=a, run_b=b,
             seed=seed, n_resamples=resamples, confidence=confidence, top=top,
         )
+    if fail_on_regression and cmp["verdicts"] is None:
+        from goldeval.errors import InputError
+
+        raise InputError(
+            f"--fail-on-regression: runs {a['id']} and {b['id']} hold no verdicts ({a['scorer_name']} scores), so no "
+            "case can go from pass to fail. Drop the flag (and gate the score with --gates on the scoring command)."
+        )
     if not quiet:
         render_compare(cmp, report_console(out))
     if out:
         write_json(cmp, out)
-    if fail_on_regression and cmp["regressions"]:
-        sys.exit(EXIT_GATE_FAILED)
+    if fail_on_regression:
+        if cmp["regressions"]:
+            sys.exit(EXIT_GATE_FAILED)
+        if not cmp["verdicts"]["bootstrap"]["n_pairs"]:
+            # the gate "no pass became a fail" never passes on no evidence: no case was decided in both runs
+            click.echo(
+                f"goldeval: --fail-on-regression: no case was decided (match or no_match) in both runs "
+                f"({cmp['n_common']} case id(s) in common), so nothing shows that no pass became a fail.",
+                err=True,
+            )
+            sys.exit(EXIT_GATE_FAILED)
     return EXIT_OK

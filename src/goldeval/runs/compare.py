@@ -78,6 +78,16 @@ def _has_verdicts(cases: Mapping[str, Mapping[str, Any]]) -> bool:
     )
 
 
+def _kind(cases: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """``"verdicts"`` when any case holds a verdict (or a label outcome), ``"scores"`` when any holds a number
+    only, ``None`` when no case holds either (an empty or wholly unscored run)."""
+    if _has_verdicts(cases):
+        return "verdicts"
+    if any(case_columns(c)[2] is not None for c in cases.values()):
+        return "scores"
+    return None
+
+
 def mcnemar_exact(pass_to_fail: int, fail_to_pass: int) -> dict[str, Any]:
     """McNemar's exact test on the discordant pairs of two paired binary outcomes.
 
@@ -220,11 +230,25 @@ def compare_runs(
         ``differs``: pinned fields (arm, tokenizer, judge version, rubric / dataset hash, config…) that differ,
         field → [A's, B's]; ``warnings``: e.g. the runs were made by different scorers.
 
+    Raises:
+        InputError: one run holds verdicts and the other per-case scores only (e.g. a ``judge`` run and a
+            ``score`` run): there is no case-by-case comparison between a verdict and an F1; or ``top`` < 0.
+
     Notes:
         Case order is run A's recording order, then B's for added ids.
     """
     if top < 0:
         raise InputError(f"compare_runs: top must be ≥ 0, got {top}.")
+    kind_a, kind_b = _kind(cases_a), _kind(cases_b)
+    if kind_a and kind_b and kind_a != kind_b:
+        def name(run: Mapping[str, Any] | None, side: str) -> str:
+            return f"run {side}" + (f" ({run.get('id')}, {run.get('scorer_name')})" if run else "")
+
+        raise InputError(
+            f"compare: {name(run_a, 'A')} holds {'verdicts' if kind_a == 'verdicts' else 'per-case scores (F1)'} and "
+            f"{name(run_b, 'B')} holds {'verdicts' if kind_b == 'verdicts' else 'per-case scores (F1)'}: a verdict and a "
+            "score cannot be compared case by case. Compare two runs of the same kind of scorer."
+        )
     ids_a = list(cases_a)
     ids_b = list(cases_b)
     set_a, set_b = set(ids_a), set(ids_b)
