@@ -358,6 +358,54 @@ def test_a_run_still_being_scored_by_another_live_process_is_not_resumed(store):
     rec.close()
 
 
+def test_resume_by_id_of_a_finished_or_live_run_is_refused(store):
+    # break-fix: --resume of a finished run turned it back to 'running' (and to 'interrupted' if stopped again)
+    rec = start_run(store, meta())
+    rec.finish({"aggregate": {"n": 0}})
+    rec.close()
+    with pytest.raises(InputError, match="has finished; there is nothing to resume"):
+        start_run(store, meta(), resume=rec.run_id)
+    assert store.get_run(rec.run_id)["status"] == "finished"
+    live = start_run(store, meta("k2"))
+    store.db.execute("UPDATE runs SET pid = 1, status = 'running' WHERE id = ?", (live.run_id,))  # pid 1 is alive
+    with pytest.raises(InputError, match="is being scored right now by another process \\(pid 1\\)"):
+        start_run(store, meta("k2"), resume=live.run_id)
+    live.close()
+
+
+def _start_and_wait(path: str, barrier, results) -> None:
+    """In a child process: start (or resume) the run of key 'k1', report whether it resumed, then wait for the
+    others before ending (so the resuming process is alive while the others look)."""
+    with RunStore(path) as st:
+        rec = start_run(st, meta(), background=False)
+        results.put((rec.run_id, rec.resumed))
+        barrier.wait(timeout=60)
+        rec.close()
+
+
+def test_processes_started_together_never_resume_the_same_run(tmp_path):
+    # break-fix: six `goldeval score` processes started together on an interrupted run all resumed it (the check
+    # "is its process alive?" and the claim were separate statements). Expected: exactly one resumes it, the other
+    # three start runs of their own (by hand: 4 processes, 1 interrupted run → 1 resumed + 3 new = 4 distinct ids).
+    import multiprocessing as mp
+
+    path = tmp_path / "g.db"
+    with RunStore(path) as st:
+        first = start_run(st, meta())
+        first.close()  # not finished: interrupted
+    ctx = mp.get_context("spawn")
+    barrier, results = ctx.Barrier(4), ctx.Queue()
+    procs = [ctx.Process(target=_start_and_wait, args=(str(path), barrier, results)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    got = [results.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert sorted(resumed for _, resumed in got) == [False, False, False, True]
+    assert [rid for rid, resumed in got if resumed] == [first.run_id]
+    assert len({rid for rid, _ in got}) == 4
+
+
 def test_record_needs_an_id_or_a_line(store):
     rec = start_run(store, meta())
     with pytest.raises(InputError, match="needs an 'id'"):

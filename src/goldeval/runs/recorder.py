@@ -476,7 +476,7 @@ def start_run(
 
     Raises:
         InputError: ``resume`` names a run made from other inputs, configuration, scorer version or arm (the
-            message names which parts differ).
+            message names which parts differ), a run that has finished, or one another live process is scoring.
         InputError: ``resume`` names no run of this store.
     """
     if deferred is not None and (resume is not None or auto_resume):
@@ -500,12 +500,22 @@ def start_run(
                 f"--resume {resume}: run {run['id']} was made from different {'; '.join(diffs) or 'inputs'}; "
                 "resuming would mix two runs. Drop --resume to start a new run, or rerun with the same inputs and options."
             )
-        store.claim(run["id"])
+        why = store.claim(run["id"])
+        if why == "finished":
+            raise InputError(f"--resume {resume}: run {run['id']} has finished; there is nothing to resume. Drop --resume "
+                             "to score again as a new run (`goldeval runs show` prints the finished one).")
+        if why == "running":
+            raise InputError(f"--resume {resume}: run {run['id']} is being scored right now by another process (pid "
+                             f"{run['pid']}). Wait for it to finish, or stop it and resume then.")
         return Recorder(store, run["id"], resumed=True, batch_size=batch_size, max_delay=max_delay, background=background)
     if auto_resume:
-        run = store.find_unfinished(meta.run_key)
-        if run is not None:
-            store.claim(run["id"])
-            return Recorder(store, run["id"], resumed=True, batch_size=batch_size, max_delay=max_delay, background=background)
+        # Several processes started together may find the same unfinished run: the claim is atomic, so exactly one
+        # resumes it; the others look again (it is now running, so skipped) and end up starting a new run.
+        for _ in range(100):
+            run = store.find_unfinished(meta.run_key)
+            if run is None:
+                break
+            if store.claim(run["id"]) is None:
+                return Recorder(store, run["id"], resumed=True, batch_size=batch_size, max_delay=max_delay, background=background)
     run_id = store.create_run(meta)
     return Recorder(store, run_id, resumed=False, batch_size=batch_size, max_delay=max_delay, background=background, deferred=deferred)

@@ -403,12 +403,34 @@ class RunStore:
                 out.append(run)
         return out
 
-    def claim(self, run_id: str) -> None:
-        """Mark *run_id* as ``running`` in this process (on resume)."""
-        self._tx(
-            "UPDATE runs SET status = 'running', pid = ?, host = ?, updated_at = ? WHERE id = ?",
-            (os.getpid(), socket.gethostname(), now_iso(), run_id),
-        )
+    def claim(self, run_id: str) -> str | None:
+        """Mark *run_id* as ``running`` in this process (on resume), atomically: the check and the update are one
+        write transaction, so two processes started together can never both resume the same run.
+
+        Returns:
+            ``None`` when this process now owns the run; else why it could not be claimed: ``"finished"``, or
+            ``"running"`` (another live process on this host is scoring it).
+        """
+        me, host = os.getpid(), socket.gethostname()
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            row = self.db.execute("SELECT status, pid, host FROM runs WHERE id = ?", (run_id,)).fetchone()
+            status, pid, owner = row if row is not None else ("finished", None, None)
+            why = None
+            if status == "finished":
+                why = "finished"
+            elif status == "running" and owner == host and pid not in (None, me) and _alive(pid):
+                why = "running"
+            if why is None:
+                self.db.execute(
+                    "UPDATE runs SET status = 'running', pid = ?, host = ?, updated_at = ? WHERE id = ?", (me, host, now_iso(), run_id)
+                )
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise StoreError(_explain(self.path, exc, f"claiming run {run_id} failed")) from exc
+        return why
 
     def set_status(self, run_id: str, status: str) -> None:
         """Set a run's status: ``running`` | ``interrupted`` | ``failed`` | ``finished``."""
