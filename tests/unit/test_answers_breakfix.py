@@ -298,3 +298,18 @@ def test_columns_with_the_same_multiset_are_told_apart_by_whole_rows():
     for r in bad[:100]:
         r[0], r[1] = r[1], r[0]
     assert judge_answer("q", g, {"columns": p["columns"], "rows": bad}).verdict != "match"
+
+
+def test_a_failing_query_is_located_in_the_attempt_file(tmp_path: Path):
+    import sqlite3
+
+    db = tmp_path / "w.sqlite"
+    sqlite3.connect(db).execute("CREATE TABLE wards (name TEXT)").connection.close()
+    cases = _jsonl(tmp_path / "cases.jsonl", [{"id": "q1", "question": "q", "golden": {"kind": "value", "columns": ["n"], "rows": [[1]]}}])
+    attempts = _jsonl(tmp_path / "arm.jsonl", [{"id": "other", "text": "1"}, {"id": "q1", "final_query": "SELECT nope FROM wards"}])
+    from goldeval.answers import AnswerConfig
+
+    out = judge_file(cases, attempts, config=AnswerConfig(db=str(db)))
+    reason = out["per_example"][0]["reason"]
+    # The query is on line 2 of arm.jsonl (it used to say cases.jsonl:1, where there is no query to fix).
+    assert reason.startswith("arm.jsonl:2 (id 'q1'): the final query failed: SQLite error: no such column: nope")

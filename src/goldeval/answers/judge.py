@@ -849,7 +849,7 @@ def _tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -
 
 
 def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db: ReadOnlyDatabase | None = None,
-               config: AnswerConfig | None = None, where: str = "") -> CaseResult:
+               config: AnswerConfig | None = None, where: str = "", attempt_where: str = "") -> CaseResult:
     """Judge one case row against its attempt row, re-executing queries on *db* when given.
 
     Args:
@@ -858,7 +858,8 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         db: Read-only database; the attempt's ``final_query`` result is the prediction (never the reported rows),
             and the golden's ``canonical_query`` fills in or checks the golden rows.
         config: Options (tolerance; ``check_canonical``).
-        where: Prefix for messages.
+        where: Prefix for messages (the case row).
+        attempt_where: Prefix for messages about the attempt row (its query); defaults to *where*.
 
     Returns:
         :class:`CaseResult`. Unscored (with the reason, and the query as ``raw``) when the case or attempt is
@@ -921,13 +922,13 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     pred: dict[str, Any] | None = None
     final_query = attempt.get("final_query")
     if final_query is not None and not isinstance(final_query, str):
-        oc = CaseOutcome(cid, "unscored", reason=f"{where}: 'final_query' must be a string, got {shorten(final_query)}.")
+        oc = CaseOutcome(cid, "unscored", reason=f"{attempt_where or where}: 'final_query' must be a string, got {shorten(final_query)}. Fix the attempt row.")
         return CaseResult(oc, {"id": cid})
     if db is not None and final_query:
         try:
             res = db.execute(final_query)
         except QueryError as exc:
-            oc = CaseOutcome(cid, "unscored", reason=f"{where}: the final query failed: {exc}", raw=final_query)
+            oc = CaseOutcome(cid, "unscored", reason=f"{attempt_where or where}: the final query failed: {exc}", raw=final_query)
             return CaseResult(oc, _materials(case, attempt, oc, None, golden))
         pred = {"columns": res.columns, "rows": res.rows, "source": "executed"}
         if attempt.get("text") is not None:
@@ -1025,7 +1026,8 @@ def iter_judged(
             if att is None and cid in attempt_errors:
                 result = CaseResult(CaseOutcome(cid, "unscored", reason=attempt_errors[cid]), {"id": cid})
             else:
-                result = judge_case(case, att[1] if att else None, db=db, config=cfg, where=where)
+                a_where = f"{Path(attempts_path).name}:{att[0]} (id {cid!r})" if att else ""
+                result = judge_case(case, att[1] if att else None, db=db, config=cfg, where=where, attempt_where=a_where)
             if recorder is not None:
                 recorder.record(result.outcome.to_dict())
             yield result

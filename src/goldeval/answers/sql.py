@@ -105,9 +105,9 @@ class ReadOnlyDatabase:
         if not p.is_file():
             raise InputError(f"--db {p}: no such database file. Pass the path of a SQLite (or DuckDB) file.")
         if timeout_s <= 0:
-            raise InputError(f"timeout_s must be > 0 seconds, got {timeout_s!r}.")
+            raise InputError(f"--timeout (timeout_s) must be > 0 seconds, got {timeout_s!r}. Pass a positive number of seconds.")
         if max_rows < 1:
-            raise InputError(f"max_rows must be ≥ 1, got {max_rows!r}.")
+            raise InputError(f"--max-rows (max_rows) must be ≥ 1, got {max_rows!r}. Pass a positive row limit.")
         self.path = p
         self.timeout_s = float(timeout_s)
         self.max_rows = int(max_rows)
