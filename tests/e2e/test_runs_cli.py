@@ -409,3 +409,23 @@ def test_replay_with_every_verdict_unchanged_exits_0(arm_runs, tmp_path):
     result = CliRunner().invoke(main, ["replay", str(reg), "--cases", str(SQL / "cases.jsonl"), "--db", str(SQL / "clinic.sqlite")])
     assert result.exit_code == 0, result.output
     assert f"{len(decided)} unchanged, 0 changed" in result.output
+
+
+def test_replay_never_passes_on_verdicts_it_could_not_replay(arm_runs, tmp_path):
+    # break-fix finding: a regression file whose every entry named a case missing from --cases replayed nothing
+    # and exited 0 (the gate passed on no evidence); one unreplayable entry among good ones was also a pass.
+    _, _, outs = arm_runs
+    attempts = {json.loads(x)["id"]: json.loads(x) for x in (SQL / "arm_a.jsonl").read_text().splitlines() if x.strip()}
+    good = next(e for e in outs[0]["per_example"] if e.get("verdict") == "match" and not e.get("needs_human"))
+    stray = {"id": "not-a-case", "answer": {"text": "1"}, "verdict": "match", "reviewer": "ana"}
+    args = ["--cases", str(SQL / "cases.jsonl"), "--db", str(SQL / "clinic.sqlite")]
+    only_stray = tmp_path / "stray.jsonl"
+    only_stray.write_text(json.dumps(stray) + "\n")
+    result = CliRunner().invoke(main, ["replay", str(only_stray), *args])
+    assert result.exit_code == 2 and "none of its 1 settled verdict(s) could be replayed" in result.output
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(json.dumps({"id": good["id"], "answer": attempts[good["id"]], "verdict": "match"}) + "\n" + json.dumps(stray) + "\n")
+    result = CliRunner().invoke(main, ["replay", str(mixed), *args])
+    # by hand: 1 replayed and unchanged, 0 changed, 1 not replayed → the gate fails (1), saying why
+    assert "1 unchanged, 0 changed, 1 not replayed" in " ".join(result.output.split())
+    assert result.exit_code == 1 and "1 settled verdict(s) were not replayed" in result.output

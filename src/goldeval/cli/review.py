@@ -34,8 +34,8 @@ def replay(regressions, cases, db, out, llm_opts):
 
     The rule-based judge decides first; with --llm MODEL the cases it leaves undecided go to the LLM judge (cached,
     so replaying an unchanged judge costs no call). Prints each case whose verdict now differs from the one a
-    person settled on; exits 1 when any does (adopt a judge or rubric change only after looking at them), 2 when a
-    file cannot be used.
+    person settled on; exits 1 when any does (adopt a judge or rubric change only after looking at them) or when any
+    settled verdict could not be replayed, 2 when a file cannot be used or none of its verdicts could be replayed.
     """
     from goldeval.runs.regressions import replay as run_replay
 
@@ -76,7 +76,19 @@ def replay(regressions, cases, db, out, llm_opts):
         console.print(f"  not replayed: {f['error']}", highlight=False, markup=False)
     if out:
         write_json(result, out)
+    if result["n_failed"] and not result["n_replayed"]:
+        from goldeval.errors import InputError
+
+        raise InputError(
+            f"replay {regressions}: none of its {result['n_failed']} settled verdict(s) could be replayed, so nothing "
+            f"shows the judge still agrees with them; the first: {result['failures'][0]['error']}"
+        )
     if result["n_changed"]:
+        sys.exit(EXIT_GATE_FAILED)
+    if result["n_failed"]:
+        # a settled verdict that was not replayed is not shown unchanged: the gate does not pass on it
+        click.echo(f"goldeval: replay: {result['n_failed']} settled verdict(s) were not replayed (listed above); fix them "
+                   "or the case file, and replay again.", err=True)
         sys.exit(EXIT_GATE_FAILED)
     return EXIT_OK
 
