@@ -313,3 +313,14 @@ def test_a_failing_query_is_located_in_the_attempt_file(tmp_path: Path):
     reason = out["per_example"][0]["reason"]
     # The query is on line 2 of arm.jsonl (it used to say cases.jsonl:1, where there is no query to fix).
     assert reason.startswith("arm.jsonl:2 (id 'q1'): the final query failed: SQLite error: no such column: nope")
+
+
+@pytest.mark.parametrize("name", ["n_rate_changes", "count_of_share_holders", "num_ratio_checks"])
+def test_a_count_named_with_a_rate_word_never_accepts_x100(name):
+    # 1200 for a golden count of 12 was a match ("rate read as ×100") because the name holds "rate"/"share"/"ratio";
+    # the count word wins: a count never accepts a percentage reading.
+    g = {"kind": "value", "columns": [name], "rows": [[12]]}
+    assert judge_answer("How many?", g, {"columns": [name], "rows": [[1200]]}).verdict == "no_match"
+    # Declared in rate_columns, the case says it is a rate after all: 12 (percent) for 0.12 would match.
+    g = {"kind": "value", "columns": [name], "rows": [[0.12]], "rate_columns": [name]}
+    assert judge_answer("q", g, {"columns": [name], "rows": [[12]]}).verdict == "match"

@@ -429,7 +429,9 @@ def roles_conflict(a: set[str], b: set[str]) -> bool:
 
 
 def is_rate_name(name: str, declared: Sequence[str] = ()) -> bool:
-    """A rate column: declared in ``rate_columns``, or named like a rate/share/pct/percent/ratio/proportion."""
+    """A rate column: declared in ``rate_columns``, or named like a rate/share/pct/percent/ratio/proportion — and
+    not like a count (``n_rate_changes``, ``count_of_share_holders`` count things: a count never accepts ×100)."""
     if name in declared:
         return True
-    return bool(_RATE_WORDS & set(name_tokens(name)))
+    toks = set(name_tokens(name))
+    return bool(_RATE_WORDS & toks) and "count" not in toks
