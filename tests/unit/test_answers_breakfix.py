@@ -324,3 +324,37 @@ def test_a_count_named_with_a_rate_word_never_accepts_x100(name):
     # Declared in rate_columns, the case says it is a rate after all: 12 (percent) for 0.12 would match.
     g = {"kind": "value", "columns": [name], "rows": [[0.12]], "rate_columns": [name]}
     assert judge_answer("q", g, {"columns": [name], "rows": [[12]]}).verdict == "match"
+
+
+def test_computed_floats_have_no_display_precision():
+    # AVG over {0, 1, 0, 1, 0, 1, 0, 0, 0, 0} = 0.3 exactly; the golden came from its canonical query. Read as
+    # "written to one decimal" it accepted anything in [0.25, 0.35]: 0.33 was a match.
+    g = {"kind": "value", "columns": ["avg_score"], "rows": [[0.3]], "rows_from": "canonical_query",
+         "canonical_query": "SELECT AVG(score) FROM t"}
+    assert judge_answer("q", g, {"columns": ["avg_score"], "rows": [[0.33]]}).verdict == "no_match"
+    assert judge_answer("q", g, {"columns": ["avg_score"], "rows": [[0.3000000001]]}).verdict == "match"  # rel 3e-10 < 1e-6
+    # A canonical query that rounds keeps the precision it rounded to: ROUND(x, 2) = 58.74 accepts 58.744924.
+    g = {"kind": "value", "columns": ["pct"], "rows": [[58.74]], "rows_from": "canonical_query",
+         "canonical_query": "SELECT ROUND(100.0 * SUM(x) / COUNT(*), 2) FROM t"}
+    assert judge_answer("q", g, {"columns": ["pct"], "rows": [[58.744924]]}).verdict == "match"
+    # A golden typed by hand keeps its written precision (pub-aj-06): 58.74 accepts 58.744924.
+    g = {"kind": "value", "columns": ["pct"], "rows": [[58.74]]}
+    assert judge_answer("q", g, {"columns": ["pct"], "rows": [[58.744924]]}).verdict == "match"
+
+
+def test_computed_floats_from_the_database(tmp_path: Path):
+    import sqlite3
+
+    from goldeval.answers import AnswerConfig
+
+    db = tmp_path / "s.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE t (score INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?)", [(x,) for x in (0, 1, 0, 1, 0, 1, 0, 0, 0, 0)])  # mean 3/10
+    con.commit()
+    con.close()
+    cases = _jsonl(tmp_path / "c.jsonl", [{"id": "avg", "question": "Mean score?",
+                                           "golden": {"kind": "value", "columns": ["avg_score"], "canonical_query": "SELECT AVG(score) FROM t"}}])
+    attempts = _jsonl(tmp_path / "a.jsonl", [{"id": "avg", "columns": ["avg_score"], "rows": [[0.33]]}])
+    out = judge_file(cases, attempts, config=AnswerConfig(db=str(db)))
+    assert out["per_example"][0]["verdict"] == "no_match"  # 0.33 ≠ 0.3 (was a match at "one decimal")

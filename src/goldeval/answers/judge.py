@@ -207,6 +207,19 @@ def _check_golden_options(golden: Mapping[str, Any], names: Sequence[str] | None
         raise InputError(f"{where} golden: 'gold_status' must be one of {list(GOLD_STATUSES)}, got {shorten(status)}. Fix the case row.")
 
 
+_ROUNDING = re.compile(r"\b(?:round|printf|format|trunc|truncate|to_char)\s*\(", re.IGNORECASE)
+
+
+def _computed_floats(golden: Mapping[str, Any]) -> bool:
+    """True when the golden's numbers were computed by its canonical query (``rows_from: canonical_query``) and that
+    query rounds nothing: such floats have no display precision (``AVG`` = 0.3 is exactly 0.3; reading it as
+    "written to one decimal" accepted 0.33). A canonical query that rounds (``ROUND(x, 2)``) keeps the precision
+    it rounded to, and rows typed by hand keep theirs."""
+    canonical = golden.get("canonical_query")
+    return (golden.get("rows_from") == "canonical_query" and isinstance(canonical, str)
+            and not _ROUNDING.search(canonical))
+
+
 def _columns(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[Column]:
     if not rows:
         return [make_column(n, []) for n in names]
@@ -660,6 +673,8 @@ def judge_answer(
     if isinstance(must_not_use, str) or isinstance(rubric, str):
         raise InputError(f"{where}: 'must_not_use' and 'rubric' must be lists, got {shorten(must_not_use if isinstance(must_not_use, str) else rubric)}. Wrap the entry in a list.")
     gcols = _columns(*table) if table is not None else None
+    if gcols is not None and _computed_floats(golden):
+        gcols = [c.exact() for c in gcols]
     if table is not None and gcols is not None:
         gold = check_golden(gcols, rate_columns=list(golden.get("rate_columns") or []))
     if "gold_status" in golden and golden["gold_status"] in ("suspect", "verified_wrong", "verified_benign"):

@@ -224,6 +224,13 @@ class Column:
             self._cache[key] = make()
         return self._cache[key]
 
+    def exact(self) -> Column:
+        """Drop the display-precision part of the tolerance (the cells were computed, not written: a database's
+        ``AVG`` of 2.5 is exactly 2.5, not "2.5 to one decimal"); the relative tolerance still applies."""
+        self._decimals = np.zeros(self.n, dtype=np.int64)
+        self._cache.pop("tolerances", None)
+        return self
+
     @property
     def decimals(self) -> np.ndarray:
         if self._decimals is None:
