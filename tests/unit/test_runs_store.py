@@ -205,6 +205,17 @@ def test_delete_removes_run_cases_and_reviews(store):
         assert store.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
 
 
+def test_a_run_being_scored_by_a_live_process_is_not_deleted(store):
+    # break-fix: deleting a run another process was still scoring made that process fail on its next write
+    # (the cases' foreign key) with exit 3; a killed run (its process gone) can be deleted.
+    run_id = store.create_run(meta())
+    store.db.execute("UPDATE runs SET pid = 1 WHERE id = ?", (run_id,))  # pid 1 is alive: running elsewhere
+    with pytest.raises(InputError, match=f"run {run_id} is being scored right now \\(pid 1\\).*Stop it first"):
+        store.delete_run(run_id)
+    store.db.execute("UPDATE runs SET pid = 2147483646 WHERE id = ?", (run_id,))  # no such process: interrupted
+    assert store.delete_run(run_id) == run_id
+
+
 def test_list_runs_filters(store):
     store.create_run(meta("a", arm="x"))
     store.create_run(meta("b", arm="y", scorer_name="labels"))

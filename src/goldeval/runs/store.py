@@ -479,8 +479,20 @@ class RunStore:
         )
 
     def delete_run(self, ref: str) -> str:
-        """Delete a run, its cases and its reviews; returns the id deleted."""
-        run_id = self.resolve(ref)
+        """Delete a run, its cases and its reviews; returns the id deleted.
+
+        Raises:
+            InputError: *ref* names no single run, or a run still being scored by another process (alive on this
+                host, or on another host): deleting it would make that process fail on its next write.
+        """
+        run = self.get_run(ref, with_results=False)
+        run_id = run["id"]
+        if run["status"] == "running" and not (run["pid"] == os.getpid() and run["host"] == socket.gethostname()):
+            where = f"pid {run['pid']}" + ("" if run["host"] == socket.gethostname() else f" on host {run['host']}")
+            raise InputError(
+                f"run store {self.path}: run {run_id} is being scored right now ({where}); deleting it would make that "
+                "process fail. Stop it first (it is then resumable, or deletable)."
+            )
         try:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("DELETE FROM reviews WHERE run_id = ?", (run_id,))
