@@ -82,6 +82,21 @@ def test_a_file_that_is_not_sqlite_is_a_store_error(tmp_path):
         RunStore(bad)
 
 
+def test_a_damaged_store_is_a_store_error_not_an_internal_error(tmp_path):
+    # break-fix: pages overwritten in the middle of the file surfaced from `runs list` / `compare` as "internal error:
+    # DatabaseError ... please report it"; expected a StoreError naming the file and the way to salvage it.
+    path = tmp_path / "g.db"
+    with RunStore(path) as st:
+        run_id = st.create_run(meta())
+        st.write_cases(run_id, [(f"c{i}", i, "scored", None, 0.5, None, None, '{"pad": "%s"}' % ("x" * 2000)) for i in range(200)])
+        st.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with open(path, "r+b") as fh:  # the cases' pages (the runs table sits in the first pages)
+        fh.seek(4096 * 8)
+        fh.write(b"\xff" * 4096 * 20)
+    with RunStore(path) as st, pytest.raises(StoreError, match="reading it failed: not a SQLite database, or a damaged one.*\\.recover"):
+        st.cases(run_id)
+
+
 # --- read-only, locked and foreign stores (break-fix findings) ------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ import os
 import secrets
 import socket
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -187,6 +187,30 @@ _RUN_COLUMNS = (
 )
 
 
+def _reading(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn a SQLite error raised while reading the store (a damaged page, a lock held too long) into a StoreError
+    that says what happened to which file (it surfaced as "internal error: DatabaseError ... please report it")."""
+    import functools
+    import inspect
+
+    if inspect.isgeneratorfunction(method):
+        @functools.wraps(method)
+        def gen(self: RunStore, *args: Any, **kwargs: Any) -> Any:
+            try:
+                yield from method(self, *args, **kwargs)
+            except sqlite3.Error as exc:
+                raise StoreError(_explain(self.path, exc, "reading it failed")) from exc
+        return gen
+
+    @functools.wraps(method)
+    def wrapper(self: RunStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise StoreError(_explain(self.path, exc, "reading it failed")) from exc
+    return wrapper
+
+
 class RunStore:
     """An open run store (one SQLite connection; not shared between threads).
 
@@ -298,6 +322,7 @@ class RunStore:
         run["gates_passed"] = None if run["gates_passed"] is None else bool(run["gates_passed"])
         return run
 
+    @_reading
     def resolve(self, ref: str) -> str:
         """The run id *ref* names: an exact id, a unique prefix of one, ``latest`` (the newest run) or ``latest~N``
         (the N-th run before it: ``goldeval compare latest~1 latest``).
@@ -329,6 +354,7 @@ class RunStore:
             )
         raise InputError(f"run store {self.path}: {shorten(ref)} names several runs ({', '.join(rows[:5])}…). Give more of the id.")
 
+    @_reading
     def get_run(self, ref: str, *, with_results: bool = True) -> dict[str, Any]:
         """The run *ref* names (see :meth:`resolve`) as a dict of its columns; ``results`` is the stored results
         dict (``None`` until the run finished). Raises InputError when *ref* names no single run."""
@@ -344,6 +370,7 @@ class RunStore:
         run["n_recorded"] = self.db.execute("SELECT count(*) FROM cases WHERE run_id = ?", (run_id,)).fetchone()[0]
         return run
 
+    @_reading
     def list_runs(self, *, limit: int | None = None, arm: str | None = None, scorer: str | None = None) -> list[dict[str, Any]]:
         """Runs, newest first, optionally only one arm / one scorer; each with ``n_recorded`` (cases stored)."""
         where, params = [], []
@@ -366,6 +393,7 @@ class RunStore:
             out.append(run)
         return out
 
+    @_reading
     def find_unfinished(self, run_key: str) -> dict[str, Any] | None:
         """The newest run with *run_key* that did not finish and whose process is not alive on this host (a run
         still being scored by another process is never resumed under it), or ``None``."""
@@ -388,6 +416,7 @@ class RunStore:
             (run_key, dataset_hash, _dumps(dict(inputs)), run_id),
         )
 
+    @_reading
     def unfinished_like(self, *, scorer_name: str, scorer_version: str, arm: str | None, config: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Runs that did not finish, of the same scorer, version, arm and configuration: the runs a new invocation
         could resume, whatever its input files (including runs whose key is still ``pending:``)."""
@@ -526,20 +555,24 @@ class RunStore:
                 self.db.execute("ROLLBACK")
             raise StoreError(_explain(self.path, exc, f"writing {len(cases)} case rows of run {run_id} failed")) from exc
 
+    @_reading
     def next_seq(self, run_id: str) -> int:
         """One more than the highest ``seq`` recorded for *run_id* (0 for a run with no case yet)."""
         row = self.db.execute("SELECT max(seq) FROM cases WHERE run_id = ?", (run_id,)).fetchone()
         return 0 if row[0] is None else row[0] + 1
 
+    @_reading
     def iter_cases(self, run_id: str) -> Iterator[dict[str, Any]]:
         """The per-case records of *run_id* (as recorded), in the order they were recorded."""
         for (data,) in self.db.execute("SELECT data FROM cases WHERE run_id = ? ORDER BY seq", (run_id,)):
             yield orjson.loads(data)
 
+    @_reading
     def cases(self, ref: str) -> list[dict[str, Any]]:
         """All per-case records of the run *ref* names, in recording order."""
         return list(self.iter_cases(self.resolve(ref)))
 
+    @_reading
     def case_map(self, run_id: str) -> dict[str, dict[str, Any]]:
         """case id → per-case record for *run_id*."""
         return {
@@ -559,6 +592,7 @@ class RunStore:
             (run_id, case_id, judge_verdict, verdict, reviewer, reviewed_at, note, now_iso()),
         )
 
+    @_reading
     def reviews(self, ref: str) -> list[dict[str, Any]]:
         """The human reviews recorded for a run, oldest first."""
         run_id = self.resolve(ref)
@@ -578,7 +612,8 @@ def _explain(path: Path, exc: sqlite3.Error, doing: str) -> str:
                 "finished, or pass --store with another path.")
     if code.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")) or "not a database" in str(exc) or "malformed" in str(exc):
         return (f"run store {path}: {doing}: not a SQLite database, or a damaged one ({exc}). Pass --store with "
-                "another path, or move the file away if it is not a goldeval database.")
+                f"another path; move the file away if it is not a goldeval database, or salvage a damaged one with "
+                f"`sqlite3 {path} .recover`.")
     return f"run store {path}: {doing} ({exc}). Check the path and the disk, then retry."
 
 
