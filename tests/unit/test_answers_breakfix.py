@@ -358,3 +358,14 @@ def test_computed_floats_from_the_database(tmp_path: Path):
     attempts = _jsonl(tmp_path / "a.jsonl", [{"id": "avg", "columns": ["avg_score"], "rows": [[0.33]]}])
     out = judge_file(cases, attempts, config=AnswerConfig(db=str(db)))
     assert out["per_example"][0]["verdict"] == "no_match"  # 0.33 ≠ 0.3 (was a match at "one decimal")
+
+
+@pytest.mark.parametrize("golden, pred, verdict", [
+    (1_000_000, 1_000_001, "no_match"),               # two whole numbers: exact (1e-6 relative would allow ±1)
+    (1_234_567_890_123, 1_234_567_890_999, "no_match"),  # an id 876 away: within 1e-6 relative (±1.2e6), not equal
+    (1_000_000, 1_000_000.0000001, "match"),          # float noise on one side: the relative tolerance applies
+    (58.74, 58.744924, "match"),                      # display precision unchanged (pub-aj-06)
+])
+def test_whole_numbers_meet_exactly(golden, pred, verdict):
+    g = {"kind": "value", "columns": ["n"], "rows": [[golden]]}
+    assert judge_answer("q", g, {"columns": ["n"], "rows": [[pred]]}).verdict == verdict

@@ -15,6 +15,7 @@ Kinds:
 NULL (``None``, and a float NaN) is neither 0 nor ``""``: it only equals NULL.
 
 Tolerance for a golden number ``g`` against a predicted ``p``: ``|p - g| <= max(rel_tol * max(|g|, |p|), h)``
+(the relative part only when ``g`` or ``p`` is not a whole number: two whole numbers meet exactly, or within ``h``)
 where ``h`` is half a unit in the last decimal the golden was written with (a golden written ``58.74`` has
 ``h = 0.005`` and accepts ``58.744924``); integers have ``h = 0`` (a count of 12 never accepts 12.4).
 
@@ -363,10 +364,16 @@ def _tolerances(golden: Column) -> np.ndarray:
 
 
 def numbers_close(g: np.ndarray, p: np.ndarray, half: np.ndarray, *, rel_tol: float = REL_TOL) -> np.ndarray:
-    """Elementwise tolerance test; NULL (NaN) equals only NULL. Shapes broadcast; returns bool."""
+    """Elementwise tolerance test; NULL (NaN) equals only NULL. Shapes broadcast; returns bool.
+
+    The relative tolerance absorbs floating-point noise, so it applies only when one side is not a whole number:
+    two whole numbers meet exactly or within the golden's display precision (1,000,001 is not a count of 1,000,000,
+    and order 1234567890999 is not order 1234567890123, although both are within 1e-6 relative)."""
     with np.errstate(invalid="ignore"):
         diff = np.abs(g - p)
-        lim = np.maximum(rel_tol * np.maximum(np.abs(g), np.abs(p)), half)
+        rel = rel_tol * np.maximum(np.abs(g), np.abs(p))
+        whole = (g == np.floor(g)) & (p == np.floor(p))
+        lim = np.maximum(np.where(whole, 0.0, rel), half)
         close = diff <= lim
     return np.where(np.isnan(g) | np.isnan(p), np.isnan(g) & np.isnan(p), close)
 
