@@ -369,3 +369,19 @@ def test_computed_floats_from_the_database(tmp_path: Path):
 def test_whole_numbers_meet_exactly(golden, pred, verdict):
     g = {"kind": "value", "columns": ["n"], "rows": [[golden]]}
     assert judge_answer("q", g, {"columns": ["n"], "rows": [[pred]]}).verdict == verdict
+
+
+def test_must_not_use_veto_without_db(tmp_path: Path):
+    # An attempt with only a final_query and no --db: its rows are unknown (unscored), but a forbidden field in the
+    # query decides the case by itself — it was unscored "nothing to judge" (arm_b q11 without --db).
+    cases = _jsonl(tmp_path / "c.jsonl", [
+        {"id": "veto", "question": "q", "golden": {"kind": "value", "columns": ["n"], "rows": [[118]]}, "must_not_use": ["patients.ssn"]},
+        {"id": "clean", "question": "q", "golden": {"kind": "value", "columns": ["n"], "rows": [[118]]}, "must_not_use": ["patients.ssn"]},
+    ])
+    attempts = _jsonl(tmp_path / "a.jsonl", [
+        {"id": "veto", "final_query": "WITH p AS (SELECT ssn AS pid FROM patients) SELECT COUNT(DISTINCT pid) FROM p"},
+        {"id": "clean", "final_query": "SELECT COUNT(*) FROM patients WHERE age > 65"},
+    ])
+    by_id = {c["id"]: c for c in judge_file(cases, attempts)["per_example"]}
+    assert by_id["veto"]["verdict"] == "no_match" and by_id["veto"]["decided_by"] == "must_not_use"
+    assert by_id["clean"]["status"] == "unscored" and by_id["clean"]["reason"].startswith("a.jsonl:2 (id 'clean'): the attempt gives nothing to judge")

@@ -954,8 +954,13 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
             pred["text"] = attempt.get("text")
     elif attempt.get("text") is not None:
         pred = {"text": attempt.get("text"), "source": "text"}
+    if pred is None and final_query and case.get("must_not_use"):
+        # Without --db the query's rows are unknown, but its mustNotUse veto is decided on the query text alone.
+        fc = check_forbidden(final_query, [str(x) for x in case["must_not_use"]], dialect="sqlite")
+        if fc.hits:
+            pred = {"source": "none"}  # judge_answer vetoes before it reads the prediction
     if pred is None:
-        oc = CaseOutcome(cid, "unscored", reason=f"{where}: the attempt gives nothing to judge (no rows, no text"
+        oc = CaseOutcome(cid, "unscored", reason=f"{attempt_where or where}: the attempt gives nothing to judge (no rows, no text"
                                                  + (", and no --db to run its final_query" if final_query else "") + ").")
         return CaseResult(oc, _materials(case, attempt, oc, None, golden))
     try:
