@@ -227,3 +227,13 @@ def test_a_verdict_run_and_a_score_run_are_refused_not_compared():
     # a wholly unscored run has no kind: compared (every case left the decided set), not refused
     cmp = compare_runs({"x": {"status": "unscored", "reason": "bad row"}}, {"x": v("match")})
     assert cmp["verdicts"]["left_decided"] == [{"id": "x", "a": "unscored", "b": "pass"}]
+
+
+def test_an_unfinished_run_is_compared_with_a_warning():
+    # break-fix: an interrupted run was compared as if complete (its missing cases listed only as "removed")
+    ra = {"id": "A", "scorer_name": "answer_judge", "status": "finished"}
+    rb = {"id": "B", "scorer_name": "answer_judge", "status": "interrupted"}
+    cmp = compare_runs({"x": v("match"), "y": v("match")}, {"x": v("match")}, run_a=ra, run_b=rb)
+    assert cmp["warnings"] == ["run B (B) did not finish (interrupted): only the 1 case(s) it recorded are compared; "
+                               "resume it first for a full comparison"]
+    assert cmp["removed"] == ["y"]

@@ -271,6 +271,12 @@ def compare_runs(
             f"the runs were made by different scorers ({run_a.get('scorer_name')} vs {run_b.get('scorer_name')}); "
             "case-by-case comparison assumes the same kind of score"
         )
+    for side, run in (("A", run_a), ("B", run_b)):
+        if run and run.get("status") not in (None, "finished"):
+            result["warnings"].append(
+                f"run {side} ({run.get('id')}) did not finish ({run.get('status')}): only the {len(ids_a if side == 'A' else ids_b)} "
+                "case(s) it recorded are compared; resume it first for a full comparison"
+            )
     if common == [] and (ids_a or ids_b):
         result["warnings"].append("the runs share no case id: nothing can be compared case by case")
 
