@@ -385,3 +385,15 @@ def test_must_not_use_veto_without_db(tmp_path: Path):
     by_id = {c["id"]: c for c in judge_file(cases, attempts)["per_example"]}
     assert by_id["veto"]["verdict"] == "no_match" and by_id["veto"]["decided_by"] == "must_not_use"
     assert by_id["clean"]["status"] == "unscored" and by_id["clean"]["reason"].startswith("a.jsonl:2 (id 'clean'): the attempt gives nothing to judge")
+
+
+@pytest.mark.parametrize("column, text, verdict", [
+    ("n_patients", "20%", "no_match"),                    # was match: a percentage is never a count of 20
+    ("n_patients", "20 percent", "no_match"),
+    ("n_patients", "20 patients, 20% of all", "match"),   # 20 is also stated as a plain number
+    ("value", "20%", "match"),                            # no count in the name: the percent rule does not apply
+    ("share", "20%", "match"),                            # a rate: 20% for 20 (percent) as before
+])
+def test_a_percentage_in_prose_is_not_a_count(column, text, verdict):
+    g = {"kind": "value", "columns": [column], "rows": [[20]]}
+    assert judge_answer("q", g, {"text": text}).verdict == verdict

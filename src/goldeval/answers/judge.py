@@ -44,7 +44,8 @@ from goldeval.answers.pairing import Pairing, pair_columns
 from goldeval.answers.rows import RELABELLED, compare_rows
 from goldeval.answers.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryError, ReadOnlyDatabase
 from goldeval.answers.text import read_prose
-from goldeval.answers.values import REL_TOL, Column, canonical_text, is_rate_name, make_column, numbers_close, tolerances
+from goldeval.answers.values import (REL_TOL, Column, canonical_text, is_rate_name, make_column, name_tokens, numbers_close,
+                                     role_tags, tolerances)
 from goldeval.errors import InputError, shorten
 from goldeval.verdict import GOLD_STATUSES, NEEDS_HUMAN_MAX_CONFIDENCE, CaseOutcome, Verdict, pass_rate
 
@@ -554,8 +555,11 @@ def _judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[s
     half = tolerances(gcol)
     rate = is_rate_name(g_names[0], golden.get("rate_columns") or [])
     scales = (1.0, 0.01, 100.0) if rate else (1.0,)
+    count = not rate and "count" in role_tags(name_tokens(g_names[0]))
 
     def close(x: float) -> bool:
+        if count and prose.plain is not None and x not in prose.plain:
+            return False  # stated only as "20%": a percentage, never a count of 20
         return any(bool(numbers_close(gcol.num, gcol.num * 0 + x * s, half, rel_tol=rel_tol)[0]) for s in scales)
 
     distinct = sorted(set(prose.numbers))
@@ -565,6 +569,10 @@ def _judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[s
     if len(distinct) == 1:
         if hits:
             return _verdict("match", 8, f"The answer states {_fmt(distinct[0])}, the golden value {_fmt(g)}." + inj, details=details, **common)
+        if count and prose.plain is not None and distinct[0] not in prose.plain and distinct[0] == g:
+            return _verdict("no_match", 7, f"The answer states {_fmt(distinct[0])}%, a percentage; the golden {g_names[0]!r} is a "
+                            f"count ({_fmt(g)}), and a count is never a percentage." + inj, mismatch="a percentage where a count was asked",
+                            details=details, **common)
         return _verdict("no_match", 8, f"The answer states {_fmt(distinct[0])}; the golden is {_fmt(g)}." + inj,
                         mismatch=f"different value: {_fmt(distinct[0])} instead of {_fmt(g)}", details=details, **common)
     if prose.hedged:

@@ -36,6 +36,7 @@ _NUMBER = re.compile(
     # a lone m may be metres or minutes)
     r"(?:\s?%|\s(?:thousand|million|billion|trillion)\b|(?:k|K|M|bn|BN|B)\b)?(?![\w])"
 )
+_PERCENT = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?%|\s(?:percent|per cent)\b)", re.IGNORECASE)
 _SCALE = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12}
 _SCALE_RE = re.compile(r"(?:\s(thousand|million|billion|trillion)|(k|K|M|bn|BN|B))$")
 
@@ -83,6 +84,9 @@ class Prose:
     refusal: bool
     names_missing: bool
     hedged: bool
+    #: Stated numbers written at least once as a plain number (not ``20%`` / ``20 percent``): only these can be a
+    #: count. ``None`` when not worked out (every number counts as plain).
+    plain: frozenset[float] | None = None
 
 
 def strip_grader_text(text: str) -> tuple[str, str]:
@@ -160,4 +164,8 @@ def read_prose(text: str, question: str = "") -> Prose:
     answer, injected = strip_grader_text(text or "")
     refuses, names = refusal(answer)
     nums = stated_numbers(answer, question)
-    return Prose(answer, injected, nums, refuses, names, hedged(_without_dates(answer)) and len(set(nums)) > 1)
+    body = _without_dates(answer)
+    pct_spans = {m.start() for m in _PERCENT.finditer(body)}
+    plain = frozenset(_to_number(m.group(0)) for m in _NUMBER.finditer(body)
+                      if m.start() not in pct_spans and not m.group(0).rstrip().endswith("%"))
+    return Prose(answer, injected, nums, refuses, names, hedged(body) and len(set(nums)) > 1, plain)
