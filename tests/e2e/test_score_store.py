@@ -28,3 +28,23 @@ def test_per_example_is_stored_once_and_rebuilt_exactly(tmp_path):
     assert results["per_example"] == written["per_example"]
     assert results["failures"] == written["failures"] and len(results["failures"]) == 5
     assert results["aggregate"]["whole_note_f1_mean"] == written["aggregate"]["whole_note_f1_mean"]
+
+
+def test_a_case_whose_row_another_record_replaced_is_not_lost_on_read(tmp_path):
+    # break-fix finding: a duplicate-id error is recorded under a made-up id "<id>#line<n>"; when a real row already
+    # has that id, the error record replaces the scored case's row, and `runs show` rebuilt per_example without it
+    # (2 entries written, 1 shown). By hand: line 1 'a#line3' scored, line 2 'a' scored, line 3 'a' repeats line 2
+    # → per_example ['a#line3', 'a'], failures [line 3].
+    src = tmp_path / "coll.jsonl"
+    src.write_text(
+        '{"id": "a#line3", "prediction": "x y", "reference": "x y"}\n'
+        '{"id": "a", "prediction": "x", "reference": "x"}\n'
+        '{"id": "a", "prediction": "z", "reference": "x"}\n'
+    )
+    store, out = tmp_path / "g.db", tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["score", str(src), "--store", str(store), "--out", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    written = json.loads(out.read_text())
+    assert [e["id"] for e in written["per_example"]] == ["a#line3", "a"] and [f["line"] for f in written["failures"]] == [3]
+    with RunStore(store) as st:
+        assert st.get_run("latest")["results"]["per_example"] == written["per_example"]

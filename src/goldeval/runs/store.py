@@ -478,13 +478,30 @@ class RunStore:
             out.append(rec)
         return out
 
+    def _cases_hold(self, run_id: str, per_example: list[Any]) -> bool:
+        """True when the run's ``scored`` case rows, in recording order, have exactly the ids of *per_example* (so
+        :meth:`get_run` rebuilds the same list). A record of another status stored under the id of a scored case
+        (e.g. a duplicate-id error whose made-up id ``a#line3`` is also a real id) replaces that case's row: the
+        rebuilt list would silently lose it, so such a run keeps its ``per_example`` in the run row."""
+        ids = [r[0] for r in self.db.execute(
+            "SELECT case_id FROM cases WHERE run_id = ? AND status = 'scored' ORDER BY seq", (run_id,))]
+        if len(ids) != len(per_example):
+            return False
+        for cid, entry in zip(ids, per_example):
+            eid = entry.get("id") if isinstance(entry, Mapping) else None
+            if eid is None or str(eid) != cid:
+                return False
+        return True
+
     def finish_run(self, run_id: str, results: Mapping[str, Any], *, per_example_in_cases: bool = False) -> None:
         """Store the results dict with the run, its counts, headline and gate outcome; status ``finished``.
 
         With ``per_example_in_cases`` (the scorer recorded every ``per_example`` entry as a ``scored`` case, in
         order, as the entry plus ``"status"``), the entries are not stored a second time: the stored dict holds
         ``{"$cases": true, ...}`` in their place and :meth:`get_run` rebuilds the list from the cases table. For
-        100k free-text rows that keeps ~30 MB of JSON (and two copies of it in memory) out of the run row.
+        100k free-text rows that keeps ~30 MB of JSON (and two copies of it in memory) out of the run row. The ids
+        and order of those cases are checked against ``per_example`` first; when they differ the entries are stored
+        in the run row after all (see :meth:`_cases_hold`), so a read never loses one.
         """
         agg = results.get("aggregate") or {}
         name, value = headline(results)
@@ -496,7 +513,8 @@ class RunStore:
             return v if isinstance(v, int) and not isinstance(v, bool) else None
 
         stored: Mapping[str, Any] = results
-        if per_example_in_cases and isinstance(results.get("per_example"), list):
+        per_example = results.get("per_example")
+        if per_example_in_cases and isinstance(per_example, list) and self._cases_hold(run_id, per_example):
             stored = {**results, "per_example": {"$cases": True, "status": "scored", "drop_keys": ["status"]}}
         self._tx(
             "UPDATE runs SET status = 'finished', finished_at = ?, updated_at = ?, results = ?, n = ?, n_scored = ?, "
