@@ -237,3 +237,16 @@ def test_an_unfinished_run_is_compared_with_a_warning():
     assert cmp["warnings"] == ["run B (B) did not finish (interrupted): only the 1 case(s) it recorded are compared; "
                                "resume it first for a full comparison"]
     assert cmp["removed"] == ["y"]
+
+
+def test_bootstrap_memory_is_bounded_and_resamples_capped():
+    # break-fix: --resamples 20,000,000 took 570 MB (all multinomial draws at once) and 10x that would exhaust memory.
+    # A seeded run in blocks gives the same interval as the default single block when it fits in one (10,000 x 3
+    # cells). By hand: b - a = -1, 0, 0, +1, 0, 0, so the mean difference is 0.
+    a, b = [1, 0, 1, 0, 1, 1], [0, 0, 1, 1, 1, 1]
+    small = paired_bootstrap(a, b, n_resamples=10_000, seed=3)
+    assert small["diff"] == 0.0 and small == paired_bootstrap(a, b, n_resamples=10_000, seed=3)
+    big = paired_bootstrap(a, b, n_resamples=1_000_000, seed=3)  # 2 blocks of 666,666 rows x 3 values
+    assert big["ci"][0] <= 0.0 <= big["ci"][1]
+    with pytest.raises(InputError, match="n_resamples must be ≤ 1,000,000, got 1,000,001"):
+        paired_bootstrap(a, b, n_resamples=1_000_001)

@@ -78,6 +78,10 @@ def _has_verdicts(cases: Mapping[str, Mapping[str, Any]]) -> bool:
     )
 
 
+#: Most bootstrap resamples accepted (the means array is 8 MB at this size).
+MAX_RESAMPLES = 1_000_000
+
+
 def _kind(cases: Mapping[str, Mapping[str, Any]]) -> str | None:
     """``"verdicts"`` when any case holds a verdict (or a label outcome), ``"scores"`` when any holds a number
     only, ``None`` when no case holds either (an empty or wholly unscored run)."""
@@ -134,7 +138,7 @@ def paired_bootstrap(
 
     Args:
         a, b: Paired per-case values, shape ``(n_pairs,)`` each (e.g. pass indicators 0/1, or F1 in [0, 1]).
-        n_resamples: Number of bootstrap resamples (≥ 100).
+        n_resamples: Number of bootstrap resamples (100 to ``MAX_RESAMPLES``).
         confidence: Interval coverage in (0, 1).
         seed: Seed of ``numpy.random.default_rng``; the same inputs and seed give the same interval.
 
@@ -160,6 +164,9 @@ def paired_bootstrap(
         raise InputError(f"paired_bootstrap: confidence must be in (0, 1), got {confidence}.")
     if n_resamples < 100:
         raise InputError(f"paired_bootstrap: n_resamples must be ≥ 100, got {n_resamples}.")
+    if n_resamples > MAX_RESAMPLES:
+        raise InputError(f"paired_bootstrap: n_resamples must be ≤ {MAX_RESAMPLES:,}, got {n_resamples:,} (the interval's "
+                         "percentiles do not move beyond that; the means alone would take 8 bytes each).")
     out: dict[str, Any] = {"n_pairs": int(x.size), "confidence": confidence, "n_resamples": n_resamples, "seed": seed}
     if x.size == 0:
         return {**out, "diff": None, "ci": None, "note": "no pair: no case has a value in both runs"}
@@ -168,8 +175,13 @@ def paired_bootstrap(
     rng = np.random.default_rng(seed)
     values, counts = np.unique(d, return_counts=True)
     if values.size <= 64:
-        draws = rng.multinomial(n, counts / n, size=n_resamples)  # (n_resamples, n_values)
-        means = draws @ values / n
+        # (n_resamples, n_values) counts, drawn in blocks of at most ~2M cells so memory stays bounded (one block —
+        # the same draws — for the default 10,000 resamples)
+        block = max(1, 2_000_000 // values.size)
+        means = np.empty(n_resamples)
+        for start in range(0, n_resamples, block):
+            k = min(block, n_resamples - start)
+            means[start : start + k] = rng.multinomial(n, counts / n, size=k) @ values / n
     else:
         means = np.empty(n_resamples)
         chunk = max(1, 2_000_000 // n)
