@@ -118,6 +118,13 @@ def test_runs_delete(tmp_path):
     assert result.exit_code == 2 and f"no run '{first}'" in result.output
 
 
+def test_runs_list_with_a_filter_that_matches_nothing_says_so(tokenizer_runs):
+    # break-fix: `runs list --arm nope` said "no run recorded in this store yet" of a store holding runs
+    store, _, _ = tokenizer_runs
+    out = run("runs", "list", "--store", store, "--arm", "nope")
+    assert "no run matches --arm nope (drop the filter to see every run)" in out and "no run recorded" not in out
+
+
 def test_reading_commands_never_create_a_store(tmp_path):
     missing = tmp_path / "none.db"
     result = CliRunner().invoke(main, ["runs", "list", "--store", str(missing)])

@@ -42,7 +42,7 @@ def list_(store, limit, arm, scorer, as_json):
     if as_json:
         write_json(rows, "-")
     else:
-        render_runs_list(rows, stdout_console())
+        render_runs_list(rows, stdout_console(), filters={"--arm": arm, "--scorer": scorer})
     return EXIT_OK
 
 

@@ -30,15 +30,20 @@ def _gates(value: bool | None) -> str:
 _SHORT = {"whole_note_f1_mean": "F1", "section_f1_mean": "section F1", "pass_rate": "pass", "macro_f1": "macro F1"}
 
 
-def render_runs_list(runs: list[Mapping[str, Any]], console: Any) -> None:
+def render_runs_list(runs: list[Mapping[str, Any]], console: Any, *, filters: Mapping[str, Any] | None = None) -> None:
     """The ``goldeval runs list`` table: id, arm, when (UTC), scorer, n, headline metric, gates (or the status of a
-    run that did not finish)."""
+    run that did not finish). *filters* (option → value, e.g. ``{"--arm": "gpt4"}``) are named when nothing matches."""
     from rich.table import Table
 
     from rich import box
 
     if not runs:
-        console.print("no run recorded in this store yet")
+        given = {k: v for k, v in (filters or {}).items() if v is not None}
+        if given:
+            console.print("no run matches " + " ".join(f"{k} {v}" for k, v in given.items()) + " (drop the filter to see every run)",
+                          markup=False, highlight=False)
+        else:
+            console.print("no run recorded in this store yet")
         return
     table = Table(title="runs (newest first; times UTC)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
     arm_width = min(16, max([len(r.get("arm") or "—") for r in runs] + [3]))
