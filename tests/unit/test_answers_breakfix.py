@@ -397,3 +397,17 @@ def test_must_not_use_veto_without_db(tmp_path: Path):
 def test_a_percentage_in_prose_is_not_a_count(column, text, verdict):
     g = {"kind": "value", "columns": [column], "rows": [[20]]}
     assert judge_answer("q", g, {"text": text}).verdict == verdict
+
+
+def test_two_count_columns_under_each_others_names_are_needs_human():
+    # Golden n_admissions (1, 2, 3) and n_discharges (3, 1, 2); the prediction's n_discharges holds 1, 2, 3 and its
+    # n_admissions 3, 1, 2: every golden row is there with the two labels swapped. Each named column holds the right
+    # *set* of values, so the name pairing looked settled and the verdict was no_match; like a named column that
+    # disagrees while another holds its values, this is "mislabelled or wrong", which rules cannot tell apart.
+    g = {"kind": "value", "columns": ["n_admissions", "n_discharges"], "rows": [[1, 3], [2, 1], [3, 2]]}
+    p = {"columns": ["n_discharges", "n_admissions"], "rows": [[1, 3], [2, 1], [3, 2]]}
+    v = judge_answer("q", g, p)
+    assert v.verdict == "needs_human" and v.details["undecided_because"] == "names and values disagree"
+    # Names whose roles differ (a month is not a count) are not swapped: pub-aj-11's rule, still no_match.
+    g = {"kind": "value", "columns": ["month", "n"], "rows": [[1, 3], [2, 1], [3, 2]]}
+    assert judge_answer("q", g, {"columns": ["n", "month"], "rows": [[1, 3], [2, 1], [3, 2]]}).verdict == "no_match"

@@ -386,6 +386,19 @@ def _judge_table(
             f"The column named '{c['named']}' does not hold the golden '{c['golden']}' values, but {', '.join(map(repr, c['values_in']))} "
             "does: mislabelled columns or a wrong answer, which rules cannot tell apart.", "names and values disagree",
             located=located, mismatch=rc.mismatch, details=details, **common)
+    # Mislabelled columns the names cannot show: each named column holds the right *set* of values, but the rows
+    # only line up with the labels swapped (two count columns under each other's names).
+    single_cause = ("uniformly scaled", "one column", "extra rows", "missing rows", "different number of rows")
+    if (rc.top_n is None and not pairing.ambiguous and len(pairing.index) >= 2 and rc.found < n_g and n_p == n_g
+            and not (rc.mismatch or "").startswith(single_cause)):  # a swap of labels shows as several columns off
+        swapped = _pair_by_row_signatures(gcols, pcols, pairing)
+        if swapped is not None and compare_rows(gcols, pcols, swapped, ordered=ordered, rel_tol=rel_tol).complete:
+            moved = [f"'{g}' is in '{p}'" for g, p in swapped.mapping.items() if pairing.mapping.get(g) != p]
+            details["pairing_by_rows"] = swapped.mapping
+            return _undecided(
+                f"Under the column names the rows are wrong, but every golden row is there with the labels swapped ({', '.join(moved)}): "
+                "mislabelled columns or a wrong answer, which rules cannot tell apart.", "names and values disagree",
+                located=located, mismatch=rc.mismatch, details=details, **common)
     # A key column under other labels (names for codes) in every row, all else right: not wrong values by rule.
     if rc.mismatch and rc.mismatch.startswith(RELABELLED) and rc.top_n is None:
         return _undecided(f"The rows are the golden's, but {rc.mismatch.removeprefix(RELABELLED + ': ')}: whether that label "
