@@ -411,3 +411,14 @@ def test_two_count_columns_under_each_others_names_are_needs_human():
     # Names whose roles differ (a month is not a count) are not swapped: pub-aj-11's rule, still no_match.
     g = {"kind": "value", "columns": ["month", "n"], "rows": [[1, 3], [2, 1], [3, 2]]}
     assert judge_answer("q", g, {"columns": ["n", "month"], "rows": [[1, 3], [2, 1], [3, 2]]}).verdict == "no_match"
+
+
+def test_top_n_boundary_ignores_nulls():
+    # ORDER BY n ASC LIMIT 2 in SQLite puts NULL first: golden (a, NULL), (b, 1). The boundary is 1, and (c, 1) is a
+    # valid tie-break for (b, 1). np.argmax picked the NULL as the boundary and this was no_match ("boundary nan").
+    g = {"kind": "value", "columns": ["w", "n"], "rows": [["a", None], ["b", 1]], "top_n": {"n": 2, "by": "n", "direction": "asc"}}
+    v = judge_answer("q", g, {"columns": ["w", "n"], "rows": [["a", None], ["c", 1]]})
+    assert v.verdict == "match" and "boundary value 1" in v.why
+    # Dropping the NULL row for (c, 2) is not a top 2: the boundary moves to 2.
+    v = judge_answer("q", g, {"columns": ["w", "n"], "rows": [["b", 1], ["c", 2]]})
+    assert v.verdict == "no_match" and "boundary value 2 instead of 1" in v.why

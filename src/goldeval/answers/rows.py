@@ -480,6 +480,14 @@ def _order(e: _Encoded, golden: Sequence[Column], pred: Sequence[Column], pairin
 
 # --- top-N ----------------------------------------------------------------------------------------------------
 
+def _worst(v: np.ndarray, sign: float) -> int:
+    """Index of the worst kept value of a top-N column (the boundary), NULLs aside: SQLite sorts NULL first, so a
+    NULL in an ascending top-N sits above the boundary, not on it (``np.argmax`` picked the NaN and the boundary
+    read "nan"). All NULL: index 0."""
+    x = np.where(np.isnan(v), -np.inf, sign * v)
+    return int(np.argmax(x))
+
+
 def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any], rel_tol: float) -> dict[str, Any]:
     by = str(top.get("by"))
     direction = str(top.get("direction", "desc")).lower()
@@ -504,8 +512,8 @@ def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any], rel_tol: float) -
     n_g, n_p = gv.size, pv.size
     if n_p > n_g and n_g:
         # Every tied row returned? Rows above the boundary all there, every other row at the boundary value.
-        g_bound = gv[np.argmax(sign * gv)]
-        hb = hv[np.argmax(sign * gv)]
+        g_bound = gv[_worst(gv, sign)]
+        hb = hv[_worst(gv, sign)]
         at_g = numbers_close(gv, np.full(n_g, g_bound), hv, rel_tol=rel_tol)
         at_p = numbers_close(pv, np.full(n_p, g_bound), np.full(n_p, float(hb)), rel_tol=rel_tol)
         above_g, above_p = np.flatnonzero(~at_g), np.flatnonzero(~at_p)
@@ -518,9 +526,9 @@ def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any], rel_tol: float) -
         return {"qualifies": False, "why": f"{n_p} rows returned for a top {n_g}"}
     if n_g == 0:
         return {"qualifies": True, "boundary": None, "tie_break_differs": False}
-    g_bound = gv[np.argmax(sign * gv)]   # worst value kept in the golden
-    p_bound = pv[np.argmax(sign * pv)]
-    half = hv[np.argmax(sign * gv)]
+    g_bound = gv[_worst(gv, sign)]   # worst value kept in the golden
+    p_bound = pv[_worst(pv, sign)]
+    half = hv[_worst(gv, sign)]
     if not bool(numbers_close(np.array([g_bound]), np.array([p_bound]), np.array([half]), rel_tol=rel_tol)[0]):
         return {"qualifies": False, "boundary": float(g_bound), "why": f"boundary value {_num(p_bound)} instead of {_num(g_bound)}"}
     at_g = numbers_close(gv, np.full(n_g, g_bound), hv, rel_tol=rel_tol)
