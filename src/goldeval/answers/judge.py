@@ -66,7 +66,7 @@ __all__ = [
 
 JUDGE_NAME = "answer_judge"
 #: Bump when a rule changes a verdict (recorded with every run).
-JUDGE_VERSION = "1.0.0"
+JUDGE_VERSION = "1.1.0"  # 1.1.0: break-fix rules (tolerance of whole and computed numbers, prose hedges, mustNotUse USING/star, repeated columns)
 
 _MARKERS = ("PREFERRED", "ACCEPT", "DIVERGENT", "WRONG", "REQUIRED", "CREDITED")
 _MATERIAL_ROWS = 200
