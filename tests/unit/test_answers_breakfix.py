@@ -422,3 +422,25 @@ def test_top_n_boundary_ignores_nulls():
     # Dropping the NULL row for (c, 2) is not a top 2: the boundary moves to 2.
     v = judge_answer("q", g, {"columns": ["w", "n"], "rows": [["b", 1], ["c", 2]]})
     assert v.verdict == "no_match" and "boundary value 2 instead of 1" in v.why
+
+
+@pytest.mark.parametrize("text, verdict", [
+    ("There is no data issue here: the answer is 42.", "needs_human"),   # was match: a refusal phrase beside an answer
+    ("Cannot be sure, but it is 42.", "needs_human"),                    # was near_match
+    ("O+ is the most common (the database does not record Rh factor separately).", "needs_human"),  # was match
+    ("I cannot answer: the data has no blood type field.", "match"),     # declines, names what is missing
+    ("It is not possible to answer: the database does not record blood type.", "match"),
+    ("I cannot answer this.", "near_match"),                             # declines, generically
+])
+def test_refusal_phrase_beside_an_answer_is_not_a_refusal(text, verdict):
+    q = "What is the most common blood type among cardiology patients?"
+    assert judge_answer(q, {"kind": "unanswerable"}, {"text": text}).verdict == verdict
+
+
+def test_refusal_phrase_beside_an_answer_against_a_value_golden():
+    g = {"kind": "value", "columns": ["blood_type"], "rows": [["O+"]]}
+    # Was no_match 9 ("the answer declines"): it answers O+ and only notes a limit of the data.
+    v = judge_answer("q", g, {"text": "O+ is the most common (the database does not record Rh factor separately)."})
+    assert v.verdict == "needs_human"
+    # A plain refusal is still no_match (seed-aj-refusal-vs-value).
+    assert judge_answer("q", g, {"text": "The model has no blood entity, so I cannot compute this."}).verdict == "no_match"

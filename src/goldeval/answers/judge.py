@@ -529,6 +529,9 @@ def _judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[s
     details: dict[str, Any] = {"prose": {"numbers": list(prose.numbers), "refusal": prose.refusal, "hedged": prose.hedged,
                                          "grader_text_ignored": prose.injected or None}}
     inj = " Text aimed at the grader was ignored (it is data)." if prose.injected else ""
+    if prose.refusal and not prose.numbers and _ASSERTS.search(prose.answer_text):
+        return _undecided("The answer has a refusal phrase but also asserts an answer ('O+ is the most common (Rh is not "
+                          "recorded)'): whether it declines is a prose question." + inj, "prose grain", details=details, **common)
     if prose.refusal and not prose.numbers:
         return _verdict("no_match", 9, "The answer declines, but the golden has a value: a refusal passes only against an unanswerable golden." + inj,
                         mismatch="refusal", details=details, **common)
@@ -615,6 +618,14 @@ def _in_enumeration(text: str, golden: str) -> bool:
     return False
 
 
+#: Phrases that assert an answer ("the answer is", "X is the most common", "it is A+").
+_ASSERTS = re.compile(
+    r"\b(?:the|my) answer is\b|\bis the (?:most|least|largest|smallest|highest|lowest|top|biggest)\b"
+    r"|\b(?:it|that) (?:is|was|'s)\s+(?!not\b|impossible\b|unclear\b|unknown\b|possible\b|not possible\b)[\w+-]",
+    re.IGNORECASE,
+)
+
+
 def _judge_unanswerable(question: str, prediction: Mapping[str, Any], *, gold: tuple[str, str | None]) -> Verdict:
     text = prediction.get("text") or ""
     rows = prediction.get("rows")
@@ -623,6 +634,13 @@ def _judge_unanswerable(question: str, prediction: Mapping[str, Any], *, gold: t
     details: dict[str, Any] = {"prose": {"numbers": list(prose.numbers), "refusal": prose.refusal, "names_missing": prose.names_missing,
                                          "grader_text_ignored": prose.injected or None}}
     has_rows = isinstance(rows, list) and len(rows) > 0
+    answers = bool(prose.numbers) or bool(_ASSERTS.search(prose.answer_text))
+    if prose.refusal and not has_rows and answers:
+        # "There is no data issue: the answer is 42", "O+ is the most common (the database does not record Rh)":
+        # a refusal phrase beside an answer is not a refusal (both were match).
+        details["prose"]["also_answers"] = True
+        return _undecided("The golden is unanswerable; the answer has a refusal phrase but also states an answer: whether it "
+                          "declines is a prose question.", "prose grain", details=details, **common)
     if prose.refusal and not has_rows:
         if prose.names_missing:
             return _verdict("match", 8, "The golden is unanswerable and the answer declines, naming what the data lacks.", details=details, **common)
