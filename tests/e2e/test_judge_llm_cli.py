@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -126,3 +127,18 @@ def test_judge_refuses_the_answering_model_named_answer_model(files):
     attempts = write(tmp / "attempts2.jsonl", renamed)
     res = CliRunner().invoke(main, ["judge", cases, attempts, "--llm", "answer-model", "--base-url", "http://127.0.0.1:9/v1", "--no-store"])
     assert res.exit_code == 2 and "choose another judge model" in res.output
+
+
+def test_judge_dry_run_writes_the_count_to_out(tmp_path):
+    # `judge --llm M --dry-run --out -`: stdout is the rule results plus what the LLM stage would send (2 of the
+    # 22 example cases are undecided by rule on arm A), and nothing is sent.
+    from click.testing import CliRunner
+
+    from goldeval.cli import main
+
+    ex = Path(__file__).resolve().parents[2] / "examples" / "sql"
+    res = CliRunner().invoke(main, ["judge", str(ex / "cases.jsonl"), str(ex / "arm_a.jsonl"), "--db", str(ex / "clinic.sqlite"),
+                                    "--llm", "gpt-test", "--dry-run", "--no-store", "--out", "-", "-q"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["llm_dry_run"]["dry_run"] is True and data["llm_dry_run"]["sent"] == 2 and data["aggregate"]["n"] == 22

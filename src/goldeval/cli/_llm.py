@@ -150,7 +150,8 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
     LLM in a resumed run are skipped. The merged per-case records are recorded again (the store keeps the last
     record of a case) and the recorder is finished with the merged results.
 
-    Returns the merged results, or ``None`` after a ``--dry-run`` (the count is printed on stderr).
+    Returns the merged results, or ``None`` after a ``--dry-run`` (the count is printed on stderr and kept in
+    ``rule_results["llm_dry_run"]``, so that ``--out`` still writes what the run would do).
     Raises InputError (bad option, the judge model answered these cases) or JudgeError (endpoint refuses).
     """
     from goldeval.judge import JudgeCache, judge_cases
@@ -196,6 +197,7 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
             f"{results['http_calls']} would be sent.",
             err=True,
         )
+        rule_results["llm_dry_run"] = results
         return None
     merged = merge_llm(rule_results, results)
     if recorder is not None:

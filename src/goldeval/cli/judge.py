@@ -53,10 +53,13 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ga
         if llm_opts.enabled:  # the cases the rules could not decide go to the LLM judge (issue 6)
             from goldeval.cli._llm import run_llm_stage
 
-            results = run_llm_stage(results, cases, attempts, llm_opts, answer_config=config, recorder=recorder,
-                                    console=None if quiet else console)
-            if results is None:  # --dry-run: the count was printed
+            merged = run_llm_stage(results, cases, attempts, llm_opts, answer_config=config, recorder=recorder,
+                                   console=None if quiet else console)
+            if merged is None:  # --dry-run: the count was printed; --out gets the rule results and the count
+                if out:
+                    write_json(results, out)
                 return EXIT_OK
+            results = merged
         if run_store.note and not quiet:
             click.echo(f"goldeval: {run_store.note}", err=True)
         if not quiet:
