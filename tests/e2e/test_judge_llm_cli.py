@@ -142,3 +142,18 @@ def test_judge_dry_run_writes_the_count_to_out(tmp_path):
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["llm_dry_run"]["dry_run"] is True and data["llm_dry_run"]["sent"] == 2 and data["aggregate"]["n"] == 22
+
+
+def test_judge_refuses_the_answering_model_before_any_work(tmp_path):
+    # The attempt names the model that wrote it (a provider prefix and a snapshot date: the same model as gpt-4o).
+    from click.testing import CliRunner
+
+    from goldeval.cli import main
+
+    ex = Path(__file__).resolve().parents[2] / "examples" / "sql"
+    att = tmp_path / "att.jsonl"
+    att.write_text('{"id": "q01", "text": "42", "model": "openai/gpt-4o-2024-08-06"}\n')
+    store = tmp_path / "g.db"
+    res = CliRunner().invoke(main, ["judge", str(ex / "cases.jsonl"), str(att), "--llm", "gpt-4o", "--store", str(store), "-q"])
+    assert res.exit_code == 2 and "never judges its own answers" in res.stderr
+    assert not store.exists()  # refused before anything was judged or recorded

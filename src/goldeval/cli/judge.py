@@ -44,6 +44,10 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ga
     check_writable(out)
     # a bad gates file, or a gate on a metric the judge never produces, fails before any judging
     definition = load_definition(gates, scorer=JUDGE_NAME)
+    if llm_opts.enabled:
+        from goldeval.cli._llm import llm_config
+
+        _refuse_answering_model(attempts, llm_config(llm_opts).model)  # before any judging, not after the rules
     with run_store.recording(
         scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION, inputs={"cases": cases, "attempts": attempts, "db": db},
         config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION, rubric_text=rubric_text(cases),
@@ -70,6 +74,23 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ga
     if out:
         write_json(results, out)
     sys.exit(code)
+
+
+def _refuse_answering_model(attempts_path: str, judge_model: str | None) -> None:
+    """Refuse, before any work, a judge model that produced some of the answers (the attempt's ``model`` or
+    ``answer_model`` field names it): a model never judges its own answers."""
+    from goldeval.errors import InputError
+    from goldeval.io import Row, read_rows
+    from goldeval.judge.run import same_model
+
+    for item in read_rows(attempts_path):
+        if isinstance(item, Row):
+            answered_by = item.data.get("model") or item.data.get("answer_model")
+            if isinstance(answered_by, str) and same_model(answered_by, judge_model):
+                raise InputError(
+                    f"{attempts_path}:{item.line}: this answer was produced by {answered_by!r}, the judge model given "
+                    f"with --llm ({judge_model!r}). A model never judges its own answers: choose another judge model."
+                )
 
 
 def render_judge(results: dict[str, Any], console: Any) -> None:
