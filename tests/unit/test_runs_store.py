@@ -524,6 +524,33 @@ def test_a_writer_process_error_reaches_the_caller(store):
     assert store.db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
 
 
+def test_ctrl_c_is_not_held_while_waiting_for_a_writer_that_does_not_answer(store):
+    # break-fix: waiting for the writer process's reply held SIGINT/SIGTERM for up to WRITER_REPLY_TIMEOUT_S (600 s):
+    # with a wedged writer, Ctrl-C and `kill` did nothing for ten minutes. Expected: the wait is interrupted at once,
+    # and a reply left unread is dropped by the next call (so replies stay paired with their messages).
+    import multiprocessing as mp
+    import os
+    import signal
+    import threading
+    import time
+
+    rec = start_run(store, meta(), background=False)
+    to_writer_r, rec._to_writer = mp.Pipe(duplex=False)
+    rec._from_writer, from_writer_w = mp.Pipe(duplex=False)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        rec._ask_writer(b"sync")  # nobody answers
+    assert time.monotonic() - t0 < 5
+    assert to_writer_r.recv_bytes() == b"sync"
+    from_writer_w.send_bytes(b'{"n": 1, "error": null}')  # the late answer to the interrupted sync
+    from_writer_w.send_bytes(b'{"n": 2, "error": null}')  # the answer to the next one
+    assert rec._ask_writer(b"sync") == {"n": 2, "error": None}
+    rec._to_writer = rec._from_writer = None
+    rec.close()
+
+
 def test_headline_of_an_undefined_metric_is_none_not_its_seed():
     # A run where no row scored: its whole_note_f1_mean is undefined; runs list must not show "F1 0.000".
     from goldeval.runs.store import headline

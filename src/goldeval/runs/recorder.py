@@ -137,6 +137,7 @@ class Recorder:
         self._proc: Any = None
         self._to_writer: Any = None
         self._from_writer: Any = None
+        self._unanswered = 0  # sync / stop messages sent to the writer process whose reply was not read yet
         self._deferred = deferred
         self._queue: queue.Queue[list[tuple[Any, ...]] | None] = queue.Queue(maxsize=1)
         self._thread: threading.Thread | None = None
@@ -275,16 +276,29 @@ class Recorder:
         _widen_pipe(self._to_writer)
 
     def _ask_writer(self, message: bytes) -> dict[str, Any]:
-        """Send ``sync`` / ``stop`` to the writer process and wait for its answer (everything before is committed)."""
+        """Send ``sync`` / ``stop`` to the writer process and wait for its answer (everything before is committed).
+
+        Sending and reading a reply are never cut half-way by Ctrl-C / SIGTERM (they are held for those moments);
+        the wait in between is interruptible, so a writer that does not answer never makes Ctrl-C wait for
+        ``WRITER_REPLY_TIMEOUT_S``. A reply left unread by an interrupted wait is read and dropped by the next call.
+        """
         try:
-            with _signals_deferred():  # never leave a message half-sent or a reply half-read
+            with _signals_deferred():  # never leave a message half-sent
                 self._to_writer.send_bytes(message)
-                if not self._from_writer.poll(WRITER_REPLY_TIMEOUT_S):
+                self._unanswered += 1
+            deadline = time.monotonic() + WRITER_REPLY_TIMEOUT_S
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self._from_writer.poll(remaining):  # Ctrl-C may interrupt this wait
                     raise StoreError(
                         f"run store: the writer process of run {self.run_id} did not answer within "
                         f"{WRITER_REPLY_TIMEOUT_S:.0f} s; the run can be resumed."
                     )
-                reply = orjson.loads(self._from_writer.recv_bytes())
+                with _signals_deferred():  # never leave a reply half-read
+                    reply = orjson.loads(self._from_writer.recv_bytes())
+                    self._unanswered -= 1
+                if self._unanswered == 0:
+                    break
         except (EOFError, BrokenPipeError, OSError) as exc:
             raise StoreError(f"run store: the writer process of run {self.run_id} ended unexpectedly ({exc!r}); the run can be resumed.") from exc
         if reply.get("error"):
