@@ -103,3 +103,25 @@ def test_append_regressions_skips_repeats_among_the_new_entries(tmp_path):
     e1 = {"id": "q1", "answer": {"rows": [[3]]}, "verdict": "match", "reviewer": "ana", "reviewed_at": "t1"}
     assert append_regressions(path, [e1, {**e1, "reviewed_at": "t2"}]) == 1
     assert len(path.read_text().splitlines()) == 1
+
+
+def test_an_unwritable_regression_file_is_an_input_error_and_a_retry_completes_it(tmp_path):
+    # break-fix: an unwritable --regressions (here: its folder is a file) failed as "internal error: ..." after the
+    # verdicts were recorded; expected: a message saying so, and importing again appends what was missed.
+    from goldeval.runs.recorder import start_run
+    from goldeval.runs.regressions import import_review
+    from goldeval.runs.store import RunMeta, RunStore
+
+    with RunStore(tmp_path / "g.db") as st:
+        rec = start_run(st, RunMeta(run_key="k", scorer_name="answer_judge", scorer_version="1", dataset_hash="d"), background=False)
+        rec.record({"id": "q1", "status": "scored", "verdict": "needs_human"})
+        rec.finish({"aggregate": {"n": 1}})
+        rec.close()
+        filled = tmp_path / "review.jsonl"
+        filled.write_text(json.dumps({"run_id": rec.run_id, "id": "q1", "answer": {"text": "3"}, "verdict": "match", "reviewer": "ana"}) + "\n")
+        (tmp_path / "blocker").write_text("a file where a folder should be")
+        with pytest.raises(InputError, match="cannot append to the regression file.*the 1 verdict\\(s\\) were recorded in the store"):
+            import_review(st, filled, regressions_path=tmp_path / "blocker" / "r.jsonl")
+        again = import_review(st, filled, regressions_path=tmp_path / "r.jsonl")
+        assert (again["n_imported"], again["n_already"], again["n_appended"]) == (0, 1, 1)
+        assert len(st.reviews(rec.run_id)) == 1

@@ -387,7 +387,14 @@ def import_review(
                 "run_id": run["id"],
                 "note": d.get("note"),
             })
-    appended = append_regressions(regressions_path, entries) if regressions_path is not None else 0
+    try:
+        appended = append_regressions(regressions_path, entries) if regressions_path is not None else 0
+    except OSError as exc:
+        raise InputError(
+            f"{regressions_path}: cannot append to the regression file ({exc.strerror}); the {len(imported)} verdict(s) "
+            "were recorded in the store. Make the file writable (or pass another --regressions) and import the same "
+            "file again: recorded verdicts are not recorded twice, and the regression file gets them."
+        ) from None
     return {
         "n_imported": len(imported),
         "n_pending": pending,
