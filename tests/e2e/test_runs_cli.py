@@ -125,6 +125,18 @@ def test_runs_list_with_a_filter_that_matches_nothing_says_so(tokenizer_runs):
     assert "no run matches --arm nope (drop the filter to see every run)" in out and "no run recorded" not in out
 
 
+def test_brackets_in_arm_names_print_as_written(tmp_path):
+    # break-fix: an arm named "a[/]b" made `runs list`, `runs show` and `compare` crash (rich read it as markup:
+    # "internal error: MarkupError"), so one odd name made the whole store unlistable.
+    store = tmp_path / "g.db"
+    run("score", PRIMOCK, "--store", store, "-q", "--arm", "a[/]b")
+    run("score", PRIMOCK, "--store", store, "-q", "--arm", "[red]x", "--tokenizer", "unicode")
+    assert "a[/]b" in run("runs", "list", "--store", store)
+    assert "a[/]b" in run("runs", "show", "latest~1", "--store", store)
+    result = CliRunner().invoke(main, ["compare", "latest~1", "latest", "--store", str(store)])
+    assert result.exit_code == 0 and "(a[/]b)" in result.output and "([red]x)" in " ".join(result.output.split())
+
+
 def test_reading_commands_never_create_a_store(tmp_path):
     missing = tmp_path / "none.db"
     result = CliRunner().invoke(main, ["runs", "list", "--store", str(missing)])

@@ -19,6 +19,14 @@ RENDERERS: dict[str, str] = {
 }
 
 
+def _e(value: Any) -> str:
+    """*value* as text with rich markup escaped: ids, arm names, paths, configuration and judge text are data, and
+    a ``[/]`` or ``[red]`` in them must print as written (``[/]`` in an arm name made `runs list` crash)."""
+    from rich.markup import escape
+
+    return escape(str(value))
+
+
 def _when(stamp: str | None) -> str:
     return "—" if not stamp else stamp[:19].replace("T", " ")
 
@@ -58,7 +66,7 @@ def render_runs_list(runs: list[Mapping[str, Any]], console: Any, *, filters: Ma
         value = r.get("headline_value")
         head = "—" if name is None else f"{_SHORT.get(name, name)} {'undefined' if value is None else fmt(value)}"
         gates = _gates(r.get("gates_passed")) if r["status"] == "finished" else f"({r['status']})"
-        table.add_row(r["id"], r.get("arm") or "—", _when(r.get("created_at"))[5:16], r["scorer_name"], fmt(n), head, gates)
+        table.add_row(*(_e(x) for x in (r["id"], r.get("arm") or "—", _when(r.get("created_at"))[5:16], r["scorer_name"], fmt(n), head, gates)))
     console.print(table)
 
 
@@ -66,7 +74,7 @@ def render_run_header(run: Mapping[str, Any], console: Any) -> None:
     """What pins a run: id, arm, times, versions, hashes, inputs and configuration."""
     from rich.table import Table
 
-    table = Table(title=f"run {run['id']}", title_justify="left", show_header=False)
+    table = Table(title=f"run {_e(run['id'])}", title_justify="left", show_header=False)
     table.add_column("key")
     table.add_column("value", overflow="fold")
     rows = [
@@ -88,7 +96,7 @@ def render_run_header(run: Mapping[str, Any], console: Any) -> None:
         rows.append((f"config {key}", str(value)))
     rows.append(("cases recorded", str(run.get("n_recorded", "—"))))
     for k, v in rows:
-        table.add_row(k, v)
+        table.add_row(_e(k), _e(v))
     console.print(table)
 
 
@@ -104,10 +112,10 @@ def render_generic(results: Mapping[str, Any], console: Any) -> None:
         if key == "undefined" or isinstance(value, (dict, list)):
             continue
         shown = "undefined" if key in (agg.get("undefined") or {}) else fmt(value) if isinstance(value, (int, float)) else str(value)
-        table.add_row(key, shown)
+        table.add_row(_e(key), _e(shown))
     console.print(table)
     for metric, why in (agg.get("undefined") or {}).items():
-        console.print(f"[yellow]{metric} undefined: {why}[/]")
+        console.print(f"[yellow]{_e(metric)} undefined: {_e(why)}[/]")
 
 
 def render_run(run: Mapping[str, Any], console: Any) -> None:
@@ -117,8 +125,8 @@ def render_run(run: Mapping[str, Any], console: Any) -> None:
     results = run.get("results")
     if results is None:
         console.print(
-            f"[yellow]run {run['id']} did not finish ({run['status']}): {run.get('n_recorded', 0)} case(s) recorded. "
-            "Run the same command again to resume it (or pass --resume " + run["id"] + ").[/]"
+            f"[yellow]run {_e(run['id'])} did not finish ({_e(run['status'])}): {run.get('n_recorded', 0)} case(s) recorded. "
+            "Run the same command again to resume it (or pass --resume " + _e(run["id"]) + ").[/]"
         )
         return
     target = RENDERERS.get(run["scorer_name"])
@@ -133,7 +141,7 @@ def render_run(run: Mapping[str, Any], console: Any) -> None:
     gates = results.get("gates")
     if isinstance(gates, Mapping) and gates.get("summary"):
         style = "green" if gates.get("passed") else "red"
-        console.print(f"[{style}]gates: {gates['summary']}[/]", highlight=False)
+        console.print(f"[{style}]gates: {_e(gates['summary'])}[/]", highlight=False)
 
 
 def _pr(p: Mapping[str, Any] | None) -> str:
@@ -165,14 +173,14 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
     ra, rb = cmp["runs"]["a"] or {}, cmp["runs"]["b"] or {}
     label_a = f"A {ra.get('id', '?')} ({ra.get('arm') or 'no arm'})"
     label_b = f"B {rb.get('id', '?')} ({rb.get('arm') or 'no arm'})"
-    console.print(f"[bold]compare[/] {label_a} → {label_b}", highlight=False)
+    console.print(f"[bold]compare[/] {_e(label_a)} → {_e(label_b)}", highlight=False)
     console.print(f"cases: {cmp['n_common']} in both · {len(cmp['added'])} added in B · {len(cmp['removed'])} removed from A", highlight=False)
     for w in cmp.get("warnings") or []:
-        console.print(f"[yellow]warning: {w}[/]")
+        console.print(f"[yellow]warning: {_e(w)}[/]")
     for name, ids in (("added", cmp["added"]), ("removed", cmp["removed"])):
         if ids:
             shown = ", ".join(ids[:max_rows]) + (f" … (+{len(ids) - max_rows})" if len(ids) > max_rows else "")
-            console.print(f"  {name}: {shown}", highlight=False)
+            console.print(f"  {name}: {shown}", highlight=False, markup=False)
     v = cmp.get("verdicts")
     if v:
         console.print(f"pass rate A: {_pr(v['pass_rate']['a'])}", highlight=False)
@@ -188,7 +196,7 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
             t.add_column("A: verdict · why", overflow="fold")
             t.add_column("B: verdict · why", overflow="fold")
             for r in rows[:max_rows]:
-                t.add_row(r["id"], f"{r['a']['verdict']} · {r['a']['why'] or ''}", f"{r['b']['verdict']} · {r['b']['why'] or ''}")
+                t.add_row(_e(r["id"]), _e(f"{r['a']['verdict']} · {r['a']['why'] or ''}"), _e(f"{r['b']['verdict']} · {r['b']['why'] or ''}"))
             console.print(t)
             if len(rows) > max_rows:
                 console.print(f"  … and {len(rows) - max_rows} more (all in the JSON under verdicts.flips.{key})")
@@ -199,10 +207,10 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
             f"{len(nm['flickering'])} flickering (near_match in one run only: judge noise)"
         )
         for r in nm["flickering"][:max_rows]:
-            console.print(f"  flickering {r['id']}: A {r['a']['verdict']} → B {r['b']['verdict']}", highlight=False)
+            console.print(f"  flickering {r['id']}: A {r['a']['verdict']} → B {r['b']['verdict']}", highlight=False, markup=False)
         if v["left_decided"]:
             console.print(f"decided in one run only: {len(v['left_decided'])} (e.g. " + ", ".join(
-                f"{r['id']} {r['a']}→{r['b']}" for r in v["left_decided"][:5]) + ")", highlight=False)
+                f"{r['id']} {r['a']}→{r['b']}" for r in v["left_decided"][:5]) + ")", highlight=False, markup=False)
         m = v["mcnemar"]
         if m["p_value"] is None:
             console.print(f"McNemar exact: {m['note']}")
@@ -221,7 +229,7 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
             for col in ("case", "A", "B", "delta"):
                 t.add_column(col, justify="left" if col == "case" else "right")
             for r in s["biggest_movers"]:
-                t.add_row(r["id"], fmt(r["a"], 4), fmt(r["b"], 4), f"{r['delta']:+.4f}")
+                t.add_row(_e(r["id"]), fmt(r["a"], 4), fmt(r["b"], 4), f"{r['delta']:+.4f}")
             console.print(t)
         if s["scored_in_one_only"]:
             console.print(f"scored in one run only: {len(s['scored_in_one_only'])}")
