@@ -258,9 +258,9 @@ class _Collector:
         rid = rec.get("id")
         if rid is not None and rid in self.seen:
             rec = _failure(rec["line"], rid, f"{src}:{rec['line']}: id {rid!r} repeats line {self.seen[rid]}. Ids must be unique; remove or rename the duplicate.")
+            # Not recorded as a case: the store keys cases by id, and any made-up id could collide with a real
+            # one. The row is listed under failures (stored with the run) and found again on every re-run.
             self.failures.append({k: rec[k] for k in ("line", "id", "error")})
-            if self.recorder is not None:
-                self.recorder.record({"id": f"{rid}#line{rec['line']}", "status": "error", "line": rec["line"], "error": rec["error"]})
             return
         if rid is not None:
             self.seen[rid] = rec["line"]

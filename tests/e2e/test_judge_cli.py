@@ -159,3 +159,25 @@ def test_judge_gates_on_pass_rate(tmp_path):
         assert res.exit_code == code, res.output
         data = json.loads(out.read_text())
         assert data["gates"]["passed"] is (code == 0)
+
+
+def test_judge_with_no_case_judged_exits_2(tmp_path):
+    # Found by a newcomer: cases and attempts given in the wrong order made all 22 cases unscored, exit 0.
+    from click.testing import CliRunner
+
+    from goldeval.cli import main
+
+    ex = Path(__file__).resolve().parents[2] / "examples" / "sql"
+    res = CliRunner().invoke(main, ["judge", str(ex / "arm_a.jsonl"), str(ex / "cases.jsonl"), "--db", str(ex / "clinic.sqlite"), "--no-store", "-q"])
+    assert res.exit_code == 2
+    assert "no case could be judged (22 cases, 22 unscored)" in res.stderr and "argument order" in res.stderr
+
+
+def test_judge_dry_run_without_llm_is_a_usage_error(tmp_path):
+    from click.testing import CliRunner
+
+    from goldeval.cli import main
+
+    ex = Path(__file__).resolve().parents[2] / "examples" / "sql"
+    res = CliRunner().invoke(main, ["judge", str(ex / "cases.jsonl"), str(ex / "arm_a.jsonl"), "--dry-run", "--no-store"])
+    assert res.exit_code == 2 and "give --llm MODEL" in res.stderr

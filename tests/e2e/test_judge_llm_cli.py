@@ -157,3 +157,35 @@ def test_judge_refuses_the_answering_model_before_any_work(tmp_path):
     res = CliRunner().invoke(main, ["judge", str(ex / "cases.jsonl"), str(att), "--llm", "gpt-4o", "--store", str(store), "-q"])
     assert res.exit_code == 2 and "never judges its own answers" in res.stderr
     assert not store.exists()  # refused before anything was judged or recorded
+
+
+def test_llm_stage_failure_leaves_the_run_interrupted_not_finished(tmp_path, monkeypatch):
+    # No endpoint answers (nothing listens on this port): the LLM stage stops the run (exit 3). The store must not
+    # hold a "finished" run made of the rule verdicts alone; the run stays resumable.
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from goldeval.cli import main
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    ex = Path(__file__).resolve().parents[2] / "examples" / "sql"
+    store = tmp_path / "g.db"
+    res = CliRunner().invoke(main, ["judge", str(ex / "cases.jsonl"), str(ex / "arm_a.jsonl"), "--db", str(ex / "clinic.sqlite"),
+                                    "--llm", "judge-model", "--base-url", "http://127.0.0.1:9/v1", "--store", str(store), "-q"])
+    assert res.exit_code == 3, res.output
+    statuses = [r[0] for r in sqlite3.connect(store).execute("SELECT status FROM runs")]
+    assert statuses == ["interrupted"]
+
+
+def test_llm_dry_run_records_nothing(tmp_path):
+    from click.testing import CliRunner
+
+    from goldeval.cli import main
+
+    ex = Path(__file__).resolve().parents[2] / "examples" / "sql"
+    store = tmp_path / "g.db"
+    res = CliRunner().invoke(main, ["judge", str(ex / "cases.jsonl"), str(ex / "arm_a.jsonl"), "--db", str(ex / "clinic.sqlite"),
+                                    "--llm", "judge-model", "--dry-run", "--store", str(store), "-q"])
+    assert res.exit_code == 0, res.output
+    assert not store.exists()

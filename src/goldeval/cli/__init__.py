@@ -51,8 +51,17 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
 
+def _debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        from goldeval.cli._common import DEBUG
+
+        DEBUG["on"] = True
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="goldeval")
+@click.option("--debug", is_flag=True, expose_value=False, is_eager=True, callback=_debug,
+              help="Print the traceback of an internal error (exit 3).")
 def main() -> None:
     """goldeval: score model output against golden references and gate the run.
 

@@ -17,6 +17,10 @@ EXIT_GATE_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+#: Set by ``goldeval --debug``: print the traceback of an internal error.
+DEBUG = {"on": False}
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,12 +62,24 @@ def guarded(func: F) -> F:
             sys.exit(EXIT_INTERRUPTED)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except click.exceptions.Abort:  # a confirmation with no answer (no terminal, EOF)
+            fail("aborted: a confirmation got no answer (no terminal?). Pass --yes to confirm on the command line.", EXIT_BAD_INPUT)
+        except BrokenPipeError:
+            # the reader stopped reading (`| head`): stop quietly, as a shell pipeline expects (128 + SIGPIPE)
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(EXIT_BROKEN_PIPE)
         except Exception as exc:  # an internal bug: say so plainly, keep the traceback on request
             import traceback
 
-            if "--debug" in sys.argv:
+            if DEBUG["on"]:
                 traceback.print_exc()
-            fail(f"internal error: {type(exc).__name__}: {exc} (please report it; run again with --debug for the traceback)", EXIT_INTERNAL)
+            fail(
+                f"internal error: {type(exc).__name__}: {exc} (please report it; run again as `goldeval --debug ...` "
+                "for the traceback)",
+                EXIT_INTERNAL,
+            )
 
     return wrapper  # type: ignore[return-value]
 

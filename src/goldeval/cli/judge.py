@@ -7,10 +7,11 @@ from typing import Any
 
 import click
 
-from goldeval.cli._common import EXIT_OK, check_writable, guarded, report_console, write_json
+from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, check_writable, fail, guarded, report_console, write_json
 from goldeval.cli._gating import apply_gates, gates_option, load_definition
 from goldeval.cli._llm import llm_options
 from goldeval.cli._store import store_options
+from goldeval.errors import InputError
 
 
 @click.command()
@@ -18,7 +19,7 @@ from goldeval.cli._store import store_options
 @click.argument("attempts", type=click.Path(dir_okay=False, path_type=str))
 @click.option("--db", default=None, type=click.Path(dir_okay=False, path_type=str),
               help="SQLite (or DuckDB) file: re-execute each attempt's final_query read-only; those rows are judged.")
-@click.option("--out", default=None, help="Write the results JSON here ('-' for stdout).")
+@click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' for stdout).")
 @click.option("--timeout", "timeout_s", type=float, default=5.0, show_default=True, help="Time limit per query, seconds.")
 @click.option("--max-rows", type=int, default=1_000_000, show_default=True, help="Row limit per query (more: the case is unscored).")
 @click.option("--no-canonical", is_flag=True, help="Do not execute the goldens' canonical_query (to fill in or check golden rows).")
@@ -44,16 +45,23 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ga
     check_writable(out)
     # a bad gates file, or a gate on a metric the judge never produces, fails before any judging
     definition = load_definition(gates, scorer=JUDGE_NAME)
+    if llm_opts.dry_run and not llm_opts.enabled:
+        raise InputError("--dry-run counts the calls the LLM judge would make: give --llm MODEL with it.")
     if llm_opts.enabled:
         from goldeval.cli._llm import llm_config
 
         _refuse_answering_model(attempts, llm_config(llm_opts).model)  # before any judging, not after the rules
+        if llm_opts.dry_run:
+            run_store.no_store = True  # a dry run records nothing: it must not become `latest` in the store
     with run_store.recording(
         scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION, inputs={"cases": cases, "attempts": attempts, "db": db},
         config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION, rubric_text=rubric_text(cases),
         dod=gates,
     ) as recorder:
-        results = judge_file(cases, attempts, config=config, recorder=recorder, keep_materials=llm_opts.enabled)
+        # With --llm the run is finished by the LLM stage: if that stage fails (no key, endpoint down) the run is
+        # left interrupted (resumable), never recorded as finished on the rule verdicts alone.
+        rule_recorder = _NoFinish(recorder) if (recorder is not None and llm_opts.enabled) else recorder
+        results = judge_file(cases, attempts, config=config, recorder=rule_recorder, keep_materials=llm_opts.enabled)
         if llm_opts.enabled:  # the cases the rules could not decide go to the LLM judge (issue 6)
             from goldeval.cli._llm import run_llm_stage
 
@@ -73,7 +81,26 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ga
             recorder.finish(results)  # again, now with the gate report (the last call wins)
     if out:
         write_json(results, out)
+    agg = results["aggregate"]
+    if agg.get("n", 0) == 0 or agg.get("unscored", 0) == agg.get("n", 0):
+        first = next((c.get("reason") for c in results["per_example"] if c.get("reason")), None) or (
+            results["failures"][0]["error"] if results.get("failures") else "no case")
+        fail(f"no case could be judged ({agg.get('n', 0)} cases, {agg.get('unscored', 0)} unscored); the first: {first.rstrip('.')}. "
+             "Check the argument order (CASES first, then ATTEMPTS) and --db.", EXIT_BAD_INPUT)
     sys.exit(code)
+
+
+class _NoFinish:
+    """A recorder that passes everything through except ``finish`` (the rule stage of a judge --llm run)."""
+
+    def __init__(self, recorder: Any) -> None:
+        self._recorder = recorder
+
+    def finish(self, results: dict[str, Any]) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._recorder, name)
 
 
 def _refuse_answering_model(attempts_path: str, judge_model: str | None) -> None:
@@ -108,6 +135,10 @@ def render_judge(results: dict[str, Any], console: Any) -> None:
         v = case["verdict"]
         style = {"match": "green", "no_match": "red", "near_match": "cyan"}.get(v, "yellow")
         flag = " (needs human)" if case.get("needs_human") and v != "needs_human" else ""
+        if case.get("gold_status") == "verified_wrong":
+            flag += " (golden verified_wrong: not in the pass rate)"
+        elif case.get("gold_status") == "suspect":
+            flag += " (golden suspect)"
         conf = "" if case.get("confidence") is None else str(case["confidence"])
         table.add_row(escape(case["id"]), f"[{style}]{v}[/]{flag}", conf, escape(case.get("why") or ""))
     console.print(table)
