@@ -86,11 +86,17 @@ def _score_record(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tok
     values = []
     for field, side in ((cfg.prediction_field, "prediction"), (cfg.reference_field, "reference")):
         if field not in data:
-            return _failure(line, rid, f"{where}: field '{field}' is missing. Add it, or name the {side} field with --{side}-field.")
+            have = ", ".join(repr(k) for k in list(data)[:12])
+            return _failure(
+                line, rid,
+                f"{where}: field '{field}' is missing (the row has {have}). Add it, or name the {side} field with --{side}-field.",
+            )
         value = data[field]
         if value is None:
             upstream = data.get("error")
-            note = f" (the row's error says: {shorten(upstream, 120)})" if isinstance(upstream, str) else ""
+            note = ""
+            if isinstance(upstream, str):
+                note = f" (the row's error says: \"{upstream[:117] + '...' if len(upstream) > 120 else upstream}\")"
             return _failure(line, rid, f"{where}: field '{field}' is null{note}; a row without a {side} cannot be scored and is counted in n_failed.")
         if not isinstance(value, (str, dict)):
             return _failure(
@@ -179,6 +185,10 @@ _W: dict[str, Any] = {}
 
 
 def _worker_init(cfg: FreeTextConfig, src: str) -> None:
+    import signal
+
+    # Ctrl-C is the main process's to handle (it stops the pool and exits 130); a worker just ends with it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _W["cfg"] = cfg
     _W["tok"] = get_tokenizer(cfg.tokenizer)
     _W["src"] = src

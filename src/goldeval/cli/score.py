@@ -23,7 +23,7 @@ from goldeval.cli._store import store_options
     show_default=True,
     help="Token rule: openscribe (ASCII, reproduces the published figures) or unicode (NFKC, any script).",
 )
-@click.option("--out", default=None, help="Write the results JSON here ('-' for stdout).")
+@click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' for stdout).")
 @click.option(
     "--workers", type=click.IntRange(min=1), default=None,
     help="Processes to score with, at most the number of cores (default: all cores for files of 10k rows or more, else 1).",

@@ -21,7 +21,8 @@ def render_freetext(results: dict[str, Any], console: Any, *, max_failures: int 
 
     agg = results["aggregate"]
     src = (results.get("input") or {}).get("path") or "rows"
-    table = Table(title="token F1", caption=str(src), title_justify="left", caption_justify="left")
+    console.print(f"token F1 of {src}", markup=False, highlight=False, soft_wrap=True)
+    table = Table(title_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_row("rows scored (n)", f"{agg['n']} of {agg['n_rows']}")
