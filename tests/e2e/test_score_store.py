@@ -48,3 +48,15 @@ def test_a_case_whose_row_another_record_replaced_is_not_lost_on_read(tmp_path):
     assert [e["id"] for e in written["per_example"]] == ["a#line3", "a"] and [f["line"] for f in written["failures"]] == [3]
     with RunStore(store) as st:
         assert st.get_run("latest")["results"]["per_example"] == written["per_example"]
+
+
+def test_compare_says_when_runs_were_measured_differently(tmp_path):
+    # PriMock57 under the two tokenizers: the same predictions, measured two ways. compare must say so beside the
+    # numbers (found by a newcomer: the difference was only under "differs" in the JSON).
+    store = tmp_path / "g.db"
+    src = str(EXAMPLES / "openscribe_primock57_predictions.jsonl")
+    for tok in ("openscribe", "unicode"):
+        assert CliRunner().invoke(main, ["score", src, "--tokenizer", tok, "--store", str(store), "-q"]).exit_code == 0
+    res = CliRunner().invoke(main, ["compare", "latest~1", "latest", "--store", str(store)])
+    assert res.exit_code == 0, res.output
+    assert "measured differently (tokenizer: openscribe → unicode)" in " ".join(res.output.split())

@@ -165,6 +165,11 @@ def _ci(b: Mapping[str, Any], scale: float = 1.0, unit: str = "", digits: int = 
     )
 
 
+def _short(value: object, width: int = 40) -> str:
+    text = str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) -> None:
     """``goldeval compare``: cases added/removed, verdict flips with both whys, stable / flickering near_match,
     McNemar, F1 movers and the bootstrap intervals."""
@@ -177,6 +182,20 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
     console.print(f"cases: {cmp['n_common']} in both · {len(cmp['added'])} added in B · {len(cmp['removed'])} removed from A", highlight=False)
     for w in cmp.get("warnings") or []:
         console.print(f"[yellow]warning: {_e(w)}[/]")
+    measured = {k: v for k, v in (cmp.get("differs") or {}).items() if k not in ("arm", "dataset_hash")}
+    if measured:
+        # A difference in how the runs were measured (tokenizer, judge, rubric, options) moves scores by itself:
+        # say so next to the numbers, so that it is not read as a change of the model under test.
+        items: list[str] = []
+        for k, (a, b) in measured.items():
+            if isinstance(a, dict) and isinstance(b, dict):  # the resolved options: name only those that differ
+                items += [f"{key}: {_short(a.get(key))} → {_short(b.get(key))}" for key in sorted(set(a) | set(b))
+                          if a.get(key) != b.get(key) and f"{key}:" not in " ".join(items)]
+            else:
+                items.append(f"{k}: {_short(a)} → {_short(b)}")
+        parts = "; ".join(items)
+        console.print(f"[yellow]note: the runs were measured differently ({_e(parts)}); part of any difference below "
+                      "comes from that, not from the model under test.[/]")
     for name, ids in (("added", cmp["added"]), ("removed", cmp["removed"])):
         if ids:
             shown = ", ".join(ids[:max_rows]) + (f" … (+{len(ids) - max_rows})" if len(ids) > max_rows else "")
