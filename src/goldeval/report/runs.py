@@ -223,7 +223,9 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
         nm = v["near_match"]
         console.print(
             f"near_match: {len(nm['stable'])} stable (near_match in both: a coverage finding) · "
-            f"{len(nm['flickering'])} flickering (near_match in one run only: judge noise)"
+            f"{len(nm['flickering'])} flickering (near_match in one run only: "
+            + ("judge noise, the answers are the same)" if "dataset_hash" not in (cmp.get("differs") or {})
+               else "the answers differ between the runs, so this may be the answers, not judge noise)")
         )
         for r in nm["flickering"][:max_rows]:
             console.print(f"  flickering {r['id']}: A {r['a']['verdict']} → B {r['b']['verdict']}", highlight=False, markup=False)
