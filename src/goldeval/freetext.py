@@ -185,13 +185,18 @@ _W: dict[str, Any] = {}
 
 
 def _worker_init(cfg: FreeTextConfig, src: str) -> None:
-    import signal
-
-    # Ctrl-C is the main process's to handle (it stops the pool and exits 130); a worker just ends with it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _W["cfg"] = cfg
     _W["tok"] = get_tokenizer(cfg.tokenizer)
     _W["src"] = src
+
+
+def _pool_worker_init(cfg: FreeTextConfig, src: str) -> None:
+    """Initializer of a worker *process* (never called in the main process: it would lose Ctrl-C there)."""
+    import signal
+
+    # Ctrl-C is the main process's to handle (it stops the pool and exits 130); a worker ends with the pool.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker_init(cfg, src)
 
 
 def _score_chunk(chunk: list[tuple[int, bytes]]) -> list[dict[str, Any] | tuple]:
@@ -393,7 +398,7 @@ def _run(
 
     ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
     window: list[Future[list[dict[str, Any]]]] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init, initargs=(cfg, src)) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_pool_worker_init, initargs=(cfg, src)) as pool:
         it = iter(chunks)
         exhausted = False
         while True:

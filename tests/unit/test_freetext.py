@@ -205,3 +205,12 @@ def test_partly_unreadable_text_is_scored_and_flagged(tmp_path):
 def test_bad_workers_is_refused(workers):
     with pytest.raises(InputError, match="workers: expected a whole number >= 1"):
         score_file(PRIMOCK, workers=workers)
+
+
+def test_scoring_in_this_process_keeps_ctrl_c(tmp_path):
+    # A one-worker run must not change this process's SIGINT handling (only pool workers ignore it).
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    score_file(PRIMOCK, workers=1)
+    assert signal.getsignal(signal.SIGINT) is before
