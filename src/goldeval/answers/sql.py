@@ -205,15 +205,7 @@ class ReadOnlyDatabase:
         self._conn.set_progress_handler(progress, 1000)
         try:
             cur = self._conn.execute(sql)
-            columns = [d[0] for d in cur.description] if cur.description else []
-            rows: list[tuple[Any, ...]] = []
-            while True:
-                batch = cur.fetchmany(10_000)
-                if not batch:
-                    break
-                rows.extend(batch)
-                if len(rows) > self.max_rows:
-                    raise QueryError(f"the query returned more than {self.max_rows} rows (the row limit). Narrow the query or raise --max-rows.")
+            columns, rows = self._fetch_limited(cur)
             if cur.description is None:
                 raise QueryError("the statement returned no result set (only a SELECT query can be judged).")
         except sqlite3.Error as exc:
@@ -232,6 +224,20 @@ class ReadOnlyDatabase:
             self._conn.set_progress_handler(None, 0)
         return QueryResult(columns, rows, time.monotonic() - start, "sqlite")
 
+    def _fetch_limited(self, cur: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Column names and rows of an executed cursor, fetched in blocks; more than ``max_rows`` rows raise
+        QueryError (the database is not asked for the rest)."""
+        columns = [d[0] for d in cur.description] if cur.description else []
+        rows: list[tuple[Any, ...]] = []
+        while True:
+            batch = cur.fetchmany(10_000)
+            if not batch:
+                break
+            rows.extend(batch)
+            if len(rows) > self.max_rows:
+                raise QueryError(f"the query returned more than {self.max_rows} rows (the row limit). Narrow the query or raise --max-rows.")
+        return columns, rows
+
     def _execute_duckdb(self, sql: str) -> QueryResult:
         import duckdb
         import sqlglot
@@ -249,15 +255,7 @@ class ReadOnlyDatabase:
         timer.start()
         try:
             cur = self._conn.execute(sql)
-            columns = [d[0] for d in cur.description] if cur.description else []
-            rows: list[tuple[Any, ...]] = []
-            while True:
-                batch = cur.fetchmany(10_000)
-                if not batch:
-                    break
-                rows.extend(batch)
-                if len(rows) > self.max_rows:
-                    raise QueryError(f"the query returned more than {self.max_rows} rows (the row limit). Narrow the query or raise --max-rows.")
+            columns, rows = self._fetch_limited(cur)
         except duckdb.InterruptException:
             raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
         except duckdb.Error as exc:

@@ -55,7 +55,7 @@ def load_definition(gates_path: str | None, *, scorer: str | None = None):
     return dod
 
 
-def apply_gates(results: dict, gates_path: str | None, console: Any, *, definition: Any = None) -> int:
+def apply_gates(results: dict, gates_path: str | None, console: Any, *, definition: Any = None, recorder: Any = None) -> int:
     """Evaluate the gates on *results*, store the report under ``results["gates"]``, print it, return the exit code.
 
     Args:
@@ -63,6 +63,8 @@ def apply_gates(results: dict, gates_path: str | None, console: Any, *, definiti
         gates_path: Path of the TOML definition of done, or ``None`` for no gating (returns 0, adds nothing).
         console: A rich Console for the table and the one-line summary.
         definition: An already loaded :class:`~goldeval.gates.DefinitionOfDone` (then ``gates_path`` is ignored).
+        recorder: The run's recorder, if any: when gates were applied, the run is finished again with the results
+            that now hold the gate report (the last ``finish`` wins), so the store keeps the decision.
 
     Returns:
         0 when every gate passes (or nothing was gated), 1 when a gate fails.
@@ -78,6 +80,8 @@ def apply_gates(results: dict, gates_path: str | None, console: Any, *, definiti
     report = evaluate_gates(results, dod)
     results["gates"] = report.to_dict()
     render_gate_report(report, console)
+    if recorder is not None:
+        recorder.finish(results)
     return EXIT_OK if report.passed else EXIT_GATE_FAILED
 
 

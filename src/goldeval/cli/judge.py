@@ -76,9 +76,7 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ga
             click.echo(f"goldeval: {run_store.note}", err=True)
         if not quiet:
             render_judge(results, console)
-        code = apply_gates(results, gates, console, definition=definition)
-        if recorder is not None and gates is not None:
-            recorder.finish(results)  # again, now with the gate report (the last call wins)
+        code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
     if out:
         write_json(results, out)
     agg = results["aggregate"]

@@ -58,9 +58,7 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     ) as recorder:
         results = score_label_file(file, recorder=recorder, refuse_empty=True, **options)
         _render_labels(results, console)
-        code = apply_gates(results, gates, console, definition=dod)
-        if recorder is not None and "gates" in results:
-            recorder.finish(results)  # again, now with the gate report (the last call wins)
+        code = apply_gates(results, gates, console, definition=dod, recorder=recorder)
     if run_store.note:
         click.echo(f"goldeval: {run_store.note}", err=True)
     if out is not None:

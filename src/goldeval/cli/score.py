@@ -70,9 +70,7 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, wor
             click.echo(f"goldeval: {run_store.note}", err=True)
         if not quiet:
             render_freetext(results, console)
-        code = apply_gates(results, gates, console, definition=definition)
-        if recorder is not None and gates is not None:
-            recorder.finish(results)  # again, now with the gate report (the last call wins)
+        code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
     if out:
         write_json(results, out)
     if results["aggregate"]["n"] == 0:
