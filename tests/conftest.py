@@ -52,3 +52,22 @@ def _no_judge_settings_from_the_environment(monkeypatch):
     for name in list(os.environ):
         if name.startswith("GOLDEVAL_JUDGE_"):
             monkeypatch.delenv(name)
+
+
+class FakeRecorder:
+    """An in-memory run-store recorder (the protocol of goldeval.runs.recorder): what a scorer recorded, and
+    what it finished with."""
+
+    def __init__(self, previous=None):
+        self._previous = previous or {}
+        self.records: list[dict] = []
+        self.finished = None
+
+    def previous(self):
+        return self._previous
+
+    def record(self, case):
+        self.records.append(case)
+
+    def finish(self, results):
+        self.finished = results

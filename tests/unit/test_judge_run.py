@@ -14,6 +14,7 @@ from goldeval.judge.cache import JudgeCache, cache_key
 from goldeval.judge.client import JudgeConfig
 from goldeval.judge.prompt import SYSTEM_PROMPT, SYSTEM_PROMPT_SHA256
 from goldeval.judge.run import judge_cases, route, same_model
+from conftest import FakeRecorder
 
 pytest.importorskip("openai")
 
@@ -289,20 +290,6 @@ def test_auth_failure_stops_the_run(server):
     assert server.calls <= 2
 
 
-class FakeRecorder:
-    def __init__(self, previous=None):
-        self._previous = previous or {}
-        self.records: list[dict] = []
-        self.finished = None
-
-    def previous(self):
-        return self._previous
-
-    def record(self, case):
-        self.records.append(case)
-
-    def finish(self, results):
-        self.finished = results
 
 
 def test_recorder_protocol_and_resume(server):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import FakeRecorder
 
 from goldeval.errors import InputError
 from goldeval.io import Row, RowError, read_rows
@@ -151,20 +152,6 @@ def test_no_positive_lists_labels():
         score_label_rows(_rows({"id": "1", "gold": "y", "pred": "n"}), positive=None)
 
 
-class FakeRecorder:
-    def __init__(self, previous=None):
-        self._previous = previous or {}
-        self.records: list[dict] = []
-        self.finished = None
-
-    def previous(self):
-        return self._previous
-
-    def record(self, case):
-        self.records.append(case)
-
-    def finish(self, results):
-        self.finished = results
 
 
 def test_recorder_gets_one_record_per_row_and_reuses_previous():
