@@ -65,10 +65,6 @@ class Tokenizer:
     def __call__(self, text: str) -> list[str]:
         return self.tokenize(text)
 
-    @property
-    def label(self) -> str:
-        """``name@version``, the form recorded in outputs."""
-        return f"{self.name}@{self.version}"
 
 
 # --- openscribe ---------------------------------------------------------------------------------------------

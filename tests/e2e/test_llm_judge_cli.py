@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from click.testing import CliRunner
@@ -34,8 +33,6 @@ def write(path, rows):
 @pytest.fixture
 def files(tmp_path, monkeypatch):
     monkeypatch.setenv("GOLDEVAL_HOME", str(tmp_path / "home"))
-    for var in [v for v in os.environ if v.startswith("GOLDEVAL_JUDGE_")]:  # a developer's judge settings stay out
-        monkeypatch.delenv(var)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     return write(tmp_path / "cases.jsonl", CASES), write(tmp_path / "attempts.jsonl", ATTEMPTS), tmp_path
 
