@@ -258,7 +258,7 @@ def _count_lines(path: Path) -> int:
 
 
 class _Collector:
-    """Turns per-row records into per_example / failures, enforcing unique ids, and keeps the running sums."""
+    """Turns per-row records into per_example / failures, enforcing unique ids, and hands each to the recorder."""
 
     def __init__(self, previous: dict[str, dict[str, Any]], recorder: Any) -> None:
         self.per_example: list[dict[str, Any]] = []
