@@ -66,8 +66,8 @@ class FakeRecorder:
     def previous(self):
         return self._previous
 
-    def record(self, case):
-        self.records.append(case)
+    def record(self, case, *, status=None):
+        self.records.append(case if status is None else {"status": status, **case})
 
     def finish(self, results):
         self.finished = results

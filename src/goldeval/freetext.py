@@ -286,7 +286,7 @@ class _Collector:
             return
         self.per_example.append(rec)
         if self.recorder is not None and (self.previous.get(rid) or {}).get("status") != "scored":
-            self.recorder.record({"status": "scored", **rec})
+            self.recorder.record(rec, status="scored")
 
 
 def _mean(values: list[float]) -> float:

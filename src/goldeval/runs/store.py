@@ -483,15 +483,18 @@ class RunStore:
         :meth:`get_run` rebuilds the same list). A record of another status stored under the id of a scored case
         (e.g. a duplicate-id error whose made-up id ``a#line3`` is also a real id) replaces that case's row: the
         rebuilt list would silently lose it, so such a run keeps its ``per_example`` in the run row."""
-        ids = [r[0] for r in self.db.execute(
-            "SELECT case_id FROM cases WHERE run_id = ? AND status = 'scored' ORDER BY seq", (run_id,))]
-        if len(ids) != len(per_example):
-            return False
-        for cid, entry in zip(ids, per_example):
+        want = []
+        for entry in per_example:
             eid = entry.get("id") if isinstance(entry, Mapping) else None
-            if eid is None or str(eid) != cid:
+            if eid is None:
                 return False
-        return True
+            want.append(str(eid))
+        # Compared as one JSON array built by SQLite (one row back, not 100k): equal texts are equal lists,
+        # whichever encoder wrote them; a text that differs only in escaping keeps per_example in the run row.
+        (stored,) = self.db.execute(
+            "SELECT json_group_array(case_id) FROM (SELECT case_id FROM cases WHERE run_id = ? AND status = 'scored' "
+            "ORDER BY seq)", (run_id,)).fetchone()
+        return stored.encode() == orjson.dumps(want)
 
     def finish_run(self, run_id: str, results: Mapping[str, Any], *, per_example_in_cases: bool = False) -> None:
         """Store the results dict with the run, its counts, headline and gate outcome; status ``finished``.
