@@ -202,16 +202,36 @@ def _pool_worker_init(cfg: FreeTextConfig, src: str) -> None:
 def _score_chunk(chunk: list[tuple[int, bytes]]) -> list[dict[str, Any] | tuple]:
     """Score a chunk of raw lines. Plain whole-note records come back as compact tuples (cheap to send between
     processes); :func:`_expand` turns them back into dicts."""
+    return _score_chunk_stored(chunk, stored=False)[0]
+
+
+#: What a scored case is stored as in the run store: ``{"status": "scored", **record}`` (Recorder.record).
+_STORED_PREFIX = b'{"status":"scored",'
+
+
+def _score_chunk_stored(chunk: list[tuple[int, bytes]], stored: bool = True) -> tuple[list[dict[str, Any] | tuple], bytes | None]:
+    """:func:`_score_chunk`, and (``stored``) the run-store JSON of every row, newline-joined, when every row of
+    the chunk was scored (else ``None``: the main process then records its rows one by one). Serializing here, in
+    the worker, keeps that work off the main process, which every row passes through."""
     cfg, tok, src = _W["cfg"], _W["tok"], _W["src"]
     out: list[dict[str, Any] | tuple] = []
+    stored_json: list[bytes] | None = [] if stored else None
+    dumps = orjson.dumps
     for line, raw in chunk:
         data, failure = _decode(line, raw, src)
         rec = failure if data is None else _score_record(data, line, cfg, tok, src)
+        if stored_json is not None:
+            if rec.get("failed"):
+                stored_json = None
+            else:
+                stored_json.append(dumps(rec)[1:])  # its members: {"id": …, "line": …, "whole_note": …, …}
         if len(rec) == 4 and "tokens" in rec:
             wn, tk = rec["whole_note"], rec["tokens"]
             rec = (rec["id"], line, wn["precision"], wn["recall"], wn["f1"], tk["prediction"], tk["reference"], tk["overlap"])
         out.append(rec)
-    return out
+    if not stored_json:
+        return out, None
+    return out, _STORED_PREFIX + (b"\n" + _STORED_PREFIX).join(stored_json)
 
 
 def _expand(rec: dict[str, Any] | tuple) -> dict[str, Any]:
@@ -287,6 +307,30 @@ class _Collector:
         self.per_example.append(rec)
         if self.recorder is not None and (self.previous.get(rid) or {}).get("status") != "scored":
             self.recorder.record(rec, status="scored")
+
+    def add_chunk(self, recs: list[dict[str, Any] | tuple], src: str, stored_json: bytes | None) -> None:
+        """:meth:`add` each worker result of a chunk. When the worker serialized the chunk for the store
+        (``stored_json``, see :func:`_score_chunk_stored`) and every row became a new scored case, the chunk is
+        recorded in one call with those bytes (``Recorder.record_serialized``); otherwise row by row."""
+        record_serialized = getattr(self.recorder, "record_serialized", None) if stored_json is not None else None
+        if record_serialized is None:
+            for rec in recs:
+                self.add(_expand(rec), src)
+            return
+        n0 = len(self.per_example)
+        recorder, self.recorder = self.recorder, None
+        try:
+            for rec in recs:
+                self.add(_expand(rec), src)
+        finally:
+            self.recorder = recorder
+        new = self.per_example[n0:]
+        if len(new) == len(recs) and not self.previous:
+            # (case id, status, verdict, score, reason, raw): what case_columns gives a scored free-text record
+            record_serialized([(r["id"], "scored", None, r["whole_note"]["f1"], None, None) for r in new], stored_json)
+        else:  # a row repeated an id (it is a failure, not a case): record the others one by one
+            for r in new:
+                recorder.record(r, status="scored")
 
 
 def _mean(values: list[float]) -> float:
@@ -386,33 +430,33 @@ def _run(
             if progress:
                 progress(len(chunk))
         return col, time.perf_counter() - t0
+    stored = hasattr(recorder, "record_serialized")
     if workers <= 1:
         _worker_init(cfg, src)
         for chunk in chunks:
-            for rec in _score_chunk(chunk):
-                col.add(_expand(rec), src)
+            recs, stored_json = _score_chunk_stored(chunk, stored)
+            col.add_chunk(recs, src, stored_json)
             if progress:
                 progress(len(chunk))
         return col, time.perf_counter() - t0
     import multiprocessing as mp
 
     ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-    window: list[Future[list[dict[str, Any]]]] = []
+    window: list[Future[tuple[list[dict[str, Any] | tuple], bytes | None]]] = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_pool_worker_init, initargs=(cfg, src)) as pool:
         it = iter(chunks)
         exhausted = False
         while True:
             while not exhausted and len(window) < 2 * workers:
                 try:
-                    window.append(pool.submit(_score_chunk, next(it)))
+                    window.append(pool.submit(_score_chunk_stored, next(it), stored))
                 except StopIteration:
                     exhausted = True
             if not window:
                 break
             fut = window.pop(0)
-            recs = fut.result()
-            for rec in recs:
-                col.add(_expand(rec), src)
+            recs, stored_json = fut.result()
+            col.add_chunk(recs, src, stored_json)
             if progress:
                 progress(len(recs))
     return col, time.perf_counter() - t0

@@ -127,6 +127,8 @@ class Recorder:
         self.max_delay = max_delay
         self._clock = clock
         self._pending: list[bytes] = []  # each record's JSON, serialized when recorded
+        self._pending_keys: list[tuple[Any, ...]] = []  # its (case id, status, verdict, score, reason, raw)
+        self._n_pending = 0  # records in _pending (an entry of record_serialized holds several)
         self._last_commit = clock()
         self._seq = store.next_seq(run_id)
         self._seq0 = self._seq
@@ -176,8 +178,11 @@ class Recorder:
         """
         if self.closed:
             self._check_open()
-        if case.get("id") is None and case.get("line") is None:
-            raise InputError(f"Recorder.record: a case record needs an 'id' (or a 'line' for a failed row), got {shorten(case)}.")
+        cid = case.get("id")
+        if cid is None:
+            if case.get("line") is None:
+                raise InputError(f"Recorder.record: a case record needs an 'id' (or a 'line' for a failed row), got {shorten(case)}.")
+            cid = f"line:{case['line']}"
         try:
             # Serialized now: the bytes are the snapshot (no copy kept), and neither the writer nor this process
             # builds the dict again before it is stored.
@@ -191,10 +196,38 @@ class Recorder:
             # b'{"status":"scored",' then the members of case (not empty: it has an id or a line): the JSON of
             # {"status": status, **case}
             data = (_STATUS_PREFIX.get(status) or _status_prefix(status)) + data[1:]
-        pending = self._pending
-        pending.append(data)
+            columns = case_columns(case, status=status)
+        else:
+            columns = case_columns(case)
+        self._pending_keys.append((cid if cid.__class__ is str else str(cid), *columns))
+        self._pending.append(data)
         self._seq += 1
-        if len(pending) >= self.batch_size or self._clock() - self._last_commit >= self.max_delay:
+        self._n_pending += 1
+        if self._n_pending >= self.batch_size or self._clock() - self._last_commit >= self.max_delay:
+            self._send()
+
+    def record_serialized(self, keys: list[tuple[Any, ...]], records: bytes) -> None:
+        """Queue cases another process already serialized (the free-text workers do, to keep that work off the
+        process every row passes through). Trusted as given: not parsed here.
+
+        Args:
+            keys: Per case ``(case id: str, status, verdict, score, reason, raw)``, as :func:`case_columns` gives
+                them (with the case id first).
+            records: The cases' JSON, in the same order, newline-joined: exactly what :meth:`record` would store
+                for each (the writer refuses a batch whose counts do not line up).
+
+        Raises:
+            StoreError: the commit failed, or the recorder is closed.
+        """
+        if self.closed:
+            self._check_open()
+        if not keys:
+            return
+        self._pending.append(records)
+        self._pending_keys.extend(keys)
+        self._seq += len(keys)
+        self._n_pending += len(keys)
+        if self._n_pending >= self.batch_size or self._clock() - self._last_commit >= self.max_delay:
             self._send()
 
     def finish(self, results: dict[str, Any]) -> None:
@@ -232,9 +265,11 @@ class Recorder:
         self._raise_writer_error()
         if self._pending:
             pending, self._pending = self._pending, []
-            data = _batch_message(self._seq - len(pending), pending)
+            keys, self._pending_keys = self._pending_keys, []
+            self._n_pending = 0
+            data = _batch_message(self._seq - len(keys), keys, pending)
             if not self.background:
-                self.store.write_cases(self.run_id, _rows(data))
+                self.store.write_case_columns(self.run_id, _columns(data))
             elif self.background == "process":
                 if self._proc is None:
                     self._start_process()
@@ -257,7 +292,7 @@ class Recorder:
                 if batch is None:
                     return
                 if self._writer_error is None:
-                    self.store.write_cases(self.run_id, _rows(batch))
+                    self.store.write_case_columns(self.run_id, _columns(batch))
             except BaseException as exc:  # handed to the caller's thread on its next call
                 self._writer_error = exc
             finally:
@@ -457,13 +492,15 @@ def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None
                 break
             msg = b""
             continue
-        rows: list[tuple[Any, ...]] = []
+        batches: list[Any] = []
+        n_rows = 0
         try:
             while True:  # this batch and the ones already waiting behind it, up to the cap: one transaction
                 if not errors and store is not None:
-                    rows.extend(_rows(msg))
+                    batches.append(_columns(msg))
+                    n_rows += len(batches[-1][1])
                 msg = b""
-                if len(rows) >= WRITER_MAX_ROWS_PER_TX:
+                if n_rows >= WRITER_MAX_ROWS_PER_TX:
                     break
                 try:
                     msg = inbox.get_nowait()
@@ -471,9 +508,9 @@ def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None
                     break
                 if msg is None or msg in (b"sync", b"stop"):
                     break  # handled by the outer loop once these rows are committed
-            if rows and store is not None:
-                store.write_cases(run_id, rows)
-                n += len(rows)
+            if batches and store is not None:
+                store.write_case_columns(run_id, *batches)
+                n += n_rows
         except BaseException as exc:
             errors.append(str(exc))
     if store is not None:
@@ -505,11 +542,26 @@ def hashes_from_results(results: Mapping[str, Any], inputs: Mapping[str, str]) -
     return {role: h for role, h in found.items() if len(h) == 64}
 
 
-def _batch_message(seq0: int, records: list[bytes]) -> bytes:
-    """One batch as the writer receives it: the ``seq`` of its first record, then each record's JSON (orjson
-    never writes a raw newline, so a newline separates them): ``b"<seq0>\\n<json>\\n<json>…"``."""
-    return b"%d\n" % seq0 + b"\n".join(records)
+def _batch_message(seq0: int, keys: list[tuple[Any, ...]], records: list[bytes]) -> bytes:
+    """One batch as the writer receives it: a JSON header ``[seq of the first record, [[case id, status, verdict,
+    score, reason, raw], …]]``, then each record's JSON, newline-separated (orjson never writes a raw newline)."""
+    return orjson.dumps([seq0, keys]) + b"\n" + b"\n".join(records)
 
+
+def _columns(message: bytes) -> tuple[int, list[Any], list[str]]:
+    """A batch message (see :func:`_batch_message`) → ``(seq0, [[case id, status, verdict, score, reason, raw],
+    …], [record JSON, …])``, what :meth:`RunStore.write_case_columns` takes. Nothing is parsed per record: the
+    stored JSON is the bytes recorded.
+
+    Raises:
+        StoreError: the message is not a batch (its parts do not line up).
+    """
+    head, _, body = message.partition(b"\n")
+    seq0, keys = orjson.loads(head)
+    records = body.decode().split("\n")
+    if len(records) != len(keys):
+        raise StoreError(f"run store: a batch of {len(keys)} case keys came with {len(records)} records; nothing of it was stored.")
+    return seq0, keys, records
 
 def _rows(message: bytes) -> list[tuple[Any, ...]]:
     """A batch message (see :func:`_batch_message`) → the ``cases`` row tuples ``RunStore.write_cases`` takes:

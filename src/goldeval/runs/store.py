@@ -17,6 +17,7 @@ import os
 import secrets
 import socket
 import sqlite3
+from itertools import chain, count, repeat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -118,14 +119,14 @@ def gates_passed(results: Mapping[str, Any]) -> bool | None:
     return None
 
 
-def case_columns(case: Mapping[str, Any]) -> tuple[str, str | None, float | None, str | None, str | None]:
+def case_columns(case: Mapping[str, Any], *, status: str | None = None) -> tuple[str, str | None, float | None, str | None, str | None]:
     """The indexed columns of one per-case record: ``(status, verdict, score, reason, raw)``.
 
     ``score`` is the case's headline number: ``f1``, else ``whole_note.f1``, else ``score``; ``verdict`` is a
-    verdict name when the record holds one.
+    verdict name when the record holds one. ``status`` is the record's, else *status*, else ``"scored"``.
     """
     get = case.get
-    status = get("status") or "scored"
+    status = get("status") or status or "scored"
     verdict = get("verdict")
     if verdict is not None and verdict.__class__ is not str:
         verdict = verdict.get("verdict") if isinstance(verdict, Mapping) else None
@@ -559,8 +560,25 @@ class RunStore:
     def write_cases(self, run_id: str, cases: list[tuple[str, int, str, str | None, float | None, str | None, str | None, str]]) -> None:
         """Upsert prepared case rows ``(case_id, seq, status, verdict, score, reason, raw, data_json)`` in one
         transaction (a row already there for the same case id is replaced: never a duplicate)."""
-        if not cases:
-            return
+        if cases:
+            self._upsert_cases(run_id, len(cases), ((run_id, *c) for c in cases))
+
+    def write_case_columns(self, run_id: str, *batches: tuple[int, list[Any], list[str]]) -> None:
+        """Upsert batches of cases in one transaction, as the recorder sends them: each batch is ``(seq of its
+        first case, [[case_id, status, verdict, score, reason, raw], …], [data_json, …])`` (consecutive seq; a
+        case id already stored is replaced: never a duplicate). The rows are bound straight from the lists."""
+        rows = []
+        n = 0
+        for seq0, keys, records in batches:
+            if len(keys) != len(records):
+                raise StoreError(f"run store: {len(keys)} case keys but {len(records)} records in one batch of run {run_id}.")
+            cid, status, verdict, score, reason, raw = zip(*keys) if keys else ((),) * 6
+            rows.append(zip(repeat(run_id), cid, count(seq0), status, verdict, score, reason, raw, records))
+            n += len(keys)
+        if n:
+            self._upsert_cases(run_id, n, chain.from_iterable(rows))
+
+    def _upsert_cases(self, run_id: str, n: int, rows: Iterable[tuple[Any, ...]]) -> None:
         try:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.executemany(
@@ -568,13 +586,13 @@ class RunStore:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, case_id) DO UPDATE SET "
                 "status = excluded.status, verdict = excluded.verdict, score = excluded.score, "
                 "reason = excluded.reason, raw = excluded.raw, data = excluded.data",
-                [(run_id, *c) for c in cases],
+                rows,
             )
             self.db.execute("COMMIT")
         except sqlite3.Error as exc:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
-            raise StoreError(_explain(self.path, exc, f"writing {len(cases)} case rows of run {run_id} failed")) from exc
+            raise StoreError(_explain(self.path, exc, f"writing {n} case rows of run {run_id} failed")) from exc
 
     @_reading
     def next_seq(self, run_id: str) -> int:
