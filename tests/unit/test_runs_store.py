@@ -3,6 +3,7 @@ resume without duplicates, run keys."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import orjson
@@ -510,6 +511,102 @@ def test_hashes_from_results(tmp_path):
     assert hashes_from_results(results, {"predictions": a, "cases": b, "attempts": c}) == {"predictions": h["a"], "cases": h["b"]}
 
 
+def _rows(store, run_id):
+    return store.db.execute(
+        "SELECT case_id, seq, status, verdict, score, reason, raw, data FROM cases WHERE run_id = ? ORDER BY seq", (run_id,)
+    ).fetchall()
+
+
+@pytest.mark.parametrize("background", [False, True, "process"])
+def test_record_with_status_stores_status_first_then_the_case(store, background):
+    # record(case, status=s) must store exactly what record({"status": s, **case}) stores: same columns, same bytes.
+    cases = [{"id": "é\"1", "line": 3, "whole_note": {"precision": 0.1, "recall": 0.2, "f1": 2 * 0.1 * 0.2 / 0.3}},
+             {"id": 7, "line": 4, "f1": 1, "note": "x\ny"}]
+    a = start_run(store, meta("a"), background=background)
+    for case in cases:
+        a.record(case, status="unscored" if case["id"] == 7 else "scored")
+    a.close()  # (one recorder at a time: a writer thread shares the store's connection)
+    b = start_run(store, meta("b"), background=background)
+    for case in cases:
+        b.record({"status": "unscored" if case["id"] == 7 else "scored", **case})
+    b.close()
+    assert _rows(store, a.run_id) == _rows(store, b.run_id)
+    first = _rows(store, a.run_id)[0]
+    assert first[:5] == ("é\"1", 0, "scored", None, cases[0]["whole_note"]["f1"])
+    assert first[7].startswith('{"status":"scored","id":')
+    assert _rows(store, a.run_id)[1][:5] == ("7", 1, "unscored", None, 1.0)  # an int id is stored as text
+
+
+def test_record_with_status_refuses_a_case_that_has_one_and_a_status_that_is_not_text(store):
+    rec = start_run(store, meta())
+    with pytest.raises(InputError, match="has a 'status'"):
+        rec.record({"id": "a", "status": "scored"}, status="scored")
+    with pytest.raises(InputError, match="status must be a string"):
+        rec.record({"id": "a"}, status=1)
+    with pytest.raises(InputError, match="cannot be stored as JSON"):
+        rec.record({"id": "a", "x": object()})
+    rec.close()
+    assert store.cases(rec.run_id) == []  # nothing half-recorded
+
+
+@pytest.mark.parametrize("background", [False, True, "process"])
+def test_record_serialized_stores_what_record_would(store, background):
+    cases = [{"id": f"c{i}", "line": i + 1, "whole_note": {"precision": 0.5, "recall": 0.25, "f1": 1 / 3}} for i in range(450)]
+    a = start_run(store, meta("a"), background=background, batch_size=200)
+    for lo in range(0, 450, 150):  # chunks of 150 against batches of 200: a chunk may straddle a batch
+        chunk = cases[lo:lo + 150]
+        a.record_serialized([(c["id"], "scored", None, c["whole_note"]["f1"], None, None) for c in chunk],
+                            b"\n".join(orjson.dumps({"status": "scored", **c}) for c in chunk))
+    a.close()  # (one recorder at a time: a writer thread shares the store's connection)
+    b = start_run(store, meta("b"), background=background, batch_size=200)
+    for c in cases:
+        b.record(c, status="scored")
+    b.close()
+    assert a.n_recorded == b.n_recorded == 450
+    assert _rows(store, a.run_id) == _rows(store, b.run_id)
+    assert [r[1] for r in _rows(store, a.run_id)] == list(range(450))  # seq follows recording order, no gap
+
+
+def test_a_batch_whose_keys_and_records_do_not_line_up_is_refused_whole(store):
+    from goldeval.runs.recorder import _batch_message, _columns
+
+    run_id = store.create_run(meta())
+    message = _batch_message(0, [("a", "scored", None, None, None, None), ("b", "scored", None, None, None, None)], [b'{"id":"a"}'])
+    with pytest.raises(StoreError, match="2 case keys came with 1 records"):
+        _columns(message)
+    with pytest.raises(StoreError, match="2 case keys but 1 records"):
+        store.write_case_columns(run_id, (0, [["a", "scored", None, None, None, None], ["b", "scored", None, None, None, None]], ['{"id":"a"}']))
+    assert store.cases(run_id) == []
+
+
+@pytest.mark.parametrize("ids", [["a", "é", 'q"uote', "tab\there", "\x01", "😀", "line:5", "\u2028"], [str(i) for i in range(1000)]])
+def test_per_example_is_rebuilt_from_the_cases_whatever_the_ids(store, ids):
+    # The run row leaves out per_example when the scored cases hold exactly its ids in order (compared as one JSON
+    # array built by SQLite); the rebuilt list must equal the original.
+    rec = start_run(store, meta())
+    rec.per_example_in_cases = True
+    per_example = [{"id": i, "line": n + 1, "whole_note": {"f1": 0.5}} for n, i in enumerate(ids)]
+    for e in per_example:
+        rec.record(e, status="scored")
+    rec.finish({"aggregate": {"n": len(ids)}, "per_example": per_example})
+    rec.close()
+    stored = orjson.loads(store.db.execute("SELECT results FROM runs").fetchone()[0])
+    assert stored["per_example"] == {"$cases": True, "status": "scored", "drop_keys": ["status"]}
+    assert store.get_run(rec.run_id)["results"]["per_example"] == per_example
+
+
+def test_per_example_stays_in_the_run_row_when_a_case_row_replaced_a_scored_one(store):
+    rec = start_run(store, meta())
+    rec.per_example_in_cases = True
+    per_example = [{"id": "line:2", "line": 1, "whole_note": {"f1": 0.5}}, {"id": "b", "line": 3, "whole_note": {"f1": 1.0}}]
+    rec.record(per_example[0], status="scored")
+    rec.record({"status": "unscored", "line": 2, "error": "not JSON"})  # recorded as "line:2": replaces the first row
+    rec.record(per_example[1], status="scored")
+    rec.finish({"aggregate": {"n": 2}, "per_example": per_example})
+    rec.close()
+    assert store.get_run(rec.run_id)["results"]["per_example"] == per_example
+
+
 def test_a_writer_process_error_reaches_the_caller(store):
     rec = start_run(store, meta(), background="process")
     rec.record({"id": "a", "status": "scored"})
@@ -559,3 +656,77 @@ def test_headline_of_an_undefined_metric_is_none_not_its_seed():
     assert headline(results) == ("whole_note_f1_mean", None)
     seeded = {"aggregate": {"precision": 0.0, "undefined": {"precision": "nothing was predicted positive"}}}
     assert headline(seeded) == ("precision", None)
+
+
+# --- free text: workers serialize the stored rows -----------------------------------------------------------------
+
+
+class _OneByOne:
+    """A Recorder seen without record_serialized: the free-text scorer then records every row itself."""
+
+    def __init__(self, rec):
+        self._rec = rec
+        self.per_example_in_cases = False
+
+    def previous(self):
+        return self._rec.previous()
+
+    def record(self, case, *, status=None):
+        self._rec.record(case, status=status)
+
+    def finish(self, results):
+        self._rec.per_example_in_cases = self.per_example_in_cases
+        self._rec.finish(results)
+
+
+def _freetext_file(path):
+    """1,250 rows in three chunks of 500: the first all plain; the second with a row that is not JSON, a row without
+    its reference and a row with letters the openscribe rule cannot read; the third with sections and a repeated id."""
+    lines = []
+    for i in range(1250):
+        row = {"id": f"r{i}", "prediction": f"patient {i} has a cough and fever", "reference": f"the patient {i} reports a cough"}
+        if i == 600:
+            lines.append("{not json")
+            continue
+        if i == 650:
+            del row["reference"]
+        if i == 700:
+            row["prediction"] = "naïve café patient"
+        if i == 1100:
+            row = {"id": f"r{i}", "prediction": {"plan": "rest", "history": "cough"}, "reference": {"plan": "rest and fluids", "history": "a cough"}}
+        if i == 1200:
+            row["id"] = "r1199"
+        lines.append(json.dumps(row))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_free_text_rows_serialized_by_the_workers_are_stored_as_the_scorer_would_record_them(tmp_path, workers, monkeypatch):
+    from goldeval.freetext import score_file
+
+    path = _freetext_file(tmp_path / "rows.jsonl")
+    chunks = []
+    real = Recorder.record_serialized
+    monkeypatch.setattr(Recorder, "record_serialized", lambda self, keys, data: (chunks.append(len(keys)), real(self, keys, data)))
+    with RunStore(tmp_path / "a.db") as sa, RunStore(tmp_path / "b.db") as sb:
+        fast = start_run(sa, meta(), background="process")
+        res_fast = score_file(path, workers=workers, recorder=fast)
+        fast.close()
+        slow = start_run(sb, meta(), background=False)
+        res_slow = score_file(path, workers=1, recorder=_OneByOne(slow))
+        slow.close()
+        # per_example and failures are the scorer's; the stored case rows are byte for byte the same
+        assert res_fast["per_example"] == res_slow["per_example"]
+        assert res_fast["failures"] == res_slow["failures"]
+        rows_fast, rows_slow = _rows(sa, fast.run_id), _rows(sb, slow.run_id)
+        assert [r[:2] for r in rows_fast] == [r[:2] for r in rows_slow]
+        assert [r[2:] for r in rows_fast] == [r[2:] for r in rows_slow]
+        # 1,250 rows: not JSON (no id: listed in failures, not a case), no reference (a case, unscored), a repeated
+        # id (a failure, not a case): 1,248 case rows
+        assert len(rows_fast) == 1248
+        status = {r[0]: r[2] for r in rows_fast}
+        assert status["r650"] == "unscored" and status["r700"] == "scored" and "line:601" not in status
+        assert len(res_fast["failures"]) == 3
+        assert chunks == [500]  # the first chunk went as the worker serialized it; the other two row by row
+        assert sa.get_run(fast.run_id)["results"]["per_example"] == res_fast["per_example"]
