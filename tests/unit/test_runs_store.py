@@ -65,6 +65,21 @@ def test_migrate_from_the_previous_schema_keeps_the_data(tmp_path):
     new.close()
 
 
+def test_a_new_store_has_16k_pages_and_an_older_store_keeps_its_own(tmp_path):
+    with RunStore(tmp_path / "new.db") as st:
+        assert st.db.execute("PRAGMA page_size").fetchone()[0] == 16384
+    old = sqlite3.connect(tmp_path / "old.db")  # a store made before: 4 KiB pages
+    old.execute("PRAGMA page_size=4096")
+    old.execute("PRAGMA journal_mode=WAL")
+    migrate(old)
+    old.close()
+    with RunStore(tmp_path / "old.db") as st:
+        assert st.db.execute("PRAGMA page_size").fetchone()[0] == 4096
+        run_id = st.create_run(meta())
+        st.write_cases(run_id, [("a", 0, "scored", None, 0.5, None, None, '{"id":"a"}')])
+        assert st.cases(run_id) == [{"id": "a"}]
+
+
 def test_a_database_from_a_newer_goldeval_is_refused(tmp_path):
     path = tmp_path / "g.db"
     RunStore(path).close()
