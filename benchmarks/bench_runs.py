@@ -62,15 +62,15 @@ def _proc_table() -> dict[int, tuple[int, float]]:
     return out
 
 
-def cli_time(args: list[str]) -> tuple[float, float | None]:
-    """Wall seconds of one CLI run, and the CPU seconds of its whole process tree (the scorer, its worker
-    processes, the run store's writer process) sampled from /proc every 20 ms — less sensitive to other load on
-    the machine than wall time. CPU is ``None`` where /proc is not available."""
+def cli_time(args: list[str]) -> tuple[float, float | None, float | None]:
+    """Wall seconds of one CLI run, the CPU seconds of its whole process tree (the scorer, its worker processes,
+    the run store's writer process) and of the scorer's own (main) process, sampled from /proc every 20 ms — less
+    sensitive to other load on the machine than wall time. CPU is ``None`` where /proc is not available."""
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", "from goldeval.cli import main; main()", *args], stdout=subprocess.DEVNULL)
     if not os.path.isdir("/proc"):
         proc.wait()
-        return time.perf_counter() - t0, None
+        return time.perf_counter() - t0, None, None
     seen: dict[int, float] = {}
     while proc.poll() is None:
         table = _proc_table()
@@ -89,7 +89,7 @@ def cli_time(args: list[str]) -> tuple[float, float | None]:
     wall = time.perf_counter() - t0
     if proc.returncode:
         sys.exit(f"bench_runs: goldeval {' '.join(args)} exited {proc.returncode}")
-    return wall, sum(seen.values())
+    return wall, sum(seen.values()), seen.get(proc.pid)
 
 
 def lib_time(path: Path, db: Path | None, workers: int | None) -> float:
@@ -139,17 +139,21 @@ def main() -> None:
                 rec.append(lib_time(path, Path(tmp) / f"lib{i}.db", a.workers))
             report("library score_file", plain, rec)
         if not a.skip_cli:
-            plain, rec, plain_cpu, rec_cpu = [], [], [], []
+            plain, rec, plain_cpu, rec_cpu, plain_main, rec_main = [], [], [], [], [], []
             for i in range(a.repeat):
-                w, c = cli_time(["score", str(path), "--no-store", "-q", *extra])
+                w, c, m = cli_time(["score", str(path), "--no-store", "-q", *extra])
                 plain.append(w)
                 plain_cpu.append(c)
-                w, c = cli_time(["score", str(path), "--store", str(Path(tmp) / f"cli{i}.db"), "-q", *extra])
+                plain_main.append(m)
+                w, c, m = cli_time(["score", str(path), "--store", str(Path(tmp) / f"cli{i}.db"), "-q", *extra])
                 rec.append(w)
                 rec_cpu.append(c)
+                rec_main.append(m)
             report("CLI goldeval score (wall)", plain, rec)
             if None not in plain_cpu + rec_cpu:
                 report("CLI goldeval score (CPU of the process tree)", plain_cpu, rec_cpu)
+            if None not in plain_main + rec_main:
+                report("CLI goldeval score (CPU of the scorer's main process)", plain_main, rec_main)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 

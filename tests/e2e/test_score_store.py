@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
+
 from click.testing import CliRunner
 
 from conftest import EXAMPLES
@@ -60,3 +62,40 @@ def test_compare_says_when_runs_were_measured_differently(tmp_path):
     res = CliRunner().invoke(main, ["compare", "latest~1", "latest", "--store", str(store)])
     assert res.exit_code == 0, res.output
     assert "measured differently (tokenizer: openscribe → unicode)" in " ".join(res.output.split())
+
+
+def _gated(command, tmp_path):
+    if command == "score":
+        dod = tmp_path / "dod.toml"
+        dod.write_text('agreed_by = "Clinical lead"\nagreed_on = 2026-11-02\n[gates]\nwhole_note_f1_mean = { min = 0.25 }\n')
+        return ["score", str(EXAMPLES / "openscribe_primock57_predictions.jsonl"), "--gates", str(dod)]
+    return ["labels", str(EXAMPLES.parent / "labels" / "pilot_claims.jsonl"), "--gates", str(EXAMPLES.parent / "labels" / "dod.toml")]
+
+
+@pytest.mark.parametrize("command", ["score", "labels"])
+def test_a_run_killed_before_its_gates_is_left_resumable_never_finished_without_them(tmp_path, monkeypatch, command):
+    # The run used to be finished by the scorer, then finished again with the gate report: a kill in between left a
+    # finished run with no decision. Now it is finished once, with the gates; killed before, it stays interrupted.
+    import goldeval.gates
+
+    store = tmp_path / "g.db"
+    args = [*_gated(command, tmp_path), "--store", str(store)]
+
+    def killed(*a, **k):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(goldeval.gates, "evaluate_gates", killed)
+        res = CliRunner().invoke(main, args)
+    assert res.exit_code == 130, res.output
+    with RunStore(store) as st:
+        run = st.get_run("latest")
+        assert run["status"] == "interrupted" and run["n_recorded"] > 0
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code in (0, 1), res.output
+    with RunStore(store) as st:
+        runs = st.list_runs()
+        assert len(runs) == 1  # the interrupted run was resumed (every case reused), not a second run started
+        run = st.get_run(runs[0]["id"])
+        assert run["status"] == "finished" and run["results"]["gates"]["passed"] in (True, False)
+        assert run["gates_passed"] is run["results"]["gates"]["passed"]

@@ -24,7 +24,7 @@ import click
 
 from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK
 
-__all__ = ["gates_option", "apply_gates", "load_definition", "render_gate_report"]
+__all__ = ["gates_option", "apply_gates", "hold_finish_for_gates", "load_definition", "render_gate_report"]
 
 
 def gates_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -63,8 +63,9 @@ def apply_gates(results: dict, gates_path: str | None, console: Any, *, definiti
         gates_path: Path of the TOML definition of done, or ``None`` for no gating (returns 0, adds nothing).
         console: A rich Console for the table and the one-line summary.
         definition: An already loaded :class:`~goldeval.gates.DefinitionOfDone` (then ``gates_path`` is ignored).
-        recorder: The run's recorder, if any: when gates were applied, the run is finished again with the results
-            that now hold the gate report (the last ``finish`` wins), so the store keeps the decision.
+        recorder: The run's recorder, if any: when gates were applied, the run is finished with the results that
+            now hold the gate report, so the store keeps the decision. Give the recorder to
+            :func:`hold_finish_for_gates` before scoring, so that the run is finished once, here.
 
     Returns:
         0 when every gate passes (or nothing was gated), 1 when a gate fails.
@@ -79,10 +80,20 @@ def apply_gates(results: dict, gates_path: str | None, console: Any, *, definiti
 
     report = evaluate_gates(results, dod)
     results["gates"] = report.to_dict()
-    render_gate_report(report, console)
     if recorder is not None:
+        if hasattr(recorder, "hold_finish"):
+            recorder.hold_finish = False
         recorder.finish(results)
+    render_gate_report(report, console)
     return EXIT_OK if report.passed else EXIT_GATE_FAILED
+
+
+def hold_finish_for_gates(recorder: Any, definition: Any) -> None:
+    """With gates to evaluate (``definition`` not ``None``), keep the scorer from finishing the run: it is
+    finished once, by :func:`apply_gates`, with the gate report (killed in between, it is left interrupted and
+    resumable, never finished without its decision). Nothing happens without a recorder or without gates."""
+    if recorder is not None and definition is not None and hasattr(recorder, "hold_finish"):
+        recorder.hold_finish = True
 
 
 def render_gate_report(report: Any, console: Any) -> None:

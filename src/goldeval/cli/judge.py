@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, check_writable, fail, guarded, report_console, write_json
-from goldeval.cli._gating import apply_gates, gates_option, load_definition
+from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._llm import llm_options
 from goldeval.cli._store import store_options
 from goldeval.errors import InputError
@@ -58,6 +58,7 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ga
         config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION, rubric_text=rubric_text(cases),
         dod=gates,
     ) as recorder:
+        hold_finish_for_gates(recorder, definition)  # the run is finished once, with its gate report
         # With --llm the run is finished by the LLM stage: if that stage fails (no key, endpoint down) the run is
         # left interrupted (resumable), never recorded as finished on the rule verdicts alone.
         rule_recorder = _NoFinish(recorder) if (recorder is not None and llm_opts.enabled) else recorder

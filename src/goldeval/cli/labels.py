@@ -8,7 +8,7 @@ import sys
 import click
 
 from goldeval.cli._common import EXIT_OK, guarded, report_console, write_json
-from goldeval.cli._gating import apply_gates, gates_option, load_definition
+from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._store import store_options
 
 
@@ -56,6 +56,7 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     with run_store.recording(
         scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"labels": file}, config=options, dod=gates
     ) as recorder:
+        hold_finish_for_gates(recorder, dod)  # the run is finished once, with its gate report
         results = score_label_file(file, recorder=recorder, refuse_empty=True, **options)
         _render_labels(results, console)
         code = apply_gates(results, gates, console, definition=dod, recorder=recorder)

@@ -7,7 +7,7 @@ import sys
 import click
 
 from goldeval.cli._common import EXIT_BAD_INPUT, check_writable, fail, guarded, report_console, write_json
-from goldeval.cli._gating import apply_gates, gates_option, load_definition
+from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._store import store_options
 
 
@@ -52,6 +52,7 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, wor
         scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"predictions": file}, config=config, tokenizer=tokenizer,
         dod=gates,
     ) as recorder:
+        hold_finish_for_gates(recorder, definition)  # the run is finished once, with its gate report
         results = _with_progress(
             lambda progress, on_total: score_file(
                 file,

@@ -149,6 +149,11 @@ class Recorder:
         #: Set by a scorer that records every ``per_example`` entry as a ``scored`` case (entry + ``"status"``), in
         #: order: the run row then does not store those entries a second time (see RunStore.finish_run).
         self.per_example_in_cases = False
+        #: While True, :meth:`finish` only commits the pending cases: the run stays unfinished. A command that
+        #: still has to evaluate gates after the scorer finished sets it, then clears it and finishes the run once,
+        #: with the gate report; killed in between, the run is left interrupted (resumable), never finished
+        #: without its decision.
+        self.hold_finish = False
 
     @property
     def n_recorded(self) -> int:
@@ -233,11 +238,13 @@ class Recorder:
     def finish(self, results: dict[str, Any]) -> None:
         """Commit what is pending, then store the whole results dict and mark the run ``finished``.
 
-        May be called more than once (a command that evaluates gates after scoring stores the final dict); the
-        last call wins.
+        May be called more than once; the last call wins. While :attr:`hold_finish` is set it only commits the
+        pending cases.
         """
         self._check_open()
         self.flush()
+        if self.hold_finish:
+            return
         if self._deferred is not None:
             self._set_identity(results)
         self.store.finish_run(self.run_id, results, per_example_in_cases=self.per_example_in_cases)
