@@ -487,12 +487,13 @@ class RunStore:
         :meth:`get_run` rebuilds the same list). A record of another status stored under the id of a scored case
         (e.g. a duplicate-id error whose made-up id ``a#line3`` is also a real id) replaces that case's row: the
         rebuilt list would silently lose it, so such a run keeps its ``per_example`` in the run row."""
-        want = []
-        for entry in per_example:
-            eid = entry.get("id") if isinstance(entry, Mapping) else None
-            if eid is None:
-                return False
-            want.append(str(eid))
+        try:
+            ids = [entry["id"] for entry in per_example]
+        except (KeyError, TypeError, IndexError):  # an entry without an id, or not an object
+            return False
+        if None in ids:
+            return False
+        want = list(map(str, ids))
         # Compared as one JSON array built by SQLite (one row back, not 100k): equal texts are equal lists,
         # whichever encoder wrote them; a text that differs only in escaping keeps per_example in the run row.
         (stored,) = self.db.execute(
