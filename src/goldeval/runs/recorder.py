@@ -97,7 +97,7 @@ class Recorder:
         clock: Monotonic clock in seconds (tests pass a fake one).
         background: Where full batches are committed: ``True`` or ``"thread"`` (default) on a writer thread, at
             most one batch waiting for it; ``"process"`` in a writer process (for large runs: the scorer's process
-            only serializes each batch, the SQLite work runs beside it); ``False`` in the caller.
+            only hands each batch over, the SQLite work runs beside it); ``False`` in the caller.
         deferred: For a new run created before its inputs were hashed (large inputs, nothing to resume): its key
             is a ``pending:`` placeholder until :meth:`finish` sets the real key, dataset hash and input hashes —
             taken from the results when the scorer reports the sha256 of an input by its path (it hashed the bytes
@@ -106,8 +106,7 @@ class Recorder:
             the next identical invocation finds and resumes it.
 
     Notes:
-        :meth:`record` keeps a shallow copy of the record until its batch is committed; do not change nested
-        values of a recorded dict afterwards.
+        :meth:`record` serializes the record at once: changing the dict afterwards changes nothing stored.
         What a killed scorer loses: the pending records, plus (writer thread) at most the batch being written and
         one waiting; a writer process commits everything it received before it ends. All of it is redone by the
         resumed run; none is duplicated.
@@ -569,21 +568,6 @@ def _columns(message: bytes) -> tuple[int, list[Any], list[str]]:
     if len(records) != len(keys):
         raise StoreError(f"run store: a batch of {len(keys)} case keys came with {len(records)} records; nothing of it was stored.")
     return seq0, keys, records
-
-def _rows(message: bytes) -> list[tuple[Any, ...]]:
-    """A batch message (see :func:`_batch_message`) → the ``cases`` row tuples ``RunStore.write_cases`` takes:
-    ``(case id, seq, status, verdict, score, reason, raw, record JSON)``; the case id is the record's ``id``, or
-    ``line:<n>`` for a failed row without one. The JSON stored is the bytes recorded, not a re-serialization."""
-    head, _, body = message.partition(b"\n")
-    seq = int(head)
-    loads = orjson.loads
-    out = []
-    for data in body.split(b"\n"):
-        case = loads(data)
-        cid = case.get("id")
-        out.append((f"line:{case['line']}" if cid is None else str(cid), seq, *case_columns(case), data.decode()))
-        seq += 1
-    return out
 
 
 def start_run(
