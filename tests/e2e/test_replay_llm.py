@@ -50,5 +50,8 @@ def test_replay_with_the_llm_judge(tmp_path, monkeypatch):
         assert "LLM judge" in out["judge_version"] and "judge-model" in out["judge_version"]
         again = CliRunner().invoke(main, args, catch_exceptions=False)
         assert again.exit_code == 1 and srv.calls == 1  # replaying an unchanged judge costs no call (cache)
-    bad = CliRunner().invoke(main, [*args, "--dry-run"])
-    assert bad.exit_code == 2 and "do not apply to a replay" in bad.output
+    # a replay judges each settled case once, one at a time, and reports no cost: those options are not offered
+    for option in ("--dry-run", "--repeat", "--llm-send", "--max-concurrency", "--price-in", "--price-out"):
+        bad = CliRunner().invoke(main, [*args, option, *([] if option == "--dry-run" else ["1"])])
+        assert bad.exit_code == 2 and f"No such option '{option}'" in bad.output, (option, bad.output)
+    assert "--dry-run" not in CliRunner().invoke(main, ["replay", "--help"]).output

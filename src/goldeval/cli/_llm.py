@@ -63,11 +63,24 @@ class LlmOptions:
         }}
 
 
-def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Add the LLM-judge options; the command receives them as one ``llm_opts`` (:class:`LlmOptions`)."""
+def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...] = ()) -> Any:
+    """Add the LLM-judge options; the command receives them as one ``llm_opts`` (:class:`LlmOptions`).
+
+    ``@llm_options`` adds all of them; ``@llm_options(exclude=("repeat", "dry_run", …))`` leaves those out of the
+    command (and of its ``--help``): they then keep their defaults (``repeat`` 1, ``dry_run`` off, ``llm_send``
+    ``undecided``, no ``max_concurrency`` / prices). Only those six can be left out.
+    """
+    if f is None:
+        return functools.partial(llm_options, exclude=exclude)
+    defaults = {"repeat": 1, "dry_run": False, "llm_send": "undecided", "max_concurrency": None, "price_in": None, "price_out": None}
+    unknown = set(exclude) - set(defaults)
+    if unknown:
+        raise ValueError(f"llm_options: cannot leave out {sorted(unknown)} (only {sorted(defaults)}).")
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        for name in exclude:
+            kwargs[name] = defaults[name]
         opts = LlmOptions(
             model=kwargs.pop("llm"), base_url=kwargs.pop("llm_base_url"), max_concurrency=kwargs.pop("max_concurrency"),
             repeat=kwargs.pop("repeat"), dry_run=kwargs.pop("dry_run"), timeout=kwargs.pop("llm_timeout"),
@@ -78,26 +91,27 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
         return f(*args, llm_opts=opts, **kwargs)
 
     options = [
-        click.option("--llm", "llm", metavar="MODEL", default=None,
-                     help="Send the cases the rules could not decide to this LLM judge model ('' = $GOLDEVAL_JUDGE_MODEL).",),
-        click.option("--base-url", "llm_base_url", default=None, metavar="URL",
-                     help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default $GOLDEVAL_JUDGE_BASE_URL, else OpenAI). Key: $OPENAI_API_KEY."),
-        click.option("--max-concurrency", type=click.IntRange(min=1), default=None, help="Judge calls in flight at once (default 8)."),
-        click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Judge each case N times and report per-case stability."),
-        click.option("--dry-run", is_flag=True, help="Print how many judge calls the run would make (cache hits excluded) and stop."),
-        click.option("--llm-timeout", "llm_timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds per judge call (default 60)."),
-        click.option("--llm-temperature", "llm_temperature", type=click.FloatRange(0, 2), default=None, help="Judge sampling temperature (default 0)."),
-        click.option("--llm-seed", "llm_seed", type=int, default=None, help="Judge sampling seed (default $GOLDEVAL_JUDGE_SEED, else not sent)."),
-        click.option("--price-in", type=click.FloatRange(min=0), default=None, help="USD per million prompt tokens (for the cost figure)."),
-        click.option("--price-out", type=click.FloatRange(min=0), default=None, help="USD per million completion tokens."),
-        click.option("--llm-send", type=click.Choice(["undecided", "all"]), default="undecided", show_default=True,
-                     help="undecided: only cases the rules could not decide; all: also rule-decided ones, to measure agreement (the rule verdict stays final)."),
-        click.option("--llm-cache/--no-llm-cache", "llm_cache", default=True, show_default=True,
-                     help="Reuse cached judge answers ($GOLDEVAL_HOME/judge_cache.db)."),
-        click.option("--llm-refresh", is_flag=True, help="Ask the judge again even where a cached answer exists (and replace it)."),
+        ("llm", click.option("--llm", "llm", metavar="MODEL", default=None,
+                     help="Send the cases the rules could not decide to this LLM judge model ('' = $GOLDEVAL_JUDGE_MODEL).",)),
+        ("llm_base_url", click.option("--base-url", "llm_base_url", default=None, metavar="URL",
+                     help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default $GOLDEVAL_JUDGE_BASE_URL, else OpenAI). Key: $OPENAI_API_KEY.")),
+        ("max_concurrency", click.option("--max-concurrency", type=click.IntRange(min=1), default=None, help="Judge calls in flight at once (default 8).")),
+        ("repeat", click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Judge each case N times and report per-case stability.")),
+        ("dry_run", click.option("--dry-run", is_flag=True, help="Print how many judge calls the run would make (cache hits excluded) and stop.")),
+        ("llm_timeout", click.option("--llm-timeout", "llm_timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds per judge call (default 60).")),
+        ("llm_temperature", click.option("--llm-temperature", "llm_temperature", type=click.FloatRange(0, 2), default=None, help="Judge sampling temperature (default 0).")),
+        ("llm_seed", click.option("--llm-seed", "llm_seed", type=int, default=None, help="Judge sampling seed (default $GOLDEVAL_JUDGE_SEED, else not sent).")),
+        ("price_in", click.option("--price-in", type=click.FloatRange(min=0), default=None, help="USD per million prompt tokens (for the cost figure).")),
+        ("price_out", click.option("--price-out", type=click.FloatRange(min=0), default=None, help="USD per million completion tokens.")),
+        ("llm_send", click.option("--llm-send", type=click.Choice(["undecided", "all"]), default="undecided", show_default=True,
+                     help="undecided: only cases the rules could not decide; all: also rule-decided ones, to measure agreement (the rule verdict stays final).")),
+        ("llm_cache", click.option("--llm-cache/--no-llm-cache", "llm_cache", default=True, show_default=True,
+                     help="Reuse cached judge answers ($GOLDEVAL_HOME/judge_cache.db).")),
+        ("llm_refresh", click.option("--llm-refresh", is_flag=True, help="Ask the judge again even where a cached answer exists (and replace it).")),
     ]
-    for opt in reversed(options):
-        wrapper = opt(wrapper)
+    for name, opt in reversed(options):
+        if name not in exclude:
+            wrapper = opt(wrapper)
     return wrapper
 
 

@@ -27,7 +27,8 @@ def _current_judge(db: str | None):
 @click.option("--db", default=None, type=click.Path(dir_okay=False, path_type=str),
               help="Database to re-execute an answer's final_query on (when the answer holds no rows).")
 @click.option("--out", default=None, help="Write the replay JSON here ('-' for stdout).")
-@llm_options
+# a replay judges each settled case once, one at a time, rules first, and reports no cost: those options do not apply
+@llm_options(exclude=("repeat", "dry_run", "llm_send", "max_concurrency", "price_in", "price_out"))
 @guarded
 def replay(regressions, cases, db, out, llm_opts):
     """Re-judge every human-settled verdict in REGRESSIONS with the current judge.
@@ -42,11 +43,6 @@ def replay(regressions, cases, db, out, llm_opts):
     judge, version = _current_judge(db)
     cache = None
     if llm_opts.enabled:
-        if llm_opts.dry_run or llm_opts.repeat != 1 or llm_opts.send != "undecided":
-            from goldeval.errors import InputError
-
-            raise InputError("replay: --dry-run, --repeat and --llm-send do not apply to a replay (each settled case is "
-                             "judged once, the rules first). Drop them.")
         from goldeval.cli._llm import llm_config
         from goldeval.judge import JudgeCache
         from goldeval.judge.prompt import JUDGE_VERSION as LLM_JUDGE_VERSION
