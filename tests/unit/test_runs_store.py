@@ -745,3 +745,40 @@ def test_free_text_rows_serialized_by_the_workers_are_stored_as_the_scorer_would
         assert len(res_fast["failures"]) == 3
         assert chunks == [500]  # the first chunk went as the worker serialized it; the other two row by row
         assert sa.get_run(fast.run_id)["results"]["per_example"] == res_fast["per_example"]
+
+
+# --- large inputs: found again before they are hashed ------------------------------------------------------------
+
+
+def test_an_unhashed_large_input_is_the_same_file_only_if_its_sampled_bytes_are(tmp_path):
+    # An interrupted run of a large input is resumed by the next identical invocation before the input is hashed
+    # whole: path, size, modification time and now the sha256 of a sample of the bytes must all match.
+    import os
+
+    from goldeval.cli._store import _SAMPLE_BLOCKS, _stamp, _stamps_match
+
+    path = tmp_path / "preds.jsonl"
+    data = bytearray(b"x" * (3 << 20))
+    path.write_bytes(data)
+    stamp = {"predictions": _stamp(str(path))}
+    assert _stamps_match(stamp, {"predictions": str(path)})
+    st = os.stat(path)
+
+    def rewrite(offset: int) -> None:
+        changed = bytearray(data)
+        changed[offset] = ord("y")
+        path.write_bytes(changed)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size, same modification time
+
+    middle = len(data) * (_SAMPLE_BLOCKS // 2) // (_SAMPLE_BLOCKS + 1)  # inside one of the sampled blocks
+    rewrite(middle)
+    assert not _stamps_match(stamp, {"predictions": str(path)})
+    rewrite(len(data) - 1)  # in the last MiB
+    assert not _stamps_match(stamp, {"predictions": str(path)})
+    # known limit (documented): a byte outside the sample, same size and time, goes unseen until the full hash
+    rewrite((1 << 20) + 4096 + 17)
+    assert _stamps_match(stamp, {"predictions": str(path)})
+    # a stamp recorded before samples were taken is compared on path, size and modification time
+    legacy = {"predictions": {k: v for k, v in stamp["predictions"].items() if k != "sample_sha256"}}
+    rewrite(middle)
+    assert _stamps_match(legacy, {"predictions": str(path)})
