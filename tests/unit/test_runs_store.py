@@ -636,6 +636,29 @@ def test_a_writer_process_error_reaches_the_caller(store):
     assert store.db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
 
 
+def test_the_writer_process_ends_when_the_scorer_dies_behind_a_batch(store):
+    # break-fix: the writer process took the end of its pipe (the scorer killed outright) for "no message held" when
+    # it arrived right behind batches it joined into one transaction, and waited for a next message for ever: every
+    # SIGKILLed large run left a writer process behind, holding the store open. Expected (by hand): 3 batches of 2
+    # cases sent, then end of file: all 6 cases committed and the writer process ends on its own, exit code 0.
+    rec = start_run(store, meta(), background="process", batch_size=2, max_delay=1e9)
+    for i in range(6):  # three batches, sent before the writer process is up: they wait in its inbox with the EOF
+        rec.record({"id": f"c{i}", "status": "scored", "f1": 0.5})
+    proc = rec._proc
+    rec._to_writer.close()  # what the writer sees when the scorer is killed: end of file on its pipe
+    proc.join(timeout=20)
+    try:
+        assert proc.exitcode == 0, "the writer process did not end after the end of its pipe"
+        assert committed(store.path, rec.run_id) == 6
+    finally:
+        if proc.exitcode is None:
+            proc.kill()
+            proc.join()
+        rec._proc = None
+        rec._from_writer.close()
+        rec.closed = True
+
+
 def test_ctrl_c_is_not_held_while_waiting_for_a_writer_that_does_not_answer(store):
     # break-fix: waiting for the writer process's reply held SIGINT/SIGTERM for up to WRITER_REPLY_TIMEOUT_S (600 s):
     # with a wedged writer, Ctrl-C and `kill` did nothing for ten minutes. Expected: the wait is interrupted at once,

@@ -487,16 +487,20 @@ def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None
         errors.append(str(exc))
         store = None
     n = 0
-    msg: bytes | None = b""
+    # The message taken from the inbox and not handled yet: a batch, ``sync`` / ``stop``, or None (end of the pipe).
+    # ``held`` says whether there is one: None is a message here (the parent is gone), never "nothing held".
+    msg: bytes | None = None
+    held = False
     while True:
-        msg = inbox.get() if not msg else msg
+        if not held:
+            msg = inbox.get()
+        held = False
         if msg is None:  # the parent is gone: everything it sent has been committed
             break
         if msg in (b"sync", b"stop"):
             conn_out.send_bytes(orjson.dumps({"n": n, "error": "; ".join(errors) or None}))
             if msg == b"stop":
                 break
-            msg = b""
             continue
         batches: list[Any] = []
         n_rows = 0
@@ -505,7 +509,6 @@ def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None
                 if not errors and store is not None:
                     batches.append(_columns(msg))
                     n_rows += len(batches[-1][1])
-                msg = b""
                 if n_rows >= WRITER_MAX_ROWS_PER_TX:
                     break
                 try:
@@ -513,7 +516,8 @@ def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None
                 except queue.Empty:
                     break
                 if msg is None or msg in (b"sync", b"stop"):
-                    break  # handled by the outer loop once these rows are committed
+                    held = True  # handled by the outer loop once these rows are committed
+                    break
             if batches and store is not None:
                 store.write_case_columns(run_id, *batches)
                 n += n_rows
