@@ -582,6 +582,39 @@ def test_record_serialized_stores_what_record_would(store, background):
     assert [r[1] for r in _rows(store, a.run_id)] == list(range(450))  # seq follows recording order, no gap
 
 
+@pytest.mark.parametrize("background", [False, True, "process"])
+def test_a_record_with_raw_json_holding_newlines_is_stored_with_its_batch(store, background):
+    # break-fix: a batch separates its records by newlines, on the belief that orjson never writes one; it does
+    # write an orjson.Fragment (raw JSON a scorer hands over, e.g. a judge's pretty-printed answer) as given. The
+    # writer then counted one record too many and refused the whole batch: the other cases of the batch were lost
+    # and finish() failed. Expected (by hand): all three cases stored, the fragment's newlines read as the JSON
+    # whitespace they are, so its record loads as {"id": "f", "status": "scored", "v": {"a": 1, "b": ["x\ny"]}}.
+    rec = start_run(store, meta(), background=background)
+    rec.record({"id": "a", "status": "scored", "f1": 0.5})
+    rec.record({"id": "f", "status": "scored", "v": orjson.Fragment(b'{\n  "a": 1,\n  "b": ["x\\ny"]\n}')})
+    rec.record({"id": "c"}, status="scored")
+    rec.finish({"aggregate": {"n": 3}})
+    rec.close()
+    assert store.cases(rec.run_id) == [
+        {"id": "a", "status": "scored", "f1": 0.5},
+        {"id": "f", "status": "scored", "v": {"a": 1, "b": ["x\ny"]}},
+        {"status": "scored", "id": "c"},
+    ]
+
+
+def test_record_serialized_refuses_records_that_do_not_line_up_with_their_keys(store):
+    # The count of records (newline-joined) must equal the count of keys: checked when queued, so that a wrong call
+    # is the caller's error and the cases recorded around it are still stored (the writer would refuse the whole
+    # batch). Expected: 2 keys with 1 record -> InputError naming both counts; the case "a" before it is stored.
+    rec = start_run(store, meta(), background=False)
+    rec.record({"id": "a", "status": "scored"})
+    with pytest.raises(InputError, match="2 case keys and 1 record"):
+        rec.record_serialized([("b", "scored", None, None, None, None), ("c", "scored", None, None, None, None)],
+                              b'{"status":"scored","id":"b"}')
+    rec.close()
+    assert store.cases(rec.run_id) == [{"id": "a", "status": "scored"}]
+
+
 def test_a_batch_whose_keys_and_records_do_not_line_up_is_refused_whole(store):
     from goldeval.runs.recorder import _batch_message, _columns
 

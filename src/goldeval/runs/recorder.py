@@ -193,6 +193,12 @@ class Recorder:
             data = _dumps(case, option=_DUMPS_OPTIONS)
         except TypeError as exc:
             raise InputError(f"Recorder.record: case {case.get('id', case.get('line'))!r} cannot be stored as JSON ({exc}).") from exc
+        if b"\n" in data:
+            # Only raw JSON handed over as an orjson.Fragment is written as given, newlines included (orjson escapes
+            # them in every string it writes). A batch separates its records by newlines: keep this one on one line.
+            # In valid JSON a raw newline is whitespace between tokens (inside a string it must be escaped), so a
+            # space in its place changes nothing the JSON says.
+            data = data.replace(b"\n", b" ")
         if status is not None:
             if "status" in case:
                 raise InputError(f"Recorder.record: case {case.get('id', case.get('line'))!r} has a 'status' "
@@ -218,15 +224,21 @@ class Recorder:
             keys: Per case ``(case id: str, status, verdict, score, reason, raw)``, as :func:`case_columns` gives
                 them (with the case id first).
             records: The cases' JSON, in the same order, newline-joined: exactly what :meth:`record` would store
-                for each (the writer refuses a batch whose counts do not line up).
+                for each (each on one line).
 
         Raises:
+            InputError: the number of records is not the number of keys (nothing of the call is queued; the
+                cases recorded before it are kept).
             StoreError: the commit failed, or the recorder is closed.
         """
         if self.closed:
             self._check_open()
         if not keys:
             return
+        n_records = records.count(b"\n") + 1
+        if n_records != len(keys):  # the writer would refuse the whole batch, with the cases recorded around these
+            raise InputError(f"Recorder.record_serialized: {len(keys)} case keys and {n_records} record(s) (newline-joined); "
+                             "give one record per key, each on one line.")
         self._pending.append(records)
         self._pending_keys.extend(keys)
         self._seq += len(keys)
@@ -554,7 +566,8 @@ def hashes_from_results(results: Mapping[str, Any], inputs: Mapping[str, str]) -
 
 def _batch_message(seq0: int, keys: list[tuple[Any, ...]], records: list[bytes]) -> bytes:
     """One batch as the writer receives it: a JSON header ``[seq of the first record, [[case id, status, verdict,
-    score, reason, raw], …]]``, then each record's JSON, newline-separated (orjson never writes a raw newline)."""
+    score, reason, raw], …]]``, then each record's JSON, newline-separated (each record is one line: orjson escapes
+    every newline in the strings it writes, and :meth:`Recorder.record` flattens raw JSON given as a Fragment)."""
     return orjson.dumps([seq0, keys]) + b"\n" + b"\n".join(records)
 
 
