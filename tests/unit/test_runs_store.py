@@ -602,6 +602,24 @@ def test_a_record_with_raw_json_holding_newlines_is_stored_with_its_batch(store,
     ]
 
 
+@pytest.mark.parametrize("background", [False, True, "process"])
+def test_an_infinite_score_keeps_its_value_in_the_score_column(store, background):
+    # break-fix: the case columns travel to the writer as JSON, which has no infinity: orjson writes inf as null, so
+    # a score of inf was stored as NULL (it was stored as inf before the batches carried their columns). Expected
+    # (by hand): the score column holds inf, -inf, NULL for NaN (SQLite stores a NaN as NULL) and 0.25; the
+    # records' JSON says null for the three non-finite numbers, as it always did.
+    rec = start_run(store, meta(), background=background)
+    rec.record({"id": "a", "status": "scored", "f1": float("inf")})
+    rec.record({"id": "b", "score": float("-inf")}, status="scored")
+    rec.record({"id": "c", "status": "scored", "whole_note": {"f1": float("nan")}})
+    rec.record({"id": "d", "status": "scored", "f1": 0.25})
+    rec.close()
+    rows = _rows(store, rec.run_id)
+    assert [r[4] for r in rows] == [float("inf"), float("-inf"), None, 0.25]
+    assert [r[7] for r in rows[:3]] == ['{"id":"a","status":"scored","f1":null}', '{"status":"scored","id":"b","score":null}',
+                                        '{"id":"c","status":"scored","whole_note":{"f1":null}}']
+
+
 def test_record_serialized_refuses_records_that_do_not_line_up_with_their_keys(store):
     # The count of records (newline-joined) must equal the count of keys: checked when queued, so that a wrong call
     # is the caller's error and the cases recorded around it are still stored (the writer would refuse the whole

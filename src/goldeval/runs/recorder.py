@@ -209,6 +209,8 @@ class Recorder:
             columns = case_columns(case, status=status)
         else:
             columns = case_columns(case)
+        if columns[2] in _SCORE_IN_JSON:  # ±inf: JSON has no infinity (orjson writes null), see _SCORE_IN_JSON
+            columns = (columns[0], columns[1], _SCORE_IN_JSON[columns[2]], *columns[3:])
         self._pending_keys.append((cid if cid.__class__ is str else str(cid), *columns))
         self._pending.append(data)
         self._seq += 1
@@ -423,6 +425,9 @@ class Recorder:
 
 
 _DUMPS_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+#: A case's score travels to the writer in a JSON header, and JSON has no infinity (orjson writes null): an infinite
+#: score goes as this text, which SQLite reads back as the same infinity (the score column has REAL affinity).
+_SCORE_IN_JSON: dict[float, str] = {float("inf"): "1e999", float("-inf"): "-1e999"}
 _dumps = orjson.dumps
 _STATUS_PREFIX: dict[str, bytes] = {}
 
