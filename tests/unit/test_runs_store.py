@@ -564,6 +564,18 @@ def test_record_with_status_refuses_a_case_that_has_one_and_a_status_that_is_not
     assert store.cases(rec.run_id) == []  # nothing half-recorded
 
 
+@pytest.mark.parametrize("status", [["scored"], {"a": 1}, "bad\ud800"])
+def test_record_with_a_status_that_is_unhashable_or_not_unicode_is_an_input_error(store, status):
+    # break-fix: status=["scored"] raised TypeError (unhashable, from the prefix cache) and a status holding a lone
+    # surrogate a TypeError from orjson: internal errors, where record() promises InputError. Expected: InputError,
+    # nothing recorded.
+    rec = start_run(store, meta())
+    with pytest.raises(InputError, match="status must be"):
+        rec.record({"id": "a"}, status=status)
+    rec.close()
+    assert store.cases(rec.run_id) == []
+
+
 @pytest.mark.parametrize("background", [False, True, "process"])
 def test_record_serialized_stores_what_record_would(store, background):
     cases = [{"id": f"c{i}", "line": i + 1, "whole_note": {"precision": 0.5, "recall": 0.25, "f1": 1 / 3}} for i in range(450)]

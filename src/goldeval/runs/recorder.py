@@ -205,7 +205,7 @@ class Recorder:
                                  f"({case['status']!r}) and status={status!r} was given; give one of them.")
             # b'{"status":"scored",' then the members of case (not empty: it has an id or a line): the JSON of
             # {"status": status, **case}
-            data = (_STATUS_PREFIX.get(status) or _status_prefix(status)) + data[1:]
+            data = ((_STATUS_PREFIX.get(status) if status.__class__ is str else None) or _status_prefix(status)) + data[1:]
             columns = case_columns(case, status=status)
         else:
             columns = case_columns(case)
@@ -435,8 +435,12 @@ _STATUS_PREFIX: dict[str, bytes] = {}
 def _status_prefix(status: str) -> bytes:
     """``b'{"status":<status as JSON>,'``: what :meth:`Recorder.record` puts before a case's members."""
     if not isinstance(status, str):
-        raise InputError(f"Recorder.record: status must be a string, got {status!r}.")
-    return _STATUS_PREFIX.setdefault(status, b'{"status":' + orjson.dumps(status) + b",")
+        raise InputError(f"Recorder.record: status must be a string, got {shorten(status)}.")
+    try:
+        text = orjson.dumps(status)
+    except TypeError as exc:  # a lone surrogate: not Unicode text
+        raise InputError(f"Recorder.record: status must be Unicode text, got {shorten(status)} ({exc}).") from None
+    return _STATUS_PREFIX.setdefault(status, b'{"status":' + text + b",")
 
 
 #: Most case rows the writer process commits in one transaction (it joins the batches waiting for it up to this).
