@@ -83,6 +83,13 @@ def _score_record(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tok
             "or name the id field with --id-field.",
         )
     rid = str(raw_id)
+    bad = _lone_surrogate(rid)
+    if bad is not None:  # read by the standard library's parser (see _decode): no JSON output could hold this id
+        return _failure(
+            line, None,
+            f"{where}: field '{cfg.id_field}' must be Unicode text, got {shorten(raw_id)} (the lone surrogate escape {bad} "
+            "has no UTF-8 form, so no result could name the row). Fix the id.",
+        )
     values = []
     for field, side in ((cfg.prediction_field, "prediction"), (cfg.reference_field, "reference")):
         if field not in data:
@@ -119,6 +126,15 @@ def _score_record(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tok
                     break
             return rec
         if isinstance(pred, dict) and isinstance(ref, dict):
+            for field, sections in ((cfg.prediction_field, pred), (cfg.reference_field, ref)):
+                for name in sections:
+                    bad = _lone_surrogate(name) if isinstance(name, str) else None
+                    if bad is not None:  # section names are keys of the results: they must be writable as JSON
+                        return _failure(
+                            line, rid,
+                            f"{where}: field '{field}' has a section name that is not Unicode text, {shorten(name)} (the "
+                            f"lone surrogate escape {bad} has no UTF-8 form, so no result could name the section). Fix the name.",
+                        )
             so = section_f1(pred, ref, tokenizer=tok)
             return {
                 "id": rid,
@@ -141,6 +157,18 @@ def _score_record(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tok
                 "note": "one side has sections and the other is flat text: whole note only, sections not scored"}
     except InputError as exc:  # includes UnreadableTextError
         return _failure(line, rid, f"{where}: {exc}")
+
+
+def _lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate in *text* as an escape (``\\ud800``), or ``None`` when the text is Unicode that
+    UTF-8 can encode. The standard library's JSON parser reads ``"\\ud800"`` escapes that orjson refuses."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"\\u{ord(text[exc.start]):04x}"
+    return None
 
 
 def _counts(ov) -> dict[str, int]:
@@ -169,7 +197,8 @@ def _decode(line: int, raw: bytes, src: str) -> tuple[dict[str, Any] | None, dic
             ) from None
         try:
             # The standard library also reads what orjson refuses on purpose: NaN / Infinity literals (Python's
-            # json.dump writes them) and lone surrogate escapes. Those rows are scored, not failed.
+            # json.dump writes them) and lone surrogate escapes. Those rows are scored, not failed (unless the
+            # surrogate is in the id or a section name, which the results must write: see _score_record).
             data = json.loads(text)
         except ValueError:
             return None, _failure(line, None, f"{src}:{line}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
@@ -224,7 +253,10 @@ def _score_chunk_stored(chunk: list[tuple[int, bytes]], stored: bool = True) -> 
             if rec.get("failed"):
                 stored_json = None
             else:
-                stored_json.append(dumps(rec)[1:])  # its members: {"id": …, "line": …, "whole_note": …, …}
+                try:
+                    stored_json.append(dumps(rec)[1:])  # its members: {"id": …, "line": …, "whole_note": …, …}
+                except TypeError:  # not writable as JSON: recorded row by row, where Recorder.record says why
+                    stored_json = None
         if len(rec) == 4 and "tokens" in rec:
             wn, tk = rec["whole_note"], rec["tokens"]
             rec = (rec["id"], line, wn["precision"], wn["recall"], wn["f1"], tk["prediction"], tk["reference"], tk["overlap"])
