@@ -319,6 +319,9 @@ class _Collector:
         self.previous = previous
         self.recorder = recorder
         self.n_rows = 0
+        #: The recorder takes record(case, status=...) (goldeval's Recorder: no copy of the dict), else it is given
+        #: {"status": "scored", **case} (a recorder written to the protocol's record(case)).
+        self.status_kw = recorder is not None and _takes_status(recorder)
 
     def add(self, rec: dict[str, Any], src: str) -> None:
         self.n_rows += 1
@@ -338,7 +341,13 @@ class _Collector:
             return
         self.per_example.append(rec)
         if self.recorder is not None and (self.previous.get(rid) or {}).get("status") != "scored":
-            self.recorder.record(rec, status="scored")
+            self._record_scored(self.recorder, rec)
+
+    def _record_scored(self, recorder: Any, rec: dict[str, Any]) -> None:
+        if self.status_kw:
+            recorder.record(rec, status="scored")
+        else:
+            recorder.record({"status": "scored", **rec})
 
     def add_chunk(self, recs: list[dict[str, Any] | tuple], src: str, stored_json: bytes | None) -> None:
         """:meth:`add` each worker result of a chunk. When the worker serialized the chunk for the store
@@ -362,7 +371,18 @@ class _Collector:
             record_serialized([(r["id"], "scored", None, r["whole_note"]["f1"], None, None) for r in new], stored_json)
         else:  # a row repeated an id (it is a failure, not a case): record the others one by one
             for r in new:
-                recorder.record(r, status="scored")
+                self._record_scored(recorder, r)
+
+
+def _takes_status(recorder: Any) -> bool:
+    """Whether ``recorder.record`` accepts ``status=`` (a keyword named so, or ``**kwargs``)."""
+    import inspect
+
+    try:
+        params = inspect.signature(recorder.record).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (a builtin): call it the protocol's way
+        return False
+    return any((p.name == "status" and p.kind is not p.POSITIONAL_ONLY) or p.kind is p.VAR_KEYWORD for p in params)
 
 
 def _mean(values: list[float]) -> float:
@@ -531,7 +551,9 @@ def score_file(
             them needs the usual ``if __name__ == "__main__":`` guard (Python's multiprocessing rule). Capped at the
             number of cores.
         recorder: Run-store recorder (``previous()``, ``record(case)``, ``finish(results)``) or ``None``.
-            Rows already recorded as scored are taken from it, not scored again.
+            Rows already recorded as scored are taken from it, not scored again. A ``record`` that also takes
+            ``status=`` (as :class:`goldeval.Recorder`'s does) is given each scored row with ``status="scored"``;
+            otherwise it is given ``{"status": "scored", **row}``.
         progress: Called with the number of rows just finished (for a progress bar).
         on_total: Called once with the number of lines in the file before scoring starts.
 

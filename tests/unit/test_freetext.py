@@ -214,3 +214,30 @@ def test_scoring_in_this_process_keeps_ctrl_c(tmp_path):
     before = signal.getsignal(signal.SIGINT)
     score_file(PRIMOCK, workers=1)
     assert signal.getsignal(signal.SIGINT) is before
+
+
+class _PlainRecorder:
+    """A recorder written to the documented protocol (``previous()``, ``record(case)``, ``finish(results)``), as a
+    user of score_file(recorder=...) writes one: its record takes no ``status``."""
+
+    def __init__(self):
+        self.records, self.finished = [], None
+
+    def previous(self):
+        return {}
+
+    def record(self, case):
+        self.records.append(case)
+
+    def finish(self, results):
+        self.finished = results
+
+
+def test_a_recorder_whose_record_takes_only_the_case_still_works(tmp_path):
+    # break-fix: the scorer began calling record(case, status="scored"), which a recorder written to the documented
+    # protocol (record(case)) refuses with TypeError. Expected (by hand): PriMock57's 57 rows recorded, each as
+    # {"status": "scored", **its per_example entry}, and finish called with the results.
+    rec = _PlainRecorder()
+    res = score_file(PRIMOCK, recorder=rec)
+    assert rec.records == [{"status": "scored", **e} for e in res["per_example"]] and len(rec.records) == 57
+    assert rec.finished is res
