@@ -673,6 +673,43 @@ def test_per_example_is_rebuilt_from_the_cases_whatever_the_ids(store, ids):
     assert store.get_run(rec.run_id)["results"]["per_example"] == per_example
 
 
+class _SqliteWithoutJson:
+    """The store's connection as on a SQLite built without its JSON functions (optional before 3.38)."""
+
+    def __init__(self, db):
+        self._db = db
+
+    def execute(self, sql, *args):
+        if "json_" in sql:
+            raise sqlite3.OperationalError("no such function: json_group_array")
+        return self._db.execute(sql, *args)
+
+    def __getattr__(self, name):
+        return getattr(self._db, name)
+
+
+@pytest.mark.parametrize("replaced", [False, True])
+def test_per_example_is_checked_against_the_cases_without_sqlite_json_functions(store, replaced):
+    # break-fix: the check of the ids became one json_group_array query; on a SQLite without the JSON functions every
+    # free-text run failed when it finished (an internal error), where the earlier check needed none. Expected (by
+    # hand): the same decision as with them: ids a, b, c in order -> per_example rebuilt from the cases; with "b"
+    # replaced by an unscored record -> per_example kept in the run row; both read back as recorded.
+    rec = start_run(store, meta(), background=False)
+    rec.per_example_in_cases = True
+    per_example = [{"id": i, "line": n + 1, "whole_note": {"f1": 0.5}} for n, i in enumerate("abc")]
+    for e in per_example:
+        rec.record(e, status="scored")
+    if replaced:
+        rec.record({"id": "b", "status": "unscored", "error": "x"})
+    store.db = _SqliteWithoutJson(store.db)
+    rec.finish({"aggregate": {"n": 3}, "per_example": per_example})
+    rec.close()
+    store.db = store.db._db
+    stored = orjson.loads(store.db.execute("SELECT results FROM runs").fetchone()[0])
+    assert stored["per_example"] == (per_example if replaced else {"$cases": True, "status": "scored", "drop_keys": ["status"]})
+    assert store.get_run(rec.run_id)["results"]["per_example"] == per_example
+
+
 def test_per_example_stays_in_the_run_row_when_a_case_row_replaced_a_scored_one(store):
     rec = start_run(store, meta())
     rec.per_example_in_cases = True

@@ -489,17 +489,22 @@ class RunStore:
         rebuilt list would silently lose it, so such a run keeps its ``per_example`` in the run row."""
         try:
             ids = [entry["id"] for entry in per_example]
-        except (KeyError, TypeError, IndexError):  # an entry without an id, or not an object
-            return False
-        if None in ids:
-            return False
-        want = list(map(str, ids))
-        # Compared as one JSON array built by SQLite (one row back, not 100k): equal texts are equal lists,
-        # whichever encoder wrote them; a text that differs only in escaping keeps per_example in the run row.
-        (stored,) = self.db.execute(
-            "SELECT json_group_array(case_id) FROM (SELECT case_id FROM cases WHERE run_id = ? AND status = 'scored' "
-            "ORDER BY seq)", (run_id,)).fetchone()
-        return stored.encode() == orjson.dumps(want)
+            if None in ids:
+                return False
+            want = orjson.dumps(list(map(str, ids)))
+        except (KeyError, TypeError, IndexError, ValueError):  # an entry without an id, not an object, or an id
+            return False  # that is not Unicode text (nor a value `in` can compare)
+        scored = "SELECT case_id FROM cases WHERE run_id = ? AND status = 'scored' ORDER BY seq"
+        try:
+            # Compared as one JSON array built by SQLite (one row back, not 100k): equal texts are equal lists,
+            # whichever encoder wrote them; a text that differs only in escaping keeps per_example in the run row.
+            (stored,) = self.db.execute(f"SELECT json_group_array(case_id) FROM ({scored})", (run_id,)).fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such function" not in str(exc):
+                raise
+            # a SQLite built without its JSON functions (optional before 3.38): the ids come back one by one
+            return orjson.dumps([cid for (cid,) in self.db.execute(scored, (run_id,))]) == want
+        return stored.encode() == want
 
     def finish_run(self, run_id: str, results: Mapping[str, Any], *, per_example_in_cases: bool = False) -> None:
         """Store the results dict with the run, its counts, headline and gate outcome; status ``finished``.
