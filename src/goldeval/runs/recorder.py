@@ -177,7 +177,7 @@ class Recorder:
 
         Raises:
             InputError: the record has neither an ``id`` nor a ``line``, holds a value JSON cannot represent, or
-                has a ``"status"`` while *status* is given.
+                has a ``"status"`` while *status* is given; *status* is not a string of Unicode text.
             StoreError: the commit failed.
         """
         if self.closed:
@@ -220,7 +220,7 @@ class Recorder:
 
     def record_serialized(self, keys: list[tuple[Any, ...]], records: bytes) -> None:
         """Queue cases another process already serialized (the free-text workers do, to keep that work off the
-        process every row passes through). Trusted as given: not parsed here.
+        process every row passes through). Trusted as given: not parsed here, only counted.
 
         Args:
             keys: Per case ``(case id: str, status, verdict, score, reason, raw)``, as :func:`case_columns` gives
