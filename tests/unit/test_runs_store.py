@@ -905,3 +905,31 @@ def test_an_unhashed_large_input_is_the_same_file_only_if_its_sampled_bytes_are(
     legacy = {"predictions": {k: v for k, v in stamp["predictions"].items() if k != "sample_sha256"}}
     rewrite(middle)
     assert _stamps_match(legacy, {"predictions": str(path)})
+
+
+@pytest.mark.parametrize("background", [False, "process"])
+def test_a_record_call_cut_by_ctrl_c_leaves_nothing_half_queued(store, monkeypatch, background):
+    # A KeyboardInterrupt inside record() (here: while its columns are computed) must queue nothing of that case,
+    # and the cases before and after it keep their keys and JSON in step (each pending entry is appended in one
+    # step). By hand: cases c0..c4 recorded, c2's call cut → rows c0, c1, c3, c4 with seq 0..3, each row's JSON
+    # holding its own id.
+    import goldeval.runs.recorder as recorder_module
+
+    real = recorder_module.case_columns
+
+    def columns(case, **kw):
+        if case.get("id") == "c2":
+            raise KeyboardInterrupt
+        return real(case, **kw)
+
+    monkeypatch.setattr(recorder_module, "case_columns", columns)
+    rec = start_run(store, meta(), background=background, batch_size=3)
+    for i in range(5):
+        try:
+            rec.record({"id": f"c{i}", "f1": i / 4}, status="scored")
+        except KeyboardInterrupt:
+            pass
+    rec.close()
+    rows = _rows(store, rec.run_id)
+    assert [(r[0], r[1], r[4]) for r in rows] == [("c0", 0, 0.0), ("c1", 1, 0.25), ("c3", 2, 0.75), ("c4", 3, 1.0)]
+    assert all(orjson.loads(r[7])["id"] == r[0] for r in rows)

@@ -125,11 +125,13 @@ class Recorder:
         self.batch_size = batch_size
         self.max_delay = max_delay
         self._clock = clock
-        self._pending: list[bytes] = []  # each record's JSON, serialized when recorded
-        self._pending_keys: list[tuple[Any, ...]] = []  # its (case id, status, verdict, score, reason, raw)
+        # One entry per record() call: ((case id, status, verdict, score, reason, raw), its JSON), or per
+        # record_serialized() call: ([keys…], their JSON newline-joined). One list, each entry appended in one step,
+        # so a Ctrl-C between two statements can never leave keys and records out of step.
+        self._pending: list[tuple[Any, bytes]] = []
         self._n_pending = 0  # records in _pending (an entry of record_serialized holds several)
         self._last_commit = clock()
-        self._seq = store.next_seq(run_id)
+        self._seq = store.next_seq(run_id)  # the seq of the next record handed to the writer
         self._seq0 = self._seq
         self._previous: dict[str, dict[str, Any]] | None = None
         self.finished = False
@@ -157,7 +159,7 @@ class Recorder:
     @property
     def n_recorded(self) -> int:
         """Cases recorded through this Recorder (committed or not)."""
-        return self._seq - self._seq0
+        return self._seq - self._seq0 + self._n_pending
 
     # -- the protocol ----------------------------------------------------------------------------------------
     def previous(self) -> dict[str, dict[str, Any]]:
@@ -211,9 +213,7 @@ class Recorder:
             columns = case_columns(case)
         if columns[2] in _SCORE_IN_JSON:  # ±inf: JSON has no infinity (orjson writes null), see _SCORE_IN_JSON
             columns = (columns[0], columns[1], _SCORE_IN_JSON[columns[2]], *columns[3:])
-        self._pending_keys.append((cid if cid.__class__ is str else str(cid), *columns))
-        self._pending.append(data)
-        self._seq += 1
+        self._pending.append(((cid if cid.__class__ is str else str(cid), *columns), data))
         self._n_pending += 1
         if self._n_pending >= self.batch_size or self._clock() - self._last_commit >= self.max_delay:
             self._send()
@@ -241,9 +241,7 @@ class Recorder:
         if n_records != len(keys):  # the writer would refuse the whole batch, with the cases recorded around these
             raise InputError(f"Recorder.record_serialized: {len(keys)} case keys and {n_records} record(s) (newline-joined); "
                              "give one record per key, each on one line.")
-        self._pending.append(records)
-        self._pending_keys.extend(keys)
-        self._seq += len(keys)
+        self._pending.append((list(keys), records))
         self._n_pending += len(keys)
         if self._n_pending >= self.batch_size or self._clock() - self._last_commit >= self.max_delay:
             self._send()
@@ -285,9 +283,17 @@ class Recorder:
         self._raise_writer_error()
         if self._pending:
             pending, self._pending = self._pending, []
-            keys, self._pending_keys = self._pending_keys, []
             self._n_pending = 0
-            data = _batch_message(self._seq - len(keys), keys, pending)
+            keys: list[Any] = []
+            records: list[bytes] = []
+            for key, record in pending:
+                if key.__class__ is list:  # a record_serialized chunk
+                    keys.extend(key)
+                else:
+                    keys.append(key)
+                records.append(record)
+            seq0, self._seq = self._seq, self._seq + len(keys)
+            data = _batch_message(seq0, keys, records)
             if not self.background:
                 self.store.write_case_columns(self.run_id, _columns(data))
             elif self.background == "process":
