@@ -649,7 +649,7 @@ def test_a_batch_whose_keys_and_records_do_not_line_up_is_refused_whole(store):
     from goldeval.runs.recorder import _batch_message, _columns
 
     run_id = store.create_run(meta())
-    message = _batch_message(0, [("a", "scored", None, None, None, None), ("b", "scored", None, None, None, None)], [b'{"id":"a"}'])
+    message = _batch_message(0, [("a", "scored", None, None, None, None), ("b", "scored", None, None, None, None)], b'{"id":"a"}')
     with pytest.raises(StoreError, match="2 case keys came with 1 records"):
         _columns(message)
     with pytest.raises(StoreError, match="2 case keys but 1 records"):

@@ -144,7 +144,7 @@ class Recorder:
         self._from_writer: Any = None
         self._unanswered = 0  # sync / stop messages sent to the writer process whose reply was not read yet
         self._deferred = deferred
-        self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=1)
+        self._queue: queue.Queue[tuple[int, list[Any], list[str]] | None] = queue.Queue(maxsize=1)
         self._thread: threading.Thread | None = None
         self._writer_error: BaseException | None = None
         #: Set by a scorer that records every ``per_example`` entry as a ``scored`` case (entry + ``"status"``), in
@@ -293,12 +293,13 @@ class Recorder:
                     keys.append(key)
                 records.append(record)
             seq0, self._seq = self._seq, self._seq + len(keys)
-            data = _batch_message(seq0, keys, records)
+            body = b"\n".join(records)
             if not self.background:
-                self.store.write_case_columns(self.run_id, _columns(data))
+                self.store.write_case_columns(self.run_id, _batch(seq0, keys, body))
             elif self.background == "process":
                 if self._proc is None:
                     self._start_process()
+                data = _batch_message(seq0, keys, body)
                 try:
                     with _signals_deferred():  # a Ctrl-C / SIGTERM half-way through would cut the message
                         self._to_writer.send_bytes(data)
@@ -308,7 +309,7 @@ class Recorder:
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._write_loop, name=f"goldeval-recorder-{self.run_id}", daemon=True)
                     self._thread.start()
-                self._queue.put(data)  # blocks while the writer is a batch behind
+                self._queue.put(_batch(seq0, keys, body))  # blocks while the writer is a batch behind
         self._last_commit = self._clock()
 
     def _write_loop(self) -> None:
@@ -318,7 +319,7 @@ class Recorder:
                 if batch is None:
                     return
                 if self._writer_error is None:
-                    self.store.write_case_columns(self.run_id, _columns(batch))
+                    self.store.write_case_columns(self.run_id, batch)
             except BaseException as exc:  # handed to the caller's thread on its next call
                 self._writer_error = exc
             finally:
@@ -579,11 +580,25 @@ def hashes_from_results(results: Mapping[str, Any], inputs: Mapping[str, str]) -
     return {role: h for role, h in found.items() if len(h) == 64}
 
 
-def _batch_message(seq0: int, keys: list[tuple[Any, ...]], records: list[bytes]) -> bytes:
-    """One batch as the writer receives it: a JSON header ``[seq of the first record, [[case id, status, verdict,
-    score, reason, raw], …]]``, then each record's JSON, newline-separated (each record is one line: orjson escapes
-    every newline in the strings it writes, and :meth:`Recorder.record` flattens raw JSON given as a Fragment)."""
-    return orjson.dumps([seq0, keys]) + b"\n" + b"\n".join(records)
+def _batch_message(seq0: int, keys: list[tuple[Any, ...]], body: bytes) -> bytes:
+    """One batch as the writer process receives it: a JSON header ``[seq of the first record, [[case id, status,
+    verdict, score, reason, raw], …]]``, a newline, then *body*: the records' JSON, newline-separated (each record
+    is one line: orjson escapes every newline in the strings it writes, and :meth:`Recorder.record` flattens raw
+    JSON given as a Fragment)."""
+    return orjson.dumps([seq0, keys]) + b"\n" + body
+
+
+def _batch(seq0: int, keys: list[Any], body: bytes) -> tuple[int, list[Any], list[str]]:
+    """``(seq0, keys, [record JSON, …])``, what :meth:`RunStore.write_case_columns` takes, from the newline-joined
+    records of a batch.
+
+    Raises:
+        StoreError: the records are not as many as the keys (nothing of the batch is stored).
+    """
+    records = body.decode().split("\n")
+    if len(records) != len(keys):
+        raise StoreError(f"run store: a batch of {len(keys)} case keys came with {len(records)} records; nothing of it was stored.")
+    return seq0, keys, records
 
 
 def _columns(message: bytes) -> tuple[int, list[Any], list[str]]:
@@ -596,10 +611,7 @@ def _columns(message: bytes) -> tuple[int, list[Any], list[str]]:
     """
     head, _, body = message.partition(b"\n")
     seq0, keys = orjson.loads(head)
-    records = body.decode().split("\n")
-    if len(records) != len(keys):
-        raise StoreError(f"run store: a batch of {len(keys)} case keys came with {len(records)} records; nothing of it was stored.")
-    return seq0, keys, records
+    return _batch(seq0, keys, body)
 
 
 def start_run(
