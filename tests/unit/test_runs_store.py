@@ -933,3 +933,21 @@ def test_a_record_call_cut_by_ctrl_c_leaves_nothing_half_queued(store, monkeypat
     rows = _rows(store, rec.run_id)
     assert [(r[0], r[1], r[4]) for r in rows] == [("c0", 0, 0.0), ("c1", 1, 0.25), ("c3", 2, 0.75), ("c4", 3, 1.0)]
     assert all(orjson.loads(r[7])["id"] == r[0] for r in rows)
+
+
+def test_rows_written_many_per_statement_keep_the_last_of_a_repeated_case_id(store):
+    # Case rows go 100 to an INSERT statement. By hand: 250 rows (statements of 100, 100, 50). Rows 0..199 are
+    # c0..c199 with score 0.5, except row 7, which repeats c5 (score 0.25) inside the first statement; rows
+    # 200..249 repeat c0..c49 with score 1.0. A repeated id keeps its row (and so its first seq: a redone case keeps
+    # its place) and takes the last record: 200 rows, c0..c49 with score 1.0 and n = 200 + i (c5: seq 5; c7, first
+    # seen at row 207: seq 207), c50..c199 with score 0.5.
+    run_id = store.create_run(meta())
+    rows = [(f"c{i}", i, "scored", None, 0.5, None, None, orjson.dumps({"id": f"c{i}", "n": i}).decode()) for i in range(200)]
+    rows[7] = ("c5", 7, "scored", None, 0.25, None, None, '{"id":"c5","n":7}')
+    rows += [(f"c{i}", 200 + i, "scored", None, 1.0, None, None, orjson.dumps({"id": f"c{i}", "n": 200 + i}).decode()) for i in range(50)]
+    store.write_cases(run_id, rows)
+    got = {r[0]: (r[1], r[4], orjson.loads(r[7])["n"]) for r in _rows(store, run_id)}
+    assert len(got) == 200
+    assert got["c5"] == (5, 1.0, 205) and got["c7"] == (207, 1.0, 207)
+    assert got["c0"] == (0, 1.0, 200) and got["c49"] == (49, 1.0, 249)
+    assert got["c50"] == (50, 0.5, 50) and got["c199"] == (199, 0.5, 199)
