@@ -4,7 +4,9 @@ Protocol (what a batch scorer may rely on; ``recorder=None`` means nothing is re
 
     done = recorder.previous()      # {case id: record} already finished in this run: reuse them, do not redo
     recorder.record(case)           # once per finished case: {"id", "status": "scored"|"unscored"|"error", ...}
-    recorder.record(case, status="scored")  # the same, for a case without "status": stored as {"status", **case}
+    recorder.record(case, status="scored")  # optional: the same, stored as {"status", **case} without a copy
+                                            # (the free-text scorer uses it when record takes status=, see
+                                            # goldeval.freetext; else it passes {"status": "scored", **case})
     recorder.finish(results)        # the whole results dict; may be called again (e.g. after gates): last wins
 
 Writes are batched: the pending records are handed over in one batch every ``batch_size`` (200) cases or every
@@ -39,11 +41,12 @@ __all__ = ["RecorderProtocol", "Recorder", "run_key", "dataset_hash", "rubric_te
 
 
 class RecorderProtocol(Protocol):
-    """What a batch scorer receives as ``recorder=``."""
+    """What a batch scorer receives as ``recorder=`` (the minimum: :class:`Recorder` also takes ``status=`` and
+    ``record_serialized``, which scorers use only when they are there)."""
 
     def previous(self) -> dict[str, dict[str, Any]]: ...
 
-    def record(self, case: dict[str, Any], *, status: str | None = None) -> None: ...
+    def record(self, case: dict[str, Any]) -> None: ...
 
     def finish(self, results: dict[str, Any]) -> None: ...
 
