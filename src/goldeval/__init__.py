@@ -19,6 +19,7 @@ _LAZY: dict[str, str] = {
     "Agreement": "goldeval.agreement",
     "AnswerConfig": "goldeval.answers",
     "DefinitionOfDone": "goldeval.gates",
+    "ExactSum": "goldeval.accumulate",
     "GateReport": "goldeval.gates",
     "JudgeCache": "goldeval.judge",
     "JudgeConfig": "goldeval.judge",

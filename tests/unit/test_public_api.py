@@ -9,7 +9,7 @@ import sys
 import goldeval
 
 PUBLIC = [
-    "Agreement", "AnswerConfig", "CaseOutcome", "DefinitionOfDone", "GateReport", "GoldevalError", "InputError",
+    "Agreement", "AnswerConfig", "CaseOutcome", "DefinitionOfDone", "ExactSum", "GateReport", "GoldevalError", "InputError",
     "JudgeCache", "JudgeConfig", "JudgeError", "LabelScore", "OPENSCRIBE", "Overlap", "PassRate", "ReadOnlyDatabase",
     "Recorder", "RunStore", "SectionOverlap", "StoreError", "Tokenizer", "UNICODE", "UnreadableTextError", "Verdict",
     "__version__", "agreement", "cohen_kappa", "compare_runs", "confusion_matrix", "evaluate_gates", "get_tokenizer",
