@@ -7,7 +7,16 @@
 * :mod:`~goldeval.answers.sql` — read-only re-execution (SQLite; DuckDB optional)
 * :mod:`~goldeval.answers.forbidden` — mustNotUse on the parsed final query (sqlglot)
 * :mod:`~goldeval.answers.gold` — golden checks (``gold_status``)
-* :mod:`~goldeval.answers.judge` — the verdict and the batch (:func:`judge_file`)
+* :mod:`~goldeval.answers.config` — ``JUDGE_NAME``, ``JUDGE_VERSION``, :class:`AnswerConfig`, :class:`CaseResult`
+* :mod:`~goldeval.answers.shapes` — tables out of golden/prediction objects; the case's options checked
+* :mod:`~goldeval.answers.verdicts` — verdict builders shared by the rules
+* :mod:`~goldeval.answers.table` — the table rule (pairing, rows, ties, order, grain → a verdict)
+* :mod:`~goldeval.answers.prose` — the prose rules (a stated value; an unanswerable golden)
+* :mod:`~goldeval.answers.answer` — one answer judged (:func:`judge_answer`): mustNotUse, golden checks, rubric
+* :mod:`~goldeval.answers.canonical` — rows tied at a LIMIT boundary, from the canonical query
+* :mod:`~goldeval.answers.case` — one case row against its attempt row (:func:`judge_case`)
+* :mod:`~goldeval.answers.batch` — the batch over a case file and an attempt file (:func:`judge_file`)
+* :mod:`~goldeval.answers.judge` — re-exports the public names above (the import path used so far)
 
 Source: ``DESIGN.md`` "Data answers", goldeval.
 """

@@ -1,0 +1,184 @@
+"""The batch: a case file judged against an attempt file, one case at a time, recorded and summarized.
+
+Source: ``DESIGN.md`` "Data answers" and "Runs", goldeval.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from goldeval.answers.case import judge_case, outcome_from_dict
+from goldeval.answers.config import JUDGE_NAME, JUDGE_VERSION, AnswerConfig, CaseResult
+from goldeval.answers.sql import ReadOnlyDatabase
+from goldeval.verdict import CaseOutcome, pass_rate
+
+__all__ = ["iter_judged", "judge_answer_file", "judge_file", "llm_materials", "summarize"]
+
+def _read_keyed(path: str | Path, label: str, failures: list[dict[str, Any]]) -> tuple[dict[str, tuple[int, dict[str, Any]]], list[str]]:
+    from goldeval.io import Row, RowError, check_ids, read_jsonl
+
+    p = Path(path)
+    out: dict[str, tuple[int, dict[str, Any]]] = {}
+    order: list[str] = []
+    for item in check_ids(read_jsonl(p), file_name=p.name):
+        if isinstance(item, RowError):
+            failures.append({"line": item.line, "id": item.id, "error": item.error, "file": label})
+            continue
+        assert isinstance(item, Row)
+        rid = str(item.data["id"])
+        out[rid] = (item.line, item.data)
+        order.append(rid)
+    return out, order
+
+
+def iter_judged(
+    cases_path: str | Path,
+    attempts_path: str | Path,
+    *,
+    config: AnswerConfig | None = None,
+    recorder: Any = None,
+    failures: list[dict[str, Any]] | None = None,
+) -> Iterator[CaseResult]:
+    """Judge every case of a case file against the attempt with the same id, one :class:`CaseResult` at a time.
+
+    Args:
+        cases_path: JSONL of cases (see :func:`judge_answer` for the golden's shape).
+        attempts_path: JSONL of attempts ``{"id", "final_query"?, "columns"?, "rows"?, "text"?}``.
+        config: :class:`AnswerConfig` (``db`` to re-execute queries read-only).
+        recorder: Optional run-store recorder: cases in ``recorder.previous()`` are reused, not redone; each
+            finished case is passed to ``recorder.record``. ``finish`` is left to :func:`judge_file`.
+        failures: A list to which unusable rows of either file are appended (``{"line", "id", "error", "file"}``).
+
+    Raises:
+        InputError: a file is missing, empty or not UTF-8; the database cannot be opened.
+    """
+    cfg = config or AnswerConfig()
+    fails = failures if failures is not None else []
+    cases, order = _read_keyed(cases_path, Path(cases_path).name, fails)
+    attempts, _ = _read_keyed(attempts_path, Path(attempts_path).name, fails)
+    for aid, (line, _) in attempts.items():
+        if aid not in cases:
+            fails.append({"line": line, "id": aid, "error": f"{Path(attempts_path).name}:{line}: attempt {aid!r} has no case in {Path(cases_path).name}.",
+                          "file": Path(attempts_path).name})
+    attempt_errors = {f["id"]: f["error"] for f in fails if f.get("id") and f.get("file") == Path(attempts_path).name}
+    previous = dict(recorder.previous()) if recorder is not None else {}
+    db = ReadOnlyDatabase(cfg.db, timeout_s=cfg.timeout_s, max_rows=cfg.max_rows, engine=cfg.engine) if cfg.db else None
+    try:
+        for cid in order:
+            line, case = cases[cid]
+            if cid in previous and previous[cid].get("status") in ("scored", "unscored"):
+                yield CaseResult(outcome_from_dict(previous[cid]), {"id": cid, "reused": True})
+                continue
+            att = attempts.get(cid)
+            where = f"{Path(cases_path).name}:{line} (id {cid!r})"
+            if att is None and cid in attempt_errors:
+                result = CaseResult(CaseOutcome(cid, "unscored", reason=attempt_errors[cid]), {"id": cid})
+            else:
+                a_where = f"{Path(attempts_path).name}:{att[0]} (id {cid!r})" if att else ""
+                result = judge_case(case, att[1] if att else None, db=db, config=cfg, where=where, attempt_where=a_where)
+            if recorder is not None:
+                recorder.record(result.outcome.to_dict())
+            yield result
+    finally:
+        if db is not None:
+            db.close()
+
+
+def summarize(outcomes: Iterable[CaseOutcome], failures: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The ``aggregate`` block: ``pass_rate`` and the PassRate counts, ``n``, ``n_scored``, ``n_failed``, ``undefined``."""
+    outs = list(outcomes)
+    pr = pass_rate(outs)
+    n_scored = sum(1 for o in outs if o.status == "scored")
+    agg: dict[str, Any] = {"pass_rate": pr.rate}
+    agg.update({k: v for k, v in pr.to_dict().items() if k not in ("rate", "undefined")})
+    agg.update({"n": len(outs), "n_scored": n_scored, "n_failed": len(outs) - n_scored, "n_row_failures": len(failures)})
+    agg["undefined"] = {"pass_rate": "nothing was decided: no case came out match or no_match"} if pr.undefined else {}
+    return agg
+
+
+def judge_file(
+    cases_path: str | Path,
+    attempts_path: str | Path,
+    *,
+    config: AnswerConfig | None = None,
+    recorder: Any = None,
+    keep_materials: bool = False,
+) -> dict[str, Any]:
+    """Judge a case file against an attempt file; the results object every scorer writes.
+
+    Args:
+        cases_path: JSONL of cases.
+        attempts_path: JSONL of attempts.
+        config: :class:`AnswerConfig`.
+        recorder: Optional run-store recorder (``previous`` / ``record`` / ``finish``).
+        keep_materials: Add ``"llm_materials"``: for every ``needs_human`` case, what an LLM judge needs (see
+            :func:`llm_materials`).
+
+    Returns:
+        ``{"scorer": {"name", "version"}, "config", "inputs", "aggregate": {"pass_rate", "match", "no_match",
+        "decided", "near_match", "needs_human", "unscored", "verified_wrong", "n", "n_scored", "n_failed",
+        "undefined"}, "per_example": [CaseOutcome.to_dict()...], "failures": [{"line", "id", "error"}],
+        "elapsed_sec"}``. ``pass_rate = match / (match + no_match)``, unrounded.
+
+    Raises:
+        InputError: unreadable files or database.
+    """
+    from goldeval.io import file_sha256
+
+    cfg = config or AnswerConfig()
+    start = time.perf_counter()
+    failures: list[dict[str, Any]] = []
+    results = list(iter_judged(cases_path, attempts_path, config=cfg, recorder=recorder, failures=failures))
+    outcomes = [r.outcome for r in results]
+    out: dict[str, Any] = {
+        "scorer": {"name": JUDGE_NAME, "version": JUDGE_VERSION},
+        "config": cfg.to_dict(),
+        "inputs": {
+            "cases": str(cases_path), "cases_sha256": file_sha256(cases_path),
+            "attempts": str(attempts_path), "attempts_sha256": file_sha256(attempts_path),
+            "db": cfg.db, "db_sha256": file_sha256(cfg.db) if cfg.db else None,
+        },
+        "aggregate": summarize(outcomes, failures),
+        "per_example": [o.to_dict() for o in outcomes],
+        "failures": failures,
+        "elapsed_sec": time.perf_counter() - start,
+    }
+    if keep_materials:
+        out["llm_materials"] = [r.materials for r in results if r.outcome.verdict is not None and r.outcome.verdict.needs_human]
+    if recorder is not None:
+        recorder.finish(out)
+    return out
+
+
+#: The batch judge under the name the package exports (``goldeval.judge_answer_file``).
+def judge_answer_file(cases_path: str | Path, attempts_path: str | Path, **kwargs: Any) -> dict[str, Any]:
+    """Same as :func:`judge_file` (the name ``goldeval`` exports)."""
+    return judge_file(cases_path, attempts_path, **kwargs)
+
+
+def llm_materials(
+    cases_path: str | Path,
+    attempts_path: str | Path,
+    *,
+    config: AnswerConfig | None = None,
+    only_undecided: bool = True,
+) -> list[dict[str, Any]]:
+    """Per case, the rule outcome plus what an LLM judge needs to decide it.
+
+    Returns:
+        ``[{"id", "rule": CaseOutcome.to_dict(), "question", "golden", "prediction": {"columns", "rows" (first 200),
+        "row_count", "rows_truncated", "source": "executed" | "reported" | "text"}, "text", "final_query", "rubric",
+        "must_not_use_prose", "breakdown"}]`` — for ``needs_human`` cases only unless *only_undecided* is False.
+        The rule's verdict stays in ``rule`` so that rule/LLM agreement can be measured.
+    """
+    out = []
+    for r in iter_judged(cases_path, attempts_path, config=config):
+        v = r.outcome.verdict
+        if only_undecided and (v is None or not v.needs_human):
+            continue
+        out.append(r.materials)
+    return out
+

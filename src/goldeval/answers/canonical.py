@@ -1,0 +1,102 @@
+"""What the golden's canonical query tells, re-run on the database: the rows tied at a ``LIMIT`` boundary (for a
+top-N golden, or hidden behind an order key that is not an output column).
+
+Source: ``DESIGN.md`` "Data answers" (top-N ties), goldeval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from goldeval.answers.shapes import _golden_table
+from goldeval.answers.sql import QueryError, ReadOnlyDatabase
+from goldeval.answers.values import REL_TOL, make_column, numbers_close, tolerances
+from goldeval.errors import InputError
+
+def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -> dict[str, Any] | None:
+    """For a canonical query ``… ORDER BY k LIMIT n`` whose order key may not be an output column: the rows above
+    the boundary and every row tied with the n-th one on the key (the canonical query re-run without LIMIT, with the
+    key added as extra columns). ``None`` when there is no tie beyond the LIMIT or it cannot be worked out."""
+    import sqlglot
+    from sqlglot import exp
+
+    dialect = "duckdb" if db.engine == "duckdb" else "sqlite"
+    try:
+        tree = sqlglot.parse_one(canonical, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return None
+    if not isinstance(tree, exp.Select) or tree.args.get("distinct") or tree.args.get("offset"):
+        return None
+    limit, order = tree.args.get("limit"), tree.args.get("order")
+    if limit is None or order is None or not isinstance(limit.expression, exp.Literal) or not limit.expression.is_int:
+        return None
+    projections = list(tree.expressions)
+    if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)) for p in projections):
+        return None
+    aliases = {p.alias.lower(): p for p in projections if p.alias}
+    keys = []
+    for o in order.expressions:
+        e = o.this
+        if isinstance(e, exp.Literal) and e.is_int and 1 <= int(e.this) <= len(projections):
+            e = projections[int(e.this) - 1]
+        elif isinstance(e, exp.Column) and not e.table and e.name.lower() in aliases:
+            e = aliases[e.name.lower()]
+        keys.append(e.unalias().copy())
+    full = tree.copy()
+    full.set("limit", None)
+    full = full.select(*[exp.alias_(k, f"__goldeval_k{i}") for i, k in enumerate(keys)], append=True)
+    try:
+        res = db.execute(full.sql(dialect=dialect))
+        gt = _golden_table(golden, "golden")
+    except (QueryError, InputError):
+        return None
+    if gt is None:
+        return None
+    m, width = len(gt[1]), len(gt[0])
+    if m == 0 or len(res.rows) <= m or len(res.columns) != width + len(keys):
+        return None
+    key_of = [tuple(r[width:]) for r in res.rows]
+    boundary = key_of[m - 1]
+    first = next(i for i, k in enumerate(key_of) if k == boundary)
+    ties = [list(r[:width]) for r, k in zip(res.rows, key_of) if k == boundary]
+    if first + len(ties) <= m:
+        return None  # nothing tied beyond the LIMIT: the golden rows are the only right answer
+    return {"n": m, "above": [list(r[:width]) for r in res.rows[:first]], "ties": ties,
+            "order_key": [k.sql(dialect=dialect) for k in keys]}
+
+
+def _tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -> list[list[Any]] | None:
+    """Rows of the canonical query *without its LIMIT* whose top-N value equals the golden's boundary value.
+
+    These are the rows a valid tie-break may return. ``None`` when it cannot be worked out (no LIMIT to drop,
+    the query fails, the top-N column is not numeric, or the shapes disagree).
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(canonical, read="duckdb" if db.engine == "duckdb" else "sqlite")
+        if not isinstance(tree, exp.Select) or tree.args.get("limit") is None:
+            return None
+        tree.set("limit", None)
+        res = db.execute(tree.sql(dialect="duckdb" if db.engine == "duckdb" else "sqlite"))
+        gt = _golden_table(golden, "golden")
+    except (QueryError, InputError, sqlglot.errors.SqlglotError):
+        return None
+    if gt is None or len(res.columns) != len(gt[0]) or not gt[1]:
+        return None
+    top = golden.get("top_n") or {}
+    try:
+        k = gt[0].index(str(top.get("by")))
+    except ValueError:
+        return None
+    by = make_column("by", [r[k] for r in gt[1]])
+    full = make_column("by", [r[k] for r in res.rows])
+    if not by.numeric or not full.numeric:
+        return None
+    desc = str(top.get("direction", "desc")).lower().startswith("desc")
+    boundary = float(by.num[~by.null].min() if desc else by.num[~by.null].max())
+    half = tolerances(by)[0] if by.n else 0.0
+    at = numbers_close(full.num, full.num * 0 + boundary, full.num * 0 + half, rel_tol=REL_TOL)
+    return [list(r) for r, hit in zip(res.rows, at.tolist()) if hit]

@@ -1,0 +1,188 @@
+"""One case row judged against its attempt row: re-execution on the database, the golden filled in or checked
+from its canonical query, the materials an LLM judge needs, and a recorded outcome rebuilt.
+
+Source: ``DESIGN.md`` "Data answers", goldeval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from goldeval.answers.answer import judge_answer
+from goldeval.answers.canonical import _hidden_tie_pool, _tie_rows
+from goldeval.answers.config import AnswerConfig, CaseResult
+from goldeval.answers.forbidden import check_forbidden
+from goldeval.answers.gold import worse_status
+from goldeval.answers.shapes import _check_case_lists, _check_golden_options, _golden_table
+from goldeval.answers.sql import QueryError, ReadOnlyDatabase
+from goldeval.answers.table import _judge_table
+from goldeval.errors import InputError, shorten
+from goldeval.verdict import CaseOutcome, Verdict
+
+__all__ = ["judge_case", "outcome_from_dict"]
+
+_MATERIAL_ROWS = 200
+
+
+def outcome_from_dict(d: Mapping[str, Any]) -> CaseOutcome:
+    """Rebuild a :class:`CaseOutcome` from its ``to_dict()`` form (a recorded case, reused on resume)."""
+    if d.get("status") != "scored" or d.get("verdict") is None:
+        return CaseOutcome(str(d.get("id")), "unscored", None, d.get("reason"), d.get("raw"))
+    names = set(Verdict.__dataclass_fields__)  # type: ignore[attr-defined]
+    v = Verdict(**{k: d[k] for k in names if k in d})
+    return CaseOutcome(str(d["id"]), "scored", v, d.get("reason"), d.get("raw"))
+
+
+def _materials(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, outcome: CaseOutcome,
+               pred: Mapping[str, Any] | None, golden: Mapping[str, Any]) -> dict[str, Any]:
+    from goldeval.answers.forbidden import split_entries
+
+    _, prose = split_entries([str(x) for x in case.get("must_not_use") or []])
+    rows = (pred or {}).get("rows")
+    gold = {k: v for k, v in golden.items() if k not in ("tie_pool",)}
+    if isinstance(gold.get("top_n"), Mapping) and "tie_rows" in gold["top_n"]:
+        gold["top_n"] = {k: v for k, v in gold["top_n"].items() if k != "tie_rows"} | {"tie_rows_count": len(gold["top_n"]["tie_rows"])}
+    if isinstance(gold.get("rows"), list) and len(gold["rows"]) > _MATERIAL_ROWS:
+        gold["row_count"] = len(gold["rows"])
+        gold["rows"] = gold["rows"][:_MATERIAL_ROWS]
+        gold["rows_truncated"] = True
+    return {
+        "id": outcome.id,
+        "rule": outcome.to_dict(),
+        "question": case.get("question"),
+        "golden": gold,
+        "prediction": None if pred is None else {
+            "columns": pred.get("columns"),
+            "rows": rows[:_MATERIAL_ROWS] if isinstance(rows, list) else rows,
+            "row_count": len(rows) if isinstance(rows, list) else None,
+            "rows_truncated": isinstance(rows, list) and len(rows) > _MATERIAL_ROWS,
+            "source": pred.get("source"),
+        },
+        "text": (attempt or {}).get("text"),
+        "final_query": (attempt or {}).get("final_query"),
+        "rubric": list(case.get("rubric") or []),
+        "must_not_use_prose": prose,
+        "breakdown": (outcome.verdict.details if outcome.verdict else {"reason": outcome.reason}),
+    }
+
+def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db: ReadOnlyDatabase | None = None,
+               config: AnswerConfig | None = None, where: str = "", attempt_where: str = "") -> CaseResult:
+    """Judge one case row against its attempt row, re-executing queries on *db* when given.
+
+    Args:
+        case: ``{"id", "question", "golden", "rubric"?, "must_not_use"?}``.
+        attempt: ``{"id", "final_query"?, "columns"?, "rows"?, "text"?}``, or ``None`` when there is none.
+        db: Read-only database; the attempt's ``final_query`` result is the prediction (never the reported rows),
+            and the golden's ``canonical_query`` fills in or checks the golden rows.
+        config: Options (tolerance; ``check_canonical``).
+        where: Prefix for messages (the case row).
+        attempt_where: Prefix for messages about the attempt row (its query); defaults to *where*.
+
+    Returns:
+        :class:`CaseResult`. Unscored (with the reason, and the query as ``raw``) when the case or attempt is
+        malformed, there is no attempt, or a query fails.
+    """
+    cfg = config or AnswerConfig()
+    cid = str(case.get("id"))
+    where = where or f"case {cid!r}"
+    golden = case.get("golden")
+    if attempt is None:
+        oc = CaseOutcome(cid, "unscored", reason=f"{where}: no attempt with this id. Add the attempt, or drop the case.")
+        return CaseResult(oc, {"id": cid})
+    if not isinstance(golden, Mapping):
+        oc = CaseOutcome(cid, "unscored", reason=f"{where}: 'golden' must be an object, got {shorten(golden)}. Fix the case row.")
+        return CaseResult(oc, {"id": cid})
+    golden = dict(golden)
+    try:
+        _check_case_lists(case, where)
+        _check_golden_options(golden, golden.get("columns") if isinstance(golden.get("columns"), list) else None, where)
+    except InputError as exc:
+        return CaseResult(CaseOutcome(cid, "unscored", reason=str(exc)), {"id": cid})
+    gold_extra: tuple[str, str | None] = ("verified", None)
+    canonical = golden.get("canonical_query")
+    # The golden's canonical query: fill in missing golden rows, or check the given ones.
+    if db is not None and canonical and cfg.check_canonical and golden.get("kind", "value") == "value":
+        try:
+            res = db.execute(canonical)
+        except QueryError as exc:
+            if golden.get("rows") is None and "value" not in golden:
+                oc = CaseOutcome(cid, "unscored", reason=f"{where}: the golden's canonical_query failed: {exc}", raw=canonical)
+                return CaseResult(oc, {"id": cid})
+            gold_extra = ("suspect", f"the canonical query failed: {exc}")
+        else:
+            if golden.get("rows") is None and "value" not in golden:
+                cols = golden.get("columns")
+                golden["columns"] = cols if isinstance(cols, list) and len(cols) == len(res.columns) else res.columns
+                golden["rows"] = [list(r) for r in res.rows]
+                golden["rows_from"] = "canonical_query"
+            else:
+                try:
+                    gt = _golden_table(golden, where)
+                    if gt is not None:
+                        # The canonical query's columns are the golden's, in order: pair them by position.
+                        names = gt[0] if len(gt[0]) == len(res.columns) else res.columns
+                        check = _judge_table("", golden, gt[0], gt[1], names, [list(r) for r in res.rows],
+                                             rel_tol=cfg.rel_tol, gold=("verified", None))
+                        if check.verdict != "match":
+                            gold_extra = ("suspect", f"the canonical query, re-executed, gives other rows ({check.mismatch or check.why})")
+                except InputError:
+                    pass  # the golden itself is malformed; judge_answer reports it
+    top = golden.get("top_n")
+    if db is not None and canonical and cfg.check_canonical and isinstance(top, Mapping) and "tie_rows" not in top:
+        ties = _tie_rows(db, canonical, golden)
+        if ties is not None:
+            golden["top_n"] = dict(top) | {"tie_rows": ties}
+    elif db is not None and canonical and cfg.check_canonical and not top and golden.get("kind", "value") == "value":
+        pool = _hidden_tie_pool(db, canonical, golden)
+        if pool is not None:
+            golden["tie_pool"] = pool
+    pred: dict[str, Any] | None = None
+    final_query = attempt.get("final_query")
+    if final_query is not None and not isinstance(final_query, str):
+        oc = CaseOutcome(cid, "unscored", reason=f"{attempt_where or where}: 'final_query' must be a string, got {shorten(final_query)}. Fix the attempt row.")
+        return CaseResult(oc, {"id": cid})
+    if db is not None and final_query:
+        try:
+            res = db.execute(final_query)
+        except QueryError as exc:
+            oc = CaseOutcome(cid, "unscored", reason=f"{attempt_where or where}: the final query failed: {exc}", raw=final_query)
+            return CaseResult(oc, _materials(case, attempt, oc, None, golden))
+        pred = {"columns": res.columns, "rows": res.rows, "source": "executed"}
+        if attempt.get("text") is not None:
+            pred["text"] = attempt.get("text")
+    elif attempt.get("rows") is not None:
+        pred = {"columns": attempt.get("columns"), "rows": attempt.get("rows"), "source": "reported"}
+        if attempt.get("text") is not None:
+            pred["text"] = attempt.get("text")
+    elif attempt.get("text") is not None:
+        pred = {"text": attempt.get("text"), "source": "text"}
+    if pred is None and final_query and case.get("must_not_use"):
+        # Without --db the query's rows are unknown, but its mustNotUse veto is decided on the query text alone.
+        fc = check_forbidden(final_query, [str(x) for x in case["must_not_use"]], dialect="sqlite")
+        if fc.hits:
+            pred = {"source": "none"}  # judge_answer vetoes before it reads the prediction
+    if pred is None:
+        oc = CaseOutcome(cid, "unscored", reason=f"{attempt_where or where}: the attempt gives nothing to judge (no rows, no text"
+                                                 + (", and no --db to run its final_query" if final_query else "") + ").")
+        return CaseResult(oc, _materials(case, attempt, oc, None, golden))
+    try:
+        v = judge_answer(
+            str(case.get("question") or ""), golden, pred,
+            must_not_use=[str(x) for x in case.get("must_not_use") or []],
+            final_query=final_query, rubric=case.get("rubric") or [], rel_tol=cfg.rel_tol,
+            schema=db.schema() if db is not None and case.get("must_not_use") else None,
+            dialect="duckdb" if db is not None and db.engine == "duckdb" else "sqlite",
+            where=where,
+        )
+    except InputError as exc:
+        oc = CaseOutcome(cid, "unscored", reason=str(exc))
+        return CaseResult(oc, _materials(case, attempt, oc, pred, golden))
+    if gold_extra[0] != "verified":
+        v.gold_status, v.gold_note = worse_status((v.gold_status, v.gold_note), gold_extra)  # type: ignore[assignment]
+    v.details["prediction_source"] = pred.get("source")
+    if pred.get("source") == "reported" and final_query:
+        v.details["note"] = "final_query not re-executed (no --db): the reported rows were judged"
+    oc = CaseOutcome(cid, "scored", v)
+    return CaseResult(oc, _materials(case, attempt, oc, pred, golden))
+

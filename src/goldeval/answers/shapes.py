@@ -1,0 +1,157 @@
+"""Input shapes of the data-answer judge: tables out of golden and prediction objects, and the case's options
+(``ordered``, ``top_n``, ``rate_columns``, ``gold_status``, ``must_not_use``, ``rubric``) checked before judging.
+
+A malformed shape or option is an :class:`~goldeval.errors.InputError` (the case is unscored with the message),
+never a verdict.
+
+Source: ``DESIGN.md`` "Data formats", goldeval.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from operator import itemgetter
+from typing import Any
+
+from goldeval.answers.values import Column, make_column
+from goldeval.errors import InputError, shorten
+from goldeval.verdict import GOLD_STATUSES
+
+_MARKERS = ("PREFERRED", "ACCEPT", "DIVERGENT", "WRONG", "REQUIRED", "CREDITED")
+
+
+def _table(obj: Mapping[str, Any], where: str, *, columns_required: bool) -> tuple[list[str], list[list[Any]]]:
+    """``(columns, rows)`` from ``{"columns", "rows"}`` (rows as lists, or as objects keyed by column)."""
+    rows = obj.get("rows")
+    cols = obj.get("columns")
+    if not isinstance(rows, list):
+        raise InputError(f"{where}: 'rows' must be a list of rows, got {shorten(rows)}. Give rows as lists of cells.")
+    if rows and all(isinstance(r, dict) for r in rows):
+        if cols is None:
+            cols = list(rows[0].keys())
+        if isinstance(cols, list):
+            want = set(cols)
+            for i, r in enumerate(rows):
+                if r.keys() != want:  # a missing key is not NULL, and an unknown key is not dropped in silence
+                    lacks, unknown = sorted(map(str, want - r.keys())), sorted(map(str, r.keys() - want))
+                    raise InputError(f"{where}: row {i + 1} has keys {sorted(map(str, r.keys()))}, expected exactly the columns {cols}"
+                                     + (f" (missing {lacks})" if lacks else "") + (f" (not a column: {unknown})" if unknown else "")
+                                     + ". Give every row every column (null for NULL), or list the columns.")
+            rows = [[r[c] for c in cols] for r in rows]
+    if cols is None:
+        if columns_required:
+            raise InputError(f"{where}: 'columns' is required with 'rows'. List the column names.")
+        width = len(rows[0]) if rows and isinstance(rows[0], list) else 1
+        cols = [f"col{i + 1}" for i in range(width)]
+    if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols):
+        raise InputError(f"{where}: 'columns' must be a list of names, got {shorten(cols)}.")
+    width = len(cols)
+    if all(type(r) in (list, tuple) and len(r) == width for r in rows):
+        return list(cols), rows  # the usual case: rows as lists or tuples (what a database cursor returns)
+    out = []
+    for i, r in enumerate(rows):
+        if not isinstance(r, (list, tuple)):
+            r = [r] if width == 1 else r
+        if not isinstance(r, (list, tuple)) or len(r) != width:
+            got = f"{len(r)} cells" if isinstance(r, (list, tuple)) else shorten(r)
+            raise InputError(f"{where}: row {i + 1} has {got}, expected {width} cells (one per column). Fix the row.")
+        out.append(r)
+    return list(cols), out
+
+
+def _golden_table(golden: Mapping[str, Any], where: str) -> tuple[list[str], list[list[Any]]] | None:
+    """The golden as a table (a scalar ``value`` is a one-row table), or ``None`` when it has neither."""
+    if "rows" in golden and golden["rows"] is not None:
+        return _table(golden, f"{where} golden", columns_required=True)
+    if "value" in golden:
+        cols = golden.get("columns") or ["value"]
+        if not isinstance(cols, list) or len(cols) != 1:
+            raise InputError(f"{where} golden: a scalar 'value' takes one column name, got columns {shorten(cols)}.")
+        return [str(cols[0])], [[golden["value"]]]
+    return None
+
+
+_DIRECTIONS = {"desc": "desc", "descending": "desc", "asc": "asc", "ascending": "asc"}
+
+
+def _check_case_lists(case: Mapping[str, Any], where: str) -> None:
+    """``must_not_use`` and ``rubric`` must be lists (a bare string would be read one character at a time)."""
+    for key, what in (("must_not_use", "field names or prose entries"), ("rubric", "clauses")):
+        val = case.get(key)
+        if val is not None and not isinstance(val, list):
+            raise InputError(f"{where}: '{key}' must be a list of {what}, got {shorten(val)}. "
+                             f"Wrap it in a list, e.g. [{shorten(val)}].")
+
+
+def _check_golden_options(golden: Mapping[str, Any], names: Sequence[str] | None, where: str) -> None:
+    """The golden's options (``ordered``, ``top_n``, ``rate_columns``, ``gold_status``) are well formed.
+
+    A malformed option is an input error (the case is unscored with this message), never a verdict: a ``top_n``
+    whose ``by`` names no golden column would otherwise fail every answer, a ``rate_columns`` typo would silently
+    drop the percentage rule, and a bare string ``top_n`` crashed the run.
+    """
+    ordered = golden.get("ordered")
+    if ordered is not None and not isinstance(ordered, bool):
+        raise InputError(f"{where} golden: 'ordered' must be true or false, got {shorten(ordered)}. Fix the case row.")
+    cols = list(names or [])
+    top = golden.get("top_n")
+    if top is not None:
+        if not isinstance(top, Mapping):
+            raise InputError(f"{where} golden: 'top_n' must be an object {{\"n\", \"by\", \"direction\"}}, got {shorten(top)}. Fix the case row.")
+        by = top.get("by")
+        if not isinstance(by, str) or (names is not None and by not in cols):
+            raise InputError(f"{where} golden: top_n 'by' must name one of the golden columns {cols}, got {shorten(by)}. "
+                             "Name the column the top-N is ranked by.")
+        direction = top.get("direction", "desc")
+        if not isinstance(direction, str) or direction.lower() not in _DIRECTIONS:
+            raise InputError(f"{where} golden: top_n 'direction' must be 'desc' or 'asc', got {shorten(direction)}. Fix the case row.")
+        n = top.get("n")
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise InputError(f"{where} golden: top_n 'n' must be a positive integer, got {shorten(n)}. Fix the case row.")
+    rates = golden.get("rate_columns")
+    if rates is not None:
+        if not isinstance(rates, list) or not all(isinstance(r, str) for r in rates):
+            raise InputError(f"{where} golden: 'rate_columns' must be a list of column names, got {shorten(rates)}. Fix the case row.")
+        unknown = [r for r in rates if names is not None and r not in cols]
+        if unknown:
+            raise InputError(f"{where} golden: rate_columns {unknown} are not golden columns {cols}. Fix the names (they are compared exactly).")
+    status = golden.get("gold_status")
+    if status is not None and status not in GOLD_STATUSES:
+        raise InputError(f"{where} golden: 'gold_status' must be one of {list(GOLD_STATUSES)}, got {shorten(status)}. Fix the case row.")
+
+
+_ROUNDING = re.compile(r"\b(?:round|printf|format|trunc|truncate|to_char)\s*\(", re.IGNORECASE)
+
+
+def _computed_floats(golden: Mapping[str, Any]) -> bool:
+    """True when the golden's numbers were computed by its canonical query (``rows_from: canonical_query``) and that
+    query rounds nothing: such floats have no display precision (``AVG`` = 0.3 is exactly 0.3; reading it as
+    "written to one decimal" accepted 0.33). A canonical query that rounds (``ROUND(x, 2)``) keeps the precision
+    it rounded to, and rows typed by hand keep theirs."""
+    canonical = golden.get("canonical_query")
+    return (golden.get("rows_from") == "canonical_query" and isinstance(canonical, str)
+            and not _ROUNDING.search(canonical))
+
+
+def _columns(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[Column]:
+    if not rows:
+        return [make_column(n, []) for n in names]
+    return [make_column(n, list(map(itemgetter(i), rows))) for i, n in enumerate(names)]
+
+
+def _rubric(rubric: Any) -> list[tuple[str, str]]:
+    """Rubric clauses as ``(marker, text)``; an unmarked clause is ``CREDITED``."""
+    out = []
+    for clause in rubric or []:
+        if isinstance(clause, Mapping):
+            marker = str(clause.get("marker") or clause.get("label") or "CREDITED").upper()
+            text = str(clause.get("text") or clause.get("clause") or "")
+        else:
+            text = str(clause)
+            m = re.match(r"\s*\[?\s*([A-Z]+)\s*\]?\s*[:\-–]\s*(.*)", text, re.S)
+            marker = m.group(1) if m and m.group(1) in _MARKERS else "CREDITED"
+            text = m.group(2) if m and m.group(1) in _MARKERS else text
+        out.append((marker if marker in _MARKERS else "CREDITED", text))
+    return out
+

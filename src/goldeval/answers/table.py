@@ -1,0 +1,279 @@
+"""The table rule: a table prediction against a table golden (pairing, rows, ties, order, grain).
+
+``match`` is answered only when every golden row is located under an unambiguous pairing; ``no_match`` only when
+the grain is the same (every golden column paired, no extra key column) and the values are wrong, a golden column
+is missing, the rows are a shotgun superset, or the asked-for order is wrong; what no rule can tell apart is
+``needs_human`` with the reason in ``details["undecided_because"]``.
+
+Source: ``DESIGN.md`` "Data answers", goldeval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from goldeval.answers.pairing import Pairing, pair_columns
+from goldeval.answers.rows import RELABELLED, compare_rows
+from goldeval.answers.shapes import _columns
+from goldeval.answers.values import Column
+from goldeval.answers.verdicts import _undecided, _verdict
+from goldeval.verdict import Verdict
+
+def _judge_table(
+    question: str,
+    golden: Mapping[str, Any],
+    g_names: list[str],
+    g_rows: list[list[Any]],
+    p_names: list[str],
+    p_rows: list[list[Any]],
+    *,
+    rel_tol: float,
+    gold: tuple[str, str | None],
+    gcols: list[Column] | None = None,
+) -> Verdict:
+    rate_cols = list(golden.get("rate_columns") or [])
+    gcols = gcols if gcols is not None else _columns(g_names, g_rows)
+    pcols = _columns(p_names, p_rows)
+    pairing = pair_columns(gcols, pcols, rate_columns=rate_cols, rel_tol=rel_tol)
+    common = dict(column_pairing=pairing.mapping, gold_status=gold[0], gold_note=gold[1])
+    details: dict[str, Any] = {"pairing": pairing.to_dict(), "golden_shape": [len(g_rows), len(g_names)],
+                               "prediction_shape": [len(p_rows), len(p_names)]}
+    n_g, n_p = len(g_rows), len(p_rows)
+    located_empty = {"golden_rows": n_g, "found": 0, "missing": [], "extra": n_p}
+    if n_g == 0:
+        if n_p == 0:
+            return _verdict("match", 9, "Both the golden and the prediction are empty results.",
+                            located={"golden_rows": 0, "found": 0, "missing": [], "extra": 0}, details=details, **common)
+        return _verdict("no_match", 8, f"The golden result is empty; the prediction returns {n_p} row(s).",
+                        located=located_empty, mismatch="rows where the golden has none", details=details, **common)
+    if n_p == 0:
+        loc = {"golden_rows": n_g, "found": 0, "missing": [dict(zip(g_names, r)) for r in g_rows[:20]], "extra": 0}
+        return _verdict("no_match", 9, f"The prediction returns no rows; the golden has {n_g}.", located=loc,
+                        mismatch="empty result", details=details, **common)
+    if pairing.unpaired:
+        why = f"Golden column(s) {', '.join(map(repr, pairing.unpaired))} have no counterpart in the prediction (containment fails)"
+        if pairing.rejected:
+            r = pairing.rejected[0]
+            why += f"; '{r['prediction']}' shares values with '{r['golden']}' but {r['why'].split(';')[0]}"
+        return _verdict("no_match", 8, why + ".", located={"golden_rows": n_g, "found": 0, "missing": [], "extra": n_p},
+                        mismatch="missing column: " + ", ".join(pairing.unpaired), details=details, **common)
+    ordered = bool(golden.get("ordered"))
+    top_n = golden.get("top_n") or None
+    rc = compare_rows(gcols, pcols, pairing, ordered=ordered, top_n=top_n, rel_tol=rel_tol)
+    resolved_by_rows = False
+    if pairing.ambiguous:
+        tried = [(pairing, rc)]
+        by_rows = None if rc.complete else _pair_by_row_signatures(gcols, pcols, pairing)
+        if by_rows is not None:
+            tried.append((by_rows, compare_rows(gcols, pcols, by_rows, ordered=ordered, top_n=top_n, rel_tol=rel_tol)))
+        if not any(r.complete for _, r in tried):
+            # Single swaps of the chosen pairing, a bounded number (each is a full row comparison).
+            for alt in pairing.alternatives[:_MAX_ALTERNATIVES]:
+                p2 = pairing.with_index(alt, "values+rows")
+                tried.append((p2, compare_rows(gcols, pcols, p2, ordered=ordered, top_n=top_n, rel_tol=rel_tol)))
+                if tried[-1][1].complete:
+                    break
+            if len(pairing.alternatives) > _MAX_ALTERNATIVES:
+                details["alternatives_not_tried"] = len(pairing.alternatives) - _MAX_ALTERNATIVES
+        complete = [(p, r) for p, r in tried if r.complete]
+        if complete:
+            pairing, rc = complete[0]
+            resolved_by_rows = True
+            common["column_pairing"] = pairing.mapping
+            details["pairing"] = pairing.to_dict() | {"ambiguous": [], "resolved_by_rows": True}
+        else:
+            details["pairing_candidates"] = [p.mapping for p, _ in tried]
+            return _undecided(
+                "Column pairing is ambiguous: " + "; ".join(f"'{a['golden']}' fits {', '.join([a['chosen'], *a['candidates']])} equally well"
+                                                         for a in pairing.ambiguous) + ", and no candidate pairing locates every golden row.",
+                "ambiguous pairing", located=rc.located(), mismatch=rc.mismatch, details=details, **common)
+    tie_note = None
+    if rc.top_n and rc.top_n.get("qualifies") and rc.top_n.get("tie_break_differs"):
+        tie_rows = (top_n or {}).get("tie_rows")
+        if isinstance(tie_rows, list):
+            # Every prediction row must be a golden row or a row tied at the boundary in the golden population.
+            pool = _columns(g_names, [list(r) for r in g_rows] + [list(r) for r in tie_rows if isinstance(r, list) and len(r) == len(g_names)])
+            pool_rc = compare_rows(pool, pcols, pairing, rel_tol=rel_tol)
+            if pool_rc.extra:
+                rc.top_n["qualifies"] = False
+                rc.top_n["why"] = (f"{pool_rc.extra} boundary row(s) of the prediction are not tied in the golden population "
+                                   f"(checked against the {len(tie_rows)} row(s) at the boundary value)")
+                rc.mismatch = "top-N: " + rc.top_n["why"]
+            else:
+                tie_note = "verified"
+        else:
+            tie_note = "not verified (no tie rows: run with --db and a canonical_query to check them)"
+        rc.top_n["tie_check"] = tie_note
+    details["rows"] = {"order": rc.order, "top_n": rc.top_n}
+    located = rc.located()
+    bases = set(pairing.basis.values())
+    scaled = {pairing.golden_names[i]: s for i, s in pairing.scale.items() if s != 1.0}
+    if rc.complete:
+        conf = 10
+        notes = []
+        if bases - {"name+values"}:
+            conf -= 1
+            notes.append("paired by " + ", ".join(sorted(bases - {"name+values"})))
+        if "elimination" in bases or resolved_by_rows:
+            conf -= 1
+        if scaled:
+            conf -= 1
+            notes.append("rate read as " + ", ".join(f"{k} ×{1 / v:g}" for k, v in scaled.items()))
+        if rc.top_n and rc.top_n.get("tie_break_differs"):
+            conf -= 1 if tie_note == "verified" else 2
+            notes.append(f"a different valid tie-break at the boundary value {rc.top_n['boundary']:g}, "
+                         + ("tie checked against the golden population" if tie_note == "verified" else "tie as the prediction reports it"))
+        if rc.order == "ties reordered":
+            conf -= 1
+            notes.append("tied rows in another order")
+        extra_cols = [n for j, n in enumerate(pairing.pred_names) if j not in pairing.index.values()]
+        why = f"Every golden row ({n_g}) is located under the pairing {_pairs_text(pairing)}"
+        if extra_cols:
+            why += f"; extra column(s) {', '.join(map(repr, extra_cols))} do not reduce a containing answer"
+        if notes:
+            why += " (" + "; ".join(notes) + ")"
+        return _verdict("match", max(conf, 6), why + ".", located=located, mismatch=rc.mismatch if rc.top_n else None,
+                        details=details, **common)
+    # Not complete. Mislabelled columns? The column named like a golden one is wrong but another holds its values.
+    if pairing.name_value_conflicts and rc.top_n is None:
+        c = pairing.name_value_conflicts[0]
+        return _undecided(
+            f"The column named '{c['named']}' does not hold the golden '{c['golden']}' values, but {', '.join(map(repr, c['values_in']))} "
+            "does: mislabelled columns or a wrong answer, which rules cannot tell apart.", "names and values disagree",
+            located=located, mismatch=rc.mismatch, details=details, **common)
+    # Mislabelled columns the names cannot show: each named column holds the right *set* of values, but the rows
+    # only line up with the labels swapped (two count columns under each other's names).
+    single_cause = ("uniformly scaled", "one column", "extra rows", "missing rows", "different number of rows")
+    if (rc.top_n is None and not pairing.ambiguous and len(pairing.index) >= 2 and rc.found < n_g and n_p == n_g
+            and not (rc.mismatch or "").startswith(single_cause)):  # a swap of labels shows as several columns off
+        swapped = _pair_by_row_signatures(gcols, pcols, pairing)
+        if swapped is not None and compare_rows(gcols, pcols, swapped, ordered=ordered, rel_tol=rel_tol).complete:
+            moved = [f"'{g}' is in '{p}'" for g, p in swapped.mapping.items() if pairing.mapping.get(g) != p]
+            details["pairing_by_rows"] = swapped.mapping
+            return _undecided(
+                f"Under the column names the rows are wrong, but every golden row is there with the labels swapped ({', '.join(moved)}): "
+                "mislabelled columns or a wrong answer, which rules cannot tell apart.", "names and values disagree",
+                located=located, mismatch=rc.mismatch, details=details, **common)
+    # A key column under other labels (names for codes) in every row, all else right: not wrong values by rule.
+    if rc.mismatch and rc.mismatch.startswith(RELABELLED) and rc.top_n is None:
+        return _undecided(f"The rows are the golden's, but {rc.mismatch.removeprefix(RELABELLED + ': ')}: whether that label "
+                          "answers the question (a name where a code was given) is not a rule's call.", "relabelled key column",
+                          located=located, mismatch=rc.mismatch, details=details, **common)
+    # A canonical ORDER BY … LIMIT with ties beyond the limit: another tie-break may be right.
+    pool = golden.get("tie_pool")
+    if isinstance(pool, Mapping) and rc.top_n is None:
+        above = [list(r) for r in pool.get("above") or []]
+        ties = [list(r) for r in pool.get("ties") or []]
+        got_above = compare_rows(_columns(g_names, above), pcols, pairing, rel_tol=rel_tol).found == len(above) if above else True
+        in_pool = compare_rows(_columns(g_names, above + ties), pcols, pairing, rel_tol=rel_tol).extra == 0
+        key = ", ".join(pool.get("order_key") or [])
+        details["tie_pool"] = {"above": len(above), "ties": len(ties), "order_key": key}
+        if got_above and in_pool and n_p == n_g:
+            return _verdict("match", 8, f"Every prediction row is a golden row or tied with the boundary row on the order key ({key}): "
+                            f"a valid tie-break among {len(ties)} tied rows.", located=located,
+                            mismatch="a different tie-break at the boundary", details=details, **common)
+        if got_above and in_pool and n_p == len(above) + len(ties):
+            return _verdict("near_match", 7, f"The prediction returns every row tied at the boundary on the order key ({key}): "
+                            f"{n_p} rows for the {n_g} asked.", located=located, mismatch="all tied rows returned",
+                            details=details, **common)
+    if rc.top_n is not None and rc.top_n.get("all_ties"):
+        tie_rows = (top_n or {}).get("tie_rows")
+        ok = True
+        if isinstance(tie_rows, list):
+            ok = compare_rows(_columns(g_names, [list(r) for r in g_rows] + [list(r) for r in tie_rows]), pcols, pairing,
+                              rel_tol=rel_tol).extra == 0
+        if ok:
+            return _verdict("near_match", 7, f"Top-N: {rc.top_n['why']} (defensible, but more rows than asked).",
+                            located=located, mismatch="all tied rows returned", details=details, **common)
+    if rc.order == "unknown":
+        return _undecided("The rows are right but in another order, and the order key is not among the columns to check a tie.",
+                          "order not checkable", located=located, mismatch=rc.mismatch, details=details, **common)
+    extra_keys = [pairing.pred_names[j] for j, c in enumerate(pcols)
+                  if j not in pairing.index.values() and not c.numeric and c.kind != "null"]
+    if extra_keys and n_p != n_g and rc.found < n_g:
+        return _undecided(
+            f"The prediction has extra key column(s) {', '.join(map(repr, extra_keys))} and {n_p} rows for the golden's {n_g}: "
+            "a different grain, which rules cannot judge.", "different grain", located=located, mismatch=rc.mismatch,
+            details=details, **common)
+    conf = 8
+    if "elimination" in bases or "values (partial)" in bases:
+        conf = 7
+    if rc.top_n is not None:
+        why = f"Top-N answer does not qualify: {rc.top_n.get('why', 'rows differ')}."
+    elif rc.order == "different":
+        conf = 9
+        why = "The rows are right but not in the order the question asks for."
+    elif rc.found == n_g and rc.extra:
+        conf = 7
+        why = f"Every golden row is there, plus {rc.extra} extra row(s): extra rows are not containment."
+    else:
+        why = f"{rc.found} of {n_g} golden rows located under the pairing {_pairs_text(pairing)}; {rc.extra} prediction row(s) unmatched"
+        if rc.mismatch:
+            why += f" ({rc.mismatch})"
+        why += "."
+    return _verdict("no_match", conf, why, located=located, mismatch=rc.mismatch, details=details, **common)
+
+
+#: Most alternative pairings (single swaps) re-compared when a pairing is ambiguous.
+_MAX_ALTERNATIVES = 24
+
+
+def _pair_by_row_signatures(gcols: list[Column], pcols: list[Column], pairing: Pairing) -> Pairing | None:
+    """Resolve an ambiguous pairing from whole rows: a row's sorted cells do not depend on the column order, so
+    golden and prediction rows with the same sorted cells are aligned first, and each golden column then takes the
+    prediction column that agrees with it most often on the aligned rows (an assignment again, O(k³)).
+
+    Columns that hold the same multiset of values (k permutations of 1…n) tie on every column-wise score; single
+    swaps of one arbitrary pairing cannot undo a k-cycle, but the aligned rows show which column is which.
+    Returns ``None`` when it cannot help (repeated golden columns, no aligned row, or the same pairing).
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    from goldeval.answers.values import name_tokens, role_tags, roles_conflict
+
+    cols = sorted(set(pairing.index.values()))
+    kg = len(gcols)
+    if len(cols) != kg or kg < 2 or not gcols[0].n:
+        return None
+
+    def cells(col: Column) -> list[str]:
+        return ["\x00NULL" if v is None else str(v) for v in col.text.tolist()]
+
+    g_cells = [cells(c) for c in gcols]
+    p_cells = [cells(pcols[j]) for j in cols]
+    waiting: dict[tuple[str, ...], list[int]] = {}
+    for b, row in enumerate(zip(*p_cells)):
+        waiting.setdefault(tuple(sorted(row)), []).append(b)
+    pairs = []
+    for a, row in enumerate(zip(*g_cells)):
+        stack = waiting.get(tuple(sorted(row)))
+        if stack:
+            pairs.append((a, stack.pop()))
+    if not pairs:
+        return None
+    ga = np.array([a for a, _ in pairs])
+    pb = np.array([b for _, b in pairs])
+    g_arr = [np.array(c, dtype=object)[ga] for c in g_cells]
+    p_arr = [np.array(c, dtype=object)[pb] for c in p_cells]
+    agree = np.array([[float(np.mean(g == p)) for p in p_arr] for g in g_arr])
+    for i, g in enumerate(gcols):
+        for jj, j in enumerate(cols):
+            if roles_conflict(role_tags(name_tokens(g.name)), role_tags(name_tokens(pcols[j].name))):
+                agree[i, jj] = -1e6
+    rows_i, cols_i = linear_sum_assignment(-agree)
+    index = {int(i): cols[int(jj)] for i, jj in zip(rows_i, cols_i) if agree[i, jj] > 0}
+    if len(index) != kg or index == pairing.index:
+        return None
+    return pairing.with_index(index, "values+rows")
+
+
+def _pairs_text(p: Pairing) -> str:
+    parts = []
+    for g, pr in p.mapping.items():
+        b = p.basis.get(g, "")
+        parts.append(f"{g}→{pr}" + (f" [{b}]" if b and b != "name+values" else ""))
+    return ", ".join(parts)
+
