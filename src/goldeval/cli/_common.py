@@ -91,31 +91,25 @@ def dumps(obj: Any) -> bytes:
 
 def check_writable(out: str | None) -> None:
     """Fail fast (InputError) when ``--out`` names a file that cannot be written, before any work is done."""
-    if out is None or out == "-":
-        return
-    import os
+    from goldeval.outputs import check_outputs
 
-    parent = os.path.dirname(os.path.abspath(out))
-    if os.path.isdir(out):
-        raise InputError(f"--out {out}: is a folder; name a file, e.g. {os.path.join(out, 'results.json')}.")
-    if not os.path.isdir(parent):
-        raise InputError(f"--out {out}: the folder {parent} does not exist. Create it or choose another path.")
-    if not os.access(parent, os.W_OK) or (os.path.exists(out) and not os.access(out, os.W_OK)):
-        raise InputError(f"--out {out}: not writable. Choose a writable path.")
+    check_outputs({"--out": out}, {})
 
 
-def write_json(obj: Any, out: str) -> None:
-    """Write *obj* as JSON to the path *out*, or to stdout when *out* is ``-``."""
-    data = dumps(obj) + b"\n"
-    if out == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-    else:
-        try:
-            with open(out, "wb") as fh:
-                fh.write(data)
-        except OSError as exc:
-            raise InputError(f"--out {out}: cannot write ({exc.strerror}). Choose a writable path.") from None
+def guard_outputs(outputs: dict[str, Any], others: dict[str, Any]) -> None:
+    """Refuse (InputError, exit 2) before any work an output that is one of the command's own files, or cannot be
+    written: see :func:`goldeval.outputs.check_outputs`. Database roles should be given as
+    ``goldeval.outputs.sqlite_files(path)`` so that their -wal / -shm companions are protected too."""
+    from goldeval.outputs import check_outputs
+
+    check_outputs(outputs, others)
+
+
+def write_json(obj: Any, out: str, *, role: str = "--out") -> None:
+    """Write *obj* as JSON to the path *out* (atomically), or to stdout when *out* is ``-``."""
+    from goldeval.outputs import write_output
+
+    write_output(out, dumps(obj) + b"\n", role=role)
 
 
 def report_console(out: str | None):

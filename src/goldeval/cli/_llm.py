@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-__all__ = ["LlmOptions", "llm_options", "run_llm_stage", "llm_config"]
+__all__ = ["LlmOptions", "llm_options", "run_llm_stage", "llm_config", "llm_cache_files"]
 
 
 @dataclass(slots=True)
@@ -61,6 +61,17 @@ class LlmOptions:
             "repeat": self.repeat, "send": self.send, "judge_version": JUDGE_VERSION,
             "system_prompt_sha256": SYSTEM_PROMPT_SHA256, "dry_run": self.dry_run,
         }}
+
+
+def llm_cache_files(opts: LlmOptions | None, *, always: bool = False) -> list[str]:
+    """The judge cache's files (``$GOLDEVAL_HOME/judge_cache.db`` and its -wal/-shm/-journal) when this invocation
+    uses it (an LLM judge with ``--llm-cache``, or *always*), for :func:`goldeval.outputs.check_outputs`."""
+    if opts is None or not opts.cache or not (opts.enabled or always):
+        return []
+    from goldeval.judge.cache import default_cache_path
+    from goldeval.outputs import sqlite_files
+
+    return sqlite_files(default_cache_path())
 
 
 def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...] = ()) -> Any:

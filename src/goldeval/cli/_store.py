@@ -30,12 +30,21 @@ from typing import Any
 
 import click
 
-__all__ = ["StoreOptions", "store_options", "store_path_option", "LARGE_INPUT_BYTES"]
+__all__ = ["StoreOptions", "store_options", "store_path_option", "store_file", "LARGE_INPUT_BYTES"]
 
 #: Inputs at least this large (all files together) are recorded by a writer process, and — when there is no
 #: unfinished run of the same scorer, configuration and arm to resume — not hashed before the scoring: the run's
 #: key is set when it finishes, from the sha256 the scorer reports for what it read.
 LARGE_INPUT_BYTES = 8_000_000
+
+
+def store_file(store: str | None) -> str:
+    """The run store's database file: *store* (``--store``) or ``goldeval.paths.default_store_path()``."""
+    if store is not None:
+        return store
+    from goldeval.paths import default_store_path
+
+    return str(default_store_path())
 
 
 def store_path_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -60,6 +69,19 @@ class StoreOptions:
     run_id: str | None = None
     resumed: bool = False
     n_previous: int = 0
+
+    @property
+    def path(self) -> str | None:
+        """The store's database file this invocation records in (``None`` with ``--no-store``)."""
+        if self.no_store:
+            return None
+        return store_file(self.store)
+
+    def files(self) -> list[str]:
+        """The store's files (database, -wal, -shm, -journal) for :func:`goldeval.outputs.check_outputs`."""
+        from goldeval.outputs import sqlite_files
+
+        return sqlite_files(self.path)
 
     @property
     def note(self) -> str | None:

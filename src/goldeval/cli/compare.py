@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, guarded, report_console, write_json
-from goldeval.cli._store import store_path_option
+from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._store import store_file, store_path_option
 
 
 @click.command()
@@ -33,10 +33,12 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     paired bootstrap interval for the pass-rate difference; for F1 the per-case deltas, the biggest movers and a
     paired bootstrap interval for the mean difference. RUN is an id, a unique prefix, 'latest' or 'latest~N'.
     """
+    from goldeval.outputs import sqlite_files
     from goldeval.report.runs import render_compare
     from goldeval.runs.compare import compare_runs
     from goldeval.runs.store import RunStore
 
+    guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
     with RunStore.open_existing(store) as st:
         a = st.get_run(run_a, with_results=False)
         b = st.get_run(run_b, with_results=False)

@@ -7,11 +7,12 @@ from typing import Any
 
 import click
 
-from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, check_writable, fail, guarded, report_console, write_json
+from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, fail, guard_outputs, guarded, report_console, write_json
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
-from goldeval.cli._llm import llm_options
+from goldeval.cli._llm import llm_cache_files, llm_options
 from goldeval.cli._store import store_options
 from goldeval.errors import InputError
+from goldeval.outputs import sqlite_files
 
 
 @click.command()
@@ -42,7 +43,8 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ga
 
     config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical)
     console = report_console(out)
-    check_writable(out)
+    guard_outputs({"--out": out}, {"CASES": cases, "ATTEMPTS": attempts, "--db": sqlite_files(db), "--gates": gates,
+                                   "--store": run_store.files(), "the judge cache": llm_cache_files(llm_opts)})
     # a bad gates file, or a gate on a metric the judge never produces, fails before any judging
     definition = load_definition(gates, scorer=JUDGE_NAME)
     if llm_opts.dry_run and not llm_opts.enabled:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from goldeval.cli._common import EXIT_OK, guarded, report_console, write_json
+from goldeval.cli._common import EXIT_OK, guard_outputs, guarded, report_console, write_json
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._store import store_options
 
@@ -35,7 +35,7 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     from goldeval.errors import InputError
     from goldeval.labels import SCORER_NAME, SCORER_VERSION, score_label_file
 
-    _refuse_out_over_input(out, {"FILE": file, "--gates": gates})
+    guard_outputs({"--out": out}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
     dod = load_definition(gates, scorer=SCORER_NAME)  # a gate of another scorer is refused before scoring
     if dod is not None and dod.positive is not None:
         if positive is not None and positive != dod.positive:
@@ -66,20 +66,6 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
         write_json(results, out)
     if code != EXIT_OK:
         sys.exit(code)
-
-
-def _refuse_out_over_input(out: str | None, inputs: dict) -> None:
-    """--out must not name an input file: the results JSON would overwrite the labels (or the signed gates)."""
-    import os
-
-    from goldeval.errors import InputError
-
-    if out is None or out == "-":
-        return
-    target = os.path.realpath(out)
-    for option, path in inputs.items():
-        if path is not None and os.path.realpath(path) == target:
-            raise InputError(f"--out {out}: is the {option} input; writing the results there would overwrite it. Choose another path.")
 
 
 def _render_labels(results: dict, console) -> None:
@@ -155,7 +141,8 @@ def gate(results_file, gates, out):
 
     from goldeval.errors import InputError
 
-    _refuse_out_over_input(out, {"--gates": gates})  # --out RESULTS.json itself is fine: the report is added in place
+    # --out RESULTS.json itself is fine: it is read whole first, and the report is added in place (atomically)
+    guard_outputs({"--out": out}, {"--gates": gates})
     dod = load_definition(gates)
     try:
         with open(results_file, "rb") as fh:

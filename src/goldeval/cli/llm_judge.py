@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import click
 
-from goldeval.cli._common import EXIT_OK, guarded, report_console, write_json
-from goldeval.cli._llm import llm_options
+from goldeval.cli._common import EXIT_OK, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._llm import llm_cache_files, llm_options
 from goldeval.cli._store import store_options
 
 
@@ -44,8 +44,13 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
     from goldeval.judge.run import SCORER_NAME
     from goldeval.judge.wiring import case_materials
 
+    from goldeval.outputs import sqlite_files
+
     if llm_opts.model is None:
         llm_opts.model = ""  # llm-judge always judges: the model may come from $GOLDEVAL_JUDGE_MODEL
+    guard_outputs({"--out": out}, {"CASES": cases, "ATTEMPTS": attempts, "--rules": rules_path,
+                                   "--store": [] if llm_opts.dry_run else run_store.files(),
+                                   "the judge cache": llm_cache_files(llm_opts, always=True)})
     config = llm_config(llm_opts)
     case_rows, case_failures = _read_checked(cases)
     attempt_rows, attempt_failures = _read_checked(attempts)

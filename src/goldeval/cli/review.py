@@ -6,9 +6,9 @@ import sys
 
 import click
 
-from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, guarded, report_console, write_json
-from goldeval.cli._llm import llm_options
-from goldeval.cli._store import store_path_option
+from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._llm import llm_cache_files, llm_options
+from goldeval.cli._store import store_file, store_path_option
 
 DEFAULT_REGRESSIONS = "judge-regressions.jsonl"
 
@@ -38,8 +38,11 @@ def replay(regressions, cases, db, out, llm_opts):
     person settled on; exits 1 when any does (adopt a judge or rubric change only after looking at them) or when any
     settled verdict could not be replayed, 2 when a file cannot be used or none of its verdicts could be replayed.
     """
+    from goldeval.outputs import sqlite_files
     from goldeval.runs.regressions import replay as run_replay
 
+    guard_outputs({"--out": out}, {"REGRESSIONS": regressions, "--cases": cases, "--db": sqlite_files(db),
+                                   "the judge cache": llm_cache_files(llm_opts)})
     judge, version = _current_judge(db)
     cache = None
     if llm_opts.enabled:
@@ -109,8 +112,10 @@ def review_export(run, store, out):
 
     from goldeval.cli.runs import write_bytes
     from goldeval.runs.regressions import export_review
+    from goldeval.outputs import sqlite_files
     from goldeval.runs.store import RunStore
 
+    guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
     with RunStore.open_existing(store) as st:
         rows = export_review(st, run)
     data = b"".join(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in rows)
@@ -130,8 +135,12 @@ def review_import(file, store, regressions, reviewer):
     """Record the verdicts filled in FILE (written by `review export`) in the store and append them to the
     regression file. Rows still without a verdict are left for later; nothing is imported while any row is
     unusable."""
+    from goldeval.outputs import sqlite_files
     from goldeval.runs.regressions import import_review
     from goldeval.runs.store import RunStore
+
+    # the regressions file is appended to by design; it must not be the reviewed file or the store
+    guard_outputs({"--regressions": regressions}, {"FILE": file, "--store": sqlite_files(store_file(store))})
 
     with RunStore.open_existing(store) as st:
         result = import_review(st, file, regressions_path=regressions, reviewer=reviewer)

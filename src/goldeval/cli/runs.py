@@ -6,8 +6,8 @@ import os
 
 import click
 
-from goldeval.cli._common import EXIT_OK, guarded, report_console, stdout_console, write_json
-from goldeval.cli._store import store_path_option
+from goldeval.cli._common import EXIT_OK, guard_outputs, guarded, report_console, stdout_console, write_json
+from goldeval.cli._store import store_file, store_path_option
 
 
 @click.group()
@@ -53,8 +53,11 @@ def list_(store, limit, arm, scorer, as_json):
 @guarded
 def show(run, store, out):
     """The summary the scoring command printed for RUN, re-rendered from the store, with its versions and hashes."""
+    from goldeval.outputs import sqlite_files
     from goldeval.report.runs import render_run
     from goldeval.runs.store import RunStore
+
+    guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
 
     with RunStore.open_existing(store) as st:
         record = st.get_run(run)
@@ -73,8 +76,11 @@ def show(run, store, out):
 @guarded
 def export(run, store, fmt, out):
     """Write RUN's per-case records (as recorded) as JSONL or CSV, or the whole run as JSON."""
+    from goldeval.outputs import sqlite_files
     from goldeval.runs.export import export_run
     from goldeval.runs.store import RunStore
+
+    guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
 
     with RunStore.open_existing(store) as st:
         data = export_run(st, run, fmt)
@@ -83,20 +89,10 @@ def export(run, store, fmt, out):
 
 
 def write_bytes(data: bytes, out: str) -> None:
-    """Write *data* to the path *out*, or to stdout when *out* is ``-``."""
-    import sys
+    """Write *data* to the path *out* (atomically), or to stdout when *out* is ``-``."""
+    from goldeval.outputs import write_output
 
-    if out == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return
-    try:
-        with open(out, "wb") as fh:
-            fh.write(data)
-    except OSError as exc:
-        from goldeval.errors import InputError
-
-        raise InputError(f"--out {out}: cannot write ({exc.strerror}). Choose a writable path.") from None
+    write_output(out, data)
 
 
 @runs.command("delete")

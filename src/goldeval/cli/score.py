@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from goldeval.cli._common import EXIT_BAD_INPUT, check_writable, fail, guarded, report_console, write_json
+from goldeval.cli._common import EXIT_BAD_INPUT, fail, guard_outputs, guarded, report_console, write_json
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._store import store_options
 
@@ -42,7 +42,8 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, wor
     from goldeval.report.freetext import render_freetext
 
     console = report_console(out)
-    check_writable(out)  # an unwritable --out fails before any scoring
+    # an --out that is the input, the gates or the store, or that cannot be written, fails before any scoring
+    guard_outputs({"--out": out}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
     from goldeval.freetext import SCORER_NAME as _scorer
 
     # a bad gates file, or a gate on a metric this scorer never produces, fails before any scoring

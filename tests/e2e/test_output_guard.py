@@ -1,0 +1,146 @@
+"""Issue 10 item 1: no output ever overwrites a file the command reads or writes, and outputs are written
+atomically. Each test runs the command as a user would (CliRunner on the real examples, copied into tmp_path)
+and checks the exit code and that the protected file's bytes are unchanged."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from goldeval.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+SQL = REPO / "examples" / "sql"
+DATA = REPO / "examples" / "data"
+
+
+@pytest.fixture()
+def ex(tmp_path: Path) -> Path:
+    for name in ("cases.jsonl", "arm_a.jsonl", "clinic.sqlite", "dod.toml"):
+        shutil.copy(SQL / name, tmp_path / name)
+    shutil.copy(DATA / "openscribe_primock57_predictions.jsonl", tmp_path / "p.jsonl")
+    return tmp_path
+
+
+def _run(args: list[str]):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def _refused(result, path: Path, before: bytes) -> None:
+    assert result.exit_code == 2, result.output
+    assert "--out" in result.output and "overwrite" in result.output, result.output
+    assert path.read_bytes() == before, "the protected file was changed"
+
+
+@pytest.mark.parametrize("victim", ["clinic.sqlite", "cases.jsonl", "arm_a.jsonl", "dod.toml"])
+def test_judge_out_onto_any_input_is_refused(ex: Path, victim: str) -> None:
+    target = ex / victim
+    before = target.read_bytes()
+    r = _run(["judge", ex / "cases.jsonl", ex / "arm_a.jsonl", "--db", ex / "clinic.sqlite", "--gates", ex / "dod.toml",
+              "--store", ex / "s.db", "--out", target])
+    _refused(r, target, before)
+
+
+def test_score_out_onto_its_input_and_onto_the_store(ex: Path) -> None:
+    p = ex / "p.jsonl"
+    before = p.read_bytes()
+    _refused(_run(["score", p, "--no-store", "--out", p]), p, before)
+    # the store: first record a run so the store exists and holds something
+    assert _run(["score", p, "--store", ex / "s.db", "-q"]).exit_code == 0
+    store_before = (ex / "s.db").read_bytes()
+    _refused(_run(["score", p, "--store", ex / "s.db", "--out", ex / "s.db"]), ex / "s.db", store_before)
+
+
+def test_store_not_yet_existing_is_protected_too(ex: Path) -> None:
+    # --store s.db --out s.db where s.db does not exist yet: the results would be written over the new store
+    r = _run(["score", ex / "p.jsonl", "--store", ex / "new.db", "--out", ex / "new.db"])
+    assert r.exit_code == 2, r.output
+    assert not (ex / "new.db").exists() or (ex / "new.db").read_bytes()[:16] == b"SQLite format 3\x00"
+
+
+def test_runs_show_and_export_refuse_the_store(ex: Path) -> None:
+    assert _run(["score", ex / "p.jsonl", "--store", ex / "s.db", "-q"]).exit_code == 0
+    before = (ex / "s.db").read_bytes()
+    _refused(_run(["runs", "show", "latest", "--store", ex / "s.db", "--out", ex / "s.db"]), ex / "s.db", before)
+    _refused(_run(["runs", "export", "latest", "--store", ex / "s.db", "--out", ex / "s.db"]), ex / "s.db", before)
+    _refused(_run(["compare", "latest", "latest", "--store", ex / "s.db", "--out", ex / "s.db"]), ex / "s.db", before)
+
+
+def test_default_store_is_protected(ex: Path, monkeypatch) -> None:
+    # no --store: the store is $GOLDEVAL_HOME/goldeval.db (the conftest sets GOLDEVAL_HOME per test)
+    home = Path(os.environ["GOLDEVAL_HOME"])
+    assert _run(["score", ex / "p.jsonl", "-q"]).exit_code == 0
+    db = home / "goldeval.db"
+    before = db.read_bytes()
+    _refused(_run(["score", ex / "p.jsonl", "--out", db]), db, before)
+
+
+def test_llm_judge_dry_run_out_onto_cases_is_refused(ex: Path) -> None:
+    c = ex / "cases.jsonl"
+    before = c.read_bytes()
+    r = _run(["llm-judge", c, ex / "arm_a.jsonl", "--llm", "m", "--base-url", "http://127.0.0.1:9/v1", "--dry-run", "--out", c])
+    _refused(r, c, before)
+
+
+def test_symlink_and_hard_link_to_an_input_are_the_same_file(ex: Path) -> None:
+    p = ex / "p.jsonl"
+    before = p.read_bytes()
+    (ex / "link.json").symlink_to(p)
+    os.link(p, ex / "hard.json")
+    _refused(_run(["score", p, "--no-store", "--out", ex / "link.json"]), p, before)
+    _refused(_run(["score", p, "--no-store", "--out", ex / "hard.json"]), p, before)
+
+
+def test_replay_and_review_refuse_their_inputs(ex: Path) -> None:
+    reg = ex / "reg.jsonl"
+    reg.write_text('{"run_id": "x", "id": "q01", "verdict": "match"}\n')
+    before = reg.read_bytes()
+    _refused(_run(["replay", reg, "--cases", ex / "cases.jsonl", "--out", reg]), reg, before)
+    c_before = (ex / "cases.jsonl").read_bytes()
+    _refused(_run(["replay", reg, "--cases", ex / "cases.jsonl", "--out", ex / "cases.jsonl"]), ex / "cases.jsonl", c_before)
+
+
+def test_review_import_refuses_regressions_onto_its_input(ex: Path) -> None:
+    assert _run(["judge", ex / "cases.jsonl", ex / "arm_a.jsonl", "--db", ex / "clinic.sqlite", "--store", ex / "s.db", "-q"]).exit_code == 0
+    assert _run(["review", "export", "latest", "--store", ex / "s.db", "--out", ex / "review.jsonl"]).exit_code == 0
+    before = (ex / "review.jsonl").read_bytes()
+    r = _run(["review", "import", ex / "review.jsonl", "--store", ex / "s.db", "--regressions", ex / "review.jsonl"])
+    assert r.exit_code == 2, r.output
+    assert (ex / "review.jsonl").read_bytes() == before
+    s_before = (ex / "s.db").read_bytes()
+    r = _run(["review", "export", "latest", "--store", ex / "s.db", "--out", ex / "s.db"])
+    _refused(r, ex / "s.db", s_before)
+
+
+def test_results_replace_an_existing_file_atomically_keeping_its_mode(ex: Path) -> None:
+    out = ex / "r.json"
+    out.write_text("old")
+    os.chmod(out, 0o640)
+    r = _run(["score", ex / "p.jsonl", "--no-store", "-q", "--out", out])
+    assert r.exit_code == 0, r.output
+    assert out.read_text().startswith("{")
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+    assert [p.name for p in ex.iterdir() if p.name.startswith(".r.json")] == []  # no temp file left behind
+
+
+def test_dev_null_and_a_fifo_are_written_directly(ex: Path) -> None:
+    r = _run(["score", ex / "p.jsonl", "--no-store", "-q", "--out", "/dev/null"])
+    assert r.exit_code == 0, r.output
+    assert Path("/dev/null").is_char_device()  # still a device, not replaced by a regular file
+    fifo = ex / "fifo"
+    os.mkfifo(fifo)
+    import threading
+
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    r = _run(["score", ex / "p.jsonl", "--no-store", "-q", "--out", fifo])
+    reader.join(10)
+    assert r.exit_code == 0, r.output
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert got and got[0].startswith(b"{")
