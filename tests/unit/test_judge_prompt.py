@@ -23,6 +23,9 @@ RELEASED = {
     "goldeval-llm-judge/1": "c5f62499de6e0eaf80eecc58f91153e50f3fc79f5fd1627a2c7ad6f3c6e4203e",
     # /2: the rule-based breakdown is fenced like the answer (it quotes the answer's column names and values).
     "goldeval-llm-judge/2": "02b372bd7ec77a26b276ba885415f890b740e86c0fe6a3a112fcfd050d190fbe",
+    # /3 (issue 16): the doctrine whole - the near_match test, confidence, grain, data not insight, large row sets,
+    # criteria goldens, coverage, prose mustNotUse - and the user prompt shows a case's coverage label (case-v3).
+    "goldeval-llm-judge/3": "68704c542352d5305cd9bc048af5f0c289e8d2d244e5956e3dfa0ea331ebe241",
 }
 
 

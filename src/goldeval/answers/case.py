@@ -64,7 +64,21 @@ def _materials(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, outco
         "rubric": list(case.get("rubric") or []),
         "must_not_use_prose": prose,
         "breakdown": (outcome.verdict.details if outcome.verdict else {"reason": outcome.reason}),
+        **({"coverage": case["coverage"]} if case.get("coverage") else {}),
     }
+
+def _note_derived(v: Verdict, attempt: Mapping[str, Any]) -> None:
+    """A case marked ``coverage: "derivable"`` (the answer had to build the concept from parts): a derived answer
+    that matches is a match with no deduction for naming no such measure, and the why says so (LLM doctrine 14,
+    issue 16). What the answer built is its final query (or its text when it gives none)."""
+    v.details["coverage"] = "derivable"
+    if v.verdict != "match":
+        return
+    built = attempt.get("final_query") or attempt.get("text")
+    what = f" (it built: {shorten(built, 160)})" if isinstance(built, str) and built.strip() else ""
+    v.why = (f"{v.why.rstrip()} Coverage derivable: the answer derived the measure from parts{what}; naming no such "
+             "measure is no deduction.")
+
 
 def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db: ReadOnlyDatabase | None = None,
                config: AnswerConfig | None = None, where: str = "", attempt_where: str = "") -> CaseResult:
@@ -181,6 +195,8 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     if gold_extra[0] != "verified":
         v.gold_status, v.gold_note = worse_status((v.gold_status, v.gold_note), gold_extra)  # type: ignore[assignment]
     v.details["prediction_source"] = pred.get("source")
+    if case.get("coverage") == "derivable":
+        _note_derived(v, attempt)
     if pred.get("source") == "reported" and final_query:
         v.details["note"] = "final_query not re-executed (no --db): the reported rows were judged"
     oc = CaseOutcome(cid, "scored", v)

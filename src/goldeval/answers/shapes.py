@@ -76,12 +76,16 @@ _DIRECTIONS = {"desc": "desc", "descending": "desc", "asc": "asc", "ascending": 
 
 
 def _check_case_lists(case: Mapping[str, Any], where: str) -> None:
-    """``must_not_use`` and ``rubric`` must be lists (a bare string would be read one character at a time)."""
+    """``must_not_use`` and ``rubric`` must be lists (a bare string would be read one character at a time);
+    ``coverage`` (issue 16), when given, a string."""
     for key, what in (("must_not_use", "field names or prose entries"), ("rubric", "clauses")):
         val = case.get(key)
         if val is not None and not isinstance(val, list):
             raise InputError(f"{where}: '{key}' must be a list of {what}, got {shorten(val)}. "
                              f"Wrap it in a list, e.g. [{shorten(val)}].")
+    cov = case.get("coverage")
+    if cov is not None and not isinstance(cov, str):
+        raise InputError(f"{where}: 'coverage' must be a string such as \"derivable\", got {shorten(cov)}. Fix the case row.")
 
 
 def _check_golden_options(golden: Mapping[str, Any], names: Sequence[str] | None, where: str) -> None:

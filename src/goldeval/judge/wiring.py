@@ -33,7 +33,7 @@ def case_materials(
     """The LLM judge's materials for one case.
 
     Args:
-        case: A case-file row: ``id``, ``question``, ``golden``, ``rubric``?, ``must_not_use``?.
+        case: A case-file row: ``id``, ``question``, ``golden``, ``rubric``?, ``must_not_use``?, ``coverage``?.
         attempt: The attempt-file row for the same id (``final_query``?, ``columns``?, ``rows``?, ``text``?,
             ``model``?), or ``None`` when the model gave no answer.
         rule: The rule-based outcome for this case (a per-example record or ``Verdict.to_dict()``), or ``None``.
@@ -51,7 +51,7 @@ def case_materials(
         "question": case.get("question"),
         "golden": case.get("golden"),
     }
-    for key in ("rubric", "must_not_use"):
+    for key in ("rubric", "must_not_use", "coverage"):
         if case.get(key):
             m[key] = case[key]
     for key in ("text", "final_query", "queries"):
@@ -79,12 +79,12 @@ def from_answer_materials(m: dict[str, Any], *, answer_model: str | None = None)
     """Convert one item of the rule-based judge's ``llm_materials`` (``goldeval.answers.judge``) to our materials.
 
     Their item: ``{"id", "rule", "question", "golden", "prediction": {"columns", "rows" (first 200), "row_count",
-    "rows_truncated", "source"}, "text", "final_query", "rubric", "must_not_use_prose", "breakdown"}``. The rule
+    "rows_truncated", "source"}, "text", "final_query", "rubric", "must_not_use_prose", "breakdown", "coverage"?}``. The rule
     outcome is cut to its verdict fields plus the breakdown (the prompt shows it as the rule-based breakdown).
     """
     pred = m.get("prediction") or {}
     out: dict[str, Any] = {"id": str(m["id"]), "question": m.get("question"), "golden": m.get("golden")}
-    for key in ("rubric", "text", "final_query"):
+    for key in ("rubric", "text", "final_query", "coverage"):
         if m.get(key) not in (None, "", []):
             out[key] = m[key]
     if m.get("must_not_use_prose"):
