@@ -1,0 +1,379 @@
+"""The one Scorer interface: ``score_batch(rows, config) -> per-case records``, ``aggregate(records, config) -> results``.
+
+Every scorer — the three built-in ones (``token_f1``, ``labels``, ``answer_judge``) and any third-party one
+registered under the entry point group ``goldeval.scorers`` — is a :class:`Scorer`. The CLI
+(``goldeval score --scorer NAME``), the run store, the gates, the reports and the engines (one process here, Spark
+in :mod:`goldeval.spark`) speak only to it::
+
+    scorer = get_scorer("token_f1")
+    config = scorer.configure(tokenizer="openscribe")         # options checked, defaults filled (a JSON-ready dict)
+    records = scorer.score_batch(read_rows("preds.jsonl"), config)   # pure: no store, no printing, no exit
+    results = scorer.aggregate(records, config)               # the results dict today's `goldeval score` writes
+
+**Per-case records** (one per input row, in row order; JSON-ready dicts)::
+
+    {"id": str | None, "line": int, "status": "scored" | "unscored", "error"?: str, "duplicate_of"?: int, ...}
+
+``line`` is the row's 1-based line (JSONL), line with the header as 1 (CSV) or 1-based row index (Parquet, rows in
+memory). An ``unscored`` record carries the reason in ``error``, with its line, and counts in ``n_failed``; it is
+never a pass or a fail. A record whose id repeats an earlier row's carries ``duplicate_of`` (that row's line) and
+is never recorded under the id (the store keys cases by id). The rest is the scorer's own: ``whole_note`` /
+``tokens`` for token F1, ``gold`` / ``pred`` / ``outcome`` for labels, the verdict fields for the judge.
+
+**Aggregation is mergeable**, so an engine can aggregate where the records are and merge on one machine::
+
+    part = scorer.new_partial(config); part.add(record) ...   # per partition: bounded state (counts, exact sums)
+    part.merge(other_part)                                    # exact: order and split never change the result
+    results = scorer.finish(part, config)                     # == scorer.aggregate(all records, config)
+
+Means are exact running sums (:class:`goldeval.accumulate.ExactSum`, rounded once), so any split gives the mean
+:func:`statistics.mean` gives, to the last digit (PriMock57 ``whole_note_f1_mean`` 0.27861937781204515).
+``keep_cases=False`` leaves ``per_example`` out of the state (an engine keeps the records where they are).
+
+A third-party scorer subclasses :class:`Scorer`, and its distribution declares::
+
+    [project.entry-points."goldeval.scorers"]
+    exact_match = "my_package.module:ExactMatch"
+
+Its ``metrics`` (name → :class:`MetricSpec`) become gateable under ``--gates``. See ``tests/plugins/`` for a
+complete one (exact match) that the tests install.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib.metadata
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from goldeval.errors import InputError, shorten
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "MetricSpec",
+    "Partial",
+    "Scorer",
+    "available_scorers",
+    "get_scorer",
+    "numbered",
+    "register_scorer",
+]
+
+#: The entry point group third-party scorers register under.
+ENTRY_POINT_GROUP = "goldeval.scorers"
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSpec:
+    """A gateable metric a scorer adds to ``aggregate`` (see :data:`goldeval.gates.METRICS`).
+
+    Attributes:
+        description: One line for help texts and gate messages.
+        better: ``higher`` or ``lower``.
+        unit: ``fraction`` (in [0, 1]) · ``per_100`` · ``count`` · ``kappa`` · ``amount``.
+    """
+
+    description: str
+    better: str = "higher"
+    unit: str = "fraction"
+
+
+class Partial(abc.ABC):
+    """Mergeable aggregation state of one scorer: :meth:`add` records, :meth:`merge` another partial.
+
+    Must be picklable (engines ship it between processes) and bounded in size apart from what it is asked to keep
+    (``per_example`` with ``keep_cases``; failures and warnings, one entry per bad row)."""
+
+    @abc.abstractmethod
+    def add(self, record: Mapping[str, Any]) -> None:
+        """Fold one per-case record in."""
+
+    @abc.abstractmethod
+    def merge(self, other: Partial) -> None:
+        """Fold *other* (the same scorer's partial over other records) in, exactly."""
+
+    def update(self, records: Iterable[Mapping[str, Any]]) -> Partial:
+        """:meth:`add` every record; returns ``self``."""
+        for rec in records:
+            self.add(rec)
+        return self
+
+
+class Scorer(abc.ABC):
+    """A scorer: options, per-row scoring, mergeable aggregation. Subclass it for a new scorer.
+
+    Class attributes:
+        name: The scorer's name (``goldeval score --scorer NAME``; ``results["scorer"]["name"]``; the store's
+            scorer column). version: Its version (part of a run's key).
+        options: option name → default value; :meth:`configure` refuses any other name.
+        metrics: gateable metrics this scorer adds (name → :class:`MetricSpec`), registered with the gates.
+        headline: The aggregate key ``runs list`` shows.
+    """
+
+    name: ClassVar[str]
+    version: ClassVar[str] = "1"
+    options: ClassVar[Mapping[str, Any]] = {}
+    metrics: ClassVar[Mapping[str, MetricSpec]] = {}
+    headline: ClassVar[str | None] = None
+
+    def configure(self, **options: Any) -> dict[str, Any]:
+        """The resolved configuration: the defaults of :attr:`options` overridden by *options* (``None`` keeps the
+        default), plus ``source`` (the input's name in messages, default ``"rows"``).
+
+        Raises:
+            InputError: an option this scorer does not take (with the ones it takes).
+        """
+        source = options.pop("source", None) or "rows"
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            takes = ", ".join(sorted(self.options)) or "none"
+            raise InputError(f"scorer {self.name!r}: unknown option(s) {', '.join(unknown)}; it takes: {takes}.")
+        config = {k: (options[k] if options.get(k) is not None else v) for k, v in self.options.items()}
+        config["source"] = source
+        return config
+
+    @abc.abstractmethod
+    def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+        """Per-case records (see the module docstring), one per row, in order; pure (no store, no output).
+
+        Args:
+            rows: :class:`goldeval.io.Row` / :class:`goldeval.io.RowError` items (as :func:`goldeval.io.read_rows`
+                yields them), or plain dicts (numbered from 1; see :func:`numbered`).
+            config: What :meth:`configure` returned.
+        """
+
+    @abc.abstractmethod
+    def new_partial(self, config: Mapping[str, Any], *, keep_cases: bool = True) -> Partial:
+        """An empty aggregation state (``keep_cases``: keep the records for ``per_example``)."""
+
+    @abc.abstractmethod
+    def finish(self, partial: Partial, config: Mapping[str, Any]) -> dict[str, Any]:
+        """The results dict (``scorer``, ``config``, ``aggregate``, ``per_example``, ``failures``, …).
+
+        Raises:
+            InputError: what the whole input shows to be wrong (a column no row has, no positive label…).
+        """
+
+    def aggregate(self, records: Iterable[Mapping[str, Any]], config: Mapping[str, Any], *, keep_cases: bool = True) -> dict[str, Any]:
+        """:meth:`finish` of one partial over *records* (streamed: the records are not kept unless ``keep_cases``)."""
+        return self.finish(self.new_partial(config, keep_cases=keep_cases).update(records), config)
+
+    def store_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """The configuration recorded with a run and hashed into its key (``source`` left out)."""
+        return {k: v for k, v in config.items() if k != "source"}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# rows
+
+
+def numbered(rows: Iterable[Any], source: str = "rows") -> Iterator[Any]:
+    """*rows* as :class:`~goldeval.io.Row` / :class:`~goldeval.io.RowError` items: those pass through; a plain
+    dict becomes ``Row(i, dict)`` with *i* its 1-based position; anything else a ``RowError`` naming it."""
+    from goldeval.io import Row, RowError
+
+    for i, r in enumerate(rows, start=1):
+        if isinstance(r, (Row, RowError, Reused)):
+            yield r
+        elif isinstance(r, dict):
+            yield Row(i, r)
+        else:
+            yield RowError(i, None, f"{source}:{i}: expected an object, got {shorten(r)}.")
+
+
+def check_id(data: Mapping[str, Any], id_field: str, where: str, option: str = "--id-field") -> tuple[str | None, str | None]:
+    """``(id, None)`` for a usable id (a non-empty string, or an integer read as its decimal string), else
+    ``(None, error)``."""
+    raw = data.get(id_field)
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)) or (isinstance(raw, str) and not raw.strip()):
+        got = "it is missing" if raw is None else f"got {shorten(raw)}"
+        return None, (f"{where}: field '{id_field}' must be a non-empty string (or an integer), {got}. Give every row a "
+                      f"stable id, or name the id field with {option}.")
+    return str(raw), None
+
+
+def duplicate_error(source: str, line: int, rid: str, first: int) -> str:
+    """The message of a row whose id repeats the row at line *first* (the same words in every engine)."""
+    return f"{source}:{line}: id {rid!r} repeats line {first}. Ids must be unique; remove or rename the duplicate."
+
+
+class _Ids:
+    """Marks the records whose id repeats an earlier one (``duplicate_of``, status ``unscored``)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.seen: dict[str, int] = {}
+
+    def check(self, rec: dict[str, Any]) -> dict[str, Any]:
+        rid = rec.get("id")
+        if rid is None:
+            return rec
+        first = self.seen.get(rid)
+        if first is None:
+            self.seen[rid] = rec["line"]
+            return rec
+        return {"id": rid, "line": rec["line"], "status": "unscored", "duplicate_of": first,
+                "error": duplicate_error(self.source, rec["line"], rid, first)}
+
+
+def failure_entry(rec: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``failures`` entry of an unscored record: ``{"line", "id", "error"}``."""
+    return {"line": rec["line"], "id": rec.get("id"), "error": rec["error"]}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# registry
+
+_BUILTIN: dict[str, str] = {
+    "token_f1": "goldeval.scorers_builtin:TokenF1",
+    "labels": "goldeval.scorers_builtin:Labels",
+    "answer_judge": "goldeval.scorers_builtin:AnswerJudge",
+}
+_REGISTERED: dict[str, type[Scorer]] = {}
+
+
+def register_scorer(cls: type[Scorer]) -> type[Scorer]:
+    """Register a :class:`Scorer` subclass under its ``name`` in this process (tests, notebooks); an entry point
+    does the same for an installed distribution. Its metrics become gateable. Usable as a class decorator.
+
+    Raises:
+        InputError: *cls* is not a Scorer subclass, has no ``name``, or takes a built-in's name.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Scorer)) or not isinstance(getattr(cls, "name", None), str) or not cls.name:
+        raise InputError(f"register_scorer: expected a Scorer subclass with a name, got {shorten(cls)}.")
+    if cls.name in _BUILTIN:
+        raise InputError(f"register_scorer: {cls.name!r} is a built-in scorer's name; choose another name.")
+    _REGISTERED[cls.name] = cls
+    _register_metrics(cls)
+    return cls
+
+
+def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def available_scorers() -> list[str]:
+    """Names of every scorer: the built-ins, the registered ones and the installed entry points, sorted."""
+    return sorted(set(_BUILTIN) | set(_REGISTERED) | set(_entry_points()))
+
+
+def get_scorer(name: str) -> Scorer:
+    """An instance of the scorer called *name* (built-in, registered, or from the ``goldeval.scorers`` entry points).
+
+    Raises:
+        InputError: no scorer has that name (with the names there are), or its entry point cannot be loaded or is
+            not a :class:`Scorer`.
+    """
+    if name in _BUILTIN:
+        module, attr = _BUILTIN[name].split(":")
+        return getattr(importlib.import_module(module), attr)()
+    cls = _REGISTERED.get(name)
+    if cls is None:
+        ep = _entry_points().get(name)
+        if ep is None:
+            raise InputError(f"--scorer {name}: no such scorer; there are: {', '.join(available_scorers())}. "
+                             f"A third-party scorer registers under the entry point group {ENTRY_POINT_GROUP!r}.")
+        try:
+            cls = ep.load()
+        except Exception as exc:  # a broken plug-in is bad input to this run, named, never an internal error of ours
+            raise InputError(f"--scorer {name}: its entry point {ep.value!r} could not be loaded ({type(exc).__name__}: {exc}). "
+                             "Reinstall the package that provides it.") from None
+        if not (isinstance(cls, type) and issubclass(cls, Scorer)):
+            raise InputError(f"--scorer {name}: its entry point {ep.value!r} is {shorten(cls)}, not a goldeval.scorers.Scorer subclass.")
+        if getattr(cls, "name", None) != name:
+            raise InputError(f"--scorer {name}: its entry point's class calls itself {getattr(cls, 'name', None)!r}; "
+                             "the entry point name and Scorer.name must agree.")
+        _REGISTERED[name] = cls
+        _register_metrics(cls)
+    return cls()
+
+
+def register_plugin_metrics() -> None:
+    """Make the metrics of every installed third-party scorer gateable (``goldeval gate`` calls it before it reads
+    a definition of done). A plug-in that cannot be loaded is skipped here (``get_scorer`` names the problem)."""
+    for name in _entry_points():
+        if name not in _BUILTIN and name not in _REGISTERED:
+            try:
+                get_scorer(name)
+            except InputError:
+                continue
+
+
+def _register_metrics(cls: type[Scorer]) -> None:
+    if not cls.metrics:
+        return
+    from goldeval import gates
+
+    for metric, spec in cls.metrics.items():
+        known = gates.METRICS.get(metric)
+        if known is not None and known.family != cls.name:
+            continue  # a metric goldeval already defines keeps its definition
+        gates.METRICS[metric] = gates.Metric(metric, cls.name, spec.description, spec.better, spec.unit)
+    gates.FAMILY_SCORERS[cls.name] = (cls.name,)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# running one scorer over rows, with the run store
+
+
+def run(scorer: Scorer, rows: Iterable[Any], config: Mapping[str, Any], *, recorder: Any = None,
+        progress: Any = None) -> dict[str, Any]:
+    """Score *rows*, record each case, aggregate: the one local path of ``goldeval score --scorer NAME``.
+
+    Args:
+        scorer, rows, config: As for :meth:`Scorer.score_batch`.
+        recorder: Run-store recorder (``previous()``, ``record(case)``, ``finish(results)``) or ``None``. A case the
+            resumed run already scored at the same line is taken from it, not scored again; each new case is
+            recorded once (rows without a usable id, and rows repeating an id, are listed under failures only).
+        progress: Called with 1 after each row.
+
+    Returns:
+        The results dict of :meth:`Scorer.finish` (also handed to ``recorder.finish``).
+    """
+    previous = recorder.previous() if recorder is not None else {}
+    partial = scorer.new_partial(config)
+    for rec in scorer.score_batch(_reusing(rows, previous), config):
+        if rec.get("reused"):
+            rec = {k: v for k, v in rec.items() if k != "reused"}
+        elif recorder is not None and rec.get("id") is not None and "duplicate_of" not in rec:
+            recorder.record(rec)
+        partial.add(rec)
+        if progress is not None:
+            progress(1)
+    results = scorer.finish(partial, config)
+    if recorder is not None:
+        recorder.finish(results)
+    return results
+
+
+class Reused:
+    """A row whose case the resumed run already holds: :meth:`Scorer.score_batch` yields ``record`` as it is."""
+
+    __slots__ = ("line", "record")
+
+    def __init__(self, line: int, record: dict[str, Any]) -> None:
+        self.line, self.record = line, record
+
+
+def _reusing(rows: Iterable[Any], previous: Mapping[str, Mapping[str, Any]]) -> Iterator[Any]:
+    if not previous:
+        yield from rows
+        return
+    from goldeval.io import Row
+
+    for item in numbered(rows):
+        if type(item) is Row:
+            rid = item.data.get("id")
+            prev = previous.get(str(rid)) if rid is not None else None
+            if prev is not None and prev.get("status") == "scored" and prev.get("line") == item.line:
+                yield Reused(item.line, {**prev, "reused": True})
+                continue
+        yield item
+
+
+def counter_merge(a: Counter, b: Mapping[Any, int]) -> None:
+    """Add *b*'s counts into *a* (``Counter.update`` without its mapping detour)."""
+    for k, v in b.items():
+        a[k] += v

@@ -1,0 +1,550 @@
+"""The three built-in scorers behind the :class:`goldeval.scorers.Scorer` interface: token F1, labels, the judge.
+
+Each wraps the scorer module's own per-row function (``freetext._score_record``, the labels row rules,
+``answers.judge.judge_case``) and aggregates from mergeable partials whose results equal today's functions'
+(``score_file``, ``score_label_rows``, ``judge_file``) key for key: the tests compare them on the published sets.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from goldeval.accumulate import ExactSum
+from goldeval.errors import InputError, shorten
+from goldeval.scorers import MetricSpec, Partial, Reused, Scorer, _Ids, counter_merge, failure_entry, numbered
+
+__all__ = ["TokenF1", "Labels", "AnswerJudge", "join_answer_files"]
+
+_M = ("f1", "precision", "recall")
+
+
+def _unscored(rid: str | None, line: int, error: str) -> dict[str, Any]:
+    return {"id": rid, "line": line, "status": "unscored", "error": error}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# token F1
+
+
+class TokenF1(Scorer):
+    """Token F1 of free text (whole note and sections): :mod:`goldeval.freetext` behind the Scorer interface.
+
+    Records: ``{"id", "line", "status": "scored", "whole_note": {"precision", "recall", "f1"}, "tokens": {...},
+    "sections"?, "section_macro"?, "unreadable"?}`` or ``{"id", "line", "status": "unscored", "error"}``.
+    Results: those of :func:`goldeval.freetext.score_file` (without ``input``, which the caller adds).
+    """
+
+    name = "token_f1"
+    version = "1"
+    options = {"prediction_field": "prediction", "reference_field": "reference", "id_field": "id", "tokenizer": "openscribe"}
+    headline = "whole_note_f1_mean"
+
+    def configure(self, **options: Any) -> dict[str, Any]:
+        from goldeval.tokens import get_tokenizer
+
+        config = super().configure(**options)
+        config["tokenizer"] = get_tokenizer(config["tokenizer"]).name  # an unknown name fails here (InputError)
+        return config
+
+    def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+        from goldeval.freetext import FreeTextConfig, _score_record
+        from goldeval.io import RowError
+        from goldeval.tokens import get_tokenizer
+
+        cfg = FreeTextConfig(config["prediction_field"], config["reference_field"], config["id_field"], config["tokenizer"])
+        tok = get_tokenizer(cfg.tokenizer)
+        src = config.get("source") or "rows"
+        ids = _Ids(src)
+        for item in numbered(rows, src):
+            if type(item) is Reused:
+                rec = item.record
+            elif type(item) is RowError:
+                rec = _unscored(item.id, item.line, item.error)
+            else:
+                rec = _score_record(item.data, item.line, cfg, tok, src)
+                rec = _unscored(rec["id"], rec["line"], rec["error"]) if rec.get("failed") else {"status": "scored", **rec}
+            yield ids.check(rec)
+
+    def new_partial(self, config: Mapping[str, Any], *, keep_cases: bool = True) -> Partial:
+        return _TokenF1Partial(keep_cases)
+
+    def finish(self, partial: Partial, config: Mapping[str, Any]) -> dict[str, Any]:
+        from goldeval.tokens import get_tokenizer
+
+        assert isinstance(partial, _TokenF1Partial)
+        p = partial
+        tok = get_tokenizer(config["tokenizer"])
+        n = p.sums["f1"].count
+        agg: dict[str, Any] = {
+            "n": n, "n_scored": n, "n_failed": len(p.failures), "n_rows": p.n_rows, "elapsed_sec": p.elapsed,
+            "whole_note_f1_mean": p.sums["f1"].mean(),
+            "whole_note_precision_mean": p.sums["precision"].mean(),
+            "whole_note_recall_mean": p.sums["recall"].mean(),
+            "tokenizer": tok.name, "tokenizer_version": tok.version, "n_with_unreadable_text": p.n_unreadable,
+            "undefined": {},
+        }
+        if not n:
+            reason = "no row could be scored" if p.n_rows else "the file has no rows"
+            for k in ("whole_note_f1_mean", "whole_note_precision_mean", "whole_note_recall_mean"):
+                agg["undefined"][k] = reason
+        if p.n_sectioned:
+            agg["n_sectioned"] = p.n_sectioned
+            agg["n_section_scored"] = p.macro["f1"].count
+            for m in _M:
+                agg[f"section_{m}_mean"] = p.macro[m].mean()
+                if not p.macro["f1"].count:
+                    agg["undefined"][f"section_{m}_mean"] = "no example has text in any section"
+            agg["sections"] = {
+                s: {"n": sums["f1"].count, "n_empty_both": p.n_sectioned - sums["f1"].count,
+                    **{f"{m}_mean": sums[m].mean() for m in _M}}
+                for s, sums in p.sections.items()
+            }
+        return {
+            "scorer": {"name": self.name, "version": self.version},
+            "tokenizer": {"name": tok.name, "version": tok.version, "description": tok.description},
+            "config": {k: config[k] for k in self.options},
+            "aggregate": agg,
+            "per_example": p.per_example,
+            "failures": sorted(p.failures, key=lambda f: f["line"]),
+        }
+
+
+class _TokenF1Partial(Partial):
+    def __init__(self, keep_cases: bool) -> None:
+        self.keep = keep_cases
+        self.per_example: list[dict[str, Any]] = []
+        self.failures: list[dict[str, Any]] = []
+        self.n_rows = 0
+        self.n_unreadable = 0
+        self.n_sectioned = 0
+        self.elapsed = 0.0
+        self.sums = {m: ExactSum() for m in _M}
+        self.macro = {m: ExactSum() for m in _M}
+        self.sections: dict[str, dict[str, ExactSum]] = {}  # in order of first appearance
+
+    def add(self, rec: Mapping[str, Any]) -> None:
+        self.n_rows += 1
+        if rec["status"] != "scored":
+            self.failures.append(failure_entry(rec))
+            return
+        wn = rec["whole_note"]
+        for m in _M:
+            self.sums[m].add(wn[m])
+        if "unreadable" in rec:
+            self.n_unreadable += 1
+        if self.keep:
+            self.per_example.append({k: v for k, v in rec.items() if k != "status"})
+        sections = rec.get("sections")
+        if sections is not None:
+            self.n_sectioned += 1
+            macro = rec.get("section_macro")
+            if macro is not None:
+                for m in _M:
+                    self.macro[m].add(macro[m])
+            empty = rec.get("sections_empty_both") or ()
+            for name, scores in sections.items():
+                sums = self.sections.get(name)
+                if sums is None:
+                    sums = self.sections[name] = {m: ExactSum() for m in _M}
+                if name not in empty:
+                    for m in _M:
+                        sums[m].add(scores[m])
+
+    def merge(self, other: Partial) -> None:
+        assert isinstance(other, _TokenF1Partial)
+        self.per_example.extend(other.per_example)
+        self.failures.extend(other.failures)
+        self.n_rows += other.n_rows
+        self.n_unreadable += other.n_unreadable
+        self.n_sectioned += other.n_sectioned
+        self.elapsed += other.elapsed
+        for m in _M:
+            self.sums[m].merge(other.sums[m])
+            self.macro[m].merge(other.macro[m])
+        for name, sums in other.sections.items():
+            mine = self.sections.setdefault(name, {m: ExactSum() for m in _M})
+            for m in _M:
+                mine[m].merge(sums[m])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# labels
+
+
+class Labels(Scorer):
+    """Labels for one positive label: :func:`goldeval.labels.score_label_rows` behind the Scorer interface.
+
+    Records: ``{"id", "line", "status": "scored", "gold", "pred", "outcome", "second_gold"?, "warnings"?}`` or
+    ``{"id", "line", "status": "unscored", "error"}``. The state is the (gold, pred) pair counts, so any split of
+    the rows gives the same precision, recall, missed and kappa. Results: those of ``score_label_rows``.
+    """
+
+    name = "labels"
+    version = "1"
+    options = {"positive": None, "id_field": "id", "gold_field": "gold", "pred_field": "pred",
+               "second_gold_field": None, "require_positive": True}
+    headline = "f1"
+
+    def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+        from goldeval.io import RowError
+        from goldeval.labels import _label_value
+
+        src = config.get("source") or ""
+        prefix = f"{src}:" if src and src != "rows" else "line "
+        id_field, gold_field, pred_field = config["id_field"], config["gold_field"], config["pred_field"]
+        second_field, positive = config["second_gold_field"], config["positive"]
+        seen: dict[str, int] = {}
+        first = True
+        for item in numbered(rows, src or "rows"):
+            if type(item) is Reused:
+                rec = dict(item.record)
+                seen.setdefault(rec["id"], rec["line"])
+                yield rec
+                continue
+            if type(item) is RowError:
+                yield _unscored(item.id, item.line, item.error)
+                continue
+            data, line = item.data, item.line
+            rec: dict[str, Any] = {}
+            if first:
+                rec["fields"] = [str(k) for k in data]
+                first = False
+            raw = data.get(id_field)
+            if id_field in data:
+                rec["id_present"] = True
+            if isinstance(raw, bool) or not isinstance(raw, (str, int)) or raw == "":
+                what = "missing" if raw is None else f"got {shorten(raw)}"
+                yield {**rec, **_unscored(None, line, f"{prefix}{line}: field '{id_field}' must be a non-empty string, {what}. Give every row a stable id.")}
+                continue
+            rid = str(raw)
+            if rid in seen:
+                yield {**rec, **_unscored(rid, line, f"{prefix}{line}: id {rid!r} repeats line {seen[rid]}. Ids must be unique; remove or rename the duplicate."),
+                       "duplicate_of": seen[rid]}
+                continue
+            seen[rid] = line
+            if gold_field not in data:
+                yield {**rec, **_unscored(rid, line, f"{prefix}{line}: field '{gold_field}' is missing; every case needs a gold label. Add it or pass --gold-column.")}
+                continue
+            rec["gold_present"] = True
+            g, problem = _label_value(data[gold_field])
+            if problem or g is None:
+                why = problem or ("is null" if data[gold_field] is None else f"is blank ({data[gold_field]!r})")
+                yield {**rec, **_unscored(rid, line, f"{prefix}{line}: gold label {why}; every case needs an adjudicated gold label. Adjudicate it or remove the row.")}
+                continue
+            warnings = []
+            if pred_field in data:
+                rec["pred_present"] = True
+                p, problem = _label_value(data[pred_field])
+                if problem:
+                    warnings.append(f"{prefix}{line}: field '{pred_field}' {problem}; scored as no prediction (a miss when gold is {positive!r}).")
+            else:
+                p = None
+                warnings.append(f"{prefix}{line}: no '{pred_field}' field; scored as no prediction (a miss when gold is {positive!r}).")
+            out = {"id": rid, "line": line, "status": "scored", "gold": g, "pred": p,
+                   "outcome": None if positive is None else (("tp" if p == positive else "fn") if g == positive else ("fp" if p == positive else "tn")),
+                   **rec}
+            if second_field is not None:
+                if second_field in data:
+                    out["second_present"] = True
+                s2, problem = _label_value(data.get(second_field))
+                if problem:
+                    warnings.append(f"{prefix}{line}: field '{second_field}' {problem}; the case is scored but left out of the annotator agreement.")
+                out["second_gold"] = s2
+            if warnings:
+                out["warnings"] = warnings
+            yield out
+
+    def new_partial(self, config: Mapping[str, Any], *, keep_cases: bool = True) -> Partial:
+        return _LabelsPartial(keep_cases)
+
+    def finish(self, partial: Partial, config: Mapping[str, Any]) -> dict[str, Any]:
+        from goldeval.agreement import kappa_from_pairs
+        from goldeval.labels import (
+            UNDEFINED_REASONS, _loose, _matrix_from_pairs, _no_column, _table_from_pairs, labels_seen, score_from_pairs,
+        )
+
+        assert isinstance(partial, _LabelsPartial)
+        p = partial
+        src = config.get("source") or ""
+        where = src if src and src != "rows" else "labels"
+        positive, second_field = config["positive"], config["second_gold_field"]
+        n_scored = sum(p.counts.values())
+        if p.fields is not None and not p.id_present:
+            raise InputError(_no_column(where, config["id_field"], p.fields, "the case id column with --id-column"))
+        if n_scored and not p.pred_present:
+            raise InputError(_no_column(where, config["pred_field"], p.fields, "the prediction column with --pred-column"))
+        if p.n_rows and not p.gold_present and p.fields is not None:
+            raise InputError(_no_column(where, config["gold_field"], p.fields, "the gold column with --gold-column"))
+        if second_field is not None and n_scored and not p.second_present and p.fresh:
+            raise InputError(_no_column(where, second_field, p.fields, "the second annotator's column with --second-gold-column"))
+        counts = p.counts
+        if positive is None:
+            seen = ", ".join(repr(str(s)) for s in labels_seen(counts))
+            raise InputError(f"positive label: none given; labels seen: {seen}. Pass --positive LABEL or set positive in the gates file.")
+        score = score_from_pairs(counts, positive=positive, require_positive=config["require_positive"])
+        warnings = sorted(p.warnings, key=lambda w: w["line"])
+        key = _loose(positive)
+        for side, firsts in (("gold", p.gold_first), ("pred", p.pred_first)):
+            for label in sorted((x for x in firsts if x != positive and _loose(x) == key), key=str):
+                line, rid = firsts[label]
+                n = sum(c for pair, c in counts.items() if pair[0 if side == "gold" else 1] == label)
+                effect = "a negative case, not a gold positive" if side == "gold" else "not a positive prediction (a miss when gold is positive)"
+                warnings.append({"line": line, "id": rid, "warning": (
+                    f"{where}:{line}: {side} label {label!r} ({n} {'row' if n == 1 else 'rows'}) differs from the positive label "
+                    f"{str(positive)!r} only by case, spaces or invisible characters; it is scored as another label: {effect}. "
+                    f"Fix the file if it means {str(positive)!r}.")})
+        kappa, kappa_why = kappa_from_pairs(counts)
+        aggregate: dict[str, Any] = {
+            "n": p.n_rows, "n_scored": n_scored, "n_failed": len(p.failures),
+            **{k: v for k, v in score.to_dict().items() if k not in ("undefined", "n", "positive")},
+            "agreement": (sum(c for (g, q), c in counts.items() if g == q) / n_scored) if n_scored else 0.0,
+            "kappa": kappa, "null_predictions": p.null_predictions,
+        }
+        undefined = dict(score.undefined)
+        if not n_scored:
+            undefined["agreement"] = UNDEFINED_REASONS["agreement"]
+        if kappa_why:
+            undefined["kappa"] = kappa_why
+        disagreements: list[dict[str, Any]] = []
+        if second_field is not None:
+            n2 = sum(p.annotator.values())
+            aggregate["annotator_n"] = n2
+            aggregate["annotator_agreement"] = (sum(c for (a, b), c in p.annotator.items() if a == b) / n2) if n2 else 0.0
+            k2, why2 = kappa_from_pairs(p.annotator)
+            aggregate["annotator_kappa"] = k2
+            if not n2:
+                undefined["annotator_agreement"] = "there are no cases"
+            if why2:
+                undefined["annotator_kappa"] = why2
+            disagreements = sorted(p.disagreements, key=lambda d: d["line"])
+        aggregate["undefined"] = undefined
+        return {
+            "scorer": {"name": self.name, "version": self.version},
+            "positive": positive,
+            "config": {k: config[k] for k in ("id_field", "gold_field", "pred_field", "second_gold_field", "require_positive")},
+            "aggregate": aggregate,
+            "per_label": [r.to_dict() for r in _table_from_pairs(counts)],
+            "confusion_matrix": _matrix_from_pairs(counts).to_dict(),
+            "per_example": p.per_example,
+            "disagreements": disagreements,
+            "warnings": warnings,
+            "failures": sorted(p.failures, key=lambda f: f["line"]),
+        }
+
+
+class _LabelsPartial(Partial):
+    def __init__(self, keep_cases: bool) -> None:
+        self.keep = keep_cases
+        self.counts: Counter = Counter()
+        self.annotator: Counter = Counter()
+        self.disagreements: list[dict[str, Any]] = []
+        self.per_example: list[dict[str, Any]] = []
+        self.failures: list[dict[str, Any]] = []
+        self.warnings: list[dict[str, Any]] = []
+        self.gold_first: dict[str, tuple[int, str]] = {}
+        self.pred_first: dict[str, tuple[int, str]] = {}
+        self.n_rows = self.null_predictions = 0
+        self.fields: list[str] | None = None
+        self.fields_line = 0
+        self.id_present = self.gold_present = self.pred_present = self.second_present = self.fresh = False
+
+    def add(self, rec: Mapping[str, Any]) -> None:
+        self.n_rows += 1
+        line = rec["line"]
+        if "fields" in rec and (self.fields is None or line < self.fields_line):
+            self.fields, self.fields_line = rec["fields"], line
+        self.id_present = self.id_present or rec.get("id_present", False) or rec.get("gold") is not None
+        self.gold_present = self.gold_present or rec.get("gold_present", False)
+        if rec["status"] != "scored":
+            self.failures.append(failure_entry(rec))
+            return
+        if "fields" in rec or "gold_present" in rec:
+            self.fresh = True
+        else:  # a case reused from the store: it had both fields
+            self.gold_present = self.pred_present = True
+        self.pred_present = self.pred_present or rec.get("pred_present", False)
+        self.second_present = self.second_present or rec.get("second_present", False)
+        g, p, rid = rec["gold"], rec.get("pred"), rec["id"]
+        self.counts[(g, p)] += 1
+        if p is None:
+            self.null_predictions += 1
+        for label, firsts in ((g, self.gold_first), (p, self.pred_first)):
+            if label is not None and (label not in firsts or line < firsts[label][0]):
+                firsts[label] = (line, rid)
+        for w in rec.get("warnings") or ():
+            self.warnings.append({"line": line, "id": rid, "warning": w})
+        s2 = rec.get("second_gold")
+        if s2 is not None:
+            self.annotator[(g, s2)] += 1
+            if g != s2:
+                self.disagreements.append({"id": rid, "a": g, "b": s2, "line": line})
+        if self.keep:
+            self.per_example.append({"id": rid, "line": line, "gold": g, "pred": p, "outcome": rec["outcome"]})
+
+    def merge(self, other: Partial) -> None:
+        assert isinstance(other, _LabelsPartial)
+        counter_merge(self.counts, other.counts)
+        counter_merge(self.annotator, other.annotator)
+        for mine, theirs in ((self.gold_first, other.gold_first), (self.pred_first, other.pred_first)):
+            for label, at in theirs.items():
+                if label not in mine or at[0] < mine[label][0]:
+                    mine[label] = at
+        self.disagreements += other.disagreements
+        self.per_example += other.per_example
+        self.failures += other.failures
+        self.warnings += other.warnings
+        self.n_rows += other.n_rows
+        self.null_predictions += other.null_predictions
+        if other.fields is not None and (self.fields is None or other.fields_line < self.fields_line):
+            self.fields, self.fields_line = other.fields, other.fields_line
+        for flag in ("id_present", "gold_present", "pred_present", "second_present", "fresh"):
+            setattr(self, flag, getattr(self, flag) or getattr(other, flag))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the data-answer judge (rules)
+
+
+class AnswerJudge(Scorer):
+    """The rule-based data-answer judge: :func:`goldeval.answers.judge.judge_case` behind the Scorer interface.
+
+    Rows are joined cases: ``{"id", "case": {...}, "case_line": int, "attempt": {...} | None, "attempt_line": int
+    | None, "attempt_error": str | None}`` (:func:`join_answer_files` builds them from two files; the Spark
+    engine by a join on id). A row failure (a malformed line of either file) is ``{"row_failure": {"line", "id",
+    "error", "file"}}``. Records: ``CaseOutcome.to_dict()`` plus ``line``. Results: those of
+    :func:`goldeval.answers.judge.judge_file` without ``inputs`` and ``elapsed_sec`` (the caller adds them).
+    """
+
+    name = "answer_judge"
+    version = "1.1.0"
+    options = {"db": None, "timeout_s": 5.0, "max_rows": 1_000_000, "check_canonical": True, "engine": None,
+               "cases_name": "cases", "attempts_name": "attempts"}
+    metrics = {"pass_rate": MetricSpec("match / (match + no_match)")}
+    headline = "pass_rate"
+
+    def store_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in config.items() if k not in ("source", "cases_name", "attempts_name")}
+
+    def answer_config(self, config: Mapping[str, Any]) -> Any:
+        from goldeval.answers.judge import AnswerConfig
+
+        return AnswerConfig(db=config["db"], timeout_s=config["timeout_s"], max_rows=config["max_rows"],
+                            engine=config["engine"], check_canonical=config["check_canonical"])
+
+    def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+        from goldeval.answers.judge import judge_case
+        from goldeval.answers.sql import ReadOnlyDatabase
+
+        cfg = self.answer_config(config)
+        cname, aname = config["cases_name"], config["attempts_name"]
+        db = ReadOnlyDatabase(cfg.db, timeout_s=cfg.timeout_s, max_rows=cfg.max_rows, engine=cfg.engine) if cfg.db else None
+        try:
+            for row in rows:
+                if "row_failure" in row:
+                    yield {"status": "row_failure", "line": row["row_failure"]["line"], "row_failure": row["row_failure"]}
+                    continue
+                if row.get("reused") is not None:
+                    yield row["reused"]
+                    continue
+                cid, line, att = row["id"], row["case_line"], row.get("attempt")
+                if att is None and row.get("attempt_error"):
+                    from goldeval.verdict import CaseOutcome
+
+                    yield {**CaseOutcome(cid, "unscored", reason=row["attempt_error"]).to_dict(), "line": line}
+                    continue
+                where = f"{cname}:{line} (id {cid!r})"
+                a_where = f"{aname}:{row['attempt_line']} (id {cid!r})" if att is not None else ""
+                result = judge_case(row["case"], att, db=db, config=cfg, where=where, attempt_where=a_where)
+                yield {**result.outcome.to_dict(), "line": line}
+        finally:
+            if db is not None:
+                db.close()
+
+    def new_partial(self, config: Mapping[str, Any], *, keep_cases: bool = True) -> Partial:
+        return _JudgePartial(keep_cases)
+
+    def finish(self, partial: Partial, config: Mapping[str, Any]) -> dict[str, Any]:
+        assert isinstance(partial, _JudgePartial)
+        p = partial
+        counts = {k: p.counts[k] for k in ("match", "no_match", "near_match", "needs_human", "unscored", "verified_wrong")}
+        decided = counts["match"] + counts["no_match"]
+        agg: dict[str, Any] = {"pass_rate": counts["match"] / decided if decided else 0.0, "match": counts["match"],
+                               "no_match": counts["no_match"], "decided": decided}
+        for k in ("near_match", "needs_human", "unscored", "verified_wrong"):
+            agg[k] = counts[k]
+        agg.update({"n": p.n, "n_scored": p.n_scored, "n_failed": p.n - p.n_scored, "n_row_failures": len(p.failures)})
+        agg["undefined"] = {"pass_rate": "nothing was decided: no case came out match or no_match"} if not decided else {}
+        per_example = [{k: v for k, v in r.items() if k != "line"} for r in sorted(p.per_example, key=lambda r: r["line"])]
+        return {
+            "scorer": {"name": self.name, "version": self.version},
+            "config": self.answer_config(config).to_dict(),
+            "aggregate": agg,
+            "per_example": per_example,
+            "failures": p.failures,
+        }
+
+
+def _verdict_class(rec: Mapping[str, Any]) -> str:
+    """The pass-rate class of one outcome, by :func:`goldeval.verdict.pass_rate` itself (one accounting)."""
+    from goldeval.verdict import pass_rate
+
+    pr = pass_rate([rec]).to_dict()
+    return next(k for k in ("match", "no_match", "near_match", "needs_human", "unscored", "verified_wrong") if pr[k])
+
+
+class _JudgePartial(Partial):
+    def __init__(self, keep_cases: bool) -> None:
+        self.keep = keep_cases
+        self.counts: Counter = Counter()
+        self.n = self.n_scored = 0
+        self.per_example: list[dict[str, Any]] = []
+        self.failures: list[dict[str, Any]] = []
+
+    def add(self, rec: Mapping[str, Any]) -> None:
+        if rec.get("status") == "row_failure":
+            self.failures.append(dict(rec["row_failure"]))
+            return
+        self.n += 1
+        self.n_scored += rec.get("status") == "scored"
+        self.counts[_verdict_class(rec)] += 1
+        if self.keep:
+            self.per_example.append(dict(rec))
+
+    def merge(self, other: Partial) -> None:
+        assert isinstance(other, _JudgePartial)
+        counter_merge(self.counts, other.counts)
+        self.n += other.n
+        self.n_scored += other.n_scored
+        self.per_example += other.per_example
+        self.failures += other.failures
+
+
+def join_answer_files(cases_path: str, attempts_path: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The joined rows :meth:`AnswerJudge.score_batch` takes, from a case file and an attempt file (JSONL), in
+    case-file order, and the row failures of both files (``{"line", "id", "error", "file"}``), as
+    :func:`goldeval.answers.judge.iter_judged` reads them.
+
+    Raises:
+        InputError: a file is missing, empty or not UTF-8.
+    """
+    from pathlib import Path
+
+    from goldeval.answers.judge import _read_keyed
+
+    failures: list[dict[str, Any]] = []
+    cname, aname = Path(cases_path).name, Path(attempts_path).name
+    cases, order = _read_keyed(cases_path, cname, failures)
+    attempts, _ = _read_keyed(attempts_path, aname, failures)
+    for aid, (line, _) in attempts.items():
+        if aid not in cases:
+            failures.append({"line": line, "id": aid, "error": f"{aname}:{line}: attempt {aid!r} has no case in {cname}.", "file": aname})
+    attempt_errors = {f["id"]: f["error"] for f in failures if f.get("id") and f.get("file") == aname}
+    rows = []
+    for cid in order:
+        line, case = cases[cid]
+        att = attempts.get(cid)
+        rows.append({"id": cid, "case": case, "case_line": line, "attempt": att[1] if att else None,
+                     "attempt_line": att[0] if att else None, "attempt_error": attempt_errors.get(cid) if att is None else None})
+    return rows, failures
