@@ -319,7 +319,7 @@ def _register_metrics(cls: type[Scorer]) -> None:
 
 
 def run(scorer: Scorer, rows: Iterable[Any], config: Mapping[str, Any], *, recorder: Any = None,
-        progress: Any = None) -> dict[str, Any]:
+        progress: Any = None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Score *rows*, record each case, aggregate: the one local path of ``goldeval score --scorer NAME``.
 
     Args:
@@ -328,10 +328,15 @@ def run(scorer: Scorer, rows: Iterable[Any], config: Mapping[str, Any], *, recor
             resumed run already scored at the same line is taken from it, not scored again; each new case is
             recorded once (rows without a usable id, and rows repeating an id, are listed under failures only).
         progress: Called with 1 after each row.
+        extra: Entries put into the results before ``aggregate`` (e.g. ``input``: the file's path and sha256).
 
     Returns:
-        The results dict of :meth:`Scorer.finish` (also handed to ``recorder.finish``).
+        The results dict of :meth:`Scorer.finish` (also handed to ``recorder.finish``), with ``elapsed_sec`` in
+        ``aggregate`` and ``aggregate["headline"]`` naming a third-party scorer's headline metric.
     """
+    import time
+
+    t0 = time.perf_counter()
     previous = recorder.previous() if recorder is not None else {}
     partial = scorer.new_partial(config)
     for rec in scorer.score_batch(_reusing(rows, previous), config):
@@ -342,10 +347,27 @@ def run(scorer: Scorer, rows: Iterable[Any], config: Mapping[str, Any], *, recor
         partial.add(rec)
         if progress is not None:
             progress(1)
-    results = scorer.finish(partial, config)
+    results = with_extra(scorer, scorer.finish(partial, config), extra)
+    if "elapsed_sec" in results["aggregate"]:
+        results["aggregate"]["elapsed_sec"] = time.perf_counter() - t0
     if recorder is not None:
         recorder.finish(results)
     return results
+
+
+def with_extra(scorer: Scorer, results: dict[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """*results* with *extra*'s entries placed before ``aggregate`` (the order today's results files have), and a
+    third-party scorer's headline metric named under ``aggregate["headline"]`` (``runs list`` shows it)."""
+    if scorer.name not in _BUILTIN and scorer.headline and "headline" not in results["aggregate"]:
+        results["aggregate"]["headline"] = scorer.headline
+    if not extra:
+        return results
+    out: dict[str, Any] = {}
+    for key, value in results.items():
+        if key == "aggregate":
+            out.update(extra)
+        out[key] = value
+    return out
 
 
 class Reused:

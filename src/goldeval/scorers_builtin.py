@@ -531,7 +531,7 @@ def join_answer_files(cases_path: str, attempts_path: str) -> tuple[list[dict[st
     """
     from pathlib import Path
 
-    from goldeval.answers.judge import _read_keyed
+    from goldeval.answers.batch import _read_keyed
 
     failures: list[dict[str, Any]] = []
     cname, aname = Path(cases_path).name, Path(attempts_path).name

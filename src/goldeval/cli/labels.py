@@ -143,6 +143,9 @@ def gate(results_file, gates, out):
 
     # --out RESULTS.json itself is fine: it is read whole first, and the report is added in place (atomically)
     guard_outputs({"--out": out}, {"--gates": gates})
+    from goldeval.scorers import register_plugin_metrics
+
+    register_plugin_metrics()  # a third-party scorer's metrics are gateable too
     dod = load_definition(gates)
     try:
         with open(results_file, "rb") as fh:

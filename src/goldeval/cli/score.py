@@ -1,4 +1,9 @@
-"""``goldeval score``: token F1 of a JSONL file of predictions and references."""
+"""``goldeval score``: token F1 of a file of predictions and references, or any scorer with ``--scorer NAME``.
+
+The built-in token F1 on JSONL keeps its own fast path (:func:`goldeval.freetext.score_file`: every core, resume,
+the store written beside the scoring); every other scorer, and any Parquet input, goes through the one Scorer
+interface (:func:`goldeval.scorers.run`); ``--engine spark`` through :mod:`goldeval.spark`.
+"""
 
 from __future__ import annotations
 
@@ -29,15 +34,24 @@ from goldeval.cli._store import store_options
     help="Processes to score with, at most the number of cores (default: all cores for files of 10k rows or more, else 1).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No summary table (the JSON still goes to --out).")
+@click.option("--scorer", "scorer_name", default="token_f1", show_default=True, metavar="NAME",
+              help="Scorer: token_f1, or one registered under the entry point group goldeval.scorers.")
+@click.option("--option", "-O", "scorer_options", multiple=True, metavar="KEY=VALUE",
+              help="An option of the scorer (repeatable), e.g. -O normalize=none; values are read as JSON when they parse.")
 @gates_option
 @store_options
 @guarded
-def score(file, prediction_field, reference_field, id_field, tokenizer, out, workers, quiet, gates, run_store):
-    """Token F1 (precision, recall, F1) of every row of FILE, per example and macro-averaged.
+def score(file, prediction_field, reference_field, id_field, tokenizer, out, workers, quiet, scorer_name, scorer_options,
+          gates, run_store):
+    """Token F1 (precision, recall, F1) of every row of FILE, per example and macro-averaged (or --scorer NAME).
 
-    FILE is JSONL: {"id", "prediction", "reference"} per line, texts as strings or objects of sections.
-    Rows that cannot be scored are listed with their line number, counted in n_failed and left out of the means.
+    FILE is JSONL, CSV or Parquet: {"id", "prediction", "reference"} per row, texts as strings or objects of
+    sections. Rows that cannot be scored are listed with their line number (row index for Parquet), counted in
+    n_failed and left out of the means.
     """
+    fields = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
+    if scorer_name != "token_f1" or scorer_options or not _is_jsonl(file):
+        return _score_with(scorer_name, file, fields, scorer_options, out=out, quiet=quiet, gates=gates, run_store=run_store)
     from goldeval.freetext import SCORER_NAME, SCORER_VERSION, score_file
     from goldeval.report.freetext import render_freetext
 
@@ -110,3 +124,69 @@ def _with_progress(run, quiet: bool):
     finally:
         if "bar" in state:
             state["bar"].stop()
+
+
+def _is_jsonl(path: str) -> bool:
+    return not str(path).lower().endswith((".csv", ".parquet", ".pq"))
+
+
+def _parse_options(pairs: tuple[str, ...]) -> dict:
+    """``KEY=VALUE`` pairs as a dict; a value is read as JSON when it parses (``true``, ``3``), else kept as text."""
+    import orjson
+
+    from goldeval.errors import InputError
+
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--option {pair!r}: expected KEY=VALUE, e.g. -O normalize=none.")
+        try:
+            out[key.replace("-", "_")] = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            out[key.replace("-", "_")] = value
+    return out
+
+
+def _score_with(name: str, file: str, fields: dict, options: tuple[str, ...], *, out, quiet, gates, run_store):
+    """``score --scorer NAME``: read FILE, score it through the Scorer interface, record, gate, write."""
+    import os
+
+    from goldeval.io import check_input_file, file_sha256, read_rows
+    from goldeval.scorers import get_scorer, run
+
+    console = report_console(out)
+    guard_outputs({"--out": out}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
+    scorer = get_scorer(name)  # registers its metrics with the gates
+    given = {k: v for k, v in fields.items() if k in scorer.options}
+    if name != "token_f1":
+        given.pop("tokenizer", None)
+    config = scorer.configure(**{**given, **_parse_options(options)}, source=os.path.basename(file))
+    definition = load_definition(gates, scorer=scorer.name)
+    check_input_file(file)
+    with run_store.recording(
+        scorer_name=scorer.name, scorer_version=scorer.version, inputs={"predictions": file},
+        config=scorer.store_config(config), tokenizer=config.get("tokenizer"), dod=gates,
+    ) as recorder:
+        hold_finish_for_gates(recorder, definition)
+        results = run(scorer, read_rows(file), config, recorder=recorder,
+                      extra={"input": {"path": file, "sha256": file_sha256(file), "workers": 1}})
+        if run_store.note and not quiet:
+            click.echo(f"goldeval: {run_store.note}", err=True)
+        if not quiet:
+            if scorer.name == "token_f1":
+                from goldeval.report.freetext import render_freetext
+
+                render_freetext(results, console)
+            else:
+                from goldeval.report.scorer import render_scorer
+
+                render_scorer(results, console)
+        code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
+    if out:
+        write_json(results, out)
+    agg = results["aggregate"]
+    if agg.get("n_scored", agg.get("n")) == 0:
+        first = results["failures"][0]["error"] if results.get("failures") else "no rows"
+        fail(f"no row of {file} could be scored ({agg.get('n_failed', 0)} failed); the first: {first}", EXIT_BAD_INPUT)
+    sys.exit(code)
