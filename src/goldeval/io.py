@@ -1,8 +1,12 @@
-"""Readers for the row files goldeval scores: JSONL and CSV, streamed, with per-line errors.
+"""Readers for the row files goldeval scores: JSONL, CSV and Parquet, streamed, with per-line errors.
 
 A malformed row never stops a batch: it comes out as a :class:`RowError` with its line number and a message,
 and the scorer counts it as a failure. A file that cannot be read at all (missing, not UTF-8, empty) raises
 :class:`~goldeval.errors.InputError`.
+
+Row numbers: a JSONL row is numbered by its 1-based line, a CSV row by its line with the header as line 1, and a
+Parquet row by its 1-based row index in the file (so a JSONL file without blank lines, converted to Parquet, keeps
+its numbers). Messages read ``file:N: ...`` in every format.
 """
 
 from __future__ import annotations
@@ -19,7 +23,13 @@ import orjson
 
 from goldeval.errors import InputError, shorten
 
-__all__ = ["Row", "RowError", "check_input_file", "read_rows", "read_jsonl", "read_csv", "file_sha256", "check_ids"]
+__all__ = ["Row", "RowError", "check_input_file", "read_rows", "read_jsonl", "read_csv", "read_parquet", "is_parquet",
+           "file_sha256", "check_ids"]
+
+#: File name endings read as Parquet.
+PARQUET_SUFFIXES = (".parquet", ".pq")
+#: Rows decoded at a time from a Parquet file (memory stays flat whatever the file's size).
+_PARQUET_BATCH = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +59,7 @@ def check_input_file(path: str | os.PathLike[str]) -> Path:
     if not p.exists():
         raise InputError(f"{p}: no such file. Check the path (relative paths start from {Path.cwd()}).")
     if p.is_dir():
-        raise InputError(f"{p}: is a folder, expected a JSONL or CSV file.")
+        raise InputError(f"{p}: is a folder, expected a JSONL, CSV or Parquet file.")
     if p.stat().st_size == 0:
         raise InputError(f"{p}: the file is empty, expected one JSON object per line.")
     return p
@@ -122,10 +132,75 @@ def read_csv(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
         raise InputError(f"{p}: the file is not UTF-8 ({exc.reason}). Re-encode it as UTF-8.") from None
 
 
+def is_parquet(path: str | os.PathLike[str]) -> bool:
+    """Whether *path* is read as Parquet (its name ends in ``.parquet`` or ``.pq``)."""
+    return str(path).lower().endswith(PARQUET_SUFFIXES)
+
+
+def read_parquet(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
+    """Stream a Parquet file as :class:`Row` items, ``Row(index, data)`` with *index* the 1-based row index and
+    *data* the row as Python values (pyarrow's ``to_pylist``: null → ``None``, a struct → dict, a list → list, a
+    map → dict). Read in batches of 4,096 rows: memory does not grow with the file.
+
+    Raises:
+        InputError: pyarrow is not installed (``pip install 'goldeval[parquet]'``); the file is missing, empty, not
+            Parquet, or holds no rows.
+    """
+    p = check_input_file(path)
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(f"{p}: reading Parquet needs pyarrow: pip install 'goldeval[parquet]' (or convert the file to JSONL).") from None
+    try:
+        pf = pq.ParquetFile(p)
+    except Exception as exc:  # pyarrow raises ArrowInvalid / OSError subclasses for a file that is not Parquet
+        raise InputError(f"{p}: not a Parquet file ({exc}). Pass a Parquet file, or JSONL / CSV by their extension.") from None
+    if pf.metadata.num_rows == 0:
+        raise InputError(f"{p}: holds no rows, expected one row per case.")
+    return _parquet_rows(pf)
+
+
+def _parquet_rows(pf: Any) -> Iterator[Row | RowError]:
+    maps = [f.name for f in pf.schema_arrow if _has_map(f.type)]
+    index = 0
+    for batch in pf.iter_batches(batch_size=_PARQUET_BATCH):
+        for data in batch.to_pylist():
+            index += 1
+            for name in maps:
+                data[name] = _maps_as_dicts(data[name])
+            yield Row(index, data)
+
+
+def _has_map(t: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_map(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(_has_map(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _has_map(t.value_type)
+    return False
+
+
+def _maps_as_dicts(v: Any) -> Any:
+    """pyarrow gives a map value as a list of (key, value) tuples: a dict is what a JSON object reads as."""
+    if isinstance(v, list) and v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
+        return {k: _maps_as_dicts(x) for k, x in v}
+    if isinstance(v, dict):
+        return {k: _maps_as_dicts(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_maps_as_dicts(x) for x in v]
+    return v
+
+
 def read_rows(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
-    """Stream rows from ``.csv`` (by extension) or JSONL (anything else). See :func:`read_jsonl`."""
+    """Stream rows from ``.csv``, ``.parquet`` / ``.pq`` (by extension) or JSONL (anything else). See
+    :func:`read_jsonl`, :func:`read_csv`, :func:`read_parquet`."""
     if str(path).lower().endswith(".csv"):
         return read_csv(path)
+    if is_parquet(path):
+        return read_parquet(path)
     return read_jsonl(path)
 
 

@@ -18,12 +18,12 @@ from goldeval.verdict import CaseOutcome, pass_rate
 __all__ = ["iter_judged", "judge_answer_file", "judge_file", "llm_materials", "summarize"]
 
 def _read_keyed(path: str | Path, label: str, failures: list[dict[str, Any]]) -> tuple[dict[str, tuple[int, dict[str, Any]]], list[str]]:
-    from goldeval.io import Row, RowError, check_ids, read_jsonl
+    from goldeval.io import Row, RowError, check_ids, read_rows
 
     p = Path(path)
     out: dict[str, tuple[int, dict[str, Any]]] = {}
     order: list[str] = []
-    for item in check_ids(read_jsonl(p), file_name=p.name):
+    for item in check_ids(read_rows(p), file_name=p.name):
         if isinstance(item, RowError):
             failures.append({"line": item.line, "id": item.id, "error": item.error, "file": label})
             continue
