@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "llm-judge": ("llm_judge:llm_judge", "LLM judge (OpenAI-compatible) for the data answers no rule could decide."),
     "replay": ("review:replay", "Re-judge the human-settled verdicts of a judge-regressions file; exit 1 on any change."),
     "review": ("review:review", "Export a run's needs_human cases for a person; import their verdicts."),
+    "report": ("report:report", "Write one self-contained HTML report of a run, of two runs compared, or of a results file."),
     "runs": ("runs:runs", "The recorded runs: list, show, export, delete."),
     "score": ("score:score", "Token F1 of free-text predictions against references (whole note and sections)."),
 }

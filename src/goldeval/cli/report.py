@@ -1,0 +1,74 @@
+"""``goldeval report``: one self-contained HTML page for a recorded run, two runs compared, or a results file."""
+
+from __future__ import annotations
+
+import click
+
+from goldeval.cli._common import EXIT_OK, guard_outputs, guarded
+from goldeval.cli._store import store_path_option
+
+
+@click.command()
+@click.argument("run", required=False)
+@click.option("--compare", "compare_ref", default=None, metavar="RUN_B",
+              help="Compare mode: RUN is A (before), RUN_B is B (after); flips, near_match, movers, McNemar, bootstrap.")
+@click.option("--results", "results_file", default=None, type=click.Path(dir_okay=False, path_type=str),
+              help="A results JSON goldeval wrote (instead of RUN from the store).")
+@store_path_option
+@click.option("--out", "-o", required=True, metavar="report.html", help="Where to write the page ('-' for stdout).")
+@click.option("--max-cases", type=click.IntRange(min=1), default=20_000, show_default=True,
+              help="Above this many cases, embed every failing, changed or undecided case and a stated sample of the rest.")
+@click.option("--redact", is_flag=True, help="Leave out every case text (predictions, references, answers, questions); keep ids, numbers, verdicts.")
+@click.option("--min-f1", type=click.FloatRange(0, 1), default=None,
+              help="Free text: a case whose F1 is below this is a failure in the table's filters.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample and of the bootstrap intervals.")
+@click.option("--resamples", type=click.IntRange(min=100, max=1_000_000), default=2000, show_default=True,
+              help="Bootstrap resamples of the headline interval.")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+@guarded
+def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1, seed, resamples, quiet):
+    """Write one self-contained HTML report of RUN (an id, a unique prefix, 'latest' or 'latest~N').
+
+    \b
+    The page fetches nothing (every script, style and chart is inline; it works offline from file://), shows case
+    texts as text (never as markup), and holds: the run's header (versions, hashes, who agreed to the gates), the
+    PASS/FAIL decision with each gate, the summary with the headline's bootstrap interval, charts for the scorer,
+    and a table of cases with filters, search, sorting and rows that open to everything about a case.
+    """
+    from goldeval.errors import InputError
+    from goldeval.report.model import ReportOptions
+
+    if (run is None) == (results_file is None):
+        raise InputError("report: give RUN (from the store) or --results FILE (a results JSON), not both and not neither.")
+    if compare_ref is not None and results_file is not None:
+        raise InputError("report: --compare compares two recorded runs; give RUN and --compare RUN_B (not --results).")
+    others: dict = {"--results": results_file}
+    if results_file is None:
+        from goldeval.outputs import sqlite_files
+        from goldeval.paths import default_store_path
+
+        others["--store"] = sqlite_files(store if store is not None else str(default_store_path()))
+    guard_outputs({"--out": out}, others)
+    options = ReportOptions(max_cases=max_cases, redact=redact, min_f1=min_f1, seed=seed, resamples=resamples)
+    if results_file is not None:
+        from goldeval.report.build import report_from_results
+
+        html, model = report_from_results(results_file, options=options)
+    else:
+        from goldeval.report.build import report_from_store
+        from goldeval.runs.store import RunStore
+
+        with RunStore.open_existing(store) as st:
+            html, model = report_from_store(st, run, compare=compare_ref, options=options, seed=seed)
+    from goldeval.outputs import write_output
+
+    write_output(out, html.encode("utf-8"))
+    if not quiet and out != "-":
+        n = len(model["cases"])
+        sample = model.get("sample")
+        extra = f" ({sample['n_total']:,} in the run; sampled, see the page)" if sample else ""
+        click.echo(f"goldeval: report written to {out}: {model['decision']['status']}, {n:,} case(s) embedded{extra}"
+                   + (", texts redacted" if redact else ""), err=True)
+        for note in model.get("notes") or []:
+            click.echo(f"goldeval: note: {note}", err=True)
+    return EXIT_OK

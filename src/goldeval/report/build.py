@@ -1,0 +1,96 @@
+"""Build a report page from the run store or from a results file: read the run(s), read the case texts back
+from the inputs, compare when asked, and render (see :mod:`goldeval.report.model` and :mod:`goldeval.report.html`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from goldeval.errors import InputError
+from goldeval.report.model import ReportOptions, build_model
+from goldeval.report.sources import load_sources
+
+__all__ = ["report_from_store", "report_from_results", "read_results_file"]
+
+
+def _wanted(results: Mapping[str, Any]) -> set[str]:
+    return {str(c.get("id")) for c in results.get("per_example") or [] if isinstance(c, Mapping)}
+
+
+def report_from_store(store: Any, run: str, *, compare: str | None = None, options: ReportOptions | None = None,
+                      seed: int = 0, resamples: int = 10_000, confidence: float = 0.95) -> tuple[str, dict[str, Any]]:
+    """The HTML page of a recorded run, or of two runs compared (*run* before, *compare* after).
+
+    Args:
+        store: An open :class:`goldeval.runs.store.RunStore`.
+        run: A run reference (id, unique prefix, ``latest``, ``latest~N``), as in ``goldeval runs show``.
+        compare: A second run reference: compare mode (the table shows this run's cases beside *run*'s).
+        options: :class:`~goldeval.report.model.ReportOptions`.
+        seed, resamples, confidence: The comparison's paired bootstrap (as ``goldeval compare``).
+
+    Returns:
+        ``(html, model)``.
+
+    Raises:
+        StoreError: no such run. InputError: a run that did not finish (it has no results yet), or runs that cannot
+            be compared (a verdict run and an F1 run).
+    """
+    opts = options or ReportOptions()
+    rec = _finished(store.get_run(run))
+    if compare is None:
+        results = rec["results"]
+        sources = None if opts.redact else load_sources(results, rec, wanted=_wanted(results))
+        model = build_model(results, run=rec, sources=sources, options=opts)
+    else:
+        from goldeval.runs.compare import compare_runs
+
+        rec_b = _finished(store.get_run(compare))
+        cmp = compare_runs(store.case_map(rec["id"]), store.case_map(rec_b["id"]), run_a=rec, run_b=rec_b,
+                           seed=seed, n_resamples=resamples, confidence=confidence)
+        res_a, res_b = rec["results"], rec_b["results"]
+        src_a = None if opts.redact else load_sources(res_a, rec, wanted=_wanted(res_a), execute=False)
+        src_b = None if opts.redact else load_sources(res_b, rec_b, wanted=_wanted(res_b))
+        model = build_model(res_a, run=rec, sources=src_a, compare=cmp, results_b=res_b, run_b=rec_b, sources_b=src_b, options=opts)
+    from goldeval.report.html import render_html
+
+    return render_html(model), model
+
+
+def _finished(rec: Mapping[str, Any]) -> Mapping[str, Any]:
+    if rec.get("results") is None:
+        raise InputError(
+            f"report: run {rec['id']} did not finish ({rec.get('status')}): it has no results yet. Run the same command "
+            f"again to resume it (or pass --resume {rec['id']}), then make its report."
+        )
+    return rec
+
+
+def read_results_file(path: str) -> dict[str, Any]:
+    """A results JSON that a goldeval scoring command wrote (InputError when it is not one)."""
+    try:
+        with open(path, "rb") as fh:
+            results = orjson.loads(fh.read())
+    except FileNotFoundError:
+        raise InputError(f"--results {path}: no such file. Pass the JSON a goldeval scoring command wrote with --out.") from None
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"--results {path}: not JSON ({exc}). Pass the JSON a goldeval scoring command wrote with --out.") from None
+    if not isinstance(results, dict) or not isinstance(results.get("per_example"), list) or "scorer" not in results:
+        got = type(results).__name__ if not isinstance(results, dict) else "an object without 'scorer' and 'per_example'"
+        raise InputError(f"--results {path}: expected a goldeval results file (an object with 'scorer' and "
+                         f"'per_example'), got {got}. Pass the JSON `goldeval score|labels|judge --out` wrote.")
+    return results
+
+
+def report_from_results(path: str, *, options: ReportOptions | None = None) -> tuple[str, dict[str, Any]]:
+    """The HTML page of a results file (its texts are read from the inputs it names, relative paths resolved from
+    the working folder or from the file's folder). Returns ``(html, model)``."""
+    opts = options or ReportOptions()
+    results = read_results_file(path)
+    sources = None if opts.redact else load_sources(results, None, wanted=_wanted(results), base=os.path.dirname(os.path.abspath(path)))
+    model = build_model(results, run=None, sources=sources, options=opts)
+    from goldeval.report.html import render_html
+
+    return render_html(model), model

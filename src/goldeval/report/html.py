@@ -1,0 +1,71 @@
+"""One self-contained HTML page from a report model (:func:`goldeval.report.model.build_model`).
+
+The page is data plus a template, the way coverage.py's ``coverage html`` and pytest-html's self-contained report
+are built:
+
+* the model is embedded once, as compact JSON in a ``<script type="application/json">`` block, with ``<``, ``>``
+  and ``&`` written as ``\\u003c`` … so that no case text can close the block (``</script>``) or open a comment;
+* the page's only script (``report.js``, inline) builds the table from that JSON with ``textContent`` and
+  ``createElement`` — never ``innerHTML`` — so an answer holding ``<script>`` or ``javascript:`` is shown as text
+  and never runs, and no case text becomes a link;
+* the charts are inline SVG drawn by matplotlib (:mod:`goldeval.report.charts`);
+* a Content-Security-Policy ``default-src 'none'`` forbids every fetch (scripts, styles, fonts, images but
+  ``data:``, connections, frames, forms): the one script is allowed by its sha256, nothing else runs.
+
+Jinja2 renders the template with autoescaping on.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any
+
+import orjson
+
+__all__ = ["render_html", "embed_json"]
+
+_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def embed_json(obj: Any) -> str:
+    """*obj* as compact JSON that is safe inside an HTML ``<script type="application/json">`` block: ``<``, ``>``,
+    ``&``, U+2028 and U+2029 are written as JSON escapes (``JSON.parse`` reads them back unchanged)."""
+    text = orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode("utf-8")
+    return text.translate(_ESCAPES)
+
+
+def _asset(name: str) -> str:
+    return resources.files("goldeval.report").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def _csp(script: str) -> str:
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return ("default-src 'none'; " f"script-src 'sha256-{digest}'; " "style-src 'unsafe-inline'; img-src data:; "
+            "base-uri 'none'; form-action 'none'")
+
+
+def render_html(model: Mapping[str, Any]) -> str:
+    """The page for *model*, as one string (UTF-8 text, every script, style and chart inline).
+
+    Args:
+        model: What :func:`goldeval.report.model.build_model` returns; ``charts`` hold SVG strings from
+            :mod:`goldeval.report.charts` (the only markup placed unescaped).
+
+    Returns:
+        The HTML document.
+    """
+    import jinja2
+    from markupsafe import Markup
+
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    template = env.from_string(_asset("report.html.j2"))
+    script = _asset("report.js")
+    data = {k: v for k, v in model.items() if k != "charts"}
+    charts = [{"title": c["title"], "svg": Markup(c["svg"])} for c in model.get("charts") or []]
+    return template.render(
+        m=model, charts=charts, css=Markup(_asset("report.css")), script=Markup(script), csp=_csp(script),
+        data_json=Markup(embed_json(data)),
+    )

@@ -1,0 +1,528 @@
+"""What an HTML report shows, as plain data: header, decision, summary, the charts' inputs, the case table and,
+with a second run, the comparison. :mod:`goldeval.report.html` turns it into one self-contained page.
+
+Case buckets follow the one shared accounting (:func:`goldeval.runs.compare.bucket`, i.e.
+:func:`goldeval.verdict.pass_rate`): ``pass`` (match; a right label), ``fail`` (no_match; a false positive or a
+missed positive), ``near_match``, ``needs_human``, ``unscored``, ``verified_wrong``. A free-text case is ``pass``
+when scored, ``fail`` when its F1 is below ``min_f1`` (when one is given), ``unscored`` when it failed.
+
+Above ``max_cases`` the page embeds every case that is not a pass (failing, changed, undecided, unscored) and a
+seeded random sample of the passes, and says how many of each; the whole run stays in the store.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from goldeval.report.sources import CaseSources
+
+__all__ = ["ReportOptions", "build_model", "shared_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
+
+DEFAULT_MAX_CASES = 20_000
+REDACTED = "(redacted)"
+
+
+class ReportOptions:
+    """Options of one report.
+
+    Attributes:
+        max_cases: Most cases embedded (default 20,000); above it, every non-passing case and a sample of the rest.
+        redact: Leave out every case text (predictions, references, answers, questions, whys, queries, rows, judge
+            text, row error messages); keep ids, numbers and verdicts.
+        min_f1: Free text: a case below this F1 counts as a failure (``None``: no per-case threshold).
+        seed: Seed of the sample and of the bootstrap.
+        resamples: Bootstrap resamples of the headline interval.
+        confidence: Coverage of that interval.
+    """
+
+    def __init__(self, *, max_cases: int = DEFAULT_MAX_CASES, redact: bool = False, min_f1: float | None = None,
+                 seed: int = 0, resamples: int = 2000, confidence: float = 0.95) -> None:
+        from goldeval.errors import InputError
+
+        if max_cases < 1:
+            raise InputError(f"--max-cases must be ≥ 1, got {max_cases}. Give the most cases to embed (default {DEFAULT_MAX_CASES:,}).")
+        if min_f1 is not None and not 0.0 <= min_f1 <= 1.0:
+            raise InputError(f"--min-f1 must be in [0, 1], got {min_f1}.")
+        self.max_cases, self.redact, self.min_f1 = max_cases, redact, min_f1
+        self.seed, self.resamples, self.confidence = seed, resamples, confidence
+
+
+def scorer_kind(results: Mapping[str, Any]) -> str:
+    """``"freetext"``, ``"labels"``, ``"answers"`` or ``"generic"`` for a results dict."""
+    name = (results.get("scorer") or {}).get("name")
+    return {"token_f1": "freetext", "labels": "labels", "answer_judge": "answers"}.get(name, "generic")
+
+
+def shared_spans(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
+    """Where the tokens the two texts share stand in each text, as flat ``[start, end, start, end, …]`` character
+    offsets: for each token, its first ``min(count in prediction, count in reference)`` occurrences in each text
+    (the multiset overlap that token F1 counts). ``None`` when the rule's tokens cannot be located in the text as
+    written (a rule that normalizes, e.g. NFKC, changed the text's length)."""
+    tp, tr = tokenizer(prediction), tokenizer(reference)
+    common = Counter(tp) & Counter(tr)
+
+    def locate(text: str, tokens: list[str]) -> list[int] | None:
+        low = text.lower()
+        if len(low) != len(text):
+            return None
+        left = dict(common)
+        out: list[int] = []
+        pos = 0
+        for tok in tokens:
+            at = low.find(tok, pos)
+            if at < 0:
+                return None
+            pos = at + len(tok)
+            if left.get(tok, 0) > 0:
+                left[tok] -= 1
+                out += (at, pos)
+        return out
+
+    a, b = locate(prediction, tp), locate(reference, tr)
+    return None if a is None or b is None else (a, b)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# header, decision, summary
+
+
+def _short_hash(h: Any) -> str:
+    return "—" if not h else str(h)
+
+
+def _header(results: Mapping[str, Any], run: Mapping[str, Any] | None) -> list[list[str]]:
+    scorer = results.get("scorer") or {}
+    gates = results.get("gates") if isinstance(results.get("gates"), Mapping) else {}
+    definition = (gates or {}).get("definition") or {}
+    rows: list[tuple[str, Any]] = []
+    if run is not None:
+        rows += [("run", run.get("id")), ("arm", run.get("arm") or "—"), ("when (UTC)", str(run.get("created_at") or "—")[:19].replace("T", " ")),
+                 ("goldeval", run.get("goldeval_version") or "—")]
+    else:
+        rows += [("run", "— (a results file; not from the store)")]
+        r = results.get("run")
+        if isinstance(r, Mapping):
+            rows = [("run", r.get("id")), ("arm", r.get("arm") or "—"), ("store", r.get("store") or "—")]
+    rows.append(("scorer", f"{scorer.get('name', '?')}@{scorer.get('version', '?')}"))
+    judge = (run or {}).get("judge_version") or results.get("judge_version")
+    if judge:
+        rows.append(("judge version", judge))
+    llm = results.get("llm_judge") if isinstance(results.get("llm_judge"), Mapping) else None
+    if llm:
+        for k in ("judge_version", "model", "system_prompt_sha256"):
+            if llm.get(k):
+                rows.append((f"LLM judge {k}", llm[k]))
+    tok = results.get("tokenizer")
+    if isinstance(tok, Mapping):
+        rows.append(("tokenizer", f"{tok.get('name')}@{tok.get('version')}: {tok.get('description', '')}"))
+    elif (run or {}).get("tokenizer"):
+        rows.append(("tokenizer", run["tokenizer"]))
+    from goldeval.report.sources import input_files
+
+    for role, f in input_files(results, run).items():
+        rows.append((f"input {role}", f"{f.get('path')} · sha256 {f.get('sha256') or '—'}"))
+    if (run or {}).get("rubric_hash"):
+        rows.append(("rubric sha256", run["rubric_hash"]))
+    dod_hash = definition.get("sha256") or (run or {}).get("dod_hash")
+    if dod_hash or definition:
+        rows.append(("definition of done", f"{definition.get('path') or '—'} · sha256 {_short_hash(dod_hash)}"))
+        rows.append(("agreed_by", definition.get("agreed_by") or "—"))
+        rows.append(("agreed_on", str(definition.get("agreed_on") or "—")))
+    return [[k, str(v)] for k, v in rows]
+
+
+def _decision(results: Mapping[str, Any]) -> dict[str, Any]:
+    gates = results.get("gates")
+    if not isinstance(gates, Mapping):
+        return {"status": "NO GATES", "summary": "No definition of done was applied to this run (give --gates to the "
+                "scoring command, or run `goldeval gate`).", "gates": [], "warnings": []}
+    out = []
+    for g in gates.get("gates") or []:
+        out.append({
+            "metric": g.get("metric"), "bound": f"{'≥' if g.get('op') == 'min' else '≤'} {g.get('limit_text')}",
+            "value": g.get("observed_text") if g.get("observed_text") is not None else "—",
+            "passed": bool(g.get("passed")),
+            "on_this_set": g.get("reason") or g.get("allowed_on_this_set") or "",
+            "sentence": g.get("sentence") or "",
+        })
+    return {"status": "PASS" if gates.get("passed") else "FAIL", "summary": gates.get("summary") or "", "gates": out,
+            "warnings": list(gates.get("warnings") or [])}
+
+
+def _bootstrap_mean(values: Sequence[float], opts: ReportOptions) -> list[float] | None:
+    from goldeval.runs.compare import paired_bootstrap
+
+    if not values:
+        return None
+    import numpy as np
+
+    b = paired_bootstrap(np.zeros(len(values)), np.asarray(values, dtype=float), n_resamples=opts.resamples,
+                         confidence=opts.confidence, seed=opts.seed)
+    return b["ci"]
+
+
+def _bootstrap_f1(outcomes: Counter, opts: ReportOptions) -> list[float] | None:
+    """Percentile interval of the positive label's F1, resampling cases: the case outcomes (tp, fp, fn, tn) are
+    drawn as multinomial counts, which is the same distribution as resampling case indices."""
+    import numpy as np
+
+    n = sum(outcomes.values())
+    if n == 0:
+        return None
+    keys = ("tp", "fp", "fn", "tn")
+    p = np.array([outcomes.get(k, 0) for k in keys], dtype=float) / n
+    draws = np.random.default_rng(opts.seed).multinomial(n, p, size=opts.resamples)
+    tp, fp, fn = draws[:, 0], draws[:, 1], draws[:, 2]
+    denom = 2 * tp + fp + fn
+    f1 = np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
+    alpha = (1 - opts.confidence) / 2
+    lo, hi = np.quantile(f1, [alpha, 1 - alpha])
+    return [float(lo), float(hi)]
+
+
+def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]], opts: ReportOptions) -> dict[str, Any]:
+    agg = results.get("aggregate") or {}
+    und = agg.get("undefined") or {}
+    failures = results.get("failures") or []
+    unscored = [{"id": f.get("id"), "line": f.get("line"), "reason": REDACTED if opts.redact else f.get("error")} for f in failures]
+    for c in cases:
+        if c["bucket"] == "unscored" and c.get("reason") and not any(u["id"] == c["id"] for u in unscored):
+            unscored.append({"id": c["id"], "line": c.get("line"), "reason": REDACTED if opts.redact else c["reason"]})
+    n_rows = agg.get("n_rows", agg.get("n", 0) if kind != "freetext" else agg.get("n", 0) + agg.get("n_failed", 0))
+    items = [["cases (rows)", n_rows], ["scored", agg.get("n_scored", agg.get("n"))], ["unscored or failed", len(unscored)]]
+    head: dict[str, Any] = {"name": None, "value": None, "ci": None, "undefined": None}
+    if kind == "freetext":
+        f1s = [c["f1"] for c in cases if c.get("f1") is not None]
+        head = {"name": "whole-note F1 (macro)", "key": "whole_note_f1_mean", "value": agg.get("whole_note_f1_mean"),
+                "ci": _bootstrap_mean(f1s, opts), "undefined": und.get("whole_note_f1_mean")}
+        items += [["precision (macro)", agg.get("whole_note_precision_mean")], ["recall (macro)", agg.get("whole_note_recall_mean")]]
+        if "section_f1_mean" in agg:
+            items.append(["section F1 (macro)", agg.get("section_f1_mean")])
+    elif kind == "labels":
+        outcomes = Counter(c["outcome"] for c in cases if c.get("outcome") in ("tp", "fp", "fn", "tn"))
+        head = {"name": f"F1 of {results.get('positive')!r}", "key": "f1", "value": agg.get("f1"),
+                "ci": _bootstrap_f1(outcomes, opts) if "f1" not in und else None, "undefined": und.get("f1")}
+        items += [[k, agg.get(k)] for k in ("precision", "recall", "missed", "missed_per_100", "tp", "fp", "fn", "tn") if k in agg]
+    elif kind == "answers":
+        passes = [1.0 if c["bucket"] == "pass" else 0.0 for c in cases if c["bucket"] in ("pass", "fail")]
+        head = {"name": "pass rate", "key": "pass_rate", "value": None if und.get("pass_rate") else agg.get("pass_rate"),
+                "ci": _bootstrap_mean(passes, opts), "undefined": und.get("pass_rate")}
+        items += [[k, agg.get(k)] for k in ("match", "no_match", "decided", "near_match", "needs_human", "unscored", "verified_wrong") if k in agg]
+    if head.get("ci") is not None:
+        head["interval_note"] = (f"{round(100 * opts.confidence, 1):g}% bootstrap percentile interval, {opts.resamples:,} "
+                                 f"resamples of the cases, seed {opts.seed}")
+    return {"items": [[k, v] for k, v in items], "headline": head, "unscored": unscored[:1000], "n_unscored": len(unscored),
+            "undefined": dict(und)}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# cases
+
+
+def _bucket(case: Mapping[str, Any], kind: str, min_f1: float | None) -> str:
+    if case.get("status", "scored") != "scored":
+        return "unscored"
+    if kind == "freetext":
+        f1 = (case.get("whole_note") or {}).get("f1")
+        if f1 is None:
+            return "unscored"
+        return "fail" if (min_f1 is not None and f1 < min_f1) else "pass"
+    from goldeval.runs.compare import bucket
+
+    return bucket(case)
+
+
+def _case_row(case: Mapping[str, Any], kind: str, opts: ReportOptions) -> dict[str, Any]:
+    """The table's view of one per-case record (numbers, verdicts, and the detail a row opens to)."""
+    red = opts.redact
+    row: dict[str, Any] = {"id": str(case.get("id")), "bucket": _bucket(case, kind, opts.min_f1), "line": case.get("line")}
+    if case.get("status", "scored") != "scored":
+        row["reason"] = REDACTED if red else (case.get("reason") or case.get("error"))
+    if kind == "freetext":
+        wn = case.get("whole_note") or {}
+        row.update(f1=wn.get("f1"), precision=wn.get("precision"), recall=wn.get("recall"))
+        tk = case.get("tokens") or {}
+        row.update(tokens_pred=tk.get("prediction"), tokens_ref=tk.get("reference"), overlap=tk.get("overlap"))
+        if isinstance(case.get("sections"), Mapping):
+            row["sections"] = {name: (s or {}).get("f1") for name, s in case["sections"].items()}
+    elif kind == "labels":
+        row.update(outcome=case.get("outcome"), gold=case.get("gold"), pred=case.get("pred"))
+        if "second_gold" in case:
+            row["second_gold"] = case.get("second_gold")
+    elif kind == "answers":
+        row.update(verdict=case.get("verdict"), confidence=case.get("confidence"), gold_status=case.get("gold_status"),
+                   decided_by=case.get("decided_by"), needs_human_flag=bool(case.get("needs_human")))
+        loc = case.get("located")
+        if red:
+            row["why"] = REDACTED if case.get("why") else None
+            if isinstance(loc, Mapping):
+                row["located"] = {"golden_rows": loc.get("golden_rows"), "found": loc.get("found"),
+                                  "missing": len(loc.get("missing") or []), "extra": loc.get("extra")}
+        else:
+            row.update(why=case.get("why"), column_pairing=case.get("column_pairing"), located=loc,
+                       mismatch=case.get("mismatch"), gold_note=case.get("gold_note"))
+            rule = case.get("rule")
+            if isinstance(rule, Mapping):
+                row["rule"] = {k: rule.get(k) for k in ("verdict", "confidence", "why")}
+            if case.get("agreement") is not None:
+                row["agreement"] = case.get("agreement")
+            llm = case.get("llm")
+            calls = llm.get("calls") if isinstance(llm, Mapping) else llm if isinstance(llm, list) else None
+            if calls:
+                row["llm_calls"] = [
+                    {k: c.get(k) for k in ("model", "raw", "raw_answer", "response", "verdict", "confidence", "why", "latency_s",
+                                           "tokens_in", "tokens_out", "cost", "attempts", "error") if isinstance(c, Mapping) and c.get(k) is not None}
+                    for c in calls
+                ]
+    else:
+        for k, v in case.items():
+            if isinstance(v, (int, float, str, bool)) or v is None:
+                row.setdefault(k, v)
+    return row
+
+
+def _select(rows: list[dict[str, Any]], opts: ReportOptions, changed: set[str]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """Every case when they fit, else every non-pass or changed case plus a seeded sample of the passes."""
+    if len(rows) <= opts.max_cases:
+        return rows, None
+    keep = [r for r in rows if r["bucket"] != "pass" or r["id"] in changed]
+    rest = [r for r in rows if r["bucket"] == "pass" and r["id"] not in changed]
+    room = max(0, opts.max_cases - len(keep))
+    sample = random.Random(opts.seed).sample(rest, min(room, len(rest)))
+    chosen = {id(r) for r in keep} | {id(r) for r in sample}
+    out = [r for r in rows if id(r) in chosen]
+    note = (f"This run has {len(rows):,} cases; the report embeds {len(out):,}: every case that is not a pass or that "
+            f"changed ({len(keep):,}) and a random sample of {len(sample):,} of the {len(rest):,} passing cases (seed "
+            f"{opts.seed}). The charts and the summary count every case. The whole run stays in the store: "
+            "`goldeval runs export RUN` writes every case.")
+    return out, {"n_total": len(rows), "n_embedded": len(out), "n_kept": len(keep), "n_sampled": len(sample),
+                 "n_passing": len(rest), "note": note}
+
+
+def _attach_texts(rows: list[dict[str, Any]], kind: str, sources: CaseSources | None, tokenizer: Any) -> None:
+    if sources is None:
+        return
+    for r in rows:
+        t = sources.texts.get(r["id"])
+        if not t:
+            continue
+        if kind == "freetext":
+            p, ref = t.get("prediction"), t.get("reference")
+            r["prediction"], r["reference"] = p, ref
+            if isinstance(p, str) and isinstance(ref, str) and tokenizer is not None:
+                spans = shared_spans(p, ref, tokenizer)
+                if spans is not None:
+                    r["spans_pred"], r["spans_ref"] = spans
+        elif kind == "answers":
+            r.update({k: v for k, v in t.items() if v is not None})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# charts
+
+
+def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, Any]], opts: ReportOptions,
+                  summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The charts as ``[{"title", "svg"}]`` (drawn by :mod:`goldeval.report.charts` from every case)."""
+    from goldeval.report import charts
+
+    agg = results.get("aggregate") or {}
+    gates = {g.get("metric"): g for g in ((results.get("gates") or {}).get("gates") or [])} if isinstance(results.get("gates"), Mapping) else {}
+    out: list[dict[str, Any]] = []
+    if kind == "freetext":
+        scored = [r for r in rows if r.get("f1") is not None]
+        out.append({"title": "per-example F1", "svg": charts.histogram([r["f1"] for r in scored], title=f"per-example F1 ({len(scored)} scored)",
+                                                                     xlabel="whole-note F1", threshold=opts.min_f1)})
+        out.append({"title": "precision against recall", "svg": charts.scatter([r["recall"] for r in scored], [r["precision"] for r in scored],
+                                                                            title="precision against recall", xlabel="recall", ylabel="precision")})
+        sections = agg.get("sections")
+        if isinstance(sections, Mapping) and sections:
+            names = list(sections)
+            out.append({"title": "mean F1 per section", "svg": charts.bars(names, [float(sections[n].get("f1_mean") or 0.0) for n in names],
+                                                                         title="mean F1 per section", ylabel="mean F1", ymax=1.05)})
+    elif kind == "labels":
+        cm = results.get("confusion_matrix") or {}
+        if cm.get("matrix"):
+            labels = [str(x) for x in cm.get("labels") or []]
+            matrix = cm["matrix"]
+            if len(labels) > 12:  # the 12 most frequent gold labels keep the chart readable
+                order = sorted(range(len(labels)), key=lambda i: -sum(matrix[i]))[:12]
+                labels = [labels[i] for i in order]
+                matrix = [[matrix[i][j] for j in order] for i in order]
+            out.append({"title": "confusion matrix", "svg": charts.confusion(matrix, labels, title="confusion matrix (rows gold, columns predicted)")})
+        names, values, marks = [], [], []
+        for key in ("precision", "recall"):
+            if key in agg:
+                names.append(key)
+                values.append(float(agg[key]))
+                if key in gates and gates[key].get("limit") is not None:
+                    marks.append((len(names) - 1, gates[key]["op"], float(gates[key]["limit"])))
+        if names:
+            out.append({"title": "precision and recall against their gates", "svg": charts.bars(
+                names, values, title="precision / recall (dashed: gate)", ylabel="value", ymax=1.1, gates=marks,
+                colors=[_gate_colour(gates.get(n)) for n in names])})
+        for key, label in (("missed_per_100", "missed per 100 gold positives"), ("missed", "missed positives")):
+            if key in agg and (key in gates or key == "missed_per_100"):
+                g = gates.get(key)
+                marks = [(0, g["op"], float(g["limit"]))] if g and g.get("limit") is not None else []
+                out.append({"title": label, "svg": charts.bars([key], [float(agg[key])], title=f"{label} (dashed: gate)", ylabel=key,
+                                                             gates=marks, colors=[_gate_colour(g)])})
+    elif kind == "answers":
+        verdicts = ["match", "near_match", "no_match", "needs_human", "unscored"]
+        counts = Counter((r.get("verdict") if r["bucket"] != "unscored" else "unscored") for r in rows)
+        out.append({"title": "verdicts", "svg": charts.bars(verdicts, [counts.get(v, 0) for v in verdicts], title="verdicts", ylabel="cases",
+                                                          colors=["#2e7d32", "#0277bd", "#c62828", "#ef6c00", "#6d6d6d"])})
+        from goldeval.verdict import GOLD_STATUSES
+
+        gs = Counter(r.get("gold_status") for r in rows if r.get("gold_status"))
+        out.append({"title": "gold_status", "svg": charts.bars(list(GOLD_STATUSES), [gs.get(s, 0) for s in GOLD_STATUSES], title="gold_status counts",
+                                                             ylabel="cases")})
+        head = summary["headline"]
+        ci = head.get("ci") or [None, None]
+        g = gates.get("pass_rate")
+        out.append({"title": "pass rate", "svg": charts.interval(
+            "pass rate", head.get("value"), ci[0], ci[1], title="pass rate = match / (match + no_match), with its interval",
+            gate=(g["op"], float(g["limit"])) if g and g.get("limit") is not None else None,
+            passed=None if not g else bool(g.get("passed")))})
+    return out
+
+
+def _gate_colour(g: Mapping[str, Any] | None) -> str:
+    if not g:
+        return "#3f6fb5"
+    return "#2e7d32" if g.get("passed") else "#c62828"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the whole model
+
+
+def build_model(
+    results: Mapping[str, Any],
+    *,
+    run: Mapping[str, Any] | None = None,
+    sources: CaseSources | None = None,
+    compare: Mapping[str, Any] | None = None,
+    results_b: Mapping[str, Any] | None = None,
+    run_b: Mapping[str, Any] | None = None,
+    sources_b: CaseSources | None = None,
+    options: ReportOptions | None = None,
+) -> dict[str, Any]:
+    """Everything one report shows, JSON-ready (charts as SVG strings).
+
+    Args:
+        results: The results dict of the run (with ``per_example``), as a scoring command wrote it or as the store
+            rebuilds it.
+        run: The stored run record (id, arm, versions, hashes, inputs), or ``None`` for a results file.
+        sources: Case texts read back from the inputs (:func:`goldeval.report.sources.load_sources`).
+        compare, results_b, run_b, sources_b: Compare mode: :func:`goldeval.runs.compare.compare_runs` of this run
+            (A, before) with run B (after), and B's results, record and texts. The table then shows B's cases with A's
+            beside them, and the summary, decision and charts are B's.
+        options: :class:`ReportOptions`.
+
+    Returns:
+        ``{"kind", "title", "header", "decision", "summary", "charts", "columns", "cases", "sample", "notes",
+        "redacted", "compare"}``.
+    """
+    opts = options or ReportOptions()
+    main_results, main_run, main_sources = (results_b, run_b, sources_b) if compare is not None else (results, run, sources)
+    kind = scorer_kind(main_results)
+    per_example = list(main_results.get("per_example") or [])
+    rows = [_case_row(c, kind, opts) for c in per_example if isinstance(c, Mapping)]
+    changed: set[str] = set()
+    cmp_view = None
+    if compare is not None:
+        before = {str(c.get("id")): _case_row(c, kind, opts) for c in (results.get("per_example") or []) if isinstance(c, Mapping)}
+        for r in rows:
+            a = before.get(r["id"])
+            if a is None:
+                r["a"] = None
+                changed.add(r["id"])
+                continue
+            r["a"] = {k: a.get(k) for k in ("bucket", "verdict", "confidence", "why", "f1", "outcome", "pred") if k in a}
+            if a["bucket"] != r["bucket"] or (r.get("f1") is not None and a.get("f1") is not None and r["f1"] != a["f1"]):
+                changed.add(r["id"])
+            if r.get("f1") is not None and a.get("f1") is not None:
+                r["delta_f1"] = r["f1"] - a["f1"]
+        for r in rows:
+            r["changed"] = r["id"] in changed
+        cmp_view = _compare_view(compare, opts)
+    summary = _summary(main_results, kind, rows, opts)
+    charts = _chart_inputs(main_results, kind, rows, opts, summary)
+    embedded, sample = _select(rows, opts, changed)
+    notes = list((main_sources.notes if main_sources else []))
+    if not opts.redact:
+        tokenizer = None
+        if kind == "freetext":
+            from goldeval.tokens import get_tokenizer
+
+            try:
+                tokenizer = get_tokenizer(((main_results.get("tokenizer") or {}).get("name")) or "openscribe")
+            except Exception:  # an unknown rule: texts are shown without marks
+                tokenizer = None
+        _attach_texts(embedded, kind, main_sources, tokenizer)
+        if compare is not None and sources is not None and kind == "answers":
+            for r in embedded:
+                t = sources.texts.get(r["id"]) or {}
+                if r.get("a") is not None and t.get("final_query") is not None:
+                    r["a"]["final_query"] = t.get("final_query")
+    title = f"goldeval report · {(main_run or {}).get('id') or (main_results.get('run') or {}).get('id') or 'results file'}"
+    return {
+        "kind": kind,
+        "title": title,
+        "header": _header(main_results, main_run),
+        "header_a": _header(results, run) if compare is not None else None,
+        "decision": _decision(main_results),
+        "summary": summary,
+        "charts": charts,
+        "cases": embedded,
+        "sample": sample,
+        "notes": notes,
+        "redacted": opts.redact,
+        "min_f1": opts.min_f1,
+        "compare": cmp_view,
+    }
+
+
+def _compare_view(cmp: Mapping[str, Any], opts: ReportOptions) -> dict[str, Any]:
+    """The comparison as the report shows it: the lines ``goldeval compare`` prints, flips with both whys, stable /
+    flickering near_match, the biggest F1 movers."""
+    import io
+
+    from rich.console import Console
+
+    from goldeval.report.runs import render_compare
+
+    buf = io.StringIO()
+    render_compare(cmp, Console(file=buf, width=120, color_system=None, force_terminal=False), max_rows=20)
+    lines = buf.getvalue()
+    v = cmp.get("verdicts") or {}
+    s = cmp.get("scores") or {}
+
+    def why(side: Any) -> Any:
+        if not isinstance(side, Mapping):
+            return side
+        return {**side, "why": REDACTED if (opts.redact and side.get("why")) else side.get("why")}
+
+    flips = {k: [{"id": f["id"], "a": why(f["a"]), "b": why(f["b"])} for f in (v.get("flips") or {}).get(k, [])]
+             for k in ("pass_to_fail", "fail_to_pass")}
+    nm = v.get("near_match") or {}
+    stat_prefixes = ("cases:", "pass rate A", "pass rate B", "stayed:", "near_match:", "McNemar", "pass-rate difference",
+                     "F1 over", "mean F1 difference", "note: the runs were measured differently")
+    return {
+        "runs": cmp.get("runs"),
+        "text": None if opts.redact else lines,
+        "stat_lines": [ln for ln in lines.splitlines() if ln.startswith(stat_prefixes)],
+        "flips": flips,
+        "stable": list(nm.get("stable") or []),
+        "flickering": [{"id": f["id"], "a": why(f["a"]), "b": why(f["b"])} for f in nm.get("flickering") or []],
+        "movers": list(s.get("biggest_movers") or []),
+        "mcnemar": v.get("mcnemar"),
+        "bootstrap": v.get("bootstrap") or s.get("bootstrap"),
+        "added": list(cmp.get("added") or []),
+        "removed": list(cmp.get("removed") or []),
+        "n_common": cmp.get("n_common"),
+    }

@@ -1,0 +1,183 @@
+"""The case texts a report shows, read back from the run's input files.
+
+The run store and the results file keep ids, numbers and verdicts, not the texts (a note is stored once, in its
+input file). A report reads the inputs named in the run (or the results file) again, and uses a file only when
+its sha256 is still the one recorded: a file that changed or moved is not shown as if it were what was scored,
+and the report says so.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Mapping
+from typing import Any
+
+__all__ = ["CaseSources", "load_sources", "input_files"]
+
+#: Rows of a golden or predicted table kept per case in a report (the counts are kept whole).
+MAX_TABLE_ROWS = 200
+
+
+class CaseSources:
+    """Per case id, the texts and tables read back from the inputs, and notes on what could not be read.
+
+    Attributes:
+        texts: case id → ``{"prediction", "reference"}`` (free text; str or name → str), or ``{"question",
+            "golden", "final_query", "text", "prediction": {"columns", "rows", "row_count", "source"}}``
+            (data answers).
+        notes: one line per input that could not be used (missing, changed since the run), for the report.
+    """
+
+    def __init__(self) -> None:
+        self.texts: dict[str, dict[str, Any]] = {}
+        self.notes: list[str] = []
+
+
+def input_files(results: Mapping[str, Any], run: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """role → ``{"path", "sha256"}`` of each input, from the run record when there is one, else from the results
+    file (``input`` of a free-text run, ``inputs`` of a judge run, ``dataset`` of a labels run)."""
+    if run is not None and isinstance(run.get("inputs"), Mapping) and run["inputs"]:
+        return {role: dict(v) for role, v in run["inputs"].items() if isinstance(v, Mapping)}
+    out: dict[str, dict[str, Any]] = {}
+    single = results.get("input") or results.get("dataset")
+    if isinstance(single, Mapping) and single.get("path"):
+        role = "predictions" if results.get("input") else "labels"
+        out[role] = {"path": single.get("path"), "sha256": single.get("sha256")}
+    multi = results.get("inputs")
+    if isinstance(multi, Mapping):
+        for role in ("cases", "attempts", "db"):
+            if multi.get(role):
+                out[role] = {"path": multi[role], "sha256": multi.get(f"{role}_sha256")}
+    return out
+
+
+def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: str | None) -> str | None:
+    """The path of an input whose bytes still hash to the recorded sha256, else ``None`` (and a note)."""
+    from goldeval.io import file_sha256
+
+    if not spec or not spec.get("path"):
+        return None
+    path = str(spec["path"])
+    if not os.path.isabs(path) and base is not None and not os.path.exists(path):
+        path = os.path.join(base, path)
+    if not os.path.isfile(path):
+        notes.append(f"the {role} input {spec['path']} is not there any more: its texts are not shown")
+        return None
+    want = spec.get("sha256")
+    if want and file_sha256(path) != want:
+        notes.append(f"the {role} input {spec['path']} changed since the run (sha256 differs): its texts are not shown")
+        return None
+    return path
+
+
+def _keyed_rows(path: str, id_field: str, wanted: Collection[str] | None) -> dict[str, dict[str, Any]]:
+    from goldeval.io import Row, read_rows
+
+    out: dict[str, dict[str, Any]] = {}
+    for item in read_rows(path):
+        if not isinstance(item, Row):
+            continue
+        raw = item.data.get(id_field)
+        if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+            continue
+        cid = str(raw)
+        if (wanted is None or cid in wanted) and cid not in out:
+            out[cid] = item.data
+    return out
+
+
+def _table(obj: Any) -> dict[str, Any] | None:
+    if not isinstance(obj, Mapping):
+        return None
+    rows = obj.get("rows")
+    out = {"columns": obj.get("columns")}
+    if isinstance(rows, list):
+        out["rows"] = rows[:MAX_TABLE_ROWS]
+        out["row_count"] = len(rows)
+    elif "value" in obj:
+        out["value"] = obj.get("value")
+    return out
+
+
+def load_sources(
+    results: Mapping[str, Any],
+    run: Mapping[str, Any] | None,
+    *,
+    wanted: Collection[str] | None = None,
+    base: str | None = None,
+    execute: bool = True,
+) -> CaseSources:
+    """Read the case texts of a run back from its inputs.
+
+    Args:
+        results: The results dict (``scorer.name`` says which inputs to read; ``config`` names the fields).
+        run: The stored run (its ``inputs`` name the files and their sha256), or ``None`` for a results file.
+        wanted: Only these case ids (the ones the report embeds); ``None`` for all.
+        base: Folder to resolve relative input paths against when they do not resolve from the working folder
+            (the folder of a results file).
+        execute: For data answers whose attempt holds a ``final_query`` and no rows: re-run the query read-only
+            on the run's database (when it is unchanged) to show the rows that were judged.
+
+    Returns:
+        A :class:`CaseSources`. Nothing raises for a missing or changed input: that is a note.
+    """
+    src = CaseSources()
+    scorer = ((results.get("scorer") or {}).get("name")) or (run or {}).get("scorer_name")
+    files = input_files(results, run)
+    config = {**((run or {}).get("config") or {}), **(results.get("config") or {})}
+    if scorer == "token_f1":
+        path = _usable("predictions", files.get("predictions"), src.notes, base)
+        if path is None:
+            return src
+        pf, rf = config.get("prediction_field", "prediction"), config.get("reference_field", "reference")
+        for cid, row in _keyed_rows(path, config.get("id_field", "id"), wanted).items():
+            src.texts[cid] = {"prediction": row.get(pf), "reference": row.get(rf)}
+    elif scorer == "answer_judge":
+        cases_path = _usable("cases", files.get("cases"), src.notes, base)
+        attempts_path = _usable("attempts", files.get("attempts"), src.notes, base)
+        cases = _keyed_rows(cases_path, "id", wanted) if cases_path else {}
+        attempts = _keyed_rows(attempts_path, "id", wanted) if attempts_path else {}
+        db = None
+        if execute and attempts and (files.get("db") or {}).get("path"):
+            db_path = _usable("db", files.get("db"), src.notes, base)
+            if db_path is not None:
+                from goldeval.answers.sql import open_database
+
+                try:
+                    db = open_database(db_path, timeout_s=float(config.get("timeout_s") or 5.0), max_rows=int(config.get("max_rows") or 1_000_000))
+                except Exception as exc:  # a database that cannot be opened: the rows are not shown, the rest is
+                    src.notes.append(f"the database {db_path} could not be opened ({exc}): predicted rows of executed queries are not shown")
+        try:
+            for cid in dict.fromkeys([*cases, *attempts]):
+                case, attempt = cases.get(cid) or {}, attempts.get(cid) or {}
+                entry: dict[str, Any] = {
+                    "question": case.get("question"),
+                    "golden": _table(case.get("golden")),
+                    "golden_kind": (case.get("golden") or {}).get("kind") if isinstance(case.get("golden"), Mapping) else None,
+                    "canonical_query": (case.get("golden") or {}).get("canonical_query") if isinstance(case.get("golden"), Mapping) else None,
+                    "rubric": case.get("rubric"),
+                    "must_not_use": case.get("must_not_use"),
+                    "final_query": attempt.get("final_query"),
+                    "text": attempt.get("text"),
+                }
+                if isinstance(attempt.get("rows"), list):
+                    entry["prediction"] = {**(_table(attempt) or {}), "source": "reported"}
+                elif db is not None and isinstance(attempt.get("final_query"), str):
+                    entry["prediction"] = _executed(db, attempt["final_query"])
+                src.texts[cid] = entry
+        finally:
+            if db is not None:
+                db.close()
+    return src
+
+
+def _executed(db: Any, sql: str) -> dict[str, Any]:
+    """The first rows of *sql* run read-only, or the database's message."""
+    from goldeval.answers.sql import rows_as_lists
+
+    try:
+        res = db.execute(sql)
+    except Exception as exc:  # the judge recorded this case's failure; here it only explains the empty table
+        return {"source": "executed", "error": str(exc)}
+    rows = rows_as_lists(res)
+    return {"source": "executed", "columns": list(res.columns), "rows": rows[:MAX_TABLE_ROWS], "row_count": len(rows)}

@@ -1,0 +1,287 @@
+"use strict";
+// goldeval report: builds the case table from the embedded JSON. Every case text goes into the page through
+// textContent (never innerHTML), so markup in an answer is shown as text and never runs.
+(function () {
+  var D = JSON.parse(document.getElementById("goldeval-data").textContent);
+  var PAGE = 100;
+  var cases = D.cases || [];
+  var compare = !!D.compare;
+  var state = { filter: "all", q: "", sort: null, dir: 1, page: 0, open: {} };
+
+  function el(tag, attrs, children) {
+    var e = document.createElement(tag);
+    if (attrs) for (var k in attrs) {
+      if (k === "text") e.textContent = attrs[k];
+      else if (k === "cls") e.className = attrs[k];
+      else e.setAttribute(k, attrs[k]);
+    }
+    (children || []).forEach(function (c) { if (c != null) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+    return e;
+  }
+  function num(v, d) { return (v === null || v === undefined) ? "—" : (typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(d || 3)) : String(v)); }
+  function str(v) { return (v === null || v === undefined) ? "" : (typeof v === "string" ? v : JSON.stringify(v)); }
+
+  var COLS = {
+    freetext: [["id", "id", "s"], ["bucket", "result", "s"], ["f1", "F1", "n"], ["precision", "precision", "n"], ["recall", "recall", "n"],
+               ["tokens_pred", "pred tokens", "n"], ["tokens_ref", "ref tokens", "n"]],
+    labels: [["id", "id", "s"], ["bucket", "result", "s"], ["outcome", "outcome", "s"], ["gold", "gold", "s"], ["pred", "pred", "s"]],
+    answers: [["id", "id", "s"], ["verdict", "verdict", "s"], ["confidence", "conf", "n"], ["gold_status", "gold_status", "s"],
+              ["decided_by", "decided by", "s"], ["why", "why", "s"]],
+    generic: [["id", "id", "s"], ["bucket", "result", "s"]]
+  };
+  var cols = (COLS[D.kind] || COLS.generic).slice();
+  if (compare) {
+    if (D.kind === "freetext") { cols.push(["a_f1", "A F1", "n"]); cols.push(["delta_f1", "ΔF1", "n"]); }
+    else cols.splice(2, 0, ["a_bucket", "A result", "s"]);
+  }
+  function val(c, key) {
+    if (key === "a_f1") return c.a ? c.a.f1 : null;
+    if (key === "a_bucket") return c.a ? (c.a.verdict || c.a.outcome || c.a.bucket) : "(new)";
+    if (key === "verdict" && c.bucket === "unscored") return "unscored";
+    if (key === "why" && c.bucket === "unscored") return c.reason;
+    return c[key];
+  }
+
+  var FILTERS = [["all", "all"], ["fail", "failures"], ["pass", "passes"], ["near_match", "near_match"], ["needs_human", "needs_human"],
+                 ["unscored", "unscored"], ["changed", "changed"]];
+  function matches(c, f) {
+    if (f === "all") return true;
+    if (f === "changed") return !!c.changed;
+    if (f === "needs_human") return c.bucket === "needs_human" || !!c.needs_human_flag;
+    return c.bucket === f;
+  }
+  var SEARCHED = ["id", "prediction", "reference", "question", "why", "final_query", "text", "gold", "pred", "reason", "mismatch"];
+  function hay(c) {
+    if (c._hay === undefined) c._hay = SEARCHED.map(function (k) { return str(c[k]); }).join("\n").toLowerCase();
+    return c._hay;
+  }
+
+  // filters
+  var fbox = document.getElementById("filters");
+  FILTERS.forEach(function (f) {
+    var n = cases.filter(function (c) { return matches(c, f[0]); }).length;
+    var b = el("button", { type: "button", "data-filter": f[0], "aria-pressed": f[0] === "all" ? "true" : "false", text: f[1] + " (" + n + ")" });
+    if (f[0] === "changed" && !compare) { b.disabled = true; b.title = "give --compare RUN_B to see what changed"; }
+    b.addEventListener("click", function () {
+      state.filter = f[0]; state.page = 0;
+      Array.prototype.forEach.call(fbox.children, function (x) { x.setAttribute("aria-pressed", x === b ? "true" : "false"); });
+      draw();
+    });
+    fbox.appendChild(b);
+  });
+  var search = document.getElementById("search");
+  var timer = null;
+  search.addEventListener("input", function () {
+    clearTimeout(timer);
+    timer = setTimeout(function () { state.q = search.value.trim().toLowerCase(); state.page = 0; draw(); }, 120);
+  });
+
+  // header
+  var table = document.getElementById("case-table");
+  var thead = table.tHead, tbody = table.tBodies[0];
+  var hr = el("tr");
+  cols.forEach(function (col) {
+    var th = el("th", { "data-key": col[0], text: col[1], scope: "col" });
+    th.addEventListener("click", function () {
+      if (state.sort === col[0]) state.dir = -state.dir; else { state.sort = col[0]; state.dir = 1; }
+      Array.prototype.forEach.call(hr.children, function (x) { x.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", state.dir > 0 ? "ascending" : "descending");
+      draw();
+    });
+    hr.appendChild(th);
+  });
+  thead.appendChild(hr);
+
+  function visible() {
+    var out = cases.filter(function (c) { return matches(c, state.filter) && (!state.q || hay(c).indexOf(state.q) >= 0); });
+    if (state.sort) {
+      var key = state.sort, dir = state.dir, numeric = cols.filter(function (c) { return c[0] === key; })[0][2] === "n";
+      out.sort(function (a, b) {
+        var x = val(a, key), y = val(b, key);
+        if (x === null || x === undefined) return 1;
+        if (y === null || y === undefined) return -1;
+        if (numeric) return dir * (x - y);
+        return dir * String(x).localeCompare(String(y), undefined, { numeric: true });
+      });
+    }
+    return out;
+  }
+
+  function cell(c, col) {
+    var v = val(c, col[0]);
+    var td = el("td", { text: col[2] === "n" ? (col[0] === "delta_f1" && typeof v === "number" ? (v >= 0 ? "+" : "") + v.toFixed(4) : num(v)) : str(v) });
+    if (col[0] === "bucket" || col[0] === "verdict" || col[0] === "a_bucket") {
+      var b = col[0] === "a_bucket" ? (c.a ? c.a.bucket : "") : c.bucket;
+      td.className = "b-" + b;
+    }
+    if (col[0] === "why") { td.className = "why"; td.title = str(v); }
+    return td;
+  }
+
+  function draw() {
+    var rows = visible();
+    var pages = Math.max(1, Math.ceil(rows.length / PAGE));
+    if (state.page >= pages) state.page = pages - 1;
+    var slice = rows.slice(state.page * PAGE, (state.page + 1) * PAGE);
+    tbody.textContent = "";
+    slice.forEach(function (c) {
+      var tr = el("tr", { cls: "case", "data-id": c.id, tabindex: "0" });
+      if (compare && c.a && c.a.bucket === "pass" && c.bucket === "fail") tr.classList.add("flip-pf");
+      if (compare && c.a && c.a.bucket === "fail" && c.bucket === "pass") tr.classList.add("flip-fp");
+      cols.forEach(function (col) { tr.appendChild(cell(c, col)); });
+      tr.addEventListener("click", function () { toggle(c, tr); });
+      tr.addEventListener("keydown", function (ev) { if (ev.key === "Enter") toggle(c, tr); });
+      tbody.appendChild(tr);
+      if (state.open[c.id]) tbody.appendChild(detailRow(c));
+    });
+    document.getElementById("count").textContent = rows.length + " of " + cases.length + " case(s) shown" + (pages > 1 ? " · page " + (state.page + 1) + " of " + pages : "");
+    var pager = document.getElementById("pager");
+    pager.textContent = "";
+    if (pages > 1) {
+      [["« first", 0], ["‹ previous", state.page - 1], ["next ›", state.page + 1], ["last »", pages - 1]].forEach(function (p) {
+        var b = el("button", { type: "button", text: p[0] });
+        b.disabled = p[1] < 0 || p[1] >= pages || p[1] === state.page;
+        b.addEventListener("click", function () { state.page = p[1]; draw(); });
+        pager.appendChild(b);
+      });
+    }
+  }
+
+  function toggle(c, tr) {
+    if (state.open[c.id]) { delete state.open[c.id]; if (tr.nextSibling && tr.nextSibling.classList.contains("detail")) tr.nextSibling.remove(); }
+    else { state.open[c.id] = true; tr.parentNode.insertBefore(detailRow(c), tr.nextSibling); }
+  }
+
+  function marked(text, spans) {
+    var box = el("div", { cls: "text" });
+    if (typeof text !== "string") { box.textContent = text == null ? "(not available)" : JSON.stringify(text, null, 2); return box; }
+    var pos = 0;
+    for (var i = 0; spans && i < spans.length; i += 2) {
+      if (spans[i] > pos) box.appendChild(document.createTextNode(text.slice(pos, spans[i])));
+      box.appendChild(el("mark", { text: text.slice(spans[i], spans[i + 1]) }));
+      pos = spans[i + 1];
+    }
+    box.appendChild(document.createTextNode(text.slice(pos)));
+    return box;
+  }
+  function kv(pairs) {
+    var t = el("table", { cls: "kv" });
+    pairs.forEach(function (p) { if (p[1] !== undefined && p[1] !== null && p[1] !== "") t.appendChild(el("tr", null, [el("th", { text: p[0] }), el("td", { text: str(p[1]) })])); });
+    return t;
+  }
+  function rowsTable(tab, title) {
+    var wrap = el("div", null, [el("h4", { text: title })]);
+    if (!tab) { wrap.appendChild(el("p", { cls: "muted", text: "(not available)" })); return wrap; }
+    if (tab.error) { wrap.appendChild(el("p", { cls: "warn", text: tab.error })); return wrap; }
+    if (tab.value !== undefined && !tab.rows) { wrap.appendChild(el("div", { cls: "text", text: str(tab.value) })); return wrap; }
+    var t = el("table", { cls: "rows" });
+    if (tab.columns) t.appendChild(el("tr", null, tab.columns.map(function (c) { return el("th", { text: str(c) }); })));
+    (tab.rows || []).forEach(function (r) { t.appendChild(el("tr", null, (Array.isArray(r) ? r : [r]).map(function (v) { return el("td", { text: v === null ? "NULL" : str(v) }); }))); });
+    wrap.appendChild(t);
+    var shown = (tab.rows || []).length;
+    if (tab.row_count != null && tab.row_count > shown) wrap.appendChild(el("p", { cls: "muted", text: "first " + shown + " of " + tab.row_count + " rows" }));
+    if (tab.source) wrap.appendChild(el("p", { cls: "muted", text: "rows: " + tab.source }));
+    return wrap;
+  }
+
+  function detailRow(c) {
+    var td = el("td", { colspan: String(cols.length) });
+    var tr = el("tr", { cls: "detail", "data-detail": c.id }, [td]);
+    td.appendChild(kv([["case", c.id], ["line", c.line], ["result", c.bucket], ["unscored because", c.reason]]));
+    if (compare && c.a) {
+      td.appendChild(el("h4", { text: "A (before) beside B (after)" }));
+      td.appendChild(el("div", { cls: "side" }, [
+        el("div", null, [kv([["A", c.a.verdict || c.a.outcome || c.a.bucket], ["A confidence", c.a.confidence], ["A F1", c.a.f1], ["A why", c.a.why]])]),
+        el("div", null, [kv([["B", c.verdict || c.outcome || c.bucket], ["B confidence", c.confidence], ["B F1", c.f1], ["B why", c.why]])])
+      ]));
+    } else if (compare) td.appendChild(el("p", { cls: "muted", text: "not in run A (added in B)" }));
+    if (D.kind === "freetext") {
+      td.appendChild(kv([["F1", num(c.f1, 4)], ["precision", num(c.precision, 4)], ["recall", num(c.recall, 4)],
+        ["tokens", c.tokens_pred == null ? null : c.tokens_pred + " predicted · " + c.tokens_ref + " reference · " + c.overlap + " shared"]]));
+      if (c.sections) td.appendChild(kv(Object.keys(c.sections).map(function (k) { return ["section " + k + " F1", num(c.sections[k], 4)]; })));
+      if (D.redacted) td.appendChild(el("p", { cls: "muted", text: "texts redacted" }));
+      else td.appendChild(el("div", { cls: "side" }, [
+        el("div", null, [el("h4", { text: "prediction" + (c.spans_pred ? " (shared tokens marked)" : "") }), marked(c.prediction, c.spans_pred)]),
+        el("div", null, [el("h4", { text: "reference" + (c.spans_ref ? " (shared tokens marked)" : "") }), marked(c.reference, c.spans_ref)])
+      ]));
+    } else if (D.kind === "labels") {
+      td.appendChild(el("div", { cls: "side" }, [
+        el("div", null, [el("h4", { text: "gold" }), el("div", { cls: "text", text: str(c.gold) })]),
+        el("div", null, [el("h4", { text: "pred" }), el("div", { cls: "text", text: c.pred === null ? "(no prediction)" : str(c.pred) })])
+      ]));
+      td.appendChild(kv([["outcome", c.outcome], ["second annotator", c.second_gold]]));
+    } else if (D.kind === "answers") {
+      td.appendChild(kv([["verdict", c.verdict], ["confidence", c.confidence], ["needs a human", c.needs_human_flag ? "yes" : null],
+        ["decided by", c.decided_by], ["gold_status", c.gold_status], ["gold_note", c.gold_note], ["why", c.why], ["mismatch", c.mismatch],
+        ["agreement (rule vs LLM)", c.agreement]]));
+      if (D.redacted) td.appendChild(el("p", { cls: "muted", text: "question, answer, query, rows and judge text redacted" }));
+      else {
+        td.appendChild(el("h4", { text: "question" }));
+        td.appendChild(el("div", { cls: "text", text: c.question == null ? "(not available)" : str(c.question) }));
+        td.appendChild(el("div", { cls: "side" }, [rowsTable(c.golden, "golden" + (c.golden_kind ? " (" + c.golden_kind + ")" : "")),
+                                                      rowsTable(c.prediction, "predicted")]));
+        if (c.text != null) { td.appendChild(el("h4", { text: "answer text" })); td.appendChild(el("div", { cls: "text", text: str(c.text) })); }
+        if (c.final_query != null) { td.appendChild(el("h4", { text: "final query" })); td.appendChild(el("div", { cls: "text", text: str(c.final_query) })); }
+        if (c.canonical_query != null) { td.appendChild(el("h4", { text: "golden's canonical query" })); td.appendChild(el("div", { cls: "text", text: str(c.canonical_query) })); }
+        if (c.column_pairing) {
+          td.appendChild(el("h4", { text: "column pairing (golden → predicted)" }));
+          td.appendChild(kv(Object.keys(c.column_pairing).map(function (k) { return [k, c.column_pairing[k] === null ? "(unpaired)" : c.column_pairing[k]]; })));
+        }
+        if (c.rule) td.appendChild(kv([["rule verdict", c.rule.verdict], ["rule confidence", c.rule.confidence], ["rule why", c.rule.why]]));
+      }
+      if (c.located) {
+        var L = c.located;
+        td.appendChild(el("h4", { text: "located rows" }));
+        td.appendChild(kv([["golden rows", L.golden_rows], ["located", L.found], ["extra predicted rows", L.extra],
+          ["missing", Array.isArray(L.missing) ? L.missing.length : L.missing]]));
+        if (Array.isArray(L.missing) && L.missing.length) {
+          var t = el("table", { cls: "rows" });
+          L.missing.slice(0, 200).forEach(function (r) { t.appendChild(el("tr", null, [el("td", { text: str(r) })])); });
+          td.appendChild(el("div", null, [el("h4", { text: "missing golden rows" }), t]));
+        }
+      }
+      (c.llm_calls || []).forEach(function (call, i) {
+        td.appendChild(el("h4", { text: "LLM call " + (i + 1) + (call.model ? " (" + call.model + ")" : "") }));
+        td.appendChild(kv([["verdict", call.verdict], ["confidence", call.confidence], ["why", call.why], ["latency s", call.latency_s],
+          ["tokens in / out", call.tokens_in != null ? call.tokens_in + " / " + call.tokens_out : null], ["cost", call.cost], ["error", call.error]]));
+        var raw = call.raw || call.raw_answer || call.response;
+        if (raw != null) td.appendChild(el("div", { cls: "text llm-raw", text: str(raw) }));
+      });
+    }
+    return tr;
+  }
+
+  // compare: flips with both whys, near_match stable / flickering, movers
+  if (compare) {
+    var box = document.getElementById("compare-flips");
+    var C = D.compare;
+    function flipTable(title, list, cls) {
+      var wrap = el("div", { cls: "flips" }, [el("h3", { text: title + ": " + list.length })]);
+      if (!list.length) return wrap;
+      var t = el("table", { cls: cls });
+      t.appendChild(el("tr", null, [el("th", { text: "case" }), el("th", { text: "A: verdict · why" }), el("th", { text: "B: verdict · why" })]));
+      list.forEach(function (f) {
+        var row = el("tr", { cls: cls }, [el("td", { text: f.id }),
+          el("td", { text: (f.a ? str(f.a.verdict) + " · " + str(f.a.why) : "") }),
+          el("td", { text: (f.b ? str(f.b.verdict) + " · " + str(f.b.why) : "") })]);
+        t.appendChild(row);
+      });
+      wrap.appendChild(t);
+      return wrap;
+    }
+    if (D.kind !== "freetext") {
+      box.appendChild(flipTable("pass → fail", C.flips.pass_to_fail, "flip-pf"));
+      box.appendChild(flipTable("fail → pass", C.flips.fail_to_pass, "flip-fp"));
+      box.appendChild(el("p", { text: "near_match stable in both runs (a coverage finding): " + (C.stable.length ? C.stable.join(", ") : "none") }));
+      box.appendChild(flipTable("near_match flickering (in one run only)", C.flickering, "flicker"));
+    }
+    if (C.movers && C.movers.length) {
+      var t = el("table", { cls: "movers" });
+      t.appendChild(el("tr", null, ["case", "A F1", "B F1", "Δ"].map(function (h) { return el("th", { text: h }); })));
+      C.movers.forEach(function (m) { t.appendChild(el("tr", null, [el("td", { text: m.id }), el("td", { text: num(m.a, 4) }), el("td", { text: num(m.b, 4) }), el("td", { text: (m.delta >= 0 ? "+" : "") + m.delta.toFixed(4) })])); });
+      box.appendChild(el("div", null, [el("h3", { text: "biggest F1 movers" }), t]));
+    }
+  }
+  draw();
+  document.documentElement.setAttribute("data-ready", "1");
+})();

@@ -1,0 +1,74 @@
+"""``goldeval report`` as a user runs it: from the store, from a results file, compare, and its usage errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from goldeval.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+PRIMOCK = REPO / "examples" / "data" / "openscribe_primock57_predictions.jsonl"
+LABELS = REPO / "examples" / "labels"
+
+
+def run(*args, code: int = 0):
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == code, (args, result.output)
+    return result
+
+
+def _data(html: str) -> dict:
+    start = html.index('<script type="application/json" id="goldeval-data">') + len('<script type="application/json" id="goldeval-data">')
+    return json.loads(html[start:html.index("</script>", start)])
+
+
+def test_labels_report_from_the_store_shows_the_decision_and_every_case(tmp_path):
+    store = tmp_path / "g.db"
+    run("labels", LABELS / "pilot_claims.jsonl", "--gates", LABELS / "dod.toml", "--store", store, code=1)
+    out = tmp_path / "r.html"
+    res = run("report", "latest", "--store", store, "--out", out)
+    assert "report written to" in res.stderr and "FAIL, 200 case(s) embedded" in res.stderr
+    html = out.read_text(encoding="utf-8")
+    d = _data(html)
+    assert d["kind"] == "labels" and d["decision"]["status"] == "FAIL"
+    # the gate line the CLI prints (README: 4 escalations missed against 2 per 100, 0 allowed on these 40)
+    assert d["decision"]["summary"].startswith("FAIL: 4 escalations missed (10.0 per 100) against the agreed 2 per 100")
+    assert [g["passed"] for g in d["decision"]["gates"]] == [False, True]
+    outcomes = [c["outcome"] for c in d["cases"]]
+    assert (outcomes.count("tp"), outcomes.count("fp"), outcomes.count("fn"), outcomes.count("tn")) == (36, 6, 4, 154)
+    assert sum(c["bucket"] == "fail" for c in d["cases"]) == 10  # a false positive or a missed positive fails
+    assert "confusion matrix" in html and "agreed_by" in html
+
+
+def test_report_from_a_results_file_and_usage_errors(tmp_path):
+    res_path = tmp_path / "r.json"
+    run("score", PRIMOCK, "--no-store", "--out", res_path, "-q")
+    out = tmp_path / "r.html"
+    run("report", "--results", res_path, "--out", out)
+    d = _data(out.read_text(encoding="utf-8"))
+    assert len(d["cases"]) == 57 and d["cases"][0]["prediction"]
+    assert "neither" in run("report", "--out", out, code=2).output
+    assert "not both" in run("report", "latest", "--results", res_path, "--out", out, code=2).output
+    # an --out that is the results file it reads is refused before anything is written
+    before = res_path.read_bytes()
+    assert "is the --results input" in run("report", "--results", res_path, "--out", res_path, code=2).output
+    assert res_path.read_bytes() == before
+
+
+def test_report_refuses_to_write_over_the_store(tmp_path):
+    store = tmp_path / "g.db"
+    run("score", PRIMOCK, "--store", store, "-q")
+    before = store.read_bytes()
+    assert "is the --store input" in run("report", "latest", "--store", store, "--out", store, code=2).output
+    assert store.read_bytes() == before
+
+
+def test_report_of_an_unknown_run_says_how_to_list_the_runs(tmp_path):
+    store = tmp_path / "g.db"
+    run("score", PRIMOCK, "--store", store, "-q")
+    out = run("report", "nosuchrun", "--store", store, "--out", tmp_path / "x.html", code=2).output
+    assert "no run 'nosuchrun'" in out and "goldeval runs list" in out
+    assert not (tmp_path / "x.html").exists()

@@ -1,0 +1,136 @@
+"""The HTML report library (goldeval.report): escaping, the page's Content-Security-Policy, shared-token marks,
+sampling above --max-cases, redaction, and inputs that changed since the run. The page in a real browser is tested
+in tests/e2e/test_report_browser.py."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+
+from goldeval.errors import InputError
+from goldeval.freetext import score_file
+from goldeval.report.build import report_from_results
+from goldeval.report.html import embed_json, render_html
+from goldeval.report.model import ReportOptions, build_model, shared_spans
+from goldeval.report.sources import load_sources
+from goldeval.tokens import OPENSCRIBE
+
+REPO = Path(__file__).resolve().parents[2]
+PRIMOCK = REPO / "examples" / "data" / "openscribe_primock57_predictions.jsonl"
+
+
+def test_embed_json_cannot_close_the_script_block_and_reads_back_unchanged():
+    obj = {"a": "</script><script>alert(1)</script>", "b": "<!-- x -->", "c": "a & b", "d": "\u2028"}
+    text = embed_json(obj)
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == obj
+
+
+def test_shared_spans_mark_the_multiset_overlap_by_hand():
+    # prediction tokens: bp 138/86 bp high; reference: bp 138/86 normal -> shared once each: bp, 138/86.
+    # The second "BP" of the prediction is not shared (the reference has one "bp").
+    pred, ref = "BP 138/86, BP high", "bp 138/86 normal"
+    a, b = shared_spans(pred, ref, OPENSCRIBE)
+    assert a == [0, 2, 3, 9] and b == [0, 2, 3, 9]
+    assert [pred[a[i]:a[i + 1]] for i in range(0, len(a), 2)] == ["BP", "138/86"]
+
+
+def test_shared_spans_refuse_a_text_whose_length_changes_when_lowered():
+    assert shared_spans("İstanbul visit", "istanbul visit", OPENSCRIBE) is None  # 'İ'.lower() is two characters
+
+
+def _page(html: str) -> tuple[str, str]:
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html).group(1)
+    scripts = re.findall(r"<script>(.*?)</script>", html, flags=re.S)
+    assert len(scripts) == 1, "the page holds exactly one executable script"
+    return csp, scripts[0]
+
+
+@pytest.fixture(scope="module")
+def primock_results():
+    return score_file(PRIMOCK)
+
+
+def test_page_is_self_contained_and_its_csp_allows_only_its_own_script(primock_results):
+    html = render_html(build_model(primock_results, sources=load_sources(primock_results, None)))
+    csp, script = _page(html.replace("&#39;", "'"))
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in csp
+    assert csp.startswith("default-src 'none'") and "connect-src" not in csp  # default-src covers connections
+    # nothing names another place: the only URLs are XML namespaces of the inline SVG
+    urls = set(re.findall(r"""https?://[^\s"'<>)]+""", html))
+    assert urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}, urls
+    assert not re.search(r"<(link|iframe|object|embed)\b", html)
+    assert not re.search(r"""\s(src|href)=["'](?!data:|#)""", html)
+
+
+def test_a_hostile_text_appears_only_escaped(tmp_path):
+    src = tmp_path / "evil.jsonl"
+    src.write_text(json.dumps({"id": "e", "prediction": "</script><script>alert(1)</script>", "reference": "alert"}) + "\n")
+    results = score_file(src)
+    html = render_html(build_model(results, sources=load_sources(results, None)))
+    assert "alert(1)" in html  # embedded (the page shows it) ...
+    assert "</script><script>alert(1)" not in html  # ... but never as markup
+    assert html.count("<script") == 2  # the JSON block and the page's own script
+
+
+def test_max_cases_keeps_every_non_pass_and_states_the_sample(primock_results):
+    # --min-f1 0.2 fails the PriMock57 notes whose F1 is below 0.2; a 20-case report keeps all of them.
+    below = sorted(r["id"] for r in primock_results["per_example"] if r["whole_note"]["f1"] < 0.2)
+    assert 0 < len(below) < 20
+    model = build_model(primock_results, options=ReportOptions(max_cases=20, min_f1=0.2))
+    ids = [c["id"] for c in model["cases"]]
+    assert len(ids) == 20 and set(below) <= set(ids)
+    s = model["sample"]
+    assert (s["n_total"], s["n_embedded"], s["n_kept"], s["n_sampled"]) == (57, 20, len(below), 20 - len(below))
+    assert "random sample" in s["note"] and "runs export" in s["note"]
+    # the summary and the charts still count all 57
+    assert dict(model["summary"]["items"])["scored"] == 57
+    assert "per-example F1 (57 scored)" in model["charts"][0]["svg"]
+
+
+def test_redact_leaves_out_every_text(primock_results):
+    first = orjson.loads(PRIMOCK.read_bytes().splitlines()[0])
+    sources = load_sources(primock_results, None)
+    plain = render_html(build_model(primock_results, sources=sources))
+    assert first["prediction"][:60] in plain.replace("\\n", "\n")
+    red = render_html(build_model(primock_results, sources=None, options=ReportOptions(redact=True)))
+    for text in (first["prediction"], first["reference"]):
+        for chunk in re.findall(r"[A-Za-z]{6,}(?: [A-Za-z]{3,}){3}", text)[:3]:
+            assert chunk not in red
+    assert "day1_consultation01" in red and "Redacted:" in red
+
+
+def test_an_input_that_changed_since_the_run_is_not_shown(tmp_path):
+    copy = tmp_path / "p.jsonl"
+    shutil.copy(PRIMOCK, copy)
+    results = score_file(copy)
+    with copy.open("a") as fh:
+        fh.write("\n")
+    src = load_sources(results, None)
+    assert src.texts == {} and "changed since the run" in src.notes[0]
+    copy.unlink()
+    assert "is not there any more" in load_sources(results, None).notes[0]
+
+
+def test_results_file_errors_say_what_to_pass(tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(InputError, match=r"expected a goldeval results file .* got list"):
+        report_from_results(str(bad))
+    with pytest.raises(InputError, match="no such file"):
+        report_from_results(str(tmp_path / "missing.json"))
+
+
+def test_report_options_refuse_bad_values():
+    with pytest.raises(InputError, match="--max-cases must be ≥ 1"):
+        ReportOptions(max_cases=0)
+    with pytest.raises(InputError, match=r"--min-f1 must be in \[0, 1\]"):
+        ReportOptions(min_f1=1.5)
