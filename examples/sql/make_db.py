@@ -77,7 +77,7 @@ CASES = [
      "WHERE w.name = 'Oncology' GROUP BY m ORDER BY COUNT(*) DESC, m LIMIT 1",
      ["admission_month"], {}, [], []),
     ("q08", "Which 2 trial sites enrolled the most patients?",
-     "SELECT site, COUNT(*) AS n FROM trial_enrollments GROUP BY site ORDER BY n DESC, site LIMIT 2",
+     "SELECT site, COUNT(*) AS n FROM trial_enrollments GROUP BY site ORDER BY n DESC LIMIT 2",
      ["site", "n_enrolled"], {"top_n": {"n": 2, "by": "n_enrolled", "direction": "desc"}}, [], []),
     ("q09", "What is the most common blood type among Cardiology patients?",
      None, [], {"kind": "unanswerable"}, [], []),

@@ -25,7 +25,7 @@ ARM_A = {
     "q05": "match",        # emergency share given as a percentage (34.17… for 0.3417…): a rate column
     "q06": "match",        # prose: "79 admissions" (2024 is in the question, not an answer)
     "q07": "match",        # extra column n does not reduce a containing answer
-    "q08": "match",        # top 2 with a tie at 40: Site C instead of Site B, checked against the tie rows
+    "q08": "match",        # top 2 with a tie at 40: Site B instead of Site C, checked against the tie rows (no secondary key pins it)
     "q09": "match",        # unanswerable: declines and names the missing field
     "q10": "match",        # extra columns n_admissions, min_cost
     "q11": "needs_human",  # rows right, ssn only in a comment/string; a prose mustNotUse entry needs the LLM judge

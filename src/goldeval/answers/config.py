@@ -16,7 +16,7 @@ __all__ = ["JUDGE_NAME", "JUDGE_VERSION", "AnswerConfig", "CaseResult"]
 
 JUDGE_NAME = "answer_judge"
 #: Bump when a rule changes a verdict (recorded with every run).
-JUDGE_VERSION = "1.1.0"  # 1.1.0: break-fix rules (tolerance of whole and computed numbers, prose hedges, mustNotUse USING/star, repeated columns)
+JUDGE_VERSION = "1.2.0"  # 1.2.0 (issue 11): same rows in another multiplicity near_match; whole tie group match; exact identifiers; doubted goldens; order keys; unpaired columns. 1.1.0: break-fix rules
 
 
 @dataclass(slots=True)

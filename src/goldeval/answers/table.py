@@ -15,9 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from goldeval.answers.multiplicity import question_fixes_multiplicity, same_set
+from goldeval.answers.order_keys import order_keys
 from goldeval.answers.pairing import Pairing, pair_columns
 from goldeval.answers.rows import RELABELLED, compare_rows
-from goldeval.answers.shapes import _columns
+from goldeval.answers.shapes import _columns, _computed_floats
 from goldeval.answers.values import Column
 from goldeval.answers.verdicts import _undecided, _verdict
 from goldeval.verdict import Verdict
@@ -123,6 +125,11 @@ def _judge_table(
             conf -= 1
             notes.append("rate read as " + ", ".join(f"{k} ×{1 / v:g}" for k, v in scaled.items()))
         if rc.top_n and rc.top_n.get("tie_break_differs"):
+            pinned = _tie_break_pinned(golden, g_names)
+            if pinned:
+                return _verdict("near_match", 7, f"Top-N: a different tie-break at the boundary value {rc.top_n['boundary']:g}, but "
+                                f"the golden pins the tie-break ({pinned}).", located=located,
+                                mismatch="top-N: a different tie-break where the golden pins one", details=details, **common)
             conf -= 1 if tie_note == "verified" else 2
             notes.append(f"a different valid tie-break at the boundary value {rc.top_n['boundary']:g}, "
                          + ("tie checked against the golden population" if tie_note == "verified" else "tie as the prediction reports it"))
@@ -137,6 +144,20 @@ def _judge_table(
             why += " (" + "; ".join(notes) + ")"
         return _verdict("match", max(conf, 6), why + ".", located=located, mismatch=rc.mismatch if rc.top_n else None,
                         details=details, **common)
+    # The same rows as a set, repeated a different number of times (a join fan-out, DISTINCT on one side only).
+    if rc.top_n is None:
+        mult = same_set(gcols, pcols, pairing, rel_tol=rel_tol, exact_golden=_computed_floats(golden))
+        if mult is not None:
+            details["multiplicity"] = {"distinct": mult.distinct, "golden_rows": mult.golden_rows, "pred_rows": mult.pred_rows,
+                                       "rows_that_differ": mult.n_differ}
+            fixed = question_fixes_multiplicity(question)
+            if fixed:
+                return _verdict("no_match", 7, f"The rows equal the golden's as a set but repeat differently, and the question fixes "
+                                f"the multiplicity ('{fixed}'): {mult.describe()}.", located=located, mismatch=mult.describe(),
+                                details=details, **common)
+            return _verdict("near_match", 7, f"The rows equal the golden's as a set; only how often rows repeat differs (a join "
+                            f"fan-out or DISTINCT on one side, or distinct entities sharing these values), and the question does not "
+                            f"fix it: {mult.describe()}.", located=located, mismatch=mult.describe(), details=details, **common)
     # Not complete. Mislabelled columns? The column named like a golden one is wrong but another holds its values.
     if pairing.name_value_conflicts and rc.top_n is None:
         c = pairing.name_value_conflicts[0]
@@ -176,8 +197,10 @@ def _judge_table(
                             f"a valid tie-break among {len(ties)} tied rows.", located=located,
                             mismatch="a different tie-break at the boundary", details=details, **common)
         if got_above and in_pool and n_p == len(above) + len(ties):
-            return _verdict("near_match", 7, f"The prediction returns every row tied at the boundary on the order key ({key}): "
-                            f"{n_p} rows for the {n_g} asked.", located=located, mismatch="all tied rows returned",
+            # The whole tie group contains the golden's answer and every row qualifies (the LIMIT kept one arbitrarily).
+            return _verdict("match", 8, f"The prediction returns every row tied at the boundary on the order key ({key}): "
+                            f"{n_p} rows for the {n_g} asked, each of which qualifies (the golden's LIMIT kept {n_g} of "
+                            f"{len(ties)} tied rows arbitrarily).", located=located, mismatch="all tied rows returned",
                             details=details, **common)
     if rc.top_n is not None and rc.top_n.get("all_ties"):
         tie_rows = (top_n or {}).get("tie_rows")
@@ -186,8 +209,17 @@ def _judge_table(
             ok = compare_rows(_columns(g_names, [list(r) for r in g_rows] + [list(r) for r in tie_rows]), pcols, pairing,
                               rel_tol=rel_tol).extra == 0
         if ok:
-            return _verdict("near_match", 7, f"Top-N: {rc.top_n['why']} (defensible, but more rows than asked).",
-                            located=located, mismatch="all tied rows returned", details=details, **common)
+            pinned = _tie_break_pinned(golden, g_names)
+            if pinned:
+                return _verdict("near_match", 7, f"Top-N: {rc.top_n['why']}, but the golden pins the tie-break ({pinned}).",
+                                located=located, mismatch="all tied rows returned where the golden pins a tie-break",
+                                details=details, **common)
+            checked = "checked against the golden population" if isinstance(tie_rows, list) else \
+                "as the prediction reports them (no tie rows: run with --db and a canonical_query to check them)"
+            return _verdict("match", 8 if isinstance(tie_rows, list) else 7,
+                            f"Top-N: {rc.top_n['why']}; the whole tie group contains the golden's answer and every row "
+                            f"qualifies (ties {checked}).", located=located, mismatch="all tied rows returned",
+                            details=details, **common)
     if rc.order == "unknown":
         return _undecided("The rows are right but in another order, and the order key is not among the columns to check a tie.",
                           "order not checkable", located=located, mismatch=rc.mismatch, details=details, **common)
@@ -215,6 +247,14 @@ def _judge_table(
             why += f" ({rc.mismatch})"
         why += "."
     return _verdict("no_match", conf, why, located=located, mismatch=rc.mismatch, details=details, **common)
+
+
+def _tie_break_pinned(golden: Mapping[str, Any], g_names: list[str]) -> str | None:
+    """What pins the tie-break of a top-N golden (a secondary order key), or ``None`` when nothing does."""
+    keys = order_keys(golden, g_names)
+    if keys and len(keys) > 1:
+        return "secondary order key " + ", ".join(f"{c or '(an expression)'} {d}" for c, d in keys[1:])
+    return None
 
 
 #: Most alternative pairings (single swaps) re-compared when a pairing is ambiguous.

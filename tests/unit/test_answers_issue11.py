@@ -1,0 +1,104 @@
+"""Issue 11: the rule judge's second pass (multiplicity, doubted goldens, ties, order keys, exact identifiers,
+unpaired golden columns). Every expected verdict below is worked out by hand; the source of each case is named
+(a Spider dev row id where it came from real data: ../shared/data/spider, CC BY-SA 4.0)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from goldeval.answers import AnswerConfig, ReadOnlyDatabase, judge_answer, judge_case
+
+
+def _v(question, golden, columns, rows):
+    return judge_answer(question, {"kind": "value", **golden}, {"columns": columns, "rows": rows})
+
+
+# --- 1. same rows, different multiplicity ---------------------------------------------------------------------
+
+def test_distinct_prediction_against_a_golden_that_lists_a_singer_once_per_concert_is_near_match():
+    # Spider dev-0037 (DIN-SQL): the gold SQL joins singer_in_concert without DISTINCT, so Justin Brown (two 2014
+    # concerts) is listed twice; the prediction says DISTINCT. Same 5 names as a set; the question ("List all
+    # singer names in concerts in year 2014") does not say how often: near_match, naming the row that repeats.
+    golden = {"columns": ["Name"], "rows": [["Timbaland"], ["Justin Brown"], ["John Nizinik"], ["Justin Brown"],
+                                             ["Tribal King"], ["Rose White"]]}
+    pred = [["Timbaland"], ["Justin Brown"], ["John Nizinik"], ["Tribal King"], ["Rose White"]]
+    v = _v("List all singer names in concerts in year 2014.", golden, ["Name"], pred)
+    assert v.verdict == "near_match" and not v.needs_human
+    assert "('Justin Brown') ×2 in the golden, ×1 in the prediction" in v.mismatch
+    assert "5 distinct rows; 6 golden rows, 5 in the prediction" in v.mismatch
+
+
+def test_join_fan_out_in_the_prediction_is_near_match():
+    # Spider dev-0075 (DIN-SQL): "Find the first name and age of students who have a pet." The gold says DISTINCT;
+    # the prediction lists Tracy (two pets) once per pet: {Linda 18, Tracy 19} as a set on both sides.
+    v = _v("Find the first name and age of students who have a pet.", {"columns": ["Fname", "Age"], "rows": [["Linda", 18], ["Tracy", 19]]},
+           ["Fname", "Age"], [["Linda", 18], ["Tracy", 19], ["Tracy", 19]])
+    assert v.verdict == "near_match"
+    assert "('Tracy', 19) ×1 in the golden, ×2 in the prediction" in v.mismatch
+
+
+@pytest.mark.parametrize("question, phrase", [
+    # Spider dev-0787 (zero-shot) asks for "the different names of cities": each name once; the prediction repeats
+    # five names (a city per country language row), so the question fixes the multiplicity: no_match.
+    ("Return the different names of cities that are in Asia and for which Chinese is the official language.", "different"),
+    # Made up from dev-0075: "each time" asks for a row per occurrence.
+    ("List the first name and age of a student each time they adopt a pet.", "each time"),
+])
+def test_a_question_that_fixes_the_multiplicity_keeps_no_match_and_says_so(question, phrase):
+    v = _v(question, {"columns": ["Fname", "Age"], "rows": [["Linda", 18], ["Tracy", 19]]},
+           ["Fname", "Age"], [["Linda", 18], ["Tracy", 19], ["Tracy", 19]])
+    assert v.verdict == "no_match"
+    assert f"the question fixes the multiplicity ('{phrase}')" in v.why
+
+
+def test_different_sets_are_not_a_multiplicity_difference():
+    # A row the golden lacks (Ann) is a wrong answer however often the rows repeat: hand-made from dev-0075.
+    v = _v("Find the first name and age of students who have a pet.", {"columns": ["Fname", "Age"], "rows": [["Linda", 18], ["Tracy", 19]]},
+           ["Fname", "Age"], [["Linda", 18], ["Tracy", 19], ["Ann", 19]])
+    assert v.verdict == "no_match" and "multiplicity" not in (v.mismatch or "")
+
+
+# --- 3. ties --------------------------------------------------------------------------------------------------
+
+def _countries_db(tmp_path):
+    # The shape of Spider dev-0788/0789 (world_1): 3 countries tie at population 0 (world_1 has 7), the golden's
+    # ORDER BY Population LIMIT 1 keeps one of them arbitrarily.
+    path = tmp_path / "c.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE country (name TEXT, population INTEGER, area REAL)")
+    con.executemany("INSERT INTO country VALUES (?, ?, ?)", [("Antarctica", 0, 13120000.0), ("Bouvet Island", 0, 59.0),
+                                                           ("Heard Island", 0, 359.0), ("Nauru", 12000, 21.0)])
+    con.commit()
+    con.close()
+    return ReadOnlyDatabase(path)
+
+
+def test_the_whole_tie_group_at_a_limit_boundary_is_match(tmp_path):
+    # Spider dev-0789: the prediction returns all 7 countries tied at the smallest population; here 3. Every row
+    # qualifies and the golden's one row is among them: match (was near_match, "all tied rows returned").
+    db = _countries_db(tmp_path)
+    case = {"id": "t", "question": "Give the name and surface area of the country that has the lowest population.",
+            "golden": {"kind": "value", "canonical_query": "SELECT name, area FROM country ORDER BY population LIMIT 1"}}
+    att = {"id": "t", "final_query": "SELECT name, area FROM country WHERE population = (SELECT min(population) FROM country)"}
+    v = judge_case(case, att, db=db, config=AnswerConfig()).outcome.verdict
+    assert v.verdict == "match" and v.confidence == 8 and v.mismatch == "all tied rows returned"
+    # A row that is not tied (Nauru) is not a tie group: no_match.
+    att2 = {"id": "t", "final_query": "SELECT name, area FROM country WHERE population <= 12000"}
+    assert judge_case(case, att2, db=db, config=AnswerConfig()).outcome.verdict.verdict == "no_match"
+    db.close()
+
+
+def test_top_n_whole_tie_group_is_match_unless_a_secondary_order_key_pins_the_tie_break():
+    # Hand-made (the clinic's Site B and Site C tie at 40): a top 2 by n, three rows returned, the two tied at 40.
+    golden = {"columns": ["site", "n"], "rows": [["A", 50], ["B", 40]], "top_n": {"n": 2, "by": "n", "direction": "desc"}}
+    pred = [["A", 50], ["B", 40], ["C", 40]]
+    v = _v("Which 2 sites enrolled the most?", golden, ["site", "n"], pred)
+    assert v.verdict == "match" and v.confidence == 7   # ties as the prediction reports them (no tie rows to check)
+    pinned = dict(golden, canonical_query="SELECT site, n FROM s ORDER BY n DESC, site ASC LIMIT 2")
+    v = _v("Which 2 sites enrolled the most?", pinned, ["site", "n"], pred)
+    assert v.verdict == "near_match" and "secondary order key site asc" in v.why
+    # A different valid tie-break (C for B) is a match, but near_match where the secondary key pins B.
+    assert _v("Which 2 sites?", golden, ["site", "n"], [["A", 50], ["C", 40]]).verdict == "match"
+    assert _v("Which 2 sites?", pinned, ["site", "n"], [["A", 50], ["C", 40]]).verdict == "near_match"
