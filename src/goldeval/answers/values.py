@@ -8,8 +8,11 @@ Kinds:
                 ``1``, ``1.0`` and ``"1"`` are the same number.
     ``bool``    ``True``/``False`` (and the strings ``"true"``/``"false"``, ``"yes"``/``"no"``); compared as 1 / 0.
     ``date``    ISO dates and timestamps (``2024-03-01``, ``2024-03-01 00:00:00`` — a timestamp at midnight reads
-                as its date).
+                as its date). A timestamp with an offset (``…+02:00``, a PostgreSQL ``timestamptz``) is compared in
+                UTC; one without an offset is read as UTC.
     ``text``    anything else: compared after Unicode NFC, trimming, collapsing inner white space and case folding.
+                Arrays and JSON objects (lists and dicts) are compared as canonical JSON text (keys sorted, ``2.0``
+                as ``2``).
     ``null``    a column whose every cell is NULL.
 
 NULL (``None``, and a float NaN) is neither 0 nor ``""``: it only equals NULL.
@@ -53,7 +56,7 @@ REL_TOL = 1e-6
 
 _NUM_RE = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 _NUM_THOUSANDS_RE = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$")
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$")
 _WS_RE = re.compile(r"\s+")
 # In "\0"-joined cells: white space, or a cell that is empty or starts like a number / date / boolean.
 _NOT_PLAIN = re.compile(r"\s|(?:^|\x00)(?:[\d+\-.]|\x00|$|(?:true|false|yes|no)(?:\x00|$))", re.IGNORECASE)
@@ -103,9 +106,45 @@ def _parse_date(text: str) -> str | None:
         ts = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    if ts.tzinfo is None and ts.time() == _dt.time(0, 0):
+    return _timestamp_text(ts)
+
+
+def _timestamp_text(ts: _dt.datetime) -> str:
+    """A timestamp as compared: one with an offset in UTC, without it (a time without an offset is read as UTC, as a
+    database with ``TimeZone = UTC`` shows it); at midnight its date."""
+    if ts.tzinfo is not None:
+        ts = ts.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    if ts.time() == _dt.time(0, 0):
         return ts.date().isoformat()
     return ts.isoformat()
+
+
+def _json_text(value: Any) -> str:
+    """An array or JSON object as compared: canonical JSON (keys sorted, numbers as numbers, dates as ISO text), so a
+    golden written ``[1, 2]`` meets a PostgreSQL ``int[]`` and ``{"b": 1, "a": 2}`` meets a ``jsonb`` in its own key
+    order. Elements are compared exactly (no numeric tolerance inside an array)."""
+    import json
+
+    def conv(v: Any) -> Any:
+        if isinstance(v, (list, tuple)):
+            return [conv(x) for x in v]
+        if isinstance(v, dict):
+            return {str(k): conv(x) for k, x in v.items()}
+        if isinstance(v, bool) or v is None or isinstance(v, str):
+            return v
+        if isinstance(v, int):
+            return v
+        if isinstance(v, Decimal):
+            return int(v) if v.is_finite() and v == v.to_integral_value() else float(v)
+        if isinstance(v, float):
+            return int(v) if math.isfinite(v) and v == int(v) else v  # 2.0 and 2 are the same number
+        if isinstance(v, _dt.datetime):
+            return _timestamp_text(v)
+        if isinstance(v, _dt.date):
+            return v.isoformat()
+        return str(v)
+
+    return json.dumps(conv(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def _cell(value: Any) -> tuple[str, Any, bool]:
@@ -123,13 +162,13 @@ def _cell(value: Any) -> tuple[str, Any, bool]:
     if isinstance(value, np.generic):
         return _cell(value.item())
     if isinstance(value, _dt.datetime):
-        if value.tzinfo is None and value.time() == _dt.time(0, 0):
-            return "date", value.date().isoformat(), False
-        return "date", value.isoformat(), False
+        return "date", _timestamp_text(value), False
     if isinstance(value, _dt.date):
         return "date", value.isoformat(), False
     if isinstance(value, bytes):
         return "text", value.hex(), False
+    if isinstance(value, (list, tuple, dict)):
+        return "text", canonical_text(_json_text(value)), False
     if isinstance(value, str):
         text = value.strip()
         first = text[:1]

@@ -1,0 +1,129 @@
+"""A throwaway PostgreSQL server for the tests (and for trying the README's Postgres example by hand).
+
+``PostgresServer.start()`` runs ``initdb`` into a new temporary folder and ``pg_ctl start`` on a free loopback
+port; ``stop()`` stops it and removes the folder. ``initdb`` and ``pg_ctl`` refuse to run as root, so as root both
+run as the unprivileged ``postgres`` user (created by the Debian package) through ``runuser``.
+
+Host connections need a password (scram-sha-256), so the tests exercise the password paths for real; the
+superuser's password is random per server.
+
+    python tests/postgres/pgserver.py     # start one, print its superuser URL, stop it on Enter
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Where the Debian packages put the server binaries; GOLDEVAL_PG_BIN overrides.
+PG_BIN = Path(os.environ.get("GOLDEVAL_PG_BIN", "/usr/lib/postgresql/15/bin"))
+SUPERUSER = "postgres"
+
+
+def missing_reason() -> str | None:
+    """Why no throwaway server can be started here, or ``None`` when one can."""
+    for tool in ("initdb", "pg_ctl", "postgres"):
+        if not (PG_BIN / tool).is_file():
+            return f"PostgreSQL server binaries not found ({PG_BIN / tool} is absent; install postgresql-15, or set GOLDEVAL_PG_BIN)"
+    if os.geteuid() == 0:
+        try:
+            import pwd
+
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return "running as root and there is no 'postgres' user to run initdb/pg_ctl as (they refuse root)"
+        if shutil.which("runuser") is None:
+            return "running as root and runuser is absent (initdb/pg_ctl refuse root)"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class PostgresServer:
+    """A running throwaway server: ``url()`` gives connection URLs on it."""
+
+    port: int = 0
+    password: str = field(default_factory=lambda: secrets.token_urlsafe(12))
+    root: Path | None = None
+    host: str = "127.0.0.1"
+    owned: bool = True
+
+    def url(self, db: str = "postgres", *, user: str = SUPERUSER, password: str | None = "") -> str:
+        """``postgresql://user[:password]@127.0.0.1:port/db``; password ``""`` means the superuser's, ``None`` none."""
+        pw = self.password if password == "" else password
+        auth = user if pw is None else f"{user}:{pw}"
+        return f"postgresql://{auth}@{self.host}:{self.port}/{db}"
+
+    def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        cmd = list(args)
+        if os.geteuid() == 0:
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        return subprocess.run(cmd, check=check, capture_output=True, text=True, timeout=120)
+
+    def start(self) -> PostgresServer:
+        self.root = Path(tempfile.mkdtemp(prefix="goldeval-pg-"))
+        data, pwfile = self.root / "data", self.root / "pw"
+        pwfile.write_text(self.password + "\n")
+        if os.geteuid() == 0:
+            shutil.chown(self.root, "postgres")
+            shutil.chown(pwfile, "postgres")
+        os.chmod(self.root, 0o700)
+        try:
+            self._run(str(PG_BIN / "initdb"), "-D", str(data), "-U", SUPERUSER, f"--pwfile={pwfile}", "--auth-local=trust",
+                      "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync")
+        except subprocess.CalledProcessError as exc:
+            raise RuntimeError(f"initdb failed: {exc.stderr or exc.stdout}") from None
+        last = ""
+        for _ in range(5):  # a free port can be taken between choosing it and binding it: try another
+            self.port = free_port()
+            opts = (f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} -c fsync=off -c synchronous_commit=off "
+                    "-c full_page_writes=off -c max_connections=40 -c shared_buffers=32MB")
+            r = self._run(str(PG_BIN / "pg_ctl"), "-D", str(data), "-l", str(self.root / "log"), "-o", opts, "-w", "-t", "60",
+                          "start", check=False)
+            if r.returncode == 0:
+                return self
+            last = (self.root / "log").read_text(errors="replace")[-2000:] if (self.root / "log").exists() else r.stderr
+        raise RuntimeError(f"pg_ctl start failed: {last}")
+
+    def stop(self) -> None:
+        if self.root is None or not self.owned:
+            return
+        self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop", check=False)
+        shutil.rmtree(self.root, ignore_errors=True)
+        self.root = None
+
+
+def from_environment() -> PostgresServer | None:
+    """A server that ``.ci/run`` (or a developer) already started: ``GOLDEVAL_TEST_PG=postgresql://postgres:PW@HOST:PORT``."""
+    url = os.environ.get("GOLDEVAL_TEST_PG")
+    if not url:
+        return None
+    import urllib.parse
+
+    u = urllib.parse.urlsplit(url)
+    return PostgresServer(port=u.port or 5432, password=urllib.parse.unquote(u.password or ""), host=u.hostname or "127.0.0.1",
+                          owned=False)
+
+
+if __name__ == "__main__":  # pragma: no cover - a manual helper
+    why = missing_reason()
+    if why:
+        sys.exit(why)
+    srv = PostgresServer().start()
+    print(srv.url(), flush=True)
+    try:
+        input("server running; press Enter to stop it\n")
+    finally:
+        srv.stop()
