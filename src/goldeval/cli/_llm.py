@@ -45,6 +45,8 @@ class LlmOptions:
     send: str = "undecided"
     cache: bool = True
     refresh: bool = False
+    max_cost: float | None = None
+    max_calls: int | None = None
 
     @property
     def enabled(self) -> bool:
@@ -79,11 +81,12 @@ def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...]
 
     ``@llm_options`` adds all of them; ``@llm_options(exclude=("repeat", "dry_run", …))`` leaves those out of the
     command (and of its ``--help``): they then keep their defaults (``repeat`` 1, ``dry_run`` off, ``llm_send``
-    ``undecided``, no ``max_concurrency`` / prices). Only those six can be left out.
+    ``undecided``, no ``max_concurrency`` / prices / ``max_cost``). Only those seven can be left out.
     """
     if f is None:
         return functools.partial(llm_options, exclude=exclude)
-    defaults = {"repeat": 1, "dry_run": False, "llm_send": "undecided", "max_concurrency": None, "price_in": None, "price_out": None}
+    defaults = {"repeat": 1, "dry_run": False, "llm_send": "undecided", "max_concurrency": None, "price_in": None,
+                "price_out": None, "max_cost": None}
     unknown = set(exclude) - set(defaults)
     if unknown:
         raise ValueError(f"llm_options: cannot leave out {sorted(unknown)} (only {sorted(defaults)}).")
@@ -97,7 +100,7 @@ def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...]
             repeat=kwargs.pop("repeat"), dry_run=kwargs.pop("dry_run"), timeout=kwargs.pop("llm_timeout"),
             temperature=kwargs.pop("llm_temperature"), seed=kwargs.pop("llm_seed"), price_in=kwargs.pop("price_in"),
             price_out=kwargs.pop("price_out"), send=kwargs.pop("llm_send"), cache=kwargs.pop("llm_cache"),
-            refresh=kwargs.pop("llm_refresh"),
+            refresh=kwargs.pop("llm_refresh"), max_cost=kwargs.pop("max_cost"), max_calls=kwargs.pop("max_calls"),
         )
         return f(*args, llm_opts=opts, **kwargs)
 
@@ -114,6 +117,13 @@ def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...]
         ("llm_seed", click.option("--llm-seed", "llm_seed", type=int, default=None, help="Judge sampling seed (default $GOLDEVAL_JUDGE_SEED, else not sent).")),
         ("price_in", click.option("--price-in", type=click.FloatRange(min=0), default=None, help="USD per million prompt tokens (for the cost figure).")),
         ("price_out", click.option("--price-out", type=click.FloatRange(min=0), default=None, help="USD per million completion tokens.")),
+        ("max_cost", click.option("--max-cost", "max_cost", type=click.FloatRange(min=0), default=None, metavar="USD",
+                     help="Stop calling the judge before the spend would pass USD (each call reserved at its worst case: "
+                          "prompt chars/4 at --price-in + max_tokens at --price-out; default $GOLDEVAL_JUDGE_MAX_COST). "
+                          "Needs both prices, unless --max-calls is given.")),
+        ("max_calls", click.option("--max-calls", "max_calls", type=click.IntRange(min=0), default=None, metavar="N",
+                     help="Make at most N judge HTTP calls (retries and --repeat samples count; cache hits do not). "
+                          "Cases left unsent are needs_human: spend cap reached.")),
         ("llm_send", click.option("--llm-send", type=click.Choice(["undecided", "all"]), default="undecided", show_default=True,
                      help="undecided: only cases the rules could not decide; all: also rule-decided ones, to measure agreement (the rule verdict stays final).")),
         ("llm_cache", click.option("--llm-cache/--no-llm-cache", "llm_cache", default=True, show_default=True,
@@ -126,14 +136,67 @@ def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...]
     return wrapper
 
 
-def llm_config(opts: LlmOptions):
-    """A :class:`goldeval.judge.JudgeConfig` from the options, ``GOLDEVAL_JUDGE_*`` and ``OPENAI_API_KEY``."""
+def llm_config(opts: LlmOptions, *, cost_cap: bool = True):
+    """A :class:`goldeval.judge.JudgeConfig` from the options, ``GOLDEVAL_JUDGE_*`` and ``OPENAI_API_KEY``.
+
+    ``cost_cap=False`` (``replay``, which takes no prices) leaves ``$GOLDEVAL_JUDGE_MAX_COST`` out; ``--max-calls``
+    still applies.
+    """
+    import os
+
     from goldeval.judge import JudgeConfig
 
+    env = dict(os.environ)
+    if not cost_cap:
+        env.pop("GOLDEVAL_JUDGE_MAX_COST", None)
     return JudgeConfig.from_env(
-        model=opts.model or None, base_url=opts.base_url, max_concurrency=opts.max_concurrency, timeout=opts.timeout,
+        env, model=opts.model or None, base_url=opts.base_url, max_concurrency=opts.max_concurrency, timeout=opts.timeout,
         temperature=opts.temperature, seed=opts.seed, price_in=opts.price_in, price_out=opts.price_out,
+        max_cost=opts.max_cost if cost_cap else None, max_calls=opts.max_calls,
     )
+
+
+def spend_line(agg: dict[str, Any]) -> str:
+    """The spend and the cap in one line for a summary: ``$0.003600 spent (usage), 2 cases not sent: spend cap
+    reached (--max-calls 3)``; rounding happens here only."""
+    spend = agg.get("spend") or {}
+    if spend.get("spent_usd") is None:
+        text = f"{spend.get('calls', agg.get('n_http_calls', 0))} calls; spend unknown (no --price-in/--price-out)"
+    else:
+        basis = {"usage": "from the endpoint's usage", "estimate": "reserved estimate: no usage reported",
+                 "usage and estimate": f"usage, plus the reserved estimate for {spend.get('calls_estimated')} call(s) "
+                                       "without usage", "none": "no call made"}.get(spend.get("basis"), spend.get("basis"))
+        text = f"${spend['spent_usd']:.6f} spent over {spend.get('calls', 0)} calls ({basis})"
+    caps = []
+    if spend.get("max_cost_usd") is not None:
+        caps.append(f"--max-cost {spend['max_cost_usd']:g}")
+    if spend.get("max_calls") is not None:
+        caps.append(f"--max-calls {spend['max_calls']}")
+    if caps:
+        text += f"; cap {', '.join(caps)}"
+    if spend.get("reached"):
+        text += f"; {agg.get('n_not_sent', 0)} case(s) not sent, {agg.get('n_capped', 0)} left needs_human: spend cap reached ({spend['reached']})"
+    if spend.get("cost_cap_note"):
+        text += f"; {spend['cost_cap_note']}"
+    return text
+
+
+def agg_reached(results: dict[str, Any]) -> bool:
+    """Whether the spend cap stopped calls in this LLM judge run."""
+    return bool(((results.get("aggregate") or {}).get("spend") or {}).get("reached"))
+
+
+def dry_run_cap_text(res: dict[str, Any]) -> str:
+    """The dry run's words on spend: the worst case of the calls it would send, and how many the cap lets through."""
+    out = ""
+    if res.get("worst_case_usd") is not None:
+        out += f", worst case ${res['worst_case_usd']:.6f} (one attempt each)"
+    cap = res.get("cap") or {}
+    if cap.get("max_cost_usd") is not None or cap.get("max_calls") is not None:
+        out += f"; the cap lets {res.get('within_cap')} of {res.get('http_calls')} through"
+    if cap.get("cost_cap_note"):
+        out += f" ({cap['cost_cap_note']})"
+    return out
 
 
 def _read_checked(path: str) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
@@ -197,8 +260,8 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
     for m in raw_materials:
         cid = str(m.get("id"))
         rec = by_id.get(cid)
-        if rec is None or rec.get("llm") is not None or rec.get("decided_by") == "llm":
-            continue  # not in this run, or already judged by the LLM (resumed run)
+        if rec is None or ((rec.get("llm") is not None or rec.get("decided_by") == "llm") and not rec.get("capped")):
+            continue  # not in this run, or already judged by the LLM (resumed run; one the spend cap left is judged now)
         model = (attempts.get(cid) or {}).get("model") or (attempts.get(cid) or {}).get("answer_model")
         if m.get("reused") or "golden" not in m:
             cases = cases if cases is not None else _read_by_id(cases_path)
@@ -219,7 +282,7 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
         click.echo(
             f"goldeval: dry run: {results['sent']} of {len(by_id)} cases go to the LLM judge {config.model!r}, "
             f"{results['calls']} calls ({opts.repeat} per case), {results['cached']} cached, "
-            f"{results['http_calls']} would be sent.",
+            f"{results['http_calls']} would be sent{dry_run_cap_text(results)}.",
             err=True,
         )
         rule_results["llm_dry_run"] = results
@@ -231,8 +294,8 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
             if rec.get("id") in sent:
                 recorder.record(rec)
         recorder.finish(merged)
+    agg = results["aggregate"]
     if console is not None:
-        agg = results["aggregate"]
         cost = "" if "cost_usd" in agg["undefined"] else f", ${agg['cost_usd']:.4f}"
         console.print(
             f"LLM judge {config.model}: {agg['n_sent']} cases sent, {agg['n_http_calls']} calls "
@@ -241,4 +304,8 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
             + (f", {agg['n_flickering']} flickering of {agg['n_sent']}" if opts.repeat > 1 else "")
             + (f", {agg['n_incomplete']} incomplete (a call failed)" if opts.repeat > 1 and agg.get("n_incomplete") else "")
         )
+        if opts.max_cost is not None or opts.max_calls is not None or agg_reached(results):
+            console.print(f"LLM judge spend: {spend_line(agg)}", highlight=False, markup=False)
+    if agg_reached(results) and console is None:
+        click.echo(f"goldeval: LLM judge: {spend_line(results['aggregate'])}", err=True)
     return merged

@@ -36,7 +36,7 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
 
     import os
 
-    from goldeval.cli._llm import _read_checked, llm_config
+    from goldeval.cli._llm import _read_checked, dry_run_cap_text, llm_config
     from goldeval.errors import InputError
     from goldeval.io import file_sha256
     from goldeval.judge import JUDGE_VERSION, JudgeCache, judge_cases
@@ -95,7 +95,7 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
             res = judge_cases(materials, config=config, cache=cache, repeat=llm_opts.repeat, dry_run=True, send=llm_opts.send, refresh=llm_opts.refresh)
             click.echo(
                 f"goldeval: dry run: {res['sent']} of {res['cases']} cases go to the LLM judge {config.model!r}, "
-                f"{res['calls']} calls, {res['cached']} cached, {res['http_calls']} would be sent.",
+                f"{res['calls']} calls, {res['cached']} cached, {res['http_calls']} would be sent{dry_run_cap_text(res)}.",
                 err=True,
             )
             if out:
@@ -148,6 +148,13 @@ def render_summary(results: dict, console) -> None:
     t.add_row("calls", f"{agg['n_http_calls']} over HTTP, {agg['n_cached']} cached, {agg['n_call_errors']} failed, {agg['n_unparseable']} unparseable")
     t.add_row("tokens", f"{agg['prompt_tokens']} in + {agg['completion_tokens']} out"
               + ("" if "cost_usd" in agg["undefined"] else f" = ${agg['cost_usd']:.4f}"))
+    spend = agg.get("spend") or {}
+    if spend.get("spent_usd") is not None or spend.get("max_calls") is not None or spend.get("max_cost_usd") is not None:
+        from goldeval.cli._llm import spend_line
+
+        t.add_row("spend", escape(spend_line(agg)))
+    if agg.get("n_capped"):
+        t.add_row("not sent", f"{agg['n_not_sent']} case(s) not sent, {agg['n_capped']} needs_human: spend cap reached")
     if agg["n_http_calls"]:
         t.add_row("latency", f"mean {agg['latency_mean_s']:.2f} s · p95 {agg['latency_p95_s']:.2f} s · max {agg['latency_max_s']:.2f} s")
     if agg["repeat"] > 1:

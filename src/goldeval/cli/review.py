@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -28,7 +29,7 @@ def _current_judge(db: str | None):
               help="Database to re-execute an answer's final_query on (when the answer holds no rows).")
 @click.option("--out", default=None, help="Write the replay JSON here ('-' for stdout).")
 # a replay judges each settled case once, one at a time, rules first, and reports no cost: those options do not apply
-@llm_options(exclude=("repeat", "dry_run", "llm_send", "max_concurrency", "price_in", "price_out"))
+@llm_options(exclude=("repeat", "dry_run", "llm_send", "max_concurrency", "price_in", "price_out", "max_cost"))
 @guarded
 def replay(regressions, cases, db, out, llm_opts):
     """Re-judge every human-settled verdict in REGRESSIONS with the current judge.
@@ -52,13 +53,19 @@ def replay(regressions, cases, db, out, llm_opts):
         from goldeval.judge.wiring import with_llm
 
         cache = JudgeCache() if llm_opts.cache else None
-        judge = with_llm(judge, config=llm_config(llm_opts), cache=cache)
+        if os.environ.get("GOLDEVAL_JUDGE_MAX_COST") not in (None, ""):
+            click.echo("goldeval: replay takes no prices, so $GOLDEVAL_JUDGE_MAX_COST does not apply to it; cap its "
+                       "judge calls with --max-calls N.", err=True)
+        judge = with_llm(judge, config=llm_config(llm_opts, cost_cap=False), cache=cache)
         version = f"{version} + LLM judge {LLM_JUDGE_VERSION} ({llm_opts.model})"
     try:
         result = run_replay(regressions, cases, judge, judge_version=version)
     finally:
         if cache is not None:
             cache.close()
+    meter = getattr(judge, "budget", None)
+    if meter is not None:
+        result["llm_spend"] = meter.summary()
     console = report_console(out)
     console.print(
         f"replayed {result['n_replayed']} settled verdict(s) with judge {version or '?'}: "
@@ -73,6 +80,10 @@ def replay(regressions, cases, db, out, llm_opts):
         )
     for f in result["failures"]:
         console.print(f"  not replayed: {f['error']}", highlight=False, markup=False)
+    if meter is not None and result["llm_spend"]["max_calls"] is not None:
+        sp = result["llm_spend"]
+        console.print(f"LLM judge calls: {sp['calls']} of --max-calls {sp['max_calls']}"
+                      + (f"; spend cap reached ({sp['reached']})" if sp["reached"] else ""), highlight=False, markup=False)
     if out:
         write_json(result, out)
     if result["n_failed"] and not result["n_replayed"]:

@@ -37,6 +37,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from goldeval.errors import InputError, JudgeError, shorten
+from goldeval.judge.budget import CAP_REACHED, SpendMeter
 
 __all__ = ["JudgeConfig", "CallResult", "JudgeClient", "parse_retry_after"]
 
@@ -51,6 +52,8 @@ _ENV = {
     "max_tokens": "GOLDEVAL_JUDGE_MAX_TOKENS",
     "price_in": "GOLDEVAL_JUDGE_PRICE_IN",
     "price_out": "GOLDEVAL_JUDGE_PRICE_OUT",
+    "max_cost": "GOLDEVAL_JUDGE_MAX_COST",
+    "max_calls": "GOLDEVAL_JUDGE_MAX_CALLS",
 }
 #: The command-line option that sets each field (for error messages).
 _OPTION = {
@@ -59,7 +62,7 @@ _OPTION = {
 }
 _TYPES = {
     "temperature": float, "seed": int, "timeout": float, "max_retries": int, "max_concurrency": int,
-    "max_tokens": int, "price_in": float, "price_out": float,
+    "max_tokens": int, "price_in": float, "price_out": float, "max_cost": float, "max_calls": int,
 }
 
 
@@ -80,6 +83,9 @@ class JudgeConfig:
         max_retry_after: The longest ``Retry-After`` honoured, seconds (longer: give up). Default 120.
         max_concurrency: Calls in flight at once. Default 8.
         price_in, price_out: USD per million prompt / completion tokens, for cost; ``None`` = cost not computed.
+        max_cost: Spend cap in USD for one run (``None`` = none); needs both prices and ``max_tokens`` unless
+            ``max_calls`` is given (see :mod:`goldeval.judge.budget`).
+        max_calls: Cap on HTTP attempts for one run, retries and repeats included (``None`` = none).
         api_key: Secret; not part of ``repr`` or any record.
     """
 
@@ -97,6 +103,8 @@ class JudgeConfig:
     max_concurrency: int = 8
     price_in: float | None = None
     price_out: float | None = None
+    max_cost: float | None = None
+    max_calls: int | None = None
     api_key: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -121,6 +129,12 @@ class JudgeConfig:
                 where = [w for w in (_OPTION.get(name), f"${_ENV[name]}" if name in _ENV else None) if w]
                 var = f" ({' or '.join(where)})" if where else ""
                 raise InputError(f"judge option {name}{var}: expected {want}, got {shorten(getattr(self, name))}. Fix the value.")
+        from goldeval.judge.budget import check_cap
+
+        why = check_cap(max_cost=self.max_cost, max_calls=self.max_calls, price_in=self.price_in,
+                        price_out=self.price_out, max_tokens=self.max_tokens)
+        if why:
+            raise InputError(why)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **options: Any) -> JudgeConfig:
@@ -182,6 +196,10 @@ class CallResult:
         prompt_tokens, completion_tokens: As reported by the endpoint (``None`` when not reported).
         finish_reason: ``stop``, ``length`` (truncated)… as reported.
         response_model: The model id the endpoint says answered.
+        capped: An attempt was refused by the spend cap (the call stopped there; ``attempts`` were made before).
+        spend_usd: What the attempts made cost: reported usage at the prices, else each attempt's reserved
+            estimate (``None`` without a budget or prices).
+        spend_estimated: Attempts whose spend is the reserved estimate (no usage reported).
     """
 
     text: str | None = None
@@ -194,6 +212,9 @@ class CallResult:
     completion_tokens: int | None = None
     finish_reason: str | None = None
     response_model: str | None = None
+    capped: bool = False
+    spend_usd: float | None = None
+    spend_estimated: int = 0
 
 
 #: Statuses below 500 that are retried: 408 Request Timeout (a proxy gave up), 409 Conflict (a lock on the provider's
@@ -300,8 +321,12 @@ class JudgeClient:
         c = self.config
         return min(c.backoff_base * 2**retry, c.backoff_max) * (1 - 0.25 * self._rng.random())
 
-    def complete(self, messages: list[dict[str, str]]) -> CallResult:
+    def complete(self, messages: list[dict[str, str]], *, budget: SpendMeter | None = None) -> CallResult:
         """One judge call with retries. Per-call failures come back in ``.error``; config failures raise.
+
+        With *budget* every attempt (the first and each retry) is reserved before it is made and settled after
+        (:class:`goldeval.judge.budget.SpendMeter`); an attempt the cap refuses is not made, and the call comes back
+        with ``capped=True`` and ``error="spend cap reached"``.
 
         Raises:
             JudgeError: 401/403 (key refused) or 404 (no such model or URL), or no connection at all before the
@@ -316,77 +341,94 @@ class JudgeClient:
         if c.max_tokens is not None:
             kwargs["max_tokens"] = c.max_tokens
         out = CallResult()
+        chars = sum(len(str(m.get("content") or "")) for m in messages)
         t0 = time.perf_counter()
         retries = timeouts = 0
         while True:
-            out.attempts += 1
             wait: float | None = None
+            reservation = None
+            if budget is not None:
+                reservation = budget.reserve(chars)
+                if reservation is None:  # the cap is reached: this attempt (first or retry) is not made
+                    out.capped = True
+                    out.error = CAP_REACHED + (f" (after {out.attempts} attempts)" if out.attempts else "")
+                    break
+            out.attempts += 1
             try:
-                resp = client.chat.completions.create(**kwargs)
-            except openai.APITimeoutError:
-                out.status = None
-                timeouts += 1
-                if timeouts > c.timeout_retries:
-                    out.error = f"timed out after {c.timeout:g} s (attempt {out.attempts})"
-                    break
-                wait = 0.0
-            except openai.APIStatusError as exc:
-                out.status = exc.status_code
-                self._reached = True
-                if exc.status_code in (401, 403):
-                    raise JudgeError(
-                        f"LLM judge at {c.base_url or 'api.openai.com'}: HTTP {exc.status_code}, the key was refused "
-                        f"({shorten(exc.message, 120)}). Check OPENAI_API_KEY."
-                    ) from None
-                if exc.status_code == 404:
-                    raise JudgeError(
-                        f"LLM judge at {c.base_url or 'api.openai.com'}: HTTP 404 for model {c.model!r} "
-                        f"({shorten(exc.message, 120)}). Check --llm and --base-url (it should end in /v1)."
-                    ) from None
-                if exc.status_code == 400 and _UNSUPPORTED.search(str(exc.message)):
-                    raise JudgeError(
-                        f"LLM judge at {c.base_url or 'api.openai.com'}: model {c.model!r} rejects a parameter goldeval "
-                        f"sends ({shorten(exc.message, 200)}). Every call would fail the same way: choose another judge "
-                        "model, or change --llm-temperature / GOLDEVAL_JUDGE_MAX_TOKENS (0 = not sent)."
-                    ) from None
-                if not (exc.status_code in _RETRIED or exc.status_code >= 500):
-                    out.error = f"HTTP {exc.status_code}: {shorten(exc.message, 200)} (not retried)"
-                    break
-                if retries >= c.max_retries:
-                    out.error = f"HTTP {exc.status_code} after {out.attempts} attempts (retries exhausted)"
-                    break
-                asked = parse_retry_after(exc.response.headers)
-                if asked is not None and asked > c.max_retry_after:
-                    out.error = f"HTTP {exc.status_code}: the server asks to wait {asked:g} s (> {c.max_retry_after:g} s); not retried"
-                    break
-                wait = asked if asked is not None else self._backoff(retries)
-                retries += 1
-            except openai.APIConnectionError as exc:
-                out.status = None
-                if retries >= c.max_retries:
-                    if not self._reached:
+                try:
+                    resp = client.chat.completions.create(**kwargs)
+                except openai.APITimeoutError:
+                    out.status = None
+                    timeouts += 1
+                    if timeouts > c.timeout_retries:
+                        out.error = f"timed out after {c.timeout:g} s (attempt {out.attempts})"
+                        break
+                    wait = 0.0
+                except openai.APIStatusError as exc:
+                    out.status = exc.status_code
+                    self._reached = True
+                    if exc.status_code in (401, 403):
                         raise JudgeError(
-                            f"LLM judge at {c.base_url or 'api.openai.com'}: cannot connect ({shorten(str(exc.__cause__ or exc), 120)}) "
-                            f"after {out.attempts} attempts, and no call has reached it yet. Check --base-url / "
-                            "GOLDEVAL_JUDGE_BASE_URL and that the server is running."
+                            f"LLM judge at {c.base_url or 'api.openai.com'}: HTTP {exc.status_code}, the key was refused "
+                            f"({shorten(exc.message, 120)}). Check OPENAI_API_KEY."
                         ) from None
-                    out.error = f"connection failed after {out.attempts} attempts: {shorten(str(exc), 120)}"
+                    if exc.status_code == 404:
+                        raise JudgeError(
+                            f"LLM judge at {c.base_url or 'api.openai.com'}: HTTP 404 for model {c.model!r} "
+                            f"({shorten(exc.message, 120)}). Check --llm and --base-url (it should end in /v1)."
+                        ) from None
+                    if exc.status_code == 400 and _UNSUPPORTED.search(str(exc.message)):
+                        raise JudgeError(
+                            f"LLM judge at {c.base_url or 'api.openai.com'}: model {c.model!r} rejects a parameter goldeval "
+                            f"sends ({shorten(exc.message, 200)}). Every call would fail the same way: choose another judge "
+                            "model, or change --llm-temperature / GOLDEVAL_JUDGE_MAX_TOKENS (0 = not sent)."
+                        ) from None
+                    if not (exc.status_code in _RETRIED or exc.status_code >= 500):
+                        out.error = f"HTTP {exc.status_code}: {shorten(exc.message, 200)} (not retried)"
+                        break
+                    if retries >= c.max_retries:
+                        out.error = f"HTTP {exc.status_code} after {out.attempts} attempts (retries exhausted)"
+                        break
+                    asked = parse_retry_after(exc.response.headers)
+                    if asked is not None and asked > c.max_retry_after:
+                        out.error = f"HTTP {exc.status_code}: the server asks to wait {asked:g} s (> {c.max_retry_after:g} s); not retried"
+                        break
+                    wait = asked if asked is not None else self._backoff(retries)
+                    retries += 1
+                except openai.APIConnectionError as exc:
+                    out.status = None
+                    if retries >= c.max_retries:
+                        if not self._reached:
+                            raise JudgeError(
+                                f"LLM judge at {c.base_url or 'api.openai.com'}: cannot connect ({shorten(str(exc.__cause__ or exc), 120)}) "
+                                f"after {out.attempts} attempts, and no call has reached it yet. Check --base-url / "
+                                "GOLDEVAL_JUDGE_BASE_URL and that the server is running."
+                            ) from None
+                        out.error = f"connection failed after {out.attempts} attempts: {shorten(str(exc), 120)}"
+                        break
+                    wait = self._backoff(retries)
+                    retries += 1
+                except (openai.APIError, ValueError) as exc:  # a 200 whose body is not JSON / not a chat completion
+                    out.status = 200
+                    self._reached = True
+                    out.error = f"malformed response from the endpoint: {type(exc).__name__}: {shorten(str(exc), 200)}"
                     break
-                wait = self._backoff(retries)
-                retries += 1
-            except (openai.APIError, ValueError) as exc:  # a 200 whose body is not JSON / not a chat completion
-                out.status = 200
-                self._reached = True
-                out.error = f"malformed response from the endpoint: {type(exc).__name__}: {shorten(str(exc), 200)}"
-                break
-            else:
-                out.status = 200
-                self._reached = True
-                if not hasattr(resp, "choices"):
-                    out.error = f"malformed response from the endpoint (not a chat completion): {shorten(resp, 200)}"
+                else:
+                    out.status = 200
+                    self._reached = True
+                    if not hasattr(resp, "choices"):
+                        out.error = f"malformed response from the endpoint (not a chat completion): {shorten(resp, 200)}"
+                        break
+                    _read_completion(resp, out)
                     break
-                _read_completion(resp, out)
-                break
+            finally:
+                if reservation is not None:
+                    assert budget is not None
+                    usd, basis = budget.settle(reservation, out.prompt_tokens, out.completion_tokens)
+                    if usd is not None:
+                        out.spend_usd = (out.spend_usd or 0.0) + usd
+                        if basis == "estimate":
+                            out.spend_estimated += 1
             if wait:
                 out.waits.append(wait)
                 self._sleep(wait)

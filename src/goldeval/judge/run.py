@@ -29,6 +29,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from typing import Any, Literal
 
 from goldeval.errors import InputError, JudgeError, shorten
+from goldeval.judge.budget import CAP_REACHED, SpendMeter
 from goldeval.judge.cache import JudgeCache, cache_key
 from goldeval.judge.client import CallResult, JudgeClient, JudgeConfig
 from goldeval.judge.parse import answer_strings, parse_judge_output
@@ -120,6 +121,7 @@ def _call_record(sample: int, call: CallResult | None, cached: dict[str, Any] | 
             "cost_usd": config.cost(cached.get("prompt_tokens"), cached.get("completion_tokens")),
             "error": None, "finish_reason": cached.get("finish_reason"), "response_model": cached.get("response_model"),
             "user_prompt": cached["user_prompt"], "raw": cached["response"], "verdict": _brief(verdict),
+            "capped": False, "spend_usd": 0.0 if config.price_in is not None and config.price_out is not None else None,
         }
     assert call is not None
     return {
@@ -128,6 +130,7 @@ def _call_record(sample: int, call: CallResult | None, cached: dict[str, Any] | 
         "completion_tokens": call.completion_tokens, "cost_usd": config.cost(call.prompt_tokens, call.completion_tokens),
         "error": call.error, "finish_reason": call.finish_reason, "response_model": call.response_model,
         "nonce": nonce, "user_prompt": user_prompt, "raw": call.text, "verdict": _brief(verdict),
+        "capped": call.capped, "spend_usd": call.spend_usd, "spend_estimated_attempts": call.spend_estimated,
     }
 
 
@@ -167,6 +170,13 @@ def _read_answer(text: str, finish_reason: str | None, untrusted: list[str]) -> 
 
 
 def _call_failed(call: CallResult) -> Verdict:
+    if call.capped:
+        sent = f" after {call.attempts} attempt(s)" if call.attempts else ""
+        return Verdict(
+            verdict="needs_human", confidence=None, needs_human=True, decided_by="llm",
+            why=f"Not judged by the LLM: {CAP_REACHED}{sent}.",
+            details={"error": call.error, "raw": call.text, "capped": True, "reason": CAP_REACHED},
+        )
     return Verdict(
         verdict="needs_human", confidence=None, needs_human=True,
         why=f"The judge call failed: {call.error}.", decided_by="llm",
@@ -262,6 +272,7 @@ def judge_cases(
     client: JudgeClient | None = None,
     max_rows: int = 60,
     on_case: Callable[[dict[str, Any]], None] | None = None,
+    budget: SpendMeter | None = None,
 ) -> dict[str, Any]:
     """Judge a batch of cases with the LLM where the rules could not decide.
 
@@ -279,6 +290,11 @@ def judge_cases(
         client: A ready :class:`JudgeClient` (tests); default one is built from *config*.
         max_rows: Rows of a table shown in the prompt.
         on_case: Called with each finished per-case record (progress display).
+        budget: The spend meter and cap (:class:`goldeval.judge.budget.SpendMeter`), shared when several batches
+            draw on one cap (a replay); default: one from *config* (``max_cost``, ``max_calls``, prices). Every HTTP
+            attempt — each sample of *repeat*, each retry — is reserved before it is made; cache hits are free.
+            A case whose call the cap refused is ``needs_human`` with ``reason`` ``"spend cap reached"``
+            (``capped: True``; a resumed run judges it again).
 
     Returns:
         The results dict. ``per_example`` items: ``id``, ``status``, the final verdict's fields, ``decided_by``,
@@ -321,6 +337,9 @@ def judge_cases(
         cases.append(case)
 
     previous = recorder.previous() if recorder is not None else {}
+    # A case the spend cap left unjudged is judged again when the run is resumed (with a higher cap).
+    previous = {k: v for k, v in previous.items() if not (isinstance(v, dict) and v.get("capped"))}
+    meter = budget if budget is not None else SpendMeter.from_config(config)
     plan: list[tuple[dict[str, Any], bool, str]] = []
     for m in cases:
         goes, why = route(m, send=send)
@@ -341,6 +360,7 @@ def judge_cases(
             "dry_run": True, "cases": len(cases), "sent": len(keys), "calls": total, "cached": hits,
             "http_calls": total - hits, "resumed": sum(1 for m in cases if m["id"] in previous),
             "judge": judge_info, "failures": failures,
+            **_dry_run_cap(plan, keys, previous, cache, refresh, meter, max_rows),
         }
 
     records: dict[str, dict[str, Any]] = {}
@@ -386,7 +406,8 @@ def judge_cases(
             return m["id"], s, v, _call_record(s, None, cached, v, cached["user_prompt"], None, config)
         user, nonce = build_user_prompt(m, max_rows=max_rows)
         try:
-            call = own_client.complete([{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}])
+            call = own_client.complete([{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}],
+                                       budget=meter)
         except JudgeError:
             stop.set()
             raise
@@ -406,14 +427,28 @@ def judge_cases(
         got = [x for x in samples[cid] if x is not None]
         verdicts = [v for v, _ in got]
         llm_v, stab = _combine(verdicts)
+        capped = [c for _, c in got if c.get("capped")]
+        if capped:  # the cap stopped some of this case's calls: no verdict from the LLM, whatever the others said
+            made = sum(1 for _, c in got if c.get("cached") or c.get("attempts"))  # calls answered or sent
+            llm_v = Verdict(
+                verdict="needs_human", confidence=None, needs_human=True, decided_by="llm",
+                why=(f"Not sent to the LLM judge: {CAP_REACHED}." if not made else
+                     f"Not judged: {CAP_REACHED} after {made} of {len(got)} calls."),
+                details={"capped": True, "reason": CAP_REACHED, "calls_made": made, "repeat": len(got)},
+            )
         rule = _rule_dict(m.get("rule"))
-        fields, _ = _final(rule, llm_v)
+        fields, decided_by = _final(rule, llm_v)
         rec = {
             "id": cid, "status": "scored", **fields, "routing": routing[cid], "sent_to_llm": True, "rule": rule,
             "llm": {"verdict": _without_raw(llm_v), "calls": [c for _, c in got], "stability": stab,
                     "rubric_sha256": rubric_hash(m.get("rubric"))},
             "agreement": _agreement(rule, llm_v), "raw": llm_v.details.get("raw"),
         }
+        if capped:
+            rec["capped"] = True
+            rec["not_sent"] = not any(c.get("cached") or c.get("attempts") for _, c in got)
+            if decided_by == "llm":
+                rec["reason"] = CAP_REACHED
         finish_case(rec)
 
     stop = threading.Event()
@@ -444,7 +479,7 @@ def judge_cases(
                 own_client.close()
 
     per_example = [records[cid] for cid in order if cid in records]
-    results = _results(per_example, failures, judge_info, config, repeat, time.perf_counter() - t0)
+    results = _results(per_example, failures, judge_info, config, repeat, time.perf_counter() - t0, meter)
     if recorder is not None:
         recorder.finish(results)
     return results
@@ -459,9 +494,41 @@ def _pct(values: list[float], q: float) -> float:
     return s[k]
 
 
+def _dry_run_cap(plan: list[tuple[dict[str, Any], bool, str]], keys: dict[str, list[str]], previous: dict[str, Any],
+                 cache: JudgeCache | None, refresh: bool, meter: SpendMeter, max_rows: int) -> dict[str, Any]:
+    """What a dry run adds about spend: the worst case of the calls it would send (the reservation of each, one
+    attempt per call: retries would add to it) and how many of them the cap lets through, in order."""
+    if meter.max_cost_usd is None and meter.max_calls is None and not meter.priced:
+        return {}
+    worst: list[float | None] = []
+    for m, goes, _ in plan:
+        if not goes or m["id"] in previous:
+            continue
+        prompt_chars = len(SYSTEM_PROMPT) + len(build_user_prompt(m, max_rows=max_rows)[0])
+        for k in keys[m["id"]]:
+            if cache is not None and not refresh and cache.get(k) is not None:
+                continue
+            worst.append(meter.estimate_usd(prompt_chars))
+    within = len(worst) if meter.max_calls is None else min(len(worst), meter.max_calls)
+    if meter.cost_cap_enforced:
+        total, n = 0.0, 0
+        for est in worst[:within]:
+            assert est is not None and meter.max_cost_usd is not None
+            if total + est > meter.max_cost_usd * (1 + 1e-9) + 1e-15:
+                break
+            total, n = total + est, n + 1
+        within = n
+    known = [w for w in worst if w is not None]
+    return {"worst_case_usd": sum(known) if meter.priced else None, "within_cap": within,
+            "cap": {"max_cost_usd": meter.max_cost_usd, "max_calls": meter.max_calls, "cost_cap_note": meter.cost_cap_note}}
+
+
 def _results(per_example: list[dict[str, Any]], failures: list[dict[str, Any]], judge_info: dict[str, Any],
-             config: JudgeConfig, repeat: int, elapsed: float) -> dict[str, Any]:
+             config: JudgeConfig, repeat: int, elapsed: float, meter: SpendMeter | None = None) -> dict[str, Any]:
     calls = [c for r in per_example if r.get("llm") and not r.get("resumed") for c in r["llm"]["calls"]]
+    # A call the spend cap refused before its first attempt never went out: it is neither an HTTP call nor an error.
+    unsent = [c for c in calls if c.get("capped") and not c.get("attempts")]
+    calls = [c for c in calls if not (c.get("capped") and not c.get("attempts"))]
     http = [c for c in calls if not c["cached"]]
     lat = [c["latency_s"] for c in http if c["latency_s"] is not None]
     # Tokens and cost are what this run spent: calls answered from the cache cost nothing.
@@ -502,7 +569,7 @@ def _results(per_example: list[dict[str, Any]], failures: list[dict[str, Any]], 
         "n_http_calls": len(http),
         "http_attempts": sum(c["attempts"] for c in http),
         "n_cached": len(calls) - len(http),
-        "n_call_errors": sum(1 for c in calls if c["error"]),
+        "n_call_errors": sum(1 for c in calls if c["error"] and not c.get("capped")),
         "n_unparseable": sum(1 for c in calls if "parse_error" in c["verdict"]),
         "prompt_tokens": sum(pin),
         "completion_tokens": sum(pout),
@@ -521,6 +588,19 @@ def _results(per_example: list[dict[str, Any]], failures: list[dict[str, Any]], 
         "elapsed_sec": elapsed,
         "undefined": undefined,
     }
+    # The spend cap (issue 16): what was spent, on what basis, and what the cap left unsent.
+    spend = meter.summary() if meter is not None else None
+    capped = [r for r in per_example if r.get("capped") and not r.get("resumed")]
+    aggregate.update({
+        "n_not_sent": sum(1 for r in capped if r.get("not_sent")),
+        "n_capped": len(capped),
+        "n_calls_not_made": len(unsent) + sum(1 for c in calls if c.get("capped")),
+        "spend_usd": spend["spent_usd"] if spend and spend["spent_usd"] is not None else 0.0,
+        "spend_basis": spend["basis"] if spend else None,
+        "spend": spend,
+    })
+    if not spend or spend["spent_usd"] is None:
+        undefined["spend_usd"] = "no price configured (--price-in / --price-out, USD per million tokens)"
     return {
         "scorer": {"name": SCORER_NAME, "version": JUDGE_VERSION},
         "judge": judge_info,

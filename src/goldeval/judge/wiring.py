@@ -133,6 +133,10 @@ def merge_llm(rule_results: dict[str, Any], llm_results: dict[str, Any]) -> dict
             out["raw"] = new["raw"]
         out.update(rule=new.get("rule"), llm=new.get("llm"), agreement=new.get("agreement"),
                    sent_to_llm=new.get("sent_to_llm"), routing=new.get("routing"))
+        if new.get("capped"):  # the spend cap left it unjudged: needs_human, "spend cap reached" (issue 16)
+            out.update(capped=True, not_sent=new.get("not_sent"))
+            if new.get("reason"):
+                out["reason"] = new["reason"]
         merged.append(out)
     rule_results["per_example"] = merged
     agg = rule_results.setdefault("aggregate", {})
@@ -155,7 +159,7 @@ def merge_llm(rule_results: dict[str, Any], llm_results: dict[str, Any]) -> dict
 
 
 def with_llm(rule_judge: Callable[[dict[str, Any], dict[str, Any]], Any], *, config: Any, cache: Any = None,
-             client: Any = None) -> Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]:
+             client: Any = None, budget: Any = None) -> Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]:
     """Wrap a one-case judge ``judge(case, answer)`` so that the LLM decides what the rules left undecided.
 
     For replaying human-settled verdicts (``goldeval.runs.regressions.replay`` takes such a callable): the rule
@@ -168,18 +172,28 @@ def with_llm(rule_judge: Callable[[dict[str, Any], dict[str, Any]], Any], *, con
         config: :class:`goldeval.judge.JudgeConfig`.
         cache: :class:`goldeval.judge.JudgeCache` or ``None``.
         client: A shared :class:`goldeval.judge.JudgeClient` (one connection pool for the whole replay).
+        budget: A shared :class:`goldeval.judge.budget.SpendMeter` (one cap for the whole replay); default one
+            from *config* (``max_calls``). A case the cap leaves unjudged raises ``ValueError("spend cap reached
+            …")``, so the replay lists it as not replayed rather than as a changed verdict.
     """
+    from goldeval.judge.budget import CAP_REACHED, SpendMeter
     from goldeval.judge.client import JudgeClient
     from goldeval.judge.run import judge_cases
 
     shared = client or JudgeClient(config)
+    meter = budget if budget is not None else SpendMeter.from_config(config)
 
     def judge(case: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
         rule = rule_judge(case, answer)
         rd = rule.to_dict() if hasattr(rule, "to_dict") else dict(rule)
-        res = judge_cases([case_materials(case, answer, rd)], config=config, cache=cache, client=shared)
+        res = judge_cases([case_materials(case, answer, rd)], config=config, cache=cache, client=shared, budget=meter)
         if res["failures"]:
             raise ValueError(res["failures"][0]["error"])
-        return res["per_example"][0]
+        rec = res["per_example"][0]
+        if rec.get("capped"):
+            raise ValueError(f"{CAP_REACHED} ({meter.summary()['reached']}): the LLM judge was not asked; raise --max-calls "
+                             "to replay it")
+        return rec
 
+    judge.budget = meter  # type: ignore[attr-defined]
     return judge
