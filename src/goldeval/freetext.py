@@ -9,8 +9,9 @@ plus what a user needs: the tokenizer, ``n_scored``, ``n_rows``, ``failures`` wi
 As upstream, ``n`` counts the scored rows and failed rows are left out of the means (that is how the published
 PriMock57 and ACI-Bench figures were computed); unlike upstream, every failure is listed with its line and reason.
 
-Large files (≥ ``PARALLEL_MIN_ROWS`` rows) are scored on every core by default; the file is streamed in chunks, so
-memory does not grow with the file beyond the per-example results.
+Large files (≥ ``PARALLEL_MIN_ROWS`` rows) are scored on every core by default; the file is streamed in chunks. With
+``keep_per_example=False`` (what ``goldeval score`` does: the examples stream to ``--out`` and to the store) memory does
+not grow with the file: means are exact running sums, repeated ids are found by a first pass (see ``_IdIndex``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from goldeval.io import check_input_file
 from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
 from goldeval.tokens import Tokenizer, get_tokenizer
 
-__all__ = ["FreeTextConfig", "score_file", "score_rows", "SCORER_NAME", "SCORER_VERSION", "PARALLEL_MIN_ROWS"]
+__all__ = ["FreeTextConfig", "results_head", "score_file", "score_rows", "SCORER_NAME", "SCORER_VERSION", "PARALLEL_MIN_ROWS"]
 
 SCORER_NAME = "token_f1"
 SCORER_VERSION = "1"
@@ -278,15 +279,12 @@ def _expand(rec: dict[str, Any] | tuple) -> dict[str, Any]:
 # Batch
 
 
-def _iter_chunks(path: Path, hasher: Any = None) -> Iterator[list[tuple[int, bytes]]]:
-    """Non-blank lines of *path* as chunks of ``(line number, bytes)``; every byte read is fed to *hasher*."""
+def _iter_chunks(path: Path) -> Iterator[list[tuple[int, bytes]]]:
+    """Non-blank lines of *path* as chunks of ``(line number, bytes)``."""
     chunk: list[tuple[int, bytes]] = []
     size = 0
-    update = hasher.update if hasher is not None else None
     with path.open("rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
-            if update is not None:
-                update(raw)
             if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             if not raw.strip():
@@ -301,47 +299,225 @@ def _iter_chunks(path: Path, hasher: Any = None) -> Iterator[list[tuple[int, byt
         yield chunk
 
 
-def _count_lines(path: Path) -> int:
-    n = 0
+class _IdIndex:
+    """Which rows repeat an earlier row's id, in memory that does not grow with the rows.
+
+    A first pass over the file (:func:`_prepass`) hashes every row's id into buckets on disk and keeps only the
+    hashes that occur more than once (normally none). During scoring only rows whose id hashes to one of those are
+    looked up exactly (by the id text, in a dict that holds just those ids), so a repeated id is still found with
+    the line it repeats, and two different ids that happen to share a hash are told apart. Without a first pass
+    (rows given in memory) every id is kept (``repeated=None``).
+    """
+
+    __slots__ = ("repeated", "seen")
+
+    def __init__(self, repeated: set[int] | None) -> None:
+        self.repeated = repeated
+        self.seen: dict[str, int] = {}
+
+    def first_line(self, rid: str, line: int) -> int | None:
+        """The line of the first row with id *rid*, when it is not this one; else ``None`` (and *rid* is noted)."""
+        if self.repeated is not None and hash(rid) not in self.repeated:
+            return None
+        first = self.seen.get(rid)
+        if first is None:
+            self.seen[rid] = line
+        return first
+
+
+#: Rows per bucket (about) of the first pass's id hashes; memory is about 8 bytes x this while a bucket is sorted.
+_BUCKET_ROWS = 1 << 16
+_BUCKET_BUFFER = 2048
+
+
+class _HashBuckets:
+    """64-bit hashes partitioned into buckets (in memory up to :data:`_BUCKET_BUFFER` each, then appended to a
+    temporary file per bucket), so that the hashes occurring more than once can be found one bucket at a time."""
+
+    def __init__(self, n_rows_hint: int) -> None:
+        import array
+
+        self.n = max(1, -(-n_rows_hint // _BUCKET_ROWS))
+        self._array = array.array
+        self.buffers = [array.array("q") for _ in range(self.n)]
+        self.files: list[Any] = [None] * self.n
+        self.tmpdir: Any = None
+
+    def add(self, h: int) -> None:
+        b = h % self.n
+        buf = self.buffers[b]
+        buf.append(h)
+        if len(buf) >= _BUCKET_BUFFER and self.n > 1:
+            self._spill(b)
+
+    def _spill(self, b: int) -> None:
+        import tempfile
+
+        if self.files[b] is None:
+            if self.tmpdir is None:
+                self.tmpdir = tempfile.TemporaryDirectory(prefix="goldeval-ids-")
+            self.files[b] = open(os.path.join(self.tmpdir.name, f"{b}.bin"), "w+b")  # noqa: SIM115 (closed in repeated())
+        self.buffers[b].tofile(self.files[b])
+        self.buffers[b] = self._array("q")
+
+    def repeated(self) -> set[int]:
+        """The hashes added more than once; removes the temporary files."""
+        out: set[int] = set()
+        try:
+            for b in range(self.n):
+                values = self._array("q")
+                fh = self.files[b]
+                if fh is not None:
+                    fh.seek(0)
+                    values.frombytes(fh.read())
+                    fh.close()
+                values.extend(self.buffers[b])
+                self.buffers[b] = self._array("q")
+                ordered = sorted(values)
+                del values
+                for i in range(1, len(ordered)):
+                    if ordered[i] == ordered[i - 1]:
+                        out.add(ordered[i])
+        finally:
+            for fh in self.files:
+                if fh is not None and not fh.closed:
+                    fh.close()
+            if self.tmpdir is not None:
+                self.tmpdir.cleanup()
+        return out
+
+
+def _row_id(data: dict[str, Any], id_field: str) -> str | None:
+    """The id :func:`_score_record` gives a decoded row: its id as text when usable, else ``None``."""
+    raw_id = data.get(id_field)
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or (isinstance(raw_id, str) and not raw_id.strip()):
+        return None
+    rid = str(raw_id)
+    return None if _lone_surrogate(rid) is not None else rid
+
+
+def _prepass(path: Path, id_field: str, src: str) -> tuple[int, str, set[int]]:
+    """One read of *path*: its line count, its sha256, and the hashes of the ids that occur on more than one row
+    (see :class:`_IdIndex`). Bounded memory: the hashes go to buckets on disk.
+
+    Raises:
+        InputError: a line is not UTF-8 (as the scoring pass would).
+    """
+    size = path.stat().st_size
+    buckets = _HashBuckets(max(1, size // 64))  # a row is at least ~64 bytes in practice; too many buckets is harmless
+    hasher = hashlib.sha256()
+    loads = orjson.loads
+    n_lines = 0
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 22), b""):
-            n += block.count(b"\n")
-    return n
+        for n_lines, raw in enumerate(fh, start=1):
+            hasher.update(raw)
+            if n_lines == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                data = loads(raw)
+            except orjson.JSONDecodeError:
+                if not raw.strip():
+                    continue
+                data, failure = _decode(n_lines, raw, src)  # the slow path (NaN, lone surrogates); raises on non-UTF-8
+                if data is None:
+                    continue
+            if type(data) is dict:
+                rid = _row_id(data, id_field)
+                if rid is not None:
+                    buckets.add(hash(rid))
+    return n_lines, hasher.hexdigest(), buckets.repeated()
+
+
+_M = ("f1", "precision", "recall")
 
 
 class _Collector:
-    """Turns per-row records into per_example / failures, enforcing unique ids, and hands each to the recorder."""
+    """Turns per-row records into running sums and failures, enforcing unique ids, and hands each scored record
+    to the recorder and to the per-example sink (or keeps it, for the library's ``per_example`` list).
 
-    def __init__(self, previous: dict[str, dict[str, Any]], recorder: Any) -> None:
-        self.per_example: list[dict[str, Any]] = []
+    Memory: the sums are :class:`~goldeval.accumulate.ExactSum` (bounded); ``per_example`` is a list only when
+    ``keep`` is set; ``failures`` (one entry per row that could not be scored) are kept.
+    """
+
+    def __init__(self, previous: dict[str, dict[str, Any]], recorder: Any, *, keep: bool = True,
+                 on_example: Callable[[dict[str, Any]], None] | None = None, repeated: set[int] | None = None) -> None:
+        self.per_example: list[dict[str, Any]] | None = [] if keep else None
+        self.on_example = on_example
         self.failures: list[dict[str, Any]] = []
-        self.seen: dict[str, int] = {}
+        self.ids = _IdIndex(repeated)
         self.previous = previous
         self.recorder = recorder
         self.n_rows = 0
+        self.n_scored = 0
+        self.sums = {m: ExactSum() for m in _M}
+        self.n_unreadable = 0
+        self.first_unreadable: dict[str, Any] | None = None
+        self.n_sectioned = 0
+        self.macro = {m: ExactSum() for m in _M}
+        self.sections: dict[str, dict[str, ExactSum]] = {}  # section name (first-seen order) -> sums over rows with text
+        #: sha256 of the JSON array of the scored ids, in order (what the store checks its cases against)
+        self.ids_hasher = hashlib.sha256(b"[")
         #: The recorder takes record(case, status=...) (goldeval's Recorder: no copy of the dict), else it is given
         #: {"status": "scored", **case} (a recorder written to the protocol's record(case)).
         self.status_kw = recorder is not None and _takes_status(recorder)
 
-    def add(self, rec: dict[str, Any], src: str) -> None:
+    def add(self, rec: dict[str, Any], src: str) -> dict[str, Any] | None:
+        """Take one record; returns it when it became a scored example, else ``None``. Not recorded here."""
         self.n_rows += 1
         rid = rec.get("id")
-        if rid is not None and rid in self.seen:
-            rec = _failure(rec["line"], rid, f"{src}:{rec['line']}: id {rid!r} repeats line {self.seen[rid]}. Ids must be unique; remove or rename the duplicate.")
-            # Not recorded as a case: the store keys cases by id, and any made-up id could collide with a real
-            # one. The row is listed under failures (stored with the run) and found again on every re-run.
-            self.failures.append({k: rec[k] for k in ("line", "id", "error")})
-            return
         if rid is not None:
-            self.seen[rid] = rec["line"]
+            first = self.ids.first_line(rid, rec["line"])
+            if first is not None:
+                rec = _failure(rec["line"], rid, f"{src}:{rec['line']}: id {rid!r} repeats line {first}. Ids must be unique; remove or rename the duplicate.")
+                # Not recorded as a case: the store keys cases by id, and any made-up id could collide with a real
+                # one. The row is listed under failures (stored with the run) and found again on every re-run.
+                self.failures.append({k: rec[k] for k in ("line", "id", "error")})
+                return None
         if rec.get("failed"):
             self.failures.append({k: rec[k] for k in ("line", "id", "error")})
             if self.recorder is not None and rid is not None and (self.previous.get(rid) or {}).get("status") != "unscored":
                 self.recorder.record({"id": rid, "status": "unscored", "line": rec["line"], "error": rec["error"]})
-            return
-        self.per_example.append(rec)
-        if self.recorder is not None and (self.previous.get(rid) or {}).get("status") != "scored":
-            self._record_scored(self.recorder, rec)
+            return None
+        self._fold(rec)
+        return rec
+
+    def add_recorded(self, rec: dict[str, Any], src: str) -> None:
+        """:meth:`add`, and record the example when it is new to the store."""
+        got = self.add(rec, src)
+        if got is not None and self.recorder is not None and (self.previous.get(got["id"]) or {}).get("status") != "scored":
+            self._record_scored(self.recorder, got)
+
+    def _fold(self, rec: dict[str, Any]) -> None:
+        self.n_scored += 1
+        wn = rec["whole_note"]
+        sums = self.sums
+        sums["f1"].add_float(wn["f1"])
+        sums["precision"].add_float(wn["precision"])
+        sums["recall"].add_float(wn["recall"])
+        self.ids_hasher.update((b"," if self.n_scored > 1 else b"") + orjson.dumps(rec["id"]))
+        if "unreadable" in rec:
+            self.n_unreadable += 1
+            if self.first_unreadable is None:
+                self.first_unreadable = {"id": rec["id"], **rec["unreadable"]}
+        sections = rec.get("sections")
+        if sections is not None:
+            self.n_sectioned += 1
+            macro = rec.get("section_macro")
+            if macro is not None:
+                for m in _M:
+                    self.macro[m].add_float(macro[m])
+            empty = rec.get("sections_empty_both") or ()
+            for name, scores in sections.items():
+                acc = self.sections.get(name)
+                if acc is None:
+                    acc = self.sections[name] = {m: ExactSum() for m in _M}
+                if name not in empty:
+                    for m in _M:
+                        acc[m].add_float(scores[m])
+        if self.per_example is not None:
+            self.per_example.append(rec)
+        if self.on_example is not None:
+            self.on_example(rec)
 
     def _record_scored(self, recorder: Any, rec: dict[str, Any]) -> None:
         if self.status_kw:
@@ -350,28 +526,37 @@ class _Collector:
             recorder.record({"status": "scored", **rec})
 
     def add_chunk(self, recs: list[dict[str, Any] | tuple], src: str, stored_json: bytes | None) -> None:
-        """:meth:`add` each worker result of a chunk. When the worker serialized the chunk for the store
-        (``stored_json``, see :func:`_score_chunk_stored`) and every row became a new scored case, the chunk is
-        recorded in one call with those bytes (``Recorder.record_serialized``); otherwise row by row."""
+        """:meth:`add` each worker result of a chunk and record the new examples. When the worker serialized the
+        chunk for the store (``stored_json``, see :func:`_score_chunk_stored`) and every row became a new scored
+        case, the chunk is recorded in one call with those bytes (``Recorder.record_serialized``); otherwise row by
+        row."""
         record_serialized = getattr(self.recorder, "record_serialized", None) if stored_json is not None else None
         if record_serialized is None:
             for rec in recs:
-                self.add(_expand(rec), src)
+                self.add_recorded(_expand(rec), src)
             return
-        n0 = len(self.per_example)
         recorder, self.recorder = self.recorder, None
+        new = []
         try:
             for rec in recs:
-                self.add(_expand(rec), src)
+                got = self.add(_expand(rec), src)
+                if got is not None:
+                    new.append(got)
         finally:
             self.recorder = recorder
-        new = self.per_example[n0:]
         if len(new) == len(recs) and not self.previous:
             # (case id, status, verdict, score, reason, raw): what case_columns gives a scored free-text record
             record_serialized([(r["id"], "scored", None, r["whole_note"]["f1"], None, None) for r in new], stored_json)
         else:  # a row repeated an id (it is a failure, not a case): record the others one by one
             for r in new:
                 self._record_scored(recorder, r)
+
+    def streamed_marker(self) -> dict[str, Any]:
+        """What stands for ``per_example`` in the results when the entries were streamed, not kept: their count and
+        the sha256 of the JSON array of their ids (the run store checks its cases against it)."""
+        h = self.ids_hasher.copy()
+        h.update(b"]")
+        return {"$streamed": True, "n": self.n_scored, "ids_sha256": h.hexdigest()}
 
 
 def _takes_status(recorder: Any) -> bool:
@@ -385,15 +570,10 @@ def _takes_status(recorder: Any) -> bool:
     return any((p.name == "status" and p.kind is not p.POSITIONAL_ONLY) or p.kind is p.VAR_KEYWORD for p in params)
 
 
-def _mean(values: list[float]) -> float:
-    # Exact sum, rounded once: equal to statistics.mean (correctly rounded), with which upstream run_eval.py computed
-    # the published figures.
-    return ExactSum(values).mean()
-
-
 def _aggregate(col: _Collector, cfg: FreeTextConfig, tok: Tokenizer, elapsed: float) -> dict[str, Any]:
-    per = col.per_example
-    n = len(per)
+    n = col.n_scored
+    # Means of exact sums rounded once: equal to statistics.mean (correctly rounded), with which upstream
+    # run_eval.py computed the published figures, to the last digit.
     agg: dict[str, Any] = {
         "n": n,
         "n_scored": n,
@@ -401,40 +581,33 @@ def _aggregate(col: _Collector, cfg: FreeTextConfig, tok: Tokenizer, elapsed: fl
         "n_rows": col.n_rows,
         "elapsed_sec": elapsed,
         # upstream run_eval.py writes null for a mean over no row; goldeval also says why under "undefined"
-        "whole_note_f1_mean": _mean([r["whole_note"]["f1"] for r in per]) if n else None,
-        "whole_note_precision_mean": _mean([r["whole_note"]["precision"] for r in per]) if n else None,
-        "whole_note_recall_mean": _mean([r["whole_note"]["recall"] for r in per]) if n else None,
+        "whole_note_f1_mean": col.sums["f1"].mean(),
+        "whole_note_precision_mean": col.sums["precision"].mean(),
+        "whole_note_recall_mean": col.sums["recall"].mean(),
         "tokenizer": tok.name,
         "tokenizer_version": tok.version,
-        "n_with_unreadable_text": sum(1 for r in per if "unreadable" in r),
+        "n_with_unreadable_text": col.n_unreadable,
         "undefined": {},
     }
+    if col.first_unreadable is not None:
+        agg["first_unreadable"] = col.first_unreadable
     if not n:
         reason = "no row could be scored" if col.n_rows else "the file has no rows"
         for k in ("whole_note_f1_mean", "whole_note_precision_mean", "whole_note_recall_mean"):
             agg["undefined"][k] = reason
-    sectioned = [r for r in per if "sections" in r]
-    if sectioned:
-        macro = [r["section_macro"] for r in sectioned if r["section_macro"] is not None]
-        agg["n_sectioned"] = len(sectioned)
-        agg["n_section_scored"] = len(macro)
-        for m in ("f1", "precision", "recall"):
-            agg[f"section_{m}_mean"] = _mean([x[m] for x in macro]) if macro else None
-            if not macro:
+    if col.n_sectioned:
+        n_macro = col.macro["f1"].count
+        agg["n_sectioned"] = col.n_sectioned
+        agg["n_section_scored"] = n_macro
+        for m in _M:
+            agg[f"section_{m}_mean"] = col.macro[m].mean()
+            if not n_macro:
                 agg["undefined"][f"section_{m}_mean"] = "no example has text in any section"
-        names: list[str] = []
-        for r in sectioned:
-            names += [s for s in r["sections"] if s not in names]
-        per_section: dict[str, Any] = {}
-        for s in names:
-            vals = [r["sections"][s] for r in sectioned if s in r["sections"] and s not in r["sections_empty_both"]]
-            per_section[s] = {
-                "n": len(vals),
-                "n_empty_both": sum(1 for r in sectioned if s in r["sections_empty_both"] or s not in r["sections"]),
-                **({f"{m}_mean": _mean([v[m] for v in vals]) for m in ("f1", "precision", "recall")} if vals else
-                   {f"{m}_mean": None for m in ("f1", "precision", "recall")}),
-            }
-        agg["sections"] = per_section
+        agg["sections"] = {
+            s: {"n": sums["f1"].count, "n_empty_both": col.n_sectioned - sums["f1"].count,
+                **{f"{m}_mean": sums[m].mean() for m in _M}}
+            for s, sums in col.sections.items()
+        }
     return agg
 
 
@@ -456,33 +629,33 @@ def _run(
     cfg: FreeTextConfig,
     src: str,
     workers: int,
-    recorder: Any,
+    col: _Collector,
     progress: Callable[[int], None] | None,
-) -> tuple[_Collector, float]:
+) -> float:
+    """Score into *col*; returns the seconds it took."""
     tok = get_tokenizer(cfg.tokenizer)
-    previous = recorder.previous() if recorder is not None else {}
+    recorder, previous = col.recorder, col.previous
     if recorder is not None and hasattr(recorder, "per_example_in_cases"):
         # Every per_example entry is recorded as {"status": "scored", **entry}, in order (see _Collector.add), so
         # the store can rebuild per_example from its cases instead of storing it twice.
         recorder.per_example_in_cases = True
-    col = _Collector(previous, recorder)
     t0 = time.perf_counter()
     if records is not None:
         for line, data, failure in records:
-            col.add(failure if data is None else _reuse_or_score(data, line, previous, cfg, tok, src), src)
+            col.add_recorded(failure if data is None else _reuse_or_score(data, line, previous, cfg, tok, src), src)
             if progress:
                 progress(1)
-        return col, time.perf_counter() - t0
+        return time.perf_counter() - t0
     assert chunks is not None
     if previous:
         # Resume: decode in this process so that finished rows are taken from the store, not scored again.
         for chunk in chunks:
             for line, raw in chunk:
                 data, failure = _decode(line, raw, src)
-                col.add(failure if data is None else _reuse_or_score(data, line, previous, cfg, tok, src), src)
+                col.add_recorded(failure if data is None else _reuse_or_score(data, line, previous, cfg, tok, src), src)
             if progress:
                 progress(len(chunk))
-        return col, time.perf_counter() - t0
+        return time.perf_counter() - t0
     stored = hasattr(recorder, "record_serialized")
     if workers <= 1:
         _worker_init(cfg, src)
@@ -491,7 +664,7 @@ def _run(
             col.add_chunk(recs, src, stored_json)
             if progress:
                 progress(len(chunk))
-        return col, time.perf_counter() - t0
+        return time.perf_counter() - t0
     import multiprocessing as mp
 
     ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
@@ -512,19 +685,37 @@ def _run(
             col.add_chunk(recs, src, stored_json)
             if progress:
                 progress(len(recs))
-    return col, time.perf_counter() - t0
+    return time.perf_counter() - t0
 
 
 def _results(col: _Collector, cfg: FreeTextConfig, elapsed: float, extra: dict[str, Any]) -> dict[str, Any]:
     tok = get_tokenizer(cfg.tokenizer)
     return {
+        **results_head(tok, prediction_field=cfg.prediction_field, reference_field=cfg.reference_field, id_field=cfg.id_field),
+        **extra,
+        "aggregate": _aggregate(col, cfg, tok, elapsed),
+        "per_example": col.per_example if col.per_example is not None else col.streamed_marker(),
+        "failures": col.failures,
+    }
+
+
+def results_head(tokenizer: str | Tokenizer = "openscribe", **fields: str) -> dict[str, Any]:
+    """The first keys of a free-text results dict, known before any row is scored: ``{"scorer", "tokenizer",
+    "config"}`` (what a streaming writer puts before ``per_example``). *fields*: ``prediction_field``,
+    ``reference_field``, ``id_field`` as for :func:`score_file`.
+
+    Raises:
+        InputError: unknown tokenizer, or a keyword :func:`score_file` does not take.
+    """
+    tok = get_tokenizer(tokenizer)
+    try:
+        cfg = FreeTextConfig(**fields, tokenizer=tok.name)
+    except TypeError as exc:
+        raise InputError(f"results_head: {exc}; it takes prediction_field, reference_field and id_field.") from None
+    return {
         "scorer": {"name": SCORER_NAME, "version": SCORER_VERSION},
         "tokenizer": {"name": tok.name, "version": tok.version, "description": tok.description},
         "config": cfg.to_dict(),
-        **extra,
-        "aggregate": _aggregate(col, cfg, tok, elapsed),
-        "per_example": col.per_example,
-        "failures": col.failures,
     }
 
 
@@ -539,8 +730,16 @@ def score_file(
     recorder: Any = None,
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
+    keep_per_example: bool = True,
+    on_example: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Token F1 of every row of a JSONL file: the results dict the ``goldeval score`` command writes.
+
+    Memory does not grow with the rows when ``keep_per_example`` is false: the means are exact running sums
+    (:class:`goldeval.accumulate.ExactSum`, equal to :func:`statistics.mean` to the last digit), ids are checked for
+    repeats by a first pass that keeps only the hashes seen twice, and each example goes to ``on_example`` (a
+    streaming writer) and to the recorder as it is scored. Only ``failures`` (one entry per row that could not be
+    scored) is kept.
 
     Args:
         path: JSONL file, one ``{"id", <prediction_field>, <reference_field>}`` object per line, UTF-8.
@@ -557,6 +756,11 @@ def score_file(
             otherwise it is given ``{"status": "scored", **row}``.
         progress: Called with the number of rows just finished (for a progress bar).
         on_total: Called once with the number of lines in the file before scoring starts.
+        keep_per_example: Keep every example in ``results["per_example"]`` (default). False: that key holds
+            ``{"$streamed": true, "n": int, "ids_sha256": str}`` instead (the count of examples and the sha256 of the
+            JSON array of their ids, in order, which the run store checks its cases against).
+        on_example: Called with each ``per_example`` entry, in order, as soon as it is scored (e.g. the
+            ``goldeval score --out`` writer); the entry must not be changed.
 
     Returns:
         ``{"scorer", "tokenizer", "config", "input", "aggregate", "per_example", "failures"}``. ``aggregate`` has
@@ -578,7 +782,7 @@ def score_file(
     p = check_input_file(path)
     tok = get_tokenizer(tokenizer)
     cfg = FreeTextConfig(prediction_field, reference_field, id_field, tok.name)
-    total = _count_lines(p)
+    total, sha256, repeated = _prepass(p, cfg.id_field, p.name)
     if on_total:
         on_total(total)
     cores = os.cpu_count() or 1
@@ -587,11 +791,12 @@ def score_file(
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InputError(f"workers: expected a whole number >= 1 (or None for automatic), got {workers!r}.")
     workers = min(workers, cores)
-    hasher = hashlib.sha256()
-    col, elapsed = _run(_iter_chunks(p, hasher), None, cfg=cfg, src=p.name, workers=max(1, workers), recorder=recorder, progress=progress)
+    previous = recorder.previous() if recorder is not None else {}
+    col = _Collector(previous, recorder, keep=keep_per_example, on_example=on_example, repeated=repeated)
+    elapsed = _run(_iter_chunks(p), None, cfg=cfg, src=p.name, workers=max(1, workers), col=col, progress=progress)
     if col.n_rows == 0:
         raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
-    results = _results(col, cfg, elapsed, {"input": {"path": str(p), "sha256": hasher.hexdigest(), "workers": max(1, workers)}})
+    results = _results(col, cfg, elapsed, {"input": {"path": str(p), "sha256": sha256, "workers": max(1, workers)}})
     if recorder is not None:
         recorder.finish(results)
     return results
@@ -605,8 +810,11 @@ def score_rows(
     id_field: str = "id",
     tokenizer: str | Tokenizer = "openscribe",
     recorder: Any = None,
+    keep_per_example: bool = True,
+    on_example: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """:func:`score_file` over in-memory rows (dicts); row numbers in messages count from 1. Same output."""
+    """:func:`score_file` over in-memory rows (dicts); row numbers in messages count from 1. Same output. (Ids are
+    kept to find repeats: the rows are in memory already.)"""
     tok = get_tokenizer(tokenizer)
     cfg = FreeTextConfig(prediction_field, reference_field, id_field, tok.name)
 
@@ -617,7 +825,9 @@ def score_rows(
             else:
                 yield i, None, _failure(i, None, f"row {i}: expected an object, got {shorten(r)}.")
 
-    col, elapsed = _run(None, numbered(), cfg=cfg, src="rows", workers=1, recorder=recorder, progress=None)
+    previous = recorder.previous() if recorder is not None else {}
+    col = _Collector(previous, recorder, keep=keep_per_example, on_example=on_example)
+    elapsed = _run(None, numbered(), cfg=cfg, src="rows", workers=1, col=col, progress=None)
     results = _results(col, cfg, elapsed, {"input": {"path": None, "sha256": None, "workers": 1}})
     if recorder is not None:
         recorder.finish(results)

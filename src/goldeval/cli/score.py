@@ -7,6 +7,7 @@ interface (:func:`goldeval.scorers.run`); ``--engine spark`` through :mod:`golde
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import click
@@ -28,7 +29,11 @@ from goldeval.cli._store import store_options
     show_default=True,
     help="Token rule: openscribe (ASCII, reproduces the published figures) or unicode (NFKC, any script).",
 )
-@click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' for stdout).")
+@click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' for stdout), as the rows are scored.")
+@click.option(
+    "--out-format", type=click.Choice(["json", "jsonl"]), default="json", show_default=True,
+    help="json: one object, per_example one entry a line; jsonl: one per_example entry a line, then a line with the rest.",
+)
 @click.option(
     "--workers", type=click.IntRange(min=1), default=None,
     help="Processes to score with, at most the number of cores (default: all cores for files of 10k rows or more, else 1).",
@@ -41,8 +46,8 @@ from goldeval.cli._store import store_options
 @gates_option
 @store_options
 @guarded
-def score(file, prediction_field, reference_field, id_field, tokenizer, out, workers, quiet, scorer_name, scorer_options,
-          gates, run_store):
+def score(file, prediction_field, reference_field, id_field, tokenizer, out, out_format, workers, quiet, scorer_name,
+          scorer_options, gates, run_store):
     """Token F1 (precision, recall, F1) of every row of FILE, per example and macro-averaged (or --scorer NAME).
 
     FILE is JSONL, CSV or Parquet: {"id", "prediction", "reference"} per row, texts as strings or objects of
@@ -52,9 +57,6 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, wor
     fields = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
     if scorer_name != "token_f1" or scorer_options or not _is_jsonl(file):
         return _score_with(scorer_name, file, fields, scorer_options, out=out, quiet=quiet, gates=gates, run_store=run_store)
-    from goldeval.freetext import SCORER_NAME, SCORER_VERSION, score_file
-    from goldeval.report.freetext import render_freetext
-
     console = report_console(out)
     # an --out that is the input, the gates or the store, or that cannot be written, fails before any scoring
     guard_outputs({"--out": out}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
@@ -63,6 +65,31 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, wor
     # a bad gates file, or a gate on a metric this scorer never produces, fails before any scoring
     definition = load_definition(gates, scorer=_scorer)
     config = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
+    with contextlib.ExitStack() as stack:
+        writer = None
+        if out:
+            from goldeval.freetext import results_head
+            from goldeval.resultsfile import ResultsFile
+
+            writer = stack.enter_context(ResultsFile(out, out_format))
+            writer.begin(results_head(tokenizer, prediction_field=prediction_field, reference_field=reference_field,
+                                      id_field=id_field))
+        code, results = _score_jsonl(file, config, workers, quiet, gates, definition, run_store, console, writer)
+        if writer is not None:
+            writer.close(results)
+    if results["aggregate"]["n"] == 0:
+        first = results["failures"][0]["error"] if results["failures"] else "no rows"
+        fail(f"no row of {file} could be scored ({results['aggregate']['n_failed']} failed); the first: {first}", EXIT_BAD_INPUT)
+    sys.exit(code)
+
+
+def _score_jsonl(file, config, workers, quiet, gates, definition, run_store, console, writer):
+    """Token F1 of a JSONL *file* with the store and the gates; the examples stream to *writer* (and to the store),
+    none is kept in memory."""
+    from goldeval.freetext import SCORER_NAME, SCORER_VERSION, score_file
+    from goldeval.report.freetext import render_freetext
+
+    tokenizer = config["tokenizer"]
     with run_store.recording(
         scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"predictions": file}, config=config, tokenizer=tokenizer,
         dod=gates,
@@ -71,14 +98,16 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, wor
         results = _with_progress(
             lambda progress, on_total: score_file(
                 file,
-                prediction_field=prediction_field,
-                reference_field=reference_field,
-                id_field=id_field,
+                prediction_field=config["prediction_field"],
+                reference_field=config["reference_field"],
+                id_field=config["id_field"],
                 tokenizer=tokenizer,
                 workers=workers,
                 recorder=recorder,
                 progress=progress,
                 on_total=on_total,
+                keep_per_example=False,
+                on_example=writer.example if writer is not None else None,
             ),
             quiet,
         )
@@ -87,12 +116,7 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, wor
         if not quiet:
             render_freetext(results, console)
         code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
-    if out:
-        write_json(results, out)
-    if results["aggregate"]["n"] == 0:
-        first = results["failures"][0]["error"] if results["failures"] else "no rows"
-        fail(f"no row of {file} could be scored ({results['aggregate']['n_failed']} failed); the first: {first}", EXIT_BAD_INPUT)
-    sys.exit(code)
+    return code, results
 
 
 def _with_progress(run, quiet: bool):

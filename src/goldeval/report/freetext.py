@@ -49,10 +49,13 @@ def render_freetext(results: dict[str, Any], console: Any, *, max_failures: int 
         console.print(st)
     n_unread = agg.get("n_with_unreadable_text", 0)
     if n_unread:
-        first = next(r for r in results["per_example"] if "unreadable" in r)
+        first = agg.get("first_unreadable")
+        if first is None:  # results written before first_unreadable was part of the aggregate
+            r = next(r for r in results["per_example"] if "unreadable" in r)
+            first = {"id": r["id"], **r["unreadable"]}
         console.print(
             f"[yellow]{n_unread} scored row(s) hold letters the {agg['tokenizer']} rule cannot read and were scored on the "
-            f"rest (first: {first['id']!r}, {first['unreadable']['side']} has {first['unreadable']['char']!r}); "
+            f"rest (first: {first['id']!r}, {first['side']} has {first['char']!r}); "
             "consider --tokenizer unicode.[/]", soft_wrap=True)
     for reason in agg.get("undefined", {}).items():
         console.print(f"[yellow]{reason[0]} undefined: {reason[1]}[/]")

@@ -14,6 +14,7 @@ Source: ``DESIGN.md`` "Runs, versions, comparisons"; issue #5.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import secrets
 import socket
@@ -507,6 +508,18 @@ class RunStore:
             return orjson.dumps([cid for (cid,) in self.db.execute(scored, (run_id,))]) == want
         return stored.encode() == want
 
+    def _cases_match_digest(self, run_id: str, streamed: Mapping[str, Any]) -> bool:
+        """True when the run's ``scored`` case ids, in recording order, are *streamed*'s: ``n`` of them, whose JSON
+        array (as orjson writes it) has the sha256 ``ids_sha256``. Read with a cursor: memory does not grow with the
+        cases."""
+        h = hashlib.sha256(b"[")
+        n = 0
+        for (cid,) in self.db.execute("SELECT case_id FROM cases WHERE run_id = ? AND status = 'scored' ORDER BY seq", (run_id,)):
+            h.update((b"," if n else b"") + orjson.dumps(cid))
+            n += 1
+        h.update(b"]")
+        return n == streamed.get("n") and h.hexdigest() == streamed.get("ids_sha256")
+
     def finish_run(self, run_id: str, results: Mapping[str, Any], *, per_example_in_cases: bool = False) -> None:
         """Store the results dict with the run, its counts, headline and gate outcome; status ``finished``.
 
@@ -530,6 +543,13 @@ class RunStore:
         per_example = results.get("per_example")
         if per_example_in_cases and isinstance(per_example, list) and self._cases_hold(run_id, per_example):
             stored = {**results, "per_example": {"$cases": True, "status": "scored", "drop_keys": ["status"]}}
+        elif isinstance(per_example, Mapping) and per_example.get("$streamed"):
+            # The entries were streamed (to --out and to the cases table), not kept: the cases are the only copy.
+            marker: dict[str, Any] = {"$cases": True, "status": "scored", "drop_keys": ["status"]}
+            if not (per_example_in_cases and self._cases_match_digest(run_id, per_example)):
+                marker["note"] = ("the scored cases recorded differ from the run's per_example (ids or order); "
+                                  "per_example is rebuilt from the recorded cases")
+            stored = {**results, "per_example": marker}
         self._tx(
             "UPDATE runs SET status = 'finished', finished_at = ?, updated_at = ?, results = ?, n = ?, n_scored = ?, "
             "n_failed = ?, headline_name = ?, headline_value = ?, gates_passed = ? WHERE id = ?",

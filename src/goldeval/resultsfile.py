@@ -1,0 +1,149 @@
+"""A results file written as the rows are scored: ``per_example`` streams out, nothing is held back.
+
+Two formats:
+
+``json`` (default) — one JSON object, the same keys as the results dict, indented as ``goldeval`` writes JSON, except
+that each ``per_example`` entry takes one line and the keys known only at the end (``input``, ``aggregate``,
+``gates``…) come after the array::
+
+    {
+      "scorer": {...}, "tokenizer": {...}, "config": {...},
+      "per_example": [
+        {"id":"r1","line":1,"whole_note":{...},"tokens":{...}},
+        ...
+      ],
+      "failures": [...], "input": {...}, "aggregate": {...}, "gates": {...}
+    }
+
+``jsonl`` — one ``per_example`` entry a line, then a last line holding every other key of the results (``failures``,
+``aggregate``…; ``per_example`` left out). ``tail -n 1 results.jsonl | jq .aggregate`` reads the summary.
+
+A file path is written through :func:`goldeval.outputs.open_output`: a temporary file in the same folder, renamed
+over the path when the results are complete (:meth:`ResultsFile.close`); a run that fails or is interrupted leaves
+the path as it was and removes the temporary file. ``-`` is standard output; character devices (``/dev/null``) and
+FIFOs are written directly.
+
+Memory: one entry at a time (plus the output buffer), whatever the number of rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, BinaryIO
+
+import orjson
+
+from goldeval.errors import InputError
+
+__all__ = ["FORMATS", "ResultsFile"]
+
+FORMATS = ("json", "jsonl")
+_OPTS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+
+
+def _indented(value: Any, level: int) -> bytes:
+    """*value* as goldeval's indented JSON, its continuation lines shifted right by *level* spaces."""
+    text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | _OPTS)
+    return text.replace(b"\n", b"\n" + b" " * level) if level else text
+
+
+class ResultsFile:
+    """Streams a results dict to *path* in *fmt*: :meth:`begin` with the keys known up front, :meth:`example` per
+    ``per_example`` entry, :meth:`close` with the whole results (its ``per_example`` key is ignored).
+
+    The file is opened through :func:`goldeval.outputs.open_output` (temporary file renamed into place by
+    :meth:`close`; ``-``, devices and FIFOs written directly). Check the path first with
+    :func:`goldeval.outputs.check_outputs` (an output onto an input is refused there).
+
+    Args:
+        path: A file path, ``-`` (stdout), a character device or a FIFO.
+        fmt: ``json`` or ``jsonl`` (see the module docstring).
+        role: The option's name, for error messages.
+
+    Raises:
+        InputError: unknown format; *path* cannot be written.
+
+    Use as a context manager: leaving the block without :meth:`close` (an error, Ctrl-C) discards the temporary
+    file, so a half-written results file never replaces a complete one.
+    """
+
+    def __init__(self, path: str, fmt: str = "json", *, role: str = "--out") -> None:
+        from goldeval.outputs import open_output
+
+        if fmt not in FORMATS:
+            raise InputError(f"--out-format {fmt}: expected one of {', '.join(FORMATS)}.")
+        self.path, self.fmt, self.role = path, fmt, role
+        self._n = 0
+        self._began = False
+        self._head_keys: tuple[str, ...] = ()
+        self._cm: Any = open_output(path, role=role)
+        self._fh: BinaryIO | None = self._cm.__enter__()
+
+    # -- writing -------------------------------------------------------------------------------------------------
+
+    def _write(self, data: bytes) -> None:
+        assert self._fh is not None
+        try:
+            self._fh.write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise InputError(f"{self.role} {self.path}: cannot write ({exc.strerror}). Choose a writable path.") from None
+
+    def begin(self, head: Mapping[str, Any]) -> None:
+        """Write the keys known before scoring (e.g. ``scorer``, ``tokenizer``, ``config``), then open
+        ``per_example``. Called once, before :meth:`example`."""
+        self._began = True
+        if self.fmt == "json":  # (jsonl writes every key but per_example on its last line)
+            self._head_keys = tuple(head)
+            parts = [b"{\n"] + [b"  " + orjson.dumps(k) + b": " + _indented(v, 2) + b",\n" for k, v in head.items()]
+            self._write(b"".join(parts) + b'  "per_example": [')
+
+    def example(self, entry: Mapping[str, Any]) -> None:
+        """Write one ``per_example`` entry (one line)."""
+        if not self._began:
+            self.begin({})
+        line = orjson.dumps(entry, option=_OPTS)
+        if self.fmt == "json":
+            self._write((b"\n    " if self._n == 0 else b",\n    ") + line)
+        else:
+            self._write(line + b"\n")
+        self._n += 1
+
+    def close(self, results: Mapping[str, Any]) -> None:
+        """Write the rest of *results* (every key but ``per_example`` and those :meth:`begin` wrote), then put the
+        file in place (rename over the path; stdout and devices are flushed)."""
+        if not self._began:
+            self.begin({})
+        rest = {k: v for k, v in results.items() if k != "per_example" and k not in self._head_keys}
+        if self.fmt == "json":
+            tail = [(b"\n  ]" if self._n else b"]")]
+            for k, v in rest.items():
+                tail.append(b",\n  " + orjson.dumps(k) + b": " + _indented(v, 2))
+            self._write(b"".join(tail) + b"\n}\n")
+        else:
+            self._write(orjson.dumps(rest, option=_OPTS) + b"\n")
+        cm, self._cm, self._fh = self._cm, None, None
+        cm.__exit__(None, None, None)
+
+    def discard(self, exc: BaseException | None = None) -> None:
+        """Drop what was written: the temporary file is removed (a direct target keeps what reached it)."""
+        cm, self._cm, self._fh = self._cm, None, None
+        if cm is not None:
+            exc = exc if exc is not None else _Discarded()
+            cm.__exit__(type(exc), exc, exc.__traceback__)
+
+    @property
+    def n_examples(self) -> int:
+        """Entries written so far."""
+        return self._n
+
+    def __enter__(self) -> ResultsFile:
+        return self
+
+    def __exit__(self, typ: Any, exc: BaseException | None, tb: Any) -> None:
+        self.discard(exc)
+
+
+class _Discarded(Exception):
+    """Thrown into the output's context to make it drop the temporary file."""
