@@ -28,11 +28,14 @@ https://www.sqlite.org/c3ref/set_authorizer.html
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sqlite3
 import threading
 import time
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -194,14 +197,25 @@ class ReadOnlyDatabase:
         start = time.monotonic()
         deadline = start + self.timeout_s
         timed_out = False
+        # A Ctrl-C (or SIGTERM) whose KeyboardInterrupt were raised inside the progress callback would be swallowed
+        # by sqlite3 and come back as OperationalError("interrupted"): a case unscored, the run going on. So while
+        # the query runs the signals only set a flag; the callback stops the VM on it, and the signal's own handler
+        # runs (raises KeyboardInterrupt) once the query has stopped.
+        caught: list[int] = []
 
         def progress() -> int:
             nonlocal timed_out
+            if caught:
+                return 1
             if time.monotonic() > deadline:
                 timed_out = True
                 return 1
             return 0
 
+        with _signals_deferred(caught):
+            return self._execute_sqlite_inner(sql, progress, start, lambda: timed_out)
+
+    def _execute_sqlite_inner(self, sql: str, progress: Any, start: float, timed_out: Any) -> QueryResult:
         self._conn.set_progress_handler(progress, 1000)
         try:
             cur = self._conn.execute(sql)
@@ -209,7 +223,7 @@ class ReadOnlyDatabase:
             if cur.description is None:
                 raise QueryError("the statement returned no result set (only a SELECT query can be judged).")
         except sqlite3.Error as exc:
-            if timed_out:
+            if timed_out():
                 raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
             msg = str(exc)
             if "string or blob too big" in msg:
@@ -251,17 +265,45 @@ class ReadOnlyDatabase:
             kind = type(trees[0]).__name__ if trees else "nothing"
             raise QueryError(f"refused: only one read-only query (SELECT / WITH) may run, got {kind} ({len(trees)} statement(s)).")
         start = time.monotonic()
-        timer = threading.Timer(self.timeout_s, self._conn.interrupt)
-        timer.start()
+        # DuckDB does not look at Python's signals while a query runs: the query runs on a helper thread and this
+        # thread waits for it, so that a Ctrl-C (or SIGTERM) interrupts the query and is re-raised here, and the
+        # time limit interrupts it too.
+        # (An Event, not Thread.join: a join interrupted by KeyboardInterrupt can mark a live thread finished.)
+        outcome: dict[str, Any] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                cur = self._conn.execute(sql)
+                outcome["result"] = self._fetch_limited(cur)
+            except BaseException as exc:  # handed to the waiting thread
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+        worker = threading.Thread(target=run, name="goldeval-duckdb-query", daemon=True)
+        timed_out = False
+        worker.start()
         try:
-            cur = self._conn.execute(sql)
-            columns, rows = self._fetch_limited(cur)
-        except duckdb.InterruptException:
-            raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
-        except duckdb.Error as exc:
-            raise QueryError(f"DuckDB error: {exc}") from None
-        finally:
-            timer.cancel()
+            while not done.wait(0.05):
+                if not timed_out and time.monotonic() - start > self.timeout_s:
+                    timed_out = True
+                    self._conn.interrupt()
+        except BaseException:  # Ctrl-C / SIGTERM while waiting: stop the query, then stop the run
+            while not done.is_set():
+                self._conn.interrupt()
+                done.wait(0.05)
+            raise
+        error = outcome.get("error")
+        if error is not None:
+            if isinstance(error, QueryError):
+                raise error
+            if timed_out:
+                raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
+            if isinstance(error, duckdb.Error):
+                raise QueryError(f"DuckDB error: {error}") from None
+            raise error
+        columns, rows = outcome["result"]
         return QueryResult(columns, rows, time.monotonic() - start, "duckdb")
 
     def close(self) -> None:
@@ -313,3 +355,35 @@ def rows_as_lists(result: QueryResult) -> list[list[Any]]:
     """Rows as lists (JSON-ready shape)."""
     return [list(r) for r in result.rows]
 
+
+@contextlib.contextmanager
+def _signals_deferred(caught: list[int]) -> Iterator[None]:
+    """For the block, SIGINT and SIGTERM only append their number to *caught*; on leaving it the handlers in force
+    before are restored and, for each signal caught, called (``default_int_handler`` raises KeyboardInterrupt; the
+    run store's SIGTERM handler does too; a default SIGTERM disposition terminates the process as it would have).
+    Outside the main thread (where handlers cannot be set) the block runs unchanged."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous: dict[int, Any] = {}
+
+    def note(signum: int, frame: Any) -> None:
+        caught.append(signum)
+
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            prev = signal.getsignal(sig)
+            if prev is signal.SIG_IGN or prev is None:
+                continue
+            previous[sig] = prev
+            signal.signal(sig, note)
+        yield
+    finally:
+        for sig, prev in previous.items():
+            signal.signal(sig, prev)
+        for sig in dict.fromkeys(caught):
+            prev = previous.get(sig)
+            if callable(prev):
+                prev(sig, None)
+            elif prev == signal.SIG_DFL:
+                os.kill(os.getpid(), sig)

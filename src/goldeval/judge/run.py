@@ -25,13 +25,14 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, wait
 from typing import Any, Literal
 
 from goldeval.errors import InputError, JudgeError, shorten
 from goldeval.judge.budget import CAP_REACHED, SpendMeter
 from goldeval.judge.cache import JudgeCache, cache_key
 from goldeval.judge.client import CallResult, JudgeClient, JudgeConfig
+from goldeval.judge.pool import DaemonPool
 from goldeval.judge.parse import answer_strings, parse_judge_output
 from goldeval.judge.prompt import (
     JUDGE_VERSION,
@@ -453,7 +454,9 @@ def judge_cases(
 
     stop = threading.Event()
     if judged:
-        pool = ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix="goldeval-judge")
+        # daemon threads: a Ctrl-C abandons the calls in flight instead of waiting for them (see judge.pool)
+        pool = DaemonPool(config.max_concurrency, thread_name_prefix="goldeval-judge")
+        interrupted = True
         try:
             futures: set[Future] = {pool.submit(one_call, m, s) for m in judged for s in range(repeat)}
             while futures:
@@ -473,8 +476,13 @@ def judge_cases(
                     pending_count[cid] -= 1
                     if pending_count[cid] == 0:
                         case_done(cid)
+            interrupted = False
+        except Exception:
+            interrupted = False  # a configuration error: the calls in flight were waited for above
+            raise
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            # Ctrl-C / SIGTERM (KeyboardInterrupt): stop now; the cases in flight get no verdict
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
             if client is None:
                 own_client.close()
 
