@@ -102,3 +102,48 @@ def test_top_n_whole_tie_group_is_match_unless_a_secondary_order_key_pins_the_ti
     # A different valid tie-break (C for B) is a match, but near_match where the secondary key pins B.
     assert _v("Which 2 sites?", golden, ["site", "n"], [["A", 50], ["C", 40]]).verdict == "match"
     assert _v("Which 2 sites?", pinned, ["site", "n"], [["A", 50], ["C", 40]]).verdict == "near_match"
+
+
+# --- 5. identifiers are exact ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("golden, pred, verdict", [
+    # 2**53 + 1 and 2**53 are one float64: they matched with confidence 10. Worked by hand: 9007199254740993 - 1.
+    (9007199254740993, 9007199254740992, "no_match"),
+    (9007199254740993, "9007199254740993", "match"),      # the same integer as numeric text
+    (9007199254740992, 9007199254740993, "no_match"),     # 2**53 itself against 2**53 + 1
+    (12345678901234567890, 12345678901234567891, "no_match"),  # beyond int64 too
+    ("02134", 2134, "no_match"),                          # a ZIP code with a leading zero is a code, not 2134
+    ("007", 7, "no_match"),
+    ("007", "007", "match"),
+    (7, "7", "match"),                                    # an ordinary small integer still meets its text
+])
+def test_integers_compare_exactly_at_any_size_and_leading_zeros_are_codes(golden, pred, verdict):
+    v = _v("What is the account id?", {"columns": ["id"], "rows": [[golden]]}, ["id"], [[pred]])
+    assert v.verdict == verdict
+
+
+def test_a_large_identifier_in_prose_is_not_read_as_a_rounded_float():
+    # The same pair as above, stated in prose: it is not a match (the digits differ); no rule reads the paraphrase.
+    v = judge_answer("What is the account id?", {"kind": "value", "columns": ["id"], "rows": [[9007199254740993]]},
+                     {"text": "The account id is 9007199254740992."})
+    assert v.verdict != "match"
+    v = judge_answer("What is the account id?", {"kind": "value", "columns": ["id"], "rows": [[9007199254740993]]},
+                     {"text": "The account id is 9007199254740993."})
+    assert v.verdict == "match"
+
+
+# --- 6. a golden column with no counterpart -------------------------------------------------------------------
+
+def test_a_golden_column_whose_only_candidate_shares_nothing_is_missing_not_ambiguous():
+    # The example: golden (id, name) against predicted (id, age). 'age' shares no value with 'name' and its
+    # name is no evidence: 'name' is unpaired and the answer does not contain the golden (was needs_human, an
+    # "ambiguous pairing" between age and id).
+    v = _v("List the id and name of each student.", {"columns": ["id", "name"], "rows": [[1, "Ann"], [2, "Bob"], [3, "Cy"]]},
+           ["id", "age"], [[1, 18], [2, 19], [3, 20]])
+    assert v.verdict == "no_match" and v.confidence == 8
+    assert v.why.startswith("Golden column 'name' has no counterpart in the prediction")
+    assert "'age', agrees on no value and its name is no evidence" in v.why
+    # With name evidence (fullname ~ name), the column pairs and one wrong cell is "one column off".
+    v = _v("List the id and name of each student.", {"columns": ["id", "name"], "rows": [[1, "Ann"], [2, "Bob"], [3, "Cy"]]},
+           ["id", "student_name"], [[1, "Ann"], [2, "Bob"], [3, "Cyd"]])
+    assert v.verdict == "no_match" and "one column off: 'name'" in v.mismatch

@@ -284,7 +284,9 @@ def pair_columns(
     Notes:
         A pair survives when its values agree fully, or its names agree (``name_score ≥ 0.5``), or at least half
         its values agree. A golden column left over pairs by elimination when exactly one compatible,
-        non-conflicting prediction column remains for it.
+        non-conflicting prediction column remains for it, unless that column agrees on no value and has no name
+        evidence: the golden column is then unpaired (missing), and the candidate is listed in ``rejected`` with
+        ``"no_evidence": True``.
     """
     gnames = unique_names([c.name for c in golden])
     pnames = unique_names([c.name for c in pred])
@@ -338,6 +340,7 @@ def pair_columns(
             assigned[i] = j
     # Elimination: a golden column left alone takes the one compatible, non-conflicting column left for it.
     free = [j for j in range(kp) if j not in assigned.values()]
+    no_evidence: list[tuple[int, int]] = []
     for i in range(kg):
         if i in assigned:
             continue
@@ -345,7 +348,12 @@ def pair_columns(
         if len(cands) == 1:
             others = [i2 for i2 in range(kg) if i2 != i and i2 not in assigned
                       and not conflict[i2, cands[0]] and _compatible(golden[i2], pred[cands[0]])]
-            if not others:
+            c = cands[0]
+            if not others and agree[i, c] == 0 and names[i, c] == 0:
+                # The one column left agrees on no value and its name is no evidence (golden id, name against
+                # predicted id, age): not a partner, the golden column is missing (issue 11, item 6).
+                no_evidence.append((i, c))
+            elif not others:
                 assigned[i] = cands[0]
                 free.remove(cands[0])
                 out.basis[gnames[i]] = "elimination"
@@ -382,6 +390,10 @@ def pair_columns(
                     if share:
                         why += f"; shared values ({share:.0%}) are not evidence of meaning"
                     out.rejected.append({"golden": gnames[i], "prediction": pnames[j], "why": why})
+            for i2, j in no_evidence:
+                if i2 == i:
+                    out.rejected.append({"golden": gnames[i], "prediction": pnames[j], "no_evidence": True,
+                                         "why": "agrees on no value and its name is no evidence"})
     # Names against values: the column named like the golden one disagrees, another column holds the golden's values.
     settled = {j2 for i2, j2 in out.index.items() if out.basis[gnames[i2]] == "name+values"}  # already right by name and values
     for i, j in out.index.items():

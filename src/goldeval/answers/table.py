@@ -56,10 +56,15 @@ def _judge_table(
         return _verdict("no_match", 9, f"The prediction returns no rows; the golden has {n_g}.", located=loc,
                         mismatch="empty result", details=details, **common)
     if pairing.unpaired:
-        why = f"Golden column(s) {', '.join(map(repr, pairing.unpaired))} have no counterpart in the prediction (containment fails)"
+        cols = ", ".join(map(repr, pairing.unpaired))
+        why = (f"Golden column {cols} has no counterpart" if len(pairing.unpaired) == 1 else f"Golden columns {cols} have no counterpart") \
+            + " in the prediction (containment fails)"
         if pairing.rejected:
             r = pairing.rejected[0]
-            why += f"; '{r['prediction']}' shares values with '{r['golden']}' but {r['why'].split(';')[0]}"
+            if r.get("no_evidence"):
+                why += f"; the only candidate left, '{r['prediction']}', {r['why']}"
+            else:
+                why += f"; '{r['prediction']}' shares values with '{r['golden']}' but {r['why'].split(';')[0]}"
         return _verdict("no_match", 8, why + ".", located={"golden_rows": n_g, "found": 0, "missing": [], "extra": n_p},
                         mismatch="missing column: " + ", ".join(pairing.unpaired), details=details, **common)
     ordered = bool(golden.get("ordered"))

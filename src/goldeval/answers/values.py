@@ -154,7 +154,9 @@ def _cell(value: Any) -> tuple[str, Any, bool]:
     if isinstance(value, bool):
         return "bool", 1.0 if value else 0.0, False
     if isinstance(value, int):
-        return "number", float(value), False
+        if -_EXACT_INT < value < _EXACT_INT:
+            return "number", float(value), False
+        return "text", str(value), False  # an identifier from 2**53 on: exact digits, never a rounded float
     if isinstance(value, float):
         return ("null", None, False) if math.isnan(value) else ("number", value, False)
     if isinstance(value, Decimal):
@@ -177,6 +179,11 @@ def _cell(value: Any) -> tuple[str, Any, bool]:
         percent = text.endswith("%")
         body = text[:-1].strip() if percent else text
         if _NUM_RE.match(body):
+            digits = body.lstrip("+-")
+            if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
+                return "text", canonical_text(value), False  # '02134', '007': a code, compared as text
+            if len(digits) > 15 and digits.isdigit() and int(digits) >= _EXACT_INT:
+                return "text", str(int(body)), False  # an integer from 2**53 on spelled as text: exact digits
             return "number", float(body), percent
         if _NUM_THOUSANDS_RE.match(body):
             return "number", float(body.replace(",", "")), percent
@@ -188,6 +195,11 @@ def _cell(value: Any) -> tuple[str, Any, bool]:
             return "date", date, False
         return "text", canonical_text(value), False
     return "text", canonical_text(str(value)), False
+
+
+#: Integers below this magnitude are exact as float64 (and so is every neighbour); from it on they compare as
+#: their digits (identifiers: 9007199254740993 and 9007199254740992 are one float).
+_EXACT_INT = 2**53
 
 
 def _str_cell(value: str) -> tuple[str, Any, bool]:
@@ -331,6 +343,11 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
         A :class:`Column`. The kind is the one every non-NULL cell agrees on; ``number`` and ``bool`` cells
         together make a ``number`` column; any other mixture makes a ``text`` column in which numbers are spelled
         canonically (so ``1`` and ``"1"`` still meet).
+
+    Notes:
+        Identifiers are exact: an integer (int or integer text) of magnitude 2**53 or more is spelled as its digits
+        (a ``text`` cell), never rounded to a float, so 9007199254740993 ≠ 9007199254740992; a numeric string with
+        a leading zero (``'02134'``, ``'007'``) is a code and compares as text, never as 2134 or 7 (issue 11).
     """
     values = list(values)
     n = len(values)
@@ -340,7 +357,9 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
         null = np.isnan(num)
         if null.all():
             return Column(name, "null", n, null, None, np.array([None] * n, dtype=object), values)
-        return Column(name, "number", n, null, num, None, values)
+        big = np.abs(num) >= _EXACT_INT
+        if not big.any() or not any(type(values[i]) is int and abs(values[i]) >= _EXACT_INT for i in np.flatnonzero(big).tolist()):
+            return Column(name, "number", n, null, num, None, values)
     # Fastest path: ASCII strings without white space, none of which can be a number, date, boolean or "":
     # lower-cased all at once (one C-level pass over the joined text instead of one call per cell).
     if n and _all_of(values, (str,)):
