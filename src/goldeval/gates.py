@@ -68,7 +68,8 @@ class Metric:
 
     Attributes:
         name: The key in ``aggregate`` (and in the ``[gates]`` table).
-        family: Which scorer family produces it: ``labels`` · ``free_text`` · ``answers`` · ``common`` (every
+        family: Which scorer family produces it: ``labels`` · ``free_text`` · ``answers`` · ``calibration``
+            (``review stats``: the judge against the settled human verdicts) · ``common`` (every
             scorer: ``n_scored``, ``n_failed``).
         description: One line for help texts and error messages.
         better: ``higher`` or ``lower``: the direction a customer normally bounds (``min`` / ``max``).
@@ -331,6 +332,15 @@ METRICS: dict[str, Metric] = dict(
         _m("n_flickering", "answers", "cases whose LLM verdict changed between repeats (llm_judge)", "lower", "count", _allow_count_max("flickering cases")),
         _m("cost_usd", "answers", "what the LLM judge calls cost, in USD (llm_judge, with prices configured)", "lower", "amount"),
         _m("latency_p95_s", "answers", "95th percentile of the LLM judge's call latency, in seconds (llm_judge)", "lower", "amount"),
+        # the judge against the settled human verdicts (goldeval.runs.calibration, the `review stats` command)
+        _m("judge_agreement", "calibration", "share of human-settled cases where the judge's decided verdict equals the person's", "higher", "fraction"),
+        _m("judge_kappa", "calibration", "Cohen's kappa of the judge's decided verdicts against the settled human verdicts", "higher", "kappa"),
+        _m("judge_agreement_rule", "calibration", "judge_agreement over the cases decided by rule", "higher", "fraction"),
+        _m("judge_kappa_rule", "calibration", "judge_kappa over the cases decided by rule", "higher", "kappa"),
+        _m("judge_agreement_llm", "calibration", "judge_agreement over the cases decided by the LLM judge", "higher", "fraction"),
+        _m("judge_kappa_llm", "calibration", "judge_kappa over the cases decided by the LLM judge", "higher", "kappa"),
+        _m("n_unsettled", "calibration", "cases whose reviewers disagree and were never settled (listed, not counted)", "lower", "count",
+           _allow_count_max("unsettled conflicts")),
     ]
 )
 
@@ -340,6 +350,7 @@ FAMILY_SCORERS: dict[str, tuple[str, ...]] = {
     "labels": ("labels",),
     "free_text": ("token_f1",),
     "answers": ("answer_judge", "llm_judge"),
+    "calibration": ("judge_calibration",),
 }
 
 _UNIT_RANGE = {"fraction": (0.0, 1.0), "per_100": (0.0, 100.0), "count": (0.0, math.inf), "kappa": (-1.0, 1.0), "amount": (0.0, math.inf)}

@@ -1,4 +1,5 @@
-"""``goldeval replay`` and ``goldeval review export|import``: human-settled verdicts and the judge regressions."""
+"""``goldeval replay`` and ``goldeval review export|import|stats``: human-settled verdicts, the judge regressions and
+the judge's agreement with the people."""
 
 from __future__ import annotations
 
@@ -112,9 +113,11 @@ def review() -> None:
 @click.argument("run")
 @store_path_option
 @click.option("--out", default="-", show_default=True, help="Where to write the JSONL for the reviewer ('-' for stdout).")
+@click.option("--all", "all_cases", is_flag=True,
+              help="Every scored case, not only the needs_human ones: a person's verdicts on decided cases calibrate the judge (review stats).")
 @guarded
-def review_export(run, store, out):
-    """Write RUN's needs_human cases as JSONL, one per line, for a person to fill in.
+def review_export(run, store, out, all_cases):
+    """Write RUN's needs_human cases (with --all: every scored case) as JSONL, one per line, for a person to fill in.
 
     Each line holds the question, golden, answer, the judge's verdict and why; the person fills "verdict"
     (match | near_match | no_match), "reviewer" and optionally "note", then runs `goldeval review import`.
@@ -128,10 +131,10 @@ def review_export(run, store, out):
 
     guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
     with RunStore.open_existing(store) as st:
-        rows = export_review(st, run)
+        rows = export_review(st, run, only_needs_human=not all_cases)
     data = b"".join(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in rows)
     write_bytes(data, out)
-    click.echo(f"goldeval: {len(rows)} needs_human case(s) exported" + ("" if out == "-" else f" to {out}"), err=True)
+    click.echo(f"goldeval: {len(rows)} {'scored' if all_cases else 'needs_human'} case(s) exported" + ("" if out == "-" else f" to {out}"), err=True)
     return EXIT_OK
 
 
@@ -167,3 +170,84 @@ def review_import(file, store, regressions, reviewer):
             err=True,
         )
     return EXIT_OK
+
+
+@review.command("stats")
+@click.argument("runs", nargs=-1, metavar="[RUN]...")
+@store_path_option
+@click.option("--regressions", default=None, type=click.Path(dir_okay=False, path_type=str),
+              help="A regression file whose settled verdicts join the store's reviews.")
+@click.option("--out", "-o", default=None, metavar="PATH",
+              help="Write the results JSON here ('-' for stdout); `goldeval gate` reads it (judge_kappa, judge_agreement).")
+@click.option("--quiet", "-q", is_flag=True, help="No summary on the console (the JSON still goes to --out).")
+@guarded
+def review_stats(runs, store, regressions, out, quiet):
+    """The judge against the settled human verdicts: confusion matrix, agreement and Cohen's kappa, separately for
+    the cases decided by rule and by the LLM judge, and every disagreement with both whys.
+
+    RUN ... are the runs whose reviews to read (default: every run with reviews; with --regressions alone, the
+    runs its entries name). A case the judge left to a person (needs_human) is shown in the matrix but not counted;
+    reviewers who disagree on a case and were never settled are listed, not counted. Exit 0; gate the --out file
+    (`judge_kappa = { min = 0.6 }`) to refuse a judge below the line the team agreed.
+    """
+    from goldeval.outputs import sqlite_files
+    from goldeval.runs.calibration import judge_calibration
+    from goldeval.runs.store import RunStore
+
+    guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store)), "--regressions": regressions})
+    path = store_file(store)
+    if os.path.exists(path):
+        with RunStore.open_existing(store) as st:
+            result = judge_calibration(st, runs, regressions=regressions)
+    elif runs or regressions is None:
+        from goldeval.errors import InputError
+
+        raise InputError(f"review stats: there is no run store at {path}. Pass --store PATH, or --regressions FILE alone.")
+    else:
+        result = judge_calibration(None, (), regressions=regressions)
+    if not quiet:
+        render_stats(result, report_console(out))
+    if out:
+        write_json(result, out)
+    return EXIT_OK
+
+
+def render_stats(result: dict, console) -> None:
+    """The confusion matrices, the agreement lines, the disagreements and the unsettled conflicts (rounding here)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from goldeval.runs.calibration import VERDICTS
+
+    agg = result["aggregate"]
+    names = {"all": "all cases", "rule": "decided by rule", "llm": "decided by the LLM judge", "unknown": "decided by ? (regression file only)"}
+    for group, st in result["by_decided_by"].items():
+        if not st["n"] and group != "all":
+            continue
+        t = Table(title=f"judge (rows) against the settled human verdict (columns): {names[group]}", header_style="bold")
+        t.add_column("judge \\ human")
+        for v in VERDICTS:
+            t.add_column(v, justify="right")
+        for label, row in st["matrix"].items():
+            t.add_row(label + (" (not counted)" if label not in VERDICTS else ""), *[str(row[v]) for v in VERDICTS])
+        console.print(t)
+        key = "" if group == "all" else f"_{group}"
+        if st["undefined"].get("agreement"):
+            line = f"agreement undefined, kappa undefined: {st['undefined']['agreement']}"
+        else:
+            kappa = "undefined (" + st["undefined"]["kappa"] + ")" if st["undefined"].get("kappa") else f"{st['kappa']:.3f}"
+            line = f"judge_agreement{key} {st['agreement']:.3f}, judge_kappa{key} {kappa}"
+        console.print(f"  {line} over {st['n_counted']} case(s); {st['n_abstained']} left to a person by the judge",
+                      highlight=False, markup=False)
+    for d in result["disagreements"]:
+        console.print(f"[red]disagree[/] {escape(str(d['id']))} ({escape(str(d['run_id']))}, decided by {d['decided_by']}): "
+                      f"judge {d['judge']}: {escape(str(d['judge_why'] or '(no why recorded)'))} | human {d['human']} "
+                      f"({escape(', '.join(str(r) for r in d['reviewers']))}): {escape(str(d['human_why'] or '(no note)'))}")
+    for c in result["unsettled"]:
+        said = "; ".join(f"{v['verdict']} by {v['reviewer']}" for v in c["verdicts"])
+        console.print(f"[yellow]unsettled[/] {escape(str(c['case_id']))} ({escape(str(c['run_id']))}): {escape(said)} - not counted; "
+                      "settle it with review import --on-conflict latest", highlight=False)
+    for f in result["failures"][:10]:
+        console.print(f"[yellow]not counted[/] {escape(f['error'])}", highlight=False)
+    console.print(f"{agg['n']} settled human verdict(s), {agg['n_scored']} counted, {agg['n_abstained']} left to a person, "
+                  f"{agg['n_unsettled']} unsettled, {agg['n_failed']} not usable", highlight=False)

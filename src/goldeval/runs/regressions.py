@@ -211,12 +211,14 @@ def _is_needs_human(record: Mapping[str, Any]) -> bool:
     return bucket(record) == "needs_human"
 
 
-def export_review(store: RunStore, ref: str) -> list[dict[str, Any]]:
-    """The ``needs_human`` cases of a run, one object each, for a person to settle.
+def export_review(store: RunStore, ref: str, *, only_needs_human: bool = True) -> list[dict[str, Any]]:
+    """The ``needs_human`` cases of a run (or every scored case), one object each, for a person to settle.
 
     Args:
         store: The open store.
         ref: The run (id, unique prefix or ``latest``).
+        only_needs_human: ``False`` exports every scored case, decided ones included, so that a person's verdicts
+            on them calibrate the judge (``review stats``); unscored cases are never exported.
 
     Returns:
         ``[{"run_id", "id", "question", "golden", "answer", "judge_verdict", "confidence", "why", "raw",
@@ -230,7 +232,9 @@ def export_review(store: RunStore, ref: str) -> list[dict[str, Any]]:
     answers, answer_note = _input_rows(run, ("attempts", "answers", "predictions"))
     out = []
     for rec in store.iter_cases(run["id"]):
-        if not _is_needs_human(rec):
+        if only_needs_human and not _is_needs_human(rec):
+            continue
+        if not only_needs_human and rec.get("status") == "unscored":
             continue
         cid = rec.get("id")
         case = cases.get(cid) or {}
