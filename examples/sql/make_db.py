@@ -3,6 +3,7 @@
 
     python examples/sql/make_db.py            # writes examples/sql/clinic.sqlite and examples/sql/cases.jsonl
     python examples/sql/make_db.py --out DIR  # somewhere else (the test suite rebuilds into a temp folder)
+    python examples/sql/make_db.py --postgres postgresql://postgres@127.0.0.1:5432/clinic   # also into PostgreSQL
 
 Tables: wards (6 rows), patients (1,500), admissions (4,000), trial_enrollments (181). The same seed gives the same
 rows on any CPython ≥ 3.8 (``random.Random`` with an explicit seed; no set or dict order is relied on).
@@ -123,19 +124,14 @@ CASES = [
 ]
 
 
-def build_db(path: Path) -> None:
+def make_rows() -> dict[str, list[tuple]]:
+    """Every table's rows, generated from SEED (the same for SQLite and PostgreSQL)."""
     rng = random.Random(SEED)
-    if path.exists():
-        path.unlink()
-    con = sqlite3.connect(path)
-    con.executescript(SCHEMA)
-    con.executemany("INSERT INTO wards VALUES (?, ?, ?, ?)", WARDS)
     patients = []
     for pid in range(1, 1501):
         birth = rng.randint(1930, 2020)
         ssn = f"{rng.randint(100, 899):03d}-{rng.randint(1, 99):02d}-{rng.randint(1, 9999):04d}"
         patients.append((pid, rng.choice("FM"), birth, 2024 - birth, ssn, f"P{rng.randint(1000, 9999)}"))
-    con.executemany("INSERT INTO patients VALUES (?, ?, ?, ?, ?, ?)", patients)
     start = dt.date(2024, 1, 1)
     admissions = []
     for aid in range(1, 4001):
@@ -147,15 +143,46 @@ def build_db(path: Path) -> None:
         readmitted = None if still_in else int(rng.random() < 0.12)
         cost = round(rng.uniform(500, 20000), 2)
         admissions.append((aid, rng.randint(1, 1500), ward, day.isoformat(), discharged, source, readmitted, cost))
-    con.executemany("INSERT INTO admissions VALUES (?, ?, ?, ?, ?, ?, ?, ?)", admissions)
     enrol = []
     for site, n in SITES:
         for _ in range(n):
             enrol.append((len(enrol) + 1, site, rng.randint(1, 1500)))
-    con.executemany("INSERT INTO trial_enrollments VALUES (?, ?, ?)", enrol)
+    return {"wards": WARDS, "patients": patients, "admissions": admissions, "trial_enrollments": enrol}
+
+
+def build_db(path: Path) -> None:
+    if path.exists():
+        path.unlink()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA)
+    for table, rows in make_rows().items():
+        con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
     con.commit()
     con.execute("VACUUM")
     con.close()
+
+
+#: The same tables in PostgreSQL: SQLite's INTEGER is 64-bit (BIGINT) and its REAL an 8-byte float (DOUBLE
+#: PRECISION; PostgreSQL's REAL is 4 bytes); dates stay ISO text, as SQLite holds them, so every query means
+#: the same on both.
+PG_SCHEMA = SCHEMA.replace("INTEGER", "BIGINT").replace("REAL", "DOUBLE PRECISION")
+
+
+def build_postgres(url: str) -> None:
+    """Write the same tables and rows into the PostgreSQL database *url* (its tables of these names are
+    replaced). Needs psycopg (``pip install 'goldeval[postgres]'``); the password from PGPASSWORD or ~/.pgpass."""
+    import psycopg
+
+    rows = make_rows()
+    with psycopg.connect(url) as con:
+        con.execute("DROP TABLE IF EXISTS trial_enrollments, admissions, patients, wards")
+        con.execute(PG_SCHEMA)
+        with con.cursor() as cur:
+            for table, table_rows in rows.items():
+                with cur.copy(f"COPY {table} FROM STDIN") as copy:
+                    for r in table_rows:
+                        copy.write_row(r)
+        con.execute("ANALYZE")
 
 
 def build_cases(db: Path, out: Path) -> None:
@@ -190,12 +217,17 @@ def build_cases(db: Path, out: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=HERE, help="folder to write clinic.sqlite and cases.jsonl into")
+    ap.add_argument("--postgres", metavar="URL", help="also write the same tables into this PostgreSQL database "
+                    "(postgresql://user@host:port/dbname; it must exist)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     db = args.out / "clinic.sqlite"
     build_db(db)
     build_cases(db, args.out / "cases.jsonl")
     print(f"wrote {db} and {args.out / 'cases.jsonl'}")
+    if args.postgres:
+        build_postgres(args.postgres)
+        print(f"wrote the same tables into {args.postgres.split('@')[-1]}")
 
 
 if __name__ == "__main__":

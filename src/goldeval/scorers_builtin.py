@@ -420,26 +420,30 @@ class AnswerJudge(Scorer):
     name = "answer_judge"
     version = "1.2.0"  # = goldeval.answers.JUDGE_VERSION (test_answer_judge_equals_judge_file pins them equal)
     options = {"db": None, "timeout_s": 5.0, "max_rows": 1_000_000, "check_canonical": True, "engine": None,
-               "cases_name": "cases", "attempts_name": "attempts"}
+               "sql_dialect": None, "cases_name": "cases", "attempts_name": "attempts"}
     metrics = {"pass_rate": MetricSpec("match / (match + no_match)")}
     headline = "pass_rate"
 
     def store_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in config.items() if k not in ("source", "cases_name", "attempts_name")}
+        out = {k: v for k, v in config.items() if k not in ("source", "cases_name", "attempts_name")}
+        if out.get("db") is not None:
+            out["db"] = self.answer_config(config).db  # a PostgreSQL URL without its password
+        if out.get("sql_dialect") is None:
+            out.pop("sql_dialect", None)
+        return out
 
     def answer_config(self, config: Mapping[str, Any]) -> Any:
         from goldeval.answers.judge import AnswerConfig
 
         return AnswerConfig(db=config["db"], timeout_s=config["timeout_s"], max_rows=config["max_rows"],
-                            engine=config["engine"], check_canonical=config["check_canonical"])
+                            engine=config["engine"], check_canonical=config["check_canonical"],
+                            sql_dialect=config.get("sql_dialect"))
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         from goldeval.answers.judge import judge_case
-        from goldeval.answers.sql import ReadOnlyDatabase
-
         cfg = self.answer_config(config)
         cname, aname = config["cases_name"], config["attempts_name"]
-        db = ReadOnlyDatabase(cfg.db, timeout_s=cfg.timeout_s, max_rows=cfg.max_rows, engine=cfg.engine) if cfg.db else None
+        db = cfg.open_database()
         try:
             for row in rows:
                 if "row_failure" in row:

@@ -73,7 +73,8 @@ class PostgresServer:
         return subprocess.run(cmd, check=check, capture_output=True, text=True, timeout=120)
 
     def start(self) -> PostgresServer:
-        self.root = Path(tempfile.mkdtemp(prefix="goldeval-pg-"))
+        # /tmp, not $TMPDIR: as root the server runs as `postgres`, which must reach the folder
+        self.root = Path(tempfile.mkdtemp(prefix="goldeval-pg-", dir=os.environ.get("GOLDEVAL_PG_TMP", "/tmp")))
         data, pwfile = self.root / "data", self.root / "pw"
         pwfile.write_text(self.password + "\n")
         if os.geteuid() == 0:

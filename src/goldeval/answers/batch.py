@@ -12,7 +12,6 @@ from typing import Any
 
 from goldeval.answers.case import judge_case, outcome_from_dict
 from goldeval.answers.config import JUDGE_NAME, JUDGE_VERSION, AnswerConfig, CaseResult
-from goldeval.answers.sql import ReadOnlyDatabase
 from goldeval.verdict import CaseOutcome, pass_rate
 
 __all__ = ["iter_judged", "judge_answer_file", "judge_file", "llm_materials", "summarize"]
@@ -41,6 +40,7 @@ def iter_judged(
     config: AnswerConfig | None = None,
     recorder: Any = None,
     failures: list[dict[str, Any]] | None = None,
+    db: Any = None,
 ) -> Iterator[CaseResult]:
     """Judge every case of a case file against the attempt with the same id, one :class:`CaseResult` at a time.
 
@@ -51,6 +51,7 @@ def iter_judged(
         recorder: Optional run-store recorder: cases in ``recorder.previous()`` are reused, not redone; each
             finished case is passed to ``recorder.record``. ``finish`` is left to :func:`judge_file`.
         failures: A list to which unusable rows of either file are appended (``{"line", "id", "error", "file"}``).
+        db: An open database to use (and leave open) instead of opening ``config.db``.
 
     Raises:
         InputError: a file is missing, empty or not UTF-8; the database cannot be opened.
@@ -65,7 +66,9 @@ def iter_judged(
                           "file": Path(attempts_path).name})
     attempt_errors = {f["id"]: f["error"] for f in fails if f.get("id") and f.get("file") == Path(attempts_path).name}
     previous = dict(recorder.previous()) if recorder is not None else {}
-    db = ReadOnlyDatabase(cfg.db, timeout_s=cfg.timeout_s, max_rows=cfg.max_rows, engine=cfg.engine) if cfg.db else None
+    own = db is None
+    if own:
+        db = cfg.open_database()
     try:
         for cid in order:
             line, case = cases[cid]
@@ -83,7 +86,7 @@ def iter_judged(
                 recorder.record(result.outcome.to_dict())
             yield result
     finally:
-        if db is not None:
+        if own and db is not None:
             db.close()
 
 
@@ -106,6 +109,7 @@ def judge_file(
     config: AnswerConfig | None = None,
     recorder: Any = None,
     keep_materials: bool = False,
+    db: Any = None,
 ) -> dict[str, Any]:
     """Judge a case file against an attempt file; the results object every scorer writes.
 
@@ -116,6 +120,7 @@ def judge_file(
         recorder: Optional run-store recorder (``previous`` / ``record`` / ``finish``).
         keep_materials: Add ``"llm_materials"``: for every ``needs_human`` case, what an LLM judge needs (see
             :func:`llm_materials`).
+        db: An open database to use (and leave open) instead of opening ``config.db``.
 
     Returns:
         ``{"scorer": {"name", "version"}, "config", "inputs", "aggregate": {"pass_rate", "match", "no_match",
@@ -131,7 +136,14 @@ def judge_file(
     cfg = config or AnswerConfig()
     start = time.perf_counter()
     failures: list[dict[str, Any]] = []
-    results = list(iter_judged(cases_path, attempts_path, config=cfg, recorder=recorder, failures=failures))
+    own = db is None and cfg.db is not None
+    db = cfg.open_database() if own else db
+    try:
+        results = list(iter_judged(cases_path, attempts_path, config=cfg, recorder=recorder, failures=failures, db=db))
+        identity = db.identity() if db is not None and hasattr(db, "identity") else None
+    finally:
+        if own and db is not None:
+            db.close()
     outcomes = [r.outcome for r in results]
     out: dict[str, Any] = {
         "scorer": {"name": JUDGE_NAME, "version": JUDGE_VERSION},
@@ -139,13 +151,15 @@ def judge_file(
         "inputs": {
             "cases": str(cases_path), "cases_sha256": file_sha256(cases_path),
             "attempts": str(attempts_path), "attempts_sha256": file_sha256(attempts_path),
-            "db": cfg.db, "db_sha256": file_sha256(cfg.db) if cfg.db else None,
+            "db": cfg.db, "db_sha256": file_sha256(cfg.db) if cfg.db and identity is None else None,
         },
         "aggregate": summarize(outcomes, failures),
         "per_example": [o.to_dict() for o in outcomes],
         "failures": failures,
         "elapsed_sec": time.perf_counter() - start,
     }
+    if identity is not None:  # a server database: its identity stands in for a file's sha256
+        out["inputs"]["db_identity"] = identity
     if keep_materials:
         out["llm_materials"] = [r.materials for r in results if r.outcome.verdict is not None and r.outcome.verdict.needs_human]
     if recorder is not None:

@@ -21,7 +21,7 @@ def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, 
     import sqlglot
     from sqlglot import exp
 
-    dialect = "duckdb" if db.engine == "duckdb" else "sqlite"
+    dialect = db.query_dialect
     try:
         tree = sqlglot.parse_one(canonical, read=dialect)
     except sqlglot.errors.SqlglotError:
@@ -76,11 +76,11 @@ def _tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -
     from sqlglot import exp
 
     try:
-        tree = sqlglot.parse_one(canonical, read="duckdb" if db.engine == "duckdb" else "sqlite")
+        tree = sqlglot.parse_one(canonical, read=db.query_dialect)
         if not isinstance(tree, exp.Select) or tree.args.get("limit") is None:
             return None
         tree.set("limit", None)
-        res = db.execute(tree.sql(dialect="duckdb" if db.engine == "duckdb" else "sqlite"))
+        res = db.execute(tree.sql(dialect=db.query_dialect))
         gt = _golden_table(golden, "golden")
     except (QueryError, InputError, sqlglot.errors.SqlglotError):
         return None

@@ -186,7 +186,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
             must_not_use=[str(x) for x in case.get("must_not_use") or []],
             final_query=final_query, rubric=case.get("rubric") or [], rel_tol=cfg.rel_tol,
             schema=db.schema() if db is not None and case.get("must_not_use") else None,
-            dialect="duckdb" if db is not None and db.engine == "duckdb" else "sqlite",
+            dialect=db.query_dialect if db is not None else "sqlite",
             where=where,
         )
     except InputError as exc:

@@ -24,14 +24,18 @@ class AnswerConfig:
     """Options of a judging run (the CLI maps one option to one field; later options add fields here).
 
     Attributes:
-        db: SQLite (or DuckDB) file to re-execute final queries and canonical queries on; ``None``: use the
-            attempt's reported rows or text.
+        db: SQLite (or DuckDB) file, or a ``postgresql://user@host:port/dbname`` URL (without its password), to
+            re-execute final queries and canonical queries on; ``None``: use the attempt's reported rows or text.
         timeout_s: Time limit per query, seconds.
         max_rows: Row limit per query (more rows: the case is unscored).
         rel_tol: Relative numeric tolerance.
         engine: ``sqlite`` | ``duckdb`` | ``None`` (by the file).
         check_canonical: Execute each golden's ``canonical_query`` (when a db is given) to fill in missing golden
             rows, or to check the given ones (a difference makes the golden ``suspect``).
+        sql_dialect: The dialect the queries are written in, when it is not the database's (``sqlite`` queries on
+            a PostgreSQL database are translated with sqlglot before they run); ``None``: the database's own.
+        db_password: A PostgreSQL password given apart from the URL. Kept in memory only: not in
+            :meth:`to_dict`, not in ``repr``.
     """
 
     db: str | None = None
@@ -40,9 +44,34 @@ class AnswerConfig:
     rel_tol: float = REL_TOL
     engine: str | None = None
     check_canonical: bool = True
+    sql_dialect: str | None = None
+    db_password: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        # A password written in a PostgreSQL URL is split out at once, so that no recorded form of the
+        # configuration (to_dict, the results' inputs, the run store) can ever hold it.
+        from goldeval.answers.postgres import is_postgres_url, parse_url
+
+        if is_postgres_url(self.db):
+            target = parse_url(self.db)
+            self.db = target.url
+            if self.db_password is None:
+                self.db_password = target.password
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The options as recorded with a run (JSON-ready; never the password)."""
+        out = asdict(self)
+        out.pop("db_password", None)
+        if out.get("sql_dialect") is None:
+            out.pop("sql_dialect")  # runs recorded before the option existed keep the same configuration
+        return out
+
+    def open_database(self) -> Any:
+        """The read-only database the queries run on (:func:`goldeval.answers.sql.open_database`), or ``None``."""
+        from goldeval.answers.sql import open_database
+
+        return open_database(self.db, timeout_s=self.timeout_s, max_rows=self.max_rows, engine=self.engine,
+                             sql_dialect=self.sql_dialect, password=self.db_password)
 
 
 @dataclass(slots=True)

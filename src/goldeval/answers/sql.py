@@ -156,6 +156,11 @@ class ReadOnlyDatabase:
         return conn
 
     # -- public -----------------------------------------------------------------------------------------------
+    @property
+    def query_dialect(self) -> str:
+        """The sqlglot dialect the queries are read in (``sqlite`` or ``duckdb``)."""
+        return "duckdb" if self.engine == "duckdb" else "sqlite"
+
     def schema(self) -> dict[str, list[str]]:
         """``{table: [columns]}``, lower-cased (for mustNotUse on ``SELECT *``)."""
         if self._schema is None:
@@ -346,9 +351,33 @@ def _authorize(action: int, arg1: str | None, arg2: str | None, db: str | None, 
     return sqlite3.SQLITE_DENY
 
 
-def open_database(path: str | os.PathLike[str] | None, **options: Any) -> ReadOnlyDatabase | None:
-    """A :class:`ReadOnlyDatabase` for *path*, or ``None`` when *path* is ``None``."""
-    return None if path is None else ReadOnlyDatabase(path, **options)
+def open_database(path: str | os.PathLike[str] | None, *, sql_dialect: str | None = None, password: str | None = None,
+                  **options: Any) -> Any:
+    """The read-only database for ``--db``: a :class:`ReadOnlyDatabase` for a file, a
+    :class:`goldeval.answers.postgres.PostgresDatabase` for a ``postgresql://`` URL, ``None`` for ``None``.
+
+    Args:
+        path: A SQLite or DuckDB file, or a PostgreSQL URL.
+        sql_dialect: The dialect the queries are written in (PostgreSQL only: they are translated first).
+        password: A PostgreSQL password given apart from the URL.
+        options: ``timeout_s``, ``max_rows``, ``engine`` (files only).
+
+    Raises:
+        InputError: the database cannot be opened, or ``sql_dialect`` is given for a file database.
+    """
+    if path is None:
+        return None
+    from goldeval.answers.postgres import PostgresDatabase, is_postgres_url
+
+    if is_postgres_url(path):
+        options.pop("engine", None)
+        return PostgresDatabase(str(path), sql_dialect=sql_dialect, password=password, **options)
+    db = ReadOnlyDatabase(path, **options)
+    if sql_dialect not in (None, db.query_dialect):
+        db.close()
+        raise InputError(f"--sql-dialect {sql_dialect}: translating queries applies to a PostgreSQL --db; {path} is a "
+                         f"{db.engine} file, whose queries run as written. Drop --sql-dialect.")
+    return db
 
 
 def rows_as_lists(result: QueryResult) -> list[list[Any]]:

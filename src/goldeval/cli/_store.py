@@ -105,6 +105,7 @@ class StoreOptions:
         rubric_text: str | None = None,
         rubric_hash: str | None = None,
         dod: str | os.PathLike[str] | None = None,
+        identities: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> Iterator[Any]:
         """Open the store, start or resume the run, yield its Recorder (``None`` with ``--no-store``).
 
@@ -116,6 +117,10 @@ class StoreOptions:
             tokenizer, judge_version: Recorded with the run.
             rubric_text / rubric_hash: The rubric (its sha256 is recorded) or its hash.
             dod: The definition-of-done file (its sha256 is recorded and is part of the run key).
+            identities: role → identity of an input that is not a file (a PostgreSQL database: server version,
+                database name, catalog sha256, redacted URL). The sha256 of its canonical JSON stands in for a
+                file's sha256 in the run key, so a run resumes only on the same database; the identity is recorded
+                with the run's inputs.
 
         On leaving the block, pending records are committed; a run whose ``finish`` was not called (an error,
         Ctrl-C, SIGTERM) is marked ``interrupted`` and is resumed by the next identical invocation.
@@ -142,6 +147,7 @@ class StoreOptions:
             rubric_hash = hashlib.sha256(rubric_text.encode("utf-8")).hexdigest()
         key_config = {**config, "_dod_hash": dod_hash} if dod_hash else dict(config)
         large = sum(os.path.getsize(p) for p in paths.values()) >= LARGE_INPUT_BYTES
+        ident_hashes = {role: hashlib.sha256(_canonical_json(ident)).hexdigest() for role, ident in (identities or {}).items()}
 
         def meta_for(hashes: dict[str, str] | None) -> Any:
             if hashes is None:  # large inputs, nothing to resume: the identity is set when the run finishes
@@ -149,8 +155,12 @@ class StoreOptions:
 
                 key, data_hash, files = "pending:" + secrets.token_hex(16), "pending", {r: _stamp(p) for r, p in paths.items()}
             else:
+                hashes = {**hashes, **ident_hashes}
                 key = run_key(scorer_name=scorer_name, scorer_version=scorer_version, input_hashes=hashes, config=key_config, arm=self.arm)
-                data_hash, files = dataset_hash(hashes), {r: {"path": paths[r], "sha256": h} for r, h in hashes.items()}
+                data_hash = dataset_hash(hashes)
+                files = {r: {"path": paths[r], "sha256": h} for r, h in hashes.items() if r in paths}
+                for r, ident in (identities or {}).items():
+                    files[r] = {"path": ident.get("url"), "sha256": ident_hashes[r], "identity": dict(ident)}
             return RunMeta(
                 run_key=key, scorer_name=scorer_name, scorer_version=str(scorer_version), dataset_hash=data_hash,
                 inputs=files, config=dict(config), arm=self.arm, tokenizer=tokenizer, judge_version=judge_version,
@@ -162,7 +172,7 @@ class StoreOptions:
             background = "process" if large else "thread"
             candidates = (
                 store.unfinished_like(scorer_name=scorer_name, scorer_version=str(scorer_version), arm=self.arm, config=config)
-                if large and self.resume is None else None
+                if large and self.resume is None and not identities else None  # a server database: hash up front
             )
             if candidates == []:
                 # Nothing to resume: do not hash large inputs up front (the scorer hashes what it reads and reports
@@ -199,6 +209,12 @@ class StoreOptions:
                 recorder.close()
         finally:
             store.close()
+
+
+def _canonical_json(obj: Any) -> bytes:
+    import json
+
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
 
 
 def _stamp(path: str) -> dict[str, Any]:

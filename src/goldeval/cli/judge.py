@@ -19,7 +19,12 @@ from goldeval.outputs import sqlite_files
 @click.argument("cases", type=click.Path(dir_okay=False, path_type=str))
 @click.argument("attempts", type=click.Path(dir_okay=False, path_type=str))
 @click.option("--db", default=None, type=click.Path(dir_okay=False, path_type=str),
-              help="SQLite (or DuckDB) file: re-execute each attempt's final_query read-only; those rows are judged.")
+              help="SQLite (or DuckDB) file, or postgresql://user@host:port/dbname: re-execute each attempt's "
+                   "final_query read-only; those rows are judged. A PostgreSQL password comes from PGPASSWORD or "
+                   "~/.pgpass (one written in the URL is used but never recorded).")
+@click.option("--sql-dialect", default=None, metavar="DIALECT",
+              help="The queries are written for another engine (e.g. sqlite): translate them (sqlglot) to the "
+                   "--db database's SQL before they run (PostgreSQL only).")
 @click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' for stdout).")
 @click.option("--timeout", "timeout_s", type=float, default=5.0, show_default=True, help="Time limit per query, seconds.")
 @click.option("--max-rows", type=int, default=1_000_000, show_default=True, help="Row limit per query (more: the case is unscored).")
@@ -29,7 +34,7 @@ from goldeval.outputs import sqlite_files
 @gates_option
 @store_options
 @guarded
-def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, gates, run_store, llm_opts):
+def judge(cases, attempts, db, sql_dialect, out, timeout_s, max_rows, no_canonical, quiet, gates, run_store, llm_opts):
     """Judge data answers by rule: verdict per case and the pass rate.
 
     CASES is JSONL {"id", "question", "golden": {"kind", "columns", "rows" | "value", "ordered"?, "top_n"?,
@@ -38,13 +43,17 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ga
     verified_wrong goldens are counted beside it. With --gates (e.g. `pass_rate = { min = 0.9 }`) exit 1 when a
     gate fails; else exit 0 when judged.
     """
-    from goldeval.answers.judge import JUDGE_NAME, JUDGE_VERSION, AnswerConfig, judge_file
-    from goldeval.runs.recorder import rubric_text
+    from goldeval.answers.judge import JUDGE_NAME, AnswerConfig
+    from goldeval.answers.postgres import is_postgres_url
 
-    config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical)
+    # A password written in a PostgreSQL URL is split out here: config.db is the URL without it, from now on.
+    config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical,
+                          sql_dialect=sql_dialect)
+    server = is_postgres_url(db)
+    db = config.db
     console = report_console(out)
-    guard_outputs({"--out": out}, {"CASES": cases, "ATTEMPTS": attempts, "--db": sqlite_files(db), "--gates": gates,
-                                   "--store": run_store.files(), "the judge cache": llm_cache_files(llm_opts)})
+    guard_outputs({"--out": out}, {"CASES": cases, "ATTEMPTS": attempts, "--db": None if server else sqlite_files(db),
+                                   "--gates": gates, "--store": run_store.files(), "the judge cache": llm_cache_files(llm_opts)})
     # a bad gates file, or a gate on a metric the judge never produces, fails before any judging
     definition = load_definition(gates, scorer=JUDGE_NAME)
     if llm_opts.dry_run and not llm_opts.enabled:
@@ -55,16 +64,34 @@ def judge(cases, attempts, db, out, timeout_s, max_rows, no_canonical, quiet, ga
         _refuse_answering_model(attempts, llm_config(llm_opts).model)  # before any judging, not after the rules
         if llm_opts.dry_run:
             run_store.no_store = True  # a dry run records nothing: it must not become `latest` in the store
+    # A server database is opened before the run is recorded: its identity (server version, database, catalog
+    # sha256) stands in for a file's sha256 in the run key, so a run resumes only on the same database.
+    database = config.open_database() if server else None
+    try:
+        _judge_recorded(cases, attempts, out, quiet, gates, run_store, llm_opts, config, database, definition, console,
+                        inputs={"cases": cases, "attempts": attempts, "db": None if server else db},
+                        identities={"db": database.identity()} if database is not None else None)
+    finally:
+        if database is not None:
+            database.close()
+
+
+def _judge_recorded(cases, attempts, out, quiet, gates, run_store, llm_opts, config, database, definition, console, *,
+                    inputs, identities):
+    from goldeval.answers.judge import JUDGE_NAME, JUDGE_VERSION, judge_file
+    from goldeval.runs.recorder import rubric_text
+
     with run_store.recording(
-        scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION, inputs={"cases": cases, "attempts": attempts, "db": db},
+        scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION, inputs=inputs,
         config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION, rubric_text=rubric_text(cases),
-        dod=gates,
+        dod=gates, identities=identities,
     ) as recorder:
         hold_finish_for_gates(recorder, definition)  # the run is finished once, with its gate report
         # With --llm the run is finished by the LLM stage: if that stage fails (no key, endpoint down) the run is
         # left interrupted (resumable), never recorded as finished on the rule verdicts alone.
         rule_recorder = _NoFinish(recorder) if (recorder is not None and llm_opts.enabled) else recorder
-        results = judge_file(cases, attempts, config=config, recorder=rule_recorder, keep_materials=llm_opts.enabled)
+        results = judge_file(cases, attempts, config=config, recorder=rule_recorder, keep_materials=llm_opts.enabled,
+                             db=database)
         if llm_opts.enabled:  # the cases the rules could not decide go to the LLM judge (issue 6)
             from goldeval.cli._llm import run_llm_stage
 

@@ -25,13 +25,12 @@ def answer_judge(*, db: str | None = None) -> tuple[Callable[[Mapping[str, Any],
     """
     try:
         from goldeval.answers.judge import JUDGE_VERSION, AnswerConfig, judge_case
-        from goldeval.answers.sql import ReadOnlyDatabase
     except ImportError as exc:
         raise JudgeError(
             f"replay: the data-answer judge (goldeval.answers) cannot be imported ({exc}). Reinstall goldeval."
         ) from None
     config = AnswerConfig(db=db)
-    database = ReadOnlyDatabase(db, timeout_s=config.timeout_s, max_rows=config.max_rows) if db else None
+    database = config.open_database()
 
     def judge(case: Mapping[str, Any], answer: Mapping[str, Any]) -> Any:
         return judge_case(case, answer, db=database, config=config).outcome
