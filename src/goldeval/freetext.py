@@ -183,8 +183,8 @@ def _failure(line: int, rid: str | None, error: str) -> dict[str, Any]:
 def _decode(line: int, raw: bytes, src: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """Decode one JSONL line: ``(row, None)`` or ``(None, failure record)``.
 
-    Raises:
-        InputError: the line is not UTF-8 (the whole file is unusable, not just the row).
+    A line that is not UTF-8, or nested too deep to read (about 1,000 levels), fails alone, as a line that is not
+    JSON does: the rows around it are still scored.
     """
     try:
         data = orjson.loads(raw)
@@ -192,15 +192,18 @@ def _decode(line: int, raw: bytes, src: str) -> tuple[dict[str, Any] | None, dic
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as uexc:
-            raise InputError(
-                f"{src}:{line}: the file is not UTF-8 (byte {raw[uexc.start]:#04x} at column {uexc.start + 1}). "
-                "Re-encode it as UTF-8, e.g. `iconv -f latin1 -t utf-8`."
-            ) from None
+            return None, _failure(line, None, (
+                f"{src}:{line}: the line is not UTF-8 (byte {raw[uexc.start]:#04x} at column {uexc.start + 1}). "
+                "Re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`."))
         try:
             # The standard library also reads what orjson refuses on purpose: NaN / Infinity literals (Python's
             # json.dump writes them) and lone surrogate escapes. Those rows are scored, not failed (unless the
             # surrogate is in the id or a section name, which the results must write: see _score_record).
             data = json.loads(text)
+        except RecursionError:
+            return None, _failure(line, None, (
+                f"{src}:{line}: the JSON is nested too deep to read (over 1,000 levels of arrays or objects). "
+                "Flatten the row: texts are strings or one object of section name -> text."))
         except ValueError:
             return None, _failure(line, None, f"{src}:{line}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
     if not isinstance(data, dict):
@@ -398,16 +401,19 @@ def _row_id(data: dict[str, Any], id_field: str) -> str | None:
 
 def _prepass(path: Path, id_field: str, src: str) -> tuple[int, str, set[int]]:
     """One read of *path*: its line count, its sha256, and the hashes of the ids that occur on more than one row
-    (see :class:`_IdIndex`). Bounded memory: the hashes go to buckets on disk.
+    (see :class:`_IdIndex`). Bounded memory: the hashes go to buckets on disk. A line that cannot be decoded
+    is passed over here (the scoring pass reports it as a failed row).
 
     Raises:
-        InputError: a line is not UTF-8 (as the scoring pass would).
+        InputError: no line of the file is UTF-8 (the file is in another encoding; one bad line fails alone).
     """
     size = path.stat().st_size
     buckets = _HashBuckets(max(1, size // 64))  # a row is at least ~64 bytes in practice; too many buckets is harmless
     hasher = hashlib.sha256()
     loads = orjson.loads
     n_lines = 0
+    n_rows = n_not_utf8 = 0
+    first_bad: InputError | None = None
     with path.open("rb") as fh:
         for n_lines, raw in enumerate(fh, start=1):
             hasher.update(raw)
@@ -418,13 +424,23 @@ def _prepass(path: Path, id_field: str, src: str) -> tuple[int, str, set[int]]:
             except orjson.JSONDecodeError:
                 if not raw.strip():
                     continue
-                data, failure = _decode(n_lines, raw, src)  # the slow path (NaN, lone surrogates); raises on non-UTF-8
+                data, failure = _decode(n_lines, raw, src)  # the slow path (NaN, lone surrogates, non-UTF-8, too deep)
                 if data is None:
+                    n_rows += 1
+                    if failure is not None and "is not UTF-8" in failure["error"]:
+                        n_not_utf8 += 1
+                        if first_bad is None:
+                            first_bad = InputError(failure["error"].replace("the line is not UTF-8", "the file is not UTF-8", 1)
+                                                   + " No line of the file is UTF-8.")
                     continue
+            n_rows += 1
             if type(data) is dict:
                 rid = _row_id(data, id_field)
                 if rid is not None:
                     buckets.add(hash(rid))
+    if n_rows and n_not_utf8 == n_rows and first_bad is not None:
+        # not one line is UTF-8: the file as a whole is in another encoding (one bad line fails alone)
+        raise first_bad
     return n_lines, hasher.hexdigest(), buckets.repeated()
 
 

@@ -72,12 +72,11 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
         path: A UTF-8 file with one JSON object per line. Blank lines are skipped (not counted as rows).
 
     Yields:
-        ``Row(line, data)`` for each JSON object; ``RowError(line, id, error)`` for a line that is not JSON
-        or not an object.
+        ``Row(line, data)`` for each JSON object; ``RowError(line, id, error)`` for a line that is not JSON,
+        not an object, or not UTF-8 (the message gives the byte and its column).
 
     Raises:
-        InputError: the file is missing, a folder, empty, holds no row at all, or is not UTF-8 (the message gives
-            the line and byte offset of the first bad byte).
+        InputError: the file is missing, a folder, empty, or holds no row at all.
     """
     p = check_input_file(path)
     seen_any = False
@@ -85,11 +84,11 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
         for lineno, raw in enumerate(fh, start=1):
             try:
                 text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(
-                    f"{p}:{lineno}: the file is not UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}). "
-                    "Re-encode it as UTF-8, e.g. `iconv -f latin1 -t utf-8`."
-                ) from None
+            except UnicodeDecodeError as exc:  # this row fails alone, as a line that is not JSON does
+                seen_any = True
+                yield RowError(lineno, None, f"{p.name}:{lineno}: the line is not UTF-8 (byte {raw[exc.start]:#04x} at "
+                               f"column {exc.start + 1}). Re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`.")
+                continue
             if lineno == 1 and text.startswith("\ufeff"):
                 text = text[1:]
             if not text.strip():
@@ -111,25 +110,100 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
 def read_csv(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
     """Stream a CSV file with a header row as :class:`Row` items (values are strings; empty cells are ``None``).
 
-    Line numbers count the header as line 1, so the first data row is line 2.
+    A row is numbered by its first line, the header being line 1 (a quoted field that holds a newline makes one
+    row, reported at the line it starts on). The file is read strictly (Python's ``csv`` with ``strict=True``): a
+    quote that is opened and never closed, or closed with other characters after it, makes that row a
+    :class:`RowError` naming the line where the quote opened, and reading goes on from the next line — it never
+    swallows the rows after it into one field. A line that is not UTF-8, or a row with more cells than the header,
+    fails alone too; a row with fewer cells has ``None`` for the missing ones (as ``csv.DictReader``).
 
     Raises:
-        InputError: missing, empty or non-UTF-8 file, or a file without a header.
+        InputError: missing or empty file, or a file without a header.
     """
     p = check_input_file(path)
+    with p.open("rb") as fh:
+        records = _csv_records(fh, p.name)
+        header: list[str] | None = None
+        for line, cells, error in records:
+            if header is None:
+                if error is not None or not cells:
+                    raise InputError(f"{p}: no usable header row on line 1 ({error or 'empty'}); expected column names.")
+                header = cells
+                continue
+            if error is not None:
+                rid = cells[header.index("id")] if cells and "id" in header and header.index("id") < len(cells) else None
+                yield RowError(line, rid, error)
+                continue
+            if not cells:  # a blank line, as csv.DictReader skips it
+                continue
+            if len(cells) > len(header):
+                yield RowError(line, cells[header.index("id")] if "id" in header else None, f"{p.name}:{line}: more cells than header columns.")
+                continue
+            values = cells + [None] * (len(header) - len(cells))
+            yield Row(line, {k: (v if v != "" else None) for k, v in zip(header, values, strict=True)})
+    if header is None:
+        raise InputError(f"{p}: no header row; expected column names on line 1.")
+
+
+def _csv_records(fh: Any, name: str) -> Iterator[tuple[int, list[str], str | None]]:
+    """``(first line, cells, error)`` per CSV record of the binary file *fh*; ``error`` is ``None`` or the message
+    of a record that could not be read (bad quoting, not UTF-8), whose reading restarts on the line after its first
+    one. The csv module reads one line at a time and never ahead, so a reader per record sees only that record."""
+    pushback: list[tuple[int, bytes]] = []
+    source = enumerate(fh, start=1)
+
+    def next_line() -> tuple[int, bytes] | None:
+        if pushback:
+            return pushback.pop()
+        return next(source, None)
+
+    while True:
+        first = next_line()
+        if first is None:
+            return
+        consumed = [first]
+        start, raw = first
+        if start == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+            consumed[0] = (start, raw)
+        bad: list[str] = []
+
+        def lines() -> Iterator[str]:
+            yield _csv_text(consumed[0][1], consumed[0][0], bad)
+            while True:
+                item = next_line()
+                if item is None:
+                    return
+                consumed.append(item)
+                yield _csv_text(item[1], item[0], bad)
+
+        reader = csv.reader(lines(), strict=True)
+        try:
+            cells = next(reader, None)
+        except csv.Error as exc:
+            pushback.extend(reversed(consumed[1:]))  # read again from the line after the one the row started on
+            head = consumed[0][1].decode("utf-8", "replace")
+            cells = next(csv.reader([head.split('"', 1)[0]]), [])  # the cells before the quote (for the id)
+            yield start, cells, (
+                f"{name}:{start}: a quoted field opened on this line is not closed properly ({exc}); the row is "
+                'skipped and reading goes on from the next line. Close the quote, or double a quote inside a '
+                'quoted field ("").')
+            continue
+        if cells is None:
+            return
+        if bad:
+            yield start, cells, bad[0]
+            continue
+        yield start, cells, None
+
+
+def _csv_text(raw: bytes, line: int, bad: list[str]) -> str:
     try:
-        with p.open("r", encoding="utf-8-sig", newline="") as fh:
-            reader = csv.DictReader(fh)
-            if not reader.fieldnames:
-                raise InputError(f"{p}: no header row; expected column names on line 1.")
-            for rec in reader:
-                line = reader.line_num
-                if None in rec:
-                    yield RowError(line, rec.get("id"), f"{p.name}:{line}: more cells than header columns.")
-                    continue
-                yield Row(line, {k: (v if v != "" else None) for k, v in rec.items()})
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{p}: the file is not UTF-8 ({exc.reason}). Re-encode it as UTF-8.") from None
+        bad.append(f"line {line}: the line is not UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}). "
+                   "Re-encode the file as UTF-8.")
+        return raw.decode("utf-8", "replace")
 
 
 def is_parquet(path: str | os.PathLike[str]) -> bool:

@@ -1,0 +1,93 @@
+"""Issue 10 items 4, 6 and 7 (the row-level part): a row nested 2,000 deep, a non-UTF-8 byte on one line and a
+CSV field with an unbalanced quote each fail alone, with their line, while the other rows are scored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from goldeval.cli import main
+from goldeval.io import Row, RowError, read_csv, read_jsonl
+
+OK = {"id": "a", "prediction": "blood pressure fine", "reference": "blood pressure fine"}
+
+
+def _score(path: Path, tmp: Path) -> tuple[int, dict, str]:
+    out = tmp / "r.json"
+    r = CliRunner().invoke(main, ["score", str(path), "--no-store", "-q", "--out", str(out)], catch_exceptions=False)
+    return r.exit_code, (json.loads(out.read_text()) if out.exists() else {}), r.output
+
+
+def test_a_row_nested_2000_deep_fails_alone_in_score(tmp_path: Path) -> None:
+    deep_list = "[" * 2000 + "]" * 2000
+    deep_obj = '{"s":' * 2000 + '"x"' + "}" * 2000
+    p = tmp_path / "p.jsonl"
+    p.write_text(
+        json.dumps(OK) + "\n"
+        + '{"id": "b", "prediction": "x", "reference": "x", "extra": ' + deep_list + "}\n"
+        + '{"id": "c", "prediction": ' + deep_obj + ', "reference": "x"}\n'
+        + json.dumps({**OK, "id": "d"}) + "\n"
+    )
+    code, res, output = _score(p, tmp_path)
+    assert code == 0, output
+    assert res["aggregate"]["n"] == 2 and res["aggregate"]["n_failed"] == 2
+    assert [f["line"] for f in res["failures"]] == [2, 3]
+    assert all("nested" in f["error"] for f in res["failures"]), res["failures"]
+
+
+def test_one_non_utf8_byte_fails_its_row_alone(tmp_path: Path) -> None:
+    p = tmp_path / "p.jsonl"
+    rows = [json.dumps({**OK, "id": f"r{i}"}).encode() for i in range(5)]
+    rows[3] = rows[3].replace(b"fine", b"f\xefne", 1)  # line 4: a latin-1 byte
+    p.write_bytes(b"\n".join(rows) + b"\n")
+    code, res, output = _score(p, tmp_path)
+    assert code == 0, output
+    assert (res["aggregate"]["n"], res["aggregate"]["n_failed"]) == (4, 1)
+    assert res["failures"][0]["line"] == 4 and "UTF-8" in res["failures"][0]["error"]
+
+
+def test_read_jsonl_reports_a_non_utf8_line_as_a_row_error(tmp_path: Path) -> None:
+    p = tmp_path / "l.jsonl"
+    p.write_bytes(b'{"id": "1", "gold": "a", "pred": "a"}\n{"id": "2", "gold": "\xe9", "pred": "a"}\n{"id": "3", "gold": "a", "pred": "b"}\n')
+    items = list(read_jsonl(p))
+    assert [type(i).__name__ for i in items] == ["Row", "RowError", "Row"]
+    assert items[1].line == 2 and "UTF-8" in items[1].error and "0xe9" in items[1].error
+
+
+def test_csv_unbalanced_quote_fails_its_row_and_the_rest_is_read(tmp_path: Path) -> None:
+    p = tmp_path / "l.csv"
+    p.write_text('id,gold,pred\n1,yes,yes\n2,"yes,no\n3,no,no\n4,yes,no\n')
+    items = list(read_csv(p))
+    rows = [i for i in items if isinstance(i, Row)]
+    errors = [i for i in items if isinstance(i, RowError)]
+    assert [r.data["id"] for r in rows] == ["1", "3", "4"]
+    assert [(e.line, e.id) for e in errors] == [(3, "2")]
+    assert "quote" in errors[0].error and ":3:" in errors[0].error
+
+
+def test_csv_quote_closing_late_swallows_nothing(tmp_path: Path) -> None:
+    # the quote opened on line 3 closes on line 5 ('no"'): a strict reader sees junk after the closing quote
+    p = tmp_path / "l.csv"
+    p.write_text('id,gold,pred\n1,yes,yes\n2,"yes,no\n3,no,no\n4,yes,"no"x\n5,no,no\n')
+    items = list(read_csv(p))
+    assert [i.data["id"] for i in items if isinstance(i, Row)] == ["1", "3", "5"]
+    assert [i.line for i in items if isinstance(i, RowError)] == [3, 5]
+
+
+def test_csv_quoted_newline_is_one_row_at_its_first_line(tmp_path: Path) -> None:
+    p = tmp_path / "l.csv"
+    p.write_text('id,gold,pred,note\n1,yes,yes,"two\nlines"\n2,no,no,x\n')
+    items = list(read_csv(p))
+    assert [(i.line, i.data["id"], i.data["note"]) for i in items] == [(2, "1", "two\nlines"), (4, "2", "x")]
+
+
+def test_labels_csv_with_an_unbalanced_quote_scores_the_other_rows(tmp_path: Path) -> None:
+    p = tmp_path / "l.csv"
+    p.write_text('id,gold,pred\n1,yes,yes\n2,"yes,no\n3,no,no\n4,yes,no\n')
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(main, ["labels", str(p), "--positive", "yes", "--no-store", "--out", str(out)], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    res = json.loads(out.read_text())
+    assert (res["aggregate"]["n_scored"], res["aggregate"]["n_failed"]) == (3, 1)
