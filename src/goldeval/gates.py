@@ -332,6 +332,10 @@ METRICS: dict[str, Metric] = dict(
         _m("n_flickering", "answers", "cases whose LLM verdict changed between repeats (llm_judge)", "lower", "count", _allow_count_max("flickering cases")),
         _m("cost_usd", "answers", "what the LLM judge calls cost, in USD (llm_judge, with prices configured)", "lower", "amount"),
         _m("latency_p95_s", "answers", "95th percentile of the LLM judge's call latency, in seconds (llm_judge)", "lower", "amount"),
+        _m("spend_usd", "answers", "what the LLM judge's HTTP calls spent, in USD: usage at the prices, else each call's reserved "
+           "worst case (llm_judge, with prices)", "lower", "amount"),
+        _m("n_not_sent", "answers", "cases the spend cap left unsent to the LLM judge (needs_human: spend cap reached)", "lower", "count",
+           _allow_count_max("cases left unsent by the spend cap")),
         # the judge against the settled human verdicts (goldeval.runs.calibration, the `review stats` command)
         _m("judge_agreement", "calibration", "share of human-settled cases where the judge's decided verdict equals the person's", "higher", "fraction"),
         _m("judge_kappa", "calibration", "Cohen's kappa of the judge's decided verdicts against the settled human verdicts", "higher", "kappa"),

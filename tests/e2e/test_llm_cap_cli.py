@@ -117,3 +117,28 @@ def test_replay_takes_max_calls_only(tmp_path, monkeypatch):
     assert out["llm_spend"]["calls"] == 1 and "LLM judge calls: 1 of --max-calls 1; spend cap reached" in res.output
     bad = run([*args, "--max-cost", "1"])
     assert bad.exit_code == 2 and "No such option '--max-cost'" in bad.output
+
+
+def test_a_gate_on_cases_left_unsent(tmp_path, monkeypatch):
+    # judge --llm --max-calls 1 leaves 2 of the 3 criteria cases unsent (as above): n_not_sent = {max = 0} fails,
+    # spend_usd is gateable on the merged results (1 call × 120 in / 30 out at $1 / $2 per M = $0.00018).
+    monkeypatch.setenv("GOLDEVAL_HOME", str(tmp_path / "home"))
+    cases, attempts = write(tmp_path / "c.jsonl", CASES), write(tmp_path / "a.jsonl", ATTEMPTS)
+    (tmp_path / "dod.toml").write_text('agreed_by = "t"\nagreed_on = "2026-12-01"\n[gates]\nn_not_sent = { max = 0 }\n'
+                                       'spend_usd = { max = 0.01 }\n')
+    with FakeOpenAI() as srv:
+        res = run(["judge", cases, attempts, "--llm", "judge-model", "--base-url", srv.base_url, "--no-store", "-q",
+                   "--max-calls", "1", "--max-concurrency", "1", "--price-in", "1", "--price-out", "2",
+                   "--gates", str(tmp_path / "dod.toml"), "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 1, res.output
+    agg = json.loads((tmp_path / "r.json").read_text())["aggregate"]
+    assert agg["n_not_sent"] == 2 and agg["spend_usd"] == pytest.approx(0.00018, rel=1e-12)
+    assert "n_not_sent 2 fails" in res.output
+
+
+@pytest.mark.parametrize("command", ["judge", "replay"])
+def test_a_cap_without_an_llm_judge_is_a_usage_error(files, command):
+    cases, attempts, tmp = files
+    args = ["judge", cases, attempts, "--no-store"] if command == "judge" else ["replay", attempts, "--cases", cases]
+    res = run([*args, "--max-calls", "3"])
+    assert res.exit_code == 2 and "give --llm MODEL" in res.output

@@ -58,6 +58,9 @@ def judge(cases, attempts, db, sql_dialect, out, timeout_s, max_rows, no_canonic
     definition = load_definition(gates, scorer=JUDGE_NAME)
     if llm_opts.dry_run and not llm_opts.enabled:
         raise InputError("--dry-run counts the calls the LLM judge would make: give --llm MODEL with it.")
+    if (llm_opts.max_cost is not None or llm_opts.max_calls is not None) and not llm_opts.enabled:
+        raise InputError("--max-cost / --max-calls cap the LLM judge's calls, and no LLM judge runs: give --llm MODEL "
+                         "with them, or drop them.")
     if llm_opts.enabled:
         from goldeval.cli._llm import llm_config
 

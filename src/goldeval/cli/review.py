@@ -47,6 +47,11 @@ def replay(regressions, cases, db, out, llm_opts):
                                    "the judge cache": llm_cache_files(llm_opts)})
     judge, version = _current_judge(db)
     cache = None
+    if llm_opts.max_calls is not None and not llm_opts.enabled:
+        from goldeval.errors import InputError
+
+        raise InputError("--max-calls caps the LLM judge's calls, and no LLM judge runs in this replay: give --llm MODEL "
+                         "with it, or drop it.")
     if llm_opts.enabled:
         from goldeval.cli._llm import llm_config
         from goldeval.judge import JudgeCache

@@ -154,6 +154,12 @@ def merge_llm(rule_results: dict[str, Any], llm_results: dict[str, Any]) -> dict
         undefined.pop("pass_rate", None)
     lagg = {k: v for k, v in llm_results.get("aggregate", {}).items() if k not in ("counts", "pass_rate", "n", "n_scored", "n_failed")}
     agg["llm_judge"] = lagg
+    # The spend and what the cap left unsent are the run's own figures too (gateable on a `judge --llm` run).
+    for key in ("spend_usd", "n_not_sent"):
+        if key in lagg:
+            agg[key] = lagg[key]
+    if "spend_usd" in (lagg.get("undefined") or {}):
+        undefined["spend_usd"] = lagg["undefined"]["spend_usd"]
     rule_results["llm_judge"] = llm_results.get("judge")
     return rule_results
 
