@@ -117,8 +117,10 @@ def test_killed_run_resumes_to_the_same_result(corpus, tmp_path):
 
     a = json.loads((tmp_path / "resumed.json").read_text())
     b = json.loads((tmp_path / "full.json").read_text())
+    assert a["run"]["id"] == runs[0][0]  # the resumed file names the run it resumed (issue 12)
     for doc in (a, b):
         doc["aggregate"].pop("elapsed_sec")
+        doc.pop("run")  # each names its own run and store
     assert a == b  # the resumed results equal an uninterrupted run's
 
     runs_after, cases_after = stored(db)

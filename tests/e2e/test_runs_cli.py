@@ -183,6 +183,7 @@ def test_two_runs_of_the_same_inputs_store_identical_results(tmp_path):
     assert ea["cases"] == eb["cases"]
     for doc in (ea, eb):
         doc["results"]["aggregate"].pop("elapsed_sec")
+        assert doc["results"].pop("run")["id"] == doc["run"]["id"]  # each names its own run (issue 12)
         for key in ("id", "created_at", "updated_at", "finished_at", "pid"):
             doc["run"].pop(key)
     assert ea["results"] == eb["results"]
@@ -198,6 +199,7 @@ def test_two_judge_runs_of_the_same_inputs_store_identical_verdicts(arm_runs, tm
     assert first["cases"] == second["cases"]
     for doc in (first, second):
         doc["results"].pop("elapsed_sec", None)
+        assert doc["results"].pop("run")["id"] == doc["run"]["id"]  # each names its own run and store (issue 12)
         for key in ("id", "created_at", "updated_at", "finished_at", "pid"):
             doc["run"].pop(key)
     assert first["results"] == second["results"] and first["run"] == second["run"]

@@ -88,9 +88,25 @@ class StoreOptions:
         """One line for stderr saying which run was recorded (``None`` with --no-store or before recording)."""
         if self.run_id is None:
             return None
+        store = f" --store {self.store}" if self.store is not None else ""
+        hint = f"; its report: goldeval report {self.run_id}{store} --out report.html"
         if self.resumed:
-            return f"run {self.run_id} resumed ({self.n_previous} case(s) reused from the store)"
-        return f"run {self.run_id} recorded"
+            return f"run {self.run_id} resumed ({self.n_previous} case(s) reused from the store){hint}"
+        return f"run {self.run_id} recorded{hint}"
+
+    def run_block(self) -> dict[str, Any] | None:
+        """``{"id", "arm", "store"}`` of the run this invocation recorded (``None`` with --no-store): the top-level
+        ``"run"`` of every results file, so that CI scripts compare runs by id."""
+        if self.run_id is None:
+            return None
+        return {"id": self.run_id, "arm": self.arm, "store": os.path.abspath(self.path) if self.path else None}
+
+    def stamp(self, results: dict[str, Any]) -> dict[str, Any]:
+        """Put :meth:`run_block` at the top of *results* as ``"run"`` (nothing with --no-store); returns *results*."""
+        block = self.run_block()
+        if block is not None:
+            results["run"] = block
+        return results
 
     @contextlib.contextmanager
     def recording(

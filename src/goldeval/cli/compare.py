@@ -7,6 +7,7 @@ import sys
 import click
 
 from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._ci import junit_option, write_junit
 from goldeval.cli._store import store_file, store_path_option
 
 
@@ -23,8 +24,9 @@ from goldeval.cli._store import store_file, store_path_option
               help="Coverage of the bootstrap interval.")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="How many biggest F1 movers to list.")
 @click.option("--quiet", "-q", is_flag=True, help="No summary on the console.")
+@junit_option
 @guarded
-def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confidence, top, quiet):
+def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confidence, top, quiet, junit):
     """Compare RUN_A (before) with RUN_B (after), matching cases by id.
 
     \b
@@ -38,7 +40,7 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     from goldeval.runs.compare import compare_runs
     from goldeval.runs.store import RunStore
 
-    guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
+    guard_outputs({"--out": out, "--junit": junit}, {"--store": sqlite_files(store_file(store))})
     with RunStore.open_existing(store) as st:
         a = st.get_run(run_a, with_results=False)
         b = st.get_run(run_b, with_results=False)
@@ -46,17 +48,21 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
             st.case_map(a["id"]), st.case_map(b["id"]), run_a=a, run_b=b,
             seed=seed, n_resamples=resamples, confidence=confidence, top=top,
         )
-    if fail_on_regression and cmp["verdicts"] is None:
+    if (fail_on_regression or junit) and cmp["verdicts"] is None:
         from goldeval.errors import InputError
 
         raise InputError(
-            f"--fail-on-regression: runs {a['id']} and {b['id']} hold no verdicts ({a['scorer_name']} scores), so no "
+            f"{'--fail-on-regression' if fail_on_regression else '--junit'}: runs {a['id']} and {b['id']} hold no verdicts ({a['scorer_name']} scores), so no "
             "case can go from pass to fail. Drop the flag (and gate the score with --gates on the scoring command)."
         )
     if not quiet:
         render_compare(cmp, report_console(out))
     if out:
         write_json(cmp, out)
+    if junit:
+        from goldeval.report.junit import compare_junit
+
+        write_junit(junit, compare_junit(cmp))  # one testcase per flipped case; pass → fail is a <failure>
     if fail_on_regression:
         if cmp["regressions"]:
             sys.exit(EXIT_GATE_FAILED)

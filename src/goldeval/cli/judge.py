@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, fail, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._llm import llm_cache_files, llm_options
 from goldeval.cli._store import store_options
@@ -32,9 +33,10 @@ from goldeval.outputs import sqlite_files
 @click.option("--quiet", "-q", is_flag=True, help="No summary on the console (the JSON still goes to --out).")
 @llm_options
 @gates_option
+@ci_options
 @store_options
 @guarded
-def judge(cases, attempts, db, sql_dialect, out, timeout_s, max_rows, no_canonical, quiet, gates, run_store, llm_opts):
+def judge(cases, attempts, db, sql_dialect, out, timeout_s, max_rows, no_canonical, quiet, gates, run_store, llm_opts, ci):
     """Judge data answers by rule: verdict per case and the pass rate.
 
     CASES is JSONL {"id", "question", "golden": {"kind", "columns", "rows" | "value", "ordered"?, "top_n"?,
@@ -52,7 +54,7 @@ def judge(cases, attempts, db, sql_dialect, out, timeout_s, max_rows, no_canonic
     server = is_postgres_url(db)
     db = config.db
     console = report_console(out)
-    guard_outputs({"--out": out}, {"CASES": cases, "ATTEMPTS": attempts, "--db": None if server else sqlite_files(db),
+    guard_outputs({"--out": out, **ci.outputs()}, {"CASES": cases, "ATTEMPTS": attempts, "--db": None if server else sqlite_files(db),
                                    "--gates": gates, "--store": run_store.files(), "the judge cache": llm_cache_files(llm_opts)})
     # a bad gates file, or a gate on a metric the judge never produces, fails before any judging
     definition = load_definition(gates, scorer=JUDGE_NAME)
@@ -110,8 +112,10 @@ def _judge_recorded(cases, attempts, out, quiet, gates, run_store, llm_opts, con
         if not quiet:
             render_judge(results, console)
         code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
+    run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
     if out:
         write_json(results, out)
+    ci.write(results)
     agg = results["aggregate"]
     if agg.get("n", 0) == 0 or agg.get("unscored", 0) == agg.get("n", 0):
         first = next((c.get("reason") for c in results["per_example"] if c.get("reason")), None) or (

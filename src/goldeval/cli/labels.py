@@ -8,6 +8,7 @@ import sys
 import click
 
 from goldeval.cli._common import EXIT_OK, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._store import store_options
 
@@ -22,9 +23,10 @@ from goldeval.cli._store import store_options
 @click.option("--allow-absent-positive", is_flag=True, help="Score even when the positive label occurs in neither gold nor pred (a slice with no positives).")
 @gates_option
 @click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' = stdout; the summary then goes to stderr).")
+@ci_options
 @store_options
 @guarded
-def labels(file, positive, id_column, gold_column, pred_column, second_gold_column, allow_absent_positive, gates, out, run_store):
+def labels(file, positive, id_column, gold_column, pred_column, second_gold_column, allow_absent_positive, gates, out, run_store, ci):
     """Precision, recall and missed positives of predicted labels against gold labels.
 
     FILE is JSONL rows {"id", "gold", "pred"} or a CSV with those columns (names selectable).
@@ -35,7 +37,7 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     from goldeval.errors import InputError
     from goldeval.labels import SCORER_NAME, SCORER_VERSION, score_label_file
 
-    guard_outputs({"--out": out}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
+    guard_outputs({"--out": out, **ci.outputs()}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
     dod = load_definition(gates, scorer=SCORER_NAME)  # a gate of another scorer is refused before scoring
     if dod is not None and dod.positive is not None:
         if positive is not None and positive != dod.positive:
@@ -62,8 +64,10 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
         code = apply_gates(results, gates, console, definition=dod, recorder=recorder)
     if run_store.note:
         click.echo(f"goldeval: {run_store.note}", err=True)
+    run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
     if out is not None:
         write_json(results, out)
+    ci.write(results)
     if code != EXIT_OK:
         sys.exit(code)
 
@@ -130,8 +134,9 @@ def _print_problems(results: dict) -> None:
 @click.argument("results_file", metavar="RESULTS.json", type=click.Path(dir_okay=False))
 @click.option("--gates", "gates", required=True, metavar="DOD.toml", type=click.Path(dir_okay=False), help="Definition of done (TOML [gates]).")
 @click.option("--out", "-o", default=None, metavar="PATH", help="Write the results with the gate report added ('-' = stdout).")
+@ci_options
 @guarded
-def gate(results_file, gates, out):
+def gate(results_file, gates, out, ci):
     """Apply a definition of done to any results file goldeval wrote (labels, free text, data answers).
 
     \b
@@ -143,6 +148,7 @@ def gate(results_file, gates, out):
 
     # --out RESULTS.json itself is fine: it is read whole first, and the report is added in place (atomically)
     guard_outputs({"--out": out}, {"--gates": gates})
+    guard_outputs(ci.outputs(), {"RESULTS.json": results_file, "--gates": gates, "--out": out})
     from goldeval.scorers import register_plugin_metrics
 
     register_plugin_metrics()  # a third-party scorer's metrics are gateable too
@@ -160,5 +166,6 @@ def gate(results_file, gates, out):
     code = apply_gates(results, gates, console, definition=dod)
     if out is not None:
         write_json(results, out)
+    ci.write(results)  # the results' "run" (when recorded) names the run in the JUnit suite and the summary
     if code != EXIT_OK:
         sys.exit(code)

@@ -117,6 +117,7 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
         click.echo(f"goldeval: {run_store.note}", err=True)
     if not quiet:
         render_summary(results, console)
+    run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
     if out:
         write_json(results, out)
     return EXIT_OK

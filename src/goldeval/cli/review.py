@@ -9,6 +9,7 @@ import sys
 import click
 
 from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._ci import junit_option, write_junit
 from goldeval.cli._llm import llm_cache_files, llm_options
 from goldeval.cli._store import store_file, store_path_option
 
@@ -31,8 +32,9 @@ def _current_judge(db: str | None):
 @click.option("--out", default=None, help="Write the replay JSON here ('-' for stdout).")
 # a replay judges each settled case once, one at a time, rules first, and reports no cost: those options do not apply
 @llm_options(exclude=("repeat", "dry_run", "llm_send", "max_concurrency", "price_in", "price_out", "max_cost"))
+@junit_option
 @guarded
-def replay(regressions, cases, db, out, llm_opts):
+def replay(regressions, cases, db, out, llm_opts, junit):
     """Re-judge every human-settled verdict in REGRESSIONS with the current judge.
 
     The rule-based judge decides first; with --llm MODEL the cases it leaves undecided go to the LLM judge (cached,
@@ -43,7 +45,7 @@ def replay(regressions, cases, db, out, llm_opts):
     from goldeval.outputs import sqlite_files
     from goldeval.runs.regressions import replay as run_replay
 
-    guard_outputs({"--out": out}, {"REGRESSIONS": regressions, "--cases": cases, "--db": sqlite_files(db),
+    guard_outputs({"--out": out, "--junit": junit}, {"REGRESSIONS": regressions, "--cases": cases, "--db": sqlite_files(db),
                                    "the judge cache": llm_cache_files(llm_opts)})
     judge, version = _current_judge(db)
     cache = None
@@ -92,6 +94,10 @@ def replay(regressions, cases, db, out, llm_opts):
                       + (f"; spend cap reached ({sp['reached']})" if sp["reached"] else ""), highlight=False, markup=False)
     if out:
         write_json(result, out)
+    if junit:
+        from goldeval.report.junit import replay_junit
+
+        write_junit(junit, replay_junit(result))  # one testcase per changed settled verdict
     if result["n_failed"] and not result["n_replayed"]:
         from goldeval.errors import InputError
 

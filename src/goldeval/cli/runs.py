@@ -61,9 +61,12 @@ def show(run, store, out):
 
     with RunStore.open_existing(store) as st:
         record = st.get_run(run)
+        path = st.path
     render_run(record, report_console(out))
     if out:
-        write_json(record.get("results"), out)
+        from goldeval.runs.export import with_run_block
+
+        write_json(with_run_block(record.get("results"), record, path), out)
     return EXIT_OK
 
 

@@ -13,6 +13,7 @@ import sys
 import click
 
 from goldeval.cli._common import EXIT_BAD_INPUT, fail, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._store import store_options
 
@@ -44,10 +45,11 @@ from goldeval.cli._store import store_options
 @click.option("--option", "-O", "scorer_options", multiple=True, metavar="KEY=VALUE",
               help="An option of the scorer (repeatable), e.g. -O normalize=none; values are read as JSON when they parse.")
 @gates_option
+@ci_options
 @store_options
 @guarded
 def score(file, prediction_field, reference_field, id_field, tokenizer, out, out_format, workers, quiet, scorer_name,
-          scorer_options, gates, run_store):
+          scorer_options, gates, run_store, ci):
     """Token F1 (precision, recall, F1) of every row of FILE, per example and macro-averaged (or --scorer NAME).
 
     FILE is JSONL, CSV or Parquet: {"id", "prediction", "reference"} per row, texts as strings or objects of
@@ -56,10 +58,10 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
     """
     fields = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
     if scorer_name != "token_f1" or scorer_options or not _is_jsonl(file):
-        return _score_with(scorer_name, file, fields, scorer_options, out=out, quiet=quiet, gates=gates, run_store=run_store)
+        return _score_with(scorer_name, file, fields, scorer_options, out=out, quiet=quiet, gates=gates, run_store=run_store, ci=ci)
     console = report_console(out)
     # an --out that is the input, the gates or the store, or that cannot be written, fails before any scoring
-    guard_outputs({"--out": out}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
+    guard_outputs({"--out": out, **ci.outputs()}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
     from goldeval.freetext import SCORER_NAME as _scorer
 
     # a bad gates file, or a gate on a metric this scorer never produces, fails before any scoring
@@ -74,18 +76,36 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
             writer = stack.enter_context(ResultsFile(out, out_format))
             writer.begin(results_head(tokenizer, prediction_field=prediction_field, reference_field=reference_field,
                                       id_field=id_field))
-        code, results = _score_jsonl(file, config, workers, quiet, gates, definition, run_store, console, writer)
+        # the examples stream to the results file and, for --junit-cases, as (id, status, F1) to the JUnit cases
+        junit_cases: list[dict] | None = [] if ci.junit_cases else None
+
+        def on_example(entry: dict) -> None:
+            if writer is not None:
+                writer.example(entry)
+            if junit_cases is not None:
+                junit_cases.append(_slim(entry))
+
+        streamed = writer is not None or junit_cases is not None
+        code, results = _score_jsonl(file, config, workers, quiet, gates, definition, run_store, console,
+                                     on_example if streamed else None)
+        run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
         if writer is not None:
             writer.close(results)
+    ci.write(results if junit_cases is None else {**results, "per_example": junit_cases})
     if results["aggregate"]["n"] == 0:
         first = results["failures"][0]["error"] if results["failures"] else "no rows"
         fail(f"no row of {file} could be scored ({results['aggregate']['n_failed']} failed); the first: {first}", EXIT_BAD_INPUT)
     sys.exit(code)
 
 
-def _score_jsonl(file, config, workers, quiet, gates, definition, run_store, console, writer):
-    """Token F1 of a JSONL *file* with the store and the gates; the examples stream to *writer* (and to the store),
-    none is kept in memory."""
+def _slim(entry: dict) -> dict:
+    """What a JUnit testcase of one free-text case needs: id, status, F1, reason."""
+    return {k: entry[k] for k in ("id", "status", "reason", "whole_note") if k in entry}
+
+
+def _score_jsonl(file, config, workers, quiet, gates, definition, run_store, console, on_example):
+    """Token F1 of a JSONL *file* with the store and the gates; the examples stream to *on_example* (and to the
+    store), none is kept in memory."""
     from goldeval.freetext import SCORER_NAME, SCORER_VERSION, score_file
     from goldeval.report.freetext import render_freetext
 
@@ -107,7 +127,7 @@ def _score_jsonl(file, config, workers, quiet, gates, definition, run_store, con
                 progress=progress,
                 on_total=on_total,
                 keep_per_example=False,
-                on_example=writer.example if writer is not None else None,
+                on_example=on_example,
             ),
             quiet,
         )
@@ -172,7 +192,7 @@ def _parse_options(pairs: tuple[str, ...]) -> dict:
     return out
 
 
-def _score_with(name: str, file: str, fields: dict, options: tuple[str, ...], *, out, quiet, gates, run_store):
+def _score_with(name: str, file: str, fields: dict, options: tuple[str, ...], *, out, quiet, gates, run_store, ci):
     """``score --scorer NAME``: read FILE, score it through the Scorer interface, record, gate, write."""
     import os
 
@@ -180,7 +200,7 @@ def _score_with(name: str, file: str, fields: dict, options: tuple[str, ...], *,
     from goldeval.scorers import get_scorer, run
 
     console = report_console(out)
-    guard_outputs({"--out": out}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
+    guard_outputs({"--out": out, **ci.outputs()}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
     scorer = get_scorer(name)  # registers its metrics with the gates
     given = {k: v for k, v in fields.items() if k in scorer.options}
     if name != "token_f1":
@@ -207,8 +227,10 @@ def _score_with(name: str, file: str, fields: dict, options: tuple[str, ...], *,
 
                 render_scorer(results, console)
         code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
+    run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
     if out:
         write_json(results, out)
+    ci.write(results)
     agg = results["aggregate"]
     if agg.get("n_scored", agg.get("n")) == 0:
         first = results["failures"][0]["error"] if results.get("failures") else "no rows"

@@ -12,7 +12,7 @@ import orjson
 from goldeval.errors import InputError
 from goldeval.runs.store import RunStore
 
-__all__ = ["export_run", "flatten"]
+__all__ = ["export_run", "flatten", "with_run_block"]
 
 FORMATS = ("jsonl", "csv", "json")
 
@@ -30,6 +30,16 @@ def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             out[name] = value
     return out
+
+
+def with_run_block(results: Any, run: Mapping[str, Any], store_path: Any) -> Any:
+    """*results* (a stored results dict) with the top-level ``"run": {"id", "arm", "store"}`` that every results
+    file of a recorded run carries (as the scoring command wrote it); anything that is not a dict is returned as is."""
+    import os
+
+    if isinstance(results, dict):
+        results["run"] = {"id": run["id"], "arm": run.get("arm"), "store": os.path.abspath(store_path)}
+    return results
 
 
 def export_run(store: RunStore, ref: str, fmt: str) -> bytes:
@@ -64,6 +74,6 @@ def export_run(store: RunStore, ref: str, fmt: str) -> bytes:
         for r in rows:
             writer.writerow({k: ("" if v is None else v) for k, v in r.items()})
         return buf.getvalue().encode("utf-8")
-    results = run.pop("results", None)
+    results = with_run_block(run.pop("results", None), run, store.path)
     doc = {"run": run, "results": results, "cases": cases, "reviews": store.reviews(run["id"])}
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS)

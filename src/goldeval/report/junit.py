@@ -1,0 +1,204 @@
+"""JUnit XML for CI systems (Jenkins, GitLab, GitHub test reporters), written with junitparser.
+
+Shapes (one ``<testsuites>`` document with one ``<testsuite>`` per run):
+
+* **gates**: one testcase per gate (``classname`` ``goldeval.gates``, ``name`` the metric and its bound). A failing
+  gate is a ``<failure>`` whose message is the plain decision line of that gate; the gate's ``value``, ``bound``,
+  ``op`` and ``allowed_on_this_set`` are ``<properties>`` of the testcase. The suite's properties name the run,
+  the scorer and the definition of done.
+* **no gates**: one testcase, ``scored``, that fails only when nothing could be scored (no evidence is not a pass).
+* ``cases=True``: also one testcase per case (``classname`` ``goldeval.cases``): ``no_match``, a false positive or a
+  missed positive fails, and so does an F1 below ``min_f1`` when given; an unscored case is an ``<error>`` with its
+  reason; near_match / needs_human / verified_wrong cases are ``<skipped>`` with the verdict as message (undecided
+  is neither a pass nor a fail).
+* **compare / replay**: one testcase per flipped (or changed) case, failing for pass → fail (or a changed
+  settled verdict), plus one testcase that fails when nothing was decided in both runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["results_junit", "compare_junit", "replay_junit"]
+
+
+def _props(element: Any, items: Mapping[str, Any]) -> None:
+    from junitparser import Properties, Property
+
+    props = Properties()
+    for k, v in items.items():
+        if v is not None:
+            props.add_property(Property(str(k), str(v)))
+    element.append(props)
+
+
+def _case(name: str, classname: str, *, failure: str | None = None, error: str | None = None,
+          skipped: str | None = None, props: Mapping[str, Any] | None = None, text: str | None = None) -> Any:
+    from junitparser import Error, Failure, Skipped, TestCase
+
+    tc = TestCase(name, classname, 0.0)
+    if props:
+        _props(tc, props)
+    if failure is not None:
+        tc.result = [Failure(failure)]
+    elif error is not None:
+        tc.result = [Error(error)]
+    elif skipped is not None:
+        tc.result = [Skipped(skipped)]
+    if text:
+        tc.system_out = text
+    return tc
+
+
+def _bytes(suites: list[Any]) -> bytes:
+    from junitparser import JUnitXml
+
+    xml = JUnitXml("goldeval")
+    for s in suites:
+        s.update_statistics()
+        xml.add_testsuite(s)
+    xml.update_statistics()
+    return xml.tostring()
+
+
+def _suite_name(results: Mapping[str, Any]) -> str:
+    run = results.get("run") if isinstance(results.get("run"), Mapping) else {}
+    scorer = (results.get("scorer") or {}).get("name", "goldeval")
+    return f"goldeval {scorer}" + (f" run {run.get('id')}" if run.get("id") else "") + (f" ({run['arm']})" if run.get("arm") else "")
+
+
+def results_junit(results: Mapping[str, Any], *, cases: bool = False, min_f1: float | None = None) -> bytes:
+    """The JUnit XML document of one results dict (as a scoring command or ``goldeval gate`` holds it).
+
+    Args:
+        results: A results dict; its ``gates`` (when present) give one testcase per gate.
+        cases: Add one testcase per case (see the module docstring for what fails).
+        min_f1: With ``cases``: a free-text case whose whole-note F1 is below this fails (``None``: only unscored
+            rows are reported).
+
+    Returns:
+        UTF-8 bytes of the XML document.
+    """
+    from junitparser import TestSuite
+
+    suite = TestSuite(_suite_name(results))
+    run = results.get("run") if isinstance(results.get("run"), Mapping) else {}
+    gates = results.get("gates") if isinstance(results.get("gates"), Mapping) else None
+    agg = results.get("aggregate") or {}
+    _props(suite, {"run": run.get("id"), "arm": run.get("arm"), "store": run.get("store"),
+                   "scorer": (results.get("scorer") or {}).get("name"), "scorer_version": (results.get("scorer") or {}).get("version"),
+                   "definition": (gates or {}).get("definition", {}).get("path") if gates else None,
+                   "definition_sha256": (gates or {}).get("definition", {}).get("sha256") if gates else None,
+                   "decision": (gates or {}).get("summary") if gates else None})
+    if gates:
+        for g in gates.get("gates") or []:
+            bound = f"{'>=' if g.get('op') == 'min' else '<='} {g.get('limit_text')}"
+            decision = g.get("sentence") or ""
+            if g.get("reason") and g["reason"] not in decision:
+                decision = f"{decision}: {g['reason']}" if decision else g["reason"]
+            suite.add_testcase(_case(
+                f"{g.get('metric')} {bound}", "goldeval.gates", failure=None if g.get("passed") else decision,
+                props={"value": g.get("observed"), "value_shown": g.get("observed_text"), "bound": g.get("limit"),
+                       "op": g.get("op"), "limit": g.get("limit_text"), "allowed_on_this_set": g.get("allowed_on_this_set"),
+                       "line": g.get("line")},
+                text=decision,
+            ))
+    else:
+        n_scored = agg.get("n_scored", agg.get("n"))
+        nothing = not n_scored or (agg.get("unscored") is not None and agg.get("unscored") == agg.get("n"))
+        suite.add_testcase(_case(
+            "scored", "goldeval.run", failure=f"nothing could be scored ({agg.get('n_failed', 0)} failed)" if nothing else None,
+            props={"n": agg.get("n"), "n_scored": n_scored, "n_failed": agg.get("n_failed")},
+        ))
+    if cases:
+        for c in _case_tests(results, min_f1):
+            suite.add_testcase(c)
+    return _bytes([suite])
+
+
+def _case_tests(results: Mapping[str, Any], min_f1: float | None) -> list[Any]:
+    out = []
+    seen: set[str] = set()
+    for c in results.get("per_example") or []:
+        if not isinstance(c, Mapping):
+            continue
+        cid = str(c.get("id"))
+        seen.add(cid)
+        if c.get("status", "scored") != "scored":
+            out.append(_case(cid, "goldeval.cases", error=f"unscored: {c.get('reason') or c.get('error') or 'no reason recorded'}"))
+            continue
+        if "whole_note" in c:
+            f1 = (c.get("whole_note") or {}).get("f1")
+            fail = None if (min_f1 is None or f1 is None or f1 >= min_f1) else f"F1 {f1:.4f} is below --junit-min-f1 {min_f1:g}"
+            out.append(_case(cid, "goldeval.cases", failure=fail, props={"f1": f1}))
+        elif c.get("outcome") in ("tp", "fp", "fn", "tn"):
+            o = c["outcome"]
+            fail = {"fp": f"false positive: predicted {c.get('pred')!r}, gold {c.get('gold')!r}",
+                    "fn": f"missed positive: gold {c.get('gold')!r}, predicted {c.get('pred')!r}"}.get(o)
+            out.append(_case(cid, "goldeval.cases", failure=fail, props={"outcome": o, "gold": c.get("gold"), "pred": c.get("pred")}))
+        elif isinstance(c.get("verdict"), str):
+            v = c["verdict"]
+            why = c.get("why") or ""
+            if c.get("gold_status") == "verified_wrong":
+                out.append(_case(cid, "goldeval.cases", skipped=f"golden verified_wrong (not in the pass rate): {v}: {why}"))
+            elif v == "no_match":
+                out.append(_case(cid, "goldeval.cases", failure=f"no_match: {why}", props={"confidence": c.get("confidence")}))
+            elif v == "match":
+                out.append(_case(cid, "goldeval.cases", props={"confidence": c.get("confidence")}))
+            else:
+                out.append(_case(cid, "goldeval.cases", skipped=f"{v}: {why}"))
+        else:
+            out.append(_case(cid, "goldeval.cases"))
+    for f in results.get("failures") or []:
+        fid = f.get("id")
+        if fid is None or str(fid) not in seen:
+            out.append(_case(str(fid) if fid is not None else f"line {f.get('line')}", "goldeval.cases", error=f"failed: {f.get('error')}"))
+    return out
+
+
+def compare_junit(cmp: Mapping[str, Any]) -> bytes:
+    """JUnit XML of ``goldeval compare``: one testcase per flipped case (pass → fail fails, fail → pass passes) and
+    one, ``decided in both runs``, that fails when no case was decided in both (nothing shows no regression)."""
+    from junitparser import TestSuite
+
+    ra, rb = (cmp.get("runs") or {}).get("a") or {}, (cmp.get("runs") or {}).get("b") or {}
+    suite = TestSuite(f"goldeval compare {ra.get('id', '?')} -> {rb.get('id', '?')}")
+    v = cmp.get("verdicts") or {}
+    _props(suite, {"run_a": ra.get("id"), "run_b": rb.get("id"), "arm_a": ra.get("arm"), "arm_b": rb.get("arm"),
+                   "mcnemar_p": (v.get("mcnemar") or {}).get("p_value")})
+    flips = v.get("flips") or {}
+    for f in flips.get("pass_to_fail") or []:
+        suite.add_testcase(_case(str(f["id"]), "goldeval.compare.pass_to_fail",
+                                 failure=f"pass -> fail: A {f['a']['verdict']} ({f['a'].get('why') or ''}) -> B {f['b']['verdict']} ({f['b'].get('why') or ''})"))
+    for f in flips.get("fail_to_pass") or []:
+        suite.add_testcase(_case(str(f["id"]), "goldeval.compare.fail_to_pass",
+                                 text=f"fail -> pass: A {f['a']['verdict']} -> B {f['b']['verdict']} ({f['b'].get('why') or ''})"))
+    n_pairs = (v.get("bootstrap") or {}).get("n_pairs")
+    suite.add_testcase(_case(
+        "decided in both runs", "goldeval.compare",
+        failure=None if n_pairs else f"no case was decided (match or no_match) in both runs ({cmp.get('n_common', 0)} case id(s) in common)",
+        props={"n_pairs": n_pairs, "n_common": cmp.get("n_common")},
+    ))
+    return _bytes([suite])
+
+
+def replay_junit(result: Mapping[str, Any]) -> bytes:
+    """JUnit XML of ``goldeval replay``: one testcase per changed settled verdict (a failure), per settled verdict
+    that could not be replayed (an error), and one summary testcase."""
+    from junitparser import TestSuite
+
+    suite = TestSuite("goldeval replay")
+    _props(suite, {"n_replayed": result.get("n_replayed"), "n_same": result.get("n_same"), "n_changed": result.get("n_changed"),
+                   "n_failed": result.get("n_failed")})
+    for c in result.get("changed") or []:
+        suite.add_testcase(_case(str(c.get("id")), "goldeval.replay.changed",
+                                 failure=f"settled {c.get('settled')} (by {c.get('reviewer') or '?'}) -> now {c.get('now')}: {c.get('why_now') or ''}"))
+    for f in result.get("failures") or []:
+        suite.add_testcase(_case(str(f.get("id") or f"line {f.get('line')}"), "goldeval.replay.not_replayed", error=str(f.get("error"))))
+    suite.add_testcase(_case(
+        "settled verdicts unchanged", "goldeval.replay",
+        failure=None if (result.get("n_replayed") and not result.get("n_changed") and not result.get("n_failed")) else
+        f"{result.get('n_changed', 0)} changed, {result.get('n_failed', 0)} not replayed, {result.get('n_replayed', 0)} replayed",
+    ))
+    return _bytes([suite])

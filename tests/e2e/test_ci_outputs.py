@@ -1,0 +1,142 @@
+"""What CI reads: JUnit XML (checked with junitparser, a JUnit reader), the Markdown step summary (and
+$GITHUB_STEP_SUMMARY), and the top-level "run" block of every results file, with the hint to open its report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from junitparser import Error, Failure, JUnitXml, Properties, Skipped
+
+from goldeval.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+PRIMOCK = REPO / "examples" / "data" / "openscribe_primock57_predictions.jsonl"
+LABELS = REPO / "examples" / "labels"
+SQL = REPO / "examples" / "sql"
+
+
+def run(*args, code: int = 0, env=None):
+    result = CliRunner(env=env).invoke(main, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == code, (args, result.output)
+    return result
+
+
+def suite_of(path: Path):
+    xml = JUnitXml.fromfile(str(path))
+    suites = list(xml)
+    assert len(suites) == 1, "one testsuite per run"
+    return suites[0]
+
+
+def props(case) -> dict[str, str]:
+    p = case.child(Properties)
+    return {} if p is None else {x.name: x.value for x in p}
+
+
+def outcome(case) -> str:
+    res = case.result
+    if not res:
+        return "pass"
+    kind = type(res[0])
+    return {Failure: "failure", Error: "error", Skipped: "skipped"}[kind]
+
+
+def test_labels_junit_one_testcase_per_gate_and_per_case(tmp_path):
+    junit, md, out = tmp_path / "j.xml", tmp_path / "s.md", tmp_path / "r.json"
+    res = run("labels", LABELS / "pilot_claims.jsonl", "--gates", LABELS / "dod.toml", "--store", tmp_path / "g.db",
+              "--junit", junit, "--junit-cases", "--summary-md", md, "--out", out, code=1)
+    results = json.loads(out.read_text())
+    # every results file names its run; the CLI says how to open its report
+    assert set(results["run"]) == {"id", "arm", "store"} and results["run"]["store"] == str(tmp_path / "g.db")
+    assert f"goldeval report {results['run']['id']} --store {tmp_path / 'g.db'} --out report.html" in res.stderr
+    suite = suite_of(junit)
+    cases = list(suite)
+    gates = [c for c in cases if c.classname == "goldeval.gates"]
+    per_case = [c for c in cases if c.classname == "goldeval.cases"]
+    assert len(gates) == 2 and len(per_case) == 200
+    missed, precision = gates
+    # README: 4 escalations missed (10.0 per 100) against the agreed 2 per 100 -> FAIL; precision 0.857 passes 0.80
+    assert outcome(missed) == "failure" and outcome(precision) == "pass"
+    assert missed.result[0].message == results["gates"]["gates"][0]["sentence"]
+    assert missed.result[0].message.startswith("4 escalations missed (10.0 per 100) against the agreed 2 per 100")
+    assert props(missed)["value"] == "10.0" and props(missed)["bound"] == "2.0" and props(missed)["op"] == "max"
+    # tp 36, fp 6, fn 4, tn 154 (README): the 6 false positives and 4 missed positives fail
+    assert sum(outcome(c) == "failure" for c in per_case) == 10
+    assert suite.failures == 11 and suite.tests == 202
+    sprops = {p.name: p.value for p in suite.properties()}
+    assert sprops["run"] == results["run"]["id"] and sprops["decision"] == results["gates"]["summary"]
+    text = md.read_text()
+    assert "goldeval labels: FAIL" in text and results["gates"]["summary"] in text
+    assert "| missed\\_per\\_100 | ≤ 2 | 10.0 | **FAIL** |" in text
+
+
+def test_score_without_gates_one_testcase_that_fails_only_when_nothing_scored(tmp_path):
+    junit, out = tmp_path / "j.xml", tmp_path / "r.json"
+    run("score", PRIMOCK, "--no-store", "--junit", junit, "--junit-cases", "--junit-min-f1", "0.2", "--out", out, "-q")
+    results = json.loads(out.read_text())
+    assert "run" not in results  # --no-store: no run to name
+    suite = suite_of(junit)
+    scored = [c for c in suite if c.name == "scored"]
+    assert len(scored) == 1 and outcome(scored[0]) == "pass"
+    below = {e["id"] for e in results["per_example"] if e["whole_note"]["f1"] < 0.2}
+    failed = {c.name for c in suite if c.classname == "goldeval.cases" and outcome(c) == "failure"}
+    assert failed == below and below  # some PriMock57 notes score below 0.2
+    # nothing could be scored: the testcase fails, the file is still written, the exit code stays 2
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "prediction": 1, "reference": "x"}\n')
+    run("score", bad, "--no-store", "--junit", junit, "-q", code=2)
+    only = list(suite_of(junit))
+    assert len(only) == 1 and outcome(only[0]) == "failure" and "nothing could be scored" in only[0].result[0].message
+
+
+def test_judge_and_gate_junit_and_the_step_summary(tmp_path):
+    junit, step = tmp_path / "j.xml", tmp_path / "step.md"
+    step.write_text("earlier step\n")
+    out = tmp_path / "b.json"
+    run("judge", SQL / "cases.jsonl", SQL / "arm_b.jsonl", "--db", SQL / "clinic.sqlite", "--gates", SQL / "dod.toml",
+        "--no-store", "--junit", junit, "--junit-cases", "--out", out, "-q", code=1, env={"GITHUB_STEP_SUMMARY": str(step)})
+    results = json.loads(out.read_text())
+    suite = suite_of(junit)
+    gates = [c for c in suite if c.classname == "goldeval.gates"]
+    assert [outcome(g) for g in gates] == ["failure", "failure"]  # pass_rate 0.000 < 0.90; n_scored 19 < 20
+    per = {c.name: outcome(c) for c in suite if c.classname == "goldeval.cases"}
+    want = {e["id"]: ("error" if e["status"] != "scored" else "skipped" if e.get("gold_status") == "verified_wrong"
+                      else "failure" if e["verdict"] == "no_match" else "pass" if e["verdict"] == "match" else "skipped")
+            for e in results["per_example"]}
+    assert per == want
+    # the step summary is appended to, never replaced
+    text = step.read_text()
+    assert text.startswith("earlier step\n") and "goldeval answer_judge: FAIL" in text
+    # gate on the results file writes the same gate testcases
+    junit2 = tmp_path / "g.xml"
+    run("gate", out, "--gates", SQL / "dod.toml", "--junit", junit2, code=1)
+    assert [c.result[0].message for c in suite_of(junit2)] == [g.result[0].message for g in gates]
+    # a --junit onto the results file it reads is refused, nothing written
+    before = out.read_bytes()
+    assert "--junit" in run("gate", out, "--gates", SQL / "dod.toml", "--junit", out, code=2).output
+    assert out.read_bytes() == before
+
+
+def test_compare_and_replay_take_junit(tmp_path):
+    store = tmp_path / "g.db"
+    for arm in ("arm_a", "arm_b"):
+        run("judge", SQL / "cases.jsonl", SQL / f"{arm}.jsonl", "--db", SQL / "clinic.sqlite", "--store", store, "--arm", arm, "-q")
+    cmp = json.loads(run("compare", "latest~1", "latest", "--store", store, "--out", "-", "-q").stdout)
+    junit = tmp_path / "c.xml"
+    run("compare", "latest~1", "latest", "--store", store, "--fail-on-regression", "--junit", junit, "-q", code=1)
+    suite = suite_of(junit)
+    p2f = [c for c in suite if c.classname == "goldeval.compare.pass_to_fail"]
+    assert [c.name for c in p2f] == [f["id"] for f in cmp["verdicts"]["flips"]["pass_to_fail"]] and p2f
+    assert all(outcome(c) == "failure" for c in p2f)
+    # an F1 comparison has no flips: --junit is refused as --fail-on-regression is
+    run("score", PRIMOCK, "--store", store, "-q")
+    run("score", PRIMOCK, "--store", store, "-q", "--tokenizer", "unicode")
+    assert "--junit: runs" in run("compare", "latest~1", "latest", "--store", store, "--junit", junit, code=2).output
+
+
+@pytest.mark.parametrize("args", [["--junit-cases"], ["--junit-min-f1", "0.3"]])
+def test_junit_shaping_options_need_junit(tmp_path, args):
+    assert "--junit" in run("score", PRIMOCK, "--no-store", *args, code=2).output
