@@ -73,7 +73,7 @@ def judge(cases, attempts, db, sql_dialect, out, timeout_s, max_rows, no_canonic
     # sha256) stands in for a file's sha256 in the run key, so a run resumes only on the same database.
     database = config.open_database() if server else None
     try:
-        _judge_recorded(cases, attempts, out, quiet, gates, run_store, llm_opts, config, database, definition, console,
+        _judge_recorded(cases, attempts, out, quiet, gates, run_store, llm_opts, config, database, definition, console, ci,
                         inputs={"cases": cases, "attempts": attempts, "db": None if server else db},
                         identities={"db": database.identity()} if database is not None else None)
     finally:
@@ -81,7 +81,7 @@ def judge(cases, attempts, db, sql_dialect, out, timeout_s, max_rows, no_canonic
             database.close()
 
 
-def _judge_recorded(cases, attempts, out, quiet, gates, run_store, llm_opts, config, database, definition, console, *,
+def _judge_recorded(cases, attempts, out, quiet, gates, run_store, llm_opts, config, database, definition, console, ci, *,
                     inputs, identities):
     from goldeval.answers.judge import JUDGE_NAME, JUDGE_VERSION, judge_file
     from goldeval.runs.recorder import rubric_text
