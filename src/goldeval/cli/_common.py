@@ -58,7 +58,16 @@ def guarded(func: F) -> F:
             fail(str(exc), EXIT_INTERNAL)
         except KeyboardInterrupt:
             # 130 (128 + SIGINT), never 1: exit 1 means "a gate failed" to the scripts that call us.
-            click.echo("goldeval: interrupted; a recorded run resumes when the same command is run again.", err=True)
+            from goldeval.cli._store import FINISHED_RUNS
+
+            if FINISHED_RUNS:  # stopped after the run was finished in the store, before its outputs were written
+                run_id = FINISHED_RUNS[-1]
+                click.echo(
+                    f"goldeval: interrupted after run {run_id} was finished and recorded; its results file may not have "
+                    f"been written. Write it from the store: goldeval runs show {run_id} --out RESULTS.json "
+                    f"(or goldeval runs export {run_id} --format json --out RUN.json).", err=True)
+            else:
+                click.echo("goldeval: interrupted; a recorded run resumes when the same command is run again.", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise

@@ -219,10 +219,17 @@ class StoreOptions:
             with _sigterm_as_interrupt():
                 try:
                     yield recorder
-                except BaseException:
+                except BaseException as exc:
                     recorder.close(interrupted=True)
+                    if isinstance(exc, _input_error_type()) and not recorder.resumed and not recorder.finished:
+                        # bad input (an empty or unreadable file, a wrong --positive, a row the scorer refuses):
+                        # the same command would fail again, so the run is not left to be resumed — it is removed
+                        store.delete_run(recorder.run_id)
+                        self.run_id = None
                     raise
                 recorder.close()
+                if recorder.finished:
+                    FINISHED_RUNS.append(recorder.run_id)
         finally:
             store.close()
 
@@ -276,6 +283,17 @@ def _stamps_match(recorded: Any, paths: dict[str, str]) -> bool:
         if any(old.get(k) != now[k] for k in keys):
             return False
     return True
+
+
+#: The runs this process finished in the store (so that a Ctrl-C after that, before --out is written, says the run
+#: is finished and how to export it, instead of offering a resume: see ``goldeval.cli._common.guarded``).
+FINISHED_RUNS: list[str] = []
+
+
+def _input_error_type() -> type:
+    from goldeval.errors import InputError
+
+    return InputError
 
 
 def _input_error(message: str) -> Exception:

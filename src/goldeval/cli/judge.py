@@ -67,6 +67,10 @@ def judge(cases, attempts, db, sql_dialect, out, timeout_s, max_rows, no_canonic
         from goldeval.cli._llm import llm_config
 
         _refuse_answering_model(attempts, llm_config(llm_opts).model)  # before any judging, not after the rules
+        if not llm_opts.dry_run:  # no key, no client library: fail before a run is recorded, not after the rules
+            from goldeval.judge.client import JudgeClient
+
+            JudgeClient(llm_config(llm_opts)).check_ready()
         if llm_opts.dry_run:
             run_store.no_store = True  # a dry run records nothing: it must not become `latest` in the store
     # A server database is opened before the run is recorded: its identity (server version, database, catalog

@@ -52,6 +52,10 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
                                    "--store": [] if llm_opts.dry_run else run_store.files(),
                                    "the judge cache": llm_cache_files(llm_opts, always=True)})
     config = llm_config(llm_opts)
+    if not llm_opts.dry_run:  # no key, no client library: fail before a run is recorded
+        from goldeval.judge.client import JudgeClient
+
+        JudgeClient(config).check_ready()
     case_rows, case_failures = _read_checked(cases)
     attempt_rows, attempt_failures = _read_checked(attempts)
     bad_attempt_ids = {f["id"] for f in attempt_failures if f["id"] is not None}

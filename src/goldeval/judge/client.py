@@ -310,6 +310,11 @@ class JudgeClient:
                 )
             return self._client
 
+    def check_ready(self) -> None:
+        """Raise JudgeError now, before any run is recorded, when no call could be made: the ``openai`` library is
+        missing, or there is no API key for a non-local endpoint. Sends nothing."""
+        self._openai()
+
     def close(self) -> None:
         """Close the HTTP connection pool (the client can be used again: a new pool is opened on the next call)."""
         with self._lock:
