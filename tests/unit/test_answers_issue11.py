@@ -147,3 +147,88 @@ def test_a_golden_column_whose_only_candidate_shares_nothing_is_missing_not_ambi
     v = _v("List the id and name of each student.", {"columns": ["id", "name"], "rows": [[1, "Ann"], [2, "Bob"], [3, "Cy"]]},
            ["id", "student_name"], [[1, "Ann"], [2, "Bob"], [3, "Cyd"]])
     assert v.verdict == "no_match" and "one column off: 'name'" in v.mismatch
+
+
+# --- 2. goldens the judge should doubt ------------------------------------------------------------------------
+
+def test_an_over_asking_golden_is_near_match_and_suspect_naming_the_unasked_column():
+    # Spider dev-0761: "What is the most populace city that speaks English?" The gold SQL selects the city's Name
+    # and Population; the prediction gives the name. The question asks which city, not its population.
+    sql = ("SELECT T1.Name, T1.Population FROM city AS T1 JOIN countrylanguage AS T2 ON T1.CountryCode = T2.CountryCode "
+           "WHERE T2.Language = 'English' ORDER BY T1.Population DESC LIMIT 1")
+    v = _v("What is the most populace city that speaks English?", {"columns": ["Name", "Population"], "rows": [["New York", 8008278]],
+                                                                    "canonical_query": sql}, ["Name"], [["New York"]])
+    assert v.verdict == "near_match" and v.gold_status == "suspect"
+    assert "'Population'" in v.gold_note and "does not ask for" in v.gold_note
+    # A missing column the question does ask for stays no_match (made up from the same row: "and its population").
+    v = _v("What is the most populace city that speaks English, and its population?",
+           {"columns": ["Name", "Population"], "rows": [["New York", 8008278]], "canonical_query": sql}, ["Name"], [["New York"]])
+    assert v.verdict == "no_match" and v.gold_status == "verified"
+    # A golden typed in by hand (no canonical query) lists what its author meant: a missing column is missing.
+    v = _v("What is the most populace city that speaks English?", {"columns": ["Name", "Population"], "rows": [["New York", 8008278]]},
+           ["Name"], [["New York"]])
+    assert v.verdict == "no_match"
+
+
+def test_a_golden_of_another_shape_than_the_question_is_suspect_and_needs_human():
+    # Spider dev-0578: "What are the different addresses that have students living there?" The gold SQL is
+    # SELECT count(DISTINCT current_address_id): a single count for a list question.
+    v = _v("What are the different addresses that have students living there?",
+           {"columns": ["count(DISTINCT current_address_id)"], "rows": [[9]]}, ["line_1"], [["a"], ["b"]])
+    assert v.verdict == "needs_human" and v.gold_status == "suspect" and "single count" in v.gold_note
+    # Spider dev-0819: "Count the number of countries for which Spanish is the predominantly spoken language." The
+    # gold is a list (one row per country); the prediction's count cannot be judged against it by rule.
+    v = _v("Count the number of countries for which Spanish is the predominantly spoken language.",
+           {"columns": ["count(*)", "max(Percentage)"], "rows": [[1, 99.0], [1, 98.0], [1, 97.0]]}, ["COUNT(*)"], [[28]])
+    assert v.verdict == "needs_human" and "the question asks how many, but the golden is a list of 3 rows" in v.gold_note
+
+
+def _pets_db(tmp_path):
+    # The shape of Spider pets_1 and world_1: pet types are stored lower-case, continents capitalised.
+    path = tmp_path / "p.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE pets (petid INTEGER, pettype TEXT, weight REAL)")
+    con.executemany("INSERT INTO pets VALUES (?, ?, ?)", [(1, "cat", 12.0), (2, "dog", 13.4), (3, "dog", 9.3)])
+    con.execute("CREATE TABLE country (name TEXT, continent TEXT, population INTEGER)")
+    con.executemany("INSERT INTO country VALUES (?, ?, ?)", [("Canada", "North America", 31), ("Haiti", "North America", 8),
+                                                            ("France", "Europe", 59)])
+    con.commit()
+    con.close()
+    return ReadOnlyDatabase(path)
+
+
+def test_a_golden_empty_because_its_literal_misses_the_data_is_verified_wrong(tmp_path):
+    db = _pets_db(tmp_path)
+    # Spider dev-0810/0811: where continent = "north america" (double quotes: SQLite reads a string) gives NULL sums;
+    # 'North America' holds 2 rows here. No row holds the literal exactly: verified_wrong, out of the pass rate.
+    case = {"id": "c", "question": "What is the total population of countries in North America?",
+            "golden": {"kind": "value", "canonical_query": 'SELECT sum(population) FROM country WHERE continent = "north america"'}}
+    v = judge_case(case, {"id": "c", "final_query": "SELECT sum(population) FROM country WHERE continent = 'North America'"},
+                   db=db, config=AnswerConfig()).outcome.verdict
+    assert v.gold_status == "verified_wrong" and "'North America' (2 rows)" in v.gold_note
+    # A golden that is not empty but filters on a literal some rows hold only folded ('Dog' misses 2 'dog' rows,
+    # and the OR keeps the cat): suspect, and its no_match is not final (needs_human). Spider dev-0583 ('haiti').
+    case = {"id": "d", "question": "Weights of dogs or of pet 1?",
+            "golden": {"kind": "value", "canonical_query": "SELECT weight FROM pets WHERE pettype = 'Dog' OR petid = 1"}}
+    v = judge_case(case, {"id": "d", "final_query": "SELECT weight FROM pets"}, db=db, config=AnswerConfig()).outcome.verdict
+    assert v.gold_status == "suspect" and v.verdict == "needs_human" and v.details["rule_verdict"]["verdict"] == "no_match"
+    db.close()
+
+
+def test_a_filter_that_keeps_all_but_one_row_is_suspect(tmp_path):
+    # Spider dev-0772/0773: "greater surface area than any country in Europe" read as > MIN(...): 238 of 239 kept.
+    # Here 120 countries, 1 of them in Europe with the smallest area: the WHERE keeps 119 of 120.
+    path = tmp_path / "w.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE country (name TEXT, continent TEXT, area INTEGER)")
+    con.executemany("INSERT INTO country VALUES (?, ?, ?)", [(f"c{i}", "Europe" if i == 0 else "Asia", i + 1) for i in range(120)])
+    con.commit()
+    con.close()
+    db = ReadOnlyDatabase(path)
+    case = {"id": "f", "question": "Which countries have a greater area than any country in Europe?",
+            "golden": {"kind": "value", "canonical_query":
+                       "SELECT name FROM country WHERE area > (SELECT min(area) FROM country WHERE continent = 'Europe')"}}
+    v = judge_case(case, {"id": "f", "final_query": "SELECT name FROM country WHERE area > 1000"}, db=db, config=AnswerConfig()).outcome.verdict
+    assert v.gold_status == "suspect" and "keeps 119 of the 120 rows" in v.gold_note
+    assert v.verdict == "needs_human"   # no confident no_match against a doubted golden
+    db.close()

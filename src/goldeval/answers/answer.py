@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from goldeval.answers.doubt import QUESTION_DOUBTS, shape_doubt
 from goldeval.answers.forbidden import check_forbidden
 from goldeval.answers.gold import check_golden, worse_status
 from goldeval.answers.prose import _judge_prose_value, _judge_unanswerable
@@ -20,7 +21,7 @@ from goldeval.answers.verdicts import _undecided, _verdict
 from goldeval.errors import InputError, shorten
 from goldeval.verdict import Verdict
 
-__all__ = ["judge_answer"]
+__all__ = ["judge_answer", "not_confident_against_doubt"]
 
 def judge_answer(
     question: str,
@@ -82,6 +83,7 @@ def judge_answer(
         gcols = [c.exact() for c in gcols]
     if table is not None and gcols is not None:
         gold = check_golden(gcols, rate_columns=list(golden.get("rate_columns") or []))
+        gold = worse_status(gold, shape_doubt(question, gcols))
     if "gold_status" in golden and golden["gold_status"] in ("suspect", "verified_wrong", "verified_benign"):
         gold = worse_status(gold, (golden["gold_status"], golden.get("gold_note")))
     if fc.hits:
@@ -135,4 +137,35 @@ def judge_answer(
         v.confidence = None
         v.needs_human = True
         v.why = f"By rule: {v.why} Not final: {'; '.join(reasons)}."
+    return not_confident_against_doubt(v, from_query=isinstance(golden.get("canonical_query"), str))
+
+
+def not_confident_against_doubt(v: Verdict, *, from_query: bool = True) -> Verdict:
+    """A rule verdict against a ``suspect`` golden is not final: a confident ``no_match`` (and any verdict when the
+    golden's shape does not fit the question) becomes ``needs_human``, keeping the rule's verdict in
+    ``details["rule_verdict"]`` and the doubt in ``gold_note``. Returns *v*, changed in place.
+
+    The doubts that count are those about whether the golden answers its question (:data:`~goldeval.answers.doubt.
+    QUESTION_DOUBTS`: its canonical query re-executed or failing, a literal that misses the data, a filter that
+    filters nothing, another shape than the question, all cells NULL). The plausibility checks of
+    :func:`~goldeval.answers.gold.check_golden` (a rate above 1, a total below a count column) mark the golden
+    ``suspect`` but leave the verdict alone: they fire on ordinary tables (the seed's property tests). An all-NULL
+    golden typed in by hand (no canonical query: *from_query* False) is a deliberate NULL and leaves it alone too.
+
+    Source: goldeval issue 11, item 2 ("a doubted golden never yields a confident no_match").
+    """
+    if v.gold_status != "suspect" or v.verdict == "needs_human" or v.decided_by != "rule":
+        return v
+    notes = [n.strip() for n in (v.gold_note or "").split("; ")]
+    if not any(n.startswith(QUESTION_DOUBTS) and (from_query or not n.startswith("every golden cell is NULL")) for n in notes):
+        return v
+    shape = "the question asks" in (v.gold_note or "")  # the notes of doubt.shape_doubt
+    if v.verdict != "no_match" and not shape:
+        return v
+    v.details["rule_verdict"] = {"verdict": v.verdict, "confidence": v.confidence, "why": v.why}
+    v.details["undecided_because"] = "doubted golden"
+    v.verdict = "needs_human"
+    v.confidence = None
+    v.needs_human = True
+    v.why = f"By rule: {v.why} Not final: the golden is doubted ({v.gold_note})."
     return v

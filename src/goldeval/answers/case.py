@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from goldeval.answers.answer import judge_answer
+from goldeval.answers.answer import judge_answer, not_confident_against_doubt
+from goldeval.answers.doubt import filter_doubt, literal_doubt
 from goldeval.answers.canonical import _hidden_tie_pool, _tie_rows
 from goldeval.answers.config import AnswerConfig, CaseResult
 from goldeval.answers.forbidden import check_forbidden
@@ -142,6 +143,12 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
                             gold_extra = ("suspect", f"the canonical query, re-executed, gives other rows ({check.mismatch or check.why})")
                 except InputError:
                     pass  # the golden itself is malformed; judge_answer reports it
+    if db is not None and canonical and cfg.check_canonical and golden.get("kind", "value") == "value" and golden.get("rows") is not None:
+        # Goldens the judge should doubt: a literal that misses the data, a filter that filters nothing.
+        dialect = "duckdb" if db.engine == "duckdb" else "sqlite"
+        rows = golden["rows"] if isinstance(golden["rows"], list) else []
+        gold_extra = worse_status(gold_extra, literal_doubt(db, canonical, [r for r in rows if isinstance(r, (list, tuple))], dialect=dialect))
+        gold_extra = worse_status(gold_extra, filter_doubt(db, canonical, dialect=dialect))
     top = golden.get("top_n")
     if db is not None and canonical and cfg.check_canonical and isinstance(top, Mapping) and "tie_rows" not in top:
         ties = _tie_rows(db, canonical, golden)
@@ -194,6 +201,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         return CaseResult(oc, _materials(case, attempt, oc, pred, golden))
     if gold_extra[0] != "verified":
         v.gold_status, v.gold_note = worse_status((v.gold_status, v.gold_note), gold_extra)  # type: ignore[assignment]
+        not_confident_against_doubt(v)
     v.details["prediction_source"] = pred.get("source")
     if case.get("coverage") == "derivable":
         _note_derived(v, attempt)

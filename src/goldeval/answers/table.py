@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from goldeval.answers.doubt import unasked_columns
+from goldeval.answers.gold import worse_status
 from goldeval.answers.multiplicity import question_fixes_multiplicity, same_set
 from goldeval.answers.order_keys import order_keys
 from goldeval.answers.pairing import Pairing, pair_columns
@@ -55,6 +57,22 @@ def _judge_table(
         loc = {"golden_rows": n_g, "found": 0, "missing": [dict(zip(g_names, r)) for r in g_rows[:20]], "extra": 0}
         return _verdict("no_match", 9, f"The prediction returns no rows; the golden has {n_g}.", located=loc,
                         mismatch="empty result", details=details, **common)
+    if pairing.unpaired and pairing.index and not pairing.ambiguous:
+        # An over-asking golden: every golden column the question asks for is contained, and only columns it does
+        # not ask for are missing (a city's population beside the city asked for; SELECT * for "which countries").
+        # Only a golden written as a query can over-ask (a golden typed in lists what its author meant to ask).
+        unasked = unasked_columns(question, pairing.unpaired) if question and isinstance(golden.get("canonical_query"), str) else []
+        if unasked == pairing.unpaired:
+            part = compare_rows(gcols, pcols, pairing, rel_tol=rel_tol)
+            if part.complete:
+                cols = ", ".join(map(repr, unasked))
+                note = f"the golden has column(s) {cols} that the question does not ask for (an over-asking golden)"
+                common["gold_status"], common["gold_note"] = worse_status((gold[0], gold[1]), ("suspect", note))
+                details["unasked_columns"] = unasked
+                return _verdict("near_match", 7, f"Every golden row is located on the column(s) the question asks for "
+                                f"({_pairs_text(pairing)}); the golden's {cols} {'is' if len(unasked) == 1 else 'are'} missing, "
+                                f"but the question does not ask for {'it' if len(unasked) == 1 else 'them'}.", located=part.located(),
+                                mismatch=f"unasked golden column(s) missing: {cols}", details=details, **common)
     if pairing.unpaired:
         cols = ", ".join(map(repr, pairing.unpaired))
         why = (f"Golden column {cols} has no counterpart" if len(pairing.unpaired) == 1 else f"Golden columns {cols} have no counterpart") \

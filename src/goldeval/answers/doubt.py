@@ -1,0 +1,236 @@
+"""Goldens the judge should doubt: rules that see a golden may not answer its question, each giving a
+``(gold_status, gold_note)`` that names what it saw.
+
+* :func:`unasked_columns` — golden columns the question does not ask for (an *over-asking* golden: a city's
+  population beside the city asked for, a ``SELECT *`` of 19 columns for "which countries");
+* :func:`shape_doubt` — a golden of another shape than the question: a single count where it asks which / what are
+  / list, a list where it asks how many → ``suspect``;
+* :func:`literal_doubt` — with a database and a canonical query, a golden whose WHERE
+  compares a text column with a literal that matches its values only case-insensitively or after trimming
+  ('dog' vs 'Dog') → ``verified_wrong`` when the golden is empty, all-NULL or 0 and no exact value exists but a
+  folded one does, else ``suspect``;
+* :func:`filter_doubt` — the canonical query's WHERE keeps all, or all but one, of the rows it ranges over
+  ("greater than any European country" read as greater than the smallest: 238 of 239) → ``suspect``.
+
+A doubted golden never yields a confident ``no_match`` (the judge makes it ``needs_human``).
+
+Source: goldeval issue 11, item 2 (Spider dev-0583/0584 and dev-0810/0811 compare 'haiti' / 'north america'
+case-sensitively; dev-0016's gold reads a column named ``Average``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from goldeval.answers.values import Column, name_tokens
+
+__all__ = ["QUESTION_DOUBTS", "unasked_columns", "shape_doubt", "literal_doubt", "filter_doubt"]
+
+#: How the notes of doubts about whether a golden answers its question begin (these make a rule verdict against
+#: it not final; see :func:`goldeval.answers.answer.not_confident_against_doubt`).
+QUESTION_DOUBTS = ("the canonical query", "every golden cell is NULL", "the golden is a single count",
+                   "the question asks how many")
+
+_COUNT_Q = re.compile(r"\b(?:how many|number of|count|total|amount of)\b", re.IGNORECASE)
+_GROUPED = re.compile(r"\b(?:each|every|per|for all|by|respectively|and their|along with|with (?:the|their))\b", re.IGNORECASE)
+_LIST_Q = re.compile(r"^\s*(?:which|what (?:are|were)|list|show|give|find|return|who|name)\b", re.IGNORECASE)
+_HOW_MANY = re.compile(r"^\s*(?:how many|what is the (?:total )?number of|count)\b", re.IGNORECASE)
+#: Tokens too generic to say a question asks for a column (every entity has a name and an id).
+_GENERIC = {"t1", "t2", "t3", "t4"}
+
+
+def _question_tokens(question: str) -> set[str]:
+    toks = set(name_tokens(question))
+    if _COUNT_Q.search(question):
+        toks.add("count")
+    return toks
+
+
+def unasked_columns(question: str, names: Sequence[str]) -> list[str]:
+    """The golden column names none of whose name tokens appear in *question* (stemmed, with the column-name
+    synonyms of :func:`~goldeval.answers.values.name_tokens`; "how many" asks for a count)."""
+    q = _question_tokens(question or "")
+    out = []
+    for n in names:
+        toks = set(name_tokens(n)) - _GENERIC
+        if toks and not toks & q:
+            out.append(n)
+    return out
+
+
+def shape_doubt(question: str, columns: Sequence[Column]) -> tuple[str, str | None]:
+    """``("suspect", note)`` when the golden's shape does not fit the question, else ``("verified", None)``.
+
+    A single count (one row, one numeric column whose name says ``count``, as ``count(*)`` does) where the question
+    asks which / what are / list and never how many; several rows (or a text cell) where it asks "how many" and not for each group.
+    """
+    q = question or ""
+    if not columns or not q:
+        return ("verified", None)
+    n, k = columns[0].n, len(columns)
+    if n == 1 and k == 1 and columns[0].numeric and "count" in columns[0].name.lower() \
+            and _LIST_Q.search(q) and not _COUNT_Q.search(q):
+        return ("suspect", f"the golden is a single count ({columns[0].name!r}) but the question asks for a list "
+                           f"('{_LIST_Q.search(q).group(0).strip()}', never how many)")
+    if _HOW_MANY.search(q) and not _GROUPED.search(q) and (n > 1 or (n == 1 and not any(c.numeric for c in columns))):
+        return ("suspect", f"the question asks how many, but the golden is {'a list of ' + str(n) + ' rows' if n > 1 else 'not a number'}")
+    return ("verified", None)
+
+
+# --- with a database and the canonical query ------------------------------------------------------------------
+
+def _parse(canonical: str, dialect: str) -> Any:
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(canonical, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return None
+    return tree if isinstance(tree, exp.Select) else None
+
+
+def _tables(select: Any) -> dict[str, str]:
+    """alias (lower) → table name for the tables of one SELECT's FROM and JOINs."""
+    from sqlglot import exp
+
+    out: dict[str, str] = {}
+    sources = []
+    frm = select.args.get("from") or select.args.get("from_")
+    if frm is not None:
+        sources.append(frm.this)
+    sources += [j.this for j in select.args.get("joins") or []]
+    for s in sources:
+        if isinstance(s, exp.Table):
+            out[(s.alias or s.name).lower()] = s.name
+    return out
+
+
+def _golden_misses(rows: Sequence[Sequence[Any]]) -> bool:
+    """Empty, every cell NULL, or a single 0 (a count over nothing)."""
+    if not rows:
+        return True
+    cells = [c for r in rows for c in r]
+    if all(c is None for c in cells):
+        return True
+    return len(cells) == 1 and isinstance(cells[0], (int, float)) and not isinstance(cells[0], bool) and cells[0] == 0
+
+
+def literal_doubt(db: Any, canonical: str, golden_rows: Sequence[Sequence[Any]], *, dialect: str = "sqlite") -> tuple[str, str | None]:
+    """``(status, note)`` for a golden whose canonical WHERE compares a text column with a literal (``col = 'x'``)
+    that other values match folded (case, surrounding spaces): ``verified_wrong`` when the golden is empty,
+    all-NULL or a single 0 and no value matches exactly; otherwise ``suspect`` (the golden may miss those rows).
+
+    Args:
+        db: A :class:`~goldeval.answers.sql.ReadOnlyDatabase` (``execute(sql)``).
+        canonical: The golden's canonical query.
+        golden_rows: The golden rows (the canonical query's result).
+        dialect: sqlglot dialect.
+    """
+    from sqlglot import exp
+
+    from goldeval.answers.sql import QueryError
+
+    misses = _golden_misses(golden_rows)
+    tree = _parse(canonical, dialect)
+    if tree is None:
+        return ("verified", None)
+    found: tuple[str, str | None] = ("verified", None)
+    try:
+        schema = {k.lower(): {c.lower() for c in v} for k, v in db.schema().items()}
+    except Exception:  # noqa: BLE001 - a schema is only needed to read "double-quoted" strings
+        schema = {}
+
+    def string_of(e: Any, table: str | None) -> str | None:
+        if isinstance(e, exp.Literal) and e.is_string:
+            return e.this
+        # SQLite reads "north america" as a string when no column has that name (Spider's gold SQL does this).
+        if (dialect == "sqlite" and isinstance(e, exp.Column) and not e.table and e.this.quoted and table
+                and e.name.lower() not in schema.get(table.lower(), {e.name.lower()})):
+            return e.name
+        return None
+
+    for select in tree.find_all(exp.Select):
+        tables = _tables(select)
+        where = select.args.get("where")
+        if where is None:
+            continue
+        for eq in where.find_all(exp.EQ):
+            col, lit = eq.this, eq.expression
+            if isinstance(col, exp.Literal) or (isinstance(col, exp.Column) and col.this.quoted and isinstance(lit, exp.Column)
+                                                and not lit.this.quoted):
+                col, lit = lit, col
+            if not isinstance(col, exp.Column):
+                continue
+            table = tables.get(col.table.lower()) if col.table else (next(iter(tables.values())) if len(tables) == 1 else None)
+            if table is None:
+                continue
+            value = string_of(lit, table)
+            if value is None:
+                continue
+            q_col = exp.column(col.name, quoted=True).sql(dialect=dialect)
+            q_tab = exp.table_(table, quoted=True).sql(dialect=dialect)
+            q_val = exp.Literal.string(value).sql(dialect=dialect)
+            try:
+                exact = db.execute(f"SELECT COUNT(*) FROM {q_tab} WHERE {q_col} = {q_val}").rows[0][0]
+                folded = db.execute(f"SELECT {q_col}, COUNT(*) FROM {q_tab} WHERE lower(trim({q_col})) = lower(trim({q_val})) "
+                                    f"AND {q_col} <> {q_val} GROUP BY {q_col} ORDER BY 2 DESC LIMIT 3").rows
+            except QueryError:
+                continue
+            if not folded:
+                continue
+            shown = ", ".join(f"{v!r} ({n} rows)" for v, n in folded)
+            if not exact and misses:
+                return ("verified_wrong", f"the canonical query filters {col.sql(dialect=dialect)} = {q_val}, which no row holds "
+                                          f"exactly, while {shown} match it ignoring case and spaces: the golden is empty because "
+                                          "the literal misses the data")
+            found = ("suspect", f"the canonical query filters {col.sql(dialect=dialect)} = {q_val} ({exact} rows hold it exactly), "
+                                f"and {shown} match it ignoring case and spaces: the golden may miss those rows")
+    return found
+
+
+def filter_doubt(db: Any, canonical: str, *, dialect: str = "sqlite", min_rows: int = 100) -> tuple[str, str | None]:
+    """``("suspect", note)`` when the canonical query's top-level WHERE keeps all, or all but one, of the rows its
+    FROM and JOINs range over (at least *min_rows* of them), else ``("verified", None)``.
+
+    A WHERE that filters nothing usually means the question's condition was read another way ("greater than any
+    European country" as greater than the smallest of them: 238 of 239 countries kept). On fewer than *min_rows*
+    rows it is no evidence (all 6 singers of Spider's concert_singer are above 20: dev-0008).
+    """
+    from sqlglot import exp
+
+    from goldeval.answers.sql import QueryError
+
+    tree = _parse(canonical, dialect)
+    if tree is None or tree.args.get("where") is None:
+        return ("verified", None)
+    base = exp.select("COUNT(*)")
+    key = "from_" if "from_" in exp.Select.arg_types else "from"
+    frm = tree.args.get(key)
+    if frm is None:
+        return ("verified", None)
+    base.set(key, frm.copy())
+    if tree.args.get("joins"):
+        base.set("joins", [j.copy() for j in tree.args["joins"]])
+    kept = base.copy()
+    kept.set("where", tree.args["where"].copy())
+    try:
+        total = db.execute(base.sql(dialect=dialect)).rows[0][0]
+        n_kept = db.execute(kept.sql(dialect=dialect)).rows[0][0]
+    except QueryError:
+        return ("verified", None)
+    if not isinstance(total, int) or not isinstance(n_kept, int) or total < min_rows:
+        return ("verified", None)
+    if n_kept >= total - 1:
+        where = tree.args["where"].this.sql(dialect=dialect)
+        return ("suspect", f"the canonical query's WHERE ({where}) keeps {n_kept} of the {total} rows it ranges over: "
+                           "a condition that filters (almost) nothing may read the question another way")
+    return ("verified", None)
+
+
+def doubted(status: Mapping[str, Any] | tuple[str, str | None]) -> bool:
+    """True for a status the judge must not be confident against (``suspect``)."""
+    s = status[0] if isinstance(status, tuple) else status.get("gold_status")
+    return s == "suspect"
