@@ -4,9 +4,9 @@ Raw agreement is the share of cases given the same label. Cohen's kappa corrects
 
     kappa = (p_o - p_e) / (1 - p_e),   p_o = raw agreement,   p_e = sum over labels k of p_a(k) * p_b(k)
 
-Kappa is computed by scikit-learn's ``cohen_kappa_score`` (unweighted) and then given as the correctly rounded
-float of the exact rational value ``(n * agreed - S) / (n**2 - S)`` with ``S = sum_k row_k * col_k``, read off the same
-integer counts: the library's floating arithmetic lands an ulp off (a kappa of exactly 2/5 comes out 0.3999999999999999),
+Kappa is the correctly rounded float of the exact rational value ``(n * agreed - S) / (n**2 - S)`` with
+``S = sum_k row_k * col_k``, read off the integer pair counts — scikit-learn's ``cohen_kappa_score`` (unweighted)
+computes the same quantity in floating point (the tests check the two agree), whose arithmetic lands an ulp off (a kappa of exactly 2/5 comes out 0.3999999999999999),
 which would fail an inclusive ``kappa = { min = 0.4 }`` and the agreement line between two equal kappas. It is 0/0 — undefined — when there are no
 cases or when both lists give every case one and the same label (``p_e = 1``); it then scores 0.0 and the reason
 is listed in ``undefined``, as every empty denominator in goldeval is.
@@ -55,29 +55,24 @@ class Agreement:
 def kappa_from_pairs(counts: Mapping[tuple[Any, Any], int]) -> tuple[float, str | None]:
     """Cohen's kappa from ``(label_a, label_b) → count`` pairs: ``(kappa, None)`` or ``(0.0, reason)``.
 
-    The pair counts are expanded to integer codes and handed to scikit-learn (kappa does not depend on case order).
+    Computed exactly from the integer counts and rounded once (see the module docstring): the value
+    scikit-learn's ``cohen_kappa_score`` gives on the same labels, to within its own rounding (an ulp at most; the
+    tests compare the two). No library is imported: the labels path stays fast and light.
     """
     n = sum(counts.values())
     if n == 0:
         return 0.0, "there are no cases"
-    categories = sorted({a for a, _ in counts} | {b for _, b in counts}, key=lambda x: (x is None, str(x)))
+    categories = {a for a, _ in counts} | {b for _, b in counts}
     if len(categories) == 1:
-        return 0.0, f"every case carries the same label {categories[0]!r} in both lists: chance agreement is 1, so kappa is 0/0"
-    import numpy as np
-    from sklearn.metrics import cohen_kappa_score
-
-    code = {c: i for i, c in enumerate(categories)}
-    keys = list(counts)
-    reps = np.fromiter((counts[k] for k in keys), dtype=np.int64, count=len(keys))
-    a = np.repeat(np.fromiter((code[k[0]] for k in keys), dtype=np.int64, count=len(keys)), reps)
-    b = np.repeat(np.fromiter((code[k[1]] for k in keys), dtype=np.int64, count=len(keys)), reps)
-    library = float(cohen_kappa_score(a, b, labels=list(range(len(categories)))))
+        (only,) = categories
+        return 0.0, f"every case carries the same label {only!r} in both lists: chance agreement is 1, so kappa is 0/0"
     exact = _exact_kappa(counts, n)
-    # The library's value, correctly rounded (see the module docstring); a larger gap would be a bug, never hidden.
-    return (float(exact) if abs(library - exact) <= 1e-9 else library), None
+    if exact is None:  # several labels, yet chance agreement 1: impossible with n > 0, kept as a guard
+        return 0.0, "chance agreement is 1, so kappa is 0/0"
+    return float(exact), None
 
 
-def _exact_kappa(counts: Mapping[tuple[Any, Any], int], n: int) -> Fraction:
+def _exact_kappa(counts: Mapping[tuple[Any, Any], int], n: int) -> Fraction | None:
     """Unweighted Cohen's kappa as an exact fraction: ``(n * agreed - S) / (n**2 - S)``, ``S = sum_k row_k * col_k``."""
     rows: Counter = Counter()
     cols: Counter = Counter()
@@ -88,6 +83,8 @@ def _exact_kappa(counts: Mapping[tuple[Any, Any], int], n: int) -> Fraction:
         if x == y:
             agreed += c
     chance = sum(r * cols[k] for k, r in rows.items())
+    if n * n == chance:
+        return None
     return Fraction(n * agreed - chance, n * n - chance)
 
 

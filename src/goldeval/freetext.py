@@ -11,7 +11,7 @@ PriMock57 and ACI-Bench figures were computed); unlike upstream, every failure i
 
 Large files (≥ ``PARALLEL_MIN_ROWS`` rows) are scored on every core by default; the file is streamed in chunks. With
 ``keep_per_example=False`` (what ``goldeval score`` does: the examples stream to ``--out`` and to the store) memory does
-not grow with the file: means are exact running sums, repeated ids are found by a first pass (see ``_IdIndex``).
+not grow with the file: means are exact running sums, repeated ids are found by a first pass (see ``goldeval.ids``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import orjson
 
 from goldeval.accumulate import ExactSum
 from goldeval.errors import InputError, shorten
+from goldeval.ids import IdIndex, scan_jsonl_ids
 from goldeval.io import check_input_file
 from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
 from goldeval.tokens import Tokenizer, get_tokenizer
@@ -302,97 +303,8 @@ def _iter_chunks(path: Path) -> Iterator[list[tuple[int, bytes]]]:
         yield chunk
 
 
-class _IdIndex:
-    """Which rows repeat an earlier row's id, in memory that does not grow with the rows.
-
-    A first pass over the file (:func:`_prepass`) hashes every row's id into buckets on disk and keeps only the
-    hashes that occur more than once (normally none). During scoring only rows whose id hashes to one of those are
-    looked up exactly (by the id text, in a dict that holds just those ids), so a repeated id is still found with
-    the line it repeats, and two different ids that happen to share a hash are told apart. Without a first pass
-    (rows given in memory) every id is kept (``repeated=None``).
-    """
-
-    __slots__ = ("repeated", "seen")
-
-    def __init__(self, repeated: set[int] | None) -> None:
-        self.repeated = repeated
-        self.seen: dict[str, int] = {}
-
-    def first_line(self, rid: str, line: int) -> int | None:
-        """The line of the first row with id *rid*, when it is not this one; else ``None`` (and *rid* is noted)."""
-        if self.repeated is not None and hash(rid) not in self.repeated:
-            return None
-        first = self.seen.get(rid)
-        if first is None:
-            self.seen[rid] = line
-        return first
-
-
-#: Rows per bucket (about) of the first pass's id hashes; memory is about 8 bytes x this while a bucket is sorted.
-_BUCKET_ROWS = 1 << 16
-_BUCKET_BUFFER = 2048
-
-
-class _HashBuckets:
-    """64-bit hashes partitioned into buckets (in memory up to :data:`_BUCKET_BUFFER` each, then appended to a
-    temporary file per bucket), so that the hashes occurring more than once can be found one bucket at a time."""
-
-    def __init__(self, n_rows_hint: int) -> None:
-        import array
-
-        self.n = max(1, -(-n_rows_hint // _BUCKET_ROWS))
-        self._array = array.array
-        self.buffers = [array.array("q") for _ in range(self.n)]
-        self.files: list[Any] = [None] * self.n
-        self.tmpdir: Any = None
-
-    def add(self, h: int) -> None:
-        b = h % self.n
-        buf = self.buffers[b]
-        buf.append(h)
-        if len(buf) >= _BUCKET_BUFFER and self.n > 1:
-            self._spill(b)
-
-    def _spill(self, b: int) -> None:
-        import tempfile
-
-        if self.files[b] is None:
-            if self.tmpdir is None:
-                self.tmpdir = tempfile.TemporaryDirectory(prefix="goldeval-ids-")
-            self.files[b] = open(os.path.join(self.tmpdir.name, f"{b}.bin"), "w+b")  # noqa: SIM115 (closed in repeated())
-        self.buffers[b].tofile(self.files[b])
-        self.buffers[b] = self._array("q")
-
-    def repeated(self) -> set[int]:
-        """The hashes added more than once; removes the temporary files."""
-        out: set[int] = set()
-        try:
-            for b in range(self.n):
-                values = self._array("q")
-                fh = self.files[b]
-                if fh is not None:
-                    fh.seek(0)
-                    values.frombytes(fh.read())
-                    fh.close()
-                values.extend(self.buffers[b])
-                self.buffers[b] = self._array("q")
-                ordered = sorted(values)
-                del values
-                for i in range(1, len(ordered)):
-                    if ordered[i] == ordered[i - 1]:
-                        out.add(ordered[i])
-        finally:
-            for fh in self.files:
-                if fh is not None and not fh.closed:
-                    fh.close()
-            if self.tmpdir is not None:
-                self.tmpdir.cleanup()
-        return out
-
-
-def _row_id(data: dict[str, Any], id_field: str) -> str | None:
-    """The id :func:`_score_record` gives a decoded row: its id as text when usable, else ``None``."""
-    raw_id = data.get(id_field)
+def _id_text(raw_id: Any) -> str | None:
+    """The id :func:`_score_record` gives a row whose id field holds *raw_id*: its text when usable, else ``None``."""
     if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or (isinstance(raw_id, str) and not raw_id.strip()):
         return None
     rid = str(raw_id)
@@ -401,47 +313,29 @@ def _row_id(data: dict[str, Any], id_field: str) -> str | None:
 
 def _prepass(path: Path, id_field: str, src: str) -> tuple[int, str, set[int]]:
     """One read of *path*: its line count, its sha256, and the hashes of the ids that occur on more than one row
-    (see :class:`_IdIndex`). Bounded memory: the hashes go to buckets on disk. A line that cannot be decoded
+    (see :mod:`goldeval.ids`). Bounded memory: the hashes go to buckets on disk. A line that cannot be decoded
     is passed over here (the scoring pass reports it as a failed row).
 
     Raises:
         InputError: no line of the file is UTF-8 (the file is in another encoding; one bad line fails alone).
     """
-    size = path.stat().st_size
-    buckets = _HashBuckets(max(1, size // 64))  # a row is at least ~64 bytes in practice; too many buckets is harmless
     hasher = hashlib.sha256()
-    loads = orjson.loads
-    n_lines = 0
-    n_rows = n_not_utf8 = 0
-    first_bad: InputError | None = None
-    with path.open("rb") as fh:
-        for n_lines, raw in enumerate(fh, start=1):
-            hasher.update(raw)
-            if n_lines == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                data = loads(raw)
-            except orjson.JSONDecodeError:
-                if not raw.strip():
-                    continue
-                data, failure = _decode(n_lines, raw, src)  # the slow path (NaN, lone surrogates, non-UTF-8, too deep)
-                if data is None:
-                    n_rows += 1
-                    if failure is not None and "is not UTF-8" in failure["error"]:
-                        n_not_utf8 += 1
-                        if first_bad is None:
-                            first_bad = InputError(failure["error"].replace("the line is not UTF-8", "the file is not UTF-8", 1)
-                                                   + " No line of the file is UTF-8.")
-                    continue
-            n_rows += 1
-            if type(data) is dict:
-                rid = _row_id(data, id_field)
-                if rid is not None:
-                    buckets.add(hash(rid))
-    if n_rows and n_not_utf8 == n_rows and first_bad is not None:
+    state: dict[str, Any] = {"not_utf8": 0, "first_bad": None}
+
+    def slow(line: int, raw: bytes) -> dict[str, Any] | None:
+        data, failure = _decode(line, raw, src)  # the slow path (NaN, lone surrogates, non-UTF-8, too deep)
+        if data is None and failure is not None and "is not UTF-8" in failure["error"]:
+            state["not_utf8"] += 1
+            if state["first_bad"] is None:
+                state["first_bad"] = InputError(failure["error"].replace("the line is not UTF-8", "the file is not UTF-8", 1)
+                                                + " No line of the file is UTF-8.")
+        return data
+
+    n_lines, n_rows, repeated = scan_jsonl_ids(path, id_field, _id_text, hasher=hasher, slow_decode=slow)
+    if n_rows and state["not_utf8"] == n_rows and state["first_bad"] is not None:
         # not one line is UTF-8: the file as a whole is in another encoding (one bad line fails alone)
-        raise first_bad
-    return n_lines, hasher.hexdigest(), buckets.repeated()
+        raise state["first_bad"]
+    return n_lines, hasher.hexdigest(), repeated
 
 
 _M = ("f1", "precision", "recall")
@@ -460,7 +354,7 @@ class _Collector:
         self.per_example: list[dict[str, Any]] | None = [] if keep else None
         self.on_example = on_example
         self.failures: list[dict[str, Any]] = []
-        self.ids = _IdIndex(repeated)
+        self.ids = IdIndex(repeated)
         self.previous = previous
         self.recorder = recorder
         self.n_rows = 0

@@ -419,6 +419,8 @@ def score_label_rows(
     file_name: str = "",
     recorder: Any = None,
     refuse_empty: bool = False,
+    keep_per_example: bool = True,
+    on_example: Any = None,
 ) -> dict[str, Any]:
     """Score a stream of label rows (:class:`~goldeval.io.Row` / :class:`~goldeval.io.RowError`) into a results dict.
 
@@ -439,8 +441,15 @@ def score_label_rows(
         refuse_empty: Raise :class:`InputError` when no row could be scored (no rows, or every row failed), before
             anything is recorded as finished; default ``False`` returns results with ``n_scored`` 0 (the CLI refuses).
         recorder: Run-store hook (``previous()``, ``record(case)``, ``finish(results)``) or ``None``. Cases already
-            recorded as scored are reused, not re-read; one record per case:
-            ``{"id", "status", "gold", "pred", "outcome"}``.
+            recorded as scored are reused, not re-read; one record per case, as it is read:
+            ``{"id", "status", "line", "gold", "pred", "outcome"}`` (+ ``second_gold``).
+        keep_per_example: Keep ``per_example`` in the results (default); False streams it (``on_example`` and the
+            store) and leaves ``{"$streamed": true, ...}`` in its place — memory then does not grow with the rows.
+        on_example: Called with each ``per_example`` entry, in order.
+
+    One pass: each row is folded into the ``(gold, pred)`` pair counts as it is read (no list per row is built);
+    see :mod:`goldeval.labelfile`. Ids are all kept here to find repeats (the rows come from the caller);
+    :func:`score_label_file` reads the file's ids first instead, in bounded memory.
 
     Returns:
         Results dict: ``scorer``, ``positive``, ``config``, ``aggregate`` (``n``, ``n_scored``, ``n_failed``, the
@@ -454,177 +463,13 @@ def score_label_rows(
         InputError: no row carries the gold (or pred) field at all — the column name is probably wrong —, no
             positive label, or a positive label not seen (with ``require_positive``).
     """
-    from goldeval.io import RowError, check_ids
+    from goldeval.labelfile import score_label_stream
 
-    prefix = f"{file_name}:" if file_name else "line "
-    previous: dict[str, dict] = dict(recorder.previous()) if recorder is not None else {}
-    ids: list[str] = []
-    lines: list[int] = []
-    gold: list[str] = []
-    pred: list[str | None] = []
-    second: list[str | None] = []
-    failures: list[dict[str, Any]] = []
-    warnings: list[dict[str, Any]] = []
-    n_rows = 0
-    saw_gold_field = saw_pred_field = saw_second_field = False
-    first_fields: list[str] | None = None
-    saw_id_field = False
-    fresh: list[bool] = []
-
-    def watch(items):  # the raw rows, before the id check: which fields does the file have at all?
-        nonlocal first_fields, saw_id_field
-        for it in items:
-            if not isinstance(it, RowError):
-                if first_fields is None:
-                    first_fields = list(it.data)
-                if not saw_id_field and id_field in it.data:
-                    saw_id_field = True
-            yield it
-
-    for item in check_ids(watch(iter(rows)), id_field=id_field, file_name=file_name):
-        n_rows += 1
-        if isinstance(item, RowError):
-            failures.append({"line": item.line, "id": item.id, "error": item.error})
-            continue
-        data = item.data
-        rid = str(data[id_field])
-        prev = previous.get(rid)
-        if prev is not None and prev.get("status") == "scored":
-            saw_gold_field = saw_pred_field = True
-            ids.append(rid)
-            lines.append(item.line)
-            gold.append(prev["gold"])
-            pred.append(prev.get("pred"))
-            second.append(prev.get("second_gold"))
-            fresh.append(False)
-            continue
-        if gold_field not in data:
-            failures.append({"line": item.line, "id": rid, "error": f"{prefix}{item.line}: field '{gold_field}' is missing; every case needs a gold label. Add it or pass --gold-column."})
-            continue
-        saw_gold_field = True
-        g = data[gold_field]
-        problem = None
-        if type(g) is not str or not g or g[0].isspace() or g[-1].isspace():  # the fast path: a plain string label
-            g, problem = _label_value(g)
-        if problem or g is None:
-            why = problem or ("is null" if data[gold_field] is None else f"is blank ({data[gold_field]!r})")
-            failures.append({"line": item.line, "id": rid, "error": f"{prefix}{item.line}: gold label {why}; every case needs an adjudicated gold label. Adjudicate it or remove the row."})
-            continue
-        if pred_field in data:
-            saw_pred_field = True
-            p = data[pred_field]
-            if type(p) is not str or not p or p[0].isspace() or p[-1].isspace():
-                p, problem = _label_value(p)
-            if problem:  # an unreadable prediction is no prediction: a miss when gold is positive, never dropped
-                warnings.append({"line": item.line, "id": rid, "warning": f"{prefix}{item.line}: field '{pred_field}' {problem}; scored as no prediction (a miss when gold is {positive!r})."})
-        else:
-            p = None
-            warnings.append({"line": item.line, "id": rid, "warning": f"{prefix}{item.line}: no '{pred_field}' field; scored as no prediction (a miss when gold is {positive!r})."})
-        s2 = None
-        if second_gold_field is not None:
-            saw_second_field = saw_second_field or second_gold_field in data
-            s2, problem = _label_value(data.get(second_gold_field))
-            if problem:  # a problem in the second annotator's column never costs the model's score its case
-                warnings.append({"line": item.line, "id": rid, "warning": f"{prefix}{item.line}: field '{second_gold_field}' {problem}; the case is scored but left out of the annotator agreement."})
-        ids.append(rid)
-        lines.append(item.line)
-        gold.append(g)
-        pred.append(p)
-        second.append(s2)
-        fresh.append(True)
-
-    where = file_name or "labels"
-    if refuse_empty and not ids:  # nothing to score is bad input, never a table of undefined values with exit 0
-        if n_rows == 0:
-            raise InputError(f"{where}: no rows (a header without data?). Give one row per case: id, gold, pred.")
-        if first_fields is None or saw_id_field:
-            raise InputError(
-                f"{where}: none of the {n_rows} rows could be scored; the first failure: {failures[0]['error']} "
-                "Fix the file (JSONL: one object per line; CSV: a header row, then one row per case)."
-            )
-    if first_fields is not None and not saw_id_field:
-        raise InputError(_no_column(where, id_field, first_fields, "the case id column with --id-column"))
-    if ids and not saw_pred_field:
-        raise InputError(_no_column(where, pred_field, first_fields, "the prediction column with --pred-column"))
-    if n_rows and not saw_gold_field and first_fields is not None:
-        raise InputError(_no_column(where, gold_field, first_fields, "the gold column with --gold-column"))
-    if second_gold_field is not None and ids and not saw_second_field and any(fresh):
-        raise InputError(_no_column(where, second_gold_field, first_fields, "the second annotator's column with --second-gold-column"))
-    counts = pair_counts(gold, pred)
-    if positive is None:
-        seen = ", ".join(repr(str(s)) for s in labels_seen(counts))
-        raise InputError(f"positive label: none given; labels seen: {seen}. Pass --positive LABEL or set positive in the gates file.")
-    score = score_from_pairs(counts, positive=positive, require_positive=require_positive)
-    warnings.extend(_near_positive_warnings(counts, positive, gold, pred, lines, ids, prefix=file_name or "labels"))
-    kappa, kappa_why = _kappa_from_pairs(counts)
-
-    per_example = []
-    for rid, line, g, p, is_new, s2 in zip(ids, lines, gold, pred, fresh, second):
-        outcome = ("tp" if p == positive else "fn") if g == positive else ("fp" if p == positive else "tn")
-        rec = {"id": rid, "line": line, "gold": g, "pred": p, "outcome": outcome}
-        per_example.append(rec)
-        if recorder is not None and is_new:
-            case = {"id": rid, "status": "scored", "gold": g, "pred": p, "outcome": outcome}
-            if second_gold_field is not None:
-                case["second_gold"] = s2
-            recorder.record(case)
-    if recorder is not None:
-        scored_ids = set(ids)
-        for f in failures:
-            # A row without a usable id cannot be recorded under one; a repeated id must not overwrite its first row.
-            if f["id"] is not None and f["id"] not in scored_ids:
-                recorder.record({"id": f["id"], "status": "unscored", "line": f["line"], "reason": f["error"]})
-
-    aggregate: dict[str, Any] = {
-        "n": n_rows,
-        "n_scored": len(ids),
-        "n_failed": len(failures),
-        **{k: v for k, v in score.to_dict().items() if k not in ("undefined", "n", "positive")},
-        "agreement": (sum(c for (g, p), c in counts.items() if g == p) / len(ids)) if ids else 0.0,
-        "kappa": kappa,
-        "null_predictions": sum(1 for p in pred if p is None),
-    }
-    undefined = dict(score.undefined)
-    if not ids:
-        undefined["agreement"] = UNDEFINED_REASONS["agreement"]
-    if kappa_why:
-        undefined["kappa"] = kappa_why
-    disagreements: list[dict[str, Any]] = []
-    if second_gold_field is not None:
-        from goldeval.agreement import agreement
-
-        pairs = [(rid, line, g, s2) for rid, line, g, s2 in zip(ids, lines, gold, second) if s2 is not None]
-        agr = agreement([x[2] for x in pairs], [x[3] for x in pairs], ids=[x[0] for x in pairs])
-        aggregate["annotator_n"] = agr.n
-        aggregate["annotator_agreement"] = agr.agreement
-        aggregate["annotator_kappa"] = agr.kappa
-        for k, why in agr.undefined.items():
-            undefined[f"annotator_{k}"] = why
-        line_of = {x[0]: x[1] for x in pairs}
-        disagreements = [{**d, "line": line_of[d["id"]]} for d in agr.disagreements]
-    aggregate["undefined"] = undefined
-
-    results: dict[str, Any] = {
-        "scorer": {"name": SCORER_NAME, "version": SCORER_VERSION},
-        "positive": positive,
-        "config": {
-            "id_field": id_field,
-            "gold_field": gold_field,
-            "pred_field": pred_field,
-            "second_gold_field": second_gold_field,
-            "require_positive": require_positive,
-        },
-        "aggregate": aggregate,
-        "per_label": [r.to_dict() for r in _table_from_pairs(counts)],
-        "confusion_matrix": _matrix_from_pairs(counts).to_dict(),
-        "per_example": per_example,
-        "disagreements": disagreements,
-        "warnings": warnings,
-        "failures": failures,
-    }
-    if recorder is not None:
-        recorder.finish(results)
-    return results
+    return score_label_stream(
+        rows, positive=positive, id_field=id_field, gold_field=gold_field, pred_field=pred_field,
+        second_gold_field=second_gold_field, require_positive=require_positive, file_name=file_name, recorder=recorder,
+        refuse_empty=refuse_empty, keep_per_example=keep_per_example, on_example=on_example,
+    )
 
 
 def _no_column(where: str, wanted: str, fields: list[str] | None, option: str) -> str:
@@ -652,46 +497,13 @@ def _loose(label: Any) -> str:
     return unicodedata.normalize("NFKC", str(label)).translate(_INVISIBLE).strip().casefold()
 
 
-def _near_positive_warnings(counts, positive, gold, pred, lines, ids, *, prefix: str) -> list[dict[str, Any]]:
-    """Warnings for labels that differ from ``positive`` only by case or surrounding spaces (``' escalate'``,
-    ``'Escalate'``): they are scored as other labels — a gold one as a negative, a predicted one as a miss — never
-    silently folded, but never silently either."""
-    key = _loose(positive)
-    out = []
-    for side, labels in (("gold", gold), ("pred", pred)):
-        names = {g for g, _ in counts} if side == "gold" else {p for _, p in counts if p is not None}
-        for label in sorted((x for x in names if x != positive and _loose(x) == key), key=str):
-            first = labels.index(label)
-            n = sum(c for pair, c in counts.items() if pair[0 if side == "gold" else 1] == label)
-            effect = "a negative case, not a gold positive" if side == "gold" else "not a positive prediction (a miss when gold is positive)"
-            out.append({
-                "line": lines[first],
-                "id": ids[first],
-                "warning": (
-                    f"{prefix}:{lines[first]}: {side} label {label!r} ({n} {'row' if n == 1 else 'rows'}) differs from "
-                    f"the positive label {str(positive)!r} only by case, spaces or invisible characters; it is scored "
-                    "as another label: "
-                    f"{effect}. Fix the file if it means {str(positive)!r}."
-                ),
-            })
-    return out
-
-
 def score_label_file(path: str | os.PathLike[str], *, positive: str | None, **options: Any) -> dict[str, Any]:
-    """Read a JSONL or CSV label file (see :func:`goldeval.io.read_rows`) and score it with :func:`score_label_rows`.
+    """Read a JSONL, CSV or Parquet label file (see :func:`goldeval.io.read_rows`) and score it with
+    :func:`score_label_rows` (same options). Memory does not grow with the rows when ``keep_per_example=False``: the
+    ids are read first and only the hashes of repeated ones are kept (:mod:`goldeval.ids`).
 
     The results dict also gets ``dataset`` ``{"path", "sha256"}``.
     """
-    from goldeval.io import file_sha256, read_rows
+    from goldeval.labelfile import score_label_path
 
-    name = os.path.basename(str(path))
-    results = score_label_rows(read_rows(path), positive=positive, file_name=name, **options)
-    results["dataset"] = {"path": str(path), "sha256": file_sha256(path)}
-    return results
-
-
-def _kappa_from_pairs(counts: Mapping[tuple[Any, Any], int]) -> tuple[float, str | None]:
-    """Cohen's kappa of pred against gold (a ``None`` prediction is its own category), via the agreement module."""
-    from goldeval.agreement import kappa_from_pairs
-
-    return kappa_from_pairs(counts)
+    return score_label_path(path, positive=positive, **options)

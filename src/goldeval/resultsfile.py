@@ -76,6 +76,7 @@ class ResultsFile:
         self._n = 0
         self._began = False
         self._head_keys: tuple[str, ...] = ()
+        self._head: dict[str, Any] | None = None
         self._cm: Any = open_output(path, role=role)
         self._fh: BinaryIO | None = self._cm.__enter__()
 
@@ -91,11 +92,17 @@ class ResultsFile:
             raise InputError(f"{self.role} {self.path}: cannot write ({exc.strerror}). Choose a writable path.") from None
 
     def begin(self, head: Mapping[str, Any]) -> None:
-        """Write the keys known before scoring (e.g. ``scorer``, ``tokenizer``, ``config``), then open
-        ``per_example``. Called once, before :meth:`example`."""
+        """Give the keys known before scoring (e.g. ``scorer``, ``tokenizer``, ``config``). Called once, before
+        :meth:`example`. Nothing is written until the first entry (or :meth:`close`): a run refused before any
+        example (bad options, an empty file) leaves even ``-`` (stdout) untouched."""
         self._began = True
+        self._head = dict(head)
         if self.fmt == "json":  # (jsonl writes every key but per_example on its last line)
             self._head_keys = tuple(head)
+
+    def _open_array(self) -> None:
+        head, self._head = self._head, None
+        if head is not None and self.fmt == "json":
             parts = [b"{\n"] + [b"  " + orjson.dumps(k) + b": " + _indented(v, 2) + b",\n" for k, v in head.items()]
             self._write(b"".join(parts) + b'  "per_example": [')
 
@@ -103,6 +110,8 @@ class ResultsFile:
         """Write one ``per_example`` entry (one line)."""
         if not self._began:
             self.begin({})
+        if self._head is not None:
+            self._open_array()
         line = orjson.dumps(entry, option=_OPTS)
         if self.fmt == "json":
             self._write((b"\n    " if self._n == 0 else b",\n    ") + line)
@@ -115,6 +124,8 @@ class ResultsFile:
         file in place (rename over the path; stdout and devices are flushed)."""
         if not self._began:
             self.begin({})
+        if self._head is not None:
+            self._open_array()
         rest = {k: v for k, v in results.items() if k != "per_example" and k not in self._head_keys}
         if self.fmt == "json":
             tail = [(b"\n  ]" if self._n else b"]")]

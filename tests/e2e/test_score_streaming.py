@@ -84,9 +84,9 @@ def test_repeated_ids_are_found_across_spilled_buckets(tmp_path, monkeypatch):
     # Force the first pass to spread 3,000 ids over many buckets spilled to disk (normally 65,536 rows a bucket):
     # rows 2,999 and 1,500 repeat the ids of rows 0 and 7 (lines are 1-based: line 3000 repeats line 1, 1501 line 8).
     import goldeval.freetext as ft
+    import goldeval.ids as ids
 
-    monkeypatch.setattr(ft, "_BUCKET_ROWS", 64)
-    monkeypatch.setattr(ft, "_BUCKET_BUFFER", 4)
+    monkeypatch.setattr(ids, "BUCKET_ROWS", 64)
     src = tmp_path / "dups.jsonl"
     _rows(src, 3000, [(0, 2999), (7, 1500)])
     res = score_file(src, keep_per_example=False)
@@ -99,10 +99,25 @@ def test_repeated_ids_are_found_across_spilled_buckets(tmp_path, monkeypatch):
     assert [f["line"] for f in mem["failures"]] == [1501, 3000]
 
 
-def test_an_integer_id_repeats_its_decimal_string():
-    from goldeval.freetext import _IdIndex
+def test_the_first_pass_reads_ids_as_the_parser_does(tmp_path):
+    # Lines the quick path must leave to orjson (by hand): 3 names the field twice (orjson keeps the last, "a", which
+    # repeats line 1); 4 does not start with the id; 5/6 hold an escape ('d"e' twice); 7/8 are 7 and "7" (the same
+    # id). Line 9 is not JSON (skipped here; the scoring pass reports it).
+    from goldeval.ids import scan_jsonl_ids
 
-    idx = _IdIndex({hash("5")})
+    lines = ['{"id":"a","p":1}', '{"id": "b"}', '{"id":"c","id":"a"}', '{"x": 1, "id": "b"}', '{"id":"d\\"e"}',
+             '{"id": "d\\"e"}', '{"id": 7}', '{"id": "7"}', '{"id": "z", oops}', '{"id":"solo"}']
+    f = tmp_path / "ids.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    n, n_rows, repeated = scan_jsonl_ids(f, "id", lambda raw: None if raw in (None, "") else str(raw))
+    assert n == n_rows == 10
+    assert repeated == {hash("a"), hash("b"), hash('d"e'), hash("7")}
+
+
+def test_an_integer_id_repeats_its_decimal_string():
+    from goldeval.ids import IdIndex
+
+    idx = IdIndex({hash("5")})
     assert idx.first_line("5", 1) is None and idx.first_line("5", 4) == 1
     assert idx.first_line("6", 9) is None and idx.first_line("6", 10) is None  # not a repeated hash: not even kept
     assert idx.seen == {"5": 1}

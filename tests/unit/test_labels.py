@@ -164,8 +164,8 @@ def test_recorder_gets_one_record_per_row_and_reuses_previous():
     )
     res = score_label_rows(rows, positive="y", recorder=rec)
     assert rec.records == [
-        {"id": "b", "status": "scored", "gold": "y", "pred": None, "outcome": "fn"},
-        {"id": "c", "status": "scored", "gold": "n", "pred": "y", "outcome": "fp"},
+        {"id": "b", "status": "scored", "line": 2, "gold": "y", "pred": None, "outcome": "fn"},
+        {"id": "c", "status": "scored", "line": 3, "gold": "n", "pred": "y", "outcome": "fp"},
         {"id": "d", "status": "unscored", "line": 4, "reason": "line 4: gold label is null; every case needs an adjudicated gold label. Adjudicate it or remove the row."},
     ]
     assert rec.finished is res

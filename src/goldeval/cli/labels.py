@@ -3,6 +3,7 @@ done to any results file goldeval wrote). Thin: parse options, call the library,
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import click
@@ -23,10 +24,15 @@ from goldeval.cli._store import store_options
 @click.option("--allow-absent-positive", is_flag=True, help="Score even when the positive label occurs in neither gold nor pred (a slice with no positives).")
 @gates_option
 @click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' = stdout; the summary then goes to stderr).")
+@click.option(
+    "--out-format", type=click.Choice(["json", "jsonl"]), default="json", show_default=True,
+    help="json: one object, per_example one entry a line; jsonl: one per_example entry a line, then a line with the rest.",
+)
 @ci_options
 @store_options
 @guarded
-def labels(file, positive, id_column, gold_column, pred_column, second_gold_column, allow_absent_positive, gates, out, run_store, ci):
+def labels(file, positive, id_column, gold_column, pred_column, second_gold_column, allow_absent_positive, gates, out,
+           out_format, run_store, ci):
     """Precision, recall and missed positives of predicted labels against gold labels.
 
     FILE is JSONL rows {"id", "gold", "pred"} or a CSV with those columns (names selectable).
@@ -55,19 +61,36 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
         "require_positive": not allow_absent_positive,
     }
     console = report_console(out)
-    with run_store.recording(
-        scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"labels": file}, config=options, dod=gates
-    ) as recorder:
-        hold_finish_for_gates(recorder, dod)  # the run is finished once, with its gate report
-        results = score_label_file(file, recorder=recorder, refuse_empty=True, **options)
-        _render_labels(results, console)
-        code = apply_gates(results, gates, console, definition=dod, recorder=recorder)
-    if run_store.note:
-        click.echo(f"goldeval: {run_store.note}", err=True)
-    run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
-    if out is not None:
-        write_json(results, out)
-    ci.write(results)
+    with contextlib.ExitStack() as stack:
+        writer = None
+        if out is not None:  # per_example streams to --out as the rows are read (one entry a line)
+            from goldeval.resultsfile import ResultsFile
+
+            writer = stack.enter_context(ResultsFile(out, out_format))
+            writer.begin({"scorer": {"name": SCORER_NAME, "version": SCORER_VERSION}, "positive": positive})
+        # the examples stream to the results file and, for --junit-cases, to the JUnit cases (kept: one per case)
+        junit_cases: list[dict] | None = [] if ci.junit_cases else None
+
+        def on_example(entry: dict) -> None:
+            if writer is not None:
+                writer.example(entry)
+            if junit_cases is not None:
+                junit_cases.append(entry)
+        with run_store.recording(
+            scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"labels": file}, config=options, dod=gates
+        ) as recorder:
+            hold_finish_for_gates(recorder, dod)  # the run is finished once, with its gate report
+            results = score_label_file(file, recorder=recorder, refuse_empty=True, keep_per_example=False,
+                                       on_example=on_example if (writer is not None or junit_cases is not None) else None,
+                                       **options)
+            _render_labels(results, console)
+            code = apply_gates(results, gates, console, definition=dod, recorder=recorder)
+        if run_store.note:
+            click.echo(f"goldeval: {run_store.note}", err=True)
+        run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
+        if writer is not None:
+            writer.close(results)
+    ci.write(results if junit_cases is None else {**results, "per_example": junit_cases})
     if code != EXIT_OK:
         sys.exit(code)
 

@@ -545,7 +545,7 @@ class RunStore:
             stored = {**results, "per_example": {"$cases": True, "status": "scored", "drop_keys": ["status"]}}
         elif isinstance(per_example, Mapping) and per_example.get("$streamed"):
             # The entries were streamed (to --out and to the cases table), not kept: the cases are the only copy.
-            marker: dict[str, Any] = {"$cases": True, "status": "scored", "drop_keys": ["status"]}
+            marker: dict[str, Any] = {"$cases": True, "status": "scored", "drop_keys": list(per_example.get("drop_keys") or ["status"])}
             if not (per_example_in_cases and self._cases_match_digest(run_id, per_example)):
                 marker["note"] = ("the scored cases recorded differ from the run's per_example (ids or order); "
                                   "per_example is rebuilt from the recorded cases")

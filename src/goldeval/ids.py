@@ -1,0 +1,239 @@
+"""Repeated ids in memory that does not grow with the rows.
+
+Every scorer refuses a row whose id repeats an earlier row's (the store keys cases by id). Keeping every id seen
+costs about 100 bytes a row — 1 GB at 10M rows. Instead, a first pass over the input hashes each row's id
+(:func:`hash`, 64 bits) into :class:`HashBuckets`: buckets of about 65,536 hashes, buffered 65,536 at a time and
+appended to a temporary file per bucket (numpy partitions each block of hashes at once), then sorted one bucket at
+a time to find the hashes that occur more than once (normally none). The scoring pass then looks up exactly — by the id text, in a dict holding only
+those ids — just the rows whose id hashes to a repeated value (:class:`IdIndex`): a repeated id is found with the
+line it repeats, and two different ids that share a hash are told apart. Memory: a few MiB whatever the rows.
+
+Hashes are only compared within one process (Python randomises ``hash`` of a string per process), so both passes
+must run in the same process.
+"""
+
+from __future__ import annotations
+
+import array
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = ["HashBuckets", "IdIndex", "repeated_hashes", "scan_jsonl_ids"]
+
+#: Hashes per bucket (about), and hashes held in memory before they are partitioned into the buckets' files;
+#: memory is about 16 bytes x this.
+BUCKET_ROWS = 1 << 16
+
+
+class IdIndex:
+    """Which rows repeat an earlier row's id.
+
+    Args:
+        repeated: The hashes of the ids that occur more than once (:meth:`HashBuckets.repeated`); only ids with one
+            of those hashes are kept. ``None``: every id is kept (rows already in memory, no first pass).
+    """
+
+    __slots__ = ("repeated", "seen")
+
+    def __init__(self, repeated: set[int] | None) -> None:
+        self.repeated = repeated
+        self.seen: dict[str, int] = {}
+
+    def first_line(self, rid: str, line: int) -> int | None:
+        """The line of the first row with id *rid* when that is an earlier row; else ``None`` (and *rid* is noted
+        as first seen at *line*)."""
+        if self.repeated is not None and hash(rid) not in self.repeated:
+            return None
+        first = self.seen.get(rid)
+        if first is None:
+            self.seen[rid] = line
+        return first
+
+
+class HashBuckets:
+    """64-bit hashes, collected in memory up to :data:`BUCKET_ROWS` at a time, then partitioned by bucket (vectorised,
+    numpy) and appended to a temporary file per bucket (a single bucket stays in memory). :meth:`repeated` sorts
+    one bucket at a time to find the hashes added more than once.
+
+    Args:
+        n_rows_hint: About how many hashes will be added (the number of buckets is ``n_rows_hint / BUCKET_ROWS``,
+            at least 1, at most 512; a wrong hint costs time or a little memory, never correctness).
+    """
+
+    def __init__(self, n_rows_hint: int) -> None:
+        self.n = max(1, min(512, -(-n_rows_hint // BUCKET_ROWS)))
+        self.buffer = array.array("q")
+        self.kept: list[Any] = []  # one bucket: the flushed blocks, in memory
+        self.files: list[Any] = [None] * self.n
+        self.tmpdir: Any = None
+        #: ``buckets.append(hash(rid))`` is the fast way to add one hash (then call :meth:`maybe_flush` now and then)
+        self.append = self.buffer.append
+
+    def add(self, h: int) -> None:
+        """Add one hash (an int in the signed 64-bit range, as :func:`hash` gives)."""
+        self.append(h)
+        if len(self.buffer) >= BUCKET_ROWS:
+            self.flush()
+
+    def maybe_flush(self) -> None:
+        """Flush when the in-memory block is full (for callers that use :attr:`append`)."""
+        if len(self.buffer) >= BUCKET_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Move the in-memory block to the buckets."""
+        import numpy as np
+
+        if not self.buffer:
+            return
+        block = np.frombuffer(self.buffer, dtype=np.int64).copy()
+        self.buffer = array.array("q")
+        self.append = self.buffer.append
+        if self.n == 1:
+            self.kept.append(block)
+            return
+        which = block % self.n  # numpy's % has the divisor's sign, as Python's: 0..n-1
+        order = np.argsort(which, kind="stable")
+        block, which = block[order], which[order]
+        bounds = np.searchsorted(which, np.arange(self.n + 1))
+        if self.tmpdir is None:
+            self.tmpdir = tempfile.TemporaryDirectory(prefix="goldeval-ids-")
+        for b in range(self.n):
+            lo, hi = bounds[b], bounds[b + 1]
+            if hi > lo:
+                if self.files[b] is None:
+                    self.files[b] = open(os.path.join(self.tmpdir.name, f"{b}.bin"), "w+b")  # noqa: SIM115
+                block[lo:hi].tofile(self.files[b])
+
+    def repeated(self) -> set[int]:
+        """The hashes added more than once. Removes the temporary files; the buckets are empty afterwards."""
+        import numpy as np
+
+        self.flush()
+        out: set[int] = set()
+        try:
+            parts = [np.concatenate(self.kept)] if self.kept else []
+            self.kept = []
+            for b in range(self.n):
+                fh = self.files[b]
+                if fh is not None:
+                    fh.seek(0)
+                    parts.append(np.fromfile(fh, dtype=np.int64))
+                    fh.close()
+                for values in parts:
+                    values.sort()
+                    dup = values[1:][values[1:] == values[:-1]]
+                    if dup.size:
+                        out.update(dup.tolist())
+                parts = []
+        finally:
+            for fh in self.files:
+                if fh is not None and not fh.closed:
+                    fh.close()
+            self.files = [None] * self.n
+            if self.tmpdir is not None:
+                self.tmpdir.cleanup()
+                self.tmpdir = None
+        return out
+
+    def __del__(self) -> None:  # an interrupted first pass: do not leave the files behind
+        tmp = getattr(self, "tmpdir", None)
+        if tmp is not None:
+            for fh in self.files:
+                if fh is not None and not fh.closed:
+                    fh.close()
+            tmp.cleanup()
+
+
+def scan_jsonl_ids(
+    path: str | os.PathLike[str],
+    id_field: str,
+    id_of: Callable[[Any], str | None],
+    *,
+    hasher: Any = None,
+    slow_decode: Callable[[int, bytes], Any] | None = None,
+) -> tuple[int, int, set[int]]:
+    """The first pass over a JSONL file: ``(lines, non-blank lines, hashes of the ids on more than one row)``.
+
+    Args:
+        path: The JSONL file.
+        id_field: The id field's name.
+        id_of: The scorer's id rule: the field's value → the id text, or ``None`` for no usable id. The same
+            function the scoring pass applies, so both passes agree on every row's id.
+        hasher: A ``hashlib`` object fed every byte read (the input's sha256 in the same read).
+        slow_decode: ``(line number, bytes) -> dict | None`` for lines orjson refuses (None: such lines are
+            skipped; the scoring pass reports them). May raise (a file that is not UTF-8).
+
+    An ASCII line that starts ``{"<id_field>":"…"`` and names the field once is read without a full parse (the id is the
+    text up to the next quote, taken only when it holds no escape); every other line is parsed by orjson.
+    """
+    import orjson
+
+    buckets = HashBuckets(max(1, os.path.getsize(path) // 48))
+    append = buckets.append
+    loads = orjson.loads
+    quoted = b'"' + id_field.encode("utf-8") + b'"'
+    prefixes = (b"{" + quoted + b':"', b"{" + quoted + b': "')
+    update = hasher.update if hasher is not None else None
+    n_lines = n_rows = 0
+    n = 0
+    with open(path, "rb") as fh:
+        for n_lines, raw in enumerate(fh, start=1):
+            if update is not None:
+                update(raw)
+            if n_lines == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            rid = None
+            for prefix in prefixes if raw.isascii() else ():  # (a non-ASCII line is checked as UTF-8 by orjson)
+                if raw.startswith(prefix):
+                    start = len(prefix)
+                    end = raw.find(b'"', start)
+                    if end > 0 and raw.count(quoted) == 1:
+                        cand = raw[start:end]
+                        if b"\\" not in cand:
+                            rid = id_of(cand.decode("ascii"))
+                            if rid is not None:
+                                append(hash(rid))
+                                n += 1
+                                if n >= BUCKET_ROWS:
+                                    buckets.flush()
+                                    append = buckets.append
+                                    n = 0
+                                rid = True
+                    break
+            if rid is True:
+                n_rows += 1
+                continue
+            try:
+                data = loads(raw)
+            except orjson.JSONDecodeError:
+                if not raw.strip():
+                    continue
+                n_rows += 1
+                if slow_decode is None:
+                    continue
+                data = slow_decode(n_lines, raw)
+            else:
+                n_rows += 1
+            if type(data) is dict:
+                rid = id_of(data.get(id_field))
+                if rid is not None:
+                    append(hash(rid))
+                    n += 1
+                    if n >= BUCKET_ROWS:
+                        buckets.flush()
+                        append = buckets.append
+                        n = 0
+    return n_lines, n_rows, buckets.repeated()
+
+
+def repeated_hashes(ids: Iterable[str | None], n_rows_hint: int) -> set[int]:
+    """The hashes of the ids that occur more than once in *ids* (``None`` entries skipped); see the module docstring."""
+    buckets = HashBuckets(n_rows_hint)
+    add = buckets.add
+    for rid in ids:
+        if rid is not None:
+            add(hash(rid))
+    return buckets.repeated()

@@ -1,0 +1,329 @@
+"""Label files and row streams scored in one pass into pair counts: memory does not grow with the rows.
+
+:func:`score_label_stream` reads each row once and folds it into the ``(gold, pred)`` pair counts (and the second
+annotator's pair counts), from which every number of the results is read (:mod:`goldeval.labels`); nothing is
+listed per row except what the results list per row by design: ``per_example`` (kept, or streamed to a writer and
+to the run store as it is read), ``failures``, ``warnings`` and the annotators' ``disagreements``. Repeated ids are
+found by a first pass over the file that keeps only the hashes of ids seen twice (:mod:`goldeval.ids`).
+
+The aggregation is the labels Scorer's (:class:`goldeval.scorers_builtin.Labels`), so ``goldeval labels`` and
+``goldeval score --scorer labels`` give the same results by construction. Kappa is computed from the pair counts
+exactly (:func:`goldeval.agreement.kappa_from_pairs`); scikit-learn is never imported.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import orjson
+
+from goldeval.errors import InputError, shorten
+from goldeval.ids import IdIndex
+
+__all__ = ["score_label_stream", "score_label_path", "label_id"]
+
+#: Per-example records are held back (not streamed, not recorded) until the positive label has been seen, up to
+#: this many: a typo in --positive is then refused before anything is recorded, in all but very large files.
+HOLD_BACK = 50_000
+
+
+def label_id(raw: Any) -> str | None:
+    """The id of a label row (a non-empty string, or an integer read as its decimal string), else ``None``: the
+    rule of :func:`goldeval.io.check_ids`."""
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)) or raw == "":
+        return None
+    return str(raw)
+
+
+def _label_value(raw: Any) -> tuple[str | None, str | None]:
+    from goldeval.labels import _label_value as lv
+
+    return lv(raw)
+
+
+def score_label_stream(
+    items: Iterable[Any],
+    *,
+    positive: str | None,
+    id_field: str = "id",
+    gold_field: str = "gold",
+    pred_field: str = "pred",
+    second_gold_field: str | None = None,
+    require_positive: bool = True,
+    file_name: str = "",
+    recorder: Any = None,
+    refuse_empty: bool = False,
+    keep_per_example: bool = True,
+    on_example: Callable[[dict[str, Any]], None] | None = None,
+    repeated: set[int] | None = None,
+) -> dict[str, Any]:
+    """Score label rows in one pass. Arguments and results as :func:`goldeval.labels.score_label_rows`, plus:
+
+    Args:
+        items: :class:`~goldeval.io.Row` / :class:`~goldeval.io.RowError` items, or ``(line, dict)`` pairs.
+        keep_per_example: Keep ``per_example`` in the results (default). False: it holds ``{"$streamed": true, "n",
+            "ids_sha256", "drop_keys"}`` (the run store rebuilds the list from its cases).
+        on_example: Called with each ``per_example`` entry, in order (a streaming writer).
+        repeated: Hashes of the ids that occur more than once (a first pass, :func:`goldeval.ids.repeated_hashes`);
+            ``None`` keeps every id (rows already in memory).
+
+    Raises:
+        InputError: as :func:`goldeval.labels.score_label_rows`.
+    """
+    import hashlib
+
+    from goldeval.io import Row, RowError
+    from goldeval.scorers_builtin import Labels, _LabelsPartial
+
+    prefix = f"{file_name}:" if file_name else "line "
+    previous: dict[str, dict] = dict(recorder.previous()) if recorder is not None else {}
+    part = _LabelsPartial(keep_per_example)
+    counts = part.counts
+    annotator = part.annotator
+    failures, warnings, disagreements = part.failures, part.warnings, part.disagreements
+    gold_first, pred_first = part.gold_first, part.pred_first
+    ids = IdIndex(repeated)
+    first_line = ids.first_line
+    per_example = part.per_example if keep_per_example else None
+    streaming = positive is not None  # without a positive label the run is refused at the end: nothing to emit
+    held: list[tuple[dict[str, Any], dict[str, Any] | None]] | None = [] if streaming else None
+    positive_seen = not require_positive
+    ids_hasher = hashlib.sha256(b"[")
+    n_emitted = 0
+    n_rows = n_null = 0
+    saw_gold = saw_pred = saw_second = saw_id_field = fresh_any = False
+    first_fields: list[str] | None = None
+    record = recorder.record if recorder is not None else None
+    if recorder is not None and not keep_per_example and hasattr(recorder, "per_example_in_cases"):
+        recorder.per_example_in_cases = True  # every per_example entry is recorded as a case (+ status), in order
+
+    digest = recorder is not None  # the ids' digest is what the store checks its cases against
+    need_rec = per_example is not None or on_example is not None or recorder is not None
+
+    def emit(rec: dict[str, Any], case: dict[str, Any] | None) -> None:
+        nonlocal n_emitted
+        if per_example is not None:
+            per_example.append(rec)
+        if on_example is not None:
+            on_example(rec)
+        if digest:
+            ids_hasher.update((b"," if n_emitted else b"") + orjson.dumps(rec["id"]))
+        n_emitted += 1
+        if case is not None and record is not None:
+            record(case)
+
+    def flush() -> None:
+        nonlocal held
+        if held is not None:
+            for rec, case in held:
+                emit(rec, case)
+            held = None
+
+    for item in items:
+        n_rows += 1
+        t = type(item)
+        if t is tuple:
+            line, data = item
+        elif t is Row:
+            line, data = item.line, item.data
+        elif t is RowError or isinstance(item, RowError):
+            failures.append({"line": item.line, "id": item.id, "error": item.error})
+            if record is not None and item.id is not None and (previous.get(item.id) or {}).get("status") != "unscored":
+                record({"id": item.id, "status": "unscored", "line": item.line, "reason": item.error})
+            continue
+        else:
+            line, data = item.line, item.data
+        if first_fields is None:
+            first_fields = [str(k) for k in data]
+        if not saw_id_field and id_field in data:
+            saw_id_field = True
+        raw = data.get(id_field)
+        rid = raw if type(raw) is str and raw else label_id(raw)
+        if rid is None:
+            what = "missing" if raw is None else f"got {shorten(raw)}"
+            failures.append({"line": line, "id": None, "error": f"{prefix}{line}: field '{id_field}' must be a non-empty string, {what}. Give every row a stable id."})
+            continue
+        first = None if (repeated is not None and hash(rid) not in repeated) else first_line(rid, line)
+        if first is not None:  # never recorded: the case of this id is its first row's
+            failures.append({"line": line, "id": rid, "error": f"{prefix}{line}: id {rid!r} repeats line {first}. Ids must be unique; remove or rename the duplicate."})
+            continue
+        prev = previous.get(rid) if previous else None
+        new = True
+        if prev is not None and prev.get("status") == "scored":
+            saw_gold = saw_pred = True
+            g, p, s2 = prev["gold"], prev.get("pred"), prev.get("second_gold")
+            new = False
+        else:
+            if gold_field not in data:
+                err = f"{prefix}{line}: field '{gold_field}' is missing; every case needs a gold label. Add it or pass --gold-column."
+                failures.append({"line": line, "id": rid, "error": err})
+                if record is not None:
+                    record({"id": rid, "status": "unscored", "line": line, "reason": err})
+                continue
+            saw_gold = True
+            g = data[gold_field]
+            problem = None
+            if type(g) is not str or not g or g[0].isspace() or g[-1].isspace():  # the fast path: a plain string label
+                g, problem = _label_value(g)
+            if problem or g is None:
+                why = problem or ("is null" if data[gold_field] is None else f"is blank ({data[gold_field]!r})")
+                err = f"{prefix}{line}: gold label {why}; every case needs an adjudicated gold label. Adjudicate it or remove the row."
+                failures.append({"line": line, "id": rid, "error": err})
+                if record is not None:
+                    record({"id": rid, "status": "unscored", "line": line, "reason": err})
+                continue
+            if pred_field in data:
+                saw_pred = True
+                p = data[pred_field]
+                if type(p) is not str or not p or p[0].isspace() or p[-1].isspace():
+                    p, problem = _label_value(p)
+                if problem:  # an unreadable prediction is no prediction: a miss when gold is positive, never dropped
+                    warnings.append({"line": line, "id": rid, "warning": f"{prefix}{line}: field '{pred_field}' {problem}; scored as no prediction (a miss when gold is {positive!r})."})
+            else:
+                p = None
+                warnings.append({"line": line, "id": rid, "warning": f"{prefix}{line}: no '{pred_field}' field; scored as no prediction (a miss when gold is {positive!r})."})
+            s2 = None
+            if second_gold_field is not None:
+                saw_second = saw_second or second_gold_field in data
+                s2, problem = _label_value(data.get(second_gold_field))
+                if problem:  # a problem in the second annotator's column never costs the model's score its case
+                    warnings.append({"line": line, "id": rid, "warning": f"{prefix}{line}: field '{second_gold_field}' {problem}; the case is scored but left out of the annotator agreement."})
+            fresh_any = True
+        key = (g, p)
+        c = counts.get(key)
+        if c is None:
+            counts[key] = 1
+            if g not in gold_first:
+                gold_first[g] = (line, rid)
+            if p is not None and p not in pred_first:
+                pred_first[p] = (line, rid)
+            if not positive_seen and (g == positive or p == positive):
+                positive_seen = True
+        else:
+            counts[key] = c + 1
+        if p is None:
+            n_null += 1
+        if s2 is not None:
+            annotator[(g, s2)] += 1
+            if g != s2:
+                disagreements.append({"id": rid, "a": g, "b": s2, "line": line})
+        if not need_rec:
+            n_emitted += 1
+        elif streaming:
+            outcome = ("tp" if p == positive else "fn") if g == positive else ("fp" if p == positive else "tn")
+            rec = {"id": rid, "line": line, "gold": g, "pred": p, "outcome": outcome}
+            case = None
+            if new and record is not None:
+                case = {"id": rid, "status": "scored", "line": line, "gold": g, "pred": p, "outcome": outcome}
+                if second_gold_field is not None:
+                    case["second_gold"] = s2
+            if held is None:
+                emit(rec, case)
+            else:
+                held.append((rec, case))
+                if positive_seen or len(held) >= HOLD_BACK:
+                    flush()
+
+    part.n_rows = n_rows
+    part.null_predictions = n_null
+    part.fields = first_fields
+    part.id_present = saw_id_field
+    part.gold_present, part.pred_present, part.second_present = saw_gold, saw_pred, saw_second
+    part.fresh = fresh_any
+    where = file_name or "labels"
+    n_scored = sum(counts.values())
+    if refuse_empty and not n_scored:  # nothing to score is bad input, never a table of undefined values with exit 0
+        if n_rows == 0:
+            raise InputError(f"{where}: no rows (a header without data?). Give one row per case: id, gold, pred.")
+        if first_fields is None or saw_id_field:
+            raise InputError(
+                f"{where}: none of the {n_rows} rows could be scored; the first failure: {failures[0]['error']} "
+                "Fix the file (JSONL: one object per line; CSV: a header row, then one row per case)."
+            )
+    scorer = Labels()
+    config = {"positive": positive, "id_field": id_field, "gold_field": gold_field, "pred_field": pred_field,
+              "second_gold_field": second_gold_field, "require_positive": require_positive, "source": where}
+    results = scorer.finish(part, config)  # raises on a missing column, no positive, a positive not seen
+    flush()
+    if not keep_per_example:
+        ids_hasher.update(b"]")
+        results["per_example"] = {"$streamed": True, "n": n_emitted, "ids_sha256": ids_hasher.hexdigest() if digest else None,
+                                  "drop_keys": ["status", "second_gold"]}
+    if recorder is not None:
+        recorder.finish(results)
+    return results
+
+
+def _jsonl_items(path: str | os.PathLike[str]) -> Iterator[Any]:
+    """``(line, dict)`` for each JSON object line of *path*, :class:`~goldeval.io.RowError` for the others; the
+    careful reader (:func:`goldeval.io.read_jsonl`) only for the lines orjson refuses as bytes."""
+    from goldeval.io import RowError, check_input_file
+
+    p = check_input_file(path)
+    loads = orjson.loads
+    seen_any = False
+    with p.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                data = loads(raw)
+            except orjson.JSONDecodeError as exc:
+                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as uexc:
+                    raise InputError(
+                        f"{p}:{lineno}: the file is not UTF-8 (byte {raw[uexc.start]:#04x} at column {uexc.start + 1}). "
+                        "Re-encode it as UTF-8, e.g. `iconv -f latin1 -t utf-8`."
+                    ) from None
+                if not text.strip():
+                    continue
+                try:
+                    data = loads(text)
+                except orjson.JSONDecodeError:
+                    seen_any = True
+                    yield RowError(lineno, None, f"{p.name}:{lineno}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
+                    continue
+            seen_any = True
+            if type(data) is not dict:
+                yield RowError(lineno, None, f"{p.name}:{lineno}: expected a JSON object, got {shorten(data)}.")
+                continue
+            yield (lineno, data)
+    if not seen_any:
+        raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
+
+
+def _items(path: str | os.PathLike[str]) -> Iterator[Any]:
+    from goldeval.io import read_rows
+
+    low = str(path).lower()
+    if low.endswith(".csv") or low.endswith((".parquet", ".pq")):
+        return iter(read_rows(path))
+    return _jsonl_items(path)
+
+
+def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_field: str = "id", **options: Any) -> dict[str, Any]:
+    """Read a JSONL, CSV or Parquet label file twice — ids first (for repeats), then the rows — and score it with
+    :func:`score_label_stream` (same options). The results also get ``dataset`` ``{"path", "sha256"}``."""
+    from goldeval.ids import HashBuckets, scan_jsonl_ids
+    from goldeval.io import RowError, check_input_file, file_sha256
+
+    low = str(path).lower()
+    if low.endswith(".csv") or low.endswith((".parquet", ".pq")):
+        buckets = HashBuckets(max(1, os.path.getsize(path) // 32) if os.path.exists(path) else 1)
+        for item in _items(path):
+            if isinstance(item, RowError):
+                continue
+            rid = label_id(item.data.get(id_field))
+            if rid is not None:
+                buckets.add(hash(rid))
+        repeated = buckets.repeated()
+    else:
+        check_input_file(path)
+        repeated = scan_jsonl_ids(path, id_field, label_id)[2]
+    name = os.path.basename(str(path))
+    results = score_label_stream(_items(path), positive=positive, id_field=id_field, file_name=name, repeated=repeated, **options)
+    results["dataset"] = {"path": str(path), "sha256": file_sha256(path)}
+    return results
