@@ -23,6 +23,8 @@ from typing import Any
 
 import click
 
+from goldeval.cli._types import Finite
+
 __all__ = ["CiOptions", "ci_options", "junit_option", "write_junit", "STEP_SUMMARY_ENV"]
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -93,7 +95,7 @@ _OPTIONS = [
     click.option("--junit", default=None, metavar="FILE", type=click.Path(dir_okay=False, path_type=str),
                  help="Also write JUnit XML: one testsuite per run, one testcase per gate (a failing gate is a <failure>)."),
     click.option("--junit-cases", is_flag=True, help="With --junit: also one testcase per case (no_match, a false positive or a missed positive fails)."),
-    click.option("--junit-min-f1", type=click.FloatRange(0, 1), default=None, metavar="X",
+    click.option("--junit-min-f1", type=Finite(0, 1), default=None, metavar="X",
                  help="With --junit-cases: a free-text case whose F1 is below X fails."),
     click.option("--summary-md", default=None, metavar="FILE", type=click.Path(dir_okay=False, path_type=str),
                  help="Also write a Markdown summary (decision, gates, headline); appended to $GITHUB_STEP_SUMMARY when set."),

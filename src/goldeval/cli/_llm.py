@@ -25,6 +25,8 @@ from typing import Any
 
 import click
 
+from goldeval.cli._types import COUNT, Finite
+
 __all__ = ["LlmOptions", "llm_options", "run_llm_stage", "llm_config", "llm_cache_files"]
 
 
@@ -109,15 +111,15 @@ def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...]
                      help="Send the cases the rules could not decide to this LLM judge model ('' = $GOLDEVAL_JUDGE_MODEL).",)),
         ("llm_base_url", click.option("--base-url", "llm_base_url", default=None, metavar="URL",
                      help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default $GOLDEVAL_JUDGE_BASE_URL, else OpenAI). Key: $OPENAI_API_KEY.")),
-        ("max_concurrency", click.option("--max-concurrency", type=click.IntRange(min=1), default=None, help="Judge calls in flight at once (default 8).")),
-        ("repeat", click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Judge each case N times and report per-case stability.")),
+        ("max_concurrency", click.option("--max-concurrency", type=COUNT, default=None, help="Judge calls in flight at once (default 8).")),
+        ("repeat", click.option("--repeat", type=COUNT, default=1, show_default=True, help="Judge each case N times and report per-case stability.")),
         ("dry_run", click.option("--dry-run", is_flag=True, help="Print how many judge calls the run would make (cache hits excluded) and stop.")),
-        ("llm_timeout", click.option("--llm-timeout", "llm_timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds per judge call (default 60).")),
-        ("llm_temperature", click.option("--llm-temperature", "llm_temperature", type=click.FloatRange(0, 2), default=None, help="Judge sampling temperature (default 0).")),
-        ("llm_seed", click.option("--llm-seed", "llm_seed", type=int, default=None, help="Judge sampling seed (default $GOLDEVAL_JUDGE_SEED, else not sent).")),
-        ("price_in", click.option("--price-in", type=click.FloatRange(min=0), default=None, help="USD per million prompt tokens (for the cost figure).")),
-        ("price_out", click.option("--price-out", type=click.FloatRange(min=0), default=None, help="USD per million completion tokens.")),
-        ("max_cost", click.option("--max-cost", "max_cost", type=click.FloatRange(min=0), default=None, metavar="USD",
+        ("llm_timeout", click.option("--llm-timeout", "llm_timeout", type=Finite(min=0, min_open=True), default=None, help="Seconds per judge call (default 60).")),
+        ("llm_temperature", click.option("--llm-temperature", "llm_temperature", type=Finite(0, 2), default=None, help="Judge sampling temperature (default 0).")),
+        ("llm_seed", click.option("--llm-seed", "llm_seed", type=click.IntRange(min=-(2**63), max=2**63 - 1), default=None, help="Judge sampling seed (default $GOLDEVAL_JUDGE_SEED, else not sent).")),
+        ("price_in", click.option("--price-in", type=Finite(min=0), default=None, help="USD per million prompt tokens (for the cost figure).")),
+        ("price_out", click.option("--price-out", type=Finite(min=0), default=None, help="USD per million completion tokens.")),
+        ("max_cost", click.option("--max-cost", "max_cost", type=Finite(min=0), default=None, metavar="USD",
                      help="Stop calling the judge before the spend would pass USD (each call reserved at its worst case: "
                           "prompt chars/4 at --price-in + max_tokens at --price-out; default $GOLDEVAL_JUDGE_MAX_COST). "
                           "Needs both prices, unless --max-calls is given.")),

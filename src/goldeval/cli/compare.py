@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from goldeval.cli._types import SEED, Finite
+
 from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, guard_outputs, guarded, report_console, write_json
 from goldeval.cli._ci import junit_option, write_junit
 from goldeval.cli._store import store_file, store_path_option
@@ -18,9 +20,9 @@ from goldeval.cli._store import store_file, store_path_option
 @click.option("--fail-on-regression", is_flag=True,
               help="Exit 1 when any case went from pass to fail, or when no case was decided in both runs (verdict runs only).")
 @click.option("--out", default=None, help="Write the comparison JSON here ('-' for stdout).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the paired bootstrap.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the paired bootstrap.")
 @click.option("--resamples", type=click.IntRange(min=100, max=1_000_000), default=10_000, show_default=True, help="Bootstrap resamples.")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True,
+@click.option("--confidence", type=Finite(0, 1, min_open=True, max_open=True), default=0.95, show_default=True,
               help="Coverage of the bootstrap interval.")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="How many biggest F1 movers to list.")
 @click.option("--quiet", "-q", is_flag=True, help="No summary on the console.")

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from goldeval.cli._types import Finite
+
 from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, fail, guard_outputs, guarded, report_console, write_json
 from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
@@ -27,8 +29,8 @@ from goldeval.outputs import sqlite_files
               help="The queries are written for another engine (e.g. sqlite): translate them (sqlglot) to the "
                    "--db database's SQL before they run (PostgreSQL only).")
 @click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' for stdout).")
-@click.option("--timeout", "timeout_s", type=float, default=5.0, show_default=True, help="Time limit per query, seconds.")
-@click.option("--max-rows", type=int, default=1_000_000, show_default=True, help="Row limit per query (more: the case is unscored).")
+@click.option("--timeout", "timeout_s", type=Finite(min=0, min_open=True, max=86_400), default=5.0, show_default=True, help="Time limit per query, seconds.")
+@click.option("--max-rows", type=click.IntRange(min=1), default=1_000_000, show_default=True, help="Row limit per query (more: the case is unscored).")
 @click.option("--no-canonical", is_flag=True, help="Do not execute the goldens' canonical_query (to fill in or check golden rows).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary on the console (the JSON still goes to --out).")
 @llm_options

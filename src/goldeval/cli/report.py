@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from goldeval.cli._types import SEED, Finite
+
 from goldeval.cli._common import EXIT_OK, guard_outputs, guarded
 from goldeval.cli._store import store_path_option
 
@@ -19,9 +21,9 @@ from goldeval.cli._store import store_path_option
 @click.option("--max-cases", type=click.IntRange(min=1), default=20_000, show_default=True,
               help="Above this many cases, embed every failing, changed or undecided case and a stated sample of the rest.")
 @click.option("--redact", is_flag=True, help="Leave out every case text (predictions, references, answers, questions); keep ids, numbers, verdicts.")
-@click.option("--min-f1", type=click.FloatRange(0, 1), default=None,
+@click.option("--min-f1", type=Finite(0, 1), default=None,
               help="Free text: a case whose F1 is below this is a failure in the table's filters.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample and of the bootstrap intervals.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the sample and of the bootstrap intervals.")
 @click.option("--resamples", type=click.IntRange(min=100, max=1_000_000), default=2000, show_default=True,
               help="Bootstrap resamples of the headline interval.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")

@@ -6,6 +6,7 @@ import os
 
 import click
 
+
 from goldeval.cli._common import EXIT_OK, guard_outputs, guarded, report_console, stdout_console, write_json
 from goldeval.cli._store import store_file, store_path_option
 
@@ -20,7 +21,7 @@ def runs() -> None:
 
 @runs.command("list")
 @store_path_option
-@click.option("--limit", type=int, default=20, show_default=True, help="Show at most this many runs (0: all).")
+@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Show at most this many runs (0: all).")
 @click.option("--arm", default=None, help="Only runs of this arm.")
 @click.option("--scorer", default=None, help="Only runs of this scorer (token_f1, labels, …).")
 @click.option("--json", "as_json", is_flag=True, help="Write the runs as JSON on stdout instead of a table.")

@@ -12,6 +12,8 @@ import sys
 
 import click
 
+from goldeval.cli._types import cores
+
 from goldeval.cli._common import EXIT_BAD_INPUT, fail, guard_outputs, guarded, report_console, write_json
 from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
@@ -36,7 +38,7 @@ from goldeval.cli._store import store_options
     help="json: one object, per_example one entry a line; jsonl: one per_example entry a line, then a line with the rest.",
 )
 @click.option(
-    "--workers", type=click.IntRange(min=1), default=None,
+    "--workers", type=cores(), default=None,
     help="Processes to score with, at most the number of cores (default: all cores for files of 10k rows or more, else 1).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No summary table (the JSON still goes to --out).")
