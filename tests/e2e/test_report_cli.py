@@ -72,3 +72,37 @@ def test_report_of_an_unknown_run_says_how_to_list_the_runs(tmp_path):
     out = run("report", "nosuchrun", "--store", store, "--out", tmp_path / "x.html", code=2).output
     assert "no run 'nosuchrun'" in out and "goldeval runs list" in out
     assert not (tmp_path / "x.html").exists()
+
+
+def test_report_refuses_to_write_over_an_input_file_of_the_run(tmp_path):
+    # Found by a new user's try: `goldeval report latest --out preds.jsonl` replaced the run's own input file (the
+    # file the page reads the case texts back from) with HTML, exit 0. Expected: refused like any other output
+    # onto an input (issue 10 item 1: exit 2, nothing written), in every mode that reads the run's inputs.
+    store = tmp_path / "g.db"
+    preds = tmp_path / "preds.jsonl"
+    preds.write_bytes(PRIMOCK.read_bytes())
+    run("score", preds, "--store", store, "-q", "--out", tmp_path / "res.json")
+    before = preds.read_bytes()
+    out = run("report", "latest", "--store", store, "--out", preds, code=2).output
+    assert "is the run's predictions input" in out and "Choose another path for --out" in out
+    assert preds.read_bytes() == before
+    # compare mode: either run's inputs
+    run("score", preds, "--store", store, "-q", "--tokenizer", "unicode")
+    assert "is the run's predictions input" in run("report", "latest~1", "--compare", "latest", "--store", store,
+                                                   "--out", preds, code=2).output
+    # a results file names its input too (a link to it is the same file)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(preds)
+    assert "predictions input" in run("report", "--results", tmp_path / "res.json", "--out", link, code=2).output
+    # --redact reads no text, but the file is still the run's input and is not replaced
+    assert "predictions input" in run("report", "latest", "--redact", "--store", store, "--out", preds, code=2).output
+    assert preds.read_bytes() == before
+    # the judge's cases, attempts and database
+    sql = REPO / "examples" / "sql"
+    for name in ("cases.jsonl", "arm_a.jsonl", "clinic.sqlite"):
+        (tmp_path / name).write_bytes((sql / name).read_bytes())
+    run("judge", tmp_path / "cases.jsonl", tmp_path / "arm_a.jsonl", "--db", tmp_path / "clinic.sqlite", "--store", store, "-q")
+    for name, role in (("cases.jsonl", "cases"), ("arm_a.jsonl", "attempts"), ("clinic.sqlite", "db")):
+        before = (tmp_path / name).read_bytes()
+        assert f"is the run's {role} input" in run("report", "latest", "--store", store, "--out", tmp_path / name, code=2).output
+        assert (tmp_path / name).read_bytes() == before

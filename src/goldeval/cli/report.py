@@ -53,14 +53,16 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
     guard_outputs({"--out": out}, others)
     options = ReportOptions(max_cases=max_cases, redact=redact, min_f1=min_f1, seed=seed, resamples=resamples)
     if results_file is not None:
-        from goldeval.report.build import report_from_results
+        from goldeval.report.build import report_from_results, report_inputs
 
+        guard_outputs({"--out": out}, report_inputs(results_path=results_file))
         html, model = report_from_results(results_file, options=options)
     else:
-        from goldeval.report.build import report_from_store
+        from goldeval.report.build import report_from_store, report_inputs
         from goldeval.runs.store import RunStore
 
         with RunStore.open_existing(store) as st:
+            guard_outputs({"--out": out}, report_inputs(store=st, run=run, compare=compare_ref))
             html, model = report_from_store(st, run, compare=compare_ref, options=options, seed=seed)
     from goldeval.outputs import write_output
 

@@ -11,9 +11,9 @@ import orjson
 
 from goldeval.errors import InputError
 from goldeval.report.model import ReportOptions, build_model
-from goldeval.report.sources import load_sources
+from goldeval.report.sources import input_paths, load_sources
 
-__all__ = ["report_from_store", "report_from_results", "read_results_file"]
+__all__ = ["report_from_store", "report_from_results", "read_results_file", "report_inputs"]
 
 
 def _wanted(results: Mapping[str, Any]) -> set[str]:
@@ -57,6 +57,30 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
     from goldeval.report.html import render_html
 
     return render_html(model), model
+
+
+def report_inputs(*, store: Any = None, run: str | None = None, compare: str | None = None,
+                  results_path: str | None = None) -> dict[str, list[str]]:
+    """The input files of the run(s) a report is made of, as ``role → [path, ...]`` for
+    :func:`goldeval.outputs.check_outputs` (roles "run's predictions", "run's cases", ...: "is the run's cases input").
+
+    A report reads its case texts back from these files, and they are the user's data: ``--out`` must never be
+    one of them (also with ``--redact``, which reads none of them). Give *store* and *run* (and *compare*), or
+    *results_path*. Raises what :meth:`RunStore.get_run` / :func:`read_results_file` raise for a missing run or file.
+    """
+    found: list[dict[str, str]] = []
+    if results_path is not None:
+        found.append(input_paths(read_results_file(results_path), None, base=os.path.dirname(os.path.abspath(results_path))))
+    else:
+        for ref in [run, compare]:
+            if ref is not None:
+                rec = store.get_run(ref)
+                found.append(input_paths(rec.get("results") or {}, rec))
+    out: dict[str, list[str]] = {}
+    for paths in found:
+        for role, path in paths.items():
+            out.setdefault(f"run's {role}", []).append(path)
+    return out
 
 
 def _finished(rec: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Collection, Mapping
 from typing import Any
 
-__all__ = ["CaseSources", "load_sources", "input_files"]
+__all__ = ["CaseSources", "load_sources", "input_files", "input_paths"]
 
 #: Rows of a golden or predicted table kept per case in a report (the counts are kept whole).
 MAX_TABLE_ROWS = 200
@@ -51,15 +51,40 @@ def input_files(results: Mapping[str, Any], run: Mapping[str, Any] | None) -> di
     return out
 
 
+def _resolve(path: str, base: str | None) -> str:
+    """An input's recorded path as a report reads it: from the working folder, else from *base* when given."""
+    if not os.path.isabs(path) and base is not None and not os.path.exists(path):
+        return os.path.join(base, path)
+    return path
+
+
+def input_paths(results: Mapping[str, Any], run: Mapping[str, Any] | None, *, base: str | None = None) -> dict[str, str]:
+    """role → path of each input file of a run (or of a results file), resolved as :func:`load_sources` reads it.
+
+    The paths a report must never be written over (``goldeval report --out``): they are the run's own files,
+    whether or not their sha256 still matches. A database URL (``postgresql://…``) is not a file and is left out.
+
+    Args:
+        results: The results dict; run: the stored run or ``None``; base: as in :func:`load_sources`.
+
+    Returns:
+        ``{"predictions": "preds.jsonl"}``, ``{"cases": …, "attempts": …, "db": …}`` or ``{"labels": …}``.
+    """
+    out: dict[str, str] = {}
+    for role, spec in input_files(results, run).items():
+        path = spec.get("path")
+        if isinstance(path, str) and path and "://" not in path:
+            out[role] = _resolve(path, base)
+    return out
+
+
 def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: str | None) -> str | None:
     """The path of an input whose bytes still hash to the recorded sha256, else ``None`` (and a note)."""
     from goldeval.io import file_sha256
 
     if not spec or not spec.get("path"):
         return None
-    path = str(spec["path"])
-    if not os.path.isabs(path) and base is not None and not os.path.exists(path):
-        path = os.path.join(base, path)
+    path = _resolve(str(spec["path"]), base)
     if not os.path.isfile(path):
         notes.append(f"the {role} input {spec['path']} is not there any more: its texts are not shown")
         return None
