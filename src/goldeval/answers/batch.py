@@ -41,6 +41,7 @@ def iter_judged(
     recorder: Any = None,
     failures: list[dict[str, Any]] | None = None,
     db: Any = None,
+    databases: Any = None,
 ) -> Iterator[CaseResult]:
     """Judge every case of a case file against the attempt with the same id, one :class:`CaseResult` at a time.
 
@@ -52,6 +53,8 @@ def iter_judged(
             finished case is passed to ``recorder.record``. ``finish`` is left to :func:`judge_file`.
         failures: A list to which unusable rows of either file are appended (``{"line", "id", "error", "file"}``).
         db: An open database to use (and leave open) instead of opening ``config.db``.
+        databases: An open :class:`~goldeval.answers.databases.DatabaseDir` to use (and leave open) instead of
+            ``config.db_dir``'s. A case with ``"db": NAME`` is judged on that database (opened once, reused).
 
     Raises:
         InputError: a file is missing, empty or not UTF-8; the database cannot be opened.
@@ -69,7 +72,10 @@ def iter_judged(
     own = db is None
     if own:
         db = cfg.open_database()
+    own_dir = databases is None
     try:
+        if own_dir:
+            databases = cfg.open_database_dir()
         for cid in order:
             line, case = cases[cid]
             if cid in previous and previous[cid].get("status") in ("scored", "unscored"):
@@ -77,17 +83,39 @@ def iter_judged(
                 continue
             att = attempts.get(cid)
             where = f"{Path(cases_path).name}:{line} (id {cid!r})"
-            if att is None and cid in attempt_errors:
+            case_db, why = _case_database(case, db, databases, where)
+            if why is not None:
+                result = CaseResult(CaseOutcome(cid, "unscored", reason=why), {"id": cid})
+            elif att is None and cid in attempt_errors:
                 result = CaseResult(CaseOutcome(cid, "unscored", reason=attempt_errors[cid]), {"id": cid})
             else:
                 a_where = f"{Path(attempts_path).name}:{att[0]} (id {cid!r})" if att else ""
-                result = judge_case(case, att[1] if att else None, db=db, config=cfg, where=where, attempt_where=a_where)
+                result = judge_case(case, att[1] if att else None, db=case_db, config=cfg, where=where, attempt_where=a_where)
             if recorder is not None:
                 recorder.record(result.outcome.to_dict())
             yield result
     finally:
         if own and db is not None:
             db.close()
+        if own_dir and databases is not None:
+            databases.close()
+
+
+def _case_database(case: Mapping[str, Any], db: Any, databases: Any, where: str) -> tuple[Any, str | None]:
+    """The database a case is judged on: the one its ``db`` names under ``--db-dir`` (opened once, reused), else
+    the run's ``--db``. ``(None, reason)`` when the case names a database that cannot be used."""
+    from goldeval.errors import InputError
+
+    if "db" not in case:
+        return db, None
+    name = case["db"]
+    if databases is None:
+        return None, (f"{where}: the case names the database {name!r}, and no --db-dir was given to find it in. Pass "
+                      "--db-dir with the folder of the databases.")
+    try:
+        return databases.get(name), None
+    except InputError as exc:
+        return None, f"{where}: {exc}"
 
 
 def summarize(outcomes: Iterable[CaseOutcome], failures: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
@@ -138,12 +166,18 @@ def judge_file(
     failures: list[dict[str, Any]] = []
     own = db is None and cfg.db is not None
     db = cfg.open_database() if own else db
+    databases = None
     try:
-        results = list(iter_judged(cases_path, attempts_path, config=cfg, recorder=recorder, failures=failures, db=db))
+        databases = cfg.open_database_dir()
+        results = list(iter_judged(cases_path, attempts_path, config=cfg, recorder=recorder, failures=failures, db=db,
+                                   databases=databases))
         identity = db.identity() if db is not None and hasattr(db, "identity") else None
+        used = {name: str(databases.resolve(name)) for name in databases.opened} if databases is not None else None
     finally:
         if own and db is not None:
             db.close()
+        if databases is not None:
+            databases.close()
     outcomes = [r.outcome for r in results]
     out: dict[str, Any] = {
         "scorer": {"name": JUDGE_NAME, "version": JUDGE_VERSION},
@@ -160,6 +194,9 @@ def judge_file(
     }
     if identity is not None:  # a server database: its identity stands in for a file's sha256
         out["inputs"]["db_identity"] = identity
+    if used is not None:  # --db-dir: every database a case named and the run opened, with its sha256
+        out["inputs"]["db_dir"] = cfg.db_dir
+        out["inputs"]["databases"] = {name: {"path": p, "sha256": file_sha256(p)} for name, p in used.items()}
     if keep_materials:
         out["llm_materials"] = [r.materials for r in results if r.outcome.verdict is not None and r.outcome.verdict.needs_human]
     if recorder is not None:

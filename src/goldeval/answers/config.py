@@ -34,6 +34,8 @@ class AnswerConfig:
             rows, or to check the given ones (a difference makes the golden ``suspect``).
         sql_dialect: The dialect the queries are written in, when it is not the database's (``sqlite`` queries on
             a PostgreSQL database are translated with sqlglot before they run); ``None``: the database's own.
+        db_dir: A folder of databases that cases name (``"db": NAME``; see :mod:`goldeval.answers.databases`);
+            each is opened once, on first use, with the limits above. Cases without ``db`` use ``db``.
         db_password: A PostgreSQL password given apart from the URL. Kept in memory only: not in
             :meth:`to_dict`, not in ``repr``.
     """
@@ -45,6 +47,7 @@ class AnswerConfig:
     engine: str | None = None
     check_canonical: bool = True
     sql_dialect: str | None = None
+    db_dir: str | None = None
     db_password: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -64,6 +67,8 @@ class AnswerConfig:
         out.pop("db_password", None)
         if out.get("sql_dialect") is None:
             out.pop("sql_dialect")  # runs recorded before the option existed keep the same configuration
+        if out.get("db_dir") is None:
+            out.pop("db_dir")
         return out
 
     def open_database(self) -> Any:
@@ -72,6 +77,18 @@ class AnswerConfig:
 
         return open_database(self.db, timeout_s=self.timeout_s, max_rows=self.max_rows, engine=self.engine,
                              sql_dialect=self.sql_dialect, password=self.db_password)
+
+
+    def open_database_dir(self) -> Any:
+        """The :class:`goldeval.answers.databases.DatabaseDir` of :attr:`db_dir` (``None`` without one); each database
+        it opens gets this configuration's limits and engine."""
+        if self.db_dir is None:
+            return None
+        from goldeval.answers.databases import DatabaseDir
+        from goldeval.answers.sql import open_database
+
+        return DatabaseDir(self.db_dir, lambda path: open_database(path, timeout_s=self.timeout_s, max_rows=self.max_rows,
+                                                                   engine=self.engine))
 
 
 @dataclass(slots=True)

@@ -25,6 +25,9 @@ from goldeval.outputs import sqlite_files
               help="SQLite (or DuckDB) file, or postgresql://user@host:port/dbname: re-execute each attempt's "
                    "final_query read-only; those rows are judged. A PostgreSQL password comes from PGPASSWORD or "
                    "~/.pgpass (one written in the URL is used but never recorded).")
+@click.option("--db-dir", default=None, type=click.Path(file_okay=False, path_type=str),
+              help="Folder of SQLite / DuckDB databases that cases name (\"db\": NAME -> NAME.sqlite, NAME.duckdb, "
+                   "NAME.db or NAME/NAME.sqlite); each is opened once, read-only. A many-database set in one run.")
 @click.option("--sql-dialect", default=None, metavar="DIALECT",
               help="The queries are written for another engine (e.g. sqlite): translate them (sqlglot) to the "
                    "--db database's SQL before they run (PostgreSQL only).")
@@ -38,7 +41,7 @@ from goldeval.outputs import sqlite_files
 @ci_options
 @store_options
 @guarded
-def judge(cases, attempts, db, sql_dialect, out, timeout_s, max_rows, no_canonical, quiet, gates, run_store, llm_opts, ci):
+def judge(cases, attempts, db, db_dir, sql_dialect, out, timeout_s, max_rows, no_canonical, quiet, gates, run_store, llm_opts, ci):
     """Judge data answers by rule: verdict per case and the pass rate.
 
     CASES is JSONL {"id", "question", "golden": {"kind", "columns", "rows" | "value", "ordered"?, "top_n"?,
@@ -52,12 +55,14 @@ def judge(cases, attempts, db, sql_dialect, out, timeout_s, max_rows, no_canonic
 
     # A password written in a PostgreSQL URL is split out here: config.db is the URL without it, from now on.
     config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical,
-                          sql_dialect=sql_dialect)
+                          sql_dialect=sql_dialect, db_dir=db_dir)
+    named = _named_databases(cases, db_dir)  # name -> file of every database the cases name (their sha256 key the run)
     server = is_postgres_url(db)
     db = config.db
     console = report_console(out)
     guard_outputs({"--out": out, **ci.outputs()}, {"CASES": cases, "ATTEMPTS": attempts, "--db": None if server else sqlite_files(db),
-                                   "--gates": gates, "--store": run_store.files(), "the judge cache": llm_cache_files(llm_opts)})
+                                   "--gates": gates, "--store": run_store.files(), "the judge cache": llm_cache_files(llm_opts),
+                                   **{f"database {name!r}": sqlite_files(path) for name, path in named.items()}})
     # a bad gates file, or a gate on a metric the judge never produces, fails before any judging
     definition = load_definition(gates, scorer=JUDGE_NAME)
     if llm_opts.dry_run and not llm_opts.enabled:
@@ -80,7 +85,8 @@ def judge(cases, attempts, db, sql_dialect, out, timeout_s, max_rows, no_canonic
     database = config.open_database() if server else None
     try:
         _judge_recorded(cases, attempts, out, quiet, gates, run_store, llm_opts, config, database, definition, console, ci,
-                        inputs={"cases": cases, "attempts": attempts, "db": None if server else db},
+                        inputs={"cases": cases, "attempts": attempts, "db": None if server else db,
+                                **{f"db:{name}": path for name, path in named.items()}},
                         identities={"db": database.identity()} if database is not None else None)
     finally:
         if database is not None:
@@ -129,6 +135,21 @@ def _judge_recorded(cases, attempts, out, quiet, gates, run_store, llm_opts, con
         fail(f"no case could be judged ({agg.get('n', 0)} cases, {agg.get('unscored', 0)} unscored); the first: {first.rstrip('.')}. "
              "Check the argument order (CASES first, then ATTEMPTS) and --db.", EXIT_BAD_INPUT)
     sys.exit(code)
+
+
+def _named_databases(cases: str, db_dir: str | None) -> dict[str, str]:
+    """name → file of each database the case file names (``"db"``) that resolves under *db_dir* ({} without one)."""
+    if db_dir is None:
+        return {}
+    import os
+
+    from goldeval.answers.databases import DatabaseDir, case_database_names
+    from goldeval.io import read_rows
+
+    if not os.path.isfile(cases):
+        return {}  # the judge names the missing file
+    names = case_database_names(read_rows(cases))
+    return DatabaseDir(db_dir, open_one=lambda path: None).files(names)
 
 
 class _NoFinish:

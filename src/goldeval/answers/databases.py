@@ -1,0 +1,113 @@
+"""Databases named by the cases: a many-database set (Spider, BIRD) judged in one invocation.
+
+A case may name its database (``"db": "concert_singer"``); with ``--db-dir DIR`` the name is resolved under DIR as
+``NAME.sqlite``, ``NAME.duckdb``, ``NAME.db`` or ``NAME/NAME.sqlite`` (Spider's layout), in that order. Each
+database is opened (read-only, with the run's time and row limits) the first time a case names it and reused for
+every later case; all are closed at the end. A name that is not a plain file name (a path, ``..``), or that no file
+matches, makes that case unscored with the reason — never another database's answer.
+
+Source: ``DESIGN.md`` "Data formats" (a case may name its database, resolved under ``--db-dir``), goldeval.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from goldeval.errors import InputError, shorten
+
+__all__ = ["DatabaseDir", "LAYOUTS", "case_database_names"]
+
+#: Where a database named NAME is looked for under the folder, in this order.
+LAYOUTS = ("{name}.sqlite", "{name}.duckdb", "{name}.db", "{name}/{name}.sqlite")
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+
+
+class DatabaseDir:
+    """The databases under one folder, opened once each, by name.
+
+    Args:
+        folder: The ``--db-dir`` folder.
+        open_one: Opens one database file (read-only; the run's limits), e.g. ``AnswerConfig.open_database``'s
+            engine for a path.
+
+    Raises:
+        InputError: *folder* is not a folder.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], open_one: Callable[[str], Any]) -> None:
+        self.folder = Path(folder)
+        if not self.folder.is_dir():
+            raise InputError(f"--db-dir {folder}: not a folder. Give the folder that holds the databases "
+                             f"({', '.join(LAYOUTS)}).")
+        self._open_one = open_one
+        self._open: dict[str, Any] = {}
+        self.opened: list[str] = []  # names in the order they were first opened
+
+    def resolve(self, name: Any) -> Path:
+        """The file of the database *name* (see :data:`LAYOUTS`).
+
+        Raises:
+            InputError: *name* is not a plain name (text of letters, digits, ``_ . -``; no path), or no file matches.
+        """
+        if not isinstance(name, str) or not _NAME.match(name) or name in (".", ".."):
+            raise InputError(f"field 'db' must name a database under --db-dir {self.folder} (letters, digits, _ . -; "
+                             f"no path), got {shorten(name)}.")
+        for layout in LAYOUTS:
+            p = self.folder / layout.format(name=name)
+            if p.is_file():
+                return p
+        tried = ", ".join(layout.format(name=name) for layout in LAYOUTS)
+        raise InputError(f"database {name!r} is not under --db-dir {self.folder} (looked for {tried}). Check the case's "
+                         "'db' field or the folder.")
+
+    def get(self, name: Any) -> Any:
+        """The open database *name* (opened on first use, then reused).
+
+        Raises:
+            InputError: as :meth:`resolve`, or the file cannot be opened as a database.
+        """
+        db = self._open.get(name) if isinstance(name, str) else None
+        if db is None:
+            path = self.resolve(name)
+            db = self._open[name] = self._open_one(str(path))
+            self.opened.append(name)
+        return db
+
+    def files(self, names: Iterable[str]) -> dict[str, str]:
+        """name → file of each of *names* that resolves (the others are left out: their cases are unscored)."""
+        out: dict[str, str] = {}
+        for name in names:
+            try:
+                out[name] = str(self.resolve(name))
+            except InputError:
+                continue
+        return out
+
+    def close(self) -> None:
+        """Close every database opened."""
+        dbs, self._open = self._open, {}
+        for db in dbs.values():
+            db.close()
+
+    def __enter__(self) -> DatabaseDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def case_database_names(rows: Iterable[Any]) -> list[str]:
+    """The distinct ``db`` names the case rows give (strings only), in order of first appearance: what a run
+    reads, so that their files' sha256 go into the run's key."""
+    seen: dict[str, None] = {}
+    for item in rows:
+        data = getattr(item, "data", item)
+        if isinstance(data, Mapping):
+            name = data.get("db")
+            if isinstance(name, str) and name not in seen:
+                seen[name] = None
+    return list(seen)
