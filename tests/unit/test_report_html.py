@@ -134,3 +134,14 @@ def test_report_options_refuse_bad_values():
         ReportOptions(max_cases=0)
     with pytest.raises(InputError, match=r"--min-f1 must be in \[0, 1\]"):
         ReportOptions(min_f1=1.5)
+
+
+def test_compact_spans_merge_runs_across_non_token_characters_and_delta_code():
+    from goldeval.report.model import compact_spans
+
+    text = "BP 138/86, BP high"
+    # marks "BP" [0,2] and "138/86" [3,9] are separated by a space only: one mark [0,9]; "high" [14,18] alone
+    assert compact_spans(text, [0, 2, 3, 9, 14, 18]) == [0, 9, 5, 4]
+    # "BP" [11,13] sits between 138/86 and high but is unmarked: the marks around it stay apart
+    assert compact_spans(text, [3, 9, 14, 18]) == [3, 6, 5, 4]
+    assert compact_spans(text, []) == []

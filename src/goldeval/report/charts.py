@@ -23,7 +23,7 @@ __all__ = ["histogram", "scatter", "bars", "confusion", "interval", "RASTERIZE_A
 
 #: A scatter with more points than this is drawn as one embedded PNG inside the SVG (its size no longer grows
 #: with the number of cases); axes and text stay vector.
-RASTERIZE_ABOVE = 2000
+RASTERIZE_ABOVE = 500
 
 _LOCK = threading.Lock()  # matplotlib's rcParams are global: one chart at a time
 _PASS, _FAIL, _OTHER, _BAR = "#2e7d32", "#c62828", "#6d6d6d", "#3f6fb5"
@@ -183,11 +183,11 @@ def interval(name: str, value: float | None, low: float | None, high: float | No
             hi = value if high is None else high
             ax.errorbar([value], [0], xerr=[[value - lo], [hi - value]], fmt="o", color=colour, capsize=6, markersize=7)
             ax.annotate(f"{value:.3f}  [{lo:.3f}, {hi:.3f}]", (value, 0), xytext=(0, 10), textcoords="offset points",
-                        ha="center", fontsize=8)
+                        ha="left" if value < 0.25 else "right" if value > 0.75 else "center", fontsize=8)
         if gate is not None:
             ax.axvline(gate[1], color="black", linestyle="--", linewidth=1)
             ax.annotate(f"gate {gate[0]} {gate[1]:g}", (gate[1], -0.8), ha="center", fontsize=7)
-        ax.set_xlim(0, 1)
+        ax.set_xlim(-0.03, 1.03)
         ax.set_ylim(-1, 1)
         ax.set_yticks([])
         ax.spines["left"].set_visible(False)

@@ -27,14 +27,17 @@ import orjson
 
 __all__ = ["render_html", "embed_json"]
 
-_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
 def embed_json(obj: Any) -> str:
     """*obj* as compact JSON that is safe inside an HTML ``<script type="application/json">`` block: ``<``, ``>``,
     ``&``, U+2028 and U+2029 are written as JSON escapes (``JSON.parse`` reads them back unchanged)."""
     text = orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode("utf-8")
-    return text.translate(_ESCAPES)
+    for ch, esc in _ESCAPES.items():  # str.replace per character: much faster than str.translate on megabytes
+        if ch in text:
+            text = text.replace(ch, esc)
+    return text
 
 
 def _asset(name: str) -> str:

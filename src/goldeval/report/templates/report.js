@@ -155,11 +155,12 @@
   function marked(text, spans) {
     var box = el("div", { cls: "text" });
     if (typeof text !== "string") { box.textContent = text == null ? "(not available)" : JSON.stringify(text, null, 2); return box; }
-    var pos = 0;
+    var pos = 0;  // spans are [gap, length, gap, length, ...], each gap from the end of the previous mark
     for (var i = 0; spans && i < spans.length; i += 2) {
-      if (spans[i] > pos) box.appendChild(document.createTextNode(text.slice(pos, spans[i])));
-      box.appendChild(el("mark", { text: text.slice(spans[i], spans[i + 1]) }));
-      pos = spans[i + 1];
+      var start = pos + spans[i], end = start + spans[i + 1];
+      if (start > pos) box.appendChild(document.createTextNode(text.slice(pos, start)));
+      box.appendChild(el("mark", { text: text.slice(start, end) }));
+      pos = end;
     }
     box.appendChild(document.createTextNode(text.slice(pos)));
     return box;
