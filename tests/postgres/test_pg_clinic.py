@@ -72,3 +72,22 @@ def test_written_sqlite_sql_without_translation_fails_on_five_cases_per_arm(clin
         # comparison) fails, so its golden turns suspect. Arm B: q05 sum(boolean), q07 strftime, q19 avg(boolean);
         # q10/q12 the canonical queries' round(double, int).
         assert differ == ["q05", "q07", "q10", "q12", "q19"], (arm, differ)
+
+
+@pytest.mark.parametrize("dialect", [None, "sqlite"])
+def test_must_not_use_sees_select_star_through_the_catalog(clinic, dialect):
+    """``SELECT *`` over patients reads patients.ssn: the schema comes from PostgreSQL's catalog, as SQLite's does."""
+    from goldeval.answers.judge import judge_case
+    from goldeval.answers.postgres import PostgresDatabase
+    from goldeval.answers.sql import ReadOnlyDatabase
+
+    case = {"id": "m1", "question": "How many patients are there?", "must_not_use": ["patients.ssn"],
+            "golden": {"kind": "value", "columns": ["n"], "rows": [[1500]]}}
+    star = {"id": "m1", "final_query": "SELECT count(*) AS n FROM (SELECT * FROM patients) AS p"}
+    plain = {"id": "m1", "final_query": "SELECT count(patient_id) AS n FROM patients"}
+    with PostgresDatabase(clinic.url("clinic", role="ro"), sql_dialect=dialect) as pg, ReadOnlyDatabase(EX / "clinic.sqlite") as lite:
+        assert pg.schema()["patients"] == ["patient_id", "sex", "birth_year", "age", "ssn", "postcode"]
+        for db in (lite, pg):
+            v = judge_case(case, star, db=db).outcome.verdict
+            assert v.verdict == "no_match" and "patients.ssn" in v.why, (db.engine, v.why)
+            assert judge_case(case, plain, db=db).outcome.verdict.verdict == "match", db.engine
