@@ -142,3 +142,12 @@ def test_a_cap_without_an_llm_judge_is_a_usage_error(files, command):
     args = ["judge", cases, attempts, "--no-store"] if command == "judge" else ["replay", attempts, "--cases", cases]
     res = run([*args, "--max-calls", "3"])
     assert res.exit_code == 2 and "give --llm MODEL" in res.output
+
+
+def test_a_cost_cap_with_max_tokens_not_sent_is_refused(files, monkeypatch):
+    cases, attempts, _ = files
+    monkeypatch.setenv("GOLDEVAL_JUDGE_MAX_TOKENS", "0")  # 0 = max_tokens not sent: a completion is unbounded
+    res = run(["llm-judge", cases, attempts, "--llm", "judge-model", "--base-url", "http://127.0.0.1:9/v1", "--no-store",
+               "--price-in", "1", "--price-out", "1", "--max-cost", "0.5"])
+    assert res.exit_code == 2 and "a cost cap needs max_tokens to bound each call's completion" in res.output
+    assert "Set GOLDEVAL_JUDGE_MAX_TOKENS to a limit" in res.output
