@@ -232,3 +232,48 @@ def test_a_filter_that_keeps_all_but_one_row_is_suspect(tmp_path):
     assert v.gold_status == "suspect" and "keeps 119 of the 120 rows" in v.gold_note
     assert v.verdict == "needs_human"   # no confident no_match against a doubted golden
     db.close()
+
+
+# --- 4. order keys --------------------------------------------------------------------------------------------
+
+ORDERED = {"columns": ["name", "n"], "ordered": True, "rows": [["a", 3], ["b", 2], ["c", 2], ["d", 1]]}
+
+
+@pytest.mark.parametrize("order_by, rows, verdict", [
+    # Sorted by n desc; b and c (tied at 2) swapped: rows tied on the key may come in any order.
+    ([{"column": "n", "direction": "desc"}], [["a", 3], ["c", 2], ["b", 2], ["d", 1]], "match"),
+    # The reverse order: not sorted by the key.
+    ([{"column": "n", "direction": "desc"}], [["d", 1], ["c", 2], ["b", 2], ["a", 3]], "no_match"),
+    # A secondary key (name asc) orders the tie: c before b breaks it.
+    ([{"column": "n", "direction": "desc"}, {"column": "name"}], [["a", 3], ["c", 2], ["b", 2], ["d", 1]], "no_match"),
+    # A bare column name means ascending: the key, not the golden's own row order, decides (rows in the golden's
+    # order pass as they are: an answer identical to its golden is never failed on order).
+    (["n"], [["d", 1], ["c", 2], ["b", 2], ["a", 3]], "match"),
+])
+def test_an_ordered_golden_is_checked_against_its_key_whatever_the_other_columns_do(order_by, rows, verdict):
+    # Hand-made; before, with no key, the swapped tie (first case) was needs_human: the name column is sorted in the
+    # golden but not in the answer, so the judge could not tell which column was the key.
+    v = _v("Names by n, highest first.", dict(ORDERED, order_by=order_by), ["name", "n"], rows)
+    assert v.verdict == verdict
+
+
+def test_the_canonical_order_by_gives_the_key_and_an_expression_key_is_said_to_be_missing():
+    # The key read from the canonical query's ORDER BY (output column by name, through an alias or a position).
+    for sql in ("SELECT name, n FROM t ORDER BY n DESC", "SELECT name, count(*) AS n FROM t GROUP BY name ORDER BY 2 DESC"):
+        v = _v("Names by n, highest first.", dict(ORDERED, canonical_query=sql), ["name", "n"], [["a", 3], ["c", 2], ["b", 2], ["d", 1]])
+        assert v.verdict == "match"
+    # Spider dev-0851: "major record formats of orchestras, sorted by their frequency": ORDER BY count(*), which is no
+    # output column. Only here is the order key said to be not among the columns.
+    g = {"columns": ["Major_Record_Format"], "ordered": True, "rows": [["CD"], ["DVD"], ["LP"]],
+         "canonical_query": "SELECT Major_Record_Format FROM orchestra GROUP BY Major_Record_Format ORDER BY count(*) ASC"}
+    v = _v("What are the major record formats of orchestras, sorted by their frequency?", g, ["Major_Record_Format"], [["LP"], ["DVD"], ["CD"]])
+    assert v.verdict == "needs_human" and "the order key (an expression) is not among the columns" in v.why
+
+
+def test_a_malformed_order_by_is_an_input_error():
+    from goldeval.errors import InputError
+
+    with pytest.raises(InputError, match="order_by column must name one of the golden columns"):
+        _v("q", dict(ORDERED, order_by=[{"column": "nope"}]), ["name", "n"], ORDERED["rows"])
+    with pytest.raises(InputError, match="order_by direction must be 'asc' or 'desc'"):
+        _v("q", dict(ORDERED, order_by=[{"column": "n", "direction": "up"}]), ["name", "n"], ORDERED["rows"])

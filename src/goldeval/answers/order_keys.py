@@ -15,7 +15,7 @@ from typing import Any
 
 from goldeval.errors import InputError, shorten
 
-__all__ = ["OrderKey", "order_keys", "check_order_by"]
+__all__ = ["OrderKey", "apply_order_key", "check_order_by", "order_keys"]
 
 OrderKey = tuple[str | None, str]
 
@@ -109,3 +109,66 @@ def _canonical_keys(canonical: str, names: list[str], dialect: str) -> list[Orde
                     col = hits[0] if len(hits) == 1 else None
         out.append((col, direction))
     return out
+
+
+def _sorted_by(cols: Sequence[Any], dirs: Sequence[str], fold: bool) -> bool:
+    """True when the rows (cells of *cols*, each a :class:`~goldeval.answers.values.Column` of the same length) are
+    sorted lexicographically by the columns in *dirs* (NULL first ascending, as SQLite sorts it)."""
+    import math
+
+    n = cols[0].n if cols else 0
+
+    def key(col: Any, i: int) -> tuple[int, Any]:
+        if col.numeric:
+            x = float(col.num[i])
+            return (0, 0.0) if math.isnan(x) else (1, x)
+        v = col.raw[i]
+        if v is None:
+            return (0, "")
+        s = str(v)
+        return (1, s.casefold() if fold else s)
+
+    rows = [tuple(key(c, i) for c in cols) for i in range(n)]
+    for a, b in zip(rows, rows[1:]):
+        for ka, kb, d in zip(a, b, dirs):
+            if ka == kb:
+                continue
+            if (ka < kb) != (d == "asc"):
+                return False
+            break
+    return True
+
+
+def apply_order_key(rc: Any, pcols: Sequence[Any], pairing: Any, keys: list[OrderKey] | None) -> None:
+    """Decide the order of an ordered golden's rows by its key, in place on *rc* (a
+    :class:`~goldeval.answers.rows.RowComparison` whose rows all met: ``rc.order`` set).
+
+    Rows tied on the key may come in any order; rows must be sorted by the key whatever the other columns do.
+    A key column that is not among the columns (an ORDER BY expression) makes an order that differs ``unknown``:
+    only then is "the order key is not among the columns" said. Text keys pass sorted as the database compares
+    text (binary) or case-insensitively.
+    """
+    if rc.order is None or rc.order == "same" or not keys:
+        return
+    names = list(pairing.golden_names)
+    known: list[tuple[Any, str]] = []
+    missing = []
+    for col, direction in keys:
+        if col is None or col not in names or names.index(col) not in pairing.index:
+            missing.append(col or "an expression")
+            break
+        known.append((pcols[pairing.index[names.index(col)]], direction))
+    if known:
+        cols, dirs = [c for c, _ in known], [d for _, d in known]
+        ok = _sorted_by(cols, dirs, fold=False) or _sorted_by(cols, dirs, fold=True)
+        shown = ", ".join(f"{c} {d}" for (c, d) in keys[: len(known)])
+        if not ok:
+            rc.order = "different"
+            rc.mismatch = f"same rows, not sorted by the order key ({shown}) the question asks for"
+            return
+        if not missing:
+            rc.order = "ties reordered"
+            rc.mismatch = None
+            return
+    rc.order = "unknown"
+    rc.mismatch = (f"same rows, order differs and the order key ({', '.join(map(str, missing))}) is not among the columns")

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
+from goldeval.answers.order_keys import check_order_by
 from goldeval.answers.values import Column, make_column
 from goldeval.errors import InputError, shorten
 from goldeval.verdict import GOLD_STATUSES
@@ -89,7 +90,7 @@ def _check_case_lists(case: Mapping[str, Any], where: str) -> None:
 
 
 def _check_golden_options(golden: Mapping[str, Any], names: Sequence[str] | None, where: str) -> None:
-    """The golden's options (``ordered``, ``top_n``, ``rate_columns``, ``gold_status``) are well formed.
+    """The golden's options (``ordered``, ``top_n``, ``order_by``, ``rate_columns``, ``gold_status``) are well formed.
 
     A malformed option is an input error (the case is unscored with this message), never a verdict: a ``top_n``
     whose ``by`` names no golden column would otherwise fail every answer, a ``rate_columns`` typo would silently
@@ -120,6 +121,7 @@ def _check_golden_options(golden: Mapping[str, Any], names: Sequence[str] | None
         unknown = [r for r in rates if names is not None and r not in cols]
         if unknown:
             raise InputError(f"{where} golden: rate_columns {unknown} are not golden columns {cols}. Fix the names (they are compared exactly).")
+    check_order_by(golden, names, where)
     status = golden.get("gold_status")
     if status is not None and status not in GOLD_STATUSES:
         raise InputError(f"{where} golden: 'gold_status' must be one of {list(GOLD_STATUSES)}, got {shorten(status)}. Fix the case row.")

@@ -18,9 +18,10 @@ import numpy as np
 from goldeval.answers.doubt import unasked_columns
 from goldeval.answers.gold import worse_status
 from goldeval.answers.multiplicity import question_fixes_multiplicity, same_set
-from goldeval.answers.order_keys import order_keys
+from goldeval.answers.order_keys import apply_order_key, order_keys
 from goldeval.answers.pairing import Pairing, pair_columns
-from goldeval.answers.rows import RELABELLED, compare_rows
+from goldeval.answers.rows import RELABELLED
+from goldeval.answers.rows import compare_rows as _compare_rows
 from goldeval.answers.shapes import _columns, _computed_floats
 from goldeval.answers.values import Column
 from goldeval.answers.verdicts import _undecided, _verdict
@@ -63,7 +64,7 @@ def _judge_table(
         # Only a golden written as a query can over-ask (a golden typed in lists what its author meant to ask).
         unasked = unasked_columns(question, pairing.unpaired) if question and isinstance(golden.get("canonical_query"), str) else []
         if unasked == pairing.unpaired:
-            part = compare_rows(gcols, pcols, pairing, rel_tol=rel_tol)
+            part = _compare_rows(gcols, pcols, pairing, rel_tol=rel_tol)
             if part.complete:
                 cols = ", ".join(map(repr, unasked))
                 note = f"the golden has column(s) {cols} that the question does not ask for (an over-asking golden)"
@@ -87,6 +88,15 @@ def _judge_table(
                         mismatch="missing column: " + ", ".join(pairing.unpaired), details=details, **common)
     ordered = bool(golden.get("ordered"))
     top_n = golden.get("top_n") or None
+    keys = order_keys(golden, g_names) if ordered and not top_n else None
+
+    def compare_rows(gc: list[Column], pc: list[Column], p: Pairing, **kw: Any) -> Any:
+        # Rows, then (for an ordered golden with a known key) the order decided by the key.
+        out = _compare_rows(gc, pc, p, **kw)
+        if kw.get("ordered") and keys:
+            apply_order_key(out, pc, p, keys)
+        return out
+
     rc = compare_rows(gcols, pcols, pairing, ordered=ordered, top_n=top_n, rel_tol=rel_tol)
     resolved_by_rows = False
     if pairing.ambiguous:
@@ -244,7 +254,8 @@ def _judge_table(
                             f"qualifies (ties {checked}).", located=located, mismatch="all tied rows returned",
                             details=details, **common)
     if rc.order == "unknown":
-        return _undecided("The rows are right but in another order, and the order key is not among the columns to check a tie.",
+        because = (rc.mismatch or "").split("; ")[0] if keys else "no order key is known (golden.order_by, or a canonical_query with ORDER BY) and the columns show none"
+        return _undecided(f"The rows are right but in another order, which cannot be checked: {because}.",
                           "order not checkable", located=located, mismatch=rc.mismatch, details=details, **common)
     extra_keys = [pairing.pred_names[j] for j, c in enumerate(pcols)
                   if j not in pairing.index.values() and not c.numeric and c.kind != "null"]
