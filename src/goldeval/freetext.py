@@ -33,7 +33,7 @@ from goldeval.errors import InputError, shorten
 from goldeval.ids import IdIndex, scan_jsonl_ids
 from goldeval.io import check_input_file
 from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
-from goldeval.tokens import Tokenizer, get_tokenizer
+from goldeval.tokens import Tokenizer, get_tokenizer, split_word
 
 __all__ = ["FreeTextConfig", "results_head", "score_file", "score_rows", "SCORER_NAME", "SCORER_VERSION", "PARALLEL_MIN_ROWS"]
 
@@ -126,6 +126,12 @@ def _score_record(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tok
                 if ch is not None:  # scored on the tokens the rule can read; say that some text was not read
                     rec["unreadable"] = {"side": side, "char": ch}
                     break
+            if "unreadable" in rec and tok.name == "openscribe":  # only then can a word be split at a non-ASCII letter
+                for side, text in (("prediction", pred), ("reference", ref)):
+                    word = split_word(text)
+                    if word is not None:
+                        rec["split_word"] = {"side": side, "word": word}
+                        break
             return rec
         if isinstance(pred, dict) and isinstance(ref, dict):
             for field, sections in ((cfg.prediction_field, pred), (cfg.reference_field, ref)):
@@ -362,6 +368,8 @@ class _Collector:
         self.sums = {m: ExactSum() for m in _M}
         self.n_unreadable = 0
         self.first_unreadable: dict[str, Any] | None = None
+        self.n_split = 0
+        self.first_split: dict[str, Any] | None = None
         self.n_sectioned = 0
         self.macro = {m: ExactSum() for m in _M}
         self.sections: dict[str, dict[str, ExactSum]] = {}  # section name (first-seen order) -> sums over rows with text
@@ -409,6 +417,10 @@ class _Collector:
             self.n_unreadable += 1
             if self.first_unreadable is None:
                 self.first_unreadable = {"id": rec["id"], **rec["unreadable"]}
+            if "split_word" in rec:
+                self.n_split += 1
+                if self.first_split is None:
+                    self.first_split = {"id": rec["id"], **rec["split_word"]}
         sections = rec.get("sections")
         if sections is not None:
             self.n_sectioned += 1
@@ -501,6 +513,11 @@ def _aggregate(col: _Collector, cfg: FreeTextConfig, tok: Tokenizer, elapsed: fl
     }
     if col.first_unreadable is not None:
         agg["first_unreadable"] = col.first_unreadable
+    if tok.name == "openscribe":
+        # rows where the rule split a word at a non-ASCII letter ("Café" -> caf): the upstream rule, scores unchanged
+        agg["n_with_split_words"] = col.n_split
+        if col.first_split is not None:
+            agg["first_split_word"] = col.first_split
     if not n:
         reason = "no row could be scored" if col.n_rows else "the file has no rows"
         for k in ("whole_note_f1_mean", "whole_note_precision_mean", "whole_note_recall_mean"):
@@ -677,7 +694,9 @@ def score_file(
         ``n`` (= ``n_scored``, rows scored), ``n_failed``, ``n_rows``, ``elapsed_sec``, ``whole_note_f1_mean``,
         ``whole_note_precision_mean``, ``whole_note_recall_mean`` (macro-averages over scored rows, unrounded;
         ``null`` when no row could be scored, as upstream), ``tokenizer``, ``n_with_unreadable_text`` (scored rows
-        holding some letters the rule could not read: they are scored on the rest and flagged ``unreadable``),
+        holding some letters the rule could not read: they are scored on the rest and flagged ``unreadable``;
+        under openscribe ``n_with_split_words`` counts those where a word was split at a non-ASCII letter, "Café" →
+        caf, with ``first_split_word``),
         ``undefined`` (metric → reason, when no row could be scored), and for sectioned rows
         ``section_f1_mean`` (and precision/recall) with per-section means in ``sections``. ``per_example`` items:
         ``{"id", "line", "whole_note": {"precision", "recall", "f1"}, "tokens": {...}}`` (+ ``sections``,

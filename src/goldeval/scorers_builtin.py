@@ -85,6 +85,10 @@ class TokenF1(Scorer):
             "tokenizer": tok.name, "tokenizer_version": tok.version, "n_with_unreadable_text": p.n_unreadable,
             "undefined": {},
         }
+        if tok.name == "openscribe":  # rows where a word was split at a non-ASCII letter ("Café" -> caf), as upstream
+            agg["n_with_split_words"] = p.n_split
+            if p.first_split is not None:
+                agg["first_split_word"] = p.first_split
         if not n:
             reason = "no row could be scored" if p.n_rows else "the file has no rows"
             for k in ("whole_note_f1_mean", "whole_note_precision_mean", "whole_note_recall_mean"):
@@ -118,6 +122,8 @@ class _TokenF1Partial(Partial):
         self.failures: list[dict[str, Any]] = []
         self.n_rows = 0
         self.n_unreadable = 0
+        self.n_split = 0
+        self.first_split: dict[str, Any] | None = None
         self.n_sectioned = 0
         self.elapsed = 0.0
         self.sums = {m: ExactSum() for m in _M}
@@ -134,6 +140,10 @@ class _TokenF1Partial(Partial):
             self.sums[m].add(wn[m])
         if "unreadable" in rec:
             self.n_unreadable += 1
+        if "split_word" in rec:
+            self.n_split += 1
+            if self.first_split is None:
+                self.first_split = {"id": rec["id"], **rec["split_word"]}
         if self.keep:
             self.per_example.append({k: v for k, v in rec.items() if k != "status"})
         sections = rec.get("sections")
@@ -158,6 +168,9 @@ class _TokenF1Partial(Partial):
         self.failures.extend(other.failures)
         self.n_rows += other.n_rows
         self.n_unreadable += other.n_unreadable
+        self.n_split += other.n_split
+        if self.first_split is None:
+            self.first_split = other.first_split
         self.n_sectioned += other.n_sectioned
         self.elapsed += other.elapsed
         for m in _M:

@@ -88,6 +88,26 @@ def _openscribe_unreadable(text: str) -> str | None:
     return None
 
 
+_WORD_RE = re.compile(r"\w+")
+
+
+def split_word(text: str) -> str | None:
+    """The first word of *text* that the openscribe rule splits at a non-ASCII letter, else ``None``.
+
+    A word here is a run of Unicode word characters (``\\w+``) holding both an ASCII letter or digit and a
+    non-ASCII letter or digit: the rule keeps only the ASCII runs, so ``"Café"`` becomes ``caf`` and ``"résumé"``
+    becomes ``r`` / ``sum`` (as upstream; scores do not change). A word wholly in another script (``東京``) is not
+    split (it is unreadable: see :meth:`Tokenizer.unreadable`). Pure ASCII text returns ``None`` at once.
+    """
+    if text.isascii():
+        return None
+    for m in _WORD_RE.finditer(text):
+        w = m.group()
+        if not w.isascii() and any(c.isascii() and c.isalnum() for c in w) and any(not c.isascii() and c.isalnum() for c in w):
+            return w
+    return None
+
+
 try:  # the optional C fast path (see _fast.c); the regex above stays the definition
     from goldeval._fast import overlap_counts as _openscribe_fast_counts
 except ImportError:  # pragma: no cover - exercised where no compiler was available at install time

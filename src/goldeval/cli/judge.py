@@ -207,8 +207,16 @@ def render_judge(results: dict[str, Any], console: Any) -> None:
     a = results["aggregate"]
     rate = "undefined (nothing decided)" if a["undefined"].get("pass_rate") else f"{a['pass_rate']:.1%}"
     console.print(
-        f"pass rate {rate} = {a['match']} match / {a['decided']} decided · near_match {a['near_match']} · "
-        f"needs_human {a['needs_human']} · unscored {a['unscored']} · verified_wrong {a['verified_wrong']} · n {a['n']}"
+        f"pass rate {rate} = {a['match']} match / {a['decided']} decided · {a['unscored']} of {a['n']} unscored · "
+        f"near_match {a['near_match']} · needs_human {a['needs_human']} · verified_wrong {a['verified_wrong']} · n {a['n']}",
+        highlight=False,
     )
+    if a["n"] and a["unscored"] * 2 > a["n"]:
+        # the pass rate speaks for the few cases that could be judged: say so where it cannot be missed
+        console.print(
+            f"[yellow]warning:[/] {a['unscored']} of {a['n']} cases ({a['unscored'] / a['n']:.0%}) are unscored; the pass "
+            f"rate covers only the {a['decided']} decided. See the reasons above (without --db a final_query cannot be run).",
+            highlight=False,
+        )
     for f in results.get("failures", [])[:10]:
         console.print(f"[yellow]skipped[/] {escape(f['error'])}")

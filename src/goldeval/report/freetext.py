@@ -57,6 +57,13 @@ def render_freetext(results: dict[str, Any], console: Any, *, max_failures: int 
             f"[yellow]{n_unread} scored row(s) hold letters the {agg['tokenizer']} rule cannot read and were scored on the "
             f"rest (first: {first['id']!r}, {first['side']} has {first['char']!r}); "
             "consider --tokenizer unicode.[/]", soft_wrap=True)
+    n_split = agg.get("n_with_split_words", 0)
+    if n_split:
+        first = agg.get("first_split_word") or {}
+        console.print(
+            f"[yellow]{n_split} scored row(s) have words the {agg['tokenizer']} rule split at a non-ASCII letter "
+            f"(first: {first.get('id')!r}, {first.get('side')} has {first.get('word')!r}); that is the upstream rule "
+            "and the scores follow it; --tokenizer unicode keeps such words whole.[/]", soft_wrap=True, highlight=False)
     for reason in agg.get("undefined", {}).items():
         console.print(f"[yellow]{reason[0]} undefined: {reason[1]}[/]")
     failures = results.get("failures") or []
