@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +32,43 @@ __all__ = ["Row", "RowError", "check_input_file", "read_rows", "read_jsonl", "re
 PARQUET_SUFFIXES = (".parquet", ".pq")
 #: Rows decoded at a time from a Parquet file (memory stays flat whatever the file's size).
 _PARQUET_BATCH = 4096
+
+#: 20 digits in a row: an integer literal that may be past 64 bits, which orjson reads as a float.
+_LONG_DIGITS = re.compile(r"\d{20}")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _int_or_digits(literal: str) -> int | str:
+    value = int(literal)
+    return value if -(2**63) <= value < 2**64 else literal
+
+
+def loads_exact(text: str) -> Any:
+    """Parse one JSON document as :func:`orjson.loads` does, but never round an integer past 64 bits.
+
+    orjson (3.8) reads an integer literal outside the 64-bit range (below -2**63 or from 2**64 on, e.g.
+    ``18446744073709551617``) as a float, so two different account numbers become one value, and it cannot
+    write such an integer back. A text that holds 20 digits in a row (the only way to write one) is re-read
+    with the standard library, and each such integer becomes the string of its digits (``"18446744073709551617"``):
+    every digit kept, and writable to results and the store. The answer judge reads numeric text as the integer
+    it spells (identifiers are exact), so a golden and an answer still meet exactly when, and only when, their
+    digits are equal. NaN and Infinity literals stay refused, as orjson refuses them. Every other text is
+    orjson's reading, unchanged.
+
+    Raises:
+        orjson.JSONDecodeError (a ValueError): the text is not JSON.
+    """
+    data = orjson.loads(text)
+    if _LONG_DIGITS.search(text) is not None:
+        try:
+            return json.loads(text, parse_int=_int_or_digits, parse_constant=_refuse_constant)
+        except (ValueError, RecursionError):  # e.g. an integer of more than 4,300 digits: orjson's float stands
+            return data
+    return data
+    return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +134,7 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
                 continue
             seen_any = True
             try:
-                data = orjson.loads(text)
+                data = loads_exact(text)
             except orjson.JSONDecodeError as exc:
                 yield RowError(lineno, None, f"{p.name}:{lineno}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
                 continue
