@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,27 @@ class FakeRecorder:
 
     def finish(self, results):
         self.finished = results
+
+
+# --- Spark (the issue-14 engine tests): one local[2] session for the whole run, created only when a test asks
+
+
+def _java() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and os.path.exists(os.path.join(home, "bin", "java")):
+        return os.path.join(home, "bin", "java")
+    return shutil.which("java")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    if _java() is None:
+        pytest.skip("Java is not installed (no java on PATH, no JAVA_HOME): the Spark engine needs Java 17")
+    pytest.importorskip("pyspark", reason="pyspark is not installed: pip install -e '.[test]'")
+    from goldeval import spark as gs
+
+    session = gs.session("local[2]", app_name="goldeval-tests", conf={"spark.sql.shuffle.partitions": "2",
+                                                                       "spark.default.parallelism": "2"})
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -103,7 +103,7 @@ class TokenF1(Scorer):
             agg["sections"] = {
                 s: {"n": sums["f1"].count, "n_empty_both": p.n_sectioned - sums["f1"].count,
                     **{f"{m}_mean": sums[m].mean() for m in _M}}
-                for s, sums in p.sections.items()
+                for s, sums in sorted(p.sections.items(), key=lambda kv: p.section_first[kv[0]])
             }
         return {
             "scorer": {"name": self.name, "version": self.version},
@@ -128,7 +128,8 @@ class _TokenF1Partial(Partial):
         self.elapsed = 0.0
         self.sums = {m: ExactSum() for m in _M}
         self.macro = {m: ExactSum() for m in _M}
-        self.sections: dict[str, dict[str, ExactSum]] = {}  # in order of first appearance
+        self.sections: dict[str, dict[str, ExactSum]] = {}
+        self.section_first: dict[str, int] = {}  # name -> the first line it appears on (the order of the results)
 
     def add(self, rec: Mapping[str, Any]) -> None:
         self.n_rows += 1
@@ -158,6 +159,7 @@ class _TokenF1Partial(Partial):
                 sums = self.sections.get(name)
                 if sums is None:
                     sums = self.sections[name] = {m: ExactSum() for m in _M}
+                    self.section_first[name] = rec["line"]
                 if name not in empty:
                     for m in _M:
                         sums[m].add(scores[m])
@@ -176,6 +178,9 @@ class _TokenF1Partial(Partial):
         for m in _M:
             self.sums[m].merge(other.sums[m])
             self.macro[m].merge(other.macro[m])
+        for name, line in other.section_first.items():
+            if name not in self.section_first or line < self.section_first[name]:
+                self.section_first[name] = line
         for name, sums in other.sections.items():
             mine = self.sections.setdefault(name, {m: ExactSum() for m in _M})
             for m in _M:

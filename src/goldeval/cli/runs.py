@@ -118,3 +118,43 @@ def delete(run, store, yes):
         deleted = st.delete_run(record["id"])
     click.echo(f"goldeval: deleted run {deleted}", err=True)
     return EXIT_OK
+
+
+@runs.command("import")
+@click.argument("per_case", metavar="PER_CASE.parquet")
+@store_path_option
+@click.option("--arm", default=None, metavar="NAME", help="Arm name recorded with the run (model + prompt).")
+@click.option("--gates", default=None, metavar="DOD.toml", type=click.Path(dir_okay=False),
+              help="Definition of done to apply; exit 1 when a gate fails. The report is stored with the run.")
+@click.option("--out", default=None, metavar="PATH", help="Also write the results JSON here ('-' for stdout).")
+@guarded
+def import_(per_case, store, arm, gates, out):
+    """Record a Spark run's per-case Parquet (`score --engine spark --per-case PATH`) as a run.
+
+    Idempotent on (run, case id): importing the same data again updates the same run, never a second one, and
+    `compare`, `runs show` and the gates work on it as on a local run.
+    """
+    import sys
+
+    from goldeval.cli._gating import apply_gates, load_definition
+    from goldeval.outputs import sqlite_files
+    from goldeval.runs.importer import import_per_case
+    from goldeval.runs.store import RunStore
+    from goldeval.scorers import register_plugin_metrics
+
+    guard_outputs({"--out": out}, {"PER_CASE": per_case, "--gates": gates, "--store": sqlite_files(store_file(store))})
+    register_plugin_metrics()
+    definition = load_definition(gates)
+    console = report_console(out)
+    codes = []
+
+    def gate(results, recorder):
+        codes.append(apply_gates(results, gates, console, definition=definition, recorder=recorder))
+
+    with RunStore(store) as st:
+        done = import_per_case(st, per_case, arm=arm, gate=gate if gates else None)
+    verb = "recorded as run" if done["created"] else "already imported: updated run"
+    click.echo(f"goldeval: {done['n_cases']} case(s) {verb} {done['run_id']}", err=True)
+    if out:
+        write_json(done["results"], out)
+    sys.exit(codes[0] if codes else EXIT_OK)

@@ -17,6 +17,7 @@ from goldeval.cli._types import cores
 from goldeval.cli._common import EXIT_BAD_INPUT, fail, guard_outputs, guarded, report_console, write_json
 from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
+from goldeval.cli._spark import spark_options
 from goldeval.cli._store import store_options
 
 
@@ -46,12 +47,13 @@ from goldeval.cli._store import store_options
               help="Scorer: token_f1, or one registered under the entry point group goldeval.scorers.")
 @click.option("--option", "-O", "scorer_options", multiple=True, metavar="KEY=VALUE",
               help="An option of the scorer (repeatable), e.g. -O normalize=none; values are read as JSON when they parse.")
+@spark_options
 @gates_option
 @ci_options
 @store_options
 @guarded
 def score(file, prediction_field, reference_field, id_field, tokenizer, out, out_format, workers, quiet, scorer_name,
-          scorer_options, gates, run_store, ci):
+          scorer_options, engine, spark_master, per_case, gates, run_store, ci):
     """Token F1 (precision, recall, F1) of every row of FILE, per example and macro-averaged (or --scorer NAME).
 
     FILE is JSONL, CSV or Parquet: {"id", "prediction", "reference"} per row, texts as strings or objects of
@@ -59,6 +61,18 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
     n_failed and left out of the means.
     """
     fields = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
+    if engine == "spark":
+        from goldeval.cli._spark import score_on_spark
+        from goldeval.scorers import get_scorer
+
+        takes = get_scorer(scorer_name).options
+        given = {k: v for k, v in fields.items() if k in takes and (scorer_name == "token_f1" or k != "tokenizer")}
+        return score_on_spark(scorer_name, file, {**given, **_parse_options(scorer_options)}, master=spark_master,
+                              per_case=per_case, out=out, quiet=quiet, gates=gates, run_store=run_store)
+    if per_case is not None:
+        from goldeval.errors import InputError
+
+        raise InputError("--per-case writes the per-case Parquet of a Spark run: give it with --engine spark.")
     if scorer_name != "token_f1" or scorer_options or not _is_jsonl(file):
         return _score_with(scorer_name, file, fields, scorer_options, out=out, quiet=quiet, gates=gates, run_store=run_store, ci=ci)
     console = report_console(out)

@@ -1,0 +1,96 @@
+"""``--engine spark`` for ``score`` (and ``judge``): the CLI side of :mod:`goldeval.spark`.
+
+The driver reads INPUT with Spark (any path Spark reads), scores it on the executors, aggregates exactly from one
+partial state per partition, gates, and writes the results; with the store on, it records each case as it streams
+back partition by partition (never all rows at once); ``--per-case PATH`` writes the per-case DataFrame as Parquet
+(for ``goldeval runs import``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from goldeval.cli._common import EXIT_BAD_INPUT, fail, guard_outputs, report_console, write_json
+from goldeval.cli._gating import apply_gates, hold_finish_for_gates, load_definition
+
+__all__ = ["spark_options", "score_on_spark"]
+
+
+def spark_options(f: Any) -> Any:
+    """``--engine local|spark``, ``--spark-master URL``, ``--per-case PATH``."""
+    f = click.option("--per-case", "per_case", default=None, metavar="PATH",
+                     help="With --engine spark: write the per-case DataFrame here as Parquet (for `goldeval runs import`).")(f)
+    f = click.option("--spark-master", default="local[2]", show_default=True, metavar="URL",
+                     help="With --engine spark: the Spark master (local[N], spark://host:7077, yarn...).")(f)
+    f = click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+                     help="Where to score: this machine, or Apache Spark (pip install 'goldeval[spark]').")(f)
+    return f
+
+
+def score_on_spark(scorer_name: str, file: str, options: dict, *, master: str, per_case: str | None, out: str | None,
+                   quiet: bool, gates: str | None, run_store: Any) -> None:
+    """``goldeval score FILE --engine spark``: see the module docstring. Exits with the gate code."""
+    import time
+
+    from goldeval import spark as gs
+    from goldeval.scorers import get_scorer, with_extra
+
+    console = report_console(out)
+    local_file = os.path.isfile(file)
+    guard_outputs({"--out": out, "--per-case": per_case},
+                  {"FILE": file if local_file else None, "--gates": gates, "--store": run_store.files()})
+    scorer = get_scorer(scorer_name)
+    config = scorer.configure(**options, source=os.path.basename(file.rstrip("/")))
+    definition = load_definition(gates, scorer=scorer.name)
+    if per_case is not None and os.path.exists(per_case):
+        from goldeval.errors import InputError
+
+        raise InputError(f"--per-case {per_case}: already exists; Spark writes a folder there. Choose a new path or remove it.")
+    t0 = time.perf_counter()
+    spark = gs.session(master)
+    df = gs.read(spark, file)
+    cases = gs.score(df, scorer, source=config["source"], **{k: v for k, v in config.items() if k != "source"})
+    if per_case is not None or not run_store.no_store:
+        cases = cases.cache()
+    extra = {"input": {"path": file, "sha256": _sha256(file) if local_file else None}}
+    with run_store.recording(
+        scorer_name=scorer.name, scorer_version=scorer.version, inputs={"predictions": file} if local_file else {},
+        config=scorer.store_config(config), tokenizer=config.get("tokenizer"), dod=gates,
+    ) as recorder:
+        hold_finish_for_gates(recorder, definition)
+        results = with_extra(scorer, gs.aggregate(cases), extra)
+        results["engine"]["master"] = master
+        if "elapsed_sec" in results["aggregate"]:
+            results["aggregate"]["elapsed_sec"] = time.perf_counter() - t0
+        if recorder is not None:
+            previous = recorder.previous()
+            for rec in gs.iter_records(cases):
+                if rec.get("id") is not None and "duplicate_of" not in rec and (previous.get(rec["id"]) or {}).get("status") != rec["status"]:
+                    recorder.record(rec)
+            recorder.finish(results)
+        if per_case is not None:
+            cases.write.parquet(per_case)
+        if run_store.note and not quiet:
+            click.echo(f"goldeval: {run_store.note}", err=True)
+        if not quiet:
+            from goldeval.report.scorer import render_scorer
+
+            render_scorer(results, console)
+        code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
+    if out:
+        write_json(results, out)
+    agg = results["aggregate"]
+    if agg.get("n_scored", agg.get("n")) == 0:
+        first = results["failures"][0]["error"] if results.get("failures") else "no rows"
+        fail(f"no row of {file} could be scored ({agg.get('n_failed', 0)} failed); the first: {first}", EXIT_BAD_INPUT)
+    sys.exit(code)
+
+
+def _sha256(path: str) -> str:
+    from goldeval.io import file_sha256
+
+    return file_sha256(path)

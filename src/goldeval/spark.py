@@ -1,0 +1,301 @@
+"""The Spark engine: any :class:`goldeval.scorers.Scorer` over a Spark DataFrame, with the same numbers as locally.
+
+Install with ``pip install 'goldeval[spark]'`` (pyspark, pyarrow, pandas); goldeval must be installed on the
+executors too (a cluster's Python environment, or ``--py-files``)::
+
+    from goldeval import spark as gs
+    per_case = gs.score(df, scorer="token_f1", tokenizer="openscribe")   # a per-case DataFrame (mapInArrow)
+    results = gs.aggregate(per_case)                                     # the results dict, exactly
+
+**Rows.** ``df`` holds one row per case, with the columns the scorer reads (``id``, ``prediction``, ``reference``
+for token F1; a struct column reads as an object of sections). Its rows are numbered by the column ``line``
+when it has one (as :func:`read` gives: the 1-based JSONL line, or the Parquet row index), else by their 1-based
+position (``zipWithIndex``), so that messages read ``source:N: ...`` as locally.
+
+**Per-case DataFrame** (:data:`PER_CASE_SCHEMA`): ``id`` string · ``line`` long · ``status`` string (``scored`` /
+``unscored``) · ``error`` string · ``score`` double (the case's headline number, as the run store keeps it) ·
+``record`` string (the whole per-case record as JSON, what the run store records). The scorer's name and
+configuration travel in the ``record`` column's metadata, so :func:`aggregate` and ``goldeval runs import`` need
+nothing else (they survive a round trip through Parquet).
+
+**Ids.** A row whose id repeats an earlier row's (by line, across all partitions) is unscored with the same message
+as locally ("id 'x' repeats line 3"): the repeated ids are found with one ``groupBy`` and joined back.
+
+**Exact aggregation.** Each partition folds its records into the scorer's :class:`~goldeval.scorers.Partial`
+(counts, and :class:`goldeval.accumulate.ExactSum` for every mean: exact dyadic sums, no rounding), which travels
+pickled to the driver: one small row per partition, never the cases. The driver merges them exactly, in line
+order, and rounds each mean once — equal to the local run to the last digit. Spark's ``avg`` is never used.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import orjson
+
+from goldeval.errors import InputError, shorten
+
+__all__ = ["PER_CASE_SCHEMA", "session", "read", "score", "aggregate", "iter_records"]
+
+#: The per-case DataFrame's columns (a Spark DDL string).
+PER_CASE_SCHEMA = "id string, line long, status string, error string, score double, record string"
+_META_KEY = "goldeval"
+
+
+def _pyspark():
+    try:
+        import pyspark  # noqa: F401
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise InputError("the Spark engine needs pyspark: pip install 'goldeval[spark]'.") from None
+    return SparkSession
+
+
+def session(master: str | None = "local[2]", app_name: str = "goldeval", conf: Mapping[str, str] | None = None) -> Any:
+    """A SparkSession (the active one when there is one and *master* is ``None``).
+
+    Args:
+        master: ``local[2]``, ``spark://host:7077``, ``yarn``…; ``None`` takes the active session or the
+            environment's default.
+        app_name: The application name shown in the Spark UI.
+        conf: Extra Spark settings.
+
+    The executors run this Python (``PYSPARK_PYTHON`` is set to ``sys.executable`` unless it is set already), so
+    in local mode they import the same goldeval. Arrow is turned on.
+
+    Raises:
+        InputError: pyspark is not installed, or Java cannot be started.
+    """
+    SparkSession = _pyspark()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master is None:
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            return active
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    settings = {"spark.sql.execution.arrow.pyspark.enabled": "true", "spark.ui.showConsoleProgress": "false",
+                "spark.sql.shuffle.partitions": "8", **(conf or {})}
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    try:
+        return builder.getOrCreate()
+    except Exception as exc:  # Java missing or not startable: a setup problem the user can fix
+        raise InputError(f"Spark could not start (master {master!r}): {type(exc).__name__}: {str(exc)[:300]}. "
+                         "The Spark engine needs Java 17 (JAVA_HOME or java on PATH).") from None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# reading
+
+
+def read(spark: Any, path: str) -> Any:
+    """A DataFrame of the rows of *path*, any path Spark reads (local, ``hdfs://``, ``s3a://``…).
+
+    Parquet (a file or folder whose name ends in ``.parquet`` / ``.pq``): its columns, plus ``line``, the 1-based
+    row index (in file order). Anything else is JSONL: ``line`` (1-based line number, blank lines counted and
+    skipped) and ``_raw`` (the line's text), decoded by the scorer's partition as :func:`goldeval.io.read_jsonl`
+    decodes it (a line that is not a JSON object is an unscored row with its line number).
+
+    Raises:
+        InputError: the path does not exist or cannot be read.
+    """
+    from goldeval.io import is_parquet
+
+    try:
+        if is_parquet(path.rstrip("/")):
+            df = spark.read.parquet(path)
+            cols = df.columns
+            rdd = df.rdd.zipWithIndex().map(lambda ri: (*ri[0], ri[1] + 1))
+            return rdd.toDF([*cols, "line"]) if cols else df
+        lines = spark.sparkContext.textFile(path).zipWithIndex()
+        rows = lines.filter(lambda li: li[0].strip() != "").map(lambda li: (li[1] + 1, li[0].lstrip("\ufeff") if li[1] == 0 else li[0]))
+        return spark.createDataFrame(rows, "line long, _raw string")
+    except InputError:
+        raise
+    except Exception as exc:
+        name = type(exc).__name__
+        text = str(exc).split("\n")[0][:300]
+        raise InputError(f"{path}: Spark cannot read it ({name}: {text}). Check the path.") from None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# scoring
+
+
+def _items(batch: Any, source: str) -> Iterator[Any]:
+    """The Row / RowError items of one Arrow batch (``line`` + the data columns, or ``line`` + ``_raw``)."""
+    from goldeval.io import Row, RowError
+
+    cols = batch.schema.names
+    if "_raw" in cols:
+        for line, raw in zip(batch.column("line").to_pylist(), batch.column("_raw").to_pylist()):
+            try:
+                data = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                yield RowError(line, None, f"{source}:{line}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
+                continue
+            if not isinstance(data, dict):
+                yield RowError(line, None, f"{source}:{line}: expected a JSON object, got {shorten(data)}.")
+                continue
+            yield Row(line, data)
+        return
+    names = [c for c in cols if c != "line"]
+    lines = batch.column("line").to_pylist()
+    data_cols = [batch.column(c).to_pylist() for c in names]
+    from goldeval.io import _maps_as_dicts
+
+    for i, line in enumerate(lines):
+        yield Row(line, {n: _maps_as_dicts(col[i]) for n, col in zip(names, data_cols)})
+
+
+def _record_columns(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    from goldeval.runs.store import case_columns
+
+    cols: dict[str, list[Any]] = {"id": [], "line": [], "status": [], "error": [], "score": [], "record": []}
+    for rec in records:
+        status, _verdict, num, reason, _raw = case_columns(rec)
+        cols["id"].append(rec.get("id"))
+        cols["line"].append(rec["line"])
+        cols["status"].append(status)
+        cols["error"].append(reason if status != "scored" else None)
+        cols["score"].append(num)
+        cols["record"].append(orjson.dumps(rec, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS).decode())
+    return cols
+
+
+def _arrow_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("id", pa.string()), ("line", pa.int64()), ("status", pa.string()), ("error", pa.string()),
+                      ("score", pa.float64()), ("record", pa.string())])
+
+
+def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", **options: Any) -> Any:
+    """Score every row of *df* with *scorer*, on the executors: the per-case DataFrame (:data:`PER_CASE_SCHEMA`).
+
+    Args:
+        df: A Spark DataFrame, one row per case (see the module docstring for ``line`` and the columns).
+        scorer: A scorer name (``token_f1``, ``labels``, an installed plug-in) or a :class:`~goldeval.scorers.Scorer`.
+        source: The input's name in messages (``preds.jsonl`` gives ``preds.jsonl:4: ...``).
+        **options: The scorer's options (:meth:`~goldeval.scorers.Scorer.configure`).
+
+    Returns:
+        A lazy DataFrame: nothing runs until an action (``aggregate``, ``write``…).
+
+    Raises:
+        InputError: unknown scorer or option (before anything runs).
+    """
+    from pyspark.sql import functions as F
+
+    from goldeval.scorers import Scorer, duplicate_error, get_scorer
+
+    sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer)
+    config = sc.configure(**options, source=source)
+    if "line" not in df.columns:
+        cols = df.columns
+        df = df.rdd.zipWithIndex().map(lambda ri: (*ri[0], ri[1] + 1)).toDF([*cols, "line"])
+    schema = _arrow_schema()
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        for batch in batches:
+            records = list(sc.score_batch(_items(batch, source), config))
+            yield pa.RecordBatch.from_pydict(_record_columns(records), schema=schema)
+
+    per_case = df.mapInArrow(run, PER_CASE_SCHEMA)
+    # ids repeated across batches and partitions: the first line keeps the id, every later row is unscored
+    repeats = (per_case.where(F.col("id").isNotNull()).groupBy("id").agg(F.min("line").alias("_first"), F.count("*").alias("_n"))
+               .where(F.col("_n") > 1).select("id", "_first"))
+    joined = per_case.join(F.broadcast(repeats), on="id", how="left")
+
+    def mark(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        for batch in batches:
+            d = batch.to_pydict()
+            firsts = d.pop("_first")
+            for i, first in enumerate(firsts):
+                if first is not None and d["line"][i] != first:
+                    rid, line = d["id"][i], d["line"][i]
+                    err = duplicate_error(source, line, rid, first)
+                    rec = {"id": rid, "line": line, "status": "unscored", "duplicate_of": first, "error": err}
+                    d["status"][i], d["error"][i], d["score"][i] = "unscored", err, None
+                    d["record"][i] = orjson.dumps(rec).decode()
+            yield pa.RecordBatch.from_pydict({k: d[k] for k in schema.names}, schema=schema)
+
+    marked = joined.select(*schema.names, "_first").mapInArrow(mark, PER_CASE_SCHEMA)
+    meta = {_META_KEY: {"scorer": sc.name, "version": sc.version, "config": config}}
+    return marked.withColumn("record", F.col("record").alias("record", metadata=meta))
+
+
+def _meta(per_case_df: Any) -> dict[str, Any]:
+    try:
+        meta = per_case_df.schema["record"].metadata.get(_META_KEY)
+    except (KeyError, AttributeError):
+        meta = None
+    if not isinstance(meta, dict) or "scorer" not in meta:
+        raise InputError("per-case DataFrame: its 'record' column carries no goldeval metadata (scorer and config). "
+                         "Pass the DataFrame goldeval.spark.score returned (or read back from its Parquet), or give "
+                         "scorer= and config= to aggregate.")
+    return meta
+
+
+def aggregate(per_case_df: Any, *, scorer: str | Any | None = None, config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The results dict of a per-case DataFrame, exactly as the local run gives it (see the module docstring).
+
+    Args:
+        per_case_df: What :func:`score` returned (or its Parquet, read back).
+        scorer, config: Override the scorer and configuration the DataFrame's metadata names.
+
+    Returns:
+        The scorer's results (``scorer``, ``config``, ``aggregate``, ``failures``…) without ``per_example`` (the
+        cases stay in the DataFrame), plus ``engine``: ``{"name": "spark", "partitions"}``.
+
+    Raises:
+        InputError: no metadata and no *scorer* / *config*; a record that is not the scorer's.
+    """
+    from goldeval.scorers import Scorer, get_scorer
+
+    meta = _meta(per_case_df) if scorer is None or config is None else {}
+    sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer or meta["scorer"])
+    cfg = dict(config if config is not None else meta["config"])
+
+    def fold(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        part = sc.new_partial(cfg, keep_cases=False)
+        first = None
+        for batch in batches:
+            for raw in batch.column("record").to_pylist():
+                rec = orjson.loads(raw)
+                part.add(rec)
+                line = rec.get("line")
+                if line is not None and (first is None or line < first):
+                    first = line
+        yield pa.RecordBatch.from_pydict({"first_line": [first], "state": [pickle.dumps(part, protocol=5)]},
+                                         schema=pa.schema([("first_line", pa.int64()), ("state", pa.binary())]))
+
+    states = per_case_df.select("record").mapInArrow(fold, "first_line long, state binary").collect()
+    parts = sorted(((r["first_line"], pickle.loads(r["state"])) for r in states), key=lambda fp: (fp[0] is None, fp[0] or 0))
+    total = sc.new_partial(cfg, keep_cases=False)
+    for _, p in parts:
+        total.merge(p)
+    results = sc.finish(total, cfg)
+    results.pop("per_example", None)
+    results["engine"] = {"name": "spark", "partitions": len(states)}
+    return results
+
+
+def iter_records(per_case_df: Any) -> Iterator[dict[str, Any]]:
+    """The per-case records, partition by partition (``toLocalIterator``: the driver holds one partition at a
+    time, never all rows): what the CLI records into the run store."""
+    for row in per_case_df.select("record").toLocalIterator():
+        yield orjson.loads(row["record"])
