@@ -438,12 +438,12 @@ class AnswerJudge(Scorer):
     name = "answer_judge"
     version = "1.2.0"  # = goldeval.answers.JUDGE_VERSION (test_answer_judge_equals_judge_file pins them equal)
     options = {"db": None, "timeout_s": 5.0, "max_rows": 1_000_000, "check_canonical": True, "engine": None,
-               "sql_dialect": None, "cases_name": "cases", "attempts_name": "attempts"}
+               "sql_dialect": None, "cases_name": "cases", "attempts_name": "attempts", "keep_materials": False}
     metrics = {"pass_rate": MetricSpec("match / (match + no_match)")}
     headline = "pass_rate"
 
     def store_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        out = {k: v for k, v in config.items() if k not in ("source", "cases_name", "attempts_name")}
+        out = {k: v for k, v in config.items() if k not in ("source", "cases_name", "attempts_name", "keep_materials")}
         if out.get("db") is not None:
             out["db"] = self.answer_config(config).db  # a PostgreSQL URL without its password
         if out.get("sql_dialect") is None:
@@ -479,7 +479,14 @@ class AnswerJudge(Scorer):
                 where = f"{cname}:{line} (id {cid!r})"
                 a_where = f"{aname}:{row['attempt_line']} (id {cid!r})" if att is not None else ""
                 result = judge_case(row["case"], att, db=db, config=cfg, where=where, attempt_where=a_where)
-                yield {**result.outcome.to_dict(), "line": line}
+                rec = {**result.outcome.to_dict(), "line": line}
+                v = result.outcome.verdict
+                if config.get("keep_materials") and v is not None and v.needs_human:
+                    from goldeval.spark_judge import MATERIALS_KEY
+
+                    model = (att or {}).get("model") or (att or {}).get("answer_model")
+                    rec[MATERIALS_KEY] = {**result.materials, "_answer_model": model}
+                yield rec
         finally:
             if db is not None:
                 db.close()

@@ -39,7 +39,7 @@ import orjson
 
 from goldeval.errors import InputError, shorten
 
-__all__ = ["PER_CASE_SCHEMA", "session", "read", "score", "aggregate", "iter_records"]
+__all__ = ["PER_CASE_SCHEMA", "session", "read", "score", "score_path", "aggregate", "iter_records"]
 
 #: The per-case DataFrame's columns (a Spark DDL string).
 PER_CASE_SCHEMA = "id string, line long, status string, error string, score double, record string"
@@ -136,15 +136,7 @@ def _items(batch: Any, source: str) -> Iterator[Any]:
     cols = batch.schema.names
     if "_raw" in cols:
         for line, raw in zip(batch.column("line").to_pylist(), batch.column("_raw").to_pylist()):
-            try:
-                data = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                yield RowError(line, None, f"{source}:{line}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
-                continue
-            if not isinstance(data, dict):
-                yield RowError(line, None, f"{source}:{line}: expected a JSON object, got {shorten(data)}.")
-                continue
-            yield Row(line, data)
+            yield _decode_line(line, raw, source)
         return
     names = [c for c in cols if c != "line"]
     lines = batch.column("line").to_pylist()
@@ -192,9 +184,7 @@ def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", **op
     Raises:
         InputError: unknown scorer or option (before anything runs).
     """
-    from pyspark.sql import functions as F
-
-    from goldeval.scorers import Scorer, duplicate_error, get_scorer
+    from goldeval.scorers import Scorer, get_scorer
 
     sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer)
     config = sc.configure(**options, source=source)
@@ -211,6 +201,75 @@ def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", **op
             yield pa.RecordBatch.from_pydict(_record_columns(records), schema=schema)
 
     per_case = df.mapInArrow(run, PER_CASE_SCHEMA)
+    return _with_repeats_marked(per_case, sc, config)
+
+
+def _decode_line(line: int, raw: str, source: str) -> Any:
+    """One JSONL line as a Row or a RowError (the messages of :func:`goldeval.io.read_jsonl`)."""
+    from goldeval.io import Row, RowError
+
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return RowError(line, None, f"{source}:{line}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
+    if not isinstance(data, dict):
+        return RowError(line, None, f"{source}:{line}: expected a JSON object, got {shorten(data)}.")
+    return Row(line, data)
+
+
+def score_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source: str | None = None, **options: Any) -> Any:
+    """:func:`score` of the rows of *path* (any path Spark reads), read the cheapest way: a JSONL file's lines go
+    once to the Python workers (``textFile`` + ``zipWithIndex`` for the line numbers) and are scored there; a
+    Parquet path goes through :func:`read` and :func:`score`. ``source`` defaults to the path's base name.
+
+    Returns:
+        The per-case DataFrame (:data:`PER_CASE_SCHEMA`), persisted (memory and disk): aggregating and recording
+        it do not score twice.
+    """
+    from goldeval.io import is_parquet
+    from goldeval.scorers import Scorer, get_scorer
+
+    source = source or os.path.basename(path.rstrip("/"))
+    if is_parquet(path.rstrip("/")):
+        return score(read(spark, path), scorer, source=source, **options)
+    sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer)
+    config = sc.configure(**options, source=source)
+    try:
+        lines = spark.sparkContext.textFile(path).zipWithIndex()
+    except Exception as exc:
+        raise InputError(f"{path}: Spark cannot read it ({type(exc).__name__}: {str(exc).splitlines()[0][:300]}). Check the path.") from None
+
+    def run(pairs: Iterator[tuple[str, int]]) -> Iterator[tuple]:
+        from goldeval.runs.store import case_columns
+
+        def items() -> Iterator[Any]:
+            for text, index in pairs:
+                if index == 0:
+                    text = text.lstrip("\ufeff")
+                if text.strip():
+                    yield _decode_line(index + 1, text, source)
+
+        dumps = orjson.dumps
+        for rec in sc.score_batch(items(), config):
+            status, _verdict, num, reason, _raw = case_columns(rec)
+            yield (rec.get("id"), rec["line"], status, reason if status != "scored" else None, num,
+                   dumps(rec, option=orjson.OPT_NON_STR_KEYS).decode())
+
+    per_case = spark.createDataFrame(lines.mapPartitions(run), PER_CASE_SCHEMA)
+    return _with_repeats_marked(per_case, sc, config)
+
+
+def _with_repeats_marked(per_case: Any, sc: Any, config: Mapping[str, Any]) -> Any:
+    """*per_case* (persisted) with every row whose id repeats an earlier line's turned unscored, with the local
+    message; the scorer and its config in the ``record`` column's metadata."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    from goldeval.scorers import duplicate_error
+
+    source = config.get("source") or "rows"
+    schema = _arrow_schema()
+    per_case = per_case.persist(StorageLevel.MEMORY_AND_DISK)
     # ids repeated across batches and partitions: the first line keeps the id, every later row is unscored
     repeats = (per_case.where(F.col("id").isNotNull()).groupBy("id").agg(F.min("line").alias("_first"), F.count("*").alias("_n"))
                .where(F.col("_n") > 1).select("id", "_first"))
@@ -232,7 +291,7 @@ def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", **op
             yield pa.RecordBatch.from_pydict({k: d[k] for k in schema.names}, schema=schema)
 
     marked = joined.select(*schema.names, "_first").mapInArrow(mark, PER_CASE_SCHEMA)
-    meta = {_META_KEY: {"scorer": sc.name, "version": sc.version, "config": config}}
+    meta = {_META_KEY: {"scorer": sc.name, "version": sc.version, "config": dict(config)}}
     return marked.withColumn("record", F.col("record").alias("record", metadata=meta))
 
 
@@ -298,4 +357,6 @@ def iter_records(per_case_df: Any) -> Iterator[dict[str, Any]]:
     """The per-case records, partition by partition (``toLocalIterator``: the driver holds one partition at a
     time, never all rows): what the CLI records into the run store."""
     for row in per_case_df.select("record").toLocalIterator():
-        yield orjson.loads(row["record"])
+        rec = orjson.loads(row["record"])
+        rec.pop("_llm_materials", None)  # what the LLM stage needs, not what the store keeps (goldeval.spark_judge)
+        yield rec

@@ -52,10 +52,7 @@ def score_on_spark(scorer_name: str, file: str, options: dict, *, master: str, p
         raise InputError(f"--per-case {per_case}: already exists; Spark writes a folder there. Choose a new path or remove it.")
     t0 = time.perf_counter()
     spark = gs.session(master)
-    df = gs.read(spark, file)
-    cases = gs.score(df, scorer, source=config["source"], **{k: v for k, v in config.items() if k != "source"})
-    if per_case is not None or not run_store.no_store:
-        cases = cases.cache()
+    cases = gs.score_path(spark, file, scorer, **config)
     extra = {"input": {"path": file, "sha256": _sha256(file) if local_file else None}}
     with run_store.recording(
         scorer_name=scorer.name, scorer_version=scorer.version, inputs={"predictions": file} if local_file else {},

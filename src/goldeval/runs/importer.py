@@ -151,6 +151,7 @@ def import_per_case(store: Any, path: str | os.PathLike[str], *, arm: str | None
     n_cases = 0
     try:
         for rec in iter_per_case(files):
+            rec.pop("_llm_materials", None)  # what a Spark judge's LLM stage needed, not what the store keeps
             partial.add(rec)
             if rec.get("id") is not None and "duplicate_of" not in rec:
                 recorder.record(rec)
