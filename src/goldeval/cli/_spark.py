@@ -91,3 +91,92 @@ def _sha256(path: str) -> str:
     from goldeval.io import file_sha256
 
     return file_sha256(path)
+
+
+def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: float, max_rows: int, check_canonical: bool,
+                   master: str, per_case: str | None, out: str | None, quiet: bool, gates: str | None, run_store: Any,
+                   llm_opts: Any) -> None:
+    """``goldeval judge CASES ATTEMPTS --engine spark``: the rules on the executors, the LLM stage (``--llm``) on the
+    driver; see :mod:`goldeval.spark_judge`. Exits with the gate code (2 when no case could be judged)."""
+    import time
+
+    from goldeval import spark as gs
+    from goldeval import spark_judge
+    from goldeval.answers.judge import JUDGE_NAME, JUDGE_VERSION, AnswerConfig
+    from goldeval.cli._llm import llm_cache_files
+    from goldeval.errors import InputError
+    from goldeval.io import file_sha256
+    from goldeval.outputs import sqlite_files
+    from goldeval.runs.recorder import rubric_text
+
+    console = report_console(out)
+    local = {role: p for role, p in (("cases", cases), ("attempts", attempts)) if os.path.isfile(p)}
+    guard_outputs({"--out": out, "--per-case": per_case},
+                  {"CASES": local.get("cases"), "ATTEMPTS": local.get("attempts"), "--db": sqlite_files(db),
+                   "--gates": gates, "--store": run_store.files(), "the judge cache": llm_cache_files(llm_opts)})
+    definition = load_definition(gates, scorer=JUDGE_NAME)
+    if llm_opts.dry_run and not llm_opts.enabled:
+        raise InputError("--dry-run counts the calls the LLM judge would make: give --llm MODEL with it.")
+    if llm_opts.enabled:
+        from goldeval.cli._llm import llm_config
+        from goldeval.cli.judge import _refuse_answering_model
+
+        if "attempts" in local:
+            _refuse_answering_model(attempts, llm_config(llm_opts).model)
+        if llm_opts.dry_run:
+            run_store.no_store = True
+    if per_case is not None and os.path.exists(per_case):
+        raise InputError(f"--per-case {per_case}: already exists; Spark writes a folder there. Choose a new path or remove it.")
+    config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=check_canonical)
+    t0 = time.perf_counter()
+    spark = gs.session(master)
+    cases_df, failures = spark_judge.judge(spark, cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows,
+                                           check_canonical=check_canonical, keep_materials=llm_opts.enabled)
+    results = gs.aggregate(cases_df)
+    results["failures"] = failures
+    results["aggregate"]["n_row_failures"] = len(failures)
+    results["inputs"] = {"cases": cases, "cases_sha256": file_sha256(cases) if "cases" in local else None,
+                         "attempts": attempts, "attempts_sha256": file_sha256(attempts) if "attempts" in local else None,
+                         "db": db, "db_sha256": file_sha256(db) if db else None}
+    results["engine"]["master"] = master
+    merged: dict[str, Any] = {}
+    if llm_opts.enabled:
+        results, merged = spark_judge.llm_stage(cases_df, results, llm_opts)
+        if llm_opts.dry_run:
+            dr = results["llm_dry_run"]
+            click.echo(f"goldeval: dry run: {dr['sent']} of {results['aggregate']['n']} cases go to the LLM judge "
+                       f"{llm_opts.model!r}, {dr['calls']} calls ({llm_opts.repeat} per case), {dr['cached']} cached, "
+                       f"{dr['http_calls']} would be sent.", err=True)
+            if out:
+                write_json(results, out)
+            sys.exit(0)
+    results["elapsed_sec"] = time.perf_counter() - t0
+    with run_store.recording(
+        scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION,
+        inputs={"cases": local.get("cases"), "attempts": local.get("attempts"), "db": db},
+        config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION,
+        rubric_text=rubric_text(cases) if "cases" in local else None, dod=gates,
+    ) as recorder:
+        hold_finish_for_gates(recorder, definition)
+        if recorder is not None:
+            for rec in gs.iter_records(cases_df):
+                recorder.record(merged.get(str(rec["id"]), rec))
+        if per_case is not None:
+            cases_df.write.parquet(per_case)
+        if run_store.note and not quiet:
+            click.echo(f"goldeval: {run_store.note}", err=True)
+        if not quiet:
+            from goldeval.cli.judge import render_judge
+
+            render_judge({**results, "per_example": list(merged.values())}, console)
+        if recorder is not None:
+            recorder.finish(results)  # held until the gates are applied (hold_finish_for_gates)
+        code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
+    if out:
+        write_json(results, out)
+    agg = results["aggregate"]
+    if agg.get("n", 0) == 0 or agg.get("unscored", 0) == agg.get("n", 0):
+        first = failures[0]["error"] if failures else "every case is unscored (see --per-case or the store)"
+        fail(f"no case could be judged ({agg.get('n', 0)} cases, {agg.get('unscored', 0)} unscored); the first: {first.rstrip('.')}. "
+             "Check the argument order (CASES first, then ATTEMPTS) and --db.", EXIT_BAD_INPUT)
+    sys.exit(code)

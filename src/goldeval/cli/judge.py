@@ -13,6 +13,7 @@ from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, fail, guard_outputs, g
 from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._llm import llm_cache_files, llm_options
+from goldeval.cli._spark import spark_options
 from goldeval.cli._store import store_options
 from goldeval.errors import InputError
 from goldeval.outputs import sqlite_files
@@ -36,12 +37,14 @@ from goldeval.outputs import sqlite_files
 @click.option("--max-rows", type=click.IntRange(min=1), default=1_000_000, show_default=True, help="Row limit per query (more: the case is unscored).")
 @click.option("--no-canonical", is_flag=True, help="Do not execute the goldens' canonical_query (to fill in or check golden rows).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary on the console (the JSON still goes to --out).")
+@spark_options
 @llm_options
 @gates_option
 @ci_options
 @store_options
 @guarded
-def judge(cases, attempts, db, db_dir, sql_dialect, out, timeout_s, max_rows, no_canonical, quiet, gates, run_store, llm_opts, ci):
+def judge(cases, attempts, db, db_dir, sql_dialect, out, timeout_s, max_rows, no_canonical, quiet, engine, spark_master,
+          per_case, gates, run_store, llm_opts, ci):
     """Judge data answers by rule: verdict per case and the pass rate.
 
     CASES is JSONL {"id", "question", "golden": {"kind", "columns", "rows" | "value", "ordered"?, "top_n"?,
@@ -50,6 +53,20 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, timeout_s, max_rows, no
     verified_wrong goldens are counted beside it. With --gates (e.g. `pass_rate = { min = 0.9 }`) exit 1 when a
     gate fails; else exit 0 when judged.
     """
+    if engine == "spark":  # the rules on the executors, the LLM stage on the driver (goldeval.spark_judge)
+        from goldeval.cli._spark import judge_on_spark
+
+        if db_dir is not None:
+            raise InputError("--db-dir with --engine spark: not supported yet (the Spark judge ships one --db file). "
+                             "Judge locally, or give --db.")
+        if sql_dialect is not None:
+            raise InputError("--sql-dialect with --engine spark: not supported yet (the Spark judge runs SQLite or "
+                             "DuckDB files). Judge locally, or drop --sql-dialect.")
+        return judge_on_spark(cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical,
+                              master=spark_master, per_case=per_case, out=out, quiet=quiet, gates=gates,
+                              run_store=run_store, llm_opts=llm_opts)
+    if per_case is not None:
+        raise InputError("--per-case writes the per-case Parquet of a Spark run: give it with --engine spark.")
     from goldeval.answers.judge import JUDGE_NAME, AnswerConfig
     from goldeval.answers.postgres import is_postgres_url
 
