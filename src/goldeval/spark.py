@@ -19,7 +19,8 @@ configuration travel in the ``record`` column's metadata, so :func:`aggregate` a
 nothing else (they survive a round trip through Parquet).
 
 **Ids.** A row whose id repeats an earlier row's (by line, across all partitions) is unscored with the same message
-as locally ("id 'x' repeats line 3"): the repeated ids are found with one ``groupBy`` and joined back.
+as locally ("id 'x' repeats line 3"): the repeated ids are found with one ``groupBy``; only they (usually none)
+come to the driver, and are broadcast back to mark the later rows.
 
 **Exact aggregation.** Each partition folds its records into the scorer's :class:`~goldeval.scorers.Partial`
 (counts, and :class:`goldeval.accumulate.ExactSum` for every mean: exact dyadic sums, no rounding), which travels
@@ -270,27 +271,32 @@ def _with_repeats_marked(per_case: Any, sc: Any, config: Mapping[str, Any]) -> A
     source = config.get("source") or "rows"
     schema = _arrow_schema()
     per_case = per_case.persist(StorageLevel.MEMORY_AND_DISK)
-    # ids repeated across batches and partitions: the first line keeps the id, every later row is unscored
-    repeats = (per_case.where(F.col("id").isNotNull()).groupBy("id").agg(F.min("line").alias("_first"), F.count("*").alias("_n"))
-               .where(F.col("_n") > 1).select("id", "_first"))
-    joined = per_case.join(F.broadcast(repeats), on="id", how="left")
+    # ids repeated across batches and partitions: the first line keeps the id, every later row is unscored. The
+    # repeated ids (usually none) come to the driver, never the cases; without any, the cases pass unchanged.
+    repeats = {r["id"]: r["_first"] for r in
+               per_case.where(F.col("id").isNotNull()).groupBy("id").agg(F.min("line").alias("_first"), F.count("*").alias("_n"))
+               .where(F.col("_n") > 1).select("id", "_first").toLocalIterator()}
+    marked = per_case
+    if repeats:
+        firsts = per_case.sparkSession.sparkContext.broadcast(repeats)
 
-    def mark(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
+        def mark(batches: Iterator[Any]) -> Iterator[Any]:
+            import pyarrow as pa
 
-        for batch in batches:
-            d = batch.to_pydict()
-            firsts = d.pop("_first")
-            for i, first in enumerate(firsts):
-                if first is not None and d["line"][i] != first:
-                    rid, line = d["id"][i], d["line"][i]
-                    err = duplicate_error(source, line, rid, first)
-                    rec = {"id": rid, "line": line, "status": "unscored", "duplicate_of": first, "error": err}
-                    d["status"][i], d["error"][i], d["score"][i] = "unscored", err, None
-                    d["record"][i] = orjson.dumps(rec).decode()
-            yield pa.RecordBatch.from_pydict({k: d[k] for k in schema.names}, schema=schema)
+            first_of = firsts.value
+            for batch in batches:
+                d = batch.to_pydict()
+                for i, rid in enumerate(d["id"]):
+                    first = first_of.get(rid) if rid is not None else None
+                    if first is not None and d["line"][i] != first:
+                        line = d["line"][i]
+                        err = duplicate_error(source, line, rid, first)
+                        rec = {"id": rid, "line": line, "status": "unscored", "duplicate_of": first, "error": err}
+                        d["status"][i], d["error"][i], d["score"][i] = "unscored", err, None
+                        d["record"][i] = orjson.dumps(rec).decode()
+                yield pa.RecordBatch.from_pydict(d, schema=schema)
 
-    marked = joined.select(*schema.names, "_first").mapInArrow(mark, PER_CASE_SCHEMA)
+        marked = per_case.mapInArrow(mark, PER_CASE_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     meta = {_META_KEY: {"scorer": sc.name, "version": sc.version, "config": dict(config)}}
     return marked.withColumn("record", F.col("record").alias("record", metadata=meta))
 
