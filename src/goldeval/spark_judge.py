@@ -130,13 +130,14 @@ def judge(spark: Any, cases_path: str, attempts_path: str, *, db: str | None = N
     from goldeval.scorers import get_scorer
 
     cname, aname = os.path.basename(cases_path.rstrip("/")), os.path.basename(attempts_path.rstrip("/"))
-    if db is not None and not os.path.isfile(db):
+    url = db is not None and "://" in db  # a database server (PostgreSQL): the executors connect to it themselves
+    if db is not None and not url and not os.path.isfile(db):
         raise InputError(f"--db {db}: no such file. Check the path.")
     scorer = get_scorer("answer_judge")
     config = scorer.configure(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=check_canonical,
                               cases_name=cname, attempts_name=aname)
     db_name = None
-    if db is not None:
+    if db is not None and not url:
         spark.sparkContext.addFile(os.path.abspath(db))
         db_name = os.path.basename(db)
     ck, ak = read_keyed(spark, cases_path).cache(), read_keyed(spark, attempts_path).cache()
