@@ -32,7 +32,7 @@ def spark_options(f: Any) -> Any:
 
 
 def score_on_spark(scorer_name: str, file: str, options: dict, *, master: str, per_case: str | None, out: str | None,
-                   quiet: bool, gates: str | None, run_store: Any) -> None:
+                   quiet: bool, gates: str | None, run_store: Any, ci: Any = None) -> None:
     """``goldeval score FILE --engine spark``: see the module docstring. Exits with the gate code."""
     import time
 
@@ -41,7 +41,7 @@ def score_on_spark(scorer_name: str, file: str, options: dict, *, master: str, p
 
     console = report_console(out)
     local_file = os.path.isfile(file)
-    guard_outputs({"--out": out, "--per-case": per_case},
+    guard_outputs({"--out": out, "--per-case": per_case, **(ci.outputs() if ci is not None else {})},
                   {"FILE": file if local_file else None, "--gates": gates, "--store": run_store.files()})
     scorer = get_scorer(scorer_name)
     config = scorer.configure(**options, source=os.path.basename(file.rstrip("/")))
@@ -80,6 +80,8 @@ def score_on_spark(scorer_name: str, file: str, options: dict, *, master: str, p
         code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
     if out:
         write_json(results, out)
+    if ci is not None:
+        ci.write(results)  # --junit / --summary-md (cases stay in the per-case output: one testcase per gate)
     agg = results["aggregate"]
     if agg.get("n_scored", agg.get("n")) == 0:
         first = results["failures"][0]["error"] if results.get("failures") else "no rows"
@@ -95,7 +97,7 @@ def _sha256(path: str) -> str:
 
 def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: float, max_rows: int, check_canonical: bool,
                    master: str, per_case: str | None, out: str | None, quiet: bool, gates: str | None, run_store: Any,
-                   llm_opts: Any) -> None:
+                   llm_opts: Any, ci: Any = None) -> None:
     """``goldeval judge CASES ATTEMPTS --engine spark``: the rules on the executors, the LLM stage (``--llm``) on the
     driver; see :mod:`goldeval.spark_judge`. Exits with the gate code (2 when no case could be judged)."""
     import time
@@ -111,7 +113,7 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
 
     console = report_console(out)
     local = {role: p for role, p in (("cases", cases), ("attempts", attempts)) if os.path.isfile(p)}
-    guard_outputs({"--out": out, "--per-case": per_case},
+    guard_outputs({"--out": out, "--per-case": per_case, **(ci.outputs() if ci is not None else {})},
                   {"CASES": local.get("cases"), "ATTEMPTS": local.get("attempts"), "--db": sqlite_files(db),
                    "--gates": gates, "--store": run_store.files(), "the judge cache": llm_cache_files(llm_opts)})
     definition = load_definition(gates, scorer=JUDGE_NAME)
@@ -174,6 +176,8 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
         code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
     if out:
         write_json(results, out)
+    if ci is not None:
+        ci.write(results)  # --junit / --summary-md (cases stay in the per-case output: one testcase per gate)
     agg = results["aggregate"]
     if agg.get("n", 0) == 0 or agg.get("unscored", 0) == agg.get("n", 0):
         first = failures[0]["error"] if failures else "every case is unscored (see --per-case or the store)"

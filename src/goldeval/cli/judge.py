@@ -64,7 +64,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, timeout_s, max_rows, no
                              "DuckDB files). Judge locally, or drop --sql-dialect.")
         return judge_on_spark(cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical,
                               master=spark_master, per_case=per_case, out=out, quiet=quiet, gates=gates,
-                              run_store=run_store, llm_opts=llm_opts)
+                              run_store=run_store, llm_opts=llm_opts, ci=ci)
     if per_case is not None:
         raise InputError("--per-case writes the per-case Parquet of a Spark run: give it with --engine spark.")
     from goldeval.answers.judge import JUDGE_NAME, AnswerConfig
