@@ -140,3 +140,23 @@ def test_compare_and_replay_take_junit(tmp_path):
 @pytest.mark.parametrize("args", [["--junit-cases"], ["--junit-min-f1", "0.3"]])
 def test_junit_shaping_options_need_junit(tmp_path, args):
     assert "--junit" in run("score", PRIMOCK, "--no-store", *args, code=2).output
+
+
+def test_replay_junit_one_failure_per_changed_settled_verdict(tmp_path):
+    out = tmp_path / "a.json"
+    run("judge", SQL / "cases.jsonl", SQL / "arm_a.jsonl", "--db", SQL / "clinic.sqlite", "--no-store", "--out", out, "-q")
+    judged = [e for e in json.loads(out.read_text())["per_example"] if e.get("verdict") == "match" and not e.get("needs_human")]
+    attempts = {json.loads(x)["id"]: json.loads(x) for x in (SQL / "arm_a.jsonl").read_text().splitlines() if x.strip()}
+    agreed, flipped = judged[0], judged[1]
+    reg = tmp_path / "regressions.jsonl"
+    # a person settled `flipped` as no_match: the judge (match) now differs from it; `agreed` stays the same
+    reg.write_text(json.dumps({"id": agreed["id"], "answer": attempts[agreed["id"]], "verdict": "match", "reviewer": "ana"}) + "\n"
+                   + json.dumps({"id": flipped["id"], "answer": attempts[flipped["id"]], "verdict": "no_match", "reviewer": "bo"}) + "\n")
+    junit = tmp_path / "replay.xml"
+    run("replay", reg, "--cases", SQL / "cases.jsonl", "--db", SQL / "clinic.sqlite", "--junit", junit, code=1)
+    cases = list(suite_of(junit))
+    changed = [c for c in cases if c.classname == "goldeval.replay.changed"]
+    assert [c.name for c in changed] == [flipped["id"]] and outcome(changed[0]) == "failure"
+    assert changed[0].result[0].message.startswith("settled no_match (by bo) -> now match")
+    summary = [c for c in cases if c.name == "settled verdicts unchanged"]
+    assert len(summary) == 1 and outcome(summary[0]) == "failure"

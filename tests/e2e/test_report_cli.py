@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from goldeval.cli import main
@@ -106,3 +107,29 @@ def test_report_refuses_to_write_over_an_input_file_of_the_run(tmp_path):
         before = (tmp_path / name).read_bytes()
         assert f"is the run's {role} input" in run("report", "latest", "--store", store, "--out", tmp_path / name, code=2).output
         assert (tmp_path / name).read_bytes() == before
+
+
+def test_a_judge_run_with_llm_calls_shows_each_call_with_its_raw_answer(tmp_path, monkeypatch):
+    # Reuses the cases of test_judge_llm_cli: j4 (prose against a table) goes to the LLM judge, which answers match.
+    pytest.importorskip("openai")
+    from fake_openai_server import FakeOpenAI, Reply
+    from test_judge_llm_cli import ATTEMPTS, CASES, write
+
+    monkeypatch.setenv("GOLDEVAL_HOME", str(tmp_path / "home"))
+    cases, attempts = write(tmp_path / "cases.jsonl", CASES), write(tmp_path / "attempts.jsonl", ATTEMPTS)
+    raw = '{"verdict": "match", "confidence": 8, "why": "The prose states all three counts."}'
+    store = tmp_path / "g.db"
+    with FakeOpenAI(default=lambda req: Reply(content=raw)) as srv:
+        run("judge", cases, attempts, "--llm", "judge-model", "--base-url", srv.base_url, "--store", store, "-q")
+    out = tmp_path / "r.html"
+    run("report", "latest", "--store", store, "--out", out)
+    d = _data(out.read_text(encoding="utf-8"))
+    j4 = next(c for c in d["cases"] if c["id"] == "j4")
+    assert j4["decided_by"] == "llm" and j4["rule"]["verdict"] == "needs_human"
+    assert [c["raw"] for c in j4["llm_calls"]] == [raw] and j4["llm_calls"][0]["verdict"]["verdict"] == "match"
+    assert j4["text"] == "Cardiology had 12, Oncology 7 and Surgery 9 admissions."  # the answer, read back from ATTEMPTS
+    assert "judge-model" in json.dumps(d["header"])
+    # --redact keeps the verdicts and drops the judge's text
+    run("report", "latest", "--store", store, "--out", out, "--redact")
+    red = out.read_text(encoding="utf-8")
+    assert "The prose states all three counts" not in red and "Surgery 9" not in red and '"j4"' in red

@@ -294,10 +294,13 @@ def _case_row(case: Mapping[str, Any], kind: str, opts: ReportOptions) -> dict[s
             llm = case.get("llm")
             calls = llm.get("calls") if isinstance(llm, Mapping) else llm if isinstance(llm, list) else None
             if calls:
+                # each call as goldeval.judge.run records it, with its raw answer (the prompt is left out: it is the
+                # case materials again, and the store keeps it)
                 row["llm_calls"] = [
-                    {k: c.get(k) for k in ("model", "raw", "raw_answer", "response", "verdict", "confidence", "why", "latency_s",
-                                           "tokens_in", "tokens_out", "cost", "attempts", "error") if isinstance(c, Mapping) and c.get(k) is not None}
-                    for c in calls
+                    {k: c.get(k) for k in ("sample", "cached", "status", "raw", "verdict", "latency_s", "attempts",
+                                           "prompt_tokens", "completion_tokens", "cost_usd", "error")
+                     if c.get(k) is not None}
+                    for c in calls if isinstance(c, Mapping)
                 ]
     else:
         for k, v in case.items():

@@ -242,11 +242,13 @@
         }
       }
       (c.llm_calls || []).forEach(function (call, i) {
-        td.appendChild(el("h4", { text: "LLM call " + (i + 1) + (call.model ? " (" + call.model + ")" : "") }));
-        td.appendChild(kv([["verdict", call.verdict], ["confidence", call.confidence], ["why", call.why], ["latency s", call.latency_s],
-          ["tokens in / out", call.tokens_in != null ? call.tokens_in + " / " + call.tokens_out : null], ["cost", call.cost], ["error", call.error]]));
-        var raw = call.raw || call.raw_answer || call.response;
-        if (raw != null) td.appendChild(el("div", { cls: "text llm-raw", text: str(raw) }));
+        var v = call.verdict && typeof call.verdict === "object" ? call.verdict : { verdict: call.verdict };
+        td.appendChild(el("h4", { text: "LLM call " + (i + 1) + (call.cached ? " (cached)" : "") }));
+        td.appendChild(kv([["verdict", v.verdict], ["confidence", v.confidence], ["why", v.why], ["status", call.status],
+          ["latency s", call.latency_s], ["attempts", call.attempts],
+          ["tokens in / out", call.prompt_tokens != null ? call.prompt_tokens + " / " + call.completion_tokens : null],
+          ["cost USD", call.cost_usd], ["error", call.error]]));
+        td.appendChild(el("div", { cls: "text llm-raw", text: call.raw == null ? "(no answer)" : str(call.raw) }));
       });
     }
     return tr;
