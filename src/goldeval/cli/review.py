@@ -155,8 +155,11 @@ def review_export(run, store, out, all_cases):
 @click.option("--regressions", default=DEFAULT_REGRESSIONS, show_default=True, type=click.Path(dir_okay=False, path_type=str),
               help="Regression file to append the settled verdicts to.")
 @click.option("--reviewer", default=None, help="Reviewer name for rows that leave 'reviewer' empty.")
+@click.option("--on-conflict", "on_conflict", type=click.Choice(["fail", "latest"]), default="fail", show_default=True,
+              help="A verdict that differs from one recorded before for the same case: fail (import nothing, list "
+                   "every conflict) or latest (the imported verdict settles the case; the regression file keeps only it).")
 @guarded
-def review_import(file, store, regressions, reviewer):
+def review_import(file, store, regressions, reviewer, on_conflict):
     """Record the verdicts filled in FILE (written by `review export`) in the store and append them to the
     regression file. Rows still without a verdict are left for later; nothing is imported while any row is
     unusable."""
@@ -168,12 +171,15 @@ def review_import(file, store, regressions, reviewer):
     guard_outputs({"--regressions": regressions}, {"FILE": file, "--store": sqlite_files(store_file(store))})
 
     with RunStore.open_existing(store) as st:
-        result = import_review(st, file, regressions_path=regressions, reviewer=reviewer)
+        result = import_review(st, file, regressions_path=regressions, reviewer=reviewer, on_conflict=on_conflict)
     click.echo(
         f"goldeval: {result['n_imported']} verdict(s) recorded, {result['n_already']} already recorded, "
         f"{result['n_pending']} left for later; {result['n_appended']} appended to {regressions}",
         err=True,
     )
+    if result.get("n_settled"):
+        click.echo(f"goldeval: {result['n_settled']} conflicting case(s) settled by the latest verdict "
+                   f"(the earlier reviews stay in the store; {regressions} keeps only the settled one).", err=True)
     if result["n_without_answer"]:
         click.echo(
             f"goldeval: {result['n_without_answer']} row(s) have no 'answer' and were not added to the regression file "

@@ -99,10 +99,17 @@ def m002_reviews_and_key_index(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX runs_key_status ON runs(run_key, status)")
 
 
+def m003_review_settles(db: sqlite3.Connection) -> None:
+    """``reviews.settles``: 1 when this review settled a conflict (``review import --on-conflict latest``): the
+    latest such review is the case's settled verdict, the earlier ones are kept for the audit."""
+    db.execute("ALTER TABLE reviews ADD COLUMN settles INTEGER NOT NULL DEFAULT 0")
+
+
 #: The migrations in the order they apply. Append only; never edit, rename or reorder a shipped one.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_runs_and_cases,
     m002_reviews_and_key_index,
+    m003_review_settles,
 ]
 
 

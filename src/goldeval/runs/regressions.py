@@ -30,6 +30,7 @@ from goldeval.io import Row, RowError, file_sha256, read_jsonl
 from goldeval.runs.store import RunStore, now_iso
 
 __all__ = [
+    "settled_verdicts",
     "SETTLED_VERDICTS",
     "read_regressions",
     "replay",
@@ -298,8 +299,15 @@ def import_review(
     *,
     regressions_path: str | os.PathLike[str] | None,
     reviewer: str | None = None,
+    on_conflict: str = "fail",
 ) -> dict[str, Any]:
     """Record a filled review file's verdicts in the store and append them to the regression file.
+
+    A verdict that differs from one already recorded for the same run and case (in the store, or in the
+    regression file) is a **conflict**. ``on_conflict="fail"`` (default): nothing is imported and every conflict
+    is listed (InputError). ``on_conflict="latest"``: the imported verdict settles the case (recorded with
+    ``settles``; the earlier reviews stay in the store for the audit) and the regression file keeps only the
+    settled entry for that case (rewritten atomically).
 
     Every row is checked first; when any row is unusable nothing is imported (the file is fixed and imported
     again). A row whose ``verdict`` is still empty is left for later (counted in ``n_pending``). Importing the
@@ -310,15 +318,20 @@ def import_review(
         path: The file ``review export`` wrote, with ``verdict`` (and ``reviewer``) filled in.
         regressions_path: The regression file to append to; ``None`` records in the store only.
         reviewer: Used for rows that leave ``reviewer`` empty.
+        on_conflict: ``"fail"`` or ``"latest"`` (see above).
 
     Returns:
-        ``{"n_imported", "n_pending", "n_already", "n_appended", "regressions_path", "imported": [ids]}``.
+        ``{"n_imported", "n_pending", "n_already", "n_appended", "regressions_path", "imported": [ids],
+        "n_settled": conflicts settled by this import, "conflicts": [{"run_id", "case_id", "verdicts": [...]}]}``.
 
     Raises:
         InputError: a row without ``run_id`` / ``id``, a verdict outside match | near_match | no_match, no reviewer
             (neither in the row nor ``reviewer``), or a case id the run does not hold — all listed by line.
         InputError: a ``run_id`` names no run of the store.
+        InputError: with ``on_conflict="fail"``, a verdict conflicts with one recorded before (all listed).
     """
+    if on_conflict not in ("fail", "latest"):
+        raise InputError(f"on_conflict must be 'fail' or 'latest', got {on_conflict!r}.")
     p = Path(path)
     problems: list[str] = []
     todo: list[tuple[dict[str, Any], dict[str, Any]]] = []
@@ -363,9 +376,36 @@ def import_review(
         shown = "\n  ".join(problems[:20]) + (f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else "")
         raise InputError(f"{p}: {len(problems)} row(s) cannot be imported, nothing was imported:\n  {shown}\nFix them and import the file again.")
 
+    # conflicts: a verdict other than one recorded before for the same run and case (store or regression file)
+    earlier_entries = _regression_entries(regressions_path)
+    conflicts: list[dict[str, Any]] = []
+    for d, extra in todo:
+        run_id = runs[d["run_id"]]["id"]
+        before = [{"verdict": r["verdict"], "reviewer": r["reviewer"], "reviewed_at": r["reviewed_at"], "where": "store",
+                   "settles": r.get("settles")}
+                  for r in store.reviews(run_id) if r["case_id"] == d["id"]]
+        before += [{"verdict": e.get("verdict"), "reviewer": e.get("reviewer"), "reviewed_at": e.get("reviewed_at"),
+                    "where": f"{Path(regressions_path).name}:{e['_line']}", "settles": e.get("settles")}
+                   for e in earlier_entries if e.get("run_id") == run_id and e.get("id") == d["id"]]
+        if before and settled_of(before) != d["verdict"]:
+            extra["conflict"] = True
+            conflicts.append({"run_id": run_id, "case_id": d["id"], "line": extra["line"], "verdicts": [
+                *before, {"verdict": d["verdict"], "reviewer": extra["reviewer"], "reviewed_at": d.get("reviewed_at"),
+                          "where": f"{p.name}:{extra['line']}"}]})
+    if conflicts and on_conflict == "fail":
+        shown = "\n  ".join(
+            f"{p.name}:{c['line']}: run {c['run_id']} case {c['case_id']!r}: "
+            + ", then ".join(f"{v['verdict']} by {v['reviewer'] or '?'} ({v['where']})" for v in c["verdicts"])
+            for c in conflicts[:20]) + (f"\n  … and {len(conflicts) - 20} more" if len(conflicts) > 20 else "")
+        raise InputError(
+            f"{p}: {len(conflicts)} verdict(s) conflict with verdicts recorded before for the same case; nothing was "
+            f"imported:\n  {shown}\nAgree on one verdict and fix the file, or pass --on-conflict latest to let the "
+            "imported (latest) verdict settle each case.")
+
     imported: list[str] = []
     already = 0
     entries: list[dict[str, Any]] = []
+    settled_now: set[tuple[str, str]] = set()
     for d, extra in todo:
         run = runs[d["run_id"]]
         reviewed_at = d.get("reviewed_at") or now_iso()
@@ -376,8 +416,10 @@ def import_review(
             rec = case_maps[d["run_id"]][d["id"]]
             judge_verdict = d.get("judge_verdict") or (rec.get("verdict") if isinstance(rec.get("verdict"), str) else None)
             store.add_review(run["id"], d["id"], verdict=d["verdict"], reviewer=extra["reviewer"], reviewed_at=reviewed_at,
-                             judge_verdict=judge_verdict, note=d.get("note"))
+                             judge_verdict=judge_verdict, note=d.get("note"), settles=bool(extra.get("conflict")))
             imported.append(d["id"])
+        if extra.get("conflict"):
+            settled_now.add((run["id"], d["id"]))
         if d.get("answer") is not None:
             entries.append({
                 "id": d["id"],
@@ -390,8 +432,11 @@ def import_review(
                 "rubric_hash": run.get("rubric_hash"),
                 "run_id": run["id"],
                 "note": d.get("note"),
+                **({"settles": True} if extra.get("conflict") else {}),
             })
     try:
+        if settled_now and regressions_path is not None:
+            _drop_regressions(regressions_path, settled_now)  # the file keeps only the settled verdict of each
         appended = append_regressions(regressions_path, entries) if regressions_path is not None else 0
     except OSError as exc:
         raise InputError(
@@ -407,4 +452,69 @@ def import_review(
         "n_without_answer": sum(1 for d, _ in todo if d.get("answer") is None),
         "regressions_path": None if regressions_path is None else str(regressions_path),
         "imported": imported,
+        "n_settled": len(settled_now),
+        "conflicts": conflicts,
     }
+
+
+def settled_of(reviews: list[Mapping[str, Any]]) -> str | None:
+    """The verdict that settles a case given its earlier reviews (oldest first, each with ``verdict`` and
+    optionally ``settles``): the common verdict when all agree, the latest settling review's verdict when one
+    settled a conflict, else ``None`` (an unsettled conflict). Same rule as
+    :func:`goldeval.runs.calibration.settle_reviews`."""
+    from goldeval.runs.calibration import settle_reviews
+
+    settled, _ = settle_reviews([{"case_id": "c", **{k: r.get(k) for k in ("verdict", "reviewer", "settles")}} for r in reviews])
+    s = settled.get((None, "c"))
+    return None if s is None else s["verdict"]
+
+
+def settled_verdicts(store: RunStore, *, run: str | None = None,
+                     regressions_path: str | os.PathLike[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The settled human verdicts and the unsettled conflicts of the store (one run, or every run with reviews),
+    optionally with a regression file's entries.
+
+    Returns:
+        ``{"settled": [{"run_id", "case_id", "verdict", "reviewers", "note", "reviewed_at", "n_reviews",
+        "settled_by": "agreement" | "latest"}], "conflicts": [{"run_id", "case_id", "verdicts": [{"verdict",
+        "reviewer", "reviewed_at", "note"}]}]}``, in the order the cases were first reviewed. The rule is
+        :func:`goldeval.runs.calibration.settle_reviews`: all reviewers agree, or the latest review settled a
+        conflict (``review import --on-conflict latest``).
+    """
+    from goldeval.runs.calibration import settle_reviews
+
+    run_ids = [store.resolve(run)] if run is not None else [r["id"] for r in store.list_runs() if store.reviews(r["id"])]
+    reviews = [{**r, "run_id": rid} for rid in run_ids for r in store.reviews(rid)]
+    for e in _regression_entries(regressions_path):
+        if run is None or e.get("run_id") in run_ids:
+            reviews.append({"run_id": e.get("run_id"), "case_id": e.get("id"), **{k: e.get(k) for k in ("verdict", "reviewer", "reviewed_at", "note", "settles")}})
+    settled, conflicts = settle_reviews(reviews)
+    return {"settled": list(settled.values()), "conflicts": conflicts}
+
+
+def _regression_entries(path: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
+    """The readable entries of a regression file (``[]`` when there is none), each with its ``_line``."""
+    if path is None or not Path(path).exists() or Path(path).stat().st_size == 0:
+        return []
+    return [{**item.data, "_line": item.line} for item in read_jsonl(path) if isinstance(item, Row)]
+
+
+def _drop_regressions(path: str | os.PathLike[str], cases: set[tuple[str, str]]) -> None:
+    """Rewrite the regression file (atomically) without the entries of *cases* ((run_id, id) pairs): a conflict
+    settled by the latest verdict leaves only that verdict in the file."""
+    from goldeval.outputs import write_output
+
+    p = Path(path)
+    if not p.exists():
+        return
+    kept: list[bytes] = []
+    for raw in p.read_bytes().splitlines(keepends=True):
+        try:
+            e = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            kept.append(raw)  # a line we cannot read is not ours to drop
+            continue
+        if isinstance(e, dict) and (e.get("run_id"), e.get("id")) in cases:
+            continue
+        kept.append(raw if raw.endswith(b"\n") else raw + b"\n")
+    write_output(p, b"".join(kept), role="--regressions")

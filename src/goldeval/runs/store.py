@@ -653,22 +653,27 @@ class RunStore:
     # -- reviews ---------------------------------------------------------------------------------------------
     def add_review(
         self, run_id: str, case_id: str, *, verdict: str, reviewer: str, reviewed_at: str,
-        judge_verdict: str | None = None, note: str | None = None,
+        judge_verdict: str | None = None, note: str | None = None, settles: bool = False,
     ) -> None:
-        """Record one human verdict on a case of a run."""
+        """Record one human verdict on a case of a run (``settles``: it settles a conflict with earlier reviews,
+        as ``review import --on-conflict latest`` records it)."""
         self._tx(
-            "INSERT INTO reviews (run_id, case_id, judge_verdict, verdict, reviewer, reviewed_at, note, imported_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, case_id, judge_verdict, verdict, reviewer, reviewed_at, note, now_iso()),
+            "INSERT INTO reviews (run_id, case_id, judge_verdict, verdict, reviewer, reviewed_at, note, imported_at, settles) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, case_id, judge_verdict, verdict, reviewer, reviewed_at, note, now_iso(), int(bool(settles))),
         )
 
     @_reading
     def reviews(self, ref: str) -> list[dict[str, Any]]:
-        """The human reviews recorded for a run, oldest first."""
+        """The human reviews recorded for a run, oldest first (``settles`` is true for a review that settled a
+        conflict with the earlier ones)."""
         run_id = self.resolve(ref)
-        cols = ("case_id", "judge_verdict", "verdict", "reviewer", "reviewed_at", "note", "imported_at")
-        rows = self.db.execute(f"SELECT {', '.join(cols)} FROM reviews WHERE run_id = ? ORDER BY id", (run_id,))
-        return [dict(zip(cols, r)) for r in rows]
+        cols = ("case_id", "judge_verdict", "verdict", "reviewer", "reviewed_at", "note", "imported_at", "settles")
+        try:
+            rows = list(self.db.execute(f"SELECT {', '.join(cols)} FROM reviews WHERE run_id = ? ORDER BY id", (run_id,)))
+        except sqlite3.OperationalError:  # a read-only store of the schema before m003: no review settled a conflict
+            rows = [(*r, 0) for r in self.db.execute(f"SELECT {', '.join(cols[:-1])} FROM reviews WHERE run_id = ? ORDER BY id", (run_id,))]
+        return [{**dict(zip(cols, r)), "settles": bool(r[-1])} for r in rows]
 
 
 #: Case rows per INSERT statement: one statement of many rows costs SQLite (and the binding) about 20 % less than

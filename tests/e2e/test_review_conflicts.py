@@ -1,0 +1,82 @@
+"""Issue 10 item 8: conflicting human verdicts for the same run and case (match, then no_match, then near_match
+from different reviewers) are reported, never appended silently. --on-conflict fail (default): nothing imported,
+every conflict listed. --on-conflict latest: the latest verdict settles the case, and the regressions file holds
+only the settled one. ``goldeval.runs.regressions.settled_verdicts`` returns the settled verdicts and the
+unsettled conflicts (for `review stats`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from goldeval.cli import main
+from goldeval.runs.regressions import settled_verdicts
+from goldeval.runs.store import RunStore
+
+SQL = Path(__file__).resolve().parents[2] / "examples" / "sql"
+
+
+@pytest.fixture()
+def exported(tmp_path: Path) -> tuple[Path, list[dict]]:
+    store = tmp_path / "s.db"
+    r = CliRunner().invoke(main, ["judge", str(SQL / "cases.jsonl"), str(SQL / "arm_a.jsonl"), "--db", str(SQL / "clinic.sqlite"),
+                                  "--store", str(store), "-q"])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "review.jsonl"
+    r = CliRunner().invoke(main, ["review", "export", "latest", "--store", str(store), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 2  # q11 and q13 need a human (README)
+    return store, rows
+
+
+def _import(tmp: Path, store: Path, row: dict, verdict: str, reviewer: str, *extra: str):
+    f = tmp / f"review-{reviewer}.jsonl"
+    f.write_text(json.dumps({**row, "verdict": verdict, "reviewer": reviewer}) + "\n")
+    return CliRunner().invoke(main, ["review", "import", str(f), "--store", str(store), "--regressions", str(tmp / "reg.jsonl"), *extra])
+
+
+def test_conflicting_verdicts_fail_by_default_and_nothing_is_imported(tmp_path: Path, exported) -> None:
+    store, rows = exported
+    assert _import(tmp_path, store, rows[0], "match", "ana").exit_code == 0
+    reg_before = (tmp_path / "reg.jsonl").read_bytes()
+    r = _import(tmp_path, store, rows[0], "no_match", "bo")
+    assert r.exit_code == 2, r.output
+    assert "conflict" in r.output and rows[0]["id"] in r.output and "match" in r.output and "ana" in r.output
+    assert "--on-conflict latest" in r.output
+    assert (tmp_path / "reg.jsonl").read_bytes() == reg_before
+    with RunStore.open_existing(store) as st:
+        assert [x["verdict"] for x in st.reviews(rows[0]["run_id"])] == ["match"]
+
+
+def test_latest_settles_and_the_regressions_file_holds_only_it(tmp_path: Path, exported) -> None:
+    store, rows = exported
+    assert _import(tmp_path, store, rows[0], "match", "ana").exit_code == 0
+    assert _import(tmp_path, store, rows[0], "no_match", "bo", "--on-conflict", "latest").exit_code == 0
+    r = _import(tmp_path, store, rows[0], "near_match", "cy", "--on-conflict", "latest")
+    assert r.exit_code == 0, r.output
+    assert "settled" in r.output
+    entries = [json.loads(x) for x in (tmp_path / "reg.jsonl").read_text().splitlines()]
+    assert [(e["id"], e["verdict"], e["reviewer"]) for e in entries] == [(rows[0]["id"], "near_match", "cy")]
+    with RunStore.open_existing(store) as st:
+        got = settled_verdicts(st)
+        # every review is kept for the audit; the latest one settles the case
+        assert [x["verdict"] for x in st.reviews(rows[0]["run_id"])] == ["match", "no_match", "near_match"]
+    assert [(s["case_id"], s["verdict"], s["reviewers"], s["settled_by"]) for s in got["settled"]] == [(rows[0]["id"], "near_match", ["cy"], "latest")]
+    assert got["conflicts"] == []
+
+
+def test_settled_verdicts_reports_a_conflict_left_in_the_store(tmp_path: Path, exported) -> None:
+    # reviews recorded before conflicts were refused (or written by another tool) stay unsettled until settled
+    store, rows = exported
+    with RunStore(store) as st:
+        st.add_review(rows[1]["run_id"], rows[1]["id"], verdict="match", reviewer="ana", reviewed_at="2026-01-01T00:00:00Z")
+        st.add_review(rows[1]["run_id"], rows[1]["id"], verdict="no_match", reviewer="bo", reviewed_at="2026-01-02T00:00:00Z")
+        got = settled_verdicts(st)
+    assert got["settled"] == []
+    [c] = got["conflicts"]
+    assert (c["run_id"], c["case_id"]) == (rows[1]["run_id"], rows[1]["id"])
+    assert [(v["verdict"], v["reviewer"]) for v in c["verdicts"]] == [("match", "ana"), ("no_match", "bo")]
