@@ -3,9 +3,9 @@
 Every scorer refuses a row whose id repeats an earlier row's (the store keys cases by id). Keeping every id seen
 costs about 100 bytes a row — 1 GB at 10M rows. Instead, a first pass over the input hashes each row's id
 (:func:`hash`, 64 bits) into :class:`HashBuckets`: buckets of about 65,536 hashes, buffered 65,536 at a time and
-appended to a temporary file per bucket (numpy partitions each block of hashes at once), then sorted one bucket at
-a time to find the hashes that occur more than once (normally none). The scoring pass then looks up exactly — by the id text, in a dict holding only
-those ids — just the rows whose id hashes to a repeated value (:class:`IdIndex`): a repeated id is found with the
+appended to a temporary file per bucket, then sorted one bucket at a time to find the hashes that occur more than
+once (normally none). The scoring pass then looks up exactly — by the id text, in a dict holding only those ids —
+just the rows whose id hashes to a repeated value (:class:`IdIndex`): a repeated id is found with the
 line it repeats, and two different ids that share a hash are told apart. Memory: a few MiB whatever the rows.
 
 Hashes are only compared within one process (Python randomises ``hash`` of a string per process), so both passes
@@ -53,8 +53,7 @@ class IdIndex:
 
 
 class HashBuckets:
-    """64-bit hashes, collected in memory up to :data:`BUCKET_ROWS` at a time, then partitioned by bucket (vectorised,
-    numpy) and appended to a temporary file per bucket (a single bucket stays in memory). :meth:`repeated` sorts
+    """64-bit hashes, collected in memory up to :data:`BUCKET_ROWS` at a time, then partitioned by bucket and appended to a temporary file per bucket (a single bucket stays in memory). :meth:`repeated` sorts
     one bucket at a time to find the hashes added more than once.
 
     Args:
@@ -84,50 +83,46 @@ class HashBuckets:
 
     def flush(self) -> None:
         """Move the in-memory block to the buckets."""
-        import numpy as np
-
         if not self.buffer:
             return
-        block = np.frombuffer(self.buffer, dtype=np.int64).copy()
+        block = self.buffer
         self.buffer = array.array("q")
         self.append = self.buffer.append
-        if self.n == 1:
+        if self.n == 1:  # one bucket (a small input): it stays in memory
             self.kept.append(block)
             return
-        which = block % self.n  # numpy's % has the divisor's sign, as Python's: 0..n-1
-        order = np.argsort(which, kind="stable")
-        block, which = block[order], which[order]
-        bounds = np.searchsorted(which, np.arange(self.n + 1))
+        n = self.n
+        parts = [array.array("q") for _ in range(n)]
+        appends = [p.append for p in parts]
+        for h in block:
+            appends[h % n](h)
         if self.tmpdir is None:
             self.tmpdir = tempfile.TemporaryDirectory(prefix="goldeval-ids-")
-        for b in range(self.n):
-            lo, hi = bounds[b], bounds[b + 1]
-            if hi > lo:
+        for b, part in enumerate(parts):
+            if part:
                 if self.files[b] is None:
                     self.files[b] = open(os.path.join(self.tmpdir.name, f"{b}.bin"), "w+b")  # noqa: SIM115
-                block[lo:hi].tofile(self.files[b])
+                part.tofile(self.files[b])
 
     def repeated(self) -> set[int]:
         """The hashes added more than once. Removes the temporary files; the buckets are empty afterwards."""
-        import numpy as np
-
         self.flush()
         out: set[int] = set()
         try:
-            parts = [np.concatenate(self.kept)] if self.kept else []
-            self.kept = []
             for b in range(self.n):
+                values = array.array("q")
+                if self.n == 1:
+                    for block in self.kept:
+                        values.extend(block)
+                    self.kept = []
                 fh = self.files[b]
                 if fh is not None:
                     fh.seek(0)
-                    parts.append(np.fromfile(fh, dtype=np.int64))
+                    values.frombytes(fh.read())
                     fh.close()
-                for values in parts:
-                    values.sort()
-                    dup = values[1:][values[1:] == values[:-1]]
-                    if dup.size:
-                        out.update(dup.tolist())
-                parts = []
+                ordered = sorted(values)
+                del values
+                out.update(ordered[i] for i in range(1, len(ordered)) if ordered[i] == ordered[i - 1])
         finally:
             for fh in self.files:
                 if fh is not None and not fh.closed:
