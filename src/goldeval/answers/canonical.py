@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from goldeval.answers.doubt import parsed_select
 from goldeval.answers.shapes import _golden_table
 from goldeval.answers.sql import QueryError, ReadOnlyDatabase
 from goldeval.answers.values import REL_TOL, make_column, numbers_close, tolerances
@@ -18,13 +19,11 @@ def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, 
     """For a canonical query ``… ORDER BY k LIMIT n`` whose order key may not be an output column: the rows above
     the boundary and every row tied with the n-th one on the key (the canonical query re-run without LIMIT, with the
     key added as extra columns). ``None`` when there is no tie beyond the LIMIT or it cannot be worked out."""
-    import sqlglot
     from sqlglot import exp
 
     dialect = db.query_dialect
-    try:
-        tree = sqlglot.parse_one(canonical, read=dialect)
-    except sqlglot.errors.SqlglotError:
+    tree = parsed_select(canonical, dialect)  # parsed once per query, shared: copied below before any change
+    if tree is None:
         return None
     if not isinstance(tree, exp.Select) or tree.args.get("distinct") or tree.args.get("offset"):
         return None

@@ -145,10 +145,10 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
                     pass  # the golden itself is malformed; judge_answer reports it
     if db is not None and canonical and cfg.check_canonical and golden.get("kind", "value") == "value" and golden.get("rows") is not None:
         # Goldens the judge should doubt: a literal that misses the data, a filter that filters nothing.
-        dialect = "duckdb" if db.engine == "duckdb" else "sqlite"
+        dialect = getattr(db, "query_dialect", None) or ("duckdb" if db.engine == "duckdb" else "sqlite")
         rows = golden["rows"] if isinstance(golden["rows"], list) else []
         gold_extra = worse_status(gold_extra, literal_doubt(db, canonical, [r for r in rows if isinstance(r, (list, tuple))], dialect=dialect))
-        gold_extra = worse_status(gold_extra, filter_doubt(db, canonical, dialect=dialect))
+        gold_extra = worse_status(gold_extra, filter_doubt(db, canonical, dialect=dialect, golden_rows=len(rows)))
     top = golden.get("top_n")
     if db is not None and canonical and cfg.check_canonical and isinstance(top, Mapping) and "tie_rows" not in top:
         ties = _tie_rows(db, canonical, golden)

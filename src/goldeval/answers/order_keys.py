@@ -11,6 +11,7 @@ in any order).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from goldeval.errors import InputError, shorten
@@ -71,9 +72,16 @@ def order_keys(golden: Mapping[str, Any], names: Sequence[str], *, dialect: str 
 
 
 def _canonical_keys(canonical: str, names: list[str], dialect: str) -> list[OrderKey] | None:
+    keys = _keys_cached(canonical, tuple(names), dialect)  # parsed once per query; a fresh list for the caller
+    return list(keys) if keys is not None else None
+
+
+@lru_cache(maxsize=512)
+def _keys_cached(canonical: str, names_t: tuple[str, ...], dialect: str) -> list[OrderKey] | None:
     import sqlglot
     from sqlglot import exp
 
+    names = list(names_t)
     try:
         tree = sqlglot.parse_one(canonical, read=dialect)
     except sqlglot.errors.SqlglotError:
