@@ -145,3 +145,34 @@ def test_duckdb_read_only(tmp_path: Path) -> None:
             db.execute("SELECT COUNT(*) FROM range(1000000000) a, range(1000000000) b WHERE a.range * b.range = -1")
     assert _sha(p) == before
     assert not other.exists() and not (tmp_path / "out.csv").exists()
+
+
+def test_a_ctrl_c_during_the_schema_read_stops_the_run_and_is_not_swallowed(tmp_path):
+    """The schema read (for mustNotUse on ``SELECT *``) prepares statements through the read-only authorizer, a Python
+    callback: a KeyboardInterrupt raised inside it would be swallowed by sqlite3 (the statement merely denied, the
+    schema left empty, the run going on into its next query). So the signal is only noted during the read and
+    raised once it is done, with the schema read whole."""
+    import os
+    import signal
+    import sqlite3 as _sqlite3
+    import time as _time
+
+    from goldeval.answers.sql import ReadOnlyDatabase
+
+    path = tmp_path / "s.sqlite"
+    con = _sqlite3.connect(path)
+    con.execute("CREATE TABLE patients (id INTEGER, name TEXT)")
+    con.commit()
+    con.close()
+    db = ReadOnlyDatabase(path)
+    read = db._read_schema
+
+    def read_with_a_ctrl_c():
+        os.kill(os.getpid(), signal.SIGINT)
+        _time.sleep(0.05)  # the handler runs here, inside the read: it must only note the signal
+        return read()
+
+    db._read_schema = read_with_a_ctrl_c
+    with pytest.raises(KeyboardInterrupt):
+        db.schema()
+    assert db._schema == {"patients": ["id", "name"]}

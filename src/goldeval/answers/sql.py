@@ -164,20 +164,27 @@ class ReadOnlyDatabase:
     def schema(self) -> dict[str, list[str]]:
         """``{table: [columns]}``, lower-cased (for mustNotUse on ``SELECT *``)."""
         if self._schema is None:
-            out: dict[str, list[str]] = {}
-            try:
-                if self.engine == "sqlite":
-                    names = [r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")]
-                    for t in names:
-                        cols = self._conn.execute(f"SELECT * FROM \"{t.replace(chr(34), chr(34) * 2)}\" LIMIT 0").description or []
-                        out[t.lower()] = [c[0].lower() for c in cols]
-                else:
-                    for t, c in self._conn.execute("SELECT table_name, column_name FROM information_schema.columns").fetchall():
-                        out.setdefault(t.lower(), []).append(c.lower())
-            except Exception:  # schema is a convenience for mustNotUse; a failure leaves it empty
-                out = {}
-            self._schema = out
+            # The reads below call Python back (the authorizer, the text factory); a Ctrl-C raised inside such a
+            # callback is swallowed by sqlite3 (the statement is merely denied), so here too the signals are
+            # deferred and re-raised once the reads are done.
+            with _signals_deferred([]) if self.engine == "sqlite" else contextlib.nullcontext():
+                self._schema = self._read_schema()
         return self._schema
+
+    def _read_schema(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        try:
+            if self.engine == "sqlite":
+                names = [r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")]
+                for t in names:
+                    cols = self._conn.execute(f"SELECT * FROM \"{t.replace(chr(34), chr(34) * 2)}\" LIMIT 0").description or []
+                    out[t.lower()] = [c[0].lower() for c in cols]
+            else:
+                for t, c in self._conn.execute("SELECT table_name, column_name FROM information_schema.columns").fetchall():
+                    out.setdefault(t.lower(), []).append(c.lower())
+        except Exception:  # schema is a convenience for mustNotUse; a failure leaves it empty
+            out = {}
+        return out
 
     def execute(self, sql: str) -> QueryResult:
         """Run one read-only query within the time and row limits.
