@@ -35,7 +35,7 @@ import orjson
 
 from goldeval.errors import InputError
 
-__all__ = ["FORMATS", "ResultsFile"]
+__all__ = ["FORMATS", "ResultsFile", "read_results"]
 
 FORMATS = ("json", "jsonl")
 _OPTS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
@@ -45,6 +45,33 @@ def _indented(value: Any, level: int) -> bytes:
     """*value* as goldeval's indented JSON, its continuation lines shifted right by *level* spaces."""
     text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | _OPTS)
     return text.replace(b"\n", b"\n" + b" " * level) if level else text
+
+
+def read_results(path: str, *, where: str | None = None) -> dict[str, Any]:
+    """Read a results JSON that a goldeval command wrote (``--out``): the one reader behind ``goldeval gate``,
+    ``goldeval.testing.load_results`` and ``goldeval report --results``.
+
+    Args:
+        path: The file's path.
+        where: How the messages name the file (default: the path itself, e.g. ``"--results r.json"``).
+
+    Returns:
+        The decoded JSON object (not checked further: callers check the keys they need).
+
+    Raises:
+        InputError: the file is missing, is not JSON, or holds something other than a JSON object.
+    """
+    where = path if where is None else where
+    try:
+        with open(path, "rb") as fh:
+            results = orjson.loads(fh.read())
+    except FileNotFoundError:
+        raise InputError(f"{where}: no such file. Pass the JSON a goldeval scoring command wrote with --out.") from None
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"{where}: not JSON ({exc}). Pass the JSON a goldeval scoring command wrote with --out.") from None
+    if not isinstance(results, dict):
+        raise InputError(f"{where}: expected a JSON object (a goldeval results file), got {type(results).__name__}.")
+    return results
 
 
 class ResultsFile:

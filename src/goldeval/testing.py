@@ -30,21 +30,9 @@ def load_results(results_or_path: Mapping[str, Any] | str | os.PathLike[str]) ->
     """
     if isinstance(results_or_path, Mapping):
         return results_or_path
-    import orjson
+    from goldeval.resultsfile import read_results
 
-    from goldeval.errors import InputError
-
-    path = os.fspath(results_or_path)
-    try:
-        with open(path, "rb") as fh:
-            data = orjson.loads(fh.read())
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file. Pass the JSON a goldeval scoring command wrote with --out.") from None
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"{path}: not JSON ({exc}). Pass the JSON a goldeval scoring command wrote with --out.") from None
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: expected a JSON object (a goldeval results file), got {type(data).__name__}.")
-    return data
+    return read_results(os.fspath(results_or_path))
 
 
 def assert_gates(results_or_path: Mapping[str, Any] | str | os.PathLike[str], gates: Any) -> Any:

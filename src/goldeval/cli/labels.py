@@ -165,26 +165,15 @@ def gate(results_file, gates, out, ci):
     \b
     Exit codes: 0 every gate passes · 1 a gate fails · 2 bad input, or a gate on a metric this scorer never produces.
     """
-    import orjson
-
-    from goldeval.errors import InputError
+    from goldeval.resultsfile import read_results
+    from goldeval.scorers import register_plugin_metrics
 
     # --out RESULTS.json itself is fine: it is read whole first, and the report is added in place (atomically)
     guard_outputs({"--out": out}, {"--gates": gates})
     guard_outputs(ci.outputs(), {"RESULTS.json": results_file, "--gates": gates, "--out": out})
-    from goldeval.scorers import register_plugin_metrics
-
     register_plugin_metrics()  # a third-party scorer's metrics are gateable too
     dod = load_definition(gates)
-    try:
-        with open(results_file, "rb") as fh:
-            results = orjson.loads(fh.read())
-    except FileNotFoundError:
-        raise InputError(f"{results_file}: no such file. Pass the JSON a goldeval scoring command wrote with --out.") from None
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"{results_file}: not JSON ({exc}). Pass the JSON a goldeval scoring command wrote with --out.") from None
-    if not isinstance(results, dict):
-        raise InputError(f"{results_file}: expected a JSON object (a goldeval results file), got {type(results).__name__}.")
+    results = read_results(str(results_file))
     console = report_console(out)
     code = apply_gates(results, gates, console, definition=dod)
     if out is not None:
