@@ -230,10 +230,16 @@ def _worker_init(cfg: FreeTextConfig, src: str) -> None:
     _W["src"] = src
 
 
-def _pool_worker_init(cfg: FreeTextConfig, src: str) -> None:
-    """Initializer of a worker *process* (never called in the main process: it would lose Ctrl-C there)."""
+def _pool_worker_init(cfg: FreeTextConfig, src: str, scorer: Any = None) -> None:
+    """Initializer of a worker *process* (never called in the main process: it would lose Ctrl-C there). *scorer*
+    (:func:`goldeval.lifeline.owner` of the scoring process): the worker ends as soon as that process has ended,
+    e.g. killed with ``kill -9`` (its parent is the forkserver, which does not tell it)."""
     import signal
 
+    if scorer is not None:
+        from goldeval.lifeline import watch
+
+        watch(scorer)
     # Ctrl-C is the main process's to handle (it stops the pool and exits 130); a worker ends with the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _worker_init(cfg, src)
@@ -594,9 +600,13 @@ def _run(
         return time.perf_counter() - t0
     import multiprocessing as mp
 
+    from goldeval import lifeline
+
     ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+    lifeline.arm_forkserver(ctx)  # no worker, forkserver or resource tracker outlives a kill -9 of this process
     window: list[Future[tuple[list[dict[str, Any] | tuple], bytes | None]]] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_pool_worker_init, initargs=(cfg, src)) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_pool_worker_init,
+                             initargs=(cfg, src, lifeline.owner())) as pool:
         it = iter(chunks)
         exhausted = False
         while True:

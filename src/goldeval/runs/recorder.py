@@ -347,7 +347,10 @@ class Recorder:
     def _start_process(self) -> None:
         import multiprocessing as mp
 
+        from goldeval.lifeline import arm_forkserver
+
         ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+        arm_forkserver(ctx)  # the writer itself ends at the end of its pipe; the forkserver must not stay either
         child_in, self._to_writer = ctx.Pipe(duplex=False)
         self._from_writer, child_out = ctx.Pipe(duplex=False)
         self._proc = ctx.Process(
