@@ -143,7 +143,8 @@ def test_reading_commands_never_create_a_store(tmp_path):
     assert result.exit_code == 0 and "no run store at" in result.output and "no run recorded" in result.stdout
     for args in (["runs", "show", "latest"], ["compare", "a", "b"], ["review", "export", "a"], ["runs", "export", "a"]):
         result = CliRunner().invoke(main, [*args, "--store", str(missing)])
-        assert result.exit_code == 3 and "no such file, so no run was recorded there" in result.output
+        # the user's missing file: exit 2 (issue 10 item 11 / newcomer F10; it was 3, "store error")
+        assert result.exit_code == 2 and "no such file, so no run was recorded there" in result.output
     assert not missing.exists()
 
 

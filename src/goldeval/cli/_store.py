@@ -30,7 +30,7 @@ from typing import Any
 
 import click
 
-__all__ = ["StoreOptions", "store_options", "store_path_option", "store_file", "LARGE_INPUT_BYTES"]
+__all__ = ["StoreOptions", "store_options", "store_path_option", "store_file", "check_store_path", "LARGE_INPUT_BYTES"]
 
 #: Inputs at least this large (all files together) are recorded by a writer process, and — when there is no
 #: unfinished run of the same scorer, configuration and arm to resume — not hashed before the scoring: the run's
@@ -47,6 +47,20 @@ def store_file(store: str | None) -> str:
     return str(default_store_path())
 
 
+def check_store_path(ctx: click.Context | None, param: click.Parameter | None, value: str | None) -> str | None:
+    """The ``--store`` callback: an empty or blank path is a usage error (exit 2) that says what to pass.
+
+    ``--store ''`` (an unset shell variable, ``--store "$STORE"``) was read as the current folder and failed with
+    "run store .: cannot open it (unable to open database file)", exit 3."""
+    if value is not None and not value.strip():
+        raise click.BadParameter(
+            f"expected the path of the run store's SQLite file (e.g. --store runs.db), got {value!r} (an empty "
+            "path; an unset shell variable?). Give a file path, or drop --store to use $GOLDEVAL_HOME/goldeval.db "
+            "(else ./.goldeval/goldeval.db); a scoring command also takes --no-store to record nothing.",
+            ctx=ctx, param=param)
+    return value
+
+
 def store_path_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--store PATH`` alone (for ``runs``, ``compare``, ``review``): the database file to read."""
     return click.option(
@@ -54,6 +68,7 @@ def store_path_option(f: Callable[..., Any]) -> Callable[..., Any]:
         "store",
         type=click.Path(dir_okay=False, path_type=str),
         default=None,
+        callback=check_store_path,
         help="Run store (SQLite file). Default: $GOLDEVAL_HOME/goldeval.db, else ./.goldeval/goldeval.db.",
     )(f)
 
@@ -326,6 +341,7 @@ _OPTIONS = [
         "store",
         type=click.Path(dir_okay=False, path_type=str),
         default=None,
+        callback=check_store_path,
         help="Run store (SQLite file) to record this run in. Default: $GOLDEVAL_HOME/goldeval.db, else ./.goldeval/goldeval.db.",
     ),
     click.option("--no-store", is_flag=True, default=False, help="Do not record this run."),

@@ -103,21 +103,41 @@ def write_bytes(data: bytes, out: str) -> None:
 @click.argument("run")
 @store_path_option
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (the question is still asked without --yes).")
 @guarded
-def delete(run, store, yes):
+def delete(run, store, yes, quiet):
     """Delete RUN, its per-case records and its reviews from the store."""
     from goldeval.runs.store import RunStore
 
     with RunStore.open_existing(store) as st:
         record = st.get_run(run, with_results=False)
-        if not yes:
-            click.confirm(
-                f"delete run {record['id']} ({record['scorer_name']}, arm {record.get('arm') or '—'}, "
-                f"{record['n_recorded']} cases)?", abort=True, err=True,
-            )
+        if not yes and not _confirm(
+            f"delete run {record['id']} ({record['scorer_name']}, arm {record.get('arm') or '—'}, "
+            f"{record['n_recorded']} cases)?", record["id"],
+        ):
+            if not quiet:
+                click.echo(f"goldeval: nothing deleted: run {record['id']} is kept (the answer was not yes).", err=True)
+            return EXIT_OK
         deleted = st.delete_run(record["id"])
-    click.echo(f"goldeval: deleted run {deleted}", err=True)
+    if not quiet:
+        click.echo(f"goldeval: deleted run {deleted}", err=True)
     return EXIT_OK
+
+
+def _confirm(question: str, run_id: str) -> bool:
+    """Ask *question* on stderr; ``True`` for yes. No answer at all (stdin closed or not a terminal: EOF) is a usage
+    error that says to pass --yes; Ctrl-C at the prompt stops as everywhere (exit 130)."""
+    from goldeval.errors import InputError
+
+    try:
+        return click.confirm(question, default=False, err=True)
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):  # click turns Ctrl-C into Abort: keep it an interrupt
+            raise KeyboardInterrupt from None
+        raise InputError(
+            f"runs delete {run_id}: the confirmation got no answer (stdin is closed or not a terminal), so nothing "
+            f"was deleted. To delete without a question, pass --yes: goldeval runs delete {run_id} --yes"
+        ) from None
 
 
 @runs.command("import")

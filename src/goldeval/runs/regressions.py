@@ -135,7 +135,8 @@ def replay(
     Returns:
         ``{"judge_version", "n", "n_same", "n_changed", "n_failed", "changed": [{"id", "line", "settled", "now",
         "why_now", "reviewer", "reviewed_at", "settled_under"}], "same": [ids], "failures": [{"line", "id",
-        "error"}]}``. An entry whose case is not in the case file is a failure.
+        "error"}]}``. An entry whose case is not in the case file, or that the judge now leaves ``unscored`` (an
+        unusable golden or answer, a query that fails), is a failure: it was not replayed.
 
     Raises:
         InputError: either file is missing, empty or not UTF-8.
@@ -157,6 +158,12 @@ def replay(
             failures.append({"line": e["line"], "id": e["id"], "error": f"{name}:{e['line']}: the judge refused the case: {exc}"})
             continue
         verdict_now = _verdict_name(now)
+        if verdict_now == "unscored":
+            # the case could not be judged now (its golden or answer unusable, the query failed): that verdict was
+            # not replayed — not a change of the judge's mind (a wrong --cases file made every case "changed")
+            failures.append({"line": e["line"], "id": e["id"], "error": f"{name}:{e['line']}: case {e['id']!r} could not "
+                             f"be judged now ({_why(now) or 'unscored'}); not replayed. Check --cases and --db."})
+            continue
         if verdict_now == e["verdict"]:
             same.append(e["id"])
         else:

@@ -239,7 +239,8 @@ class RunStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"run store {self.path}: cannot create its folder ({exc.strerror}). Pass --store with a writable path.") from None
+            why = unwritable_reason(self.path) or f"its folder cannot be created ({exc.strerror})"
+            raise StoreError(_cannot_record(self.path, why)) from None
         try:
             self.db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
             # A new store gets 16 KiB pages (a no-op on an existing one: its page size is fixed). Case rows of a few
@@ -250,6 +251,9 @@ class RunStore:
             self.db.execute("PRAGMA foreign_keys=ON")
             _refuse_foreign(self.db, self.path)
         except sqlite3.DatabaseError as exc:
+            why = unwritable_reason(self.path)
+            if why is not None:  # "unable to open database file" / "readonly database" on a read-only mount or folder
+                raise StoreError(_cannot_record(self.path, why)) from None
             raise StoreError(_explain(self.path, exc, "cannot open it")) from None
         self.migrations_applied = migrate(self.db, upto=_migrate_upto)
 
@@ -262,12 +266,13 @@ class RunStore:
         read as it is when it holds every table the readers need, and refused otherwise.
 
         Raises:
-            StoreError: there is no database at *path* (the message says where goldeval looked and how to move it),
-                or it cannot be read.
+            NoStoreError: there is no database at *path* (an InputError, exit 2: the message says where goldeval
+                looked and how to point it elsewhere).
+            StoreError: it cannot be read.
         """
         p = Path(path) if path is not None else default_store_path()
         if not p.is_file():
-            raise StoreError(
+            raise NoStoreError(
                 f"run store {p}: no such file, so no run was recorded there. Pass --store with the database the "
                 "scoring commands wrote (or set GOLDEVAL_HOME), or score something first."
             )
@@ -698,6 +703,9 @@ def _explain(path: Path, exc: sqlite3.Error, doing: str) -> str:
     """The store error message for a SQLite error: what went wrong with the file, and what to do about it."""
     code = getattr(exc, "sqlite_errorname", "") or ""
     if code.startswith("SQLITE_READONLY") or "readonly" in str(exc):
+        why = unwritable_reason(Path(path))
+        if why is not None:
+            return _cannot_record(Path(path), why, doing=doing)
         return (f"run store {path}: {doing}: the file (or its folder) is read-only ({exc}). Make it writable or pass --store "
                 "with a writable path (a scoring command can also run with --no-store, recording nothing).")
     if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc):
@@ -708,6 +716,46 @@ def _explain(path: Path, exc: sqlite3.Error, doing: str) -> str:
                 f"another path; move the file away if it is not a goldeval database, or salvage a damaged one with "
                 f"`sqlite3 {path} .recover`.")
     return f"run store {path}: {doing} ({exc}). Check the path and the disk, then retry."
+
+
+class NoStoreError(StoreError, InputError):
+    """There is no run store at the path a reading command was given (or the default one): the user's missing
+    file, so an :class:`~goldeval.errors.InputError` (exit 2), and a :class:`~goldeval.errors.StoreError` for code
+    that catches store problems."""
+
+
+def unwritable_reason(path: Path) -> str | None:
+    """Why the database file *path* (existing or to be created, with any missing folders) cannot be written, or
+    ``None`` when nothing visible prevents it.
+
+    Checked on the file when it exists, else on its nearest existing folder: a read-only file system
+    (``statvfs`` ``ST_RDONLY``: a read-only mount, even for root), then the permission bits (``os.access``).
+    """
+    target = path
+    while not os.path.exists(target) and target.parent != target:
+        target = target.parent
+    try:
+        if os.statvfs(target).f_flag & os.ST_RDONLY:
+            return f"{target} is on a read-only file system (a read-only mount)"
+    except OSError:
+        return None
+    if target == path:
+        if not os.access(path, os.W_OK):
+            return f"the file {path} is read-only for this user"
+        folder = path.parent
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return f"its folder {folder} is read-only for this user (SQLite writes a -wal and a -shm file beside it)"
+        return None
+    if not os.access(target, os.W_OK | os.X_OK):
+        return f"the folder {target} is read-only for this user"
+    return None
+
+
+def _cannot_record(path: Path, why: str, *, doing: str = "cannot record a run there") -> str:
+    """The message for a store that cannot be written: where, why, and what to do instead."""
+    return (f"run store {path}: {doing}: {why}. A scoring command writes its run to the store: pass --store with a "
+            "path on a writable disk (or set GOLDEVAL_HOME to a writable folder), or add --no-store to record nothing. "
+            "A read-only store can still be read (runs list / show / export, compare, report).")
 
 
 def _refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
@@ -734,10 +782,13 @@ def _open_readonly(path: Path, timeout: float) -> sqlite3.Connection:
     uri = "file:" + quote(str(path.resolve()))
     last: sqlite3.Error | None = None
     for mode in ("mode=ro", "immutable=1"):
+        db = None
         try:
             db = sqlite3.connect(f"{uri}?{mode}", uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
             names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         except sqlite3.Error as exc:
+            if db is not None:
+                db.close()  # a connection left open kept the file (and a read-only mount of it) busy
             last = exc
             continue
         if "_migrations" not in names:
