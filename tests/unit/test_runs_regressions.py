@@ -70,7 +70,10 @@ def test_replay_reads_case_outcomes_and_dicts(tmp_path, cases):
     }
     out = replay(reg, cases, lambda case, answer: judges[case["id"]])
     assert out["same"] == ["q2"]
-    assert [(c["id"], c["now"], c["why_now"]) for c in out["changed"]] == [("q1", "unscored", "query failed")]
+    # an unscored outcome is a settled verdict that was not replayed (a failure), not a change of the judge's mind:
+    # a wrong --cases file made every case "changed" to unscored, exit 1 (issue 10 item 11, newcomer F8)
+    assert out["changed"] == [] and out["n_failed"] == 1
+    assert "case 'q1' could not be judged now (query failed); not replayed" in out["failures"][0]["error"]
 
 
 def test_a_judge_refusal_is_a_failure_not_a_crash(tmp_path, cases):
