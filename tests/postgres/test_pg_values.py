@@ -7,6 +7,7 @@ a case file (JSON), and each expectation says why it follows from the judge's ru
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 import pytest
 
@@ -41,8 +42,10 @@ def test_values_arrive_as_the_judge_reads_sqlite_values(db):
     row = first(db, "SELECT big, price, ratio, day, at, at_tz, ok, tags, nums, doc, raw, span FROM v WHERE ok")
     big, price, ratio, day, at, at_tz, ok, tags, nums, doc, raw, span = row
     assert big == 123456789012345678901234567890 and type(big) is int   # exact, not a float
-    assert price == 12.5 and type(price) is float                      # a fraction: what SQLite's REAL holds
-    assert ratio == 0.333333333333
+    # a fraction is exact too (issue 11, item 5: decimals from a database compare exactly); it was a float, as
+    # SQLite's REAL, which let 1e-6 relative accept a wrong cent on 1,234,567.80
+    assert price == Decimal("12.50") and type(price) is Decimal
+    assert ratio == Decimal("0.333333333333") and type(ratio) is Decimal
     assert day == dt.date(2024, 3, 1) and at == dt.datetime(2024, 3, 1, 10, 30)
     assert at_tz == dt.datetime(2024, 3, 1, 10, 30, tzinfo=dt.timezone.utc)  # 12:30+02 is 10:30 UTC
     assert ok is True and tags == ["alpha", "beta"] and nums == [1, 2, 3]

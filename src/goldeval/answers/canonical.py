@@ -12,7 +12,8 @@ from typing import Any
 from goldeval.answers.doubt import parsed_select
 from goldeval.answers.shapes import _golden_table
 from goldeval.answers.sql import QueryError, ReadOnlyDatabase
-from goldeval.answers.values import REL_TOL, make_column, numbers_close, tolerances
+from goldeval.answers.numbers import REL_TOL, numbers_close, pair_rel_tol, tolerances
+from goldeval.answers.values import make_column
 from goldeval.errors import InputError
 
 def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -97,5 +98,5 @@ def _tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -
     desc = str(top.get("direction", "desc")).lower().startswith("desc")
     boundary = float(by.num[~by.null].min() if desc else by.num[~by.null].max())
     half = tolerances(by)[0] if by.n else 0.0
-    at = numbers_close(full.num, full.num * 0 + boundary, full.num * 0 + half, rel_tol=REL_TOL)
+    at = numbers_close(full.num, full.num * 0 + boundary, full.num * 0 + half, rel_tol=pair_rel_tol(by, full, REL_TOL))
     return [list(r) for r, hit in zip(res.rows, at.tolist()) if hit]

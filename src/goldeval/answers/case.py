@@ -35,6 +35,16 @@ def outcome_from_dict(d: Mapping[str, Any]) -> CaseOutcome:
     return CaseOutcome(str(d["id"]), "scored", v, d.get("reason"), d.get("raw"))
 
 
+def _json_ready(rows: list[Any]) -> list[Any]:
+    """Rows with every ``Decimal`` cell (DuckDB ``DECIMAL``, PostgreSQL ``numeric``) as the text of its exact digits:
+    the materials travel as JSON (the run store, Spark records, the LLM prompt), and JSON writers refuse a Decimal."""
+    from decimal import Decimal
+
+    if not any(isinstance(v, Decimal) for r in rows if isinstance(r, (list, tuple)) for v in r):
+        return rows
+    return [[str(v) if isinstance(v, Decimal) else v for v in r] if isinstance(r, (list, tuple)) else r for r in rows]
+
+
 def _materials(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, outcome: CaseOutcome,
                pred: Mapping[str, Any] | None, golden: Mapping[str, Any]) -> dict[str, Any]:
     from goldeval.answers.forbidden import split_entries
@@ -48,6 +58,8 @@ def _materials(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, outco
         gold["row_count"] = len(gold["rows"])
         gold["rows"] = gold["rows"][:_MATERIAL_ROWS]
         gold["rows_truncated"] = True
+    if isinstance(gold.get("rows"), list):
+        gold["rows"] = _json_ready(gold["rows"])
     return {
         "id": outcome.id,
         "rule": outcome.to_dict(),
@@ -55,7 +67,7 @@ def _materials(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, outco
         "golden": gold,
         "prediction": None if pred is None else {
             "columns": pred.get("columns"),
-            "rows": rows[:_MATERIAL_ROWS] if isinstance(rows, list) else rows,
+            "rows": _json_ready(rows[:_MATERIAL_ROWS]) if isinstance(rows, list) else rows,
             "row_count": len(rows) if isinstance(rows, list) else None,
             "rows_truncated": isinstance(rows, list) and len(rows) > _MATERIAL_ROWS,
             "source": pred.get("source"),

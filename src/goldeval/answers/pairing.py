@@ -29,16 +29,8 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from goldeval.answers.values import (
-    REL_TOL,
-    Column,
-    is_rate_name,
-    name_tokens,
-    numbers_close,
-    role_tags,
-    roles_conflict,
-    tolerances,
-)
+from goldeval.answers.numbers import REL_TOL, numbers_close, pair_rel_tol, tolerances
+from goldeval.answers.values import Column, is_rate_name, name_tokens, role_tags, roles_conflict
 
 __all__ = ["Pairing", "pair_columns", "value_agreement", "multiset_share", "name_score", "unique_names"]
 
@@ -184,13 +176,15 @@ def value_agreement(g: Column, p: Column, *, rate: bool = False, rel_tol: float 
         g: Golden column, ``(n_g,)``.
         p: Prediction column, ``(n_p,)``; row order is irrelevant (cells are compared as multisets / sets).
         rate: When True, the prediction may also be read ÷100 (a percentage for a fraction) or ×100.
-        rel_tol: Relative tolerance.
+        rel_tol: Relative tolerance for binary floats (a ``Decimal`` pair uses its own: :func:`~goldeval.answers.
+            numbers.pair_rel_tol`).
 
     Returns:
         ``(share in [0, 1], scale)``; share is ``None`` when the golden column has no cells.
     """
     if g.n == 0:
         return None, 1.0
+    rel_tol = pair_rel_tol(g, p, rel_tol)
     # A sample of golden cells first: a column pair that shares (almost) nothing is settled without the full pass.
     # (The estimate is only returned when it is below 0.25, far under every threshold the pairing uses.)
     sample = None
@@ -237,6 +231,7 @@ def multiset_share(g: Column, p: Column, *, scale: float = 1.0, rel_tol: float =
     """
     if g.n == 0 or not (g.numeric and p.numeric):
         return 0.0
+    rel_tol = pair_rel_tol(g, p, rel_tol)
     if _same_sorted(g, p, scale, tolerances(g, rel_tol=rel_tol), rel_tol):
         return 1.0
     gv = g.num[~g.null]

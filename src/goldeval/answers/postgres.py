@@ -25,8 +25,9 @@ The server (second guard)
 ``pg_sleep`` is allowed and stopped by the time limit. Ctrl-C during a query cancels it on the server (psycopg
 sends a cancel request) and the transaction is rolled back before ``KeyboardInterrupt`` propagates.
 
-Values come back as the judge reads SQLite's: ``numeric`` as ``int`` when whole (exactly, at any size) and as
-``float`` otherwise, ``bool`` as ``bool`` (which meets ``1``/``0``), ``date``/``timestamp`` as Python dates, and
+Values come back as the judge reads SQLite's, except that ``numeric`` is exact: ``int`` when whole (at any size)
+and ``Decimal`` otherwise (``NaN``/``Infinity`` as floats), so the judge compares it exactly or within the
+golden's display precision, never within 1e-6 relative (:mod:`goldeval.answers.numbers`); ``bool`` as ``bool`` (which meets ``1``/``0``), ``date``/``timestamp`` as Python dates, and
 ``timestamp with time zone`` in UTC (the session's ``TimeZone`` is set to UTC); arrays as lists and ``json``/
 ``jsonb`` as Python objects; ``interval``, ``uuid``, network addresses and ranges as PostgreSQL's own text.
 
@@ -49,6 +50,7 @@ import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from goldeval.answers.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryError, QueryResult
@@ -235,7 +237,7 @@ def _kind(node: Any) -> str:
 # --- value loading ----------------------------------------------------------------------------------------------
 
 def _register_loaders(conn: Any) -> None:
-    """numeric → int/float; interval, uuid, network and range types → their PostgreSQL text."""
+    """numeric → int/Decimal; interval, uuid, network and range types → their PostgreSQL text."""
     from psycopg.adapt import Loader
     from psycopg.types.string import TextLoader
 
@@ -244,7 +246,9 @@ def _register_loaders(conn: Any) -> None:
             s = bytes(data).decode("ascii")
             if s.lstrip("-").isdigit():
                 return int(s)  # exact at any size, as SQLite's and JSON's integers
-            return float(s)  # NaN, Infinity and fractions: what SQLite would have stored
+            if s[-1:].isdigit():
+                return Decimal(s)  # a fraction, exactly as the server holds it (issue 11: decimals compare exactly)
+            return float(s)  # NaN, Infinity, -Infinity
 
     conn.adapters.register_loader("numeric", NumericLoader)
     for name in ("interval", "uuid", "inet", "cidr", "macaddr", "macaddr8", "int4range", "int8range", "numrange",

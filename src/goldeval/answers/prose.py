@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from goldeval.answers.text import read_prose
-from goldeval.answers.values import canonical_text, is_rate_name, make_column, name_tokens, numbers_close, role_tags, tolerances
+from goldeval.answers.numbers import DECIMAL_RESOLUTION, numbers_close, tolerances
+from goldeval.answers.values import canonical_text, is_rate_name, make_column, name_tokens, role_tags
 from goldeval.answers.verdicts import _fmt, _undecided, _verdict
 from goldeval.verdict import Verdict
 
@@ -62,6 +63,8 @@ def _judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[s
         return _undecided("The answer both declines and states numbers." + inj, "prose grain", details=details, **common)
     g = float(gcol.num[0])
     half = tolerances(gcol)
+    if gcol.decimal:  # a Decimal golden against numbers stated in text (exact digits): numbers.pair_rel_tol's rule
+        rel_tol = min(rel_tol, DECIMAL_RESOLUTION)
     rate = is_rate_name(g_names[0], golden.get("rate_columns") or [])
     scales = (1.0, 0.01, 100.0) if rate else (1.0,)
     count = not rate and "count" in role_tags(name_tokens(g_names[0]))

@@ -21,8 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from goldeval.answers.numbers import REL_TOL, describe_scale, numbers_close, pair_rel_tol, tolerances
+from goldeval.answers.numbers import constant_ratio as _constant_ratio
+from goldeval.answers.numbers import number_text as _num
+from goldeval.answers.numbers import rows_close as _rows_close
 from goldeval.answers.pairing import Pairing
-from goldeval.answers.values import REL_TOL, Column, numbers_close, tolerances
+from goldeval.answers.values import Column
 
 __all__ = ["RowComparison", "compare_rows", "describe_scale"]
 
@@ -83,13 +87,14 @@ class _Encoded:
     half: np.ndarray          # (n_g, m) display-precision half-units
     g_index: list[int]        # golden column index per encoded column (text then numeric)
     vocab: list[dict[str, Column]] = field(default_factory=list)  # per text column: {"g": Column, "p": Column}
+    rel: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (m,) relative tolerance per numeric pair
 
 
-def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) -> _Encoded:
+def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing, rel_tol: float = REL_TOL) -> _Encoded:
     n_g = golden[0].n if golden else 0
     n_p = pred[0].n if pred else 0
     t_names, t_g, t_p, t_idx = [], [], [], []
-    n_names, n_g_cols, n_p_cols, halves, n_idx = [], [], [], [], []
+    n_names, n_g_cols, n_p_cols, halves, n_idx, rels = [], [], [], [], [], []
     vocabs: list[dict[str, Column]] = []
     for gi in sorted(pairing.index):
         g, p = golden[gi], pred[pairing.index[gi]]
@@ -99,6 +104,7 @@ def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) 
             n_p_cols.append(p.num * pairing.scale.get(gi, 1.0))
             halves.append(tolerances(g))
             n_idx.append(gi)
+            rels.append(pair_rel_tol(g, p, rel_tol))
         else:
             # Text ids from the golden's distinct values (NULL is -1; a value the golden lacks is -2).
             g_text = g.text.tolist()
@@ -122,14 +128,8 @@ def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) 
         stack(n_g_cols, n_g, float), stack(n_p_cols, n_p, float), stack(halves, n_g, float),
         t_idx + n_idx,
         vocabs,
+        np.array(rels, dtype=float),
     )
-
-
-def _rows_close(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, rel_tol: float) -> np.ndarray:
-    """(n,) bool: every numeric cell of aligned rows within tolerance (shapes (n, m))."""
-    if ng.shape[1] == 0:
-        return np.ones(ng.shape[0], dtype=bool)
-    return numbers_close(ng, np_, half, rel_tol=rel_tol).all(axis=1)
 
 
 def _lexorder(t: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -146,18 +146,21 @@ def _lexorder(t: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.lexsort(keys)
 
 
-def _fast_equal(e: _Encoded, rel_tol: float) -> bool:
+def _fast_equal(e: _Encoded) -> bool:
     """Same row count and, after sorting both sides the same way, every row equal within tolerance."""
     if e.tg.shape[0] != e.tp.shape[0]:
         return False
     og, op = _lexorder(e.tg, e.ng), _lexorder(e.tp, e.np_)
     if not np.array_equal(e.tg[og], e.tp[op]):
         return False
-    return bool(_rows_close(e.ng[og], e.np_[op], e.half[og], rel_tol).all())
+    return bool(_rows_close(e.ng[og], e.np_[op], e.half[og], e.rel).all())
 
 
-def _match(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half: np.ndarray, rel_tol: float) -> np.ndarray:
+def _match(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half: np.ndarray, rel_tol: float | np.ndarray) -> np.ndarray:
     """Multiset matching: ``(n_g,)`` index of the prediction row each golden row took, or -1.
+
+    ``rel_tol`` is one relative tolerance, or ``(m,)``: one per numeric column (:func:`~goldeval.answers.numbers.
+    pair_rel_tol`).
 
     Rows meet when their text ids are equal and every number is within tolerance. Rows are bucketed by text ids
     and NULL pattern. A small bucket is solved exactly (maximum bipartite matching); a large one by the
@@ -221,13 +224,14 @@ def _match(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half
         # The window's rows are tested in one vectorised call (a row-by-row loop took ~9 s for 2,000 rows of small
         # integers, where every window holds a tenth of the rows).
         g0 = ng[g_left, 0]
-        right = np.where(np.isnan(g0), np.inf, g0 + np.maximum(rel_tol * np.abs(g0), half[g_left, 0]))
+        r0 = float(np.ravel(rel_tol)[0])  # the first column's relative tolerance
+        right = np.where(np.isnan(g0), np.inf, g0 + np.maximum(r0 * np.abs(g0), half[g_left, 0]))
         for a in g_left[np.argsort(right, kind="stable")].tolist():
             x = ng[a, 0]
             if math.isnan(x):
                 lo_i, hi_i = int(np.searchsorted(vals, np.inf, "left")), cand.size
             else:
-                lim = max(rel_tol * abs(x) * 2, half[a, 0]) * (1 + 1e-9) + 1e-300
+                lim = max(r0 * abs(x) * 2, half[a, 0]) * (1 + 1e-9) + 1e-300
                 lo_i = int(np.searchsorted(vals, x - lim, "left"))
                 hi_i = int(np.searchsorted(vals, x + lim, "right"))
             if lo_i >= hi_i:
@@ -278,30 +282,14 @@ def _group_ids(keys: np.ndarray) -> np.ndarray:
     return inv.reshape(-1)
 
 
-def _match_cols(e: _Encoded, keep_num: Sequence[int], rel_tol: float, keep_text: bool = True) -> np.ndarray:
+def _match_cols(e: _Encoded, keep_num: Sequence[int], keep_text: bool = True) -> np.ndarray:
     t_g = e.tg if keep_text else e.tg[:, :0]
     t_p = e.tp if keep_text else e.tp[:, :0]
     idx = list(keep_num)
-    return _match(t_g, t_p, e.ng[:, idx], e.np_[:, idx], e.half[:, idx], rel_tol)
+    return _match(t_g, t_p, e.ng[:, idx], e.np_[:, idx], e.half[:, idx], e.rel[idx])
 
 
 # --- descriptions ---------------------------------------------------------------------------------------------
-
-def describe_scale(k: float) -> str:
-    """``×100``, ``×0.01``, ``×1.583`` — a ratio as the mismatch text shows it."""
-    if k > 0:
-        e = round(math.log10(k))
-        if abs(k - 10.0**e) <= 1e-9 * 10.0**e:
-            return f"×{10.0**e:g}"
-    return f"×{k:.4g}"
-
-
-def _num(x: float) -> str:
-    """A number for a message: integers without a decimal point, others to 10 significant digits."""
-    if math.isfinite(x) and x == int(x) and abs(x) < 1e16:
-        return str(int(x))
-    return f"{x:.10g}"
-
 
 def _cell_text(e: _Encoded, c: int, side: str, r: int) -> str:
     """The raw cell of text column *c*, row *r*, on side ``g`` or ``p``, for a message (NULL shown as NULL)."""
@@ -333,20 +321,7 @@ def _relabelled(e: _Encoded, c: int, mm: np.ndarray) -> str | None:
             "every other value right)")
 
 
-def _constant_ratio(g: np.ndarray, p: np.ndarray) -> float | None:
-    ok = ~np.isnan(g) & ~np.isnan(p) & (g != 0)
-    if not ok.any() or (np.isnan(g) != np.isnan(p)).any():
-        return None
-    r = p[ok] / g[ok]
-    k = float(np.median(r))
-    if k == 0 or not np.all(np.abs(r - k) <= 1e-6 * abs(k)):
-        return None
-    if np.any((g == 0) & (p != 0)):
-        return None
-    return k
-
-
-def _diagnose(e: _Encoded, match: np.ndarray, rel_tol: float) -> str | None:
+def _diagnose(e: _Encoded, match: np.ndarray) -> str | None:
     n_g, n_p = e.tg.shape[0], e.tp.shape[0]
     t, m = e.tg.shape[1], e.ng.shape[1]
     found = int((match >= 0).sum())
@@ -362,18 +337,18 @@ def _diagnose(e: _Encoded, match: np.ndarray, rel_tol: float) -> str | None:
         parts = []
         for c in range(m):
             g, p = e.ng[0, c], e.np_[0, c]
-            if not bool(numbers_close(np.array([g]), np.array([p]), e.half[0:1, c], rel_tol=rel_tol)[0]):
+            if not bool(numbers_close(np.array([g]), np.array([p]), e.half[0:1, c], rel_tol=e.rel[c])[0]):
                 k = _constant_ratio(np.array([g]), np.array([p]))
-                ratio = f" ({describe_scale(k)} the golden)" if k is not None else ""
+                ratio = f" ({describe_scale(k)} the golden)" if k is not None and describe_scale(k) != "×1" else ""
                 parts.append(f"'{e.names[t + c]}' is {_num(p)}, golden {_num(g)}{ratio}")
         return "different value: " + "; ".join(parts) if parts else None
     # Same population (text keys) but numbers off?
-    key_match = _match_cols(e, [], rel_tol) if t else None
+    key_match = _match_cols(e, []) if t else None
     if n_g == n_p and t >= 1 and (t + m) >= 2:
         # One text column off, everything else right (e.g. NULL written as '').
         for c in range(t):
             keep = [k for k in range(t) if k != c]
-            mm = _match(e.tg[:, keep], e.tp[:, keep], e.ng, e.np_, e.half, rel_tol)
+            mm = _match(e.tg[:, keep], e.tp[:, keep], e.ng, e.np_, e.half, e.rel)
             if int((mm >= 0).sum()) == n_g:
                 bad = np.flatnonzero(e.tg[:, c] != e.tp[mm, c])
                 relabel = _relabelled(e, c, mm) if bad.size == n_g else None
@@ -389,13 +364,13 @@ def _diagnose(e: _Encoded, match: np.ndarray, rel_tol: float) -> str | None:
         off = []
         for c in range(m):
             rest = [k for k in range(m) if k != c]
-            mm = _match_cols(e, rest, rel_tol)
+            mm = _match_cols(e, rest)
             if int((mm >= 0).sum()) == n_g:
                 k = _constant_ratio(e.ng[:, c], e.np_[mm, c])
                 name = e.names[t + c]
                 if k is not None:
                     return f"uniformly scaled {describe_scale(k)}: column '{name}' (every other value right)"
-                bad = int((~numbers_close(e.ng[:, c], e.np_[mm, c], e.half[:, c], rel_tol=rel_tol)).sum())
+                bad = int((~numbers_close(e.ng[:, c], e.np_[mm, c], e.half[:, c], rel_tol=e.rel[c])).sum())
                 off.append(f"one column off: '{name}' ({bad} of {n_g} rows differ, every other value right)")
         if len(off) == 1:
             return off[0]
@@ -420,7 +395,7 @@ def _diagnose(e: _Encoded, match: np.ndarray, rel_tol: float) -> str | None:
         gs = np.sort(e.ng, axis=0)
         ps = np.sort(e.np_, axis=0)
         ks = [_constant_ratio(gs[:, c], ps[:, c]) for c in range(m)]
-        offs = [c for c in range(m) if not bool(numbers_close(gs[:, c], ps[:, c], e.half[np.argsort(e.ng[:, c], kind="stable"), c], rel_tol=rel_tol).all())]
+        offs = [c for c in range(m) if not bool(numbers_close(gs[:, c], ps[:, c], e.half[np.argsort(e.ng[:, c], kind="stable"), c], rel_tol=e.rel[c]).all())]
         if len(offs) == 1 and ks[offs[0]] is not None:
             return f"uniformly scaled {describe_scale(ks[offs[0]])}: column '{e.names[offs[0]]}'"
         if len(offs) == 1:
@@ -446,10 +421,10 @@ def _monotone(values: np.ndarray) -> int:
     return 0
 
 
-def _order(e: _Encoded, golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing, rel_tol: float) -> str:
+def _order(e: _Encoded, golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) -> str:
     if e.tg.shape[0] != e.tp.shape[0]:
         return "different"
-    same = np.array_equal(e.tg, e.tp) and bool(_rows_close(e.ng, e.np_, e.half, rel_tol).all())
+    same = np.array_equal(e.tg, e.tp) and bool(_rows_close(e.ng, e.np_, e.half, e.rel).all())
     if same:
         return "same"
     # Which golden columns are sorted? The prediction must be sorted the same way in every one of them.
@@ -488,7 +463,7 @@ def _worst(v: np.ndarray, sign: float) -> int:
     return int(np.argmax(x))
 
 
-def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any], rel_tol: float) -> dict[str, Any]:
+def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any]) -> dict[str, Any]:
     by = str(top.get("by"))
     direction = str(top.get("direction", "desc")).lower()
     sign = -1.0 if direction.startswith("desc") else 1.0
@@ -507,9 +482,10 @@ def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any], rel_tol: float) -
         pv = np.array([np.nan if v is None else ranks[v] for v in p_text], dtype=float)
         hv = np.zeros_like(gv)
         e = _Encoded(e.names, e.tg, e.tp, np.column_stack([e.ng, gv]), np.column_stack([e.np_, pv]),
-                     np.column_stack([e.half, hv]), e.g_index, e.vocab)
+                     np.column_stack([e.half, hv]), e.g_index, e.vocab, np.append(e.rel, 0.0))
         c = e.ng.shape[1] - 1
     n_g, n_p = gv.size, pv.size
+    rel_tol = float(e.rel[c])  # the top-N column's; whole rows below use e.rel
     if n_p > n_g and n_g:
         # Every tied row returned? Rows above the boundary all there, every other row at the boundary value.
         g_bound = gv[_worst(gv, sign)]
@@ -517,7 +493,7 @@ def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any], rel_tol: float) -
         at_g = numbers_close(gv, np.full(n_g, g_bound), hv, rel_tol=rel_tol)
         at_p = numbers_close(pv, np.full(n_p, g_bound), np.full(n_p, float(hb)), rel_tol=rel_tol)
         above_g, above_p = np.flatnonzero(~at_g), np.flatnonzero(~at_p)
-        mm = _match(e.tg[above_g], e.tp[above_p], e.ng[above_g], e.np_[above_p], e.half[above_g], rel_tol)
+        mm = _match(e.tg[above_g], e.tp[above_p], e.ng[above_g], e.np_[above_p], e.half[above_g], e.rel)
         if int((mm >= 0).sum()) == above_g.size == above_p.size:
             return {"qualifies": False, "all_ties": True, "boundary": float(g_bound),
                     "why": f"{n_p} rows for a top {n_g}: every row tied at the boundary value {_num(float(g_bound))} is returned"}
@@ -536,12 +512,12 @@ def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any], rel_tol: float) -
     above_g = np.flatnonzero(~at_g)
     above_p = np.flatnonzero(~at_p)
     # Rows above the boundary must be the golden's rows, all of them.
-    mm = _match(e.tg[above_g], e.tp[above_p], e.ng[above_g], e.np_[above_p], e.half[above_g], rel_tol)
+    mm = _match(e.tg[above_g], e.tp[above_p], e.ng[above_g], e.np_[above_p], e.half[above_g], e.rel)
     if int((mm >= 0).sum()) != above_g.size or above_p.size != above_g.size:
         return {"qualifies": False, "boundary": float(g_bound), "why": "rows above the boundary differ from the golden's"}
     if int(at_p.sum()) != int(at_g.sum()):
         return {"qualifies": False, "boundary": float(g_bound), "why": "a different number of rows at the boundary"}
-    tie = _match(e.tg[at_g], e.tp[at_p], e.ng[at_g], e.np_[at_p], e.half[at_g], rel_tol)
+    tie = _match(e.tg[at_g], e.tp[at_p], e.ng[at_g], e.np_[at_p], e.half[at_g], e.rel)
     differs = int((tie >= 0).sum()) != int(at_g.sum())
     return {"qualifies": True, "boundary": float(g_bound), "tie_break_differs": differs}
 
@@ -567,17 +543,18 @@ def compare_rows(
             golden column may be swapped).
         top_n: ``{"n", "by", "direction"}``: rows above the boundary must be the golden's; rows at the boundary
             need only carry the boundary value (a valid tie-break).
-        rel_tol: Relative numeric tolerance.
+        rel_tol: Relative numeric tolerance for binary floats; a column pair with a ``Decimal`` uses its own
+            (:func:`~goldeval.answers.numbers.pair_rel_tol`).
 
     Returns:
         A :class:`RowComparison` (``located`` block, ``mismatch`` text, ``complete``).
     """
-    e = _encode(golden, pred, pairing)
+    e = _encode(golden, pred, pairing, rel_tol)
     n_g, n_p = e.tg.shape[0], e.tp.shape[0]
-    if _fast_equal(e, rel_tol):
+    if _fast_equal(e):
         match = np.arange(n_g)
     else:
-        match = _match(e.tg, e.tp, e.ng, e.np_, e.half, rel_tol)
+        match = _match(e.tg, e.tp, e.ng, e.np_, e.half, e.rel)
     found = int((match >= 0).sum())
     missing_idx = np.flatnonzero(match < 0)
     extra = n_p - found
@@ -587,7 +564,7 @@ def compare_rows(
     ]
     out = RowComparison(n_g, n_p, found, missing, int(missing_idx.size), extra)
     if top_n:
-        out.top_n = _top_n(e, pairing, top_n, rel_tol)
+        out.top_n = _top_n(e, pairing, top_n)
         if not out.top_n.get("qualifies"):
             out.mismatch = "top-N: " + out.top_n.get("why", "rows do not qualify")
         elif out.top_n.get("tie_break_differs"):
@@ -600,9 +577,9 @@ def compare_rows(
                 out.order = "different"
                 out.mismatch = f"top-N rows not in {top_n.get('direction', 'desc')} order of '{top_n.get('by')}'"
         return out
-    out.mismatch = _diagnose(e, match, rel_tol)
+    out.mismatch = _diagnose(e, match)
     if ordered and found == n_g and extra == 0:
-        out.order = _order(e, golden, pred, pairing, rel_tol)
+        out.order = _order(e, golden, pred, pairing)
         if out.order == "different":
             out.mismatch = "same rows in a different order (the question asks for an order)"
         elif out.order == "unknown":

@@ -388,8 +388,19 @@ def open_database(path: str | os.PathLike[str] | None, *, sql_dialect: str | Non
 
 
 def rows_as_lists(result: QueryResult) -> list[list[Any]]:
-    """Rows as lists (JSON-ready shape)."""
-    return [list(r) for r in result.rows]
+    """Rows as lists, JSON-ready: a ``Decimal`` (DuckDB ``DECIMAL``, PostgreSQL ``numeric``) as the text of its exact
+    digits (``"1234567.80"``: a float would drop the scale, and JSON writers refuse a Decimal), ``bytes`` as hex
+    (as the judge compares them)."""
+    from decimal import Decimal
+
+    def cell(v: Any) -> Any:
+        if isinstance(v, Decimal):
+            return str(v)
+        if isinstance(v, (bytes, bytearray, memoryview)):
+            return bytes(v).hex()
+        return v
+
+    return [[cell(v) if isinstance(v, (Decimal, bytes, bytearray, memoryview)) else v for v in r] for r in result.rows]
 
 
 @contextlib.contextmanager

@@ -17,10 +17,12 @@ Kinds:
 
 NULL (``None``, and a float NaN) is neither 0 nor ``""``: it only equals NULL.
 
-Tolerance for a golden number ``g`` against a predicted ``p``: ``|p - g| <= max(rel_tol * max(|g|, |p|), h)``
+Tolerance for a golden number ``g`` against a predicted ``p``: ``|p - g| <= max(r * max(|g|, |p|), h)``
 (the relative part only when ``g`` or ``p`` is not a whole number: two whole numbers meet exactly, or within ``h``)
 where ``h`` is half a unit in the last decimal the golden was written with (a golden written ``58.74`` has
-``h = 0.005`` and accepts ``58.744924``); integers have ``h = 0`` (a count of 12 never accepts 12.4).
+``h = 0.005`` and accepts ``58.744924``); integers have ``h = 0`` (a count of 12 never accepts 12.4). ``r`` is
+1e-6 for binary floats and far smaller where a ``Decimal`` (a database ``NUMERIC``) is compared: the rule lives in
+:mod:`goldeval.answers.numbers`, re-exported here.
 
 Source: ``DESIGN.md`` "Data answers" (tolerance, NULL, rate columns), goldeval.
 """
@@ -37,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from goldeval.answers.numbers import REL_TOL, numbers_close, tolerances
+
 __all__ = [
     "REL_TOL",
     "Column",
@@ -50,9 +54,6 @@ __all__ = [
     "role_tags",
     "roles_conflict",
 ]
-
-#: Relative tolerance for numbers (applies to every numeric comparison).
-REL_TOL = 1e-6
 
 _NUM_RE = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 _NUM_THOUSANDS_RE = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
@@ -160,7 +161,11 @@ def _cell(value: Any) -> tuple[str, Any, bool]:
     if isinstance(value, float):
         return ("null", None, False) if math.isnan(value) else ("number", value, False)
     if isinstance(value, Decimal):
-        return ("null", None, False) if value.is_nan() else ("number", float(value), False)
+        if value.is_nan():
+            return "null", None, False
+        if value.is_finite() and abs(value) >= _EXACT_INT and value == value.to_integral_value():
+            return "text", str(int(value)), False  # a NUMERIC identifier from 2**53 on: exact digits, as an int's
+        return "number", float(value), False
     if isinstance(value, np.generic):
         return _cell(value.item())
     if isinstance(value, _dt.datetime):
@@ -236,9 +241,14 @@ class Column:
             on first use.
         percent: True when any cell was written with a ``%`` sign.
         raw: The cells as given (for reporting missing rows).
+        decimal: True when a number cell is a ``Decimal`` (a database ``NUMERIC``/``DECIMAL``: an exact number).
+        binary: True when a number cell is a binary float (``float``, a NumPy float).
+            Both choose the relative tolerance of a column pair (:func:`goldeval.answers.numbers.pair_rel_tol`);
+            integers, booleans and numeric text are neither.
     """
 
-    __slots__ = ("name", "kind", "n", "null", "num", "percent", "raw", "_text", "_decimals", "n_numberlike", "_cache")
+    __slots__ = ("name", "kind", "n", "null", "num", "percent", "raw", "_text", "_decimals", "n_numberlike", "_cache",
+                 "decimal", "binary")
 
     def __init__(self, name: str, kind: str, n: int, null: np.ndarray, num: np.ndarray | None,
                  text: np.ndarray | None, raw: Sequence[Any], percent: bool = False) -> None:
@@ -254,6 +264,8 @@ class Column:
         #: Cells of a text column that spell a number (0 means a number column can never meet this one).
         self.n_numberlike = 0
         self._cache: dict[str, Any] = {}
+        self.decimal = False
+        self.binary = False
 
     def __repr__(self) -> str:
         return f"Column({self.name!r}, kind={self.kind!r}, n={self.n})"
@@ -328,6 +340,17 @@ def _decimals_array(raw: Sequence[Any], num: np.ndarray | None) -> np.ndarray:
     return out
 
 
+def _number_sources(values: Sequence[Any]) -> tuple[bool, bool]:
+    """(a cell is a finite-or-infinite ``Decimal``, a cell is a binary float) among *values* (NULL/NaN aside)."""
+    decimal = binary = False
+    for v in values:
+        if isinstance(v, Decimal):
+            decimal = decimal or not v.is_nan()
+        elif isinstance(v, (float, np.floating)) and not isinstance(v, bool):
+            binary = binary or v == v
+    return decimal, binary
+
+
 def _all_of(values: Sequence[Any], types: tuple[type, ...]) -> bool:
     return set(map(type, values)) <= set(types)
 
@@ -359,7 +382,9 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
             return Column(name, "null", n, null, None, np.array([None] * n, dtype=object), values)
         big = np.abs(num) >= _EXACT_INT
         if not big.any() or not any(type(values[i]) is int and abs(values[i]) >= _EXACT_INT for i in np.flatnonzero(big).tolist()):
-            return Column(name, "number", n, null, num, None, values)
+            col = Column(name, "number", n, null, num, None, values)
+            col.binary = float in set(map(type, values))
+            return col
     # Fastest path: ASCII strings without white space, none of which can be a number, date, boolean or "":
     # lower-cased all at once (one C-level pass over the joined text instead of one call per cell).
     if n and _all_of(values, (str,)):
@@ -393,7 +418,9 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
     if present <= {"number", "bool"}:
         kind = "bool" if present == {"bool"} else "number"
         num = np.array([np.nan if c is None else c for c in canon], dtype=float)
-        return Column(name, kind, n, null, num, None, values, percent)
+        col = Column(name, kind, n, null, num, None, values, percent)
+        col.decimal, col.binary = _number_sources(values)
+        return col
     kind = "date" if present == {"date"} else "text"
     text = np.array(
         [None if c is None else (_number_text(c) if k in ("number", "bool") else c) for k, c in zip(kinds, canon)],
@@ -402,38 +429,6 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
     col = Column(name, kind, n, null, None, text, values, percent)
     col.n_numberlike = sum(1 for k in kinds if k in ("number", "bool"))
     return col
-
-
-def tolerances(golden: Column, *, rel_tol: float = REL_TOL) -> np.ndarray:
-    """Absolute half-width accepted around each golden number: ``(n,)`` float, the display-precision part only.
-
-    The relative part (``rel_tol * max(|g|, |p|)``) depends on the prediction and is added where values meet.
-    A value written with ``d > 0`` decimals accepts half a unit of its last decimal, ``0.5 * 10**-d``; integers
-    (``d = 0``) accept nothing beyond the relative tolerance. Computed once per column.
-    """
-    return golden.cached("tolerances", lambda: _tolerances(golden))
-
-
-def _tolerances(golden: Column) -> np.ndarray:
-    d = golden.decimals.astype(float)
-    half = np.where(d > 0, 0.5 * np.power(10.0, -d), 0.0)
-    # A hair of slack so that 58.745 (exactly half a unit off, in binary floating point) is still accepted.
-    return half * (1 + 1e-9)
-
-
-def numbers_close(g: np.ndarray, p: np.ndarray, half: np.ndarray, *, rel_tol: float = REL_TOL) -> np.ndarray:
-    """Elementwise tolerance test; NULL (NaN) equals only NULL. Shapes broadcast; returns bool.
-
-    The relative tolerance absorbs floating-point noise, so it applies only when one side is not a whole number:
-    two whole numbers meet exactly or within the golden's display precision (1,000,001 is not a count of 1,000,000,
-    and order 1234567890999 is not order 1234567890123, although both are within 1e-6 relative)."""
-    with np.errstate(invalid="ignore"):
-        diff = np.abs(g - p)
-        rel = rel_tol * np.maximum(np.abs(g), np.abs(p))
-        whole = (g == np.floor(g)) & (p == np.floor(p))
-        lim = np.maximum(np.where(whole, 0.0, rel), half)
-        close = diff <= lim
-    return np.where(np.isnan(g) | np.isnan(p), np.isnan(g) & np.isnan(p), close)
 
 
 # --- column names: tokens, roles, rates -------------------------------------------------------------------------
