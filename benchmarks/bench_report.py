@@ -60,7 +60,7 @@ def main() -> None:
     from goldeval.freetext import score_file
     from goldeval.report.html import render_html
     from goldeval.report.model import ReportOptions, build_model
-    from goldeval.report.sources import load_sources
+    from goldeval.report.build import sources_loader
 
     for n in args.sizes:
         path = corpus(n)
@@ -73,8 +73,7 @@ def main() -> None:
             score_file(path, workers=1)
             anchor_t.append(time.perf_counter() - t)
             t = time.perf_counter()
-            sources = load_sources(results, None, wanted={str(c["id"]) for c in results["per_example"]})
-            model = build_model(results, sources=sources, options=ReportOptions())
+            model = build_model(results, sources=sources_loader(results, None), options=ReportOptions())
             html = render_html(model)
             report_t.append(time.perf_counter() - t)
         size = len(html.encode("utf-8"))

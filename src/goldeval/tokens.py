@@ -28,12 +28,46 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import accumulate
 
 from goldeval.errors import InputError
 
-__all__ = ["Tokenizer", "OPENSCRIBE", "UNICODE", "TOKENIZERS", "get_tokenizer"]
+__all__ = ["Tokenizer", "TokenSpans", "OPENSCRIBE", "UNICODE", "TOKENIZERS", "get_tokenizer"]
+
+
+@dataclass(frozen=True, slots=True)
+class TokenSpans:
+    """The tokens of one text with where each stands in that text, as three parallel lists.
+
+    Attributes:
+        tokens: ``list[str]``, shape ``(n_tokens,)``; exactly what :attr:`Tokenizer.tokenize` returns for the text
+            (normalized: lowercased, and under ``unicode`` NFKC-folded).
+        starts: ``list[int]``, shape ``(n_tokens,)``; character offset (a ``str`` index, not bytes) in the text
+            *as given* where token ``i`` begins.
+        ends: ``list[int]``, shape ``(n_tokens,)``; offset just past it, so ``text[starts[i]:ends[i]]`` is the
+            written form of ``tokens[i]`` (``"BP"`` for ``bp``). Starts and ends never decrease and lie in
+            ``[0, len(text)]``; two spans overlap only when both tokens came from one written character (NFKC
+            reads ``½`` as ``1⁄2``: two tokens, one character).
+
+    Notes:
+        Where normalizing changes the length of the text (``"İ".lower()`` is two characters; NFKC composes
+        ``e`` + U+0301 into ``é``, or decomposes ``ﬁ`` into ``fi``), a span covers the whole written characters
+        its token came from: the span of ``i`` in ``"İx"`` is ``"İ"``. Only when normalizing merges characters
+        across a boundary that cannot be located (not seen in practice) is the span widened to the whole text.
+    """
+
+    tokens: list[str]
+    starts: list[int]
+    ends: list[int]
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def __iter__(self) -> Iterator[tuple[str, int, int]]:
+        """``(token, start, end)`` triples in text order."""
+        return zip(self.tokens, self.starts, self.ends)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +90,22 @@ class Tokenizer:
     tokenize: Callable[[str], list[str]]
     _unreadable: Callable[[str], str | None]
     fast_counts: Callable[[str, str], tuple[int, int, int]] | None = None
+    _spans: Callable[[str], TokenSpans] | None = None
+
+    def spans(self, text: str) -> TokenSpans:
+        """The tokens of *text* with their character offsets in *text* (see :class:`TokenSpans`).
+
+        ``spans(text).tokens == tokenize(text)`` for every text (a property test holds the two together); the
+        offsets come from the same regular-expression pass (``re.split`` with the rule's pattern as its one
+        group, and the running sum of the pieces' lengths), so this costs about what ``tokenize`` costs.
+
+        Raises:
+            InputError: a rule built without a span function (a third-party :class:`Tokenizer`).
+        """
+        if self._spans is None:
+            raise InputError(f"tokenizer {self.name!r}: this rule gives no token offsets (it was built without a span "
+                             "function); shared tokens cannot be located.")
+        return self._spans(text)
 
     def unreadable(self, text: str) -> str | None:
         """The first letter or digit in *text* that this rule drops (e.g. a CJK or Cyrillic letter under
@@ -108,6 +158,75 @@ def split_word(text: str) -> str | None:
     return None
 
 
+# --- offsets (Tokenizer.spans) ---------------------------------------------------------------------------
+
+
+def _split_spans(parts: list[str]) -> tuple[list[str], list[int], list[int]]:
+    """``pattern.split`` with one group gives ``[gap, token, gap, token, …, gap]``: the tokens are the odd pieces
+    and each piece's end offset is the running sum of the lengths (all in C)."""
+    bounds = list(accumulate(map(len, parts)))
+    return parts[1::2], bounds[0:-1:2], bounds[1::2]
+
+
+def _clusters(text: str) -> list[int]:
+    """Start offsets of the text's clusters (a character that is not a combining mark and the marks after it),
+    then ``len(text)``: the pieces that normalizing (lower, casefold, NFKC) maps independently in practice."""
+    combining = unicodedata.combining
+    out = [i for i, c in enumerate(text) if i == 0 or not combining(c)]
+    out.append(len(text))
+    return out
+
+
+def _origins(text: str, fold: Callable[[str], str], folded: str) -> tuple[list[int], list[int]] | None:
+    """For each character of ``folded == fold(text)``: the start and end in *text* of the written characters it
+    came from. Clusters are folded one by one; a cluster whose fold is not independent of the next one (Hangul
+    jamo that NFKC composes into a syllable) is folded together with it. ``None`` when no alignment is found."""
+    cb = _clusters(text)
+    pieces = [fold(text[cb[k]:cb[k + 1]]) for k in range(len(cb) - 1)]
+    if "".join(pieces) == folded:
+        gs: list[int] = []
+        ge: list[int] = []
+        for k, piece in enumerate(pieces):
+            n = len(piece)
+            gs += [cb[k]] * n
+            ge += [cb[k + 1]] * n
+        return gs, ge
+    gs, ge = [], []
+    pos, i, last = 0, 0, len(cb) - 1
+    while i < last:
+        j = i + 1
+        piece = fold(text[cb[i]:cb[j]])
+        while j < last and fold(text[cb[i]:cb[j + 1]]) != piece + fold(text[cb[j]:cb[j + 1]]):
+            j += 1
+            piece = fold(text[cb[i]:cb[j]])
+        if not folded.startswith(piece, pos):
+            return None
+        gs += [cb[i]] * len(piece)
+        ge += [cb[j]] * len(piece)
+        pos += len(piece)
+        i = j
+    return (gs, ge) if pos == len(folded) else None
+
+
+def _mapped_spans(text: str, folded: str, parts: list[str], fold: Callable[[str], str]) -> TokenSpans:
+    tokens, starts, ends = _split_spans(parts)
+    if len(folded) == len(text) and (text.isascii() or fold is str.lower):
+        return TokenSpans(tokens, starts, ends)  # every character folded to exactly one: offsets are the same
+    origin = _origins(text, fold, folded)
+    if origin is None:  # pragma: no cover - no known text; the whole text is then each token's span
+        return TokenSpans(tokens, [0] * len(tokens), [len(text)] * len(tokens))
+    gs, ge = origin
+    return TokenSpans(tokens, [gs[a] for a in starts], [ge[b - 1] for b in ends])
+
+
+_openscribe_split = re.compile(f"({_OPENSCRIBE_RE.pattern})").split
+
+
+def _openscribe_spans(text: str) -> TokenSpans:
+    low = text.lower()
+    return _mapped_spans(text, low, _openscribe_split(low), str.lower)
+
+
 try:  # the optional C fast path (see _fast.c); the regex above stays the definition
     from goldeval._fast import overlap_counts as _openscribe_fast_counts
 except ImportError:  # pragma: no cover - exercised where no compiler was available at install time
@@ -120,6 +239,7 @@ OPENSCRIBE = Tokenizer(
     tokenize=_openscribe_tokenize,
     _unreadable=_openscribe_unreadable,
     fast_counts=_openscribe_fast_counts,
+    _spans=_openscribe_spans,
 )
 
 # --- unicode ------------------------------------------------------------------------------------------------
@@ -150,10 +270,24 @@ def _unicode_re() -> re.Pattern[str]:
     return re.compile(rf"[{_SPACELESS}]|{word}+(?:[.'/-]{word}+)*")
 
 
-def _unicode_tokenize(text: str) -> list[str]:
+def _unicode_fold(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text).translate(_FOLD_TABLE).casefold()
     # casefold turns U+0130 (İ) into "i" + U+0307; Turkish and Azeri read it as plain i
-    return _unicode_re().findall(folded.replace("i\u0307", "i"))
+    return folded.replace("i\u0307", "i")
+
+
+def _unicode_tokenize(text: str) -> list[str]:
+    return _unicode_re().findall(_unicode_fold(text))
+
+
+@functools.cache
+def _unicode_split() -> Callable[[str], list[str]]:
+    return re.compile(f"({_unicode_re().pattern})").split
+
+
+def _unicode_spans(text: str) -> TokenSpans:
+    folded = _unicode_fold(text)
+    return _mapped_spans(text, folded, _unicode_split()(folded), _unicode_fold)
 
 
 def _unicode_unreadable(text: str) -> str | None:
@@ -166,6 +300,7 @@ UNICODE = Tokenizer(
     description="NFKC, curly apostrophes and Unicode hyphens folded, casefold; Unicode letters/digits; CJK per character",
     tokenize=_unicode_tokenize,
     _unreadable=_unicode_unreadable,
+    _spans=_unicode_spans,
 )
 
 #: Every shipped rule by name.

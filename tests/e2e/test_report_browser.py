@@ -58,8 +58,8 @@ def browser():
 class Page:
     """A report opened in a fresh browser context, with every request and console error recorded."""
 
-    def __init__(self, browser, path: Path):
-        self.context = browser.new_context(viewport={"width": 1300, "height": 900})
+    def __init__(self, browser, path: Path, *, width: int = 1300):
+        self.context = browser.new_context(viewport={"width": width, "height": 900})
         self.requests: list[str] = []
         self.errors: list[str] = []
         self.context.on("request", lambda r: self.requests.append(r.url))
@@ -87,6 +87,17 @@ class Page:
         assert self.requests == [self.url], self.requests
         assert not self.errors, self.errors
 
+    def assert_charts_fit(self):
+        # every text of every chart (titles, labels, annotations) lies inside its chart: none is cut at an edge
+        out = self.page.evaluate("""() => Array.from(document.querySelectorAll('figure.chart svg')).flatMap(svg => {
+            const r = svg.getBoundingClientRect();
+            return Array.from(svg.querySelectorAll('text')).filter(t => {
+                const b = t.getBoundingClientRect();
+                return b.left < r.left - 0.5 || b.right > r.right + 0.5 || b.top < r.top - 0.5 || b.bottom > r.bottom + 0.5;
+            }).map(t => t.textContent); })""")
+        assert self.page.locator("figure.chart svg text").count() > 0  # text is text (not paths): the check sees it
+        assert out == [], out
+
     def close(self):
         self.context.close()
 
@@ -102,8 +113,9 @@ def runs(tmp_path_factory):
         "--store", store, "--arm", "arm-a", "-q")
     run("judge", SQL / "cases.jsonl", SQL / "arm_b.jsonl", "--db", SQL / "clinic.sqlite", "--gates", SQL / "dod.toml",
         "--store", store, "--arm", "arm-b", "-q", code=1)
+    run("score", PRIMOCK, "--store", store, "--arm", "unicode", "--tokenizer", "unicode", "-q")
     ids = [r["id"] for r in reversed(json.loads(run("runs", "list", "--store", store, "--json", "--limit", "0")))]
-    return store, dict(zip(["primock", "arm_a", "arm_b"], ids)), d
+    return store, dict(zip(["primock", "arm_a", "arm_b", "primock_unicode"], ids)), d
 
 
 def test_primock57_report(browser, runs):
@@ -133,10 +145,17 @@ def test_primock57_report(browser, runs):
         detail = pg.locator(f"tr.detail[data-detail='{first}']")
         assert "prediction (shared tokens marked)" in detail.inner_text()
         assert detail.locator("mark").count() > 10
-        # the failures filter: nothing failed to score in this run
+        # no --min-f1: an F1 is not a verdict, so no case is a "pass" (newcomer F6): every row reads "scored", the
+        # failures and passes filters are off and say why, and "scored" holds all 57
+        assert set(pg.locator("#case-table tbody tr.case td:nth-child(2)").all_inner_texts()) == {"scored"}
+        fail = pg.locator("#filters button[data-filter='fail']")
+        assert fail.is_disabled() and "--min-f1" in fail.get_attribute("title")
+        assert pg.locator("#filters button[data-filter='pass']").is_disabled()
         pg.fill("#search", "")
-        pg.click("#filters button[data-filter='fail']")
-        expect(pg.locator("#count")).to_have_text(re.compile(r"^0 of 57"))
+        pg.click("#filters button[data-filter='scored']")
+        expect(pg.locator("#count")).to_have_text(re.compile(r"^57 of 57"))
+        pg.click("#filters button[data-filter='unscored']")
+        expect(pg.locator("#count")).to_have_text(re.compile(r"^0 of 57"))  # nothing failed to score in this run
         p.shot("primock57")
         p.assert_offline()
     finally:
@@ -170,6 +189,10 @@ def test_clinic_judge_report(browser, runs):
         assert "final query" in text and "SELECT" in text
         assert "golden" in text and "predicted" in text and "Cardiology" in text
         assert "missing golden rows" in text and "column pairing" in text
+        # the bars are the summary's counts (newcomer F5: q19, verified_wrong, was a 16th no_match bar), and every
+        # chart text is whole (the pass-rate title was cut)
+        assert "counted there (out of the pass rate) whatever its verdict" in pg.inner_text("#charts")
+        p.assert_charts_fit()
         p.shot("clinic_arm_b")
         p.assert_offline()
     finally:
@@ -200,6 +223,32 @@ def test_compare_report(browser, runs):
         text = pg.locator("tr.detail[data-detail='q01']").inner_text()
         assert "A (before) beside B (after)" in text and "A why" in text and "B why" in text
         p.shot("compare_arm_a_arm_b")
+        p.assert_offline()
+    finally:
+        p.close()
+
+
+def test_free_text_compare_at_1280_px_shows_each_line_whole(browser, runs):
+    # newcomer F7: in a 1280-px window the compare note ended "…part of any difference below comes from" (the
+    # line was cut where the terminal rendering wrapped it). PriMock57 under openscribe, then under unicode: the
+    # same published predictions, two tokenizers (README: 0 up, 2 down).
+    store, ids, d = runs
+    out = d / "compare_tokenizers.html"
+    run("report", ids["primock"], "--compare", ids["primock_unicode"], "--store", store, "--out", out)
+    p = Page(browser, out, width=1280)
+    try:
+        pg = p.page
+        items = pg.locator("#compare-stats li")
+        note = next(t for t in items.all_inner_texts() if t.startswith("note: the runs were measured differently"))
+        assert note.endswith("part of any difference below comes from that, not from the model under test.")
+        assert "(tokenizer: openscribe → unicode)" in note
+        # no line of the block runs past its box
+        assert items.evaluate_all("ls => ls.filter(l => l.scrollWidth > l.clientWidth + 1).length") == 0
+        assert "0 up, 2 down" in pg.inner_text("#compare-stats")
+        pg.click("#filters button[data-filter='changed']")
+        expect(pg.locator("#count")).to_have_text(re.compile(r"^2 of 57"))
+        p.assert_charts_fit()
+        p.shot("compare_tokenizers_1280")
         p.assert_offline()
     finally:
         p.close()

@@ -133,3 +133,28 @@ def test_a_judge_run_with_llm_calls_shows_each_call_with_its_raw_answer(tmp_path
     run("report", "latest", "--store", store, "--out", out, "--redact")
     red = out.read_text(encoding="utf-8")
     assert "The prose states all three counts" not in red and "Surgery 9" not in red and '"j4"' in red
+
+
+def test_the_verdict_chart_counts_each_case_as_the_summary_does(tmp_path):
+    # newcomer F5: on the clinic's arm B the chart said no_match 16 and the summary 15. q19's golden is
+    # verified_wrong (README: "verified_wrong 1"); its verdict is no_match, but the pass rate counts it only under
+    # verified_wrong. The README's arm B line: 0 / 15 decided, near_match 1, needs_human 2, unscored 3 (q16, q17,
+    # q22); n 22 = 0 + 15 + 1 + 2 + 3 + 1.
+    sql = REPO / "examples" / "sql"
+    res = tmp_path / "b.json"
+    run("judge", sql / "cases.jsonl", sql / "arm_b.jsonl", "--db", sql / "clinic.sqlite", "--no-store", "--out", res, "-q")
+    out = tmp_path / "b.html"
+    run("report", "--results", res, "--out", out)
+    d = _data(out.read_text(encoding="utf-8"))
+    html = out.read_text(encoding="utf-8")
+    expected = {"match": 0, "no_match": 15, "near_match": 1, "needs_human": 2, "unscored": 3, "verified_wrong": 1}
+    summary = dict(d["summary"]["items"])
+    assert {k: summary[k] for k in expected} == expected
+    assert "counted there (out of the pass rate) whatever its verdict" in html
+    q19 = next(c for c in d["cases"] if c["id"] == "q19")
+    assert (q19["verdict"], q19["gold_status"], q19["bucket"]) == ("no_match", "verified_wrong", "verified_wrong")
+    from goldeval.report.build import read_results_file
+    from goldeval.report.model import build_model
+
+    assert build_model(read_results_file(str(res)))["charts"][0]["counts"] == expected  # the bars drawn
+

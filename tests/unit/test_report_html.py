@@ -20,7 +20,7 @@ from goldeval.report.build import report_from_results
 from goldeval.report.html import embed_json, render_html
 from goldeval.report.model import ReportOptions, build_model, shared_spans
 from goldeval.report.sources import load_sources
-from goldeval.tokens import OPENSCRIBE
+from goldeval.tokens import OPENSCRIBE, UNICODE
 
 REPO = Path(__file__).resolve().parents[2]
 PRIMOCK = REPO / "examples" / "data" / "openscribe_primock57_predictions.jsonl"
@@ -42,8 +42,13 @@ def test_shared_spans_mark_the_multiset_overlap_by_hand():
     assert [pred[a[i]:a[i + 1]] for i in range(0, len(a), 2)] == ["BP", "138/86"]
 
 
-def test_shared_spans_refuse_a_text_whose_length_changes_when_lowered():
-    assert shared_spans("İstanbul visit", "istanbul visit", OPENSCRIBE) is None  # 'İ'.lower() is two characters
+def test_shared_spans_locate_tokens_in_a_text_whose_length_changes_when_lowered():
+    # 'İ'.lower() is two characters, so offsets in the lowered text are not offsets in the text (session 1 gave no
+    # marks here). Openscribe reads "İstanbul visit" as i, stanbul, visit and "istanbul visit" as istanbul, visit:
+    # only "visit" is shared, at 9..14 in both texts as written.
+    assert shared_spans("İstanbul visit", "istanbul visit", OPENSCRIBE) == ([9, 14], [9, 14])
+    # unicode reads both as istanbul, visit: both shared; in the prediction "İstanbul" is 0..8 as written
+    assert shared_spans("İstanbul visit", "istanbul visit", UNICODE) == ([0, 8, 9, 14], [0, 8, 9, 14])
 
 
 def _page(html: str) -> tuple[str, str]:
@@ -145,3 +150,35 @@ def test_compact_spans_merge_runs_across_non_token_characters_and_delta_code():
     # "BP" [11,13] sits between 138/86 and high but is unmarked: the marks around it stay apart
     assert compact_spans(text, [3, 9, 14, 18]) == [3, 6, 5, 4]
     assert compact_spans(text, []) == []
+
+
+def test_texts_are_read_at_the_recorded_lines_and_a_wrong_hint_falls_back_to_every_row(tmp_path, monkeypatch):
+    import goldeval.io
+    from goldeval.io import file_sha256
+
+    p = tmp_path / "p.jsonl"
+    p.write_text('{"id": "a", "prediction": "pa", "reference": "ra"}\n\n'
+                 '{"id": 18446744073709551617, "prediction": "pbig", "reference": "rbig"}\n'
+                 '{"id": "c", "prediction": "pc", "reference": "rc"}\n', encoding="utf-8")
+    results = {"scorer": {"name": "token_f1"}, "input": {"path": str(p), "sha256": file_sha256(p)}, "config": {}}
+    big = "18446744073709551617"  # 2**64 + 1: its digits are the id (orjson alone reads it as the float 1.8e19)
+    # line 2 is blank: the rows are on lines 1, 3 and 4; with right hints no full read happens
+    full_read = goldeval.io.read_rows
+    monkeypatch.setattr(goldeval.io, "read_rows", lambda path: pytest.fail("read every row despite right hints"))
+    src = load_sources(results, None, wanted={"c", big}, lines={"c": 4, big: 3})
+    assert src.texts == {"c": {"prediction": "pc", "reference": "rc"}, big: {"prediction": "pbig", "reference": "rbig"}}
+    monkeypatch.setattr(goldeval.io, "read_rows", full_read)
+    # a hint that points at another case's line: every row is read instead, and the right texts come back
+    src = load_sources(results, None, wanted={"c"}, lines={"c": 1})
+    assert src.texts == {"c": {"prediction": "pc", "reference": "rc"}}
+
+
+def test_free_text_has_no_pass_or_fail_without_a_threshold(primock_results):
+    # newcomer F6: without --min-f1 every scored case read "pass" (F1 0.146 too). Now it is "scored"; with a
+    # threshold a case is "fail" exactly when its F1 is below it.
+    rows = build_model(primock_results)["cases"]
+    assert {r["bucket"] for r in rows} == {"scored"} and len(rows) == 57
+    rows = build_model(primock_results, options=ReportOptions(min_f1=0.25))["cases"]
+    f1 = {str(c["id"]): c["whole_note"]["f1"] for c in primock_results["per_example"]}
+    assert {r["id"] for r in rows if r["bucket"] == "fail"} == {i for i, v in f1.items() if v < 0.25}
+    assert {r["id"] for r in rows if r["bucket"] == "pass"} == {i for i, v in f1.items() if v >= 0.25}

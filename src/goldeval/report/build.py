@@ -4,7 +4,7 @@ from the inputs, compare when asked, and render (see :mod:`goldeval.report.model
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -13,11 +13,16 @@ from goldeval.errors import InputError
 from goldeval.report.model import ReportOptions, build_model
 from goldeval.report.sources import input_paths, load_sources
 
-__all__ = ["report_from_store", "report_from_results", "read_results_file", "report_inputs"]
+__all__ = ["report_from_store", "report_from_results", "read_results_file", "report_inputs", "sources_loader"]
 
 
-def _wanted(results: Mapping[str, Any]) -> set[str]:
-    return {str(c.get("id")) for c in results.get("per_example") or [] if isinstance(c, Mapping)}
+def sources_loader(results: Mapping[str, Any], run: Mapping[str, Any] | None, **kw: Any) -> Callable[[set[str]], Any]:
+    """A function ``wanted ids -> CaseSources`` for :func:`~goldeval.report.model.build_model`: the texts of the cases
+    the page embeds, read once they are chosen, each case's recorded line (``per_example[].line``) a hint so that
+    only those lines of a JSONL input are decoded. *kw* goes to :func:`~goldeval.report.sources.load_sources`."""
+    lines = {str(c.get("id")): c["line"] for c in results.get("per_example") or []
+             if isinstance(c, Mapping) and isinstance(c.get("line"), int) and not isinstance(c.get("line"), bool)}
+    return lambda wanted: load_sources(results, run, wanted=wanted, lines=lines, **kw)
 
 
 def report_from_store(store: Any, run: str, *, compare: str | None = None, options: ReportOptions | None = None,
@@ -42,7 +47,7 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
     rec = _finished(store.get_run(run))
     if compare is None:
         results = rec["results"]
-        sources = None if opts.redact else load_sources(results, rec, wanted=_wanted(results))
+        sources = None if opts.redact else sources_loader(results, rec)
         model = build_model(results, run=rec, sources=sources, options=opts)
     else:
         from goldeval.runs.compare import compare_runs
@@ -51,8 +56,8 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
         cmp = compare_runs(store.case_map(rec["id"]), store.case_map(rec_b["id"]), run_a=rec, run_b=rec_b,
                            seed=seed, n_resamples=resamples, confidence=confidence)
         res_a, res_b = rec["results"], rec_b["results"]
-        src_a = None if opts.redact else load_sources(res_a, rec, wanted=_wanted(res_a), execute=False)
-        src_b = None if opts.redact else load_sources(res_b, rec_b, wanted=_wanted(res_b))
+        src_a = None if opts.redact else sources_loader(res_a, rec, execute=False)
+        src_b = None if opts.redact else sources_loader(res_b, rec_b)
         model = build_model(res_a, run=rec, sources=src_a, compare=cmp, results_b=res_b, run_b=rec_b, sources_b=src_b, options=opts)
     from goldeval.report.html import render_html
 
@@ -113,7 +118,7 @@ def report_from_results(path: str, *, options: ReportOptions | None = None) -> t
     the working folder or from the file's folder). Returns ``(html, model)``."""
     opts = options or ReportOptions()
     results = read_results_file(path)
-    sources = None if opts.redact else load_sources(results, None, wanted=_wanted(results), base=os.path.dirname(os.path.abspath(path)))
+    sources = None if opts.redact else sources_loader(results, None, base=os.path.dirname(os.path.abspath(path)))
     model = build_model(results, run=None, sources=sources, options=opts)
     from goldeval.report.html import render_html
 

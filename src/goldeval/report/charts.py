@@ -186,7 +186,10 @@ def interval(name: str, value: float | None, low: float | None, high: float | No
                         ha="left" if value < 0.25 else "right" if value > 0.75 else "center", fontsize=8)
         if gate is not None:
             ax.axvline(gate[1], color="black", linestyle="--", linewidth=1)
-            ax.annotate(f"gate {gate[0]} {gate[1]:g}", (gate[1], -0.8), ha="center", fontsize=7)
+            # beside the line, on the side with room (centred on it, the line crossed the text)
+            right = gate[1] < 0.5
+            ax.annotate(f"gate {gate[0]} {gate[1]:g}", (gate[1], -0.8), xytext=(3 if right else -3, 0), textcoords="offset points",
+                        ha="left" if right else "right", fontsize=7)
         ax.set_xlim(-0.03, 1.03)
         ax.set_ylim(-1, 1)
         ax.set_yticks([])

@@ -3,8 +3,9 @@ with a second run, the comparison. :mod:`goldeval.report.html` turns it into one
 
 Case buckets follow the one shared accounting (:func:`goldeval.runs.compare.bucket`, i.e.
 :func:`goldeval.verdict.pass_rate`): ``pass`` (match; a right label), ``fail`` (no_match; a false positive or a
-missed positive), ``near_match``, ``needs_human``, ``unscored``, ``verified_wrong``. A free-text case is ``pass``
-when scored, ``fail`` when its F1 is below ``min_f1`` (when one is given), ``unscored`` when it failed.
+missed positive), ``near_match``, ``needs_human``, ``unscored``, ``verified_wrong``. A free-text case has a pass or
+a fail only against a threshold: with ``min_f1`` it is ``fail`` below it and ``pass`` at or above it; without one it
+is ``scored`` (an F1 is a number, not a verdict); ``unscored`` when it failed.
 
 Above ``max_cases`` the page embeds every case that is not a pass (failing, changed, undecided, unscored) and a
 seeded random sample of the passes, and says how many of each; the whole run stays in the store.
@@ -15,12 +16,13 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from goldeval.errors import InputError
 from goldeval.report.sources import CaseSources
 
-__all__ = ["ReportOptions", "build_model", "shared_spans", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
+__all__ = ["ReportOptions", "build_model", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
 
 DEFAULT_MAX_CASES = 20_000
 _ALNUM = re.compile(r"[^\W_]")  # a letter or a digit (what every token rule is made of)
@@ -42,8 +44,6 @@ class ReportOptions:
 
     def __init__(self, *, max_cases: int = DEFAULT_MAX_CASES, redact: bool = False, min_f1: float | None = None,
                  seed: int = 0, resamples: int = 2000, confidence: float = 0.95) -> None:
-        from goldeval.errors import InputError
-
         if max_cases < 1:
             raise InputError(f"--max-cases must be ≥ 1, got {max_cases}. Give the most cases to embed (default {DEFAULT_MAX_CASES:,}).")
         if min_f1 is not None and not 0.0 <= min_f1 <= 1.0:
@@ -61,30 +61,80 @@ def scorer_kind(results: Mapping[str, Any]) -> str:
 def shared_spans(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
     """Where the tokens the two texts share stand in each text, as flat ``[start, end, start, end, …]`` character
     offsets: for each token, its first ``min(count in prediction, count in reference)`` occurrences in each text
-    (the multiset overlap that token F1 counts). ``None`` when the rule's tokens cannot be located in the text as
-    written (a rule that normalizes, e.g. NFKC, changed the text's length)."""
-    tp, tr = tokenizer(prediction), tokenizer(reference)
-    common = Counter(tp) & Counter(tr)
+    (the multiset overlap that token F1 counts), located by :meth:`goldeval.tokens.Tokenizer.spans`. ``None`` when
+    the rule gives no offsets (a third-party rule built without a span function)."""
+    try:
+        sp, sr = tokenizer.spans(prediction), tokenizer.spans(reference)
+    except InputError:
+        return None
+    common = Counter(sp.tokens) & Counter(sr.tokens)
 
-    def locate(text: str, tokens: list[str]) -> list[int] | None:
-        low = text.lower()
-        if len(low) != len(text):
-            return None
+    def pick(s: Any) -> list[int]:
         left = dict(common)
         out: list[int] = []
-        pos = 0
-        for tok in tokens:
-            at = low.find(tok, pos)
-            if at < 0:
-                return None
-            pos = at + len(tok)
-            if left.get(tok, 0) > 0:
-                left[tok] -= 1
-                out += (at, pos)
+        for tok, a, b in s:
+            n = left.get(tok)
+            if n:
+                left[tok] = n - 1
+                out += (a, b)
         return out
 
-    a, b = locate(prediction, tp), locate(reference, tr)
-    return None if a is None or b is None else (a, b)
+    return pick(sp), pick(sr)
+
+
+def shared_marks(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
+    """The shared-token marks of both texts as the page embeds them: ``compact_spans(text, shared_spans(…))`` for
+    each (a property test holds the two equal), in one pass over each text's tokens (the report's hot loop at
+    20,000 embedded cases).
+
+    Marking the first ``min(count here, count there)`` occurrences of a token is marking its first ``count there``
+    occurrences, so no intersection is built. Two marks merge when no letter or digit stands between them. In an
+    ASCII text every letter and digit belongs to a token under both shipped rules, so there that is the same as
+    "the two marked tokens are neighbours" and the text is not looked at; elsewhere the characters between two
+    marks are searched. ``None`` as for :func:`shared_spans`.
+    """
+    try:
+        sp, sr = tokenizer.spans(prediction), tokenizer.spans(reference)
+    except InputError:
+        return None
+    shipped = getattr(tokenizer, "name", None) in ("openscribe", "unicode")
+    cp, cr = Counter(sp.tokens), Counter(sr.tokens)
+    return _marks(prediction, sp, cr, shipped), _marks(reference, sr, cp, shipped)
+
+
+def _marks(text: str, s: Any, other: Counter, shipped: bool) -> list[int]:
+    left = dict(other)
+    get = left.get
+    out: list[int] = []
+    starts, ends = s.starts, s.ends
+    prev_end, prev_i = 0, -2
+    if shipped and text.isascii():
+        for i, tok in enumerate(s.tokens):
+            n = get(tok)
+            if n:
+                left[tok] = n - 1
+                b = ends[i]
+                if prev_i == i - 1:
+                    out[-1] += b - prev_end
+                else:
+                    a = starts[i]
+                    out.append(a - prev_end)
+                    out.append(b - a)
+                prev_end, prev_i = b, i
+        return out
+    search = _ALNUM.search
+    for i, tok in enumerate(s.tokens):
+        n = get(tok)
+        if n:
+            left[tok] = n - 1
+            a, b = starts[i], ends[i]
+            if out and (a <= prev_end or search(text, prev_end, a) is None):
+                out[-1] += b - prev_end
+            else:
+                out.append(a - prev_end)
+                out.append(b - a)
+            prev_end = b
+    return out
 
 
 def compact_spans(text: str, spans: list[int]) -> list[int]:
@@ -251,7 +301,9 @@ def _bucket(case: Mapping[str, Any], kind: str, min_f1: float | None) -> str:
         f1 = (case.get("whole_note") or {}).get("f1")
         if f1 is None:
             return "unscored"
-        return "fail" if (min_f1 is not None and f1 < min_f1) else "pass"
+        if min_f1 is None:
+            return "scored"
+        return "fail" if f1 < min_f1 else "pass"
     from goldeval.runs.compare import bucket
 
     return bucket(case)
@@ -313,14 +365,16 @@ def _select(rows: list[dict[str, Any]], opts: ReportOptions, changed: set[str]) 
     """Every case when they fit, else every non-pass or changed case plus a seeded sample of the passes."""
     if len(rows) <= opts.max_cases:
         return rows, None
-    keep = [r for r in rows if r["bucket"] != "pass" or r["id"] in changed]
-    rest = [r for r in rows if r["bucket"] == "pass" and r["id"] not in changed]
+    # a free-text case without a threshold ("scored") is sampled like a pass: nothing says it failed
+    keep = [r for r in rows if r["bucket"] not in ("pass", "scored") or r["id"] in changed]
+    rest = [r for r in rows if r["bucket"] in ("pass", "scored") and r["id"] not in changed]
     room = max(0, opts.max_cases - len(keep))
     sample = random.Random(opts.seed).sample(rest, min(room, len(rest)))
     chosen = {id(r) for r in keep} | {id(r) for r in sample}
     out = [r for r in rows if id(r) in chosen]
+    what = "passing" if any(r["bucket"] == "pass" for r in rest) or not rest else "scored"
     note = (f"This run has {len(rows):,} cases; the report embeds {len(out):,}: every case that is not a pass or that "
-            f"changed ({len(keep):,}) and a random sample of {len(sample):,} of the {len(rest):,} passing cases (seed "
+            f"changed ({len(keep):,}) and a random sample of {len(sample):,} of the {len(rest):,} {what} cases (seed "
             f"{opts.seed}). The charts and the summary count every case. The whole run stays in the store: "
             "`goldeval runs export RUN` writes every case.")
     return out, {"n_total": len(rows), "n_embedded": len(out), "n_kept": len(keep), "n_sampled": len(sample),
@@ -338,9 +392,9 @@ def _attach_texts(rows: list[dict[str, Any]], kind: str, sources: CaseSources | 
             p, ref = t.get("prediction"), t.get("reference")
             r["prediction"], r["reference"] = p, ref
             if isinstance(p, str) and isinstance(ref, str) and tokenizer is not None:
-                spans = shared_spans(p, ref, tokenizer)
-                if spans is not None:
-                    r["spans_pred"], r["spans_ref"] = compact_spans(p, spans[0]), compact_spans(ref, spans[1])
+                marks = shared_marks(p, ref, tokenizer)
+                if marks is not None:
+                    r["spans_pred"], r["spans_ref"] = marks
         elif kind == "answers":
             r.update({k: v for k, v in t.items() if v is not None})
 
@@ -396,10 +450,19 @@ def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, An
                 out.append({"title": label, "svg": charts.bars([key], [float(agg[key])], title=f"{label} (dashed: gate)", ylabel=key,
                                                              gates=marks, colors=[_gate_colour(g)])})
     elif kind == "answers":
-        verdicts = ["match", "near_match", "no_match", "needs_human", "unscored"]
-        counts = Counter((r.get("verdict") if r["bucket"] != "unscored" else "unscored") for r in rows)
-        out.append({"title": "verdicts", "svg": charts.bars(verdicts, [counts.get(v, 0) for v in verdicts], title="verdicts", ylabel="cases",
-                                                          colors=["#2e7d32", "#0277bd", "#c62828", "#ef6c00", "#6d6d6d"])})
+        # each case in the one bucket the pass rate puts it in (goldeval.verdict.pass_rate), so that the bars are the
+        # summary's counts: a verified_wrong golden is its own bar whatever its verdict, and a match of confidence
+        # ≤ 5 is needs_human
+        names = ["match", "no_match", "near_match", "needs_human", "unscored", "verified_wrong"]
+        as_name = {"pass": "match", "fail": "no_match"}
+        counts = Counter(as_name.get(r["bucket"], r["bucket"]) for r in rows)
+        values = [counts.get(v, 0) for v in names]
+        out.append({"title": "verdicts, as the pass rate counts them", "counts": dict(zip(names, values)),
+                    "note": ("Each case counted once, as in the summary: a case whose golden was judged verified_wrong is "
+                             "counted there (out of the pass rate) whatever its verdict, and a verdict of confidence ≤ 5 "
+                             "under needs_human. Its own verdict is in the table."),
+                    "svg": charts.bars(names, values, title="verdicts (as the pass rate counts them)", ylabel="cases",
+                                       colors=["#2e7d32", "#c62828", "#0277bd", "#ef6c00", "#6d6d6d", "#8d6e63"])})
         from goldeval.verdict import GOLD_STATUSES
 
         gs = Counter(r.get("gold_status") for r in rows if r.get("gold_status"))
@@ -408,8 +471,8 @@ def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, An
         head = summary["headline"]
         ci = head.get("ci") or [None, None]
         g = gates.get("pass_rate")
-        out.append({"title": "pass rate", "svg": charts.interval(
-            "pass rate", head.get("value"), ci[0], ci[1], title="pass rate (match / decided) and its interval",
+        out.append({"title": "pass rate = match / (match + no_match)", "svg": charts.interval(
+            "pass rate", head.get("value"), ci[0], ci[1], title="pass rate and its interval",
             gate=(g["op"], float(g["limit"])) if g and g.get("limit") is not None else None,
             passed=None if not g else bool(g.get("passed")))})
     return out
@@ -429,11 +492,11 @@ def build_model(
     results: Mapping[str, Any],
     *,
     run: Mapping[str, Any] | None = None,
-    sources: CaseSources | None = None,
+    sources: CaseSources | Callable[[set[str]], CaseSources] | None = None,
     compare: Mapping[str, Any] | None = None,
     results_b: Mapping[str, Any] | None = None,
     run_b: Mapping[str, Any] | None = None,
-    sources_b: CaseSources | None = None,
+    sources_b: CaseSources | Callable[[set[str]], CaseSources] | None = None,
     options: ReportOptions | None = None,
 ) -> dict[str, Any]:
     """Everything one report shows, JSON-ready (charts as SVG strings).
@@ -442,7 +505,9 @@ def build_model(
         results: The results dict of the run (with ``per_example``), as a scoring command wrote it or as the store
             rebuilds it.
         run: The stored run record (id, arm, versions, hashes, inputs), or ``None`` for a results file.
-        sources: Case texts read back from the inputs (:func:`goldeval.report.sources.load_sources`).
+        sources: Case texts read back from the inputs (:func:`goldeval.report.sources.load_sources`), or a function
+            of the embedded case ids that reads them (called once the cases to embed are chosen, so that a 100,000-
+            case run reads the texts of the 20,000 it shows).
         compare, results_b, run_b, sources_b: Compare mode: :func:`goldeval.runs.compare.compare_runs` of this run
             (A, before) with run B (after), and B's results, record and texts. The table then shows B's cases with A's
             beside them, and the summary, decision and charts are B's.
@@ -478,7 +543,13 @@ def build_model(
     summary = _summary(main_results, kind, rows, opts)
     charts = _chart_inputs(main_results, kind, rows, opts, summary)
     embedded, sample = _select(rows, opts, changed)
-    notes = list((main_sources.notes if main_sources else []))
+    if not opts.redact:
+        ids = {r["id"] for r in embedded}
+        if callable(main_sources):
+            main_sources = main_sources(ids)
+        if compare is not None and callable(sources):
+            sources = sources(ids)
+    notes = list((main_sources.notes if isinstance(main_sources, CaseSources) else []))
     if not opts.redact:
         tokenizer = None
         if kind == "freetext":
@@ -522,7 +593,8 @@ def _compare_view(cmp: Mapping[str, Any], opts: ReportOptions) -> dict[str, Any]
     from goldeval.report.runs import render_compare
 
     buf = io.StringIO()
-    render_compare(cmp, Console(file=buf, width=120, color_system=None, force_terminal=False), max_rows=20)
+    # soft_wrap: a long line (the "measured differently" note) stays one line, so the page shows it whole (F7)
+    render_compare(cmp, Console(file=buf, width=120, soft_wrap=True, color_system=None, force_terminal=False), max_rows=20)
     lines = buf.getvalue()
     v = cmp.get("verdicts") or {}
     s = cmp.get("scores") or {}

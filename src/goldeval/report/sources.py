@@ -95,9 +95,60 @@ def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: s
     return path
 
 
-def _keyed_rows(path: str, id_field: str, wanted: Collection[str] | None) -> dict[str, dict[str, Any]]:
-    from goldeval.io import Row, read_rows
+def _huge_float(obj: Any) -> bool:
+    """Whether *obj* (parsed JSON) holds a float of magnitude 2**63 or more: the only values where
+    :func:`goldeval.io.loads_exact` can differ from ``orjson.loads`` (it keeps such an integer literal's digits).
+    Cheaper than that function's scan of the text for 20 digits in a row, on a note of some kilobytes."""
+    if isinstance(obj, float):
+        return abs(obj) >= 9.2e18
+    if isinstance(obj, dict):
+        return any(_huge_float(v) for v in obj.values() if isinstance(v, (float, dict, list)))
+    if isinstance(obj, list):
+        return any(_huge_float(v) for v in obj if isinstance(v, (float, dict, list)))
+    return False
 
+
+def _rows_at_lines(path: str, id_field: str, lines: Mapping[str, int]) -> dict[str, dict[str, Any]] | None:
+    """The rows of *lines* (case id → its 1-based line in the file, as the scorer recorded it), decoding only those
+    lines; ``None`` when a line is not there or does not hold its case (then the caller reads every row)."""
+    import orjson
+
+    from goldeval.io import loads_exact
+
+    at = {ln: cid for cid, ln in lines.items()}
+    out: dict[str, dict[str, Any]] = {}
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            cid = at.get(lineno)
+            if cid is None:
+                continue
+            try:
+                text = raw.decode("utf-8")
+                if lineno == 1 and text.startswith("\ufeff"):
+                    text = text[1:]
+                data = orjson.loads(text)
+                if _huge_float(data):  # an integer past 64 bits, which orjson reads as a float: keep its digits
+                    data = loads_exact(text)
+            except ValueError:
+                return None
+            rid = data.get(id_field) if isinstance(data, dict) else None
+            if isinstance(rid, bool) or not isinstance(rid, (str, int)) or str(rid) != cid:
+                return None
+            out[cid] = data
+    return out if len(out) == len(at) else None
+
+
+def _keyed_rows(path: str, id_field: str, wanted: Collection[str] | None,
+                lines: Mapping[str, int] | None = None) -> dict[str, dict[str, Any]]:
+    from goldeval.io import Row, is_parquet, read_rows
+
+    jsonl = not (path.lower().endswith(".csv") or is_parquet(path))
+    if lines and jsonl and (wanted is None or set(lines) >= set(wanted)):
+        use = {cid: lines[cid] for cid in (wanted if wanted is not None else lines)}
+        if len(set(use.values())) == len(use):
+            found = _rows_at_lines(path, id_field, use)
+            if found is not None:
+                return found
     out: dict[str, dict[str, Any]] = {}
     for item in read_rows(path):
         if not isinstance(item, Row):
@@ -131,6 +182,7 @@ def load_sources(
     wanted: Collection[str] | None = None,
     base: str | None = None,
     execute: bool = True,
+    lines: Mapping[str, int] | None = None,
 ) -> CaseSources:
     """Read the case texts of a run back from its inputs.
 
@@ -142,6 +194,9 @@ def load_sources(
             (the folder of a results file).
         execute: For data answers whose attempt holds a ``final_query`` and no rows: re-run the query read-only
             on the run's database (when it is unchanged) to show the rows that were judged.
+        lines: Free text: case id → the line of the predictions file it was scored from (``per_example[].line``).
+            With it only the wanted lines are decoded (the file's sha256 is checked first, so the lines are the
+            ones scored); a line that does not hold its case falls back to reading every row.
 
     Returns:
         A :class:`CaseSources`. Nothing raises for a missing or changed input: that is a note.
@@ -155,7 +210,7 @@ def load_sources(
         if path is None:
             return src
         pf, rf = config.get("prediction_field", "prediction"), config.get("reference_field", "reference")
-        for cid, row in _keyed_rows(path, config.get("id_field", "id"), wanted).items():
+        for cid, row in _keyed_rows(path, config.get("id_field", "id"), wanted, lines).items():
             src.texts[cid] = {"prediction": row.get(pf), "reference": row.get(rf)}
     elif scorer == "answer_judge":
         cases_path = _usable("cases", files.get("cases"), src.notes, base)

@@ -44,6 +44,9 @@
 
   var FILTERS = [["all", "all"], ["fail", "failures"], ["pass", "passes"], ["near_match", "near_match"], ["needs_human", "needs_human"],
                  ["unscored", "unscored"], ["changed", "changed"]];
+  // free text without a threshold: an F1 is a number, not a pass or a fail (give --min-f1 X for those)
+  var noThreshold = D.kind === "freetext" && (D.min_f1 === null || D.min_f1 === undefined);
+  if (noThreshold) FILTERS.splice(1, 0, ["scored", "scored"]);
   function matches(c, f) {
     if (f === "all") return true;
     if (f === "changed") return !!c.changed;
@@ -62,6 +65,9 @@
     var n = cases.filter(function (c) { return matches(c, f[0]); }).length;
     var b = el("button", { type: "button", "data-filter": f[0], "aria-pressed": f[0] === "all" ? "true" : "false", text: f[1] + " (" + n + ")" });
     if (f[0] === "changed" && !compare) { b.disabled = true; b.title = "give --compare RUN_B to see what changed"; }
+    if (noThreshold && (f[0] === "fail" || f[0] === "pass")) {
+      b.disabled = true; b.title = "free text has no pass or fail without a threshold: make the report with --min-f1 X";
+    }
     b.addEventListener("click", function () {
       state.filter = f[0]; state.page = 0;
       Array.prototype.forEach.call(fbox.children, function (x) { x.setAttribute("aria-pressed", x === b ? "true" : "false"); });
