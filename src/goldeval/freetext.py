@@ -33,6 +33,7 @@ from goldeval.errors import InputError, shorten
 from goldeval.ids import IdIndex, scan_jsonl_ids
 from goldeval.io import check_input_file
 from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
+from goldeval.streams import display_name
 from goldeval.tokens import Tokenizer, get_tokenizer, split_word
 
 __all__ = ["FreeTextConfig", "results_head", "score_file", "score_rows", "SCORER_NAME", "SCORER_VERSION", "PARALLEL_MIN_ROWS"]
@@ -735,7 +736,7 @@ def score_file(
     elapsed = _run(_iter_chunks(p), None, cfg=cfg, src=p.name, workers=max(1, workers), col=col, progress=progress)
     if col.n_rows == 0:
         raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
-    results = _results(col, cfg, elapsed, {"input": {"path": str(p), "sha256": sha256, "workers": max(1, workers)}})
+    results = _results(col, cfg, elapsed, {"input": {"path": display_name(p), "sha256": sha256, "workers": max(1, workers)}})
     if recorder is not None:
         recorder.finish(results)
     return results

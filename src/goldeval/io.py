@@ -26,7 +26,7 @@ import orjson
 from goldeval.errors import InputError, shorten
 
 __all__ = ["Row", "RowError", "check_input_file", "read_rows", "read_jsonl", "read_csv", "read_parquet", "is_parquet",
-           "file_sha256", "check_ids"]
+           "file_sha256", "remember_sha256", "check_ids"]
 
 #: File name endings read as Parquet.
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -346,13 +346,23 @@ def check_ids(items: Iterator[Row | RowError], *, id_field: str = "id", file_nam
 _SHA256_MEMO: dict[tuple[str, int, int, int, int], str] = {}
 
 
+def _memo_key(path: str | os.PathLike[str]) -> tuple[str, int, int, int, int]:
+    st = os.stat(path)
+    return (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def remember_sha256(path: str | os.PathLike[str], digest: str) -> None:
+    """Tell :func:`file_sha256` the sha256 of the file *path* as it is now (e.g. taken while it was written), so
+    that it is not read again for it."""
+    _SHA256_MEMO[_memo_key(path)] = digest
+
+
 def file_sha256(path: str | os.PathLike[str]) -> str:
     """Hex sha256 of a file's bytes (the dataset hash recorded with a run).
 
     Remembered per process for an unchanged file (same path, inode, size and modification time in ns).
     """
-    st = os.stat(path)
-    key = (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    key = _memo_key(path)
     memo = _SHA256_MEMO.get(key)
     if memo is not None:
         return memo

@@ -309,6 +309,7 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
     :func:`score_label_stream` (same options). The results also get ``dataset`` ``{"path", "sha256"}``."""
     from goldeval.ids import HashBuckets, scan_jsonl_ids
     from goldeval.io import RowError, check_input_file, file_sha256
+    from goldeval.streams import display_name
 
     low = str(path).lower()
     if low.endswith(".csv") or low.endswith((".parquet", ".pq")):
@@ -325,5 +326,5 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
         repeated = scan_jsonl_ids(path, id_field, label_id)[2]
     name = os.path.basename(str(path))
     results = score_label_stream(_items(path), positive=positive, id_field=id_field, file_name=name, repeated=repeated, **options)
-    results["dataset"] = {"path": str(path), "sha256": file_sha256(path)}
+    results["dataset"] = {"path": display_name(path), "sha256": file_sha256(path)}
     return results

@@ -160,6 +160,7 @@ def judge_file(
         InputError: unreadable files or database.
     """
     from goldeval.io import file_sha256
+    from goldeval.streams import display_name
 
     cfg = config or AnswerConfig()
     start = time.perf_counter()
@@ -183,8 +184,8 @@ def judge_file(
         "scorer": {"name": JUDGE_NAME, "version": JUDGE_VERSION},
         "config": cfg.to_dict(),
         "inputs": {
-            "cases": str(cases_path), "cases_sha256": file_sha256(cases_path),
-            "attempts": str(attempts_path), "attempts_sha256": file_sha256(attempts_path),
+            "cases": display_name(cases_path), "cases_sha256": file_sha256(cases_path),
+            "attempts": display_name(attempts_path), "attempts_sha256": file_sha256(attempts_path),
             "db": cfg.db, "db_sha256": file_sha256(cfg.db) if cfg.db and identity is None else None,
         },
         "aggregate": summarize(outcomes, failures),

@@ -40,8 +40,11 @@ def stdout_console():
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    """Print ``goldeval: error: message`` to stderr and exit with *code*."""
-    click.echo(f"goldeval: error: {message}", err=True)
+    """Print ``goldeval: error: message`` to stderr and exit with *code*. A spooled stream's temporary file is
+    named as the stream (``-``, the FIFO's path) in the message."""
+    from goldeval.streams import relabel
+
+    click.echo(f"goldeval: error: {relabel(message)}", err=True)
     sys.exit(code)
 
 
@@ -50,22 +53,34 @@ def guarded(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from goldeval.cli._inputs import spooling
+
         try:
-            return func(*args, **kwargs)
+            with spooling(kwargs) as spooled_kwargs:  # inputs given as '-', a FIFO or a device, read once
+                return func(*args, **spooled_kwargs)
         except InputError as exc:
             fail(str(exc), EXIT_BAD_INPUT)
         except GoldevalError as exc:
             fail(str(exc), EXIT_INTERNAL)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             # 130 (128 + SIGINT), never 1: exit 1 means "a gate failed" to the scripts that call us.
-            from goldeval.cli._store import FINISHED_RUNS
+            from goldeval.cli._inputs import InterruptedWhileReading
+            from goldeval.cli._store import FINISHED_RUNS, STREAM_RUNS
 
-            if FINISHED_RUNS:  # stopped after the run was finished in the store, before its outputs were written
+            if isinstance(exc, InterruptedWhileReading):
+                click.echo(f"goldeval: interrupted while reading {exc}; nothing was scored or recorded.", err=True)
+            elif FINISHED_RUNS:  # stopped after the run was finished in the store, before its outputs were written
                 run_id = FINISHED_RUNS[-1]
                 click.echo(
                     f"goldeval: interrupted after run {run_id} was finished and recorded; its results file may not have "
                     f"been written. Write it from the store: goldeval runs show {run_id} --out RESULTS.json "
                     f"(or goldeval runs export {run_id} --format json --out RUN.json).", err=True)
+            elif STREAM_RUNS:  # its input was stdin or a FIFO: no later invocation can be known to be the same
+                run_id, names = STREAM_RUNS[-1]
+                click.echo(
+                    f"goldeval: interrupted; run {run_id} read {names} as a stream, so it is not resumed by running the "
+                    f"command again: add --resume {run_id} and feed it the same bytes (their sha256 is recorded).",
+                    err=True)
             else:
                 click.echo("goldeval: interrupted; a recorded run resumes when the same command is run again.", err=True)
             sys.exit(EXIT_INTERRUPTED)

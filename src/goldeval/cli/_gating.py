@@ -28,13 +28,15 @@ __all__ = ["gates_option", "apply_gates", "hold_finish_for_gates", "load_definit
 
 
 def gates_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    from goldeval.cli._inputs import INPUT
+
     """``--gates DOD.toml``: the definition of done to apply (passed to the command as ``gates``)."""
     return click.option(
         "--gates",
         "gates",
         default=None,
         metavar="DOD.toml",
-        type=click.Path(dir_okay=False),
+        type=INPUT,
         help="Definition of done (TOML [gates]); exit 1 when a gate fails. Its sha256 is recorded in the results.",
     )(func)
 

@@ -117,11 +117,14 @@ class StoreOptions:
         return {"id": self.run_id, "arm": self.arm, "store": os.path.abspath(self.path) if self.path else None}
 
     def stamp(self, results: dict[str, Any]) -> dict[str, Any]:
-        """Put :meth:`run_block` at the top of *results* as ``"run"`` (nothing with --no-store); returns *results*."""
+        """Put :meth:`run_block` at the top of *results* as ``"run"`` (nothing with --no-store), and name the inputs
+        read from streams as given (:func:`goldeval.streams.relabel`); returns *results*."""
+        from goldeval.streams import relabel
+
         block = self.run_block()
         if block is not None:
             results["run"] = block
-        return results
+        return relabel(results)  # an input read from a stream is named as given ('-'), not by its temporary copy
 
     @contextlib.contextmanager
     def recording(
@@ -166,13 +169,18 @@ class StoreOptions:
         from goldeval.runs.recorder import dataset_hash, run_key, start_run
         from goldeval.runs.store import RunMeta, RunStore
 
+        from goldeval import streams as _streams
+
         paths: dict[str, str] = {}
+        streamed: dict[str, Any] = {}  # role -> Spooled: an input read from stdin or a FIFO (see goldeval.streams)
         for role, path in inputs.items():
             if path is None:
                 continue
             if not os.path.isfile(path):
                 raise _input_error(f"{path}: no such file (the {role} input). Check the path.")
             paths[role] = str(path)
+            if (sp := _streams.spooled(path)) is not None:
+                streamed[role] = sp
         dod_hash = file_sha256(dod) if dod is not None else None
         if rubric_hash is None and rubric_text is not None:
             rubric_hash = hashlib.sha256(rubric_text.encode("utf-8")).hexdigest()
@@ -190,6 +198,8 @@ class StoreOptions:
                 key = run_key(scorer_name=scorer_name, scorer_version=scorer_version, input_hashes=hashes, config=key_config, arm=self.arm)
                 data_hash = dataset_hash(hashes)
                 files = {r: {"path": paths[r], "sha256": h} for r, h in hashes.items() if r in paths}
+                for r, sp in streamed.items():  # the stream's name ('-' for stdin) and the sha256 of what was read
+                    files[r] = {"path": sp.name, "sha256": sp.sha256, "stream": sp.kind}
                 for r, ident in (identities or {}).items():
                     files[r] = {"path": ident.get("url"), "sha256": ident_hashes[r], "identity": dict(ident)}
             return RunMeta(
@@ -203,7 +213,7 @@ class StoreOptions:
             background = "process" if large else "thread"
             candidates = (
                 store.unfinished_like(scorer_name=scorer_name, scorer_version=str(scorer_version), arm=self.arm, config=config)
-                if large and self.resume is None and not identities else None  # a server database: hash up front
+                if large and self.resume is None and not identities and not streamed else None  # hash up front
             )
             if candidates == []:
                 # Nothing to resume: do not hash large inputs up front (the scorer hashes what it reads and reports
@@ -227,7 +237,12 @@ class StoreOptions:
                     if same_run and _stamps_match(run["inputs"], paths):
                         store.set_identity(run["id"], run_key=meta.run_key, dataset_hash=meta.dataset_hash, inputs=meta.inputs)
                         break
-                recorder = start_run(store, meta, resume=self.resume, background=background)
+                # a run read from a stream is resumed only by --resume RUN: the same command may be fed other bytes
+                recorder = start_run(store, meta, resume=self.resume, auto_resume=not streamed, background=background)
+            if streamed:
+                recorder.results_hook = _streams.relabel  # results name '-' / the FIFO, not the temporary copy
+                STREAM_RUNS.append((recorder.run_id, " and ".join(
+                    f"{role} {'- (stdin)' if sp.kind == 'stdin' else sp.name}" for role, sp in streamed.items())))
             self.run_id = recorder.run_id
             self.resumed = recorder.resumed
             self.n_previous = len(recorder.previous())
@@ -303,6 +318,10 @@ def _stamps_match(recorded: Any, paths: dict[str, str]) -> bool:
 #: The runs this process finished in the store (so that a Ctrl-C after that, before --out is written, says the run
 #: is finished and how to export it, instead of offering a resume: see ``goldeval.cli._common.guarded``).
 FINISHED_RUNS: list[str] = []
+
+#: ``(run id, its streamed inputs' names)`` of the runs this process recorded from stdin or a FIFO: such a run is
+#: resumed only by ``--resume RUN`` (the next invocation cannot be known to read the same stream), and a Ctrl-C says so.
+STREAM_RUNS: list[tuple[str, str]] = []
 
 
 def _input_error_type() -> type:

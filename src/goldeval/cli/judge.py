@@ -12,6 +12,7 @@ from goldeval.cli._types import Finite
 from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, fail, guard_outputs, guarded, report_console, write_json
 from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
+from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import llm_cache_files, llm_options
 from goldeval.cli._spark import spark_options
 from goldeval.cli._store import store_options
@@ -20,8 +21,8 @@ from goldeval.outputs import sqlite_files
 
 
 @click.command()
-@click.argument("cases", type=click.Path(dir_okay=False, path_type=str))
-@click.argument("attempts", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("cases", type=INPUT)
+@click.argument("attempts", type=INPUT)
 @click.option("--db", default=None, type=click.Path(dir_okay=False, path_type=str),
               help="SQLite (or DuckDB) file, or postgresql://user@host:port/dbname: re-execute each attempt's "
                    "final_query read-only; those rows are judged. A PostgreSQL password comes from PGPASSWORD or "

@@ -11,11 +11,12 @@ import click
 from goldeval.cli._common import EXIT_OK, guard_outputs, guarded, report_console, write_json
 from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
+from goldeval.cli._inputs import INPUT
 from goldeval.cli._store import store_options
 
 
 @click.command("labels")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=INPUT)
 @click.option("--positive", default=None, metavar="LABEL", help="The positive label (e.g. escalate); default: `positive` from --gates.")
 @click.option("--id-column", default="id", show_default=True, help="Field / CSV column holding the case id.")
 @click.option("--gold-column", default="gold", show_default=True, help="Field / CSV column holding the gold label.")
@@ -154,8 +155,8 @@ def _print_problems(results: dict) -> None:
 
 
 @click.command("gate")
-@click.argument("results_file", metavar="RESULTS.json", type=click.Path(dir_okay=False))
-@click.option("--gates", "gates", required=True, metavar="DOD.toml", type=click.Path(dir_okay=False), help="Definition of done (TOML [gates]).")
+@click.argument("results_file", metavar="RESULTS.json", type=INPUT)
+@click.option("--gates", "gates", required=True, metavar="DOD.toml", type=INPUT, help="Definition of done (TOML [gates]).")
 @click.option("--out", "-o", default=None, metavar="PATH", help="Write the results with the gate report added ('-' = stdout).")
 @ci_options
 @guarded

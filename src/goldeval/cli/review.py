@@ -10,6 +10,7 @@ import click
 
 from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, guard_outputs, guarded, report_console, write_json
 from goldeval.cli._ci import junit_option, write_junit
+from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import llm_cache_files, llm_options
 from goldeval.cli._store import store_file, store_path_option
 
@@ -24,8 +25,8 @@ def _current_judge(db: str | None):
 
 
 @click.command()
-@click.argument("regressions", type=click.Path(dir_okay=False, path_type=str))
-@click.option("--cases", "cases", required=True, type=click.Path(dir_okay=False, path_type=str),
+@click.argument("regressions", type=INPUT)
+@click.option("--cases", "cases", required=True, type=INPUT,
               help="The case file (question, golden, rubric) the settled verdicts refer to.")
 @click.option("--db", default=None, type=click.Path(dir_okay=False, path_type=str),
               help="Database to re-execute an answer's final_query on (when the answer holds no rows).")
@@ -150,7 +151,7 @@ def review_export(run, store, out, all_cases):
 
 
 @review.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("file", type=INPUT)
 @store_path_option
 @click.option("--regressions", default=DEFAULT_REGRESSIONS, show_default=True, type=click.Path(dir_okay=False, path_type=str),
               help="Regression file to append the settled verdicts to.")

@@ -17,12 +17,13 @@ from goldeval.cli._types import cores
 from goldeval.cli._common import EXIT_BAD_INPUT, fail, guard_outputs, guarded, report_console, write_json
 from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
+from goldeval.cli._inputs import INPUT
 from goldeval.cli._spark import spark_options
 from goldeval.cli._store import store_options
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("file", type=INPUT)
 @click.option("--prediction-field", default="prediction", show_default=True, help="Field with the prediction (text or an object of sections).")
 @click.option("--reference-field", default="reference", show_default=True, help="Field with the reference, e.g. reference_sections.")
 @click.option("--id-field", default="id", show_default=True, help="Field with the stable row id.")
@@ -214,6 +215,7 @@ def _score_with(name: str, file: str, fields: dict, options: tuple[str, ...], *,
 
     from goldeval.io import check_input_file, file_sha256, read_rows
     from goldeval.scorers import get_scorer, run
+    from goldeval.streams import display_name
 
     console = report_console(out)
     guard_outputs({"--out": out, **ci.outputs()}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
@@ -230,7 +232,7 @@ def _score_with(name: str, file: str, fields: dict, options: tuple[str, ...], *,
     ) as recorder:
         hold_finish_for_gates(recorder, definition)
         results = run(scorer, read_rows(file), config, recorder=recorder,
-                      extra={"input": {"path": file, "sha256": file_sha256(file), "workers": 1}})
+                      extra={"input": {"path": display_name(file), "sha256": file_sha256(file), "workers": 1}})
         if run_store.note and not quiet:
             click.echo(f"goldeval: {run_store.note}", err=True)
         if not quiet:

@@ -73,7 +73,7 @@ def input_paths(results: Mapping[str, Any], run: Mapping[str, Any] | None, *, ba
     out: dict[str, str] = {}
     for role, spec in input_files(results, run).items():
         path = spec.get("path")
-        if isinstance(path, str) and path and "://" not in path:
+        if isinstance(path, str) and path and path != "-" and "://" not in path:  # '-': stdin, not a file
             out[role] = _resolve(path, base)
     return out
 
@@ -83,6 +83,10 @@ def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: s
     from goldeval.io import file_sha256
 
     if not spec or not spec.get("path"):
+        return None
+    if spec["path"] == "-" or spec.get("stream"):  # read once from stdin or a FIFO: no copy was kept
+        where = "stdin (-)" if spec["path"] == "-" else f"the stream {spec['path']}"
+        notes.append(f"the {role} input was read from {where} and not kept: its texts are not shown")
         return None
     path = _resolve(str(spec["path"]), base)
     if not os.path.isfile(path):

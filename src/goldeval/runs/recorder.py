@@ -158,6 +158,9 @@ class Recorder:
         #: with the gate report; killed in between, the run is left interrupted (resumable), never finished
         #: without its decision.
         self.hold_finish = False
+        #: Called on the results dict before :meth:`finish` stores it, returning the dict to store (the CLI names
+        #: an input read from stdin ``-`` there instead of its temporary copy); ``None``: stored as given.
+        self.results_hook: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     @property
     def n_recorded(self) -> int:
@@ -259,6 +262,8 @@ class Recorder:
         self.flush()
         if self.hold_finish:
             return
+        if self.results_hook is not None:
+            results = self.results_hook(results)
         if self._deferred is not None:
             self._set_identity(results)
         self.store.finish_run(self.run_id, results, per_example_in_cases=self.per_example_in_cases)

@@ -1,0 +1,92 @@
+"""Input arguments that may be streams: ``-`` (stdin), a FIFO or ``<(...)``, a device such as ``/dev/null``.
+
+``type=INPUT`` on a click argument or option marks it as an input file. A regular file (or a missing path: its
+reader says "no such file") passes through as click.Path(dir_okay=False) passes it. A stream is spooled by
+:func:`spooling` (called by :func:`goldeval.cli._common.guarded`, so that a Ctrl-C while stdin is read exits 130
+and a bad stream exits 2 like any bad input) into a temporary file (:mod:`goldeval.streams`); the command sees that
+file's path, and messages and results name the stream again (:func:`goldeval.streams.relabel`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+__all__ = ["INPUT", "InterruptedWhileReading", "StreamArg", "spooling"]
+
+
+class InterruptedWhileReading(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) while a stream was being read, before any scoring: nothing was recorded."""
+
+
+class StreamArg(str):
+    """The value of an input that names a stream; ``role`` is how the command calls it (``FILE``, ``--gates``)."""
+
+    role: str = "input"
+
+
+class InputPath(click.ParamType):
+    """click type of an input file that may also be ``-``, a FIFO or a device (see the module's docstring)."""
+
+    name = "file"
+
+    def __init__(self) -> None:
+        self._path = click.Path(dir_okay=False, path_type=str)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from goldeval.streams import is_stream
+
+        if isinstance(value, StreamArg) or not isinstance(value, str) or not is_stream(value):
+            return value if isinstance(value, StreamArg) else self._path.convert(value, param, ctx)
+        arg = StreamArg(value)
+        if param is not None:
+            arg.role = param.opts[0] if isinstance(param, click.Option) else (param.human_readable_name or "input").upper()
+        return arg
+
+
+INPUT = InputPath()
+
+
+@contextlib.contextmanager
+def spooling(kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """*kwargs* with every :class:`StreamArg` replaced by the path of its spooled copy; the copies are removed on
+    leaving. A :class:`goldeval.GoldevalError` raised inside gets the streams' names back in its message.
+
+    Raises:
+        InputError: stdin given for two inputs (it can be read once), or a stream that cannot be spooled.
+    """
+    from goldeval.cli._store import _sigterm_as_interrupt
+    from goldeval.errors import GoldevalError, InputError
+    from goldeval.streams import STDIN, relabel, spool
+
+    streams = {k: v for k, v in kwargs.items() if isinstance(v, StreamArg)}
+    if not streams:
+        yield kwargs
+        return
+    on_stdin = [v.role for v in streams.values() if v == STDIN]
+    if len(on_stdin) > 1:
+        raise InputError(f"{' and '.join(on_stdin)} are both '-' (stdin), which can be read once. Give a file for all "
+                         "but one of them.")
+    opened = []
+    try:
+        out = dict(kwargs)
+        for key, arg in streams.items():
+            try:
+                with _sigterm_as_interrupt():  # a terminated read removes its temporary copy too
+                    sp = spool(str(arg), role=arg.role)
+            except KeyboardInterrupt:
+                raise InterruptedWhileReading("- (stdin)" if arg == STDIN else str(arg)) from None
+            opened.append(sp)
+            out[key] = sp.path
+        try:
+            yield out
+        except GoldevalError as exc:
+            if exc.args and isinstance(exc.args[0], str):
+                exc.args = (relabel(exc.args[0]), *exc.args[1:])
+            raise
+    finally:
+        for sp in opened:
+            sp.close()
