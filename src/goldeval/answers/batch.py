@@ -14,7 +14,7 @@ from goldeval.answers.case import judge_case, outcome_from_dict
 from goldeval.answers.config import JUDGE_NAME, JUDGE_VERSION, AnswerConfig, CaseResult
 from goldeval.verdict import CaseOutcome, pass_rate
 
-__all__ = ["iter_judged", "judge_answer_file", "judge_file", "llm_materials", "summarize"]
+__all__ = ["case_database", "iter_judged", "judge_answer_file", "judge_file", "llm_materials", "summarize"]
 
 def _read_keyed(path: str | Path, label: str, failures: list[dict[str, Any]]) -> tuple[dict[str, tuple[int, dict[str, Any]]], list[str]]:
     from goldeval.io import Row, RowError, check_ids, read_rows
@@ -83,7 +83,7 @@ def iter_judged(
                 continue
             att = attempts.get(cid)
             where = f"{Path(cases_path).name}:{line} (id {cid!r})"
-            case_db, why = _case_database(case, db, databases, where)
+            case_db, why = case_database(case, db, databases, where)
             if why is not None:
                 result = CaseResult(CaseOutcome(cid, "unscored", reason=why), {"id": cid})
             elif att is None and cid in attempt_errors:
@@ -101,9 +101,20 @@ def iter_judged(
             databases.close()
 
 
-def _case_database(case: Mapping[str, Any], db: Any, databases: Any, where: str) -> tuple[Any, str | None]:
+def case_database(case: Mapping[str, Any], db: Any, databases: Any, where: str) -> tuple[Any, str | None]:
     """The database a case is judged on: the one its ``db`` names under ``--db-dir`` (opened once, reused), else
-    the run's ``--db``. ``(None, reason)`` when the case names a database that cannot be used."""
+    the run's ``--db``.
+
+    Args:
+        case: The case row (its optional ``db`` names a database).
+        db: The run's ``--db`` database (or ``None``).
+        databases: The :class:`~goldeval.answers.databases.DatabaseDir` of ``--db-dir`` (or ``None``).
+        where: Prefix for the reason (``"cases.jsonl:4 (id q7)"``).
+
+    Returns:
+        ``(database, None)``, or ``(None, reason)`` when the case names a database that cannot be used (no
+        ``--db-dir``, an unknown or path-like name): the reason says what to do.
+    """
     from goldeval.errors import InputError
 
     if "db" not in case:

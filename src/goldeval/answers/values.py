@@ -351,10 +351,6 @@ def _number_sources(values: Sequence[Any]) -> tuple[bool, bool]:
     return decimal, binary
 
 
-def _all_of(values: Sequence[Any], types: tuple[type, ...]) -> bool:
-    return set(map(type, values)) <= set(types)
-
-
 def make_column(name: str, values: Sequence[Any]) -> Column:
     """Normalise one column of cells.
 
@@ -374,8 +370,9 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
     """
     values = list(values)
     n = len(values)
+    types = set(map(type, values))
     # Fast path: plain numbers and NULLs (what SQL results mostly are).
-    if n and _all_of(values, (int, float, type(None))):
+    if n and types <= {int, float, type(None)}:
         num = np.array(values, dtype=float)
         null = np.isnan(num)
         if null.all():
@@ -383,16 +380,16 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
         big = np.abs(num) >= _EXACT_INT
         if not big.any() or not any(type(values[i]) is int and abs(values[i]) >= _EXACT_INT for i in np.flatnonzero(big).tolist()):
             col = Column(name, "number", n, null, num, None, values)
-            col.binary = float in set(map(type, values))
+            col.binary = float in types
             return col
     # Fastest path: ASCII strings without white space, none of which can be a number, date, boolean or "":
     # lower-cased all at once (one C-level pass over the joined text instead of one call per cell).
-    if n and _all_of(values, (str,)):
+    if n and types == {str}:
         joined = "\x00".join(values)
         if joined.isascii() and joined.count("\x00") == n - 1 and not _NOT_PLAIN.search(joined):
             return Column(name, "text", n, np.zeros(n, dtype=bool), None, np.array(joined.lower().split("\x00"), dtype=object), values)
     # Fast path: every cell a string and none spells a number, a date or a boolean (the usual text column).
-    if n and _all_of(values, (str,)):
+    if n and types == {str}:
         seen = {v: _str_cell(v) for v in set(values)}
         if all(r[0] == "text" for r in seen.values()):
             text = np.array([seen[v][1] for v in values], dtype=object)

@@ -17,11 +17,11 @@ from goldeval.cli._store import store_file, store_path_option
 DEFAULT_REGRESSIONS = "judge-regressions.jsonl"
 
 
-def _current_judge(db: str | None):
+def _current_judge(db: str | None, db_dir: str | None = None):
     """``(judge(case, answer) -> verdict, judge_version)`` for the data-answer judge of this goldeval."""
     from goldeval.runs.judges import answer_judge
 
-    return answer_judge(db=db)
+    return answer_judge(db=db, db_dir=db_dir)
 
 
 @click.command()
@@ -30,12 +30,15 @@ def _current_judge(db: str | None):
               help="The case file (question, golden, rubric) the settled verdicts refer to.")
 @click.option("--db", default=None, type=click.Path(dir_okay=False, path_type=str),
               help="Database to re-execute an answer's final_query on (when the answer holds no rows).")
+@click.option("--db-dir", default=None, type=click.Path(file_okay=False, path_type=str),
+              help="Folder of the databases the cases name (\"db\": NAME -> NAME.sqlite, NAME.duckdb, NAME.db or "
+                   "NAME/NAME.sqlite), as for goldeval judge.")
 @click.option("--out", default=None, help="Write the replay JSON here ('-' for stdout).")
 # a replay judges each settled case once, one at a time, rules first, and reports no cost: those options do not apply
 @llm_options(exclude=("repeat", "dry_run", "llm_send", "max_concurrency", "price_in", "price_out", "max_cost"))
 @junit_option
 @guarded
-def replay(regressions, cases, db, out, llm_opts, junit):
+def replay(regressions, cases, db, db_dir, out, llm_opts, junit):
     """Re-judge every human-settled verdict in REGRESSIONS with the current judge.
 
     The rule-based judge decides first; with --llm MODEL the cases it leaves undecided go to the LLM judge (cached,
@@ -46,9 +49,13 @@ def replay(regressions, cases, db, out, llm_opts, junit):
     from goldeval.outputs import sqlite_files
     from goldeval.runs.regressions import replay as run_replay
 
+    from goldeval.cli.judge import _named_databases
+
+    named = _named_databases(cases, db_dir)  # name -> file of each database the cases name under --db-dir
     guard_outputs({"--out": out, "--junit": junit}, {"REGRESSIONS": regressions, "--cases": cases, "--db": sqlite_files(db),
-                                   "the judge cache": llm_cache_files(llm_opts)})
-    judge, version = _current_judge(db)
+                                   "the judge cache": llm_cache_files(llm_opts),
+                                   **{f"database {name!r}": sqlite_files(path) for name, path in named.items()}})
+    judge, version = _current_judge(db, db_dir)
     cache = None
     if llm_opts.max_calls is not None and not llm_opts.enabled:
         from goldeval.errors import InputError

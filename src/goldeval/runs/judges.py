@@ -9,30 +9,39 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from goldeval.errors import JudgeError
+from goldeval.errors import InputError, JudgeError
 
 __all__ = ["answer_judge"]
 
 
-def answer_judge(*, db: str | None = None) -> tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], Any], str | None]:
+def answer_judge(*, db: str | None = None, db_dir: str | None = None) -> tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], Any], str | None]:
     """``(judge, version)`` for the rule-based data-answer judge of this goldeval.
 
     Args:
-        db: Database the judge may re-execute an answer's ``final_query`` on (when the answer holds no rows).
+        db: Database the judge may re-execute an answer's ``final_query`` (and a golden's ``canonical_query``) on.
+        db_dir: Folder of the databases that cases name (``"db": NAME``, as ``goldeval judge --db-dir``); each is
+            opened once, on first use. A case without ``db`` uses *db*.
 
     Raises:
         JudgeError: this goldeval has no data-answer judge to replay with.
+        InputError: *db_dir* is not a folder. (A case naming a database that is not there raises ``InputError``
+            from ``judge``: replay counts that entry as not replayed, with the reason.)
     """
     try:
+        from goldeval.answers.batch import case_database
         from goldeval.answers.judge import JUDGE_VERSION, AnswerConfig, judge_case
     except ImportError as exc:
         raise JudgeError(
             f"replay: the data-answer judge (goldeval.answers) cannot be imported ({exc}). Reinstall goldeval."
         ) from None
-    config = AnswerConfig(db=db)
+    config = AnswerConfig(db=db, db_dir=db_dir)
     database = config.open_database()
+    databases = config.open_database_dir()
 
     def judge(case: Mapping[str, Any], answer: Mapping[str, Any]) -> Any:
-        return judge_case(case, answer, db=database, config=config).outcome
+        target, why = case_database(case, database, databases, f"case {case.get('id')!r}")
+        if why is not None:
+            raise InputError(why)
+        return judge_case(case, answer, db=target, config=config).outcome
 
     return judge, JUDGE_VERSION

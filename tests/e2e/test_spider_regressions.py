@@ -1,0 +1,85 @@
+"""The shipped regression file: 25 hand-settled verdicts on real Spider answers (examples/spider/regressions/,
+built by examples/spider/make_regressions.py; each entry's note gives the reviewer's reason).
+
+``goldeval replay`` of it must report no flip with the current judge: a change to the rules that flips one of them
+is a change to look at (and to settle again) before it is adopted. And a deliberate change to one rule must be
+reported as exactly the flips it causes, worked out by hand from the file: making every question "fix the
+multiplicity" turns the five entries settled ``near_match`` for a join fan-out or a DISTINCT on one side only
+(dev-0037, dev-0065, dev-0535, dev-0752, dev-0784) into ``no_match``, and nothing else — dev-0761 is near_match
+for an over-asking golden, not multiplicity, and zero-shot dev-0787 is already no_match because its question fixes it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import REPO
+from goldeval.answers import JUDGE_VERSION
+from goldeval.cli import main
+from goldeval.runs.judges import answer_judge
+from goldeval.runs.regressions import read_regressions, replay
+
+HERE = REPO / "examples" / "spider" / "regressions"
+FILE, CASES, DBS = HERE / "judge-regressions.jsonl", HERE / "cases.jsonl", HERE / "databases"
+MULTIPLICITY = ["spider-dev-0037", "spider-dev-0065", "spider-dev-0535", "spider-dev-0752", "spider-dev-0784"]
+
+
+def test_the_shipped_file_is_real_and_reviewed():
+    entries, failures = read_regressions(FILE)
+    assert failures == [] and len(entries) == 25
+    assert {e["verdict"] for e in entries} == {"match", "near_match", "no_match"}
+    assert all(e["note"] and e["reviewer"] and e["answer"].get("final_query") for e in entries)
+    # the multiplicity entries are the ones this file's docstring names
+    assert sorted(e["id"] for e in entries if e["verdict"] == "near_match" and e["id"] != "spider-dev-0761") == MULTIPLICITY
+
+
+def test_replay_reports_no_flip_with_the_current_judge(tmp_path):
+    out = tmp_path / "replay.json"
+    r = CliRunner().invoke(main, ["replay", str(FILE), "--cases", str(CASES), "--db-dir", str(DBS), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    res = json.loads(out.read_text())
+    assert res["judge_version"] == JUDGE_VERSION
+    assert (res["n_replayed"], res["n_same"], res["n_changed"], res["n_failed"]) == (25, 25, 0, 0), res["changed"] or res["failures"]
+    assert "25 unchanged, 0 changed, 0 not replayed" in " ".join(r.output.split())
+
+
+def test_a_deliberate_rule_change_is_reported_as_its_flips(monkeypatch, tmp_path):
+    import goldeval.answers.table as table
+
+    monkeypatch.setattr(table, "question_fixes_multiplicity", lambda question: "every")  # the deliberate change
+    judge, version = answer_judge(db_dir=str(DBS))
+    res = replay(FILE, CASES, judge, judge_version=version)
+    assert res["n_failed"] == 0
+    assert sorted(c["id"] for c in res["changed"]) == MULTIPLICITY
+    assert {(c["settled"], c["now"]) for c in res["changed"]} == {("near_match", "no_match")}
+    assert all("the question fixes the multiplicity" in c["why_now"] and c["settled_under"] == JUDGE_VERSION
+               for c in res["changed"])
+    # and the command says so, exit 1
+    r = CliRunner().invoke(main, ["replay", str(FILE), "--cases", str(CASES), "--db-dir", str(DBS),
+                                  "--out", str(tmp_path / "r.json")])
+    assert r.exit_code == 1, r.output
+    assert "20 unchanged, 5 changed" in " ".join(r.output.split())
+    assert "spider-dev-0752: settled near_match" in r.output
+
+
+def test_a_case_naming_a_database_without_db_dir_is_not_replayed(tmp_path):
+    r = CliRunner().invoke(main, ["replay", str(FILE), "--cases", str(CASES), "--out", str(tmp_path / "r.json")])
+    assert r.exit_code == 2, r.output  # none could be replayed
+    assert "no --db-dir was given" in " ".join(r.output.split())
+
+
+@pytest.mark.parametrize("out", ["cases", "db"])
+def test_replay_never_writes_onto_its_inputs(tmp_path, out):
+    import shutil
+
+    dbs, cases = tmp_path / "dbs", tmp_path / "cases.jsonl"  # copies: a broken guard must not touch the repository
+    shutil.copytree(DBS, dbs)
+    shutil.copyfile(CASES, cases)
+    target = cases if out == "cases" else dbs / "pets_1" / "pets_1.sqlite"
+    before = target.read_bytes()
+    r = CliRunner().invoke(main, ["replay", str(FILE), "--cases", str(cases), "--db-dir", str(dbs), "--out", str(target)])
+    assert r.exit_code == 2, r.output
+    assert target.read_bytes() == before
