@@ -2,6 +2,7 @@
  * goldeval._fast: the openscribe token rule and the multiset overlap of two texts, in one pass each.
  *
  * overlap_counts(prediction: str, reference: str) -> (n_prediction, n_reference, n_overlap)
+ * shared_marks(prediction: str, reference: str) -> (list[int], list[int]) | None   (the HTML report's marks)
  *
  * Same definition as goldeval.tokens.OPENSCRIBE + goldeval.overlap.overlap_of_tokens (the pure-Python reference,
  * which stays the definition; tests check the two agree): text.lower(), then tokens are the leftmost-greedy matches
@@ -121,9 +122,113 @@ static PyObject *overlap_counts(PyObject *self, PyObject *args) {
     return Py_BuildValue("(nnn)", n_pred, n_ref, n_overlap);
 }
 
+/*
+ * shared_marks(prediction: str, reference: str) -> (list[int], list[int]) | None
+ *
+ * For two ASCII texts, the shared-token marks of goldeval.report.model.shared_marks under the openscribe rule (the
+ * pure-Python function stays the definition; a property test checks the two agree): in each text the first
+ * min(count here, count there) occurrences of each token are marked (= its first "count there" occurrences), marks
+ * of neighbouring tokens merge into one (in ASCII text every letter and digit is in a token, so nothing readable
+ * stands between neighbours), and each text's marks come as [gap, length, gap, length, ...], each gap from the
+ * end of the previous mark. None when either text is not ASCII (offsets in the lowered text may then differ).
+ */
+typedef struct { const unsigned char *ptr; Py_ssize_t len; uint64_t hash; Py_ssize_t left[2]; } MarkSlot;
+
+static MarkSlot *mark_slot(MarkSlot *table, size_t mask, const unsigned char *p, Py_ssize_t len) {
+    uint64_t h = fnv1a(p, len);
+    size_t j = (size_t)h & mask;
+    for (;;) {
+        MarkSlot *sl = &table[j];
+        if (sl->ptr == NULL) { sl->ptr = p; sl->len = len; sl->hash = h; return sl; }
+        if (sl->hash == h && sl->len == len && memcmp(sl->ptr, p, len) == 0) return sl;
+        j = (j + 1) & mask;
+    }
+}
+
+/* Tokens of buf: starts/ends and slots (each slot's left[side] counts this text's tokens). Returns the count. */
+static Py_ssize_t mark_tokens(const unsigned char *buf, Py_ssize_t n, MarkSlot *table, size_t mask, int side,
+                              Py_ssize_t *starts, Py_ssize_t *ends, MarkSlot **slots) {
+    Py_ssize_t pos = 0, st, ln, k = 0;
+    while (next_token(buf, n, &pos, &st, &ln)) {
+        MarkSlot *sl = mark_slot(table, mask, buf + st, ln);
+        sl->left[side]++;
+        starts[k] = st; ends[k] = st + ln; slots[k] = sl; k++;
+    }
+    return k;
+}
+
+/* The marks of one text, whose budgets are the other text's counts (left[other]). A new list, or NULL. */
+static PyObject *marks_list(Py_ssize_t k, const Py_ssize_t *starts, const Py_ssize_t *ends, MarkSlot **slots, int other,
+                            Py_ssize_t *runs) {
+    Py_ssize_t n_runs = 0, prev_i = -2;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        MarkSlot *sl = slots[i];
+        if (sl->left[other] <= 0) continue;
+        sl->left[other]--;
+        if (prev_i == i - 1) runs[2 * n_runs - 1] = ends[i];
+        else { runs[2 * n_runs] = starts[i]; runs[2 * n_runs + 1] = ends[i]; n_runs++; }
+        prev_i = i;
+    }
+    PyObject *out = PyList_New(2 * n_runs);
+    if (!out) return NULL;
+    Py_ssize_t prev = 0;
+    for (Py_ssize_t r = 0; r < n_runs; r++) {
+        PyObject *gap = PyLong_FromSsize_t(runs[2 * r] - prev);
+        PyObject *len = PyLong_FromSsize_t(runs[2 * r + 1] - runs[2 * r]);
+        if (!gap || !len) { Py_XDECREF(gap); Py_XDECREF(len); Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, 2 * r, gap);
+        PyList_SET_ITEM(out, 2 * r + 1, len);
+        prev = runs[2 * r + 1];
+    }
+    return out;
+}
+
+static PyObject *shared_marks(PyObject *self, PyObject *args) {
+    PyObject *pred, *ref;
+    if (!PyArg_ParseTuple(args, "UU:shared_marks", &pred, &ref)) return NULL;
+    if (!PyUnicode_IS_ASCII(pred) || !PyUnicode_IS_ASCII(ref)) Py_RETURN_NONE;
+    PyObject *result = NULL, *a = NULL, *b = NULL;
+    Py_ssize_t np_, nr_;
+    unsigned char *pb = lowered_bytes(pred, &np_), *rb = NULL;
+    MarkSlot *table = NULL;
+    Py_ssize_t *pos = NULL;
+    MarkSlot **slots = NULL;
+    if (!pb) return NULL;
+    rb = lowered_bytes(ref, &nr_);
+    if (!rb) goto done;
+    /* at most n/2 + 1 tokens in n characters (a token and a separator at least, but the last) */
+    Py_ssize_t bp = np_ / 2 + 1, br = nr_ / 2 + 1;
+    size_t cap = 16;
+    while ((Py_ssize_t)cap < 2 * (bp + br)) cap <<= 1;
+    table = (MarkSlot *)PyMem_Calloc(cap, sizeof(MarkSlot));
+    /* starts, ends and runs (2 per token) of both texts */
+    pos = (Py_ssize_t *)PyMem_Malloc(sizeof(Py_ssize_t) * 4 * (bp + br));
+    slots = (MarkSlot **)PyMem_Malloc(sizeof(MarkSlot *) * (bp + br));
+    if (!table || !pos || !slots) { PyErr_NoMemory(); goto done; }
+    Py_ssize_t *ps = pos, *pe = pos + bp, *rs = pos + 2 * bp, *re_ = pos + 2 * bp + br, *runs = pos + 2 * (bp + br);
+    Py_ssize_t kp = mark_tokens(pb, np_, table, cap - 1, 0, ps, pe, slots);
+    Py_ssize_t kr = mark_tokens(rb, nr_, table, cap - 1, 1, rs, re_, slots + bp);
+    a = marks_list(kp, ps, pe, slots, 1, runs);
+    if (!a) goto done;
+    b = marks_list(kr, rs, re_, slots + bp, 0, runs);
+    if (!b) goto done;
+    result = PyTuple_Pack(2, a, b);
+done:
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    PyMem_Free(slots);
+    PyMem_Free(pos);
+    PyMem_Free(table);
+    PyMem_Free(rb);
+    PyMem_Free(pb);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"overlap_counts", overlap_counts, METH_VARARGS,
      "overlap_counts(prediction, reference) -> (n_prediction, n_reference, n_overlap) under the openscribe rule."},
+    {"shared_marks", shared_marks, METH_VARARGS,
+     "shared_marks(prediction, reference) -> (marks, marks) | None: shared-token marks of two ASCII texts (openscribe)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "goldeval._fast",

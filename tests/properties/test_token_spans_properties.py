@@ -5,6 +5,7 @@ marks built from the flat spans."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -64,3 +65,20 @@ def test_spans_by_hand():
     # Hangul jamo L+V+T compose into one syllable: the span is the three jamo; "½" is "1⁄2": two tokens, one character
     s = UNICODE.spans("\u1100\u1161\u11a8 ½")
     assert (s.tokens, s.starts, s.ends) == (["각", "1", "2"], [0, 4, 4], [3, 5, 5])
+
+
+ASCII = st.lists(st.sampled_from(["a", "b", "X", "0", "1", ".", "'", "/", "-", " ", ",", "\n", "ab", "BP", "138/86", "a.b"]),
+                 max_size=60).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(ASCII, ASCII)
+@example("BP 138/86, BP high", "bp 138/86 normal")  # ([0, 9], [0, 9]): "BP 138/86" shared, the second BP not
+def test_compiled_marks_equal_the_python_definition(p, r):
+    fast = pytest.importorskip("goldeval._fast")
+    if not hasattr(fast, "shared_marks"):
+        pytest.skip("goldeval._fast was built before shared_marks existed: reinstall (pip install -e .)")
+    from goldeval.report.model import _shared_marks_python
+
+    assert fast.shared_marks(p, r) == _shared_marks_python(p, r, OPENSCRIBE)
+    assert fast.shared_marks(p + "é", r) is None  # not ASCII: the Python path decides

@@ -21,6 +21,12 @@ from typing import Any
 
 from goldeval.errors import InputError
 from goldeval.report.sources import CaseSources
+from goldeval.tokens import OPENSCRIBE as _OPENSCRIBE
+
+try:  # the optional C fast path (goldeval/_fast.c); _shared_marks_python stays the definition
+    from goldeval._fast import shared_marks as _FAST_MARKS
+except ImportError:  # pragma: no cover - where no compiler was available at install time, or an older build
+    _FAST_MARKS = None
 
 __all__ = ["ReportOptions", "build_model", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
 
@@ -91,8 +97,18 @@ def shared_marks(prediction: str, reference: str, tokenizer: Any) -> tuple[list[
     occurrences, so no intersection is built. Two marks merge when no letter or digit stands between them. In an
     ASCII text every letter and digit belongs to a token under both shipped rules, so there that is the same as
     "the two marked tokens are neighbours" and the text is not looked at; elsewhere the characters between two
-    marks are searched. ``None`` as for :func:`shared_spans`.
+    marks are searched. Two ASCII texts under ``openscribe`` take the compiled path (``goldeval._fast.shared_marks``,
+    the same definition in C; a property test holds the two equal) when it was built. ``None`` as for
+    :func:`shared_spans`.
     """
+    if _FAST_MARKS is not None and tokenizer is _OPENSCRIBE:
+        fast = _FAST_MARKS(prediction, reference)  # None unless both texts are ASCII
+        if fast is not None:
+            return fast
+    return _shared_marks_python(prediction, reference, tokenizer)
+
+
+def _shared_marks_python(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
     try:
         sp, sr = tokenizer.spans(prediction), tokenizer.spans(reference)
     except InputError:
