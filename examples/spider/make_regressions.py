@@ -67,6 +67,9 @@ REVIEWS: list[tuple[str, int, str, str, str]] = [
     ("din", 65, "near_match", "no_match", "Tracy, 19: the gold lists her once per dog, the answer once"),
     ("din", 761, "near_match", "no_match", "New York is the city asked for; the gold adds its population, which the "
                                            "question does not ask: the golden over-asks (suspect), not a fail"),
+    ("din", 66, "near_match", "no_match", "Tracy is the student asked for, once; the gold adds her age (not asked) and "
+                                          "lists her once per dog: over-asking and a fan-out, not a fail (judge 1.3.0: no_match)"),
+    ("zero", 66, "near_match", "no_match", "as DIN-SQL's dev-0066: Tracy once; the gold adds her age and repeats her"),
     # no_match
     ("din", 54, "no_match", "no_match", "Sex = 'female' misses the data's 'F': 0 where 2 dogs are raised by female students"),
     ("dail", 66, "no_match", "no_match", "PetType = 'Dog' / 'Cat' misses the data's 'dog' / 'cat': no student where the "

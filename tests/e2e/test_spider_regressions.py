@@ -1,12 +1,14 @@
-"""The shipped regression file: 25 hand-settled verdicts on real Spider answers (examples/spider/regressions/,
+"""The shipped regression file: 27 hand-settled verdicts on real Spider answers (examples/spider/regressions/,
 built by examples/spider/make_regressions.py; each entry's note gives the reviewer's reason).
 
 ``goldeval replay`` of it must report no flip with the current judge: a change to the rules that flips one of them
 is a change to look at (and to settle again) before it is adopted. And a deliberate change to one rule must be
 reported as exactly the flips it causes, worked out by hand from the file: making every question "fix the
 multiplicity" turns the five entries settled ``near_match`` for a join fan-out or a DISTINCT on one side only
-(dev-0037, dev-0065, dev-0535, dev-0752, dev-0784) into ``no_match``, and nothing else — dev-0761 is near_match
-for an over-asking golden, not multiplicity, and zero-shot dev-0787 is already no_match because its question fixes it.
+(dev-0037, dev-0065, dev-0535, dev-0752, dev-0784) and the two over-asking goldens that also repeat a row
+(dev-0066, DIN-SQL and zero-shot) into ``no_match``, and nothing else — dev-0761 is near_match for an over-asking
+golden alone, DAIL-SQL's dev-0066 is no_match for an empty answer, and zero-shot dev-0787 is already no_match
+because its question fixes the multiplicity.
 """
 
 from __future__ import annotations
@@ -25,15 +27,17 @@ from goldeval.runs.regressions import read_regressions, replay
 HERE = REPO / "examples" / "spider" / "regressions"
 FILE, CASES, DBS = HERE / "judge-regressions.jsonl", HERE / "cases.jsonl", HERE / "databases"
 MULTIPLICITY = ["spider-dev-0037", "spider-dev-0065", "spider-dev-0535", "spider-dev-0752", "spider-dev-0784"]
+OVER_ASKING_AND_REPEATED = ["spider-dev-0066", "spider-dev-0066"]  # DIN-SQL's and zero-shot's answers
 
 
 def test_the_shipped_file_is_real_and_reviewed():
     entries, failures = read_regressions(FILE)
-    assert failures == [] and len(entries) == 25
+    assert failures == [] and len(entries) == 27
     assert {e["verdict"] for e in entries} == {"match", "near_match", "no_match"}
     assert all(e["note"] and e["reviewer"] and e["answer"].get("final_query") for e in entries)
     # the multiplicity entries are the ones this file's docstring names
-    assert sorted(e["id"] for e in entries if e["verdict"] == "near_match" and e["id"] != "spider-dev-0761") == MULTIPLICITY
+    assert sorted(e["id"] for e in entries if e["verdict"] == "near_match" and e["id"] != "spider-dev-0761") == sorted(
+        MULTIPLICITY + OVER_ASKING_AND_REPEATED)
 
 
 def test_replay_reports_no_flip_with_the_current_judge(tmp_path):
@@ -42,8 +46,8 @@ def test_replay_reports_no_flip_with_the_current_judge(tmp_path):
     assert r.exit_code == 0, r.output
     res = json.loads(out.read_text())
     assert res["judge_version"] == JUDGE_VERSION
-    assert (res["n_replayed"], res["n_same"], res["n_changed"], res["n_failed"]) == (25, 25, 0, 0), res["changed"] or res["failures"]
-    assert "25 unchanged, 0 changed, 0 not replayed" in " ".join(r.output.split())
+    assert (res["n_replayed"], res["n_same"], res["n_changed"], res["n_failed"]) == (27, 27, 0, 0), res["changed"] or res["failures"]
+    assert "27 unchanged, 0 changed, 0 not replayed" in " ".join(r.output.split())
 
 
 def test_a_deliberate_rule_change_is_reported_as_its_flips(monkeypatch, tmp_path):
@@ -53,15 +57,16 @@ def test_a_deliberate_rule_change_is_reported_as_its_flips(monkeypatch, tmp_path
     judge, version = answer_judge(db_dir=str(DBS))
     res = replay(FILE, CASES, judge, judge_version=version)
     assert res["n_failed"] == 0
-    assert sorted(c["id"] for c in res["changed"]) == MULTIPLICITY
+    assert sorted(c["id"] for c in res["changed"]) == sorted(MULTIPLICITY + OVER_ASKING_AND_REPEATED)
     assert {(c["settled"], c["now"]) for c in res["changed"]} == {("near_match", "no_match")}
-    assert all("the question fixes the multiplicity" in c["why_now"] and c["settled_under"] == JUDGE_VERSION
-               for c in res["changed"])
+    settled_under = {e["line"]: e["judge_version"] for e in read_regressions(FILE)[0]}
+    assert all(c["settled_under"] == settled_under[c["line"]] for c in res["changed"])
+    assert all("the question fixes the multiplicity" in c["why_now"] for c in res["changed"] if c["id"] in MULTIPLICITY)
     # and the command says so, exit 1
     r = CliRunner().invoke(main, ["replay", str(FILE), "--cases", str(CASES), "--db-dir", str(DBS),
                                   "--out", str(tmp_path / "r.json")])
     assert r.exit_code == 1, r.output
-    assert "20 unchanged, 5 changed" in " ".join(r.output.split())
+    assert "20 unchanged, 7 changed" in " ".join(r.output.split())
     assert "spider-dev-0752: settled near_match" in r.output
 
 

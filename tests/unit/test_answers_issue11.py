@@ -170,6 +170,24 @@ def test_an_over_asking_golden_is_near_match_and_suspect_naming_the_unasked_colu
     assert v.verdict == "no_match"
 
 
+def test_an_over_asking_golden_whose_asked_columns_repeat_differently_is_near_match():
+    # Spider dev-0066 (DIN-SQL, zero-shot): "What is the first name of every student who has a dog but does not have
+    # a cat?" The gold SQL selects fname and age, and lists Tracy once per dog (she has two); the answer gives her
+    # first name once. Age is not asked for, and on the asked column the rows are equal as a set: near_match, with
+    # both differences named. Judge 1.3.0 said no_match 8 ("golden column 'Age' has no counterpart").
+    q = "What is the first name of every student who has a dog but does not have a cat?"
+    golden = {"columns": ["Fname", "Age"], "rows": [["Tracy", 19], ["Tracy", 19]],
+              "canonical_query": "SELECT T1.fname, T1.age FROM student AS T1 JOIN has_pet AS T2 ON T1.stuid = T2.stuid"}
+    v = _v(q, golden, ["Fname"], [["Tracy"]])
+    assert v.verdict == "near_match" and v.gold_status == "suspect"
+    assert "'Age' is missing" in v.why and "('Tracy') ×2 in the golden, ×1 in the prediction" in v.why
+    assert v.details["multiplicity"] == {"distinct": 1, "golden_rows": 2, "pred_rows": 1, "rows_that_differ": 1}
+    # Another name on the asked column is not a multiplicity difference: no_match, as before.
+    assert _v(q, golden, ["Fname"], [["Tracey"]]).verdict == "no_match"
+    # A question that fixes the multiplicity ("once for each dog") keeps no_match (made up from the same rows).
+    assert _v("List the first name of the dog owners, once for each dog they have.", golden, ["Fname"], [["Tracy"]]).verdict == "no_match"
+
+
 def test_a_golden_of_another_shape_than_the_question_is_suspect_and_needs_human():
     # Spider dev-0578: "What are the different addresses that have students living there?" The gold SQL is
     # SELECT count(DISTINCT current_address_id): a single count for a list question.

@@ -27,6 +27,17 @@ from goldeval.answers.values import Column
 from goldeval.answers.verdicts import _undecided, _verdict
 from goldeval.verdict import Verdict
 
+def _asked_same_set(gcols: list[Column], pcols: list[Column], pairing: Pairing, golden: Mapping[str, Any],
+                    rel_tol: float) -> Any:
+    """:func:`~goldeval.answers.multiplicity.same_set` on the paired golden columns only (an over-asking golden's
+    asked columns), or ``None``."""
+    keep = sorted(pairing.index)
+    sub = Pairing([pairing.golden_names[i] for i in keep], list(pairing.pred_names),
+                  {k: pairing.index[gi] for k, gi in enumerate(keep)}, dict(pairing.basis),
+                  {k: pairing.scale[gi] for k, gi in enumerate(keep) if gi in pairing.scale})
+    return same_set([gcols[i] for i in keep], pcols, sub, rel_tol=rel_tol, exact_golden=_computed_floats(golden))
+
+
 def _judge_table(
     question: str,
     golden: Mapping[str, Any],
@@ -65,15 +76,26 @@ def _judge_table(
         unasked = unasked_columns(question, pairing.unpaired) if question and isinstance(golden.get("canonical_query"), str) else []
         if unasked == pairing.unpaired:
             part = _compare_rows(gcols, pcols, pairing, rel_tol=rel_tol)
-            if part.complete:
+            # On the asked columns the rows may also repeat differently (the golden lists a student once per pet):
+            # both kinds together are still a defensible difference, unless the question fixes the multiplicity.
+            mult = None if part.complete or question_fixes_multiplicity(question) else _asked_same_set(gcols, pcols, pairing, golden, rel_tol)
+            if part.complete or mult is not None:
                 cols = ", ".join(map(repr, unasked))
                 note = f"the golden has column(s) {cols} that the question does not ask for (an over-asking golden)"
                 common["gold_status"], common["gold_note"] = worse_status((gold[0], gold[1]), ("suspect", note))
                 details["unasked_columns"] = unasked
-                return _verdict("near_match", 7, f"Every golden row is located on the column(s) the question asks for "
-                                f"({_pairs_text(pairing)}); the golden's {cols} {'is' if len(unasked) == 1 else 'are'} missing, "
-                                f"but the question does not ask for {'it' if len(unasked) == 1 else 'them'}.", located=part.located(),
-                                mismatch=f"unasked golden column(s) missing: {cols}", details=details, **common)
+                missing = (f"the golden's {cols} {'is' if len(unasked) == 1 else 'are'} missing, but the question does not ask "
+                           f"for {'it' if len(unasked) == 1 else 'them'}")
+                if mult is None:
+                    return _verdict("near_match", 7, f"Every golden row is located on the column(s) the question asks for "
+                                    f"({_pairs_text(pairing)}); {missing}.", located=part.located(),
+                                    mismatch=f"unasked golden column(s) missing: {cols}", details=details, **common)
+                details["multiplicity"] = {"distinct": mult.distinct, "golden_rows": mult.golden_rows, "pred_rows": mult.pred_rows,
+                                           "rows_that_differ": mult.n_differ}
+                return _verdict("near_match", 7, f"On the column(s) the question asks for ({_pairs_text(pairing)}) the rows equal "
+                                f"the golden's as a set and only repeat differently, which the question does not fix; {missing}: "
+                                f"{mult.describe()}.", located=part.located(),
+                                mismatch=f"unasked golden column(s) missing: {cols}; {mult.describe()}", details=details, **common)
     if pairing.unpaired:
         cols = ", ".join(map(repr, pairing.unpaired))
         why = (f"Golden column {cols} has no counterpart" if len(pairing.unpaired) == 1 else f"Golden columns {cols} have no counterpart") \
