@@ -179,3 +179,111 @@ def test_replay_with_the_attempts_file_as_cases_is_exit_2(tmp_path):
     assert "case 'q01' could not be judged now (case 'q01': 'golden' must be an object, got None." in text
     assert "Check --cases and --db." in text
     assert "now unscored" not in text
+
+
+# --- -o/--out, -q/--quiet and the exit-code line on every command ------------------------------------------------------
+
+import click  # noqa: E402
+
+from goldeval.cli._common import EXIT_CODES_LINE  # noqa: E402
+
+#: Commands that write no file of their own, so no -o (each still takes -q and ends its help with the exit codes).
+NO_OUT = {
+    "runs delete": "it changes the store only",
+    "review import": "the file it writes is the regression file, appended by design and named by --regressions",
+}
+
+
+def leaf_commands() -> dict[str, click.Command]:
+    ctx = click.Context(main)
+    found: dict[str, click.Command] = {}
+    for name in main.list_commands(ctx):
+        cmd = main.get_command(ctx, name)
+        if isinstance(cmd, click.Group):
+            for sub in cmd.list_commands(ctx):
+                found[f"{name} {sub}"] = cmd.get_command(ctx, sub)
+        else:
+            found[name] = cmd
+    return found
+
+
+def test_the_command_list_is_the_one_checked_below():
+    # a new command is checked by the next test automatically; this pins what "every command" meant when written
+    assert sorted(leaf_commands()) == [
+        "compare", "gate", "judge", "labels", "llm-judge", "replay", "report", "review export", "review import",
+        "review stats", "runs delete", "runs export", "runs import", "runs list", "runs show", "score",
+    ]
+
+
+def test_every_command_takes_o_out_and_q_quiet_and_ends_its_help_with_the_exit_codes():
+    missing = []
+    for name, cmd in leaf_commands().items():
+        opts = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+        want = {"-q", "--quiet"} | (set() if name in NO_OUT else {"-o", "--out"})
+        if not want <= opts:
+            missing.append((name, sorted(want - opts)))
+        assert cmd.help.rstrip().endswith(EXIT_CODES_LINE), name
+        shown = " ".join(CliRunner().invoke(main, [*name.split(), "--help"]).output.split())
+        assert EXIT_CODES_LINE in shown, name
+    assert missing == []
+    assert EXIT_CODES_LINE in " ".join(CliRunner().invoke(main, ["--help"]).output.split())
+
+
+def test_quiet_prints_nothing_and_out_writes_the_file(tmp_path):
+    labels = tmp_path / "l.jsonl"
+    # by hand: gold/pred = (yes, yes) tp, (yes, no) fn, (no, yes) fp, (no, no) tn → precision 1/2, recall 1/2
+    labels.write_text("".join(json.dumps({"id": str(i), "gold": g, "pred": p}) + "\n"
+                              for i, (g, p) in enumerate([("yes", "yes"), ("yes", "no"), ("no", "yes"), ("no", "no")])))
+    gates = tmp_path / "dod.toml"
+    gates.write_text('positive = "yes"\n[gates]\nprecision = { min = 0.5 }\n')
+    store = tmp_path / "s.db"
+    res = tmp_path / "res.json"
+    r = invoke("labels", labels, "--positive", "yes", "--store", store, "-q", "-o", res)
+    assert r.exit_code == 0 and r.output == "", r.output
+    assert json.loads(res.read_text())["aggregate"]["precision"] == 0.5
+    r = invoke("gate", res, "--gates", gates, "-q")
+    assert r.exit_code == 0 and r.output == "", r.output
+    for args in (("runs", "list"), ("runs", "show", "latest"), ("runs", "export", "latest", "-o", tmp_path / "e.jsonl")):
+        r = invoke(*args, "--store", store, "-q")
+        assert r.exit_code == 0 and r.output == "", (args, r.output)
+    assert len((tmp_path / "e.jsonl").read_text().splitlines()) == 4
+    r = invoke("runs", "show", "latest", "--store", store, "-q", "-o", tmp_path / "show.json")
+    assert r.exit_code == 0 and json.loads((tmp_path / "show.json").read_text())["aggregate"]["recall"] == 0.5
+    r = invoke("runs", "list", "--store", store, "-q", "-o", tmp_path / "runs.json")
+    assert [x["scorer_name"] for x in json.loads((tmp_path / "runs.json").read_text())] == ["labels"]
+    r = invoke("runs", "list", "--store", store, "--json", "-o", tmp_path / "other.json")
+    assert r.exit_code == 2 and "give one of them" in r.output
+
+
+# --- --*-field and --*-column on score and labels -------------------------------------------------------------------
+
+
+def test_score_takes_field_and_column_names_alike(tmp_path):
+    preds = tmp_path / "p.jsonl"
+    preds.write_text('{"key": "a", "p": "x y", "r": "x"}\n{"key": "b", "p": "x", "r": "x"}\n')
+    # by hand: a: P 1/2, R 1, F1 2/3; b: F1 1; mean (2/3 + 1) / 2 = 5/6
+    means = []
+    for names in (("--prediction-field", "--reference-field", "--id-field"),
+                  ("--prediction-column", "--reference-column", "--id-column")):
+        out = tmp_path / f"{names[0]}.json"
+        r = invoke("score", preds, names[0], "p", names[1], "r", names[2], "key", "--no-store", "-q", "-o", out)
+        assert r.exit_code == 0, r.output
+        agg = json.loads(out.read_text())["aggregate"]
+        means.append(agg["whole_note_f1_mean"])
+        assert agg["n"] == 2
+    assert means[0] == means[1] == pytest.approx(5 / 6, abs=1e-15)
+
+
+def test_labels_takes_column_and_field_names_alike(tmp_path):
+    rows = tmp_path / "l.jsonl"
+    # by hand: (yes, yes) tp, (yes, no) fn, (no, yes) fp → precision 1/2, recall 1/2, missed 1
+    rows.write_text("".join(json.dumps({"k": str(i), "g": g, "p": p}) + "\n"
+                            for i, (g, p) in enumerate([("yes", "yes"), ("yes", "no"), ("no", "yes")])))
+    got = []
+    for names in (("--id-column", "--gold-column", "--pred-column"), ("--id-field", "--gold-field", "--pred-field")):
+        out = tmp_path / f"{names[0]}.json"
+        r = invoke("labels", rows, "--positive", "yes", names[0], "k", names[1], "g", names[2], "p", "--no-store", "-q", "-o", out)
+        assert r.exit_code == 0, r.output
+        a = json.loads(out.read_text())["aggregate"]
+        got.append((a["precision"], a["recall"], a["missed"]))
+    assert got == [(0.5, 0.5, 1), (0.5, 0.5, 1)]

@@ -52,6 +52,13 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
 
+def _exit_codes(f):
+    # the line every command's --help ends with (goldeval.cli._help imports nothing heavy)
+    from goldeval.cli._help import exit_codes
+
+    return exit_codes(f)
+
+
 def _debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value:
         from goldeval.cli._common import DEBUG
@@ -60,12 +67,13 @@ def _debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@_exit_codes
 @click.version_option(__version__, prog_name="goldeval")
 @click.option("--debug", is_flag=True, expose_value=False, is_eager=True, callback=_debug,
               help="Print the traceback of an internal error (exit 3).")
 def main() -> None:
     """goldeval: score model output against golden references and gate the run.
 
-    \b
-    Exit codes: 0 all gates pass · 1 a gate fails · 2 bad input or usage · 3 internal or store error.
+    Every command takes -o/--out PATH where it writes a file and -q/--quiet; `--*-field` and `--*-column` name the
+    same option on score and labels.
     """

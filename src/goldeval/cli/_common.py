@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 import orjson
 
+from goldeval.cli._help import EXIT_CODES_LINE, exit_codes  # noqa: F401  (re-exported for the commands)
 from goldeval.errors import GoldevalError, InputError
 
 EXIT_OK = 0
@@ -23,6 +24,17 @@ EXIT_BROKEN_PIPE = 141
 DEBUG = {"on": False}
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def quiet_option(help: str = "Print no summary on the console (errors still go to stderr; the exit code says the outcome).") -> Callable[[F], F]:
+    """``-q/--quiet`` (passed as ``quiet``), the same flag on every command."""
+    return click.option("--quiet", "-q", is_flag=True, help=help)
+
+
+def out_option(help: str, *, default: str | None = None, required: bool = False, metavar: str = "PATH") -> Callable[[F], F]:
+    """``-o/--out PATH`` (passed as ``out``), the same option on every command that writes a file; ``-`` is stdout."""
+    return click.option("--out", "-o", "out", default=default, required=required, metavar=metavar,
+                        show_default=default is not None, help=help)
 
 
 def stderr_console():
@@ -136,6 +148,11 @@ def write_json(obj: Any, out: str, *, role: str = "--out") -> None:
     write_output(out, dumps(obj) + b"\n", role=role)
 
 
-def report_console(out: str | None):
-    """The console for the human-readable summary: stdout, or stderr when JSON goes to stdout (``--out -``)."""
+def report_console(out: str | None, *, quiet: bool = False):
+    """The console for the human-readable summary: stdout, or stderr when JSON goes to stdout (``--out -``); with
+    *quiet* (``-q``) a console that prints nothing."""
+    if quiet:
+        from rich.console import Console
+
+        return Console(quiet=True)
     return stderr_console() if out == "-" else stdout_console()

@@ -8,18 +8,19 @@ import click
 
 from goldeval.cli._types import SEED, Finite
 
-from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, exit_codes, guard_outputs, guarded, out_option, report_console, write_json
 from goldeval.cli._ci import junit_option, write_junit
 from goldeval.cli._store import store_file, store_path_option
 
 
 @click.command()
+@exit_codes
 @click.argument("run_a")
 @click.argument("run_b")
 @store_path_option
 @click.option("--fail-on-regression", is_flag=True,
               help="Exit 1 when any case went from pass to fail, or when no case was decided in both runs (verdict runs only).")
-@click.option("--out", default=None, help="Write the comparison JSON here ('-' for stdout).")
+@out_option("Write the comparison JSON here ('-' for stdout).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the paired bootstrap.")
 @click.option("--resamples", type=click.IntRange(min=100, max=1_000_000), default=10_000, show_default=True, help="Bootstrap resamples.")
 @click.option("--confidence", type=Finite(0, 1, min_open=True, max_open=True), default=0.95, show_default=True,

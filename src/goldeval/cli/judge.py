@@ -9,7 +9,7 @@ import click
 
 from goldeval.cli._types import Finite
 
-from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, fail, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, exit_codes, fail, guard_outputs, guarded, report_console, write_json
 from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._inputs import INPUT
@@ -21,6 +21,7 @@ from goldeval.outputs import sqlite_files
 
 
 @click.command()
+@exit_codes
 @click.argument("cases", type=INPUT)
 @click.argument("attempts", type=INPUT)
 @click.option("--db", default=None, type=click.Path(dir_okay=False, path_type=str),

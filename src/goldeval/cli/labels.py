@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from goldeval.cli._common import EXIT_OK, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._common import EXIT_OK, exit_codes, guard_outputs, guarded, quiet_option, report_console, write_json
 from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._inputs import INPUT
@@ -16,12 +16,16 @@ from goldeval.cli._store import store_options
 
 
 @click.command("labels")
+@exit_codes
 @click.argument("file", type=INPUT)
 @click.option("--positive", default=None, metavar="LABEL", help="The positive label (e.g. escalate); default: `positive` from --gates.")
-@click.option("--id-column", default="id", show_default=True, help="Field / CSV column holding the case id.")
-@click.option("--gold-column", default="gold", show_default=True, help="Field / CSV column holding the gold label.")
-@click.option("--pred-column", default="pred", show_default=True, help="Field / CSV column holding the predicted label (null / empty = no label).")
-@click.option("--second-gold-column", default=None, metavar="NAME", help="A second annotator's label: adds annotator agreement, kappa and the disagreements.")
+# --*-column and --*-field are the same option (CSV / Parquet column or JSONL field), as on `score`
+@click.option("--id-column", "--id-field", "id_column", default="id", show_default=True, help="Field / CSV column holding the case id.")
+@click.option("--gold-column", "--gold-field", "gold_column", default="gold", show_default=True, help="Field / CSV column holding the gold label.")
+@click.option("--pred-column", "--pred-field", "pred_column", default="pred", show_default=True,
+              help="Field / CSV column holding the predicted label (null / empty = no label).")
+@click.option("--second-gold-column", "--second-gold-field", "second_gold_column", default=None, metavar="NAME",
+              help="A second annotator's label: adds annotator agreement, kappa and the disagreements.")
 @click.option("--allow-absent-positive", is_flag=True, help="Score even when the positive label occurs in neither gold nor pred (a slice with no positives).")
 @gates_option
 @click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' = stdout; the summary then goes to stderr).")
@@ -29,17 +33,15 @@ from goldeval.cli._store import store_options
     "--out-format", type=click.Choice(["json", "jsonl"]), default="json", show_default=True,
     help="json: one object, per_example one entry a line; jsonl: one per_example entry a line, then a line with the rest.",
 )
+@quiet_option("No summary table (the JSON still goes to --out; the gate decision is still printed).")
 @ci_options
 @store_options
 @guarded
 def labels(file, positive, id_column, gold_column, pred_column, second_gold_column, allow_absent_positive, gates, out,
-           out_format, run_store, ci):
+           out_format, quiet, run_store, ci):
     """Precision, recall and missed positives of predicted labels against gold labels.
 
     FILE is JSONL rows {"id", "gold", "pred"} or a CSV with those columns (names selectable).
-
-    \b
-    Exit codes: 0 every gate passes (or no --gates) · 1 a gate fails · 2 bad input or usage.
     """
     from goldeval.errors import InputError
     from goldeval.labels import SCORER_NAME, SCORER_VERSION, score_label_file
@@ -84,9 +86,10 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
             results = score_label_file(file, recorder=recorder, refuse_empty=True, keep_per_example=False,
                                        on_example=on_example if (writer is not None or junit_cases is not None) else None,
                                        **options)
-            _render_labels(results, console)
+            if not quiet:
+                _render_labels(results, console)
             code = apply_gates(results, gates, console, definition=dod, recorder=recorder)
-        if run_store.note:
+        if run_store.note and not quiet:
             click.echo(f"goldeval: {run_store.note}", err=True)
         run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
         if writer is not None:
@@ -155,16 +158,17 @@ def _print_problems(results: dict) -> None:
 
 
 @click.command("gate")
+@exit_codes
 @click.argument("results_file", metavar="RESULTS.json", type=INPUT)
 @click.option("--gates", "gates", required=True, metavar="DOD.toml", type=INPUT, help="Definition of done (TOML [gates]).")
 @click.option("--out", "-o", default=None, metavar="PATH", help="Write the results with the gate report added ('-' = stdout).")
+@quiet_option("Print no gate table and no decision line (the exit code says pass or fail).")
 @ci_options
 @guarded
-def gate(results_file, gates, out, ci):
+def gate(results_file, gates, out, quiet, ci):
     """Apply a definition of done to any results file goldeval wrote (labels, free text, data answers).
 
-    \b
-    Exit codes: 0 every gate passes · 1 a gate fails · 2 bad input, or a gate on a metric this scorer never produces.
+    A gate on a metric this scorer never produces is bad input (exit 2).
     """
     from goldeval.resultsfile import read_results
     from goldeval.scorers import register_plugin_metrics
@@ -175,7 +179,7 @@ def gate(results_file, gates, out, ci):
     register_plugin_metrics()  # a third-party scorer's metrics are gateable too
     dod = load_definition(gates)
     results = read_results(str(results_file))
-    console = report_console(out)
+    console = report_console(out, quiet=quiet)
     code = apply_gates(results, gates, console, definition=dod)
     if out is not None:
         write_json(results, out)

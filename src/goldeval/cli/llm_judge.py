@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import click
 
-from goldeval.cli._common import EXIT_OK, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._common import EXIT_OK, exit_codes, guard_outputs, guarded, out_option, report_console, write_json
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import llm_cache_files, llm_options
 from goldeval.cli._store import store_options
 
 
 @click.command("llm-judge")
+@exit_codes
 @click.argument("cases", type=INPUT)
 @click.argument("attempts", type=INPUT)
 @click.option("--rules", "rules_path", type=INPUT, default=None,
               help="Results JSON of the rule-based judge (goldeval judge --out): only its undecided cases are sent.")
-@click.option("--out", default=None, help="Write the results JSON here ('-' for stdout).")
+@out_option("Write the results JSON here ('-' for stdout).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary (the JSON still goes to --out).")
 @llm_options
 @store_options

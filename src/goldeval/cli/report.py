@@ -6,11 +6,12 @@ import click
 
 from goldeval.cli._types import SEED, Finite
 
-from goldeval.cli._common import EXIT_OK, guard_outputs, guarded
+from goldeval.cli._common import EXIT_OK, exit_codes, guard_outputs, guarded
 from goldeval.cli._store import store_path_option
 
 
 @click.command()
+@exit_codes
 @click.argument("run", required=False)
 @click.option("--compare", "compare_ref", default=None, metavar="RUN_B",
               help="Compare mode: RUN is A (before), RUN_B is B (after); flips, near_match, movers, McNemar, bootstrap.")

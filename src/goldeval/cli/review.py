@@ -8,7 +8,8 @@ import sys
 
 import click
 
-from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._common import (EXIT_GATE_FAILED, EXIT_OK, exit_codes, guard_outputs, guarded, out_option, quiet_option,
+                                  report_console, write_json)
 from goldeval.cli._ci import junit_option, write_junit
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import llm_cache_files, llm_options
@@ -25,6 +26,7 @@ def _current_judge(db: str | None, db_dir: str | None = None):
 
 
 @click.command()
+@exit_codes
 @click.argument("regressions", type=INPUT)
 @click.option("--cases", "cases", required=True, type=INPUT,
               help="The case file (question, golden, rubric) the settled verdicts refer to.")
@@ -33,12 +35,13 @@ def _current_judge(db: str | None, db_dir: str | None = None):
 @click.option("--db-dir", default=None, type=click.Path(file_okay=False, path_type=str),
               help="Folder of the databases the cases name (\"db\": NAME -> NAME.sqlite, NAME.duckdb, NAME.db or "
                    "NAME/NAME.sqlite), as for goldeval judge.")
-@click.option("--out", default=None, help="Write the replay JSON here ('-' for stdout).")
+@out_option("Write the replay JSON here ('-' for stdout).")
+@quiet_option("Print no summary (the JSON still goes to --out; the exit code says whether any settled verdict changed).")
 # a replay judges each settled case once, one at a time, rules first, and reports no cost: those options do not apply
 @llm_options(exclude=("repeat", "dry_run", "llm_send", "max_concurrency", "price_in", "price_out", "max_cost"))
 @junit_option
 @guarded
-def replay(regressions, cases, db, db_dir, out, llm_opts, junit):
+def replay(regressions, cases, db, db_dir, out, quiet, llm_opts, junit):
     """Re-judge every human-settled verdict in REGRESSIONS with the current judge.
 
     The rule-based judge decides first; with --llm MODEL the cases it leaves undecided go to the LLM judge (cached,
@@ -82,7 +85,7 @@ def replay(regressions, cases, db, db_dir, out, llm_opts, junit):
     meter = getattr(judge, "budget", None)
     if meter is not None:
         result["llm_spend"] = meter.summary()
-    console = report_console(out)
+    console = report_console(out, quiet=quiet)
     console.print(
         f"replayed {result['n_replayed']} settled verdict(s) with judge {version or '?'}: "
         f"{result['n_same']} unchanged, {result['n_changed']} changed, {result['n_failed']} not replayed",
@@ -124,18 +127,21 @@ def replay(regressions, cases, db, db_dir, out, llm_opts, junit):
 
 
 @click.group()
+@exit_codes
 def review() -> None:
     """Human review of the cases a judge could not settle: export them, import the verdicts."""
 
 
 @review.command("export")
+@exit_codes
 @click.argument("run")
 @store_path_option
-@click.option("--out", default="-", show_default=True, help="Where to write the JSONL for the reviewer ('-' for stdout).")
+@out_option("Where to write the JSONL for the reviewer ('-' for stdout).", default="-")
+@quiet_option("Do not say how many cases were exported.")
 @click.option("--all", "all_cases", is_flag=True,
               help="Every scored case, not only the needs_human ones: a person's verdicts on decided cases calibrate the judge (review stats).")
 @guarded
-def review_export(run, store, out, all_cases):
+def review_export(run, store, out, quiet, all_cases):
     """Write RUN's needs_human cases (with --all: every scored case) as JSONL, one per line, for a person to fill in.
 
     Each line holds the question, golden, answer, the judge's verdict and why; the person fills "verdict"
@@ -153,11 +159,13 @@ def review_export(run, store, out, all_cases):
         rows = export_review(st, run, only_needs_human=not all_cases)
     data = b"".join(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in rows)
     write_bytes(data, out)
-    click.echo(f"goldeval: {len(rows)} {'scored' if all_cases else 'needs_human'} case(s) exported" + ("" if out == "-" else f" to {out}"), err=True)
+    if not quiet:
+        click.echo(f"goldeval: {len(rows)} {'scored' if all_cases else 'needs_human'} case(s) exported" + ("" if out == "-" else f" to {out}"), err=True)
     return EXIT_OK
 
 
 @review.command("import")
+@exit_codes
 @click.argument("file", type=INPUT)
 @store_path_option
 @click.option("--regressions", default=DEFAULT_REGRESSIONS, show_default=True, type=click.Path(dir_okay=False, path_type=str),
@@ -166,8 +174,9 @@ def review_export(run, store, out, all_cases):
 @click.option("--on-conflict", "on_conflict", type=click.Choice(["fail", "latest"]), default="fail", show_default=True,
               help="A verdict that differs from one recorded before for the same case: fail (import nothing, list "
                    "every conflict) or latest (the imported verdict settles the case; the regression file keeps only it).")
+@quiet_option("Print no summary of what was recorded and appended.")
 @guarded
-def review_import(file, store, regressions, reviewer, on_conflict):
+def review_import(file, store, regressions, reviewer, on_conflict, quiet):
     """Record the verdicts filled in FILE (written by `review export`) in the store and append them to the
     regression file. Rows still without a verdict are left for later; nothing is imported while any row is
     unusable."""
@@ -180,6 +189,8 @@ def review_import(file, store, regressions, reviewer, on_conflict):
 
     with RunStore.open_existing(store) as st:
         result = import_review(st, file, regressions_path=regressions, reviewer=reviewer, on_conflict=on_conflict)
+    if quiet:
+        return EXIT_OK
     click.echo(
         f"goldeval: {result['n_imported']} verdict(s) recorded, {result['n_already']} already recorded, "
         f"{result['n_pending']} left for later; {result['n_appended']} appended to {regressions}",
@@ -198,6 +209,7 @@ def review_import(file, store, regressions, reviewer, on_conflict):
 
 
 @review.command("stats")
+@exit_codes
 @click.argument("runs", nargs=-1, metavar="[RUN]...")
 @store_path_option
 @click.option("--regressions", default=None, type=click.Path(dir_okay=False, path_type=str),

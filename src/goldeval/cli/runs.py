@@ -7,11 +7,13 @@ import os
 import click
 
 
-from goldeval.cli._common import EXIT_OK, guard_outputs, guarded, report_console, stdout_console, write_json
+from goldeval.cli._common import (EXIT_OK, exit_codes, guard_outputs, guarded, out_option, quiet_option, report_console,
+                                  stdout_console, write_json)
 from goldeval.cli._store import store_file, store_path_option
 
 
 @click.group()
+@exit_codes
 def runs() -> None:
     """The recorded runs: list, show, export, delete.
 
@@ -20,39 +22,51 @@ def runs() -> None:
 
 
 @runs.command("list")
+@exit_codes
 @store_path_option
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Show at most this many runs (0: all).")
 @click.option("--arm", default=None, help="Only runs of this arm.")
 @click.option("--scorer", default=None, help="Only runs of this scorer (token_f1, labels, …).")
-@click.option("--json", "as_json", is_flag=True, help="Write the runs as JSON on stdout instead of a table.")
+@click.option("--json", "as_json", is_flag=True, help="Write the runs as JSON on stdout instead of a table (as --out -).")
+@out_option("Also write the runs as JSON here ('-' for stdout, instead of the table).")
+@quiet_option("Print no table (with --out, only the file is written).")
 @guarded
-def list_(store, limit, arm, scorer, as_json):
+def list_(store, limit, arm, scorer, as_json, out, quiet):
     """A table of runs, newest first: id, arm, when, scorer, n, headline metric, gates, status."""
+    from goldeval.outputs import sqlite_files
     from goldeval.report.runs import render_runs_list
     from goldeval.runs.store import RunStore
 
-    from goldeval.paths import default_store_path
+    path = store_file(store)
+    if as_json:
+        if out not in (None, "-"):
+            from goldeval.errors import InputError
 
-    path = store if store is not None else default_store_path()
+            raise InputError(f"runs list: --json writes the runs to stdout and --out {out} to a file: give one of them.")
+        out = "-"
+    guard_outputs({"--out": out}, {"--store": sqlite_files(path)})
     if not os.path.isfile(path):
         rows = []
-        click.echo(f"goldeval: no run store at {path} yet (nothing recorded there)", err=True)
+        if not quiet:
+            click.echo(f"goldeval: no run store at {path} yet (nothing recorded there)", err=True)
     else:
         with RunStore.open_existing(path) as st:
             rows = st.list_runs(limit=limit or None, arm=arm, scorer=scorer)
-    if as_json:
-        write_json(rows, "-")
-    else:
+    if out is not None:
+        write_json(rows, out)
+    if out != "-" and not quiet:
         render_runs_list(rows, stdout_console(), filters={"--arm": arm, "--scorer": scorer})
     return EXIT_OK
 
 
 @runs.command("show")
+@exit_codes
 @click.argument("run")
 @store_path_option
-@click.option("--out", default=None, help="Also write the stored results JSON here ('-' for stdout).")
+@out_option("Also write the stored results JSON here ('-' for stdout).")
+@quiet_option("Print no summary (with --out, only the file is written).")
 @guarded
-def show(run, store, out):
+def show(run, store, out, quiet):
     """The summary the scoring command printed for RUN, re-rendered from the store, with its versions and hashes."""
     from goldeval.outputs import sqlite_files
     from goldeval.report.runs import render_run
@@ -63,7 +77,7 @@ def show(run, store, out):
     with RunStore.open_existing(store) as st:
         record = st.get_run(run)
         path = st.path
-    render_run(record, report_console(out))
+    render_run(record, report_console(out, quiet=quiet))
     if out:
         from goldeval.runs.export import with_run_block
 
@@ -72,13 +86,15 @@ def show(run, store, out):
 
 
 @runs.command("export")
+@exit_codes
 @click.argument("run")
 @store_path_option
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "json"]), default="jsonl", show_default=True,
               help="jsonl / csv: one line per case; json: the run, its results, every case and its reviews.")
-@click.option("--out", default="-", show_default=True, help="Where to write ('-' for stdout).")
+@out_option("Where to write ('-' for stdout).", default="-")
+@quiet_option("Do not say where the export was written.")
 @guarded
-def export(run, store, fmt, out):
+def export(run, store, fmt, out, quiet):
     """Write RUN's per-case records (as recorded) as JSONL or CSV, or the whole run as JSON."""
     from goldeval.outputs import sqlite_files
     from goldeval.runs.export import export_run
@@ -89,6 +105,8 @@ def export(run, store, fmt, out):
     with RunStore.open_existing(store) as st:
         data = export_run(st, run, fmt)
     write_bytes(data, out)
+    if out != "-" and not quiet:
+        click.echo(f"goldeval: run {run} exported as {fmt} to {out}", err=True)
     return EXIT_OK
 
 
@@ -100,6 +118,7 @@ def write_bytes(data: bytes, out: str) -> None:
 
 
 @runs.command("delete")
+@exit_codes
 @click.argument("run")
 @store_path_option
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
@@ -141,14 +160,16 @@ def _confirm(question: str, run_id: str) -> bool:
 
 
 @runs.command("import")
+@exit_codes
 @click.argument("per_case", metavar="PER_CASE.parquet")
 @store_path_option
 @click.option("--arm", default=None, metavar="NAME", help="Arm name recorded with the run (model + prompt).")
 @click.option("--gates", default=None, metavar="DOD.toml", type=click.Path(dir_okay=False),
               help="Definition of done to apply; exit 1 when a gate fails. The report is stored with the run.")
-@click.option("--out", default=None, metavar="PATH", help="Also write the results JSON here ('-' for stdout).")
+@out_option("Also write the results JSON here ('-' for stdout).")
+@quiet_option("Print no gate table and no import note (the exit code says whether a gate failed).")
 @guarded
-def import_(per_case, store, arm, gates, out):
+def import_(per_case, store, arm, gates, out, quiet):
     """Record a Spark run's per-case Parquet (`score --engine spark --per-case PATH`) as a run.
 
     Idempotent on (run, case id): importing the same data again updates the same run, never a second one, and
@@ -165,7 +186,7 @@ def import_(per_case, store, arm, gates, out):
     guard_outputs({"--out": out}, {"PER_CASE": per_case, "--gates": gates, "--store": sqlite_files(store_file(store))})
     register_plugin_metrics()
     definition = load_definition(gates)
-    console = report_console(out)
+    console = report_console(out, quiet=quiet)
     codes = []
 
     def gate(results, recorder):
@@ -174,7 +195,8 @@ def import_(per_case, store, arm, gates, out):
     with RunStore(store) as st:
         done = import_per_case(st, per_case, arm=arm, gate=gate if gates else None)
     verb = "recorded as run" if done["created"] else "already imported: updated run"
-    click.echo(f"goldeval: {done['n_cases']} case(s) {verb} {done['run_id']}", err=True)
+    if not quiet:
+        click.echo(f"goldeval: {done['n_cases']} case(s) {verb} {done['run_id']}", err=True)
     if out:
         write_json(done["results"], out)
     sys.exit(codes[0] if codes else EXIT_OK)

@@ -14,7 +14,7 @@ import click
 
 from goldeval.cli._types import cores
 
-from goldeval.cli._common import EXIT_BAD_INPUT, fail, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._common import EXIT_BAD_INPUT, exit_codes, fail, guard_outputs, guarded, report_console, write_json
 from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._inputs import INPUT
@@ -23,10 +23,14 @@ from goldeval.cli._store import store_options
 
 
 @click.command()
+@exit_codes
 @click.argument("file", type=INPUT)
-@click.option("--prediction-field", default="prediction", show_default=True, help="Field with the prediction (text or an object of sections).")
-@click.option("--reference-field", default="reference", show_default=True, help="Field with the reference, e.g. reference_sections.")
-@click.option("--id-field", default="id", show_default=True, help="Field with the stable row id.")
+# --*-field and --*-column are the same option (JSONL field or CSV / Parquet column), as on `labels`
+@click.option("--prediction-field", "--prediction-column", "prediction_field", default="prediction", show_default=True,
+              help="Field (JSONL) or column (CSV, Parquet) with the prediction (text or an object of sections).")
+@click.option("--reference-field", "--reference-column", "reference_field", default="reference", show_default=True,
+              help="Field or column with the reference, e.g. reference_sections.")
+@click.option("--id-field", "--id-column", "id_field", default="id", show_default=True, help="Field or column with the stable row id.")
 @click.option(
     "--tokenizer",
     type=click.Choice(["openscribe", "unicode"]),
