@@ -5,9 +5,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
+
+# A test run started with SIGINT ignored (`bash -c 'python -m pytest &'`, a CI runner that backgrounds the job)
+# hands SIG_IGN to every goldeval it starts, and Python then never raises KeyboardInterrupt in them: each Ctrl-C
+# test would fail (the child goes on and exits 0). An ignored signal survives exec, a handled one is reset to the
+# default, so handling SIGINT here gives every child the default disposition (tests/unit/test_suite_signals.py).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 #: ../shared beside the clone (read-only, as CI lays it out); GOLDEVAL_SHARED overrides.
