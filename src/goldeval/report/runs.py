@@ -38,12 +38,48 @@ def _gates(value: bool | None) -> str:
 _SHORT = {"whole_note_f1_mean": "F1", "section_f1_mean": "section F1", "pass_rate": "pass", "macro_f1": "macro F1"}
 
 
+#: Space between two columns of the runs table: one cell of right padding and the (blank) column divider.
+_GAP = 2
+
+
+def _fit(columns: list[tuple[str, list[str]]], width: int) -> list[int] | None:
+    """Column widths (in terminal cells) that fit *width* without cutting a word, or ``None`` when none do.
+
+    *columns* is ``[(header, [cell text, ...]), ...]``; a text may hold several lines. Each column starts at its
+    natural width (its longest line); while the table is too wide, the column with the most room above its longest
+    word gives up one cell (rich then wraps it at spaces: "F1 0.279" may become "F1" over "0.279", never "F1 0.2").
+    """
+    from rich.cells import cell_len
+
+    def lines(c: int) -> list[str]:
+        header, cells = columns[c]
+        return [line for text in (header, *cells) for line in (text.splitlines() or [""])]
+
+    natural = [max(cell_len(line) for line in lines(c)) for c in range(len(columns))]
+    word = [max(cell_len(w) for line in lines(c) for w in (line.split() or [""])) for c in range(len(columns))]
+    widths = list(natural)
+    excess = sum(widths) + _GAP * (len(widths) - 1) - width
+    while excess > 0:
+        c = max(range(len(widths)), key=lambda k: (widths[k] - word[k], -k))
+        if widths[c] <= word[c]:
+            return None
+        widths[c] -= 1
+        excess -= 1
+    return widths
+
+
 def render_runs_list(runs: list[Mapping[str, Any]], console: Any, *, filters: Mapping[str, Any] | None = None) -> None:
     """The ``goldeval runs list`` table: id, arm, when (UTC), scorer, n, headline metric, gates (or the status of a
-    run that did not finish). *filters* (option → value, e.g. ``{"--arm": "gpt4"}``) are named when nothing matches."""
-    from rich.table import Table
+    run that did not finish). *filters* (option → value, e.g. ``{"--arm": "gpt4"}``) are named when nothing matches.
 
+    Whatever the terminal's width, no number or word is cut: the widest layout that fits ``console.width`` is
+    chosen — all seven columns; then without "when" (a run id starts with its UTC date and time); then with the
+    arm over the scorer in one column — and columns wrap only at spaces. Where even that does not fit, each run is
+    one line that wraps at spaces.
+    """
     from rich import box
+    from rich.table import Table
+    from rich.text import Text
 
     if not runs:
         given = {k: v for k, v in (filters or {}).items() if v is not None}
@@ -53,21 +89,43 @@ def render_runs_list(runs: list[Mapping[str, Any]], console: Any, *, filters: Ma
         else:
             console.print("no run recorded in this store yet")
         return
-    table = Table(title="runs (newest first; times UTC)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
-    arm_width = min(16, max([len(r.get("arm") or "—") for r in runs] + [3]))
-    for col in ("id", "arm", "when", "scorer", "n", "headline", "gates"):
-        table.add_column(
-            col, justify="right" if col == "n" else "left", no_wrap=col not in ("arm", "gates"), overflow="fold",
-            min_width={"arm": arm_width, "gates": 5, "n": 3}.get(col),
-        )
+    rows = []
     for r in runs:
         n = r.get("n") if r.get("n") is not None else r.get("n_recorded")
         name = r.get("headline_name")
         value = r.get("headline_value")
         head = "—" if name is None else f"{_SHORT.get(name, name)} {'undefined' if value is None else fmt(value)}"
         gates = _gates(r.get("gates_passed")) if r["status"] == "finished" else f"({r['status']})"
-        table.add_row(*(_e(x) for x in (r["id"], r.get("arm") or "—", _when(r.get("created_at"))[5:16], r["scorer_name"], fmt(n), head, gates)))
-    console.print(table)
+        rows.append({"id": str(r["id"]), "arm": str(r.get("arm") or "—"), "when": _when(r.get("created_at"))[5:16],
+                     "scorer": str(r["scorer_name"]), "n": fmt(n), "headline": head, "gates": gates})
+
+    def column(key: str) -> tuple[str, list[str]]:
+        if key == "arm\nscorer":
+            return key, [f"{x['arm']}\n{x['scorer']}" for x in rows]
+        return key, [x[key] for x in rows]
+
+    layouts = [
+        ("runs (newest first; times UTC)", ["id", "arm", "when", "scorer", "n", "headline", "gates"]),
+        ("runs (newest first; an id starts with its UTC date and time)", ["id", "arm", "scorer", "n", "headline", "gates"]),
+        ("runs (newest first; an id starts with its UTC date and time)", ["id", "arm\nscorer", "n", "headline", "gates"]),
+    ]
+    for title, keys in layouts:
+        columns = [column(k) for k in keys]
+        widths = _fit(columns, console.width)
+        if widths is None:
+            continue
+        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                      padding=(0, 1, 0, 0))
+        for (header, _), w in zip(columns, widths):
+            table.add_column(header, width=w, justify="right" if header == "n" else "left", overflow="fold")
+        for i in range(len(rows)):
+            table.add_row(*(_e(cells[i]) for _, cells in columns))
+        console.print(table)
+        return
+    # narrower than the longest words of the table: one run a line, wrapped at spaces
+    console.print(Text("runs (newest first; an id starts with its UTC date and time)"))
+    for x in rows:
+        console.print(Text(f"{x['id']}  arm {x['arm']} · {x['scorer']} · n {x['n']} · {x['headline']} · gates {x['gates']}"))
 
 
 def render_run_header(run: Mapping[str, Any], console: Any) -> None:
