@@ -158,3 +158,59 @@ def test_the_verdict_chart_counts_each_case_as_the_summary_does(tmp_path):
 
     assert build_model(read_results_file(str(res)))["charts"][0]["counts"] == expected  # the bars drawn
 
+
+
+def test_report_compares_two_results_files(tmp_path):
+    # PriMock57 under openscribe (A) and under unicode (B): the same published predictions, two tokenizers. The
+    # README's compare of these two runs: 57 in both, 0 up, 2 down (day4_consultation01 and 05, -0.0010 each).
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    run("score", PRIMOCK, "--no-store", "--out", a, "-q")
+    run("score", PRIMOCK, "--no-store", "--tokenizer", "unicode", "--out", b, "-q")
+    out = tmp_path / "cmp.html"
+    run("report", "--results", a, "--compare", b, "--out", out)
+    d = _data(out.read_text(encoding="utf-8"))
+    c = d["compare"]
+    assert "cases: 57 in both · 0 added in B · 0 removed from A" in c["stat_lines"]
+    assert "F1 over 57 cases scored in both: A 0.279 → B 0.279 · 0 up, 2 down, 55 unchanged" in c["stat_lines"]
+    assert any(ln.startswith("note: the runs were measured differently (") and "tokenizer: openscribe → unicode" in ln
+               for ln in c["stat_lines"])
+    assert [m["id"] for m in c["movers"]] == ["day4_consultation01", "day4_consultation05"]
+    assert sorted(r["id"] for r in d["cases"] if r["changed"]) == ["day4_consultation01", "day4_consultation05"]
+    assert all(r["prediction"] for r in d["cases"])  # B's texts, read back from the input it names
+    assert [row[1] for row in d["header_a"] if row[0] == "tokenizer"][0].startswith("openscribe@1")
+    # --out onto B, or onto an input B names, is refused before anything is written
+    before = b.read_bytes()
+    assert "is the --compare input" in run("report", "--results", a, "--compare", b, "--out", b, code=2).output
+    assert b.read_bytes() == before
+    assert "no such file" in run("report", "--results", a, "--compare", tmp_path / "nope.json", "--out", out, code=2).output
+
+
+def test_report_compares_two_judge_results_files_as_compare_does_two_runs(tmp_path):
+    # arm A then arm B of the clinic example (examples/sql/README.md's table). B's 15 no_match are every case but
+    # q9 (near_match), q13, q14 (needs_human), q16, q17, q22 (unscored) and q19 (verified_wrong); A matched all of
+    # them except q11, which A left to a human (prose mustNotUse). So 14 pass -> fail, 0 fail -> pass, and McNemar's
+    # exact two-sided p is 2 * 0.5**14 = 1.22e-04. The same flips as `goldeval compare` on the two recorded runs.
+    sql = REPO / "examples" / "sql"
+    store = tmp_path / "g.db"
+    files = {}
+    for arm in ("arm_a", "arm_b"):
+        files[arm] = tmp_path / f"{arm}.json"
+        run("judge", sql / "cases.jsonl", sql / f"{arm}.jsonl", "--db", sql / "clinic.sqlite", "--store", store,
+            "--arm", arm, "--out", files[arm], "-q")
+    out = tmp_path / "cmp.html"
+    run("report", "--results", files["arm_a"], "--compare", files["arm_b"], "--out", out)
+    d = _data(out.read_text(encoding="utf-8"))
+    flips = d["compare"]["flips"]
+    assert [f["id"] for f in flips["pass_to_fail"]] == ["q01", "q02", "q03", "q04", "q05", "q06", "q07", "q08", "q10",
+                                                        "q12", "q15", "q18", "q20", "q21"]
+    assert flips["fail_to_pass"] == []
+    assert d["compare"]["mcnemar"]["b"] == 14 and d["compare"]["mcnemar"]["c"] == 0
+    assert abs(d["compare"]["mcnemar"]["p_value"] - 2 * 0.5 ** 14) < 1e-12
+    stored = json.loads(run("compare", "latest~1", "latest", "--store", store, "--out", "-", "-q").stdout)
+    assert [f["id"] for f in flips["pass_to_fail"]] == [f["id"] for f in stored["verdicts"]["flips"]["pass_to_fail"]]
+    # the run block names each run, so the page names them as the store would
+    assert d["compare"]["runs"]["a"]["arm"] == "arm_a" and d["compare"]["runs"]["b"]["arm"] == "arm_b"
+    # a verdict run and an F1 run cannot be compared case by case
+    f1 = tmp_path / "f1.json"
+    run("score", PRIMOCK, "--no-store", "--out", f1, "-q")
+    assert "cannot be compared case by case" in run("report", "--results", files["arm_a"], "--compare", f1, "--out", out, code=2).output

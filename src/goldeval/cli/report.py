@@ -13,8 +13,9 @@ from goldeval.cli._store import store_path_option
 @click.command()
 @exit_codes
 @click.argument("run", required=False)
-@click.option("--compare", "compare_ref", default=None, metavar="RUN_B",
-              help="Compare mode: RUN is A (before), RUN_B is B (after); flips, near_match, movers, McNemar, bootstrap.")
+@click.option("--compare", "compare_ref", default=None, metavar="RUN_B|B.json",
+              help="Compare mode: RUN is A (before), RUN_B is B (after); flips, near_match, movers, McNemar, bootstrap. "
+                   "With --results A.json, a second results file B.json.")
 @click.option("--results", "results_file", default=None, type=click.Path(dir_okay=False, path_type=str),
               help="A results JSON goldeval wrote (instead of RUN from the store).")
 @store_path_option
@@ -43,9 +44,14 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
 
     if (run is None) == (results_file is None):
         raise InputError("report: give RUN (from the store) or --results FILE (a results JSON), not both and not neither.")
-    if compare_ref is not None and results_file is not None:
-        raise InputError("report: --compare compares two recorded runs; give RUN and --compare RUN_B (not --results).")
     others: dict = {"--results": results_file}
+    if results_file is not None and compare_ref is not None:
+        import os
+
+        if not os.path.isfile(compare_ref):
+            raise InputError(f"--compare {compare_ref}: no such file. With --results A.json, --compare names a second "
+                             "results file (B.json, the run after); to compare two recorded runs give RUN --compare RUN_B.")
+        others["--compare"] = compare_ref
     if results_file is None:
         from goldeval.outputs import sqlite_files
         from goldeval.paths import default_store_path
@@ -56,8 +62,8 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
     if results_file is not None:
         from goldeval.report.build import report_from_results, report_inputs
 
-        guard_outputs({"--out": out}, report_inputs(results_path=results_file))
-        html, model = report_from_results(results_file, options=options)
+        guard_outputs({"--out": out}, report_inputs(results_path=results_file, compare_results=compare_ref))
+        html, model = report_from_results(results_file, compare_path=compare_ref, options=options, seed=seed)
     else:
         from goldeval.report.build import report_from_store, report_inputs
         from goldeval.runs.store import RunStore

@@ -13,7 +13,8 @@ from goldeval.errors import InputError
 from goldeval.report.model import ReportOptions, build_model
 from goldeval.report.sources import input_paths, load_sources
 
-__all__ = ["report_from_store", "report_from_results", "read_results_file", "report_inputs", "sources_loader"]
+__all__ = ["report_from_store", "report_from_results", "read_results_file", "report_inputs", "run_of_results",
+           "sources_loader"]
 
 
 def sources_loader(results: Mapping[str, Any], run: Mapping[str, Any] | None, **kw: Any) -> Callable[[set[str]], Any]:
@@ -65,17 +66,20 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
 
 
 def report_inputs(*, store: Any = None, run: str | None = None, compare: str | None = None,
-                  results_path: str | None = None) -> dict[str, list[str]]:
+                  results_path: str | None = None, compare_results: str | None = None) -> dict[str, list[str]]:
     """The input files of the run(s) a report is made of, as ``role → [path, ...]`` for
     :func:`goldeval.outputs.check_outputs` (roles "run's predictions", "run's cases", ...: "is the run's cases input").
 
     A report reads its case texts back from these files, and they are the user's data: ``--out`` must never be
     one of them (also with ``--redact``, which reads none of them). Give *store* and *run* (and *compare*), or
-    *results_path*. Raises what :meth:`RunStore.get_run` / :func:`read_results_file` raise for a missing run or file.
+    *results_path* (and *compare_results*). Raises what :meth:`RunStore.get_run` / :func:`read_results_file` raise for a
+    missing run or file.
     """
     found: list[dict[str, str]] = []
     if results_path is not None:
-        found.append(input_paths(read_results_file(results_path), None, base=os.path.dirname(os.path.abspath(results_path))))
+        for rp in [results_path, compare_results]:
+            if rp is not None:
+                found.append(input_paths(read_results_file(rp), None, base=os.path.dirname(os.path.abspath(rp))))
     else:
         for ref in [run, compare]:
             if ref is not None:
@@ -113,13 +117,91 @@ def read_results_file(path: str) -> dict[str, Any]:
     return results
 
 
-def report_from_results(path: str, *, options: ReportOptions | None = None) -> tuple[str, dict[str, Any]]:
-    """The HTML page of a results file (its texts are read from the inputs it names, relative paths resolved from
-    the working folder or from the file's folder). Returns ``(html, model)``."""
+def run_of_results(results: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """A results file described as :func:`goldeval.runs.compare.compare_runs` reads a stored run, so that two results
+    files compare as two runs do (and their differences in tokenizer, scorer version, definition of done, inputs or
+    configuration are said beside the numbers).
+
+    Returns:
+        ``{"id", "arm", "status", "scorer_name", "scorer_version", "tokenizer", "judge_version", "rubric_hash",
+        "dod_hash", "dataset_hash", "config", "results_file"}``: ``id`` and ``arm`` from the file's ``run`` block when
+        it was recorded, else the file's name and ``None``; ``dataset_hash`` is the sha256 of its inputs' sha256s
+        (``None`` when it names none).
+    """
+    import hashlib
+
+    from goldeval.report.sources import input_files
+
+    run = results.get("run") if isinstance(results.get("run"), Mapping) else {}
+    scorer = results.get("scorer") if isinstance(results.get("scorer"), Mapping) else {}
+    tok = results.get("tokenizer")
+    gates = results.get("gates") if isinstance(results.get("gates"), Mapping) else {}
+    definition = gates.get("definition") if isinstance(gates.get("definition"), Mapping) else {}
+    shas = sorted(f"{role}:{spec.get('sha256')}" for role, spec in input_files(results, None).items() if spec.get("sha256"))
+    return {
+        "id": run.get("id") or os.path.basename(path),
+        "arm": run.get("arm"),
+        "status": "finished",
+        "scorer_name": scorer.get("name"),
+        "scorer_version": scorer.get("version"),
+        "tokenizer": tok.get("name") if isinstance(tok, Mapping) else tok,
+        "judge_version": results.get("judge_version"),
+        "rubric_hash": results.get("rubric_sha256") or results.get("rubric_hash"),
+        "dod_hash": definition.get("sha256"),
+        "dataset_hash": hashlib.sha256("\n".join(shas).encode()).hexdigest() if shas else None,
+        "config": results.get("config"),
+        "results_file": path,
+    }
+
+
+def _case_map(results: Mapping[str, Any], path: str) -> dict[str, dict[str, Any]]:
+    """case id → per-case record of a results file, as ``RunStore.case_map`` gives a stored run's (a repeated id
+    is refused: the comparison is case by case)."""
+    out: dict[str, dict[str, Any]] = {}
+    for i, c in enumerate(results.get("per_example") or []):
+        if not isinstance(c, Mapping) or c.get("id") is None:  # a row without an id cannot be paired
+            continue
+        cid = str(c.get("id"))
+        if cid in out:
+            raise InputError(f"--results/--compare {path}: per_example[{i}] repeats the case id {cid!r}; a comparison is "
+                             "case by case. Pass results files with one record per case.")
+        out[cid] = dict(c)
+    return out
+
+
+def report_from_results(path: str, *, compare_path: str | None = None, options: ReportOptions | None = None,
+                        seed: int = 0, resamples: int = 10_000, confidence: float = 0.95) -> tuple[str, dict[str, Any]]:
+    """The HTML page of a results file, or of two compared (*path* is A, before; *compare_path* is B, after).
+
+    Texts are read from the inputs each file names (relative paths resolved from the working folder or from the
+    file's folder). Compare mode is the one of :func:`report_from_store`: the same
+    :func:`~goldeval.runs.compare.compare_runs` on the two files' per-case records (McNemar, paired bootstrap with
+    *seed*, *resamples*, *confidence*), each file described by :func:`run_of_results`.
+
+    Returns:
+        ``(html, model)``.
+
+    Raises:
+        InputError: a file that is not a goldeval results file, a repeated case id, or two files that cannot be
+            compared (a verdict run and an F1 run).
+    """
     opts = options or ReportOptions()
     results = read_results_file(path)
-    sources = None if opts.redact else sources_loader(results, None, base=os.path.dirname(os.path.abspath(path)))
-    model = build_model(results, run=None, sources=sources, options=opts)
+    base = os.path.dirname(os.path.abspath(path))
+    sources = None if opts.redact else sources_loader(results, None, base=base)
+    if compare_path is None:
+        model = build_model(results, run=None, sources=sources, options=opts)
+    else:
+        from goldeval.runs.compare import compare_runs
+
+        results_b = read_results_file(compare_path)
+        cmp = compare_runs(_case_map(results, path), _case_map(results_b, compare_path),
+                           run_a=run_of_results(results, path), run_b=run_of_results(results_b, compare_path),
+                           seed=seed, n_resamples=resamples, confidence=confidence)
+        src_a = None if opts.redact else sources_loader(results, None, base=base, execute=False)
+        src_b = None if opts.redact else sources_loader(results_b, None, base=os.path.dirname(os.path.abspath(compare_path)))
+        model = build_model(results, run=None, sources=src_a, compare=cmp, results_b=results_b, run_b=None,
+                            sources_b=src_b, options=opts)
     from goldeval.report.html import render_html
 
     return render_html(model), model
