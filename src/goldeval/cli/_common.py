@@ -37,26 +37,36 @@ def out_option(help: str, *, default: str | None = None, required: bool = False,
                         show_default=default is not None, help=help)
 
 
-def stderr_console():
-    """A rich Console on stderr (diagnostics and tables go there when --out - sends JSON to stdout)."""
-    from rich.console import Console
+def _console(**kw: Any):
+    from goldeval.report.printable import escaping_console
 
-    return Console(stderr=True)
+    return escaping_console(**kw)  # control characters in ids, arms, labels are printed escaped
+
+
+def stderr_console():
+    """A rich Console on stderr (diagnostics and tables go there when --out - sends JSON to stdout). Control
+    characters in what it prints are escaped (:mod:`goldeval.report.printable`)."""
+    return _console(stderr=True)
 
 
 def stdout_console():
-    """A rich Console on stdout."""
-    from rich.console import Console
+    """A rich Console on stdout; control characters in what it prints are escaped."""
+    return _console()
 
-    return Console()
+
+def echo(message: str, *, err: bool = True) -> None:
+    """``click.echo`` of a line that may hold the user's data (ids, labels, paths): control characters escaped,
+    a spooled stream named as given."""
+    from goldeval.report.printable import printable
+    from goldeval.streams import relabel
+
+    click.echo(printable(relabel(message)), err=err)
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    """Print ``goldeval: error: message`` to stderr and exit with *code*. A spooled stream's temporary file is
-    named as the stream (``-``, the FIFO's path) in the message."""
-    from goldeval.streams import relabel
-
-    click.echo(f"goldeval: error: {relabel(message)}", err=True)
+    """Print ``goldeval: error: message`` to stderr and exit with *code* (through :func:`echo`: control characters
+    escaped, a spooled stream's temporary file named as the stream)."""
+    echo(f"goldeval: error: {message}")
     sys.exit(code)
 
 

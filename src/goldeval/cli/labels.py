@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from goldeval.cli._common import EXIT_OK, exit_codes, guard_outputs, guarded, quiet_option, report_console, write_json
+from goldeval.cli._common import EXIT_OK, echo, exit_codes, guard_outputs, guarded, quiet_option, report_console, write_json
 from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._inputs import INPUT
@@ -148,11 +148,11 @@ def _print_problems(results: dict) -> None:
     fails = results.get("failures", [])
     warns = results.get("warnings", [])
     for f in fails[:10]:
-        click.echo(f"failed: {f['error']}", err=True)
+        echo(f"failed: {f['error']}")
     if len(fails) > 10:
         click.echo(f"… and {len(fails) - 10} more failed rows (all listed in the results JSON under 'failures').", err=True)
     for w in warns[:10]:
-        click.echo(f"warning: {w['warning']}", err=True)
+        echo(f"warning: {w['warning']}")
     if len(warns) > 10:
         click.echo(f"… and {len(warns) - 10} more warnings (listed in the results JSON under 'warnings').", err=True)
 

@@ -6,7 +6,7 @@ import click
 
 from goldeval.cli._types import SEED, Finite
 
-from goldeval.cli._common import EXIT_OK, exit_codes, guard_outputs, guarded
+from goldeval.cli._common import EXIT_OK, echo, exit_codes, guard_outputs, guarded
 from goldeval.cli._store import store_path_option
 
 
@@ -81,5 +81,5 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
         click.echo(f"goldeval: report written to {out}: {model['decision']['status']}, {n:,} case(s) embedded{extra}"
                    + (", texts redacted" if redact else ""), err=True)
         for note in model.get("notes") or []:
-            click.echo(f"goldeval: note: {note}", err=True)
+            echo(f"goldeval: note: {note}")
     return EXIT_OK

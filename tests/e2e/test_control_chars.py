@@ -1,0 +1,91 @@
+"""Issue 10 item 11: control characters in arm names, case ids and labels are printed escaped (runs list, runs
+show, compare, the gate decision line, failure lines, error messages), never sent raw to the terminal.
+
+On the main of 2026-12-01 rich printed an ESC in an arm name raw (``A<ESC>[2Jarm`` clears a terminal's screen) and
+a U+202E reversed the rest of the runs table's line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from goldeval.report.printable import printable
+
+ESC_ARM = "A\x1b[2Jarm"
+RLO_ARM = "B\u202eb"
+EVIL_ID = "c\x1b[31m1\u202e"
+RAW = ("\x1b", "\u202e", "\x9b")
+
+
+def goldeval(*args: object, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200", "GOLDEVAL_HOME": str(cwd / "home")}
+    return subprocess.run([sys.executable, "-c", "from goldeval.cli import main; main()", *[str(a) for a in args]],
+                          capture_output=True, timeout=300, cwd=cwd, env=env)
+
+
+def text_of(done: subprocess.CompletedProcess) -> str:
+    return done.stdout.decode() + done.stderr.decode()
+
+
+def assert_escaped(out: str, *shown: str) -> None:
+    for ch in RAW:
+        assert ch not in out, f"raw {ch!r} printed: {out!r}"
+    for s in shown:
+        assert s in out, f"{s!r} not in {out!r}"
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("controls")
+    # F1 by hand: EVIL_ID "a b" vs "a b" = 1 in A; "a" vs "a b" in B: P 1, R 1/2, F1 2/3. "r2\x9b" is 1 in both.
+    rows_a = [{"id": EVIL_ID, "prediction": "a b", "reference": "a b"}, {"id": "r2\x9b", "prediction": "x", "reference": "x"}]
+    rows_b = [{"id": EVIL_ID, "prediction": "a", "reference": "a b"}, {"id": "r2\x9b", "prediction": "x", "reference": "x"}]
+    (d / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows_a))
+    (d / "b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows_b))
+    assert goldeval("score", "a.jsonl", "--arm", ESC_ARM, cwd=d).returncode == 0
+    assert goldeval("score", "b.jsonl", "--arm", RLO_ARM, cwd=d).returncode == 0
+    return d
+
+
+def test_runs_list_and_show_escape_arm_names(folder: Path) -> None:
+    listed = goldeval("runs", "list", cwd=folder)
+    assert listed.returncode == 0
+    assert_escaped(text_of(listed), "A\\x1b[2Jarm", "B\\u202eb")
+    shown = goldeval("runs", "show", "latest~1", cwd=folder)
+    assert shown.returncode == 0
+    assert_escaped(text_of(shown), "A\\x1b[2Jarm")
+
+
+def test_compare_escapes_arms_and_case_ids(folder: Path) -> None:
+    done = goldeval("compare", "latest~1", "latest", cwd=folder)
+    assert done.returncode == 0, text_of(done)
+    # the one mover, EVIL_ID, F1 1 -> 2/3 (worked out in the fixture)
+    assert_escaped(text_of(done), "A\\x1b[2Jarm", "B\\u202eb", "c\\x1b[31m1\\u202e")
+
+
+def test_decision_line_failure_lines_and_errors_escape_labels_and_ids(folder: Path) -> None:
+    rows = [{"id": "k1", "gold": "esc\x1b[0m", "pred": "esc\x1b[0m"}, {"id": "k2", "gold": "ok", "pred": "esc\x1b[0m"},
+            {"id": "k1", "gold": "ok", "pred": "ok"}]  # k1 repeated: a failed row, listed on stderr
+    (folder / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "dod.toml").write_text('positive = "esc\\u001b[0m"\n[gates]\nprecision = { min = 0.9 }\n')
+    done = goldeval("labels", "labels.jsonl", "--gates", "dod.toml", "--no-store", cwd=folder)
+    assert done.returncode == 1, text_of(done)  # precision 1/2 < 0.9
+    out = text_of(done)
+    assert_escaped(out, "FAIL: Precision 0.500 fails 0.9", "'esc\\x1b[0m'")
+    missing = goldeval("gate", "no\x1bsuch.json", "--gates", "dod.toml", cwd=folder)
+    assert missing.returncode == 2
+    assert_escaped(text_of(missing), "no\\x1bsuch.json")
+
+
+def test_printable_by_hand() -> None:
+    assert printable("a\x1b[2Jb") == "a\\x1b[2Jb"
+    assert printable("x\ry\u202ez\x9b\x7f") == "x\\ry\\u202ez\\x9b\\x7f"
+    assert printable("two\nlines\tand tab") == "two\nlines\tand tab"
+    assert printable("two\nlines\t", keep_newlines=False) == "two\\nlines\\t"
+    plain = "Café 138/86 \\ ok"
+    assert printable(plain) is plain
