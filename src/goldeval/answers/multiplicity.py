@@ -13,13 +13,16 @@ DISTINCT; dev-0535 lists a student once per enrolment; dev-0752 a region once pe
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from goldeval.answers.matching import cell_codes, hash_groups
 from goldeval.answers.pairing import Pairing
 from goldeval.answers.rows import compare_rows
+from goldeval.answers.numbers import tolerances
 from goldeval.answers.values import Column, make_column
 
 __all__ = ["Multiplicity", "same_set", "question_fixes_multiplicity"]
@@ -70,9 +73,27 @@ def _take(col: Column, idx: Sequence[int], exact: bool) -> Column:
     return out.exact() if exact else out
 
 
-def _keys(cols: Sequence[Column]) -> list[tuple[Any, ...]]:
-    texts = [c.text.tolist() for c in cols]
-    return list(zip(*texts)) if texts else []
+def _only_equal_meets(gcols: list[Column], pcols: list[Column], pairing: Pairing, exact_golden: bool) -> bool:
+    """True when, under *pairing*, a golden cell can only meet a prediction cell with the same canonical text: text
+    compared as text, and numbers that are finite whole numbers on both sides, unscaled, the golden written
+    without decimals (or computed: *exact_golden*). The distinct rows then match completely only if the two sets
+    of distinct rows are equal."""
+    for gi, pj in pairing.index.items():
+        g, p = gcols[gi], pcols[pj]
+        if not (g.numeric and p.numeric):
+            continue
+        if pairing.scale.get(gi, 1.0) != 1.0 or not (_whole(g) and _whole(p)):
+            return False
+        if not exact_golden and tolerances(g).any():
+            return False
+    return True
+
+
+def _whole(c: Column) -> bool:
+    def make() -> bool:
+        v = c.num[~c.null]
+        return bool(np.isfinite(v).all() and (v == np.floor(v)).all())
+    return c.cached("whole", make)
 
 
 def same_set(gcols: list[Column], pcols: list[Column], pairing: Pairing, *, rel_tol: float,
@@ -91,31 +112,42 @@ def same_set(gcols: list[Column], pcols: list[Column], pairing: Pairing, *, rel_
     """
     if not gcols or not gcols[0].n or not pcols or not pcols[0].n or len(pairing.index) != len(gcols):
         return None
-    g_keys = _keys(gcols)
     order = sorted(pairing.index)
-    p_keys = _keys([pcols[pairing.index[gi]] for gi in order])
-    g_count, p_count = Counter(g_keys), Counter(p_keys)
-    if len(g_count) == len(g_keys) and len(p_count) == len(p_keys):
+    # One id per distinct row (its paired cells' canonical texts), shared by both sides.
+    g_codes, p_codes = cell_codes([gcols[gi] for gi in order], [pcols[pairing.index[gi]] for gi in order])
+    n_g = g_codes.shape[0]
+    ids = hash_groups(np.concatenate([g_codes, p_codes]))
+    g_ids, p_ids = ids[:n_g], ids[n_g:]
+    n_ids = int(ids.max()) + 1
+    g_count = np.bincount(g_ids, minlength=n_ids)
+    p_count = np.bincount(p_ids, minlength=n_ids)
+    g_distinct, g_first = np.unique(g_ids, return_index=True)
+    p_distinct, p_first = np.unique(p_ids, return_index=True)
+    if g_first.size == n_g and p_first.size == p_ids.size:
         return None  # no row repeats on either side
-    g_first = list({k: i for i, k in reversed(list(enumerate(g_keys)))}.values())[::-1]
-    p_first = list({k: i for i, k in reversed(list(enumerate(p_keys)))}.values())[::-1]
+    if _only_equal_meets(gcols, pcols, pairing, exact_golden) and not np.array_equal(g_distinct, p_distinct):
+        return None  # the distinct rows can only meet their equals, and the two sets of them differ
     g_first.sort()
     p_first.sort()
-    g_sub = [_take(c, g_first, exact_golden) for c in gcols]
-    p_sub = [_take(c, p_first, False) for c in pcols]
+    g_sub = [_take(c, g_first.tolist(), exact_golden) for c in gcols]
+    p_sub = [_take(c, p_first.tolist(), False) for c in pcols]
     rc = compare_rows(g_sub, p_sub, pairing, rel_tol=rel_tol)
     if not rc.complete:
         return None
     # Repeat counts per distinct row; a golden row's prediction partner is the one with the same canonical cells
     # (when tolerance or scaling made them meet without equal text, the counts are given by total only).
-    g_in_order = [g_keys[i] for i in g_first]
-    differ = [(k, g_count[k], p_count.get(k)) for k in g_in_order if p_count.get(k) != g_count[k]]
-    names = pairing.golden_names
-    repeats = [({names[gi]: gcols[gi].raw[g_keys.index(k)] for gi in range(len(gcols))}, g, p)
-               for k, g, p in differ[:_LISTED]]
-    if not differ:
+    first_ids = g_ids[g_first]
+    differ_at = np.flatnonzero(g_count[first_ids] != p_count[first_ids])
+    if not differ_at.size:
         return None
-    return Multiplicity(len(g_first), len(g_keys), len(p_keys), repeats, len(differ))
+    names = pairing.golden_names
+    repeats = []
+    for r in differ_at[:_LISTED].tolist():
+        k = int(first_ids[r])
+        row = int(g_first[r])
+        p = int(p_count[k])
+        repeats.append(({names[gi]: gcols[gi].raw[row] for gi in range(len(gcols))}, int(g_count[k]), p if p else None))
+    return Multiplicity(int(g_first.size), n_g, int(p_ids.size), repeats, int(differ_at.size))
 
 
 def question_fixes_multiplicity(question: str) -> str | None:

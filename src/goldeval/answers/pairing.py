@@ -135,37 +135,101 @@ def name_score(a: str, b: str) -> float:
 _SAMPLE = 64
 
 
+def _needles(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The golden column's non-NULL numbers as distinct ``(value, half-unit)`` pairs sorted by value, with how often
+    each occurs. A containment share is a count, so each distinct pair is looked up once, and in order (sorted
+    look-ups are several times faster than scattered ones). Computed once per column and tolerance array."""
+    hit = g._cache.get("needles")
+    if hit is not None and hit[0] is half:
+        return hit[1], hit[2], hit[3]
+    keep = ~np.isnan(g.num)
+    x, h = g.num[keep], half[keep]
+    if not h.any():
+        ux, counts = np.unique(x, return_counts=True)  # no display precision: the values alone
+        uh = np.zeros(ux.size)
+    else:
+        order = np.lexsort((h, x))
+        xs, hs = x[order], h[order]
+        new = np.ones(xs.size, dtype=bool)
+        new[1:] = (xs[1:] != xs[:-1]) | (hs[1:] != hs[:-1])
+        starts = np.flatnonzero(new)
+        counts = np.diff(np.append(starts, xs.size))
+        ux, uh = xs[starts], hs[starts]
+    g._cache["needles"] = (half, ux, uh, counts)  # holds *half*: the identity check stays valid
+    return ux, uh, counts
+
+
+def _sorted_numbers(p: Column, scale: float) -> np.ndarray:
+    ps = p.cached("sorted", lambda: np.sort(p.num[~p.null]))
+    return ps if scale == 1.0 else ps * scale
+
+
 def _numeric_containment(g: Column, p: Column, scale: float, half: np.ndarray, rel_tol: float, rows: np.ndarray | None = None) -> float:
     """Share of golden cells that have a prediction cell within tolerance (set containment, NULL meets NULL).
 
     With *rows*, only those golden cells are looked up (a sample; the share is of the sample)."""
-    gv = g.num if rows is None else g.num[rows]
-    hv = half if rows is None else half[rows]
-    ps = p.cached("sorted", lambda: np.sort(p.num[~p.null])) * scale
-    gmask = ~np.isnan(gv)
+    ps = _sorted_numbers(p, scale)
+    if rows is None:
+        x, hv, weight = _needles(g, half)
+        n_null = _nulls(g)
+        size = g.n
+    else:
+        gv, hr = g.num[rows], half[rows]
+        gmask = ~np.isnan(gv)
+        x, hv, weight = gv[gmask], hr[gmask], None
+        n_null = int((~gmask).sum())
+        size = gv.size
     found = 0
-    if gmask.any() and ps.size:
-        x = gv[gmask]
-        lim = np.maximum(rel_tol * np.abs(x) * (1 + 1e-9), hv[gmask])
+    if x.size and ps.size:
+        lim = np.maximum(rel_tol * np.abs(x) * (1 + 1e-9), hv)
         idx = np.searchsorted(ps, x - lim, side="left")
         idx_c = np.minimum(idx, ps.size - 1)
         cand = ps[idx_c]
         ok = (idx < ps.size) & (cand <= x + lim + rel_tol * np.abs(cand))
-        found += int(ok.sum())
-    n_null = int((~gmask).sum())
+        found += int(ok.sum()) if weight is None else int(weight[ok].sum())
     if n_null:
-        found += min(n_null, int(p.null.sum()))
-    return found / gv.size
+        found += min(n_null, _nulls(p))
+    return found / size
+
+
+def _golden_sorted(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The golden column's non-NULL numbers sorted, and their half-units in the same order (once per column)."""
+    hit = g._cache.get("golden_sorted")
+    if hit is not None and hit[0] is half:
+        return hit[1], hit[2]
+    order = g.cached("order", lambda: np.argsort(np.where(g.null, np.inf, g.num), kind="stable"))
+    gs = g.num[order][: g.n - _nulls(g)]
+    hs = half[order][: gs.size]
+    g._cache["golden_sorted"] = (half, gs, hs)
+    return gs, hs
+
+
+def _nulls(c: Column) -> int:
+    return c.cached("n_null", lambda: int(c.null.sum()))
+
+
+def _whole(c: Column) -> bool:
+    """Every non-NULL number of the column is a finite whole number (once per column)."""
+    def make() -> bool:
+        v = c.num[~c.null]
+        return bool(np.isfinite(v).all() and (v == np.floor(v)).all())
+    return c.cached("whole", make)
 
 
 def _same_sorted(g: Column, p: Column, scale: float, half: np.ndarray, rel_tol: float) -> bool:
     """True when both columns hold the same multiset of numbers (within tolerance), compared sorted."""
-    if g.n != p.n or int(g.null.sum()) != int(p.null.sum()):
+    if g.n != p.n or _nulls(g) != _nulls(p):
         return False
-    order = g.cached("order", lambda: np.argsort(np.where(g.null, np.inf, g.num), kind="stable"))
-    gs = g.num[order][: g.n - int(g.null.sum())]
-    hs = half[order][: gs.size]
-    ps = p.cached("sorted", lambda: np.sort(p.num[~p.null])) * scale
+    gs, hs = _golden_sorted(g, half)
+    ps = _sorted_numbers(p, scale)
+    if _whole(g) and (scale == 1.0 and _whole(p)) and not hs.any():
+        # Finite whole numbers, the golden written without decimals: they meet only their equal.
+        return bool(np.array_equal(gs, ps))
+    if gs.size > 4 * _SAMPLE:
+        # Every position must agree: a sample of positions that does not rules it out without the full pass.
+        idx = np.linspace(0, gs.size - 1, _SAMPLE).astype(np.int64)
+        if not numbers_close(gs[idx], ps[idx], hs[idx], rel_tol=rel_tol).all():
+            return False
     return bool(numbers_close(gs, ps, hs, rel_tol=rel_tol).all())
 
 
@@ -234,10 +298,8 @@ def multiset_share(g: Column, p: Column, *, scale: float = 1.0, rel_tol: float =
     rel_tol = pair_rel_tol(g, p, rel_tol)
     if _same_sorted(g, p, scale, tolerances(g, rel_tol=rel_tol), rel_tol):
         return 1.0
-    gv = g.num[~g.null]
-    pv = p.num[~p.null] * scale
-    ug, cg = np.unique(gv, return_counts=True)
-    up, cp = np.unique(pv, return_counts=True)
+    ug, cg = g.cached("value_counts", lambda: np.unique(g.num[~g.null], return_counts=True))
+    up, cp = p.cached(f"value_counts×{scale!r}", lambda: np.unique(p.num[~p.null] * scale, return_counts=True))
     _, ig, ip = np.intersect1d(ug, up, assume_unique=True, return_indices=True)
     found = int(np.minimum(cg[ig], cp[ip]).sum()) + min(int(g.null.sum()), int(p.null.sum()))
     return found / g.n

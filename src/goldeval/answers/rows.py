@@ -6,7 +6,8 @@ for. A prediction with every golden row plus more rows is *not* containment (a s
 
 Speed: both tables are encoded as integer ids (text) and floats (numbers); when the row counts agree the two
 sides are sorted lexicographically and compared in one vectorised pass (1e5 × 10 in well under a second). Only
-when that fails does a bucketed greedy matching run (text keys exact, numbers within tolerance).
+when that fails does the bucketed matching of :mod:`~goldeval.answers.matching` run (text keys exact, numbers
+within tolerance).
 
 Source: ``DESIGN.md`` "Data answers" (rows are a multiset; top-N with ties; large row sets), goldeval.
 """
@@ -25,6 +26,8 @@ from goldeval.answers.numbers import REL_TOL, describe_scale, numbers_close, pai
 from goldeval.answers.numbers import constant_ratio as _constant_ratio
 from goldeval.answers.numbers import number_text as _num
 from goldeval.answers.numbers import rows_close as _rows_close
+from goldeval.answers.matching import group_ids as _group_ids
+from goldeval.answers.matching import match_rows as _match
 from goldeval.answers.pairing import Pairing
 from goldeval.answers.values import Column
 
@@ -154,132 +157,6 @@ def _fast_equal(e: _Encoded) -> bool:
     if not np.array_equal(e.tg[og], e.tp[op]):
         return False
     return bool(_rows_close(e.ng[og], e.np_[op], e.half[og], e.rel).all())
-
-
-def _match(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half: np.ndarray, rel_tol: float | np.ndarray) -> np.ndarray:
-    """Multiset matching: ``(n_g,)`` index of the prediction row each golden row took, or -1.
-
-    ``rel_tol`` is one relative tolerance, or ``(m,)``: one per numeric column (:func:`~goldeval.answers.numbers.
-    pair_rel_tol`).
-
-    Rows meet when their text ids are equal and every number is within tolerance. Rows are bucketed by text ids
-    and NULL pattern. A small bucket is solved exactly (maximum bipartite matching); a large one by the
-    earliest-deadline greedy on the first number (exact for one numeric column), searching a sorted window.
-    """
-    n_g, n_p = tg.shape[0], tp.shape[0]
-    out = np.full(n_g, -1, dtype=np.int64)
-    if n_g == 0 or n_p == 0:
-        return out
-    kg = np.concatenate([tg, np.isnan(ng).astype(np.int64)], axis=1)
-    kp = np.concatenate([tp, np.isnan(np_).astype(np.int64)], axis=1)
-    if kg.shape[1] == 0:
-        kg = np.zeros((n_g, 1), dtype=np.int64)
-        kp = np.zeros((n_p, 1), dtype=np.int64)
-    inv = _group_ids(np.concatenate([kg, kp]))
-    gid, pid = inv[:n_g], inv[n_g:]
-    n_groups = int(inv.max()) + 1
-    g_count = np.bincount(gid, minlength=n_groups)
-    p_count = np.bincount(pid, minlength=n_groups)
-    g_order = np.argsort(gid, kind="stable")
-    p_order = np.argsort(pid, kind="stable")
-    g_start = np.concatenate([[0], np.cumsum(g_count)[:-1]])
-    p_start = np.concatenate([[0], np.cumsum(p_count)[:-1]])
-    m = ng.shape[1]
-    # Buckets with one golden and one prediction row (unique keys): decided in one vectorised pass.
-    single = np.flatnonzero((g_count == 1) & (p_count == 1))
-    if single.size:
-        a, b = g_order[g_start[single]], p_order[p_start[single]]
-        ok = _rows_close(ng[a], np_[b], half[a], rel_tol)
-        out[a[ok]] = b[ok]
-    for gi_group in np.flatnonzero((g_count > 0) & (p_count > 0) & ~((g_count == 1) & (p_count == 1))).tolist():
-        g_rows = g_order[g_start[gi_group]: g_start[gi_group] + g_count[gi_group]]
-        p_rows = p_order[p_start[gi_group]: p_start[gi_group] + p_count[gi_group]]
-        if m == 0:
-            k = min(g_rows.size, p_rows.size)
-            out[g_rows[:k]] = p_rows[:k]
-            continue
-        if g_rows.size * p_rows.size <= 4096:
-            # Small bucket: a maximum bipartite matching (Hopcroft–Karp) over the "within tolerance" graph.
-            close = numbers_close(ng[g_rows][:, None, :], np_[p_rows][None, :, :], half[g_rows][:, None, :], rel_tol=rel_tol).all(axis=2)
-            if close.any():
-                from scipy.sparse import csr_matrix
-                from scipy.sparse.csgraph import maximum_bipartite_matching
-
-                m_idx = maximum_bipartite_matching(csr_matrix(close.astype(np.int8)), perm_type="column")
-                hit = m_idx >= 0
-                out[g_rows[hit]] = p_rows[m_idx[hit]]
-            continue
-        # Large bucket: window search on the first numeric column. Exactly equal rows pair off first (a hash of
-        # the row's numbers: one pass, no window), then the rest by the window search below.
-        g_left, p_left = _pair_exact(ng, np_, g_rows, p_rows, out)
-        if g_left.size == 0 or p_left.size == 0:
-            continue
-        first = np_[p_left, 0]
-        order = np.argsort(np.where(np.isnan(first), np.inf, first), kind="stable")
-        cand = p_left[order]
-        vals = np_[cand, 0]
-        used = np.zeros(cand.size, dtype=bool)
-        # Golden rows by the right end of their tolerance interval, each taking the smallest free value inside it:
-        # the earliest-deadline greedy, which is a maximum matching for intervals against points (first column).
-        # The window's rows are tested in one vectorised call (a row-by-row loop took ~9 s for 2,000 rows of small
-        # integers, where every window holds a tenth of the rows).
-        g0 = ng[g_left, 0]
-        r0 = float(np.ravel(rel_tol)[0])  # the first column's relative tolerance
-        right = np.where(np.isnan(g0), np.inf, g0 + np.maximum(r0 * np.abs(g0), half[g_left, 0]))
-        for a in g_left[np.argsort(right, kind="stable")].tolist():
-            x = ng[a, 0]
-            if math.isnan(x):
-                lo_i, hi_i = int(np.searchsorted(vals, np.inf, "left")), cand.size
-            else:
-                lim = max(r0 * abs(x) * 2, half[a, 0]) * (1 + 1e-9) + 1e-300
-                lo_i = int(np.searchsorted(vals, x - lim, "left"))
-                hi_i = int(np.searchsorted(vals, x + lim, "right"))
-            if lo_i >= hi_i:
-                continue
-            win = cand[lo_i:hi_i]
-            ok = ~used[lo_i:hi_i] & numbers_close(ng[a][None, :], np_[win], half[a][None, :], rel_tol=rel_tol).all(axis=1)
-            hit = np.flatnonzero(ok)
-            if hit.size:
-                i = lo_i + int(hit[0])
-                out[a] = cand[i]
-                used[i] = True
-    return out
-
-
-def _pair_exact(ng: np.ndarray, np_: np.ndarray, g_rows: np.ndarray, p_rows: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pair golden and prediction rows whose numbers are exactly equal (NaN meets NaN), as a multiset; writes the
-    pairs into *out* and returns the rows left on each side. Exact equality is within every tolerance, so this
-    only takes pairs the window search would accept."""
-    keys: dict[bytes, list[int]] = {}
-    gv = np.where(np.isnan(ng[g_rows]), np.inf, ng[g_rows]) + 0.0  # + 0.0 folds -0.0 into 0.0
-    pv = np.where(np.isnan(np_[p_rows]), np.inf, np_[p_rows]) + 0.0
-    for b, row in zip(p_rows.tolist(), pv):
-        keys.setdefault(row.tobytes(), []).append(b)
-    g_left = []
-    for a, row in zip(g_rows.tolist(), gv):
-        stack = keys.get(row.tobytes())
-        if stack:
-            out[a] = stack.pop()
-        else:
-            g_left.append(a)
-    taken = set(int(x) for x in out[g_rows] if x >= 0)
-    p_left = [b for b in p_rows.tolist() if b not in taken]
-    return np.array(g_left, dtype=np.int64), np.array(p_left, dtype=np.int64)
-
-
-def _group_ids(keys: np.ndarray) -> np.ndarray:
-    """``(n,)`` group id per row of an ``(n, k)`` int64 key matrix (equal rows, equal ids)."""
-    lo = keys.min(axis=0)
-    span = keys.max(axis=0) - lo + 1
-    if float(np.prod(span.astype(float))) < 2.0**62:
-        # Mixed-radix code: one int64 per row, then a 1-D unique (much faster than unique over rows).
-        code = np.zeros(keys.shape[0], dtype=np.int64)
-        for j in range(keys.shape[1]):
-            code = code * int(span[j]) + (keys[:, j] - lo[j])
-        _, inv = np.unique(code, return_inverse=True)
-    else:
-        _, inv = np.unique(keys, axis=0, return_inverse=True)
-    return inv.reshape(-1)
 
 
 def _match_cols(e: _Encoded, keep_num: Sequence[int], keep_text: bool = True) -> np.ndarray:

@@ -17,6 +17,7 @@ import numpy as np
 
 from goldeval.answers.doubt import unasked_columns
 from goldeval.answers.gold import worse_status
+from goldeval.answers.matching import cell_codes, stack_pairs
 from goldeval.answers.multiplicity import question_fixes_multiplicity, same_set
 from goldeval.answers.order_keys import apply_order_key, order_keys
 from goldeval.answers.pairing import Pairing, pair_columns
@@ -335,25 +336,13 @@ def _pair_by_row_signatures(gcols: list[Column], pcols: list[Column], pairing: P
     if len(cols) != kg or kg < 2 or not gcols[0].n:
         return None
 
-    def cells(col: Column) -> list[str]:
-        return ["\x00NULL" if v is None else str(v) for v in col.text.tolist()]
-
-    g_cells = [cells(c) for c in gcols]
-    p_cells = [cells(pcols[j]) for j in cols]
-    waiting: dict[tuple[str, ...], list[int]] = {}
-    for b, row in enumerate(zip(*p_cells)):
-        waiting.setdefault(tuple(sorted(row)), []).append(b)
-    pairs = []
-    for a, row in enumerate(zip(*g_cells)):
-        stack = waiting.get(tuple(sorted(row)))
-        if stack:
-            pairs.append((a, stack.pop()))
-    if not pairs:
+    # Shared codes of the cells (equal code, equal text), each row's codes sorted: its multiset of cells.
+    g_codes, p_codes = cell_codes(gcols, [pcols[j] for j in cols])
+    ga, pb = stack_pairs(np.sort(g_codes, axis=1), np.sort(p_codes, axis=1))
+    if not ga.size:
         return None
-    ga = np.array([a for a, _ in pairs])
-    pb = np.array([b for _, b in pairs])
-    g_arr = [np.array(c, dtype=object)[ga] for c in g_cells]
-    p_arr = [np.array(c, dtype=object)[pb] for c in p_cells]
+    g_arr = [g_codes[ga, i] for i in range(kg)]
+    p_arr = [p_codes[pb, jj] for jj in range(len(cols))]
     agree = np.array([[float(np.mean(g == p)) for p in p_arr] for g in g_arr])
     for i, g in enumerate(gcols):
         for jj, j in enumerate(cols):

@@ -1,0 +1,335 @@
+"""Multiset matching of encoded rows: which prediction row each golden row takes, cells within tolerance.
+
+The rows come encoded (:mod:`~goldeval.answers.rows`): text cells as integer ids, numbers as float64 with the
+golden's display-precision half-units. Rows meet when their text ids are equal and every number is within
+tolerance (:func:`~goldeval.answers.values.numbers_close`). They are bucketed by text ids and NULL pattern; a
+small bucket is solved exactly (maximum bipartite matching), a large one pairs exactly equal rows first and then
+runs the earliest-deadline greedy on the first number (exact for one numeric column).
+
+Speed (issue 15): the greedy is computed in bulk, with the same choices as one golden row at a time. The
+candidate windows of every golden row are found with one ``searchsorted``, the tolerance test runs over all
+window pairs at once (in chunks), and only the choice among the pairs that met stays a Python loop (usually one
+pair a golden row). Columns where tolerance cannot apply (integers on both sides, golden written without
+decimals) only meet when equal: they split a bucket into parts that never exchange rows, so a window holds the
+candidates of its own part only, and when every number is such a column, nothing is left to find after the exact
+pairs. Exactly equal rows are paired with one hash grouping instead of a dictionary of row bytes.
+
+Source: ``DESIGN.md`` "Data answers" (rows are a multiset), goldeval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from goldeval.answers.numbers import numbers_close, rows_close
+from goldeval.answers.values import Column
+
+__all__ = ["cell_codes", "group_ids", "hash_groups", "match_rows", "pair_exact", "stack_pairs"]
+
+#: Window pairs whose tolerance is tested in one vectorised call (bounds the temporary arrays: ~10 columns ×
+#: 8 bytes × this many, a few tens of MB).
+_CHUNK_PAIRS = 1 << 20
+
+#: Largest bucket (golden rows × prediction rows) solved by an exact maximum bipartite matching.
+_SMALL_BUCKET = 4096
+
+
+def group_ids(keys: np.ndarray) -> np.ndarray:
+    """``(n,)`` group id per row of an ``(n, k)`` int64 key matrix: equal rows get equal ids, and ids follow the
+    lexicographic order of the rows (so they can serve as a sort key)."""
+    lo = keys.min(axis=0)
+    span = keys.max(axis=0) - lo + 1
+    if float(np.prod(span.astype(float))) < 2.0**62:
+        # Mixed-radix code: one int64 per row, then a 1-D unique (much faster than unique over rows).
+        code = np.zeros(keys.shape[0], dtype=np.int64)
+        for j in range(keys.shape[1]):
+            code = code * int(span[j]) + (keys[:, j] - lo[j])
+        _, inv = np.unique(code, return_inverse=True)
+    else:
+        _, inv = np.unique(keys, axis=0, return_inverse=True)
+    return inv.reshape(-1)
+
+
+def hash_groups(keys: np.ndarray) -> np.ndarray:
+    """``(n,)`` group id per row of an ``(n, k)`` int64 matrix, equal rows equal ids, in no particular order.
+
+    One 64-bit mix of the columns, grouped by a 1-D unique, then checked: if two different rows share a hash (a
+    collision), the exact row-wise unique is used instead."""
+    n = keys.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    u = keys.view(np.uint64)
+    with np.errstate(over="ignore"):
+        h = np.full(n, 0x9E3779B97F4A7C15, dtype=np.uint64)
+        for j in range(keys.shape[1]):
+            x = u[:, j] ^ (u[:, j] >> np.uint64(31))
+            x = x * np.uint64(0xBF58476D1CE4E5B9)
+            h = (h ^ x ^ (h >> np.uint64(29))) * np.uint64(0x94D049BB133111EB)
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    if not np.array_equal(keys, keys[first[inv]]):
+        _, inv = np.unique(keys, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+    return inv
+
+
+def cell_codes(golden: Sequence[Column], pred: Sequence[Column]) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes of the cells of several columns, shared by all of them and by both sides: two cells get the
+    same code exactly when their canonical text (:attr:`~goldeval.answers.values.Column.text`) is equal, NULL only
+    meeting NULL.
+
+    Args:
+        golden: ``(k,)`` golden columns, each ``(n_g,)``.
+        pred: ``(k2,)`` prediction columns, each ``(n_p,)``.
+
+    Returns:
+        ``(n_g, k)`` and ``(n_p, k2)`` int64 codes.
+
+    When every column is numeric the codes come from the numbers themselves (a number's text is a function of its
+    float value, ``12.0`` and ``12`` both ``"12"``, ``-0.0`` and ``0.0`` both ``"0"``), with no string built;
+    otherwise from the texts, one dictionary look-up a cell.
+    """
+    cols = list(golden) + list(pred)
+    n_g = golden[0].n if golden else 0
+    n_p = pred[0].n if pred else 0
+    if not cols:
+        return np.zeros((n_g, 0), dtype=np.int64), np.zeros((n_p, 0), dtype=np.int64)
+    if all(c.numeric for c in cols):
+        # The numbers' own bits, -0.0 read as 0.0 and every NaN (NULL) as one NaN.
+        flat = np.concatenate([c.num for c in cols])
+        codes = np.where(np.isnan(flat), np.nan, flat + 0.0).view(np.int64)
+    else:
+        vocab: dict[Any, int] = {}
+        get = vocab.setdefault
+        codes = np.fromiter((get(v, len(vocab)) for c in cols for v in c.text.tolist()), dtype=np.int64,
+                            count=sum(c.n for c in cols))
+    sizes = [c.n for c in cols]
+    parts = np.split(codes, np.cumsum(sizes)[:-1])
+    g = np.stack(parts[: len(golden)], axis=1) if golden else np.zeros((n_g, 0), dtype=np.int64)
+    p = np.stack(parts[len(golden):], axis=1) if pred else np.zeros((n_p, 0), dtype=np.int64)
+    return g, p
+
+
+def stack_pairs(gkeys: np.ndarray, pkeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pair golden and prediction rows with equal keys, as a multiset: ``(a, b)``, golden row ``a[i]`` with
+    prediction row ``b[i]``, ``a`` ascending.
+
+    Args:
+        gkeys: ``(n_g, k)`` int64 keys.
+        pkeys: ``(n_p, k)`` int64 keys.
+
+    Among equal keys the prediction rows form a stack in their order: the first golden row takes the last
+    prediction row, the next one the row before it (what a ``dict`` of lists with ``pop()`` gives)."""
+    n1 = gkeys.shape[0]
+    if n1 == 0 or pkeys.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    ids = hash_groups(np.concatenate([gkeys, pkeys]))
+    gk, pk = ids[:n1], ids[n1:]
+    n_ids = int(ids.max()) + 1
+    p_count = np.bincount(pk, minlength=n_ids)
+    p_sort = np.argsort(pk, kind="stable")
+    p_start = np.concatenate([[0], np.cumsum(p_count)[:-1]])
+    g_count = np.bincount(gk, minlength=n_ids)
+    g_sort = np.argsort(gk, kind="stable")
+    g_start = np.concatenate([[0], np.cumsum(g_count)[:-1]])
+    key_sorted = gk[g_sort]
+    rank = np.arange(n1) - g_start[key_sorted]          # position of each golden row among its equals
+    took = rank < p_count[key_sorted]
+    a = g_sort[took]
+    b = p_sort[p_start[key_sorted[took]] + p_count[key_sorted[took]] - 1 - rank[took]]
+    order = np.argsort(a, kind="stable")
+    return a[order], b[order]
+
+
+def _exact_keys(values: np.ndarray) -> np.ndarray:
+    """int64 bit patterns of float cells for exact grouping: NaN read as +inf (NULL meets NULL), -0.0 as 0.0."""
+    v = np.where(np.isnan(values), np.inf, values) + 0.0
+    return np.ascontiguousarray(v).view(np.int64)
+
+
+def pair_exact(ng: np.ndarray, np_: np.ndarray, g_rows: np.ndarray, p_rows: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pair golden and prediction rows whose numbers are exactly equal (NaN meets NaN), as a multiset.
+
+    Writes the pairs into *out* (golden row → prediction row) and returns the rows left on each side, in their
+    given order. Among equal rows, the first golden row takes the last prediction row, the second the one before
+    it, and so on (a stack per distinct row). Exact equality is within every tolerance, so this only takes pairs
+    the window search would accept."""
+    if g_rows.size == 0 or p_rows.size == 0:
+        return g_rows.astype(np.int64), p_rows.astype(np.int64)
+    a, b = stack_pairs(_exact_keys(ng[g_rows]), _exact_keys(np_[p_rows]))
+    out[g_rows[a]] = p_rows[b]
+    g_hit = np.zeros(g_rows.size, dtype=bool)
+    g_hit[a] = True
+    p_hit = np.zeros(p_rows.size, dtype=bool)
+    p_hit[b] = True
+    return g_rows[~g_hit].astype(np.int64), p_rows[~p_hit].astype(np.int64)
+
+
+def _exact_only(g: np.ndarray, h: np.ndarray, p: np.ndarray) -> bool:
+    """True when golden column *g* (half-units *h*) and prediction column *p* can only meet where equal: every
+    value a finite whole number (or NULL), the golden written without decimals. ``numbers_close`` then allows no
+    slack at all (whole numbers meet exactly)."""
+    with np.errstate(invalid="ignore"):
+        gf = g[~np.isnan(g)]
+        pf = p[~np.isnan(p)]
+        return bool((h == 0).all() and np.isfinite(gf).all() and np.isfinite(pf).all()
+                    and (gf == np.floor(gf)).all() and (pf == np.floor(pf)).all())
+
+
+def _greedy(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, g_left: np.ndarray, p_left: np.ndarray,
+            out: np.ndarray, rel_tol: float | np.ndarray) -> None:
+    """The earliest-deadline greedy on the first numeric column, for the rows of one large bucket left after the
+    exact pairs: golden rows by the right end of their tolerance interval, each taking the free prediction row of
+    smallest first value (ties in given order) inside its window that is within tolerance in every column.
+
+    Same choices as visiting one golden row at a time (which took ~9 s for 2,000 rows of small integers, where
+    every window holds a tenth of the rows): windows from one ``searchsorted``, the tolerance test over every
+    window pair at once, the choice a loop over the pairs that met."""
+    m = ng.shape[1]
+    rels = np.broadcast_to(np.asarray(rel_tol, dtype=float), (m,))  # one relative tolerance per column
+    r0 = float(rels[0])  # the first column's: the window
+    gs, hs, ps = ng[g_left], half[g_left], np_[p_left]
+    exact_cols = [c for c in range(m) if _exact_only(gs[:, c], hs[:, c], ps[:, c])]
+    if len(exact_cols) == m:
+        return  # every number meets only its equal, and the equal rows are already paired
+    tol_cols = [c for c in range(m) if c not in exact_cols]
+    if exact_cols:
+        # Parts of the bucket that agree on every exact-only column: rows of different parts never meet.
+        part = hash_groups(np.concatenate([_exact_keys(gs[:, exact_cols]), _exact_keys(ps[:, exact_cols])]))
+        g_part, p_part = part[: g_left.size], part[g_left.size:]
+    else:
+        g_part = np.zeros(g_left.size, dtype=np.int64)
+        p_part = np.zeros(p_left.size, dtype=np.int64)
+    first = ps[:, 0]
+    order = np.lexsort((np.where(np.isnan(first), np.inf, first), p_part))  # by part, then value; stable
+    cand = p_left[order]
+    vals = np_[cand, 0]
+    c_part = p_part[order]
+    g0 = gs[:, 0]
+    right = np.where(np.isnan(g0), np.inf, g0 + np.maximum(r0 * np.abs(g0), hs[:, 0]))
+    visit = np.argsort(right, kind="stable")          # positions in g_left, in the order they choose
+    x = g0[visit]
+    vp = g_part[visit]
+    seg_lo = np.searchsorted(c_part, vp, "left")
+    seg_hi = np.searchsorted(c_part, vp, "right")
+    if np.isnan(vals).any() or np.isnan(x).any():
+        # NULL first cells (the whole bucket shares its NULL pattern): every row of the part is in the window.
+        lo, hi = seg_lo, seg_hi
+    else:
+        lim = np.maximum(r0 * np.abs(x) * 2, hs[visit, 0]) * (1 + 1e-9) + 1e-300
+        with np.errstate(invalid="ignore"):
+            lo_v, hi_v = x - lim, x + lim
+        # Within a part the candidates are sorted by value: the window [x - lim, x + lim] of that part is found
+        # on one sorted key (part, rank of the value).
+        uniq = np.unique(vals)
+        width = uniq.size + 1
+        ckey = c_part * width + np.searchsorted(uniq, vals, "left")
+        lo = np.searchsorted(ckey, vp * width + np.searchsorted(uniq, lo_v, "left"), "left")
+        hi = np.searchsorted(ckey, vp * width + np.searchsorted(uniq, hi_v, "right"), "left")
+        lo = np.maximum(lo, seg_lo)
+        hi = np.minimum(hi, seg_hi)
+    sizes = np.maximum(hi - lo, 0)
+    checks = [c for c in tol_cols if c != 0] + [c for c in tol_cols if c == 0]
+    used = bytearray(cand.size)
+    take_v: list[int] = []
+    take_c: list[int] = []
+    ends = np.cumsum(sizes)
+    start_v = 0
+    while start_v < visit.size:
+        # A chunk of visiting golden rows whose windows hold about _CHUNK_PAIRS pairs.
+        base = int(ends[start_v - 1]) if start_v else 0
+        stop_v = int(np.searchsorted(ends, base + _CHUNK_PAIRS, "right"))
+        stop_v = max(stop_v, start_v + 1)
+        sz = sizes[start_v:stop_v]
+        total = int(sz.sum())
+        if total:
+            who = np.repeat(np.arange(start_v, stop_v), sz)
+            offs = np.arange(total) - np.repeat(np.cumsum(sz) - sz, sz)
+            pos = lo[who] + offs
+            # Column by column, keeping only the pairs still within tolerance (the first column last: the
+            # window already holds its nearby values, so it rules out the fewest).
+            for c in checks:
+                a = g_left[visit[who]]
+                ok = numbers_close(ng[a, c], np_[cand[pos], c], half[a, c], rel_tol=float(rels[c]))
+                who, pos = who[ok], pos[ok]
+                if not who.size:
+                    break
+            last = -1
+            for v, c in zip(who.tolist(), pos.tolist()):
+                if v == last or used[c]:
+                    continue
+                used[c] = 1
+                last = v
+                take_v.append(v)
+                take_c.append(c)
+        start_v = stop_v
+    if take_v:
+        out[g_left[visit[np.array(take_v, dtype=np.int64)]]] = cand[np.array(take_c, dtype=np.int64)]
+
+
+def match_rows(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half: np.ndarray,
+               rel_tol: float | np.ndarray) -> np.ndarray:
+    """Multiset matching: ``(n_g,)`` index of the prediction row each golden row took, or -1.
+
+    Args:
+        tg, tp: ``(n_g, t)`` / ``(n_p, t)`` int64 text ids (equal ids, equal text; -1 NULL).
+        ng, np_: ``(n_g, m)`` / ``(n_p, m)`` float64 numbers (NaN NULL), the prediction already scaled.
+        half: ``(n_g, m)`` display-precision half-units of the golden numbers.
+        rel_tol: Relative tolerance: one, or ``(m,)`` one per numeric column
+            (:func:`~goldeval.answers.numbers.pair_rel_tol`).
+
+    Rows meet when their text ids are equal and every number is within tolerance. Rows are bucketed by text ids
+    and NULL pattern. A small bucket is solved exactly (maximum bipartite matching); a large one by the
+    earliest-deadline greedy on the first number (exact for one numeric column), after exactly equal rows.
+    """
+    n_g, n_p = tg.shape[0], tp.shape[0]
+    out = np.full(n_g, -1, dtype=np.int64)
+    if n_g == 0 or n_p == 0:
+        return out
+    kg = np.concatenate([tg, np.isnan(ng).astype(np.int64)], axis=1)
+    kp = np.concatenate([tp, np.isnan(np_).astype(np.int64)], axis=1)
+    if kg.shape[1] == 0:
+        kg = np.zeros((n_g, 1), dtype=np.int64)
+        kp = np.zeros((n_p, 1), dtype=np.int64)
+    inv = group_ids(np.concatenate([kg, kp]))
+    gid, pid = inv[:n_g], inv[n_g:]
+    n_groups = int(inv.max()) + 1
+    g_count = np.bincount(gid, minlength=n_groups)
+    p_count = np.bincount(pid, minlength=n_groups)
+    g_order = np.argsort(gid, kind="stable")
+    p_order = np.argsort(pid, kind="stable")
+    g_start = np.concatenate([[0], np.cumsum(g_count)[:-1]])
+    p_start = np.concatenate([[0], np.cumsum(p_count)[:-1]])
+    m = ng.shape[1]
+    # Buckets with one golden and one prediction row (unique keys): decided in one vectorised pass.
+    single = np.flatnonzero((g_count == 1) & (p_count == 1))
+    if single.size:
+        a, b = g_order[g_start[single]], p_order[p_start[single]]
+        ok = rows_close(ng[a], np_[b], half[a], rel_tol)
+        out[a[ok]] = b[ok]
+    for gi_group in np.flatnonzero((g_count > 0) & (p_count > 0) & ~((g_count == 1) & (p_count == 1))).tolist():
+        g_rows = g_order[g_start[gi_group]: g_start[gi_group] + g_count[gi_group]]
+        p_rows = p_order[p_start[gi_group]: p_start[gi_group] + p_count[gi_group]]
+        if m == 0:
+            k = min(g_rows.size, p_rows.size)
+            out[g_rows[:k]] = p_rows[:k]
+            continue
+        if g_rows.size * p_rows.size <= _SMALL_BUCKET:
+            # Small bucket: a maximum bipartite matching (Hopcroft–Karp) over the "within tolerance" graph.
+            close = numbers_close(ng[g_rows][:, None, :], np_[p_rows][None, :, :], half[g_rows][:, None, :], rel_tol=rel_tol).all(axis=2)
+            if close.any():
+                from scipy.sparse import csr_matrix
+                from scipy.sparse.csgraph import maximum_bipartite_matching
+
+                m_idx = maximum_bipartite_matching(csr_matrix(close.astype(np.int8)), perm_type="column")
+                hit = m_idx >= 0
+                out[g_rows[hit]] = p_rows[m_idx[hit]]
+            continue
+        # Large bucket: exactly equal rows pair off first (one hash grouping), then the rest by the greedy.
+        g_left, p_left = pair_exact(ng, np_, g_rows, p_rows, out)
+        if g_left.size and p_left.size:
+            _greedy(ng, np_, half, g_left, p_left, out, rel_tol)
+    return out
