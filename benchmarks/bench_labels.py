@@ -1,18 +1,26 @@
-"""Benchmark: scoring 1e6 string labels for one positive label, against scikit-learn measured in the same run.
+"""Benchmark: scoring string labels for one positive label, against scikit-learn measured in the same run.
 
-    python benchmarks/bench_labels.py [--n 1000000] [--repeat 3]
+    python benchmarks/bench_labels.py [--sizes 200,1000000] [--rounds 7]
+    python benchmarks/bench_labels.py --cli FILE --positive LABEL [--rounds 5]
 
-Anchor: ``sklearn.metrics.precision_recall_fscore_support(gold, pred, average="binary", pos_label="escalate")``
-on the same Python lists of strings. goldeval: ``goldeval.score_labels(gold, pred, positive="escalate")``.
-The values must be identical (precision, recall, F1 compared with ==); the script prints the best-of-N times and
-the ratio (anchor / goldeval: > 1 means goldeval is faster). Exit status 1 if the values differ or goldeval is
-slower than the anchor.
+Library (default): ``goldeval.score_labels(gold, pred, positive="escalate")`` against the anchor
+``sklearn.metrics.precision_recall_fscore_support(gold, pred, average="binary", pos_label="escalate")`` on the same
+Python lists of strings, at each of ``--sizes``. The two are interleaved (alternating which goes first), each
+timed over enough calls to take ~0.2 s; the report gives the median and min–max over ``--rounds`` rounds of each
+and of the per-round ratio anchor / goldeval (> 1: goldeval faster). The values must be identical (precision,
+recall, F1 compared with ==); exit status 1 if they differ.
+
+Command (``--cli``): ``goldeval labels FILE --positive LABEL --no-store --out /dev/null`` in a fresh process, wall
+seconds, against the anchor of reading the same file with orjson and scoring it with scikit-learn's
+``precision_recall_fscore_support`` and ``cohen_kappa_score`` (what the command reports), interleaved, medians and
+min–max. Files: ``make_short_corpus.py --labels``.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import sys
 import time
 
@@ -33,48 +41,110 @@ def make_labels(n: int, seed: int = 20261102) -> tuple[list[str], list[str]]:
     return gold, pred
 
 
-def best_of(repeat: int, fn) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
+def _timed(fn, min_seconds: float = 0.2) -> tuple[float, object]:
+    """Seconds per call of *fn*, over enough calls to take *min_seconds* (at least one), and its result."""
+    calls, out = 0, None
+    t0 = time.perf_counter()
+    while True:
         out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+        calls += 1
+        took = time.perf_counter() - t0
+        if took >= min_seconds:
+            return took / calls, out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=1_000_000)
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
+def _spread(xs: list[float], scale: float = 1.0, fmt: str = ".3g") -> str:
+    return f"{statistics.median(xs) * scale:{fmt}} ({min(xs) * scale:{fmt}}–{max(xs) * scale:{fmt}})"
 
+
+def library(sizes: list[int], rounds: int) -> bool:
     from sklearn.metrics import precision_recall_fscore_support
 
     from goldeval.labels import score_labels
 
-    gold, pred = make_labels(args.n)
-    t_sk, sk = best_of(args.repeat, lambda: precision_recall_fscore_support(gold, pred, average="binary", pos_label="escalate"))
-    t_ge, ge = best_of(args.repeat, lambda: score_labels(gold, pred, positive="escalate"))
-    same = (ge.precision, ge.recall, ge.f1) == (float(sk[0]), float(sk[1]), float(sk[2]))
-    print(f"n = {args.n:,} string labels (escalate / approve, positive 'escalate'), best of {args.repeat}")
-    print(f"  scikit-learn precision_recall_fscore_support (binary, pos_label): {t_sk * 1000:8.1f} ms")
-    print(f"  goldeval score_labels:                                            {t_ge * 1000:8.1f} ms")
-    print(f"  ratio sklearn / goldeval: {t_sk / t_ge:.2f}x")
-    print(f"  values identical: {same}  (precision {ge.precision!r}, recall {ge.recall!r}, f1 {ge.f1!r})")
-    if not same:
-        print(f"  sklearn gave {sk[:3]!r}", file=sys.stderr)
+    ok = True
+    print(f"score_labels against sklearn precision_recall_fscore_support (binary, pos_label), {rounds} rounds, interleaved")
+    print(f"  {'labels':>10} {'sklearn ms':>24} {'goldeval ms':>24} {'sklearn / goldeval':>22}  identical")
+    for n in sizes:
+        gold, pred = make_labels(n)
+        t_sk, t_ge, ratio = [], [], []
+        same = True
+        for r in range(rounds):
+            order = ("sk", "ge") if r % 2 == 0 else ("ge", "sk")
+            got = {}
+            for which in order:
+                if which == "sk":
+                    got[which] = _timed(lambda: precision_recall_fscore_support(gold, pred, average="binary", pos_label="escalate"))
+                else:
+                    got[which] = _timed(lambda: score_labels(gold, pred, positive="escalate"))
+            (a, sk), (b, ge) = got["sk"], got["ge"]
+            t_sk.append(a)
+            t_ge.append(b)
+            ratio.append(a / b)
+            same = same and (ge.precision, ge.recall, ge.f1) == (float(sk[0]), float(sk[1]), float(sk[2]))
+        ok = ok and same
+        print(f"  {n:>10,} {_spread(t_sk, 1000):>24} {_spread(t_ge, 1000):>24} {_spread(ratio, 1, '.1f'):>22}  {same}")
+    return ok
 
-    # secondary: the full confusion matrix (all labels) against sklearn.metrics.confusion_matrix
-    from sklearn.metrics import confusion_matrix as sk_confusion_matrix
 
-    from goldeval.labels import confusion_matrix
+_ANCHOR = r"""
+import sys, orjson
+from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
+gold, pred = [], []
+with open(sys.argv[1], "rb") as fh:
+    for line in fh:
+        row = orjson.loads(line)
+        gold.append(row["gold"]); pred.append(row["pred"])
+precision_recall_fscore_support(gold, pred, average="binary", pos_label=sys.argv[2], zero_division=0.0)
+cohen_kappa_score(gold, pred)
+"""
 
-    t_skm, skm = best_of(args.repeat, lambda: sk_confusion_matrix(gold, pred, labels=["approve", "escalate"]))
-    t_gem, gem = best_of(args.repeat, lambda: confusion_matrix(gold, pred))
-    same_m = gem.labels == ["approve", "escalate"] and gem.matrix == skm.tolist()
-    print(f"  scikit-learn confusion_matrix: {t_skm * 1000:8.1f} ms; goldeval confusion_matrix: {t_gem * 1000:8.1f} ms; "
-          f"ratio {t_skm / t_gem:.2f}x; identical: {same_m}")
-    return 0 if same and same_m and t_ge <= t_sk else 1
+
+def command(path: str, positive: str, rounds: int) -> None:
+    import subprocess
+
+    runs = {
+        "goldeval labels --no-store": [sys.executable, "-c", "from goldeval.cli import main; main()", "labels", path,
+                                       "--positive", positive, "--no-store", "--out", "/dev/null"],
+        "orjson + sklearn (anchor)": [sys.executable, "-c", _ANCHOR, path, positive],
+    }
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    for r in range(rounds):
+        for name in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
+            t0 = time.perf_counter()
+            subprocess.run(runs[name], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[name].append(time.perf_counter() - t0)
+    print(f"{path}: wall seconds, median (min–max) of {rounds} rounds, interleaved")
+    for name, xs in times.items():
+        print(f"  {name:30s} {_spread(xs, 1, '.2f')}")
+    a, g = times["orjson + sklearn (anchor)"], times["goldeval labels --no-store"]
+    print(f"  ratio anchor / goldeval: {_spread([x / y for x, y in zip(a, g)], 1, '.2f')}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="200,1000000")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--cli", metavar="FILE", help="time the goldeval labels command on FILE instead")
+    ap.add_argument("--positive", default="label003")
+    ap.add_argument("--matrix", action="store_true", help="also time confusion_matrix against sklearn's (1e6 labels)")
+    args = ap.parse_args()
+    if args.cli:
+        command(args.cli, args.positive, args.rounds)
+        return 0
+    ok = library([int(x) for x in args.sizes.split(",")], args.rounds)
+    if args.matrix:
+        from sklearn.metrics import confusion_matrix as sk_confusion_matrix
+
+        from goldeval.labels import confusion_matrix
+
+        gold, pred = make_labels(1_000_000)
+        t_skm, skm = _timed(lambda: sk_confusion_matrix(gold, pred, labels=["approve", "escalate"]))
+        t_gem, gem = _timed(lambda: confusion_matrix(gold, pred))
+        same_m = gem.labels == ["approve", "escalate"] and gem.matrix == skm.tolist()
+        print(f"  confusion_matrix 1e6: sklearn {t_skm * 1000:.1f} ms, goldeval {t_gem * 1000:.1f} ms, ratio {t_skm / t_gem:.2f}x, identical {same_m}")
+        ok = ok and same_m
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -21,11 +21,13 @@ sklearn's ``zero_division=0.0`` gives the same seed values, and f1 is 0/0-undefi
 from __future__ import annotations
 
 import difflib
+import operator
 import os
 import unicodedata
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import compress
 from typing import Any
 
 from goldeval.errors import InputError, shorten
@@ -300,7 +302,40 @@ def score_labels(
         ``DESIGN.md`` "Labels"; definitions as scikit-learn's ``precision_recall_fscore_support`` with
         ``average="binary"``, ``zero_division=0.0``.
     """
+    fast = _confusion_of_strings(gold, pred, positive)
+    if fast is not None:
+        return _score_from_confusion(fast, positive)
     return score_from_pairs(pair_counts(gold, pred), positive=positive, require_positive=require_positive)
+
+
+def _confusion_of_strings(gold: Sequence[Hashable], pred: Sequence[Hashable | None], positive: Hashable) -> Confusion | None:
+    """tp, fp, fn, tn by C-level counting, for the usual input: lists of ``str`` gold labels, ``str`` or ``None``
+    predictions, a ``str`` positive label that occurs. ``None`` for anything else (the caller then counts pairs,
+    which also gives the errors: lengths, null or NaN gold, unhashable labels, a positive never seen).
+
+    Same counts as :func:`pair_counts` (a ``str`` equals a ``str`` of the same characters, ``None`` equals no label):
+    ``tp`` is the number of positive predictions among the gold positives; with exactly two labels and no missing
+    prediction it follows from the agreements, ``tp = (gold positives + predicted positives + agreements - n) / 2``
+    (each disagreement is a false positive or a miss)."""
+    if type(gold) is not list or type(pred) is not list or type(positive) is not str or len(gold) != len(pred):
+        return None
+    try:
+        g_labels, p_labels = set(gold), set(pred)
+    except TypeError:
+        return None
+    if any(type(x) is not str for x in g_labels) or any(x is not None and type(x) is not str for x in p_labels):
+        return None
+    if positive not in g_labels and positive not in p_labels:
+        return None
+    n = len(gold)
+    gp, pp = gold.count(positive), pred.count(positive)
+    if len(g_labels | p_labels) == 2 and None not in p_labels:
+        tp = (gp + pp + sum(map(operator.eq, gold, pred)) - n) // 2
+    else:
+        tp = list(compress(pred, map(positive.__eq__, gold))).count(positive)
+    fp = pp - tp
+    fn = gp - tp
+    return Confusion(tp, fp, fn, n - tp - fp - fn)
 
 
 def solve(gold: Sequence[Hashable], pred: Sequence[Hashable | None], positive: Hashable = "escalate") -> tuple[float, float, int]:

@@ -152,3 +152,26 @@ def test_kappa_is_the_correctly_rounded_exact_value(pair):
     chance = sum(r * cols[k] for k, r in rows.items())
     agreed = sum(1 for g, p in zip(gold, pred) if g == p)
     assert kappa == float(Fraction(n * agreed - chance, n * n - chance))
+
+
+@settings(max_examples=300, deadline=None)
+@given(n_labels=st.integers(1, 3), data=st.data(), positive=st.sampled_from(["pos", "neg", "nope"]))
+def test_counting_strings_equals_counting_pairs(n_labels, data, positive):
+    # score_labels counts lists of strings with list.count and the agreements (issue 15); the definition is the
+    # pair counts: every field must be the same, errors included (a positive label never seen is refused).
+    from goldeval.labels import pair_counts, score_from_pairs
+
+    labels = ["pos", "neg", "other"][:n_labels]
+    n = data.draw(st.integers(0, 40))
+    gold = data.draw(st.lists(st.sampled_from(labels), min_size=n, max_size=n))
+    pred = data.draw(st.lists(st.one_of(st.sampled_from(labels), st.none()), min_size=n, max_size=n))
+    for require in (True, False):
+        try:
+            want = score_from_pairs(pair_counts(gold, pred), positive=positive, require_positive=require)
+        except Exception as exc:  # noqa: BLE001 - the same error is expected
+            want = (type(exc), str(exc))
+        try:
+            got = score_labels(gold, pred, positive=positive, require_positive=require)
+        except Exception as exc:  # noqa: BLE001
+            got = (type(exc), str(exc))
+        assert got == want

@@ -33,6 +33,9 @@ __all__ = ["cell_codes", "group_ids", "hash_groups", "match_rows", "pair_exact",
 #: 8 bytes × this many, a few tens of MB).
 _CHUNK_PAIRS = 1 << 20
 
+#: Pairs within tolerance kept to settle the forced ones at once (see :func:`_greedy`).
+_KEPT_PAIRS = 1 << 22
+
 #: Largest bucket (golden rows × prediction rows) solved by an exact maximum bipartite matching.
 _SMALL_BUCKET = 4096
 
@@ -68,8 +71,14 @@ def hash_groups(keys: np.ndarray) -> np.ndarray:
             x = u[:, j] ^ (u[:, j] >> np.uint64(31))
             x = x * np.uint64(0xBF58476D1CE4E5B9)
             h = (h ^ x ^ (h >> np.uint64(29))) * np.uint64(0x94D049BB133111EB)
-    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
+    order = np.argsort(h)  # (not a stable sort: the ids need no order)
+    hs = h[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = hs[1:] != hs[:-1]
+    group = np.cumsum(new) - 1
+    inv = np.empty(n, dtype=np.int64)
+    inv[order] = group
+    first = order[np.flatnonzero(new)]  # one row of each group
     if not np.array_equal(keys, keys[first[inv]]):
         _, inv = np.unique(keys, axis=0, return_inverse=True)
         inv = inv.reshape(-1)
@@ -236,6 +245,25 @@ def _greedy(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, g_left: np.ndarra
     used = bytearray(cand.size)
     take_v: list[int] = []
     take_c: list[int] = []
+
+    def choose(who: np.ndarray, pos: np.ndarray) -> None:
+        # In visiting order, each golden row takes its first candidate still free.
+        last = -1
+        for v, c in zip(who.tolist(), pos.tolist()):
+            if v == last or used[c]:
+                continue
+            used[c] = 1
+            last = v
+            take_v.append(v)
+            take_c.append(c)
+
+    # The pairs within tolerance are kept (up to _KEPT_PAIRS of them) so that the forced ones can be settled at
+    # once: a golden row whose only candidate no other golden row can take gets it whatever the order. Past that
+    # many, the choice runs chunk by chunk (same choices, bounded memory).
+    kept_v: list[np.ndarray] = []
+    kept_c: list[np.ndarray] = []
+    n_kept = 0
+    in_order = False
     ends = np.cumsum(sizes)
     start_v = 0
     while start_v < visit.size:
@@ -257,15 +285,26 @@ def _greedy(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, g_left: np.ndarra
                 who, pos = who[ok], pos[ok]
                 if not who.size:
                     break
-            last = -1
-            for v, c in zip(who.tolist(), pos.tolist()):
-                if v == last or used[c]:
-                    continue
-                used[c] = 1
-                last = v
-                take_v.append(v)
-                take_c.append(c)
+            if in_order:
+                choose(who, pos)
+            else:
+                kept_v.append(who)
+                kept_c.append(pos)
+                n_kept += who.size
+                if n_kept > _KEPT_PAIRS:
+                    in_order = True
+                    choose(np.concatenate(kept_v), np.concatenate(kept_c))
+                    kept_v, kept_c = [], []
         start_v = stop_v
+    if kept_v:
+        who = np.concatenate(kept_v)
+        pos = np.concatenate(kept_c)
+        per_row = np.bincount(who, minlength=visit.size)
+        per_cand = np.bincount(pos, minlength=cand.size)
+        forced = (per_row[who] == 1) & (per_cand[pos] == 1)
+        take_v.extend(who[forced].tolist())
+        take_c.extend(pos[forced].tolist())
+        choose(who[~forced], pos[~forced])
     if take_v:
         out[g_left[visit[np.array(take_v, dtype=np.int64)]]] = cand[np.array(take_c, dtype=np.int64)]
 

@@ -69,7 +69,8 @@ class Multiplicity:
 
 
 def _take(col: Column, idx: Sequence[int], exact: bool) -> Column:
-    out = make_column(col.name, [col.raw[i] for i in idx])
+    raw = col.raw
+    out = make_column(col.name, list(map(raw.__getitem__, idx)))
     return out.exact() if exact else out
 
 

@@ -135,28 +135,24 @@ def name_score(a: str, b: str) -> float:
 _SAMPLE = 64
 
 
-def _needles(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The golden column's non-NULL numbers as distinct ``(value, half-unit)`` pairs sorted by value, with how often
-    each occurs. A containment share is a count, so each distinct pair is looked up once, and in order (sorted
-    look-ups are several times faster than scattered ones). Computed once per column and tolerance array."""
+def _needles(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The golden column's non-NULL numbers sorted, with their half-units, to be looked up in a prediction
+    column: ``(values, half-units, counts)``. A containment share is a count, so the order of the look-ups is free
+    (sorted look-ups are several times faster than scattered ones), and where the golden has no display precision
+    the distinct values are looked up once each, with how often they occur (``counts``; ``None``: one each)."""
     hit = g._cache.get("needles")
     if hit is not None and hit[0] is half:
         return hit[1], hit[2], hit[3]
-    keep = ~np.isnan(g.num)
-    x, h = g.num[keep], half[keep]
-    if not h.any():
-        ux, counts = np.unique(x, return_counts=True)  # no display precision: the values alone
-        uh = np.zeros(ux.size)
+    gs, hs = _golden_sorted(g, half)
+    if hs.any() or not gs.size:
+        out = (gs, hs, None)
     else:
-        order = np.lexsort((h, x))
-        xs, hs = x[order], h[order]
-        new = np.ones(xs.size, dtype=bool)
-        new[1:] = (xs[1:] != xs[:-1]) | (hs[1:] != hs[:-1])
+        new = np.ones(gs.size, dtype=bool)
+        new[1:] = gs[1:] != gs[:-1]
         starts = np.flatnonzero(new)
-        counts = np.diff(np.append(starts, xs.size))
-        ux, uh = xs[starts], hs[starts]
-    g._cache["needles"] = (half, ux, uh, counts)  # holds *half*: the identity check stays valid
-    return ux, uh, counts
+        out = (gs[starts], hs[starts], np.diff(np.append(starts, gs.size)))
+    g._cache["needles"] = (half, *out)  # holds *half*: the identity check stays valid
+    return out
 
 
 def _sorted_numbers(p: Column, scale: float) -> np.ndarray:
@@ -300,8 +296,10 @@ def multiset_share(g: Column, p: Column, *, scale: float = 1.0, rel_tol: float =
         return 1.0
     ug, cg = g.cached("value_counts", lambda: np.unique(g.num[~g.null], return_counts=True))
     up, cp = p.cached(f"value_counts×{scale!r}", lambda: np.unique(p.num[~p.null] * scale, return_counts=True))
-    _, ig, ip = np.intersect1d(ug, up, assume_unique=True, return_indices=True)
-    found = int(np.minimum(cg[ig], cp[ip]).sum()) + min(int(g.null.sum()), int(p.null.sum()))
+    # The values both hold (both sorted and distinct: one look-up each).
+    ip = np.minimum(np.searchsorted(up, ug), max(up.size - 1, 0))
+    common = (up[ip] == ug) if up.size else np.zeros(ug.size, dtype=bool)
+    found = int(np.minimum(cg[common], cp[ip[common]]).sum()) + min(_nulls(g), _nulls(p))
     return found / g.n
 
 

@@ -48,7 +48,7 @@ def _table(obj: Mapping[str, Any], where: str, *, columns_required: bool) -> tup
     if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols):
         raise InputError(f"{where}: 'columns' must be a list of names, got {shorten(cols)}.")
     width = len(cols)
-    if all(type(r) in (list, tuple) and len(r) == width for r in rows):
+    if set(map(type, rows)) <= {list, tuple} and set(map(len, rows)) <= {width}:
         return list(cols), rows  # the usual case: rows as lists or tuples (what a database cursor returns)
     out = []
     for i, r in enumerate(rows):
