@@ -42,23 +42,28 @@ _SHORT = {"whole_note_f1_mean": "F1", "section_f1_mean": "section F1", "pass_rat
 _GAP = 2
 
 
-def _fit(columns: list[tuple[str, list[str]]], width: int) -> list[int] | None:
+def _fit(columns: list[tuple[str, list[str]]], width: int, *, wrap: bool = True) -> list[int] | None:
     """Column widths (in terminal cells) that fit *width* without cutting a word, or ``None`` when none do.
 
     *columns* is ``[(header, [cell text, ...]), ...]``; a text may hold several lines. Each column starts at its
-    natural width (its longest line); while the table is too wide, the column with the most room above its longest
-    word gives up one cell (rich then wraps it at spaces: "F1 0.279" may become "F1" over "0.279", never "F1 0.2").
+    natural width (its longest line, measured as printed: control characters escaped); while the table is too wide,
+    the column with the most room above its longest word gives up one cell (rich then wraps it at spaces: "F1 0.279"
+    may become "F1" over "0.279", never "F1 0.2"). With ``wrap=False`` no cell may wrap: the natural widths or None.
     """
     from rich.cells import cell_len
 
+    from goldeval.report.printable import printable
+
     def lines(c: int) -> list[str]:
         header, cells = columns[c]
-        return [line for text in (header, *cells) for line in (text.splitlines() or [""])]
+        return [printable(line) for text in (header, *cells) for line in (text.splitlines() or [""])]
 
     natural = [max(cell_len(line) for line in lines(c)) for c in range(len(columns))]
     word = [max(cell_len(w) for line in lines(c) for w in (line.split() or [""])) for c in range(len(columns))]
     widths = list(natural)
     excess = sum(widths) + _GAP * (len(widths) - 1) - width
+    if excess > 0 and not wrap:
+        return None
     while excess > 0:
         c = max(range(len(widths)), key=lambda k: (widths[k] - word[k], -k))
         if widths[c] <= word[c]:
@@ -74,7 +79,8 @@ def render_runs_list(runs: list[Mapping[str, Any]], console: Any, *, filters: Ma
 
     Whatever the terminal's width, no number or word is cut: the widest layout that fits ``console.width`` is
     chosen — all seven columns; then without "when" (a run id starts with its UTC date and time); then with the
-    arm over the scorer in one column — and columns wrap only at spaces. Where even that does not fit, each run is
+    arm over the scorer in one column — first among the layouts where no cell wraps, then among those where cells
+    wrap only at spaces. Where even that does not fit, each run is
     one line that wraps at spaces.
     """
     from rich import box
@@ -109,9 +115,10 @@ def render_runs_list(runs: list[Mapping[str, Any]], console: Any, *, filters: Ma
         ("runs (newest first; an id starts with its UTC date and time)", ["id", "arm", "scorer", "n", "headline", "gates"]),
         ("runs (newest first; an id starts with its UTC date and time)", ["id", "arm\nscorer", "n", "headline", "gates"]),
     ]
-    for title, keys in layouts:
+    # the first layout in which no cell wraps; else the first in which cells wrap only at spaces
+    for wrap, (title, keys) in ((w, layout) for w in (False, True) for layout in layouts):
         columns = [column(k) for k in keys]
-        widths = _fit(columns, console.width)
+        widths = _fit(columns, console.width, wrap=wrap)
         if widths is None:
             continue
         table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
