@@ -43,6 +43,7 @@ __all__ = [
     "confusion_counts",
     "score_labels",
     "score_from_pairs",
+    "score_confusion",
     "per_label_table",
     "confusion_matrix",
     "solve",
@@ -262,11 +263,22 @@ def check_positive(counts: Mapping[tuple[Any, Any], int], positive: Hashable, *,
     )
 
 
-def score_from_pairs(counts: Mapping[tuple[Any, Any], int], *, positive: Hashable, require_positive: bool = True) -> LabelScore:
-    """:class:`LabelScore` for ``positive`` from pair counts (see :func:`pair_counts`)."""
+def score_from_pairs(counts: Mapping[tuple[Any, Any], int], *, positive: Hashable, require_positive: bool = True,
+                     where: str = "--positive") -> LabelScore:
+    """:class:`LabelScore` for ``positive`` from pair counts (see :func:`pair_counts`); *where* starts the message of
+    a positive label that occurs nowhere (:func:`check_positive`)."""
     if require_positive:
-        check_positive(counts, positive)
+        check_positive(counts, positive, where=where)
     return _score_from_confusion(_confusion_from_pairs(counts, positive), positive)
+
+
+def score_confusion(counts: Confusion, *, positive: Hashable) -> LabelScore:
+    """:class:`LabelScore` for ``positive`` from its confusion counts (no check that ``positive`` occurs).
+
+    Used where only the per-case outcomes are kept (``tp``/``fp``/``fn``/``tn`` of recorded cases, e.g. when two
+    runs are compared); the definitions and the ``undefined`` reasons are the module's.
+    """
+    return _score_from_confusion(counts, positive)
 
 
 def score_labels(

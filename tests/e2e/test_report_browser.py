@@ -228,6 +228,37 @@ def test_compare_report(browser, runs):
         p.close()
 
 
+def test_label_compare_report_speaks_of_labels(browser, tmp_path):
+    # issue 10 item 11: two label runs compared on the page read as labels (the hand-built runs of
+    # tests/e2e/test_compare_labels.py: c1 a new miss, c3 a new false positive; c2 and c4 fixed)
+    gold = {"c1": "escalate", "c2": "escalate", "c3": "approve", "c4": "approve", "c5": "approve", "c6": "escalate", "c7": "reject"}
+    preds = {"a": ["escalate", "approve", "approve", "escalate", "approve", "escalate", "escalate"],
+             "b": ["approve", "escalate", "escalate", "approve", "reject", "escalate", "escalate"]}
+    store = tmp_path / "g.db"
+    for arm, pred in preds.items():
+        f = tmp_path / f"{arm}.jsonl"
+        f.write_text("".join(json.dumps({"id": c, "gold": g, "pred": p}) + "\n" for (c, g), p in zip(gold.items(), pred)))
+        run("labels", f, "--positive", "escalate", "--store", store, "--arm", arm, "-q")
+    out = tmp_path / "compare_labels.html"
+    run("report", "latest~1", "--compare", "latest", "--store", store, "--out", out)
+    p = Page(browser, out)
+    try:
+        pg = p.page
+        stats = pg.inner_text("#compare-stats")
+        assert "missed positives: 1 in A → 1 in B · 1 new · 1 fixed" in stats
+        assert "false positives: 2 in A → 2 in B · 1 new · 1 fixed" in stats
+        assert "pass rate" not in stats and "near_match" not in stats
+        box = pg.inner_text("#compare-flips")
+        assert "right → wrong label (new misses, new false positives): 2" in box and "near_match" not in box
+        rows = pg.locator("#compare-flips table.flip-pf tr.flip-pf")
+        assert rows.locator("td:first-child").all_inner_texts() == ["c1", "c3"]
+        assert rows.first.locator("td").all_inner_texts() == ["c1", "escalate · escalate (tp)", "escalate · approve (fn)"]
+        p.shot("compare_labels")
+        p.assert_offline()
+    finally:
+        p.close()
+
+
 def test_free_text_compare_at_1280_px_shows_each_line_whole(browser, runs):
     # newcomer F7: in a 1280-px window the compare note ended "…part of any difference below comes from" (the
     # line was cut where the terminal rendering wrapped it). PriMock57 under openscribe, then under unicode: the

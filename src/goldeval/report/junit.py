@@ -168,16 +168,28 @@ def compare_junit(cmp: Mapping[str, Any]) -> bytes:
     _props(suite, {"run_a": ra.get("id"), "run_b": rb.get("id"), "arm_a": ra.get("arm"), "arm_b": rb.get("arm"),
                    "mcnemar_p": (v.get("mcnemar") or {}).get("p_value")})
     flips = v.get("flips") or {}
+    labels = cmp.get("labels") is not None
+
+    def moved(f: Mapping[str, Any], words: str) -> str:
+        if labels:  # two label runs: say it in labels (issue 10 item 11)
+            a, b = f["a"], f["b"]
+            gold = repr(b.get("gold")) if a.get("gold") == b.get("gold") else f"{a.get('gold')!r} -> {b.get('gold')!r}"
+            return (f"{'right -> wrong' if words == 'pass -> fail' else 'wrong -> right'} label: gold {gold}, "
+                    f"A predicted {a.get('pred')!r} ({a.get('outcome')}) -> B predicted {b.get('pred')!r} ({b.get('outcome')})")
+        if words == "pass -> fail":
+            return f"pass -> fail: A {f['a']['verdict']} ({f['a'].get('why') or ''}) -> B {f['b']['verdict']} ({f['b'].get('why') or ''})"
+        return f"fail -> pass: A {f['a']['verdict']} -> B {f['b']['verdict']} ({f['b'].get('why') or ''})"
+
     for f in flips.get("pass_to_fail") or []:
-        suite.add_testcase(_case(str(f["id"]), "goldeval.compare.pass_to_fail",
-                                 failure=f"pass -> fail: A {f['a']['verdict']} ({f['a'].get('why') or ''}) -> B {f['b']['verdict']} ({f['b'].get('why') or ''})"))
+        suite.add_testcase(_case(str(f["id"]), "goldeval.compare.pass_to_fail", failure=moved(f, "pass -> fail")))
     for f in flips.get("fail_to_pass") or []:
-        suite.add_testcase(_case(str(f["id"]), "goldeval.compare.fail_to_pass",
-                                 text=f"fail -> pass: A {f['a']['verdict']} -> B {f['b']['verdict']} ({f['b'].get('why') or ''})"))
+        suite.add_testcase(_case(str(f["id"]), "goldeval.compare.fail_to_pass", text=moved(f, "fail -> pass")))
     n_pairs = (v.get("bootstrap") or {}).get("n_pairs")
     suite.add_testcase(_case(
         "decided in both runs", "goldeval.compare",
-        failure=None if n_pairs else f"no case was decided (match or no_match) in both runs ({cmp.get('n_common', 0)} case id(s) in common)",
+        failure=None if n_pairs else (
+            f"no case was scored in both runs ({cmp.get('n_common', 0)} case id(s) in common)" if labels else
+            f"no case was decided (match or no_match) in both runs ({cmp.get('n_common', 0)} case id(s) in common)"),
         props={"n_pairs": n_pairs, "n_common": cmp.get("n_common")},
     ))
     return _bytes([suite])

@@ -624,6 +624,7 @@ def _compare_view(cmp: Mapping[str, Any], opts: ReportOptions) -> dict[str, Any]
              for k in ("pass_to_fail", "fail_to_pass")}
     nm = v.get("near_match") or {}
     stat_prefixes = ("cases:", "pass rate A", "pass rate B", "stayed:", "near_match:", "McNemar", "pass-rate difference",
+                     "labels A:", "labels B:", "missed positives:", "false positives:", "right-label share difference",
                      "F1 over", "mean F1 difference", "note: the runs were measured differently")
     return {
         "runs": cmp.get("runs"),

@@ -266,7 +266,9 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
             shown = ", ".join(ids[:max_rows]) + (f" … (+{len(ids) - max_rows})" if len(ids) > max_rows else "")
             console.print(f"  {name}: {shown}", highlight=False, markup=False)
     v = cmp.get("verdicts")
-    if v:
+    if cmp.get("labels") and v:
+        _render_label_compare(cmp, console, max_rows=max_rows)
+    elif v:
         console.print(f"pass rate A: {_pr(v['pass_rate']['a'])}", highlight=False)
         console.print(f"pass rate B: {_pr(v['pass_rate']['b'])}", highlight=False)
         flips = v["flips"]
@@ -319,5 +321,82 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
             console.print(t)
         if s["scored_in_one_only"]:
             console.print(f"scored in one run only: {len(s['scored_in_one_only'])}")
-    if cmp["regressions"]:
+    if cmp["regressions"] and not cmp.get("labels"):
         console.print(f"[red]{len(cmp['regressions'])} case(s) went from pass to fail[/]")
+
+
+#: What a label case's move between two runs is called (outcome in A, outcome in B).
+_LABEL_MOVES = {("tp", "fn"): "new miss", ("fn", "tp"): "fixed miss", ("tn", "fp"): "new false positive",
+                ("fp", "tn"): "fixed false positive"}
+
+
+def _label(value: Any) -> str:
+    return "no label" if value is None else repr(value)
+
+
+def _label_run_line(side: str, c: Mapping[str, Any]) -> str:
+    undefined = c.get("undefined") or {}
+
+    def rate(name: str, num: int, den: int, what: str) -> str:
+        if name in undefined:
+            return f"{name} undefined ({undefined[name]})"
+        return f"{name} {fmt(c[name])} ({num} of {den} {what})"
+
+    return (
+        f"labels {side}: positive {_label(c.get('positive'))} · "
+        + rate("precision", c["tp"], c["predicted_positives"], "predicted positive") + " · "
+        + rate("recall", c["tp"], c["gold_positives"], "gold positives")
+        + f" · missed {c['fn']} · false positives {c['fp']} · {c['n']} scored, {c['n_unscored']} unscored"
+    )
+
+
+def _render_label_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int) -> None:
+    """The label part of ``goldeval compare``: missed positives and false positives in each run, which are new and
+    which were fixed, the cases whose predicted label changed, and McNemar / the bootstrap in those words."""
+    from rich.table import Table
+
+    lab, v = cmp["labels"], cmp["verdicts"]
+    a, b = lab["a"], lab["b"]
+    console.print(_e(_label_run_line("A", a)), highlight=False)
+    console.print(_e(_label_run_line("B", b)), highlight=False)
+    for key, title, count in (("missed", "missed positives", "fn"), ("false_positives", "false positives", "fp")):
+        console.print(f"{title}: {a[count]} in A → {b[count]} in B · {len(lab[key]['new'])} new · "
+                      f"{len(lab[key]['fixed'])} fixed", highlight=False)
+    moved = lab["label_flips"] + [c for c in lab["gold_changed"] if c not in lab["label_flips"]]
+    if not moved:
+        console.print("label flips: none (every case scored in both runs has the same predicted label)")
+    else:
+        t = Table(title=f"label flips: {len(lab['label_flips'])} case(s) whose predicted label changed"
+                        + (f", {len(lab['gold_changed'])} whose gold label changed" if lab["gold_changed"] else ""),
+                  title_justify="left")
+        for col in ("case", "gold", "A: predicted (outcome)", "B: predicted (outcome)", "what moved"):
+            t.add_column(col, overflow="fold")
+        for c in moved[:max_rows]:
+            gold = _label(c["gold_b"]) if c["gold_a"] == c["gold_b"] else f"{_label(c['gold_a'])} → {_label(c['gold_b'])}"
+            if c["gold_a"] != c["gold_b"]:
+                what = "gold label changed"
+            else:
+                what = _LABEL_MOVES.get((c["outcome_a"], c["outcome_b"]), f"still {c['outcome_b']}: both wrong" if c["outcome_b"] in ("fp", "fn")
+                                        else f"still {c['outcome_b']}")
+            t.add_row(_e(c["id"]), _e(gold), _e(f"{_label(c['pred_a'])} ({c['outcome_a']})"),
+                      _e(f"{_label(c['pred_b'])} ({c['outcome_b']})"), what)
+        console.print(t)
+        if len(moved) > max_rows:
+            console.print(f"  … and {len(moved) - max_rows} more (all in the JSON under labels.label_flips)")
+    if lab["gold_changed"]:
+        console.print(f"[yellow]warning: {len(lab['gold_changed'])} case(s) carry a different gold label in the two runs: "
+                      "their moves come from the gold, not from the model under test[/]")
+    if lab["scored_in_one_only"]:
+        console.print(f"scored in one run only: {len(lab['scored_in_one_only'])}")
+    m = v["mcnemar"]
+    if m["p_value"] is None:
+        console.print("McNemar exact: no discordant pairs (no case went from a right label to a wrong one or back), "
+                      "so there is nothing to test")
+    else:
+        console.print(f"McNemar exact: {m['b']} right → wrong vs {m['c']} wrong → right, two-sided p = {m['p_value']:.4g}")
+    console.print(f"right-label share difference B − A (one-vs-rest for {_e(_label(b.get('positive')))}): "
+                  f"{_ci(v['bootstrap'], 100, ' pt', 1)}", highlight=False)
+    if cmp["regressions"]:
+        console.print(f"[red]{len(cmp['regressions'])} case(s) went from a right label to a wrong one: "
+                      f"{len(lab['missed']['new'])} new missed positive(s), {len(lab['false_positives']['new'])} new false "
+                      "positive(s)" + (", the others where the gold label changed" if lab["gold_changed"] else "") + "[/]")

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from goldeval.errors import InputError
+from goldeval.runs.compare_labels import compare_labels, is_label_run
 from goldeval.runs.store import case_columns
 from goldeval.verdict import pass_rate
 
@@ -198,12 +199,21 @@ def _brief(case: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if case is None:
         return None
     v = _as_verdict_record(case)
-    return {
+    brief = {
         "verdict": v.get("verdict"),
         "confidence": v.get("confidence"),
         "why": v.get("why") or v.get("reason"),
         "status": case.get("status", "scored"),
     }
+    if case.get("outcome") in _LABEL_OUTCOMES:  # a label case: what was predicted, for what gold
+        brief.update(gold=case.get("gold"), pred=case.get("pred"), outcome=case["outcome"])
+        if brief["why"] is None:
+            brief["why"] = f"gold {case.get('gold')!r}, predicted {case.get('pred')!r}: {_OUTCOME_WORDS[case['outcome']]}"
+    return brief
+
+
+_OUTCOME_WORDS = {"tp": "a caught positive (tp)", "tn": "a right negative (tn)", "fp": "a false positive (fp)",
+                  "fn": "a missed positive (fn)"}
 
 
 def compare_runs(
@@ -238,6 +248,9 @@ def compare_runs(
         ``scores`` (``None`` when no case has a number in both runs): ``n_pairs``, ``mean_a``, ``mean_b``,
         ``mean_delta``, ``improved``, ``worsened``, ``unchanged``, ``deltas`` [{id, a, b, delta}] in case order,
         ``biggest_movers`` (top by |delta|, ties by id), ``scored_in_one_only`` [ids], ``bootstrap``;
+        ``labels`` (``None`` unless both runs are label runs: :func:`goldeval.runs.compare_labels.compare_labels`):
+        each run's tp/fp/fn/tn, precision, recall and missed, the new and fixed missed positives and false
+        positives, and the label flips (a right label that became wrong is also a pass → fail flip above);
         ``regressions``: ids of pass → fail flips (what ``--fail-on-regression`` fails on);
         ``differs``: pinned fields (arm, tokenizer, judge version, rubric / dataset hash, config…) that differ,
         field → [A's, B's]; ``warnings``: e.g. the runs were made by different scorers.
@@ -274,6 +287,7 @@ def compare_runs(
         "removed": [i for i in ids_a if i not in set_b],
         "verdicts": None,
         "scores": None,
+        "labels": None,
         "regressions": [],
         "differs": _differs(run_a, run_b),
         "warnings": [],
@@ -295,6 +309,14 @@ def compare_runs(
     if _has_verdicts(cases_a) or _has_verdicts(cases_b):
         result["verdicts"] = _compare_verdicts(cases_a, cases_b, common, seed=seed, n_resamples=n_resamples, confidence=confidence)
         result["regressions"] = [f["id"] for f in result["verdicts"]["flips"]["pass_to_fail"]]
+    if is_label_run(cases_a) and is_label_run(cases_b):
+        pos_a, pos_b = _positive(run_a), _positive(run_b)
+        result["labels"] = compare_labels(cases_a, cases_b, common, positive_a=pos_a, positive_b=pos_b)
+        if pos_a != pos_b and pos_a is not None and pos_b is not None:
+            result["warnings"].append(
+                f"the runs score different positive labels ({pos_a!r} vs {pos_b!r}): a case's outcome (tp, fp, fn, tn) "
+                "answers a different question in each, so its moves below are not a change of the model alone"
+            )
 
     score_pairs = []
     one_only = []
@@ -325,6 +347,12 @@ def compare_runs(
             "bootstrap": paired_bootstrap(a, b, n_resamples=n_resamples, confidence=confidence, seed=seed),
         }
     return result
+
+
+def _positive(run: Mapping[str, Any] | None) -> Any:
+    """The positive label a labels run was scored for (its recorded configuration), or ``None``."""
+    config = (run or {}).get("config")
+    return config.get("positive") if isinstance(config, Mapping) else None
 
 
 _PINNED = ("arm", "scorer_name", "scorer_version", "tokenizer", "judge_version", "rubric_hash", "dod_hash", "dataset_hash",

@@ -268,17 +268,24 @@
       var wrap = el("div", { cls: "flips" }, [el("h3", { text: title + ": " + list.length })]);
       if (!list.length) return wrap;
       var t = el("table", { cls: cls });
-      t.appendChild(el("tr", null, [el("th", { text: "case" }), el("th", { text: "A: verdict · why" }), el("th", { text: "B: verdict · why" })]));
+      var lab = D.kind === "labels";  // two label runs: what was predicted, for what gold (not verdicts)
+      t.appendChild(el("tr", null, [el("th", { text: "case" }), el("th", { text: lab ? "A: gold · predicted (outcome)" : "A: verdict · why" }),
+        el("th", { text: lab ? "B: gold · predicted (outcome)" : "B: verdict · why" })]));
+      function side(s) {
+        if (!s) return "";
+        return lab ? str(s.gold) + " · " + str(s.pred) + " (" + str(s.outcome) + ")" : str(s.verdict) + " · " + str(s.why);
+      }
       list.forEach(function (f) {
-        var row = el("tr", { cls: cls }, [el("td", { text: f.id }),
-          el("td", { text: (f.a ? str(f.a.verdict) + " · " + str(f.a.why) : "") }),
-          el("td", { text: (f.b ? str(f.b.verdict) + " · " + str(f.b.why) : "") })]);
+        var row = el("tr", { cls: cls }, [el("td", { text: f.id }), el("td", { text: side(f.a) }), el("td", { text: side(f.b) })]);
         t.appendChild(row);
       });
       wrap.appendChild(t);
       return wrap;
     }
-    if (D.kind !== "freetext") {
+    if (D.kind === "labels") {
+      box.appendChild(flipTable("right → wrong label (new misses, new false positives)", C.flips.pass_to_fail, "flip-pf"));
+      box.appendChild(flipTable("wrong → right label (fixed misses, fixed false positives)", C.flips.fail_to_pass, "flip-fp"));
+    } else if (D.kind !== "freetext") {
       box.appendChild(flipTable("pass → fail", C.flips.pass_to_fail, "flip-pf"));
       box.appendChild(flipTable("fail → pass", C.flips.fail_to_pass, "flip-fp"));
       box.appendChild(el("p", { text: "near_match stable in both runs (a coverage finding): " + (C.stable.length ? C.stable.join(", ") : "none") }));
