@@ -17,7 +17,7 @@ Messages follow one pattern: **where** (file:line, case id, parameter) — **wha
 
 from __future__ import annotations
 
-__all__ = ["GoldevalError", "InputError", "JudgeError", "StoreError", "UnreadableTextError", "shorten"]
+__all__ = ["GoldevalError", "InputError", "JudgeError", "StoreError", "UnreadableTextError", "shorten", "given"]
 
 
 class GoldevalError(Exception):
@@ -40,6 +40,15 @@ def shorten(value: object, width: int = 60) -> str:
     """``repr`` of *value* cut to *width* characters with an ellipsis, for error messages."""
     text = repr(value)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def given(data: object, field: str) -> str:
+    """What a row gave for *field*, for a message: ``"it is missing"`` (no such key), ``"it is null"`` (the key holds
+    JSON null: the field is there, so "missing" would send the user looking for it) or ``"got <value>"`` shortened."""
+    if not isinstance(data, dict) or field not in data:
+        return "it is missing"
+    value = data[field]
+    return "it is null" if value is None else f"got {shorten(value)}"
 
 
 class UnreadableTextError(InputError):

@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from goldeval.accumulate import ExactSum
-from goldeval.errors import InputError, shorten
+from goldeval.errors import InputError, given, shorten
 from goldeval.ids import IdIndex, scan_jsonl_ids
 from goldeval.io import check_input_file
 from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
@@ -79,7 +79,7 @@ def _score_record(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tok
     where = f"{src}:{line}"
     raw_id = data.get(cfg.id_field)
     if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or (isinstance(raw_id, str) and not raw_id.strip()):
-        got = "it is missing" if raw_id is None else f"got {shorten(raw_id)}"
+        got = given(data, cfg.id_field)
         return _failure(
             line, None,
             f"{where}: field '{cfg.id_field}' must be a non-empty string (or an integer), {got}. Give every row a stable id, "

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from goldeval.errors import InputError, shorten
+from goldeval.errors import InputError, given, shorten
 
 __all__ = ["Row", "RowError", "check_input_file", "read_rows", "read_jsonl", "read_csv", "read_parquet", "is_parquet",
            "file_sha256", "remember_sha256", "check_ids"]
@@ -330,7 +330,7 @@ def check_ids(items: Iterator[Row | RowError], *, id_field: str = "id", file_nam
             continue
         raw = item.data.get(id_field)
         if isinstance(raw, bool) or not isinstance(raw, (str, int)) or raw == "":
-            what = "missing" if raw is None else f"got {shorten(raw)}"
+            what = given(item.data, id_field)
             yield RowError(item.line, None, f"{prefix}{item.line}: field '{id_field}' must be a non-empty string, {what}. Give every row a stable id.")
             continue
         rid = str(raw)

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from goldeval.errors import InputError, shorten
+from goldeval.errors import InputError, given, shorten
 from goldeval.ids import IdIndex
 
 __all__ = ["score_label_stream", "score_label_path", "label_id"]
@@ -142,7 +142,7 @@ def score_label_stream(
         raw = data.get(id_field)
         rid = raw if type(raw) is str and raw else label_id(raw)
         if rid is None:
-            what = "missing" if raw is None else f"got {shorten(raw)}"
+            what = given(data, id_field)
             failures.append({"line": line, "id": None, "error": f"{prefix}{line}: field '{id_field}' must be a non-empty string, {what}. Give every row a stable id."})
             continue
         first = None if (repeated is not None and hash(rid) not in repeated) else first_line(rid, line)

@@ -47,19 +47,23 @@ def _indented(value: Any, level: int) -> bytes:
     return text.replace(b"\n", b"\n" + b" " * level) if level else text
 
 
-def read_results(path: str, *, where: str | None = None) -> dict[str, Any]:
+def read_results(path: str, *, where: str | None = None, gateable: bool = False) -> dict[str, Any]:
     """Read a results JSON that a goldeval command wrote (``--out``): the one reader behind ``goldeval gate``,
     ``goldeval.testing.load_results`` and ``goldeval report --results``.
 
     Args:
         path: The file's path.
         where: How the messages name the file (default: the path itself, e.g. ``"--results r.json"``).
+        gateable: Also require what a gate reads: an ``aggregate`` object (``goldeval gate``, ``assert_gates``).
 
     Returns:
-        The decoded JSON object (not checked further: callers check the keys they need).
+        The decoded JSON object (with ``gateable``, one holding an ``aggregate`` object; callers check the other
+        keys they need).
 
     Raises:
-        InputError: the file is missing, is not JSON, or holds something other than a JSON object.
+        InputError: the file is missing, is not JSON, or holds something other than a JSON object; with
+            ``gateable``, an object without ``aggregate`` (``{}``, or another tool's JSON): the message names
+            the file, what is missing, and the keys it does hold.
     """
     where = path if where is None else where
     try:
@@ -71,6 +75,18 @@ def read_results(path: str, *, where: str | None = None) -> dict[str, Any]:
         raise InputError(f"{where}: not JSON ({exc}). Pass the JSON a goldeval scoring command wrote with --out.") from None
     if not isinstance(results, dict):
         raise InputError(f"{where}: expected a JSON object (a goldeval results file), got {type(results).__name__}.")
+    if gateable and not isinstance(results.get("aggregate"), Mapping):
+        keys = list(results)
+        held = ("it is an empty object {}" if not keys else
+                "it holds " + ", ".join(repr(str(k)) for k in keys[:8]) + (f" and {len(keys) - 8} more keys" if len(keys) > 8 else ""))
+        what = ("it has no 'aggregate' object (the figures a gate reads)" if "aggregate" not in results else
+                f"its 'aggregate' is {type(results['aggregate']).__name__}, not an object of the figures a gate reads")
+        raise InputError(
+            f"{where}: not a goldeval results file: {what}"
+            + ("" if isinstance(results.get("scorer"), Mapping) else " and no 'scorer' (the scorer that wrote it)")
+            + f"; {held}. Pass the JSON a goldeval scoring command wrote with --out "
+            "(e.g. goldeval labels FILE --positive LABEL --out results.json)."
+        )
     return results
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from goldeval.accumulate import ExactSum
-from goldeval.errors import InputError, shorten
+from goldeval.errors import InputError, given, shorten
 from goldeval.scorers import MetricSpec, Partial, Reused, Scorer, _Ids, counter_merge, failure_entry, numbered
 
 __all__ = ["TokenF1", "Labels", "AnswerJudge", "join_answer_files"]
@@ -233,7 +233,7 @@ class Labels(Scorer):
             if id_field in data:
                 rec["id_present"] = True
             if isinstance(raw, bool) or not isinstance(raw, (str, int)) or raw == "":
-                what = "missing" if raw is None else f"got {shorten(raw)}"
+                what = given(data, id_field)
                 yield {**rec, **_unscored(None, line, f"{prefix}{line}: field '{id_field}' must be a non-empty string, {what}. Give every row a stable id.")}
                 continue
             rid = str(raw)
@@ -300,8 +300,11 @@ class Labels(Scorer):
         counts = p.counts
         if positive is None:
             seen = ", ".join(repr(str(s)) for s in labels_seen(counts))
-            raise InputError(f"positive label: none given; labels seen: {seen}. Pass --positive LABEL or set positive in the gates file.")
-        score = score_from_pairs(counts, positive=positive, require_positive=config["require_positive"])
+            raise InputError(f"positive label: none given; labels seen: {seen}. Pass --positive LABEL (goldeval labels; "
+                             "-O positive=LABEL on goldeval score --scorer labels) or set positive in the gates file.")
+        # the message names the file, not an option: `labels` takes --positive, `score --scorer labels` -O positive=
+        score = score_from_pairs(counts, positive=positive, require_positive=config["require_positive"],
+                                 where=where)
         warnings = sorted(p.warnings, key=lambda w: w["line"])
         key = _loose(positive)
         for side, firsts in (("gold", p.gold_first), ("pred", p.pred_first)):

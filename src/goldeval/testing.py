@@ -26,13 +26,13 @@ def load_results(results_or_path: Mapping[str, Any] | str | os.PathLike[str]) ->
     """A results dict as given, or read from the JSON file a goldeval command wrote.
 
     Raises:
-        InputError: the file is missing, not JSON, or not a JSON object.
+        InputError: the file is missing, not JSON, not a JSON object, or one without an ``aggregate`` object.
     """
     if isinstance(results_or_path, Mapping):
         return results_or_path
     from goldeval.resultsfile import read_results
 
-    return read_results(os.fspath(results_or_path))
+    return read_results(os.fspath(results_or_path), gateable=True)
 
 
 def assert_gates(results_or_path: Mapping[str, Any] | str | os.PathLike[str], gates: Any) -> Any:

@@ -178,7 +178,7 @@ def gate(results_file, gates, out, quiet, ci):
     guard_outputs(ci.outputs(), {"RESULTS.json": results_file, "--gates": gates, "--out": out})
     register_plugin_metrics()  # a third-party scorer's metrics are gateable too
     dod = load_definition(gates)
-    results = read_results(str(results_file))
+    results = read_results(str(results_file), gateable=True)
     console = report_console(out, quiet=quiet)
     code = apply_gates(results, gates, console, definition=dod)
     if out is not None:

@@ -227,8 +227,24 @@ def _score_with(name: str, file: str, fields: dict, options: tuple[str, ...], *,
     given = {k: v for k, v in fields.items() if k in scorer.options}
     if name != "token_f1":
         given.pop("tokenizer", None)
-    config = scorer.configure(**{**given, **_parse_options(options)}, source=os.path.basename(file))
+    opts = {**given, **_parse_options(options)}
     definition = load_definition(gates, scorer=scorer.name)
+    if "positive" in scorer.options and definition is not None and getattr(definition, "positive", None) is not None:
+        # as `goldeval labels` does: the agreed positive label of the definition of done is the run's
+        if opts.get("positive") is not None and opts["positive"] != definition.positive:
+            from goldeval.errors import InputError
+
+            raise InputError(f"-O positive={opts['positive']}: the definition of done {gates} agreed positive = "
+                             f"{definition.positive!r}. Drop -O positive or use the gates file for this label.")
+        opts["positive"] = definition.positive
+    config = scorer.configure(**opts, source=os.path.basename(file))
+    if scorer.name == "labels" and config.get("positive") is None:
+        from goldeval.errors import InputError
+
+        # refused before anything is read or recorded (no run is left behind); `score` has no --positive option
+        raise InputError(f"score --scorer labels: no positive label given. Pass -O positive=LABEL (e.g. -O positive=escalate), "
+                         "or --gates with a definition of done that sets positive = \"LABEL\" (or use goldeval labels FILE "
+                         "--positive LABEL).")
     check_input_file(file)
     with run_store.recording(
         scorer_name=scorer.name, scorer_version=scorer.version, inputs={"predictions": file},
