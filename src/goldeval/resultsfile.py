@@ -74,7 +74,7 @@ def read_results(path: str, *, where: str | None = None, gateable: bool = False)
     except orjson.JSONDecodeError as exc:
         raise InputError(f"{where}: not JSON ({exc}). Pass the JSON a goldeval scoring command wrote with --out.") from None
     if not isinstance(results, dict):
-        raise InputError(f"{where}: expected a JSON object (a goldeval results file), got {type(results).__name__}.")
+        raise InputError(f"{where}: expected a goldeval results file (a JSON object), got {type(results).__name__}. Pass the JSON a goldeval scoring command wrote with --out.")
     if gateable and not isinstance(results.get("aggregate"), Mapping):
         keys = list(results)
         held = ("it is an empty object {}" if not keys else

@@ -113,3 +113,21 @@ def test_score_with_the_labels_scorer_takes_the_agreed_positive_from_the_gates(t
     assert (res["aggregate"]["missed"], res["aggregate"]["gold_positives"]) == (4, 40)
     assert res["aggregate"]["precision"] == 36 / 42
     assert res["gates"]["passed"] is False
+
+
+def test_report_of_a_results_file_without_per_case_records_says_where_they_are(tmp_path):
+    # `goldeval score --engine spark --out results.json --per-case cases.parquet` (README, "Past one machine") writes
+    # the per-case records to the Parquet file; `goldeval report --results results.json` said "an object without
+    # 'scorer' and 'per_example'" of a file that has 'scorer'. The keys below are the ones that command writes.
+    spark = tmp_path / "results.json"
+    spark.write_text(json.dumps({"scorer": {"name": "token_f1", "version": "1"}, "aggregate": {"n": 57},
+                                 "failures": [], "engine": {"name": "spark", "partitions": 2, "master": "local[2]"}}))
+    r = invoke("report", "--results", spark, "--out", tmp_path / "r.html")
+    assert r.exit_code == 2
+    assert "a Spark run's results file holds no per-case records (they went to its --per-case file)" in r.stderr
+    assert "goldeval runs import CASES.parquet" in r.stderr
+    other = tmp_path / "other.json"
+    other.write_text('{"aggregate": {}}')
+    r = invoke("report", "--results", other, "--out", tmp_path / "r.html")
+    assert r.exit_code == 2 and "but it has no 'scorer' and no 'per_example'" in r.stderr
+    assert not (tmp_path / "r.html").exists()

@@ -7,7 +7,6 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import orjson
 
 from goldeval.errors import InputError
 from goldeval.report.model import ReportOptions, build_model
@@ -102,18 +101,24 @@ def _finished(rec: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def read_results_file(path: str) -> dict[str, Any]:
-    """A results JSON that a goldeval scoring command wrote (InputError when it is not one)."""
-    try:
-        with open(path, "rb") as fh:
-            results = orjson.loads(fh.read())
-    except FileNotFoundError:
-        raise InputError(f"--results {path}: no such file. Pass the JSON a goldeval scoring command wrote with --out.") from None
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"--results {path}: not JSON ({exc}). Pass the JSON a goldeval scoring command wrote with --out.") from None
-    if not isinstance(results, dict) or not isinstance(results.get("per_example"), list) or "scorer" not in results:
-        got = type(results).__name__ if not isinstance(results, dict) else "an object without 'scorer' and 'per_example'"
+    """A results JSON that a goldeval scoring command wrote, with its per-case records (InputError when it is not
+    one; the message names the keys it lacks)."""
+    from goldeval.resultsfile import read_results
+
+    results = read_results(path, where=f"--results {path}")  # missing, not JSON, not an object
+    missing = [k for k, ok in (("scorer", "scorer" in results), ("per_example", isinstance(results.get("per_example"), list))) if not ok]
+    if missing:
+        engine = results.get("engine") if isinstance(results.get("engine"), Mapping) else {}
+        if missing == ["per_example"] and engine.get("name") == "spark":
+            # goldeval score --engine spark writes the per-case records to --per-case, not to --out
+            raise InputError(
+                f"--results {path}: a Spark run's results file holds no per-case records (they went to its --per-case "
+                "file). Import them into the run store (goldeval runs import CASES.parquet) and make the report of "
+                "that run: goldeval report latest --out report.html."
+            )
         raise InputError(f"--results {path}: expected a goldeval results file (an object with 'scorer' and "
-                         f"'per_example'), got {got}. Pass the JSON `goldeval score|labels|judge --out` wrote.")
+                         f"'per_example'), but it has no {' and no '.join(repr(k) for k in missing)}. Pass the JSON "
+                         "`goldeval score|labels|judge --out` wrote.")
     return results
 
 
