@@ -17,7 +17,6 @@ not grow with the file: means are exact running sums, repeated ids are found by 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -31,7 +30,7 @@ import orjson
 from goldeval.accumulate import ExactSum
 from goldeval.errors import InputError, given, shorten
 from goldeval.ids import IdIndex, scan_jsonl_ids
-from goldeval.io import check_input_file
+from goldeval.io import BigInt, JSONLineError, check_input_file, decode_json, has_big_float
 from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
 from goldeval.streams import display_name
 from goldeval.tokens import Tokenizer, get_tokenizer, split_word
@@ -108,7 +107,7 @@ def _score_record(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tok
             if isinstance(upstream, str):
                 note = f" (the row's error says: \"{upstream[:117] + '...' if len(upstream) > 120 else upstream}\")"
             return _failure(line, rid, f"{where}: field '{field}' is null{note}; a row without a {side} cannot be scored and is counted in n_failed.")
-        if not isinstance(value, (str, dict)):
+        if not isinstance(value, (str, dict)) or type(value) is BigInt:  # an integer past 64 bits is not a text
             return _failure(
                 line, rid,
                 f"{where}: field '{field}' must be a string or an object of sections, got {shorten(value)}. "
@@ -188,35 +187,36 @@ def _failure(line: int, rid: str | None, error: str) -> dict[str, Any]:
     return {"failed": True, "line": line, "id": rid, "error": error}
 
 
-def _decode(line: int, raw: bytes, src: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """Decode one JSONL line: ``(row, None)`` or ``(None, failure record)``.
+def _decode(line: int, raw: bytes, src: str, id_field: str = "id", *, exact: bool = False) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Decode one JSONL line: ``(row, None)`` or ``(None, failure record)``, by :func:`goldeval.io.decode_json`.
 
     A line that is not UTF-8, or nested too deep to read (about 1,000 levels), fails alone, as a line that is not
-    JSON does: the rows around it are still scored.
+    JSON does: the rows around it are still scored. NaN / Infinity literals (Python's json.dump writes them) and
+    lone surrogate escapes are read, not failed: a text that is NaN is not a string, and a surrogate in the id or a
+    section name is refused by :func:`_score_record`, each with its field. An integer id past 64 bits keeps its
+    digits; elsewhere (``exact``) every such integer does, for the message of a row that fails.
     """
     try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as uexc:
-            return None, _failure(line, None, (
-                f"{src}:{line}: the line is not UTF-8 (byte {raw[uexc.start]:#04x} at column {uexc.start + 1}). "
-                "Re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`."))
-        try:
-            # The standard library also reads what orjson refuses on purpose: NaN / Infinity literals (Python's
-            # json.dump writes them) and lone surrogate escapes. Those rows are scored, not failed (unless the
-            # surrogate is in the id or a section name, which the results must write: see _score_record).
-            data = json.loads(text)
-        except RecursionError:
-            return None, _failure(line, None, (
-                f"{src}:{line}: the JSON is nested too deep to read (over 1,000 levels of arrays or objects). "
-                "Flatten the row: texts are strings or one object of section name -> text."))
-        except ValueError:
-            return None, _failure(line, None, f"{src}:{line}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
+        data = decode_json(raw, nonfinite=True, surrogates=True, fields=None if exact else (id_field,))
+    except JSONLineError as exc:
+        return None, _failure(line, None, f"{src}:{line}: {exc.reason}")
     if not isinstance(data, dict):
         return None, _failure(line, None, f"{src}:{line}: expected a JSON object, got {shorten(data)}.")
     return data, None
+
+
+def _score_line(line: int, raw: bytes, cfg: FreeTextConfig, tok: Tokenizer, src: str) -> dict[str, Any]:
+    """Decode and score one line; a row that fails is read again exactly (an integer past 64 bits in a field it
+    names is quoted with its digits, not as orjson's float)."""
+    data, failure = _decode(line, raw, src, cfg.id_field)
+    if data is None:
+        return failure  # type: ignore[return-value]
+    rec = _score_record(data, line, cfg, tok, src)
+    if rec.get("failed") and has_big_float(data):
+        exact, _ = _decode(line, raw, src, cfg.id_field, exact=True)
+        if exact is not None:
+            rec = _score_record(exact, line, cfg, tok, src)
+    return rec
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -265,8 +265,7 @@ def _score_chunk_stored(chunk: list[tuple[int, bytes]], stored: bool = True) -> 
     stored_json: list[bytes] | None = [] if stored else None
     dumps = orjson.dumps
     for line, raw in chunk:
-        data, failure = _decode(line, raw, src)
-        rec = failure if data is None else _score_record(data, line, cfg, tok, src)
+        rec = _score_line(line, raw, cfg, tok, src)
         if stored_json is not None:
             if rec.get("failed"):
                 stored_json = None
@@ -336,7 +335,7 @@ def _prepass(path: Path, id_field: str, src: str) -> tuple[int, str, set[int]]:
     state: dict[str, Any] = {"not_utf8": 0, "first_bad": None}
 
     def slow(line: int, raw: bytes) -> dict[str, Any] | None:
-        data, failure = _decode(line, raw, src)  # the slow path (NaN, lone surrogates, non-UTF-8, too deep)
+        data, failure = _decode(line, raw, src, id_field)  # the slow path (NaN, lone surrogates, non-UTF-8, too deep, an id past 64 bits)
         if data is None and failure is not None and "is not UTF-8" in failure["error"]:
             state["not_utf8"] += 1
             if state["first_bad"] is None:
@@ -585,7 +584,7 @@ def _run(
         # Resume: decode in this process so that finished rows are taken from the store, not scored again.
         for chunk in chunks:
             for line, raw in chunk:
-                data, failure = _decode(line, raw, src)
+                data, failure = _decode(line, raw, src, cfg.id_field)
                 col.add_recorded(failure if data is None else _reuse_or_score(data, line, previous, cfg, tok, src), src)
             if progress:
                 progress(len(chunk))

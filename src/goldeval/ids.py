@@ -158,8 +158,10 @@ def scan_jsonl_ids(
         id_of: The scorer's id rule: the field's value → the id text, or ``None`` for no usable id. The same
             function the scoring pass applies, so both passes agree on every row's id.
         hasher: A ``hashlib`` object fed every byte read (the input's sha256 in the same read).
-        slow_decode: ``(line number, bytes) -> dict | None`` for lines orjson refuses (None: such lines are
-            skipped; the scoring pass reports them). May raise (a file that is not UTF-8).
+        slow_decode: ``(line number, bytes) -> dict | None`` for lines orjson refuses, and for those whose id
+            orjson read as a float (an integer past 64 bits, read exactly by :func:`goldeval.io.decode_json`):
+            it must read a line as the scoring pass does (None: such lines are skipped; the scoring pass reports
+            them). May raise (a file that is not UTF-8).
 
     An ASCII line that starts ``{"<id_field>":"…"`` and names the field once is read without a full parse (the id is the
     text up to the next quote, taken only when it holds no escape); every other line is parsed by orjson.
@@ -212,6 +214,8 @@ def scan_jsonl_ids(
                 data = slow_decode(n_lines, raw)
             else:
                 n_rows += 1
+                if type(data) is dict and type(data.get(id_field)) is float and slow_decode is not None:
+                    data = slow_decode(n_lines, raw)  # an integer id past 64 bits, which orjson rounds: its digits
             if type(data) is dict:
                 rid = id_of(data.get(id_field))
                 if rid is not None:

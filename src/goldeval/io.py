@@ -15,7 +15,6 @@ import csv
 import hashlib
 import json
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,8 @@ import orjson
 
 from goldeval.errors import InputError, given, shorten
 
-__all__ = ["Row", "RowError", "check_input_file", "read_rows", "read_jsonl", "read_csv", "read_parquet", "is_parquet",
+__all__ = ["Row", "RowError", "BigInt", "JSONLineError", "decode_json", "check_input_file", "read_rows", "read_jsonl", "read_csv",
+           "read_parquet", "is_parquet",
            "file_sha256", "remember_sha256", "check_ids"]
 
 #: File name endings read as Parquet.
@@ -33,41 +33,186 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 #: Rows decoded at a time from a Parquet file (memory stays flat whatever the file's size).
 _PARQUET_BATCH = 4096
 
-#: 20 digits in a row: an integer literal that may be past 64 bits, which orjson reads as a float.
-_LONG_DIGITS = re.compile(r"\d{20}")
+
+class JSONLineError(ValueError):
+    """A line (one JSON document) that cannot be read: ``reason`` is the plain message, without the ``file:line:``
+    prefix that the reader adds."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+#: A float from orjson at or past this magnitude may be an integer literal outside 64 bits that orjson rounded.
+_BIG = 2.0**63
+#: Digits (sign left out) up to which an integer literal is converted to int; a longer one is its digits (it is past
+#: 64 bits whatever it is, and int() of one past 4,300 digits is refused by Python).
+_INT_DIGITS = 20
 
 
-def _int_or_digits(literal: str) -> int | str:
+class BigInt(str):
+    """An integer literal outside 64 bits, kept as its digits (``BigInt("18446744073709551617")``).
+
+    A ``str``, so that results and the run store write it (orjson writes no such integer) and so that an id or a
+    label reads it as its decimal string, as it reads an integer; the answer judge reads numeric text as the integer
+    it spells. A field that must hold text (a free-text prediction or reference, a section) refuses it as the number
+    it is. Its ``repr`` is the digits, as the literal was written.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str.__str__(self)
+
+
+class _Refused(ValueError):
+    """Raised inside the standard library's parser for a literal goldeval refuses; carries the reason."""
+
+
+def _int_or_digits(literal: str) -> int | BigInt:
+    if len(literal) - literal.startswith("-") > _INT_DIGITS:
+        return BigInt(literal)
     value = int(literal)
-    return value if -(2**63) <= value < 2**64 else literal
+    return value if -(2**63) <= value < 2**64 else BigInt(literal)
 
 
-def loads_exact(text: str) -> Any:
-    """Parse one JSON document as :func:`orjson.loads` does, but never round an integer past 64 bits.
+def _nonfinite(nonfinite: bool):
+    def constant(name: str) -> float:
+        if not nonfinite:
+            raise _Refused(f"{name} is not JSON (JSON has no NaN or Infinity; Python's json.dump writes them). Write "
+                           "null for a missing value, or the number")
+        return float(name.replace("Infinity", "inf"))
 
-    orjson (3.8) reads an integer literal outside the 64-bit range (below -2**63 or from 2**64 on, e.g.
-    ``18446744073709551617``) as a float, so two different account numbers become one value, and it cannot
-    write such an integer back. A text that holds 20 digits in a row (the only way to write one) is re-read
-    with the standard library, and each such integer becomes the string of its digits (``"18446744073709551617"``):
-    every digit kept, and writable to results and the store. The answer judge reads numeric text as the integer
-    it spells (identifiers are exact), so a golden and an answer still meet exactly when, and only when, their
-    digits are equal. NaN and Infinity literals stay refused, as orjson refuses them. Every other text is
-    orjson's reading, unchanged.
+    def number(literal: str) -> float:
+        value = float(literal)
+        if value in (float("inf"), float("-inf")):
+            if not nonfinite:
+                raise _Refused(f"the number {literal[:40]} is past the largest float (about 1.8e308). Write it as a "
+                               "string if it is an identifier")
+        return value
+
+    return constant, number
+
+
+def has_big_float(value: Any) -> bool:
+    """Whether *value* (decoded JSON) holds a float of magnitude ≥ 2**63 anywhere: what orjson makes of an integer
+    literal outside 64 bits (it is then read again exactly, see :func:`decode_json`)."""
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        v = pop()
+        t = type(v)
+        if t is float:
+            if not -_BIG < v < _BIG:
+                return True
+        elif t is dict:
+            extend(v.values())
+        elif t is list:
+            extend(v)
+    return False
+
+
+def decode_json(raw: bytes | str, *, nonfinite: bool = False, surrogates: bool = False,
+                fields: tuple[str, ...] | None = None) -> Any:
+    """Read one JSON document strictly and exactly: the one decoding path of goldeval's readers.
+
+    orjson reads it when it can (fast). Where orjson's reading is not exact or refuses what the standard library
+    can read, the standard library reads it again with goldeval's rules:
+
+    * an integer literal outside 64 bits (below -2**63 or from 2**64 on; orjson makes a float of it, so
+      ``18446744073709551617`` and ``18446744073709551616`` were the same value) becomes the string of its
+      digits (a :class:`BigInt`, which a field that must hold text refuses): every digit kept, writable to results and the store, read by the answer judge as the integer it
+      spells and by ids and labels as their text — as an integer id or label is read as its decimal string;
+    * ``NaN``, ``Infinity``, ``-Infinity`` and a number past the largest float (``1e400``) are refused, with a
+      reason that names the literal, unless *nonfinite* is true (then they are read as floats, for a reader whose
+      scorer refuses them where it needs a number or a text, e.g. free text: a NaN text is not a string);
+    * a lone surrogate escape (``"\\ud800"``, which orjson refuses) is refused with a reason (no UTF-8 output
+      could hold it), unless *surrogates* is true (then it is read, for a scorer that says which field holds it);
+    * nesting past the parser's depth is refused with a reason.
+
+    Args:
+        raw: The document as bytes (UTF-8) or text.
+        nonfinite: Read NaN / Infinity / overflowing numbers as floats instead of refusing them.
+        surrogates: Read lone surrogate escapes instead of refusing them.
+        fields: Where orjson's reading is checked for a rounded integer: ``None`` (everywhere in the value) or the
+            top-level fields a scorer reads as given (e.g. the id): a reader on the hot path that refuses any
+            other non-text value in the fields it scores checks only those, and reads a row again with
+            ``fields=None`` when it fails (so that its message quotes the digits as written).
+
+    Returns:
+        The decoded value (dict, list, str, int, float, bool or None).
 
     Raises:
-        orjson.JSONDecodeError (a ValueError): the text is not JSON.
+        JSONLineError: the bytes are not UTF-8, or the text is not JSON by the rules above (``reason`` says why,
+            with the column where the parser stopped).
     """
-    data = orjson.loads(text)
-    if _LONG_DIGITS.search(text) is not None:
-        try:
-            return json.loads(text, parse_int=_int_or_digits, parse_constant=_refuse_constant)
-        except (ValueError, RecursionError):  # e.g. an integer of more than 4,300 digits: orjson's float stands
-            return data
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return _decode_slow(raw, nonfinite, surrogates, exc)
+    if fields is not None and type(data) is dict:
+        for name in fields:
+            v = data.get(name)
+            if type(v) is float and not -_BIG < v < _BIG:
+                return _decode_slow(raw, nonfinite, surrogates, None)
+        return data
+    if has_big_float(data):
+        return _decode_slow(raw, nonfinite, surrogates, None)
     return data
+
+
+def loads_exact(text: str | bytes) -> Any:
+    """:func:`decode_json` with its defaults (kept for callers of the earlier name).
+
+    Raises:
+        JSONLineError (a ValueError): the text is not JSON, or holds NaN / Infinity.
+    """
+    return decode_json(text)
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first string (or key) of *value* that holds a lone surrogate, shortened, else ``None``."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v) is dict:
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif type(v) is list:
+            stack.extend(v)
+        elif type(v) is str:
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return shorten(v)
+    return None
+
+
+def _decode_slow(raw: bytes | str, nonfinite: bool, surrogates: bool, first: Exception | None) -> Any:
+    if isinstance(raw, (bytes, bytearray, memoryview)):
+        raw = bytes(raw)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JSONLineError(f"the line is not UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}). "
+                                "Re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`.") from None
+    else:
+        text = raw
+    constant, number = _nonfinite(nonfinite)
+    try:
+        data = json.loads(text, parse_int=_int_or_digits, parse_float=number, parse_constant=constant)
+    except _Refused as exc:
+        raise JSONLineError(f"{exc}.") from None
+    except RecursionError:
+        raise JSONLineError("the JSON is nested too deep to read (over 1,000 levels of arrays or objects). Flatten "
+                            "the row.") from None
+    except ValueError as exc:
+        raise JSONLineError(f"not valid JSON ({first or exc}). Fix the line: one JSON object per line.") from None
+    if not surrogates:
+        bad = _lone_surrogate(data)
+        if bad is not None:
+            raise JSONLineError(f"the text {bad} holds a lone surrogate escape (\\ud800-\\udfff without its pair), which "
+                                "has no UTF-8 form. Fix the escape.")
     return data
 
 
@@ -121,22 +266,15 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
     seen_any = False
     with p.open("rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:  # this row fails alone, as a line that is not JSON does
-                seen_any = True
-                yield RowError(lineno, None, f"{p.name}:{lineno}: the line is not UTF-8 (byte {raw[exc.start]:#04x} at "
-                               f"column {exc.start + 1}). Re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`.")
-                continue
-            if lineno == 1 and text.startswith("\ufeff"):
-                text = text[1:]
-            if not text.strip():
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if not raw.strip():
                 continue
             seen_any = True
             try:
-                data = loads_exact(text)
-            except orjson.JSONDecodeError as exc:
-                yield RowError(lineno, None, f"{p.name}:{lineno}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
+                data = decode_json(raw)
+            except JSONLineError as exc:  # not UTF-8, not JSON, NaN: this row fails alone
+                yield RowError(lineno, None, f"{p.name}:{lineno}: {exc.reason}")
                 continue
             if not isinstance(data, dict):
                 yield RowError(lineno, None, f"{p.name}:{lineno}: expected a JSON object, got {shorten(data)}.")

@@ -257,42 +257,41 @@ def score_label_stream(
 
 
 def _jsonl_items(path: str | os.PathLike[str]) -> Iterator[Any]:
-    """``(line, dict)`` for each JSON object line of *path*, :class:`~goldeval.io.RowError` for the others; the
-    careful reader (:func:`goldeval.io.read_jsonl`) only for the lines orjson refuses as bytes."""
-    from goldeval.io import RowError, check_input_file
+    """``(line, dict)`` for each JSON object line of *path*, :class:`~goldeval.io.RowError` for the others (not
+    UTF-8, not JSON, NaN, not an object: each fails alone), decoded by :func:`goldeval.io.decode_json` (exact
+    integers past 64 bits)."""
+    from goldeval.io import JSONLineError, RowError, check_input_file, decode_json
 
     p = check_input_file(path)
-    loads = orjson.loads
     seen_any = False
     with p.open("rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
-            try:
-                data = loads(raw)
-            except orjson.JSONDecodeError as exc:
-                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as uexc:
-                    raise InputError(
-                        f"{p}:{lineno}: the file is not UTF-8 (byte {raw[uexc.start]:#04x} at column {uexc.start + 1}). "
-                        "Re-encode it as UTF-8, e.g. `iconv -f latin1 -t utf-8`."
-                    ) from None
-                if not text.strip():
-                    continue
-                try:
-                    data = loads(text)
-                except orjson.JSONDecodeError:
-                    seen_any = True
-                    yield RowError(lineno, None, f"{p.name}:{lineno}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
-                    continue
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if not raw.strip():
+                continue
             seen_any = True
+            try:
+                data = decode_json(raw)
+            except JSONLineError as exc:
+                yield RowError(lineno, None, f"{p.name}:{lineno}: {exc.reason}")
+                continue
             if type(data) is not dict:
                 yield RowError(lineno, None, f"{p.name}:{lineno}: expected a JSON object, got {shorten(data)}.")
                 continue
             yield (lineno, data)
     if not seen_any:
         raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
+
+
+def _strict_or_none(line: int, raw: bytes) -> Any:
+    """A line orjson refused, read as the scoring pass reads it (:func:`_jsonl_items`), or ``None`` when that fails."""
+    from goldeval.io import JSONLineError, decode_json
+
+    try:
+        return decode_json(raw)
+    except JSONLineError:
+        return None
 
 
 def _items(path: str | os.PathLike[str]) -> Iterator[Any]:
@@ -323,7 +322,7 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
         repeated = buckets.repeated()
     else:
         check_input_file(path)
-        repeated = scan_jsonl_ids(path, id_field, label_id)[2]
+        repeated = scan_jsonl_ids(path, id_field, label_id, slow_decode=_strict_or_none)[2]
     name = os.path.basename(str(path))
     results = score_label_stream(_items(path), positive=positive, id_field=id_field, file_name=name, repeated=repeated, **options)
     results["dataset"] = {"path": display_name(path), "sha256": file_sha256(path)}

@@ -188,10 +188,9 @@ def section_texts(value: object, side: str) -> dict[str, str]:
     for name, text in value.items():
         if text is None:
             text = ""
-        if not isinstance(text, str):
-            raise InputError(
-                f"{side}.{name}: a section must be a string (or null for absent), got {type(text).__name__} {shorten(text)}."
-            )
+        if not isinstance(text, str) or type(text).__name__ == "BigInt":  # goldeval.io.BigInt: an integer past 64 bits
+            kind = "int" if isinstance(text, str) else type(text).__name__
+            raise InputError(f"{side}.{name}: a section must be a string (or null for absent), got {kind} {shorten(text)}.")
         out[str(name)] = text
     return out
 

@@ -207,12 +207,12 @@ def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", **op
 
 def _decode_line(line: int, raw: str, source: str) -> Any:
     """One JSONL line as a Row or a RowError (the messages of :func:`goldeval.io.read_jsonl`)."""
-    from goldeval.io import Row, RowError
+    from goldeval.io import JSONLineError, Row, RowError, decode_json
 
     try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        return RowError(line, None, f"{source}:{line}: not valid JSON ({exc}). Fix the line: one JSON object per line.")
+        data = decode_json(raw)  # the one decoding path: exact integers past 64 bits, NaN refused with its name
+    except JSONLineError as exc:
+        return RowError(line, None, f"{source}:{line}: {exc.reason}")
     if not isinstance(data, dict):
         return RowError(line, None, f"{source}:{line}: expected a JSON object, got {shorten(data)}.")
     return Row(line, data)

@@ -26,7 +26,7 @@ def test_big_integers_keep_every_digit(tmp_path):
         '{"id": "a", "rows": [[18446744073709551617, -18446744073709551617, 1.5]]}\n'
         f'{{"id": "b", "n": {BIG}, "s": "{BIG}", "f": 1.5e300}}\n'
         '{"id": "c", "n": 18446744073709551615}\n'  # 2**64 - 1: orjson already exact
-        '{"id": "d", "n": NaN, "note": "12345678901234567890123"}\n',  # NaN stays refused, as orjson refuses it
+        '{"id": "d", "n": NaN, "note": "12345678901234567890123"}\n',  # NaN stays refused, now by name
         encoding="utf-8",
     )
     items = list(read_jsonl(p))
@@ -34,7 +34,7 @@ def test_big_integers_keep_every_digit(tmp_path):
     assert isinstance(a, Row) and a.data["rows"] == [["18446744073709551617", "-18446744073709551617", 1.5]]
     assert isinstance(b, Row) and b.data["n"] == str(BIG) and b.data["s"] == str(BIG) and b.data["f"] == 1.5e300
     assert isinstance(c, Row) and c.data["n"] == 2**64 - 1 and type(c.data["n"]) is int
-    assert isinstance(d, RowError) and d.line == 4 and "not valid JSON" in d.error
+    assert isinstance(d, RowError) and d.line == 4 and "rows.jsonl:4: NaN is not JSON" in d.error
 
 
 def test_judge_tells_apart_account_numbers_past_64_bits(tmp_path):

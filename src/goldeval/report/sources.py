@@ -99,25 +99,10 @@ def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: s
     return path
 
 
-def _huge_float(obj: Any) -> bool:
-    """Whether *obj* (parsed JSON) holds a float of magnitude 2**63 or more: the only values where
-    :func:`goldeval.io.loads_exact` can differ from ``orjson.loads`` (it keeps such an integer literal's digits).
-    Cheaper than that function's scan of the text for 20 digits in a row, on a note of some kilobytes."""
-    if isinstance(obj, float):
-        return abs(obj) >= 9.2e18
-    if isinstance(obj, dict):
-        return any(_huge_float(v) for v in obj.values() if isinstance(v, (float, dict, list)))
-    if isinstance(obj, list):
-        return any(_huge_float(v) for v in obj if isinstance(v, (float, dict, list)))
-    return False
-
-
 def _rows_at_lines(path: str, id_field: str, lines: Mapping[str, int]) -> dict[str, dict[str, Any]] | None:
     """The rows of *lines* (case id → its 1-based line in the file, as the scorer recorded it), decoding only those
     lines; ``None`` when a line is not there or does not hold its case (then the caller reads every row)."""
-    import orjson
-
-    from goldeval.io import loads_exact
+    from goldeval.io import decode_json
 
     at = {ln: cid for cid, ln in lines.items()}
     out: dict[str, dict[str, Any]] = {}
@@ -130,9 +115,7 @@ def _rows_at_lines(path: str, id_field: str, lines: Mapping[str, int]) -> dict[s
                 text = raw.decode("utf-8")
                 if lineno == 1 and text.startswith("\ufeff"):
                     text = text[1:]
-                data = orjson.loads(text)
-                if _huge_float(data):  # an integer past 64 bits, which orjson reads as a float: keep its digits
-                    data = loads_exact(text)
+                data = decode_json(text, nonfinite=True, surrogates=True)  # as the scorers read it, exactly
             except ValueError:
                 return None
             rid = data.get(id_field) if isinstance(data, dict) else None
