@@ -144,3 +144,24 @@ def test_dev_null_and_a_fifo_are_written_directly(ex: Path) -> None:
     assert r.exit_code == 0, r.output
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     assert got and got[0].startswith(b"{")
+
+
+def test_out_onto_the_rules_file_or_the_judge_cache_is_refused(ex: Path, monkeypatch) -> None:
+    # the remaining files item 1 names: llm-judge's --rules input and the judge cache ($GOLDEVAL_HOME/judge_cache.db)
+    assert _run(["judge", ex / "cases.jsonl", ex / "arm_a.jsonl", "--db", ex / "clinic.sqlite", "--no-store", "-q",
+                 "--out", ex / "rules.json"]).exit_code == 0
+    rules = ex / "rules.json"
+    before = rules.read_bytes()
+    llm = ["--llm", "m", "--base-url", "http://127.0.0.1:9/v1"]
+    r = _run(["llm-judge", ex / "cases.jsonl", ex / "arm_a.jsonl", "--rules", rules, *llm, "--dry-run", "--out", rules])
+    _refused(r, rules, before)
+    assert "is the --rules input" in r.output
+    monkeypatch.setenv("OPENAI_API_KEY", "not-used")
+    cache = Path(os.environ["GOLDEVAL_HOME"]) / "judge_cache.db"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_bytes(b"SQLite format 3\x00")  # stands for the cache of earlier runs: its bytes must survive
+    for args in (["judge", ex / "cases.jsonl", ex / "arm_a.jsonl", "--db", ex / "clinic.sqlite", "--no-store", *llm],
+                 ["llm-judge", ex / "cases.jsonl", ex / "arm_a.jsonl", "--rules", rules, *llm, "--no-store"]):
+        r = _run([*args, "--out", cache])
+        _refused(r, cache, b"SQLite format 3\x00")
+        assert "is the judge cache input" in r.output

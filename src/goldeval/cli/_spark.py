@@ -115,7 +115,7 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
     local = {role: p for role, p in (("cases", cases), ("attempts", attempts)) if os.path.isfile(p)}
     guard_outputs({"--out": out, "--per-case": per_case, **(ci.outputs() if ci is not None else {})},
                   {"CASES": local.get("cases"), "ATTEMPTS": local.get("attempts"), "--db": sqlite_files(db),
-                   "--gates": gates, "--store": run_store.files(), "the judge cache": llm_cache_files(llm_opts)})
+                   "--gates": gates, "--store": run_store.files(), "judge cache": llm_cache_files(llm_opts)})
     definition = load_definition(gates, scorer=JUDGE_NAME)
     if llm_opts.dry_run and not llm_opts.enabled:
         raise InputError("--dry-run counts the calls the LLM judge would make: give --llm MODEL with it.")

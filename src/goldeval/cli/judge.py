@@ -80,7 +80,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, timeout_s, max_rows, no
     db = config.db
     console = report_console(out)
     guard_outputs({"--out": out, **ci.outputs()}, {"CASES": cases, "ATTEMPTS": attempts, "--db": None if server else sqlite_files(db),
-                                   "--gates": gates, "--store": run_store.files(), "the judge cache": llm_cache_files(llm_opts),
+                                   "--gates": gates, "--store": run_store.files(), "judge cache": llm_cache_files(llm_opts),
                                    **{f"database {name!r}": sqlite_files(path) for name, path in named.items()}})
     # a bad gates file, or a gate on a metric the judge never produces, fails before any judging
     definition = load_definition(gates, scorer=JUDGE_NAME)

@@ -52,7 +52,7 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
         llm_opts.model = ""  # llm-judge always judges: the model may come from $GOLDEVAL_JUDGE_MODEL
     guard_outputs({"--out": out}, {"CASES": cases, "ATTEMPTS": attempts, "--rules": rules_path,
                                    "--store": [] if llm_opts.dry_run else run_store.files(),
-                                   "the judge cache": llm_cache_files(llm_opts, always=True)})
+                                   "judge cache": llm_cache_files(llm_opts, always=True)})
     config = llm_config(llm_opts)
     if not llm_opts.dry_run:  # no key, no client library: fail before a run is recorded
         from goldeval.judge.client import JudgeClient

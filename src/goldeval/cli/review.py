@@ -56,7 +56,7 @@ def replay(regressions, cases, db, db_dir, out, quiet, llm_opts, junit):
 
     named = _named_databases(cases, db_dir)  # name -> file of each database the cases name under --db-dir
     guard_outputs({"--out": out, "--junit": junit}, {"REGRESSIONS": regressions, "--cases": cases, "--db": sqlite_files(db),
-                                   "the judge cache": llm_cache_files(llm_opts),
+                                   "judge cache": llm_cache_files(llm_opts),
                                    **{f"database {name!r}": sqlite_files(path) for name, path in named.items()}})
     judge, version = _current_judge(db, db_dir)
     cache = None
