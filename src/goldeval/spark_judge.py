@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from goldeval.errors import InputError, shorten
+from goldeval.errors import InputError, given
 
 __all__ = ["read_keyed", "judge", "row_failures", "llm_stage", "MATERIALS_KEY"]
 
@@ -63,7 +63,7 @@ def read_keyed(spark: Any, path: str) -> Any:
                 else:
                     raw = item.data.get("id")
                     if isinstance(raw, bool) or not isinstance(raw, (str, int)) or raw == "":
-                        what = "missing" if raw is None else f"got {shorten(raw)}"
+                        what = given(item.data, "id")  # the local message's wording (io.check_ids)
                         error = f"{name}:{item.line}: field 'id' must be a non-empty string, {what}. Give every row a stable id."
                     else:
                         rid, text = str(raw), orjson.dumps(item.data, option=orjson.OPT_NON_STR_KEYS).decode()
