@@ -70,6 +70,14 @@ REVIEWS: list[tuple[str, int, str, str, str]] = [
     ("din", 66, "near_match", "no_match", "Tracy is the student asked for, once; the gold adds her age (not asked) and "
                                           "lists her once per dog: over-asking and a fan-out, not a fail (judge 1.3.0: no_match)"),
     ("zero", 66, "near_match", "no_match", "as DIN-SQL's dev-0066: Tracy once; the gold adds her age and repeats her"),
+    ("din", 760, "near_match", "no_match", "New York is the city asked for; the gold adds its population, which the "
+                                           "question names only as how to choose the city ('with the largest "
+                                           "population'): the golden over-asks (judge 1.4.0: no_match)"),
+    ("dail", 820, "near_match", "no_match", "the 28 codes of countries speaking Spanish on both sides; the gold adds "
+                                            "max(Percentage), the criterion ('by the largest percentage'), not asked "
+                                            "(the golden also reads the question loosely: suspect; judge 1.4.0: no_match)"),
+    ("zero", 755, "near_match", "no_match", "the 48 countries asked for, by name; the gold is SELECT *, 19 columns of "
+                                            "country and countrylanguage the question does not ask for (judge 1.4.0: no_match)"),
     # no_match
     ("din", 54, "no_match", "no_match", "Sex = 'female' misses the data's 'F': 0 where 2 dogs are raised by female students"),
     ("dail", 66, "no_match", "no_match", "PetType = 'Dog' / 'Cat' misses the data's 'dog' / 'cat': no student where the "

@@ -1,4 +1,4 @@
-"""The shipped regression file: 27 hand-settled verdicts on real Spider answers (examples/spider/regressions/,
+"""The shipped regression file: 30 hand-settled verdicts on real Spider answers (examples/spider/regressions/,
 built by examples/spider/make_regressions.py; each entry's note gives the reviewer's reason).
 
 ``goldeval replay`` of it must report no flip with the current judge: a change to the rules that flips one of them
@@ -7,8 +7,9 @@ reported as exactly the flips it causes, worked out by hand from the file: makin
 multiplicity" turns the five entries settled ``near_match`` for a join fan-out or a DISTINCT on one side only
 (dev-0037, dev-0065, dev-0535, dev-0752, dev-0784) and the two over-asking goldens that also repeat a row
 (dev-0066, DIN-SQL and zero-shot) into ``no_match``, and nothing else — dev-0761 is near_match for an over-asking
-golden alone, DAIL-SQL's dev-0066 is no_match for an empty answer, and zero-shot dev-0787 is already no_match
-because its question fixes the multiplicity.
+golden alone (as dev-0755, dev-0760 and dev-0820 are), DAIL-SQL's dev-0066 is no_match for an empty answer, and
+zero-shot dev-0787 is already no_match because its question fixes the multiplicity. Reading no superlative as a
+criterion turns exactly dev-0760 and dev-0820 back into ``no_match`` (judge 1.4.0's verdicts).
 """
 
 from __future__ import annotations
@@ -28,15 +29,17 @@ HERE = REPO / "examples" / "spider" / "regressions"
 FILE, CASES, DBS = HERE / "judge-regressions.jsonl", HERE / "cases.jsonl", HERE / "databases"
 MULTIPLICITY = ["spider-dev-0037", "spider-dev-0065", "spider-dev-0535", "spider-dev-0752", "spider-dev-0784"]
 OVER_ASKING_AND_REPEATED = ["spider-dev-0066", "spider-dev-0066"]  # DIN-SQL's and zero-shot's answers
+OVER_ASKING = ["spider-dev-0755", "spider-dev-0760", "spider-dev-0761", "spider-dev-0820"]
+CRITERION = ["spider-dev-0760", "spider-dev-0820"]  # a column the question names only as its superlative criterion
 
 
 def test_the_shipped_file_is_real_and_reviewed():
     entries, failures = read_regressions(FILE)
-    assert failures == [] and len(entries) == 27
+    assert failures == [] and len(entries) == 30
     assert {e["verdict"] for e in entries} == {"match", "near_match", "no_match"}
     assert all(e["note"] and e["reviewer"] and e["answer"].get("final_query") for e in entries)
     # the multiplicity entries are the ones this file's docstring names
-    assert sorted(e["id"] for e in entries if e["verdict"] == "near_match" and e["id"] != "spider-dev-0761") == sorted(
+    assert sorted(e["id"] for e in entries if e["verdict"] == "near_match" and e["id"] not in OVER_ASKING) == sorted(
         MULTIPLICITY + OVER_ASKING_AND_REPEATED)
 
 
@@ -46,8 +49,8 @@ def test_replay_reports_no_flip_with_the_current_judge(tmp_path):
     assert r.exit_code == 0, r.output
     res = json.loads(out.read_text())
     assert res["judge_version"] == JUDGE_VERSION
-    assert (res["n_replayed"], res["n_same"], res["n_changed"], res["n_failed"]) == (27, 27, 0, 0), res["changed"] or res["failures"]
-    assert "27 unchanged, 0 changed, 0 not replayed" in " ".join(r.output.split())
+    assert (res["n_replayed"], res["n_same"], res["n_changed"], res["n_failed"]) == (30, 30, 0, 0), res["changed"] or res["failures"]
+    assert "30 unchanged, 0 changed, 0 not replayed" in " ".join(r.output.split())
 
 
 def test_a_deliberate_rule_change_is_reported_as_its_flips(monkeypatch, tmp_path):
@@ -66,8 +69,20 @@ def test_a_deliberate_rule_change_is_reported_as_its_flips(monkeypatch, tmp_path
     r = CliRunner().invoke(main, ["replay", str(FILE), "--cases", str(CASES), "--db-dir", str(DBS),
                                   "--out", str(tmp_path / "r.json")])
     assert r.exit_code == 1, r.output
-    assert "20 unchanged, 7 changed" in " ".join(r.output.split())
+    assert "23 unchanged, 7 changed" in " ".join(r.output.split())
     assert "spider-dev-0752: settled near_match" in r.output
+
+
+def test_reading_no_superlative_as_a_criterion_flips_exactly_the_criterion_entries(monkeypatch):
+    import goldeval.answers.doubt as doubt
+
+    monkeypatch.setattr(doubt, "criterion_phrases", lambda question: [])  # judge 1.4.0's reading of the question
+    judge, version = answer_judge(db_dir=str(DBS))
+    res = replay(FILE, CASES, judge, judge_version=version)
+    assert res["n_failed"] == 0
+    assert sorted(c["id"] for c in res["changed"]) == CRITERION
+    assert {(c["settled"], c["now"]) for c in res["changed"]} == {("near_match", "no_match")}
+    assert all("has no counterpart" in c["why_now"] for c in res["changed"])
 
 
 def test_a_case_naming_a_database_without_db_dir_is_not_replayed(tmp_path):

@@ -16,7 +16,7 @@ __all__ = ["JUDGE_NAME", "JUDGE_VERSION", "AnswerConfig", "CaseResult"]
 
 JUDGE_NAME = "answer_judge"
 #: Bump when a rule changes a verdict (recorded with every run).
-JUDGE_VERSION = "1.4.0"  # 1.4.0 (issue 11): an over-asking golden whose asked columns repeat differently is near_match (Spider dev-0066). 1.3.0 (issue 11, item 5): a Decimal compares exactly or within the golden's display precision (no 1e-6 relative), PostgreSQL numeric arrives as Decimal. 1.2.0 (issue 11): same rows in another multiplicity near_match; whole tie group match; exact identifiers; doubted goldens; order keys; unpaired columns. 1.1.0: break-fix rules
+JUDGE_VERSION = "1.5.0"  # 1.5.0 (issue 11, item 2): a SELECT * golden over-asks unless the question asks for every column (Spider dev-0755); a column the question names only as a superlative criterion ("with the largest population") is not asked for (dev-0760, dev-0820), nor does "spoken by the largest …" group a how-many question (dev-0818). 1.4.0 (issue 11): an over-asking golden whose asked columns repeat differently is near_match (Spider dev-0066). 1.3.0 (issue 11, item 5): a Decimal compares exactly or within the golden's display precision (no 1e-6 relative), PostgreSQL numeric arrives as Decimal. 1.2.0 (issue 11): same rows in another multiplicity near_match; whole tie group match; exact identifiers; doubted goldens; order keys; unpaired columns. 1.1.0: break-fix rules
 
 
 @dataclass(slots=True)

@@ -27,7 +27,7 @@ from typing import Any
 
 from goldeval.answers.values import Column, name_tokens
 
-__all__ = ["QUESTION_DOUBTS", "parsed_select", "unasked_columns", "shape_doubt", "literal_doubt", "filter_doubt"]
+__all__ = ["QUESTION_DOUBTS", "criterion_phrases", "parsed_select", "selects_star", "unasked_columns", "shape_doubt", "literal_doubt", "filter_doubt"]
 
 #: How the notes of doubts about whether a golden answers its question begin (these make a rule verdict against
 #: it not final; see :func:`goldeval.answers.answer.not_confident_against_doubt`).
@@ -49,14 +49,84 @@ def _question_tokens(question: str) -> set[str]:
     return toks
 
 
-def unasked_columns(question: str, names: Sequence[str]) -> list[str]:
-    """The golden column names none of whose name tokens appear in *question* (stemmed, with the column-name
-    synonyms of :func:`~goldeval.answers.values.name_tokens`; "how many" asks for a count)."""
-    q = _question_tokens(question or "")
+#: A superlative criterion: "the city *with the largest population*", "spoken *by the largest percentage* of people".
+#: The noun after the superlative says how the rows were chosen, not what to return.
+_CRITERION = re.compile(
+    r"\b(?:with|by|has|have|having)\s+(?:the\s+)?(?:largest|most|highest|greatest|biggest|smallest|least|lowest|fewest"
+    r"|maximum|minimum|longest|shortest)\s+(?:number\s+of\s+|amount\s+of\s+)?[a-z]+(?:\s+of\s+[a-z]+)?",
+    re.IGNORECASE)
+#: The question asks for the criterion's value after all: "…, and what is it?", "… and its population".
+_REFERS_BACK = re.compile(r"\b(?:and|,)\s+(?:what|how\s+\w+)\s+(?:is|are|was|were)\s+(?:it|they|that|this)\b", re.IGNORECASE)
+#: A question that asks for every column: a SELECT * golden answers it as written.
+_ALL_COLUMNS_Q = re.compile(r"\b(?:details?|information|info|everything|all (?:the )?(?:columns|fields|attributes|data|records?))\b",
+                            re.IGNORECASE)
+
+
+def criterion_phrases(question: str) -> list[str]:
+    """The superlative criterion phrases of *question* ("with the largest population"), or ``[]`` when the
+    question also asks for the criterion's value ("…, and what is it?")."""
+    q = question or ""
+    return [] if _REFERS_BACK.search(q) else [m.group(0) for m in _CRITERION.finditer(q)]
+
+
+@lru_cache(maxsize=512)
+def selects_star(canonical: str, dialect: str = "sqlite") -> bool:
+    """True when every SELECT at the top of *canonical* (each branch of a UNION) projects only ``*`` or ``t.*``:
+    its columns are the tables', not chosen by the question."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(canonical, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return False
+    leaves, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, exp.Select):
+            leaves.append(node)
+        elif isinstance(node, exp.SetOperation if hasattr(exp, "SetOperation") else exp.Union):
+            todo += [node.this, node.expression]
+        else:
+            return False
+    return bool(leaves) and all(
+        sel.expressions and all(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+                                for e in sel.expressions) for sel in leaves)
+
+
+def unasked_columns(question: str, names: Sequence[str], *, canonical: str | None = None,
+                    dialect: str = "sqlite") -> list[str]:
+    """The golden column names (of *names*) that the question does not ask for.
+
+    A column is asked for when one of its name tokens (stemmed, with the column-name synonyms of
+    :func:`~goldeval.answers.values.name_tokens`; "how many" asks for a count) appears in *question* outside a
+    superlative criterion (:func:`criterion_phrases`: "the city with the largest population" asks for the city,
+    Spider dev-0760; "codes of countries where Spanish is spoken by the largest percentage of people" for the codes,
+    dev-0820). When *canonical* selects ``*`` (:func:`selects_star`) and the question does not ask for every column
+    (details, information…), every column of *names* is unasked: the golden lists its tables' columns, not the
+    question's (dev-0755, "Which countries have either English or Dutch as an official language?", 19 columns).
+
+    Args:
+        question: The case's question.
+        names: Golden column names, ``(k,)``.
+        canonical: The golden's canonical query, or ``None``.
+        dialect: sqlglot dialect of *canonical*.
+
+    Returns:
+        The unasked names, in the order of *names*.
+
+    Source: goldeval issue 11, item 2 ("over-asking goldens").
+    """
+    q = question or ""
+    if canonical and not _ALL_COLUMNS_Q.search(q) and selects_star(canonical, dialect):
+        return [n for n in names if set(name_tokens(n)) - _GENERIC]
+    for phrase in criterion_phrases(q):
+        q = q.replace(phrase, " ")
+    toks_q = _question_tokens(q)
     out = []
     for n in names:
         toks = set(name_tokens(n)) - _GENERIC
-        if toks and not toks & q:
+        if toks and not toks & toks_q:
             out.append(n)
     return out
 
@@ -75,7 +145,10 @@ def shape_doubt(question: str, columns: Sequence[Column]) -> tuple[str, str | No
             and _LIST_Q.search(q) and not _COUNT_Q.search(q):
         return ("suspect", f"the golden is a single count ({columns[0].name!r}) but the question asks for a list "
                            f"('{_LIST_Q.search(q).group(0).strip()}', never how many)")
-    if _HOW_MANY.search(q) and not _GROUPED.search(q) and (n > 1 or (n == 1 and not any(c.numeric for c in columns))):
+    ungrouped = q
+    for phrase in criterion_phrases(q):  # "spoken by the largest percentage" groups nothing (Spider dev-0818)
+        ungrouped = ungrouped.replace(phrase, " ")
+    if _HOW_MANY.search(q) and not _GROUPED.search(ungrouped) and (n > 1 or (n == 1 and not any(c.numeric for c in columns))):
         return ("suspect", f"the question asks how many, but the golden is {'a list of ' + str(n) + ' rows' if n > 1 else 'not a number'}")
     return ("verified", None)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from goldeval.answers.doubt import unasked_columns
+from goldeval.answers.doubt import criterion_phrases, selects_star, unasked_columns
 from goldeval.answers.gold import worse_status
 from goldeval.answers.matching import cell_codes, stack_pairs
 from goldeval.answers.multiplicity import question_fixes_multiplicity, same_set
@@ -24,7 +24,7 @@ from goldeval.answers.pairing import Pairing, pair_columns
 from goldeval.answers.rows import RELABELLED
 from goldeval.answers.rows import compare_rows as _compare_rows
 from goldeval.answers.shapes import _columns, _computed_floats
-from goldeval.answers.values import Column
+from goldeval.answers.values import Column, name_tokens
 from goldeval.answers.verdicts import _undecided, _verdict
 from goldeval.verdict import Verdict
 
@@ -74,7 +74,8 @@ def _judge_table(
         # An over-asking golden: every golden column the question asks for is contained, and only columns it does
         # not ask for are missing (a city's population beside the city asked for; SELECT * for "which countries").
         # Only a golden written as a query can over-ask (a golden typed in lists what its author meant to ask).
-        unasked = unasked_columns(question, pairing.unpaired) if question and isinstance(golden.get("canonical_query"), str) else []
+        unasked = unasked_columns(question, pairing.unpaired, canonical=golden["canonical_query"]) \
+            if question and isinstance(golden.get("canonical_query"), str) else []
         if unasked == pairing.unpaired:
             part = _compare_rows(gcols, pcols, pairing, rel_tol=rel_tol)
             # On the asked columns the rows may also repeat differently (the golden lists a student once per pet):
@@ -82,18 +83,27 @@ def _judge_table(
             mult = None if part.complete or question_fixes_multiplicity(question) else _asked_same_set(gcols, pcols, pairing, golden, rel_tol)
             if part.complete or mult is not None:
                 cols = ", ".join(map(repr, unasked))
-                note = f"the golden has column(s) {cols} that the question does not ask for (an over-asking golden)"
+                note = f"the golden has column(s) {cols} that the question does not ask for (an over-asking golden"
+                star = selects_star(golden["canonical_query"])
+                criteria = [] if star else criterion_phrases(question)
+                if star:
+                    note += ": its canonical query selects *, the tables' columns, not the question's"
+                elif criteria:
+                    named = [p for p in criteria if any(t in name_tokens(p) for c in unasked for t in name_tokens(c))]
+                    if named:
+                        note += ": the question names " + " and ".join(f"'{p}'" for p in named) + " only as how to choose the rows"
+                note += ")"
                 common["gold_status"], common["gold_note"] = worse_status((gold[0], gold[1]), ("suspect", note))
                 details["unasked_columns"] = unasked
                 missing = (f"the golden's {cols} {'is' if len(unasked) == 1 else 'are'} missing, but the question does not ask "
                            f"for {'it' if len(unasked) == 1 else 'them'}")
                 if mult is None:
                     return _verdict("near_match", 7, f"Every golden row is located on the column(s) the question asks for "
-                                    f"({_pairs_text(pairing)}); {missing}.", located=part.located(),
+                                    f"({_pairs_text(pairing, paired_only=star)}); {missing}.", located=part.located(),
                                     mismatch=f"unasked golden column(s) missing: {cols}", details=details, **common)
                 details["multiplicity"] = {"distinct": mult.distinct, "golden_rows": mult.golden_rows, "pred_rows": mult.pred_rows,
                                            "rows_that_differ": mult.n_differ}
-                return _verdict("near_match", 7, f"On the column(s) the question asks for ({_pairs_text(pairing)}) the rows equal "
+                return _verdict("near_match", 7, f"On the column(s) the question asks for ({_pairs_text(pairing, paired_only=star)}) the rows equal "
                                 f"the golden's as a set and only repeat differently, which the question does not fix; {missing}: "
                                 f"{mult.describe()}.", located=part.located(),
                                 mismatch=f"unasked golden column(s) missing: {cols}; {mult.describe()}", details=details, **common)
@@ -329,7 +339,7 @@ def _pair_by_row_signatures(gcols: list[Column], pcols: list[Column], pairing: P
     """
     from scipy.optimize import linear_sum_assignment
 
-    from goldeval.answers.values import name_tokens, role_tags, roles_conflict
+    from goldeval.answers.values import role_tags, roles_conflict
 
     cols = sorted(set(pairing.index.values()))
     kg = len(gcols)
@@ -355,9 +365,11 @@ def _pair_by_row_signatures(gcols: list[Column], pcols: list[Column], pairing: P
     return pairing.with_index(index, "values+rows")
 
 
-def _pairs_text(p: Pairing) -> str:
+def _pairs_text(p: Pairing, *, paired_only: bool = False) -> str:
     parts = []
     for g, pr in p.mapping.items():
+        if paired_only and pr is None:
+            continue
         b = p.basis.get(g, "")
         parts.append(f"{g}→{pr}" + (f" [{b}]" if b and b != "name+values" else ""))
     return ", ".join(parts)
