@@ -85,6 +85,23 @@ def test_reading_no_superlative_as_a_criterion_flips_exactly_the_criterion_entri
     assert all("has no counterpart" in c["why_now"] for c in res["changed"])
 
 
+def test_review_stats_calibrates_the_judge_on_the_shipped_file(tmp_path):
+    # The 30 settled verdicts, each against the judge_verdict recorded when the file was built: 12 match, 11
+    # near_match, 7 no_match (counted from make_regressions.REVIEWS), all agreeing. dev-0787 (DIN-SQL match,
+    # zero-shot no_match) and dev-0066 (two near_match, DAIL-SQL no_match) are different answers, not reviewers
+    # who disagree: none is unsettled.
+    out = tmp_path / "stats.json"
+    r = CliRunner().invoke(main, ["review", "stats", "--regressions", str(FILE), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    res = json.loads(out.read_text())
+    agg = res["aggregate"]
+    assert (agg["n_scored"], agg["n_unsettled"], agg["n_failed"]) == (30, 0, 0)
+    assert agg["judge_agreement"] == 1.0 and agg["judge_kappa"] == 1.0
+    m = res["by_decided_by"]["unknown"]["matrix"]  # judge label -> human verdict -> count
+    assert {k: v[k] for k, v in m.items()} == {"match": 12, "near_match": 11, "no_match": 7}
+    assert sum(sum(v.values()) for v in m.values()) == 30  # nothing off the diagonal
+
+
 def test_a_case_naming_a_database_without_db_dir_is_not_replayed(tmp_path):
     r = CliRunner().invoke(main, ["replay", str(FILE), "--cases", str(CASES), "--out", str(tmp_path / "r.json")])
     assert r.exit_code == 2, r.output  # none could be replayed

@@ -96,6 +96,42 @@ def settle_reviews(reviews: Iterable[Mapping[str, Any]]) -> tuple[dict[tuple[str
     return settled, conflicts
 
 
+def _answer_fingerprint(entry: Mapping[str, Any]) -> str:
+    """The answer a regression entry settles (its ``answer`` without the ``id`` and ``model`` labels), as text."""
+    import json
+
+    a = entry.get("answer")
+    if not isinstance(a, Mapping):
+        return "null"
+    return json.dumps({k: v for k, v in a.items() if k not in ("id", "model")}, sort_keys=True, default=str)
+
+
+def _answer_ids(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The calibration id of each regression entry: its case ``id``, or, when entries without a ``run_id`` settle
+    *different answers* to the same case (the shipped Spider file settles DIN-SQL's and zero-shot's answers to
+    dev-0787 apart), ``"<id> [answer k of n: <model>]"``. Two answers are two calibration items, not two reviewers
+    disagreeing; reviews of the *same* answer that disagree stay one case, an unsettled conflict.
+    """
+    prints: dict[str, list[str]] = {}
+    for e in entries:
+        if not isinstance(e.get("run_id"), str):
+            fps = prints.setdefault(e["id"], [])
+            fp = _answer_fingerprint(e)
+            if fp not in fps:
+                fps.append(fp)
+    out = []
+    for e in entries:
+        fps = prints.get(e["id"], [])
+        if isinstance(e.get("run_id"), str) or len(fps) < 2:
+            out.append(e["id"])
+            continue
+        k = fps.index(_answer_fingerprint(e)) + 1
+        a = e.get("answer")
+        model = a.get("model") if isinstance(a, Mapping) and isinstance(a.get("model"), str) else None
+        out.append(f"{e['id']} [answer {k} of {len(fps)}" + (f": {model}]" if model else "]"))
+    return out
+
+
 def _group(decided_by: Any) -> str:
     if decided_by in ("llm", "parse"):
         return "llm"
@@ -184,13 +220,14 @@ def judge_calibration(
     if regressions is not None:
         got, bad = read_regressions(regressions)
         failures += [{**f, "file": os.path.basename(os.fspath(regressions))} for f in bad]
-        for e in got:
+        answer_ids = _answer_ids(got)
+        for e, cid in zip(got, answer_ids):
             rid = e.get("run_id") if isinstance(e.get("run_id"), str) else None
             if run_ids and rid not in run_ids:
                 continue  # RUN arguments given: only their entries
-            reviews.append({"run_id": rid, "case_id": e["id"], "verdict": e["verdict"], "reviewer": e.get("reviewer"),
+            reviews.append({"run_id": rid, "case_id": cid, "verdict": e["verdict"], "reviewer": e.get("reviewer"),
                             "reviewed_at": e.get("reviewed_at"), "note": e.get("note"), "settles": e.get("settles")})
-            entries.setdefault((rid, e["id"]), e)
+            entries.setdefault((rid, cid), e)
     if not reviews:
         where = f"in {os.fspath(regressions)}" if regressions is not None else "in the store"
         raise InputError(f"review stats: no human verdicts {where}{' for ' + ', '.join(runs) if runs else ''}; nothing "
