@@ -150,6 +150,9 @@ def constant_ratio(g: np.ndarray, p: np.ndarray) -> float | None:
     if not ok.any() or (np.isnan(g) != np.isnan(p)).any():
         return None
     r = p[ok] / g[ok]
+    lo, hi = float(r.min()), float(r.max())
+    if not hi - lo <= 2e-6 * max(abs(lo), abs(hi)):
+        return None  # every ratio within 1e-6·|k| of one k spans at most 2e-6·|k| ≤ 2e-6·max(|lo|, |hi|): not constant
     k = float(np.median(r))
     if k == 0 or not np.all(np.abs(r - k) <= 1e-6 * abs(k)):
         return None

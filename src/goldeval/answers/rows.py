@@ -26,7 +26,9 @@ from goldeval.answers.numbers import REL_TOL, describe_scale, numbers_close, pai
 from goldeval.answers.numbers import constant_ratio as _constant_ratio
 from goldeval.answers.numbers import number_text as _num
 from goldeval.answers.numbers import rows_close as _rows_close
+from goldeval.answers.matching import _exact_keys
 from goldeval.answers.matching import group_ids as _group_ids
+from goldeval.answers.matching import stack_pairs as _stack_pairs
 from goldeval.answers.matching import match_rows as _match
 from goldeval.answers.pairing import Pairing
 from goldeval.answers.values import Column
@@ -91,13 +93,14 @@ class _Encoded:
     g_index: list[int]        # golden column index per encoded column (text then numeric)
     vocab: list[dict[str, Column]] = field(default_factory=list)  # per text column: {"g": Column, "p": Column}
     rel: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (m,) relative tolerance per numeric pair
+    dec: list[int] = field(default_factory=list)  # (m,) most decimals a golden cell is written with (0: no display precision)
 
 
 def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing, rel_tol: float = REL_TOL) -> _Encoded:
     n_g = golden[0].n if golden else 0
     n_p = pred[0].n if pred else 0
     t_names, t_g, t_p, t_idx = [], [], [], []
-    n_names, n_g_cols, n_p_cols, halves, n_idx, rels = [], [], [], [], [], []
+    n_names, n_g_cols, n_p_cols, halves, n_idx, rels, decs = [], [], [], [], [], [], []
     vocabs: list[dict[str, Column]] = []
     for gi in sorted(pairing.index):
         g, p = golden[gi], pred[pairing.index[gi]]
@@ -106,6 +109,7 @@ def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing, 
             n_g_cols.append(g.num)
             n_p_cols.append(p.num * pairing.scale.get(gi, 1.0))
             halves.append(tolerances(g))
+            decs.append(int(g.decimals.max()) if g.n and halves[-1].any() else 0)
             n_idx.append(gi)
             rels.append(pair_rel_tol(g, p, rel_tol))
         else:
@@ -132,6 +136,7 @@ def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing, 
         t_idx + n_idx,
         vocabs,
         np.array(rels, dtype=float),
+        decs,
     )
 
 
@@ -171,10 +176,55 @@ def _columns_differ(e: _Encoded) -> bool:
     return False
 
 
+def _exact_columns(e: _Encoded) -> bool:
+    """True when every numeric column can only meet its equal: finite whole numbers (or NULL) on both sides, the
+    golden written without decimals (``numbers_close`` then allows no slack), so rows meet exactly when their bits
+    are equal (-0.0 read as 0.0)."""
+    for c in range(e.ng.shape[1]):
+        if e.dec[c] or e.half[:, c].any():
+            return False
+        for v in (e.ng[:, c], e.np_[:, c]):
+            with np.errstate(invalid="ignore"):
+                f = v[~np.isnan(v)]
+                if not (np.isfinite(f).all() and (f == np.floor(f)).all()):
+                    return False
+    return True
+
+
+def _pairs_by_keys(e: _Encoded) -> bool:
+    """Every golden row paired with a prediction row of the same key, and each pair within tolerance.
+
+    The key of a row is its text ids and its numbers' bits, a prediction number first rounded to the most decimals
+    its golden column is written with (a golden of 58.74 against 58.744924: both 58.74). Equal keys pair off as a
+    multiset (one hash grouping, no sort of the rows); the pairs are then checked with the tolerance rule itself,
+    so rounding only proposes the pairs. ``True`` means a one-to-one pairing of all rows within tolerance exists."""
+    n = e.tg.shape[0]
+    p_num = e.np_
+    if any(e.dec):
+        p_num = p_num.copy()
+        for c, d in enumerate(e.dec):
+            if d:
+                with np.errstate(invalid="ignore", over="ignore"):
+                    p_num[:, c] = np.round(p_num[:, c], min(d, 15))
+    kg = np.concatenate([e.tg, _exact_keys(e.ng)], axis=1)
+    kp = np.concatenate([e.tp, _exact_keys(p_num)], axis=1)
+    if not kg.shape[1]:
+        return True
+    a, b = _stack_pairs(kg, kp)
+    if a.size != n:
+        return False
+    return bool(_rows_close(e.ng[a], e.np_[b], e.half[a], e.rel).all())
+
+
 def _fast_equal(e: _Encoded) -> bool:
-    """Same row count and, after sorting both sides the same way, every row equal within tolerance."""
+    """Same row count and every row met within tolerance, one to one: rows paired by equal keys
+    (:func:`_pairs_by_keys`), else both sides sorted the same way and compared in order."""
     if e.tg.shape[0] != e.tp.shape[0] or _columns_differ(e):
         return False
+    if _pairs_by_keys(e):
+        return True
+    if _exact_columns(e):
+        return False  # rows meet only their equals, and the two multisets of rows differ
     og, op = _lexorder(e.tg, e.ng), _lexorder(e.tp, e.np_)
     if not np.array_equal(e.tg[og], e.tp[op]):
         return False
@@ -293,12 +343,12 @@ def _diagnose(e: _Encoded, match: np.ndarray) -> str | None:
     if m:
         gs = np.sort(e.ng, axis=0)
         ps = np.sort(e.np_, axis=0)
-        ks = [_constant_ratio(gs[:, c], ps[:, c]) for c in range(m)]
         def sorted_half(c: int) -> np.ndarray:  # the golden's half-units in the sorted order (all zero: no sort needed)
             h = e.half[:, c]
             return h[np.argsort(e.ng[:, c], kind="stable")] if h.any() else h
 
         offs = [c for c in range(m) if not bool(numbers_close(gs[:, c], ps[:, c], sorted_half(c), rel_tol=e.rel[c]).all())]
+        ks = {c: _constant_ratio(gs[:, c], ps[:, c]) for c in offs}  # only the columns off are read below
         if len(offs) == 1 and ks[offs[0]] is not None:
             return f"uniformly scaled {describe_scale(ks[offs[0]])}: column '{e.names[offs[0]]}'"
         if len(offs) == 1:
