@@ -27,7 +27,7 @@ import numpy as np
 from goldeval.answers.numbers import numbers_close, rows_close
 from goldeval.answers.values import Column
 
-__all__ = ["argsort_ids", "cell_codes", "group_ids", "hash_groups", "match_rows", "pair_exact", "stack_pairs"]
+__all__ = ["argsort_ids", "cell_codes", "group_ids", "hash_groups", "match_rows", "pair_exact", "stack_pairs", "stack_rows"]
 
 #: Window pairs whose tolerance is tested in one vectorised call (bounds the temporary arrays: ~10 columns ×
 #: 8 bytes × this many, a few tens of MB).
@@ -70,6 +70,12 @@ def argsort_ids(ids: np.ndarray, n_ids: int) -> np.ndarray:
         key.sort()
         return key & ((1 << bits) - 1)
     return np.argsort(ids, kind="stable")
+
+
+def stack_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The rows of ``(n1, k)`` *a* then ``(n2, k)`` *b*, as an ``(n1 + n2, k)`` array laid out column by column (the
+    layout :func:`hash_groups` reads without a copy)."""
+    return np.concatenate([a.T, b.T], axis=1).T
 
 
 def hash_groups(keys: np.ndarray) -> np.ndarray:
@@ -163,7 +169,7 @@ def stack_pairs(gkeys: np.ndarray, pkeys: np.ndarray) -> tuple[np.ndarray, np.nd
     n1 = gkeys.shape[0]
     if n1 == 0 or pkeys.shape[0] == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    ids = hash_groups(np.concatenate([gkeys, pkeys]))
+    ids = hash_groups(stack_rows(gkeys, pkeys))
     gk, pk = ids[:n1], ids[n1:]
     n_ids = int(ids.max()) + 1
     p_count = np.bincount(pk, minlength=n_ids)
@@ -240,7 +246,7 @@ def _greedy(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, g_left: np.ndarra
     tol_cols = [c for c in range(m) if c not in exact_cols]
     if exact_cols:
         # Parts of the bucket that agree on every exact-only column: rows of different parts never meet.
-        part = hash_groups(np.concatenate([_exact_keys(gs[:, exact_cols]), _exact_keys(ps[:, exact_cols])]))
+        part = hash_groups(stack_rows(_exact_keys(gs[:, exact_cols]), _exact_keys(ps[:, exact_cols])))
         g_part, p_part = part[: g_left.size], part[g_left.size:]
     else:
         g_part = np.zeros(g_left.size, dtype=np.int64)

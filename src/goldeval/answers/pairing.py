@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -135,6 +136,18 @@ def name_score(a: str, b: str) -> float:
 _SAMPLE = 64
 
 
+@lru_cache(maxsize=64)
+def _sample_positions(n: int) -> np.ndarray:
+    idx = np.linspace(0, n - 1, _SAMPLE).astype(np.int64)
+    idx.flags.writeable = False
+    return idx
+
+
+def _sample_rows(n: int) -> np.ndarray:
+    """``_SAMPLE`` evenly spaced positions in ``range(n)`` (the same for every column of that length, made once)."""
+    return _sample_positions(n)
+
+
 def _needles(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The golden column's non-NULL numbers sorted, with their half-units, to be looked up in a prediction
     column: ``(values, half-units, counts)``. A containment share is a count, so the order of the look-ups is free
@@ -223,7 +236,7 @@ def _same_sorted(g: Column, p: Column, scale: float, half: np.ndarray, rel_tol: 
         return bool(np.array_equal(gs, ps))
     if gs.size > 4 * _SAMPLE:
         # Every position must agree: a sample of positions that does not rules it out without the full pass.
-        idx = np.linspace(0, gs.size - 1, _SAMPLE).astype(np.int64)
+        idx = _sample_rows(gs.size)
         if not numbers_close(gs[idx], ps[idx], hs[idx], rel_tol=rel_tol).all():
             return False
     return bool(numbers_close(gs, ps, hs, rel_tol=rel_tol).all())
@@ -249,7 +262,7 @@ def value_agreement(g: Column, p: Column, *, rate: bool = False, rel_tol: float 
     # (The estimate is only returned when it is below 0.25, far under every threshold the pairing uses.)
     sample = None
     if g.n > 4 * _SAMPLE:
-        sample = np.linspace(0, g.n - 1, _SAMPLE).astype(np.int64)
+        sample = _sample_rows(g.n)
     if g.numeric and p.numeric:
         half = tolerances(g, rel_tol=rel_tol)
         best, best_scale = -1.0, 1.0

@@ -35,6 +35,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -464,9 +465,14 @@ def name_tokens(name: str) -> tuple[str, ...]:
     """Content tokens of a column name, with synonyms folded: ``"n_admissions"`` → ``("count", "admission")``.
 
     Splits snake_case, camelCase, dots and SQL punctuation (``"COUNT(T1.name)"`` → ``("count", "name")``); drops
-    table aliases (``T1``), stop words and digits.
+    table aliases (``T1``), stop words and digits. Computed once per name (a pairing reads each name many times).
     """
-    s = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", str(name))
+    return _name_tokens(str(name))
+
+
+@lru_cache(maxsize=4096)
+def _name_tokens(name: str) -> tuple[str, ...]:
+    s = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
     out = []
     for raw in re.findall(r"[A-Za-z]+|\d+", s):
         tok = raw.lower()
