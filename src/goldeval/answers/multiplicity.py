@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from goldeval.answers.matching import cell_codes, hash_groups, stack_rows
+from goldeval.answers.matching import argsort_ids, cell_codes, hash_groups, stack_rows
 from goldeval.answers.pairing import Pairing
 from goldeval.answers.rows import compare_rows
 from goldeval.answers.numbers import tolerances
@@ -122,19 +122,21 @@ def same_set(gcols: list[Column], pcols: list[Column], pairing: Pairing, *, rel_
     n_ids = int(ids.max()) + 1
     g_count = np.bincount(g_ids, minlength=n_ids)
     p_count = np.bincount(p_ids, minlength=n_ids)
-    g_distinct, g_first = np.unique(g_ids, return_index=True)
-    p_distinct, p_first = np.unique(p_ids, return_index=True)
+    g_first = _first_rows(g_ids, n_ids)
+    p_first = _first_rows(p_ids, n_ids)
     if g_first.size == n_g and p_first.size == p_ids.size:
         return None  # no row repeats on either side
-    if _only_equal_meets(gcols, pcols, pairing, exact_golden) and not np.array_equal(g_distinct, p_distinct):
-        return None  # the distinct rows can only meet their equals, and the two sets of them differ
-    g_first.sort()
-    p_first.sort()
-    g_sub = [_take(c, g_first.tolist(), exact_golden) for c in gcols]
-    p_sub = [_take(c, p_first.tolist(), False) for c in pcols]
-    rc = compare_rows(g_sub, p_sub, pairing, rel_tol=rel_tol)
-    if not rc.complete:
-        return None
+    if _only_equal_meets(gcols, pcols, pairing, exact_golden):
+        # The distinct rows can only meet their equals: they match completely exactly when the two sets of them
+        # are equal (the row comparison of the distinct rows would find each one its equal, and nothing else).
+        if not np.array_equal(np.flatnonzero(g_count), np.flatnonzero(p_count)):
+            return None
+    else:
+        g_sub = [_take(c, g_first.tolist(), exact_golden) for c in gcols]
+        p_sub = [_take(c, p_first.tolist(), False) for c in pcols]
+        rc = compare_rows(g_sub, p_sub, pairing, rel_tol=rel_tol)
+        if not rc.complete:
+            return None
     # Repeat counts per distinct row; a golden row's prediction partner is the one with the same canonical cells
     # (when tolerance or scaling made them meet without equal text, the counts are given by total only).
     first_ids = g_ids[g_first]
@@ -149,6 +151,15 @@ def same_set(gcols: list[Column], pcols: list[Column], pairing: Pairing, *, rel_
         p = int(p_count[k])
         repeats.append(({names[gi]: gcols[gi].raw[row] for gi in range(len(gcols))}, int(g_count[k]), p if p else None))
     return Multiplicity(int(g_first.size), n_g, int(p_ids.size), repeats, int(differ_at.size))
+
+
+def _first_rows(ids: np.ndarray, n_ids: int) -> np.ndarray:
+    """The position of the first row of each distinct id, ascending."""
+    order = argsort_ids(ids, n_ids)
+    s = ids[order]
+    new = np.ones(s.size, dtype=bool)
+    new[1:] = s[1:] != s[:-1]
+    return np.sort(order[new])
 
 
 def question_fixes_multiplicity(question: str) -> str | None:
