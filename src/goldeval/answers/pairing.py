@@ -173,11 +173,14 @@ def _sorted_numbers(p: Column, scale: float) -> np.ndarray:
     return ps if scale == 1.0 else ps * scale
 
 
-def _numeric_containment(g: Column, p: Column, scale: float, half: np.ndarray, rel_tol: float, rows: np.ndarray | None = None) -> float:
-    """Share of golden cells that have a prediction cell within tolerance (set containment, NULL meets NULL).
-
-    With *rows*, only those golden cells are looked up (a sample; the share is of the sample)."""
-    ps = _sorted_numbers(p, scale)
+def _lookups(g: Column, half: np.ndarray, rel_tol: float, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, int]:
+    """The golden side of a containment look-up, the same for every prediction column (made once per golden column,
+    tolerance and sample): ``(x - lim, x + lim, counts, NULL cells, cells)`` for the needles ``x`` (all of them, or
+    the cells at *rows*), ``lim = max(rel_tol·|x|·(1 + 1e-9), half-unit)``."""
+    key = ("lookups", rel_tol, rows is None)
+    hit = g._cache.get(key)
+    if hit is not None and hit[0] is half and hit[1] is rows:
+        return hit[2]
     if rows is None:
         x, hv, weight = _needles(g, half)
         n_null = _nulls(g)
@@ -188,13 +191,24 @@ def _numeric_containment(g: Column, p: Column, scale: float, half: np.ndarray, r
         x, hv, weight = gv[gmask], hr[gmask], None
         n_null = int((~gmask).sum())
         size = gv.size
+    lim = np.maximum(rel_tol * np.abs(x) * (1 + 1e-9), hv)
+    out = (x - lim, x + lim, weight, n_null, size)
+    g._cache[key] = (half, rows, out)  # holds *half* and *rows*: the identity checks stay valid
+    return out
+
+
+def _numeric_containment(g: Column, p: Column, scale: float, half: np.ndarray, rel_tol: float, rows: np.ndarray | None = None) -> float:
+    """Share of golden cells that have a prediction cell within tolerance (set containment, NULL meets NULL).
+
+    With *rows*, only those golden cells are looked up (a sample; the share is of the sample)."""
+    ps = _sorted_numbers(p, scale)
+    lo, hi, weight, n_null, size = _lookups(g, half, rel_tol, rows)
     found = 0
-    if x.size and ps.size:
-        lim = np.maximum(rel_tol * np.abs(x) * (1 + 1e-9), hv)
-        idx = np.searchsorted(ps, x - lim, side="left")
+    if lo.size and ps.size:
+        idx = np.searchsorted(ps, lo, side="left")
         idx_c = np.minimum(idx, ps.size - 1)
         cand = ps[idx_c]
-        ok = (idx < ps.size) & (cand <= x + lim + rel_tol * np.abs(cand))
+        ok = (idx < ps.size) & (cand <= hi + rel_tol * np.abs(cand))
         found += int(ok.sum()) if weight is None else int(weight[ok].sum())
     if n_null:
         found += min(n_null, _nulls(p))

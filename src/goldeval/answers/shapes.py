@@ -143,6 +143,9 @@ def _computed_floats(golden: Mapping[str, Any]) -> bool:
 def _columns(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[Column]:
     if not rows:
         return [make_column(n, []) for n in names]
+    if names and set(map(type, rows)) <= {list, tuple} and set(map(len, rows)) == {len(names)}:
+        # Every row as wide as the names: the columns in one transposing pass.
+        return [make_column(n, c) for n, c in zip(names, zip(*rows))]
     return [make_column(n, list(map(itemgetter(i), rows))) for i, n in enumerate(names)]
 
 
