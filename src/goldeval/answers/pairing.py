@@ -220,9 +220,14 @@ def _golden_sorted(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     hit = g._cache.get("golden_sorted")
     if hit is not None and hit[0] is half:
         return hit[1], hit[2]
-    order = g.cached("order", lambda: np.argsort(np.where(g.null, np.inf, g.num), kind="stable"))
-    gs = g.num[order][: g.n - _nulls(g)]
-    hs = half[order][: gs.size]
+    if not half.any() and not np.isposinf(g.num).any():
+        # No half-units to carry along (and no +inf to sort among the NULLs): a sort of the values is enough.
+        gs = g.cached("sorted", lambda: np.sort(g.num[~g.null]))
+        hs = np.zeros(gs.size)
+    else:
+        order = g.cached("order", lambda: np.argsort(np.where(g.null, np.inf, g.num), kind="stable"))
+        gs = g.num[order][: g.n - _nulls(g)]
+        hs = half[order][: gs.size]
     g._cache["golden_sorted"] = (half, gs, hs)
     return gs, hs
 
