@@ -13,7 +13,8 @@ Source: ``DESIGN.md`` ("Terms", "Data answers"), goldeval.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+import copy
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, Literal
 
 __all__ = [
@@ -34,6 +35,33 @@ GOLD_STATUSES: tuple[str, ...] = ("verified", "verified_benign", "suspect", "ver
 
 #: A decided verdict with confidence at or below this is flagged ``needs_human``.
 NEEDS_HUMAN_MAX_CONFIDENCE = 5
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _plain(value: Any) -> Any:
+    """A copy of *value* as ``dataclasses.asdict`` makes it: dicts, lists and tuples rebuilt, dataclasses turned into
+    dicts, other values deep-copied; str, int, float, bool and None returned as they are (immutable)."""
+    t = type(value)
+    if t in _ATOMS:
+        return value
+    if t is dict:
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if t is list:
+        return [_plain(v) for v in value]
+    if t is tuple:
+        return tuple(_plain(v) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, (dict, list, tuple)):
+        return asdict(_Box(value)).get("value")  # a subclass (Counter, a namedtuple…): exactly as asdict copies it
+    return copy.deepcopy(value)
+
+
+@dataclass(slots=True)
+class _Box:
+    value: Any
 
 
 @dataclass(slots=True)
@@ -67,8 +95,14 @@ class Verdict:
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict with the documented keys (``verdict``, ``confidence``, ``needs_human``, …)."""
-        return asdict(self)
+        """A JSON-ready dict with the documented keys (``verdict``, ``confidence``, ``needs_human``, …).
+
+        Equal to ``dataclasses.asdict(self)`` (containers copied, so the dict can be changed freely), built without
+        its per-value deep copies of immutable cells (a judge writes three of these per case)."""
+        return {name: _plain(getattr(self, name)) for name in _VERDICT_FIELDS}
+
+
+_VERDICT_FIELDS = tuple(f.name for f in fields(Verdict))
 
 
 @dataclass(slots=True)
@@ -114,6 +148,14 @@ class PassRate:
         return asdict(self)
 
 
+def _counted_fields(o: CaseOutcome) -> dict[str, Any]:
+    """The fields of ``o.to_dict()`` that the pass rate reads (without building the whole dict)."""
+    v = o.verdict
+    if v is None:
+        return {"status": o.status}
+    return {"status": o.status, "verdict": v.verdict, "gold_status": v.gold_status, "needs_human": v.needs_human}
+
+
 def pass_rate(outcomes: Iterable[CaseOutcome | dict[str, Any]]) -> PassRate:
     """Pass rate over judged cases, the one accounting used everywhere (CLI, compare, report).
 
@@ -131,7 +173,7 @@ def pass_rate(outcomes: Iterable[CaseOutcome | dict[str, Any]]) -> PassRate:
     n = 0
     for o in outcomes:
         n += 1
-        d = o.to_dict() if isinstance(o, CaseOutcome) else o
+        d = _counted_fields(o) if isinstance(o, CaseOutcome) else o
         if d.get("status") == "unscored" or d.get("verdict") is None:
             counts["unscored"] += 1
         elif d.get("gold_status") == "verified_wrong":

@@ -181,8 +181,14 @@ def judge_file(
     databases = None
     try:
         databases = cfg.open_database_dir()
-        results = list(iter_judged(cases_path, attempts_path, config=cfg, recorder=recorder, failures=failures, db=db,
-                                   databases=databases))
+        # Only the outcomes are kept (and, when asked for, the LLM materials of the cases left undecided).
+        outcomes: list[CaseOutcome] = []
+        materials: list[dict[str, Any]] = []
+        for r in iter_judged(cases_path, attempts_path, config=cfg, recorder=recorder, failures=failures, db=db,
+                             databases=databases):
+            outcomes.append(r.outcome)
+            if keep_materials and r.outcome.verdict is not None and r.outcome.verdict.needs_human:
+                materials.append(r.materials)
         identity = db.identity() if db is not None and hasattr(db, "identity") else None
         used = {name: str(databases.resolve(name)) for name in databases.opened} if databases is not None else None
     finally:
@@ -190,7 +196,6 @@ def judge_file(
             db.close()
         if databases is not None:
             databases.close()
-    outcomes = [r.outcome for r in results]
     out: dict[str, Any] = {
         "scorer": {"name": JUDGE_NAME, "version": JUDGE_VERSION},
         "config": cfg.to_dict(),
@@ -210,7 +215,7 @@ def judge_file(
         out["inputs"]["db_dir"] = cfg.db_dir
         out["inputs"]["databases"] = {name: {"path": p, "sha256": file_sha256(p)} for name, p in used.items()}
     if keep_materials:
-        out["llm_materials"] = [r.materials for r in results if r.outcome.verdict is not None and r.outcome.verdict.needs_human]
+        out["llm_materials"] = materials
     if recorder is not None:
         recorder.finish(out)
     return out
