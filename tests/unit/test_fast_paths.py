@@ -1,0 +1,94 @@
+"""The speed paths of issue 15 give what the plain definitions give (no timing here).
+
+Each check compares a fast path with the straightforward computation it replaces: ``argsort_ids`` with NumPy's
+stable argsort, ``hash_groups`` with ``np.unique(axis=0)``, ``stack_pairs`` with a dictionary of stacks (its
+docstring's rule), ``Verdict.to_dict`` with ``dataclasses.asdict``, the pass rate over outcomes with the pass rate
+over their dicts, and the rounded-key pairing of rows with the bucketed matching.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict, namedtuple
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+
+from goldeval.answers import judge_answer
+from goldeval.answers.matching import argsort_ids, hash_groups, stack_pairs, stack_rows
+from goldeval.verdict import CaseOutcome, Verdict, pass_rate
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_argsort_ids_is_the_stable_argsort(seed):
+    rng = np.random.default_rng(seed)
+    for n, top in ((0, 1), (1, 1), (7, 3), (1000, 5), (5000, 10**6)):
+        ids = rng.integers(0, top, n)
+        assert np.array_equal(argsort_ids(ids, top), np.argsort(ids, kind="stable"))
+    # too wide to pack: the plain argsort
+    ids = rng.integers(0, 2**40, 300)
+    assert np.array_equal(argsort_ids(ids, 2**40), np.argsort(ids, kind="stable"))
+
+
+def _partition(ids):
+    return sorted(sorted(np.flatnonzero(ids == g).tolist()) for g in np.unique(ids))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_hash_groups_groups_equal_rows(seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 3, (400, 4)).astype(np.int64)
+    b = rng.integers(-2, 2, (300, 4)).astype(np.int64)
+    keys = np.concatenate([a, b])
+    _, ref = np.unique(keys, axis=0, return_inverse=True)
+    assert _partition(hash_groups(keys)) == _partition(ref.reshape(-1))
+    assert _partition(hash_groups(stack_rows(a, b))) == _partition(ref.reshape(-1))  # column-by-column layout
+
+
+def test_stack_pairs_follows_the_stack_rule():
+    rng = np.random.default_rng(3)
+    g = rng.integers(0, 4, (500, 2)).astype(np.int64)
+    p = rng.integers(0, 4, (450, 2)).astype(np.int64)
+    stacks = defaultdict(list)
+    for j, row in enumerate(map(tuple, p.tolist())):
+        stacks[row].append(j)
+    ref = {}
+    for i, row in enumerate(map(tuple, g.tolist())):
+        if stacks[row]:
+            ref[i] = stacks[row].pop()  # the first golden row takes the last prediction row, and so on
+    a, b = stack_pairs(g, p)
+    assert a.tolist() == sorted(ref) and b.tolist() == [ref[i] for i in sorted(ref)]
+
+
+def test_verdict_to_dict_equals_asdict_and_is_a_copy():
+    NT = namedtuple("NT", "a b")
+    v = Verdict("near_match", 7, False, "why", {"a": "b", "c": None}, located={"golden_rows": 2, "missing": [{"x": 1.5}]},
+                details={"x": [1, (2, 3), {"y": Counter(a=1)}], "nt": NT(1, [2]), "n": np.int64(3), "s": {"k": 1}})
+    d = v.to_dict()
+    assert d == asdict(v) and list(d) == list(asdict(v))
+    d["details"]["x"].append(9)
+    d["located"]["missing"][0]["x"] = 0
+    assert v.details["x"] == [1, (2, 3), {"y": Counter(a=1)}] and v.located["missing"] == [{"x": 1.5}]
+
+
+def test_pass_rate_over_outcomes_equals_pass_rate_over_their_dicts():
+    outs = [CaseOutcome("a", "scored", Verdict("match", 9, False, "w")),
+            CaseOutcome("b", "scored", Verdict("no_match", 8, False, "w")),
+            CaseOutcome("c", "scored", Verdict("match", 5, True, "w")),
+            CaseOutcome("d", "scored", Verdict("near_match", 7, False, "w")),
+            CaseOutcome("e", "scored", Verdict("match", 9, False, "w", gold_status="verified_wrong")),
+            CaseOutcome("f", "unscored", reason="query failed")]
+    assert pass_rate(outs) == pass_rate([o.to_dict() for o in outs])
+    assert pass_rate(outs).rate == 0.5  # 1 match, 1 no_match decided; the other four counted beside
+
+
+def test_rounded_keys_pair_tied_rows_that_the_sorted_order_misaligns():
+    # Worked by hand: the golden 1.25 shows two decimals, so 1.246 and 1.254 both meet it (half-unit 0.005); the
+    # rows tied at 1.25 differ in the second column, and sorting the prediction by its unrounded first column puts
+    # them in the other order. Every row is there within tolerance: match.
+    golden = {"kind": "value", "columns": ["a", "b"], "rows": [[1.25, 3], [1.25, 7], [2.5, 1]]}
+    pred = {"columns": ["a", "b"], "rows": [[1.246, 7], [1.254, 3], [2.5, 1]]}
+    v = judge_answer("q", golden, pred)
+    assert v.verdict == "match" and v.located["found"] == 3
+    off = {"columns": ["a", "b"], "rows": [[1.244, 7], [1.254, 3], [2.5, 1]]}  # 1.244 is 0.006 from 1.25: outside
+    assert judge_answer("q", golden, off).verdict == "no_match"
