@@ -2,10 +2,12 @@
 
 Each test opens a report written by ``goldeval report`` from ``file://``, clicks a filter, searches, opens a row and
 checks what the page shows; every request the page makes is recorded and must be the page itself; a hostile
-answer is shown as text and never runs. A screenshot of every page is kept under ``test-artifacts/report/``
-(gitignored; ``GOLDEVAL_TEST_ARTIFACTS`` moves it).
+answer is shown as text and never runs. A screenshot of every page is kept as a test artifact under
+``test-artifacts/report/NAME.png`` in the repository (gitignored; ``GOLDEVAL_TEST_ARTIFACTS=DIR`` moves it to
+``DIR/report/``).
 
-Skipped, with the reason, only where /usr/bin/chromium is absent (``.ci/run`` installs it).
+Skipped, with the reason, only where /usr/bin/chromium is absent; ``.ci/run`` installs it and sets
+``GOLDEVAL_REQUIRE_BROWSER=1``, which turns that skip into an error.
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ CHROMIUM = os.environ.get("GOLDEVAL_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("GOLDEVAL_TEST_ARTIFACTS", REPO / "test-artifacts")) / "report"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+# .ci/run sets GOLDEVAL_REQUIRE_BROWSER=1: there a missing browser is an error, never a quiet skip
+if os.environ.get("GOLDEVAL_REQUIRE_BROWSER") == "1" and (not os.path.exists(CHROMIUM) or expect is None):
+    raise RuntimeError(f"GOLDEVAL_REQUIRE_BROWSER=1 but no Chromium at {CHROMIUM} or no playwright: the report's browser "
+                       "tests must run here (apt-get install chromium; pip install -e '.[test]').")
 
 pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)"),
@@ -71,9 +78,17 @@ class Page:
         self.page.wait_for_selector("html[data-ready='1']", timeout=10_000)
 
     def shot(self, name: str) -> Path:
+        """The whole page as ``ARTIFACTS/name.png``. The window is made as tall as the page first (up to 20,000 px)
+        rather than using ``full_page``: in a ``full_page`` capture the case table's sticky header came out blank."""
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         out = ARTIFACTS / f"{name}.png"
-        self.page.screenshot(path=str(out), full_page=True)
+        size = self.page.viewport_size
+        height = min(20_000, self.page.evaluate("document.documentElement.scrollHeight"))
+        self.page.set_viewport_size({"width": size["width"], "height": max(size["height"], height)})
+        try:
+            self.page.screenshot(path=str(out))
+        finally:
+            self.page.set_viewport_size(size)
         return out
 
     def rows(self) -> list[str]:
@@ -316,6 +331,128 @@ def test_hostile_answer_is_text_and_never_runs(browser, tmp_path):
         assert pg.locator("#case-table img, #case-table script, a[href^='javascript']").count() == 0
         assert "<b>id</b>\"'" in p.rows()
         p.shot("hostile")
+        p.assert_offline()
+    finally:
+        p.close()
+
+
+# The clinic's arm B leaves two cases to a judge (examples/sql/README.md: q13 criteria, q14 ACCEPT clause). The
+# loopback endpoint answers q13 as judges often do (prose, then fenced JSON, the confidence written "9/10", read as 9
+# by the parse rules of DESIGN.md) and q14 with prose only, which parses to no verdict: needs_human, raw text kept.
+Q13_RAW = ('The answer says admissions "declined steadily"; the rubric marks a steady decline WRONG.\n```json\n'
+           '{"verdict": "no_match", "confidence": "9/10", "why": "Reports a steady decline, which the rubric marks WRONG.", '
+           '"gold_status": "verified"}\n```')
+Q14_RAW = "I believe the count is probably right, but I cannot tell from the rows alone."
+
+
+def test_llm_calls_show_prompt_model_raw_answer_and_parsed_verdict(browser, tmp_path, monkeypatch):
+    pytest.importorskip("openai")
+    from fake_openai_server import FakeOpenAI, Reply
+
+    monkeypatch.setenv("GOLDEVAL_HOME", str(tmp_path / "home"))  # the judge's call cache lives there
+    store = tmp_path / "g.db"
+
+    def answer(req):
+        user = req["messages"][1]["content"]
+        return Reply(content=Q13_RAW if "admission volume changed over 2024" in user else Q14_RAW)
+
+    judge = ["judge", SQL / "cases.jsonl", SQL / "arm_b.jsonl", "--db", SQL / "clinic.sqlite", "--gates", SQL / "dod.toml",
+             "--llm", "judge-model", "--store", store, "-q"]
+    with FakeOpenAI(default=answer) as srv:
+        run(*judge, "--base-url", srv.base_url, "--arm", "arm-b-llm", code=1)
+        assert srv.calls == 2
+        sent = {("q13" if "admission volume" in r["messages"][1]["content"] else "q14"): r["messages"][1]["content"]
+                for r in srv.requests}
+        base_url = srv.base_url
+    # the same run again with the endpoint gone: both calls are answered from the cache, which kept the prompts
+    run(*judge, "--base-url", base_url, "--arm", "arm-b-cached", code=1)
+    for ref, name, cached in (("latest~1", "clinic_arm_b_llm", False), ("latest", "clinic_arm_b_llm_cached", True)):
+        out = tmp_path / f"{name}.html"
+        run("report", ref, "--store", store, "--out", out)
+        p = Page(browser, out)
+        try:
+            pg = p.page
+            pg.click("#case-table tr.case[data-id='q13']")
+            call = pg.locator("tr.detail[data-detail='q13'] .llm-call")
+            assert call.count() == 1
+            text = call.inner_text()
+            assert ("LLM call 1 of 1 (answered from the cache)" in text) == cached
+            assert re.search(r"model\s+judge-model\n", text)
+            assert re.search(r"system prompt\s+goldeval-llm-judge/\d+ · sha256 [0-9a-f]{64}", text)
+            # the prompt sent, folded until opened, then shown whole and as sent (the case materials, the answer fenced)
+            prompt = call.locator("details.llm-prompt")
+            assert not prompt.evaluate("d => d.open")
+            prompt.locator("summary").click()
+            assert prompt.locator(".text").inner_text() == sent["q13"]
+            assert "Describe how the admission volume changed over 2024." in sent["q13"]
+            assert "Admissions declined steadily through 2024." in sent["q13"]  # arm_b.jsonl's answer to q13
+            # the raw answer character for character, and the verdict parsed from it
+            assert call.locator(".llm-raw").inner_text() == Q13_RAW
+            assert re.search(r"parsed verdict\nverdict\s+no_match\nconfidence\s+9\nwhy\s+Reports a steady decline", text)
+            # q14: nothing to parse: the parsed verdict is needs_human, says why, and the raw text is kept
+            pg.click("#case-table tr.case[data-id='q14']")
+            call14 = pg.locator("tr.detail[data-detail='q14'] .llm-call")
+            assert call14.locator(".llm-raw").inner_text() == Q14_RAW
+            t14 = call14.inner_text()
+            assert re.search(r"verdict\s+needs_human\n", t14) and re.search(r"could not parse\s+\S", t14)
+            call14.locator("details.llm-prompt summary").click()
+            assert call14.locator("details.llm-prompt .text").inner_text() == sent["q14"]
+            p.shot(name)
+            p.assert_offline()
+        finally:
+            p.close()
+
+
+def test_compare_shows_stable_near_match_apart_from_flickering(browser, tmp_path, monkeypatch):
+    # The same answers (arm B) judged twice, the LLM judge asked again the second time (--llm-refresh). q09 is
+    # near_match by rule in both runs (examples/sql/README.md: "q9 generic refusal"): stable, a coverage finding.
+    # q14 goes to the LLM, which says near_match the first time and match the second: it flickers, and since the
+    # answers are the same file that is judge noise. q13 is no_match both times. So: 1 stable (q09), 1 flickering
+    # (q14, A near_match → B match), no pass → fail or fail → pass flip (q14 is decided in B only).
+    pytest.importorskip("openai")
+    from fake_openai_server import FakeOpenAI, Reply
+
+    monkeypatch.setenv("GOLDEVAL_HOME", str(tmp_path / "home"))
+    store = tmp_path / "g.db"
+    second = {"on": False}
+
+    def answer(req):
+        user = req["messages"][1]["content"]
+        if "admission volume changed over 2024" in user:
+            return Reply(content=Q13_RAW)
+        if second["on"]:
+            return Reply(content='{"verdict": "match", "confidence": 8, "why": "347 emergency admissions, as the golden.", "gold_status": "verified"}')
+        return Reply(content='{"verdict": "near_match", "confidence": 7, "why": "The count is right but counts transfers the ACCEPT clause does not name.", "gold_status": "verified"}')
+
+    judge = ["judge", SQL / "cases.jsonl", SQL / "arm_b.jsonl", "--db", SQL / "clinic.sqlite", "--llm", "judge-model",
+             "--store", store, "-q"]
+    with FakeOpenAI(default=answer) as srv:
+        run(*judge, "--base-url", srv.base_url, "--arm", "judge-1")
+        second["on"] = True
+        run(*judge, "--base-url", srv.base_url, "--arm", "judge-2", "--llm-refresh")
+        assert srv.calls == 4
+    out = tmp_path / "noise.html"
+    run("report", "latest~1", "--compare", "latest", "--store", store, "--out", out)
+    p = Page(browser, out)
+    try:
+        pg = p.page
+        stats = pg.inner_text("#compare-stats")
+        assert ("near_match: 1 stable (near_match in both: a coverage finding) · 1 flickering (near_match in one run "
+                "only: judge noise, the answers are the same)") in stats
+        box = pg.locator("#compare-flips")
+        assert "near_match stable in both runs (a coverage finding): q09" in box.inner_text()
+        flicker = box.locator("table.flicker tr.flicker")
+        assert flicker.count() == 1
+        cells = flicker.locator("td").all_inner_texts()
+        assert cells[0] == "q14" and cells[1].startswith("near_match · The count is right") and cells[2].startswith("match · 347")
+        assert "pass → fail: 0" in box.inner_text() and "fail → pass: 0" in box.inner_text()
+        # the table's near_match filter holds the near_match cases of B (q09 only: q14 is a match in B)
+        pg.click("#filters button[data-filter='near_match']")
+        expect(pg.locator("#count")).to_have_text(re.compile(r"^1 of 22"))
+        assert p.rows() == ["q09"]
+        pg.click("#filters button[data-filter='changed']")
+        assert "q14" in p.rows()
+        p.shot("compare_stable_flickering")
         p.assert_offline()
     finally:
         p.close()

@@ -135,6 +135,45 @@ def test_a_judge_run_with_llm_calls_shows_each_call_with_its_raw_answer(tmp_path
     assert "The prose states all three counts" not in red and "Surgery 9" not in red and '"j4"' in red
 
 
+def test_an_llm_judge_run_is_reported_as_data_answers_with_its_calls(tmp_path, monkeypatch):
+    # `goldeval llm-judge` (scorer llm_judge) records the same per-case records as `judge --llm`: the page shows its
+    # verdicts, each call's prompt, model, raw answer and parsed verdict, and the texts read back from the stored
+    # run's inputs. Its --out names each input by sha256 only, so a report of that file says where to get the texts.
+    pytest.importorskip("openai")
+    from fake_openai_server import FakeOpenAI, Reply
+    from test_llm_judge_cli import ATTEMPTS, CASES, write
+
+    monkeypatch.setenv("GOLDEVAL_HOME", str(tmp_path / "home"))
+    cases, attempts = write(tmp_path / "cases.jsonl", CASES), write(tmp_path / "attempts.jsonl", ATTEMPTS)
+    raw = '{"verdict": "no_match", "confidence": 8, "why": "Wrong population."}'
+    store, results = tmp_path / "g.db", tmp_path / "r.json"
+    with FakeOpenAI(default=lambda req: Reply(content=raw)) as srv:
+        run("llm-judge", cases, attempts, "--llm", "judge-model", "--base-url", srv.base_url, "--store", store,
+            "--out", results, "-q")
+        prompts = [r["messages"][1]["content"] for r in srv.requests]
+    out = tmp_path / "r.html"
+    run("report", "latest", "--store", store, "--out", out)
+    d = _data(out.read_text(encoding="utf-8"))
+    assert d["kind"] == "answers" and d["llm"]["model"] == "judge-model"
+    a3 = next(c for c in d["cases"] if c["id"] == "a3")
+    assert a3["verdict"] == "no_match" and a3["question"] == "Revenue in 2024?"  # read back from cases.jsonl
+    (call,) = a3["llm_calls"]
+    assert call["raw"] == raw and call["verdict"]["verdict"] == "no_match" and call["verdict"]["confidence"] == 8
+    assert call["user_prompt"] in prompts and "1900000" in call["user_prompt"]  # the prompt as sent, a3's answer in it
+    assert call["response_model"] == "judge-model"  # the fake endpoint answers as the model asked
+    run("report", "--results", results, "--out", out)
+    page = out.read_text(encoding="utf-8")
+    d = _data(page)
+    assert d["kind"] == "answers" and "question" not in next(c for c in d["cases"] if c["id"] == "a3")
+    assert any("records its inputs' sha256, not their paths" in n for n in d["notes"])
+    # --redact: each call's numbers and verdict, no prompt, raw answer or why
+    run("report", "latest", "--store", store, "--out", out, "--redact")
+    d = _data(out.read_text(encoding="utf-8"))
+    (call,) = next(c for c in d["cases"] if c["id"] == "a3")["llm_calls"]
+    assert call["verdict"] == {"verdict": "no_match", "confidence": 8, "needs_human": False}
+    assert not {"raw", "user_prompt", "nonce"} & set(call) and "Wrong population" not in out.read_text(encoding="utf-8")
+
+
 def test_the_verdict_chart_counts_each_case_as_the_summary_does(tmp_path):
     # newcomer F5: on the clinic's arm B the chart said no_match 16 and the summary 15. q19's golden is
     # verified_wrong (README: "verified_wrong 1"); its verdict is no_match, but the pass rate counts it only under

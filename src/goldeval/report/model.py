@@ -14,24 +14,17 @@ seeded random sample of the passes, and says how many of each; the whole run sta
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from goldeval.errors import InputError
+from goldeval.report.marks import _shared_marks_python, compact_spans, shared_marks, shared_spans  # noqa: F401 (re-exported)
 from goldeval.report.sources import CaseSources
-from goldeval.tokens import OPENSCRIBE as _OPENSCRIBE
 
-try:  # the optional C fast path (goldeval/_fast.c); _shared_marks_python stays the definition
-    from goldeval._fast import shared_marks as _FAST_MARKS
-except ImportError:  # pragma: no cover - where no compiler was available at install time, or an older build
-    _FAST_MARKS = None
-
-__all__ = ["ReportOptions", "build_model", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
+__all__ = ["ReportOptions", "build_model", "llm_calls", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
 
 DEFAULT_MAX_CASES = 20_000
-_ALNUM = re.compile(r"[^\W_]")  # a letter or a digit (what every token rule is made of)
 REDACTED = "(redacted)"
 
 
@@ -61,116 +54,7 @@ class ReportOptions:
 def scorer_kind(results: Mapping[str, Any]) -> str:
     """``"freetext"``, ``"labels"``, ``"answers"`` or ``"generic"`` for a results dict."""
     name = (results.get("scorer") or {}).get("name")
-    return {"token_f1": "freetext", "labels": "labels", "answer_judge": "answers"}.get(name, "generic")
-
-
-def shared_spans(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
-    """Where the tokens the two texts share stand in each text, as flat ``[start, end, start, end, …]`` character
-    offsets: for each token, its first ``min(count in prediction, count in reference)`` occurrences in each text
-    (the multiset overlap that token F1 counts), located by :meth:`goldeval.tokens.Tokenizer.spans`. ``None`` when
-    the rule gives no offsets (a third-party rule built without a span function)."""
-    try:
-        sp, sr = tokenizer.spans(prediction), tokenizer.spans(reference)
-    except InputError:
-        return None
-    common = Counter(sp.tokens) & Counter(sr.tokens)
-
-    def pick(s: Any) -> list[int]:
-        left = dict(common)
-        out: list[int] = []
-        for tok, a, b in s:
-            n = left.get(tok)
-            if n:
-                left[tok] = n - 1
-                out += (a, b)
-        return out
-
-    return pick(sp), pick(sr)
-
-
-def shared_marks(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
-    """The shared-token marks of both texts as the page embeds them: ``compact_spans(text, shared_spans(…))`` for
-    each (a property test holds the two equal), in one pass over each text's tokens (the report's hot loop at
-    20,000 embedded cases).
-
-    Marking the first ``min(count here, count there)`` occurrences of a token is marking its first ``count there``
-    occurrences, so no intersection is built. Two marks merge when no letter or digit stands between them. In an
-    ASCII text every letter and digit belongs to a token under both shipped rules, so there that is the same as
-    "the two marked tokens are neighbours" and the text is not looked at; elsewhere the characters between two
-    marks are searched. Two ASCII texts under ``openscribe`` take the compiled path (``goldeval._fast.shared_marks``,
-    the same definition in C; a property test holds the two equal) when it was built. ``None`` as for
-    :func:`shared_spans`.
-    """
-    if _FAST_MARKS is not None and tokenizer is _OPENSCRIBE:
-        fast = _FAST_MARKS(prediction, reference)  # None unless both texts are ASCII
-        if fast is not None:
-            return fast
-    return _shared_marks_python(prediction, reference, tokenizer)
-
-
-def _shared_marks_python(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
-    try:
-        sp, sr = tokenizer.spans(prediction), tokenizer.spans(reference)
-    except InputError:
-        return None
-    shipped = getattr(tokenizer, "name", None) in ("openscribe", "unicode")
-    cp, cr = Counter(sp.tokens), Counter(sr.tokens)
-    return _marks(prediction, sp, cr, shipped), _marks(reference, sr, cp, shipped)
-
-
-def _marks(text: str, s: Any, other: Counter, shipped: bool) -> list[int]:
-    left = dict(other)
-    get = left.get
-    out: list[int] = []
-    starts, ends = s.starts, s.ends
-    prev_end, prev_i = 0, -2
-    if shipped and text.isascii():
-        for i, tok in enumerate(s.tokens):
-            n = get(tok)
-            if n:
-                left[tok] = n - 1
-                b = ends[i]
-                if prev_i == i - 1:
-                    out[-1] += b - prev_end
-                else:
-                    a = starts[i]
-                    out.append(a - prev_end)
-                    out.append(b - a)
-                prev_end, prev_i = b, i
-        return out
-    search = _ALNUM.search
-    for i, tok in enumerate(s.tokens):
-        n = get(tok)
-        if n:
-            left[tok] = n - 1
-            a, b = starts[i], ends[i]
-            if out and (a <= prev_end or search(text, prev_end, a) is None):
-                out[-1] += b - prev_end
-            else:
-                out.append(a - prev_end)
-                out.append(b - a)
-            prev_end = b
-    return out
-
-
-def compact_spans(text: str, spans: list[int]) -> list[int]:
-    """*spans* (flat ``[start, end, …]``, in text order) as the page embeds them: runs of marked tokens separated
-    only by characters that hold no letter or digit (spaces, punctuation: never a token) merged into one mark, then
-    written as ``[gap, length, gap, length, …]`` (gap from the end of the previous mark). About a tenth of the flat
-    offsets on a note that copies long stretches of its reference."""
-    merged: list[int] = []
-    for i in range(0, len(spans), 2):
-        start, end = spans[i], spans[i + 1]
-        if merged and _ALNUM.search(text, merged[-1], start) is None:
-            merged[-1] = end
-        else:
-            merged += (start, end)
-    out: list[int] = []
-    prev = 0
-    for i in range(0, len(merged), 2):
-        out += (merged[i] - prev, merged[i + 1] - merged[i])
-        prev = merged[i + 1]
-    return out
+    return {"token_f1": "freetext", "labels": "labels", "answer_judge": "answers", "llm_judge": "answers"}.get(name, "generic")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -198,7 +82,7 @@ def _header(results: Mapping[str, Any], run: Mapping[str, Any] | None) -> list[l
     judge = (run or {}).get("judge_version") or results.get("judge_version")
     if judge:
         rows.append(("judge version", judge))
-    llm = results.get("llm_judge") if isinstance(results.get("llm_judge"), Mapping) else None
+    llm = _llm_info(results)
     if llm:
         for k in ("judge_version", "model", "system_prompt_sha256"):
             if llm.get(k):
@@ -211,7 +95,7 @@ def _header(results: Mapping[str, Any], run: Mapping[str, Any] | None) -> list[l
     from goldeval.report.sources import input_files
 
     for role, f in input_files(results, run).items():
-        rows.append((f"input {role}", f"{f.get('path')} · sha256 {f.get('sha256') or '—'}"))
+        rows.append((f"input {role}", f"{f.get('path') or '(path not recorded)'} · sha256 {f.get('sha256') or '—'}"))
     if (run or {}).get("rubric_hash"):
         rows.append(("rubric sha256", run["rubric_hash"]))
     dod_hash = definition.get("sha256") or (run or {}).get("dod_hash")
@@ -359,22 +243,72 @@ def _case_row(case: Mapping[str, Any], kind: str, opts: ReportOptions) -> dict[s
                 row["rule"] = {k: rule.get(k) for k in ("verdict", "confidence", "why")}
             if case.get("agreement") is not None:
                 row["agreement"] = case.get("agreement")
-            llm = case.get("llm")
-            calls = llm.get("calls") if isinstance(llm, Mapping) else llm if isinstance(llm, list) else None
-            if calls:
-                # each call as goldeval.judge.run records it, with its raw answer (the prompt is left out: it is the
-                # case materials again, and the store keeps it)
-                row["llm_calls"] = [
-                    {k: c.get(k) for k in ("sample", "cached", "status", "raw", "verdict", "latency_s", "attempts",
-                                           "prompt_tokens", "completion_tokens", "cost_usd", "error")
-                     if c.get(k) is not None}
-                    for c in calls if isinstance(c, Mapping)
-                ]
+        calls = llm_calls(case, redact=red)
+        if calls:
+            row["llm_calls"] = calls
     else:
         for k, v in case.items():
             if isinstance(v, (int, float, str, bool)) or v is None:
                 row.setdefault(k, v)
     return row
+
+
+#: What the page shows of each LLM call (as :func:`goldeval.judge.run.judge_cases` records it): the numbers and the
+#: parsed verdict always; the prompt sent, the raw answer and the judge's why only when the report is not redacted.
+_CALL_NUMBERS = ("sample", "cached", "status", "latency_s", "attempts", "prompt_tokens", "completion_tokens", "cost_usd",
+                 "finish_reason", "response_model", "capped")
+_CALL_TEXTS = ("user_prompt", "raw", "error", "nonce")
+_VERDICT_NUMBERS = ("verdict", "confidence", "needs_human", "self_contradicting", "injection", "truncated")
+_VERDICT_TEXTS = ("why", "parse_error", "error")
+
+
+def llm_calls(case: Mapping[str, Any], *, redact: bool = False) -> list[dict[str, Any]]:
+    """Each LLM call of one judged case as the report's detail shows it.
+
+    Args:
+        case: A per-case record of a judge run (``goldeval judge --llm`` or ``goldeval llm-judge``), whose ``llm``
+            is ``{"calls": [...]}`` as :func:`goldeval.judge.run.judge_cases` records it (the run store keeps the
+            same record).
+        redact: Keep only the numbers and the parsed verdict's verdict and confidence (no prompt, raw answer, why).
+
+    Returns:
+        One dict per call, in sample order: ``sample``, ``cached``, ``status``, ``latency_s``, ``attempts``, tokens,
+        ``cost_usd``, ``finish_reason``, ``response_model`` (the model the endpoint says answered), ``verdict``
+        (the parsed verdict: ``verdict``, ``confidence``, ``needs_human``, ``why``, ``parse_error``…) and, unless
+        redacted, ``user_prompt`` (the user message sent, case materials with the answer fenced by ``nonce``),
+        ``raw`` (the answer as received, ``None`` when the call failed) and ``error``. Keys whose value is ``None``
+        are left out. ``[]`` for a case that went to no LLM.
+    """
+    llm = case.get("llm")
+    calls = llm.get("calls") if isinstance(llm, Mapping) else llm if isinstance(llm, list) else None
+    out: list[dict[str, Any]] = []
+    for c in calls or []:
+        if not isinstance(c, Mapping):
+            continue
+        keys = _CALL_NUMBERS if redact else _CALL_NUMBERS + _CALL_TEXTS
+        call = {k: c.get(k) for k in keys if c.get(k) is not None}
+        v = c.get("verdict")
+        if isinstance(v, Mapping):
+            vkeys = _VERDICT_NUMBERS if redact else _VERDICT_NUMBERS + _VERDICT_TEXTS
+            call["verdict"] = {k: v.get(k) for k in vkeys if v.get(k) is not None}
+        elif v is not None:
+            call["verdict"] = {"verdict": v}
+        out.append(call)
+    return out
+
+
+def _llm_info(results: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The LLM judge every call of the run went to: requested ``model``, ``base_url``, ``judge_version`` (the
+    versioned doctrine, i.e. the system prompt), ``system_prompt_sha256``, ``layout`` of the user prompt,
+    ``temperature``, ``seed``, ``max_tokens``, ``repeat``; ``None`` when the run had no LLM stage. From
+    ``results["llm_judge"]`` (``goldeval judge --llm``) or ``results["judge"]`` (``goldeval llm-judge``)."""
+    info = results.get("llm_judge")
+    if not isinstance(info, Mapping) or "model" not in info:
+        info = results.get("judge")
+    if not isinstance(info, Mapping) or "model" not in info:
+        return None
+    return {k: info.get(k) for k in ("model", "base_url", "judge_version", "system_prompt_sha256", "layout", "temperature",
+                                     "seed", "max_tokens", "repeat") if info.get(k) is not None}
 
 
 def _select(rows: list[dict[str, Any]], opts: ReportOptions, changed: set[str]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
@@ -531,7 +465,7 @@ def build_model(
 
     Returns:
         ``{"kind", "title", "header", "decision", "summary", "charts", "columns", "cases", "sample", "notes",
-        "redacted", "compare"}``.
+        "redacted", "min_f1", "llm", "compare"}`` (``llm``: the LLM judge of the run, see :func:`_llm_info`).
     """
     opts = options or ReportOptions()
     main_results, main_run, main_sources = (results_b, run_b, sources_b) if compare is not None else (results, run, sources)
@@ -595,6 +529,7 @@ def build_model(
         "notes": notes,
         "redacted": opts.redact,
         "min_f1": opts.min_f1,
+        "llm": _llm_info(main_results) if kind == "answers" else None,
         "compare": cmp_view,
     }
 

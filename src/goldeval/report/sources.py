@@ -35,7 +35,8 @@ class CaseSources:
 
 def input_files(results: Mapping[str, Any], run: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     """role → ``{"path", "sha256"}`` of each input, from the run record when there is one, else from the results
-    file (``input`` of a free-text run, ``inputs`` of a judge run, ``dataset`` of a labels run)."""
+    file (``input`` of a free-text run, ``inputs`` of a judge run, ``dataset`` of a labels run; an ``llm-judge``
+    results file names only the sha256, so its ``path`` is ``None``)."""
     if run is not None and isinstance(run.get("inputs"), Mapping) and run["inputs"]:
         return {role: dict(v) for role, v in run["inputs"].items() if isinstance(v, Mapping)}
     out: dict[str, dict[str, Any]] = {}
@@ -44,7 +45,12 @@ def input_files(results: Mapping[str, Any], run: Mapping[str, Any] | None) -> di
         role = "predictions" if results.get("input") else "labels"
         out[role] = {"path": single.get("path"), "sha256": single.get("sha256")}
     multi = results.get("inputs")
-    if isinstance(multi, Mapping):
+    if isinstance(multi, Mapping) and (results.get("scorer") or {}).get("name") == "llm_judge":
+        # `goldeval llm-judge --out` records each input's sha256 under its role, not its path
+        for role in ("cases", "attempts", "rules"):
+            if isinstance(multi.get(role), str):
+                out[role] = {"path": None, "sha256": multi[role]}
+    elif isinstance(multi, Mapping):
         for role in ("cases", "attempts", "db"):
             if multi.get(role):
                 out[role] = {"path": multi[role], "sha256": multi.get(f"{role}_sha256")}
@@ -199,7 +205,11 @@ def load_sources(
         pf, rf = config.get("prediction_field", "prediction"), config.get("reference_field", "reference")
         for cid, row in _keyed_rows(path, config.get("id_field", "id"), wanted, lines).items():
             src.texts[cid] = {"prediction": row.get(pf), "reference": row.get(rf)}
-    elif scorer == "answer_judge":
+    elif scorer in ("answer_judge", "llm_judge"):
+        if run is None and scorer == "llm_judge":
+            src.notes.append("this llm-judge results file records its inputs' sha256, not their paths: the questions, "
+                             "goldens and answers are not shown (make the report from the store: goldeval report RUN)")
+            return src
         cases_path = _usable("cases", files.get("cases"), src.notes, base)
         attempts_path = _usable("attempts", files.get("attempts"), src.notes, base)
         cases = _keyed_rows(cases_path, "id", wanted) if cases_path else {}

@@ -191,6 +191,35 @@
     return wrap;
   }
 
+  // one LLM call: the model asked (and the one that answered), the system prompt by version and sha256, the
+  // prompt sent, the raw answer as received and the verdict parsed from it
+  function llmCall(call, i, n) {
+    var L = D.llm || {};
+    var v = call.verdict || {};
+    var box = el("div", { cls: "llm-call", "data-call": String(i + 1) });
+    box.appendChild(el("h4", { text: "LLM call " + (i + 1) + " of " + n + (call.cached ? " (answered from the cache)" : "") }));
+    var model = L.model || null;
+    if (call.response_model && call.response_model !== L.model) model = (L.model ? L.model + " (answered as " + call.response_model + ")" : call.response_model);
+    box.appendChild(kv([["model", model], ["endpoint", L.base_url],
+      ["system prompt", L.judge_version ? L.judge_version + (L.system_prompt_sha256 ? " · sha256 " + L.system_prompt_sha256 : "") : null],
+      ["sample", n > 1 ? call.sample : null], ["status", call.status], ["finish reason", call.finish_reason],
+      ["latency s", call.latency_s == null ? null : num(call.latency_s, 2)], ["attempts", call.attempts],
+      ["tokens in / out", call.prompt_tokens != null ? call.prompt_tokens + " / " + call.completion_tokens : null],
+      ["cost USD", call.cost_usd], ["error", call.error]]));
+    if (!D.redacted) {
+      var p = el("details", { cls: "llm-prompt" }, [el("summary", { text: "prompt sent (user message" + (call.nonce ? "; the answer fenced with nonce " + call.nonce : "") + ")" })]);
+      p.appendChild(el("div", { cls: "text", text: call.user_prompt == null ? "(not recorded)" : str(call.user_prompt) }));
+      box.appendChild(p);
+      box.appendChild(el("h5", { text: "raw answer" }));
+      box.appendChild(el("div", { cls: "text llm-raw", text: call.raw == null ? "(no answer)" : str(call.raw) }));
+    }
+    box.appendChild(el("h5", { text: "parsed verdict" }));
+    box.appendChild(kv([["verdict", v.verdict], ["confidence", v.confidence], ["needs a human", v.needs_human ? "yes" : null],
+      ["why", v.why], ["could not parse", v.parse_error], ["contradicts itself", v.self_contradicting ? "yes" : null],
+      ["truncated", v.truncated ? "yes" : null], ["injection noticed", v.injection ? "yes" : null]]));
+    return box;
+  }
+
   function detailRow(c) {
     var td = el("td", { colspan: String(cols.length) });
     var tr = el("tr", { cls: "detail", "data-detail": c.id }, [td]);
@@ -226,15 +255,20 @@
         td.appendChild(el("h4", { text: "question" }));
         td.appendChild(el("div", { cls: "text", text: c.question == null ? "(not available)" : str(c.question) }));
         td.appendChild(el("div", { cls: "side" }, [rowsTable(c.golden, "golden" + (c.golden_kind ? " (" + c.golden_kind + ")" : "")),
-                                                      rowsTable(c.prediction, "predicted")]));
+                                                      (c.prediction == null && c.text != null && c.final_query == null)
+                                                        ? el("div", null, [el("h4", { text: "predicted" }), el("p", { cls: "muted", text: "(no rows: the answer is prose, shown below)" })])
+                                                        : rowsTable(c.prediction, "predicted")]));
         if (c.text != null) { td.appendChild(el("h4", { text: "answer text" })); td.appendChild(el("div", { cls: "text", text: str(c.text) })); }
         if (c.final_query != null) { td.appendChild(el("h4", { text: "final query" })); td.appendChild(el("div", { cls: "text", text: str(c.final_query) })); }
         if (c.canonical_query != null) { td.appendChild(el("h4", { text: "golden's canonical query" })); td.appendChild(el("div", { cls: "text", text: str(c.canonical_query) })); }
-        if (c.column_pairing) {
+        if (c.column_pairing && Object.keys(c.column_pairing).length) {
           td.appendChild(el("h4", { text: "column pairing (golden → predicted)" }));
           td.appendChild(kv(Object.keys(c.column_pairing).map(function (k) { return [k, c.column_pairing[k] === null ? "(unpaired)" : c.column_pairing[k]]; })));
         }
-        if (c.rule) td.appendChild(kv([["rule verdict", c.rule.verdict], ["rule confidence", c.rule.confidence], ["rule why", c.rule.why]]));
+        if (c.rule && c.decided_by !== "rule") {  // the rules' own outcome, kept beside the verdict that decided
+          td.appendChild(el("h4", { text: "rule-based outcome" }));
+          td.appendChild(kv([["rule verdict", c.rule.verdict], ["rule confidence", c.rule.confidence], ["rule why", c.rule.why]]));
+        }
       }
       if (c.located) {
         var L = c.located;
@@ -247,15 +281,7 @@
           td.appendChild(el("div", null, [el("h4", { text: "missing golden rows" }), t]));
         }
       }
-      (c.llm_calls || []).forEach(function (call, i) {
-        var v = call.verdict && typeof call.verdict === "object" ? call.verdict : { verdict: call.verdict };
-        td.appendChild(el("h4", { text: "LLM call " + (i + 1) + (call.cached ? " (cached)" : "") }));
-        td.appendChild(kv([["verdict", v.verdict], ["confidence", v.confidence], ["why", v.why], ["status", call.status],
-          ["latency s", call.latency_s], ["attempts", call.attempts],
-          ["tokens in / out", call.prompt_tokens != null ? call.prompt_tokens + " / " + call.completion_tokens : null],
-          ["cost USD", call.cost_usd], ["error", call.error]]));
-        td.appendChild(el("div", { cls: "text llm-raw", text: call.raw == null ? "(no answer)" : str(call.raw) }));
-      });
+      (c.llm_calls || []).forEach(function (call, i) { td.appendChild(llmCall(call, i, c.llm_calls.length)); });
     }
     return tr;
   }
