@@ -30,6 +30,7 @@ except ImportError:  # the test extra brings it; without it the tests below are 
 REPO = Path(__file__).resolve().parents[2]
 PRIMOCK = REPO / "examples" / "data" / "openscribe_primock57_predictions.jsonl"
 SQL = REPO / "examples" / "sql"
+LABELS = REPO / "examples" / "labels"
 CHROMIUM = os.environ.get("GOLDEVAL_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("GOLDEVAL_TEST_ARTIFACTS", REPO / "test-artifacts")) / "report"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -187,13 +188,29 @@ def test_clinic_judge_report(browser, runs):
         assert pg.inner_text("#banner") == "FAIL"
         assert pg.inner_text("#decision-line").startswith("FAIL: pass_rate 0.000 fails 0.90")
         assert pg.locator("#gates tbody tr").count() == 2
-        assert "Analytics lead" in pg.inner_text("#header")
+        header = pg.inner_text("#header")
+        rec = _stored_run(store, ids["arm_b"])
+        for want in (ids["arm_b"], "arm-b", rec["goldeval_version"], f"answer_judge@{rec['scorer_version']}",
+                     rec["judge_version"], rec["rubric_hash"], _sha256(SQL / "cases.jsonl"), _sha256(SQL / "arm_b.jsonl"),
+                     _sha256(SQL / "dod.toml"), "Analytics lead", "2026-11-20"):
+            assert want in header, want
+        # the summary lists the 3 unscored cases with their reasons (README: q16 no such column, q17 DELETE refused,
+        # q22 time limit)
+        pg.click("#unscored summary")
+        reasons = pg.locator("#unscored li").all_inner_texts()
+        assert [r.split(":")[0] for r in reasons] == ["q16", "q17", "q22"]
+        assert "no such column" in reasons[0] and "time limit" in reasons[2]
         assert pg.locator("#charts svg").count() == 3  # verdicts, gold_status, pass rate with its interval
         # arm B: 15 no_match, 1 near_match, 3 unscored, 2 needs_human, 1 match-but-verified_wrong (examples/sql/README.md)
         pg.click("#filters button[data-filter='unscored']")
         expect(pg.locator("#count")).to_have_text(re.compile(r"^3 of 22"))
         pg.click("#filters button[data-filter='near_match']")
         expect(pg.locator("#count")).to_have_text(re.compile(r"^1 of 22"))
+        pg.click("#filters button[data-filter='needs_human']")
+        expect(pg.locator("#count")).to_have_text(re.compile(r"^2 of 22"))
+        assert p.rows() == ["q13", "q14"]
+        pg.click("#filters button[data-filter='pass']")
+        expect(pg.locator("#count")).to_have_text(re.compile(r"^0 of 22"))
         pg.click("#filters button[data-filter='fail']")
         expect(pg.locator("#count")).to_have_text(re.compile(r"^15 of 22"))
         assert "q01" in p.rows()
@@ -229,6 +246,9 @@ def test_compare_report(browser, runs):
         assert "McNemar exact" in stats and "pass-rate difference B − A" in stats
         flips = pg.locator("#compare-flips table.flip-pf tr.flip-pf")
         assert flips.locator("td:first-child").all_inner_texts() == p2f  # pass → fail, in red, both whys
+        assert flips.first.evaluate("r => getComputedStyle(r).backgroundColor") == "rgb(253, 236, 234)"  # #fdecea
+        a_why, b_why = flips.first.locator("td").all_inner_texts()[1:]
+        assert a_why.startswith("match · ") and b_why.startswith("no_match · ")
         assert f"pass → fail: {len(p2f)}" in pg.inner_text("#compare-flips")
         pg.click("#filters button[data-filter='changed']")
         n_changed = int(pg.inner_text("#count").split(" of ")[0])
@@ -291,6 +311,10 @@ def test_free_text_compare_at_1280_px_shows_each_line_whole(browser, runs):
         # no line of the block runs past its box
         assert items.evaluate_all("ls => ls.filter(l => l.scrollWidth > l.clientWidth + 1).length") == 0
         assert "0 up, 2 down" in pg.inner_text("#compare-stats")
+        # the biggest F1 movers: the two notes that moved (README: day4_consultation01 and 05, -0.0010 each)
+        movers = [r.split("\t") for r in pg.locator("#compare-flips table.movers tr").all_inner_texts()[1:]]
+        assert sorted(m[0] for m in movers[:2]) == ["day4_consultation01", "day4_consultation05"]
+        assert [m[3] for m in movers[:2]] == ["-0.0010", "-0.0010"]
         pg.click("#filters button[data-filter='changed']")
         expect(pg.locator("#count")).to_have_text(re.compile(r"^2 of 57"))
         p.assert_charts_fit()
@@ -453,6 +477,142 @@ def test_compare_shows_stable_near_match_apart_from_flickering(browser, tmp_path
         pg.click("#filters button[data-filter='changed']")
         assert "q14" in p.rows()
         p.shot("compare_stable_flickering")
+        p.assert_offline()
+    finally:
+        p.close()
+
+
+def _stored_run(store: Path, ref: str) -> dict:
+    from goldeval.runs.store import RunStore
+
+    with RunStore(store) as s:
+        return dict(s.get_run(ref))
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_labels_report(browser, tmp_path):
+    # examples/labels (README): tp 36, fp 6, fn 4, tn 154 on 200 claims; 4 of 40 gold escalations missed = 10.0 per
+    # 100 against the agreed 2 per 100 (FAIL); precision 36/42 = 0.857 ≥ 0.80 (pass); F1 of 'escalate' =
+    # 2·36 / (2·36 + 6 + 4) = 72/82 = 0.8780.
+    store = tmp_path / "g.db"
+    claims, dod = LABELS / "pilot_claims.jsonl", LABELS / "dod.toml"
+    run("labels", claims, "--gates", dod, "--store", store, "--arm", "pilot", "-q", code=1)
+    rec = _stored_run(store, "latest")
+    out = tmp_path / "labels.html"
+    run("report", "latest", "--store", store, "--out", out)
+    p = Page(browser, out)
+    try:
+        pg = p.page
+        assert pg.inner_text("#banner") == "FAIL"
+        assert pg.inner_text("#decision-line").startswith("FAIL: 4 escalations missed (10.0 per 100) against the agreed 2 per 100")
+        gates = [r.split("\t") for r in pg.locator("#gates tbody tr").all_inner_texts()]
+        assert [(g[0], g[1], g[3]) for g in gates] == [("missed_per_100", "≤ 2", "FAIL"), ("precision", "≥ 0.80", "pass")]
+        assert gates[0][2] == "10.0" and gates[1][2] == "0.857"
+        assert "40" in gates[0][4]  # what 2 per 100 allows on these 40 gold escalations (0.8: none may be missed)
+        # the header: what pins the run
+        header = pg.inner_text("#header")
+        for want in (rec["id"], "pilot", rec["goldeval_version"], f"labels@{rec['scorer_version']}", _sha256(claims),
+                     _sha256(dod), "Head of underwriting", "2026-11-02"):
+            assert want in header, want
+        assert "F1 of 'escalate': 0.8780" in pg.inner_text("#headline")
+        lo, hi = (float(x) for x in re.search(r"\[(\d\.\d+), (\d\.\d+)\]", pg.inner_text("#headline")).groups())
+        assert lo <= 0.8780 <= hi and "bootstrap" in pg.inner_text("#headline")
+        # confusion matrix, precision / recall against their gates, missed per 100 against its gate
+        assert [c.split("\n")[0] for c in pg.locator("figure.chart figcaption").all_inner_texts()] == [
+            "confusion matrix", "precision and recall against their gates", "missed per 100 gold positives"]
+        p.assert_charts_fit()
+        pg.click("#filters button[data-filter='fail']")
+        expect(pg.locator("#count")).to_have_text(re.compile(r"^10 of 200"))  # 6 false positives + 4 missed
+        outcomes = pg.locator("#case-table tbody tr.case td:nth-child(3)").all_inner_texts()
+        assert sorted(set(outcomes)) == ["fn", "fp"] and outcomes.count("fn") == 4
+        pg.click("#filters button[data-filter='pass']")
+        expect(pg.locator("#count")).to_have_text(re.compile(r"^190 of 200"))
+        # a missed escalation opens to gold beside pred
+        rows = [json.loads(x) for x in claims.read_text().splitlines() if x.strip()]
+        missed = next(r for r in rows if r["gold"] == "escalate" and r["pred"] != "escalate")
+        pg.click("#filters button[data-filter='all']")
+        pg.fill("#search", missed["id"])
+        expect(pg.locator("#count")).to_have_text(re.compile(r"^1 of 200"))
+        pg.click(f"#case-table tr.case[data-id='{missed['id']}']")
+        detail = pg.locator(f"tr.detail[data-detail='{missed['id']}']")
+        gold, pred = detail.locator(".side > div").all()
+        assert gold.inner_text() == "gold\nescalate"
+        assert pred.inner_text() == "pred\n" + (missed["pred"] if missed["pred"] is not None else "(no prediction)")
+        assert gold.bounding_box()["y"] == pred.bounding_box()["y"]  # beside each other, not one under the other
+        assert re.search(r"outcome\s+fn", detail.inner_text())
+        # sort by a text column, descending: ids in reverse order
+        pg.fill("#search", "")
+        pg.click("#case-table th[data-key='id']")
+        pg.click("#case-table th[data-key='id']")
+        ids = p.rows()
+        assert ids[0] == max(r["id"] for r in rows) and ids == sorted(ids, reverse=True)
+        p.shot("labels_pilot_claims")
+        p.assert_offline()
+    finally:
+        p.close()
+
+
+def test_compare_fixes_in_green_regressions_in_red_and_the_lines_compare_prints(browser, runs):
+    # B → A of the clinic example is A → B backwards: the 14 regressions of test_compare_report are 14 fixes
+    # (tests/e2e/test_report_cli.py works them out: every case but q09, q11, q13, q14, q16, q17, q19, q22).
+    store, ids, d = runs
+    out = d / "compare_b_to_a.html"
+    run("report", ids["arm_b"], "--compare", ids["arm_a"], "--store", store, "--out", out)
+    cli = CliRunner().invoke(main, ["compare", ids["arm_b"], ids["arm_a"], "--store", str(store)], terminal_width=200).stdout
+    p = Page(browser, out)
+    try:
+        pg = p.page
+        green = pg.locator("#compare-flips table.flip-fp tr.flip-fp")
+        assert green.count() == 14 and pg.locator("#compare-flips table.flip-pf tr.flip-pf").count() == 0
+        assert green.first.evaluate("r => getComputedStyle(r).backgroundColor") == "rgb(232, 245, 233)"  # #e8f5e9
+        first = green.first.locator("td").all_inner_texts()
+        assert first[1].startswith("no_match · ") and first[2].startswith("match · ")  # both whys, side by side
+        # the McNemar and bootstrap lines, as `goldeval compare` prints them: 0 pass→fail vs 14 fail→pass, p = 2·0.5**14
+        stats = pg.locator("#compare-stats li").all_inner_texts()
+        mcnemar = next(s for s in stats if s.startswith("McNemar exact"))
+        assert mcnemar == "McNemar exact: 0 pass→fail vs 14 fail→pass, two-sided p = 0.0001221"
+        flat = " ".join(cli.split())
+        for line in stats:
+            assert " ".join(line.split()) in flat, line
+        pg.click("#filters button[data-filter='changed']")
+        assert pg.locator("#case-table tbody tr.flip-fp").count() >= 1
+        assert pg.locator("#case-table tbody tr.flip-fp").first.evaluate("r => getComputedStyle(r).backgroundColor") == "rgb(232, 245, 233)"
+        p.shot("compare_arm_b_arm_a")
+        p.assert_offline()
+    finally:
+        p.close()
+
+
+def test_hostile_data_answer_is_text_and_never_runs(browser, tmp_path):
+    # The same markup in every text a data-answer case opens to: the question, the golden's column name, the
+    # answer's prose, its final query, its column names and cells.
+    cases = [{"id": f"q{i}", "question": f"How many wards? {h}",
+              "golden": {"kind": "value", "columns": ["n"], "rows": [[4]]}} for i, h in enumerate(HOSTILE)]
+    attempts = [{"id": f"q{i}", "text": f"There are 4 wards. {h}", "final_query": f"SELECT 4 AS n -- {h}",
+                 "columns": ["n", h], "rows": [[4, h]]} for i, h in enumerate(HOSTILE)]
+    for name, rows in (("cases.jsonl", cases), ("attempts.jsonl", attempts)):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run("judge", tmp_path / "cases.jsonl", tmp_path / "attempts.jsonl", "--no-store", "--out", tmp_path / "r.json", "-q")
+    out = tmp_path / "hostile_answers.html"
+    run("report", "--results", tmp_path / "r.json", "--out", out)
+    p = Page(browser, out)
+    try:
+        pg = p.page
+        assert pg.evaluate("window.__pwned") is None
+        for i, h in enumerate(HOSTILE):
+            pg.click(f"#case-table tr.case[data-id='q{i}']")
+            detail = pg.locator(f"tr.detail[data-detail='q{i}']")
+            texts = detail.locator(".text").all_inner_texts()
+            assert f"How many wards? {h}" in texts and f"There are 4 wards. {h}" in texts and f"SELECT 4 AS n -- {h}" in texts
+            assert h in detail.locator("table.rows").last.inner_text()  # the predicted column name and cell
+        assert pg.evaluate("window.__pwned") is None
+        assert pg.locator("#case-table img, #case-table script, a[href^='javascript']").count() == 0
+        p.shot("hostile_answers")
         p.assert_offline()
     finally:
         p.close()

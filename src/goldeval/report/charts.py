@@ -60,7 +60,26 @@ def _draw(width: float, height: float, draw) -> str:
         fig = _figure(width, height)
         ax = fig.add_subplot()
         draw(fig, ax)
+        _wrap_title(ax, width)
         return _svg(fig)
+
+
+def _whole_ticks(ax: Any) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _wrap_title(ax: Any, width_in: float) -> None:
+    """Break the axes' title into lines that fit a figure *width_in* inches wide (a title of a narrow chart, such
+    as a 2 × 2 confusion matrix, ran past both edges of its SVG). An average character is taken as 0.6 em."""
+    import textwrap
+
+    title = ax.title
+    text = title.get_text()
+    per_line = max(12, int(width_in * 72 / (title.get_fontsize() * 0.6)))
+    if len(text) > per_line:
+        title.set_text(textwrap.fill(text, per_line))
 
 
 def histogram(values: Sequence[float], *, title: str, xlabel: str, bins: int = 20, threshold: float | None = None) -> str:
@@ -79,6 +98,7 @@ def histogram(values: Sequence[float], *, title: str, xlabel: str, bins: int = 2
             ax.axvline(threshold, color=_FAIL, linestyle="--", linewidth=1, label=f"threshold {threshold:g}")
             ax.legend(frameon=False)
         ax.set_xlim(0, 1)
+        _whole_ticks(ax)  # a count of cases: no tick at 2.5
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("cases")
@@ -137,6 +157,8 @@ def bars(names: Sequence[str], values: Sequence[float], *, title: str, ylabel: s
             ax.set_ylim(0, ymax)
         else:
             ax.margins(y=0.15)
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            _whole_ticks(ax)  # counts (cases, misses): no tick at 2.5
         ax.set_title(title)
         ax.set_ylabel(ylabel)
 

@@ -19,6 +19,9 @@
     return e;
   }
   function num(v, d) { return (v === null || v === undefined) ? "—" : (typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(d || 3)) : String(v)); }
+  // a fraction (F1, precision, recall) always with its decimals: JSON gives 1.0 as 1, which read "1" beside "0.500"
+  function frac(v, d) { return typeof v === "number" ? v.toFixed(d || 3) : num(v, d); }
+  var FRACTIONS = { f1: 1, precision: 1, recall: 1, a_f1: 1 };
   function str(v) { return (v === null || v === undefined) ? "" : (typeof v === "string" ? v : JSON.stringify(v)); }
 
   var COLS = {
@@ -115,7 +118,7 @@
 
   function cell(c, col) {
     var v = val(c, col[0]);
-    var td = el("td", { text: col[2] === "n" ? (col[0] === "delta_f1" && typeof v === "number" ? (v >= 0 ? "+" : "") + v.toFixed(4) : num(v)) : str(v) });
+    var td = el("td", { text: col[2] === "n" ? (col[0] === "delta_f1" && typeof v === "number" ? (v >= 0 ? "+" : "") + v.toFixed(4) : FRACTIONS[col[0]] ? frac(v) : num(v)) : str(v) });
     if (col[0] === "bucket" || col[0] === "verdict" || col[0] === "a_bucket") {
       var b = col[0] === "a_bucket" ? (c.a ? c.a.bucket : "") : c.bucket;
       td.className = "b-" + b;
@@ -227,14 +230,14 @@
     if (compare && c.a) {
       td.appendChild(el("h4", { text: "A (before) beside B (after)" }));
       td.appendChild(el("div", { cls: "side" }, [
-        el("div", null, [kv([["A", c.a.verdict || c.a.outcome || c.a.bucket], ["A confidence", c.a.confidence], ["A F1", c.a.f1], ["A why", c.a.why]])]),
-        el("div", null, [kv([["B", c.verdict || c.outcome || c.bucket], ["B confidence", c.confidence], ["B F1", c.f1], ["B why", c.why]])])
+        el("div", null, [kv([["A", c.a.verdict || c.a.outcome || c.a.bucket], ["A confidence", c.a.confidence], ["A F1", c.a.f1 == null ? null : frac(c.a.f1, 4)], ["A why", c.a.why]])]),
+        el("div", null, [kv([["B", c.verdict || c.outcome || c.bucket], ["B confidence", c.confidence], ["B F1", c.f1 == null ? null : frac(c.f1, 4)], ["B why", c.why]])])
       ]));
     } else if (compare) td.appendChild(el("p", { cls: "muted", text: "not in run A (added in B)" }));
     if (D.kind === "freetext") {
-      td.appendChild(kv([["F1", num(c.f1, 4)], ["precision", num(c.precision, 4)], ["recall", num(c.recall, 4)],
+      td.appendChild(kv([["F1", frac(c.f1, 4)], ["precision", frac(c.precision, 4)], ["recall", frac(c.recall, 4)],
         ["tokens", c.tokens_pred == null ? null : c.tokens_pred + " predicted · " + c.tokens_ref + " reference · " + c.overlap + " shared"]]));
-      if (c.sections) td.appendChild(kv(Object.keys(c.sections).map(function (k) { return ["section " + k + " F1", num(c.sections[k], 4)]; })));
+      if (c.sections) td.appendChild(kv(Object.keys(c.sections).map(function (k) { return ["section " + k + " F1", frac(c.sections[k], 4)]; })));
       if (D.redacted) td.appendChild(el("p", { cls: "muted", text: "texts redacted" }));
       else td.appendChild(el("div", { cls: "side" }, [
         el("div", null, [el("h4", { text: "prediction" + (c.spans_pred ? " (shared tokens marked)" : "") }), marked(c.prediction, c.spans_pred)]),
@@ -320,7 +323,7 @@
     if (C.movers && C.movers.length) {
       var t = el("table", { cls: "movers" });
       t.appendChild(el("tr", null, ["case", "A F1", "B F1", "Δ"].map(function (h) { return el("th", { text: h }); })));
-      C.movers.forEach(function (m) { t.appendChild(el("tr", null, [el("td", { text: m.id }), el("td", { text: num(m.a, 4) }), el("td", { text: num(m.b, 4) }), el("td", { text: (m.delta >= 0 ? "+" : "") + m.delta.toFixed(4) })])); });
+      C.movers.forEach(function (m) { t.appendChild(el("tr", null, [el("td", { text: m.id }), el("td", { text: frac(m.a, 4) }), el("td", { text: frac(m.b, 4) }), el("td", { text: (m.delta >= 0 ? "+" : "") + m.delta.toFixed(4) })])); });
       box.appendChild(el("div", null, [el("h3", { text: "biggest F1 movers" }), t]));
     }
   }
