@@ -616,3 +616,45 @@ def test_hostile_data_answer_is_text_and_never_runs(browser, tmp_path):
         p.assert_offline()
     finally:
         p.close()
+
+
+def test_sectioned_free_text_shows_mean_f1_per_section(browser, tmp_path):
+    # Worked by hand (openscribe tokens): plan — row 1 "start metformin" against "start metformin 500 mg": 2 shared,
+    # P 1, R 0.5, F1 2/3; row 2 "stop aspirin" both: 1. Mean 5/6 = 0.833. assessment — row 1 "type 2 diabetes" both:
+    # 1; row 2 "gastritis" against "peptic ulcer": 0. Mean 0.500.
+    rows = [
+        {"id": "r1", "prediction": {"plan": "start metformin", "assessment": "type 2 diabetes"},
+         "reference": {"plan": "start metformin 500 mg", "assessment": "type 2 diabetes"}},
+        {"id": "r2", "prediction": {"plan": "stop aspirin", "assessment": "gastritis"},
+         "reference": {"plan": "stop aspirin", "assessment": "peptic ulcer"}},
+    ]
+    src = tmp_path / "sections.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    store = tmp_path / "g.db"
+    run("score", src, "--store", store, "-q")
+    out = tmp_path / "sections.html"
+    run("report", "latest", "--store", store, "--out", out)
+    p = Page(browser, out)
+    try:
+        pg = p.page
+        chart = pg.locator("figure.chart", has_text="mean F1 per section")
+        assert chart.count() == 1
+        texts = chart.locator("svg text").all_text_contents()
+        assert {"plan", "assessment", "0.833", "0.500"} <= {t.strip() for t in texts}, texts
+        p.assert_charts_fit()
+        pg.click("#case-table tr.case[data-id='r1']")
+        detail = pg.locator("tr.detail[data-detail='r1']").inner_text()
+        assert re.search(r"section plan F1\s+0\.6667", detail) and re.search(r"section assessment F1\s+1\.0000", detail)
+        # each section beside its counterpart, the tokens that section's F1 shares marked: "start metformin" in both
+        # plans (merged into one mark across the space); the whole assessment
+        names = pg.locator("tr.detail[data-detail='r1'] h4.section-name").all_inner_texts()
+        assert names == ["section plan · F1 0.6667", "section assessment · F1 1.0000"]
+        marks = pg.locator("tr.detail[data-detail='r1'] .side mark").all_inner_texts()
+        assert marks == ["start metformin", "start metformin", "type 2 diabetes", "type 2 diabetes"]
+        pg.fill("#search", "peptic")  # search reads the sections' texts too: only r2's reference says it
+        expect(pg.locator("#count")).to_have_text(re.compile(r"^1 of 2"))
+        assert p.rows() == ["r2"]
+        p.shot("sections")
+        p.assert_offline()
+    finally:
+        p.close()

@@ -340,13 +340,28 @@ def _attach_texts(rows: list[dict[str, Any]], kind: str, sources: CaseSources | 
             continue
         if kind == "freetext":
             p, ref = t.get("prediction"), t.get("reference")
-            r["prediction"], r["reference"] = p, ref
-            if isinstance(p, str) and isinstance(ref, str) and tokenizer is not None:
-                marks = shared_marks(p, ref, tokenizer)
-                if marks is not None:
-                    r["spans_pred"], r["spans_ref"] = marks
+            if isinstance(p, Mapping) and isinstance(ref, Mapping):
+                # sectioned notes: each section beside its counterpart, marked as its own section F1 counts it
+                r["section_texts"] = [_marked_pair(p.get(name), ref.get(name), tokenizer, name=str(name))
+                                      for name in dict.fromkeys([*ref, *p])]
+            else:
+                r.update(_marked_pair(p, ref, tokenizer))
         elif kind == "answers":
             r.update({k: v for k, v in t.items() if v is not None})
+
+
+def _marked_pair(p: Any, ref: Any, tokenizer: Any, *, name: str | None = None) -> dict[str, Any]:
+    """``{"prediction", "reference"}`` (and ``"name"``), with ``spans_pred`` / ``spans_ref`` when both are texts
+    and the rule gives offsets."""
+    out: dict[str, Any] = {"prediction": p, "reference": ref}
+    if name is not None:
+        out["name"] = name
+    if isinstance(p, str) and isinstance(ref, str) and tokenizer is not None:
+        marks = shared_marks(p, ref, tokenizer)
+        if marks is not None:
+            out["spans_pred"], out["spans_ref"] = marks
+    return out
+
 
 
 # ---------------------------------------------------------------------------------------------------------------

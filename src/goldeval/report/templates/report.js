@@ -58,7 +58,11 @@
   }
   var SEARCHED = ["id", "prediction", "reference", "question", "why", "final_query", "text", "gold", "pred", "reason", "mismatch"];
   function hay(c) {
-    if (c._hay === undefined) c._hay = SEARCHED.map(function (k) { return str(c[k]); }).join("\n").toLowerCase();
+    if (c._hay === undefined) {
+      var parts = SEARCHED.map(function (k) { return str(c[k]); });
+      (c.section_texts || []).forEach(function (sec) { parts.push(str(sec.prediction), str(sec.reference)); });
+      c._hay = parts.join("\n").toLowerCase();
+    }
     return c._hay;
   }
 
@@ -239,6 +243,14 @@
         ["tokens", c.tokens_pred == null ? null : c.tokens_pred + " predicted · " + c.tokens_ref + " reference · " + c.overlap + " shared"]]));
       if (c.sections) td.appendChild(kv(Object.keys(c.sections).map(function (k) { return ["section " + k + " F1", frac(c.sections[k], 4)]; })));
       if (D.redacted) td.appendChild(el("p", { cls: "muted", text: "texts redacted" }));
+      else if (c.section_texts) c.section_texts.forEach(function (sec) {  // a sectioned note: section beside section
+        var f1 = c.sections && c.sections[sec.name] != null ? " · F1 " + frac(c.sections[sec.name], 4) : "";
+        td.appendChild(el("h4", { cls: "section-name", text: "section " + sec.name + f1 }));
+        td.appendChild(el("div", { cls: "side" }, [
+          el("div", null, [el("h4", { text: "prediction" + (sec.spans_pred ? " (shared tokens marked)" : "") }), marked(sec.prediction, sec.spans_pred)]),
+          el("div", null, [el("h4", { text: "reference" + (sec.spans_ref ? " (shared tokens marked)" : "") }), marked(sec.reference, sec.spans_ref)])
+        ]));
+      });
       else td.appendChild(el("div", { cls: "side" }, [
         el("div", null, [el("h4", { text: "prediction" + (c.spans_pred ? " (shared tokens marked)" : "") }), marked(c.prediction, c.spans_pred)]),
         el("div", null, [el("h4", { text: "reference" + (c.spans_ref ? " (shared tokens marked)" : "") }), marked(c.reference, c.spans_ref)])
