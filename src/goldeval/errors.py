@@ -45,7 +45,9 @@ def shorten(value: object, width: int = 60) -> str:
 def given(data: object, field: str) -> str:
     """What a row gave for *field*, for a message: ``"it is missing"`` (no such key), ``"it is null"`` (the key holds
     JSON null: the field is there, so "missing" would send the user looking for it) or ``"got <value>"`` shortened."""
-    if not isinstance(data, dict) or field not in data:
+    from collections.abc import Mapping
+
+    if not isinstance(data, Mapping) or field not in data:
         return "it is missing"
     value = data[field]
     return "it is null" if value is None else f"got {shorten(value)}"

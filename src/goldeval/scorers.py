@@ -48,7 +48,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from goldeval.errors import InputError, shorten
+from goldeval.errors import InputError, given, shorten
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -188,7 +188,7 @@ def check_id(data: Mapping[str, Any], id_field: str, where: str, option: str = "
     ``(None, error)``."""
     raw = data.get(id_field)
     if isinstance(raw, bool) or not isinstance(raw, (str, int)) or (isinstance(raw, str) and not raw.strip()):
-        got = "it is missing" if raw is None else f"got {shorten(raw)}"
+        got = given(data, id_field)
         return None, (f"{where}: field '{id_field}' must be a non-empty string (or an integer), {got}. Give every row a "
                       f"stable id, or name the id field with {option}.")
     return str(raw), None

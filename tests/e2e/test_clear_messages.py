@@ -131,3 +131,13 @@ def test_report_of_a_results_file_without_per_case_records_says_where_they_are(t
     r = invoke("report", "--results", other, "--out", tmp_path / "r.html")
     assert r.exit_code == 2 and "but it has no 'scorer' and no 'per_example'" in r.stderr
     assert not (tmp_path / "r.html").exists()
+
+
+def test_the_scorer_interface_id_check_says_null_too():
+    # goldeval.scorers.check_id: the id rule third-party scorers get (tests/plugins/exact_match)
+    from goldeval.scorers import check_id
+
+    assert check_id({"id": None, "x": 1}, "id", "p.jsonl:3")[1].startswith(
+        "p.jsonl:3: field 'id' must be a non-empty string (or an integer), it is null.")
+    assert "it is missing" in check_id({"x": 1}, "id", "p.jsonl:4")[1]
+    assert check_id({"id": 7}, "id", "p.jsonl:5") == ("7", None)
