@@ -1,4 +1,5 @@
-"""The handed free-text cases (../shared/cases, scorers token_f1, token_f1_batch, section_f1), each by its case_id.
+"""The handed free-text cases (../shared/cases: seed_token_f1_sample.jsonl and public_cases.jsonl; scorers token_f1,
+token_f1_batch, section_f1), each by its case_id.
 
 Expected values are the cases' own (worked out by hand in each case's ``reasoning``).
 """

@@ -1,4 +1,5 @@
-"""The LLM judge's parser: every handed ``llm_judge_parse`` case, our own hand-checked cases, and the helpers."""
+"""The LLM judge's parser: every handed ``llm_judge_parse`` case (../shared/cases/public_cases.jsonl), our own
+hand-checked cases, and the helpers."""
 
 from __future__ import annotations
 
