@@ -95,7 +95,7 @@ with open(sys.argv[1], "rb") as fh:
     for line in fh:
         row = orjson.loads(line)
         gold.append(row["gold"]); pred.append(row["pred"])
-precision_recall_fscore_support(gold, pred, average="binary", pos_label=sys.argv[2], zero_division=0.0)
+precision_recall_fscore_support(gold, pred, labels=[sys.argv[2]], average=None, zero_division=0.0)  # one positive against the rest, as goldeval labels
 cohen_kappa_score(gold, pred)
 """
 

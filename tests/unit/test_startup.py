@@ -19,6 +19,10 @@ def _loaded(code: str) -> list[str]:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def test_import_goldeval_loads_no_heavy_library():
+    assert _loaded("import goldeval") == []
+
+
 def test_help_loads_no_heavy_library():
     code = ("from goldeval.cli import main\n"
             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n")
