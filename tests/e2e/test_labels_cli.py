@@ -298,3 +298,16 @@ def test_a_gate_of_another_scorer_is_refused_before_scoring(pilot, monkeypatch):
     r = run("labels", claims, "--positive", "escalate", "--gates", dod, "--no-store")
     assert r.exit_code == 2
     assert "ft.toml:3: gate on 'whole_note_f1_mean' (free_text metric), but scorer 'labels' never produces it" in r.stderr
+
+
+def test_gate_refuses_to_write_over_the_results_it_reads(pilot):
+    # DESIGN.md: no output ever overwrites an input. A gate --out onto RESULTS.json itself used to add the gate block
+    # in place, so a second gate with another definition of done silently replaced the first one's decision.
+    tmp, claims, dod = pilot
+    out = tmp / "results.json"
+    run("labels", claims, "--positive", "escalate", "--out", out)
+    before = out.read_bytes()
+    r = run("gate", out, "--gates", dod, "--out", out)
+    assert r.exit_code == 2, r.output
+    assert "RESULTS.json" in r.output
+    assert out.read_bytes() == before

@@ -253,3 +253,21 @@ def test_report_compares_two_judge_results_files_as_compare_does_two_runs(tmp_pa
     f1 = tmp_path / "f1.json"
     run("score", PRIMOCK, "--no-store", "--out", f1, "-q")
     assert "cannot be compared case by case" in run("report", "--results", files["arm_a"], "--compare", f1, "--out", out, code=2).output
+
+
+def test_report_refuses_to_replace_an_existing_file_that_is_no_page(tmp_path):
+    # a newcomer typed a shipped example's path after --out (a file no input of this run): the report replaced it.
+    # An existing file is replaced only when its name says it is a page; a new path of any name is written.
+    res_path = tmp_path / "r.json"
+    run("score", PRIMOCK, "--no-store", "--out", res_path, "-q")
+    data = tmp_path / "other_preds.jsonl"
+    data.write_text('{"id": "a", "prediction": "x", "reference": "x"}\n', encoding="utf-8")
+    before = data.read_bytes()
+    assert "not an .html page" in run("report", "--results", res_path, "--out", data, code=2).output
+    assert data.read_bytes() == before
+    old_page = tmp_path / "old.HTML"
+    old_page.write_text("<p>last week's page</p>", encoding="utf-8")
+    run("report", "--results", res_path, "--out", old_page)  # a page is replaced, as --out always does
+    assert "<!doctype html>" in old_page.read_text(encoding="utf-8").lower()
+    run("report", "--results", res_path, "--out", tmp_path / "new.page")  # a new file may have any name
+    assert (tmp_path / "new.page").stat().st_size > 0

@@ -173,8 +173,8 @@ def gate(results_file, gates, out, quiet, ci):
     from goldeval.resultsfile import read_results
     from goldeval.scorers import register_plugin_metrics
 
-    # --out RESULTS.json itself is fine: it is read whole first, and the report is added in place (atomically)
-    guard_outputs({"--out": out}, {"--gates": gates})
+    # no output ever overwrites an input (DESIGN.md), RESULTS.json included: write the gated results beside it
+    guard_outputs({"--out": out}, {"RESULTS.json": results_file, "--gates": gates})
     guard_outputs(ci.outputs(), {"RESULTS.json": results_file, "--gates": gates, "--out": out})
     register_plugin_metrics()  # a third-party scorer's metrics are gateable too
     dod = load_definition(gates)

@@ -63,6 +63,7 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
         from goldeval.report.build import report_from_results, report_inputs
 
         guard_outputs({"--out": out}, report_inputs(results_path=results_file, compare_results=compare_ref))
+        _refuse_replacing_a_file_that_is_no_page(out)
         html, model = report_from_results(results_file, compare_path=compare_ref, options=options, seed=seed)
     else:
         from goldeval.report.build import report_from_store, report_inputs
@@ -70,6 +71,7 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
 
         with RunStore.open_existing(store) as st:
             guard_outputs({"--out": out}, report_inputs(store=st, run=run, compare=compare_ref))
+            _refuse_replacing_a_file_that_is_no_page(out)
             html, model = report_from_store(st, run, compare=compare_ref, options=options, seed=seed)
     from goldeval.outputs import write_output
 
@@ -83,3 +85,16 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
         for note in model.get("notes") or []:
             echo(f"goldeval: note: {note}")
     return EXIT_OK
+
+
+def _refuse_replacing_a_file_that_is_no_page(out: str) -> None:
+    """An existing regular file at *out* is replaced only when its name says it is a page (.html, .htm): an HTML
+    report written over ``preds.jsonl`` or ``dod.toml`` of another run is a typo that destroys a user's file (a
+    newcomer overwrote a shipped example that way). Raises InputError (exit 2), before any work."""
+    import os
+
+    from goldeval.errors import InputError
+
+    if out != "-" and os.path.isfile(out) and not out.lower().endswith((".html", ".htm")):
+        raise InputError(f"--out {out}: the file exists and is not an .html page; goldeval will not replace it with a "
+                         "report. Name a .html file (e.g. report.html), or remove that file first.")
