@@ -547,8 +547,12 @@ def test_labels_report(browser, tmp_path):
         assert re.search(r"outcome\s+fn", detail.inner_text())
         # sort by a text column, descending: ids in reverse order
         pg.fill("#search", "")
+        # the search re-filters after its debounce: wait for the whole table before sorting (a loaded CI machine read
+        # the rows while the one searched case was still the only one shown)
+        expect(pg.locator("#count")).to_have_text(re.compile(r"^200 of 200"))
         pg.click("#case-table th[data-key='id']")
         pg.click("#case-table th[data-key='id']")
+        expect(pg.locator("#case-table tbody tr.case").first).to_have_attribute("data-id", max(r["id"] for r in rows))
         ids = p.rows()
         assert ids[0] == max(r["id"] for r in rows) and ids == sorted(ids, reverse=True)
         p.shot("labels_pilot_claims")
