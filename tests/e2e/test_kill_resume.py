@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import sqlite3
@@ -49,27 +50,87 @@ def committed(db: Path) -> int:
         con.close()
 
 
+def _positions(pid: int, path: Path) -> list[int]:
+    """The offsets at which process *pid* has *path* open (``/proc/PID/fd`` and ``fdinfo``, Linux): where it reads."""
+    real, out = os.path.realpath(path), []
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return out
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == real:
+                with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii") as fh:
+                    out += [int(line.split()[1]) for line in fh if line.startswith("pos:")]
+        except OSError:  # closed meanwhile
+            continue
+    return out
+
+
+def _state(pid: int) -> str:
+    """The process state letter of /proc/PID/stat (``T``: stopped)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+        return fh.read().rsplit(")", 1)[1].split()[0]
+
+
+def _held_open(path: Path) -> list[int]:
+    """The processes (other than this one) that have the store *path* (or its journal / WAL) open."""
+    names = {os.path.realpath(path) + suffix for suffix in ("", "-journal", "-wal", "-shm")}
+    me, out = os.getpid(), []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if int(pid) == me:
+            continue
+        try:
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") in names for fd in os.listdir(f"/proc/{pid}/fd")):
+                out.append(int(pid))
+        except OSError:  # ended meanwhile, or not ours to look at
+            continue
+    return out
+
+
 def start_and_stop(corpus: Path, db: Path, sig: int, *, at_least: int = 8_000) -> subprocess.CompletedProcess | int:
-    """Start `goldeval score` recording into *db*, wait until *at_least* cases are committed, send *sig*."""
+    """Start `goldeval score` recording into *db*, stop it half-way with *sig* once *at_least* cases are committed.
+
+    "Half-way" is made certain, not hoped for: under load the writer process commits well behind the scorer, and
+    a scorer that had read its whole input by the time the count was reached was signalled while finishing (the
+    run then came out finished, or killed with every case committed). So the scorer is held (SIGSTOP) once it is
+    half-way through the file or the count is reached; while it is held it reads no further and its writer goes
+    on committing; the signal goes once the count is reached, with the scorer's read offset (/proc/PID/fdinfo)
+    still short of the end of the file. Afterwards the test waits until no process has the store open: the writer
+    process of a killed scorer commits what it had received, then ends (this was a 0.5 s quiet period)."""
+    if not Path("/proc/self/fdinfo").is_dir():
+        pytest.skip("this test sees where the scorer reads and who has the store open through /proc (Linux)")
+    size = corpus.stat().st_size
     proc = subprocess.Popen(goldeval("score", corpus, "--workers", "1", "--store", db, "-q"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while committed(db) < at_least:
+    deadline = time.monotonic() + 300
+
+    def waiting(what: str) -> None:
         if proc.poll() is not None:
             pytest.fail(f"the scorer finished (exit {proc.returncode}) before it could be stopped: {proc.stderr.read().decode()[-500:]}")
         if time.monotonic() > deadline:
             proc.kill()
-            pytest.fail("the scorer committed nothing within 120 s")
+            pytest.fail(f"the scorer never {what} within 300 s")
         time.sleep(0.01)
-    proc.send_signal(sig)
-    proc.wait(timeout=60)
-    # A large run is recorded by a writer process: when the scorer is killed, that process commits the batches it
-    # had already received, then ends. Wait until the count is stable.
-    last, since = committed(db), time.monotonic()
-    while time.monotonic() - since < 0.5:
+
+    # the prepass reads the whole file before any case is recorded: look at the offset once cases are committed
+    while not ((n := committed(db)) >= at_least or (n >= 1 and min(_positions(proc.pid, corpus), default=0) >= size // 2)):
+        waiting("committed a case")
+    os.kill(proc.pid, signal.SIGSTOP)
+    while _state(proc.pid) != "T":
+        waiting("stopped on SIGSTOP")
+    unread = size - min(_positions(proc.pid, corpus), default=size)
+    if unread <= 0:
+        os.kill(proc.pid, signal.SIGCONT)
+        pytest.fail("the scorer had read its whole input before it could be held half-way")
+    while committed(db) < at_least:  # the scorer is held; its writer process commits what it was sent
+        waiting(f"committed {at_least} cases")
+    proc.send_signal(sig)  # SIGKILL ends a stopped process at once; SIGTERM is delivered when it continues
+    os.kill(proc.pid, signal.SIGCONT)
+    proc.wait(timeout=120)
+    while _held_open(db):
+        if time.monotonic() > deadline:
+            pytest.fail(f"processes {_held_open(db)} still have the store open 300 s after the start")
         time.sleep(0.05)
-        now = committed(db)
-        if now != last:
-            last, since = now, time.monotonic()
     return proc.returncode
 
 
