@@ -4,7 +4,10 @@ Modules (import the one you need; this package imports none of them eagerly):
 
 ``store``        :class:`~goldeval.runs.store.RunStore` — runs, per-case records, reviews (WAL, migrations).
 ``migrations``   the append-only schema migrations.
-``recorder``     :class:`~goldeval.runs.recorder.Recorder`, :func:`~goldeval.runs.recorder.start_run`, run keys.
+``recorder``     :class:`~goldeval.runs.recorder.Recorder`, :func:`~goldeval.runs.recorder.start_run` (re-exports
+                 the names of ``identity`` and those of ``writer`` it uses).
+``identity``     run keys: :func:`~goldeval.runs.identity.run_key`, dataset hash, rubric text, reported input hashes.
+``writer``       the writer process a large run's cases are committed by, and its batch messages.
 ``compare``      :func:`~goldeval.runs.compare.compare_runs`, McNemar exact test, paired bootstrap.
 ``regressions``  the judge-regressions file, replay, review export / import.
 """

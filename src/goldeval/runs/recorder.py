@@ -21,21 +21,26 @@ Source: issue #5 ("Resume"); the protocol is the one in the project notes ("Run 
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import hashlib
-import os
 import queue
-import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import orjson
 
 from goldeval.errors import InputError, StoreError, shorten
+from goldeval.runs.identity import dataset_hash, hashes_from_results, rubric_text, run_key
 from goldeval.runs.store import RunMeta, RunStore, case_columns
+from goldeval.runs.writer import (  # noqa: F401  (_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
+    WRITER_MAX_ROWS_PER_TX,
+    _batch,
+    _batch_message,
+    _columns,
+    _signals_deferred,
+    _widen_pipe,
+    _writer_main,
+)
 
 __all__ = ["RecorderProtocol", "Recorder", "run_key", "dataset_hash", "rubric_text", "hashes_from_results", "start_run"]
 
@@ -49,43 +54,6 @@ class RecorderProtocol(Protocol):
     def record(self, case: dict[str, Any]) -> None: ...
 
     def finish(self, results: dict[str, Any]) -> None: ...
-
-
-def _canonical(obj: Any) -> bytes:
-    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY)
-
-
-def dataset_hash(input_hashes: Mapping[str, str]) -> str:
-    """sha256 over the input files' sha256 values, by role (``{"cases": ..., "predictions": ...}``)."""
-    return hashlib.sha256(_canonical(dict(input_hashes))).hexdigest()
-
-
-def rubric_text(cases_path: str | os.PathLike[str]) -> str | None:
-    """The rubric of a case file as one canonical text (its sha256 is the run's rubric hash): every case's
-    ``rubric`` clauses (and ``must_not_use`` entries), by case id, as sorted-key JSON; ``None`` when no case has
-    one. Rows that cannot be read are skipped (the scorer reports them)."""
-    from goldeval.io import Row, read_rows
-
-    rubric: dict[str, Any] = {}
-    for item in read_rows(cases_path):
-        if isinstance(item, Row) and item.data.get("id") is not None:
-            entry = {k: item.data[k] for k in ("rubric", "must_not_use") if item.data.get(k)}
-            if entry:
-                rubric[str(item.data["id"])] = entry
-    return _canonical(rubric).decode() if rubric else None
-
-
-def run_key(*, scorer_name: str, scorer_version: str, input_hashes: Mapping[str, str], config: Mapping[str, Any], arm: str | None) -> str:
-    """The key two invocations share when they are the same run: sha256 of the input files' hashes (by role),
-    the resolved configuration (keys sorted), the scorer's name and version, and the arm name."""
-    payload = {
-        "scorer": scorer_name,
-        "scorer_version": str(scorer_version),
-        "inputs": dict(input_hashes),
-        "config": dict(config),
-        "arm": arm,
-    }
-    return hashlib.sha256(_canonical(payload)).hexdigest()
 
 
 class Recorder:
@@ -460,169 +428,8 @@ def _status_prefix(status: str) -> bytes:
         raise InputError(f"Recorder.record: status must be Unicode text, got {shorten(status)} ({exc}).") from None
     return _STATUS_PREFIX.setdefault(status, b'{"status":' + text + b",")
 
-
-#: Most case rows the writer process commits in one transaction (it joins the batches waiting for it up to this).
-WRITER_MAX_ROWS_PER_TX = 5000
-
 #: How long the scorer waits for the writer process to commit what it was sent (``sync``) or to stop.
 WRITER_REPLY_TIMEOUT_S = 600.0
-
-
-@contextlib.contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Hold SIGINT / SIGTERM (delivered when the block ends) in the main thread, where Python raises from its
-    handlers: a message to the writer process is then never cut half-way (that would desynchronize the pipe)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-
-def _widen_pipe(conn: Any, size: int = 1 << 20) -> None:
-    """Ask Linux for a 1 MiB pipe buffer (default 64 KiB), so the scorer can hand over batches without waiting for
-    the writer process to be scheduled. Best effort: elsewhere, or above the system limit, nothing changes."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(conn.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
-    except (ImportError, OSError, ValueError):
-        pass
-
-
-def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None:
-    """The writer process: commits the batches it receives, in order, and answers ``sync`` / ``stop`` with
-    ``{"n": cases committed, "error": str | None}``. A reader thread drains the pipe into a buffer at once, so the
-    scorer never waits for SQLite; the batches waiting there when the writer turns to them are committed together,
-    in one transaction (at most ``WRITER_MAX_ROWS_PER_TX`` rows). (It is not niced: under outside load a niced
-    writer starves and the scorer then waits for it at the end.) When the parent dies (end of file on the pipe),
-    everything received is committed and the process ends."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops this process cleanly
-    # It keeps nothing between batches, and makes no reference cycles: the cyclic garbage collector only costs time
-    # here (it walked every short-lived batch, about a third of the writer's CPU on 100k free-text cases).
-    gc.disable()
-    # A reader thread drains the pipe at once, so the scorer never waits for SQLite; batches wait here, in order.
-    inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-
-    def pump() -> None:
-        while True:
-            try:
-                message = conn_in.recv_bytes()
-            except (EOFError, OSError):
-                inbox.put(None)
-                return
-            inbox.put(message)
-            if message == b"stop":
-                return
-
-    threading.Thread(target=pump, name="goldeval-recorder-inbox", daemon=True).start()
-    errors: list[str] = []
-    try:
-        store = RunStore(db_path)
-    except BaseException as exc:  # reported on the first sync
-        errors.append(str(exc))
-        store = None
-    n = 0
-    # The message taken from the inbox and not handled yet: a batch, ``sync`` / ``stop``, or None (end of the pipe).
-    # ``held`` says whether there is one: None is a message here (the parent is gone), never "nothing held".
-    msg: bytes | None = None
-    held = False
-    while True:
-        if not held:
-            msg = inbox.get()
-        held = False
-        if msg is None:  # the parent is gone: everything it sent has been committed
-            break
-        if msg in (b"sync", b"stop"):
-            conn_out.send_bytes(orjson.dumps({"n": n, "error": "; ".join(errors) or None}))
-            if msg == b"stop":
-                break
-            continue
-        batches: list[Any] = []
-        n_rows = 0
-        try:
-            while True:  # this batch and the ones already waiting behind it, up to the cap: one transaction
-                if not errors and store is not None:
-                    batches.append(_columns(msg))
-                    n_rows += len(batches[-1][1])
-                if n_rows >= WRITER_MAX_ROWS_PER_TX:
-                    break
-                try:
-                    msg = inbox.get_nowait()
-                except queue.Empty:
-                    break
-                if msg is None or msg in (b"sync", b"stop"):
-                    held = True  # handled by the outer loop once these rows are committed
-                    break
-            if batches and store is not None:
-                store.write_case_columns(run_id, *batches)
-                n += n_rows
-        except BaseException as exc:
-            errors.append(str(exc))
-    if store is not None:
-        store.close()
-
-
-def hashes_from_results(results: Mapping[str, Any], inputs: Mapping[str, str]) -> dict[str, str]:
-    """The sha256 a results dict reports for each input, by role: ``{"path": p, "sha256": h}`` objects (score,
-    labels) and ``{"<name>": p, "<name>_sha256": h}`` pairs (judge) found in its top two levels, matched to
-    *inputs* (role → path) by resolved path. Inputs it does not report are left out."""
-    by_path = {os.path.realpath(p): role for role, p in inputs.items()}
-    found: dict[str, str] = {}
-
-    def visit(obj: Any, depth: int) -> None:
-        if not isinstance(obj, Mapping) or depth > 2:
-            return
-        path, digest = obj.get("path"), obj.get("sha256")
-        if isinstance(path, str) and isinstance(digest, str) and os.path.realpath(path) in by_path:
-            found.setdefault(by_path[os.path.realpath(path)], digest)
-        for key, value in obj.items():
-            if isinstance(key, str) and isinstance(value, str) and isinstance(obj.get(f"{key}_sha256"), str):
-                real = os.path.realpath(value)
-                if real in by_path:
-                    found.setdefault(by_path[real], obj[f"{key}_sha256"])
-            elif isinstance(value, Mapping):
-                visit(value, depth + 1)
-
-    visit(results, 0)
-    return {role: h for role, h in found.items() if len(h) == 64}
-
-
-def _batch_message(seq0: int, keys: list[tuple[Any, ...]], body: bytes) -> bytes:
-    """One batch as the writer process receives it: a JSON header ``[seq of the first record, [[case id, status,
-    verdict, score, reason, raw], …]]``, a newline, then *body*: the records' JSON, newline-separated (each record
-    is one line: orjson escapes every newline in the strings it writes, and :meth:`Recorder.record` flattens raw
-    JSON given as a Fragment)."""
-    return orjson.dumps([seq0, keys]) + b"\n" + body
-
-
-def _batch(seq0: int, keys: list[Any], body: bytes) -> tuple[int, list[Any], list[str]]:
-    """``(seq0, keys, [record JSON, …])``, what :meth:`RunStore.write_case_columns` takes, from the newline-joined
-    records of a batch.
-
-    Raises:
-        StoreError: the records are not as many as the keys (nothing of the batch is stored).
-    """
-    records = body.decode().split("\n")
-    if len(records) != len(keys):
-        raise StoreError(f"run store: a batch of {len(keys)} case keys came with {len(records)} records; nothing of it was stored.")
-    return seq0, keys, records
-
-
-def _columns(message: bytes) -> tuple[int, list[Any], list[str]]:
-    """A batch message (see :func:`_batch_message`) → ``(seq0, [[case id, status, verdict, score, reason, raw],
-    …], [record JSON, …])``, what :meth:`RunStore.write_case_columns` takes. Nothing is parsed per record: the
-    stored JSON is the bytes recorded.
-
-    Raises:
-        StoreError: the message is not a batch (its parts do not line up).
-    """
-    head, _, body = message.partition(b"\n")
-    seq0, keys = orjson.loads(head)
-    return _batch(seq0, keys, body)
 
 
 def start_run(
