@@ -10,7 +10,8 @@ the input, and is removed when the command ends. Memory does not grow with the s
 The temporary file is named after the stream, so that a row's message reads ``stdin:3: not valid JSON`` (or
 ``preds.csv:3:`` for a FIFO of that name). stdin is sniffed for its format: a first byte ``{`` (after a BOM or
 blanks) is JSONL (``stdin``), ``PAR1`` Parquet (``stdin.parquet``), anything else CSV (``stdin.csv``). A FIFO or
-device keeps its own name, whose ending says the format as for a file.
+device keeps its own name, whose ending says the format as for a file; one whose name has no ending (bash's
+``<(...)`` is ``/dev/fd/63``) is sniffed as stdin is (``63.csv``, ``63.parquet``, ``63``).
 
 What is recorded: the stream's own name (``-`` for stdin) as the input's path, and the sha256 of the bytes read.
 Where a message or a result names the temporary file, :func:`relabel` puts the stream's name back.
@@ -139,7 +140,12 @@ def spool(path: str | os.PathLike[str], *, stdin: IO[bytes] | None = None, role:
         digest = hashlib.sha256()
         size = 0
         head = source.read(_BLOCK) or b""
-        base = _stdin_name(head) if kind == "stdin" else (os.path.basename(name) or "stream")
+        if kind == "stdin":
+            base = _stdin_name(head)
+        else:
+            base = os.path.basename(name) or "stream"
+            if "." not in base:  # bash's <(...) is /dev/fd/63: no ending says the format, so it is sniffed as stdin is
+                base += _stdin_name(head)[len("stdin"):]
         target = os.path.join(folder, base)
         with open(target, "wb") as out:
             block = head

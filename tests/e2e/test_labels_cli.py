@@ -104,6 +104,16 @@ def test_gate_on_a_metric_the_scorer_never_produces_exits_2(pilot):
     assert r.exit_code == 2 and "never produces it" in r.stderr
 
 
+def test_gate_on_a_json_object_that_is_no_results_file_names_the_file(pilot):
+    # a new user's '{}' was answered "results: not a goldeval results file" (no file named)
+    tmp, _, dod = pilot
+    empty = tmp / "empty.json"
+    empty.write_text("{}\n", encoding="utf-8")
+    r = run("gate", empty, "--gates", dod)
+    assert r.exit_code == 2
+    assert f"{empty}: not a goldeval results file" in r.stderr
+
+
 def test_gate_on_free_text_results(tmp_path):
     results = tmp_path / "ft.json"
     results.write_text(json.dumps({

@@ -106,6 +106,21 @@ def test_runs_export_formats(tokenizer_runs):
     assert doc["run"]["id"] == ids[0] and doc["results"] == outs[0] and len(doc["cases"]) == 57 and doc["reviews"] == []
 
 
+def test_runs_export_csv_keeps_a_row_whose_id_holds_a_carriage_return(tmp_path):
+    """An id holding CR, ESC and RLO (hostile input a new user tried) comes back from the CSV export as one field of
+    one row, read by csv.reader as the docs say to (newline=''); with LF line ends the CR went unquoted and split
+    the row in two."""
+    ids = ["d\x1b[31mRED\r\u202eX", "plain"]
+    src = tmp_path / "ctl.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "prediction": "x", "reference": "x"}) + "\n" for i in ids))
+    store, out = tmp_path / "g.db", tmp_path / "cases.csv"
+    run("score", src, "--store", store, "-q")
+    run("runs", "export", "latest", "--store", store, "--format", "csv", "--out", out)
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["id"] for r in rows] == ids and [r["whole_note.f1"] for r in rows] == ["1.0", "1.0"]
+
+
 def test_runs_delete(tmp_path):
     store = tmp_path / "g.db"
     run("score", PRIMOCK, "--store", store, "-q")

@@ -38,7 +38,7 @@ from goldeval.outputs import sqlite_files
 @click.option("--timeout", "timeout_s", type=Finite(min=0, min_open=True, max=86_400), default=5.0, show_default=True, help="Time limit per query, seconds.")
 @click.option("--max-rows", type=click.IntRange(min=1), default=1_000_000, show_default=True, help="Row limit per query (more: the case is unscored).")
 @click.option("--no-canonical", is_flag=True, help="Do not execute the goldens' canonical_query (to fill in or check golden rows).")
-@click.option("--quiet", "-q", is_flag=True, help="No summary on the console (the JSON still goes to --out).")
+@click.option("--quiet", "-q", is_flag=True, help="No summary on the console (the JSON still goes to --out; with --gates the gate table and decision are still printed).")
 @spark_options
 @llm_options
 @gates_option

@@ -33,7 +33,7 @@ from goldeval.cli._store import store_options
     "--out-format", type=click.Choice(["json", "jsonl"]), default="json", show_default=True,
     help="json: one object, per_example one entry a line; jsonl: one per_example entry a line, then a line with the rest.",
 )
-@quiet_option("No summary table (the JSON still goes to --out; the gate decision is still printed).")
+@quiet_option("No summary table (the JSON still goes to --out; with --gates the gate table and decision are still printed).")
 @ci_options
 @store_options
 @guarded

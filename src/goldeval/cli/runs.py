@@ -104,9 +104,10 @@ def export(run, store, fmt, out, quiet):
 
     with RunStore.open_existing(store) as st:
         data = export_run(st, run, fmt)
+        run_id = st.resolve(run)  # 'latest' or a prefix: say which run was written
     write_bytes(data, out)
     if out != "-" and not quiet:
-        click.echo(f"goldeval: run {run} exported as {fmt} to {out}", err=True)
+        click.echo(f"goldeval: run {run_id} exported as {fmt} to {out}", err=True)
     return EXIT_OK
 
 

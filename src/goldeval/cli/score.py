@@ -47,7 +47,7 @@ from goldeval.cli._store import store_options
     "--workers", type=cores(), default=None,
     help="Processes to score with, at most the number of cores (default: all cores for files of 10k rows or more, else 1).",
 )
-@click.option("--quiet", "-q", is_flag=True, help="No summary table (the JSON still goes to --out).")
+@click.option("--quiet", "-q", is_flag=True, help="No summary table (the JSON still goes to --out; with --gates the gate table and decision are still printed).")
 @click.option("--scorer", "scorer_name", default="token_f1", show_default=True, metavar="NAME",
               help="Scorer: token_f1, or one registered under the entry point group goldeval.scorers.")
 @click.option("--option", "-O", "scorer_options", multiple=True, metavar="KEY=VALUE",

@@ -575,7 +575,8 @@ def _compare_view(cmp: Mapping[str, Any], opts: ReportOptions) -> dict[str, Any]
     nm = v.get("near_match") or {}
     stat_prefixes = ("cases:", "pass rate A", "pass rate B", "stayed:", "near_match:", "McNemar", "pass-rate difference",
                      "labels A:", "labels B:", "missed positives:", "false positives:", "right-label share difference",
-                     "F1 over", "mean F1 difference", "note: the runs were measured differently")
+                     "F1 over", "mean F1 difference", "note: the runs were measured differently",
+                     "note: the definitions of done differ")
     return {
         "runs": cmp.get("runs"),
         "text": None if opts.redact else lines,

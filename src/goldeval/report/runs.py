@@ -231,7 +231,7 @@ def _ci(b: Mapping[str, Any], scale: float = 1.0, unit: str = "", digits: int = 
 
 
 def _short(value: object, width: int = 40) -> str:
-    text = str(value)
+    text = "none" if value is None else str(value)  # a field one run does not have reads "none", not Python's None
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -247,7 +247,10 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
     console.print(f"cases: {cmp['n_common']} in both · {len(cmp['added'])} added in B · {len(cmp['removed'])} removed from A", highlight=False)
     for w in cmp.get("warnings") or []:
         console.print(f"[yellow]warning: {_e(w)}[/]")
-    measured = {k: v for k, v in (cmp.get("differs") or {}).items() if k not in ("arm", "dataset_hash")}
+    differs = cmp.get("differs") or {}
+    # A different definition of done changes the gates, not how a case is scored: said apart, never as a
+    # measurement difference (a run gated and one not gated were otherwise "measured differently").
+    measured = {k: v for k, v in differs.items() if k not in ("arm", "dataset_hash", "dod_hash")}
     if measured:
         # A difference in how the runs were measured (tokenizer, judge, rubric, options) moves scores by itself:
         # say so next to the numbers, so that it is not read as a change of the model under test.
@@ -261,6 +264,10 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
         parts = "; ".join(items)
         console.print(f"[yellow]note: the runs were measured differently ({_e(parts)}); part of any difference below "
                       "comes from that, not from the model under test.[/]")
+    if "dod_hash" in differs:
+        a, b = differs["dod_hash"]
+        console.print(f"note: the definitions of done differ ({_e(_short(a))} → {_e(_short(b))}): that changes the "
+                      "gates, not how the cases were scored.", highlight=False)
     for name, ids in (("added", cmp["added"]), ("removed", cmp["removed"])):
         if ids:
             shown = ", ".join(ids[:max_rows]) + (f" … (+{len(ids) - max_rows})" if len(ids) > max_rows else "")

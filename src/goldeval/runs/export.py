@@ -49,7 +49,8 @@ def export_run(store: RunStore, ref: str, fmt: str) -> bytes:
         store: The open store.
         ref: A run id, unique prefix, or ``latest``.
         fmt: ``jsonl`` (one per-case record per line, as recorded), ``csv`` (the same records flattened, columns
-            in first-seen order, header first) or ``json`` (``{"run": metadata, "results": the stored results
+            in first-seen order, header first; RFC 4180: CRLF line ends, a field holding a comma, quote, CR or LF
+            quoted) or ``json`` (``{"run": metadata, "results": the stored results
             dict, "cases": [...], "reviews": [...]}``).
 
     Raises:
@@ -69,7 +70,10 @@ def export_run(store: RunStore, ref: str, fmt: str) -> bytes:
             for k in r:
                 columns.setdefault(k, None)
         buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
+        # RFC 4180's CRLF line ends (the csv module's default): the writer quotes a field that holds any character
+        # of the line terminator, so an id holding a lone "\r" stays one field (with "\n" ends it went unquoted
+        # and csv.reader / pandas split the row there)
+        writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\r\n")
         writer.writeheader()
         for r in rows:
             writer.writerow({k: ("" if v is None else v) for k, v in r.items()})
