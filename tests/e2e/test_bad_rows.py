@@ -91,3 +91,17 @@ def test_labels_csv_with_an_unbalanced_quote_scores_the_other_rows(tmp_path: Pat
     assert r.exit_code == 0, r.output
     res = json.loads(out.read_text())
     assert (res["aggregate"]["n_scored"], res["aggregate"]["n_failed"]) == (3, 1)
+
+
+def test_a_malformed_attempt_row_is_named_by_the_attempts_file_and_line(tmp_path: Path) -> None:
+    # Found on a fresh clone: a prediction row with 2 cells under 1 column was reported as "cases.jsonl:1 (id 'v1')
+    # prediction: ...", the cases file's line, though the row lives in the attempts file (here at line 2).
+    cases, attempts = tmp_path / "cases.jsonl", tmp_path / "attempts.jsonl"
+    cases.write_text(json.dumps({"id": "v1", "question": "How many?", "golden": {"kind": "value", "columns": ["n"], "rows": [[5]]}}) + "\n")
+    attempts.write_text(json.dumps({"id": "other", "text": "7"}) + "\n"
+                        + json.dumps({"id": "v1", "columns": ["n"], "rows": [[5, 6]]}) + "\n")
+    out = tmp_path / "j.json"
+    res = CliRunner().invoke(main, ["judge", str(cases), str(attempts), "--no-store", "-q", "--out", str(out)])
+    assert res.exit_code == 2, res.output  # the one case could not be judged
+    assert "attempts.jsonl:2 (id 'v1') prediction: row 1 has 2 cells, expected 1 cells (one per column)" in res.stderr
+    assert "cases.jsonl:1 (id 'v1') prediction" not in res.stderr

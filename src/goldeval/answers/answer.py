@@ -35,6 +35,7 @@ def judge_answer(
     schema: Mapping[str, Sequence[str]] | None = None,
     dialect: str | None = "sqlite",
     where: str = "case",
+    attempt_where: str | None = None,
 ) -> Verdict:
     """Judge one data answer by rule.
 
@@ -53,6 +54,8 @@ def judge_answer(
         schema: ``{table: [columns]}`` for mustNotUse on ``SELECT *``.
         dialect: sqlglot dialect of ``final_query``.
         where: Prefix for error messages (``"cases.jsonl:4 (id q7)"``).
+        attempt_where: Prefix for errors in the prediction (``"arm_a.jsonl:4 (id 'q7')"``: the attempt's own file
+            and line); default *where*.
 
     Returns:
         A :class:`~goldeval.verdict.Verdict`; ``needs_human`` (with ``details["undecided_because"]``) when no rule
@@ -67,7 +70,7 @@ def judge_answer(
     if kind not in ("value", "unanswerable", "criteria"):
         raise InputError(f"{where}: golden kind must be 'value', 'unanswerable' or 'criteria', got {shorten(kind)}.")
     if not isinstance(prediction, Mapping):
-        raise InputError(f"{where}: the prediction must be an object with 'columns'/'rows' or 'text', got {shorten(prediction)}.")
+        raise InputError(f"{attempt_where or where}: the prediction must be an object with 'columns'/'rows' or 'text', got {shorten(prediction)}.")
     fc = check_forbidden(final_query, list(must_not_use or []), dialect=dialect, schema=schema)
     forbidden_details = {"checked": bool(final_query), "hits": fc.hits, "prose": fc.prose, "parsed": fc.parsed, "note": fc.note,
                          "unsure": fc.unsure}
@@ -94,14 +97,14 @@ def judge_answer(
     has_rows = prediction.get("rows") is not None
     text = prediction.get("text")
     if text is not None and not isinstance(text, str):
-        raise InputError(f"{where}: prediction 'text' must be a string, got {shorten(text)}.")
+        raise InputError(f"{attempt_where or where}: prediction 'text' must be a string, got {shorten(text)}.")
     if kind == "criteria":
         v = _undecided("A criteria golden: its rubric clauses are the whole key, which the LLM judge reads.", "criteria golden",
                        gold_status=gold[0], gold_note=gold[1])
     elif kind == "unanswerable":
         v = _judge_unanswerable(question, prediction, gold=gold)
     elif has_rows:
-        p_names, p_rows = _table(prediction, f"{where} prediction", columns_required=False)
+        p_names, p_rows = _table(prediction, f"{attempt_where or where} prediction", columns_required=False)
         assert table is not None
         v = _judge_table(question, golden, table[0], table[1], p_names, p_rows, rel_tol=rel_tol, gold=gold, gcols=gcols)
         if not p_rows and text and read_prose(text, question).refusal:
@@ -111,7 +114,7 @@ def judge_answer(
         assert table is not None
         v = _judge_prose_value(question, golden, table[0], table[1], text, rel_tol=rel_tol, gold=gold)
     else:
-        raise InputError(f"{where}: the attempt gives no answer to judge (no final_query result, no 'rows', no 'text').")
+        raise InputError(f"{attempt_where or where}: the attempt gives no answer to judge (no final_query result, no 'rows', no 'text').")
     v.details["must_not_use"] = forbidden_details
     # Rubric clauses and prose mustNotUse entries that could move the verdict: hand the case to the LLM judge.
     clauses = _rubric(rubric)

@@ -206,7 +206,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
             final_query=final_query, rubric=case.get("rubric") or [], rel_tol=cfg.rel_tol,
             schema=db.schema() if db is not None and case.get("must_not_use") else None,
             dialect=db.query_dialect if db is not None else "sqlite",
-            where=where,
+            where=where, attempt_where=attempt_where,
         )
     except InputError as exc:
         oc = CaseOutcome(cid, "unscored", reason=str(exc))
