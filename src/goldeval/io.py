@@ -346,13 +346,13 @@ def _csv_records(fh: Any, name: str) -> Iterator[tuple[int, list[str], str | Non
         bad: list[str] = []
 
         def lines() -> Iterator[str]:
-            yield _csv_text(consumed[0][1], consumed[0][0], bad)
+            yield _csv_text(consumed[0][1], consumed[0][0], bad, name)
             while True:
                 item = next_line()
                 if item is None:
                     return
                 consumed.append(item)
-                yield _csv_text(item[1], item[0], bad)
+                yield _csv_text(item[1], item[0], bad, name)
 
         reader = csv.reader(lines(), strict=True)
         try:
@@ -374,11 +374,11 @@ def _csv_records(fh: Any, name: str) -> Iterator[tuple[int, list[str], str | Non
         yield start, cells, None
 
 
-def _csv_text(raw: bytes, line: int, bad: list[str]) -> str:
+def _csv_text(raw: bytes, line: int, bad: list[str], name: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        bad.append(f"line {line}: the line is not UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}). "
+        bad.append(f"{name}:{line}: the line is not UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}). "
                    "Re-encode the file as UTF-8.")
         return raw.decode("utf-8", "replace")
 

@@ -56,6 +56,16 @@ def test_read_jsonl_reports_a_non_utf8_line_as_a_row_error(tmp_path: Path) -> No
     assert items[1].line == 2 and "UTF-8" in items[1].error and "0xe9" in items[1].error
 
 
+def test_a_csv_line_that_is_not_utf8_is_named_by_file_and_line(tmp_path: Path) -> None:
+    # a latin-1 "café" on line 2 read "line 2: the line is not UTF-8" (no file) while every other row error reads
+    # "file:line:"
+    p = tmp_path / "latin.csv"
+    p.write_bytes(b"id,prediction,reference\n1,caf\xe9 ok,caf\xe9 ok\n2,a b,a b\n")
+    items = list(read_csv(p))
+    assert [type(i).__name__ for i in items] == ["RowError", "Row"]
+    assert items[0].error.startswith("latin.csv:2: the line is not UTF-8 (byte 0xe9 at column 6)")
+
+
 def test_csv_unbalanced_quote_fails_its_row_and_the_rest_is_read(tmp_path: Path) -> None:
     p = tmp_path / "l.csv"
     p.write_text('id,gold,pred\n1,yes,yes\n2,"yes,no\n3,no,no\n4,yes,no\n')
