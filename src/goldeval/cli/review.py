@@ -269,13 +269,12 @@ def render_stats(result: dict, console) -> None:
             t.add_row(label + (" (not counted)" if label not in VERDICTS else ""), *[str(row[v]) for v in VERDICTS])
         console.print(t)
         key = "" if group == "all" else f"_{group}"
-        if st["undefined"].get("agreement"):
+        if st["undefined"].get("agreement"):  # no counted case: "over 0 case(s)" after "no case had both" read garbled
             line = f"agreement undefined, kappa undefined: {st['undefined']['agreement']}"
         else:
             kappa = "undefined (" + st["undefined"]["kappa"] + ")" if st["undefined"].get("kappa") else f"{st['kappa']:.3f}"
-            line = f"judge_agreement{key} {st['agreement']:.3f}, judge_kappa{key} {kappa}"
-        console.print(f"  {line} over {st['n_counted']} case(s); {st['n_abstained']} left to a person by the judge",
-                      highlight=False, markup=False)
+            line = f"judge_agreement{key} {st['agreement']:.3f}, judge_kappa{key} {kappa} over {st['n_counted']} case(s)"
+        console.print(f"  {line}; {st['n_abstained']} left to a person by the judge", highlight=False, markup=False)
     for d in result["disagreements"]:
         console.print(f"[red]disagree[/] {escape(str(d['id']))} ({escape(str(d['run_id']))}, decided by {d['decided_by']}): "
                       f"judge {d['judge']}: {escape(str(d['judge_why'] or '(no why recorded)'))} | human {d['human']} "
