@@ -149,7 +149,10 @@ def constant_ratio(g: np.ndarray, p: np.ndarray) -> float | None:
     ok = ~np.isnan(g) & ~np.isnan(p) & (g != 0)
     if not ok.any() or (np.isnan(g) != np.isnan(p)).any():
         return None
-    r = p[ok] / g[ok]
+    with np.errstate(over="ignore", invalid="ignore"):  # an inf cell (SQLite's 1e999) is no ratio: no numpy warning on stderr
+        r = p[ok] / g[ok]
+    if not np.isfinite(r).all():
+        return None
     lo, hi = float(r.min()), float(r.max())
     if not hi - lo <= 2e-6 * max(abs(lo), abs(hi)):
         return None  # every ratio within 1e-6·|k| of one k spans at most 2e-6·|k| ≤ 2e-6·max(|lo|, |hi|): not constant
