@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -182,3 +183,15 @@ def test_free_text_has_no_pass_or_fail_without_a_threshold(primock_results):
     f1 = {str(c["id"]): c["whole_note"]["f1"] for c in primock_results["per_example"]}
     assert {r["id"] for r in rows if r["bucket"] == "fail"} == {i for i, v in f1.items() if v < 0.25}
     assert {r["id"] for r in rows if r["bucket"] == "pass"} == {i for i, v in f1.items() if v >= 0.25}
+
+
+def test_a_relative_input_not_found_from_here_says_where_to_run_the_report(tmp_path, monkeypatch):
+    # a fresh-clone user ran `goldeval report RUN --store repo/.goldeval/goldeval.db` from another folder: the run's
+    # input, recorded as typed (examples/data/...), was said to be "not there any more" though it was
+    monkeypatch.chdir(REPO)
+    results = score_file(os.path.relpath(PRIMOCK, REPO))
+    monkeypatch.chdir(tmp_path)
+    note = load_sources(results, None).notes[0]
+    assert f"is not found from {tmp_path}" in note and "relative to the folder the run was made in" in note
+    monkeypatch.chdir(REPO)
+    assert load_sources(results, None).texts  # from the folder the run was made in, the texts are there

@@ -96,7 +96,13 @@ def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: s
         return None
     path = _resolve(str(spec["path"]), base)
     if not os.path.isfile(path):
-        notes.append(f"the {role} input {spec['path']} is not there any more: its texts are not shown")
+        # a recorded path is as the user typed it: a relative one is read from the working folder, so a report made
+        # from another folder did not find an input that was still there (and said it was gone)
+        if os.path.isabs(str(spec["path"])):
+            notes.append(f"the {role} input {spec['path']} is not there any more: its texts are not shown")
+        else:
+            notes.append(f"the {role} input {spec['path']} is not found from {os.getcwd()}: its texts are not shown (the "
+                         "path is relative to the folder the run was made in: run `goldeval report` from there)")
         return None
     want = spec.get("sha256")
     if want and file_sha256(path) != want:
