@@ -76,6 +76,10 @@ class Words:
     def count(self, n: int) -> str:
         return f"{n} {self.one if n == 1 else self.many}"
 
+    def these_gold(self, n: int) -> str:
+        """``these 40 gold escalations``; ``this 1 gold escalation`` (it read "these 1 gold escalations")."""
+        return f"this {n} gold {self.one}" if n == 1 else f"these {n} gold {self.many}"
+
 
 def _pluralize(noun: str) -> str:
     if re.search(r"(s|x|z|ch|sh)$", noun):
@@ -111,10 +115,10 @@ def _allow_missed_per_100(agg, op, limit, words):
     if op == "max":
         k = math.floor(allowed)
         allows = _misses(int(allowed)) if allowed.denominator == 1 else f"{_fmt_frac(allowed)} misses"
-        return (f"{_fmt_frac(limit)} per 100 on these {gp} gold {words.many} allows {allows}, "
+        return (f"{_fmt_frac(limit)} per 100 on {words.these_gold(gp)} allows {allows}, "
                 f"so passing needs at most {_misses(k)}"), k
     k = math.ceil(allowed)
-    return f"{_fmt_frac(limit)} per 100 on these {gp} gold {words.many} needs at least {_misses(k)}", k
+    return f"{_fmt_frac(limit)} per 100 on {words.these_gold(gp)} needs at least {_misses(k)}", k
 
 
 def _subject_missed_per_100(agg, value_text, words):
@@ -127,7 +131,7 @@ def _subject_missed_per_100(agg, value_text, words):
 
 def _allow_missed(agg, op, limit, words):
     gp = _n(agg, "gold_positives")
-    on = f" on these {gp} gold {words.many}" if gp is not None else ""
+    on = f" on {words.these_gold(gp)}" if gp is not None else ""
     if op == "max":
         k = math.floor(limit)
         return f"the limit allows at most {_misses(k)}{on}", k
@@ -140,7 +144,7 @@ def _allow_recall(agg, op, limit, words):
         return (f"there are no gold {words.many} on this set, so recall cannot be measured", None) if gp == 0 else (None, None)
     if op == "min":
         k = math.floor(gp * (1 - limit))
-        return (f"recall {_fmt_frac(limit)} on these {gp} gold {words.many} allows at most {_misses(k)} "
+        return (f"recall {_fmt_frac(limit)} on {words.these_gold(gp)} allows at most {_misses(k)} "
                 f"(at least {gp - k} caught)"), k
     return None, None
 
@@ -154,7 +158,7 @@ def _allow_precision(agg, op, limit, words):
     if tp == 0:
         return f"nothing was caught, so precision can reach {_fmt_frac(limit)} only once at least one {words.one} is caught", None
     k = math.floor(tp * (1 - limit) / limit)
-    return (f"with the {tp} {words.many} caught, precision {_fmt_frac(limit)} allows at most "
+    return (f"with the {words.count(tp)} caught, precision {_fmt_frac(limit)} allows at most "
             f"{k} false {'positive' if k == 1 else 'positives'}"), k
 
 

@@ -284,7 +284,7 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                 allowed_text, allowed = info.allowance(agg, b.op, exact, words)
                 if gate.metric == "missed_per_100" and allowed is not None and b.op == "max":
                     gp = agg.get("gold_positives")
-                    short = f"on these {gp} gold {words.many} the limit allows {_misses(int(allowed))}"
+                    short = f"on {words.these_gold(gp)} the limit allows {_misses(int(allowed))}"
             # the clause of the summary line
             if observed is None:
                 if why and why.startswith(f"{gate.metric} undefined: "):

@@ -96,6 +96,16 @@ def test_bound_is_inclusive_and_rates_unrounded():
     )
 
 
+def test_one_gold_positive_is_spoken_of_in_the_singular():
+    # 1 tp, 0 fp, 0 fn (a fresh-clone user's small file read "on these 1 gold escalations", "with the 1 escalations
+    # caught"): 2 per 100 of 1 gold positive allows 0.02 misses, so at most 0; precision 0.8 with 1 caught allows
+    # floor(1 * 0.2 / 0.8) = 0 false positives
+    r = evaluate_gates(labels_results(1, 0, 0, 3), parse_gates("[gates]\nmissed_per_100 = { max = 2 }\nprecision = { min = 0.8 }\n"))
+    texts = [g.allowed_on_this_set for g in r.results]
+    assert texts == ["2 per 100 on this 1 gold 'y' case allows 0.02 misses, so passing needs at most 0 misses",
+                     "with the 1 'y' case caught, precision 0.8 allows at most 0 false positives"]
+
+
 def test_undefined_metric_fails_and_says_why():
     res = labels_results(0, 0, 3, 5)
     r = evaluate_gates(res, parse_gates("[gates]\nprecision = { min = 0.80 }\n"))
