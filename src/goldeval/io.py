@@ -24,7 +24,7 @@ import orjson
 
 from goldeval.errors import InputError, given, shorten
 
-__all__ = ["Row", "RowError", "BigInt", "JSONLineError", "decode_json", "check_input_file", "read_rows", "read_jsonl", "read_csv",
+__all__ = ["Row", "RowError", "BigInt", "JSONLineError", "decode_json", "decode_line", "jsonl_lines", "check_input_file", "read_rows", "read_jsonl", "read_csv",
            "read_parquet", "is_parquet",
            "file_sha256", "remember_sha256", "check_ids"]
 
@@ -249,11 +249,52 @@ def check_input_file(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def read_jsonl(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
-    """Stream a JSONL file as :class:`Row` / :class:`RowError` items, one per non-blank line.
+def jsonl_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
+    """The non-blank lines of a JSONL file as ``(1-based line number, bytes)``, a UTF-8 byte order mark on line 1
+    removed. The file is not checked here (see :func:`check_input_file`)."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if raw.strip():
+                yield lineno, raw
+
+
+def decode_line(raw: bytes, line: int, name: str, *, lenient: bool = False) -> Row | RowError:
+    """One JSONL line as a :class:`Row`, or a :class:`RowError` with its message: :func:`decode_json` for every
+    reader and engine (the local readers, the local engine's workers, the Spark executors), so a line fails, or
+    not, with the same words wherever it is read.
+
+    Args:
+        raw: The line's bytes (a trailing newline is allowed; a byte order mark must be removed already).
+        line: Its 1-based line number, for the message.
+        name: The file's name, for the message (``name:line: ...``).
+        lenient: Also read ``NaN`` / ``Infinity`` literals (Python's ``json.dump`` writes them) and lone surrogate
+            escapes (``"\\ud800"``), as floats and text: the free-text scorer reads so (its texts are strings, a
+            stray float field must not fail the row, and it refuses a surrogate in the id or a section name with
+            its field). Default: refused, as :func:`decode_json` refuses them. Either way an integer past 64 bits
+            keeps its digits (:class:`BigInt`).
+
+    Returns:
+        ``Row(line, data)`` for a JSON object; ``RowError(line, None, "name:line: reason")`` for a line that is not
+        UTF-8 (the byte and its column), not JSON, nested too deep to read, refused by the rules above, or not an
+        object.
+    """
+    try:
+        data = decode_json(raw, nonfinite=lenient, surrogates=lenient)
+    except JSONLineError as exc:  # this row fails alone
+        return RowError(line, None, f"{name}:{line}: {exc.reason}")
+    if not isinstance(data, dict):
+        return RowError(line, None, f"{name}:{line}: expected a JSON object, got {shorten(data)}.")
+    return Row(line, data)
+
+
+def read_jsonl(path: str | os.PathLike[str], *, lenient: bool = False) -> Iterator[Row | RowError]:
+    """Stream a JSONL file as :class:`Row` / :class:`RowError` items, one per non-blank line (:func:`decode_line`).
 
     Args:
         path: A UTF-8 file with one JSON object per line. Blank lines are skipped (not counted as rows).
+        lenient: See :func:`decode_line` (NaN literals and lone surrogates read, not failed).
 
     Yields:
         ``Row(line, data)`` for each JSON object; ``RowError(line, id, error)`` for a line that is not JSON,
@@ -264,22 +305,9 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
     """
     p = check_input_file(path)
     seen_any = False
-    with p.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            if not raw.strip():
-                continue
-            seen_any = True
-            try:
-                data = decode_json(raw)
-            except JSONLineError as exc:  # not UTF-8, not JSON, NaN: this row fails alone
-                yield RowError(lineno, None, f"{p.name}:{lineno}: {exc.reason}")
-                continue
-            if not isinstance(data, dict):
-                yield RowError(lineno, None, f"{p.name}:{lineno}: expected a JSON object, got {shorten(data)}.")
-                continue
-            yield Row(lineno, data)
+    for lineno, raw in jsonl_lines(p):
+        seen_any = True
+        yield decode_line(raw, lineno, p.name, lenient=lenient)
     if not seen_any:
         raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
 
@@ -445,14 +473,14 @@ def _maps_as_dicts(v: Any) -> Any:
     return v
 
 
-def read_rows(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
+def read_rows(path: str | os.PathLike[str], *, lenient: bool = False) -> Iterator[Row | RowError]:
     """Stream rows from ``.csv``, ``.parquet`` / ``.pq`` (by extension) or JSONL (anything else). See
-    :func:`read_jsonl`, :func:`read_csv`, :func:`read_parquet`."""
+    :func:`read_jsonl` (and its *lenient*), :func:`read_csv`, :func:`read_parquet`."""
     if str(path).lower().endswith(".csv"):
         return read_csv(path)
     if is_parquet(path):
         return read_parquet(path)
-    return read_jsonl(path)
+    return read_jsonl(path, lenient=lenient)
 
 
 def check_ids(items: Iterator[Row | RowError], *, id_field: str = "id", file_name: str = "") -> Iterator[Row | RowError]:

@@ -110,6 +110,9 @@ class Scorer(abc.ABC):
         options: option name → default value; :meth:`configure` refuses any other name.
         metrics: gateable metrics this scorer adds (name → :class:`MetricSpec`), registered with the gates.
         headline: The aggregate key ``runs list`` shows.
+        lenient_json: Read JSONL lines leniently (:func:`goldeval.io.decode_line`: NaN literals and lone
+            surrogate escapes read with the standard library instead of failing the row). Default ``False``: every
+            engine reads the rows as :func:`goldeval.io.read_jsonl` does.
     """
 
     name: ClassVar[str]
@@ -117,6 +120,7 @@ class Scorer(abc.ABC):
     options: ClassVar[Mapping[str, Any]] = {}
     metrics: ClassVar[Mapping[str, MetricSpec]] = {}
     headline: ClassVar[str | None] = None
+    lenient_json: ClassVar[bool] = False
 
     def configure(self, **options: Any) -> dict[str, Any]:
         """The resolved configuration: the defaults of :attr:`options` overridden by *options* (``None`` keeps the
@@ -155,6 +159,20 @@ class Scorer(abc.ABC):
         Raises:
             InputError: what the whole input shows to be wrong (a column no row has, no positive label…).
         """
+
+    def example_entry(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The ``per_example`` entry of one record (what ``--out`` streams), or ``None`` when the record has none.
+        Default: a ``scored`` record without its ``status``. A partial kept with ``keep_cases`` holds these."""
+        if record.get("status") != "scored":
+            return None
+        return {k: v for k, v in record.items() if k != "status" and k != "reused"}
+
+    def id_of(self, raw: Any) -> str | None:
+        """The id text of a row whose id field holds *raw* (``None``: no usable id), as :meth:`score_batch` reads
+        it: the engines' repeated-id pass applies the same rule. Default: :func:`check_id`'s."""
+        if isinstance(raw, bool) or not isinstance(raw, (str, int)) or (isinstance(raw, str) and not raw.strip()):
+            return None
+        return str(raw)
 
     def aggregate(self, records: Iterable[Mapping[str, Any]], config: Mapping[str, Any], *, keep_cases: bool = True) -> dict[str, Any]:
         """:meth:`finish` of one partial over *records* (streamed: the records are not kept unless ``keep_cases``)."""
@@ -199,6 +217,13 @@ def duplicate_error(source: str, line: int, rid: str, first: int) -> str:
     return f"{source}:{line}: id {rid!r} repeats line {first}. Ids must be unique; remove or rename the duplicate."
 
 
+def duplicate_record(source: str, line: int, rid: str, first: int) -> dict[str, Any]:
+    """The record of a row whose id repeats the row at line *first*: unscored, ``duplicate_of`` that line, never
+    recorded under the id (the same record in every engine)."""
+    return {"id": rid, "line": line, "status": "unscored", "duplicate_of": first,
+            "error": duplicate_error(source, line, rid, first)}
+
+
 class _Ids:
     """Marks the records whose id repeats an earlier one (``duplicate_of``, status ``unscored``)."""
 
@@ -214,8 +239,7 @@ class _Ids:
         if first is None:
             self.seen[rid] = rec["line"]
             return rec
-        return {"id": rid, "line": rec["line"], "status": "unscored", "duplicate_of": first,
-                "error": duplicate_error(self.source, rec["line"], rid, first)}
+        return duplicate_record(self.source, rec["line"], rid, first)
 
 
 def failure_entry(rec: Mapping[str, Any]) -> dict[str, Any]:
@@ -227,7 +251,7 @@ def failure_entry(rec: Mapping[str, Any]) -> dict[str, Any]:
 # registry
 
 _BUILTIN: dict[str, str] = {
-    "token_f1": "goldeval.scorers_builtin:TokenF1",
+    "token_f1": "goldeval.freetext_score:TokenF1",
     "labels": "goldeval.scorers_builtin:Labels",
     "answer_judge": "goldeval.scorers_builtin:AnswerJudge",
 }
@@ -319,40 +343,12 @@ def _register_metrics(cls: type[Scorer]) -> None:
 
 
 def run(scorer: Scorer, rows: Iterable[Any], config: Mapping[str, Any], *, recorder: Any = None,
-        progress: Any = None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Score *rows*, record each case, aggregate: the one local path of ``goldeval score --scorer NAME``.
+        progress: Any = None, extra: Mapping[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
+    """Score *rows* (or a file's path) with the store: :func:`goldeval.engines.local.run`, the one local path of
+    every scorer (``goldeval score``, ``score --scorer NAME``, ``judge``). See there for the arguments."""
+    from goldeval.engines.local import run as run_local
 
-    Args:
-        scorer, rows, config: As for :meth:`Scorer.score_batch`.
-        recorder: Run-store recorder (``previous()``, ``record(case)``, ``finish(results)``) or ``None``. A case the
-            resumed run already scored at the same line is taken from it, not scored again; each new case is
-            recorded once (rows without a usable id, and rows repeating an id, are listed under failures only).
-        progress: Called with 1 after each row.
-        extra: Entries put into the results before ``aggregate`` (e.g. ``input``: the file's path and sha256).
-
-    Returns:
-        The results dict of :meth:`Scorer.finish` (also handed to ``recorder.finish``), with ``elapsed_sec`` in
-        ``aggregate`` and ``aggregate["headline"]`` naming a third-party scorer's headline metric.
-    """
-    import time
-
-    t0 = time.perf_counter()
-    previous = recorder.previous() if recorder is not None else {}
-    partial = scorer.new_partial(config)
-    for rec in scorer.score_batch(_reusing(rows, previous), config):
-        if rec.get("reused"):
-            rec = {k: v for k, v in rec.items() if k != "reused"}
-        elif recorder is not None and rec.get("id") is not None and "duplicate_of" not in rec:
-            recorder.record(rec)
-        partial.add(rec)
-        if progress is not None:
-            progress(1)
-    results = with_extra(scorer, scorer.finish(partial, config), extra)
-    if "elapsed_sec" in results["aggregate"]:
-        results["aggregate"]["elapsed_sec"] = time.perf_counter() - t0
-    if recorder is not None:
-        recorder.finish(results)
-    return results
+    return run_local(scorer, rows, config, recorder=recorder, progress=progress, extra=extra, **kwargs)
 
 
 def with_extra(scorer: Scorer, results: dict[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -1,8 +1,9 @@
-"""The three built-in scorers behind the :class:`goldeval.scorers.Scorer` interface: token F1, labels, the judge.
+"""The built-in scorers behind the :class:`goldeval.scorers.Scorer` interface: labels and the judge (token F1 lives
+with its row rule in :mod:`goldeval.freetext_score`, and is re-exported here).
 
-Each wraps the scorer module's own per-row function (``freetext._score_record``, the labels row rules,
-``answers.judge.judge_case``) and aggregates from mergeable partials whose results equal today's functions'
-(``score_file``, ``score_label_rows``, ``judge_file``) key for key: the tests compare them on the published sets.
+Each wraps the scorer module's own per-row function (the labels row rules, ``answers.judge.judge_case``) and
+aggregates from mergeable partials whose results equal today's functions' (``score_label_rows``, ``judge_file``)
+key for key: the tests compare them on the published sets.
 """
 
 from __future__ import annotations
@@ -11,180 +12,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from goldeval.accumulate import ExactSum
-from goldeval.errors import InputError, given, shorten
-from goldeval.scorers import MetricSpec, Partial, Reused, Scorer, _Ids, counter_merge, failure_entry, numbered
+from goldeval.errors import InputError, given
+from goldeval.freetext_score import TokenF1
+from goldeval.scorers import MetricSpec, Partial, Reused, Scorer, counter_merge, failure_entry, numbered
 
 __all__ = ["TokenF1", "Labels", "AnswerJudge", "join_answer_files"]
 
-_M = ("f1", "precision", "recall")
-
-
 def _unscored(rid: str | None, line: int, error: str) -> dict[str, Any]:
     return {"id": rid, "line": line, "status": "unscored", "error": error}
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# token F1
-
-
-class TokenF1(Scorer):
-    """Token F1 of free text (whole note and sections): :mod:`goldeval.freetext` behind the Scorer interface.
-
-    Records: ``{"id", "line", "status": "scored", "whole_note": {"precision", "recall", "f1"}, "tokens": {...},
-    "sections"?, "section_macro"?, "unreadable"?}`` or ``{"id", "line", "status": "unscored", "error"}``.
-    Results: those of :func:`goldeval.freetext.score_file` (without ``input``, which the caller adds).
-    """
-
-    name = "token_f1"
-    version = "1"
-    options = {"prediction_field": "prediction", "reference_field": "reference", "id_field": "id", "tokenizer": "openscribe"}
-    headline = "whole_note_f1_mean"
-
-    def configure(self, **options: Any) -> dict[str, Any]:
-        from goldeval.tokens import get_tokenizer
-
-        config = super().configure(**options)
-        config["tokenizer"] = get_tokenizer(config["tokenizer"]).name  # an unknown name fails here (InputError)
-        return config
-
-    def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-        from goldeval.freetext import FreeTextConfig, _score_record
-        from goldeval.io import RowError
-        from goldeval.tokens import get_tokenizer
-
-        cfg = FreeTextConfig(config["prediction_field"], config["reference_field"], config["id_field"], config["tokenizer"])
-        tok = get_tokenizer(cfg.tokenizer)
-        src = config.get("source") or "rows"
-        ids = _Ids(src)
-        for item in numbered(rows, src):
-            if type(item) is Reused:
-                rec = item.record
-            elif type(item) is RowError:
-                rec = _unscored(item.id, item.line, item.error)
-            else:
-                rec = _score_record(item.data, item.line, cfg, tok, src)
-                rec = _unscored(rec["id"], rec["line"], rec["error"]) if rec.get("failed") else {"status": "scored", **rec}
-            yield ids.check(rec)
-
-    def new_partial(self, config: Mapping[str, Any], *, keep_cases: bool = True) -> Partial:
-        return _TokenF1Partial(keep_cases)
-
-    def finish(self, partial: Partial, config: Mapping[str, Any]) -> dict[str, Any]:
-        from goldeval.tokens import get_tokenizer
-
-        assert isinstance(partial, _TokenF1Partial)
-        p = partial
-        tok = get_tokenizer(config["tokenizer"])
-        n = p.sums["f1"].count
-        agg: dict[str, Any] = {
-            "n": n, "n_scored": n, "n_failed": len(p.failures), "n_rows": p.n_rows, "elapsed_sec": p.elapsed,
-            "whole_note_f1_mean": p.sums["f1"].mean(),
-            "whole_note_precision_mean": p.sums["precision"].mean(),
-            "whole_note_recall_mean": p.sums["recall"].mean(),
-            "tokenizer": tok.name, "tokenizer_version": tok.version, "n_with_unreadable_text": p.n_unreadable,
-            "undefined": {},
-        }
-        if tok.name == "openscribe":  # rows where a word was split at a non-ASCII letter ("Café" -> caf), as upstream
-            agg["n_with_split_words"] = p.n_split
-            if p.first_split is not None:
-                agg["first_split_word"] = p.first_split
-        if not n:
-            reason = "no row could be scored" if p.n_rows else "the file has no rows"
-            for k in ("whole_note_f1_mean", "whole_note_precision_mean", "whole_note_recall_mean"):
-                agg["undefined"][k] = reason
-        if p.n_sectioned:
-            agg["n_sectioned"] = p.n_sectioned
-            agg["n_section_scored"] = p.macro["f1"].count
-            for m in _M:
-                agg[f"section_{m}_mean"] = p.macro[m].mean()
-                if not p.macro["f1"].count:
-                    agg["undefined"][f"section_{m}_mean"] = "no example has text in any section"
-            agg["sections"] = {
-                s: {"n": sums["f1"].count, "n_empty_both": p.n_sectioned - sums["f1"].count,
-                    **{f"{m}_mean": sums[m].mean() for m in _M}}
-                for s, sums in sorted(p.sections.items(), key=lambda kv: p.section_first[kv[0]])
-            }
-        return {
-            "scorer": {"name": self.name, "version": self.version},
-            "tokenizer": {"name": tok.name, "version": tok.version, "description": tok.description},
-            "config": {k: config[k] for k in self.options},
-            "aggregate": agg,
-            "per_example": p.per_example,
-            "failures": sorted(p.failures, key=lambda f: f["line"]),
-        }
-
-
-class _TokenF1Partial(Partial):
-    def __init__(self, keep_cases: bool) -> None:
-        self.keep = keep_cases
-        self.per_example: list[dict[str, Any]] = []
-        self.failures: list[dict[str, Any]] = []
-        self.n_rows = 0
-        self.n_unreadable = 0
-        self.n_split = 0
-        self.first_split: dict[str, Any] | None = None
-        self.n_sectioned = 0
-        self.elapsed = 0.0
-        self.sums = {m: ExactSum() for m in _M}
-        self.macro = {m: ExactSum() for m in _M}
-        self.sections: dict[str, dict[str, ExactSum]] = {}
-        self.section_first: dict[str, int] = {}  # name -> the first line it appears on (the order of the results)
-
-    def add(self, rec: Mapping[str, Any]) -> None:
-        self.n_rows += 1
-        if rec["status"] != "scored":
-            self.failures.append(failure_entry(rec))
-            return
-        wn = rec["whole_note"]
-        for m in _M:
-            self.sums[m].add(wn[m])
-        if "unreadable" in rec:
-            self.n_unreadable += 1
-        if "split_word" in rec:
-            self.n_split += 1
-            if self.first_split is None:
-                self.first_split = {"id": rec["id"], **rec["split_word"]}
-        if self.keep:
-            self.per_example.append({k: v for k, v in rec.items() if k != "status"})
-        sections = rec.get("sections")
-        if sections is not None:
-            self.n_sectioned += 1
-            macro = rec.get("section_macro")
-            if macro is not None:
-                for m in _M:
-                    self.macro[m].add(macro[m])
-            empty = rec.get("sections_empty_both") or ()
-            for name, scores in sections.items():
-                sums = self.sections.get(name)
-                if sums is None:
-                    sums = self.sections[name] = {m: ExactSum() for m in _M}
-                    self.section_first[name] = rec["line"]
-                if name not in empty:
-                    for m in _M:
-                        sums[m].add(scores[m])
-
-    def merge(self, other: Partial) -> None:
-        assert isinstance(other, _TokenF1Partial)
-        self.per_example.extend(other.per_example)
-        self.failures.extend(other.failures)
-        self.n_rows += other.n_rows
-        self.n_unreadable += other.n_unreadable
-        self.n_split += other.n_split
-        if self.first_split is None:
-            self.first_split = other.first_split
-        self.n_sectioned += other.n_sectioned
-        self.elapsed += other.elapsed
-        for m in _M:
-            self.sums[m].merge(other.sums[m])
-            self.macro[m].merge(other.macro[m])
-        for name, line in other.section_first.items():
-            if name not in self.section_first or line < self.section_first[name]:
-                self.section_first[name] = line
-        for name, sums in other.sections.items():
-            mine = self.sections.setdefault(name, {m: ExactSum() for m in _M})
-            for m in _M:
-                mine[m].merge(sums[m])
 
 
 # ---------------------------------------------------------------------------------------------------------------

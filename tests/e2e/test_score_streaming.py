@@ -188,3 +188,48 @@ def test_score_refuses_out_onto_its_input(tmp_path):
     res = CliRunner().invoke(main, ["score", str(src), "--no-store", "--out", str(src), "-q"])
     assert res.exit_code == 2 and "is the FILE input" in res.output
     assert src.read_bytes() == PRIMOCK.read_bytes()
+
+
+def _write_format(src_jsonl, fmt):
+    """The rows of *src_jsonl* as CSV or Parquet (same columns, same order: row i is line i + 1 of the CSV, row
+    index i of the Parquet file)."""
+    rows = [json.loads(x) for x in src_jsonl.read_text().splitlines()]
+    out = src_jsonl.with_suffix(f".{fmt}")
+    if fmt == "csv":
+        import csv
+
+        with open(out, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=["id", "prediction", "reference"])
+            w.writeheader()
+            w.writerows(rows)
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        # Parquet is read a row group at a time (pyarrow decodes a whole group): memory is bounded by the file's
+        # row-group size, which the writer chooses (pyarrow's default, up to 1M rows a group, makes one group here).
+        pq.write_table(pa.Table.from_pylist(rows), out, row_group_size=4096)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet", "scorer-option"])
+def test_memory_does_not_grow_with_rows_on_the_scorer_path(tmp_path, kind):
+    # The same ratio for what went through scorers.run and kept per_example before the local engine (issue 15's
+    # remainder): CSV, Parquet, and `--scorer token_f1 -O ...` on JSONL, store on. 2,000 vs 60,000 rows; before,
+    # per_example alone grew by about 0.5 KiB a row (+29 MiB at 60k). A ratio of peaks, not a timing.
+    pytest.importorskip("pyarrow")
+    env = {**os.environ, "GOLDEVAL_HOME": str(tmp_path / "home")}
+    peaks = []
+    for n in (2_000, 60_000):
+        src = tmp_path / f"rows{n}.jsonl"
+        _rows(src, n)
+        path = src if kind == "scorer-option" else _write_format(src, kind)
+        args = ["score", str(path), "--out", str(tmp_path / f"out{n}.json"), "-q"]
+        if kind == "scorer-option":
+            args += ["--scorer", "token_f1", "-O", "tokenizer=openscribe"]
+        peaks.append(_peak_kib(args, env))
+        written = json.loads((tmp_path / f"out{n}.json").read_text())
+        assert written["aggregate"]["n"] == n and len(written["per_example"]) == n
+    small, large = peaks
+    assert large / small < 1.2, peaks
+    assert large - small < 12 * 1024, peaks

@@ -1,8 +1,8 @@
 """``goldeval score``: token F1 of a file of predictions and references, or any scorer with ``--scorer NAME``.
 
-The built-in token F1 on JSONL keeps its own fast path (:func:`goldeval.freetext.score_file`: every core, resume,
-the store written beside the scoring); every other scorer, and any Parquet input, goes through the one Scorer
-interface (:func:`goldeval.scorers.run`); ``--engine spark`` through :mod:`goldeval.spark`.
+Every scorer and every input format (JSONL, CSV, Parquet) goes through the one Scorer interface on the local engine
+(:func:`goldeval.engines.local.run`: every core for JSONL, resume, the store written beside the scoring, the
+per-example entries streamed to ``--out``, none kept in memory); ``--engine spark`` through :mod:`goldeval.spark`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import click
 
 from goldeval.cli._types import cores
 
-from goldeval.cli._common import EXIT_BAD_INPUT, exit_codes, fail, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._common import EXIT_BAD_INPUT, exit_codes, fail, guard_outputs, guarded, report_console
 from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._inputs import INPUT
@@ -78,25 +78,62 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
         from goldeval.errors import InputError
 
         raise InputError("--per-case writes the per-case Parquet of a Spark run: give it with --engine spark.")
-    if scorer_name != "token_f1" or scorer_options or not _is_jsonl(file):
-        return _score_with(scorer_name, file, fields, scorer_options, out=out, quiet=quiet, gates=gates, run_store=run_store, ci=ci)
+    return _score_local(scorer_name, file, fields, scorer_options, workers=workers, out=out, out_format=out_format,
+                        quiet=quiet, gates=gates, run_store=run_store, ci=ci)
+
+
+#: The keys of a per_example entry that a JUnit testcase of one case needs (report.junit._case_tests).
+_JUNIT_KEYS = ("id", "status", "reason", "error", "whole_note", "outcome", "gold", "pred", "verdict", "why", "gold_status",
+               "confidence")
+
+
+def _slim(entry: dict) -> dict:
+    """What a JUnit testcase of one case needs: id, status, the score or outcome or verdict, the reason."""
+    return {k: entry[k] for k in _JUNIT_KEYS if k in entry}
+
+
+def _score_local(name: str, file: str, fields: dict, options: tuple[str, ...], *, workers, out, out_format, quiet, gates,
+                 run_store, ci):
+    """Score FILE with the scorer *name* on the local engine: guard the outputs, check the gates file, record,
+    stream the entries to --out (and, for --junit-cases, to the JUnit cases), render, gate, exit."""
+    import os
+
+    from goldeval.engines.local import run
+    from goldeval.scorers import get_scorer
+
     console = report_console(out)
     # an --out that is the input, the gates or the store, or that cannot be written, fails before any scoring
     guard_outputs({"--out": out, **ci.outputs()}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
-    from goldeval.freetext import SCORER_NAME as _scorer
-
+    scorer = get_scorer(name)  # registers its metrics with the gates
+    given = {k: v for k, v in fields.items() if k in scorer.options}
+    if name != "token_f1":
+        given.pop("tokenizer", None)
+    opts = {**given, **_parse_options(options)}
     # a bad gates file, or a gate on a metric this scorer never produces, fails before any scoring
-    definition = load_definition(gates, scorer=_scorer)
-    config = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
+    definition = load_definition(gates, scorer=scorer.name)
+    if "positive" in scorer.options and definition is not None and getattr(definition, "positive", None) is not None:
+        # as `goldeval labels` does: the agreed positive label of the definition of done is the run's
+        if opts.get("positive") is not None and opts["positive"] != definition.positive:
+            from goldeval.errors import InputError
+
+            raise InputError(f"-O positive={opts['positive']}: the definition of done {gates} agreed positive = "
+                             f"{definition.positive!r}. Drop -O positive or use the gates file for this label.")
+        opts["positive"] = definition.positive
+    config = scorer.configure(**opts, source=os.path.basename(file))
+    if scorer.name == "labels" and config.get("positive") is None:
+        from goldeval.errors import InputError
+
+        # refused before anything is read or recorded (no run is left behind); `score` has no --positive option
+        raise InputError(f"score --scorer labels: no positive label given. Pass -O positive=LABEL (e.g. -O positive=escalate), "
+                         "or --gates with a definition of done that sets positive = \"LABEL\" (or use goldeval labels FILE "
+                         "--positive LABEL).")
     with contextlib.ExitStack() as stack:
         writer = None
         if out:
-            from goldeval.freetext import results_head
             from goldeval.resultsfile import ResultsFile
 
             writer = stack.enter_context(ResultsFile(out, out_format))
-            writer.begin(results_head(tokenizer, prediction_field=prediction_field, reference_field=reference_field,
-                                      id_field=id_field))
+            writer.begin(_results_head(scorer, config))
         # the examples stream to the results file and, for --junit-cases, as (id, status, F1) to the JUnit cases
         junit_cases: list[dict] | None = [] if ci.junit_cases else None
 
@@ -107,57 +144,48 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
                 junit_cases.append(_slim(entry))
 
         streamed = writer is not None or junit_cases is not None
-        code, results = _score_jsonl(file, config, workers, quiet, gates, definition, run_store, console,
-                                     on_example if streamed else None)
+        with run_store.recording(
+            scorer_name=scorer.name, scorer_version=scorer.version, inputs={"predictions": file},
+            config=scorer.store_config(config), tokenizer=config.get("tokenizer"), dod=gates,
+        ) as recorder:
+            hold_finish_for_gates(recorder, definition)  # the run is finished once, with its gate report
+            results = _with_progress(
+                lambda progress, on_total: run(scorer, file, config, workers=workers, recorder=recorder, progress=progress,
+                                               on_total=on_total, on_example=on_example if streamed else None,
+                                               keep_cases=False),
+                quiet,
+            )
+            if run_store.note and not quiet:
+                click.echo(f"goldeval: {run_store.note}", err=True)
+            if not quiet:
+                if scorer.name == "token_f1":
+                    from goldeval.report.freetext import render_freetext
+
+                    render_freetext(results, console)
+                else:
+                    from goldeval.report.scorer import render_scorer
+
+                    render_scorer(results, console)
+            code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
         run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
         if writer is not None:
             writer.close(results)
     ci.write(results if junit_cases is None else {**results, "per_example": junit_cases})
-    if results["aggregate"]["n"] == 0:
-        first = results["failures"][0]["error"] if results["failures"] else "no rows"
-        fail(f"no row of {file} could be scored ({results['aggregate']['n_failed']} failed); the first: {first}", EXIT_BAD_INPUT)
+    agg = results["aggregate"]
+    if agg.get("n_scored", agg.get("n")) == 0:
+        first = results["failures"][0]["error"] if results.get("failures") else "no rows"
+        fail(f"no row of {file} could be scored ({agg.get('n_failed', 0)} failed); the first: {first}", EXIT_BAD_INPUT)
     sys.exit(code)
 
 
-def _slim(entry: dict) -> dict:
-    """What a JUnit testcase of one free-text case needs: id, status, F1, reason."""
-    return {k: entry[k] for k in ("id", "status", "reason", "whole_note") if k in entry}
+def _results_head(scorer, config) -> dict:
+    """The keys a results file holds before ``per_example`` (known before any row is scored)."""
+    if scorer.name == "token_f1":
+        from goldeval.freetext import results_head
 
-
-def _score_jsonl(file, config, workers, quiet, gates, definition, run_store, console, on_example):
-    """Token F1 of a JSONL *file* with the store and the gates; the examples stream to *on_example* (and to the
-    store), none is kept in memory."""
-    from goldeval.freetext import SCORER_NAME, SCORER_VERSION, score_file
-    from goldeval.report.freetext import render_freetext
-
-    tokenizer = config["tokenizer"]
-    with run_store.recording(
-        scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"predictions": file}, config=config, tokenizer=tokenizer,
-        dod=gates,
-    ) as recorder:
-        hold_finish_for_gates(recorder, definition)  # the run is finished once, with its gate report
-        results = _with_progress(
-            lambda progress, on_total: score_file(
-                file,
-                prediction_field=config["prediction_field"],
-                reference_field=config["reference_field"],
-                id_field=config["id_field"],
-                tokenizer=tokenizer,
-                workers=workers,
-                recorder=recorder,
-                progress=progress,
-                on_total=on_total,
-                keep_per_example=False,
-                on_example=on_example,
-            ),
-            quiet,
-        )
-        if run_store.note and not quiet:
-            click.echo(f"goldeval: {run_store.note}", err=True)
-        if not quiet:
-            render_freetext(results, console)
-        code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
-    return code, results
+        return results_head(config["tokenizer"], prediction_field=config["prediction_field"],
+                            reference_field=config["reference_field"], id_field=config["id_field"])
+    return {"scorer": {"name": scorer.name, "version": scorer.version}}
 
 
 def _with_progress(run, quiet: bool):
@@ -191,10 +219,6 @@ def _with_progress(run, quiet: bool):
             state["bar"].stop()
 
 
-def _is_jsonl(path: str) -> bool:
-    return not str(path).lower().endswith((".csv", ".parquet", ".pq"))
-
-
 def _parse_options(pairs: tuple[str, ...]) -> dict:
     """``KEY=VALUE`` pairs as a dict; a value is read as JSON when it parses (``true``, ``3``), else kept as text."""
     import orjson
@@ -211,66 +235,3 @@ def _parse_options(pairs: tuple[str, ...]) -> dict:
         except orjson.JSONDecodeError:
             out[key.replace("-", "_")] = value
     return out
-
-
-def _score_with(name: str, file: str, fields: dict, options: tuple[str, ...], *, out, quiet, gates, run_store, ci):
-    """``score --scorer NAME``: read FILE, score it through the Scorer interface, record, gate, write."""
-    import os
-
-    from goldeval.io import check_input_file, file_sha256, read_rows
-    from goldeval.scorers import get_scorer, run
-    from goldeval.streams import display_name
-
-    console = report_console(out)
-    guard_outputs({"--out": out, **ci.outputs()}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
-    scorer = get_scorer(name)  # registers its metrics with the gates
-    given = {k: v for k, v in fields.items() if k in scorer.options}
-    if name != "token_f1":
-        given.pop("tokenizer", None)
-    opts = {**given, **_parse_options(options)}
-    definition = load_definition(gates, scorer=scorer.name)
-    if "positive" in scorer.options and definition is not None and getattr(definition, "positive", None) is not None:
-        # as `goldeval labels` does: the agreed positive label of the definition of done is the run's
-        if opts.get("positive") is not None and opts["positive"] != definition.positive:
-            from goldeval.errors import InputError
-
-            raise InputError(f"-O positive={opts['positive']}: the definition of done {gates} agreed positive = "
-                             f"{definition.positive!r}. Drop -O positive or use the gates file for this label.")
-        opts["positive"] = definition.positive
-    config = scorer.configure(**opts, source=os.path.basename(file))
-    if scorer.name == "labels" and config.get("positive") is None:
-        from goldeval.errors import InputError
-
-        # refused before anything is read or recorded (no run is left behind); `score` has no --positive option
-        raise InputError(f"score --scorer labels: no positive label given. Pass -O positive=LABEL (e.g. -O positive=escalate), "
-                         "or --gates with a definition of done that sets positive = \"LABEL\" (or use goldeval labels FILE "
-                         "--positive LABEL).")
-    check_input_file(file)
-    with run_store.recording(
-        scorer_name=scorer.name, scorer_version=scorer.version, inputs={"predictions": file},
-        config=scorer.store_config(config), tokenizer=config.get("tokenizer"), dod=gates,
-    ) as recorder:
-        hold_finish_for_gates(recorder, definition)
-        results = run(scorer, read_rows(file), config, recorder=recorder,
-                      extra={"input": {"path": display_name(file), "sha256": file_sha256(file), "workers": 1}})
-        if run_store.note and not quiet:
-            click.echo(f"goldeval: {run_store.note}", err=True)
-        if not quiet:
-            if scorer.name == "token_f1":
-                from goldeval.report.freetext import render_freetext
-
-                render_freetext(results, console)
-            else:
-                from goldeval.report.scorer import render_scorer
-
-                render_scorer(results, console)
-        code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
-    run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
-    if out:
-        write_json(results, out)
-    ci.write(results)
-    agg = results["aggregate"]
-    if agg.get("n_scored", agg.get("n")) == 0:
-        first = results["failures"][0]["error"] if results.get("failures") else "no rows"
-        fail(f"no row of {file} could be scored ({agg.get('n_failed', 0)} failed); the first: {first}", EXIT_BAD_INPUT)
-    sys.exit(code)
