@@ -9,9 +9,18 @@ Usage (after `pip install -e ".[spark]"`, Java 17 on the machine):
 Each contender is a fresh `goldeval score FILE --no-store --out /dev/null -q` process (Spark's JVM start-up
 included, as a user pays it), run interleaved with the others, `--repeats` times per file; the table gives the
 median wall time, min–max, rows per second, the ratio to the single-process CLI (the anchor, same file, same
-round), and the peak RSS of the driver process (ru_maxrss of the goldeval process itself: for Spark that is the
-Python driver, not the JVM or the Python workers, which are reported separately as children's peak). Every
-contender's whole_note_f1_mean is checked equal to the anchor's, to the last digit.
+round), and two peaks of resident memory:
+
+- driver: the goldeval Python process's own high-water mark (``VmHWM`` of ``/proc/self/status``, read as it exits;
+  for Spark that is the Python driver, not the JVM or the Python workers);
+- tree: ``/usr/bin/time -v``'s "Maximum resident set size", the largest process of the whole invocation (the driver,
+  a worker, or Spark's JVM).
+
+Not ``ru_maxrss``: Linux keeps a process's ``ru_maxrss`` across ``exec`` and a forked child starts with its parent's
+high-water mark, so a goldeval process started from a bench process that had just read a 1M-row results file
+reported that bench process's 1.2 GB. The bench therefore never loads a whole results file: each contender writes
+``--out-format jsonl`` and only the last line (the aggregate) is read. Every contender's whole_note_f1_mean is checked
+equal to the anchor's, to the last digit.
 """
 
 from __future__ import annotations
@@ -19,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -32,26 +40,45 @@ CONTENDERS = {
     "spark local[2]": ["--engine", "spark", "--spark-master", "local[2]"],
 }
 
-_PEAK = ("import resource, runpy, sys; sys.argv = ['goldeval'] + sys.argv[1:];\n"
+_PEAK = ("import runpy, sys; sys.argv = ['goldeval'] + sys.argv[1:];\n"
          "try:\n    runpy.run_module('goldeval', run_name='__main__')\n"
-         "finally:\n    print('PEAK_RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
+         "finally:\n    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]\n"
+         "    print('PEAK_RSS_KB', hwm, file=sys.stderr)")
+TIME = "/usr/bin/time"
+
+
+def _last_line(path: str) -> bytes:
+    """The last line of *path*, read from its end (the results' aggregate line of --out-format jsonl)."""
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        block = b""
+        while size > 0 and block.count(b"\n") < 2:
+            step = min(size, 1 << 16)
+            size -= step
+            fh.seek(size)
+            block = fh.read(step) + block
+        return block.rstrip(b"\n").rsplit(b"\n", 1)[-1]
 
 
 def run_one(path: str, extra: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as d:
-        out = os.path.join(d, "r.json")
+        out = os.path.join(d, "r.jsonl")
+        cmd = [sys.executable, "-c", _PEAK, "score", path, "--no-store", "-q", "--out", out, "--out-format", "jsonl", *extra]
+        timed = os.path.exists(TIME)
+        if timed:
+            cmd = [TIME, "-v", *cmd]
         t0 = time.perf_counter()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        p = subprocess.run([sys.executable, "-c", _PEAK, "score", path, "--no-store", "-q", "--out", out, *extra],
-                           capture_output=True, text=True)
+        p = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.perf_counter() - t0
         if p.returncode != 0:
             raise SystemExit(f"{extra}: exit {p.returncode}\n{p.stderr[-2000:]}")
         peak = next(int(line.split()[1]) for line in p.stderr.splitlines() if line.startswith("PEAK_RSS_KB"))
-        with open(out) as fh:
-            agg = json.load(fh)["aggregate"]
-    return {"wall": wall, "peak_mib": peak / 1024, "f1": agg["whole_note_f1_mean"], "n": agg["n_rows"],
-            "children_peak_mib": max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024}
+        tree = next((int(line.rsplit(":", 1)[1]) for line in p.stderr.splitlines()
+                     if line.strip().startswith("Maximum resident set size")), None) if timed else None
+        agg = json.loads(_last_line(out))["aggregate"]
+    return {"wall": wall, "peak_mib": peak / 1024, "tree_peak_mib": None if tree is None else tree / 1024,
+            "f1": agg["whole_note_f1_mean"], "n": agg["n_rows"]}
 
 
 def main() -> None:
@@ -66,10 +93,11 @@ def main() -> None:
             for name, extra in CONTENDERS.items():  # interleaved: the machine's load falls on every contender alike
                 m = run_one(path, extra)
                 raw.setdefault(path, {}).setdefault(name, []).append(m)
-                print(f"{os.path.basename(path)} round {r + 1} {name}: {m['wall']:.1f} s, driver peak {m['peak_mib']:.0f} MiB", flush=True)
+                print(f"{os.path.basename(path)} round {r + 1} {name}: {m['wall']:.1f} s, driver peak {m['peak_mib']:.0f} MiB, "
+                      f"tree peak {m['tree_peak_mib'] or 0:.0f} MiB", flush=True)
     print()
-    print("| file | rows | contender | wall median (min–max) | rows/s | ratio to 1 process (min–max) | driver peak RSS |")
-    print("|---|---|---|---|---|---|---|")
+    print("| file | rows | contender | wall median (min–max) | rows/s | ratio to 1 process (min–max) | driver peak RSS | largest process |")
+    print("|---|---|---|---|---|---|---|---|")
     for path, by in raw.items():
         anchor = by["cli (1 process)"]
         for name, ms in by.items():
@@ -79,7 +107,8 @@ def main() -> None:
             n = ms[0]["n"]
             print(f"| {os.path.basename(path)} | {n:,} | {name} | {statistics.median(walls):.1f} s ({min(walls):.1f}–{max(walls):.1f}) "
                   f"| {n / statistics.median(walls):,.0f} | {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) "
-                  f"| {statistics.median(m['peak_mib'] for m in ms):.0f} MiB |")
+                  f"| {statistics.median(m['peak_mib'] for m in ms):.0f} MiB "
+                  f"| {statistics.median(m['tree_peak_mib'] or 0 for m in ms):.0f} MiB |")
     if len(raw) >= 2:
         small, big = list(raw)[0], list(raw)[-1]
         print()

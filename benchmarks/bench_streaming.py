@@ -91,6 +91,8 @@ def main() -> int:
     ap.add_argument("--label-rows", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "goldeval-bench-streaming")
+    ap.add_argument("--score-args", default="", help="extra arguments of every `goldeval score` run, e.g. '--workers 1'")
+    ap.add_argument("--no-labels", action="store_true", help="leave out the labels rows")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -101,7 +103,7 @@ def main() -> int:
             subprocess.run([sys.executable, str(HERE / "make_short_corpus.py"), "--n", str(n), "--out", str(p)], check=True)
         corpora[n] = p
     labels = args.work / f"labels_{args.label_rows}.jsonl"
-    if not labels.exists():
+    if not labels.exists() and not args.no_labels:
         subprocess.run([sys.executable, str(HERE / "make_short_corpus.py"), "--labels", "--n", str(args.label_rows),
                         "--out", str(labels)], check=True)
     squad = args.work / "squad_anchor.py"
@@ -122,15 +124,17 @@ def main() -> int:
     for n, p in corpora.items():
         for store in (False, True):
             s = "store" if store else "no-store"
-            jobs.append((f"score {n:,} {s} before", [*ge, "score", str(p), "--out", os.devnull, "-q"], before_env, store))
-            jobs.append((f"score {n:,} {s} after", [*ge, "score", str(p), "--out", os.devnull, "-q"], base_env, store))
+            extra = args.score_args.split()
+            jobs.append((f"score {n:,} {s} before", [*ge, "score", str(p), "--out", os.devnull, "-q", *extra], before_env, store))
+            jobs.append((f"score {n:,} {s} after", [*ge, "score", str(p), "--out", os.devnull, "-q", *extra], base_env, store))
         jobs.append((f"score {n:,} anchor SQuAD-style", [sys.executable, str(squad), str(p)], base_env, None))
-    for store in (False, True):
+    for store in (False, True) if not args.no_labels else ():
         s = "store" if store else "no-store"
         cmd = [*ge, "labels", str(labels), "--positive", "label003", "--out", os.devnull]
         jobs.append((f"labels {args.label_rows:,} {s} before", cmd, before_env, store))
         jobs.append((f"labels {args.label_rows:,} {s} after", cmd, base_env, store))
-    jobs.append((f"labels {args.label_rows:,} anchor sklearn", [sys.executable, str(skl), str(labels)], base_env, None))
+    if not args.no_labels:
+        jobs.append((f"labels {args.label_rows:,} anchor sklearn", [sys.executable, str(skl), str(labels)], base_env, None))
 
     results: dict[str, list[tuple[float, float]]] = {name: [] for name, *_ in jobs}
     for _ in range(args.repeat):  # interleaved: every job once per round

@@ -130,14 +130,15 @@ def read(spark: Any, path: str) -> Any:
 # scoring
 
 
-def _items(batch: Any, source: str) -> Iterator[Any]:
-    """The Row / RowError items of one Arrow batch (``line`` + the data columns, or ``line`` + ``_raw``)."""
-    from goldeval.io import Row, RowError
+def _items(batch: Any, source: str, lenient: bool = False, path: str | None = None) -> Iterator[Any]:
+    """The Row / RowError items of one Arrow batch (``line`` + the data columns, or ``line`` + ``_raw``), JSONL
+    lines decoded as locally (:func:`_decode_line`)."""
+    from goldeval.io import Row
 
     cols = batch.schema.names
     if "_raw" in cols:
         for line, raw in zip(batch.column("line").to_pylist(), batch.column("_raw").to_pylist()):
-            yield _decode_line(line, raw, source)
+            yield _decode_line(line, raw, source, lenient, path)
         return
     names = [c for c in cols if c != "line"]
     lines = batch.column("line").to_pylist()
@@ -170,13 +171,15 @@ def _arrow_schema() -> Any:
                       ("score", pa.float64()), ("record", pa.string())])
 
 
-def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", **options: Any) -> Any:
+def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", path: str | None = None, **options: Any) -> Any:
     """Score every row of *df* with *scorer*, on the executors: the per-case DataFrame (:data:`PER_CASE_SCHEMA`).
 
     Args:
         df: A Spark DataFrame, one row per case (see the module docstring for ``line`` and the columns).
         scorer: A scorer name (``token_f1``, ``labels``, an installed plug-in) or a :class:`~goldeval.scorers.Scorer`.
         source: The input's name in messages (``preds.jsonl`` gives ``preds.jsonl:4: ...``).
+        path: The JSONL file *df* was read from (:func:`read`), when it is local: a line Spark read with U+FFFD
+            in place of bytes that are not UTF-8 is read again from it (see :func:`_decode_line`).
         **options: The scorer's options (:meth:`~goldeval.scorers.Scorer.configure`).
 
     Returns:
@@ -193,29 +196,55 @@ def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", **op
         cols = df.columns
         df = df.rdd.zipWithIndex().map(lambda ri: (*ri[0], ri[1] + 1)).toDF([*cols, "line"])
     schema = _arrow_schema()
+    local = _local_file(path) if path is not None else None
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
         for batch in batches:
-            records = list(sc.score_batch(_items(batch, source), config))
+            records = list(sc.score_batch(_items(batch, source, sc.lenient_json, local), config))
             yield pa.RecordBatch.from_pydict(_record_columns(records), schema=schema)
 
     per_case = df.mapInArrow(run, PER_CASE_SCHEMA)
     return _with_repeats_marked(per_case, sc, config)
 
 
-def _decode_line(line: int, raw: str, source: str) -> Any:
-    """One JSONL line as a Row or a RowError (the messages of :func:`goldeval.io.read_jsonl`)."""
-    from goldeval.io import JSONLineError, Row, RowError, decode_json
+def _decode_line(line: int, raw: str, source: str, lenient: bool = False, path: str | None = None) -> Any:
+    """One JSONL line as a Row or a RowError, by :func:`goldeval.io.decode_line`, the local readers' decoding: the
+    same rows fail, with the same messages (NaN literals and lone surrogate escapes read or refused as the scorer's
+    ``lenient_json`` says, integers past 64 bits kept as their digits where the local reader keeps them).
 
-    try:
-        data = decode_json(raw)  # the one decoding path: exact integers past 64 bits, NaN refused with its name
-    except JSONLineError as exc:
-        return RowError(line, None, f"{source}:{line}: {exc.reason}")
-    if not isinstance(data, dict):
-        return RowError(line, None, f"{source}:{line}: expected a JSON object, got {shorten(data)}.")
-    return Row(line, data)
+    Spark's Hadoop reader hands the line over as text, a byte that is not UTF-8 already replaced by U+FFFD. A line
+    holding U+FFFD is therefore read again, as bytes, from *path* when the executor sees that file (a local path):
+    a line that is not UTF-8 then fails with the local message (the byte and its column). On a file system the
+    executor cannot open directly (``hdfs://``, ``s3a://``), Spark's replacement stands.
+    """
+    from goldeval.io import decode_line
+
+    data = raw.encode("utf-8")
+    if "\ufffd" in raw and path is not None:
+        data = _raw_line(path, line) or data
+    return decode_line(data, line, source, lenient=lenient)
+
+
+def _local_file(path: str) -> str | None:
+    """*path* as a local file name when it is one this process can read (no scheme, or ``file:``), else None."""
+    from urllib.parse import urlparse
+
+    u = urlparse(path)
+    local = u.path if u.scheme == "file" else (path if not u.scheme or len(u.scheme) == 1 else None)
+    return local if local is not None and os.path.isfile(local) else None
+
+
+def _raw_line(path: str, line: int) -> bytes | None:
+    """The bytes of line *line* (1-based) of the local file *path* (a byte order mark on line 1 removed)."""
+    import itertools
+
+    with open(path, "rb") as fh:
+        raw = next(itertools.islice(fh, line - 1, None), None)
+    if raw is not None and line == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    return raw
 
 
 def score_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source: str | None = None, **options: Any) -> Any:
@@ -235,6 +264,7 @@ def score_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source:
         return score(read(spark, path), scorer, source=source, **options)
     sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer)
     config = sc.configure(**options, source=source)
+    lenient, local = sc.lenient_json, _local_file(path)
     try:
         lines = spark.sparkContext.textFile(path).zipWithIndex()
     except Exception as exc:
@@ -248,7 +278,7 @@ def score_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source:
                 if index == 0:
                     text = text.lstrip("\ufeff")
                 if text.strip():
-                    yield _decode_line(index + 1, text, source)
+                    yield _decode_line(index + 1, text, source, lenient, local)
 
         dumps = orjson.dumps
         for rec in sc.score_batch(items(), config):

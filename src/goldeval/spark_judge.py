@@ -48,6 +48,7 @@ def read_keyed(spark: Any, path: str) -> Any:
 
     name = os.path.basename(path.rstrip("/"))
     df = gs.read(spark, path)
+    local = gs._local_file(path)
 
     def decode(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -56,7 +57,7 @@ def read_keyed(spark: Any, path: str) -> Any:
 
         for batch in batches:
             out: dict[str, list[Any]] = {"id": [], "line": [], "json": [], "error": []}
-            for item in gs._items(batch, name):
+            for item in gs._items(batch, name, False, local):
                 rid, text, error = None, None, None
                 if type(item) is RowError:
                     error = item.error

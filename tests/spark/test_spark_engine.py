@@ -86,3 +86,63 @@ def test_cli_engine_spark_and_runs_import_idempotent(spark, tmp_path):
     cmp = CliRunner().invoke(main, ["compare", "latest~1", "latest", "--out", str(tmp_path / "cmp.json")])
     assert cmp.exit_code == 0, cmp.output
     assert "0 up, 0 down, 57 unchanged" in cmp.output
+
+
+def _odd_rows(tmp_path):
+    """Lines Python's json reads and orjson refuses, and lines nothing reads (expected outcomes by hand, from
+    goldeval.io.decode_line's rules): 2 NaN and Infinity literals in another field (scored: lenient); 3 a lone
+    surrogate escape in the prediction (scored: the rule reads 'a b'); 4 a lone surrogate in the id (unscored:
+    no result could name the row); 5 a Latin-1 byte (unscored: not UTF-8, byte 0xe9 at column 35); 6 nested 1,200
+    deep (unscored: too deep to read)."""
+    lines = [
+        b'{"id": "ok", "prediction": "a b c", "reference": "a b"}',
+        b'{"id": "nan", "prediction": "a b", "reference": "a", "score": NaN, "t": Infinity}',
+        b'{"id": "sur", "prediction": "a \\ud800 b", "reference": "a b"}',
+        b'{"id": "\\udc00x", "prediction": "a", "reference": "a"}',
+        b'{"id": "latin", "prediction": "caf\xe9", "reference": "a"}',
+        b'{"id": "deep", "prediction": "a", "reference": "a", "x": ' + b"[" * 1200 + b"]" * 1200 + b"}",
+    ]
+    f = tmp_path / "odd.jsonl"
+    f.write_bytes(b"\n".join(lines) + b"\n")
+    return f
+
+
+def test_rows_are_decoded_on_spark_as_locally(spark, tmp_path):
+    # Before: the executors read each line with orjson alone, so lines 2 and 3 failed on Spark and were scored
+    # locally, and line 5 was scored on Spark with U+FFFD for the byte (Spark's Hadoop reader replaces it).
+    from goldeval import spark as gs
+
+    f = _odd_rows(tmp_path)
+    local = score_file(f)
+    assert [x["line"] for x in local["failures"]] == [4, 5, 6]
+    assert "lone surrogate" in local["failures"][0]["error"]
+    assert "the line is not UTF-8 (byte 0xe9 at column 35)" in local["failures"][1]["error"]
+    assert "nested too deep" in local["failures"][2]["error"]
+    results = gs.aggregate(gs.score_path(spark, str(f), "token_f1"))
+    assert results["failures"] == local["failures"]
+    assert _agg(results) == _agg(local) and results["aggregate"]["n"] == 3
+
+
+def test_judge_rows_are_decoded_on_spark_as_locally(spark, tmp_path):
+    # The judge reads strictly, locally and on Spark: a NaN literal is not JSON (a failed row), an integer past 64
+    # bits keeps its digits (2**64 + 1 against 2**64 is no_match; a float would have made them equal).
+    from goldeval import spark_judge
+    from goldeval.answers.judge import AnswerConfig, judge_file
+
+    q = "What is the account number?"
+    (tmp_path / "cases.jsonl").write_text(
+        json.dumps({"id": "big", "question": q, "golden": {"kind": "value", "columns": ["account"], "rows": [[2**64 + 1]]}}) + "\n"
+        + '{"id": "nan", "question": "x", "golden": {"kind": "value", "columns": ["v"], "rows": [[NaN]]}}\n')
+    (tmp_path / "attempts.jsonl").write_text(json.dumps({"id": "big", "columns": ["account"], "rows": [[2**64]]}) + "\n")
+    cases, attempts = str(tmp_path / "cases.jsonl"), str(tmp_path / "attempts.jsonl")
+    per_case, failures = spark_judge.judge(spark, cases, attempts)
+    local = judge_file(cases, attempts, config=AnswerConfig())
+    assert failures == local["failures"] and [(f["line"], "not valid JSON" in f["error"]) for f in failures] == [(2, True)]
+    records = {r["id"]: orjson_loads(r["record"]) for r in per_case.select("id", "record").collect()}
+    assert records["big"]["verdict"] == local["per_example"][0]["verdict"] == "no_match"
+
+
+def orjson_loads(text):
+    import orjson
+
+    return orjson.loads(text)

@@ -95,3 +95,16 @@ def test_llm_stage_on_the_driver_sends_only_the_undecided(spark, tmp_path, monke
     la, sa = outs["local"]["aggregate"], outs["spark"]["aggregate"]
     for key in ("pass_rate", "match", "no_match", "decided", "near_match", "needs_human", "unscored", "verified_wrong", "n"):
         assert sa[key] == la[key], key
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    (["--db-dir", "."], "--db-dir with --engine spark: not supported yet"),
+    (["--sql-dialect", "sqlite"], "--sql-dialect with --engine spark: not supported yet"),
+    (["--llm", "judge-model", "--llm-send", "all"], "--llm-send all with --engine spark: not supported"),
+])
+def test_what_the_spark_judge_does_not_take_is_refused_before_spark_starts(tmp_path, extra, named):
+    # No Spark session is needed (and none is started): the refusal comes first, exit 2, with what to do.
+    res = CliRunner().invoke(main, ["judge", str(SQL / "cases.jsonl"), str(SQL / "arm_a.jsonl"), "--engine", "spark",
+                                    "--no-store", *extra])
+    assert res.exit_code == 2, res.output
+    assert named in res.output and ("Judge locally" in res.output or "judge locally" in res.output)

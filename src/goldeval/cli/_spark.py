@@ -27,7 +27,9 @@ def spark_options(f: Any) -> Any:
     f = click.option("--spark-master", default="local[2]", show_default=True, metavar="URL",
                      help="With --engine spark: the Spark master (local[N], spark://host:7077, yarn...).")(f)
     f = click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
-                     help="Where to score: this machine, or Apache Spark (pip install 'goldeval[spark]').")(f)
+                     help="Where to score: this machine, or Apache Spark (pip install 'goldeval[spark]'). A Spark run is "
+                          "not resumable (a re-run is a new run; `runs import` is idempotent); the Spark judge takes "
+                          "one --db, without --db-dir, --sql-dialect or --llm-send all.")(f)
     return f
 
 

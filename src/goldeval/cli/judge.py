@@ -64,6 +64,9 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, timeout_s, max_rows, no
         if sql_dialect is not None:
             raise InputError("--sql-dialect with --engine spark: not supported yet (the Spark judge runs SQLite or "
                              "DuckDB files). Judge locally, or drop --sql-dialect.")
+        if llm_opts.enabled and llm_opts.send == "all":
+            raise InputError("--llm-send all with --engine spark: not supported (on Spark only the cases the rules leave "
+                             "undecided go to the LLM judge). Drop --llm-send all, or judge locally.")
         return judge_on_spark(cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical,
                               master=spark_master, per_case=per_case, out=out, quiet=quiet, gates=gates,
                               run_store=run_store, llm_opts=llm_opts, ci=ci)
