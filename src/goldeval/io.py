@@ -216,9 +216,9 @@ def _decode_slow(raw: bytes | str, nonfinite: bool, surrogates: bool, first: Exc
     return data
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs 3x (one is made per row of every file)
 class Row:
-    """One parsed row: its 1-based ``line`` in the file and the decoded JSON object ``data``."""
+    """One parsed row: its 1-based ``line`` in the file and the decoded JSON object ``data`` (do not change them)."""
 
     line: int
     data: dict[str, Any]

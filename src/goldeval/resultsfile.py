@@ -151,11 +151,15 @@ class ResultsFile:
 
     def example(self, entry: Mapping[str, Any]) -> None:
         """Write one ``per_example`` entry (one line)."""
+        self.example_json(orjson.dumps(entry, option=_OPTS))
+
+    def example_json(self, line: bytes) -> None:
+        """Write one ``per_example`` entry given as its JSON (one line, no newline in it: what ``orjson.dumps``
+        writes), e.g. serialized already by the process that scored it."""
         if not self._began:
             self.begin({})
         if self._head is not None:
             self._open_array()
-        line = orjson.dumps(entry, option=_OPTS)
         if self.fmt == "json":
             self._write((b"\n    " if self._n == 0 else b",\n    ") + line)
         else:

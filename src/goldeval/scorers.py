@@ -121,6 +121,11 @@ class Scorer(abc.ABC):
     metrics: ClassVar[Mapping[str, MetricSpec]] = {}
     headline: ClassVar[str | None] = None
     lenient_json: ClassVar[bool] = False
+    #: How the run store rebuilds ``per_example`` from the recorded cases when the entries were streamed, not kept:
+    #: ``"scored"`` — the entries are the ``scored`` cases without ``status`` (the default :meth:`example_entry`);
+    #: ``"all"`` — every recorded case, as :meth:`case_record` stored it, is an entry; ``None`` — the entries are
+    #: not the cases (the store then rebuilds them from the scored cases, and says they differ).
+    per_example_from_cases: ClassVar[str | None] = "scored"
 
     def configure(self, **options: Any) -> dict[str, Any]:
         """The resolved configuration: the defaults of :attr:`options` overridden by *options* (``None`` keeps the
@@ -166,6 +171,11 @@ class Scorer(abc.ABC):
         if record.get("status") != "scored":
             return None
         return {k: v for k, v in record.items() if k != "status" and k != "reused"}
+
+    def case_record(self, record: Mapping[str, Any]) -> Mapping[str, Any]:
+        """What the run store keeps for a record (``Recorder.record``; what a resumed run reuses). Default: the
+        record itself."""
+        return record
 
     def id_of(self, raw: Any) -> str | None:
         """The id text of a row whose id field holds *raw* (``None``: no usable id), as :meth:`score_batch` reads
@@ -235,11 +245,11 @@ class _Ids:
         rid = rec.get("id")
         if rid is None:
             return rec
-        first = self.seen.get(rid)
-        if first is None:
-            self.seen[rid] = rec["line"]
+        line = rec["line"]
+        first = self.seen.setdefault(rid, line)
+        if first == line:  # (lines are unique: only the row itself has its line)
             return rec
-        return duplicate_record(self.source, rec["line"], rid, first)
+        return duplicate_record(self.source, line, rid, first)
 
 
 def failure_entry(rec: Mapping[str, Any]) -> dict[str, Any]:

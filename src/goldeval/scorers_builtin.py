@@ -36,6 +36,7 @@ class Labels(Scorer):
 
     name = "labels"
     version = "1"
+    per_example_from_cases = None  # an entry is {id, line, gold, pred, outcome}; the record holds more
     options = {"positive": None, "id_field": "id", "gold_field": "gold", "pred_field": "pred",
                "second_gold_field": None, "require_positive": True}
     headline = "f1"
@@ -108,6 +109,12 @@ class Labels(Scorer):
             if warnings:
                 out["warnings"] = warnings
             yield out
+
+    def example_entry(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        if record.get("status") != "scored":
+            return None
+        return {"id": record["id"], "line": record["line"], "gold": record["gold"], "pred": record.get("pred"),
+                "outcome": record.get("outcome")}
 
     def new_partial(self, config: Mapping[str, Any], *, keep_cases: bool = True) -> Partial:
         return _LabelsPartial(keep_cases)
@@ -276,9 +283,31 @@ class AnswerJudge(Scorer):
     name = "answer_judge"
     version = "1.5.0"  # = goldeval.answers.JUDGE_VERSION (test_answer_judge_equals_judge_file pins them equal)
     options = {"db": None, "timeout_s": 5.0, "max_rows": 1_000_000, "check_canonical": True, "engine": None,
-               "sql_dialect": None, "cases_name": "cases", "attempts_name": "attempts", "keep_materials": False}
+               "sql_dialect": None, "db_dir": None, "cases_name": "cases", "attempts_name": "attempts",
+               "keep_materials": False}
     metrics = {"pass_rate": MetricSpec("match / (match + no_match)")}
     headline = "pass_rate"
+    per_example_from_cases = "all"
+
+    def __init__(self, *, db: Any = None, databases: Any = None, answer: Any = None) -> None:
+        #: An open database / DatabaseDir to judge on (and leave open) instead of opening the config's: the local
+        #: judge opens a server database before the run is recorded (its identity keys the run).
+        self.db, self.databases = db, databases
+        #: The caller's AnswerConfig (with a PostgreSQL password given apart from the URL), used instead of one
+        #: built from the options.
+        self.answer = answer
+
+    def example_entry(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A case's ``per_example`` entry (every status): the outcome without ``line`` and the LLM materials."""
+        if record.get("status") == "row_failure":
+            return None
+        from goldeval.spark_judge import MATERIALS_KEY
+
+        return {k: v for k, v in record.items() if k != "line" and k != MATERIALS_KEY and k != "reused"}
+
+    def case_record(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        entry = self.example_entry(record)
+        return entry if entry is not None else dict(record)
 
     def store_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         out = {k: v for k, v in config.items() if k not in ("source", "cases_name", "attempts_name", "keep_materials")}
@@ -286,37 +315,57 @@ class AnswerJudge(Scorer):
             out["db"] = self.answer_config(config).db  # a PostgreSQL URL without its password
         if out.get("sql_dialect") is None:
             out.pop("sql_dialect", None)
+        if out.get("db_dir") is None:
+            out.pop("db_dir", None)
         return out
 
     def answer_config(self, config: Mapping[str, Any]) -> Any:
+        if self.answer is not None:
+            return self.answer
         from goldeval.answers.judge import AnswerConfig
 
         return AnswerConfig(db=config["db"], timeout_s=config["timeout_s"], max_rows=config["max_rows"],
                             engine=config["engine"], check_canonical=config["check_canonical"],
-                            sql_dialect=config.get("sql_dialect"))
+                            sql_dialect=config.get("sql_dialect"), db_dir=config.get("db_dir"))
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+        """Records of joined rows (dicts, or :class:`~goldeval.io.Row` items holding them): a row failure's
+        ``{"status": "row_failure", "line", "row_failure"}``; a reused case's record as it was (``reused``); else
+        the case judged (:func:`goldeval.answers.judge.judge_case`), on the database its ``db`` names under
+        ``db_dir`` when it names one."""
+        from goldeval.answers.batch import case_database
         from goldeval.answers.judge import judge_case
+        from goldeval.io import Row
+        from goldeval.verdict import CaseOutcome
+
         cfg = self.answer_config(config)
         cname, aname = config["cases_name"], config["attempts_name"]
-        db = cfg.open_database()
+        own_db, own_dir = self.db is None, self.databases is None
+        db = cfg.open_database() if own_db else self.db
+        databases = None
         try:
+            databases = cfg.open_database_dir() if own_dir else self.databases
             for row in rows:
+                if type(row) is Row:
+                    row = row.data
                 if "row_failure" in row:
                     yield {"status": "row_failure", "line": row["row_failure"]["line"], "row_failure": row["row_failure"]}
                     continue
-                if row.get("reused") is not None:
-                    yield row["reused"]
+                reused = row.get("reused")
+                if reused is not None:
+                    yield {**reused, "line": row.get("case_line", reused.get("line")), "reused": True}
                     continue
                 cid, line, att = row["id"], row["case_line"], row.get("attempt")
+                where = f"{cname}:{line} (id {cid!r})"
+                case_db, why = case_database(row["case"], db, databases, where)
+                if why is not None:
+                    yield {**CaseOutcome(cid, "unscored", reason=why).to_dict(), "line": line}
+                    continue
                 if att is None and row.get("attempt_error"):
-                    from goldeval.verdict import CaseOutcome
-
                     yield {**CaseOutcome(cid, "unscored", reason=row["attempt_error"]).to_dict(), "line": line}
                     continue
-                where = f"{cname}:{line} (id {cid!r})"
                 a_where = f"{aname}:{row['attempt_line']} (id {cid!r})" if att is not None else ""
-                result = judge_case(row["case"], att, db=db, config=cfg, where=where, attempt_where=a_where)
+                result = judge_case(row["case"], att, db=case_db, config=cfg, where=where, attempt_where=a_where)
                 rec = {**result.outcome.to_dict(), "line": line}
                 v = result.outcome.verdict
                 if config.get("keep_materials") and v is not None and v.needs_human:
@@ -326,8 +375,10 @@ class AnswerJudge(Scorer):
                     rec[MATERIALS_KEY] = {**result.materials, "_answer_model": model}
                 yield rec
         finally:
-            if db is not None:
+            if own_db and db is not None:
                 db.close()
+            if own_dir and databases is not None:
+                databases.close()
 
     def new_partial(self, config: Mapping[str, Any], *, keep_cases: bool = True) -> Partial:
         return _JudgePartial(keep_cases)
@@ -344,13 +395,16 @@ class AnswerJudge(Scorer):
         agg.update({"n": p.n, "n_scored": p.n_scored, "n_failed": p.n - p.n_scored, "n_row_failures": len(p.failures)})
         agg["undefined"] = {"pass_rate": "nothing was decided: no case came out match or no_match"} if not decided else {}
         per_example = [{k: v for k, v in r.items() if k != "line"} for r in sorted(p.per_example, key=lambda r: r["line"])]
-        return {
+        out = {
             "scorer": {"name": self.name, "version": self.version},
             "config": self.answer_config(config).to_dict(),
             "aggregate": agg,
             "per_example": per_example,
             "failures": p.failures,
         }
+        if config.get("keep_materials") and p.keep:  # what the local LLM stage sends (the undecided cases)
+            out["llm_materials"] = [m for _, m in sorted(p.materials, key=lambda lm: lm[0])]
+        return out
 
 
 def _verdict_class(rec: Mapping[str, Any]) -> str:
@@ -368,6 +422,7 @@ class _JudgePartial(Partial):
         self.n = self.n_scored = 0
         self.per_example: list[dict[str, Any]] = []
         self.failures: list[dict[str, Any]] = []
+        self.materials: list[tuple[int, dict[str, Any]]] = []  # (line, LLM materials) of the undecided, kept cases
 
     def add(self, rec: Mapping[str, Any]) -> None:
         if rec.get("status") == "row_failure":
@@ -377,7 +432,12 @@ class _JudgePartial(Partial):
         self.n_scored += rec.get("status") == "scored"
         self.counts[_verdict_class(rec)] += 1
         if self.keep:
-            self.per_example.append(dict(rec))
+            from goldeval.spark_judge import MATERIALS_KEY
+
+            self.per_example.append({k: v for k, v in rec.items() if k != MATERIALS_KEY and k != "reused"})
+            m = rec.get(MATERIALS_KEY)
+            if m is not None:
+                self.materials.append((rec["line"], {k: v for k, v in m.items() if k != "_answer_model"}))
 
     def merge(self, other: Partial) -> None:
         assert isinstance(other, _JudgePartial)
@@ -386,6 +446,7 @@ class _JudgePartial(Partial):
         self.n_scored += other.n_scored
         self.per_example += other.per_example
         self.failures += other.failures
+        self.materials += other.materials
 
 
 def join_answer_files(cases_path: str, attempts_path: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

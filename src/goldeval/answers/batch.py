@@ -14,7 +14,7 @@ from goldeval.answers.case import judge_case, outcome_from_dict
 from goldeval.answers.config import JUDGE_NAME, JUDGE_VERSION, AnswerConfig, CaseResult
 from goldeval.verdict import CaseOutcome, pass_rate
 
-__all__ = ["case_database", "iter_judged", "judge_answer_file", "judge_file", "llm_materials", "summarize"]
+__all__ = ["case_database", "iter_judged", "joined_rows", "judge_answer_file", "judge_file", "llm_materials", "summarize"]
 
 def _read_keyed(path: str | Path, label: str, failures: list[dict[str, Any]]) -> tuple[dict[str, tuple[int, dict[str, Any]]], list[str]]:
     from goldeval.io import Row, RowError, check_ids, read_rows
@@ -31,6 +31,123 @@ def _read_keyed(path: str | Path, label: str, failures: list[dict[str, Any]]) ->
         out[rid] = (item.line, item.data)
         order.append(rid)
     return out, order
+
+
+class _Attempts:
+    """The attempts of one file, by id, for the join: a JSONL file is indexed by byte offset (each attempt is read
+    again, from its line, when its case comes), so only ids and offsets stay in memory; CSV and Parquet rows are
+    kept. Rows that cannot be used are appended to *failures* as :func:`_read_keyed` reports them."""
+
+    def __init__(self, path: str | Path, failures: list[dict[str, Any]]) -> None:
+        from goldeval.io import is_parquet
+
+        p = Path(path)
+        self.name = p.name
+        self.path = p
+        self.rows: dict[str, tuple[int, Any]] = {}
+        self._fh: Any = None
+        if str(p).lower().endswith(".csv") or is_parquet(p):
+            kept, _ = _read_keyed(p, p.name, failures)
+            self.rows = dict(kept)
+            return
+        from goldeval.io import Row, RowError, check_ids, check_input_file, decode_line
+
+        check_input_file(p)
+        offsets: dict[int, int] = {}
+
+        def lines() -> Iterator[Row | RowError]:
+            offset = 0
+            seen_any = False
+            with p.open("rb") as fh:
+                for lineno, raw in enumerate(fh, start=1):
+                    start, offset = offset, offset + len(raw)
+                    if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                        raw, start = raw[3:], start + 3
+                    if not raw.strip():
+                        continue
+                    seen_any = True
+                    offsets[lineno] = start
+                    yield decode_line(raw, lineno, p.name)
+            if not seen_any:
+                from goldeval.errors import InputError
+
+                raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
+
+        for item in check_ids(lines(), file_name=p.name):
+            if isinstance(item, RowError):
+                failures.append({"line": item.line, "id": item.id, "error": item.error, "file": p.name})
+            else:
+                self.rows[str(item.data["id"])] = (item.line, offsets[item.line])
+            offsets.pop(item.line, None)
+        self._offsets = True
+
+    def get(self, rid: str) -> tuple[int, dict[str, Any]] | None:
+        """``(line, attempt)`` of the attempt with id *rid*, or ``None``."""
+        got = self.rows.get(rid)
+        if got is None or not hasattr(self, "_offsets"):
+            return got
+        from goldeval.io import decode_line
+
+        line, offset = got
+        if self._fh is None:
+            self._fh = self.path.open("rb")
+        self._fh.seek(offset)
+        return line, decode_line(self._fh.readline(), line, self.name).data  # read and checked once already
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def joined_rows(cases_path: str | Path, attempts_path: str | Path, *,
+                previous: Mapping[str, Mapping[str, Any]] | None = None) -> Iterator[dict[str, Any]]:
+    """The rows :class:`goldeval.scorers_builtin.AnswerJudge` scores, streamed: each case of the case file, in
+    order, joined by id with its attempt; then the unusable rows. The same rows, failures and order as
+    :func:`iter_judged` reads them.
+
+    Yields:
+        ``{"id", "case", "case_line", "attempt", "attempt_line", "attempt_error"}`` per case;
+        ``{"reused": record, "case_line"}`` for a case *previous* (a resumed run's cases) already holds, scored or
+        unscored; ``{"row_failure": {"line", "id", "error", "file"}}`` for each row of either file that cannot be
+        used (the case file's as they come; then the attempt file's, and its attempts without a case).
+
+    Memory: the case ids seen and the attempts' ids and byte offsets (JSONL); no case or attempt is kept.
+
+    Raises:
+        InputError: a file is missing, empty or not UTF-8.
+    """
+    from goldeval.io import RowError, check_ids, check_input_file, read_rows
+
+    cname, aname = Path(cases_path).name, Path(attempts_path).name
+    check_input_file(cases_path)
+    attempt_failures: list[dict[str, Any]] = []
+    attempts = _Attempts(attempts_path, attempt_failures)
+    attempt_errors = {f["id"]: f["error"] for f in attempt_failures if f.get("id")}
+    used: set[str] = set()
+    previous = previous or {}
+    try:
+        for item in check_ids(read_rows(cases_path), file_name=cname):
+            if isinstance(item, RowError):
+                yield {"row_failure": {"line": item.line, "id": item.id, "error": item.error, "file": cname}}
+                continue
+            cid = str(item.data["id"])
+            used.add(cid)
+            prev = previous.get(cid)
+            if prev is not None and prev.get("status") in ("scored", "unscored"):
+                yield {"reused": prev, "case_line": item.line}
+                continue
+            att = attempts.get(cid)
+            yield {"id": cid, "case": item.data, "case_line": item.line, "attempt": att[1] if att else None,
+                   "attempt_line": att[0] if att else None, "attempt_error": attempt_errors.get(cid) if att is None else None}
+    finally:
+        attempts.close()
+    for f in attempt_failures:
+        yield {"row_failure": f}
+    for aid, (line, _) in attempts.rows.items():
+        if aid not in used:
+            yield {"row_failure": {"line": line, "id": aid, "error": f"{aname}:{line}: attempt {aid!r} has no case in {cname}.",
+                                   "file": aname}}
 
 
 def iter_judged(
@@ -149,8 +266,14 @@ def judge_file(
     recorder: Any = None,
     keep_materials: bool = False,
     db: Any = None,
+    keep_per_example: bool = True,
+    on_example: Any = None,
 ) -> dict[str, Any]:
     """Judge a case file against an attempt file; the results object every scorer writes.
+
+    Runs the one Scorer interface (:class:`goldeval.scorers_builtin.AnswerJudge`) on the local engine
+    (:func:`goldeval.engines.local.run`) over :func:`joined_rows`: cases streamed in file order, each joined with its
+    attempt; a case the recorder's run already holds is reused, not judged again.
 
     Args:
         cases_path: JSONL of cases.
@@ -158,8 +281,11 @@ def judge_file(
         config: :class:`AnswerConfig`.
         recorder: Optional run-store recorder (``previous`` / ``record`` / ``finish``).
         keep_materials: Add ``"llm_materials"``: for every ``needs_human`` case, what an LLM judge needs (see
-            :func:`llm_materials`).
+            :func:`llm_materials`). Needs ``keep_per_example``.
         db: An open database to use (and leave open) instead of opening ``config.db``.
+        keep_per_example: Keep every case in ``results["per_example"]`` (default). False: the cases stream to
+            *on_example* (and to the store) and that key holds ``{"$streamed": true, "n", "ids_sha256", ...}``.
+        on_example: Called with each ``per_example`` entry, in case-file order, as soon as it is judged.
 
     Returns:
         ``{"scorer": {"name", "version"}, "config", "inputs", "aggregate": {"pass_rate", "match", "no_match",
@@ -170,25 +296,34 @@ def judge_file(
     Raises:
         InputError: unreadable files or database.
     """
-    from goldeval.io import file_sha256
+    from goldeval.engines.local import run
+    from goldeval.io import check_input_file, file_sha256
+    from goldeval.scorers_builtin import AnswerJudge
     from goldeval.streams import display_name
 
+    check_input_file(cases_path)  # (the case file is named first when both are missing)
+    check_input_file(attempts_path)
     cfg = config or AnswerConfig()
     start = time.perf_counter()
-    failures: list[dict[str, Any]] = []
     own = db is None and cfg.db is not None
     db = cfg.open_database() if own else db
     databases = None
     try:
         databases = cfg.open_database_dir()
-        # Only the outcomes are kept (and, when asked for, the LLM materials of the cases left undecided).
-        outcomes: list[CaseOutcome] = []
-        materials: list[dict[str, Any]] = []
-        for r in iter_judged(cases_path, attempts_path, config=cfg, recorder=recorder, failures=failures, db=db,
-                             databases=databases):
-            outcomes.append(r.outcome)
-            if keep_materials and r.outcome.verdict is not None and r.outcome.verdict.needs_human:
-                materials.append(r.materials)
+        scorer = AnswerJudge(db=db, databases=databases, answer=cfg)
+        sconfig = scorer.configure(db=cfg.db, timeout_s=cfg.timeout_s, max_rows=cfg.max_rows, check_canonical=cfg.check_canonical,
+                                   engine=cfg.engine, sql_dialect=cfg.sql_dialect, db_dir=cfg.db_dir,
+                                   cases_name=Path(cases_path).name, attempts_name=Path(attempts_path).name,
+                                   keep_materials=keep_materials and keep_per_example)
+        inputs: dict[str, Any] = {
+            "cases": display_name(cases_path), "cases_sha256": file_sha256(cases_path),
+            "attempts": display_name(attempts_path), "attempts_sha256": file_sha256(attempts_path),
+            "db": cfg.db, "db_sha256": None,
+        }
+        previous = dict(recorder.previous()) if recorder is not None else {}
+        out = run(scorer, joined_rows(cases_path, attempts_path, previous=previous), sconfig, recorder=recorder,
+                  keep_cases=keep_per_example, on_example=on_example, unique_ids=True, extra={"inputs": inputs},
+                  finish=False)
         identity = db.identity() if db is not None and hasattr(db, "identity") else None
         used = {name: str(databases.resolve(name)) for name in databases.opened} if databases is not None else None
     finally:
@@ -196,26 +331,16 @@ def judge_file(
             db.close()
         if databases is not None:
             databases.close()
-    out: dict[str, Any] = {
-        "scorer": {"name": JUDGE_NAME, "version": JUDGE_VERSION},
-        "config": cfg.to_dict(),
-        "inputs": {
-            "cases": display_name(cases_path), "cases_sha256": file_sha256(cases_path),
-            "attempts": display_name(attempts_path), "attempts_sha256": file_sha256(attempts_path),
-            "db": cfg.db, "db_sha256": file_sha256(cfg.db) if cfg.db and identity is None else None,
-        },
-        "aggregate": summarize(outcomes, failures),
-        "per_example": [o.to_dict() for o in outcomes],
-        "failures": failures,
-        "elapsed_sec": time.perf_counter() - start,
-    }
+    inputs["db_sha256"] = file_sha256(cfg.db) if cfg.db and identity is None else None
+    materials = out.pop("llm_materials", None)
+    out["elapsed_sec"] = time.perf_counter() - start
     if identity is not None:  # a server database: its identity stands in for a file's sha256
-        out["inputs"]["db_identity"] = identity
+        inputs["db_identity"] = identity
     if used is not None:  # --db-dir: every database a case named and the run opened, with its sha256
-        out["inputs"]["db_dir"] = cfg.db_dir
-        out["inputs"]["databases"] = {name: {"path": p, "sha256": file_sha256(p)} for name, p in used.items()}
+        inputs["db_dir"] = cfg.db_dir
+        inputs["databases"] = {name: {"path": p, "sha256": file_sha256(p)} for name, p in used.items()}
     if keep_materials:
-        out["llm_materials"] = materials
+        out["llm_materials"] = materials or []
     if recorder is not None:
         recorder.finish(out)
     return out

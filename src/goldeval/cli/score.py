@@ -149,10 +149,12 @@ def _score_local(name: str, file: str, fields: dict, options: tuple[str, ...], *
             config=scorer.store_config(config), tokenizer=config.get("tokenizer"), dod=gates,
         ) as recorder:
             hold_finish_for_gates(recorder, definition)  # the run is finished once, with its gate report
+            # without JUnit cases the entries go to the file as the JSON the scoring process wrote
+            sink = {"on_example_json": writer.example_json} if writer is not None and junit_cases is None else (
+                {"on_example": on_example} if streamed else {})
             results = _with_progress(
                 lambda progress, on_total: run(scorer, file, config, workers=workers, recorder=recorder, progress=progress,
-                                               on_total=on_total, on_example=on_example if streamed else None,
-                                               keep_cases=False),
+                                               on_total=on_total, keep_cases=False, **sink),
                 quiet,
             )
             if run_store.note and not quiet:

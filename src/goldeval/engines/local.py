@@ -36,13 +36,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from goldeval.errors import InputError
 from goldeval.ids import IdIndex, repeated_hashes, scan_jsonl_ids
-from goldeval.io import RowError, check_input_file, decode_line, is_parquet, jsonl_lines
+from goldeval.io import RowError, check_input_file, decode_line, is_parquet
 from goldeval.scorers import Reused, Scorer, duplicate_record, numbered, with_extra
 from goldeval.streams import display_name
 
@@ -64,8 +64,11 @@ def run(
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
     on_example: Callable[[dict[str, Any]], None] | None = None,
+    on_example_json: Callable[[bytes], None] | None = None,
     keep_cases: bool = True,
     extra: Mapping[str, Any] | None = None,
+    unique_ids: bool = False,
+    finish: bool = True,
 ) -> dict[str, Any]:
     """Score *source* with *scorer*, record each case, aggregate: the results dict of :meth:`Scorer.finish`.
 
@@ -86,11 +89,17 @@ def run(
         on_total: Called once with the number of lines of a file before scoring starts.
         on_example: Called with each ``per_example`` entry (:meth:`Scorer.example_entry`), in order, as soon as
             its row is scored; the entry must not be changed.
+        on_example_json: Instead of *on_example*: called with each entry's JSON (bytes, one line, as
+            ``orjson.dumps`` writes it), serialized where the row was scored (e.g.
+            :meth:`goldeval.resultsfile.ResultsFile.example_json`).
         keep_cases: Keep every entry in ``results["per_example"]`` (default). False: that key holds
             ``{"$streamed": true, "n": int, "ids_sha256": str}`` instead (the number of entries and the sha256 of the
             JSON array of the scored ids, in order, which the run store checks its cases against).
         extra: Entries put into the results before ``aggregate``; a file's ``input`` (``path``, ``sha256``,
             ``workers``) is added when *extra* has none.
+        unique_ids: The rows' ids are known to be unique (the judge's join checked them): no id is kept.
+        finish: Call ``recorder.finish(results)`` (default); False leaves it to the caller (which adds to the
+            results first).
 
     Returns:
         The scorer's results, ``aggregate["elapsed_sec"]`` (when the scorer has one) the seconds of the scoring
@@ -121,17 +130,34 @@ def run(
         workers = 1
     if info is not None:
         info["workers"] = workers
-    job = _Job(scorer, config, src, id_field, recorder, previous, IdIndex(repeated), keep_cases, on_example)
+    ids = None if unique_ids else IdIndex(repeated)
+    if on_example is not None and on_example_json is not None:
+        raise InputError("local.run: give on_example or on_example_json, not both.")
+    job = _Job(scorer, config, src, id_field, recorder, previous, ids, keep_cases, on_example or on_example_json,
+               as_json=on_example_json is not None)
+    # With no repeated id anywhere (the usual case, known from the first pass) and nothing to reuse, each chunk is
+    # folded into a partial where it is scored (a worker) and the partials are merged here in order: this process
+    # then only merges, streams the entries and records. Otherwise the records are folded here, one by one.
+    plan = _Plan(fold=not previous and (unique_ids or (repeated is not None and not repeated)), keep=keep_cases,
+                 entries=job.on_example is not None, serialize=job.serialize, record=recorder is not None,
+                 entries_json=job.as_json, all_cases=job.all_cases)
     t0 = time.perf_counter()
     if raw_lines and workers > 1:
-        _score_in_pool(job, chunks, workers, progress)
+        _score_in_pool(job, plan, chunks, workers, progress)
     else:
+        # In this process each case is recorded as soon as score_batch yields it (folded: in _score_chunk; else in
+        # _Job.take_records, after the repeated-id check), so an interrupt loses only the case in flight.
+        plan_here = plan._replace(serialize=False)
+        record_now = recorder.record if recorder is not None else None
+        lenient = scorer.lenient_json
         for chunk in chunks:
-            items = [decode_line(raw, line, src, lenient=scorer.lenient_json) for line, raw in chunk] if raw_lines else chunk
+            items = (decode_line(raw, line, src, lenient=lenient) for line, raw in chunk) if raw_lines else chunk
             if previous:
-                job.take(list(scorer.score_batch(_reusing(items, previous, id_field), config)), None)
+                items = _reusing(items, previous, id_field)
+            if plan.fold:
+                job.take(_score_chunk(scorer, config, plan_here, items, sink=job.on_example, record_now=record_now))
             else:
-                job.take(*_score_items(scorer, config, items, job.serialize))
+                job.take_records(scorer.score_batch(items, config), None)
             if progress is not None:
                 progress(len(chunk))
     elapsed = time.perf_counter() - t0
@@ -145,7 +171,7 @@ def run(
     if info is not None and not (extra and "input" in extra):
         extra = {"input": info, **(extra or {})}
     results = with_extra(scorer, results, extra)
-    if recorder is not None:
+    if recorder is not None and finish:
         recorder.finish(results)
     return results
 
@@ -212,12 +238,17 @@ def _line_chunks(path: Path) -> Iterator[list[tuple[int, bytes]]]:
     """Non-blank lines of *path* as chunks of ``(line number, bytes)``."""
     chunk: list[tuple[int, bytes]] = []
     size = 0
-    for item in jsonl_lines(path):
-        chunk.append(item)
-        size += len(item[1])
-        if len(chunk) >= _CHUNK_ROWS or size >= _CHUNK_BYTES:
-            yield chunk
-            chunk, size = [], 0
+    with open(path, "rb") as fh:  # (goldeval.io.jsonl_lines, inline: every line passes here)
+        for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if not raw.strip():
+                continue
+            chunk.append((lineno, raw))
+            size += len(raw)
+            if len(chunk) >= _CHUNK_ROWS or size >= _CHUNK_BYTES:
+                yield chunk
+                chunk, size = [], 0
     if chunk:
         yield chunk
 
@@ -253,59 +284,175 @@ def _reusing(items: Iterable[Any], previous: Mapping[str, Mapping[str, Any]], id
 _DUMPS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
-def _score_items(scorer: Scorer, config: Mapping[str, Any], items: list[Any], serialize: bool) -> tuple[list[dict[str, Any]], Any]:
-    """The records of one chunk, and (``serialize``) the run-store form of all of them when every one is a new
-    scored case with an id: ``(keys, newline-joined JSON)`` for ``Recorder.record_serialized``, else ``None``."""
+class _Plan(NamedTuple):
+    """What a chunk's scorer does besides scoring: ``fold`` it into a partial (``keep``: with its entries), make
+    the ``entries`` for the per-example sink, ``serialize`` it for the store."""
+
+    fold: bool
+    keep: bool
+    entries: bool
+    serialize: bool
+    record: bool = False  # there is a recorder
+    entries_json: bool = False  # the sink takes each entry's JSON (bytes), not a dict
+    all_cases: bool = False  # every case with an id is a per_example entry (Scorer.per_example_from_cases "all")
+
+
+class _Chunk(NamedTuple):
+    """A scored chunk. Folded: ``partial``, ``n_rows``, ``n_scored`` and ``scored_ids`` (the JSON of the scored ids,
+    comma-joined), ``entries`` (when asked), ``to_record`` (the records to record one by one, when ``stored`` is
+    None). Not folded: ``records`` (all of them, in order). ``stored``: ``(keys, newline-joined JSON)`` for
+    ``Recorder.record_serialized`` when every row was a new case and serializing was asked."""
+
+    records: list[dict[str, Any]] | None
+    partial: Any
+    n_rows: int
+    n_scored: int
+    scored_ids: bytes
+    entries: list[dict[str, Any]] | None
+    to_record: list[dict[str, Any]] | None
+    stored: Any
+
+
+#: The start of a scored record's JSON when ``status`` is its first member (token F1's records, the default).
+_SCORED = b'{"status":"scored",'
+
+
+def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: Iterable[Any], sink: Any = None,
+                 record_now: Any = None) -> _Chunk:
+    """Score one chunk of items (here or in a worker process) as *plan* says. Folded, the records are taken one
+    at a time as ``score_batch`` yields them and dropped (nothing per row outlives the chunk but bytes), so the
+    garbage collector has no young containers to promote. In this process the entries go to *sink* and the cases
+    to *record_now* (``Recorder.record``) at once: a case is recorded as soon as it is scored, so an interrupt
+    loses only the one in flight."""
+    if not plan.fold:
+        records = list(scorer.score_batch(items, config))
+        stored = _serialized(scorer, records) if plan.serialize else None
+        return _Chunk(records, None, 0, 0, b"", None, None, None if stored is None else (stored[0], stored[1]))
     from goldeval.runs.store import case_columns
 
-    records = list(scorer.score_batch(items, config))
-    if not serialize or not records:
-        return records, None
+    part = scorer.new_partial(config, keep_cases=plan.keep)
+    add = part.add
+    example = scorer.example_entry
+    stored_form = scorer.case_record
+    entries: list[Any] | None = [] if plan.entries else None
+    put = sink if sink is not None else (entries.append if entries is not None else None)
+    # entries as JSON, cut from the record's own JSON when an entry is the record without its leading status
+    as_json = plan.entries_json and _entries_are_records(scorer)
+    keys: list[tuple[Any, ...]] | None = [] if plan.serialize else None
+    parts: list[bytes] = []
+    to_record: list[Mapping[str, Any]] = []  # after the serialized prefix: recorded one by one (Recorder.record says why)
+    scored: list[bytes] = []
+    dumps = orjson.dumps
+    all_cases, record = plan.all_cases, plan.record
+    n = 0
+    for rec in scorer.score_batch(items, config):
+        n += 1
+        add(rec)
+        status = rec.get("status")
+        rid = rec.get("id")
+        data = None
+        if rid is not None and (status == "scored" or (all_cases and status == "unscored")):
+            scored.append(dumps(rid))
+        if record and rid is not None:
+            case = stored_form(rec)
+            if record_now is not None:
+                record_now(case)
+            elif keys is not None and not to_record:
+                columns = case_columns(case)
+                try:
+                    data = dumps(case, option=_DUMPS)
+                except TypeError:
+                    data = None
+                if data is None or b"\n" in data or (columns[2] is not None and not (-1e308 < columns[2] < 1e308)):
+                    to_record.append(case)  # (not JSON, a newline, ±inf: Recorder.record's own rules)
+                    data = None
+                else:
+                    keys.append((rid if rid.__class__ is str else str(rid), *columns))
+                    parts.append(data)
+            else:
+                to_record.append(case)
+        if put is not None:
+            if as_json:
+                if status == "scored":
+                    if data is None:
+                        data = dumps(rec, option=_DUMPS)
+                    put(b"{" + data[19:] if data.startswith(_SCORED) else dumps(example(rec), option=_DUMPS))
+            else:
+                entry = example(rec)
+                if entry is not None:
+                    put(dumps(entry, option=_DUMPS) if plan.entries_json else entry)
+    stored = (keys, parts) if keys else None
+    return _Chunk(None, part, n, len(scored), b",".join(scored), entries, to_record or None, stored)
+
+
+def _entries_are_records(scorer: Scorer) -> bool:
+    """Whether the scorer's entries are its scored records without ``status`` (the default :meth:`Scorer.example_entry`)."""
+    return type(scorer).example_entry is Scorer.example_entry and scorer.per_example_from_cases == "scored"
+
+
+def _is_entry_case(rec: Mapping[str, Any], all_cases: bool) -> bool:
+    """Whether *rec* is recorded as a case that is also a ``per_example`` entry (the ids the store checks)."""
+    if all_cases:
+        return rec.get("id") is not None and "duplicate_of" not in rec and rec.get("status") in ("scored", "unscored")
+    return rec.get("status") == "scored"
+
+
+def _serialized(scorer: Scorer, records: list[dict[str, Any]]) -> Any:
+    """The run-store form of a chunk's records when every one is a new case with an id: ``(keys, [JSON, ...])``
+    for ``Recorder.record_serialized`` (what ``Recorder.record`` would store for each), else ``None``."""
+    from goldeval.runs.store import case_columns
+
+    if not records:
+        return None
     keys, parts = [], []
     dumps = orjson.dumps
+    stored_form = scorer.case_record
     for rec in records:
         rid = rec.get("id")
-        if rec.get("status") != "scored" or rid is None or "duplicate_of" in rec or "reused" in rec:
-            return records, None
-        columns = case_columns(rec)
+        if rid is None or "duplicate_of" in rec or "reused" in rec or rec.get("status") not in ("scored", "unscored"):
+            return None
+        case = stored_form(rec)
+        columns = case_columns(case)
         if columns[2] is not None and not (-1e308 < columns[2] < 1e308):  # ±inf / NaN: Recorder.record's own rule
-            return records, None
+            return None
         try:
-            data = dumps(rec, option=_DUMPS)
+            data = dumps(case, option=_DUMPS)
         except TypeError:  # not writable as JSON: recorded row by row, where Recorder.record says why
-            return records, None
+            return None
         if b"\n" in data:
-            return records, None
+            return None
         keys.append((rid if rid.__class__ is str else str(rid), *columns))
         parts.append(data)
-    return records, (keys, b"\n".join(parts))
+    return keys, parts
 
 
 _W: dict[str, Any] = {}
 
 
-def _pool_init(scorer: Scorer, config: Mapping[str, Any], serialize: bool) -> None:
+def _pool_init(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, owner: Any = None) -> None:
     """Initializer of a worker *process* (never called in the main process: it would lose Ctrl-C there)."""
     import signal
 
+    _watch(owner)
     # Ctrl-C is the main process's to handle (it stops the pool and exits 130); a worker ends with the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _W.update(scorer=scorer, config=config, serialize=serialize, src=config.get("source") or "rows")
+    _W.update(scorer=scorer, config=config, plan=plan, src=config.get("source") or "rows")
 
 
-def _pool_chunk(chunk: list[tuple[int, bytes]]) -> tuple[list[dict[str, Any]], Any]:
+def _pool_chunk(chunk: list[tuple[int, bytes]]) -> _Chunk:
     scorer, src = _W["scorer"], _W["src"]
-    items = [decode_line(raw, line, src, lenient=scorer.lenient_json) for line, raw in chunk]
-    return _score_items(scorer, _W["config"], items, _W["serialize"])
+    lenient = scorer.lenient_json
+    return _score_chunk(scorer, _W["config"], _W["plan"], (decode_line(raw, line, src, lenient=lenient) for line, raw in chunk))
 
 
-def _score_in_pool(job: _Job, chunks: Iterable[list[tuple[int, bytes]]], workers: int, progress: Any) -> None:
+def _score_in_pool(job: _Job, plan: _Plan, chunks: Iterable[list[tuple[int, bytes]]], workers: int, progress: Any) -> None:
     import multiprocessing as mp
 
     ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-    window: list[Future[tuple[list[dict[str, Any]], Any]]] = []
+    owner = _arm(ctx)
+    window: list[Future[_Chunk]] = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_pool_init,
-                             initargs=(job.scorer, dict(job.config), job.serialize)) as pool:
+                             initargs=(job.scorer, dict(job.config), plan, owner)) as pool:
         it = iter(chunks)
         exhausted = False
         while True:
@@ -316,82 +463,133 @@ def _score_in_pool(job: _Job, chunks: Iterable[list[tuple[int, bytes]]], workers
                     exhausted = True
             if not window:
                 break
-            records, stored = window.pop(0).result()
-            job.take(records, stored)
+            done = window.pop(0).result()
+            job.take(done)
             if progress is not None:
-                progress(len(records))
+                progress(done.n_rows if done.records is None else len(done.records))
+
+
+def _arm(ctx: Any) -> Any:
+    """No worker, forkserver or resource tracker outlives a kill -9 of this process (:mod:`goldeval.lifeline`);
+    returns what a worker watches (:func:`goldeval.lifeline.owner`)."""
+    from goldeval import lifeline
+
+    lifeline.arm_forkserver(ctx)
+    return lifeline.owner()
+
+
+def _watch(owner: Any) -> None:
+    """In a worker: end as soon as the scoring process *owner* has ended, e.g. killed with ``kill -9`` (the
+    worker's parent is the forkserver, which does not tell it)."""
+    if owner is not None:
+        from goldeval.lifeline import watch
+
+        watch(owner)
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# taking the records, in order
+# taking the chunks, in order
 
 
 class _Job:
     """The main process's side: repeated ids, the partial, the per-example sink, the recorder."""
 
     def __init__(self, scorer: Scorer, config: Mapping[str, Any], src: str, id_field: str, recorder: Any,
-                 previous: Mapping[str, Any], ids: IdIndex, keep: bool, on_example: Any) -> None:
+                 previous: Mapping[str, Any], ids: IdIndex | None, keep: bool, on_example: Any, *, as_json: bool = False) -> None:
         self.scorer, self.config, self.src, self.id_field = scorer, config, src, id_field
         self.recorder, self.previous, self.ids = recorder, previous, ids
         self.partial = scorer.new_partial(config, keep_cases=keep)
         self.partial_rows = 0
         self.on_example = on_example
-        self.entries = on_example is not None
+        self.as_json = as_json
         self.n_scored = 0
         #: sha256 of the JSON array of the scored ids, in order (what the store checks its cases against)
         self.ids_hasher = hashlib.sha256(b"[")
         self.serialize = not previous and hasattr(recorder, "record_serialized")
-        if recorder is not None and hasattr(recorder, "per_example_in_cases") and _entries_are_cases(scorer):
-            # Every per_example entry is recorded as {"status": "scored", **entry}, in order, so the store can
-            # rebuild per_example from its cases instead of storing it twice.
+        self.all_cases = scorer.per_example_from_cases == "all"
+        mode = scorer.per_example_from_cases
+        # (a kept per_example list is checked by the store against its scored cases only: "all" needs the marker)
+        if recorder is not None and hasattr(recorder, "per_example_in_cases") and (mode == "scored" or (mode == "all" and not keep)):
+            # Every per_example entry is recorded as a case, in order (the scored ones with their status, or every
+            # one as it is: Scorer.per_example_from_cases), so the store can rebuild per_example from its cases
+            # instead of storing it twice.
             recorder.per_example_in_cases = True
 
-    def take(self, records: list[dict[str, Any]], stored: Any) -> None:
+    def take(self, chunk: _Chunk) -> None:
+        """Take a chunk scored in a worker (or folded here): merge its partial, stream its entries, record it."""
+        if chunk.records is not None:
+            self.take_records(chunk.records, chunk.stored)
+            return
+        self.partial.merge(chunk.partial)
+        self.partial_rows += chunk.n_rows
+        if chunk.n_scored:
+            self.ids_hasher.update((b"," if self.n_scored else b"") + chunk.scored_ids)
+            self.n_scored += chunk.n_scored
+        if chunk.entries:
+            on_example = self.on_example
+            for entry in chunk.entries:
+                on_example(entry)
+        recorder = self.recorder
+        if recorder is not None:
+            if chunk.stored is not None:
+                keys, parts = chunk.stored
+                recorder.record_serialized(keys, b"\n".join(parts))
+            for case in chunk.to_record or ():  # (already in their stored form)
+                recorder.record(case)
+
+    def take_records(self, records: Iterable[dict[str, Any]], stored: Any) -> None:
+        """Take records one by one, in order: the repeated-id check, the partial, the entry, the store.
+
+        *stored* (a worker's serialized chunk, ``None`` else): the cases are recorded after the last record, in one
+        call when every record is the one the worker serialized. Without it each case is recorded as soon as it is
+        taken; *records* may then be ``score_batch`` itself, so a case is in the store as soon as it is scored.
+        """
         ids, src, add, recorder = self.ids, self.src, self.partial.add, self.recorder
         update, dumps = self.ids_hasher.update, orjson.dumps
+        example, on_example, all_cases = self.scorer.example_entry, self.on_example, self.all_cases
+        stored_form = self.scorer.case_record
         clean = True  # every record of the chunk is the one the worker serialized
+        later = stored is not None
         to_record: list[dict[str, Any]] = []
-        for i, rec in enumerate(records):
+        for rec in records:
             rid = rec.get("id")
             reused = "reused" in rec
             if reused:  # taken from the store (a resumed run): folded in, not recorded again
-                rec = records[i] = {k: v for k, v in rec.items() if k != "reused"}
+                rec = {k: v for k, v in rec.items() if k != "reused"}
                 clean = False
-            if rid is not None and "duplicate_of" not in rec:
+            if ids is not None and rid is not None and "duplicate_of" not in rec:
                 first = ids.first_line(rid, rec["line"])
                 if first is not None:
-                    rec = records[i] = duplicate_record(src, rec["line"], rid, first)
+                    rec = duplicate_record(src, rec["line"], rid, first)
                     clean = False
             self.partial_rows += 1
             add(rec)
-            if rec.get("status") == "scored":
+            if _is_entry_case(rec, all_cases):
                 update((b"," if self.n_scored else b"") + dumps(rid))
                 self.n_scored += 1
-            if self.entries:
-                entry = self.scorer.example_entry(rec)
+            if on_example is not None:
+                entry = example(rec)
                 if entry is not None:
-                    self.on_example(entry)
+                    on_example(dumps(entry, option=_DUMPS) if self.as_json else entry)
             if recorder is not None and rid is not None and not reused and "duplicate_of" not in rec:
-                to_record.append(rec)
-        if recorder is None or not to_record:
+                if later:
+                    to_record.append(rec)
+                else:
+                    recorder.record(stored_form(rec))
+        if not to_record:
             return
-        if stored is not None and clean:
-            recorder.record_serialized(*stored)
+        if clean:
+            recorder.record_serialized(stored[0], b"\n".join(stored[1]))
             return
         for rec in to_record:
-            recorder.record(rec)
+            recorder.record(stored_form(rec))
 
     def streamed_marker(self) -> dict[str, Any]:
         """What stands for ``per_example`` when the entries were streamed, not kept: their count and the sha256
         of the JSON array of the scored ids (the run store checks its cases against it)."""
         h = self.ids_hasher.copy()
         h.update(b"]")
-        return {"$streamed": True, "n": self.n_scored, "ids_sha256": h.hexdigest()}
-
-
-def _entries_are_cases(scorer: Scorer) -> bool:
-    """Whether the scorer's ``per_example`` entries are its scored records without ``status`` (the default
-    :meth:`Scorer.example_entry`, or token F1's, which is that)."""
-    from goldeval.freetext_score import TokenF1
-
-    return isinstance(scorer, TokenF1) or type(scorer).example_entry is Scorer.example_entry
+        marker: dict[str, Any] = {"$streamed": True, "n": self.n_scored, "ids_sha256": h.hexdigest()}
+        if self.all_cases:  # every recorded case is an entry, as recorded
+            marker.update(status=None, drop_keys=[])
+        return marker

@@ -479,9 +479,11 @@ class RunStore:
     def _per_example_from_cases(self, run_id: str, ref: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Rebuild a results dict's ``per_example`` from the cases table (see :meth:`finish_run`)."""
         drop = tuple(ref.get("drop_keys") or ())
+        status = ref.get("status", "scored")  # None: every case (a judge's per_example holds the unscored ones too)
+        where = "run_id = ?" + ("" if status is None else " AND status = ?")
         out = []
         for (data,) in self.db.execute(
-            "SELECT data FROM cases WHERE run_id = ? AND status = ? ORDER BY seq", (run_id, ref.get("status", "scored"))
+            f"SELECT data FROM cases WHERE {where} ORDER BY seq", (run_id,) if status is None else (run_id, status)
         ):
             rec = orjson.loads(data)
             for k in drop:
@@ -514,12 +516,15 @@ class RunStore:
         return stored.encode() == want
 
     def _cases_match_digest(self, run_id: str, streamed: Mapping[str, Any]) -> bool:
-        """True when the run's ``scored`` case ids, in recording order, are *streamed*'s: ``n`` of them, whose JSON
-        array (as orjson writes it) has the sha256 ``ids_sha256``. Read with a cursor: memory does not grow with the
-        cases."""
+        """True when the run's ``scored`` case ids (every case's, when *streamed* says ``"status": null``), in
+        recording order, are *streamed*'s: ``n`` of them, whose JSON array (as orjson writes it) has the sha256
+        ``ids_sha256``. Read with a cursor: memory does not grow with the cases."""
         h = hashlib.sha256(b"[")
         n = 0
-        for (cid,) in self.db.execute("SELECT case_id FROM cases WHERE run_id = ? AND status = 'scored' ORDER BY seq", (run_id,)):
+        status = streamed.get("status", "scored")
+        where = "run_id = ?" + ("" if status is None else " AND status = ?")
+        params = (run_id,) if status is None else (run_id, status)
+        for (cid,) in self.db.execute(f"SELECT case_id FROM cases WHERE {where} ORDER BY seq", params):
             h.update((b"," if n else b"") + orjson.dumps(cid))
             n += 1
         h.update(b"]")
@@ -550,7 +555,9 @@ class RunStore:
             stored = {**results, "per_example": {"$cases": True, "status": "scored", "drop_keys": ["status"]}}
         elif isinstance(per_example, Mapping) and per_example.get("$streamed"):
             # The entries were streamed (to --out and to the cases table), not kept: the cases are the only copy.
-            marker: dict[str, Any] = {"$cases": True, "status": "scored", "drop_keys": list(per_example.get("drop_keys") or ["status"])}
+            drop = per_example.get("drop_keys")
+            marker: dict[str, Any] = {"$cases": True, "status": per_example.get("status", "scored"),
+                                      "drop_keys": list(["status"] if drop is None else drop)}
             if not (per_example_in_cases and self._cases_match_digest(run_id, per_example)):
                 marker["note"] = ("the scored cases recorded differ from the run's per_example (ids or order); "
                                   "per_example is rebuilt from the recorded cases")
