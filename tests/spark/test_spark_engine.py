@@ -71,6 +71,12 @@ def test_cli_engine_spark_and_runs_import_idempotent(spark, tmp_path):
     assert res.exit_code == 0, res.output
     results = json.loads(out.read_text())
     assert results["aggregate"]["whole_note_f1_mean"] == 0.27861937781204515
+    # --out-format jsonl: the results on one line, as the local engine writes its last one (it was pretty JSON)
+    res = CliRunner().invoke(main, ["score", str(PRIMOCK), "--engine", "spark", "--no-store", "-q", "--out",
+                                    str(tmp_path / "r.jsonl"), "--out-format", "jsonl"])
+    assert res.exit_code == 0, res.output
+    lines = (tmp_path / "r.jsonl").read_bytes().splitlines()
+    assert len(lines) == 1 and _agg(json.loads(lines[0])) == _agg(results)
     for _ in range(2):  # twice: the same run, the same 57 cases
         res = CliRunner().invoke(main, ["runs", "import", str(per_case), "--out", str(tmp_path / "i.json")])
         assert res.exit_code == 0, res.output
@@ -146,3 +152,57 @@ def orjson_loads(text):
     import orjson
 
     return orjson.loads(text)
+
+
+PLUGIN = REPO / "tests" / "plugins" / "exact_match"
+#: The rows of tests/unit/test_scorers.py's local plug-in test (expected outcomes worked out there, by hand).
+EM_ROWS = [
+    '{"id": "a", "prediction": "Paris ", "reference": "Paris"}',   # match after strip
+    '{"id": "b", "prediction": "Lyon", "reference": "Paris"}',     # no match
+    "not json",                                                     # line 3: unscored, by line
+    '{"id": "a", "prediction": "x", "reference": "x"}',             # line 4: repeats line 1
+    '{"id": "c", "prediction": 3, "reference": "x"}',               # line 5: not a string
+]
+
+
+def test_exact_match_plugin_runs_through_cli_store_gates_and_spark(spark, tmp_path):
+    # The example third-party scorer, installed through its entry point (goldeval.scorers) by PYTHONPATH, in a
+    # process of its own as a user runs it: its own local[2] JVM, whose Python workers import the plug-in too.
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "em.jsonl").write_text("\n".join(EM_ROWS) + "\n")
+    (tmp_path / "pass.toml").write_text("[gates]\nexact_match_rate = { min = 0.5 }\n")
+    (tmp_path / "fail.toml").write_text("[gates]\nexact_match_rate = { min = 0.51 }\n")
+    env = {**os.environ, "PYTHONPATH": str(PLUGIN), "GOLDEVAL_HOME": str(tmp_path / "home")}
+
+    def goldeval(*args):
+        return subprocess.run([sys.executable, "-m", "goldeval", *args], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=600)
+
+    res = goldeval("score", "em.jsonl", "--scorer", "exact_match", "--engine", "spark", "--spark-master", "local[2]",
+                   "--gates", "pass.toml", "--out", "spark.json", "--per-case", "cases.parquet", "-q")
+    assert res.returncode == 0, res.stderr[-3000:]
+    local = goldeval("score", "em.jsonl", "--scorer", "exact_match", "--no-store", "--out", "local.json", "-q")
+    assert local.returncode == 0, local.stderr
+    on_spark, here = json.loads((tmp_path / "spark.json").read_text()), json.loads((tmp_path / "local.json").read_text())
+    agg = on_spark["aggregate"]
+    # by hand: rows 1-2 scored, 1 of them matches; lines 3, 4, 5 unscored with their reasons, as locally
+    assert (agg["n"], agg["n_scored"], agg["n_exact"], agg["n_failed"], agg["exact_match_rate"]) == (5, 2, 1, 3, 0.5)
+    assert agg == here["aggregate"] and on_spark["failures"] == here["failures"]
+    assert "em.jsonl:4: id 'a' repeats line 1" in on_spark["failures"][1]["error"]
+    assert on_spark["gates"]["passed"] is True and on_spark["engine"]["name"] == "spark"
+    # the driver recorded the Spark run and its 3 cases (a, b, c: line 3 has no id); its headline is listed
+    listed = goldeval("runs", "list", "--json")
+    runs = json.loads(listed.stdout)
+    assert [(r["scorer_name"], r["n_recorded"]) for r in runs] == [("exact_match", 3)], listed.stdout
+    # a gate above 0.5 fails on the Spark results (exit 1)
+    assert goldeval("gate", "spark.json", "--gates", "fail.toml").returncode == 1
+    # the per-case Parquet imports as a run, idempotently on (run, case id): twice, one run of 3 cases
+    for _ in range(2):
+        imp = goldeval("runs", "import", "cases.parquet", "--out", "imported.json", "-q")
+        assert imp.returncode == 0, imp.stderr
+    assert json.loads((tmp_path / "imported.json").read_text())["aggregate"] == agg
+    runs = json.loads(goldeval("runs", "list", "--json").stdout)
+    assert sorted(r["n_recorded"] for r in runs) == [3, 3], runs

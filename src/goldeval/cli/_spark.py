@@ -34,8 +34,10 @@ def spark_options(f: Any) -> Any:
 
 
 def score_on_spark(scorer_name: str, file: str, options: dict, *, master: str, per_case: str | None, out: str | None,
-                   quiet: bool, gates: str | None, run_store: Any, ci: Any = None) -> None:
-    """``goldeval score FILE --engine spark``: see the module docstring. Exits with the gate code."""
+                   quiet: bool, gates: str | None, run_store: Any, ci: Any = None, out_format: str = "json") -> None:
+    """``goldeval score FILE --engine spark``: see the module docstring. Exits with the gate code. The results hold
+    no ``per_example`` (the cases stay in Spark: ``--per-case``, the store); ``--out-format jsonl`` writes them as
+    one line, as the local engine writes its last line."""
     import time
 
     from goldeval import spark as gs
@@ -80,7 +82,12 @@ def score_on_spark(scorer_name: str, file: str, options: dict, *, master: str, p
 
             render_scorer(results, console)
         code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
-    if out:
+    if out and out_format == "jsonl":
+        from goldeval.resultsfile import ResultsFile
+
+        with ResultsFile(out, "jsonl") as writer:
+            writer.close(results)
+    elif out:
         write_json(results, out)
     if ci is not None:
         ci.write(results)  # --junit / --summary-md (cases stay in the per-case output: one testcase per gate)

@@ -73,7 +73,8 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
         takes = get_scorer(scorer_name).options
         given = {k: v for k, v in fields.items() if k in takes and (scorer_name == "token_f1" or k != "tokenizer")}
         return score_on_spark(scorer_name, file, {**given, **_parse_options(scorer_options)}, master=spark_master,
-                              per_case=per_case, out=out, quiet=quiet, gates=gates, run_store=run_store, ci=ci)
+                              per_case=per_case, out=out, out_format=out_format, quiet=quiet, gates=gates,
+                              run_store=run_store, ci=ci)
     if per_case is not None:
         from goldeval.errors import InputError
 
