@@ -4,7 +4,9 @@ Usage (after `pip install -e ".[spark]"`, Java 17 on the machine):
 
     python3 ../shared/bench/make_corpus.py --n 100000 --out /tmp/c100k.jsonl
     python3 ../shared/bench/make_corpus.py --n 1000000 --out /tmp/c1m.jsonl
-    python benchmarks/bench_spark.py /tmp/c100k.jsonl /tmp/c1m.jsonl --repeats 3
+    python benchmarks/bench_spark.py /tmp/c100k.jsonl /tmp/c1m.jsonl:1 --repeats 3
+
+(``FILE:N`` runs N rounds of that file instead of ``--repeats``: a 1M-row Spark round takes minutes.)
 
 Each contender is a fresh `goldeval score FILE --no-store --out /dev/null -q` process (Spark's JVM start-up
 included, as a user pays it), run interleaved with the others, `--repeats` times per file; the table gives the
@@ -20,7 +22,8 @@ Not ``ru_maxrss``: Linux keeps a process's ``ru_maxrss`` across ``exec`` and a f
 high-water mark, so a goldeval process started from a bench process that had just read a 1M-row results file
 reported that bench process's 1.2 GB. The bench therefore never loads a whole results file: each contender writes
 ``--out-format jsonl`` and only the last line (the aggregate) is read. Every contender's whole_note_f1_mean is checked
-equal to the anchor's, to the last digit.
+equal to the anchor's, to the last digit. The 1-minute load average is read before and after each run (the machine
+may be shared: the table is only as good as the load it was measured under) and printed with the table.
 """
 
 from __future__ import annotations
@@ -68,9 +71,11 @@ def run_one(path: str, extra: list[str]) -> dict:
         timed = os.path.exists(TIME)
         if timed:
             cmd = [TIME, "-v", *cmd]
+        load0 = os.getloadavg()[0]
         t0 = time.perf_counter()
         p = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.perf_counter() - t0
+        load1 = os.getloadavg()[0]
         if p.returncode != 0:
             raise SystemExit(f"{extra}: exit {p.returncode}\n{p.stderr[-2000:]}")
         peak = next(int(line.split()[1]) for line in p.stderr.splitlines() if line.startswith("PEAK_RSS_KB"))
@@ -78,23 +83,24 @@ def run_one(path: str, extra: list[str]) -> dict:
                      if line.strip().startswith("Maximum resident set size")), None) if timed else None
         agg = json.loads(_last_line(out))["aggregate"]
     return {"wall": wall, "peak_mib": peak / 1024, "tree_peak_mib": None if tree is None else tree / 1024,
-            "f1": agg["whole_note_f1_mean"], "n": agg["n_rows"]}
+            "f1": agg["whole_note_f1_mean"], "n": agg["n_rows"], "load": (load0, load1)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("files", nargs="+")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("files", nargs="+", help="JSONL files, each as PATH or PATH:ROUNDS")
+    ap.add_argument("--repeats", type=int, default=3, help="rounds of a file given without :ROUNDS")
     ap.add_argument("--json", default=None, help="also write the raw measurements here")
     args = ap.parse_args()
     raw: dict = {}
-    for path in args.files:
-        for r in range(args.repeats):
+    for spec in args.files:
+        path, _, rounds = spec.rpartition(":") if spec.rpartition(":")[2].isdigit() else (spec, "", "")
+        for r in range(int(rounds) if rounds else args.repeats):
             for name, extra in CONTENDERS.items():  # interleaved: the machine's load falls on every contender alike
                 m = run_one(path, extra)
                 raw.setdefault(path, {}).setdefault(name, []).append(m)
                 print(f"{os.path.basename(path)} round {r + 1} {name}: {m['wall']:.1f} s, driver peak {m['peak_mib']:.0f} MiB, "
-                      f"tree peak {m['tree_peak_mib'] or 0:.0f} MiB", flush=True)
+                      f"tree peak {m['tree_peak_mib'] or 0:.0f} MiB, load {m['load'][0]:.1f} -> {m['load'][1]:.1f}", flush=True)
     print()
     print("| file | rows | contender | wall median (min–max) | rows/s | ratio to 1 process (min–max) | driver peak RSS | largest process |")
     print("|---|---|---|---|---|---|---|---|")
@@ -109,6 +115,11 @@ def main() -> None:
                   f"| {n / statistics.median(walls):,.0f} | {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) "
                   f"| {statistics.median(m['peak_mib'] for m in ms):.0f} MiB "
                   f"| {statistics.median(m['tree_peak_mib'] or 0 for m in ms):.0f} MiB |")
+    loads = [x for by in raw.values() for ms in by.values() for m in ms for x in m["load"]]
+    rounds = {os.path.basename(p): len(by["cli (1 process)"]) for p, by in raw.items()}
+    print()
+    print(f"rounds: {rounds}; 1-minute load average around the runs: median {statistics.median(loads):.1f}, "
+          f"{min(loads):.1f}-{max(loads):.1f}")
     if len(raw) >= 2:
         small, big = list(raw)[0], list(raw)[-1]
         print()
