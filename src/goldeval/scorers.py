@@ -149,8 +149,18 @@ class Scorer(abc.ABC):
 
         Args:
             rows: :class:`goldeval.io.Row` / :class:`goldeval.io.RowError` items (as :func:`goldeval.io.read_rows`
-                yields them), or plain dicts (numbered from 1; see :func:`numbered`).
+                yields them), or plain dicts (numbered from 1; see :func:`numbered`); an engine resuming a run
+                also passes :class:`Reused` items, whose record is yielded as it is.
             config: What :meth:`configure` returned.
+
+        Yields:
+            Exactly one record per item, in order (an engine pairs them by position and line): a ``RowError`` or
+            a row that cannot be scored is an ``unscored`` record with its reason in ``error`` (``source:line:
+            what was expected, what was given, what to do``), never an exception.
+
+        Raises:
+            InputError: only what no single row causes and no row could be scored under (a database that cannot
+                be opened); the engines let it go up (the CLI: exit 2).
         """
 
     @abc.abstractmethod
