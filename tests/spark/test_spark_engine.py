@@ -143,7 +143,7 @@ def test_judge_rows_are_decoded_on_spark_as_locally(spark, tmp_path):
     cases, attempts = str(tmp_path / "cases.jsonl"), str(tmp_path / "attempts.jsonl")
     per_case, failures = spark_judge.judge(spark, cases, attempts)
     local = judge_file(cases, attempts, config=AnswerConfig())
-    assert failures == local["failures"] and [(f["line"], "not valid JSON" in f["error"]) for f in failures] == [(2, True)]
+    assert failures == local["failures"] and [(f["line"], "NaN is not JSON" in f["error"]) for f in failures] == [(2, True)]
     records = {r["id"]: orjson_loads(r["record"]) for r in per_case.select("id", "record").collect()}
     assert records["big"]["verdict"] == local["per_example"][0]["verdict"] == "no_match"
 
