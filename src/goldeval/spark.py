@@ -38,7 +38,7 @@ from typing import Any
 
 import orjson
 
-from goldeval.errors import InputError, shorten
+from goldeval.errors import InputError
 
 __all__ = ["PER_CASE_SCHEMA", "session", "read", "score", "score_path", "aggregate", "iter_records"]
 

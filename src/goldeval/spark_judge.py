@@ -24,7 +24,7 @@ new verdicts (the one pass-rate accounting).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import orjson

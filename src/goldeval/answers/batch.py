@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from goldeval.answers.case import judge_case, outcome_from_dict
-from goldeval.answers.config import JUDGE_NAME, JUDGE_VERSION, AnswerConfig, CaseResult
+from goldeval.answers.config import AnswerConfig, CaseResult
 from goldeval.verdict import CaseOutcome, pass_rate
 
 __all__ = ["case_database", "iter_judged", "joined_rows", "judge_answer_file", "judge_file", "llm_materials", "summarize"]

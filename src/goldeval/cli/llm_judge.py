@@ -46,8 +46,6 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
     from goldeval.judge.run import SCORER_NAME
     from goldeval.judge.wiring import case_materials
 
-    from goldeval.outputs import sqlite_files
-
     if llm_opts.model is None:
         llm_opts.model = ""  # llm-judge always judges: the model may come from $GOLDEVAL_JUDGE_MODEL
     guard_outputs({"--out": out}, {"CASES": cases, "ATTEMPTS": attempts, "--rules": rules_path,
