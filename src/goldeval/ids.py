@@ -2,8 +2,8 @@
 
 Every scorer refuses a row whose id repeats an earlier row's (the store keys cases by id). Keeping every id seen
 costs about 100 bytes a row — 1 GB at 10M rows. Instead, a first pass over the input hashes each row's id
-(:func:`hash`, 64 bits) into :class:`HashBuckets`: buckets of about 65,536 hashes, buffered 65,536 at a time and
-appended to a temporary file per bucket, then sorted one bucket at a time to find the hashes that occur more than
+(:func:`hash`, 64 bits) into :class:`HashBuckets`: buckets of about 16,384 hashes, buffered 65,536 at a time and
+appended to a temporary file per bucket, then read one bucket at a time into a set to find the hashes that occur more than
 once (normally none). The scoring pass then looks up exactly — by the id text, in a dict holding only those ids —
 just the rows whose id hashes to a repeated value (:class:`IdIndex`): a repeated id is found with the
 line it repeats, and two different ids that share a hash are told apart. Memory: a few MiB whatever the rows.
@@ -25,6 +25,9 @@ __all__ = ["HashBuckets", "IdIndex", "repeated_hashes", "scan_jsonl_ids"]
 #: Hashes per bucket (about), and hashes held in memory before they are partitioned into the buckets' files;
 #: memory is about 16 bytes x this.
 BUCKET_ROWS = 1 << 16
+
+#: Hashes per bucket file (about): :meth:`HashBuckets.repeated` reads one bucket into a set (~50 bytes a hash).
+BUCKET_SET = 1 << 14
 
 
 class IdIndex:
@@ -53,16 +56,16 @@ class IdIndex:
 
 
 class HashBuckets:
-    """64-bit hashes, collected in memory up to :data:`BUCKET_ROWS` at a time, then partitioned by bucket and appended to a temporary file per bucket (a single bucket stays in memory). :meth:`repeated` sorts
-    one bucket at a time to find the hashes added more than once.
+    """64-bit hashes, collected in memory up to :data:`BUCKET_ROWS` at a time, then partitioned by bucket and appended to a temporary file per bucket (a single bucket stays in memory). :meth:`repeated` reads
+    one bucket at a time into a set to find the hashes added more than once.
 
     Args:
-        n_rows_hint: About how many hashes will be added (the number of buckets is ``n_rows_hint / BUCKET_ROWS``,
+        n_rows_hint: About how many hashes will be added (the number of buckets is ``n_rows_hint / BUCKET_SET``,
             at least 1, at most 512; a wrong hint costs time or a little memory, never correctness).
     """
 
     def __init__(self, n_rows_hint: int) -> None:
-        self.n = max(1, min(512, -(-n_rows_hint // BUCKET_ROWS)))
+        self.n = max(1, min(512, -(-n_rows_hint // BUCKET_SET)))
         self.buffer = array.array("q")
         self.kept: list[Any] = []  # one bucket: the flushed blocks, in memory
         self.files: list[Any] = [None] * self.n
@@ -73,6 +76,12 @@ class HashBuckets:
     def add(self, h: int) -> None:
         """Add one hash (an int in the signed 64-bit range, as :func:`hash` gives)."""
         self.append(h)
+        if len(self.buffer) >= BUCKET_ROWS:
+            self.flush()
+
+    def extend(self, hashes: Iterable[int]) -> None:
+        """Add many hashes (ints in the signed 64-bit range)."""
+        self.buffer.extend(hashes)
         if len(self.buffer) >= BUCKET_ROWS:
             self.flush()
 
@@ -120,9 +129,12 @@ class HashBuckets:
                     fh.seek(0)
                     values.frombytes(fh.read())
                     fh.close()
-                ordered = sorted(values)
-                del values
-                out.update(ordered[i] for i in range(1, len(ordered)) if ordered[i] == ordered[i - 1])
+                distinct = set(values)  # (no repeat, the common case, is told by the size alone)
+                if len(distinct) < len(values):
+                    seen: set[int] = set()
+                    add = seen.add
+                    out.update(h for h in values if h in seen or add(h))
+                del values, distinct
         finally:
             for fh in self.files:
                 if fh is not None and not fh.closed:
@@ -140,6 +152,11 @@ class HashBuckets:
                 if fh is not None and not fh.closed:
                     fh.close()
             tmp.cleanup()
+
+
+#: Bytes read at a time by :func:`scan_jsonl_ids` (then completed to the end of a line); its lists of ids cost
+#: about 10 times this in memory.
+SCAN_BLOCK = 1 << 17
 
 
 def scan_jsonl_ids(
@@ -164,67 +181,91 @@ def scan_jsonl_ids(
             them). May raise (a file that is not UTF-8).
 
     An ASCII line that starts ``{"<id_field>":"…"`` and names the field once is read without a full parse (the id is the
-    text up to the next quote, taken only when it holds no escape); every other line is parsed by orjson.
+    text up to the next quote, taken only when it holds no escape); every other line is parsed by orjson. The file
+    is read in blocks of about :data:`SCAN_BLOCK` bytes, whole lines each: a block whose every line is of that
+    kind (one pattern match a line, the field named once a line, all ASCII, every id accepted by *id_of*) is read
+    by one regular-expression pass; any other block line by line, with the same rule.
     """
+    import re
+
     import orjson
 
     buckets = HashBuckets(max(1, os.path.getsize(path) // 48))
-    append = buckets.append
     loads = orjson.loads
     quoted = b'"' + id_field.encode("utf-8") + b'"'
     prefixes = (b"{" + quoted + b':"', b"{" + quoted + b': "')
+    # the prefix rule for a whole block at once: the id, when the line starts with one of *prefixes* and the text
+    # up to the next quote holds no backslash (and no newline: a line ends there)
+    fast = re.compile(rb"^\{" + re.escape(quoted) + rb': ?"([^"\\\n]+)"', re.M)
     update = hasher.update if hasher is not None else None
     n_lines = n_rows = 0
-    n = 0
+    hashes: list[int] = []
+    add = hashes.append
+
+    def one_line(lineno: int, raw: bytes) -> int:
+        """Add the id hash of one line (any kind); 1 for a non-blank line, 0 for a blank one."""
+        for prefix in prefixes if raw.isascii() else ():  # (a non-ASCII line is checked as UTF-8 by orjson)
+            if raw.startswith(prefix):
+                start = len(prefix)
+                end = raw.find(b'"', start)
+                if end > 0 and raw.count(quoted) == 1:
+                    cand = raw[start:end]
+                    if b"\\" not in cand:
+                        rid = id_of(cand.decode("ascii"))
+                        if rid is not None:
+                            add(hash(rid))
+                            return 1
+                break
+        try:
+            data = loads(raw)
+        except orjson.JSONDecodeError:
+            if not raw.strip():
+                return 0
+            if slow_decode is None:
+                return 1
+            data = slow_decode(lineno, raw)
+        else:
+            if type(data) is dict and type(data.get(id_field)) is float and slow_decode is not None:
+                data = slow_decode(lineno, raw)  # an integer id past 64 bits, which orjson rounds: its digits
+        if type(data) is dict:
+            rid = id_of(data.get(id_field))
+            if rid is not None:
+                add(hash(rid))
+        return 1
+
     with open(path, "rb") as fh:
-        for n_lines, raw in enumerate(fh, start=1):
+        while True:
+            block = fh.read(SCAN_BLOCK)
+            if not block:
+                break
+            if not block.endswith(b"\n"):
+                block += fh.readline()  # whole lines only
             if update is not None:
-                update(raw)
-            if n_lines == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            rid = None
-            for prefix in prefixes if raw.isascii() else ():  # (a non-ASCII line is checked as UTF-8 by orjson)
-                if raw.startswith(prefix):
-                    start = len(prefix)
-                    end = raw.find(b'"', start)
-                    if end > 0 and raw.count(quoted) == 1:
-                        cand = raw[start:end]
-                        if b"\\" not in cand:
-                            rid = id_of(cand.decode("ascii"))
-                            if rid is not None:
-                                append(hash(rid))
-                                n += 1
-                                if n >= BUCKET_ROWS:
-                                    buckets.flush()
-                                    append = buckets.append
-                                    n = 0
-                                rid = True
-                    break
-            if rid is True:
-                n_rows += 1
-                continue
-            try:
-                data = loads(raw)
-            except orjson.JSONDecodeError:
-                if not raw.strip():
-                    continue
-                n_rows += 1
-                if slow_decode is None:
-                    continue
-                data = slow_decode(n_lines, raw)
-            else:
-                n_rows += 1
-                if type(data) is dict and type(data.get(id_field)) is float and slow_decode is not None:
-                    data = slow_decode(n_lines, raw)  # an integer id past 64 bits, which orjson rounds: its digits
-            if type(data) is dict:
-                rid = id_of(data.get(id_field))
-                if rid is not None:
-                    append(hash(rid))
-                    n += 1
-                    if n >= BUCKET_ROWS:
-                        buckets.flush()
-                        append = buckets.append
-                        n = 0
+                update(block)
+            if n_lines == 0 and block.startswith(b"\xef\xbb\xbf"):
+                block = block[3:]
+            k = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+            if block.isascii():
+                ids = fast.findall(block)
+                if len(ids) == k and block.count(quoted) == k:
+                    rids = list(map(id_of, map(bytes.decode, ids)))
+                    if None not in rids:
+                        hashes.extend(map(hash, rids))
+                        n_lines += k
+                        n_rows += k
+                        buckets.extend(hashes)
+                        hashes.clear()
+                        continue
+            lines = block.split(b"\n")
+            last = lines.pop()
+            for raw in lines:
+                n_lines += 1
+                n_rows += one_line(n_lines, raw + b"\n")
+            if last:
+                n_lines += 1
+                n_rows += one_line(n_lines, last)
+            buckets.extend(hashes)
+            hashes.clear()
     return n_lines, n_rows, buckets.repeated()
 
 

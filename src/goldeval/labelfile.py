@@ -28,6 +28,9 @@ __all__ = ["score_label_stream", "score_label_path", "label_id"]
 #: this many: a typo in --positive is then refused before anything is recorded, in all but very large files.
 HOLD_BACK = 50_000
 
+#: Entries handed to ``on_examples`` at a time.
+BATCH = 512
+
 
 def label_id(raw: Any) -> str | None:
     """The id of a label row (a non-empty string, or an integer read as its decimal string), else ``None``: the
@@ -58,6 +61,7 @@ def score_label_stream(
     keep_per_example: bool = True,
     on_example: Callable[[dict[str, Any]], None] | None = None,
     repeated: set[int] | None = None,
+    on_examples: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> dict[str, Any]:
     """Score label rows in one pass. Arguments and results as :func:`goldeval.labels.score_label_rows`, plus:
 
@@ -66,6 +70,9 @@ def score_label_stream(
         keep_per_example: Keep ``per_example`` in the results (default). False: it holds ``{"$streamed": true, "n",
             "ids_sha256", "drop_keys"}`` (the run store rebuilds the list from its cases).
         on_example: Called with each ``per_example`` entry, in order (a streaming writer).
+        on_examples: Instead of, or with, *on_example*: called with lists of ``per_example`` entries, in order, a
+            few thousand at a time (:data:`BATCH`), and with the last ones before the results are returned: the
+            cheaper way to stream a million entries (:meth:`goldeval.resultsfile.ResultsFile.examples`).
         repeated: Hashes of the ids that occur more than once (a first pass, :func:`goldeval.ids.repeated_hashes`);
             ``None`` keeps every id (rows already in memory).
 
@@ -100,14 +107,22 @@ def score_label_stream(
         recorder.per_example_in_cases = True  # every per_example entry is recorded as a case (+ status), in order
 
     digest = recorder is not None  # the ids' digest is what the store checks its cases against
-    need_rec = per_example is not None or on_example is not None or recorder is not None
+    need_rec = per_example is not None or on_example is not None or recorder is not None or on_examples is not None
+    batch: list[dict[str, Any]] = []
+    # the common case (--out, no store, no second annotator): entries go to a list, handed over a batch at a time
+    plain = on_examples is not None and per_example is None and on_example is None and recorder is None
 
     def emit(rec: dict[str, Any], case: dict[str, Any] | None) -> None:
-        nonlocal n_emitted
+        nonlocal n_emitted, batch
         if per_example is not None:
             per_example.append(rec)
         if on_example is not None:
             on_example(rec)
+        if on_examples is not None:
+            batch.append(rec)
+            if len(batch) >= BATCH:
+                on_examples(batch)
+                batch = []
         if digest:
             ids_hasher.update((b"," if n_emitted else b"") + orjson.dumps(rec["id"]))
         n_emitted += 1
@@ -220,7 +235,14 @@ def score_label_stream(
                 if second_gold_field is not None:
                     case["second_gold"] = s2
             if held is None:
-                emit(rec, case)
+                if plain:
+                    batch.append(rec)
+                    n_emitted += 1
+                    if len(batch) >= BATCH:
+                        on_examples(batch)  # type: ignore[misc]
+                        batch = []
+                else:
+                    emit(rec, case)
             else:
                 held.append((rec, case))
                 if positive_seen or len(held) >= HOLD_BACK:
@@ -247,6 +269,9 @@ def score_label_stream(
               "second_gold_field": second_gold_field, "require_positive": require_positive, "source": where}
     results = scorer.finish(part, config)  # raises on a missing column, no positive, a positive not seen
     flush()
+    if batch and on_examples is not None:
+        on_examples(batch)
+        batch = []
     if not keep_per_example:
         ids_hasher.update(b"]")
         results["per_example"] = {"$streamed": True, "n": n_emitted, "ids_sha256": ids_hasher.hexdigest() if digest else None,
@@ -256,18 +281,36 @@ def score_label_stream(
     return results
 
 
-def _jsonl_items(path: str | os.PathLike[str]) -> Iterator[Any]:
+def _jsonl_items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = None) -> Iterator[Any]:
     """``(line, dict)`` for each JSON object line of *path*, :class:`~goldeval.io.RowError` for the others (not
     UTF-8, not JSON, NaN, not an object: each fails alone), decoded by :func:`goldeval.io.decode_json` (exact
-    integers past 64 bits)."""
-    from goldeval.io import JSONLineError, RowError, check_input_file, decode_json
+    integers past 64 bits). With *fields* (the fields the scorer reads), a line orjson reads is read again exactly
+    only when one of those holds an integer past 64 bits (``decode_json(..., fields=)``, inlined here: the hot
+    path); the other fields are never read, so their rounding cannot matter."""
+    from goldeval.io import _BIG, JSONLineError, RowError, check_input_file, decode_json
 
     p = check_input_file(path)
     seen_any = False
+    loads, refused = orjson.loads, orjson.JSONDecodeError
     with p.open("rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
+            if fields is not None:
+                try:
+                    data = loads(raw)
+                except refused:
+                    pass
+                else:
+                    seen_any = True
+                    if type(data) is dict:
+                        for name in fields:
+                            v = data.get(name)
+                            if type(v) is float and not -_BIG < v < _BIG:
+                                break
+                        else:
+                            yield (lineno, data)
+                            continue
             if not raw.strip():
                 continue
             seen_any = True
@@ -294,13 +337,13 @@ def _strict_or_none(line: int, raw: bytes) -> Any:
         return None
 
 
-def _items(path: str | os.PathLike[str]) -> Iterator[Any]:
+def _items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = None) -> Iterator[Any]:
     from goldeval.io import read_rows
 
     low = str(path).lower()
     if low.endswith(".csv") or low.endswith((".parquet", ".pq")):
         return iter(read_rows(path))
-    return _jsonl_items(path)
+    return _jsonl_items(path, fields)
 
 
 def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_field: str = "id", **options: Any) -> dict[str, Any]:
@@ -324,6 +367,10 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
         check_input_file(path)
         repeated = scan_jsonl_ids(path, id_field, label_id, slow_decode=_strict_or_none)[2]
     name = os.path.basename(str(path))
-    results = score_label_stream(_items(path), positive=positive, id_field=id_field, file_name=name, repeated=repeated, **options)
+    read = (id_field, options.get("gold_field", "gold"), options.get("pred_field", "pred"))
+    if options.get("second_gold_field"):
+        read += (options["second_gold_field"],)
+    results = score_label_stream(_items(path, read), positive=positive, id_field=id_field, file_name=name, repeated=repeated,
+                                 **options)
     results["dataset"] = {"path": display_name(path), "sha256": file_sha256(path)}
     return results

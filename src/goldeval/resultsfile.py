@@ -28,7 +28,7 @@ Memory: one entry at a time (plus the output buffer), whatever the number of row
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, BinaryIO
 
 import orjson
@@ -165,6 +165,36 @@ class ResultsFile:
         else:
             self._write(line + b"\n")
         self._n += 1
+
+    def examples(self, entries: Sequence[Mapping[str, Any]], *, flat: bool = False) -> None:
+        """Write many ``per_example`` entries (one line each) in one write: the same bytes as :meth:`example` on
+        each in turn.
+
+        Args:
+            entries: The entries, in order.
+            flat: The caller vouches that every entry is a non-empty object whose values are all scalars (string,
+                number, boolean, null: no nested object or array). The list is then serialized by one
+                ``orjson.dumps`` call and cut into lines where one entry ends and the next begins (``},{"``: inside
+                a JSON string a quote is always escaped, so those four bytes occur only between two entries):
+                several times faster than one call per entry for a million small entries.
+        """
+        if not entries:
+            return
+        if not self._began:
+            self.begin({})
+        if self._head is not None:
+            self._open_array()
+        sep = b",\n    " if self.fmt == "json" else b"\n"
+        if flat:
+            body = orjson.dumps(entries, option=_OPTS)[1:-1].replace(b'},{"', b"}" + sep + b'{"')
+        else:
+            dumps = orjson.dumps
+            body = sep.join([dumps(e, option=_OPTS) for e in entries])
+        if self.fmt == "json":
+            self._write((b"\n    " if self._n == 0 else sep) + body)
+        else:
+            self._write(body + b"\n")
+        self._n += len(entries)
 
     def close(self, results: Mapping[str, Any]) -> None:
         """Write the rest of *results* (every key but ``per_example`` and those :meth:`begin` wrote), then put the

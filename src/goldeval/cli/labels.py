@@ -74,17 +74,17 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
         # the examples stream to the results file and, for --junit-cases, to the JUnit cases (kept: one per case)
         junit_cases: list[dict] | None = [] if ci.junit_cases else None
 
-        def on_example(entry: dict) -> None:
+        def on_examples(entries: list[dict]) -> None:
             if writer is not None:
-                writer.example(entry)
+                writer.examples(entries, flat=True)  # (id, line, gold, pred, outcome: scalars)
             if junit_cases is not None:
-                junit_cases.append(entry)
+                junit_cases.extend(entries)
         with run_store.recording(
             scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"labels": file}, config=options, dod=gates
         ) as recorder:
             hold_finish_for_gates(recorder, dod)  # the run is finished once, with its gate report
             results = score_label_file(file, recorder=recorder, refuse_empty=True, keep_per_example=False,
-                                       on_example=on_example if (writer is not None or junit_cases is not None) else None,
+                                       on_examples=on_examples if (writer is not None or junit_cases is not None) else None,
                                        **options)
             if not quiet:
                 _render_labels(results, console)

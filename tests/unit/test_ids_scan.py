@@ -1,0 +1,165 @@
+"""The first pass over a JSONL file (goldeval.ids.scan_jsonl_ids) and the batched per_example writer
+(goldeval.resultsfile.ResultsFile.examples): the fast block paths give what the line-by-line definitions give.
+
+Expected values come from plain definitions written here: every line read by ``json.loads`` on its own (the
+repeated ids are those seen on two or more lines), and the bytes of :meth:`ResultsFile.example` called once per
+entry.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import goldeval.ids as ids
+from goldeval.labelfile import _strict_or_none, label_id
+from goldeval.resultsfile import ResultsFile
+
+
+def _reference(lines: list[bytes]) -> tuple[int, int, set[int]]:
+    """(lines, non-blank lines, hashes of the ids on two or more rows) by the documented rule, one line at a time:
+    an ASCII line that starts '{"id":"' (or '{"id": "') and names "id" once gives the text up to the next quote
+    when it holds no backslash (unparsed: the scoring pass reports a broken line); any other line is read by
+    json.loads."""
+    seen: dict[str, int] = {}
+    n_rows = 0
+    for k, raw in enumerate(lines):
+        if k == 0 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        if not raw.strip():
+            continue
+        n_rows += 1
+        rid = None
+        for prefix in (b'{"id":"', b'{"id": "'):
+            if raw.isascii() and raw.startswith(prefix) and raw.count(b'"id"') == 1:
+                text = raw[len(prefix):].split(b'"', 1)
+                if len(text) == 2 and b"\\" not in text[0]:
+                    rid = label_id(text[0].decode())
+        if rid is None:
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                rid = label_id(data.get("id"))
+        if rid is not None:
+            seen[rid] = seen.get(rid, 0) + 1
+    return len(lines), n_rows, {hash(r) for r, c in seen.items() if c > 1}
+
+
+def _line(rnd: random.Random, k: int) -> bytes:
+    kind = rnd.random()
+    rid = f"r{rnd.randrange(40)}"  # ids repeat often: every block has repeats across blocks
+    if kind < 0.55:
+        return json.dumps({"id": rid, "gold": "a", "pred": "b"}, separators=(",", ":")).encode() + b"\n"
+    if kind < 0.65:
+        return json.dumps({"id": rid, "gold": "a"}).encode() + b"\n"  # '{"id": "' with a space
+    if kind < 0.70:
+        return b"\n"  # blank
+    if kind < 0.75:
+        return json.dumps({"id": rid + '"q', "gold": "x"}).encode() + b"\n"  # an escape in the id: full parse
+    if kind < 0.80:
+        return json.dumps({"id": rid + "é", "gold": "x"}, ensure_ascii=False).encode() + b"\n"  # not ASCII
+    if kind < 0.84:
+        return json.dumps({"gold": "x", "id": rid}).encode() + b"\n"  # the id not first
+    if kind < 0.87:
+        return json.dumps({"id": rid, "note": '"id"'}).encode() + b"\n"  # the field's name twice on the line
+    if kind < 0.90:
+        return json.dumps({"id": k, "gold": "x"}).encode() + b"\n"  # an integer id: its decimal string
+    if kind < 0.93:
+        return b'{"id":"' + rid.encode() + b'", broken\n'  # not JSON: no id
+    if kind < 0.96:
+        return json.dumps({"id": "", "gold": "x"}).encode() + b"\n"  # an empty id: none
+    return json.dumps([rid]).encode() + b"\n"  # not an object
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("block", [7, 64, 1 << 17])
+def test_scan_blocks_equal_the_line_by_line_definition(tmp_path, monkeypatch, seed, block):
+    rnd = random.Random(seed)
+    lines = [_line(rnd, k) for k in range(rnd.randrange(1, 400))]
+    if seed % 3 == 0:
+        lines[0] = b"\xef\xbb\xbf" + lines[0]  # a byte-order mark on line 1
+    if seed % 2 == 0:
+        lines[-1] = lines[-1].rstrip(b"\n")  # no newline at the end
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"".join(lines))
+    monkeypatch.setattr(ids, "SCAN_BLOCK", block)  # blocks of a few bytes: cut at every line, and mixed blocks
+    got = ids.scan_jsonl_ids(path, "id", label_id, slow_decode=_strict_or_none)
+    n_lines, n_rows, repeated = _reference(lines)
+    assert got == (n_lines, n_rows, repeated)
+
+
+def test_scan_hasher_sees_every_byte(tmp_path, monkeypatch):
+    import hashlib
+
+    data = b"".join(json.dumps({"id": f"c{k}"}).encode() + b"\n" for k in range(500)) + b'{"id":"last"}'
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + data)
+    monkeypatch.setattr(ids, "SCAN_BLOCK", 100)
+    h = hashlib.sha256()
+    assert ids.scan_jsonl_ids(path, "id", label_id, hasher=h)[:2] == (501, 501)
+    assert h.hexdigest() == hashlib.sha256(b"\xef\xbb\xbf" + data).hexdigest()
+
+
+def test_buckets_find_repeats_across_many_files(monkeypatch):
+    # 40,000 hashes over 3 bucket files, in blocks of 1,000: the repeats are exactly those added twice
+    monkeypatch.setattr(ids, "BUCKET_ROWS", 1000)
+    rnd = random.Random(5)
+    values = [rnd.getrandbits(63) - (1 << 62) for _ in range(40_000)]
+    twice = set(values[::97])
+    b = ids.HashBuckets(3 * ids.BUCKET_SET)
+    assert b.n == 3
+    for v in values + sorted(twice):
+        b.add(v)
+    assert b.repeated() == twice
+
+
+_TRICKY = ['},{"id":"x"}', 'a"b', "back\\slash", "é ü ∑", "\u2028", "", "line\nbreak", '{"', "}"]
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_examples_flat_writes_what_example_writes(tmp_path, fmt):
+    rnd = random.Random(11)
+    entries = [{"id": f"c{k}", "line": k + 1, "gold": rnd.choice(_TRICKY), "pred": rnd.choice([*_TRICKY, None]),
+                "outcome": rnd.choice(["tp", "fp", "fn", "tn"]), "score": rnd.random(), "ok": k % 2 == 0}
+               for k in range(300)]
+    one, many, flat = (tmp_path / f"{name}.{fmt}" for name in ("one", "many", "flat"))
+    with ResultsFile(str(one), fmt) as w:
+        w.begin({"scorer": {"name": "t"}})
+        for e in entries:
+            w.example(e)
+        w.close({"aggregate": {"n": 300}})
+    for path, flat_ in ((many, False), (flat, True)):
+        with ResultsFile(str(path), fmt) as w:
+            w.begin({"scorer": {"name": "t"}})
+            for k in range(0, 300, 64):
+                w.examples(entries[k:k + 64], flat=flat_)
+            w.examples([], flat=flat_)
+            w.close({"aggregate": {"n": 300}})
+    assert many.read_bytes() == one.read_bytes()
+    assert flat.read_bytes() == one.read_bytes()
+    if fmt == "json":
+        assert [e["gold"] for e in json.loads(flat.read_bytes())["per_example"]] == [e["gold"] for e in entries]
+
+
+def test_labels_read_integers_past_64_bits_in_the_fields_they_score(tmp_path):
+    # The labels pass re-reads a line exactly only when a field it scores holds an integer orjson rounded
+    # (labelfile._jsonl_items(fields=...)); a big integer elsewhere on the line is never read. By hand:
+    # a: gold ...617, pred ...616 -> fn (orjson alone makes both 1.8446744073709552e19: the same label, a tp);
+    # b: tp; c: tn. precision 1/1, recall 1/2.
+    from goldeval.labels import score_label_file
+
+    path = tmp_path / "big.jsonl"
+    path.write_text('{"id":"a","gold":18446744073709551617,"pred":18446744073709551616}\n'
+                    '{"id":"b","gold":18446744073709551617,"pred":18446744073709551617}\n'
+                    '{"id":"c","gold":"x","pred":"x","meta":18446744073709551617}\n')
+    res = score_label_file(path, positive="18446744073709551617")
+    assert [(e["gold"], e["pred"], e["outcome"]) for e in res["per_example"]] == [
+        ("18446744073709551617", "18446744073709551616", "fn"),
+        ("18446744073709551617", "18446744073709551617", "tp"),
+        ("x", "x", "tn"),
+    ]
+    assert (res["aggregate"]["precision"], res["aggregate"]["recall"]) == (1.0, 0.5)
