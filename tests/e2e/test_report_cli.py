@@ -271,3 +271,28 @@ def test_report_refuses_to_replace_an_existing_file_that_is_no_page(tmp_path):
     assert "<!doctype html>" in old_page.read_text(encoding="utf-8").lower()
     run("report", "--results", res_path, "--out", tmp_path / "new.page")  # a new file may have any name
     assert (tmp_path / "new.page").stat().st_size > 0
+
+
+def test_a_run_made_with_a_relative_path_reports_its_texts_from_another_folder(tmp_path, monkeypatch):
+    # A run records each input as typed (a relative path, shown as such) and, beside it, the absolute path it had
+    # when the run was made: `goldeval report` from another folder found no texts before ("not found from ...").
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    (work / "data").mkdir(parents=True)
+    elsewhere.mkdir()
+    (work / "data" / "p.jsonl").write_bytes(PRIMOCK.read_bytes())
+    store = tmp_path / "g.db"
+    monkeypatch.chdir(work)
+    run("score", "data/p.jsonl", "--store", store, "-q")
+    monkeypatch.chdir(elsewhere)
+    from goldeval.runs.store import RunStore
+
+    with RunStore(store) as s:
+        recorded = s.list_runs()[0]["inputs"]["predictions"]
+    assert recorded["path"] == "data/p.jsonl" and recorded["abspath"] == str(work / "data" / "p.jsonl")
+    out = elsewhere / "r.html"
+    res = run("report", "latest", "--store", store, "--out", out)
+    html = out.read_text(encoding="utf-8")
+    assert "is not found from" not in html + res.stderr
+    first = json.loads(PRIMOCK.read_text(encoding="utf-8").splitlines()[0])
+    text = next(v for k, v in first.items() if k not in ("id",) and isinstance(v, str) and len(v) > 40)
+    assert json.dumps(text[:30])[1:-1] in html  # the prediction or reference text is embedded

@@ -506,7 +506,7 @@ def test_a_deferred_identity_is_set_when_the_run_finishes(store, tmp_path, repor
     rec.close()
     used = reported_hash if reported else digest
     run = store.get_run(rec.run_id)
-    assert run["inputs"] == {"predictions": {"path": str(data), "sha256": used}}
+    assert run["inputs"] == {"predictions": {"path": str(data), "sha256": used, "abspath": str(data)}}  # (absolute already)
     assert run["run_key"] == run_key(scorer_name="token_f1", scorer_version="1", input_hashes={"predictions": used},
                                      config={"t": "openscribe"}, arm="x")
     assert run["dataset_hash"] == dataset_hash({"predictions": used})

@@ -166,6 +166,7 @@ class StoreOptions:
             return
         from goldeval import __version__
         from goldeval.io import file_sha256
+        from goldeval.runs.identity import input_entry
         from goldeval.runs.recorder import dataset_hash, run_key, start_run
         from goldeval.runs.store import RunMeta, RunStore
 
@@ -197,7 +198,7 @@ class StoreOptions:
                 hashes = {**hashes, **ident_hashes}
                 key = run_key(scorer_name=scorer_name, scorer_version=scorer_version, input_hashes=hashes, config=key_config, arm=self.arm)
                 data_hash = dataset_hash(hashes)
-                files = {r: {"path": paths[r], "sha256": h} for r, h in hashes.items() if r in paths}
+                files = {r: input_entry(paths[r], h) for r, h in hashes.items() if r in paths}
                 for r, sp in streamed.items():  # the stream's name ('-' for stdin) and the sha256 of what was read
                     files[r] = {"path": sp.name, "sha256": sp.sha256, "stream": sp.kind}
                 for r, ident in (identities or {}).items():
@@ -273,9 +274,11 @@ def _canonical_json(obj: Any) -> bytes:
 def _stamp(path: str) -> dict[str, Any]:
     """What identifies an input file before it is hashed: its path, resolved path, size, modification time and
     the sha256 of a sample of its bytes (see :func:`_sample_sha256`)."""
+    from goldeval.runs.identity import input_entry
+
     st = os.stat(path)
-    return {"path": path, "sha256": None, "realpath": os.path.realpath(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            "sample_sha256": _sample_sha256(path, st.st_size)}
+    return input_entry(path, None, realpath=os.path.realpath(path), size=st.st_size, mtime_ns=st.st_mtime_ns,
+                       sample_sha256=_sample_sha256(path, st.st_size))
 
 
 #: What :func:`_sample_sha256` reads: the first and the last MiB, and this many 4 KiB blocks spread between them.

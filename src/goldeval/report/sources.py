@@ -12,6 +12,8 @@ import os
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from goldeval.runs.identity import recorded_path
+
 __all__ = ["CaseSources", "load_sources", "input_files", "input_paths"]
 
 #: Rows of a golden or predicted table kept per case in a report (the counts are kept whole).
@@ -57,13 +59,6 @@ def input_files(results: Mapping[str, Any], run: Mapping[str, Any] | None) -> di
     return out
 
 
-def _resolve(path: str, base: str | None) -> str:
-    """An input's recorded path as a report reads it: from the working folder, else from *base* when given."""
-    if not os.path.isabs(path) and base is not None and not os.path.exists(path):
-        return os.path.join(base, path)
-    return path
-
-
 def input_paths(results: Mapping[str, Any], run: Mapping[str, Any] | None, *, base: str | None = None) -> dict[str, str]:
     """role → path of each input file of a run (or of a results file), resolved as :func:`load_sources` reads it.
 
@@ -80,7 +75,7 @@ def input_paths(results: Mapping[str, Any], run: Mapping[str, Any] | None, *, ba
     for role, spec in input_files(results, run).items():
         path = spec.get("path")
         if isinstance(path, str) and path and path != "-" and "://" not in path:  # '-': stdin, not a file
-            out[role] = _resolve(path, base)
+            out[role] = recorded_path(spec, base) or path
     return out
 
 
@@ -94,7 +89,7 @@ def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: s
         where = "stdin (-)" if spec["path"] == "-" else f"the stream {spec['path']}"
         notes.append(f"the {role} input was read from {where} and not kept: its texts are not shown")
         return None
-    path = _resolve(str(spec["path"]), base)
+    path = recorded_path(spec, base) or str(spec["path"])
     if not os.path.isfile(path):
         # a recorded path is as the user typed it: a relative one is read from the working folder, so a report made
         # from another folder did not find an input that was still there (and said it was gone)

@@ -42,6 +42,31 @@ def rubric_text(cases_path: str | os.PathLike[str]) -> str | None:
     return _canonical(rubric).decode() if rubric else None
 
 
+def input_entry(path: str, sha256: str | None, **more: Any) -> dict[str, Any]:
+    """How a run records one input file: ``{"path": as given, "sha256", "abspath": the absolute path when the run
+    was made, ...more}``. The path stays as the user typed it (shown, compared); ``abspath`` lets a report or an
+    export made from another folder find a relative input (:func:`recorded_path`)."""
+    return {"path": path, "sha256": sha256, "abspath": os.path.abspath(path), **more}
+
+
+def recorded_path(spec: Mapping[str, Any], base: str | None = None) -> str | None:
+    """Where a recorded input is read from: its ``path`` when that names a file from the working folder (or is
+    absolute), else *base* joined with it when that is a file, else the ``abspath`` recorded with the run when that
+    is a file, else the ``path`` as recorded (``None`` without one). A run recorded before ``abspath`` existed
+    resolves as before."""
+    path = spec.get("path")
+    if not isinstance(path, str) or not path:
+        return None
+    if os.path.isabs(path) or os.path.exists(path):
+        return path
+    if base is not None and os.path.exists(os.path.join(base, path)):
+        return os.path.join(base, path)
+    recorded = spec.get("abspath")
+    if isinstance(recorded, str) and os.path.isfile(recorded):
+        return recorded
+    return os.path.join(base, path) if base is not None else path
+
+
 def run_key(*, scorer_name: str, scorer_version: str, input_hashes: Mapping[str, str], config: Mapping[str, Any], arm: str | None) -> str:
     """The key two invocations share when they are the same run: sha256 of the input files' hashes (by role),
     the resolved configuration (keys sorted), the scorer's name and version, and the arm name."""

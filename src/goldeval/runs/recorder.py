@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import orjson
 
 from goldeval.errors import InputError, StoreError, shorten
-from goldeval.runs.identity import dataset_hash, hashes_from_results, rubric_text, run_key
+from goldeval.runs.identity import dataset_hash, hashes_from_results, input_entry, rubric_text, run_key
 from goldeval.runs.store import RunMeta, RunStore, case_columns
 from goldeval.runs.writer import (  # noqa: F401  (_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
     WRITER_MAX_ROWS_PER_TX,
@@ -249,7 +249,7 @@ class Recorder:
                 hashes[role] = file_sha256(path)
         key = run_key(scorer_name=d["scorer_name"], scorer_version=d["scorer_version"], input_hashes=hashes,
                       config=d["config"], arm=d["arm"])
-        inputs = {role: {"path": str(path), "sha256": hashes[role]} for role, path in d["inputs"].items()}
+        inputs = {role: input_entry(str(path), hashes[role]) for role, path in d["inputs"].items()}
         self.store.set_identity(self.run_id, run_key=key, dataset_hash=dataset_hash(hashes), inputs=inputs)
         self._deferred = None
 

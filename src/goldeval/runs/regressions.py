@@ -27,6 +27,7 @@ import orjson
 
 from goldeval.errors import InputError, shorten
 from goldeval.io import Row, RowError, file_sha256, read_jsonl
+from goldeval.runs.identity import recorded_path
 from goldeval.runs.store import RunStore, now_iso
 
 __all__ = [
@@ -204,7 +205,7 @@ def _input_rows(run: Mapping[str, Any], roles: tuple[str, ...]) -> tuple[dict[st
         f = (run.get("inputs") or {}).get(role)
         if not f:
             continue
-        path = f.get("path")
+        path = recorded_path(f)
         if not path or not os.path.isfile(path):
             return {}, f"the {role} file {path} is gone"
         if file_sha256(path) != f.get("sha256"):
