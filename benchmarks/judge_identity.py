@@ -9,7 +9,10 @@ Each tree runs in a fresh interpreter with its ``src`` first on ``sys.path`` and
    re-execution, the databases opened once each): ``judge_case(...)``'s ``outcome.to_dict()`` (the whole
    ``Verdict.to_dict()``: details, why, doubts, pairing) and its ``materials`` (what an LLM judge is given:
    the golden as filled in by the canonical query, tie rows, the breakdown);
-2. every handed ``answer_judge`` case (``../shared/cases/*.jsonl``) and every hand-checked one
+2. the same 1,029 rows through the command, one invocation per prediction file (``goldeval judge cases.jsonl
+   attempts.jsonl --db-dir DATA/database --no-store``, the files of ``examples/spider/to_cli.py``): each
+   ``per_example`` entry of the results file;
+3. every handed ``answer_judge`` case (``../shared/cases/*.jsonl``) and every hand-checked one
    (``tests/cases/answers_hand.jsonl``): ``judge_answer(...).to_dict()``.
 
 The two dumps are compared item by item (``==`` on the parsed JSON); the report gives the count of equal items
@@ -81,10 +84,38 @@ with open(out, "w", encoding="utf-8") as fh:
 """
 
 
+#: Runs goldeval's CLI from the tree whose ``src`` is argv[1] (checked), with the remaining arguments.
+_RUN = (
+    "import sys; src = sys.argv.pop(1); sys.path.insert(0, src)\n"
+    "import goldeval\n"
+    "assert goldeval.__file__.startswith(src), goldeval.__file__\n"
+    "from goldeval.cli import main\n"
+    "sys.argv[0] = 'goldeval'\n"
+    "main()\n"
+)
+
+
 def dump(src: Path, out: Path, data: Path, shared: Path) -> None:
-    """Write *src*'s dump to *out* (a fresh interpreter; raises CalledProcessError when it fails)."""
+    """Write *src*'s dump to *out* (fresh interpreters; raises CalledProcessError when one fails)."""
+    sys.path.insert(0, str(REPO / "examples" / "spider"))
+    from spider_verdicts import FILES
+    from to_cli import convert
+
     subprocess.run([sys.executable, "-c", _CHILD, str(src.resolve()), str(REPO / "examples" / "spider"), str(data),
                     str(REPO / "tests" / "cases" / "answers_hand.jsonl"), str(shared), str(out)], check=True)
+    with tempfile.TemporaryDirectory() as tmp, out.open("a", encoding="utf-8") as fh:
+        for name in FILES:
+            rows = [json.loads(x) for x in (data / name).read_text(encoding="utf-8").splitlines() if x.strip()]
+            cases, attempts = convert(rows)
+            c, a, res = Path(tmp, "cases.jsonl"), Path(tmp, "attempts.jsonl"), Path(tmp, "out.json")
+            c.write_text("".join(json.dumps(x) + "\n" for x in cases), encoding="utf-8")
+            a.write_text("".join(json.dumps(x) + "\n" for x in attempts), encoding="utf-8")
+            subprocess.run([sys.executable, "-c", _RUN, str(src.resolve()), "judge", str(c), str(a), "--db-dir",
+                            str(data / "database"), "--timeout", "10", "--no-store", "-q", "--out", str(res)],
+                           check=False, stdout=subprocess.DEVNULL)
+            results = json.loads(res.read_text(encoding="utf-8"))
+            for item in results["per_example"]:
+                fh.write(json.dumps({"key": f"cli:{name}:{item['id']}", "outcome": item}, sort_keys=True) + "\n")
 
 
 def _load(path: Path) -> dict[str, dict]:
@@ -115,9 +146,13 @@ def compare(before: Path, after: Path) -> tuple[int, list[str]]:
             equal += 1
         elif k in a:
             lines.append(f"- {k}: " + "; ".join(_first_diffs(b[k], a[k])))
-    spider = sum(1 for k in b if k.startswith("spider_") and a.get(k) == b[k])
-    lines.insert(0, f"{equal} of {len(b)} items equal (Spider rows {spider} of {sum(1 for k in b if k.startswith('spider_'))}; "
-                    f"handed and hand-checked cases {equal - spider} of {sum(1 for k in b if not k.startswith('spider_'))})")
+    def part(test) -> str:
+        keys = [k for k in b if test(k)]
+        return f"{sum(1 for k in keys if a.get(k) == b[k])} of {len(keys)}"
+
+    lines.insert(0, f"{equal} of {len(b)} items equal (Spider rows, library: {part(lambda k: k.startswith('spider_'))}; "
+                    f"Spider rows, goldeval judge --db-dir: {part(lambda k: k.startswith('cli:'))}; handed and "
+                    f"hand-checked cases: {part(lambda k: not k.startswith(('spider_', 'cli:')))})")
     return equal, lines
 
 

@@ -6,6 +6,9 @@ Source: ``DESIGN.md`` "Data answers", goldeval.
 
 from __future__ import annotations
 
+import json
+import weakref
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -93,49 +96,103 @@ def _note_derived(v: Verdict, attempt: Mapping[str, Any]) -> None:
              "measure is no deduction.")
 
 
-def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db: ReadOnlyDatabase | None = None,
-               config: AnswerConfig | None = None, where: str = "", attempt_where: str = "") -> CaseResult:
-    """Judge one case row against its attempt row, re-executing queries on *db* when given.
+#: Goldens prepared from their canonical query, per open database (issue 15): a many-database set asks the same
+#: canonical query again and again (Spider dev words its 343 questions with 193 distinct gold queries), and what
+#: the read-only database tells about it (its rows, the doubts, the tie rows) is the same each time. Bounded per
+#: database by :data:`_PREPARED_ENTRIES` goldens and :data:`_PREPARED_CELLS` cells in all (least recently used
+#: out first).
+_PREPARED: weakref.WeakKeyDictionary[Any, OrderedDict[str, Any]] = weakref.WeakKeyDictionary()
+_PREPARED_ENTRIES = 512
+_PREPARED_CELLS = 200_000
 
-    Args:
-        case: ``{"id", "question", "golden", "rubric"?, "must_not_use"?}``.
-        attempt: ``{"id", "final_query"?, "columns"?, "rows"?, "text"?}``, or ``None`` when there is none.
-        db: Read-only database; the attempt's ``final_query`` result is the prediction (never the reported rows),
-            and the golden's ``canonical_query`` fills in or checks the golden rows.
-        config: Options (tolerance; ``check_canonical``).
-        where: Prefix for messages (the case row).
-        attempt_where: Prefix for messages about the attempt row (its query); defaults to *where*.
 
-    Returns:
-        :class:`CaseResult`. Unscored (with the reason, and the query as ``raw``) when the case or attempt is
-        malformed, there is no attempt, or a query fails.
-    """
-    cfg = config or AnswerConfig()
-    cid = str(case.get("id"))
-    where = where or f"case {cid!r}"
-    golden = case.get("golden")
-    if attempt is None:
-        oc = CaseOutcome(cid, "unscored", reason=f"{where}: no attempt with this id. Add the attempt, or drop the case.")
-        return CaseResult(oc, {"id": cid})
-    if not isinstance(golden, Mapping):
-        oc = CaseOutcome(cid, "unscored", reason=f"{where}: 'golden' must be an object, got {shorten(golden)}. Fix the case row.")
-        return CaseResult(oc, {"id": cid})
-    golden = dict(golden)
+def _prepared_key(canonical: Any, golden: Mapping[str, Any], cfg: AnswerConfig) -> str | None:
+    """The cache key of a golden whose rows its canonical query gives, or ``None`` when it is not cached (rows
+    given, a scalar value, a canonical query that is not a string, a golden that is not plain JSON)."""
+    if not isinstance(canonical, str) or golden.get("rows") is not None or "value" in golden:
+        return None
     try:
-        _check_case_lists(case, where)
-        _check_golden_options(golden, golden.get("columns") if isinstance(golden.get("columns"), list) else None, where)
-    except InputError as exc:
-        return CaseResult(CaseOutcome(cid, "unscored", reason=str(exc)), {"id": cid})
+        return json.dumps([canonical, golden, cfg.rel_tol], sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def _fresh(golden: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a prepared golden that shares no list the preparation built (a caller may change its copy)."""
+    out = dict(golden)
+    if isinstance(out.get("rows"), list):
+        out["rows"] = [list(r) if isinstance(r, (list, tuple)) else r for r in out["rows"]]
+    if isinstance(out.get("columns"), list):
+        out["columns"] = list(out["columns"])
+    top = out.get("top_n")
+    if isinstance(top, Mapping) and isinstance(top.get("tie_rows"), list):
+        out["top_n"] = dict(top) | {"tie_rows": [list(r) for r in top["tie_rows"]]}
+    pool = out.get("tie_pool")
+    if isinstance(pool, Mapping):
+        out["tie_pool"] = {k: ([list(r) for r in v] if k in ("above", "ties") else list(v) if isinstance(v, list) else v)
+                           for k, v in pool.items()}
+    return out
+
+
+def _cells(golden: Mapping[str, Any]) -> int:
+    """Cells a prepared golden holds (its rows, tie rows and tie pool)."""
+    n = sum(len(r) for r in golden.get("rows") or [] if isinstance(r, (list, tuple)))
+    top, pool = golden.get("top_n"), golden.get("tie_pool")
+    if isinstance(top, Mapping):
+        n += sum(len(r) for r in top.get("tie_rows") or [])
+    if isinstance(pool, Mapping):
+        n += sum(len(r) for k in ("above", "ties") for r in pool.get(k) or [])
+    return n
+
+
+def _prepared_golden(db: Any, canonical: Any, golden: dict[str, Any], cfg: AnswerConfig
+                     ) -> tuple[dict[str, Any], tuple[str, str | None]] | str:
+    """:func:`_golden_from_database`, remembered per open database for the goldens that only name their canonical
+    query: the same query, options and tolerance give the same golden, doubts and tie rows. A canonical query that
+    failed is remembered as its message (a query that ran into the time limit is not run again)."""
+    key = _prepared_key(canonical, golden, cfg) if db is not None and canonical and cfg.check_canonical else None
+    cache = None
+    if key is not None:
+        try:
+            cache = _PREPARED.setdefault(db, OrderedDict())
+        except TypeError:  # a database object that takes no weak reference is not cached
+            cache = None
+    if cache is not None and key in cache:
+        cache.move_to_end(key)
+        hit = cache[key]
+        if isinstance(hit, str):
+            return hit
+        golden.update(_fresh(hit[0]))  # this case's keys keep their places; the filled-in ones follow, as when run
+        return golden, hit[1]
+    out = _golden_from_database(db, canonical, golden, cfg)
+    if cache is not None and key is not None:
+        if isinstance(out, str):
+            cache[key] = out
+        elif (n := _cells(out[0])) <= _PREPARED_CELLS // 4:
+            cache[key] = (_fresh(out[0]), out[1], n)
+        total = sum(v[2] for v in cache.values() if not isinstance(v, str))
+        while len(cache) > _PREPARED_ENTRIES or total > _PREPARED_CELLS:
+            _, old = cache.popitem(last=False)
+            total -= 0 if isinstance(old, str) else old[2]
+    return out
+
+
+def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: AnswerConfig
+                          ) -> tuple[dict[str, Any], tuple[str, str | None]] | str:
+    """What the database tells about a golden with a canonical query: *golden* (changed in place and returned) with
+    its rows filled in by the query (or checked against it), its tie rows (``top_n.tie_rows``) or hidden tie pool
+    (``tie_pool``), and the golden's status from the doubts (a canonical query that fails or gives other rows, a
+    literal that misses the data, a filter that filters nothing). The query's error message (a ``str``) when the
+    golden has no rows of its own and its canonical query fails."""
     gold_extra: tuple[str, str | None] = ("verified", None)
-    canonical = golden.get("canonical_query")
+    where = "golden"  # messages of _golden_table: a malformed golden is reported by judge_answer, not here
     # The golden's canonical query: fill in missing golden rows, or check the given ones.
     if db is not None and canonical and cfg.check_canonical and golden.get("kind", "value") == "value":
         try:
             res = db.execute(canonical)
         except QueryError as exc:
             if golden.get("rows") is None and "value" not in golden:
-                oc = CaseOutcome(cid, "unscored", reason=f"{where}: the golden's canonical_query failed: {exc}", raw=canonical)
-                return CaseResult(oc, {"id": cid})
+                return str(exc)
             gold_extra = ("suspect", f"the canonical query failed: {exc}")
         else:
             if golden.get("rows") is None and "value" not in golden:
@@ -170,6 +227,48 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         pool = _hidden_tie_pool(db, canonical, golden)
         if pool is not None:
             golden["tie_pool"] = pool
+    return golden, gold_extra
+
+
+def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db: ReadOnlyDatabase | None = None,
+               config: AnswerConfig | None = None, where: str = "", attempt_where: str = "") -> CaseResult:
+    """Judge one case row against its attempt row, re-executing queries on *db* when given.
+
+    Args:
+        case: ``{"id", "question", "golden", "rubric"?, "must_not_use"?}``.
+        attempt: ``{"id", "final_query"?, "columns"?, "rows"?, "text"?}``, or ``None`` when there is none.
+        db: Read-only database; the attempt's ``final_query`` result is the prediction (never the reported rows),
+            and the golden's ``canonical_query`` fills in or checks the golden rows.
+        config: Options (tolerance; ``check_canonical``).
+        where: Prefix for messages (the case row).
+        attempt_where: Prefix for messages about the attempt row (its query); defaults to *where*.
+
+    Returns:
+        :class:`CaseResult`. Unscored (with the reason, and the query as ``raw``) when the case or attempt is
+        malformed, there is no attempt, or a query fails.
+    """
+    cfg = config or AnswerConfig()
+    cid = str(case.get("id"))
+    where = where or f"case {cid!r}"
+    golden = case.get("golden")
+    if attempt is None:
+        oc = CaseOutcome(cid, "unscored", reason=f"{where}: no attempt with this id. Add the attempt, or drop the case.")
+        return CaseResult(oc, {"id": cid})
+    if not isinstance(golden, Mapping):
+        oc = CaseOutcome(cid, "unscored", reason=f"{where}: 'golden' must be an object, got {shorten(golden)}. Fix the case row.")
+        return CaseResult(oc, {"id": cid})
+    golden = dict(golden)
+    try:
+        _check_case_lists(case, where)
+        _check_golden_options(golden, golden.get("columns") if isinstance(golden.get("columns"), list) else None, where)
+    except InputError as exc:
+        return CaseResult(CaseOutcome(cid, "unscored", reason=str(exc)), {"id": cid})
+    canonical = golden.get("canonical_query")
+    prepared = _prepared_golden(db, canonical, golden, cfg)
+    if isinstance(prepared, str):
+        oc = CaseOutcome(cid, "unscored", reason=f"{where}: the golden's canonical_query failed: {prepared}", raw=canonical)
+        return CaseResult(oc, {"id": cid})
+    golden, gold_extra = prepared
     pred: dict[str, Any] | None = None
     final_query = attempt.get("final_query")
     if final_query is not None and not isinstance(final_query, str):

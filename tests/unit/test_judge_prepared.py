@@ -1,0 +1,123 @@
+"""A golden prepared once per database (issue 15: a many-database set asks the same canonical query again and again).
+
+What the database tells about a golden that only names its canonical query (its rows, the doubts, the tie rows)
+is remembered per open database: the second case with the same golden runs none of those queries again, and its
+verdict and materials are those a fresh database gives. No timing here (benchmarks/bench_judge_cli.py times it).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from goldeval.answers import AnswerConfig, ReadOnlyDatabase, judge_case
+from goldeval.answers import case as case_mod
+
+
+class _Counting(ReadOnlyDatabase):
+    """A read-only database that counts the queries it runs."""
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.ran: list[str] = []
+
+    def execute(self, sql):
+        self.ran.append(sql)
+        return super().execute(sql)
+
+
+def _db(tmp_path, cls=ReadOnlyDatabase):
+    # Made up, with the shapes the preparation looks at: a literal some rows hold only folded ('dog' for 'Dog'),
+    # and a tie at the LIMIT boundary (Bouvet and Heard both at population 0).
+    path = tmp_path / "p.sqlite"
+    if not path.exists():
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE pets (petid INTEGER, pettype TEXT, weight REAL)")
+        con.executemany("INSERT INTO pets VALUES (?, ?, ?)", [(1, "cat", 12.0), (2, "dog", 13.4), (3, "dog", 9.3)])
+        con.execute("CREATE TABLE country (name TEXT, population INTEGER)")
+        con.executemany("INSERT INTO country VALUES (?, ?)", [("Bouvet", 0), ("Heard", 0), ("Nauru", 12000)])
+        con.commit()
+        con.close()
+    return cls(path)
+
+
+CASES = [
+    ({"id": "a", "question": "Weights of dogs or of pet 1?",
+      "golden": {"kind": "value", "canonical_query": "SELECT weight FROM pets WHERE pettype = 'Dog' OR petid = 1"}},
+     {"id": "a", "final_query": "SELECT weight FROM pets"}),
+    # The same golden worded another way (Spider's paraphrased questions), another answer.
+    ({"id": "b", "question": "What do the dogs, and pet 1, weigh?",
+      "golden": {"canonical_query": "SELECT weight FROM pets WHERE pettype = 'Dog' OR petid = 1", "kind": "value"}},
+     {"id": "b", "final_query": "SELECT weight FROM pets WHERE petid = 1"}),
+    ({"id": "c", "question": "Which country has the fewest people?",
+      "golden": {"kind": "value", "canonical_query": "SELECT name FROM country ORDER BY population LIMIT 1"}},
+     {"id": "c", "final_query": "SELECT name FROM country WHERE population = 0 LIMIT 1 OFFSET 1"}),
+    ({"id": "d", "question": "Name the least populous country.",
+      "golden": {"kind": "value", "canonical_query": "SELECT name FROM country ORDER BY population LIMIT 1"}},
+     {"id": "d", "final_query": "SELECT name FROM country ORDER BY population LIMIT 1"}),
+    ({"id": "e", "question": "Broken golden?",
+      "golden": {"kind": "value", "canonical_query": "SELECT x FROM nowhere"}},
+     {"id": "e", "final_query": "SELECT 1"}),
+    ({"id": "f", "question": "Broken golden, again?",
+      "golden": {"kind": "value", "canonical_query": "SELECT x FROM nowhere"}},
+     {"id": "f", "final_query": "SELECT 1"}),
+]
+
+
+def _judged(case, att, db):
+    res = judge_case(case, att, db=db, config=AnswerConfig())
+    return res.outcome.to_dict(), res.materials
+
+
+def test_a_golden_asked_again_is_judged_as_on_a_fresh_database(tmp_path):
+    shared = _db(tmp_path, _Counting)
+    for case, att in CASES:
+        fresh = _db(tmp_path)
+        assert _judged(case, att, shared) == _judged(case, att, fresh), case["id"]
+        fresh.close()
+    # The doubts and the ties were worked out: the verdicts are not trivial ones.
+    out = {c["id"]: _judged(c, a, shared)[0] for c, a in CASES}
+    assert out["b"]["gold_status"] == "suspect" and "'dog' (2 rows)" in out["b"]["gold_note"]
+    assert out["c"]["verdict"] == "match" and "tied" in out["c"]["why"]
+    assert out["f"]["status"] == "unscored" and "case 'f'" in out["f"]["reason"] and "no such table" in out["f"]["reason"]
+    shared.close()
+
+
+def test_the_second_case_with_the_same_golden_runs_only_its_own_query(tmp_path):
+    db = _db(tmp_path, _Counting)
+    judge_case(*CASES[0], db=db, config=AnswerConfig())
+    first = list(db.ran)
+    db.ran.clear()
+    judge_case(*CASES[1], db=db, config=AnswerConfig())
+    # Case a ran the canonical query, the literal check and the tie-pool query besides its own; case b its own only.
+    assert len(first) >= 3 and db.ran == [CASES[1][1]["final_query"]]
+    # The failed canonical query is remembered as its message, not run again.
+    judge_case(*CASES[4], db=db, config=AnswerConfig())
+    db.ran.clear()
+    judge_case(*CASES[5], db=db, config=AnswerConfig())
+    assert db.ran == []  # the golden fails, so the case is unscored before its own query runs
+    db.close()
+
+
+def test_changing_one_case_golden_leaves_the_next_one_alone(tmp_path):
+    db = _db(tmp_path)
+    res = judge_case(*CASES[2], db=db, config=AnswerConfig())
+    res.materials["golden"]["rows"][0][0] = "changed"
+    res.materials["golden"]["rows"].append(["more"])
+    again = judge_case(*CASES[3], db=db, config=AnswerConfig())
+    assert again.materials["golden"]["rows"] == [["Bouvet"]]
+    assert again.outcome.verdict.verdict == "match"
+    db.close()
+
+
+def test_goldens_with_their_own_rows_are_not_remembered_and_the_memory_is_bounded(tmp_path, monkeypatch):
+    db = _db(tmp_path)
+    given = {"id": "g", "question": "Weights?", "golden": {"kind": "value", "columns": ["weight"], "rows": [[12.0]],
+                                                            "canonical_query": "SELECT weight FROM pets WHERE petid = 1"}}
+    judge_case(given, {"id": "g", "final_query": "SELECT 12.0"}, db=db, config=AnswerConfig())
+    assert not case_mod._PREPARED.get(db)
+    monkeypatch.setattr(case_mod, "_PREPARED_ENTRIES", 2)
+    for i in range(4):
+        c = {"id": str(i), "question": "q", "golden": {"kind": "value", "canonical_query": f"SELECT {i}"}}
+        judge_case(c, {"id": str(i), "final_query": "SELECT 1"}, db=db, config=AnswerConfig())
+    assert len(case_mod._PREPARED[db]) == 2  # the two most recent goldens
+    db.close()
