@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from goldeval.answers.doubt import parsed_select
+from goldeval.answers.doubt import may_order_and_limit, parsed_select
 from goldeval.answers.shapes import _golden_table
 from goldeval.answers.sql import QueryError, ReadOnlyDatabase
 from goldeval.answers.numbers import REL_TOL, numbers_close, pair_rel_tol, tolerances
@@ -23,6 +23,8 @@ def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, 
     from sqlglot import exp
 
     dialect = db.query_dialect
+    if not may_order_and_limit(canonical, dialect):
+        return None
     tree = parsed_select(canonical, dialect)  # parsed once per query, shared: copied below before any change
     if tree is None:
         return None
@@ -45,7 +47,7 @@ def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, 
         keys.append(e.unalias().copy())
     full = tree.copy()
     full.set("limit", None)
-    full = full.select(*[exp.alias_(k, f"__goldeval_k{i}") for i, k in enumerate(keys)], append=True)
+    full = full.select(*[exp.alias_(k, f"__goldeval_k{i}") for i, k in enumerate(keys)], append=True, copy=False)
     try:
         res = db.execute(full.sql(dialect=dialect))
         gt = _golden_table(golden, "golden")

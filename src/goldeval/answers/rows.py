@@ -210,10 +210,30 @@ def _pairs_by_keys(e: _Encoded) -> bool:
     kp = np.concatenate([e.tp, _exact_keys(p_num)], axis=1)
     if not kg.shape[1]:
         return True
-    a, b = _stack_pairs(kg, kp)
+    a, b = _stack_pairs(kg, kp) if n > _SMALL_ROWS else _small_stack_pairs(kg, kp)
     if a.size != n:
         return False
     return bool(_rows_close(e.ng[a], e.np_[b], e.half[a], e.rel).all())
+
+
+#: Tables up to this many rows pair their keys in plain Python (:func:`_small_stack_pairs`): on a few rows the
+#: dozen NumPy calls of the hash grouping cost more than the rows themselves (issue 15: a Spider answer has 1-20).
+_SMALL_ROWS = 64
+
+
+def _small_stack_pairs(gkeys: np.ndarray, pkeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~goldeval.answers.matching.stack_pairs` for a few rows, with the same pairs: among equal keys the
+    first golden row takes the last prediction row, the next one the row before it; ``a`` ascending."""
+    stacks: dict[tuple[int, ...], list[int]] = {}
+    for j, k in enumerate(map(tuple, pkeys.tolist())):
+        stacks.setdefault(k, []).append(j)
+    a, b = [], []
+    for i, k in enumerate(map(tuple, gkeys.tolist())):
+        s = stacks.get(k)
+        if s:
+            a.append(i)
+            b.append(s.pop())
+    return np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
 
 
 def _fast_equal(e: _Encoded) -> bool:
