@@ -12,7 +12,8 @@
 2. Start-up: ``goldeval --help`` and ``python -c "import goldeval"``, against the anchor ``python -c pass`` (the
    interpreter alone), each a fresh process.
 
-Every command once per round, rounds interleaved (the order alternates); wall seconds, median (min–max). The
+Every command once per round, rounds interleaved (the order alternates); wall seconds and CPU seconds (user +
+system of the process, from ``wait4``: less moved by other processes than the wall clock), median (min–max). The
 machine is shared: compare ratios, not seconds.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -42,10 +44,13 @@ _RUN = (
 )
 
 
-def _wall(cmd: list[str]) -> float:
+def _wall(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system of the process, from ``wait4``) of one run of *cmd*."""
     t = time.perf_counter()
-    subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0  # reaped above
+    return time.perf_counter() - t, usage.ru_utime + usage.ru_stime
 
 
 def _spread(xs: list[float], unit: float = 1.0, fmt: str = ".3f") -> str:
@@ -89,9 +94,12 @@ def main(argv: list[str] | None = None) -> int:
         jobs["import goldeval"] = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(trees['after'])!r}); import goldeval"]
         jobs["python -c pass (anchor)"] = [sys.executable, "-c", "pass"]
         times: dict[str, list[float]] = {k: [] for k in jobs}
+        cpu: dict[str, list[float]] = {k: [] for k in jobs}
         for r in range(args.rounds):
             for name in (list(jobs) if r % 2 == 0 else list(jobs)[::-1]):
-                times[name].append(_wall(jobs[name]))
+                wall, used = _wall(jobs[name])
+                times[name].append(wall)
+                cpu[name].append(used)
         n = len(rows)
         print(f"{args.file}: {n} cases on {len({r['db_id'] for r in rows})} databases, one invocation; "
               f"wall s, median (min–max) of {args.rounds} rounds")
@@ -100,12 +108,20 @@ def main(argv: list[str] | None = None) -> int:
             per_case = [(f - o) / (n - 1) for f, o in zip(full, one)]
             print(f"  {t:6s}: {n} cases {_spread(full)} s; one case {_spread(one)} s; "
                   f"per case after start-up {_spread(per_case, 1e3, '.2f')} ms")
+            full_c, one_c = cpu[f"{t} full"], cpu[f"{t} one"]
+            per_case_c = [(f - o) / (n - 1) for f, o in zip(full_c, one_c)]
+            print(f"  {t:6s}  CPU (user + system): {n} cases {_spread(full_c)} s; one case {_spread(one_c)} s; "
+                  f"per case after start-up {_spread(per_case_c, 1e3, '.2f')} ms")
         if args.before:
             before, after = _verdicts(work / "before_full.json"), _verdicts(work / "after_full.json")
             moved = {k: (before[k], after.get(k)) for k in before if before[k] != after.get(k)}
             print(f"  verdicts before/after: {len(before)} / {len(after)} cases, {len(moved)} differ" + (f": {moved}" if moved else ""))
             ratios = [a / b for a, b in zip(times["after full"], times["before full"])]
             print(f"  after / before, {n} cases: {_spread(ratios, 1, '.2f')}")
+            per = {t: [(f - o) for f, o in zip(times[f"{t} full"], times[f"{t} one"])] for t in trees}
+            print(f"  after / before, per case after start-up (wall): {_spread([a / b for a, b in zip(per['after'], per['before'])], 1, '.2f')}")
+            per = {t: [(f - o) for f, o in zip(cpu[f"{t} full"], cpu[f"{t} one"])] for t in trees}
+            print(f"  after / before, per case after start-up (CPU): {_spread([a / b for a, b in zip(per['after'], per['before'])], 1, '.2f')}")
         anchor = times["python -c pass (anchor)"]
         print("start-up (fresh process each):")
         for name in ("goldeval --help", "import goldeval", "python -c pass (anchor)"):
