@@ -365,7 +365,8 @@ class AnswerJudge(Scorer):
                     yield {**CaseOutcome(cid, "unscored", reason=row["attempt_error"]).to_dict(), "line": line}
                     continue
                 a_where = f"{aname}:{row['attempt_line']} (id {cid!r})" if att is not None else ""
-                result = judge_case(row["case"], att, db=case_db, config=cfg, where=where, attempt_where=a_where)
+                result = judge_case(row["case"], att, db=case_db, config=cfg, where=where, attempt_where=a_where,
+                                    materials=bool(config.get("keep_materials")))  # read below only then
                 rec = {**result.outcome.to_dict(), "line": line}
                 v = result.outcome.verdict
                 if config.get("keep_materials") and v is not None and v.needs_human:

@@ -121,3 +121,17 @@ def test_goldens_with_their_own_rows_are_not_remembered_and_the_memory_is_bounde
         judge_case(c, {"id": str(i), "final_query": "SELECT 1"}, db=db, config=AnswerConfig())
     assert len(case_mod._PREPARED[db]) == 2  # the two most recent goldens
     db.close()
+
+
+def test_without_materials_the_outcome_is_the_same(tmp_path):
+    # The scorer builds an LLM judge's materials only when it keeps them (--llm): the outcome does not depend on it.
+    db = _db(tmp_path)
+    for case, att in CASES:
+        with_m = judge_case(case, att, db=_db(tmp_path), config=AnswerConfig())
+        without = judge_case(case, att, db=db, config=AnswerConfig(), materials=False)
+        assert without.outcome.to_dict() == with_m.outcome.to_dict()
+        assert without.materials == {"id": case["id"]}
+        # (an unscored golden carries no materials either way: nothing for an LLM judge to read)
+        assert with_m.materials.get("rule", with_m.outcome.to_dict()) == with_m.outcome.to_dict()
+    assert sum("rule" in judge_case(c, a, db=db, config=AnswerConfig()).materials for c, a in CASES) == 4
+    db.close()

@@ -231,7 +231,8 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
 
 
 def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db: ReadOnlyDatabase | None = None,
-               config: AnswerConfig | None = None, where: str = "", attempt_where: str = "") -> CaseResult:
+               config: AnswerConfig | None = None, where: str = "", attempt_where: str = "",
+               materials: bool = True) -> CaseResult:
     """Judge one case row against its attempt row, re-executing queries on *db* when given.
 
     Args:
@@ -242,6 +243,8 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         config: Options (tolerance; ``check_canonical``).
         where: Prefix for messages (the case row).
         attempt_where: Prefix for messages about the attempt row (its query); defaults to *where*.
+        materials: Build :attr:`CaseResult.materials` (what an LLM judge is given); False leaves ``{"id": …}``
+            there, for a caller that never sends the case to one (the outcome is the same either way).
 
     Returns:
         :class:`CaseResult`. Unscored (with the reason, and the query as ``raw``) when the case or attempt is
@@ -279,7 +282,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
             res = db.execute(final_query)
         except QueryError as exc:
             oc = CaseOutcome(cid, "unscored", reason=f"{attempt_where or where}: the final query failed: {exc}", raw=final_query)
-            return CaseResult(oc, _materials(case, attempt, oc, None, golden))
+            return CaseResult(oc, _materials(case, attempt, oc, None, golden) if materials else {"id": cid})
         pred = {"columns": res.columns, "rows": res.rows, "source": "executed"}
         if attempt.get("text") is not None:
             pred["text"] = attempt.get("text")
@@ -297,7 +300,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     if pred is None:
         oc = CaseOutcome(cid, "unscored", reason=f"{attempt_where or where}: the attempt gives nothing to judge (no rows, no text"
                                                  + (", and no --db to run its final_query" if final_query else "") + ").")
-        return CaseResult(oc, _materials(case, attempt, oc, None, golden))
+        return CaseResult(oc, _materials(case, attempt, oc, None, golden) if materials else {"id": cid})
     try:
         v = judge_answer(
             str(case.get("question") or ""), golden, pred,
@@ -309,7 +312,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         )
     except InputError as exc:
         oc = CaseOutcome(cid, "unscored", reason=str(exc))
-        return CaseResult(oc, _materials(case, attempt, oc, pred, golden))
+        return CaseResult(oc, _materials(case, attempt, oc, pred, golden) if materials else {"id": cid})
     if gold_extra[0] != "verified":
         v.gold_status, v.gold_note = worse_status((v.gold_status, v.gold_note), gold_extra)  # type: ignore[assignment]
         not_confident_against_doubt(v)
@@ -319,5 +322,5 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     if pred.get("source") == "reported" and final_query:
         v.details["note"] = "final_query not re-executed (no --db): the reported rows were judged"
     oc = CaseOutcome(cid, "scored", v)
-    return CaseResult(oc, _materials(case, attempt, oc, pred, golden))
+    return CaseResult(oc, _materials(case, attempt, oc, pred, golden) if materials else {"id": cid})
 
