@@ -956,3 +956,47 @@ def test_rows_written_many_per_statement_keep_the_last_of_a_repeated_case_id(sto
     assert got["c5"] == (5, 1.0, 205) and got["c7"] == (207, 1.0, 207)
     assert got["c0"] == (0, 1.0, 200) and got["c49"] == (49, 1.0, 249)
     assert got["c50"] == (50, 0.5, 50) and got["c199"] == (199, 0.5, 199)
+
+
+def test_the_writer_process_holds_a_bounded_inbox_when_sqlite_falls_behind(store):
+    # Memory bound (issue 15: memory does not grow with rows): when SQLite cannot keep up (here: another connection
+    # holds the write lock), the writer process once kept reading the pipe into an unbounded inbox, so a loaded
+    # machine held every record of the run in memory (a peak-RSS test failed on the parquet path under load).
+    # Now its inbox holds at most WRITER_INBOX batches, the pipe fills and the scorer waits. Expected: with the lock
+    # held, at most WRITER_INBOX + 1 in the writer's hands (the batch it took and those waiting behind it, joined
+    # into the transaction that waits for the lock) + WRITER_INBOX in its inbox + what the pipe holds (its buffer,
+    # 1 MiB once widened, over these ~4 KiB batches) + 1 (the send in progress) of 400 one-record batches are
+    # handed over (unbounded before: all 400); once the lock is released, all 400 are committed.
+    import fcntl
+    import threading
+    import time
+
+    from goldeval.runs.writer import WRITER_INBOX
+
+    rec = start_run(store, meta(), background="process", batch_size=1, max_delay=1e9)
+    rec.record({"id": "warm", "status": "scored"})
+    rec.flush()  # the writer process is up and has committed once
+    pipe = fcntl.fcntl(rec._to_writer.fileno(), getattr(fcntl, "F_GETPIPE_SZ", 1032))
+    blocker = sqlite3.connect(store.path, timeout=30, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # the writer's next commit waits for this lock
+    sent = [0]
+
+    def produce() -> None:
+        for i in range(400):
+            rec.record({"id": f"c{i}", "status": "scored", "note": "x" * 4000})
+            sent[0] += 1
+
+    t = threading.Thread(target=produce, daemon=True)
+    t.start()
+    try:
+        time.sleep(3.0)  # (not a timing assertion: how far the producer got while the writer could not commit)
+        assert sent[0] <= 2 * WRITER_INBOX + 1 + pipe // 4000 + 1, (sent[0], pipe)
+        assert sent[0] < 400
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    t.join(timeout=60)
+    assert not t.is_alive() and sent[0] == 400
+    rec.flush()
+    assert committed(store.path, rec.run_id) == 401
+    rec.close()

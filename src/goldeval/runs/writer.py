@@ -29,6 +29,10 @@ __all__ = ["WRITER_MAX_ROWS_PER_TX"]
 #: Most case rows the writer process commits in one transaction (it joins the batches waiting for it up to this).
 WRITER_MAX_ROWS_PER_TX = 5000
 
+#: Batches (of the recorder's ``batch_size`` records, 200 by default) the writer process holds before the scorer
+#: waits for it: about 64 x 200 records, a few MiB, however many rows the run has.
+WRITER_INBOX = 64
+
 
 @contextlib.contextmanager
 def _signals_deferred() -> Iterator[None]:
@@ -66,8 +70,10 @@ def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None
     # It keeps nothing between batches, and makes no reference cycles: the cyclic garbage collector only costs time
     # here (it walked every short-lived batch, about a third of the writer's CPU on 100k free-text cases).
     gc.disable()
-    # A reader thread drains the pipe at once, so the scorer never waits for SQLite; batches wait here, in order.
-    inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    # A reader thread drains the pipe at once, so the scorer does not wait for SQLite; batches wait here, in order,
+    # up to WRITER_INBOX of them: when SQLite falls behind (a loaded machine) the reader stops reading, the pipe
+    # fills and the scorer waits, instead of this process holding every record of the run (memory bounded).
+    inbox: queue.Queue[bytes | None] = queue.Queue(maxsize=WRITER_INBOX)
 
     def pump() -> None:
         while True:
