@@ -6,4 +6,4 @@ rule, which gives the same numbers (a test checks the two agree), only slower.
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("goldeval._fast", ["src/goldeval/_fast.c"], optional=True, extra_compile_args=["-O3"])])
+setup(ext_modules=[Extension("goldeval._fast", ["src/goldeval/_fast.c"], optional=True, extra_compile_args=["-O3", "-ffp-contract=off"])])

@@ -9,11 +9,21 @@
  * of [a-z0-9]+(?:[.'/-][a-z0-9]+)*, and the overlap is the size of the multiset intersection.
  * ASCII text is lowercased here; any other text is lowercased by str.lower() (so that e.g. KELVIN SIGN becomes 'k'
  * exactly as in Python) and its non-ASCII code points, which can never be part of a token, act as separators.
+ *
+ * The data-answer judge's column pairing (goldeval.answers.pairing; the NumPy code there stays the definition and
+ * runs where this module is missing; tests/unit/test_fast_paths.py checks the two agree):
+ *
+ * sorted_contained(ps, lo, hi, weight, rel_tol) -> int
+ * common_min_count(a, b) -> int
+ *
+ * Arguments are C-contiguous buffers (NumPy arrays): float64, and int64 for weight (or None). Compiled with
+ * -ffp-contract=off: every float expression rounds as NumPy's elementwise operations do.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <math.h>
 
 typedef struct { const unsigned char *ptr; Py_ssize_t len; uint64_t hash; Py_ssize_t count; } Slot;
 
@@ -224,14 +234,145 @@ done:
     return result;
 }
 
+/* ---- the column pairing's containment shares (goldeval.answers.pairing) ---------------------------------------- */
+
+/* A C-contiguous 1-D buffer of 8-byte items whose format ends in one of *codes* ("d" float64; "lq" int64). */
+static int get_buffer(PyObject *o, Py_buffer *v, const char *codes, const char *what) {
+    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    const char *f = v->format ? v->format : "B";
+    size_t fl = strlen(f);
+    if (v->itemsize != 8 || v->ndim > 1 || fl == 0 || strchr(codes, f[fl - 1]) == NULL ||
+        (fl == 2 && strchr("@=<", f[0]) == NULL) || fl > 2) {
+        PyBuffer_Release(v);
+        PyErr_Format(PyExc_TypeError, "%s must be a contiguous 1-D %s array", what, codes[0] == 'd' ? "float64" : "int64");
+        return -1;
+    }
+    return 0;
+}
+
+/* NumPy's order of float64 for sorting and searchsorted: NaN after everything (a < b, or b NaN and a not). */
+static inline int f64_less(double a, double b) { return a < b || (b != b && a == a); }
+
+/* The first index i in [0, m) with !less(ps[i], key) (m if none): np.searchsorted(ps, key, side="left") on a
+ * sorted ps. Gallops from *hint* (the previous answer), so sorted keys cost O(log gap) each. */
+static inline Py_ssize_t lower_bound(const double *ps, Py_ssize_t m, double key, Py_ssize_t hint) {
+    Py_ssize_t lo, hi, probe, step = 1;
+    if (hint > m) hint = m;
+    if (hint == 0 || f64_less(ps[hint - 1], key)) {
+        /* the answer is >= hint */
+        lo = hint;
+        probe = hint;
+        while (probe < m && f64_less(ps[probe], key)) { lo = probe + 1; probe = lo + step; step <<= 1; }
+        hi = probe < m ? probe : m;
+    } else {
+        /* ps[hint - 1] >= key: the answer is <= hint - 1 */
+        hi = hint - 1;
+        probe = hi - 1;
+        while (probe >= 0 && !f64_less(ps[probe], key)) { hi = probe; probe = hi - step; step <<= 1; }
+        lo = probe >= 0 ? probe + 1 : 0;
+    }
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (f64_less(ps[mid], key)) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/*
+ * sorted_contained(ps, lo, hi, weight, rel_tol) -> int
+ *
+ * For each needle i: c = the first value of the sorted ps not below lo[i]; the needle is found when c exists and
+ * c <= hi[i] + rel_tol * |c|. Returns the number found (the sum of their weights when weight is not None). The
+ * same as, in NumPy (goldeval.answers.pairing._numeric_containment):
+ *     idx = np.searchsorted(ps, lo, side="left"); cand = ps[np.minimum(idx, ps.size - 1)]
+ *     ok = (idx < ps.size) & (cand <= hi + rel_tol * np.abs(cand)); ok.sum() or weight[ok].sum()
+ */
+static PyObject *sorted_contained(PyObject *self, PyObject *args) {
+    PyObject *ps_o, *lo_o, *hi_o, *w_o;
+    double rel;
+    if (!PyArg_ParseTuple(args, "OOOOd:sorted_contained", &ps_o, &lo_o, &hi_o, &w_o, &rel)) return NULL;
+    Py_buffer ps, lo, hi, w;
+    int has_w = w_o != Py_None;
+    if (get_buffer(ps_o, &ps, "d", "ps") < 0) return NULL;
+    if (get_buffer(lo_o, &lo, "d", "lo") < 0) { PyBuffer_Release(&ps); return NULL; }
+    if (get_buffer(hi_o, &hi, "d", "hi") < 0) { PyBuffer_Release(&ps); PyBuffer_Release(&lo); return NULL; }
+    if (has_w && get_buffer(w_o, &w, "lq", "weight") < 0) {
+        PyBuffer_Release(&ps); PyBuffer_Release(&lo); PyBuffer_Release(&hi); return NULL;
+    }
+    Py_ssize_t m = ps.len / 8, n = lo.len / 8;
+    PyObject *result = NULL;
+    if (hi.len / 8 != n || (has_w && w.len / 8 != n)) {
+        PyErr_SetString(PyExc_ValueError, "lo, hi and weight must have the same length");
+        goto done;
+    }
+    {
+        const double *p = (const double *)ps.buf, *l = (const double *)lo.buf, *h = (const double *)hi.buf;
+        const int64_t *wt = has_w ? (const int64_t *)w.buf : NULL;
+        int64_t found = 0;
+        Py_ssize_t idx = 0;
+        if (m > 0) {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                idx = lower_bound(p, m, l[i], idx);
+                if (idx < m) {
+                    double c = p[idx];
+                    double lim = h[i] + rel * fabs(c);
+                    if (c <= lim) found += wt ? wt[i] : 1;
+                }
+            }
+        }
+        result = PyLong_FromLongLong((long long)found);
+    }
+done:
+    PyBuffer_Release(&ps); PyBuffer_Release(&lo); PyBuffer_Release(&hi);
+    if (has_w) PyBuffer_Release(&w);
+    return result;
+}
+
+/*
+ * common_min_count(a, b) -> int
+ *
+ * a, b: sorted float64 without NaN. The sum, over the distinct values both hold (== equality, so -0.0 is 0.0), of
+ * the smaller of their two counts: the multiset intersection's size. The same as, in NumPy
+ * (goldeval.answers.pairing.multiset_share):
+ *     ua, ca = np.unique(a, return_counts=True); ub, cb = np.unique(b, return_counts=True)
+ *     ib = np.minimum(np.searchsorted(ub, ua), ub.size - 1); common = ub[ib] == ua
+ *     np.minimum(ca[common], cb[ib[common]]).sum()
+ */
+static PyObject *common_min_count(PyObject *self, PyObject *args) {
+    PyObject *a_o, *b_o;
+    if (!PyArg_ParseTuple(args, "OO:common_min_count", &a_o, &b_o)) return NULL;
+    Py_buffer a, b;
+    if (get_buffer(a_o, &a, "d", "a") < 0) return NULL;
+    if (get_buffer(b_o, &b, "d", "b") < 0) { PyBuffer_Release(&a); return NULL; }
+    const double *x = (const double *)a.buf, *y = (const double *)b.buf;
+    Py_ssize_t na = a.len / 8, nb = b.len / 8, i = 0, j = 0;
+    int64_t found = 0;
+    while (i < na && j < nb) {
+        double v = x[i], u = y[j];
+        if (v < u) { while (i < na && x[i] == v) i++; continue; }
+        if (u < v) { while (j < nb && y[j] == u) j++; continue; }
+        Py_ssize_t ci = 0, cj = 0;
+        while (i < na && x[i] == v) { i++; ci++; }
+        while (j < nb && y[j] == v) { j++; cj++; }
+        found += ci < cj ? ci : cj;
+    }
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    return PyLong_FromLongLong((long long)found);
+}
+
 static PyMethodDef methods[] = {
     {"overlap_counts", overlap_counts, METH_VARARGS,
      "overlap_counts(prediction, reference) -> (n_prediction, n_reference, n_overlap) under the openscribe rule."},
     {"shared_marks", shared_marks, METH_VARARGS,
      "shared_marks(prediction, reference) -> (marks, marks) | None: shared-token marks of two ASCII texts (openscribe)."},
+    {"sorted_contained", sorted_contained, METH_VARARGS,
+     "sorted_contained(ps, lo, hi, weight, rel_tol) -> int: needles [lo, hi] met by the sorted float64 ps (pairing)."},
+    {"common_min_count", common_min_count, METH_VARARGS,
+     "common_min_count(a, b) -> int: size of the multiset intersection of two sorted float64 arrays (pairing)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "goldeval._fast",
-                                    "C fast path for the openscribe token rule (see goldeval.tokens).", -1, methods};
+                                    "C fast paths: the openscribe token rule (goldeval.tokens) and the pairing's containment shares (goldeval.answers.pairing).", -1, methods};
 
 PyMODINIT_FUNC PyInit__fast(void) { return PyModule_Create(&module); }

@@ -92,3 +92,94 @@ def test_rounded_keys_pair_tied_rows_that_the_sorted_order_misaligns():
     assert v.verdict == "match" and v.located["found"] == 3
     off = {"columns": ["a", "b"], "rows": [[1.244, 7], [1.254, 3], [2.5, 1]]}  # 1.244 is 0.006 from 1.25: outside
     assert judge_answer("q", golden, off).verdict == "no_match"
+
+
+_fast = pytest.importorskip("goldeval._fast")
+
+
+def _contained_numpy(ps, lo, hi, weight, rel_tol):
+    # The NumPy definition in goldeval.answers.pairing._numeric_containment.
+    if not (lo.size and ps.size):
+        return 0
+    idx = np.searchsorted(ps, lo, side="left")
+    cand = ps[np.minimum(idx, ps.size - 1)]
+    with np.errstate(invalid="ignore"):
+        ok = (idx < ps.size) & (cand <= hi + rel_tol * np.abs(cand))
+    return int(ok.sum()) if weight is None else int(weight[ok].sum())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_sorted_contained_is_the_searchsorted_definition(seed):
+    rng = np.random.default_rng(seed)
+    for n, m in ((0, 5), (5, 0), (1, 1), (50, 7), (2000, 3000), (3000, 40)):
+        # Values on a coarse grid (many exact ties and neighbours within tolerance), infinities and -0.0 among them.
+        ps = np.sort(np.concatenate([rng.integers(-20, 20, m) / 4.0, [np.inf, -np.inf, -0.0][: m % 4]]))
+        x = rng.integers(-22, 22, n) / 4.0
+        if n > 3:
+            x[:3] = [np.inf, -np.inf, 0.0]
+        half = rng.choice([0.0, 0.05, 0.125, 0.3], n)
+        rel = float(rng.choice([0.0, 1e-6, 0.01]))
+        with np.errstate(invalid="ignore"):
+            lim = np.maximum(rel * np.abs(x) * (1 + 1e-9), half)
+            lo, hi = x - lim, x + lim  # NaN where x is infinite and lim too: never found
+        if seed % 2:
+            order = np.argsort(x, kind="stable")  # sorted needles (as the pairing passes them), or scattered
+            lo, hi = lo[order], hi[order]
+        w = rng.integers(1, 5, n)
+        for weight in (None, w):
+            assert _fast.sorted_contained(ps, lo, hi, weight, rel) == _contained_numpy(ps, lo, hi, weight, rel)
+
+
+def _common_numpy(a, b):
+    # The NumPy definition in goldeval.answers.pairing.multiset_share.
+    ua, ca = np.unique(a, return_counts=True)
+    ub, cb = np.unique(b, return_counts=True)
+    if not ub.size:
+        return 0
+    ib = np.minimum(np.searchsorted(ub, ua), ub.size - 1)
+    common = ub[ib] == ua
+    return int(np.minimum(ca[common], cb[ib[common]]).sum())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_common_min_count_is_the_unique_counts_definition(seed):
+    rng = np.random.default_rng(seed)
+    for n, m in ((0, 0), (0, 4), (4, 0), (1, 1), (300, 200), (5000, 5000)):
+        a = np.sort(np.concatenate([rng.integers(-5, 5, n).astype(float), [np.inf, -0.0, -np.inf][: n % 4]]))
+        b = np.sort(np.concatenate([rng.integers(-4, 6, m).astype(float), [0.0, np.inf][: m % 3]]))
+        assert _fast.common_min_count(a, b) == _common_numpy(a, b)
+        assert _fast.common_min_count(b, a) == _common_numpy(b, a)
+
+
+def test_fast_kernels_refuse_other_buffers():
+    with pytest.raises(TypeError, match="float64"):
+        _fast.sorted_contained(np.arange(3), np.zeros(3), np.zeros(3), None, 0.0)  # int64 where float64 is needed
+    with pytest.raises(TypeError, match="int64"):
+        _fast.sorted_contained(np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), 0.0)
+    with pytest.raises(ValueError, match="same length"):
+        _fast.sorted_contained(np.zeros(3), np.zeros(3), np.zeros(2), None, 0.0)
+    with pytest.raises(TypeError, match="float64"):
+        _fast.common_min_count(np.zeros((2, 2)), np.zeros(2))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pairing_is_the_same_without_the_c_kernels(seed, monkeypatch):
+    from goldeval.answers import pairing as pairing_mod
+    from goldeval.answers.values import make_column
+
+    rng = np.random.default_rng(seed)
+    n = 700  # past the 256-row sample: the sampled estimate and the full containment both run
+    cols = {"a_rate": rng.integers(0, 100, n) / 100.0, "b": rng.integers(0, 10, n).astype(float),
+            "c": np.round(rng.uniform(0, 50, n), 2), "d": rng.integers(0, 10, n).astype(float)}
+    golden = [make_column(k, v.tolist()) for k, v in cols.items()]
+    # The prediction: the rate as a percentage, b and d swapped in place, c unrounded, one NULL.
+    pred_vals = {"a_rate": cols["a_rate"] * 100, "x": cols["d"], "y": cols["b"], "c": cols["c"] + rng.uniform(-0.004, 0.004, n)}
+    pred = [make_column(k, [None if i == 3 else v for i, v in enumerate(vals.tolist())]) for k, vals in pred_vals.items()]
+    fast = pairing_mod.pair_columns(golden, pred).to_dict()
+    shares = [(pairing_mod.value_agreement(g, p, rate=True), pairing_mod.multiset_share(g, p)) for g in golden for p in pred]
+    monkeypatch.setattr(pairing_mod, "_fast_sorted_contained", None)
+    monkeypatch.setattr(pairing_mod, "_fast_common_min_count", None)
+    golden = [make_column(g.name, g.raw) for g in golden]  # fresh columns: nothing cached by the C path
+    pred = [make_column(p.name, p.raw) for p in pred]
+    assert pairing_mod.pair_columns(golden, pred).to_dict() == fast
+    assert [(pairing_mod.value_agreement(g, p, rate=True), pairing_mod.multiset_share(g, p)) for g in golden for p in pred] == shares

@@ -33,6 +33,12 @@ from scipy.optimize import linear_sum_assignment
 from goldeval.answers.numbers import REL_TOL, numbers_close, pair_rel_tol, tolerances
 from goldeval.answers.values import Column, is_rate_name, name_tokens, role_tags, roles_conflict
 
+try:  # the optional C fast path (see _fast.c); the NumPy code below stays the definition and the fallback
+    from goldeval._fast import common_min_count as _fast_common_min_count
+    from goldeval._fast import sorted_contained as _fast_sorted_contained
+except ImportError:  # pragma: no cover - the extension is optional
+    _fast_sorted_contained = _fast_common_min_count = None
+
 __all__ = ["Pairing", "pair_columns", "value_agreement", "multiset_share", "name_score", "unique_names"]
 
 _FORBIDDEN = -1e6
@@ -204,7 +210,9 @@ def _numeric_containment(g: Column, p: Column, scale: float, half: np.ndarray, r
     ps = _sorted_numbers(p, scale)
     lo, hi, weight, n_null, size = _lookups(g, half, rel_tol, rows)
     found = 0
-    if lo.size and ps.size:
+    if lo.size and ps.size and _fast_sorted_contained is not None:
+        found += _fast_sorted_contained(ps, lo, hi, weight, float(rel_tol))  # the same count, in one C pass
+    elif lo.size and ps.size:
         idx = np.searchsorted(ps, lo, side="left")
         idx_c = np.minimum(idx, ps.size - 1)
         cand = ps[idx_c]
@@ -326,6 +334,10 @@ def multiset_share(g: Column, p: Column, *, scale: float = 1.0, rel_tol: float =
     rel_tol = pair_rel_tol(g, p, rel_tol)
     if _same_sorted(g, p, scale, tolerances(g, rel_tol=rel_tol), rel_tol):
         return 1.0
+    if _fast_common_min_count is not None and scale > 0:
+        # The same count from the two sorted columns in one C merge (a positive scale keeps the order).
+        gs = g.cached("sorted", lambda: np.sort(g.num[~g.null]))
+        return (_fast_common_min_count(gs, _sorted_numbers(p, scale)) + min(_nulls(g), _nulls(p))) / g.n
     ug, cg = g.cached("value_counts", lambda: np.unique(g.num[~g.null], return_counts=True))
     up, cp = p.cached(f"value_counts×{scale!r}", lambda: np.unique(p.num[~p.null] * scale, return_counts=True))
     # The values both hold (both sorted and distinct: one look-up each).
