@@ -16,6 +16,10 @@
  * sorted_contained(ps, lo, hi, weight, rel_tol) -> int
  * common_min_count(a, b) -> int
  *
+ * and the typing of its cells (goldeval.answers.values.make_column, same checks):
+ *
+ * fill_numbers(cells, out) -> int
+ *
  * Arguments are C-contiguous buffers (NumPy arrays): float64, and int64 for weight (or None). Compiled with
  * -ffp-contract=off: every float expression rounds as NumPy's elementwise operations do.
  */
@@ -361,6 +365,58 @@ static PyObject *common_min_count(PyObject *self, PyObject *args) {
     return PyLong_FromLongLong((long long)found);
 }
 
+/*
+ * fill_numbers(cells, out) -> int
+ *
+ * cells: a list or tuple; out: a writable float64 buffer of the same length. When every cell is exactly an int, a
+ * float or None, writes np.array(cells, dtype=float) into out (None as NaN) and returns the flags 1 (a float cell
+ * is present) | 2 (an int of magnitude 2**53 or more is present: its float is not exact, the caller types the
+ * column another way). Returns -1, out partly written, at the first other cell (bool, str, Decimal, ...).
+ */
+static PyObject *fill_numbers(PyObject *self, PyObject *args) {
+    PyObject *cells, *out_o;
+    if (!PyArg_ParseTuple(args, "OO:fill_numbers", &cells, &out_o)) return NULL;
+    if (!PyList_Check(cells) && !PyTuple_Check(cells)) {
+        PyErr_SetString(PyExc_TypeError, "cells must be a list or a tuple");
+        return NULL;
+    }
+    Py_buffer out;
+    if (PyObject_GetBuffer(out_o, &out, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(cells);
+    if (out.itemsize != 8 || !out.format || strcmp(out.format, "d") != 0 || out.len / 8 != n) {
+        PyBuffer_Release(&out);
+        PyErr_SetString(PyExc_TypeError, "out must be a writable float64 array as long as cells");
+        return NULL;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(cells);
+    double *o = (double *)out.buf;
+    long flags = 0;
+    const long long exact = 9007199254740992LL; /* 2**53 */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = items[i];
+        if (PyFloat_CheckExact(v)) {
+            o[i] = PyFloat_AS_DOUBLE(v);
+            flags |= 1;
+        } else if (PyLong_CheckExact(v)) {
+            int overflow = 0;
+            long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+            if (overflow || x >= exact || x <= -exact) {
+                flags |= 2;
+                o[i] = overflow ? (overflow > 0 ? INFINITY : -INFINITY) : (double)x; /* not read: the column is typed again */
+            } else {
+                o[i] = (double)x;
+            }
+        } else if (v == Py_None) {
+            o[i] = NAN;
+        } else {
+            flags = -1;
+            break;
+        }
+    }
+    PyBuffer_Release(&out);
+    return PyLong_FromLong(flags);
+}
+
 static PyMethodDef methods[] = {
     {"overlap_counts", overlap_counts, METH_VARARGS,
      "overlap_counts(prediction, reference) -> (n_prediction, n_reference, n_overlap) under the openscribe rule."},
@@ -368,6 +424,8 @@ static PyMethodDef methods[] = {
      "shared_marks(prediction, reference) -> (marks, marks) | None: shared-token marks of two ASCII texts (openscribe)."},
     {"sorted_contained", sorted_contained, METH_VARARGS,
      "sorted_contained(ps, lo, hi, weight, rel_tol) -> int: needles [lo, hi] met by the sorted float64 ps (pairing)."},
+    {"fill_numbers", fill_numbers, METH_VARARGS,
+     "fill_numbers(cells, out) -> int: float64 cells of an int/float/None column into out; -1 at another cell."},
     {"common_min_count", common_min_count, METH_VARARGS,
      "common_min_count(a, b) -> int: size of the multiset intersection of two sorted float64 arrays (pairing)."},
     {NULL, NULL, 0, NULL}};

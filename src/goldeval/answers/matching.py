@@ -367,18 +367,23 @@ def match_rows(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, 
     out = np.full(n_g, -1, dtype=np.int64)
     if n_g == 0 or n_p == 0:
         return out
-    kg = np.concatenate([tg, np.isnan(ng).astype(np.int64)], axis=1)
-    kp = np.concatenate([tp, np.isnan(np_).astype(np.int64)], axis=1)
-    if kg.shape[1] == 0:
-        kg = np.zeros((n_g, 1), dtype=np.int64)
-        kp = np.zeros((n_p, 1), dtype=np.int64)
-    inv = group_ids(np.concatenate([kg, kp]))
-    gid, pid = inv[:n_g], inv[n_g:]
-    n_groups = int(inv.max()) + 1
-    g_count = np.bincount(gid, minlength=n_groups)
-    p_count = np.bincount(pid, minlength=n_groups)
-    g_order = np.argsort(gid, kind="stable")
-    p_order = np.argsort(pid, kind="stable")
+    if tg.shape[1] == 0 and not np.isnan(ng).any() and not np.isnan(np_).any():
+        # No text column and no NULL: every row is in the one bucket, in its own order (what the grouping gives).
+        g_count, p_count = np.array([n_g]), np.array([n_p])
+        g_order, p_order = np.arange(n_g), np.arange(n_p)
+    else:
+        kg = np.concatenate([tg, np.isnan(ng).astype(np.int64)], axis=1)
+        kp = np.concatenate([tp, np.isnan(np_).astype(np.int64)], axis=1)
+        if kg.shape[1] == 0:
+            kg = np.zeros((n_g, 1), dtype=np.int64)
+            kp = np.zeros((n_p, 1), dtype=np.int64)
+        inv = group_ids(np.concatenate([kg, kp]))
+        gid, pid = inv[:n_g], inv[n_g:]
+        n_groups = int(inv.max()) + 1
+        g_count = np.bincount(gid, minlength=n_groups)
+        p_count = np.bincount(pid, minlength=n_groups)
+        g_order = np.argsort(gid, kind="stable")
+        p_order = np.argsort(pid, kind="stable")
     g_start = np.concatenate([[0], np.cumsum(g_count)[:-1]])
     p_start = np.concatenate([[0], np.cumsum(p_count)[:-1]])
     m = ng.shape[1]
