@@ -183,3 +183,31 @@ def test_pairing_is_the_same_without_the_c_kernels(seed, monkeypatch):
     pred = [make_column(p.name, p.raw) for p in pred]
     assert pairing_mod.pair_columns(golden, pred).to_dict() == fast
     assert [(pairing_mod.value_agreement(g, p, rate=True), pairing_mod.multiset_share(g, p)) for g in golden for p in pred] == shares
+
+
+@pytest.mark.parametrize("cells", [
+    [1, 2.5, None, -3, 0.0, -0.0, float("nan"), float("inf"), 2**53 - 1, -(2**53 - 1), 1e300],
+    [None, None], [7], [1.5, float("nan")], [2**53, 1], [-(2**60), 2.0], [2**70], [True, 1], [1, "2"],
+    [np.float64(1.5), 2], [1, None, 3.25] * 50,
+])
+def test_make_column_is_the_same_without_the_c_typing(cells, monkeypatch):
+    from goldeval.answers import values as values_mod
+
+    def fields(c):
+        return (c.kind, c.n, c.null.tolist(), None if c.num is None else c.num.tobytes(), c.text.tolist(), c.binary,
+                c.decimal, c.percent, c.n_numberlike, list(c.raw), c.decimals.tolist())
+
+    fast = fields(values_mod.make_column("x", cells))
+    monkeypatch.setattr(values_mod, "_fast_fill_numbers", None)
+    assert fields(values_mod.make_column("x", cells)) == fast
+
+
+def test_fill_numbers_writes_the_float_array_numpy_makes():
+    cells = [3, None, -2.75, 0, 2**53 - 1, float("-inf")]
+    out = np.empty(len(cells))
+    assert _fast.fill_numbers(cells, out) == 1  # a float cell present, no int from 2**53 on
+    assert out.tobytes() == np.array(cells, dtype=float).tobytes()
+    assert _fast.fill_numbers(tuple(cells[:2] + [2**53]), np.empty(3)) == 2
+    assert _fast.fill_numbers([1, True], np.empty(2)) == -1  # a bool is not a plain number here
+    with pytest.raises(TypeError, match="as long as cells"):
+        _fast.fill_numbers([1, 2], np.empty(3))
