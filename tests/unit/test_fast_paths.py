@@ -211,3 +211,30 @@ def test_fill_numbers_writes_the_float_array_numpy_makes():
     assert _fast.fill_numbers([1, True], np.empty(2)) == -1  # a bool is not a plain number here
     with pytest.raises(TypeError, match="as long as cells"):
         _fast.fill_numbers([1, 2], np.empty(3))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pairing_by_names_is_the_full_assignment(seed, monkeypatch):
+    # When every golden column has one prediction column of its name holding all its values, the pairing computes
+    # only those value agreements; the full k x k computation must give the same pairing, in every field.
+    from goldeval.answers import pairing as pairing_mod
+    from goldeval.answers.values import make_column
+
+    rng = np.random.default_rng(seed)
+    n = 600
+    g = {"n_visits": rng.integers(0, 10, n), "ward": rng.choice(["a", "b", "c"], n), "share_rate": rng.integers(0, 100, n) / 100,
+         "score": np.round(rng.uniform(0, 5, n), 2), "other": rng.integers(0, 10, n)}
+    p = {"ward": g["ward"], "other": g["n_visits"] if seed % 2 else g["other"],  # labels swapped (same domain), or not
+         "n_visits": g["other"] if seed % 2 else g["n_visits"], "share_rate": g["share_rate"] * 100,
+         "score": g["score"] + rng.uniform(-0.004, 0.004, n), "extra": rng.integers(0, 10, n)}
+    if seed >= 4:
+        p["score"] = rng.uniform(0, 5, n)  # the named column holds other values: the full computation runs
+    order = rng.permutation(list(p))
+    golden = [make_column(k, v.tolist()) for k, v in g.items()]
+    pred = [make_column(k, p[k].tolist()) for k in order]
+    fast = pairing_mod.pair_columns(golden, pred)
+    monkeypatch.setattr(pairing_mod, "_named_partners", lambda names, conflict: None)
+    golden = [make_column(c.name, c.raw) for c in golden]
+    pred = [make_column(c.name, c.raw) for c in pred]
+    full = pairing_mod.pair_columns(golden, pred)
+    assert fast.to_dict() == full.to_dict() and fast.alternatives == full.alternatives
