@@ -371,7 +371,8 @@ static PyObject *common_min_count(PyObject *self, PyObject *args) {
  * cells: a list or tuple; out: a writable float64 buffer of the same length. When every cell is exactly an int, a
  * float or None, writes np.array(cells, dtype=float) into out (None as NaN) and returns the flags 1 (a float cell
  * is present) | 2 (an int of magnitude 2**53 or more is present: its float is not exact, the caller types the
- * column another way). Returns -1, out partly written, at the first other cell (bool, str, Decimal, ...).
+ * column another way) | 4 (an int cell is present) | 8 (a None cell is present). Returns -1, out partly written,
+ * at the first other cell (bool, str, Decimal, ...).
  */
 static PyObject *fill_numbers(PyObject *self, PyObject *args) {
     PyObject *cells, *out_o;
@@ -399,6 +400,7 @@ static PyObject *fill_numbers(PyObject *self, PyObject *args) {
             flags |= 1;
         } else if (PyLong_CheckExact(v)) {
             int overflow = 0;
+            flags |= 4;
             long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
             if (overflow || x >= exact || x <= -exact) {
                 flags |= 2;
@@ -408,6 +410,7 @@ static PyObject *fill_numbers(PyObject *self, PyObject *args) {
             }
         } else if (v == Py_None) {
             o[i] = NAN;
+            flags |= 8;
         } else {
             flags = -1;
             break;

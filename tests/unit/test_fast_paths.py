@@ -197,7 +197,9 @@ def test_make_column_is_the_same_without_the_c_typing(cells, monkeypatch):
         return (c.kind, c.n, c.null.tolist(), None if c.num is None else c.num.tobytes(), c.text.tolist(), c.binary,
                 c.decimal, c.percent, c.n_numberlike, list(c.raw), c.decimals.tolist())
 
-    fast = fields(values_mod.make_column("x", cells))
+    col = values_mod.make_column("x", cells)
+    assert col._types in (None, set(map(type, cells)))  # the type set the C typing hands to the decimals
+    fast = fields(col)
     monkeypatch.setattr(values_mod, "_fast_fill_numbers", None)
     assert fields(values_mod.make_column("x", cells)) == fast
 
@@ -205,9 +207,10 @@ def test_make_column_is_the_same_without_the_c_typing(cells, monkeypatch):
 def test_fill_numbers_writes_the_float_array_numpy_makes():
     cells = [3, None, -2.75, 0, 2**53 - 1, float("-inf")]
     out = np.empty(len(cells))
-    assert _fast.fill_numbers(cells, out) == 1  # a float cell present, no int from 2**53 on
+    assert _fast.fill_numbers(cells, out) == 1 | 4 | 8  # float, int and None cells; no int from 2**53 on
     assert out.tobytes() == np.array(cells, dtype=float).tobytes()
-    assert _fast.fill_numbers(tuple(cells[:2] + [2**53]), np.empty(3)) == 2
+    assert _fast.fill_numbers(tuple(cells[:2] + [2**53]), np.empty(3)) == 2 | 4 | 8
+    assert _fast.fill_numbers([0.5, 1.5], np.empty(2)) == 1
     assert _fast.fill_numbers([1, True], np.empty(2)) == -1  # a bool is not a plain number here
     with pytest.raises(TypeError, match="as long as cells"):
         _fast.fill_numbers([1, 2], np.empty(3))

@@ -228,10 +228,12 @@ def _golden_sorted(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     hit = g._cache.get("golden_sorted")
     if hit is not None and hit[0] is half:
         return hit[1], hit[2]
-    if not half.any() and not np.isposinf(g.num).any():
-        # No half-units to carry along (and no +inf to sort among the NULLs): a sort of the values is enough.
+    h0 = half[np.argmax(~g.null)] if g.n else 0.0  # the first non-NULL cell's half-unit
+    if not np.isposinf(g.num).any() and not (half[~g.null] != h0).any():
+        # One half-unit for every number (none, or the same decimals everywhere) and no +inf to sort among the
+        # NULLs: a sort of the values is enough, the half-units are that one in any order.
         gs = g.cached("sorted", lambda: np.sort(g.num[~g.null]))
-        hs = np.zeros(gs.size)
+        hs = np.full(gs.size, h0) if h0 else np.zeros(gs.size)
     else:
         order = g.cached("order", lambda: np.argsort(np.where(g.null, np.inf, g.num), kind="stable"))
         gs = g.num[order][: g.n - _nulls(g)]

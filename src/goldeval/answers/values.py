@@ -254,7 +254,7 @@ class Column:
     """
 
     __slots__ = ("name", "kind", "n", "null", "num", "percent", "raw", "_text", "_decimals", "n_numberlike", "_cache",
-                 "decimal", "binary")
+                 "decimal", "binary", "_types")
 
     def __init__(self, name: str, kind: str, n: int, null: np.ndarray, num: np.ndarray | None,
                  text: np.ndarray | None, raw: Sequence[Any], percent: bool = False) -> None:
@@ -272,6 +272,8 @@ class Column:
         self._cache: dict[str, Any] = {}
         self.decimal = False
         self.binary = False
+        #: The set of the cells' Python types, where the typing saw it (``None``: not known).
+        self._types: set[type] | None = None
 
     def __repr__(self) -> str:
         return f"Column({self.name!r}, kind={self.kind!r}, n={self.n})"
@@ -304,17 +306,18 @@ class Column:
     @property
     def decimals(self) -> np.ndarray:
         if self._decimals is None:
-            self._decimals = _decimals_array(self.raw, self.num)
+            self._decimals = _decimals_array(self.raw, self.num, self._types)
         return self._decimals
 
 
-def _decimals_array(raw: Sequence[Any], num: np.ndarray | None) -> np.ndarray:
-    """Decimals written per cell; floats are read vectorised (the fewest decimals that round-trip the value)."""
+def _decimals_array(raw: Sequence[Any], num: np.ndarray | None, types: set[type] | None = None) -> np.ndarray:
+    """Decimals written per cell; floats are read vectorised (the fewest decimals that round-trip the value).
+    *types*: ``set(map(type, raw))`` when already known."""
     n = len(raw)
     out = np.zeros(n, dtype=np.int64)
     if n == 0:
         return out
-    present = set(map(type, raw))
+    present = set(map(type, raw)) if types is None else types
     if present == {float}:
         floats = np.ones(n, dtype=bool)
     elif float not in present:
@@ -386,6 +389,7 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
                 return Column(name, "null", n, null, None, np.array([None] * n, dtype=object), values)
             col = Column(name, "number", n, null, num, None, values)
             col.binary = bool(flags & 1)
+            col._types = {t for bit, t in ((1, float), (4, int), (8, type(None))) if flags & bit}  # set(map(type, values))
             return col
     types = set(map(type, values))
     # Fast path: plain numbers and NULLs (what SQL results mostly are).
