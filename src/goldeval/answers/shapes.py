@@ -19,6 +19,11 @@ from goldeval.answers.values import Column, make_column
 from goldeval.errors import InputError, shorten
 from goldeval.verdict import GOLD_STATUSES
 
+try:  # the optional C fast path (see _fast.c); the transposing pass of _columns stays the definition and fallback
+    from goldeval._fast import columns_of as _fast_columns_of
+except ImportError:  # pragma: no cover - the extension is optional
+    _fast_columns_of = None
+
 _MARKERS = ("PREFERRED", "ACCEPT", "DIVERGENT", "WRONG", "REQUIRED", "CREDITED")
 
 
@@ -143,6 +148,10 @@ def _computed_floats(golden: Mapping[str, Any]) -> bool:
 def _columns(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[Column]:
     if not rows:
         return [make_column(n, []) for n in names]
+    if names and _fast_columns_of is not None and type(rows) is list:
+        cols = _fast_columns_of(rows, len(names))  # the transposing pass below, without an iterator per row
+        if cols is not None:
+            return [make_column(n, c) for n, c in zip(names, cols)]
     if names and set(map(type, rows)) <= {list, tuple} and set(map(len, rows)) == {len(names)}:
         # Every row as wide as the names: the columns in one transposing pass.
         return [make_column(n, c) for n, c in zip(names, zip(*rows))]
