@@ -21,6 +21,11 @@
  * fill_numbers(cells, out) -> int
  * columns_of(rows, width) -> list[list] | None
  *
+ * and the row grouping of its matching (goldeval.answers.matching.hash_groups, same arithmetic):
+ *
+ * row_hashes(keys, out) -> None
+ * rows_equal(keys, rep) -> bool
+ *
  * Arguments are C-contiguous buffers (NumPy arrays): float64, and int64 for weight (or None). Compiled with
  * -ffp-contract=off: every float expression rounds as NumPy's elementwise operations do.
  */
@@ -457,6 +462,87 @@ static PyObject *columns_of(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* A 2-D buffer of 8-byte integers (any strides): rows, columns and the byte strides. */
+static int get_keys(PyObject *o, Py_buffer *v, Py_ssize_t *n, Py_ssize_t *k) {
+    if (PyObject_GetBuffer(o, v, PyBUF_STRIDES | PyBUF_FORMAT) < 0) return -1;
+    const char *f = v->format ? v->format : "B";
+    size_t fl = strlen(f);
+    if (v->ndim != 2 || v->itemsize != 8 || fl == 0 || fl > 2 || strchr("lqLQ", f[fl - 1]) == NULL ||
+        (fl == 2 && strchr("@=<", f[0]) == NULL)) {
+        PyBuffer_Release(v);
+        PyErr_SetString(PyExc_TypeError, "keys must be a 2-D int64 array");
+        return -1;
+    }
+    *n = v->shape[0];
+    *k = v->shape[1];
+    return 0;
+}
+
+#define KEY(v, i, j) (*(const uint64_t *)((const char *)(v).buf + (i) * (v).strides[0] + (j) * (v).strides[1]))
+
+/*
+ * row_hashes(keys, out) -> None
+ *
+ * keys: (n, k) int64, any layout; out: (n,) writable uint64. Writes each row's 64-bit mix, the one
+ * goldeval.answers.matching.hash_groups computes column by column in NumPy:
+ *     h = 0x9E3779B97F4A7C15; for each column value c: x = ((c >> 31) ^ c) * 0xBF58476D1CE4E5B9;
+ *     h = (h ^ x ^ (h >> 29)) * 0x94D049BB133111EB   (uint64, wrapping)
+ */
+static PyObject *row_hashes(PyObject *self, PyObject *args) {
+    PyObject *keys_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OO:row_hashes", &keys_o, &out_o)) return NULL;
+    Py_buffer keys, out;
+    Py_ssize_t n, k;
+    if (get_keys(keys_o, &keys, &n, &k) < 0) return NULL;
+    if (PyObject_GetBuffer(out_o, &out, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) { PyBuffer_Release(&keys); return NULL; }
+    const char *f = out.format ? out.format : "B";
+    if (out.itemsize != 8 || out.len / 8 != n || strchr("LQ", f[strlen(f) - 1]) == NULL) {
+        PyBuffer_Release(&keys); PyBuffer_Release(&out);
+        PyErr_SetString(PyExc_TypeError, "out must be a writable uint64 array with one item per row");
+        return NULL;
+    }
+    uint64_t *h = (uint64_t *)out.buf;
+    for (Py_ssize_t i = 0; i < n; i++) h[i] = 0x9E3779B97F4A7C15ULL;
+    for (Py_ssize_t j = 0; j < k; j++) {  /* column by column: each column is read in order */
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint64_t c = KEY(keys, i, j);
+            uint64_t x = ((c >> 31) ^ c) * 0xBF58476D1CE4E5B9ULL;
+            uint64_t t = h[i] >> 29;
+            h[i] = ((h[i] ^ x) ^ t) * 0x94D049BB133111EBULL;
+        }
+    }
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
+/*
+ * rows_equal(keys, rep) -> bool
+ *
+ * keys: (n, k) int64, any layout; rep: (n,) int64 row indices in [0, n). True when every row i equals row rep[i] in
+ * every column: all(np.array_equal(c, c[rep]) for c in keys.T).
+ */
+static PyObject *rows_equal(PyObject *self, PyObject *args) {
+    PyObject *keys_o, *rep_o;
+    if (!PyArg_ParseTuple(args, "OO:rows_equal", &keys_o, &rep_o)) return NULL;
+    Py_buffer keys, rep;
+    Py_ssize_t n, k;
+    if (get_keys(keys_o, &keys, &n, &k) < 0) return NULL;
+    if (get_buffer(rep_o, &rep, "lq", "rep") < 0) { PyBuffer_Release(&keys); return NULL; }
+    const int64_t *r = (const int64_t *)rep.buf;
+    int ok = rep.len / 8 == n;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        int64_t ri = r[i];
+        if (ri < 0 || ri >= n) { ok = 0; break; }
+        for (Py_ssize_t j = 0; j < k; j++) {
+            if (KEY(keys, i, j) != KEY(keys, ri, j)) { ok = 0; break; }
+        }
+    }
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&rep);
+    return PyBool_FromLong(ok);
+}
+
 static PyMethodDef methods[] = {
     {"overlap_counts", overlap_counts, METH_VARARGS,
      "overlap_counts(prediction, reference) -> (n_prediction, n_reference, n_overlap) under the openscribe rule."},
@@ -464,6 +550,8 @@ static PyMethodDef methods[] = {
      "shared_marks(prediction, reference) -> (marks, marks) | None: shared-token marks of two ASCII texts (openscribe)."},
     {"sorted_contained", sorted_contained, METH_VARARGS,
      "sorted_contained(ps, lo, hi, weight, rel_tol) -> int: needles [lo, hi] met by the sorted float64 ps (pairing)."},
+    {"row_hashes", row_hashes, METH_VARARGS, "row_hashes(keys, out) -> None: the 64-bit mix of each int64 row (matching)."},
+    {"rows_equal", rows_equal, METH_VARARGS, "rows_equal(keys, rep) -> bool: every row equal to its representative row."},
     {"columns_of", columns_of, METH_VARARGS,
      "columns_of(rows, width) -> list[list] | None: the columns of a list of equal-length list/tuple rows."},
     {"fill_numbers", fill_numbers, METH_VARARGS,

@@ -266,3 +266,21 @@ def test_judging_allocates_no_object_per_row():
     before = gc.get_stats()[0]["collections"]
     assert judge_answer("q", golden, pred).verdict == "match"
     assert gc.get_stats()[0]["collections"] - before <= 2
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hash_groups_is_the_same_with_and_without_the_c_mix(seed, monkeypatch):
+    from goldeval.answers import matching
+
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-3, 3, (700, 5)).astype(np.int64)
+    b = np.concatenate([a[:300], rng.integers(-(2**62), 2**62, (200, 5))])  # shared rows, and wide values
+    layouts = [np.concatenate([a, b]), stack_rows(a, b), np.concatenate([a, b])[:, ::-1], a[:, :1]]
+    fast = [hash_groups(k) for k in layouts]
+    monkeypatch.setattr(matching, "_fast_row_hashes", None)
+    assert all(np.array_equal(f, hash_groups(k)) for f, k in zip(fast, layouts))  # the same ids, not just groups
+    keys = layouts[0]
+    rep = np.arange(keys.shape[0])
+    assert _fast.rows_equal(keys, rep)
+    rep[5] = 6
+    assert _fast.rows_equal(keys, rep) == bool((keys[5] == keys[6]).all())

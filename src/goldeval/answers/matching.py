@@ -27,6 +27,12 @@ import numpy as np
 from goldeval.answers.numbers import numbers_close, rows_close
 from goldeval.answers.values import Column
 
+try:  # the optional C fast path (see _fast.c); the NumPy code of hash_groups stays the definition and the fallback
+    from goldeval._fast import row_hashes as _fast_row_hashes
+    from goldeval._fast import rows_equal as _fast_rows_equal
+except ImportError:  # pragma: no cover - the extension is optional
+    _fast_row_hashes = _fast_rows_equal = None
+
 __all__ = ["argsort_ids", "cell_codes", "group_ids", "hash_groups", "match_rows", "pair_exact", "stack_pairs", "stack_rows"]
 
 #: Window pairs whose tolerance is tested in one vectorised call (bounds the temporary arrays: ~10 columns ×
@@ -87,20 +93,24 @@ def hash_groups(keys: np.ndarray) -> np.ndarray:
     n = keys.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    cols = np.ascontiguousarray(keys.T).view(np.uint64)  # (k, n): each column contiguous
     bits = max(int(n - 1).bit_length(), 1)
+    fast = _fast_row_hashes is not None and keys.ndim == 2 and keys.dtype == np.int64
+    cols = None if fast else np.ascontiguousarray(keys.T).view(np.uint64)  # (k, n): each column contiguous
     with np.errstate(over="ignore"):
         h = np.full(n, 0x9E3779B97F4A7C15, dtype=np.uint64)
-        x = np.empty(n, dtype=np.uint64)
-        t = np.empty(n, dtype=np.uint64)
-        for c in cols:
-            np.right_shift(c, np.uint64(31), out=x)
-            np.bitwise_xor(x, c, out=x)
-            np.multiply(x, np.uint64(0xBF58476D1CE4E5B9), out=x)
-            np.right_shift(h, np.uint64(29), out=t)
-            np.bitwise_xor(h, x, out=h)
-            np.bitwise_xor(h, t, out=h)
-            np.multiply(h, np.uint64(0x94D049BB133111EB), out=h)
+        if fast:
+            _fast_row_hashes(keys, h)  # the same mix, in one C pass over the rows in their layout
+        else:
+            x = np.empty(n, dtype=np.uint64)
+            t = np.empty(n, dtype=np.uint64)
+            for c in cols:
+                np.right_shift(c, np.uint64(31), out=x)
+                np.bitwise_xor(x, c, out=x)
+                np.multiply(x, np.uint64(0xBF58476D1CE4E5B9), out=x)
+                np.right_shift(h, np.uint64(29), out=t)
+                np.bitwise_xor(h, x, out=h)
+                np.bitwise_xor(h, t, out=h)
+                np.multiply(h, np.uint64(0x94D049BB133111EB), out=h)
         np.right_shift(h, np.uint64(bits), out=h)
         np.left_shift(h, np.uint64(bits), out=h)
         np.bitwise_or(h, np.arange(n, dtype=np.uint64), out=h)
@@ -113,7 +123,7 @@ def hash_groups(keys: np.ndarray) -> np.ndarray:
     inv = np.empty(n, dtype=np.int64)
     inv[order] = group
     rep = order[np.flatnonzero(new)][inv]  # the first row of each row's group
-    if not all(np.array_equal(c, c[rep]) for c in cols):
+    if not (_fast_rows_equal(keys, rep) if fast else all(np.array_equal(c, c[rep]) for c in cols)):
         _, inv = np.unique(keys, axis=0, return_inverse=True)
         inv = inv.reshape(-1)
     return inv
