@@ -284,3 +284,37 @@ def test_hash_groups_is_the_same_with_and_without_the_c_mix(seed, monkeypatch):
     assert _fast.rows_equal(keys, rep)
     rep[5] = 6
     assert _fast.rows_equal(keys, rep) == bool((keys[5] == keys[6]).all())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_exact_shares_are_value_agreement_and_multiset_share(seed):
+    # The whole-number pairs computed at once from value counts equal the one-pair definitions, the sampled
+    # estimate below 0.25 included (columns sharing few values), NULLs and a wide range (the np.unique codes).
+    from goldeval.answers.pairing import _exact_shares, multiset_share, value_agreement
+    from goldeval.answers.values import make_column
+
+    rng = np.random.default_rng(seed)
+    n = 900
+    span = 10 if seed % 2 == 0 else 150_000
+
+    def col(name, lo, hi, nulls):
+        v = rng.integers(lo, hi, n).tolist()
+        for i in rng.choice(n, nulls, replace=False).tolist():
+            v[i] = None
+        return make_column(name, v)
+
+    golden = [col("a", 0, span, 0), col("b", 0, span, 5), col("c", span // 2, span + 3, 0), col("d", -span, 0, 2)]
+    pred = [col("x", 0, span, 5), col("y", 0, span, 0), col("z", -span, span, 0), col("w", span, span + span // 3 + 3, 1)]
+    shuffled = [golden[0].raw[k] for k in rng.permutation(n).tolist()]
+    pred.append(make_column("v", shuffled[:-40] + [None] * 10 + shuffled[-30:]))  # most of a's values, as often
+    pairs = [(i, j) for i in range(len(golden)) for j in range(len(pred))]
+    got = _exact_shares(golden, pred, pairs, 1e-6)
+    assert set(got) == set(pairs)
+    for (i, j), (share, multi) in got.items():
+        assert share == value_agreement(golden[i], pred[j])[0]
+        if share >= 0.5:
+            assert multi == multiset_share(golden[i], pred[j])
+    assert any(s < 0.25 for s, _ in got.values()) and any(s >= 0.5 for s, _ in got.values())
+    # Not eligible: decimals written in the golden, a Decimal, numbers past 0.4 / rel_tol.
+    assert _exact_shares([make_column("f", [1.5] * n)], pred, [(0, 0)], 1e-6) == {}
+    assert _exact_shares([make_column("g", [10**6] * n)], pred, [(0, 0)], 1e-6) == {}

@@ -363,6 +363,95 @@ def _compatible(g: Column, p: Column) -> bool:
     return g.numeric == p.numeric or "text" in (g.kind, p.kind)
 
 
+#: Most cells of the per-column value-count matrix the exact-number shares are computed from (columns × distinct
+#: values); past it the pairs are computed one by one.
+_MAX_COUNT_CELLS = 1 << 22
+
+
+def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[tuple[int, int]], rel_tol: float
+                  ) -> dict[tuple[int, int], tuple[float, float]]:
+    """``value_agreement`` and ``multiset_share`` of many column pairs at once, for the pairs where both can only
+    count equal numbers: ``{(i, j): (share, multiset share)}`` (the share as ``value_agreement`` gives it unscaled,
+    the sampled estimate where that is below 0.25; the multiset share read only where the share is >= 0.5).
+
+    Eligible: both columns hold finite whole numbers (or NULL), no ``Decimal`` (``rel_tol`` applies as given), the
+    golden written without decimals (no half-unit), every magnitude below ``0.4 / rel_tol`` (then the relative part
+    of the containment window, ``rel_tol·(|x| + |p|)``, stays below one: a number only meets its equal). The value
+    counts of every column are one matrix over shared value codes; a share is a sum of the counts the other column
+    holds, and a multiset share a sum of the smaller counts.
+    """
+    if not pairs or not 0 < rel_tol <= 1e-3:
+        return {}
+    bound = 0.4 / rel_tol
+
+    def eligible(c: Column, golden_side: bool) -> bool:
+        if not c.numeric or c.decimal or c.n == 0 or not _whole(c):
+            return False
+        v = c.num[~c.null]
+        if v.size and float(np.abs(v).max()) >= bound:
+            return False
+        return not (golden_side and tolerances(c).any())
+
+    g_ok = {i: eligible(golden[i], True) for i in {i for i, _ in pairs}}
+    p_ok = {j: eligible(pred[j], False) for j in {j for _, j in pairs}}
+    todo = [(i, j) for i, j in pairs if g_ok[i] and p_ok[j]]
+    if not todo:
+        return {}
+    gi = sorted({i for i, _ in todo})
+    pj = sorted({j for _, j in todo})
+    cols = [golden[i] for i in gi] + [pred[j] for j in pj]
+    values = [c.num[~c.null] for c in cols]
+    flat = np.concatenate(values)
+    if not flat.size:
+        return {}
+    low = float(flat.min())
+    span = int(flat.max() - low) + 1
+    if len(cols) * span <= _MAX_COUNT_CELLS:
+        # Whole numbers in a short range: a number's code is its offset from the smallest one.
+        u, codes = span, (flat - low).astype(np.int64)
+
+        def code_of(x: np.ndarray) -> np.ndarray:
+            return (x - low).astype(np.int64)
+    else:
+        uniq, codes = np.unique(flat, return_inverse=True)
+        u = uniq.size
+        if len(cols) * u > _MAX_COUNT_CELLS:
+            return {}
+
+        def code_of(x: np.ndarray) -> np.ndarray:
+            return np.searchsorted(uniq, x)
+    which = np.repeat(np.arange(len(cols)), [v.size for v in values])
+    counts = np.bincount(which * u + codes.reshape(-1), minlength=len(cols) * u).reshape(len(cols), u)
+    cg, cp = counts[: len(gi)], counts[len(gi):]
+    present = (cp > 0).astype(float)
+    held = cg.astype(float) @ present.T            # (golden, pred): golden cells whose value the prediction holds
+    g_row = {i: r for r, i in enumerate(gi)}
+    p_row = {j: r for r, j in enumerate(pj)}
+    sampled: dict[int, tuple[np.ndarray, int]] = {}
+    for i in gi:
+        g = golden[i]
+        if g.n > 4 * _SAMPLE:
+            gv = g.num[_sample_rows(g.n)]
+            keep = ~np.isnan(gv)
+            sampled[i] = (code_of(gv[keep]), int((~keep).sum()))
+    out: dict[tuple[int, int], tuple[float, float]] = {}
+    for i, j in todo:
+        g, p = golden[i], pred[j]
+        a, b = g_row[i], p_row[j]
+        nulls = min(_nulls(g), _nulls(p))
+        share = None
+        if i in sampled:
+            codes_s, null_s = sampled[i]
+            est = (int(np.count_nonzero(cp[b, codes_s])) + (min(null_s, _nulls(p)) if null_s else 0)) / _SAMPLE
+            if est < 0.25:
+                share = est
+        if share is None:
+            share = (int(held[a, b]) + (nulls if _nulls(g) else 0)) / g.n
+        multi = (int(np.minimum(cg[a], cp[b]).sum()) + nulls) / g.n if share >= 0.5 else 0.0
+        out[i, j] = (share, multi)
+    return out
+
+
 def _named_partners(names: np.ndarray, conflict: np.ndarray) -> list[int] | None:
     """For each golden column the one prediction column of its name (name score >= 0.95), if every golden column
     has exactly one, none conflicting and no two the same; else ``None``. ``names``, ``conflict``: ``(k_g, k_p)``."""
@@ -439,19 +528,26 @@ def pair_columns(
         if np.isnan(agree[i, j]) or agree[i, j] < 1 - 1e-12:
             by_name = False
             break
+    exact: dict[tuple[int, int], tuple[float, float]] = {}
     if not by_name:
         seen = set(done)
-        for i in range(kg):
-            for j in range(kp):
-                if not conflict[i, j] and (i, j) not in seen:
-                    agreement(i, j)
+        rest = [(i, j) for i in range(kg) for j in range(kp) if not conflict[i, j] and (i, j) not in seen]
+        # Pairs of whole-number columns, all at once (no rate reading: those pairs also try ×100 and ÷100).
+        exact = _exact_shares(golden, pred, [(i, j) for i, j in rest if not (
+            rate_g[i] or ("count" not in g_roles[i] and is_rate_name(pred[j].name)))], rel_tol)
+        for i, j in rest:
+            if (i, j) in exact:
+                agree[i, j] = exact[i, j][0]
+                done.append((i, j))
+            else:
+                agreement(i, j)
         done.sort()
     # Tie-break between columns that contain the same set of values: the one that holds them as often (a multiset).
     histo = np.zeros((kg, kp))
     for i, j in done:
         g, p = golden[i], pred[j]
         if g.numeric and p.numeric and not np.isnan(agree[i, j]) and agree[i, j] >= 0.5:
-            histo[i, j] = multiset_share(g, p, scale=float(scales[i, j]), rel_tol=rel_tol)
+            histo[i, j] = exact[i, j][1] if (i, j) in exact else multiset_share(g, p, scale=float(scales[i, j]), rel_tol=rel_tol)
     score = (_W_VALUES * np.nan_to_num(agree, nan=0.0) + _W_NAME * names + _W_SAME_NAME * (names >= 0.95)
              + _W_MULTISET * histo)
     score[conflict] = _FORBIDDEN
