@@ -26,6 +26,10 @@
  * row_hashes(keys, out) -> None
  * rows_equal(keys, rep) -> bool
  *
+ * and the tolerance rule over whole tables (goldeval.answers.numbers.numbers_close, same arithmetic):
+ *
+ * all_close(g, p, half, rel) -> bool
+ *
  * Arguments are C-contiguous buffers (NumPy arrays): float64, and int64 for weight (or None). Compiled with
  * -ffp-contract=off: every float expression rounds as NumPy's elementwise operations do.
  */
@@ -543,6 +547,76 @@ static PyObject *rows_equal(PyObject *self, PyObject *args) {
     return PyBool_FromLong(ok);
 }
 
+/* A 2-D float64 buffer (any strides). */
+static int get_f64_2d(PyObject *o, Py_buffer *v, const char *what) {
+    if (PyObject_GetBuffer(o, v, PyBUF_STRIDES | PyBUF_FORMAT) < 0) return -1;
+    const char *f = v->format ? v->format : "B";
+    size_t fl = strlen(f);
+    if (v->ndim != 2 || v->itemsize != 8 || fl == 0 || fl > 2 || f[fl - 1] != 'd' || (fl == 2 && strchr("@=<", f[0]) == NULL)) {
+        PyBuffer_Release(v);
+        PyErr_Format(PyExc_TypeError, "%s must be a 2-D float64 array", what);
+        return -1;
+    }
+    return 0;
+}
+
+#define F64(v, i, j) (*(const double *)((const char *)(v).buf + (i) * (v).strides[0] + (j) * (v).strides[1]))
+
+/* np.maximum of two float64: NaN if either is NaN. */
+static inline double np_maximum(double a, double b) {
+    if (a != a) return a;
+    if (b != b) return b;
+    return a >= b ? a : b;
+}
+
+/*
+ * all_close(g, p, half, rel) -> bool
+ *
+ * g, p, half: (n, m) float64, any layout; rel: (m,) float64, one relative tolerance per column. True when every
+ * cell meets the tolerance rule of goldeval.answers.numbers.numbers_close:
+ *     NULL (NaN) meets only NULL; else |g - p| <= max(0 if g and p are both whole else rel * max(|g|, |p|), half)
+ * i.e. numbers_close(g, p, half, rel_tol=rel).all(), stopping at the first cell that is not close.
+ */
+static PyObject *all_close(PyObject *self, PyObject *args) {
+    PyObject *g_o, *p_o, *h_o, *r_o;
+    if (!PyArg_ParseTuple(args, "OOOO:all_close", &g_o, &p_o, &h_o, &r_o)) return NULL;
+    Py_buffer g, p, h, r;
+    if (get_f64_2d(g_o, &g, "g") < 0) return NULL;
+    if (get_f64_2d(p_o, &p, "p") < 0) { PyBuffer_Release(&g); return NULL; }
+    if (get_f64_2d(h_o, &h, "half") < 0) { PyBuffer_Release(&g); PyBuffer_Release(&p); return NULL; }
+    if (get_buffer(r_o, &r, "d", "rel") < 0) { PyBuffer_Release(&g); PyBuffer_Release(&p); PyBuffer_Release(&h); return NULL; }
+    Py_ssize_t n = g.shape[0], m = g.shape[1];
+    PyObject *result = NULL;
+    if (p.shape[0] != n || p.shape[1] != m || h.shape[0] != n || h.shape[1] != m || r.len / 8 != m) {
+        PyErr_SetString(PyExc_ValueError, "g, p and half must have one shape, rel one item per column");
+        goto done;
+    }
+    {
+        const double *rel = (const double *)r.buf;
+        int ok = 1;
+        for (Py_ssize_t j = 0; ok && j < m; j++) {  /* column by column: each column is read in order */
+            double rj = rel[j];
+            for (Py_ssize_t i = 0; i < n; i++) {
+                double gv = F64(g, i, j), pv = F64(p, i, j);
+                int gn = gv != gv, pn = pv != pv;
+                if (gn || pn) {
+                    if (!(gn && pn)) { ok = 0; break; }
+                    continue;
+                }
+                double diff = fabs(gv - pv);
+                double relp = rj * np_maximum(fabs(gv), fabs(pv));
+                int whole = (gv == floor(gv)) && (pv == floor(pv));
+                double lim = np_maximum(whole ? 0.0 : relp, F64(h, i, j));
+                if (!(diff <= lim)) { ok = 0; break; }
+            }
+        }
+        result = PyBool_FromLong(ok);
+    }
+done:
+    PyBuffer_Release(&g); PyBuffer_Release(&p); PyBuffer_Release(&h); PyBuffer_Release(&r);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"overlap_counts", overlap_counts, METH_VARARGS,
      "overlap_counts(prediction, reference) -> (n_prediction, n_reference, n_overlap) under the openscribe rule."},
@@ -550,6 +624,7 @@ static PyMethodDef methods[] = {
      "shared_marks(prediction, reference) -> (marks, marks) | None: shared-token marks of two ASCII texts (openscribe)."},
     {"sorted_contained", sorted_contained, METH_VARARGS,
      "sorted_contained(ps, lo, hi, weight, rel_tol) -> int: needles [lo, hi] met by the sorted float64 ps (pairing)."},
+    {"all_close", all_close, METH_VARARGS, "all_close(g, p, half, rel) -> bool: every cell within the tolerance rule."},
     {"row_hashes", row_hashes, METH_VARARGS, "row_hashes(keys, out) -> None: the 64-bit mix of each int64 row (matching)."},
     {"rows_equal", rows_equal, METH_VARARGS, "rows_equal(keys, rep) -> bool: every row equal to its representative row."},
     {"columns_of", columns_of, METH_VARARGS,

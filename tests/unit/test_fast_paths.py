@@ -318,3 +318,26 @@ def test_exact_shares_are_value_agreement_and_multiset_share(seed):
     # Not eligible: decimals written in the golden, a Decimal, numbers past 0.4 / rel_tol.
     assert _exact_shares([make_column("f", [1.5] * n)], pred, [(0, 0)], 1e-6) == {}
     assert _exact_shares([make_column("g", [10**6] * n)], pred, [(0, 0)], 1e-6) == {}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_all_close_is_numbers_close_all(seed):
+    from goldeval.answers.numbers import numbers_close, rows_all_close
+
+    rng = np.random.default_rng(seed)
+    n, m = 400, 4
+    g = np.round(rng.uniform(-50, 50, (n, m)), rng.integers(0, 3))
+    special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e300]
+    for k in range(6):
+        g[rng.integers(n), rng.integers(m)] = special[k]
+    half = np.where(rng.random((n, m)) < 0.5, 0.005, 0.0)
+    rel = rng.choice([0.0, 1e-6, 1e-12], m)
+    for noise in (0.0, 0.004, 0.006, 1e-7):
+        p = g + noise * rng.choice([-1, 1], (n, m)) if noise else g.copy()
+        if seed % 2:
+            p[rng.integers(n), rng.integers(m)] = np.nan  # a NULL against a number: never close
+        for rows in (slice(None), slice(0, 1), np.flatnonzero(np.isfinite(g).all(axis=1))):
+            want = bool(numbers_close(g[rows], p[rows], half[rows], rel_tol=rel).all())
+            assert _fast.all_close(g[rows], p[rows], half[rows], rel) == want
+            assert rows_all_close(g[rows], p[rows].T.copy().T, half[rows], rel) == want  # any layout
+        assert _fast.all_close(g[:, 1:3], p[:, 1:3], half[:, 1:3], rel[1:3]) == bool(numbers_close(g[:, 1:3], p[:, 1:3], half[:, 1:3], rel_tol=rel[1:3]).all())

@@ -49,6 +49,11 @@ import numpy as np
 if TYPE_CHECKING:
     from goldeval.answers.values import Column
 
+try:  # the optional C fast path (see _fast.c); numbers_close stays the definition and the fallback
+    from goldeval._fast import all_close as _fast_all_close
+except ImportError:  # pragma: no cover - the extension is optional
+    _fast_all_close = None
+
 __all__ = [
     "REL_TOL",
     "FLOAT_NOISE",
@@ -57,6 +62,7 @@ __all__ = [
     "numbers_close",
     "pair_rel_tol",
     "rows_close",
+    "rows_all_close",
     "constant_ratio",
     "describe_scale",
     "number_text",
@@ -139,6 +145,17 @@ def rows_close(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, rel_tol: float
     if ng.shape[1] == 0:
         return np.ones(ng.shape[0], dtype=bool)
     return numbers_close(ng, np_, half, rel_tol=rel_tol).all(axis=1)
+
+
+def rows_all_close(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, rel_tol: float | np.ndarray) -> bool:
+    """``rows_close(ng, np_, half, rel_tol).all()``: every numeric cell of the aligned rows within tolerance (the
+    optional C fast path checks cell by cell and stops at the first that is not; the rule is the same)."""
+    if ng.shape[1] == 0 or ng.shape[0] == 0:
+        return True
+    if _fast_all_close is not None and ng.dtype == np_.dtype == half.dtype == np.float64:
+        rel = np.ascontiguousarray(np.broadcast_to(np.asarray(rel_tol, dtype=float), (ng.shape[1],)))
+        return bool(_fast_all_close(ng, np_, half, rel))
+    return bool(rows_close(ng, np_, half, rel_tol).all())
 
 
 def constant_ratio(g: np.ndarray, p: np.ndarray) -> float | None:

@@ -25,7 +25,7 @@ import numpy as np
 from goldeval.answers.numbers import REL_TOL, describe_scale, numbers_close, pair_rel_tol, tolerances
 from goldeval.answers.numbers import constant_ratio as _constant_ratio
 from goldeval.answers.numbers import number_text as _num
-from goldeval.answers.numbers import rows_close as _rows_close
+from goldeval.answers.numbers import rows_all_close as _rows_all_close
 from goldeval.answers.matching import _exact_keys
 from goldeval.answers.matching import group_ids as _group_ids
 from goldeval.answers.matching import stack_pairs as _stack_pairs
@@ -219,7 +219,9 @@ def _pairs_by_keys(e: _Encoded) -> bool:
     check = [c for c in range(e.ng.shape[1]) if e.dec[c] or np.isinf(e.ng[:, c]).any() or np.isinf(e.np_[:, c]).any()]
     if not check:
         return True
-    return bool(_rows_close(e.ng[a][:, check], e.np_[b][:, check], e.half[a][:, check], e.rel[check]).all())
+    # Every golden row took a partner, so *a* is 0, 1, … n - 1 (ascending, distinct): the golden rows as they are.
+    cols = slice(None) if len(check) == e.ng.shape[1] else check
+    return _rows_all_close(e.ng[:, cols], e.np_[b][:, cols], e.half[:, cols], e.rel[cols])
 
 
 #: Tables up to this many rows pair their keys in plain Python (:func:`_small_stack_pairs`): on a few rows the
@@ -258,7 +260,7 @@ def _fast_equal(e: _Encoded) -> bool:
     og, op = _lexorder(e.tg, e.ng), _lexorder(e.tp, e.np_)
     if not np.array_equal(e.tg[og], e.tp[op]):
         return False
-    return bool(_rows_close(e.ng[og], e.np_[op], e.half[og], e.rel).all())
+    return _rows_all_close(e.ng[og], e.np_[op], e.half[og], e.rel)
 
 
 def _match_cols(e: _Encoded, keep_num: Sequence[int], keep_text: bool = True) -> np.ndarray:
@@ -407,7 +409,7 @@ def _monotone(values: np.ndarray) -> int:
 def _order(e: _Encoded, golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) -> str:
     if e.tg.shape[0] != e.tp.shape[0]:
         return "different"
-    same = np.array_equal(e.tg, e.tp) and bool(_rows_close(e.ng, e.np_, e.half, e.rel).all())
+    same = np.array_equal(e.tg, e.tp) and _rows_all_close(e.ng, e.np_, e.half, e.rel)
     if same:
         return "same"
     # Which golden columns are sorted? The prediction must be sorted the same way in every one of them.
