@@ -204,7 +204,8 @@ def stack_pairs(gkeys: np.ndarray, pkeys: np.ndarray) -> tuple[np.ndarray, np.nd
 
 def _exact_keys(values: np.ndarray) -> np.ndarray:
     """int64 bit patterns of float cells for exact grouping: NaN read as +inf (NULL meets NULL), -0.0 as 0.0."""
-    v = np.where(np.isnan(values), np.inf, values) + 0.0
+    v = values + 0.0  # a copy, -0.0 read as 0.0
+    np.copyto(v, np.inf, where=np.isnan(v))
     return np.ascontiguousarray(v).view(np.int64)
 
 
@@ -217,7 +218,9 @@ def pair_exact(ng: np.ndarray, np_: np.ndarray, g_rows: np.ndarray, p_rows: np.n
     the window search would accept."""
     if g_rows.size == 0 or p_rows.size == 0:
         return g_rows.astype(np.int64), p_rows.astype(np.int64)
-    a, b = stack_pairs(_exact_keys(ng[g_rows]), _exact_keys(np_[p_rows]))
+    whole_g = g_rows.size == ng.shape[0] and bool((g_rows == np.arange(g_rows.size)).all())  # every row, in order
+    whole_p = p_rows.size == np_.shape[0] and bool((p_rows == np.arange(p_rows.size)).all())
+    a, b = stack_pairs(_exact_keys(ng if whole_g else ng[g_rows]), _exact_keys(np_ if whole_p else np_[p_rows]))
     out[g_rows[a]] = p_rows[b]
     g_hit = np.zeros(g_rows.size, dtype=bool)
     g_hit[a] = True

@@ -379,7 +379,7 @@ def _diagnose(e: _Encoded, match: np.ndarray) -> str | None:
             h = e.half[:, c]
             return h[np.argsort(e.ng[:, c], kind="stable")] if h.any() else h
 
-        offs = [c for c in range(m) if not bool(numbers_close(gs[:, c], ps[:, c], sorted_half(c), rel_tol=e.rel[c]).all())]
+        offs = [c for c in range(m) if not _rows_all_close(gs[:, c:c + 1], ps[:, c:c + 1], sorted_half(c)[:, None], e.rel[c:c + 1])]
         ks = {c: _constant_ratio(gs[:, c], ps[:, c]) for c in offs}  # only the columns off are read below
         if len(offs) == 1 and ks[offs[0]] is not None:
             return f"uniformly scaled {describe_scale(ks[offs[0]])}: column '{e.names[offs[0]]}'"

@@ -353,7 +353,8 @@ def _pair_by_row_signatures(gcols: list[Column], pcols: list[Column], pairing: P
         return None
     g_arr = [g_codes[ga, i] for i in range(kg)]
     p_arr = [p_codes[pb, jj] for jj in range(len(cols))]
-    agree = np.array([[float(np.mean(g == p)) for p in p_arr] for g in g_arr])
+    p_stack = np.stack(p_arr, axis=1) if p_arr else np.zeros((ga.size, 0), dtype=np.int64)
+    agree = np.array([(p_stack == g[:, None]).mean(axis=0) for g in g_arr]).reshape(kg, len(cols))  # the share of rows where they agree
     for i, g in enumerate(gcols):
         for jj, j in enumerate(cols):
             if roles_conflict(role_tags(name_tokens(g.name)), role_tags(name_tokens(pcols[j].name))):
