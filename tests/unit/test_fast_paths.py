@@ -341,3 +341,24 @@ def test_all_close_is_numbers_close_all(seed):
             assert _fast.all_close(g[rows], p[rows], half[rows], rel) == want
             assert rows_all_close(g[rows], p[rows].T.copy().T, half[rows], rel) == want  # any layout
         assert _fast.all_close(g[:, 1:3], p[:, 1:3], half[:, 1:3], rel[1:3]) == bool(numbers_close(g[:, 1:3], p[:, 1:3], half[:, 1:3], rel_tol=rel[1:3]).all())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_golden_sorted_without_argsort_is_the_stable_argsort(seed):
+    # Float-only golden columns: the half-units of the sorted values recomputed from the values equal the ones the
+    # stable argsort carries along (decimals are a function of a float's value).
+    from goldeval.answers.numbers import tolerances
+    from goldeval.answers.pairing import _golden_sorted
+    from goldeval.answers.values import make_column
+
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-100, 100, 3000)
+    cells = [round(v, int(d)) for v, d in zip(x.tolist(), rng.integers(0, 5, x.size).tolist())]
+    cells[:6] = [-0.0, 0.0, 1.0, None, float("nan"), float("-inf")]
+    g = make_column("g", cells)
+    half = tolerances(g)
+    assert len({float(h) for h in half[~g.null]}) > 1  # several half-units: the argsort-free branch for floats
+    gs, hs = _golden_sorted(g, half)
+    order = np.argsort(np.where(g.null, np.inf, g.num), kind="stable")
+    k = g.n - int(g.null.sum())
+    assert np.array_equal(gs, g.num[order][:k]) and hs.tobytes() == half[order][:k].tobytes()

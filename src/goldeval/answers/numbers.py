@@ -59,6 +59,7 @@ __all__ = [
     "FLOAT_NOISE",
     "DECIMAL_RESOLUTION",
     "tolerances",
+    "half_units",
     "numbers_close",
     "pair_rel_tol",
     "rows_close",
@@ -93,7 +94,13 @@ def tolerances(golden: Column, *, rel_tol: float = REL_TOL) -> np.ndarray:
 
 
 def _tolerances(golden: Column) -> np.ndarray:
-    d = golden.decimals.astype(float)
+    return half_units(golden.decimals)
+
+
+def half_units(decimals: np.ndarray) -> np.ndarray:
+    """Half a unit in the last decimal per cell, ``0.5 * 10**-d`` (0 where ``d`` is 0), with a hair of slack:
+    :func:`tolerances` of cells written with *decimals* (``(n,)`` int)."""
+    d = decimals.astype(float)
     half = np.where(d > 0, 0.5 * np.power(10.0, -d), 0.0)
     # A hair of slack so that 58.745 (exactly half a unit off, in binary floating point) is still accepted.
     return half * (1 + 1e-9)

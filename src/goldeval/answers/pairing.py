@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from goldeval.answers.numbers import REL_TOL, numbers_close, pair_rel_tol, tolerances
-from goldeval.answers.values import Column, is_rate_name, name_tokens, role_tags, roles_conflict
+from goldeval.answers.numbers import REL_TOL, half_units, numbers_close, pair_rel_tol, tolerances
+from goldeval.answers.values import Column, float_decimals, is_rate_name, name_tokens, role_tags, roles_conflict
 
 try:  # the optional C fast path (see _fast.c); the NumPy code below stays the definition and the fallback
     from goldeval._fast import common_min_count as _fast_common_min_count
@@ -234,6 +234,12 @@ def _golden_sorted(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         # NULLs: a sort of the values is enough, the half-units are that one in any order.
         gs = g.cached("sorted", lambda: np.sort(g.num[~g.null]))
         hs = np.full(gs.size, h0) if h0 else np.zeros(gs.size)
+    elif not np.isposinf(g.num).any() and half is g._cache.get("tolerances") and g.cached(
+            "types", lambda: g._types if g._types is not None else set(map(type, g.raw))) <= {float, type(None)}:
+        # Binary floats only (NULLs aside): a cell's decimals, hence its half-unit, are a function of its value, so
+        # the half-units of the sorted values are those of the values themselves (no argsort to carry them along).
+        gs = g.cached("sorted", lambda: np.sort(g.num[~g.null]))
+        hs = half_units(float_decimals(gs))
     else:
         order = g.cached("order", lambda: np.argsort(np.where(g.null, np.inf, g.num), kind="stable"))
         gs = g.num[order][: g.n - _nulls(g)]

@@ -310,6 +310,23 @@ class Column:
         return self._decimals
 
 
+def float_decimals(x: np.ndarray) -> np.ndarray:
+    """``(n,)`` int64: the decimals each binary float of *x* is written with (the fewest that round-trip the value,
+    at least 1 for a finite float: ``1.0`` is written "1.0"; 16 where none up to 15 does; 0 for inf/NaN). A
+    function of the value alone."""
+    dec = np.full(x.shape, 0, dtype=np.int64)
+    done = ~np.isfinite(x) | (x == np.round(x, 0))
+    for d in range(1, 16):
+        if done.all():
+            break
+        hit = ~done & (np.round(x, d) == x)
+        dec[hit] = d
+        done |= hit
+    dec[~done] = 16
+    # 1.0 is written "1.0": one decimal (JSON and drivers print a float with at least one).
+    return np.maximum(dec, np.where(np.isfinite(x), 1, 0))
+
+
 def _decimals_array(raw: Sequence[Any], num: np.ndarray | None, types: set[type] | None = None) -> np.ndarray:
     """Decimals written per cell; floats are read vectorised (the fewest decimals that round-trip the value).
     *types*: ``set(map(type, raw))`` when already known."""
@@ -325,19 +342,7 @@ def _decimals_array(raw: Sequence[Any], num: np.ndarray | None, types: set[type]
     else:
         floats = np.fromiter((type(v) is float for v in raw), dtype=bool, count=n)
     if num is not None and floats.any():
-        x = num[floats]
-        dec = np.full(x.shape, 0, dtype=np.int64)
-        done = ~np.isfinite(x) | (x == np.round(x, 0))
-        for d in range(1, 16):
-            if done.all():
-                break
-            hit = ~done & (np.round(x, d) == x)
-            dec[hit] = d
-            done |= hit
-        dec[~done] = 16
-        # 1.0 is written "1.0": one decimal (JSON and drivers print a float with at least one).
-        dec = np.maximum(dec, np.where(np.isfinite(x), 1, 0))
-        out[floats] = dec
+        out[floats] = float_decimals(num[floats])
     others = ~floats
     if present <= {int, float, bool, type(None)}:
         return out  # ints, bools and NULLs carry no decimals
