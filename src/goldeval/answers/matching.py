@@ -250,6 +250,8 @@ def _greedy(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, g_left: np.ndarra
     every window holds a tenth of the rows): windows from one ``searchsorted``, the tolerance test over every
     window pair at once, the choice a loop over the pairs that met."""
     m = ng.shape[1]
+    if all(_exact_only(ng[:, c], half[:, c], np_[:, c]) for c in range(m)):
+        return  # every number of the tables meets only its equal (so does every row left), and those are paired
     rels = np.broadcast_to(np.asarray(rel_tol, dtype=float), (m,))  # one relative tolerance per column
     r0 = float(rels[0])  # the first column's: the window
     gs, hs, ps = ng[g_left], half[g_left], np_[p_left]
