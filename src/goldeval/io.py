@@ -26,7 +26,7 @@ from goldeval.errors import InputError, given, shorten
 
 __all__ = ["Row", "RowError", "BigInt", "JSONLineError", "decode_json", "decode_line", "jsonl_lines", "check_input_file", "read_rows", "read_jsonl", "read_csv",
            "read_parquet", "is_parquet",
-           "file_sha256", "remember_sha256", "check_ids"]
+           "file_sha256", "remember_sha256", "check_ids", "usable_id"]
 
 #: File name endings read as Parquet.
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -483,10 +483,16 @@ def read_rows(path: str | os.PathLike[str], *, lenient: bool = False) -> Iterato
     return read_jsonl(path, lenient=lenient)
 
 
-def check_ids(items: Iterator[Row | RowError], *, id_field: str = "id", file_name: str = "") -> Iterator[Row | RowError]:
+def check_ids(items: Iterator[Row | RowError], *, id_field: str = "id", file_name: str = "",
+              repeated: set[int] | None = None) -> Iterator[Row | RowError]:
     """Pass rows through, turning a row without a usable ``id`` or with a repeated ``id`` into a :class:`RowError`.
 
     An id must be a non-empty string or an integer (integers are read as their decimal string).
+
+    Args:
+        repeated: The hashes (:func:`hash`, this process) of every id that may occur more than once, e.g. from a
+            first pass (:func:`usable_id` with :func:`goldeval.ids.scan_jsonl_ids`): only ids with one of those
+            hashes are remembered, so memory does not grow with the rows. ``None`` (default): every id is kept.
     """
     seen: dict[str, int] = {}
     prefix = f"{file_name}:" if file_name else "line "
@@ -500,11 +506,22 @@ def check_ids(items: Iterator[Row | RowError], *, id_field: str = "id", file_nam
             yield RowError(item.line, None, f"{prefix}{item.line}: field '{id_field}' must be a non-empty string, {what}. Give every row a stable id.")
             continue
         rid = str(raw)
+        if repeated is not None and hash(rid) not in repeated:
+            yield item  # an id that occurs once
+            continue
         if rid in seen:
             yield RowError(item.line, rid, f"{prefix}{item.line}: id {rid!r} repeats line {seen[rid]}. Ids must be unique; remove or rename the duplicate.")
             continue
         seen[rid] = item.line
         yield item
+
+
+def usable_id(raw: Any) -> str | None:
+    """The id text :func:`check_ids` reads from an ``id`` value: a non-empty string, or an integer's decimal string;
+    ``None`` for anything else (the row fails there)."""
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)) or raw == "":
+        return None
+    return str(raw)
 
 
 #: (real path, device, inode, size, mtime_ns) → sha256, so one invocation hashes a large input once even when the

@@ -33,73 +33,6 @@ def _read_keyed(path: str | Path, label: str, failures: list[dict[str, Any]]) ->
     return out, order
 
 
-class _Attempts:
-    """The attempts of one file, by id, for the join: a JSONL file is indexed by byte offset (each attempt is read
-    again, from its line, when its case comes), so only ids and offsets stay in memory; CSV and Parquet rows are
-    kept. Rows that cannot be used are appended to *failures* as :func:`_read_keyed` reports them."""
-
-    def __init__(self, path: str | Path, failures: list[dict[str, Any]]) -> None:
-        from goldeval.io import is_parquet
-
-        p = Path(path)
-        self.name = p.name
-        self.path = p
-        self.rows: dict[str, tuple[int, Any]] = {}
-        self._fh: Any = None
-        if str(p).lower().endswith(".csv") or is_parquet(p):
-            kept, _ = _read_keyed(p, p.name, failures)
-            self.rows = dict(kept)
-            return
-        from goldeval.io import Row, RowError, check_ids, check_input_file, decode_line
-
-        check_input_file(p)
-        offsets: dict[int, int] = {}
-
-        def lines() -> Iterator[Row | RowError]:
-            offset = 0
-            seen_any = False
-            with p.open("rb") as fh:
-                for lineno, raw in enumerate(fh, start=1):
-                    start, offset = offset, offset + len(raw)
-                    if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                        raw, start = raw[3:], start + 3
-                    if not raw.strip():
-                        continue
-                    seen_any = True
-                    offsets[lineno] = start
-                    yield decode_line(raw, lineno, p.name)
-            if not seen_any:
-                from goldeval.errors import InputError
-
-                raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
-
-        for item in check_ids(lines(), file_name=p.name):
-            if isinstance(item, RowError):
-                failures.append({"line": item.line, "id": item.id, "error": item.error, "file": p.name})
-            else:
-                self.rows[str(item.data["id"])] = (item.line, offsets[item.line])
-            offsets.pop(item.line, None)
-        self._offsets = True
-
-    def get(self, rid: str) -> tuple[int, dict[str, Any]] | None:
-        """``(line, attempt)`` of the attempt with id *rid*, or ``None``."""
-        got = self.rows.get(rid)
-        if got is None or not hasattr(self, "_offsets"):
-            return got
-        from goldeval.io import decode_line
-
-        line, offset = got
-        if self._fh is None:
-            self._fh = self.path.open("rb")
-        self._fh.seek(offset)
-        return line, decode_line(self._fh.readline(), line, self.name).data  # read and checked once already
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-
-
 def joined_rows(cases_path: str | Path, attempts_path: str | Path, *,
                 previous: Mapping[str, Mapping[str, Any]] | None = None) -> Iterator[dict[str, Any]]:
     """The rows :class:`goldeval.scorers_builtin.AnswerJudge` scores, streamed: each case of the case file, in
@@ -112,42 +45,42 @@ def joined_rows(cases_path: str | Path, attempts_path: str | Path, *,
         unscored; ``{"row_failure": {"line", "id", "error", "file"}}`` for each row of either file that cannot be
         used (the case file's as they come; then the attempt file's, and its attempts without a case).
 
-    Memory: the case ids seen and the attempts' ids and byte offsets (JSONL); no case or attempt is kept.
+    Memory: about 25 bytes an attempt (:class:`goldeval.answers.join.AttemptIndex`: id hashes, byte offsets, lines
+    of a JSONL attempt file; CSV and Parquet attempts are kept) and the few ids whose hash occurs twice in a file
+    (:func:`goldeval.answers.join.repeated_id_hashes`); no case, case id or attempt is kept.
 
     Raises:
         InputError: a file is missing, empty or not UTF-8.
     """
+    from goldeval.answers.join import AttemptIndex, repeated_id_hashes
     from goldeval.io import RowError, check_ids, check_input_file, read_rows
 
     cname, aname = Path(cases_path).name, Path(attempts_path).name
     check_input_file(cases_path)
     attempt_failures: list[dict[str, Any]] = []
-    attempts = _Attempts(attempts_path, attempt_failures)
+    attempts = AttemptIndex(attempts_path, attempt_failures)
     attempt_errors = {f["id"]: f["error"] for f in attempt_failures if f.get("id")}
-    used: set[str] = set()
     previous = previous or {}
     try:
-        for item in check_ids(read_rows(cases_path), file_name=cname):
+        for item in check_ids(read_rows(cases_path), file_name=cname, repeated=repeated_id_hashes(cases_path)):
             if isinstance(item, RowError):
                 yield {"row_failure": {"line": item.line, "id": item.id, "error": item.error, "file": cname}}
                 continue
             cid = str(item.data["id"])
-            used.add(cid)
+            att = attempts.find(cid)  # (a case's attempt is used even when the case is reused)
             prev = previous.get(cid)
             if prev is not None and prev.get("status") in ("scored", "unscored"):
                 yield {"reused": prev, "case_line": item.line}
                 continue
-            att = attempts.get(cid)
             yield {"id": cid, "case": item.data, "case_line": item.line, "attempt": att[1] if att else None,
                    "attempt_line": att[0] if att else None, "attempt_error": attempt_errors.get(cid) if att is None else None}
-    finally:
-        attempts.close()
-    for f in attempt_failures:
-        yield {"row_failure": f}
-    for aid, (line, _) in attempts.rows.items():
-        if aid not in used:
+        for f in attempt_failures:
+            yield {"row_failure": f}
+        for line, aid in attempts.unused():
             yield {"row_failure": {"line": line, "id": aid, "error": f"{aname}:{line}: attempt {aid!r} has no case in {cname}.",
                                    "file": aname}}
+    finally:
+        attempts.close()
 
 
 def iter_judged(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import click
@@ -156,6 +156,22 @@ def write_json(obj: Any, out: str, *, role: str = "--out") -> None:
     from goldeval.outputs import write_output
 
     write_output(out, dumps(obj) + b"\n", role=role)
+
+
+def write_results(results: Mapping[str, Any], out: str, out_format: str = "json") -> None:
+    """Write a results dict held in memory to *out* in *out_format* (``--out-format``): ``json`` as
+    :func:`write_json`; ``jsonl`` as :class:`goldeval.resultsfile.ResultsFile` writes it (one ``per_example`` entry a
+    line, when it is a list, then a line with every other key)."""
+    if out_format == "json":
+        write_json(results, out)
+        return
+    from goldeval.resultsfile import ResultsFile
+
+    with ResultsFile(out, out_format) as writer:
+        per_example = results.get("per_example")
+        for entry in per_example if isinstance(per_example, list) else ():
+            writer.example(entry)
+        writer.close(results)
 
 
 def report_console(out: str | None, *, quiet: bool = False):

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from goldeval.cli._common import EXIT_BAD_INPUT, fail, guard_outputs, report_console, write_json
+from goldeval.cli._common import EXIT_BAD_INPUT, fail, guard_outputs, report_console, write_json, write_results
 from goldeval.cli._gating import apply_gates, hold_finish_for_gates, load_definition
 
 __all__ = ["spark_options", "score_on_spark"]
@@ -106,7 +106,7 @@ def _sha256(path: str) -> str:
 
 def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: float, max_rows: int, check_canonical: bool,
                    master: str, per_case: str | None, out: str | None, quiet: bool, gates: str | None, run_store: Any,
-                   llm_opts: Any, ci: Any = None) -> None:
+                   llm_opts: Any, ci: Any = None, out_format: str = "json") -> None:
     """``goldeval judge CASES ATTEMPTS --engine spark``: the rules on the executors, the LLM stage (``--llm``) on the
     driver; see :mod:`goldeval.spark_judge`. Exits with the gate code (2 when no case could be judged)."""
     import time
@@ -159,7 +159,7 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
                        f"{llm_opts.model!r}, {dr['calls']} calls ({llm_opts.repeat} per case), {dr['cached']} cached, "
                        f"{dr['http_calls']} would be sent.", err=True)
             if out:
-                write_json(results, out)
+                write_results(results, out, out_format)
             sys.exit(0)
     results["elapsed_sec"] = time.perf_counter() - t0
     with run_store.recording(
@@ -184,7 +184,7 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
             recorder.finish(results)  # held until the gates are applied (hold_finish_for_gates)
         code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
     if out:
-        write_json(results, out)
+        write_results(results, out, out_format)
     if ci is not None:
         ci.write(results)  # --junit / --summary-md (cases stay in the per-case output: one testcase per gate)
     agg = results["aggregate"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -9,7 +10,8 @@ import click
 
 from goldeval.cli._types import Finite
 
-from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, exit_codes, fail, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._common import (EXIT_BAD_INPUT, EXIT_OK, exit_codes, fail, guard_outputs, guarded, report_console,
+                                  write_results)
 from goldeval.cli._ci import ci_options
 from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
 from goldeval.cli._inputs import INPUT
@@ -34,7 +36,11 @@ from goldeval.outputs import sqlite_files
 @click.option("--sql-dialect", default=None, metavar="DIALECT",
               help="The queries are written for another engine (e.g. sqlite): translate them (sqlglot) to the "
                    "--db database's SQL before they run (PostgreSQL only).")
-@click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' for stdout).")
+@click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' for stdout), as the cases are judged.")
+@click.option(
+    "--out-format", type=click.Choice(["json", "jsonl"]), default="json", show_default=True,
+    help="json: one object, per_example one entry a line; jsonl: one per_example entry a line, then a line with the rest.",
+)
 @click.option("--timeout", "timeout_s", type=Finite(min=0, min_open=True, max=86_400), default=5.0, show_default=True, help="Time limit per query, seconds.")
 @click.option("--max-rows", type=click.IntRange(min=1), default=1_000_000, show_default=True, help="Row limit per query (more: the case is unscored).")
 @click.option("--no-canonical", is_flag=True, help="Do not execute the goldens' canonical_query (to fill in or check golden rows).")
@@ -45,7 +51,7 @@ from goldeval.outputs import sqlite_files
 @ci_options
 @store_options
 @guarded
-def judge(cases, attempts, db, db_dir, sql_dialect, out, timeout_s, max_rows, no_canonical, quiet, engine, spark_master,
+def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, max_rows, no_canonical, quiet, engine, spark_master,
           per_case, gates, run_store, llm_opts, ci):
     """Judge data answers by rule: verdict per case and the pass rate.
 
@@ -69,7 +75,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, timeout_s, max_rows, no
                              "undecided go to the LLM judge). Drop --llm-send all, or judge locally.")
         return judge_on_spark(cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical,
                               master=spark_master, per_case=per_case, out=out, quiet=quiet, gates=gates,
-                              run_store=run_store, llm_opts=llm_opts, ci=ci)
+                              run_store=run_store, llm_opts=llm_opts, ci=ci, out_format=out_format)
     if per_case is not None:
         raise InputError("--per-case writes the per-case Parquet of a Spark run: give it with --engine spark.")
     from goldeval.answers.judge import JUDGE_NAME, AnswerConfig
@@ -106,7 +112,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, timeout_s, max_rows, no
     # sha256) stands in for a file's sha256 in the run key, so a run resumes only on the same database.
     database = config.open_database() if server else None
     try:
-        _judge_recorded(cases, attempts, out, quiet, gates, run_store, llm_opts, config, database, definition, console, ci,
+        _judge_recorded(cases, attempts, out, out_format, quiet, gates, run_store, llm_opts, config, database, definition, console, ci,
                         inputs={"cases": cases, "attempts": attempts, "db": None if server else db,
                                 **{f"db:{name}": path for name, path in named.items()}},
                         identities={"db": database.identity()} if database is not None else None)
@@ -115,45 +121,91 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, timeout_s, max_rows, no
             database.close()
 
 
-def _judge_recorded(cases, attempts, out, quiet, gates, run_store, llm_opts, config, database, definition, console, ci, *,
-                    inputs, identities):
+#: Cases listed one per line in the console table; past this many the rest are counted, not listed (every case
+#: is in --out and in the store), so the console keeps no list of every case.
+TABLE_CASES = 200
+
+#: The keys of a per_example entry the console table (render_judge) and a JUnit testcase of one case
+#: (report.junit._case_tests) read.
+_SHOWN_KEYS = ("id", "status", "reason", "error", "verdict", "why", "gold_status", "confidence", "needs_human")
+
+
+def _slim(entry: dict[str, Any]) -> dict[str, Any]:
+    return {k: entry[k] for k in _SHOWN_KEYS if k in entry}
+
+
+def _judge_recorded(cases, attempts, out, out_format, quiet, gates, run_store, llm_opts, config, database, definition,
+                    console, ci, *, inputs, identities):
+    """Judge, record, render, gate, write; exit. Without --llm every case streams, as it is judged, to --out, to
+    the store and (the first :data:`TABLE_CASES`) to the console table: nothing is kept per case but what
+    --junit-cases needs (a few keys). With --llm the rule results are kept whole (the LLM stage merges into them)."""
     from goldeval.answers.judge import JUDGE_NAME, JUDGE_VERSION, judge_file
     from goldeval.runs.recorder import rubric_text
 
-    with run_store.recording(
-        scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION, inputs=inputs,
-        config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION, rubric_text=rubric_text(cases),
-        dod=gates, identities=identities,
-    ) as recorder:
-        hold_finish_for_gates(recorder, definition)  # the run is finished once, with its gate report
-        # With --llm the run is finished by the LLM stage: if that stage fails (no key, endpoint down) the run is
-        # left interrupted (resumable), never recorded as finished on the rule verdicts alone.
-        rule_recorder = _NoFinish(recorder) if (recorder is not None and llm_opts.enabled) else recorder
-        results = judge_file(cases, attempts, config=config, recorder=rule_recorder, keep_materials=llm_opts.enabled,
-                             db=database)
-        if llm_opts.enabled:  # the cases the rules could not decide go to the LLM judge (issue 6)
-            from goldeval.cli._llm import run_llm_stage
+    state: dict[str, Any] = {"first_reason": None, "n": 0}
+    shown: list[dict[str, Any]] = []
+    junit_cases: list[dict[str, Any]] | None = [] if ci.junit_cases else None
+    with contextlib.ExitStack() as stack:
+        writer = None
+        if out and not llm_opts.enabled:
+            from goldeval.scorers_builtin import AnswerJudge
+            from goldeval.resultsfile import ResultsFile
 
-            merged = run_llm_stage(results, cases, attempts, llm_opts, answer_config=config, recorder=recorder,
-                                   console=None if quiet else console)
-            if merged is None:  # --dry-run: the count was printed; --out gets the rule results and the count
-                if out:
-                    write_json(results, out)
-                return EXIT_OK
-            results = merged
-        if run_store.note and not quiet:
-            click.echo(f"goldeval: {run_store.note}", err=True)
-        if not quiet:
-            render_judge(results, console)
-        code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
-    run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
-    if out:
-        write_json(results, out)
-    ci.write(results)
+            writer = stack.enter_context(ResultsFile(out, out_format))
+            writer.begin({"scorer": {"name": AnswerJudge.name, "version": AnswerJudge.version}, "config": config.to_dict()})
+
+        def on_example(entry: dict[str, Any]) -> None:
+            if writer is not None:
+                writer.example(entry)
+            if state["first_reason"] is None and entry.get("reason"):
+                state["first_reason"] = entry["reason"]
+            state["n"] += 1
+            if len(shown) < TABLE_CASES and not quiet:
+                shown.append(_slim(entry))
+            if junit_cases is not None:
+                junit_cases.append(_slim(entry))
+
+        with run_store.recording(
+            scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION, inputs=inputs,
+            config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION, rubric_text=rubric_text(cases),
+            dod=gates, identities=identities,
+        ) as recorder:
+            hold_finish_for_gates(recorder, definition)  # the run is finished once, with its gate report
+            if llm_opts.enabled:
+                # With --llm the run is finished by the LLM stage: if that stage fails (no key, endpoint down) the run
+                # is left interrupted (resumable), never recorded as finished on the rule verdicts alone.
+                from goldeval.cli._llm import run_llm_stage
+
+                results = judge_file(cases, attempts, config=config, recorder=_NoFinish(recorder) if recorder is not None else None,
+                                     keep_materials=True, db=database)
+                # the cases the rules could not decide go to the LLM judge (issue 6)
+                merged = run_llm_stage(results, cases, attempts, llm_opts, answer_config=config, recorder=recorder,
+                                       console=None if quiet else console)
+                if merged is None:  # --dry-run: the count was printed; --out gets the rule results and the count
+                    if out:
+                        write_results(results, out, out_format)
+                    return EXIT_OK
+                results = merged
+                for entry in results["per_example"]:
+                    on_example(entry)
+            else:
+                results = judge_file(cases, attempts, config=config, recorder=recorder, db=database, keep_per_example=False,
+                                     on_example=on_example)
+            if run_store.note and not quiet:
+                click.echo(f"goldeval: {run_store.note}", err=True)
+            if not quiet:
+                kept_in = " and ".join(w for w in (f"--out {out}" if out else None, "the run store" if recorder is not None else None) if w)
+                render_judge({**results, "per_example": shown}, console, not_shown=state["n"] - len(shown), kept_in=kept_in)
+            code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
+        run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
+        if writer is not None:
+            writer.close(results)
+        elif out:
+            write_results(results, out, out_format)
+    ci.write(results if junit_cases is None else {**results, "per_example": junit_cases})
     agg = results["aggregate"]
     if agg.get("n", 0) == 0 or agg.get("unscored", 0) == agg.get("n", 0):
-        first = next((c.get("reason") for c in results["per_example"] if c.get("reason")), None) or (
-            results["failures"][0]["error"] if results.get("failures") else "no case")
+        first = state["first_reason"] or (results["failures"][0]["error"] if results.get("failures") else "no case")
         fail(f"no case could be judged ({agg.get('n', 0)} cases, {agg.get('unscored', 0)} unscored); the first: {first.rstrip('.')}. "
              "Check the argument order (CASES first, then ATTEMPTS) and --db.", EXIT_BAD_INPUT)
     sys.exit(code)
@@ -204,8 +256,10 @@ def _refuse_answering_model(attempts_path: str, judge_model: str | None) -> None
                 )
 
 
-def render_judge(results: dict[str, Any], console: Any) -> None:
-    """Summary: one line per case (verdict, confidence, why) and the pass-rate line with the counts beside it."""
+def render_judge(results: dict[str, Any], console: Any, *, not_shown: int = 0, kept_in: str | None = None) -> None:
+    """Summary: one line per case of ``results["per_example"]`` (verdict, confidence, why), then, when *not_shown*
+    cases were left out of that list, a line counting them (and saying where they are: *kept_in*, e.g. ``"--out
+    r.json"``), and the pass-rate line with the counts beside it."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -226,6 +280,10 @@ def render_judge(results: dict[str, Any], console: Any) -> None:
         conf = "" if case.get("confidence") is None else str(case["confidence"])
         table.add_row(escape(case["id"]), f"[{style}]{v}[/]{flag}", conf, escape(case.get("why") or ""))
     console.print(table)
+    if not_shown:
+        where = f"every case is in {kept_in}" if kept_in else "give --out FILE to keep every case"
+        console.print(f"… and {not_shown} more cases not listed (the first {len(results['per_example'])} are); {where}.",
+                      highlight=False, markup=False)
     a = results["aggregate"]
     rate = "undefined (nothing decided)" if a["undefined"].get("pass_rate") else f"{a['pass_rate']:.1%}"
     console.print(
