@@ -1,24 +1,17 @@
 """`goldeval labels` keeps its memory flat: pair counts and streamed per-case rows, never a list of every row.
 
 A ratio of peak RSS at two sizes in fresh processes (never a timing), as tests/e2e/test_score_streaming.py does
-for `score`.
+for `score` (the peak is read by tests/peak_rss.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-_PEAK = (
-    "import resource, subprocess, sys\n"
-    "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)\n"
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-)
-
+from peak_rss import peak_kib
 
 def _labels(path, n):
     with open(path, "w") as fh:
@@ -40,9 +33,7 @@ def test_labels_memory_does_not_grow_with_rows(tmp_path, store):
         args = ["labels", str(src), "--positive", "escalate", "--out", str(tmp_path / f"out{n}.json"), "-q"]
         if not store:
             args.append("--no-store")
-        out = subprocess.run([sys.executable, "-c", _PEAK, sys.executable, "-m", "goldeval", *args],
-                             capture_output=True, text=True, env=env, check=True)
-        peaks.append(int(out.stdout.strip()))
+        peaks.append(peak_kib(args, env))
     small, large = peaks
     assert large / small < 1.2, peaks
     assert large - small < 12 * 1024, peaks
