@@ -2,12 +2,14 @@
 (tests/e2e/test_score_streaming.py, test_labels_memory.py, test_judge_memory.py): they compare the peaks at two
 sizes, a ratio of memory, never a timing.
 
-The command runs in a fresh process, ``python -c`` (no main file, so a forkserver started by the run has no
-``__main__`` to re-run), that reads its own high-water mark, ``VmHWM`` of ``/proc/self/status``, as it exits. Not
-``ru_maxrss`` of a wrapper's children: Linux carries a process's ``ru_maxrss`` across ``exec``, so a child started
-from a big parent would report the parent's size (benchmarks/bench_spark.py says more). The processes the run
-starts itself (the run store's writer, scoring workers) are its children: their largest ``ru_maxrss`` is read too,
-and the peak is the larger of the two.
+Two readings, the larger one counts:
+
+- the goldeval process's own high-water mark, ``VmHWM`` of ``/proc/self/status``, read as it exits (it runs as
+  ``python -c``: no main file, so a forkserver it starts has no ``__main__`` to run again);
+- ``ru_maxrss`` of the children of a small wrapper process around it: the largest process of the invocation that
+  was waited for, e.g. the run store's writer process or a scoring worker, which can grow on its own (a writer
+  that held every batch while SQLite fell behind did). Linux carries ``ru_maxrss`` across ``exec``, so this reading
+  also includes the small wrapper's own size (benchmarks/bench_spark.py says more): never more than goldeval's.
 """
 
 from __future__ import annotations
@@ -19,26 +21,34 @@ from collections.abc import Mapping, Sequence
 __all__ = ["peak_kib"]
 
 _CHILD = (
-    "import resource, runpy, sys\n"
+    "import runpy, sys\n"
     "sys.argv = ['goldeval'] + sys.argv[1:]\n"
     "try:\n"
     "    runpy.run_module('goldeval', run_name='__main__')\n"
     "finally:\n"
     "    own = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
-    "    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-    "    print('PEAK_RSS_KIB', max(own, children), file=sys.stderr)\n"
+    "    print('PEAK_RSS_KIB', own, file=sys.stderr)\n"
+)
+_WRAPPER = (
+    "import resource, subprocess, sys\n"
+    "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)\n"
+    "sys.stderr.write(p.stderr)\n"
+    "print('TREE_RSS_KIB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+    "sys.exit(p.returncode)\n"
 )
 
 
 def peak_kib(args: Sequence[str], env: Mapping[str, str]) -> int:
-    """Peak RSS in KiB of ``goldeval ARGS`` (the goldeval process, or a process it started when that one is
-    larger), which must exit 0.
+    """Peak RSS in KiB of ``goldeval ARGS``: the larger of the goldeval process's own peak and the largest process
+    of the invocation (see the module docstring). The command must exit 0.
 
     Raises:
         AssertionError: the command failed (its exit code and the end of its stderr are in the message).
     """
-    out = subprocess.run([sys.executable, "-c", _CHILD, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         text=True, env=dict(env))
+    out = subprocess.run([sys.executable, "-c", _WRAPPER, sys.executable, "-c", _CHILD, *args], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, env=dict(env))
     assert out.returncode == 0, f"goldeval {' '.join(args)}: exit {out.returncode}\n{out.stderr[-3000:]}"
-    line = next(x for x in reversed(out.stderr.splitlines()) if x.startswith("PEAK_RSS_KIB "))
-    return int(line.split()[1])
+    lines = out.stderr.splitlines()
+    own = next(int(x.split()[1]) for x in reversed(lines) if x.startswith("PEAK_RSS_KIB "))
+    tree = next(int(x.split()[1]) for x in reversed(lines) if x.startswith("TREE_RSS_KIB "))
+    return max(own, tree)
