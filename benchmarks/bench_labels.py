@@ -10,7 +10,8 @@ timed over enough calls to take ~0.2 s; the report gives the median and min–ma
 and of the per-round ratio anchor / goldeval (> 1: goldeval faster). The values must be identical (precision,
 recall, F1 compared with ==); exit status 1 if they differ.
 
-Command (``--cli``): ``goldeval labels FILE --positive LABEL --no-store --out /dev/null`` in a fresh process, wall
+Command (``--cli``): ``goldeval labels FILE --positive LABEL --no-store --out /dev/null`` (and the same without
+``--out``: the console summary only) in a fresh process, wall and CPU
 seconds, against the anchor of reading the same file with orjson and scoring it with scikit-learn's
 ``precision_recall_fscore_support`` and ``cohen_kappa_score`` (what the command reports), interleaved, medians and
 min–max. Files: ``make_short_corpus.py --labels``.
@@ -19,6 +20,7 @@ min–max. Files: ``make_short_corpus.py --labels``.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -101,24 +103,31 @@ cohen_kappa_score(gold, pred)
 
 
 def command(path: str, positive: str, rounds: int) -> None:
+    import resource
     import subprocess
 
+    cli = [sys.executable, "-c", "from goldeval.cli import main; main()", "labels", path, "--positive", positive, "--no-store"]
     runs = {
-        "goldeval labels --no-store": [sys.executable, "-c", "from goldeval.cli import main; main()", "labels", path,
-                                       "--positive", positive, "--no-store", "--out", "/dev/null"],
+        "goldeval labels --no-store": cli + ["--out", "/dev/null"],
+        "  the same without --out": cli,
         "orjson + sklearn (anchor)": [sys.executable, "-c", _ANCHOR, path, positive],
     }
     times: dict[str, list[float]] = {k: [] for k in runs}
+    cpu: dict[str, list[float]] = {k: [] for k in runs}
     for r in range(rounds):
         for name in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             subprocess.run(runs[name], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             times[name].append(time.perf_counter() - t0)
-    print(f"{path}: wall seconds, median (min–max) of {rounds} rounds, interleaved")
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    print(f"{path}: seconds, median (min–max) of {rounds} rounds, interleaved; 1-minute load average {os.getloadavg()[0]:.1f}")
+    print(f"  {'':30s} {'wall':>22} {'CPU (user + system)':>22}")
     for name, xs in times.items():
-        print(f"  {name:30s} {_spread(xs, 1, '.2f')}")
+        print(f"  {name:30s} {_spread(xs, 1, '.2f'):>22} {_spread(cpu[name], 1, '.2f'):>22}")
     a, g = times["orjson + sklearn (anchor)"], times["goldeval labels --no-store"]
-    print(f"  ratio anchor / goldeval: {_spread([x / y for x, y in zip(a, g)], 1, '.2f')}")
+    print(f"  ratio anchor / goldeval (wall): {_spread([x / y for x, y in zip(a, g)], 1, '.2f')}")
 
 
 def main() -> int:
