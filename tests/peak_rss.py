@@ -18,7 +18,7 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 
-__all__ = ["peak_kib"]
+__all__ = ["assert_flat", "peak_kib"]
 
 _CHILD = (
     "import runpy, sys\n"
@@ -52,3 +52,15 @@ def peak_kib(args: Sequence[str], env: Mapping[str, str]) -> int:
     own = next(int(x.split()[1]) for x in reversed(lines) if x.startswith("PEAK_RSS_KIB "))
     tree = next(int(x.split()[1]) for x in reversed(lines) if x.startswith("TREE_RSS_KIB "))
     return max(own, tree)
+
+
+def assert_flat(peaks: Sequence[int], *, ratio: float = 1.2, kib: int = 12 * 1024) -> None:
+    """The memory tests' criterion: the peak at the larger size (``peaks[1]``, KiB) is less than *ratio* times and
+    less than *kib* KiB above the peak at the smaller size (``peaks[0]``).
+
+    Raises:
+        AssertionError: memory grew (the message holds both peaks).
+    """
+    small, large = peaks
+    assert large / small < ratio, peaks
+    assert large - small < kib, peaks
