@@ -29,6 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_judge_cli import _RUN  # goldeval's CLI from the tree whose ``src`` is argv[1] (benchmarks/ is on sys.path)
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
@@ -40,31 +42,16 @@ sys.path.insert(1, spider)
 import goldeval
 assert goldeval.__file__.startswith(src), goldeval.__file__
 from pathlib import Path
-from judge_spider import golden_spec
-from spider_verdicts import FILES
-from goldeval.answers import AnswerConfig, ReadOnlyDatabase, judge_answer, judge_case
+from spider_verdicts import judged_rows
+from goldeval.answers import judge_answer
 
 def plain(x):
     return json.loads(json.dumps(x, sort_keys=True, default=repr))
 
 with open(out, "w", encoding="utf-8") as fh:
-    data = Path(data)
-    dbs = {}
-    cfg = AnswerConfig(timeout_s=10.0)
-    for name in FILES:
-        for line in (data / name).read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            db = dbs.get(row["db_id"])
-            if db is None:
-                db = dbs[row["db_id"]] = ReadOnlyDatabase(data / "database" / row["db_id"] / f"{row['db_id']}.sqlite", timeout_s=10.0)
-            case = {"id": row["id"], "question": row["question"], "golden": golden_spec(row)}
-            res = judge_case(case, {"id": row["id"], "final_query": row["pred_sql"]}, db=db, config=cfg)
-            fh.write(json.dumps({"key": f"{name}:{row['id']}", "outcome": plain(res.outcome.to_dict()),
-                                 "materials": plain(res.materials)}, sort_keys=True) + "\n")
-    for db in dbs.values():
-        db.close()
+    for name, row, res in judged_rows(Path(data)):
+        fh.write(json.dumps({"key": f"{name}:{row['id']}", "outcome": plain(res.outcome.to_dict()),
+                             "materials": plain(res.materials)}, sort_keys=True) + "\n")
     files = sorted(Path(shared).glob("*.jsonl")) + [Path(hand)]
     for f in files:
         for line in f.read_text(encoding="utf-8").splitlines():
@@ -84,15 +71,6 @@ with open(out, "w", encoding="utf-8") as fh:
 """
 
 
-#: Runs goldeval's CLI from the tree whose ``src`` is argv[1] (checked), with the remaining arguments.
-_RUN = (
-    "import sys; src = sys.argv.pop(1); sys.path.insert(0, src)\n"
-    "import goldeval\n"
-    "assert goldeval.__file__.startswith(src), goldeval.__file__\n"
-    "from goldeval.cli import main\n"
-    "sys.argv[0] = 'goldeval'\n"
-    "main()\n"
-)
 
 
 def dump(src: Path, out: Path, data: Path, shared: Path) -> None:

@@ -33,11 +33,13 @@ def _key(v):
     return json.dumps(v, sort_keys=True, default=str)
 
 
-def judge_rows(data: Path, files=FILES):
-    """Yield one record per Spider row (see the module docstring), in file then row order."""
+def judged_rows(data: Path, files=FILES):
+    """Yield ``(file name, Spider row, CaseResult)`` for every row of *files*, in file then row order: the row's
+    predicted query re-executed read-only on its database (opened once per database) and judged against its golden
+    (``judge_spider.golden_spec``)."""
     from judge_spider import golden_spec
 
-    from goldeval.answers import JUDGE_VERSION, AnswerConfig, ReadOnlyDatabase, judge_case
+    from goldeval.answers import AnswerConfig, ReadOnlyDatabase, judge_case
 
     dbs: dict[str, ReadOnlyDatabase] = {}
     cfg = AnswerConfig(timeout_s=10.0)
@@ -52,26 +54,33 @@ def judge_rows(data: Path, files=FILES):
                     db = dbs[row["db_id"]] = ReadOnlyDatabase(
                         data / "database" / row["db_id"] / f"{row['db_id']}.sqlite", timeout_s=10.0)
                 case = {"id": row["id"], "question": row["question"], "golden": golden_spec(row)}
-                res = judge_case(case, {"id": row["id"], "final_query": row["pred_sql"]}, db=db, config=cfg)
-                oc = res.outcome
-                v = oc.verdict
-                ours = v.verdict if v else "unscored"
-                if v and v.needs_human and ours != "needs_human":
-                    ours = "needs_human"
-                set_equal = None
-                if not row["gold_rows_truncated"] and not row["pred_rows_truncated"] and row["pred_error"] is None:
-                    g = [_key(r) for r in row["gold_rows"]]
-                    p = [_key(r) for r in row["pred_rows"]]
-                    set_equal = set(g) == set(p) and Counter(g) != Counter(p)
-                yield {"file": name, "id": row["id"], "db_id": row["db_id"], "question": row["question"],
-                       "verdict": ours, "raw_verdict": v.verdict if v else None,
-                       "confidence": v.confidence if v else None, "gold_status": v.gold_status if v else None,
-                       "gold_note": v.gold_note if v else None, "why": v.why if v else oc.reason,
-                       "mismatch": v.mismatch if v else None, "set_equal": set_equal,
-                       "judge_version": JUDGE_VERSION}
+                yield name, row, judge_case(case, {"id": row["id"], "final_query": row["pred_sql"]}, db=db, config=cfg)
     finally:
         for db in dbs.values():
             db.close()
+
+
+def judge_rows(data: Path, files=FILES):
+    """Yield one record per Spider row (see the module docstring), in file then row order."""
+    from goldeval.answers import JUDGE_VERSION
+
+    for name, row, res in judged_rows(data, files):
+        oc = res.outcome
+        v = oc.verdict
+        ours = v.verdict if v else "unscored"
+        if v and v.needs_human and ours != "needs_human":
+            ours = "needs_human"
+        set_equal = None
+        if not row["gold_rows_truncated"] and not row["pred_rows_truncated"] and row["pred_error"] is None:
+            g = [_key(r) for r in row["gold_rows"]]
+            p = [_key(r) for r in row["pred_rows"]]
+            set_equal = set(g) == set(p) and Counter(g) != Counter(p)
+        yield {"file": name, "id": row["id"], "db_id": row["db_id"], "question": row["question"],
+               "verdict": ours, "raw_verdict": v.verdict if v else None,
+               "confidence": v.confidence if v else None, "gold_status": v.gold_status if v else None,
+               "gold_note": v.gold_note if v else None, "why": v.why if v else oc.reason,
+               "mismatch": v.mismatch if v else None, "set_equal": set_equal,
+               "judge_version": JUDGE_VERSION}
 
 
 def _counts(recs, field):
