@@ -12,6 +12,7 @@ from conftest import EXAMPLES, REPO
 from goldeval.cli import main
 from goldeval.freetext import score_file
 from goldeval.labels import score_label_file
+from plugin_rows import EM_ROWS  # (tests/plugin_rows.py)
 
 PRIMOCK = EXAMPLES / "openscribe_primock57_predictions.jsonl"
 PILOT = REPO / "examples" / "labels" / "pilot_claims.jsonl"
@@ -155,14 +156,6 @@ def orjson_loads(text):
 
 
 PLUGIN = REPO / "tests" / "plugins" / "exact_match"
-#: The rows of tests/unit/test_scorers.py's local plug-in test (expected outcomes worked out there, by hand).
-EM_ROWS = [
-    '{"id": "a", "prediction": "Paris ", "reference": "Paris"}',   # match after strip
-    '{"id": "b", "prediction": "Lyon", "reference": "Paris"}',     # no match
-    "not json",                                                     # line 3: unscored, by line
-    '{"id": "a", "prediction": "x", "reference": "x"}',             # line 4: repeats line 1
-    '{"id": "c", "prediction": 3, "reference": "x"}',               # line 5: not a string
-]
 
 
 def test_exact_match_plugin_runs_through_cli_store_gates_and_spark(spark, tmp_path):

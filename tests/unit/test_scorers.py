@@ -16,6 +16,7 @@ from goldeval.errors import InputError
 from goldeval.io import read_rows
 from goldeval.scorers import available_scorers, get_scorer
 from goldeval.scorers_builtin import join_answer_files
+from plugin_rows import EM_ROWS  # (tests/plugin_rows.py)
 
 PRIMOCK = EXAMPLES / "openscribe_primock57_predictions.jsonl"
 ACIBENCH = EXAMPLES / "openscribe_acibench_predictions.jsonl"
@@ -115,13 +116,6 @@ def test_unknown_scorer_and_option_are_refused_with_what_there_is():
 
 # --- the third-party example scorer, installed by putting its folder (with its .dist-info) on the path --------
 
-EM_ROWS = [
-    '{"id": "a", "prediction": "Paris ", "reference": "Paris"}',   # match after strip
-    '{"id": "b", "prediction": "Lyon", "reference": "Paris"}',     # no match
-    "not json",                                                     # line 3: unscored, by line
-    '{"id": "a", "prediction": "x", "reference": "x"}',             # line 4: repeats line 1
-    '{"id": "c", "prediction": 3, "reference": "x"}',               # line 5: not a string
-]
 
 
 def _goldeval(*args: str, cwd, env_extra=None) -> subprocess.CompletedProcess:
