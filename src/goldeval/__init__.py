@@ -13,6 +13,10 @@ __version__ = "0.1.0"
 
 from goldeval.errors import GoldevalError, InputError, JudgeError, StoreError, UnreadableTextError
 from goldeval.verdict import CaseOutcome, PassRate, Verdict, pass_rate
+from goldeval._native import disable_if_stale
+
+disable_if_stale()  # a C extension built from an older _fast.c is not used (see goldeval/_native.py)
+del disable_if_stale
 
 # public name -> module that defines it (imported on first attribute access); keep sorted.
 _LAZY: dict[str, str] = {

@@ -638,4 +638,16 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "goldeval._fast",
                                     "C fast paths: the openscribe token rule (goldeval.tokens) and the pairing's containment shares (goldeval.answers.pairing).", -1, methods};
 
-PyMODINIT_FUNC PyInit__fast(void) { return PyModule_Create(&module); }
+#ifndef GOLDEVAL_FAST_SOURCE_SHA256
+#define GOLDEVAL_FAST_SOURCE_SHA256 "unknown"
+#endif
+
+/* SOURCE_SHA256: the digest of this file that setup.py compiled in; goldeval._native compares it with the file. */
+PyMODINIT_FUNC PyInit__fast(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddStringConstant(m, "SOURCE_SHA256", GOLDEVAL_FAST_SOURCE_SHA256) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
