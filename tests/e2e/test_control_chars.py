@@ -89,3 +89,35 @@ def test_printable_by_hand() -> None:
     assert printable("two\nlines\t", keep_newlines=False) == "two\\nlines\\t"
     plain = "Café 138/86 \\ ok"
     assert printable(plain) is plain
+
+
+def _bidi_labels(folder: Path) -> None:
+    """Labels whose positive label, noun, annotator and ids hold U+202E (RLO) and an ESC. By hand: k1 tp, k2 fp
+    (pred is the positive label, gold is not): precision 1/2, recall 1/1; the precision gate (min 0.9) fails."""
+    rows = [{"id": "k1\u202e", "gold": "esc\u202ealate", "pred": "esc\u202ealate"},
+            {"id": "k2\x1b[2J", "gold": "ok", "pred": "esc\u202ealate"}]
+    (folder / "bidi.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "bidi.toml").write_text('agreed_by = "Head \\u202eof triage"\npositive = "esc\\u202ealate"\n'
+                                      'positive_noun = "escal\\u202eation"\n[gates]\nprecision = { min = 0.9 }\n'
+                                      'recall = { min = 0.5 }\n')
+
+
+def test_markdown_junit_and_html_show_controls_escaped(folder: Path) -> None:
+    # The console escaped them (above); the CI outputs and the report sent them raw on the main of 2026-12-01: in a
+    # step summary, a JUnit page or the report, U+202E showed the rest of the decision line reversed.
+    _bidi_labels(folder)
+    done = goldeval("labels", "bidi.jsonl", "--gates", "bidi.toml", "--store", "bidi.db", "--junit", "bidi.xml",
+                    "--junit-cases", "--summary-md", "bidi.md", "-q", cwd=folder)
+    assert done.returncode == 1, text_of(done)  # precision 1/2 < 0.9
+    markdown = (folder / "bidi.md").read_text(encoding="utf-8")
+    assert_escaped(markdown, "Precision 0.500 fails 0.9", "escal\\\\u202eation")  # Markdown's own \ doubled
+    junit = (folder / "bidi.xml").read_text(encoding="utf-8")
+    assert_escaped(junit, "k1\\u202e", "k2\\x1b[2J", "escal\\u202eation")
+    report = goldeval("report", "latest", "--store", "bidi.db", "--out", "bidi.html", cwd=folder)
+    assert report.returncode == 0, text_of(report)
+    html = (folder / "bidi.html").read_text(encoding="utf-8")
+    # everything but the embedded data (which keeps the values as they are, for the page's script)
+    start = html.index('<script type="application/json" id="goldeval-data">')
+    shown = html[:start] + html[html.index("</script>", start):]
+    assert_escaped(shown, "Head \\u202eof triage", "escal\\u202eation caught")
+    assert "\u202e" in html[start:]  # the data itself is kept

@@ -662,3 +662,39 @@ def test_sectioned_free_text_shows_mean_f1_per_section(browser, tmp_path):
         p.assert_offline()
     finally:
         p.close()
+
+
+# the control characters goldeval.report.printable escapes: C0 but \t \n, DEL, C1, and the bidirectional marks
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_control_characters_are_shown_escaped_never_reordering_the_page(browser, tmp_path):
+    # A U+202E (RLO) in a label showed the rest of the decision line reversed ("FAIL: ... sevitisop eslaf 0 tsom ta");
+    # in a case text it reversed what followed it in the detail view. By hand: e1 is a true positive, e2 a false
+    # positive (gold ok, pred the positive label): precision 1/2 fails the gate min 0.9.
+    rows = [{"id": "e1\u202e", "gold": "esc\u202ealate", "pred": "esc\u202ealate"},
+            {"id": "e2\x1b[2J", "gold": "ok\r", "pred": "esc\u202ealate"}]
+    src = tmp_path / "bidi.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    dod = tmp_path / "bidi.toml"
+    dod.write_text('agreed_by = "Head \\u202eof triage"\npositive = "esc\\u202ealate"\n'
+                   'positive_noun = "escal\\u202eation"\n[gates]\nprecision = { min = 0.9 }\n', encoding="utf-8")
+    store = tmp_path / "g.db"
+    run("labels", src, "--gates", dod, "--store", store, "-q", code=1)
+    out = tmp_path / "bidi.html"
+    run("report", "latest", "--store", store, "--out", out)
+    p = Page(browser, out)
+    try:
+        pg = p.page
+        pg.click("#case-table tr.case[data-id='e2\x1b[2J']")  # the row's data-id is the id as it is
+        detail = pg.locator("tr.detail").first.inner_text()
+        assert "e2\\x1b[2J" in detail and "ok\\r" in detail and "esc\\u202ealate" in detail
+        page_text = pg.inner_text("body") + "".join(pg.locator("svg text").all_text_contents())
+        assert CONTROLS.findall(page_text) == []
+        assert pg.inner_text("#decision-line").startswith("FAIL: Precision 0.500 fails 0.9; with the 1 escal\\u202eation caught")
+        assert "Head \\u202eof triage" in pg.inner_text("#header")
+        assert sorted(p.rows()) == ["e1\u202e", "e2\x1b[2J"]
+        p.shot("control_characters")
+        p.assert_offline()
+    finally:
+        p.close()

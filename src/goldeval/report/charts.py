@@ -8,7 +8,8 @@ JavaScript per report), the per-case values embedded a second time for the chart
 expression parser compiles with ``new Function``). See ``benchmarks/bench_report.py`` for the sizes.
 
 Every function returns one ``<svg>…</svg>`` string (no XML prolog, no DOCTYPE), ready to be placed in the page.
-Untrusted text (section names, labels) is escaped by matplotlib's SVG writer and never parsed as mathtext.
+Untrusted text (section names, labels) is escaped by matplotlib's SVG writer and never parsed as mathtext, and its
+control characters are shown escaped (``\\u202e``), as on the console.
 """
 
 from __future__ import annotations
@@ -61,7 +62,29 @@ def _draw(width: float, height: float, draw) -> str:
         ax = fig.add_subplot()
         draw(fig, ax)
         _wrap_title(ax, width)
+        _escape_controls(fig)
         return _svg(fig)
+
+
+def _shown(value: Any) -> str:
+    """A tick label (a label, a section name) with its control characters escaped, as on the console
+    (:func:`goldeval.report.printable.printable`): a label holding U+202E drew what followed reversed."""
+    from goldeval.report.printable import printable
+
+    return printable(str(value), keep_newlines=False)
+
+
+def _escape_controls(fig: Any) -> None:
+    """Every text the chart holds now (titles, axis labels, annotations) with its control characters escaped; tick
+    labels are formatted at drawing time, so those from the user's data go through :func:`_shown` first."""
+    from matplotlib.text import Text
+
+    from goldeval.report.printable import printable
+
+    for artist in fig.findobj(Text):
+        text = artist.get_text()
+        if text and printable(text) is not text:
+            artist.set_text(printable(text))
 
 
 def _whole_ticks(ax: Any) -> None:
@@ -144,7 +167,7 @@ def bars(names: Sequence[str], values: Sequence[float], *, title: str, ylabel: s
         xs = range(len(names))
         cols = list(colors) if colors is not None else [_BAR] * len(names)
         ax.bar(xs, list(values), color=cols, width=0.65)
-        ax.set_xticks(list(xs), [str(n) for n in names], rotation=30 if max((len(str(n)) for n in names), default=0) > 10 else 0,
+        ax.set_xticks(list(xs), [_shown(n) for n in names], rotation=30 if max((len(str(n)) for n in names), default=0) > 10 else 0,
                       ha="right" if max((len(str(n)) for n in names), default=0) > 10 else "center")
         for i, op, limit in gates:
             ax.hlines(limit, i - 0.45, i + 0.45, colors="black", linestyles="--", linewidth=1.2)
@@ -171,7 +194,7 @@ def confusion(matrix: Sequence[Sequence[int]], labels: Sequence[str], *, title: 
     from sklearn.metrics import ConfusionMatrixDisplay
 
     def draw(fig, ax):
-        disp = ConfusionMatrixDisplay(np.asarray(matrix), display_labels=[str(x) for x in labels])
+        disp = ConfusionMatrixDisplay(np.asarray(matrix), display_labels=[_shown(x) for x in labels])
         disp.plot(ax=ax, cmap="Blues", colorbar=False, values_format="d")
         ax.set_xlabel("predicted")
         ax.set_ylabel("gold")

@@ -8,6 +8,10 @@ are built:
 * the page's only script (``report.js``, inline) builds the table from that JSON with ``textContent`` and
   ``createElement`` — never ``innerHTML`` — so an answer holding ``<script>`` or ``javascript:`` is shown as text
   and never runs, and no case text becomes a link;
+* every text the template or the script shows has its control characters escaped (``\\x1b``, ``\\r``,
+  ``\\u202e``, as :mod:`goldeval.report.printable` does on the console), so an id, a label or an answer holding a
+  bidirectional override cannot show a line reversed (a FAIL read as a pass); the embedded JSON keeps the data as
+  it is;
 * the charts are inline SVG drawn by matplotlib (:mod:`goldeval.report.charts`);
 * a Content-Security-Policy ``default-src 'none'`` forbids every fetch (scripts, styles, fonts, images but
   ``data:``, connections, frames, forms): the one script is allowed by its sha256, nothing else runs.
@@ -63,7 +67,13 @@ def render_html(model: Mapping[str, Any]) -> str:
     import jinja2
     from markupsafe import Markup
 
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    from goldeval.report.printable import printable
+
+    def shown(value: Any) -> Any:  # control characters of the user's data escaped, as on the console; markup is ours
+        return value if isinstance(value, Markup) or not isinstance(value, str) else printable(value)
+
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             finalize=shown)
     template = env.from_string(_asset("report.html.j2"))
     script = _asset("report.js")
     data = {k: v for k, v in model.items() if k != "charts"}

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from goldeval.report.printable import printable
+
 __all__ = ["results_junit", "compare_junit", "replay_junit"]
 
 
@@ -29,7 +31,7 @@ def _props(element: Any, items: Mapping[str, Any]) -> None:
     props = Properties()
     for k, v in items.items():
         if v is not None:
-            props.add_property(Property(str(k), str(v)))
+            props.add_property(Property(printable(str(k)), printable(str(v))))
     element.append(props)
 
 
@@ -37,17 +39,19 @@ def _case(name: str, classname: str, *, failure: str | None = None, error: str |
           skipped: str | None = None, props: Mapping[str, Any] | None = None, text: str | None = None) -> Any:
     from junitparser import Error, Failure, Skipped, TestCase
 
-    tc = TestCase(name, classname, 0.0)
+    # every text escaped as on the console (goldeval.report.printable): an id's ESC or U+202E would otherwise reach
+    # the CI page that shows the test names, and XML 1.0 cannot hold a C0 control at all
+    tc = TestCase(printable(name), printable(classname), 0.0)
     if props:
         _props(tc, props)
     if failure is not None:
-        tc.result = [Failure(failure)]
+        tc.result = [Failure(printable(failure))]
     elif error is not None:
-        tc.result = [Error(error)]
+        tc.result = [Error(printable(error))]
     elif skipped is not None:
-        tc.result = [Skipped(skipped)]
+        tc.result = [Skipped(printable(skipped))]
     if text:
-        tc.system_out = text
+        tc.system_out = printable(text)
     return tc
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from goldeval.report.printable import printable
+
 __all__ = ["summary_markdown"]
 
 _HEADLINES = (
@@ -23,7 +25,7 @@ _COUNTS = ("n", "n_scored", "n_failed", "match", "no_match", "decided", "near_ma
 
 def _cell(value: Any) -> str:
     """Text for one table cell: ``|`` escaped, newlines folded, Markdown's own characters made literal."""
-    text = "—" if value is None or value == "" else str(value)
+    text = "—" if value is None or value == "" else printable(str(value))  # controls shown escaped (U+202E …)
     for ch in ("\\", "|", "*", "_", "`", "<", ">", "[", "]"):
         text = text.replace(ch, "\\" + ch)
     return " ".join(text.split())
@@ -57,7 +59,7 @@ def summary_markdown(results: Mapping[str, Any]) -> str:
     und = agg.get("undefined") or {}
     status = "no gates" if gates is None else ("PASS" if gates.get("passed") else "FAIL")
     icon = {"PASS": "✅", "FAIL": "❌"}.get(status, "ℹ️")
-    who = f" · run `{run['id']}`" if run.get("id") else ""
+    who = f" · run `{printable(run['id'], keep_newlines=False)}`" if run.get("id") else ""
     arm = f" ({_cell(run['arm'])})" if run.get("arm") else ""
     lines = [f"### {icon} goldeval {scorer}: {status}{who}{arm}", ""]
     if gates is not None:
@@ -84,6 +86,6 @@ def summary_markdown(results: Mapping[str, Any]) -> str:
     if rows:
         lines += ["| metric | value |", "|---|---|"] + [f"| {label} | {value} |" for label, value in rows] + [""]
     if run.get("id"):
-        store = f" --store {run['store']}" if run.get("store") else ""
+        store = f" --store {printable(run['store'], keep_newlines=False)}" if run.get("store") else ""
         lines += [f"Report: `goldeval report {run['id']}{store} --out report.html`", ""]
     return "\n".join(lines)

@@ -8,14 +8,26 @@
   var compare = !!D.compare;
   var state = { filter: "all", q: "", sort: null, dir: 1, page: 0, open: {} };
 
+  // Control characters of the user's data shown escaped, as goldeval.report.printable does on the console: an ESC,
+  // a carriage return, a C1 control or a bidirectional override (U+202E shows what follows reversed) could hide or
+  // fake what a cell says. Line feeds and tabs are layout and stay.
+  var CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  function shown(v) {
+    if (typeof v !== "string") return v;
+    return v.replace(CONTROLS, function (ch) {
+      var code = ch.charCodeAt(0);
+      if (ch === "\r") return "\\r";
+      return code < 0x100 ? "\\x" + ("0" + code.toString(16)).slice(-2) : "\\u" + ("000" + code.toString(16)).slice(-4);
+    });
+  }
   function el(tag, attrs, children) {
     var e = document.createElement(tag);
     if (attrs) for (var k in attrs) {
-      if (k === "text") e.textContent = attrs[k];
+      if (k === "text") e.textContent = shown(attrs[k]);
       else if (k === "cls") e.className = attrs[k];
       else e.setAttribute(k, attrs[k]);
     }
-    (children || []).forEach(function (c) { if (c != null) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+    (children || []).forEach(function (c) { if (c != null) e.appendChild(typeof c === "string" ? document.createTextNode(shown(c)) : c); });
     return e;
   }
   function num(v, d) { return (v === null || v === undefined) ? "—" : (typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(d || 3)) : String(v)); }
@@ -167,15 +179,15 @@
 
   function marked(text, spans) {
     var box = el("div", { cls: "text" });
-    if (typeof text !== "string") { box.textContent = text == null ? "(not available)" : JSON.stringify(text, null, 2); return box; }
+    if (typeof text !== "string") { box.textContent = text == null ? "(not available)" : shown(JSON.stringify(text, null, 2)); return box; }
     var pos = 0;  // spans are [gap, length, gap, length, ...], each gap from the end of the previous mark
     for (var i = 0; spans && i < spans.length; i += 2) {
       var start = pos + spans[i], end = start + spans[i + 1];
-      if (start > pos) box.appendChild(document.createTextNode(text.slice(pos, start)));
+      if (start > pos) box.appendChild(document.createTextNode(shown(text.slice(pos, start))));
       box.appendChild(el("mark", { text: text.slice(start, end) }));
       pos = end;
     }
-    box.appendChild(document.createTextNode(text.slice(pos)));
+    box.appendChild(document.createTextNode(shown(text.slice(pos))));
     return box;
   }
   function kv(pairs) {
