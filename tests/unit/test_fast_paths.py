@@ -243,6 +243,40 @@ def test_pairing_by_names_is_the_full_assignment(seed, monkeypatch):
     assert fast.to_dict() == full.to_dict() and fast.alternatives == full.alternatives
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_pairing_by_names_returns_the_assignment_on_small_tables(seed, monkeypatch):
+    # Spider-sized answers (1-20 rows, 1-4 columns, names as SQL prints them): when the names decide the pairing,
+    # pair_columns returns those pairs without the score matrix and linear_sum_assignment; the full computation
+    # (the names shortcut disabled) must give the same Pairing, every field and the order of its dicts.
+    from goldeval.answers import pairing as pairing_mod
+    from goldeval.answers.values import make_column
+
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(1, 21))
+    pool = {"count(*)": rng.integers(0, 5, n).tolist(), "Name": rng.choice(["Joe", "Ann", "Li"], n).tolist(),
+            "T1.age": rng.integers(20, 60, n).tolist(), "avg(weight)": np.round(rng.uniform(1, 9, n), 2).tolist(),
+            "rate": (rng.integers(0, 100, n) / 100).tolist(), "id": rng.integers(1, 4, n).tolist()}
+    k = int(rng.integers(1, 5))
+    names = [str(x) for x in rng.choice(list(pool), k, replace=False)]
+    golden = [make_column(c, pool[c]) for c in names]
+    spelled = {"count(*)": "COUNT(*)", "Name": "name", "T1.age": "age", "avg(weight)": "avg(weight)", "rate": "rate", "id": "id"}
+    pred_cols = [(spelled[c], list(pool[c])) for c in names]
+    if seed % 3 == 0:
+        pred_cols.append(("extra", rng.integers(0, 5, n).tolist()))
+    if seed % 5 == 1:
+        pred_cols[0] = (pred_cols[0][0], [None] * n)  # the named column holds other values: the full path runs
+    if seed % 7 == 2:
+        pred_cols = [(c, v[::-1]) for c, v in pred_cols]  # same multisets, other row order
+    order = rng.permutation(len(pred_cols))
+    pred = [make_column(pred_cols[i][0], pred_cols[i][1]) for i in order]
+    fast = pairing_mod.pair_columns(golden, pred)
+    monkeypatch.setattr(pairing_mod, "_named_partners", lambda names, conflict: None)
+    full = pairing_mod.pair_columns([make_column(c.name, c.raw) for c in golden], [make_column(c.name, c.raw) for c in pred])
+    assert fast.to_dict() == full.to_dict() and fast.alternatives == full.alternatives
+    assert list(fast.basis.items()) == list(full.basis.items()) and list(fast.index.items()) == list(full.index.items())
+    assert list(fast.scale.items()) == list(full.scale.items()) and list(fast.agreement.items()) == list(full.agreement.items())
+
+
 def test_columns_of_is_the_transpose_of_the_rows():
     rows = [[1, "a", None], (2.5, "b", True), [3, None, 0]]
     assert _fast.columns_of(rows, 3) == [list(c) for c in zip(*rows)]

@@ -534,6 +534,19 @@ def pair_columns(
         if np.isnan(agree[i, j]) or agree[i, j] < 1 - 1e-12:
             by_name = False
             break
+    if by_name:
+        # The assignment is those pairs (see above: any other one scores less), each full on values and named
+        # alike, so its basis is "name+values"; with every golden column paired there is no elimination, repeat,
+        # unpaired column, name/value conflict (basis "name" only) or ambiguity (basis values/elimination only)
+        # to look for. The same Pairing as the score matrix and linear_sum_assignment below give (test).
+        assert named is not None
+        for i in range(kg):
+            out.basis[gnames[i]] = "name+values"
+        for i, j in enumerate(named):
+            out.index[i] = j
+            out.scale[i] = float(scales[i, j])
+            out.agreement[gnames[i]] = float(agree[i, j])
+        return out
     exact: dict[tuple[int, int], tuple[float, float]] = {}
     if not by_name:
         seen = set(done)
