@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from goldeval.answers.doubt import may_order_and_limit, parsed_select
+from goldeval.answers.doubt import may_order_and_limit, parsed_query, parsed_select
 from goldeval.answers.shapes import _golden_table
 from goldeval.answers.sql import QueryError, ReadOnlyDatabase
 from goldeval.answers.numbers import REL_TOL, numbers_close, pair_rel_tol, tolerances
@@ -78,9 +78,10 @@ def _tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -
     from sqlglot import exp
 
     try:
-        tree = sqlglot.parse_one(canonical, read=db.query_dialect)
+        tree = parsed_query(canonical, db.query_dialect)  # shared: copied before the change below
         if not isinstance(tree, exp.Select) or tree.args.get("limit") is None:
             return None
+        tree = tree.copy()
         tree.set("limit", None)
         res = db.execute(tree.sql(dialect=db.query_dialect))
         gt = _golden_table(golden, "golden")

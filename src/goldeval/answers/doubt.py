@@ -28,7 +28,7 @@ from typing import Any
 
 from goldeval.answers.values import Column, name_tokens
 
-__all__ = ["QUESTION_DOUBTS", "criterion_phrases", "parsed_select", "selects_star", "unasked_columns", "shape_doubt", "literal_doubt", "filter_doubt"]
+__all__ = ["QUESTION_DOUBTS", "criterion_phrases", "parsed_query", "parsed_select", "selects_star", "unasked_columns", "shape_doubt", "literal_doubt", "filter_doubt"]
 
 #: How the notes of doubts about whether a golden answers its question begin (these make a rule verdict against
 #: it not final; see :func:`goldeval.answers.answer.not_confident_against_doubt`).
@@ -74,12 +74,10 @@ def criterion_phrases(question: str) -> list[str]:
 def selects_star(canonical: str, dialect: str = "sqlite") -> bool:
     """True when every SELECT at the top of *canonical* (each branch of a UNION) projects only ``*`` or ``t.*``:
     its columns are the tables', not chosen by the question."""
-    import sqlglot
     from sqlglot import exp
 
-    try:
-        tree = sqlglot.parse_one(canonical, read=dialect)
-    except sqlglot.errors.SqlglotError:
+    tree = parsed_query(canonical, dialect)  # shared: only read here
+    if tree is None:
         return False
     leaves, todo = [], [tree]
     while todo:
@@ -182,11 +180,20 @@ def query_tokens(sql: str, dialect: str) -> QueryTokens | None:
     return QueryTokens(tuple(tokens), frozenset(kinds), kinds.count(TokenType.SELECT), kinds.count(TokenType.FROM))
 
 
-@lru_cache(maxsize=512)
 def parsed_select(canonical: str, dialect: str) -> Any:
     """The canonical query parsed once (shared: callers copy before they change it); ``None`` unless it parses to
-    one SELECT. Parsed from :func:`query_tokens` (the same tree ``sqlglot.parse_one`` gives, without tokenizing
-    the text twice)."""
+    one SELECT (:func:`parsed_query`)."""
+    from sqlglot import exp
+
+    tree = parsed_query(canonical, dialect)
+    return tree if isinstance(tree, exp.Select) else None
+
+
+@lru_cache(maxsize=512)
+def parsed_query(canonical: str, dialect: str) -> Any:
+    """The query parsed once, shared by every check that reads it (callers copy before they change it): the tree
+    ``sqlglot.parse_one(canonical, read=dialect)`` gives, parsed from :func:`query_tokens` (without tokenizing the
+    text twice); ``None`` where ``parse_one`` raises a ``SqlglotError``."""
     import sqlglot
     from sqlglot import exp
     from sqlglot.dialects.dialect import Dialect
@@ -203,7 +210,27 @@ def parsed_select(canonical: str, dialect: str) -> Any:
             tree = exp.Block(expressions=result) if len(result) > 1 else result[0]
     except sqlglot.errors.SqlglotError:
         return None
-    return tree if isinstance(tree, exp.Select) else None
+    return tree
+
+
+#: The characters that open a string or a quoted identifier, in any dialect sqlglot reads (``'…'``, ``"…"``,
+#: ``[…]``, `` `…` ``, ``$$…$$``; prefixed strings such as ``x'…'`` or ``e'…'`` hold a quote too).
+_QUOTES = ("'", '"', "[", "`", "$")
+#: The dialects whose tokenizers were read for :func:`_text_may_hold` (sqlglot's base keywords, unchanged there).
+_TEXT_CHECKED = frozenset({"sqlite", "duckdb", "postgres"})
+
+
+def _text_may_hold(sql: str, dialect: str, *needles: str, times: int = 1) -> bool:
+    """False only when the text itself shows that no token spells one of *needles* (at least *times* times): in
+    the dialects of :data:`_TEXT_CHECKED` a keyword token (``WHERE``, ``ORDER BY``) is its letters in any case, an
+    ``EQ`` token is ``=`` or ``==``, and every string or quoted identifier opens with one of :data:`_QUOTES`. Read
+    on ASCII text only (non-ASCII letters may fold to ASCII ones); otherwise, and in other dialects (Teradata
+    spells ``EQ`` and ``SEL``), True: the tokens decide. Lets the checks below skip tokenizing a query that cannot
+    hold what they look for (issue 15)."""
+    if dialect not in _TEXT_CHECKED or not sql.isascii():
+        return True
+    low = sql.lower()
+    return any(low.count(n) >= times for n in needles)
 
 
 def may_compare_a_string(canonical: str, dialect: str) -> bool:
@@ -211,6 +238,8 @@ def may_compare_a_string(canonical: str, dialect: str) -> bool:
     quoted identifier (SQLite reads ``"north america"`` as a string) to compare with. Then no parse is needed."""
     from sqlglot.tokens import TokenType
 
+    if not _text_may_hold(canonical, dialect, "=") or not _text_may_hold(canonical, dialect, *_QUOTES):
+        return False
     read = query_tokens(canonical, dialect)
     if read is None:
         return True
@@ -222,6 +251,10 @@ def may_filter_by_subquery(canonical: str, dialect: str) -> bool:
     ``SELECT`` / ``FROM`` and no ``VALUES`` / ``WITH`` to make the subquery it looks for."""
     from sqlglot.tokens import TokenType
 
+    if not _text_may_hold(canonical, dialect, "where") or not (
+            _text_may_hold(canonical, dialect, "select", times=2) or _text_may_hold(canonical, dialect, "from", times=2)
+            or _text_may_hold(canonical, dialect, "values") or _text_may_hold(canonical, dialect, "with")):
+        return False
     read = query_tokens(canonical, dialect)
     if read is None:
         return True
@@ -232,6 +265,8 @@ def may_order_and_limit(canonical: str, dialect: str) -> bool:
     """False only when the tokens hold no ``ORDER BY`` or no ``LIMIT`` (what a hidden tie pool needs)."""
     from sqlglot.tokens import TokenType
 
+    if not _text_may_hold(canonical, dialect, "order") or not _text_may_hold(canonical, dialect, "limit"):
+        return False
     read = query_tokens(canonical, dialect)
     if read is None:
         return True

@@ -78,13 +78,13 @@ def _canonical_keys(canonical: str, names: list[str], dialect: str) -> list[Orde
 
 @lru_cache(maxsize=512)
 def _keys_cached(canonical: str, names_t: tuple[str, ...], dialect: str) -> list[OrderKey] | None:
-    import sqlglot
     from sqlglot import exp
 
+    from goldeval.answers.doubt import parsed_query
+
     names = list(names_t)
-    try:
-        tree = sqlglot.parse_one(canonical, read=dialect)
-    except sqlglot.errors.SqlglotError:
+    tree = parsed_query(canonical, dialect)  # shared with the golden's doubt checks: only read here
+    if tree is None:
         return None
     order = tree.args.get("order") if isinstance(tree, (exp.Select, exp.Union)) else None
     if order is None:
