@@ -175,3 +175,22 @@ def test_the_text_checks_never_skip_what_the_tokens_would_find(dialect, monkeypa
         # The text checks do skip tokenizing: ~a third of Spider's queries need no token for any of the three.
         monkeypatch.undo()
         assert sum(not any(doubt._text_may_hold(q, dialect, *n) for n in (("=",), ("where",), ("order",))) for q in texts) > 100
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "duckdb"])
+def test_the_quoted_names_and_strings_are_the_ones_sqlglot_prints(dialect):
+    # literal_doubt writes its check query (and its note) with these; where _quoted declines, sqlglot prints.
+    from sqlglot import exp
+
+    from goldeval.answers.doubt import _quoted
+
+    rng = np.random.default_rng(7)
+    alphabet = list("abcXYZ019 _.-()*%é中\t\n'\"`\\$[]")
+    texts = ["Dog", "north america", "T1.name", "a b", " x ", "Ünïcode", "", "it's", 'say "hi"', "a\\b", "x\ny", "`t`", "[t]"]
+    texts += ["".join(rng.choice(alphabet, int(rng.integers(1, 8)))) for _ in range(400)]
+    for t in texts:
+        for quote, ref in (('"', exp.column(t, quoted=True).sql(dialect=dialect)), ('"', exp.table_(t, quoted=True).sql(dialect=dialect)),
+                           ("'", exp.Literal.string(t).sql(dialect=dialect))):
+            got = _quoted(t, quote, dialect)
+            assert got is None or got == ref, (t, got, ref)
+    assert sum(_quoted(t, "'", dialect) is not None for t in texts) > 50  # the quick way is taken, not only declined

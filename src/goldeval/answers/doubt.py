@@ -299,6 +299,16 @@ def _golden_misses(rows: Sequence[Sequence[Any]]) -> bool:
     return len(cells) == 1 and isinstance(cells[0], (int, float)) and not isinstance(cells[0], bool) and cells[0] == 0
 
 
+def _quoted(text: str, quote: str, dialect: str) -> str | None:
+    """*text* as sqlglot prints it in SQLite or DuckDB SQL quoted with *quote* (``"`` an identifier, ``'`` a
+    string) when no character of it needs escaping (printable, none of ``' " ` \\``, not empty); else ``None``
+    (then sqlglot prints it). The same text as ``exp.column(text, quoted=True)`` / ``exp.table_`` /
+    ``exp.Literal.string(text)`` ``.sql(dialect)`` (tested), without building a generator for each (issue 15)."""
+    if dialect not in ("sqlite", "duckdb") or not text or not text.isprintable() or any(c in text for c in "'\"`\\"):
+        return None
+    return f"{quote}{text}{quote}"
+
+
 def literal_doubt(db: Any, canonical: str, golden_rows: Sequence[Sequence[Any]], *, dialect: str = "sqlite") -> tuple[str, str | None]:
     """``(status, note)`` for a golden whose canonical WHERE compares a text column with a literal (``col = 'x'``)
     that other values match folded (case, surrounding spaces): ``verified_wrong`` when the golden is empty,
@@ -353,9 +363,9 @@ def literal_doubt(db: Any, canonical: str, golden_rows: Sequence[Sequence[Any]],
             value = string_of(lit, table)
             if value is None:
                 continue
-            q_col = exp.column(col.name, quoted=True).sql(dialect=dialect)
-            q_tab = exp.table_(table, quoted=True).sql(dialect=dialect)
-            q_val = exp.Literal.string(value).sql(dialect=dialect)
+            q_col = _quoted(col.name, '"', dialect) or exp.column(col.name, quoted=True).sql(dialect=dialect)
+            q_tab = _quoted(table, '"', dialect) or exp.table_(table, quoted=True).sql(dialect=dialect)
+            q_val = _quoted(value, "'", dialect) or exp.Literal.string(value).sql(dialect=dialect)
             try:
                 found_rows = db.execute(f"SELECT {q_col}, COUNT(*) FROM {q_tab} WHERE lower(trim({q_col})) = lower(trim({q_val})) "
                                         f"GROUP BY {q_col} ORDER BY 2 DESC").rows
