@@ -176,3 +176,23 @@ def test_a_ctrl_c_during_the_schema_read_stops_the_run_and_is_not_swallowed(tmp_
     with pytest.raises(KeyboardInterrupt):
         db.schema()
     assert db._schema == {"patients": ["id", "name"]}
+
+
+def test_a_text_cell_that_is_not_utf8_is_read_as_latin1_and_the_rest_as_utf8(tmp_path: Path) -> None:
+    # The driver decodes UTF-8 itself; a cell it cannot decode makes the query run again with the Latin-1
+    # fallback for every text cell (UTF-8 still first): the rows _decode gives, cell by cell. A later query on the
+    # same connection is read the quick way again (its UTF-8 cells unchanged).
+    p = tmp_path / "enc.sqlite"
+    con = sqlite3.connect(p)
+    con.execute("CREATE TABLE t (id INTEGER, a TEXT)")
+    con.execute("INSERT INTO t VALUES (1, CAST(x'436166e9' AS TEXT))")       # 'Caf' + 0xe9: Latin-1 é, not UTF-8
+    con.execute("INSERT INTO t VALUES (2, CAST(x'436166c3a9' AS TEXT))")     # 'Café' in UTF-8
+    con.execute("INSERT INTO t VALUES (3, 'plain')")
+    con.commit()
+    con.close()
+    with ReadOnlyDatabase(p) as db:
+        assert db.execute("SELECT id, a FROM t ORDER BY id").rows == [(1, "Café"), (2, "Café"), (3, "plain")]
+        assert db.execute("SELECT a FROM t WHERE id > 1 ORDER BY id").rows == [("Café",), ("plain",)]
+        assert db._conn.text_factory is str
+        with pytest.raises(QueryError, match="no such column"):
+            db.execute("SELECT nope FROM t")

@@ -82,6 +82,10 @@ class QueryResult:
     notes: list[str] = field(default_factory=list)
 
 
+#: How sqlite3 (the driver) begins the message of a text cell it cannot decode as UTF-8.
+_NOT_UTF8 = "Could not decode to UTF-8"
+
+
 def _decode(b: bytes) -> str:
     try:
         return b.decode("utf-8")
@@ -129,7 +133,6 @@ class ReadOnlyDatabase:
         uri = "file:" + urllib.parse.quote(str(p.resolve())) + "?mode=ro"
         try:
             conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
-            conn.text_factory = _decode
             conn.execute("PRAGMA query_only=ON")
             conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -231,8 +234,21 @@ class ReadOnlyDatabase:
     def _execute_sqlite_inner(self, sql: str, progress: Any, start: float, timed_out: Any) -> QueryResult:
         self._conn.set_progress_handler(progress, 1000)
         try:
-            cur = self._conn.execute(sql)
-            columns, rows = self._fetch_limited(cur)
+            try:
+                cur = self._conn.execute(sql)
+                columns, rows = self._fetch_limited(cur)
+            except sqlite3.OperationalError as exc:
+                if not str(exc).startswith(_NOT_UTF8):
+                    raise
+                # A text cell that is not UTF-8: the query again, every text cell read by _decode (UTF-8, else
+                # Latin-1). Cells are read by the driver's own UTF-8 decoding first (no Python call per cell; the
+                # same strings wherever it succeeds).
+                self._conn.text_factory = _decode
+                try:
+                    cur = self._conn.execute(sql)
+                    columns, rows = self._fetch_limited(cur)
+                finally:
+                    self._conn.text_factory = str
             if cur.description is None:
                 raise QueryError("the statement returned no result set (only a SELECT query can be judged).")
         except sqlite3.Error as exc:
