@@ -409,11 +409,10 @@ class AnswerJudge(Scorer):
 
 
 def _verdict_class(rec: Mapping[str, Any]) -> str:
-    """The pass-rate class of one outcome, by :func:`goldeval.verdict.pass_rate` itself (one accounting)."""
-    from goldeval.verdict import pass_rate
+    """The pass-rate class of one outcome, as :func:`goldeval.verdict.pass_rate` counts it (one accounting)."""
+    from goldeval.verdict import pass_rate_class
 
-    pr = pass_rate([rec]).to_dict()
-    return next(k for k in ("match", "no_match", "near_match", "needs_human", "unscored", "verified_wrong") if pr[k])
+    return pass_rate_class(rec)
 
 
 class _JudgePartial(Partial):

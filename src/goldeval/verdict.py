@@ -12,7 +12,7 @@ Source: ``DESIGN.md`` ("Terms", "Data answers"), goldeval.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 import copy
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, Literal
@@ -24,6 +24,7 @@ __all__ = [
     "CaseOutcome",
     "PassRate",
     "pass_rate",
+    "pass_rate_class",
     "NEEDS_HUMAN_MAX_CONFIDENCE",
 ]
 
@@ -156,6 +157,25 @@ def _counted_fields(o: CaseOutcome) -> dict[str, Any]:
     return {"status": o.status, "verdict": v.verdict, "gold_status": v.gold_status, "needs_human": v.needs_human}
 
 
+def pass_rate_class(outcome: CaseOutcome | Mapping[str, Any]) -> str:
+    """The one count of :func:`pass_rate` a judged case goes to: ``unscored``, ``verified_wrong``,
+    ``needs_human``, ``near_match``, ``match`` or ``no_match``, checked in that order (see :func:`pass_rate`).
+
+    Args:
+        outcome: A ``CaseOutcome`` or its ``to_dict()`` form.
+    """
+    d = _counted_fields(outcome) if isinstance(outcome, CaseOutcome) else outcome
+    if d.get("status") == "unscored" or d.get("verdict") is None:
+        return "unscored"
+    if d.get("gold_status") == "verified_wrong":
+        return "verified_wrong"
+    if d.get("needs_human") or d.get("verdict") == "needs_human":
+        return "needs_human"
+    if d["verdict"] in ("near_match", "match", "no_match"):
+        return d["verdict"]
+    return "unscored"
+
+
 def pass_rate(outcomes: Iterable[CaseOutcome | dict[str, Any]]) -> PassRate:
     """Pass rate over judged cases, the one accounting used everywhere (CLI, compare, report).
 
@@ -173,21 +193,7 @@ def pass_rate(outcomes: Iterable[CaseOutcome | dict[str, Any]]) -> PassRate:
     n = 0
     for o in outcomes:
         n += 1
-        d = _counted_fields(o) if isinstance(o, CaseOutcome) else o
-        if d.get("status") == "unscored" or d.get("verdict") is None:
-            counts["unscored"] += 1
-        elif d.get("gold_status") == "verified_wrong":
-            counts["verified_wrong"] += 1
-        elif d.get("needs_human") or d.get("verdict") == "needs_human":
-            counts["needs_human"] += 1
-        elif d["verdict"] == "near_match":
-            counts["near_match"] += 1
-        elif d["verdict"] == "match":
-            counts["match"] += 1
-        elif d["verdict"] == "no_match":
-            counts["no_match"] += 1
-        else:
-            counts["unscored"] += 1
+        counts[pass_rate_class(o)] += 1
     decided = counts["match"] + counts["no_match"]
     return PassRate(
         rate=counts["match"] / decided if decided else 0.0,

@@ -82,6 +82,28 @@ def test_pass_rate_over_outcomes_equals_pass_rate_over_their_dicts():
     assert pass_rate(outs).rate == 0.5  # 1 match, 1 no_match decided; the other four counted beside
 
 
+def test_the_class_of_one_record_is_the_count_pass_rate_gives_it():
+    # The judge scorer counts each record by pass_rate_class (one call) instead of pass_rate([record]).to_dict():
+    # the class must be the one count that pass_rate of that record alone sets, for every kind of record.
+    from goldeval.scorers_builtin import _verdict_class
+    from goldeval.verdict import pass_rate_class
+
+    outs = [CaseOutcome("a", "scored", Verdict("match", 9, False, "w")),
+            CaseOutcome("b", "scored", Verdict("no_match", 8, False, "w")),
+            CaseOutcome("c", "scored", Verdict("match", 5, True, "w")),
+            CaseOutcome("d", "scored", Verdict("near_match", 7, False, "w")),
+            CaseOutcome("e", "scored", Verdict("no_match", 9, False, "w", gold_status="verified_wrong")),
+            CaseOutcome("g", "scored", Verdict("needs_human", None, True, "w")),
+            CaseOutcome("f", "unscored", reason="query failed")]
+    recs = [o.to_dict() for o in outs] + [{"status": "scored", "verdict": "odd"}, {"status": "scored"}, {}]
+    keys = ("match", "no_match", "near_match", "needs_human", "unscored", "verified_wrong")
+    for r in recs + outs:
+        pr = pass_rate([r]).to_dict()
+        assert [k for k in keys if pr[k]] == [pass_rate_class(r)]
+    for r in recs:
+        assert _verdict_class(r) == pass_rate_class(r)
+
+
 def test_rounded_keys_pair_tied_rows_that_the_sorted_order_misaligns():
     # Worked by hand: the golden 1.25 shows two decimals, so 1.246 and 1.254 both meet it (half-unit 0.005); the
     # rows tied at 1.25 differ in the second column, and sorting the prediction by its unrounded first column puts
