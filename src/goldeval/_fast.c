@@ -617,6 +617,263 @@ done:
     return result;
 }
 
+
+/* ---- labels: the plain rows of a JSONL label file (goldeval.labelfile; the Python loop there stays the definition
+ * and the fallback, and handles every row this kernel leaves to it; tests/unit/test_fast_paths.py checks the two
+ * agree) ---- */
+
+typedef struct { char *p; Py_ssize_t n, cap; } Buf;
+
+static int buf_put(Buf *b, const char *s, Py_ssize_t n) {
+    if (b->n + n > b->cap) {
+        Py_ssize_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < b->n + n) cap *= 2;
+        char *q = (char *)PyMem_Realloc(b->p, cap);
+        if (!q) { PyErr_NoMemory(); return -1; }
+        b->p = q; b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
+/* A JSON string as orjson.dumps writes it: an ASCII string with no quote, backslash or control character as is,
+ * between quotes; any other string by orjson.dumps itself. */
+static int put_json_str(Buf *b, PyObject *s, PyObject *dumps) {
+    if (PyUnicode_IS_ASCII(s)) {
+        const unsigned char *d = (const unsigned char *)PyUnicode_DATA(s);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(s), i = 0;
+        while (i < n && d[i] >= 0x20 && d[i] != '"' && d[i] != '\\') i++;
+        if (i == n) {
+            if (buf_put(b, "\"", 1) < 0 || buf_put(b, (const char *)d, n) < 0 || buf_put(b, "\"", 1) < 0) return -1;
+            return 0;
+        }
+    }
+    PyObject *r = PyObject_CallOneArg(dumps, s);
+    if (!r) return -1;
+    if (!PyBytes_Check(r)) { Py_DECREF(r); PyErr_SetString(PyExc_TypeError, "dumps must return bytes"); return -1; }
+    int rc = buf_put(b, PyBytes_AS_STRING(r), PyBytes_GET_SIZE(r));
+    Py_DECREF(r);
+    return rc;
+}
+
+/* A plain label: a non-empty str whose first and last characters are not white space (str.isspace). */
+static inline int plain_label(PyObject *v) {
+    if (!PyUnicode_CheckExact(v)) return 0;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+    if (n == 0) return 0;
+    int kind = PyUnicode_KIND(v);
+    const void *d = PyUnicode_DATA(v);
+    return !Py_UNICODE_ISSPACE(PyUnicode_READ(kind, d, 0)) && !Py_UNICODE_ISSPACE(PyUnicode_READ(kind, d, n - 1));
+}
+
+/* The pairs of one call: (gold, pred) by content, with the count to add and what an entry writes for them. */
+typedef struct {
+    uint64_t h;
+    PyObject *key;      /* the tuple (gold, pred) of the first row (a new reference); NULL: an empty slot */
+    Py_ssize_t add;     /* rows to add to counts[key] */
+    char *json;         /* ',"gold":<gold>,"pred":<pred>,"outcome":"xx"}\n' */
+    Py_ssize_t json_len;
+} Pair;
+
+#define PAIRS 1024  /* slots (a power of two); at most PAIRS / 2 pairs are held, then they are added to counts */
+
+static inline uint64_t str_hash(PyObject *s, uint64_t h) {
+    if (s == Py_None) return h * 1099511628211ULL ^ 0x9e3779b97f4a7c15ULL;
+    const unsigned char *d = (const unsigned char *)PyUnicode_DATA(s);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s) * PyUnicode_KIND(s);
+    h ^= (uint64_t)n * 0x100000001b3ULL;
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ d[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* The same str (or both None): a str's kind is the narrowest that holds it, so equal texts have equal bytes. */
+static inline int same_text(PyObject *a, PyObject *b) {
+    if (a == b) return 1;
+    if (a == Py_None || b == Py_None) return 0;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(a);
+    return n == PyUnicode_GET_LENGTH(b) && PyUnicode_KIND(a) == PyUnicode_KIND(b)
+        && memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), n * PyUnicode_KIND(a)) == 0;
+}
+
+/* counts[key] += add for every held pair; the slots are emptied. -1 on error. */
+static int pairs_flush(Pair *t, PyObject *counts) {
+    int rc = 0;
+    for (int i = 0; i < PAIRS; i++) {
+        if (!t[i].key) continue;
+        if (rc == 0 && t[i].add) {
+            PyObject *c = PyDict_GetItemWithError(counts, t[i].key);
+            Py_ssize_t cv = c ? PyLong_AsSsize_t(c) : -1;
+            PyObject *nv = (cv == -1) ? NULL : PyLong_FromSsize_t(cv + t[i].add);
+            if (!nv) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "counts changed during label_lines");
+                rc = -1;
+            } else {
+                if (PyDict_SetItem(counts, t[i].key, nv) < 0) rc = -1;
+                Py_DECREF(nv);
+            }
+        }
+        Py_CLEAR(t[i].key);
+        PyMem_Free(t[i].json);
+        t[i].json = NULL;
+        t[i].add = 0;
+    }
+    return rc;
+}
+
+static inline void put_num(Buf *b, Py_ssize_t v) {  /* (room reserved by the caller) */
+    char tmp[24];
+    int k = 0;
+    size_t u = v < 0 ? (size_t)(-(v + 1)) + 1 : (size_t)v;
+    do { tmp[k++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) b->p[b->n++] = '-';
+    while (k) b->p[b->n++] = tmp[--k];
+}
+
+/*
+ * label_lines(block, pos, lineno, loads, refused, id_key, gold_key, pred_key, counts, repeated, positive, dumps, emit)
+ *   -> (pos, lineno, n_rows, n_null, body)
+ *
+ * Reads the lines of block[pos:] (bytes of whole lines; lineno = the number of the line before pos) while each is a
+ * plain row, and stops at the first that is not (pos and lineno then point just before it) or at the end of the block.
+ * A plain row: loads(line) (orjson.loads, given the line with its newline) is a dict; its id_key is a non-empty
+ * str whose hash is not in *repeated*; gold_key holds a plain label; pred_key holds a plain label or null; and the
+ * pair (gold, pred) is already a key of *counts* (so nothing about a label's first row can change). For each
+ * plain row counts[(gold, pred)] += 1; with *emit* its per_example entry
+ * {"id","line","gold","pred","outcome"} is added to body as orjson.dumps writes it, followed by a newline.
+ * A line that loads refuses with *refused* (orjson.JSONDecodeError) stops the run; any other error is raised.
+ */
+static PyObject *label_lines(PyObject *self, PyObject *args) {
+    Py_buffer blk;
+    Py_ssize_t pos, lineno;
+    PyObject *loads, *refused, *id_key, *gold_key, *pred_key, *counts, *repeated, *positive, *dumps;
+    int emit;
+    if (!PyArg_ParseTuple(args, "y*nnOOUUUO!OUOp", &blk, &pos, &lineno, &loads, &refused, &id_key, &gold_key, &pred_key,
+                          &PyDict_Type, &counts, &repeated, &positive, &dumps, &emit))
+        return NULL;
+    if (!PyAnySet_Check(repeated)) { PyBuffer_Release(&blk); PyErr_SetString(PyExc_TypeError, "repeated must be a set"); return NULL; }
+    const char *base = (const char *)blk.buf;
+    Py_ssize_t end = blk.len, n_rows = 0, n_null = 0;
+    int check_repeats = PySet_GET_SIZE(repeated) > 0, held = 0;
+    Buf out = {NULL, 0, 0}, tmp = {NULL, 0, 0};
+    PyObject *result = NULL;
+    Pair *pairs = (Pair *)PyMem_Calloc(PAIRS, sizeof(Pair));
+    if (!pairs) { PyBuffer_Release(&blk); return PyErr_NoMemory(); }
+    if (pos < 0 || pos > end) { PyErr_SetString(PyExc_ValueError, "pos out of range"); goto done; }
+    while (pos < end) {
+        const char *nl = memchr(base + pos, '\n', end - pos);
+        Py_ssize_t next = nl ? (nl - base) + 1 : end;
+        PyObject *line = PyBytes_FromStringAndSize(base + pos, next - pos);
+        if (!line) goto done;
+        PyObject *data = PyObject_CallOneArg(loads, line);
+        Py_DECREF(line);
+        if (!data) {
+            if (PyErr_ExceptionMatches(refused)) { PyErr_Clear(); break; }
+            goto done;
+        }
+        int plain = 0;
+        PyObject *rid = NULL, *g = NULL, *p = NULL;
+        if (PyDict_CheckExact(data)) {
+            rid = PyDict_GetItemWithError(data, id_key);
+            g = rid ? PyDict_GetItemWithError(data, gold_key) : NULL;
+            p = g ? PyDict_GetItemWithError(data, pred_key) : NULL;
+            if (PyErr_Occurred()) { Py_DECREF(data); goto done; }
+            plain = p && PyUnicode_CheckExact(rid) && PyUnicode_GET_LENGTH(rid) > 0 && plain_label(g) && (p == Py_None || plain_label(p));
+        }
+        if (plain && check_repeats) {
+            Py_hash_t h = PyObject_Hash(rid);
+            PyObject *hv = h == -1 ? NULL : PyLong_FromSsize_t(h);
+            int in = hv ? PySet_Contains(repeated, hv) : -1;
+            Py_XDECREF(hv);
+            if (in < 0) { Py_DECREF(data); goto done; }
+            plain = !in;
+        }
+        Pair *e = NULL;
+        if (plain) {
+            uint64_t h = str_hash(p, str_hash(g, 14695981039346656037ULL));
+            size_t i = (size_t)(h ^ (h >> 29)) & (PAIRS - 1);
+            while (pairs[i].key && !(pairs[i].h == h && same_text(PyTuple_GET_ITEM(pairs[i].key, 0), g)
+                                     && same_text(PyTuple_GET_ITEM(pairs[i].key, 1), p)))
+                i = (i + 1) & (PAIRS - 1);
+            e = &pairs[i];
+            if (!e->key) {  /* a pair not held yet: it must be counted already */
+                if (held >= PAIRS / 2) {
+                    if (pairs_flush(pairs, counts) < 0) { Py_DECREF(data); goto done; }
+                    held = 0;
+                    i = (size_t)(h ^ (h >> 29)) & (PAIRS - 1);
+                    e = &pairs[i];
+                }
+                PyObject *key = PyTuple_Pack(2, g, p);
+                if (!key) { Py_DECREF(data); goto done; }
+                PyObject *c = PyDict_GetItemWithError(counts, key);
+                if (!c) {
+                    Py_DECREF(key);
+                    if (PyErr_Occurred()) { Py_DECREF(data); goto done; }
+                    plain = 0;
+                } else {
+                    e->h = h; e->key = key; e->add = 0;
+                    held++;
+                    if (emit) {  /* what the entry writes after its line number */
+                        int gpos = PyUnicode_Compare(g, positive) == 0;
+                        int ppos = p != Py_None && PyUnicode_Compare(p, positive) == 0;
+                        if (PyErr_Occurred()) { Py_DECREF(data); goto done; }
+                        const char *outcome = gpos ? (ppos ? "tp" : "fn") : (ppos ? "fp" : "tn");
+                        tmp.n = 0;
+                        if (buf_put(&tmp, ",\"gold\":", 8) < 0 || put_json_str(&tmp, g, dumps) < 0
+                            || buf_put(&tmp, ",\"pred\":", 8) < 0
+                            || (p == Py_None ? buf_put(&tmp, "null", 4) : put_json_str(&tmp, p, dumps)) < 0
+                            || buf_put(&tmp, ",\"outcome\":\"", 12) < 0 || buf_put(&tmp, outcome, 2) < 0
+                            || buf_put(&tmp, "\"}\n", 3) < 0) { Py_DECREF(data); goto done; }
+                        e->json = (char *)PyMem_Malloc(tmp.n);
+                        if (!e->json) { PyErr_NoMemory(); Py_DECREF(data); goto done; }
+                        memcpy(e->json, tmp.p, tmp.n);
+                        e->json_len = tmp.n;
+                    }
+                }
+            }
+        }
+        if (!plain) { Py_DECREF(data); break; }
+        e->add++;
+        lineno++;
+        n_rows++;
+        if (p == Py_None) n_null++;
+        if (emit) {
+            if (buf_put(&out, "{\"id\":", 6) < 0 || put_json_str(&out, rid, dumps) < 0) { Py_DECREF(data); goto done; }
+            if (out.n + 32 + e->json_len > out.cap) {  /* room for the rest: the line number and the pair's part */
+                Py_ssize_t need = out.n + 32 + e->json_len, cap = out.cap ? out.cap : 1 << 16;
+                while (cap < need) cap *= 2;
+                char *q = (char *)PyMem_Realloc(out.p, cap);
+                if (!q) { PyErr_NoMemory(); Py_DECREF(data); goto done; }
+                out.p = q; out.cap = cap;
+            }
+            memcpy(out.p + out.n, ",\"line\":", 8);
+            out.n += 8;
+            put_num(&out, lineno);
+            memcpy(out.p + out.n, e->json, e->json_len);
+            out.n += e->json_len;
+        }
+        Py_DECREF(data);
+        pos = next;
+    }
+    if (pairs_flush(pairs, counts) < 0) goto done;
+    {
+        PyObject *body = PyBytes_FromStringAndSize(out.p ? out.p : "", out.n);
+        if (body) result = Py_BuildValue("nnnnN", pos, lineno, n_rows, n_null, body);
+    }
+done:
+    if (!result) {  /* (an error: the counts of this call are dropped, the error raised) */
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        for (int i = 0; i < PAIRS; i++) { Py_CLEAR(pairs[i].key); PyMem_Free(pairs[i].json); }
+        PyErr_Restore(et, ev, tb);
+    }
+    PyMem_Free(pairs);
+    PyMem_Free(out.p);
+    PyMem_Free(tmp.p);
+    PyBuffer_Release(&blk);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"overlap_counts", overlap_counts, METH_VARARGS,
      "overlap_counts(prediction, reference) -> (n_prediction, n_reference, n_overlap) under the openscribe rule."},
@@ -633,6 +890,9 @@ static PyMethodDef methods[] = {
      "fill_numbers(cells, out) -> int: float64 cells of an int/float/None column into out; -1 at another cell."},
     {"common_min_count", common_min_count, METH_VARARGS,
      "common_min_count(a, b) -> int: size of the multiset intersection of two sorted float64 arrays (pairing)."},
+    {"label_lines", label_lines, METH_VARARGS,
+     "label_lines(block, pos, lineno, loads, refused, id_key, gold_key, pred_key, counts, repeated, positive, dumps, emit)"
+     " -> (pos, lineno, n_rows, n_null, body): the plain rows of a JSONL label file (goldeval.labelfile)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "goldeval._fast",

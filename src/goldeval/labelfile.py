@@ -22,7 +22,12 @@ import orjson
 from goldeval.errors import InputError, given, shorten
 from goldeval.ids import IdIndex
 
-__all__ = ["score_label_stream", "score_label_path", "label_id"]
+try:  # the optional C fast path (see _fast.c); the loop of score_label_stream stays the definition and the fallback
+    from goldeval._fast import label_lines as _fast_label_lines
+except ImportError:  # pragma: no cover - the extension is optional
+    _fast_label_lines = None
+
+__all__ = ["JsonlLabelRows", "score_label_stream", "score_label_path", "label_id"]
 
 #: Per-example records are held back (not streamed, not recorded) until the positive label has been seen, up to
 #: this many: a typo in --positive is then refused before anything is recorded, in all but very large files.
@@ -30,6 +35,9 @@ HOLD_BACK = 50_000
 
 #: Entries handed to ``on_examples`` at a time.
 BATCH = 512
+
+#: Bytes of per_example JSON handed to ``on_example_lines`` at a time (about).
+LINES_BYTES = 1 << 17
 
 
 def label_id(raw: Any) -> str | None:
@@ -62,6 +70,7 @@ def score_label_stream(
     on_example: Callable[[dict[str, Any]], None] | None = None,
     repeated: set[int] | None = None,
     on_examples: Callable[[list[dict[str, Any]]], None] | None = None,
+    on_example_lines: Callable[[bytes, int], None] | None = None,
 ) -> dict[str, Any]:
     """Score label rows in one pass. Arguments and results as :func:`goldeval.labels.score_label_rows`, plus:
 
@@ -73,6 +82,11 @@ def score_label_stream(
         on_examples: Instead of, or with, *on_example*: called with lists of ``per_example`` entries, in order, a
             few thousand at a time (:data:`BATCH`), and with the last ones before the results are returned: the
             cheaper way to stream a million entries (:meth:`goldeval.resultsfile.ResultsFile.examples`).
+        on_example_lines: Instead of, or with, the others: called with ``(body, n)``, *body* the JSON of *n*
+            ``per_example`` entries (``orjson.dumps`` of each, compact), each followed by a newline, in order, about
+            about LINES_BYTES at a time, and with the last ones before the results are returned
+            (:meth:`goldeval.resultsfile.ResultsFile.example_lines`): no dict is made for a row the C reader of a
+            JSONL file scores itself (:class:`JsonlLabelRows`).
         repeated: Hashes of the ids that occur more than once (a first pass, :func:`goldeval.ids.repeated_hashes`);
             ``None`` keeps every id (rows already in memory).
 
@@ -107,10 +121,21 @@ def score_label_stream(
         recorder.per_example_in_cases = True  # every per_example entry is recorded as a case (+ status), in order
 
     digest = recorder is not None  # the ids' digest is what the store checks its cases against
-    need_rec = per_example is not None or on_example is not None or recorder is not None or on_examples is not None
+    need_rec = (per_example is not None or on_example is not None or recorder is not None or on_examples is not None
+                or on_example_lines is not None)
     batch: list[dict[str, Any]] = []
     # the common case (--out, no store, no second annotator): entries go to a list, handed over a batch at a time
     plain = on_examples is not None and per_example is None and on_example is None and recorder is None
+    lines = bytearray()  # with on_example_lines: the entries' JSON not yet handed over, and how many
+    n_lines = 0
+    dumps = orjson.dumps
+    # ... and its bytes form: no dict at all for the rows the C reader scores (JsonlLabelRows), the JSON of the others
+    only_lines = on_example_lines is not None and per_example is None and on_example is None and recorder is None and on_examples is None
+    n_fast = 0
+    fast = getattr(items, "bind", None)
+    if fast is not None:  # the C reader may score a row itself once nothing about the row can need more than counting
+        can = recorder is None and second_gold_field is None and (not need_rec or only_lines)
+        fast = fast(lambda: can and first_fields is not None and (held is None or not need_rec), positive, only_lines) if (can and (not need_rec or streaming)) else None
 
     def emit(rec: dict[str, Any], case: dict[str, Any] | None) -> None:
         nonlocal n_emitted, batch
@@ -123,11 +148,23 @@ def score_label_stream(
             if len(batch) >= BATCH:
                 on_examples(batch)
                 batch = []
+        if on_example_lines is not None:
+            lines_add(rec)
         if digest:
             ids_hasher.update((b"," if n_emitted else b"") + orjson.dumps(rec["id"]))
         n_emitted += 1
         if case is not None and record is not None:
             record(case)
+
+    def lines_add(rec: dict[str, Any]) -> None:
+        nonlocal n_lines, lines
+        lines += dumps(rec)
+        lines += b"\n"
+        n_lines += 1
+        if len(lines) >= LINES_BYTES:
+            on_example_lines(bytes(lines), n_lines)  # type: ignore[misc]
+            lines = bytearray()
+            n_lines = 0
 
     def flush() -> None:
         nonlocal held
@@ -143,6 +180,20 @@ def score_label_stream(
             line, data = item
         elif t is Row:
             line, data = item.line, item.data
+        elif t is _Stretch:  # rows the C reader scores itself (JsonlLabelRows): their counts, and their entries' JSON
+            k, nulls, body = item.run(counts)
+            n_rows += k - 1  # (this item is not a row)
+            n_null += nulls
+            n_emitted += k
+            n_fast += k
+            if body:
+                lines += body
+                n_lines += k
+                if len(lines) >= LINES_BYTES:
+                    on_example_lines(bytes(lines), n_lines)  # type: ignore[misc]
+                    lines = bytearray()
+                    n_lines = 0
+            continue
         elif t is RowError or isinstance(item, RowError):
             failures.append({"line": item.line, "id": item.id, "error": item.error})
             if record is not None and item.id is not None and (previous.get(item.id) or {}).get("status") != "unscored":
@@ -241,6 +292,9 @@ def score_label_stream(
                     if len(batch) >= BATCH:
                         on_examples(batch)  # type: ignore[misc]
                         batch = []
+                elif only_lines:
+                    lines_add(rec)
+                    n_emitted += 1
                 else:
                     emit(rec, case)
             else:
@@ -248,6 +302,8 @@ def score_label_stream(
                 if positive_seen or len(held) >= HOLD_BACK:
                     flush()
 
+    if n_fast:  # every row the C reader scored had an id, a gold label and a prediction field, and was new
+        saw_id_field = saw_gold = saw_pred = fresh_any = True
     part.n_rows = n_rows
     part.null_predictions = n_null
     part.fields = first_fields
@@ -272,6 +328,9 @@ def score_label_stream(
     if batch and on_examples is not None:
         on_examples(batch)
         batch = []
+    if n_lines:
+        on_example_lines(bytes(lines), n_lines)  # type: ignore[misc]
+        lines = bytearray()
     if not keep_per_example:
         ids_hasher.update(b"]")
         results["per_example"] = {"$streamed": True, "n": n_emitted, "ids_sha256": ids_hasher.hexdigest() if digest else None,
@@ -287,7 +346,7 @@ def _jsonl_items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = 
     integers past 64 bits). With *fields* (the fields the scorer reads), a line orjson reads is read again exactly
     only when one of those holds an integer past 64 bits (``decode_json(..., fields=)``, inlined here: the hot
     path); the other fields are never read, so their rounding cannot matter."""
-    from goldeval.io import _BIG, JSONLineError, RowError, check_input_file, decode_json
+    from goldeval.io import _BIG, check_input_file
 
     p = check_input_file(path)
     seen_any = False
@@ -314,17 +373,137 @@ def _jsonl_items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = 
             if not raw.strip():
                 continue
             seen_any = True
-            try:
-                data = decode_json(raw)
-            except JSONLineError as exc:
-                yield RowError(lineno, None, f"{p.name}:{lineno}: {exc.reason}")
-                continue
-            if type(data) is not dict:
-                yield RowError(lineno, None, f"{p.name}:{lineno}: expected a JSON object, got {shorten(data)}.")
-                continue
-            yield (lineno, data)
+            yield _strict_item(p.name, lineno, raw)
     if not seen_any:
         raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
+
+
+def _strict_item(name: str, lineno: int, raw: bytes) -> Any:
+    """A non-blank line read strictly (:func:`goldeval.io.decode_json`): ``(line, dict)`` or a RowError."""
+    from goldeval.io import JSONLineError, RowError, decode_json
+
+    try:
+        data = decode_json(raw)
+    except JSONLineError as exc:
+        return RowError(lineno, None, f"{name}:{lineno}: {exc.reason}")
+    if type(data) is not dict:
+        return RowError(lineno, None, f"{name}:{lineno}: expected a JSON object, got {shorten(data)}.")
+    return (lineno, data)
+
+
+#: Bytes read at a time by :class:`JsonlLabelRows` (then completed to the end of a line).
+READ_BLOCK = 1 << 16
+
+
+class _Stretch:
+    """Handed to the scoring loop by :class:`JsonlLabelRows`: :meth:`run` scores the plain rows from here on."""
+
+    __slots__ = ("rows", "block", "pos", "lineno")
+
+    def __init__(self, rows: JsonlLabelRows) -> None:
+        self.rows = rows
+        self.block, self.pos, self.lineno = b"", 0, 0
+
+    def run(self, counts: dict) -> tuple[int, int, bytes]:
+        """Score the plain rows from :attr:`pos` into *counts* (C: :func:`goldeval._fast.label_lines`):
+        ``(rows scored, null predictions, their per_example JSON or b"")``; :attr:`pos` and :attr:`lineno` move
+        past them."""
+        r = self.rows
+        self.pos, self.lineno, k, nulls, body = _fast_label_lines(
+            self.block, self.pos, self.lineno, orjson.loads, orjson.JSONDecodeError, r.id_field, r.gold_field,
+            r.pred_field, counts, r.repeated, r.positive, orjson.dumps, r.emit)
+        return k, nulls, body
+
+
+class JsonlLabelRows:
+    """The rows of a JSONL label file for :func:`score_label_stream`: iterated, the items of :func:`_jsonl_items`
+    (the definition). Bound by :func:`score_label_stream` (when it records nothing per row but counts and the
+    per_example JSON), the plain rows are scored by C (:func:`goldeval._fast.label_lines`) in stretches handed to
+    the loop as :class:`_Stretch` items, and only the others come as items, read and yielded exactly as
+    :func:`_jsonl_items` does: a row is plain when orjson reads it as an object with a non-empty string id whose
+    hash is not among the repeated ones, a gold label and a prediction that need no rule (a string not starting
+    or ending with white space; the prediction may be null), and a (gold, prediction) pair already counted."""
+
+    def __init__(self, path: str | os.PathLike[str], fields: tuple[str, ...], repeated: set[int]) -> None:
+        self.path = path
+        self.fields = fields
+        self.id_field, self.gold_field, self.pred_field = fields[:3]
+        self.repeated = repeated
+        self.positive = ""
+        self.emit = False
+        self._ready: Callable[[], bool] | None = None
+
+    def bind(self, ready: Callable[[], bool], positive: str | None, emit: bool) -> JsonlLabelRows | None:
+        """Let C score the plain rows whenever ``ready()``; *emit*: with their per_example JSON. ``None`` (and
+        nothing bound) where the C module is missing or the rows read more fields than id, gold and pred."""
+        if _fast_label_lines is None or len(self.fields) != 3:
+            return None
+        self._ready, self.positive, self.emit = ready, positive if positive is not None else "", emit
+        return self
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._ready is None:
+            yield from _jsonl_items(self.path, self.fields)
+            return
+        from goldeval.io import _BIG, check_input_file
+
+        p = check_input_file(self.path)
+        ready, fields = self._ready, self.fields
+        loads, refused = orjson.loads, orjson.JSONDecodeError
+        stretch = _Stretch(self)
+        seen_any = False
+        lineno = skip = misses = 0
+        with p.open("rb") as fh:
+            while True:
+                block = fh.read(READ_BLOCK)
+                if not block:
+                    break
+                if not block.endswith(b"\n"):
+                    block += fh.readline()  # whole lines only
+                pos, end = 0, len(block)
+                while pos < end:
+                    if skip:
+                        skip -= 1
+                    elif lineno and ready():  # (line 1 may start with a byte order mark: always read here)
+                        stretch.block, stretch.pos, stretch.lineno = block, pos, lineno
+                        yield stretch
+                        if stretch.pos > pos:
+                            seen_any = True
+                            misses = 0
+                        else:  # a run of rows that are not plain (e.g. integer ids): C tries again later, less often
+                            misses = min(misses + 1, 10)
+                            skip = (1 << misses) - 1
+                        pos, lineno = stretch.pos, stretch.lineno
+                        if pos >= end:
+                            break
+                    nl = block.find(b"\n", pos)
+                    nxt = end if nl < 0 else nl + 1
+                    raw = block[pos:nxt]
+                    pos = nxt
+                    lineno += 1
+                    if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                        raw = raw[3:]
+                    # (what _jsonl_items does with one line)
+                    try:
+                        data = loads(raw)
+                    except refused:
+                        pass
+                    else:
+                        seen_any = True
+                        if type(data) is dict:
+                            for name in fields:
+                                v = data.get(name)
+                                if type(v) is float and not -_BIG < v < _BIG:
+                                    break
+                            else:
+                                yield (lineno, data)
+                                continue
+                    if not raw.strip():
+                        continue
+                    seen_any = True
+                    yield _strict_item(p.name, lineno, raw)
+        if not seen_any:
+            raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
 
 
 def _strict_or_none(line: int, raw: bytes) -> Any:
@@ -354,7 +533,8 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
     from goldeval.streams import display_name
 
     low = str(path).lower()
-    if low.endswith(".csv") or low.endswith((".parquet", ".pq")):
+    tabular = low.endswith(".csv") or low.endswith((".parquet", ".pq"))
+    if tabular:
         buckets = HashBuckets(max(1, os.path.getsize(path) // 32) if os.path.exists(path) else 1)
         for item in _items(path):
             if isinstance(item, RowError):
@@ -370,7 +550,8 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
     read = (id_field, options.get("gold_field", "gold"), options.get("pred_field", "pred"))
     if options.get("second_gold_field"):
         read += (options["second_gold_field"],)
-    results = score_label_stream(_items(path, read), positive=positive, id_field=id_field, file_name=name, repeated=repeated,
+    items = _items(path, read) if tabular else JsonlLabelRows(path, read, repeated)
+    results = score_label_stream(items, positive=positive, id_field=id_field, file_name=name, repeated=repeated,
                                  **options)
     results["dataset"] = {"path": display_name(path), "sha256": file_sha256(path)}
     return results

@@ -418,3 +418,122 @@ def test_golden_sorted_without_argsort_is_the_stable_argsort(seed):
     order = np.argsort(np.where(g.null, np.inf, g.num), kind="stable")
     k = g.n - int(g.null.sum())
     assert np.array_equal(gs, g.num[order][:k]) and hs.tobytes() == half[order][:k].tobytes()
+
+
+# -- labels: the C reader of a JSONL label file (goldeval._fast.label_lines) against the Python loop ----------------
+
+_LABEL_TEXTS = ["yes", "no", "maybe", "é", "∑x", 'a"b', "back\\slash", "tab\tin", "\u2028", "x" * 40]
+
+
+def _label_line(rnd, k: int) -> bytes:
+    """One line of a label file: mostly plain rows (what C scores), and every kind of row it must leave to Python."""
+    import json
+
+    rid = f"c{k}" if rnd.random() < 0.97 else f"c{rnd.randrange(30)}"  # some ids repeat
+    g, p = rnd.choice(_LABEL_TEXTS[:3]), rnd.choice([*_LABEL_TEXTS[:3], None])
+    kind = rnd.random()
+    if kind < 0.70:
+        return json.dumps({"id": rid, "gold": g, "pred": p}, separators=(",", ":")).encode() + b"\n"
+    row: dict = {"id": rid, "gold": rnd.choice(_LABEL_TEXTS), "pred": rnd.choice([*_LABEL_TEXTS, None])}
+    if kind < 0.76:  # rare labels: new pairs, escapes, non-ASCII (C writes them through orjson.dumps)
+        return json.dumps(row, ensure_ascii=rnd.random() < 0.5).encode() + b"\n"
+    if kind < 0.78:
+        row["id"] = rid + rnd.choice(['"q', "é", "\\", "\n", "\u0001"])  # an id to escape
+    elif kind < 0.80:
+        row["id"] = k  # an integer id: its decimal string (Python)
+    elif kind < 0.81:
+        row["id"] = ""  # no usable id
+    elif kind < 0.82:
+        del row["pred"]  # a warning
+    elif kind < 0.83:
+        del row["gold"]  # a failure
+    elif kind < 0.84:
+        row["gold"] = rnd.choice([" yes", "no ", "", "  ", None, 3, True, [1]])
+    elif kind < 0.85:
+        row["pred"] = rnd.choice([" yes", "", "  ", 7, False, {"a": 1}])
+    elif kind < 0.86:
+        return b"\n" if rnd.random() < 0.5 else b"   \n"
+    elif kind < 0.87:
+        return b'{"id":"' + rid.encode() + b'", broken\n'
+    elif kind < 0.88:
+        return b"[1, 2]\n"
+    elif kind < 0.89:
+        return b'{"id":"' + rid.encode() + b'","gold":"yes","pred":"no","n":NaN}\n'
+    elif kind < 0.90:
+        return b'{"id":123456789012345678901234567890,"gold":"yes","pred":"no"}\n'  # past 64 bits: its digits
+    elif kind < 0.91:
+        row["extra"] = 2**70
+    elif kind < 0.92:
+        return b'{"gold":"yes","id":"' + rid.encode() + b'","pred":"yes","id":"dup' + str(k).encode() + b'"}\n'
+    return json.dumps(row).encode() + (b"\r\n" if kind > 0.99 else b"\n")
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_label_lines_scores_what_the_python_loop_scores(tmp_path, monkeypatch, seed, fmt):
+    import random
+
+    from goldeval import labelfile
+    from goldeval.resultsfile import ResultsFile
+
+    rnd = random.Random(seed)
+    path = tmp_path / "labels.jsonl"
+    body = b"".join(_label_line(rnd, k) for k in range(6000))
+    if seed % 2:
+        body = b"\xef\xbb\xbf" + body  # a byte order mark on line 1
+    if seed % 3 == 0:
+        body = body.rstrip(b"\n")  # no newline at the end
+    path.write_bytes(body)
+    monkeypatch.setattr(labelfile, "READ_BLOCK", 1 << (6 + seed))  # blocks of 64 B .. 2 KiB: many stretches
+
+    def run(lines: bool):
+        out = tmp_path / f"r-{lines}-{labelfile._fast_label_lines is not None}.{fmt}"
+        with ResultsFile(str(out), fmt) as w:
+            w.begin({"positive": "yes"})
+            opts = {"on_example_lines": w.example_lines} if lines else {"on_examples": lambda e: w.examples(e, flat=True)}
+            res = labelfile.score_label_path(path, positive="yes", keep_per_example=False, **opts)
+            w.close(res)
+        return res, out.read_bytes()
+
+    by_c = []
+    kernel = labelfile._fast_label_lines
+
+    def counting(*args):
+        got = kernel(*args)
+        by_c.append(got[2])
+        return got
+
+    monkeypatch.setattr(labelfile, "_fast_label_lines", counting)
+    fast = run(True)
+    assert sum(by_c) > 1000  # most plain rows were scored by C
+    with_dicts = run(False)  # the dict entries (the --junit-cases path): no C at all
+    monkeypatch.setattr(labelfile, "_fast_label_lines", None)
+    plain_lines = run(True)
+    assert fast == with_dicts == plain_lines
+    res = fast[0]
+    assert res["failures"] and res["warnings"] and res["aggregate"]["null_predictions"]  # the mix has every kind
+    assert any("repeats line" in f["error"] for f in res["failures"])
+    if fmt == "json":
+        import json
+
+        assert len(json.loads(fast[1])["per_example"]) == res["aggregate"]["n_scored"]
+
+
+def test_label_lines_stops_at_the_first_row_it_does_not_score():
+    import orjson
+
+    from goldeval import _fast
+
+    block = (b'{"id":"a","gold":"x","pred":"x"}\n{"id":"b","gold":"x","pred":null}\n'
+             b'{"id":"c","gold":"y","pred":"x"}\n{"id":"d","gold":"x","pred":"x"}\n')
+    counts = {("x", "x"): 5, ("x", None): 0}
+    got = _fast.label_lines(block, 0, 10, orjson.loads, orjson.JSONDecodeError, "id", "gold", "pred", counts, set(),
+                            "x", orjson.dumps, True)
+    # by hand: rows a and b are counted (lines 11, 12); ("y", "x") is a new pair, so row c is left at its start
+    assert got == (block.index(b'{"id":"c"'), 12, 2, 1,
+                   b'{"id":"a","line":11,"gold":"x","pred":"x","outcome":"tp"}\n'
+                   b'{"id":"b","line":12,"gold":"x","pred":null,"outcome":"fn"}\n')
+    assert counts == {("x", "x"): 6, ("x", None): 1}
+    # a repeated id's hash stops it too
+    assert _fast.label_lines(block, 0, 0, orjson.loads, orjson.JSONDecodeError, "id", "gold", "pred", counts, {hash("b")},
+                             "x", orjson.dumps, False)[:5] == (block.index(b'{"id":"b"'), 1, 1, 0, b"")

@@ -83,8 +83,11 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
             scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"labels": file}, config=options, dod=gates
         ) as recorder:
             hold_finish_for_gates(recorder, dod)  # the run is finished once, with its gate report
+            # only --out: the entries as their JSON (no dict for a row the C reader scores)
+            lines_only = writer is not None and junit_cases is None
             results = score_label_file(file, recorder=recorder, refuse_empty=True, keep_per_example=False,
-                                       on_examples=on_examples if (writer is not None or junit_cases is not None) else None,
+                                       on_examples=on_examples if (not lines_only and (writer is not None or junit_cases is not None)) else None,
+                                       on_example_lines=writer.example_lines if lines_only else None,
                                        **options)
             if not quiet:
                 _render_labels(results, console)
