@@ -694,6 +694,7 @@ def test_control_characters_are_shown_escaped_never_reordering_the_page(browser,
         assert pg.inner_text("#decision-line").startswith("FAIL: Precision 0.500 fails 0.9; with the 1 escal\\u202eation caught")
         assert "Head \\u202eof triage" in pg.inner_text("#header")
         assert sorted(p.rows()) == ["e1\u202e", "e2\x1b[2J"]
+        p.assert_charts_fit()  # the confusion matrix's title ran past its right edge beside labels this long
         p.shot("control_characters")
         p.assert_offline()
     finally:

@@ -103,6 +103,18 @@ def _wrap_title(ax: Any, width_in: float) -> None:
     per_line = max(12, int(width_in * 72 / (title.get_fontsize() * 0.6)))
     if len(text) > per_line:
         title.set_text(textwrap.fill(text, per_line))
+    # The title is centred over the axes, not the figure: long tick labels on the left (a confusion matrix of
+    # labels such as 'needs_review') move the axes right, and the title ran past the figure's right edge. Lay the
+    # figure out once and narrow the lines to the room on the shorter side of the title's centre.
+    fig = ax.figure
+    fig.draw_without_rendering()
+    box = title.get_window_extent()
+    centre = (box.x0 + box.x1) / 2
+    room = 2 * min(centre, fig.bbox.width - centre) - 4  # px, a small margin
+    widest = max(title.get_text().split("\n"), key=len)
+    if box.width > room > 0 and widest:
+        px_per_char = box.width / len(widest)
+        title.set_text(textwrap.fill(text, max(8, int(room / px_per_char))))
 
 
 def histogram(values: Sequence[float], *, title: str, xlabel: str, bins: int = 20, threshold: float | None = None) -> str:
