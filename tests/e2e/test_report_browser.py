@@ -699,3 +699,29 @@ def test_control_characters_are_shown_escaped_never_reordering_the_page(browser,
         p.assert_offline()
     finally:
         p.close()
+
+
+def test_a_long_id_wraps_and_never_widens_the_page(browser, tmp_path):
+    # Found on a fresh clone: a 300-character id widened a 1024 px page to 3016 px, the F1 column off screen.
+    # F1 by hand: "a b" vs "a b" = 1.0 for both rows.
+    rows = [{"id": "x" * 300, "prediction": "a b", "reference": "a b"}, {"id": "short", "prediction": "a b", "reference": "a b"}]
+    src = tmp_path / "long.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    results = tmp_path / "r.json"
+    run("score", src, "--no-store", "--out", results, "-q")
+    out = tmp_path / "long.html"
+    run("report", "--results", results, "--out", out)
+    p = Page(browser, out, width=1024)
+    try:
+        pg = p.page
+        assert pg.evaluate("document.documentElement.scrollWidth") <= 1024
+        f1 = pg.locator("#case-table tbody tr.case").first.locator("td").nth(2)
+        box = f1.bounding_box()
+        assert box["x"] + box["width"] <= 1024 and f1.inner_text() == "1.000"
+        pg.click("#case-table th[data-key='id']")  # sorting by id still orders the rows
+        expect(pg.locator("#case-table tbody tr.case").first).to_have_attribute("data-id", "short")
+        assert p.rows() == ["short", "x" * 300]
+        p.shot("long_id_1024")
+        p.assert_offline()
+    finally:
+        p.close()

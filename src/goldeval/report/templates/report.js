@@ -139,7 +139,8 @@
       var b = col[0] === "a_bucket" ? (c.a ? c.a.bucket : "") : c.bucket;
       td.className = "b-" + b;
     }
-    if (col[0] === "why") { td.className = "why"; td.title = str(v); }
+    if (col[0] === "why") { td.className = "why"; td.title = shown(str(v)); }
+    if (col[0] === "id") td.className = "id";  // a long id wraps (report.css), never widens the page
     return td;
   }
 
