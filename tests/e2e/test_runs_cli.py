@@ -466,3 +466,31 @@ def test_replay_never_passes_on_verdicts_it_could_not_replay(arm_runs, tmp_path)
     # by hand: 1 replayed and unchanged, 0 changed, 1 not replayed → the gate fails (1), saying why
     assert "1 unchanged, 0 changed, 1 not replayed" in " ".join(result.output.split())
     assert result.exit_code == 1 and "1 settled verdict(s) were not replayed" in result.output
+
+
+def test_replay_runs_queries_with_the_limits_the_judging_used(arm_runs, tmp_path):
+    # replay had no --timeout / --max-rows / --sql-dialect / --no-canonical: it ran every query with the defaults,
+    # so a settled case judged under other limits came back changed though the judge had not changed. Now it takes
+    # judge's options. The case: a settled match of arm_a whose final_query returns >= 2 rows on clinic.sqlite
+    # (counted here with sqlite3); under --max-rows 1 its query is cut, so the case is no longer that match.
+    import sqlite3
+
+    _, _, outs = arm_runs
+    attempts = {json.loads(x)["id"]: json.loads(x) for x in (SQL / "arm_a.jsonl").read_text().splitlines() if x.strip()}
+    with sqlite3.connect(f"file:{SQL / 'clinic.sqlite'}?mode=ro", uri=True) as db:
+        def n_rows(query: str) -> int:
+            return len(db.execute(query).fetchall())
+
+        settled = next(e for e in outs[0]["per_example"] if e.get("verdict") == "match" and not e.get("needs_human")
+                       and attempts[e["id"]].get("final_query") and n_rows(attempts[e["id"]]["final_query"]) >= 2)
+    reg = tmp_path / "r.jsonl"
+    reg.write_text(json.dumps({"id": settled["id"], "answer": attempts[settled["id"]], "verdict": "match"}) + "\n")
+    args = ["replay", str(reg), "--cases", str(SQL / "cases.jsonl"), "--db", str(SQL / "clinic.sqlite")]
+    same = CliRunner().invoke(main, [*args, "--timeout", "30", "--max-rows", "1000"])
+    assert same.exit_code == 0 and "1 unchanged, 0 changed" in same.output, same.output
+    cut = CliRunner().invoke(main, [*args, "--max-rows", "1"])
+    # its only entry cannot be judged under that limit: nothing replayed is never a pass (exit 2, saying why)
+    assert cut.exit_code == 2, cut.output
+    assert "none of its 1 settled verdict(s) could be replayed" in cut.output and "the row limit" in cut.output
+    bad = CliRunner().invoke(main, [*args, "--timeout", "0"])
+    assert bad.exit_code == 2  # the same bounds as judge's --timeout (0 < x <= 86400)

@@ -8,8 +8,7 @@ from typing import Any
 
 import click
 
-from goldeval.cli._types import Finite
-
+from goldeval.cli._answers import query_options
 from goldeval.cli._common import (EXIT_BAD_INPUT, EXIT_OK, exit_codes, fail, guard_outputs, guarded, report_console,
                                   write_results)
 from goldeval.cli._ci import ci_options
@@ -33,17 +32,12 @@ from goldeval.outputs import sqlite_files
 @click.option("--db-dir", default=None, type=click.Path(file_okay=False, path_type=str),
               help="Folder of SQLite / DuckDB databases that cases name (\"db\": NAME -> NAME.sqlite, NAME.duckdb, "
                    "NAME.db or NAME/NAME.sqlite); each is opened once, read-only. A many-database set in one run.")
-@click.option("--sql-dialect", default=None, metavar="DIALECT",
-              help="The queries are written for another engine (e.g. sqlite): translate them (sqlglot) to the "
-                   "--db database's SQL before they run (PostgreSQL only).")
+@query_options
 @click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' for stdout), as the cases are judged.")
 @click.option(
     "--out-format", type=click.Choice(["json", "jsonl"]), default="json", show_default=True,
     help="json: one object, per_example one entry a line; jsonl: one per_example entry a line, then a line with the rest.",
 )
-@click.option("--timeout", "timeout_s", type=Finite(min=0, min_open=True, max=86_400), default=5.0, show_default=True, help="Time limit per query, seconds.")
-@click.option("--max-rows", type=click.IntRange(min=1), default=1_000_000, show_default=True, help="Row limit per query (more: the case is unscored).")
-@click.option("--no-canonical", is_flag=True, help="Do not execute the goldens' canonical_query (to fill in or check golden rows).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary on the console (the JSON still goes to --out; with --gates the gate table and decision are still printed).")
 @spark_options
 @llm_options

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
 from goldeval.cli._common import (EXIT_GATE_FAILED, EXIT_OK, exit_codes, guard_outputs, guarded, out_option, quiet_option,
                                   report_console, write_json)
+from goldeval.cli._answers import query_options
 from goldeval.cli._ci import junit_option, write_junit
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import llm_cache_files, llm_options
@@ -18,11 +20,12 @@ from goldeval.cli._store import store_file, store_path_option
 DEFAULT_REGRESSIONS = "judge-regressions.jsonl"
 
 
-def _current_judge(db: str | None, db_dir: str | None = None):
-    """``(judge(case, answer) -> verdict, judge_version)`` for the data-answer judge of this goldeval."""
+def _current_judge(db: str | None, db_dir: str | None = None, **query: Any):
+    """``(judge(case, answer) -> verdict, judge_version)`` for the data-answer judge of this goldeval; *query*: the
+    keywords of :func:`goldeval.runs.judges.answer_judge` that say how SQL runs (timeout_s, max_rows, …)."""
     from goldeval.runs.judges import answer_judge
 
-    return answer_judge(db=db, db_dir=db_dir)
+    return answer_judge(db=db, db_dir=db_dir, **query)
 
 
 @click.command()
@@ -35,13 +38,14 @@ def _current_judge(db: str | None, db_dir: str | None = None):
 @click.option("--db-dir", default=None, type=click.Path(file_okay=False, path_type=str),
               help="Folder of the databases the cases name (\"db\": NAME -> NAME.sqlite, NAME.duckdb, NAME.db or "
                    "NAME/NAME.sqlite), as for goldeval judge.")
+@query_options  # as the judging ran them: a replay with other limits reports changes the judge did not make
 @out_option("Write the replay JSON here ('-' for stdout).")
 @quiet_option("Print no summary (the JSON still goes to --out; the exit code says whether any settled verdict changed).")
 # a replay judges each settled case once, one at a time, rules first, and reports no cost: those options do not apply
 @llm_options(exclude=("repeat", "dry_run", "llm_send", "max_concurrency", "price_in", "price_out", "max_cost"))
 @junit_option
 @guarded
-def replay(regressions, cases, db, db_dir, out, quiet, llm_opts, junit):
+def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_canonical, out, quiet, llm_opts, junit):
     """Re-judge every human-settled verdict in REGRESSIONS with the current judge.
 
     The rule-based judge decides first; with --llm MODEL the cases it leaves undecided go to the LLM judge (cached,
@@ -58,7 +62,8 @@ def replay(regressions, cases, db, db_dir, out, quiet, llm_opts, junit):
     guard_outputs({"--out": out, "--junit": junit}, {"REGRESSIONS": regressions, "--cases": cases, "--db": sqlite_files(db),
                                    "judge cache": llm_cache_files(llm_opts),
                                    **{f"database {name!r}": sqlite_files(path) for name, path in named.items()}})
-    judge, version = _current_judge(db, db_dir)
+    judge, version = _current_judge(db, db_dir, timeout_s=timeout_s, max_rows=max_rows, sql_dialect=sql_dialect,
+                                    check_canonical=not no_canonical)
     cache = None
     if llm_opts.max_calls is not None and not llm_opts.enabled:
         from goldeval.errors import InputError

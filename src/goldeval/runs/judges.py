@@ -14,13 +14,20 @@ from goldeval.errors import InputError, JudgeError
 __all__ = ["answer_judge"]
 
 
-def answer_judge(*, db: str | None = None, db_dir: str | None = None) -> tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], Any], str | None]:
+def answer_judge(*, db: str | None = None, db_dir: str | None = None, timeout_s: float | None = None,
+                 max_rows: int | None = None, sql_dialect: str | None = None,
+                 check_canonical: bool = True) -> tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], Any], str | None]:
     """``(judge, version)`` for the rule-based data-answer judge of this goldeval.
 
     Args:
         db: Database the judge may re-execute an answer's ``final_query`` (and a golden's ``canonical_query``) on.
         db_dir: Folder of the databases that cases name (``"db": NAME``, as ``goldeval judge --db-dir``); each is
             opened once, on first use. A case without ``db`` uses *db*.
+        timeout_s, max_rows, sql_dialect, check_canonical: How queries run, as
+            :class:`goldeval.answers.judge.AnswerConfig` (seconds per query; rows per query, more is unscored; the
+            dialect the queries are written in; whether goldens' ``canonical_query`` runs). Give the values the
+            judging ran with (``goldeval judge --timeout`` …), so that a replay differs only where the judge did.
+            ``None``: AnswerConfig's default (5 s, 1,000,000 rows).
 
     Raises:
         JudgeError: this goldeval has no data-answer judge to replay with.
@@ -34,7 +41,8 @@ def answer_judge(*, db: str | None = None, db_dir: str | None = None) -> tuple[C
         raise JudgeError(
             f"replay: the data-answer judge (goldeval.answers) cannot be imported ({exc}). Reinstall goldeval."
         ) from None
-    config = AnswerConfig(db=db, db_dir=db_dir)
+    limits = {k: v for k, v in (("timeout_s", timeout_s), ("max_rows", max_rows)) if v is not None}
+    config = AnswerConfig(db=db, db_dir=db_dir, sql_dialect=sql_dialect, check_canonical=check_canonical, **limits)
     database = config.open_database()
     databases = config.open_database_dir()
 
