@@ -109,18 +109,19 @@ def check_outputs(
     """Refuse, before any work, an output that would overwrite one of the command's own files.
 
     Args:
-        outputs: role → output path, e.g. ``{"--out": "r.json", "--junit": None}``. ``None`` (not given) and ``-``
-            (stdout) are skipped. Two outputs onto the same file are refused too.
+        outputs: role → output path, e.g. ``{"--out": "r.json", "--junit": None}``. ``None`` (not given) is skipped.
+            Two outputs onto the same file are refused too, and so are two onto one stream (``-`` twice, ``-`` and
+            ``/dev/stdout``, one FIFO twice); ``/dev/null`` takes any number.
         others: role → path (or list of paths, e.g. :func:`sqlite_files`) of every file the command reads or
             writes: inputs, ``--db``, the run store, ``--gates``, ``--rules``, the regressions file, the judge
             cache. ``None`` entries are skipped; paths need not exist yet (a store about to be created counts).
 
     Raises:
-        OutputClashError: an output is the same file (:func:`same_file`) as another output or one of *others*;
-            the message names both roles and says what to do.
+        OutputClashError: an output is the same file (:func:`same_file`) as another output or one of *others*,
+            or the same stream as another output; the message names both roles and says what to do.
         InputError: an output's folder does not exist, the output is a folder, or it cannot be written.
 
-    Devices, FIFOs and sockets (``/dev/null``) are never a clash: writing them destroys nothing.
+    Devices, FIFOs and sockets (``/dev/null``) never clash with an input: writing them destroys nothing.
     """
     flat: list[tuple[str, str]] = []
     for role, value in others.items():
@@ -128,13 +129,17 @@ def check_outputs(
             if p is not None and not _is_stdout(p):
                 flat.append((role, os.fspath(p)))
     seen: list[tuple[str, str]] = []
+    streams: list[tuple[str, str, tuple[int, int] | None]] = []  # (role, path, (dev, ino)) of stdout / devices / FIFOs
     for role, value in outputs.items():
-        if value is None or _is_stdout(value):
+        if value is None:
             continue
         path = os.fspath(value)
-        _check_writable(role, path)
-        if _special(path):
+        if _is_stdout(path) or _special(path):
+            if not _is_stdout(path):
+                _check_writable(role, path)
+            _check_one_stream(role, path, streams)
             continue
+        _check_writable(role, path)
         for other_role, other in flat + seen:
             if same_file(path, other):
                 via = "" if os.path.realpath(path) == os.path.realpath(other) else f" (the same file as {other}, by a link)"
@@ -144,6 +149,32 @@ def check_outputs(
                     f"Choose another path for {role}."
                 )
         seen.append((role, path))
+
+
+def _stream_identity(path: str) -> tuple[int, int] | None:
+    """(device, inode) of the stream an output ``-`` (stdout) or a device / FIFO path writes to; ``None`` when it
+    cannot be told (stdout closed)."""
+    try:
+        st = os.fstat(sys.stdout.fileno()) if _is_stdout(path) else os.stat(path)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _check_one_stream(role: str, path: str, streams: list[tuple[str, str, tuple[int, int] | None]]) -> None:
+    """Refuse a second output onto the stream of an earlier one (``--out - --junit -``: the JSON and the XML would be
+    mixed on stdout, and neither parses). ``/dev/null`` takes any number of outputs."""
+    if not _is_stdout(path) and os.path.realpath(path) == os.devnull:
+        return
+    ident = _stream_identity(path)
+    for other_role, other, other_ident in streams:
+        if (_is_stdout(path) and _is_stdout(other)) or (ident is not None and ident == other_ident):
+            what = "standard output" if _is_stdout(path) or _is_stdout(other) else path
+            raise OutputClashError(
+                f"{role} {path}: {what} is also the {other_role} output ({other}); the two would be mixed in one "
+                f"stream and neither could be read back. Write {role} to a file."
+            )
+    streams.append((role, path, ident))
 
 
 def _check_writable(role: str, path: str) -> None:

@@ -321,3 +321,18 @@ def test_gate_refuses_to_write_over_the_results_it_reads(pilot):
     assert r.exit_code == 2, r.output
     assert "RESULTS.json" in r.output
     assert out.read_bytes() == before
+
+
+def test_two_outputs_onto_stdout_are_refused_by_labels_and_gate(pilot):
+    # A fresh-user run: `goldeval gate r.json --out - --junit -` (and `labels ... --out - --summary-md -`) printed
+    # the JSON and then the XML / Markdown on stdout, exit 0, so `json.load` of that stdout failed. Refused, exit 2,
+    # before any work: nothing on stdout.
+    tmp, claims, dod = pilot
+    r = run("labels", claims, "--gates", dod, "--out", "-", "--summary-md", "-", "--no-store")
+    assert r.exit_code == 2 and r.stdout == ""
+    assert "--summary-md -: standard output is also the --out output" in r.stderr
+    results = tmp / "r.json"
+    assert run("labels", claims, "--gates", dod, "--out", results, "--no-store").exit_code == 1  # the pilot fails
+    r = run("gate", results, "--gates", dod, "--out", "-", "--junit", "-")
+    assert r.exit_code == 2 and r.stdout == ""
+    assert "--junit -: standard output is also the --out output" in r.stderr

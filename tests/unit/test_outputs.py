@@ -68,3 +68,17 @@ def test_unwritable_places_are_input_errors(tmp_path: Path) -> None:
         check_outputs({"--out": tmp_path / "no" / "r.json"}, {})
     with pytest.raises(InputError, match="folder"):
         check_outputs({"--out": tmp_path}, {})
+
+
+def test_two_outputs_onto_one_stream_are_refused(tmp_path: Path) -> None:
+    # A fresh-user run: `goldeval score p.jsonl --out - --junit -` wrote the results JSON and then the JUnit XML to
+    # stdout, exit 0: json.load of that stdout fails ("Extra data: line 103"). Two outputs onto one stream are refused
+    # like two outputs onto one file; /dev/null takes any number (it keeps nothing that could be mixed).
+    with pytest.raises(OutputClashError, match=r"--junit -: standard output is also the --out output"):
+        check_outputs({"--out": "-", "--junit": "-"}, {})
+    fifo = tmp_path / "ci.pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputClashError, match=r"--summary-md .*ci\.pipe is also the --junit output"):
+        check_outputs({"--junit": fifo, "--summary-md": fifo}, {})
+    check_outputs({"--out": "/dev/null", "--junit": "/dev/null", "--summary-md": "-"}, {})
+    check_outputs({"--out": "-", "--junit": fifo}, {})

@@ -177,8 +177,7 @@ def gate(results_file, gates, out, quiet, ci):
     from goldeval.scorers import register_plugin_metrics
 
     # no output ever overwrites an input (DESIGN.md), RESULTS.json included: write the gated results beside it
-    guard_outputs({"--out": out}, {"RESULTS.json": results_file, "--gates": gates})
-    guard_outputs(ci.outputs(), {"RESULTS.json": results_file, "--gates": gates, "--out": out})
+    guard_outputs({"--out": out, **ci.outputs()}, {"RESULTS.json": results_file, "--gates": gates})
     register_plugin_metrics()  # a third-party scorer's metrics are gateable too
     dod = load_definition(gates)
     results = read_results(str(results_file), gateable=True)
