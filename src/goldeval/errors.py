@@ -17,7 +17,7 @@ Messages follow one pattern: **where** (file:line, case id, parameter) — **wha
 
 from __future__ import annotations
 
-__all__ = ["GoldevalError", "InputError", "JudgeError", "StoreError", "UnreadableTextError", "shorten", "given"]
+__all__ = ["GoldevalError", "InputError", "JudgeError", "StoreError", "UnreadableTextError", "shorten", "given", "row_fields"]
 
 
 class GoldevalError(Exception):
@@ -42,13 +42,36 @@ def shorten(value: object, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def row_fields(data: object, limit: int = 12) -> str:
+    """The fields a row has, for a message about one it lacks: ``"the row has 'id', 'pred'"`` (the first *limit*;
+    ``"the row has no fields"`` for ``{}``). A row of one field whose name holds ``;``, a tab or ``|`` is a CSV
+    written with another separator (a spreadsheet's export in many locales), and the text says so: ``"the row has
+    one field 'id;prediction;reference': the file looks separated by ';', and CSV is read with commas; save it
+    comma-separated"``."""
+    from collections.abc import Mapping
+
+    if not isinstance(data, Mapping):
+        return f"the row is {shorten(data)}"
+    keys = [str(k) for k in data]
+    if not keys:
+        return "the row has no fields"
+    if len(keys) == 1:
+        for sep, name in ((";", "';'"), ("\t", "tabs"), ("|", "'|'")):
+            if sep in keys[0]:
+                return (f"the row has one field {shorten(keys[0])}: the file looks separated by {name}, and CSV is "
+                        "read with commas; save it comma-separated")
+    more = f" and {len(keys) - limit} more" if len(keys) > limit else ""
+    return "the row has " + ", ".join(shorten(k) for k in keys[:limit]) + more
+
+
 def given(data: object, field: str) -> str:
-    """What a row gave for *field*, for a message: ``"it is missing"`` (no such key), ``"it is null"`` (the key holds
-    JSON null: the field is there, so "missing" would send the user looking for it) or ``"got <value>"`` shortened."""
+    """What a row gave for *field*, for a message: ``"it is missing (the row has 'a', 'b')"`` (no such key; see
+    :func:`row_fields`), ``"it is null"`` (the key holds JSON null: the field is there, so "missing" would send the
+    user looking for it) or ``"got <value>"`` shortened."""
     from collections.abc import Mapping
 
     if not isinstance(data, Mapping) or field not in data:
-        return "it is missing"
+        return f"it is missing ({row_fields(data)})"
     value = data[field]
     return "it is null" if value is None else f"got {shorten(value)}"
 

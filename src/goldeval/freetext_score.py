@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from goldeval.accumulate import ExactSum
-from goldeval.errors import InputError, given, shorten
+from goldeval.errors import InputError, given, row_fields, shorten
 from goldeval.io import BigInt
 from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
 from goldeval.scorers import Partial, Reused, Scorer, _Ids, failure_entry
@@ -91,10 +91,9 @@ def score_row(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tokeniz
     values = []
     for field, side in ((cfg.prediction_field, "prediction"), (cfg.reference_field, "reference")):
         if field not in data:
-            have = ", ".join(repr(k) for k in list(data)[:12])
             return _failure(
                 line, rid,
-                f"{where}: field '{field}' is missing (the row has {have}). Add it, or name the {side} field with --{side}-field.",
+                f"{where}: field '{field}' is missing ({row_fields(data)}). Add it, or name the {side} field with --{side}-field.",
             )
         value = data[field]
         if value is None:

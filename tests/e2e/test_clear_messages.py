@@ -43,12 +43,15 @@ def test_a_null_id_is_called_null_and_an_absent_one_missing(tmp_path):
     f = _failures(out)
     assert f[1] == ("t.jsonl:1: field 'id' must be a non-empty string (or an integer), it is null. Give every row a "
                     "stable id, or name the id field with --id-field.")
-    assert "field 'id' must be a non-empty string (or an integer), it is missing." in f[2]
+    # the fields the row has are named, so a misspelt or differently cased id field shows itself
+    assert ("field 'id' must be a non-empty string (or an integer), it is missing (the row has 'prediction', "
+            "'reference').") in f[2]
     for cmd in (["labels", labels, "--positive", "y"], ["score", labels, "--scorer", "labels", "-O", "positive=y"]):
         assert invoke(*cmd, "--no-store", "-q", "--out", out).exit_code == 0
         f = _failures(out)
         assert f[1] == "l.jsonl:1: field 'id' must be a non-empty string, it is null. Give every row a stable id."
-        assert f[2] == "l.jsonl:2: field 'id' must be a non-empty string, it is missing. Give every row a stable id."
+        assert f[2] == ("l.jsonl:2: field 'id' must be a non-empty string, it is missing (the row has 'gold', 'pred'). "
+                        "Give every row a stable id.")
 
 
 def test_a_null_id_in_a_judge_case_file_is_called_null(tmp_path):
@@ -141,3 +144,21 @@ def test_the_scorer_interface_id_check_says_null_too():
         "p.jsonl:3: field 'id' must be a non-empty string (or an integer), it is null.")
     assert "it is missing" in check_id({"x": 1}, "id", "p.jsonl:4")[1]
     assert check_id({"id": 7}, "id", "p.jsonl:5") == ("7", None)
+
+
+def test_a_csv_separated_by_semicolons_or_tabs_is_named_as_such(tmp_path):
+    # A fresh-user run: a spreadsheet's CSV export with ';' (many locales) read 'semi.csv:2: field 'id' must be a
+    # non-empty string (or an integer), it is missing.' - the row's one field 'id;prediction;reference' was not shown.
+    # The message now names that field and the separator; a comma CSV missing its id lists the fields it has.
+    for name, sep, said in (("semi.csv", ";", "';'"), ("tab.csv", "\t", "tabs")):
+        f = tmp_path / name
+        f.write_text(sep.join(["id", "prediction", "reference"]) + "\n" + sep.join(["1", "a b", "a b"]) + "\n")
+        r = invoke("score", f, "--no-store", "-q")
+        assert r.exit_code == 2  # no row could be scored
+        assert f"{name}:2: field 'id' must be a non-empty string (or an integer), it is missing (the row has one field " in r.stderr
+        assert f"the file looks separated by {said}, and CSV is read with commas; save it comma-separated)" in r.stderr
+    f = tmp_path / "upper.csv"
+    f.write_text("ID,prediction,reference\n1,a,a\n")
+    r = invoke("score", f, "--no-store", "-q")
+    assert "upper.csv:2: field 'id' must be a non-empty string (or an integer), it is missing (the row has 'ID', " \
+           "'prediction', 'reference')." in r.stderr
