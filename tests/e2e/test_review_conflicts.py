@@ -80,3 +80,29 @@ def test_settled_verdicts_reports_a_conflict_left_in_the_store(tmp_path: Path, e
     [c] = got["conflicts"]
     assert (c["run_id"], c["case_id"]) == (rows[1]["run_id"], rows[1]["id"])
     assert [(v["verdict"], v["reviewer"]) for v in c["verdicts"]] == [("match", "ana"), ("no_match", "bo")]
+
+
+def test_a_regressions_path_that_is_another_file_is_refused_and_left_unchanged(tmp_path: Path, exported) -> None:
+    # A fresh-user run: `review import review.jsonl --regressions examples/sql/cases.jsonl` (the cases file typed for
+    # the regression file) appended a verdict row to the 22 cases, exit 0, and recorded the verdict in the store.
+    # Refused now, exit 2, before anything is recorded: the file is byte-equal and the store holds no review.
+    store, rows = exported
+    cases = tmp_path / "cases.jsonl"
+    cases.write_bytes((SQL / "cases.jsonl").read_bytes())
+    before = cases.read_bytes()
+    f = tmp_path / "review-ana.jsonl"
+    f.write_text(json.dumps({**rows[0], "verdict": "match", "reviewer": "ana"}) + "\n")
+    r = CliRunner().invoke(main, ["review", "import", str(f), "--store", str(store), "--regressions", str(cases)])
+    assert r.exit_code == 2, r.output
+    assert f"--regressions {cases}: none of its 22 line(s) is a judge-regression entry (the first: cases.jsonl:1: " \
+           "field 'verdict' must be one of match, near_match, no_match, got None." in r.output
+    assert cases.read_bytes() == before
+    with RunStore.open_existing(store) as st:
+        assert st.reviews(rows[0]["run_id"]) == []
+    # a new path, an empty file and a regression file are appended to as before
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    for reg in (empty, tmp_path / "new.jsonl"):
+        r = CliRunner().invoke(main, ["review", "import", str(f), "--store", str(store), "--regressions", str(reg)])
+        assert r.exit_code == 0, r.output
+        assert [json.loads(x)["id"] for x in reg.read_text().splitlines()] == [rows[0]["id"]]

@@ -33,6 +33,7 @@ from goldeval.runs.store import RunStore, now_iso
 __all__ = [
     "settled_verdicts",
     "SETTLED_VERDICTS",
+    "check_regression_file",
     "read_regressions",
     "replay",
     "replay_regressions",
@@ -271,6 +272,36 @@ def export_review(store: RunStore, ref: str, *, only_needs_human: bool = True) -
     return out
 
 
+def check_regression_file(path: str | os.PathLike[str]) -> None:
+    """Refuse to append to a file that holds lines and none of them a regression entry (see :func:`read_regressions`).
+
+    ``review import --regressions examples/sql/cases.jsonl`` (the cases file typed for the regression file) appended
+    a verdict row to the 22 cases, exit 0: the next ``judge`` read it as a case repeating q13's id. A missing or empty
+    file is fine (it is created / started); a regression file with some bad lines is appended to as before.
+
+    Raises:
+        InputError: the file has lines and not one is a usable entry; names the file, its first line's problem and
+            what to do.
+    """
+    p = Path(path)
+    if not p.is_file() or p.stat().st_size == 0:
+        return
+    try:
+        entries, failures = read_regressions(p)
+    except InputError as exc:  # not UTF-8, or only blank lines
+        if not p.read_bytes().strip():
+            return
+        raise InputError(f"--regressions {path}: is not a judge-regression file ({exc}). Name the regression file "
+                         "(judge-regressions.jsonl), or a new path to start one.") from None
+    if entries or not failures:
+        return
+    raise InputError(
+        f"--regressions {path}: none of its {len(failures)} line(s) is a judge-regression entry (the first: "
+        f"{failures[0]['error']}); appending verdicts would change another file (the cases? a review export?). Name "
+        "the regression file (judge-regressions.jsonl), or a new path to start one."
+    )
+
+
 def append_regressions(path: str | os.PathLike[str], entries: list[dict[str, Any]]) -> int:
     """Append *entries* to the regression file (created when missing), skipping any already there with the same
     id, answer and verdict. Returns how many were appended."""
@@ -340,6 +371,8 @@ def import_review(
     """
     if on_conflict not in ("fail", "latest"):
         raise InputError(f"on_conflict must be 'fail' or 'latest', got {on_conflict!r}.")
+    if regressions_path is not None:
+        check_regression_file(regressions_path)
     p = Path(path)
     problems: list[str] = []
     todo: list[tuple[dict[str, Any], dict[str, Any]]] = []
