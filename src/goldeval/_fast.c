@@ -34,6 +34,7 @@
  * -ffp-contract=off: every float expression rounds as NumPy's elementwise operations do.
  */
 #define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE  /* memmem */
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
@@ -874,6 +875,162 @@ done:
     return result;
 }
 
+
+/* ---- the first pass over a JSONL file: ids' hashes (goldeval.ids; the Python there stays the definition and the
+ * fallback; tests/unit/test_ids_scan.py checks the two agree) ---- */
+
+#if PY_VERSION_HEX >= 0x030E0000
+#define HASH_BYTES(p, n) Py_HashBuffer((p), (n))
+#else
+#define HASH_BYTES(p, n) _Py_HashBytes((p), (n))
+#endif
+
+/* Non-overlapping occurrences of needle in hay (bytes.count). */
+static Py_ssize_t count_of(const char *hay, Py_ssize_t n, const char *needle, Py_ssize_t k) {
+    Py_ssize_t c = 0, i = 0;
+    while (i + k <= n) {
+        const char *f = memmem(hay + i, n - i, needle, k);
+        if (!f) break;
+        c++;
+        i = (f - hay) + k;
+    }
+    return c;
+}
+
+/*
+ * scan_ids(block, quoted) -> (n_lines, hashes, slow)
+ *
+ * The lines of block (split at b"\n"; a last piece without one is a line when not empty), each read by the prefix
+ * rule of goldeval.ids.scan_jsonl_ids for an id rule that takes every non-empty string as it is: an ASCII line
+ * that starts {<quoted>:" or {<quoted>: " , names <quoted> once (bytes.count) and whose text up to the next quote
+ * is not empty and holds no backslash gives that text as its id, whose hash (that of the str, which for ASCII is
+ * the hash of its bytes) goes to hashes (int64, native order, bytes). slow: [line index, start, end, ...] of
+ * every other line (end past its newline), for the caller to read.
+ */
+static PyObject *scan_ids(PyObject *self, PyObject *args) {
+    Py_buffer blk, q;
+    if (!PyArg_ParseTuple(args, "y*y*", &blk, &q)) return NULL;
+    const char *b = (const char *)blk.buf, *quoted = (const char *)q.buf;
+    Py_ssize_t n = blk.len, k = q.len, pos = 0, idx = 0, nh = 0, cap = 1024;
+    PyObject *result = NULL, *slow = PyList_New(0);
+    int64_t *hashes = (int64_t *)PyMem_Malloc(cap * sizeof(int64_t));
+    if (!slow || !hashes) { if (!hashes) PyErr_NoMemory(); goto done; }
+    while (pos < n) {
+        const char *nl = memchr(b + pos, '\n', n - pos);
+        Py_ssize_t stop = nl ? (nl - b) : n, next = nl ? stop + 1 : n;
+        const unsigned char *ln = (const unsigned char *)b + pos;
+        Py_ssize_t len = next - pos;  /* with its newline */
+        int ok = 0;
+        Py_ssize_t start = 0, end = 0;
+        if (len > k + 2 && ln[0] == '{' && memcmp(ln + 1, quoted, k) == 0 && ln[k + 1] == ':') {
+            start = (ln[k + 2] == '"') ? k + 3 : (len > k + 3 && ln[k + 2] == ' ' && ln[k + 3] == '"') ? k + 4 : 0;
+            if (start) {
+                const unsigned char *qt = memchr(ln + start, '"', len - start);
+                if (qt) {
+                    end = qt - ln;
+                    ok = end > start && memchr(ln + start, '\\', end - start) == NULL;
+                }
+            }
+            if (ok) {
+                for (Py_ssize_t i = 0; i < len; i++) if (ln[i] & 0x80) { ok = 0; break; }
+            }
+            if (ok) ok = count_of((const char *)ln, len, quoted, k) == 1;
+        }
+        if (ok) {
+            if (nh == cap) {
+                cap *= 2;
+                int64_t *h2 = (int64_t *)PyMem_Realloc(hashes, cap * sizeof(int64_t));
+                if (!h2) { PyErr_NoMemory(); goto done; }
+                hashes = h2;
+            }
+            hashes[nh++] = (int64_t)HASH_BYTES(ln + start, end - start);
+        } else if (!(nl == NULL && len == 0)) {
+            PyObject *t = Py_BuildValue("nnn", idx, pos, next);
+            if (!t) goto done;
+            int rc = PyList_Append(slow, t);
+            Py_DECREF(t);
+            if (rc < 0) goto done;
+        }
+        idx++;
+        pos = next;
+    }
+    {
+        PyObject *hb = PyBytes_FromStringAndSize((const char *)hashes, nh * (Py_ssize_t)sizeof(int64_t));
+        if (hb) result = Py_BuildValue("nNO", idx, hb, slow);
+    }
+done:
+    Py_XDECREF(slow);
+    PyMem_Free(hashes);
+    PyBuffer_Release(&blk);
+    PyBuffer_Release(&q);
+    return result;
+}
+
+/*
+ * partition_hashes(hashes, n) -> (bytes, counts)
+ *
+ * int64 hashes (a buffer) ordered by bucket h % n (Python's modulo: never negative), each bucket in the order
+ * given (goldeval.ids.HashBuckets.flush), and the number in each bucket.
+ */
+static PyObject *partition_hashes(PyObject *self, PyObject *args) {
+    Py_buffer v;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "y*n", &v, &n)) return NULL;
+    PyObject *result = NULL;
+    if (n < 1 || v.len % 8) { PyErr_SetString(PyExc_ValueError, "n >= 1 and int64 hashes"); PyBuffer_Release(&v); return NULL; }
+    Py_ssize_t m = v.len / 8;
+    const int64_t *h = (const int64_t *)v.buf;
+    Py_ssize_t *cnt = (Py_ssize_t *)PyMem_Calloc(n + 1, sizeof(Py_ssize_t));
+    PyObject *out = PyBytes_FromStringAndSize(NULL, v.len);
+    if (!cnt || !out) { if (!cnt) PyErr_NoMemory(); goto done; }
+    int64_t *o = (int64_t *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < m; i++) { int64_t r = h[i] % n; cnt[(r < 0 ? r + n : r) + 1]++; }
+    PyObject *counts = PyList_New(n);
+    if (!counts) goto done;
+    for (Py_ssize_t b = 0; b < n; b++) {
+        PyObject *c = PyLong_FromSsize_t(cnt[b + 1]);
+        if (!c) { Py_DECREF(counts); goto done; }
+        PyList_SET_ITEM(counts, b, c);
+    }
+    for (Py_ssize_t b = 1; b <= n; b++) cnt[b] += cnt[b - 1];  /* cnt[b]: where bucket b starts */
+    for (Py_ssize_t i = 0; i < m; i++) { int64_t r = h[i] % n; o[cnt[r < 0 ? r + n : r]++] = h[i]; }
+    result = Py_BuildValue("ON", out, counts);
+done:
+    Py_XDECREF(out);
+    PyMem_Free(cnt);
+    PyBuffer_Release(&v);
+    return result;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* repeated_of(hashes) -> list[int]: the int64 values (a buffer) that occur more than once, each once, ascending. */
+static PyObject *repeated_of(PyObject *self, PyObject *args) {
+    Py_buffer v;
+    if (!PyArg_ParseTuple(args, "y*", &v)) return NULL;
+    if (v.len % 8) { PyErr_SetString(PyExc_ValueError, "int64 hashes"); PyBuffer_Release(&v); return NULL; }
+    Py_ssize_t m = v.len / 8;
+    PyObject *out = PyList_New(0);
+    int64_t *a = (int64_t *)PyMem_Malloc(v.len ? v.len : 1);
+    if (!out || !a) { if (!a) PyErr_NoMemory(); Py_XDECREF(out); out = NULL; goto done; }
+    memcpy(a, v.buf, v.len);
+    qsort(a, m, sizeof(int64_t), cmp_i64);
+    for (Py_ssize_t i = 1; i < m; i++) {
+        if (a[i] == a[i - 1] && (i < 2 || a[i - 2] != a[i])) {  /* the second of a run of equal values */
+            PyObject *x = PyLong_FromLongLong(a[i]);
+            if (!x || PyList_Append(out, x) < 0) { Py_XDECREF(x); Py_CLEAR(out); goto done; }
+            Py_DECREF(x);
+        }
+    }
+done:
+    PyMem_Free(a);
+    PyBuffer_Release(&v);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"overlap_counts", overlap_counts, METH_VARARGS,
      "overlap_counts(prediction, reference) -> (n_prediction, n_reference, n_overlap) under the openscribe rule."},
@@ -893,6 +1050,11 @@ static PyMethodDef methods[] = {
     {"label_lines", label_lines, METH_VARARGS,
      "label_lines(block, pos, lineno, loads, refused, id_key, gold_key, pred_key, counts, repeated, positive, dumps, emit)"
      " -> (pos, lineno, n_rows, n_null, body): the plain rows of a JSONL label file (goldeval.labelfile)."},
+    {"scan_ids", scan_ids, METH_VARARGS,
+     "scan_ids(block, quoted) -> (n_lines, hashes, slow): the prefix rule's id hashes of a block of JSONL (goldeval.ids)."},
+    {"partition_hashes", partition_hashes, METH_VARARGS,
+     "partition_hashes(hashes, n) -> (bytes, counts): int64 hashes ordered by bucket h % n (goldeval.ids.HashBuckets)."},
+    {"repeated_of", repeated_of, METH_VARARGS, "repeated_of(hashes) -> list[int]: the int64 values that occur more than once."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "goldeval._fast",

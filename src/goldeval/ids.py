@@ -22,6 +22,13 @@ from typing import Any
 
 __all__ = ["HashBuckets", "IdIndex", "repeated_hashes", "scan_jsonl_ids"]
 
+try:  # the optional C fast path (see _fast.c); the Python below stays the definition and the fallback
+    from goldeval._fast import partition_hashes as _fast_partition
+    from goldeval._fast import repeated_of as _fast_repeated_of
+    from goldeval._fast import scan_ids as _fast_scan_ids
+except ImportError:  # pragma: no cover - the extension is optional
+    _fast_partition = _fast_repeated_of = _fast_scan_ids = None
+
 #: Hashes per bucket (about), and hashes held in memory before they are partitioned into the buckets' files;
 #: memory is about 16 bytes x this.
 BUCKET_ROWS = 1 << 16
@@ -85,6 +92,12 @@ class HashBuckets:
         if len(self.buffer) >= BUCKET_ROWS:
             self.flush()
 
+    def add_bytes(self, raw: bytes) -> None:
+        """Add hashes given as the bytes of int64 values in native order (what :func:`goldeval._fast.scan_ids` gives)."""
+        self.buffer.frombytes(raw)
+        if len(self.buffer) >= BUCKET_ROWS:
+            self.flush()
+
     def maybe_flush(self) -> None:
         """Flush when the in-memory block is full (for callers that use :attr:`append`)."""
         if len(self.buffer) >= BUCKET_ROWS:
@@ -101,17 +114,29 @@ class HashBuckets:
             self.kept.append(block)
             return
         n = self.n
+        if self.tmpdir is None:
+            self.tmpdir = tempfile.TemporaryDirectory(prefix="goldeval-ids-")
+        if _fast_partition is not None:  # C: the same parts, as one buffer ordered by bucket
+            data, sizes = _fast_partition(block, n)
+            view = memoryview(data)
+            at = 0
+            for b, k in enumerate(sizes):
+                if k:
+                    self._file(b).write(view[at:at + 8 * k])
+                    at += 8 * k
+            return
         parts = [array.array("q") for _ in range(n)]
         appends = [p.append for p in parts]
         for h in block:
             appends[h % n](h)
-        if self.tmpdir is None:
-            self.tmpdir = tempfile.TemporaryDirectory(prefix="goldeval-ids-")
         for b, part in enumerate(parts):
             if part:
-                if self.files[b] is None:
-                    self.files[b] = open(os.path.join(self.tmpdir.name, f"{b}.bin"), "w+b")  # noqa: SIM115
-                part.tofile(self.files[b])
+                part.tofile(self._file(b))
+
+    def _file(self, b: int) -> Any:
+        if self.files[b] is None:
+            self.files[b] = open(os.path.join(self.tmpdir.name, f"{b}.bin"), "w+b")  # noqa: SIM115
+        return self.files[b]
 
     def repeated(self) -> set[int]:
         """The hashes added more than once. Removes the temporary files; the buckets are empty afterwards."""
@@ -129,6 +154,10 @@ class HashBuckets:
                     fh.seek(0)
                     values.frombytes(fh.read())
                     fh.close()
+                if _fast_repeated_of is not None:  # C: sorted, then runs of equal values
+                    out.update(_fast_repeated_of(values))
+                    del values
+                    continue
                 distinct = set(values)  # (no repeat, the common case, is told by the size alone)
                 if len(distinct) < len(values):
                     seen: set[int] = set()
@@ -166,6 +195,7 @@ def scan_jsonl_ids(
     *,
     hasher: Any = None,
     slow_decode: Callable[[int, bytes], Any] | None = None,
+    ids_as_text: bool = False,
 ) -> tuple[int, int, set[int]]:
     """The first pass over a JSONL file: ``(lines, non-blank lines, hashes of the ids on more than one row)``.
 
@@ -179,6 +209,10 @@ def scan_jsonl_ids(
             orjson read as a float (an integer past 64 bits, read exactly by :func:`goldeval.io.decode_json`):
             it must read a line as the scoring pass does (None: such lines are skipped; the scoring pass reports
             them). May raise (a file that is not UTF-8).
+        ids_as_text: The caller vouches that *id_of* gives every non-empty string as it is
+            (:func:`goldeval.labelfile.label_id`, :func:`goldeval.io.usable_id`): the prefix rule below then runs
+            in C (:func:`goldeval._fast.scan_ids`, the hash of an ASCII id being that of its bytes) and only the
+            lines it does not take are read here, one at a time, by the same rule.
 
     An ASCII line that starts ``{"<id_field>":"…"`` and names the field once is read without a full parse (the id is the
     text up to the next quote, taken only when it holds no escape); every other line is parsed by orjson. The file
@@ -198,6 +232,7 @@ def scan_jsonl_ids(
     # up to the next quote holds no backslash (and no newline: a line ends there)
     fast = re.compile(rb"^\{" + re.escape(quoted) + rb': ?"([^"\\\n]+)"', re.M)
     update = hasher.update if hasher is not None else None
+
     n_lines = n_rows = 0
     hashes: list[int] = []
     add = hashes.append
@@ -244,6 +279,16 @@ def scan_jsonl_ids(
                 update(block)
             if n_lines == 0 and block.startswith(b"\xef\xbb\xbf"):
                 block = block[3:]
+            if ids_as_text and _fast_scan_ids is not None:
+                k, found, slow = _fast_scan_ids(block, quoted)
+                for idx, start, end in slow:  # (in order: the hashes' order does not matter, only which repeat)
+                    n_rows += one_line(n_lines + idx + 1, block[start:end])
+                n_rows += k - len(slow)
+                n_lines += k
+                buckets.extend(hashes)
+                hashes.clear()
+                buckets.add_bytes(found)
+                continue
             k = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
             if block.isascii():
                 ids = fast.findall(block)

@@ -545,7 +545,7 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
         repeated = buckets.repeated()
     else:
         check_input_file(path)
-        repeated = scan_jsonl_ids(path, id_field, label_id, slow_decode=_strict_or_none)[2]
+        repeated = scan_jsonl_ids(path, id_field, label_id, slow_decode=_strict_or_none, ids_as_text=True)[2]
     name = os.path.basename(str(path))
     read = (id_field, options.get("gold_field", "gold"), options.get("pred_field", "pred"))
     if options.get("second_gold_field"):

@@ -77,7 +77,10 @@ def _line(rnd: random.Random, k: int) -> bytes:
 
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("block", [7, 64, 1 << 17])
-def test_scan_blocks_equal_the_line_by_line_definition(tmp_path, monkeypatch, seed, block):
+@pytest.mark.parametrize("way", ["python", "c", "c-buckets-only"])
+def test_scan_blocks_equal_the_line_by_line_definition(tmp_path, monkeypatch, seed, block, way):
+    # python: every C kernel off (the definition); c: the prefix rule in C (ids_as_text) and the buckets in C;
+    # c-buckets-only: the Python blocks, the buckets in C
     rnd = random.Random(seed)
     lines = [_line(rnd, k) for k in range(rnd.randrange(1, 400))]
     if seed % 3 == 0:
@@ -87,7 +90,14 @@ def test_scan_blocks_equal_the_line_by_line_definition(tmp_path, monkeypatch, se
     path = tmp_path / "rows.jsonl"
     path.write_bytes(b"".join(lines))
     monkeypatch.setattr(ids, "SCAN_BLOCK", block)  # blocks of a few bytes: cut at every line, and mixed blocks
-    got = ids.scan_jsonl_ids(path, "id", label_id, slow_decode=_strict_or_none)
+    monkeypatch.setattr(ids, "BUCKET_ROWS", 50)  # many flushes
+    monkeypatch.setattr(ids, "BUCKET_SET", 16)  # several bucket files
+    if way == "python":
+        for name in ("_fast_scan_ids", "_fast_partition", "_fast_repeated_of"):
+            monkeypatch.setattr(ids, name, None)
+    else:
+        assert ids._fast_scan_ids is not None  # (the extension is built by pip install -e .)
+    got = ids.scan_jsonl_ids(path, "id", label_id, slow_decode=_strict_or_none, ids_as_text=way == "c")
     n_lines, n_rows, repeated = _reference(lines)
     assert got == (n_lines, n_rows, repeated)
 
@@ -104,7 +114,30 @@ def test_scan_hasher_sees_every_byte(tmp_path, monkeypatch):
     assert h.hexdigest() == hashlib.sha256(b"\xef\xbb\xbf" + data).hexdigest()
 
 
-def test_buckets_find_repeats_across_many_files(monkeypatch):
+def test_c_scan_ids_reads_the_prefix_rule():
+    import array
+
+    from goldeval import _fast
+
+    block = (b'{"id":"r0","x":1}\n{"id": "ab"}\n\n{"x":1}\n{"id":"\xc3\xa9"}\n{"id":""}\n{"id":"a\\"}\n'
+             b'{"id":"q","y":"id."}\n{"id":"s","n":{"id":1}}\nlast')
+    n, found, slow = _fast.scan_ids(block, b'"id"')
+    # by hand: lines 0, 1 and 7 (the text "id." is not the quoted name: named once) take the rule; 2 is blank, 3 has
+    # no id first, 4 is not ASCII, 5 is empty, 6 holds a backslash, 8 names "id" twice, 9 is the last piece
+    assert n == 10 and array.array("q", found).tolist() == [hash("r0"), hash("ab"), hash("q")]
+    lines = block.split(b"\n")
+    assert [i for i, _, _ in slow] == [2, 3, 4, 5, 6, 8, 9]
+    assert [block[s:e] for _, s, e in slow] == [lines[i] + (b"\n" if i < 9 else b"") for i in (2, 3, 4, 5, 6, 8, 9)]
+    assert _fast.repeated_of(array.array("q", [3, -1, 3, 3, 7, -1, 0])) == [-1, 3]
+    data, sizes = _fast.partition_hashes(array.array("q", [5, -3, 5, 7, -3, 9]), 3)
+    assert sizes == [3, 1, 2] and array.array("q", data).tolist() == [-3, -3, 9, 7, 5, 5]  # Python's -3 % 3 == 0
+
+
+@pytest.mark.parametrize("c", [True, False])
+def test_buckets_find_repeats_across_many_files(monkeypatch, c):
+    if not c:
+        monkeypatch.setattr(ids, "_fast_partition", None)
+        monkeypatch.setattr(ids, "_fast_repeated_of", None)
     # 40,000 hashes over 3 bucket files, in blocks of 1,000: the repeats are exactly those added twice
     monkeypatch.setattr(ids, "BUCKET_ROWS", 1000)
     rnd = random.Random(5)
