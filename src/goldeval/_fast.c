@@ -34,7 +34,6 @@
  * -ffp-contract=off: every float expression rounds as NumPy's elementwise operations do.
  */
 #define PY_SSIZE_T_CLEAN
-#define _GNU_SOURCE  /* memmem */
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
@@ -885,14 +884,14 @@ done:
 #define HASH_BYTES(p, n) _Py_HashBytes((p), (n))
 #endif
 
-/* Non-overlapping occurrences of needle in hay (bytes.count). */
+/* Non-overlapping occurrences of needle (k >= 1 bytes) in hay (bytes.count). */
 static Py_ssize_t count_of(const char *hay, Py_ssize_t n, const char *needle, Py_ssize_t k) {
     Py_ssize_t c = 0, i = 0;
     while (i + k <= n) {
-        const char *f = memmem(hay + i, n - i, needle, k);
+        const char *f = memchr(hay + i, needle[0], n - k + 1 - i);
         if (!f) break;
-        c++;
-        i = (f - hay) + k;
+        i = f - hay;
+        if (memcmp(f, needle, k) == 0) { c++; i += k; } else i++;
     }
     return c;
 }
@@ -1002,31 +1001,34 @@ done:
     return result;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* repeated_of(hashes) -> list[int]: the int64 values (a buffer) that occur more than once, each once, ascending. */
+/* repeated_of(hashes) -> list[int]: the int64 values (a buffer) that occur more than once, each once, in the
+ * order of their second occurrence (an open-addressing table of the values seen, twice the size of the input). */
 static PyObject *repeated_of(PyObject *self, PyObject *args) {
     Py_buffer v;
     if (!PyArg_ParseTuple(args, "y*", &v)) return NULL;
     if (v.len % 8) { PyErr_SetString(PyExc_ValueError, "int64 hashes"); PyBuffer_Release(&v); return NULL; }
-    Py_ssize_t m = v.len / 8;
+    Py_ssize_t m = v.len / 8, size = 16;
+    while (size < 2 * m) size *= 2;
+    const int64_t *h = (const int64_t *)v.buf;
     PyObject *out = PyList_New(0);
-    int64_t *a = (int64_t *)PyMem_Malloc(v.len ? v.len : 1);
-    if (!out || !a) { if (!a) PyErr_NoMemory(); Py_XDECREF(out); out = NULL; goto done; }
-    memcpy(a, v.buf, v.len);
-    qsort(a, m, sizeof(int64_t), cmp_i64);
-    for (Py_ssize_t i = 1; i < m; i++) {
-        if (a[i] == a[i - 1] && (i < 2 || a[i - 2] != a[i])) {  /* the second of a run of equal values */
-            PyObject *x = PyLong_FromLongLong(a[i]);
-            if (!x || PyList_Append(out, x) < 0) { Py_XDECREF(x); Py_CLEAR(out); goto done; }
-            Py_DECREF(x);
+    int64_t *val = (int64_t *)PyMem_Malloc(size * sizeof(int64_t));
+    unsigned char *state = (unsigned char *)PyMem_Calloc(size, 1);  /* 0 empty, 1 seen once, 2 listed */
+    if (!out || !val || !state) { if (out) PyErr_NoMemory(); Py_CLEAR(out); goto done; }
+    for (Py_ssize_t i = 0; i < m; i++) {
+        uint64_t x = (uint64_t)h[i] * 0x9e3779b97f4a7c15ULL;
+        size_t j = (size_t)(x >> 20) & (size - 1);
+        while (state[j] && val[j] != h[i]) j = (j + 1) & (size - 1);
+        if (!state[j]) { state[j] = 1; val[j] = h[i]; }
+        else if (state[j] == 1) {
+            state[j] = 2;
+            PyObject *o = PyLong_FromLongLong(h[i]);
+            if (!o || PyList_Append(out, o) < 0) { Py_XDECREF(o); Py_CLEAR(out); goto done; }
+            Py_DECREF(o);
         }
     }
 done:
-    PyMem_Free(a);
+    PyMem_Free(val);
+    PyMem_Free(state);
     PyBuffer_Release(&v);
     return out;
 }

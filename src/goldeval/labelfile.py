@@ -186,13 +186,12 @@ def score_label_stream(
             n_null += nulls
             n_emitted += k
             n_fast += k
-            if body:
-                lines += body
-                n_lines += k
-                if len(lines) >= LINES_BYTES:
+            if body:  # handed over as it is, after the entries of the rows before it
+                if n_lines:
                     on_example_lines(bytes(lines), n_lines)  # type: ignore[misc]
                     lines = bytearray()
                     n_lines = 0
+                on_example_lines(body, k)  # type: ignore[misc]
             continue
         elif t is RowError or isinstance(item, RowError):
             failures.append({"line": item.line, "id": item.id, "error": item.error})

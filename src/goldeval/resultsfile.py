@@ -207,7 +207,8 @@ class ResultsFile:
         if self._head is not None:
             self._open_array()
         if self.fmt == "json":
-            self._write((b"\n    " if self._n == 0 else b",\n    ") + body[:-1].replace(b"\n", b",\n    "))
+            self._write(b"\n    " if self._n == 0 else b",\n    ")
+            self._write(memoryview(body.replace(b"\n", b",\n    "))[:-6])  # (no copy for the cut)
         else:
             self._write(body)
         self._n += n
