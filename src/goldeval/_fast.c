@@ -884,16 +884,26 @@ done:
 #define HASH_BYTES(p, n) _Py_HashBytes((p), (n))
 #endif
 
-/* Non-overlapping occurrences of needle (k >= 1 bytes) in hay (bytes.count). */
-static Py_ssize_t count_of(const char *hay, Py_ssize_t n, const char *needle, Py_ssize_t k) {
+/* 1 when hay is ASCII and holds needle (k >= 1 bytes) exactly once by bytes.count (non-overlapping), else 0. */
+static int ascii_once(const unsigned char *hay, Py_ssize_t n, const unsigned char *needle, Py_ssize_t k) {
     Py_ssize_t c = 0, i = 0;
-    while (i + k <= n) {
-        const char *f = memchr(hay + i, needle[0], n - k + 1 - i);
-        if (!f) break;
-        i = f - hay;
-        if (memcmp(f, needle, k) == 0) { c++; i += k; } else i++;
+    unsigned char first = needle[0], any = 0;
+    while (i < n) {
+        unsigned char ch = hay[i];
+        any |= ch;
+        if (ch == first && i + k <= n) {
+            Py_ssize_t j = 1;
+            while (j < k && hay[i + j] == needle[j]) j++;
+            if (j == k) {
+                for (j = 1; j < k; j++) any |= hay[i + j];
+                if (++c > 1) return 0;
+                i += k;
+                continue;
+            }
+        }
+        i++;
     }
-    return c;
+    return c == 1 && !(any & 0x80);
 }
 
 /*
@@ -930,10 +940,7 @@ static PyObject *scan_ids(PyObject *self, PyObject *args) {
                     ok = end > start && memchr(ln + start, '\\', end - start) == NULL;
                 }
             }
-            if (ok) {
-                for (Py_ssize_t i = 0; i < len; i++) if (ln[i] & 0x80) { ok = 0; break; }
-            }
-            if (ok) ok = count_of((const char *)ln, len, quoted, k) == 1;
+            if (ok) ok = ascii_once(ln, len, (const unsigned char *)quoted, k);
         }
         if (ok) {
             if (nh == cap) {

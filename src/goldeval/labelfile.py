@@ -543,8 +543,15 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
                 buckets.add(hash(rid))
         repeated = buckets.repeated()
     else:
+        import hashlib
+
+        from goldeval.io import _memo_key, remember_sha256
+
         check_input_file(path)
-        repeated = scan_jsonl_ids(path, id_field, label_id, slow_decode=_strict_or_none, ids_as_text=True)[2]
+        before, hasher = _memo_key(path), hashlib.sha256()  # the dataset's sha256 from the same read
+        repeated = scan_jsonl_ids(path, id_field, label_id, slow_decode=_strict_or_none, ids_as_text=True, hasher=hasher)[2]
+        if _memo_key(path) == before:  # (unchanged while read: file_sha256 need not read it again)
+            remember_sha256(path, hasher.hexdigest())
     name = os.path.basename(str(path))
     read = (id_field, options.get("gold_field", "gold"), options.get("pred_field", "pred"))
     if options.get("second_gold_field"):
