@@ -2,6 +2,7 @@
 
     python benchmarks/bench_labels.py [--sizes 200,1000000] [--rounds 7]
     python benchmarks/bench_labels.py --cli FILE --positive LABEL [--rounds 5]
+    python benchmarks/bench_labels.py --parts FILE --positive LABEL [--rounds 3]
 
 Library (default): ``goldeval.score_labels(gold, pred, positive="escalate")`` against the anchor
 ``sklearn.metrics.precision_recall_fscore_support(gold, pred, average="binary", pos_label="escalate")`` on the same
@@ -15,6 +16,11 @@ Command (``--cli``): ``goldeval labels FILE --positive LABEL --no-store --out /d
 seconds, against the anchor of reading the same file with orjson and scoring it with scikit-learn's
 ``precision_recall_fscore_support`` and ``cohen_kappa_score`` (what the command reports), interleaved, medians and
 min–max. Files: ``make_short_corpus.py --labels``.
+
+Parts (``--parts``): in-process CPU seconds of the pieces of that command, each alone, median (min–max) over
+``--rounds``: the id pass (``scan_jsonl_ids``), the scoring pass (reading + pair counts) without per_example, the
+same with the per_example JSON handed to a sink that drops it, and the whole ``score_label_path`` writing --out to
+/dev/null; each with the C paths and, for comparison, without them (the Python definitions).
 """
 
 from __future__ import annotations
@@ -130,16 +136,69 @@ def command(path: str, positive: str, rounds: int) -> None:
     print(f"  ratio anchor / goldeval (wall): {_spread([x / y for x, y in zip(a, g)], 1, '.2f')}")
 
 
+def parts(path: str, positive: str, rounds: int) -> None:
+    from goldeval import ids, labelfile
+    from goldeval.resultsfile import ResultsFile
+
+    fields = ("id", "gold", "pred")
+
+    def scan(c: bool):
+        return ids.scan_jsonl_ids(path, "id", labelfile.label_id, slow_decode=labelfile._strict_or_none, ids_as_text=c)[2]
+
+    def stream(repeated, sink):
+        rows = labelfile.JsonlLabelRows(path, fields, repeated)
+        return labelfile.score_label_stream(rows, positive=positive, repeated=repeated, keep_per_example=False,
+                                            on_example_lines=sink)
+
+    def whole():
+        with ResultsFile("/dev/null", "json") as w:
+            w.begin({})
+            w.close(labelfile.score_label_path(path, positive=positive, keep_per_example=False, refuse_empty=True,
+                                               on_example_lines=w.example_lines))
+
+    kernels = {m: {n: getattr(m, n) for n in names} for m, names in
+               ((ids, ("_fast_scan_ids", "_fast_partition", "_fast_repeated_of")), (labelfile, ("_fast_label_lines",)))}
+
+    def use_c(on: bool) -> None:
+        for m, saved in kernels.items():
+            for n, f in saved.items():
+                setattr(m, n, f if on else None)
+
+    print(f"{path}: in-process CPU seconds of the parts, median (min–max) of {rounds} rounds; "
+          f"1-minute load average {os.getloadavg()[0]:.1f}")
+    for c in (True, False):
+        use_c(c)
+        repeated = scan(c)
+        jobs = {"id pass (scan_jsonl_ids)": lambda: scan(c),
+                "scoring pass, no per_example": lambda: stream(repeated, None),
+                "scoring pass + per_example JSON": lambda: stream(repeated, lambda body, n: None),
+                "score_label_path, --out /dev/null": whole}
+        cpu: dict[str, list[float]] = {k: [] for k in jobs}
+        for _ in range(rounds):
+            for name, job in jobs.items():
+                t0 = time.process_time()
+                job()
+                cpu[name].append(time.process_time() - t0)
+        print(f"  {'C paths' if c else 'Python definitions (no C)'}:")
+        for name, xs in cpu.items():
+            print(f"    {name:36s} {_spread(xs, 1, '.2f'):>20}")
+    use_c(True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="200,1000000")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--cli", metavar="FILE", help="time the goldeval labels command on FILE instead")
+    ap.add_argument("--parts", metavar="FILE", help="in-process CPU of the parts of that command on FILE")
     ap.add_argument("--positive", default="label003")
     ap.add_argument("--matrix", action="store_true", help="also time confusion_matrix against sklearn's (1e6 labels)")
     args = ap.parse_args()
     if args.cli:
         command(args.cli, args.positive, args.rounds)
+        return 0
+    if args.parts:
+        parts(args.parts, args.positive, args.rounds)
         return 0
     ok = library([int(x) for x in args.sizes.split(",")], args.rounds)
     if args.matrix:

@@ -696,8 +696,8 @@ static inline int same_text(PyObject *a, PyObject *b) {
         && memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), n * PyUnicode_KIND(a)) == 0;
 }
 
-/* counts[key] += add for every held pair; the slots are emptied. -1 on error. */
-static int pairs_flush(Pair *t, PyObject *counts) {
+/* counts[key] += add for every held pair (then add = 0); with clear, the slots are emptied too. -1 on error. */
+static int pairs_flush(Pair *t, PyObject *counts, int clear) {
     int rc = 0;
     for (int i = 0; i < PAIRS; i++) {
         if (!t[i].key) continue;
@@ -713,12 +713,48 @@ static int pairs_flush(Pair *t, PyObject *counts) {
                 Py_DECREF(nv);
             }
         }
-        Py_CLEAR(t[i].key);
-        PyMem_Free(t[i].json);
-        t[i].json = NULL;
         t[i].add = 0;
+        if (clear) {
+            Py_CLEAR(t[i].key);
+            PyMem_Free(t[i].json);
+            t[i].json = NULL;
+        }
     }
     return rc;
+}
+
+/* What label_lines keeps from one call to the next of a run (a capsule from label_table): the pairs met, with
+ * the rows not yet added to counts, and the key objects orjson gave the three fields (compared by identity). */
+typedef struct {
+    Pair pairs[PAIRS];
+    int held;
+    PyObject *seen[3];
+} LabelTable;
+
+static void label_table_free(PyObject *cap) {
+    LabelTable *t = (LabelTable *)PyCapsule_GetPointer(cap, "goldeval._fast.LabelTable");
+    if (!t) { PyErr_Clear(); return; }
+    for (int i = 0; i < PAIRS; i++) { Py_XDECREF(t->pairs[i].key); PyMem_Free(t->pairs[i].json); }
+    for (int j = 0; j < 3; j++) Py_XDECREF(t->seen[j]);
+    PyMem_Free(t);
+}
+
+/* label_table() -> capsule: the state of label_lines for one run (one counts dict, one positive label). */
+static PyObject *label_table(PyObject *self, PyObject *args) {
+    LabelTable *t = (LabelTable *)PyMem_Calloc(1, sizeof(LabelTable));
+    if (!t) return PyErr_NoMemory();
+    PyObject *cap = PyCapsule_New(t, "goldeval._fast.LabelTable", label_table_free);
+    if (!cap) PyMem_Free(t);
+    return cap;
+}
+
+/* label_flush(table, counts) -> None: add the rows label_lines counted and has not added yet to counts. */
+static PyObject *label_flush(PyObject *self, PyObject *args) {
+    PyObject *cap, *counts;
+    if (!PyArg_ParseTuple(args, "OO!", &cap, &PyDict_Type, &counts)) return NULL;
+    LabelTable *t = (LabelTable *)PyCapsule_GetPointer(cap, "goldeval._fast.LabelTable");
+    if (!t || pairs_flush(t->pairs, counts, 0) < 0) return NULL;
+    Py_RETURN_NONE;
 }
 
 static inline void put_num(Buf *b, Py_ssize_t v) {  /* (room reserved by the caller) */
@@ -731,34 +767,36 @@ static inline void put_num(Buf *b, Py_ssize_t v) {  /* (room reserved by the cal
 }
 
 /*
- * label_lines(block, pos, lineno, loads, refused, id_key, gold_key, pred_key, counts, repeated, positive, dumps, emit)
- *   -> (pos, lineno, n_rows, n_null, body)
+ * label_lines(block, pos, lineno, loads, refused, id_key, gold_key, pred_key, counts, repeated, positive, dumps, emit,
+ *             table) -> (pos, lineno, n_rows, n_null, body)
  *
  * Reads the lines of block[pos:] (bytes of whole lines; lineno = the number of the line before pos) while each is a
  * plain row, and stops at the first that is not (pos and lineno then point just before it) or at the end of the block.
  * A plain row: loads(line) (orjson.loads, given the line with its newline) is a dict; its id_key is a non-empty
  * str whose hash is not in *repeated*; gold_key holds a plain label; pred_key holds a plain label or null; and the
  * pair (gold, pred) is already a key of *counts* (so nothing about a label's first row can change). For each
- * plain row counts[(gold, pred)] += 1; with *emit* its per_example entry
+ * plain row counts[(gold, pred)] gets 1 more: held in *table* (label_table) until label_flush(table, counts),
+ * which the caller must call before it reads a count (adding to counts meanwhile is fine); with *emit* its entry
  * {"id","line","gold","pred","outcome"} is added to body as orjson.dumps writes it, followed by a newline.
  * A line that loads refuses with *refused* (orjson.JSONDecodeError) stops the run; any other error is raised.
  */
 static PyObject *label_lines(PyObject *self, PyObject *args) {
     Py_buffer blk;
     Py_ssize_t pos, lineno;
-    PyObject *loads, *refused, *id_key, *gold_key, *pred_key, *counts, *repeated, *positive, *dumps;
+    PyObject *loads, *refused, *want[3], *counts, *repeated, *positive, *dumps, *cap;
     int emit;
-    if (!PyArg_ParseTuple(args, "y*nnOOUUUO!OUOp", &blk, &pos, &lineno, &loads, &refused, &id_key, &gold_key, &pred_key,
-                          &PyDict_Type, &counts, &repeated, &positive, &dumps, &emit))
+    if (!PyArg_ParseTuple(args, "y*nnOOUUUO!OUOpO", &blk, &pos, &lineno, &loads, &refused, &want[0], &want[1], &want[2],
+                          &PyDict_Type, &counts, &repeated, &positive, &dumps, &emit, &cap))
         return NULL;
+    LabelTable *table = (LabelTable *)PyCapsule_GetPointer(cap, "goldeval._fast.LabelTable");
+    if (!table) { PyBuffer_Release(&blk); return NULL; }
     if (!PyAnySet_Check(repeated)) { PyBuffer_Release(&blk); PyErr_SetString(PyExc_TypeError, "repeated must be a set"); return NULL; }
     const char *base = (const char *)blk.buf;
     Py_ssize_t end = blk.len, n_rows = 0, n_null = 0;
-    int check_repeats = PySet_GET_SIZE(repeated) > 0, held = 0;
+    int check_repeats = PySet_GET_SIZE(repeated) > 0;
     Buf out = {NULL, 0, 0}, tmp = {NULL, 0, 0};
-    PyObject *result = NULL;
-    Pair *pairs = (Pair *)PyMem_Calloc(PAIRS, sizeof(Pair));
-    if (!pairs) { PyBuffer_Release(&blk); return PyErr_NoMemory(); }
+    PyObject *result = NULL, **seen = table->seen;
+    Pair *pairs = table->pairs;
     if (pos < 0 || pos > end) { PyErr_SetString(PyExc_ValueError, "pos out of range"); goto done; }
     while (pos < end) {
         const char *nl = memchr(base + pos, '\n', end - pos);
@@ -772,13 +810,24 @@ static PyObject *label_lines(PyObject *self, PyObject *args) {
             goto done;
         }
         int plain = 0;
-        PyObject *rid = NULL, *g = NULL, *p = NULL;
+        PyObject *got[3] = {NULL, NULL, NULL};
         if (PyDict_CheckExact(data)) {
-            rid = PyDict_GetItemWithError(data, id_key);
-            g = rid ? PyDict_GetItemWithError(data, gold_key) : NULL;
-            p = g ? PyDict_GetItemWithError(data, pred_key) : NULL;
-            if (PyErr_Occurred()) { Py_DECREF(data); goto done; }
-            plain = p && PyUnicode_CheckExact(rid) && PyUnicode_GET_LENGTH(rid) > 0 && plain_label(g) && (p == Py_None || plain_label(p));
+            /* the three fields by going through the items (orjson's keys: str), each key compared first by
+             * identity with the key object orjson gave that field before (held: never another object's address) */
+            Py_ssize_t it = 0;
+            PyObject *k, *v;
+            while (PyDict_Next(data, &it, &k, &v)) {
+                int known = 0;
+                for (int j = 0; j < 3; j++)
+                    if (k == seen[j]) { got[j] = v; known = 1; }
+                if (known || !PyUnicode_CheckExact(k)) continue;
+                for (int j = 0; j < 3; j++)  /* (fields of one name are adopted together: they stay one object) */
+                    if (same_text(k, want[j])) { Py_INCREF(k); Py_XSETREF(seen[j], k); got[j] = v; }
+            }
+        }
+        PyObject *rid = got[0], *g = got[1], *p = got[2];
+        if (rid && g && p) {
+            plain = PyUnicode_CheckExact(rid) && PyUnicode_GET_LENGTH(rid) > 0 && plain_label(g) && (p == Py_None || plain_label(p));
         }
         if (plain && check_repeats) {
             Py_hash_t h = PyObject_Hash(rid);
@@ -797,9 +846,9 @@ static PyObject *label_lines(PyObject *self, PyObject *args) {
                 i = (i + 1) & (PAIRS - 1);
             e = &pairs[i];
             if (!e->key) {  /* a pair not held yet: it must be counted already */
-                if (held >= PAIRS / 2) {
-                    if (pairs_flush(pairs, counts) < 0) { Py_DECREF(data); goto done; }
-                    held = 0;
+                if (table->held >= PAIRS / 2) {
+                    if (pairs_flush(pairs, counts, 1) < 0) { Py_DECREF(data); goto done; }
+                    table->held = 0;
                     i = (size_t)(h ^ (h >> 29)) & (PAIRS - 1);
                     e = &pairs[i];
                 }
@@ -812,27 +861,27 @@ static PyObject *label_lines(PyObject *self, PyObject *args) {
                     plain = 0;
                 } else {
                     e->h = h; e->key = key; e->add = 0;
-                    held++;
-                    if (emit) {  /* what the entry writes after its line number */
-                        int gpos = PyUnicode_Compare(g, positive) == 0;
-                        int ppos = p != Py_None && PyUnicode_Compare(p, positive) == 0;
-                        if (PyErr_Occurred()) { Py_DECREF(data); goto done; }
-                        const char *outcome = gpos ? (ppos ? "tp" : "fn") : (ppos ? "fp" : "tn");
-                        tmp.n = 0;
-                        if (buf_put(&tmp, ",\"gold\":", 8) < 0 || put_json_str(&tmp, g, dumps) < 0
-                            || buf_put(&tmp, ",\"pred\":", 8) < 0
-                            || (p == Py_None ? buf_put(&tmp, "null", 4) : put_json_str(&tmp, p, dumps)) < 0
-                            || buf_put(&tmp, ",\"outcome\":\"", 12) < 0 || buf_put(&tmp, outcome, 2) < 0
-                            || buf_put(&tmp, "\"}\n", 3) < 0) { Py_DECREF(data); goto done; }
-                        e->json = (char *)PyMem_Malloc(tmp.n);
-                        if (!e->json) { PyErr_NoMemory(); Py_DECREF(data); goto done; }
-                        memcpy(e->json, tmp.p, tmp.n);
-                        e->json_len = tmp.n;
-                    }
+                    table->held++;
                 }
             }
         }
         if (!plain) { Py_DECREF(data); break; }
+        if (emit && !e->json) {  /* what the pair's entries write after their line number (once a run) */
+            int gpos = PyUnicode_Compare(g, positive) == 0;
+            int ppos = p != Py_None && PyUnicode_Compare(p, positive) == 0;
+            if (PyErr_Occurred()) { Py_DECREF(data); goto done; }
+            const char *outcome = gpos ? (ppos ? "tp" : "fn") : (ppos ? "fp" : "tn");
+            tmp.n = 0;
+            if (buf_put(&tmp, ",\"gold\":", 8) < 0 || put_json_str(&tmp, g, dumps) < 0
+                || buf_put(&tmp, ",\"pred\":", 8) < 0
+                || (p == Py_None ? buf_put(&tmp, "null", 4) : put_json_str(&tmp, p, dumps)) < 0
+                || buf_put(&tmp, ",\"outcome\":\"", 12) < 0 || buf_put(&tmp, outcome, 2) < 0
+                || buf_put(&tmp, "\"}\n", 3) < 0) { Py_DECREF(data); goto done; }
+            e->json = (char *)PyMem_Malloc(tmp.n);
+            if (!e->json) { PyErr_NoMemory(); Py_DECREF(data); goto done; }
+            memcpy(e->json, tmp.p, tmp.n);
+            e->json_len = tmp.n;
+        }
         e->add++;
         lineno++;
         n_rows++;
@@ -855,19 +904,11 @@ static PyObject *label_lines(PyObject *self, PyObject *args) {
         Py_DECREF(data);
         pos = next;
     }
-    if (pairs_flush(pairs, counts) < 0) goto done;
     {
         PyObject *body = PyBytes_FromStringAndSize(out.p ? out.p : "", out.n);
         if (body) result = Py_BuildValue("nnnnN", pos, lineno, n_rows, n_null, body);
     }
 done:
-    if (!result) {  /* (an error: the counts of this call are dropped, the error raised) */
-        PyObject *et, *ev, *tb;
-        PyErr_Fetch(&et, &ev, &tb);
-        for (int i = 0; i < PAIRS; i++) { Py_CLEAR(pairs[i].key); PyMem_Free(pairs[i].json); }
-        PyErr_Restore(et, ev, tb);
-    }
-    PyMem_Free(pairs);
     PyMem_Free(out.p);
     PyMem_Free(tmp.p);
     PyBuffer_Release(&blk);
@@ -1057,8 +1098,10 @@ static PyMethodDef methods[] = {
     {"common_min_count", common_min_count, METH_VARARGS,
      "common_min_count(a, b) -> int: size of the multiset intersection of two sorted float64 arrays (pairing)."},
     {"label_lines", label_lines, METH_VARARGS,
-     "label_lines(block, pos, lineno, loads, refused, id_key, gold_key, pred_key, counts, repeated, positive, dumps, emit)"
+     "label_lines(block, pos, lineno, loads, refused, id_key, gold_key, pred_key, counts, repeated, positive, dumps, emit, table)"
      " -> (pos, lineno, n_rows, n_null, body): the plain rows of a JSONL label file (goldeval.labelfile)."},
+    {"label_table", label_table, METH_NOARGS, "label_table() -> capsule: label_lines' state for one run."},
+    {"label_flush", label_flush, METH_VARARGS, "label_flush(table, counts) -> None: add label_lines' pending counts."},
     {"scan_ids", scan_ids, METH_VARARGS,
      "scan_ids(block, quoted) -> (n_lines, hashes, slow): the prefix rule's id hashes of a block of JSONL (goldeval.ids)."},
     {"partition_hashes", partition_hashes, METH_VARARGS,

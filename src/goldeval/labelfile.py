@@ -23,9 +23,11 @@ from goldeval.errors import InputError, given, shorten
 from goldeval.ids import IdIndex
 
 try:  # the optional C fast path (see _fast.c); the loop of score_label_stream stays the definition and the fallback
+    from goldeval._fast import label_flush as _fast_label_flush
     from goldeval._fast import label_lines as _fast_label_lines
+    from goldeval._fast import label_table as _fast_label_table
 except ImportError:  # pragma: no cover - the extension is optional
-    _fast_label_lines = None
+    _fast_label_lines = _fast_label_flush = _fast_label_table = None
 
 __all__ = ["JsonlLabelRows", "score_label_stream", "score_label_path", "label_id"]
 
@@ -303,6 +305,7 @@ def score_label_stream(
 
     if n_fast:  # every row the C reader scored had an id, a gold label and a prediction field, and was new
         saw_id_field = saw_gold = saw_pred = fresh_any = True
+        fast.flush(counts)  # type: ignore[union-attr]
     part.n_rows = n_rows
     part.null_predictions = n_null
     part.fields = first_fields
@@ -410,7 +413,7 @@ class _Stretch:
         r = self.rows
         self.pos, self.lineno, k, nulls, body = _fast_label_lines(
             self.block, self.pos, self.lineno, orjson.loads, orjson.JSONDecodeError, r.id_field, r.gold_field,
-            r.pred_field, counts, r.repeated, r.positive, orjson.dumps, r.emit)
+            r.pred_field, counts, r.repeated, r.positive, orjson.dumps, r.emit, r.table)
         return k, nulls, body
 
 
@@ -431,6 +434,7 @@ class JsonlLabelRows:
         self.positive = ""
         self.emit = False
         self._ready: Callable[[], bool] | None = None
+        self.table: Any = None  # label_lines' state: the pairs met and the rows not yet added to the counts
 
     def bind(self, ready: Callable[[], bool], positive: str | None, emit: bool) -> JsonlLabelRows | None:
         """Let C score the plain rows whenever ``ready()``; *emit*: with their per_example JSON. ``None`` (and
@@ -438,7 +442,13 @@ class JsonlLabelRows:
         if _fast_label_lines is None or len(self.fields) != 3:
             return None
         self._ready, self.positive, self.emit = ready, positive if positive is not None else "", emit
+        self.table = _fast_label_table()
         return self
+
+    def flush(self, counts: dict) -> None:
+        """Add to *counts* the rows C counted and has not added yet (before any count is read)."""
+        if self.table is not None:
+            _fast_label_flush(self.table, counts)
 
     def __iter__(self) -> Iterator[Any]:
         if self._ready is None:

@@ -527,13 +527,39 @@ def test_label_lines_stops_at_the_first_row_it_does_not_score():
     block = (b'{"id":"a","gold":"x","pred":"x"}\n{"id":"b","gold":"x","pred":null}\n'
              b'{"id":"c","gold":"y","pred":"x"}\n{"id":"d","gold":"x","pred":"x"}\n')
     counts = {("x", "x"): 5, ("x", None): 0}
+    table = _fast.label_table()
     got = _fast.label_lines(block, 0, 10, orjson.loads, orjson.JSONDecodeError, "id", "gold", "pred", counts, set(),
-                            "x", orjson.dumps, True)
+                            "x", orjson.dumps, True, table)
     # by hand: rows a and b are counted (lines 11, 12); ("y", "x") is a new pair, so row c is left at its start
     assert got == (block.index(b'{"id":"c"'), 12, 2, 1,
                    b'{"id":"a","line":11,"gold":"x","pred":"x","outcome":"tp"}\n'
                    b'{"id":"b","line":12,"gold":"x","pred":null,"outcome":"fn"}\n')
-    assert counts == {("x", "x"): 6, ("x", None): 1}
+    assert counts == {("x", "x"): 5, ("x", None): 0}  # held in the table until label_flush
+    counts[("x", "x")] += 10  # (adding meanwhile is fine)
+    _fast.label_flush(table, counts)
+    assert counts == {("x", "x"): 16, ("x", None): 1}
     # a repeated id's hash stops it too
     assert _fast.label_lines(block, 0, 0, orjson.loads, orjson.JSONDecodeError, "id", "gold", "pred", counts, {hash("b")},
-                             "x", orjson.dumps, False)[:5] == (block.index(b'{"id":"b"'), 1, 1, 0, b"")
+                             "x", orjson.dumps, False, table)[:5] == (block.index(b'{"id":"b"'), 1, 1, 0, b"")
+    _fast.label_flush(table, counts)
+    _fast.label_flush(table, counts)  # (nothing twice)
+    assert counts == {("x", "x"): 17, ("x", None): 1}
+
+
+def test_label_lines_reads_one_field_for_two_roles_as_the_loop_does(tmp_path, monkeypatch):
+    # --pred-column gold: both roles read the same field (every row a true positive or negative), C and Python alike
+    from goldeval import labelfile
+
+    path = tmp_path / "l.jsonl"
+    path.write_text("".join(f'{{"id":"c{k}","gold":"{"yes" if k % 3 else "no"}","pred":"no"}}\n' for k in range(3000)))
+
+    def run():
+        return labelfile.score_label_path(path, positive="yes", pred_field="gold", keep_per_example=False,
+                                          on_example_lines=lambda body, n: got.append(bytes(body)))
+
+    got: list[bytes] = []
+    fast, fast_lines = run(), got
+    got = []
+    monkeypatch.setattr(labelfile, "_fast_label_lines", None)
+    assert run() == fast and b"".join(got) == b"".join(fast_lines)
+    assert fast["aggregate"]["tp"] == 2000 and fast["aggregate"]["fp"] == 0  # by hand: k % 3 != 0 for 2,000 of 3,000
