@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["histogram", "scatter", "bars", "confusion", "interval", "RASTERIZE_ABOVE"]
+__all__ = ["histogram", "scatter", "bars", "confusion", "interval", "tick_labels", "RASTERIZE_ABOVE", "TICK_CHARS"]
 
 #: A scatter with more points than this is drawn as one embedded PNG inside the SVG (its size no longer grows
 #: with the number of cases); axes and text stay vector.
@@ -200,13 +200,44 @@ def bars(names: Sequence[str], values: Sequence[float], *, title: str, ylabel: s
     return _draw(max(3.2, 0.55 * len(names) + 1.6), 2.8, draw)
 
 
+#: The longest tick label a confusion matrix draws whole (characters); a longer one is shortened in its middle.
+TICK_CHARS = 16
+
+
+def tick_labels(labels: Sequence[Any], limit: int = TICK_CHARS) -> list[str]:
+    """The labels as a confusion matrix's ticks show them: control characters escaped (:func:`_shown`), and one
+    longer than *limit* characters shortened in its middle to *limit* (``'requires_re…senior'``), so that every
+    label stays told apart by its start and its end. Drawn whole, 30-character labels left the 3 × 3 matrix a
+    fifth of its chart and 45-character ones collapsed it (matplotlib: "axes sizes collapsed to zero"). When
+    two would shorten alike (``'requires_review_by_senior_team'``, ``'…_junior_team'``), the long labels are shown
+    from where they start to differ (``'…senior_team'``), and numbered (``'…#2'``) only if that does not tell them
+    apart either. The whole labels are in the page's case table."""
+    import os.path
+
+    shown = [_shown(x) for x in labels]
+    head = (limit - 1) * 3 // 5
+    tail = limit - 1 - head
+    short = [s if len(s) <= limit else s[:head] + "…" + s[len(s) - tail:] for s in shown]
+    if len(set(short)) == len(short):
+        return short
+    long_ones = [s for s in shown if len(s) > limit]
+    start = len(os.path.commonprefix(long_ones))
+    short = [s if len(s) <= limit else "…" + (s[start:] if len(s) - start < limit else s[start:start + limit - 2] + "…")
+             for s in shown]
+    if len(set(short)) == len(short):
+        return short
+    cut = limit - 1 - len(f"#{len(shown)}")
+    return [s if len(s) <= limit else f"{s[:cut]}…#{i + 1}" for i, s in enumerate(shown)]
+
+
 def confusion(matrix: Sequence[Sequence[int]], labels: Sequence[str], *, title: str) -> str:
-    """A confusion matrix (rows gold, columns predicted) drawn by scikit-learn's ``ConfusionMatrixDisplay``."""
+    """A confusion matrix (rows gold, columns predicted) drawn by scikit-learn's ``ConfusionMatrixDisplay``; its
+    tick labels are :func:`tick_labels` (at most :data:`TICK_CHARS` characters each)."""
     import numpy as np
     from sklearn.metrics import ConfusionMatrixDisplay
 
     def draw(fig, ax):
-        disp = ConfusionMatrixDisplay(np.asarray(matrix), display_labels=[_shown(x) for x in labels])
+        disp = ConfusionMatrixDisplay(np.asarray(matrix), display_labels=tick_labels(labels))
         disp.plot(ax=ax, cmap="Blues", colorbar=False, values_format="d")
         ax.set_xlabel("predicted")
         ax.set_ylabel("gold")
