@@ -121,3 +121,17 @@ def test_markdown_junit_and_html_show_controls_escaped(folder: Path) -> None:
     shown = html[:start] + html[html.index("</script>", start):]
     assert_escaped(shown, "Head \\u202eof triage", "escal\\u202eation caught")
     assert "\u202e" in html[start:]  # the data itself is kept
+
+
+def test_a_junit_testcase_name_is_one_line(folder: Path) -> None:
+    # A fresh-user run: a case id 'bell\x07\r\nnewline' became the testcase name 'bell\x07\r<LF>newline' (the line
+    # feed kept while the BEL and CR were escaped): a CI page showed one case as two lines. A name is one line.
+    rows = [{"id": "two\nlines", "gold": "y", "pred": "n"}, {"id": "tab\tbed", "gold": "y", "pred": "y"}]
+    (folder / "nl.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = goldeval("labels", "nl.jsonl", "--positive", "y", "--no-store", "--junit", "nl.xml", "--junit-cases", "-q",
+                    cwd=folder)
+    assert done.returncode == 0, text_of(done)
+    import xml.etree.ElementTree as ET
+
+    names = [tc.get("name") for tc in ET.parse(folder / "nl.xml").iter("testcase")]
+    assert "two\\nlines" in names and "tab\\tbed" in names, names

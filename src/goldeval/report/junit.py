@@ -41,7 +41,8 @@ def _case(name: str, classname: str, *, failure: str | None = None, error: str |
 
     # every text escaped as on the console (goldeval.report.printable): an id's ESC or U+202E would otherwise reach
     # the CI page that shows the test names, and XML 1.0 cannot hold a C0 control at all
-    tc = TestCase(printable(name), printable(classname), 0.0)
+    # a name is one line: a line feed or tab in an id is shown escaped too (a CI page drew 'a' and 'b' as two lines)
+    tc = TestCase(printable(name, keep_newlines=False), printable(classname, keep_newlines=False), 0.0)
     if props:
         _props(tc, props)
     if failure is not None:
