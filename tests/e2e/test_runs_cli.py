@@ -494,3 +494,24 @@ def test_replay_runs_queries_with_the_limits_the_judging_used(arm_runs, tmp_path
     assert "none of its 1 settled verdict(s) could be replayed" in cut.output and "the row limit" in cut.output
     bad = CliRunner().invoke(main, [*args, "--timeout", "0"])
     assert bad.exit_code == 2  # the same bounds as judge's --timeout (0 < x <= 86400)
+
+
+def test_sql_dialect_that_would_translate_nothing_is_refused(tmp_path):
+    # A fresh-user run: `judge ... --db-dir examples/spider/regressions/databases --sql-dialect sqlite` and the same
+    # `replay` exited 0 (30 unchanged) with no translation done (every --db-dir database is a file, whose queries run
+    # as written), and `--sql-dialect nonsense` was accepted too; with a --db file judge already refused it. Now:
+    # exit 2 before any query, naming why; a misspelt dialect is a usage error listing sqlglot's.
+    spider = SQL.parent / "spider" / "regressions"
+    reg = tmp_path / "r.jsonl"
+    reg.write_text((spider / "judge-regressions.jsonl").read_text().splitlines()[0] + "\n")
+    replay = ["replay", str(reg), "--cases", str(spider / "cases.jsonl"), "--db-dir", str(spider / "databases")]
+    r = CliRunner().invoke(main, [*replay, "--sql-dialect", "sqlite"])
+    assert r.exit_code == 2, r.output
+    assert "--sql-dialect sqlite: translating queries applies to a PostgreSQL --db; the --db-dir databases" in r.output
+    assert CliRunner().invoke(main, replay).exit_code == 0  # the same replay without it: 1 unchanged
+    judge = ["judge", str(SQL / "cases.jsonl"), str(SQL / "arm_a.jsonl"), "--no-store", "-q"]
+    r = CliRunner().invoke(main, [*judge, "--sql-dialect", "mysql"])
+    assert r.exit_code == 2 and "no --db is given, so no query is run" in r.output, r.output
+    r = CliRunner().invoke(main, [*judge, "--db", str(SQL / "clinic.sqlite"), "--sql-dialect", "sqllite"])
+    assert r.exit_code == 2 and "'sqllite' is not a SQL dialect sqlglot knows; one of: " in r.output, r.output
+    assert "sqlite" in r.output.split("one of: ")[1]

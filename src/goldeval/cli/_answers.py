@@ -14,7 +14,43 @@ import click
 
 from goldeval.cli._types import Finite
 
-__all__ = ["query_options"]
+__all__ = ["query_options", "check_sql_dialect"]
+
+
+def _dialect_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A --sql-dialect sqlglot knows, else a usage error listing the ones it does (a misspelt 'sqllite' came back as
+    an error per query, or, on a file database, not at all)."""
+    if value is None:
+        return None
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        Dialect.get_or_raise(value)
+    except ValueError:
+        from sqlglot.dialects import Dialects
+
+        known = ", ".join(sorted(d.value for d in Dialects if d.value))
+        raise click.BadParameter(f"{value!r} is not a SQL dialect sqlglot knows; one of: {known}.") from None
+    return value
+
+
+def check_sql_dialect(sql_dialect: str | None, db: str | None, db_dir: str | None) -> None:
+    """Refuse (InputError, exit 2) a --sql-dialect that would translate nothing: it applies to a PostgreSQL --db only.
+
+    With a --db file the database refuses it when opened; with only --db-dir (every database there is a file, whose
+    queries run as written) or with no database at all it was silently ignored, so a user who asked for a
+    translation got a run without one.
+    """
+    if sql_dialect is None:
+        return
+    from goldeval.errors import InputError
+
+    if db is not None:  # a PostgreSQL URL translates; a file refuses it itself, naming the file
+        return
+    where = (f"the --db-dir databases ({db_dir}) are files (SQLite, DuckDB), whose queries run as written"
+             if db_dir is not None else "no --db is given, so no query is run")
+    raise InputError(f"--sql-dialect {sql_dialect}: translating queries applies to a PostgreSQL --db; {where}. "
+                     "Drop --sql-dialect, or give --db postgresql://... with it.")
 
 
 def query_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -22,7 +58,7 @@ def query_options(command: Callable[..., Any]) -> Callable[..., Any]:
     and ``--no-canonical`` (``no_canonical``) to *command*, with the meanings of :class:`goldeval.answers.judge.
     AnswerConfig`'s ``sql_dialect``, ``timeout_s``, ``max_rows`` and ``not check_canonical``."""
     for option in reversed((
-        click.option("--sql-dialect", default=None, metavar="DIALECT",
+        click.option("--sql-dialect", default=None, metavar="DIALECT", callback=_dialect_name,
                      help="The queries are written for another engine (e.g. sqlite): translate them (sqlglot) to the "
                           "--db database's SQL before they run (PostgreSQL only)."),
         click.option("--timeout", "timeout_s", type=Finite(min=0, min_open=True, max=86_400), default=5.0,

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from goldeval.cli._answers import query_options
+from goldeval.cli._answers import check_sql_dialect, query_options
 from goldeval.cli._common import (EXIT_BAD_INPUT, EXIT_OK, exit_codes, fail, guard_outputs, guarded, report_console,
                                   write_results)
 from goldeval.cli._ci import ci_options
@@ -75,6 +75,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
     from goldeval.answers.judge import JUDGE_NAME, AnswerConfig
     from goldeval.answers.postgres import is_postgres_url
 
+    check_sql_dialect(sql_dialect, db, db_dir)
     # A password written in a PostgreSQL URL is split out here: config.db is the URL without it, from now on.
     config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical,
                           sql_dialect=sql_dialect, db_dir=db_dir)
