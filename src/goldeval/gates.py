@@ -248,7 +248,11 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
         if metric in undefined:
             return None, f"{metric} undefined: {undefined[metric]}"
         if not _is_number(value):
-            return None, f"{metric} is not a number in this results file (got {shorten(value)})"
+            # as the file spells it: a JSON null is 'null', not Python's 'None'
+            import json
+
+            spelled = json.dumps(value, ensure_ascii=False, default=str)
+            return None, f"{metric} is not a number in this results file (got {spelled if len(spelled) <= 60 else spelled[:59] + '…'})"
         evidence = METRICS[metric].evidence
         missing = evidence(agg, words) if evidence is not None else None
         if missing:

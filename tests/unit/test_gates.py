@@ -362,3 +362,15 @@ def test_a_gates_file_saved_with_a_bom_and_crlf_is_read(tmp_path):
 def test_blank_positive_is_refused_at_its_line():
     with pytest.raises(InputError, match=r"^d\.toml:2: positive is blank"):
         parse_gates('agreed_by = "x"\npositive = " "\n[gates]\nrecall = { min = 0.5 }\n', source="d.toml")
+
+
+def test_a_value_that_is_no_number_is_spelled_as_the_json_file_spells_it():
+    # A fresh-user run: a results.json edited to "missed_per_100": null failed its gate with "... is not a number in
+    # this results file (got None)" - Python's word, not the file's. The gate still fails; the value reads null/false.
+    dod = parse_gates("positive = \"y\"\n[gates]\nmissed_per_100 = { max = 2 }\n", source="dod.toml")
+    for value, spelled in ((None, "null"), (False, "false"), ("0.95", '"0.95"')):
+        results = labels_results(tp=9, fp=0, fn=1, tn=10)
+        results["aggregate"]["missed_per_100"] = value
+        decision = evaluate_gates(results, dod)
+        assert not decision.passed
+        assert f"missed_per_100 is not a number in this results file (got {spelled})" in decision.summary
