@@ -195,3 +195,25 @@ def test_a_relative_input_not_found_from_here_says_where_to_run_the_report(tmp_p
     assert f"is not found from {tmp_path}" in note and "relative to the folder the run was made in" in note
     monkeypatch.chdir(REPO)
     assert load_sources(results, None).texts  # from the folder the run was made in, the texts are there
+
+
+def test_a_bar_chart_of_zeros_starts_at_zero_and_names_a_gate_only_when_there_is_one():
+    # a labels run with no miss and no missed_per_100 gate drew its one bar on an axis from -0.05 to 0.05, titled
+    # "(dashed: gate)" with no gate on it
+    import re as _re
+
+    from goldeval.report import charts
+    from goldeval.report.model import build_model
+
+    svg = charts.bars(["missed_per_100"], [0.0], title="missed per 100 gold positives", ylabel="missed_per_100")
+    ticks = _re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    assert "\u2212" not in "".join(ticks)  # no negative tick (matplotlib writes U+2212 MINUS SIGN)
+    assert "0.0" in ticks and "1.0" in ticks
+    # by hand: tp 1, fp 1, fn 0 -> precision 0.5, recall 1.0, missed 0, missed per 100 = 0
+    results = {"scorer": {"name": "labels", "version": "1"}, "positive": "escalate",
+               "aggregate": {"n": 2, "n_scored": 2, "precision": 0.5, "recall": 1.0, "missed": 0, "missed_per_100": 0.0,
+                             "tp": 1, "fp": 1, "fn": 0, "tn": 0},
+               "per_example": [{"id": "a", "gold": "escalate", "pred": "escalate", "outcome": "tp"},
+                               {"id": "b", "gold": "ok", "pred": "escalate", "outcome": "fp"}]}
+    titles = [c["svg"] for c in build_model(results)["charts"]]
+    assert titles and not any("dashed: gate" in svg for svg in titles)

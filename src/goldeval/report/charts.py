@@ -188,8 +188,11 @@ def bars(names: Sequence[str], values: Sequence[float], *, title: str, ylabel: s
             for i, v in enumerate(values):
                 ax.annotate(f"{v:g}" if isinstance(v, int) or float(v).is_integer() else f"{v:.3f}", (i, v),
                             ha="center", va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
+        top = max([*(float(v) for v in values), *(limit for _, _, limit in gates)], default=0.0)
         if ymax is not None:
             ax.set_ylim(0, ymax)
+        elif min((float(v) for v in values), default=0.0) >= 0:  # counts and rates: the axis starts at 0
+            ax.set_ylim(0, top * 1.15 if top > 0 else 1.0)  # all zero (no miss): 0 to 1, not -0.05 to 0.05
         else:
             ax.margins(y=0.15)
         if all(isinstance(v, int) and not isinstance(v, bool) for v in values):

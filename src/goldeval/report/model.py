@@ -406,13 +406,13 @@ def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, An
                     marks.append((len(names) - 1, gates[key]["op"], float(gates[key]["limit"])))
         if names:
             out.append({"title": "precision and recall against their gates", "svg": charts.bars(
-                names, values, title="precision / recall (dashed: gate)", ylabel="value", ymax=1.1, gates=marks,
+                names, values, title="precision / recall" + (" (dashed: gate)" if marks else ""), ylabel="value", ymax=1.1, gates=marks,
                 colors=[_gate_colour(gates.get(n)) for n in names])})
         for key, label in (("missed_per_100", "missed per 100 gold positives"), ("missed", "missed positives")):
             if key in agg and (key in gates or key == "missed_per_100"):
                 g = gates.get(key)
                 marks = [(0, g["op"], float(g["limit"]))] if g and g.get("limit") is not None else []
-                out.append({"title": label, "svg": charts.bars([key], [float(agg[key])], title=f"{label} (dashed: gate)", ylabel=key,
+                out.append({"title": label, "svg": charts.bars([key], [float(agg[key])], title=label + (" (dashed: gate)" if marks else ""), ylabel=key,
                                                              gates=marks, colors=[_gate_colour(g)])})
     elif kind == "answers":
         # each case in the one bucket the pass rate puts it in (goldeval.verdict.pass_rate), so that the bars are the
