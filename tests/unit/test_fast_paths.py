@@ -299,6 +299,47 @@ def test_pairing_by_names_returns_the_assignment_on_small_tables(seed, monkeypat
     assert list(fast.scale.items()) == list(full.scale.items()) and list(fast.agreement.items()) == list(full.agreement.items())
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_small_int_columns_agree_as_the_full_computation_says(seed, monkeypatch):
+    # value_agreement answers (1.0, 1.0) at once for two small columns of the same Python ints; with that
+    # shortcut off, the NumPy computation must give the same (share, scale) on every pair, equal multisets or not,
+    # read as a rate or not (a rate also tries x100 and /100).
+    from goldeval.answers import pairing as pairing_mod
+    from goldeval.answers.values import make_column
+
+    rng = np.random.default_rng(300 + seed)
+    n = int(rng.integers(1, 70))
+    g = rng.integers(-3, 6, n).tolist()
+    kinds = [list(g), list(rng.permutation(g).tolist()), rng.integers(-3, 6, n).tolist(), g[:-1] + [g[-1] + 1],
+             [float(x) for x in g], g[:-1] + [None], [x * 100 for x in g], [True] * n, g + [1]]
+    taken = 0
+    for vals in kinds:
+        for rate in (False, True):
+            gc, pc = make_column("n", g), make_column("n", vals)
+            fast = pairing_mod.value_agreement(gc, pc, rate=rate)
+            taken += pairing_mod._same_small_ints(gc, pc)
+            with monkeypatch.context() as m:
+                m.setattr(pairing_mod, "_same_small_ints", lambda a, b: False)
+                full = pairing_mod.value_agreement(make_column("n", g), make_column("n", vals), rate=rate)
+            assert fast == full, (vals, rate)
+    assert taken >= (4 if n <= 64 else 0)  # the shortcut is taken for the equal multisets on small columns
+
+
+def test_the_tolerances_of_an_int_column_are_the_half_units_of_its_decimals():
+    # numbers._tolerances answers zeros for a column of Python ints (and NULLs) without reading decimals: the same
+    # array, bit for bit, as half_units(decimals), and only where the typing saw ints alone.
+    from goldeval.answers.numbers import _tolerances, half_units
+    from goldeval.answers.values import make_column
+
+    rng = np.random.default_rng(5)
+    for cells in ([6], [1, None, 3], rng.integers(-10**6, 10**6, 50).tolist(), [None, None, 2], [2.0, 3], [True, 2], [1.5, None]):
+        c = make_column("x", cells)
+        if c.num is None:
+            continue
+        got, ref = _tolerances(c), half_units(c.decimals)
+        assert got.dtype == ref.dtype and got.shape == ref.shape and got.tobytes() == ref.tobytes(), cells
+
+
 def test_columns_of_is_the_transpose_of_the_rows():
     rows = [[1, "a", None], (2.5, "b", True), [3, None, 0]]
     assert _fast.columns_of(rows, 3) == [list(c) for c in zip(*rows)]
