@@ -340,6 +340,38 @@ def test_the_tolerances_of_an_int_column_are_the_half_units_of_its_decimals():
         assert got.dtype == ref.dtype and got.shape == ref.shape and got.tobytes() == ref.tobytes(), cells
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_text_cells_with_single_spaces_type_as_cell_by_cell(seed, monkeypatch):
+    # make_column lower-cases a column of plain ASCII text in one pass, now also when cells hold single inner spaces
+    # ("Joe Sharp", "New York": Spider's names); every cell must type as the cell-by-cell path types it (a boolean,
+    # a number, a date, leading/trailing/double white space, tabs and the like keep the per-cell path).
+    import re
+
+    from goldeval.answers import values as values_mod
+    from goldeval.answers.values import make_column
+
+    rng = np.random.default_rng(500 + seed)
+    words = ["Joe", "Sharp", "new", "York", "no", "Yes", "true", "False", "France", "tokyo", "N/A", "x%", "12", "-3",
+             ".5", "2020-01-02", "a\tb", "", " ", "fin", "TRUE", "nope", "y", "d\x1cx", "Ünï", "O'Neil"]
+    seps = [" ", " ", " ", "  ", "", "\t"]
+    cells = []
+    for _ in range(int(rng.integers(1, 30))):
+        k = int(rng.integers(1, 4))
+        parts = [str(w) for w in rng.choice(words, k)]
+        cell = parts[0] + "".join(str(rng.choice(seps)) + w for w in parts[1:])
+        if rng.random() < 0.1:
+            cell = " " + cell if rng.random() < 0.5 else cell + " "
+        cells.append(cell)
+    if seed % 2:  # a column every cell of which is plain with spaces: the one-pass path itself
+        cells = [c for c in cells if not values_mod._NOT_PLAIN.search(c)] or ["Joe Sharp", "New York"]
+    fast = make_column("c", cells)
+    monkeypatch.setattr(values_mod, "_NOT_PLAIN", re.compile(""))  # matches everywhere: the per-cell paths
+    slow = make_column("c", cells)
+    assert (fast.kind, fast.n, fast.percent, fast.n_numberlike) == (slow.kind, slow.n, slow.percent, slow.n_numberlike)
+    assert fast.null.tolist() == slow.null.tolist() and fast.text.tolist() == slow.text.tolist()
+    assert (fast.num is None) == (slow.num is None) and (fast.num is None or fast.num.tobytes() == slow.num.tobytes())
+
+
 def test_columns_of_is_the_transpose_of_the_rows():
     rows = [[1, "a", None], (2.5, "b", True), [3, None, 0]]
     assert _fast.columns_of(rows, 3) == [list(c) for c in zip(*rows)]

@@ -65,8 +65,11 @@ _NUM_RE = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 _NUM_THOUSANDS_RE = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$")
 _WS_RE = re.compile(r"\s+")
-# In "\0"-joined cells: white space, or a cell that is empty or starts like a number / date / boolean.
-_NOT_PLAIN = re.compile(r"\s|(?:^|\x00)(?:[\d+\-.]|\x00|$|(?:true|false|yes|no)(?:\x00|$))", re.IGNORECASE)
+# In "\0"-joined cells: white space other than one space inside a cell (a cell's leading or trailing space, two
+# spaces, a tab…), or a cell that is empty or starts like a number / date / boolean. ("Joe Sharp" is plain: its
+# canonical text is its lower case, as _str_cell gives it.)
+_NOT_PLAIN = re.compile(r"[^\S ]| {2}|(?:^|\x00) | (?:\x00|$)|(?:^|\x00)(?:[\d+\-.]|\x00|$|(?:true|false|yes|no)(?:\x00|$))",
+                        re.IGNORECASE)
 
 
 def canonical_text(value: str) -> str:
@@ -408,7 +411,8 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
             col = Column(name, "number", n, null, num, None, values)
             col.binary = float in types
             return col
-    # Fastest path: ASCII strings without white space, none of which can be a number, date, boolean or "":
+    # Fastest path: ASCII strings without white space but single inner spaces, none of which can be a number, date,
+    # boolean or "":
     # lower-cased all at once (one C-level pass over the joined text instead of one call per cell).
     if n and types == {str}:
         joined = "\x00".join(values)
