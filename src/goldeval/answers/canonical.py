@@ -49,7 +49,7 @@ def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, 
     full.set("limit", None)
     full = full.select(*[exp.alias_(k, f"__goldeval_k{i}") for i, k in enumerate(keys)], append=True, copy=False)
     try:
-        res = db.execute(full.sql(dialect=dialect))
+        res = db.execute(full.sql(dialect=dialect, copy=False))  # full is this call's own copy: printed in place
         gt = _golden_table(golden, "golden")
     except (QueryError, InputError):
         return None
@@ -83,7 +83,7 @@ def _tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -
             return None
         tree = tree.copy()
         tree.set("limit", None)
-        res = db.execute(tree.sql(dialect=db.query_dialect))
+        res = db.execute(tree.sql(dialect=db.query_dialect, copy=False))  # its own copy (above): printed in place
         gt = _golden_table(golden, "golden")
     except (QueryError, InputError, sqlglot.errors.SqlglotError):
         return None
