@@ -342,9 +342,10 @@ def test_the_tolerances_of_an_int_column_are_the_half_units_of_its_decimals():
 
 @pytest.mark.parametrize("seed", range(20))
 def test_text_cells_with_single_spaces_type_as_cell_by_cell(seed, monkeypatch):
-    # make_column lower-cases a column of plain ASCII text in one pass, now also when cells hold single inner spaces
-    # ("Joe Sharp", "New York": Spider's names); every cell must type as the cell-by-cell path types it (a boolean,
-    # a number, a date, leading/trailing/double white space, tabs and the like keep the per-cell path).
+    # make_column makes a column of plain text canonical in one pass, now also when cells hold single inner spaces
+    # ("Joe Sharp", "New York": Spider's names) or non-ASCII letters ("Higuaín": NFC, case-folded); every cell must
+    # type as the cell-by-cell path types it (a boolean, a number, a date, leading/trailing/double white space,
+    # tabs, no-break spaces, non-ASCII digits and the like keep the per-cell path).
     import re
 
     from goldeval.answers import values as values_mod
@@ -352,7 +353,9 @@ def test_text_cells_with_single_spaces_type_as_cell_by_cell(seed, monkeypatch):
 
     rng = np.random.default_rng(500 + seed)
     words = ["Joe", "Sharp", "new", "York", "no", "Yes", "true", "False", "France", "tokyo", "N/A", "x%", "12", "-3",
-             ".5", "2020-01-02", "a\tb", "", " ", "fin", "TRUE", "nope", "y", "d\x1cx", "Ünï", "O'Neil"]
+             ".5", "2020-01-02", "a\tb", "", " ", "fin", "TRUE", "nope", "y", "d\x1cx", "Ünï", "O'Neil",
+             "São", "Higuaín", "Straße", "e\u0301", "\u0301x", "İstanbul", "٣x", "²nd", "\u00a0", "a\u2003b", "yeſ", "ǅ",
+             "Ⅻ", "ﬁn", "\u212bngstrom"]
     seps = [" ", " ", " ", "  ", "", "\t"]
     cells = []
     for _ in range(int(rng.integers(1, 30))):

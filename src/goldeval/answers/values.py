@@ -411,13 +411,15 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
             col = Column(name, "number", n, null, num, None, values)
             col.binary = float in types
             return col
-    # Fastest path: ASCII strings without white space but single inner spaces, none of which can be a number, date,
-    # boolean or "":
-    # lower-cased all at once (one C-level pass over the joined text instead of one call per cell).
+    # Fastest path: strings without white space but single inner spaces, none of which can be a number, date,
+    # boolean or "": made canonical all at once (one C-level pass over the joined text instead of one call per
+    # cell): lower-cased when ASCII; else NFC and case-folded, as canonical_text does (NFC neither composes nor
+    # splits across the "\0" separators nor makes white space, so the strip and collapse have nothing to do).
     if n and types == {str}:
         joined = "\x00".join(values)
-        if joined.isascii() and joined.count("\x00") == n - 1 and not _NOT_PLAIN.search(joined):
-            return Column(name, "text", n, np.zeros(n, dtype=bool), None, np.array(joined.lower().split("\x00"), dtype=object), values)
+        if joined.count("\x00") == n - 1 and not _NOT_PLAIN.search(joined):
+            canon = joined.lower() if joined.isascii() else unicodedata.normalize("NFC", joined).casefold()
+            return Column(name, "text", n, np.zeros(n, dtype=bool), None, np.array(canon.split("\x00"), dtype=object), values)
     # Fast path: every cell a string and none spells a number, a date or a boolean (the usual text column).
     if n and types == {str}:
         seen = {v: _str_cell(v) for v in set(values)}
