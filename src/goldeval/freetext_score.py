@@ -93,7 +93,9 @@ def score_row(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tokeniz
         if field not in data:
             return _failure(
                 line, rid,
-                f"{where}: field '{field}' is missing ({row_fields(data)}). Add it, or name the {side} field with --{side}-field.",
+                f"{where}: field '{field}' is missing ({row_fields(data)}). Add it, or name the {side} field with --{side}-field"
+                + (". A row of 'gold' and 'pred' labels is scored by goldeval labels FILE --positive LABEL (or score "
+                   "--scorer labels)." if "gold" in data and "pred" in data else "."),
             )
         value = data[field]
         if value is None:

@@ -162,3 +162,15 @@ def test_a_csv_separated_by_semicolons_or_tabs_is_named_as_such(tmp_path):
     r = invoke("score", f, "--no-store", "-q")
     assert "upper.csv:2: field 'id' must be a non-empty string (or an integer), it is missing (the row has 'ID', " \
            "'prediction', 'reference')." in r.stderr
+
+
+def test_a_labels_file_given_to_score_says_which_command_reads_it(tmp_path):
+    # A fresh-user run: `goldeval score examples/labels/pilot_claims.jsonl` failed every row with "field 'prediction'
+    # is missing (the row has 'id', 'gold', 'pred')" and no word of the labels command those rows are written for.
+    f = tmp_path / "claims.jsonl"
+    f.write_text('{"id": "1", "gold": "escalate", "pred": "approve"}\n')
+    r = invoke("score", f, "--no-store", "-q")
+    assert r.exit_code == 2
+    assert ("claims.jsonl:1: field 'prediction' is missing (the row has 'id', 'gold', 'pred'). Add it, or name the "
+            "prediction field with --prediction-field. A row of 'gold' and 'pred' labels is scored by goldeval labels "
+            "FILE --positive LABEL (or score --scorer labels).") in r.stderr
