@@ -163,8 +163,10 @@ def spool(path: str | os.PathLike[str], *, stdin: IO[bytes] | None = None, role:
     if size == 0:
         shutil.rmtree(folder, ignore_errors=True)
         what = "stdin was empty" if kind == "stdin" else f"the {kind} was empty"
-        raise InputError(f"{role} {where}: read as a stream, and nothing was read ({what}). Expected rows, e.g. one JSON "
-                         "object per line; give the file that holds them.")
+        expected = ("Expected the definition of done (TOML: agreed_by, [gates] ...); give the file that holds it."
+                    if role == "--gates" else
+                    "Expected rows, e.g. one JSON object per line; give the file that holds them.")
+        raise InputError(f"{role} {where}: read as a stream, and nothing was read ({what}). {expected}")
     result = Spooled(name=name, path=target, sha256=digest.hexdigest(), size=size, kind=kind, _folder=folder)
     _ACTIVE[target] = result
     from goldeval.io import remember_sha256

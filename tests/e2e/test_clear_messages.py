@@ -174,3 +174,18 @@ def test_a_labels_file_given_to_score_says_which_command_reads_it(tmp_path):
     assert ("claims.jsonl:1: field 'prediction' is missing (the row has 'id', 'gold', 'pred'). Add it, or name the "
             "prediction field with --prediction-field. A row of 'gold' and 'pred' labels is scored by goldeval labels "
             "FILE --positive LABEL (or score --scorer labels).") in r.stderr
+
+
+def test_a_device_given_for_a_database_or_a_gates_file_is_named_as_such(tmp_path):
+    # A fresh-user run: `judge ... --db /dev/null` read "/dev/null: no such file (the db input)" (it is there: a
+    # device), and `score ... --gates /dev/null` asked for "rows, e.g. one JSON object per line" (a gates file is TOML).
+    sql = Path(__file__).resolve().parents[2] / "examples" / "sql"
+    r = invoke("judge", sql / "cases.jsonl", sql / "arm_a.jsonl", "--db", "/dev/null", "-q")
+    assert r.exit_code == 2
+    assert "/dev/null: not a regular file (the db input is read as a file, and this is a character device)" in r.stderr
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"id": "1", "prediction": "a", "reference": "a"}\n')
+    r = invoke("score", f, "--gates", "/dev/null", "-q")
+    assert r.exit_code == 2
+    assert "--gates /dev/null: read as a stream, and nothing was read (the device was empty). Expected the definition " \
+           "of done (TOML: agreed_by, [gates] ...)" in r.stderr

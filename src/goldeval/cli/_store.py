@@ -178,6 +178,9 @@ class StoreOptions:
             if path is None:
                 continue
             if not os.path.isfile(path):
+                if os.path.exists(path):  # '--db /dev/null' read "no such file"
+                    raise _input_error(f"{path}: not a regular file (the {role} input is read as a file, and this is "
+                                       f"{_file_kind(path)}). Give the file.")
                 raise _input_error(f"{path}: no such file (the {role} input). Check the path.")
             paths[role] = str(path)
             if (sp := _streams.spooled(path)) is not None:
@@ -331,6 +334,19 @@ def _input_error_type() -> type:
     from goldeval.errors import InputError
 
     return InputError
+
+
+def _file_kind(path: str) -> str:
+    """'a folder', 'a character device', 'a FIFO', 'a socket' or 'a block device': what an existing path that is not
+    a regular file is, for a message."""
+    import stat
+
+    mode = os.stat(path).st_mode
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return "not a regular file"
 
 
 def _input_error(message: str) -> Exception:
