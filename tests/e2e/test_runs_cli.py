@@ -515,3 +515,28 @@ def test_sql_dialect_that_would_translate_nothing_is_refused(tmp_path):
     r = CliRunner().invoke(main, [*judge, "--db", str(SQL / "clinic.sqlite"), "--sql-dialect", "sqllite"])
     assert r.exit_code == 2 and "'sqllite' is not a SQL dialect sqlglot knows; one of: " in r.output, r.output
     assert "sqlite" in r.output.split("one of: ")[1]
+
+
+def test_exports_and_comparisons_never_overwrite_a_runs_inputs(tmp_path):
+    # A fresh-user run: `review export latest --out examples/sql/cases.jsonl` replaced the 22 cases with the 2 review
+    # rows, and `runs export latest --out examples/sql/arm_a.jsonl` the attempts with the run's cases, exit 0 (the
+    # report already refused its run's inputs). Every command that writes what a stored run holds refuses them now,
+    # exit 2, the file byte-equal.
+    import shutil
+
+    for name in ("cases.jsonl", "arm_a.jsonl", "clinic.sqlite"):
+        shutil.copy(SQL / name, tmp_path / name)
+    cases, attempts, db, store = tmp_path / "cases.jsonl", tmp_path / "arm_a.jsonl", tmp_path / "clinic.sqlite", tmp_path / "s.db"
+    r = CliRunner().invoke(main, ["judge", str(cases), str(attempts), "--db", str(db), "--store", str(store), "-q"])
+    assert r.exit_code == 0, r.output
+    before = {p: p.read_bytes() for p in (cases, attempts, db)}
+    for args, target in ((["review", "export", "latest"], cases), (["runs", "export", "latest"], attempts),
+                         (["runs", "show", "latest", "-q"], db), (["compare", "latest", "latest", "-q"], attempts),
+                         (["review", "stats", "latest", "-q"], cases)):
+        r = CliRunner().invoke(main, [*args, "--store", str(store), "--out", str(target)])
+        assert r.exit_code == 2, (args, r.output)
+        assert f"--out {target}: is the run's " in r.output and "input; writing the results there would overwrite it" in r.output
+    assert {p: p.read_bytes() for p in before} == before
+    # another path is written as before
+    r = CliRunner().invoke(main, ["review", "export", "latest", "--store", str(store), "--out", str(tmp_path / "review.jsonl")])
+    assert r.exit_code == 0 and len((tmp_path / "review.jsonl").read_text().splitlines()) == 2  # q11, q13 (README)

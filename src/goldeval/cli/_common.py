@@ -151,6 +151,20 @@ def guard_outputs(outputs: dict[str, Any], others: dict[str, Any]) -> None:
     check_outputs(outputs, others)
 
 
+def run_inputs(store: Any, *runs: str) -> dict[str, list[str]]:
+    """``role → [path, ...]`` of the input files of the stored *runs* (ids, prefixes, ``latest~N``), for
+    :func:`guard_outputs`: an export, a review file or a comparison written over a run's own cases, attempts or
+    predictions destroys the data the run was made of (``review export RUN --out cases.jsonl`` replaced the 22
+    cases with 2 review rows, exit 0). *store* is an open :class:`goldeval.runs.store.RunStore`."""
+    from goldeval.report.build import report_inputs
+
+    out: dict[str, list[str]] = {}
+    for ref in runs:
+        for role, paths in report_inputs(store=store, run=ref).items():
+            out.setdefault(role, []).extend(paths)
+    return out
+
+
 def write_json(obj: Any, out: str, *, role: str = "--out") -> None:
     """Write *obj* as JSON to the path *out* (atomically), or to stdout when *out* is ``-``."""
     from goldeval.outputs import write_output

@@ -8,7 +8,7 @@ import click
 
 from goldeval.cli._types import SEED, Finite
 
-from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, exit_codes, guard_outputs, guarded, out_option, report_console, write_json
+from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, exit_codes, guard_outputs, guarded, run_inputs, out_option, report_console, write_json
 from goldeval.cli._ci import junit_option, write_junit
 from goldeval.cli._store import store_file, store_path_option
 
@@ -47,6 +47,7 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     with RunStore.open_existing(store) as st:
         a = st.get_run(run_a, with_results=False)
         b = st.get_run(run_b, with_results=False)
+        guard_outputs({"--out": out, "--junit": junit}, run_inputs(st, a["id"], b["id"]))  # never over their inputs
         cmp = compare_runs(
             st.case_map(a["id"]), st.case_map(b["id"]), run_a=a, run_b=b,
             seed=seed, n_resamples=resamples, confidence=confidence, top=top,

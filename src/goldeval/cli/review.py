@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from goldeval.cli._common import (EXIT_GATE_FAILED, EXIT_OK, exit_codes, guard_outputs, guarded, out_option, quiet_option,
+from goldeval.cli._common import (EXIT_GATE_FAILED, EXIT_OK, exit_codes, guard_outputs, guarded, run_inputs, out_option, quiet_option,
                                   report_console, write_json)
 from goldeval.cli._answers import check_sql_dialect, query_options
 from goldeval.cli._ci import junit_option, write_junit
@@ -162,6 +162,7 @@ def review_export(run, store, out, quiet, all_cases):
 
     guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
     with RunStore.open_existing(store) as st:
+        guard_outputs({"--out": out}, run_inputs(st, st.resolve(run)))  # never over the run's own cases or attempts
         rows = export_review(st, run, only_needs_human=not all_cases)
     data = b"".join(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in rows)
     write_bytes(data, out)
@@ -241,6 +242,7 @@ def review_stats(runs, store, regressions, out, quiet):
     path = store_file(store)
     if os.path.exists(path):
         with RunStore.open_existing(store) as st:
+            guard_outputs({"--out": out}, run_inputs(st, *(st.resolve(r) for r in runs)))  # the named runs' inputs
             result = judge_calibration(st, runs, regressions=regressions)
     elif runs or regressions is None:
         from goldeval.errors import InputError

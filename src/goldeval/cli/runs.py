@@ -7,7 +7,7 @@ import os
 import click
 
 
-from goldeval.cli._common import (EXIT_OK, exit_codes, guard_outputs, guarded, out_option, quiet_option, report_console,
+from goldeval.cli._common import (EXIT_OK, exit_codes, guard_outputs, guarded, run_inputs, out_option, quiet_option, report_console,
                                   stdout_console, write_json)
 from goldeval.cli._store import store_file, store_path_option
 
@@ -77,6 +77,7 @@ def show(run, store, out, quiet):
     with RunStore.open_existing(store) as st:
         record = st.get_run(run)
         path = st.path
+        guard_outputs({"--out": out}, run_inputs(st, record["id"]))  # never over the run's own input files
     render_run(record, report_console(out, quiet=quiet))
     if out:
         from goldeval.runs.export import with_run_block
@@ -103,8 +104,9 @@ def export(run, store, fmt, out, quiet):
     guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
 
     with RunStore.open_existing(store) as st:
-        data = export_run(st, run, fmt)
         run_id = st.resolve(run)  # 'latest' or a prefix: say which run was written
+        guard_outputs({"--out": out}, run_inputs(st, run_id))  # never over the run's own input files
+        data = export_run(st, run, fmt)
     write_bytes(data, out)
     if out != "-" and not quiet:
         click.echo(f"goldeval: run {run_id} exported as {fmt} to {out}", err=True)
