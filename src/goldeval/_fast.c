@@ -26,6 +26,12 @@
  * row_hashes(keys, out) -> None
  * rows_equal(keys, rep) -> bool
  *
+ * and, by one hash table of the rows instead of a sort (the same pairs and groups as the NumPy code there):
+ *
+ * pair_rows(gkeys, pkeys, a, b) -> int          (matching.stack_pairs)
+ * row_ids(gkeys, pkeys, out) -> int             (matching.hash_groups of the two tables' rows stacked)
+ * agreement_counts(g, p, ga, pb, out) -> None   (table._pair_by_row_signatures: agreeing cells per column pair)
+ *
  * and the tolerance rule over whole tables (goldeval.answers.numbers.numbers_close, same arithmetic):
  *
  * all_close(g, p, half, rel) -> bool
@@ -545,6 +551,234 @@ static PyObject *rows_equal(PyObject *self, PyObject *args) {
     PyBuffer_Release(&keys);
     PyBuffer_Release(&rep);
     return PyBool_FromLong(ok);
+}
+
+/* ---- rows by one hash table (goldeval.answers.matching.stack_pairs, hash_groups) ------------------------------- */
+
+static inline uint64_t row_mix(const Py_buffer *v, Py_ssize_t i, Py_ssize_t k) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        uint64_t c = KEY(*v, i, j);
+        uint64_t x = ((c >> 31) ^ c) * 0xBF58476D1CE4E5B9ULL;
+        h = ((h ^ x) ^ (h >> 29)) * 0x94D049BB133111EBULL;
+    }
+    return h ^ (h >> 32);  /* the slot is read from the low bits */
+}
+
+static inline int same_row(const Py_buffer *a, Py_ssize_t i, const Py_buffer *b, Py_ssize_t j, Py_ssize_t k) {
+    for (Py_ssize_t c = 0; c < k; c++)
+        if (KEY(*a, i, c) != KEY(*b, j, c)) return 0;
+    return 1;
+}
+
+/* An open-addressing table of distinct rows (linear probing, at most 3/4 full): slot s holds a representative row
+ * rep[s] (-1: empty; a golden row i as i, a prediction row j as n_g + j in row_ids) with the high half of its hash,
+ * and one int32 value. 12 bytes a slot: the table is fresh memory each call, and its pages cost more than its probes. */
+typedef struct { int32_t mask; int32_t *rep; uint32_t *tag; int32_t *val; } RowTable;
+
+static int table_init(RowTable *t, Py_ssize_t rows) {
+    Py_ssize_t size = 16;
+    while (size < rows + rows / 3 + 1) size <<= 1;
+    if (size > ((Py_ssize_t)1 << 30)) { PyErr_SetString(PyExc_OverflowError, "too many rows for the row table"); return -1; }
+    t->mask = (int32_t)(size - 1);
+    t->rep = PyMem_Malloc(size * sizeof(int32_t));
+    t->tag = PyMem_Malloc(size * sizeof(uint32_t));
+    t->val = PyMem_Malloc(size * sizeof(int32_t));
+    if (!t->rep || !t->tag || !t->val) {
+        PyMem_Free(t->rep); PyMem_Free(t->tag); PyMem_Free(t->val);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(t->rep, 0xff, size * sizeof(int32_t));  /* every slot -1 */
+    return 0;
+}
+
+static void table_free(RowTable *t) { PyMem_Free(t->rep); PyMem_Free(t->tag); PyMem_Free(t->val); }
+
+/* The slot of row i of side *side* of the two tables *sides* (a representative r < n0 is golden row r, else
+ * prediction row r - n0): its row's slot, or the empty slot where it goes (rep -1). */
+static inline Py_ssize_t table_find(const RowTable *t, const Py_buffer *sides, Py_ssize_t n0, int side, Py_ssize_t i,
+                                    Py_ssize_t k, uint64_t h) {
+    uint32_t tag = (uint32_t)(h >> 32);
+    Py_ssize_t s = (Py_ssize_t)(h & (uint64_t)t->mask);
+    while (t->rep[s] >= 0) {
+        if (t->tag[s] == tag) {
+            Py_ssize_t r = t->rep[s];
+            int rs = r >= n0;
+            if (same_row(&sides[side], i, &sides[rs], rs ? r - n0 : r, k)) return s;
+        }
+        s = (s + 1) & t->mask;
+    }
+    return s;
+}
+
+static int out_i64(PyObject *o, Py_buffer *v, Py_ssize_t n, const char *what) {
+    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) return -1;
+    const char *f = v->format ? v->format : "B";
+    if (v->itemsize != 8 || v->len / 8 != n || strchr("lq", f[strlen(f) - 1]) == NULL) {
+        PyBuffer_Release(v);
+        PyErr_Format(PyExc_TypeError, "%s must be a writable int64 array of %zd items", what, n);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * pair_rows(gkeys, pkeys, a, b) -> int
+ *
+ * gkeys: (n_g, k), pkeys: (n_p, k) int64, any layout; a, b: (n_g,) writable int64. The pairs of
+ * goldeval.answers.matching.stack_pairs: among equal rows the prediction rows form a stack in their order, and each
+ * golden row in turn takes the top one (the first golden row the last prediction row, the next the one before).
+ * Writes golden row a[t] with prediction row b[t] for t < the returned count, a ascending.
+ */
+static PyObject *pair_rows(PyObject *self, PyObject *args) {
+    PyObject *g_o, *p_o, *a_o, *b_o;
+    if (!PyArg_ParseTuple(args, "OOOO:pair_rows", &g_o, &p_o, &a_o, &b_o)) return NULL;
+    Py_buffer sides[2], a, b;
+    Py_ssize_t ng, kg, np_, kp;
+    if (get_keys(g_o, &sides[0], &ng, &kg) < 0) return NULL;
+    if (get_keys(p_o, &sides[1], &np_, &kp) < 0) { PyBuffer_Release(&sides[0]); return NULL; }
+    if (kg != kp) {
+        PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]);
+        PyErr_SetString(PyExc_ValueError, "gkeys and pkeys must have the same number of columns");
+        return NULL;
+    }
+    if (out_i64(a_o, &a, ng, "a") < 0) { PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]); return NULL; }
+    if (out_i64(b_o, &b, ng, "b") < 0) { PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]); PyBuffer_Release(&a); return NULL; }
+    PyObject *result = NULL;
+    RowTable t;
+    int32_t *next = NULL;
+    if (np_ >= ((Py_ssize_t)1 << 30)) { PyErr_SetString(PyExc_OverflowError, "too many rows for the row table"); goto done; }
+    if (table_init(&t, np_) < 0) goto done;
+    next = PyMem_Malloc((np_ ? np_ : 1) * sizeof(int32_t));
+    if (!next) { PyErr_NoMemory(); table_free(&t); goto done; }
+    {
+        /* Only prediction rows are stored (as j, side 1 with n0 = 0). val[s]: the top of slot s's stack (-1 when
+         * empty); next[j]: the row under prediction row j. */
+        for (Py_ssize_t j = 0; j < np_; j++) {
+            uint64_t h = row_mix(&sides[1], j, kp);
+            Py_ssize_t s = table_find(&t, sides, 0, 1, j, kp, h);
+            if (t.rep[s] < 0) { t.rep[s] = (int32_t)j; t.tag[s] = (uint32_t)(h >> 32); next[j] = -1; }
+            else next[j] = t.val[s];
+            t.val[s] = (int32_t)j;
+        }
+        int64_t *ao = (int64_t *)a.buf, *bo = (int64_t *)b.buf;
+        Py_ssize_t c = 0;
+        for (Py_ssize_t i = 0; np_ && i < ng; i++) {
+            uint64_t h = row_mix(&sides[0], i, kg);
+            Py_ssize_t s = table_find(&t, sides, 0, 0, i, kg, h);
+            if (t.rep[s] < 0 || t.val[s] < 0) continue;
+            ao[c] = i;
+            bo[c] = t.val[s];
+            t.val[s] = next[t.val[s]];
+            c++;
+        }
+        result = PyLong_FromSsize_t(c);
+    }
+    PyMem_Free(next);
+    table_free(&t);
+done:
+    PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]); PyBuffer_Release(&a); PyBuffer_Release(&b);
+    return result;
+}
+
+/*
+ * row_ids(gkeys, pkeys, out) -> int
+ *
+ * gkeys: (n_g, k), pkeys: (n_p, k) int64, any layout; out: (n_g + n_p,) writable int64. The rows of both tables,
+ * golden first, numbered by group: equal rows the same id, ids 0, 1, ... in the order of their first row (the
+ * partition goldeval.answers.matching.hash_groups gives of the two stacked). Returns the number of ids.
+ */
+static PyObject *row_ids(PyObject *self, PyObject *args) {
+    PyObject *g_o, *p_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OOO:row_ids", &g_o, &p_o, &out_o)) return NULL;
+    Py_buffer sides[2], out;
+    Py_ssize_t n[2], k[2];
+    if (get_keys(g_o, &sides[0], &n[0], &k[0]) < 0) return NULL;
+    if (get_keys(p_o, &sides[1], &n[1], &k[1]) < 0) { PyBuffer_Release(&sides[0]); return NULL; }
+    if (k[0] != k[1]) {
+        PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]);
+        PyErr_SetString(PyExc_ValueError, "gkeys and pkeys must have the same number of columns");
+        return NULL;
+    }
+    if (out_i64(out_o, &out, n[0] + n[1], "out") < 0) { PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]); return NULL; }
+    PyObject *result = NULL;
+    RowTable t;
+    if (n[0] + n[1] >= ((Py_ssize_t)1 << 30)) {
+        PyErr_SetString(PyExc_OverflowError, "too many rows for the row table");
+    } else if (table_init(&t, n[0] + n[1]) >= 0) {
+        int64_t *o = (int64_t *)out.buf;
+        int32_t ids = 0;
+        for (int side = 0; side < 2; side++) {
+            for (Py_ssize_t i = 0; i < n[side]; i++) {
+                uint64_t h = row_mix(&sides[side], i, k[0]);
+                Py_ssize_t s = table_find(&t, sides, n[0], side, i, k[0], h);
+                if (t.rep[s] < 0) {
+                    t.rep[s] = (int32_t)(side ? n[0] + i : i);
+                    t.tag[s] = (uint32_t)(h >> 32);
+                    t.val[s] = ids++;
+                }
+                *o++ = t.val[s];
+            }
+        }
+        table_free(&t);
+        result = PyLong_FromLong(ids);
+    }
+    PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]); PyBuffer_Release(&out);
+    return result;
+}
+
+/*
+ * agreement_counts(g, p, ga, pb, out) -> None
+ *
+ * g: (n_g, kg), p: (n_p, kp) int64, any layout; ga, pb: (m,) int64 row indices (aligned rows); out: (kg, kp)
+ * writable int64, C order. out[i, j] = the number of t < m with g[ga[t], i] == p[pb[t], j]
+ * (np.stack([p[pb, j] for j]) == g[ga, i][:, None]).sum(axis=0) per i.
+ */
+static PyObject *agreement_counts(PyObject *self, PyObject *args) {
+    PyObject *g_o, *p_o, *ga_o, *pb_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OOOOO:agreement_counts", &g_o, &p_o, &ga_o, &pb_o, &out_o)) return NULL;
+    Py_buffer g, p, ga, pb, out;
+    Py_ssize_t ng, kg, np_, kp;
+    if (get_keys(g_o, &g, &ng, &kg) < 0) return NULL;
+    if (get_keys(p_o, &p, &np_, &kp) < 0) { PyBuffer_Release(&g); return NULL; }
+    if (get_buffer(ga_o, &ga, "lq", "ga") < 0) { PyBuffer_Release(&g); PyBuffer_Release(&p); return NULL; }
+    if (get_buffer(pb_o, &pb, "lq", "pb") < 0) { PyBuffer_Release(&g); PyBuffer_Release(&p); PyBuffer_Release(&ga); return NULL; }
+    if (out_i64(out_o, &out, kg * kp, "out") < 0) {
+        PyBuffer_Release(&g); PyBuffer_Release(&p); PyBuffer_Release(&ga); PyBuffer_Release(&pb);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t m = ga.len / 8;
+    const int64_t *ia = (const int64_t *)ga.buf, *ib = (const int64_t *)pb.buf;
+    int ok = pb.len / 8 == m;
+    for (Py_ssize_t t = 0; ok && t < m; t++)
+        if (ia[t] < 0 || ia[t] >= ng || ib[t] < 0 || ib[t] >= np_) ok = 0;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "ga and pb must be rows of g and p, one each");
+    } else {
+        int64_t *o = (int64_t *)out.buf;
+        uint64_t *gv = PyMem_Malloc((kg + kp + 1) * sizeof(uint64_t)), *pv = gv + kg;
+        if (!gv) {
+            PyErr_NoMemory();
+        } else {
+            memset(o, 0, kg * kp * sizeof(int64_t));
+            for (Py_ssize_t t = 0; t < m; t++) {  /* the two rows copied out once, then every column pair */
+                for (Py_ssize_t i = 0; i < kg; i++) gv[i] = KEY(g, ia[t], i);
+                for (Py_ssize_t j = 0; j < kp; j++) pv[j] = KEY(p, ib[t], j);
+                for (Py_ssize_t i = 0; i < kg; i++) {
+                    int64_t *row = o + i * kp;
+                    uint64_t x = gv[i];
+                    for (Py_ssize_t j = 0; j < kp; j++) row[j] += pv[j] == x;
+                }
+            }
+            PyMem_Free(gv);
+            result = Py_None;
+            Py_INCREF(result);
+        }
+    }
+    PyBuffer_Release(&g); PyBuffer_Release(&p); PyBuffer_Release(&ga); PyBuffer_Release(&pb); PyBuffer_Release(&out);
+    return result;
 }
 
 /* A 2-D float64 buffer (any strides). */
@@ -1091,6 +1325,12 @@ static PyMethodDef methods[] = {
     {"all_close", all_close, METH_VARARGS, "all_close(g, p, half, rel) -> bool: every cell within the tolerance rule."},
     {"row_hashes", row_hashes, METH_VARARGS, "row_hashes(keys, out) -> None: the 64-bit mix of each int64 row (matching)."},
     {"rows_equal", rows_equal, METH_VARARGS, "rows_equal(keys, rep) -> bool: every row equal to its representative row."},
+    {"pair_rows", pair_rows, METH_VARARGS,
+     "pair_rows(gkeys, pkeys, a, b) -> int: equal rows paired as stacks (matching.stack_pairs), pairs written to a, b."},
+    {"row_ids", row_ids, METH_VARARGS,
+     "row_ids(gkeys, pkeys, out) -> int: group ids of both tables' rows, golden first, in first-row order."},
+    {"agreement_counts", agreement_counts, METH_VARARGS,
+     "agreement_counts(g, p, ga, pb, out) -> None: out[i, j] = rows t with g[ga[t], i] == p[pb[t], j]."},
     {"columns_of", columns_of, METH_VARARGS,
      "columns_of(rows, width) -> list[list] | None: the columns of a list of equal-length list/tuple rows."},
     {"fill_numbers", fill_numbers, METH_VARARGS,

@@ -639,3 +639,148 @@ def test_label_lines_reads_one_field_for_two_roles_as_the_loop_does(tmp_path, mo
     monkeypatch.setattr(labelfile, "_fast_label_lines", None)
     assert run() == fast and b"".join(got) == b"".join(fast_lines)
     assert fast["aggregate"]["tp"] == 2000 and fast["aggregate"]["fp"] == 0  # by hand: k % 3 != 0 for 2,000 of 3,000
+
+
+def _stack_rule(g, p):
+    # The docstring rule of stack_pairs: a dictionary of stacks of prediction rows, each golden row popping one.
+    stacks = defaultdict(list)
+    for j, row in enumerate(map(tuple, p.tolist())):
+        stacks[row].append(j)
+    ref = {}
+    for i, row in enumerate(map(tuple, g.tolist())):
+        if stacks[row]:
+            ref[i] = stacks[row].pop()
+    return sorted(ref), [ref[i] for i in sorted(ref)]
+
+
+def _key_layouts(rng):
+    a = rng.integers(-2, 3, (600, 3)).astype(np.int64)
+    b = np.concatenate([a[rng.permutation(600)[:250]], rng.integers(-2, 3, (150, 3)), rng.integers(-(2**62), 2**62, (100, 3))])
+    yield a, b                                   # C order
+    yield np.asfortranarray(a), b[:, ::-1].copy()[:, ::-1]  # column by column; reversed strides
+    yield a[::2], b[1::3]                        # row strides
+    yield a[:, :1], b[:, 2:]                     # one column
+    yield a[:0], b                               # no golden rows
+    yield a, b[:0]                               # no prediction rows
+    yield a[:, :0], b[:, :0]                     # no columns: every row equal
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pair_rows_is_stack_pairs_numpy_path(seed, monkeypatch):
+    # The C hash table gives the pairs of the NumPy grouping (and of the stack rule), in any layout.
+    from goldeval.answers import matching
+
+    rng = np.random.default_rng(seed)
+    cases = list(_key_layouts(rng))
+    fast = [stack_pairs(g, p) for g, p in cases]
+    monkeypatch.setattr(matching, "_fast_pair_rows", None)
+    for (g, p), (a, b) in zip(cases, fast):
+        a0, b0 = stack_pairs(g, p)
+        assert a.tolist() == a0.tolist() and b.tolist() == b0.tolist()
+        assert (a.tolist(), b.tolist()) == _stack_rule(g, p)
+    with pytest.raises(ValueError):
+        _fast.pair_rows(np.zeros((2, 2), np.int64), np.zeros((2, 3), np.int64), np.empty(2, np.int64), np.empty(2, np.int64))
+    with pytest.raises(TypeError):
+        _fast.pair_rows(np.zeros((2, 2)), np.zeros((2, 2), np.int64), np.empty(2, np.int64), np.empty(2, np.int64))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_row_ids_is_the_partition_of_hash_groups(seed, monkeypatch):
+    from goldeval.answers import matching
+    from goldeval.answers.matching import stacked_groups
+
+    rng = np.random.default_rng(seed)
+    for g, p in _key_layouts(rng):
+        ids = stacked_groups(g, p)
+        ref = hash_groups(stack_rows(g, p))
+        assert _partition(ids) == _partition(ref)
+        # ids 0, 1, ... in the order of each group's first row
+        firsts = [int(x) for x in dict.fromkeys(ids.tolist())]
+        assert firsts == list(range(len(firsts)))
+        monkeypatch.setattr(matching, "_fast_row_ids", None)
+        assert np.array_equal(stacked_groups(g, p), ref)  # without the C table: the definition itself
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_row_signature_agreement_is_the_numpy_share(seed, monkeypatch):
+    from goldeval.answers import table
+
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, 4, (900, 5)).astype(np.int64)
+    p = rng.integers(0, 4, (700, 6)).astype(np.int64)[:, ::-1]  # any layout
+    ga, pb = rng.integers(0, 900, 333), rng.integers(0, 700, 333)
+    fast = table._agreement(g, p, ga, pb)
+    monkeypatch.setattr(table, "_fast_agreement_counts", None)
+    slow = table._agreement(g, p, ga, pb)
+    assert fast.shape == (5, 6) and fast.tobytes() == slow.tobytes()  # the same floats, bit for bit
+    want = np.array([[np.mean(g[ga, i] == p[pb, j]) for j in range(6)] for i in range(5)])
+    assert np.array_equal(slow, want)
+    with pytest.raises(ValueError):
+        _fast.agreement_counts(g, p, np.array([900]), np.array([0]), np.empty((5, 6), np.int64))
+
+
+def test_cell_codes_per_column_are_the_flat_codes():
+    # Numeric codes made once per column (cached) equal the codes of all columns at once (the former definition).
+    from goldeval.answers.matching import cell_codes
+    from goldeval.answers.values import make_column
+
+    rng = np.random.default_rng(4)
+    cells = [rng.integers(-3, 3, 500).astype(float).tolist() for _ in range(4)]
+    cells[0][:4] = [-0.0, 0.0, None, float("nan")]
+    cells[1][:2] = [float("inf"), 2**52]
+    cols = [make_column(f"c{i}", c) for i, c in enumerate(cells)]
+    g, p = cell_codes(cols[:2], cols[2:])
+    flat = np.concatenate([c.num for c in cols])
+    codes = np.where(np.isnan(flat), np.nan, flat + 0.0).view(np.int64)
+    assert np.array_equal(np.concatenate([g.T.reshape(-1), p.T.reshape(-1)]), codes)
+    assert np.array_equal(cell_codes(cols[:2], cols[2:])[0], g)  # from the cache: the same
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_column_facts_from_the_columns_are_the_facts_of_the_cells(seed, monkeypatch):
+    # The cheap proofs of rows._fast_equal and the exact-only test of the matching read per-column facts from the
+    # Columns (once per column); computed from the encoded cells instead, every answer is the same.
+    from goldeval.answers import matching, rows
+    from goldeval.answers.pairing import Pairing
+    from goldeval.answers.values import make_column
+
+    rng = np.random.default_rng(seed)
+    n = 400
+    base = rng.integers(0, 5, (n, 4)).astype(float)
+    variants = {"whole": base, "nulls": np.where(rng.random((n, 4)) < 0.05, np.nan, base),
+                "fractions": base + 0.25, "huge": base * 2.0**63, "inf": np.where(rng.random((n, 4)) < 0.01, np.inf, base)}
+    for gname, gv in variants.items():
+        for pname, pv in variants.items():
+            perm = rng.permutation(n)
+            for scale in (1.0, 100.0):
+                gcols = [make_column(f"g{j}", [None if x != x else x for x in gv[:, j].tolist()]) for j in range(4)]
+                pcols = [make_column(f"p{j}", [None if x != x else x for x in pv[perm, j].tolist()]) for j in range(4)]
+                pairing = Pairing([c.name for c in gcols], [c.name for c in pcols], {j: j for j in range(4)}, {}, {2: scale})
+                e = rows._encode(gcols, pcols, pairing)
+                bare = rows._Encoded(e.names, e.tg, e.tp, e.ng, e.np_, e.half, e.g_index, e.vocab, e.rel, e.dec)  # no sources
+                assert rows._columns_differ(e) == rows._columns_differ(bare)
+                assert rows._exact_columns(e) == rows._exact_columns(bare)
+                exact = all(matching._exact_only(e.ng[:, c], e.half[:, c], e.np_[:, c]) for c in range(e.ng.shape[1]))
+                assert rows._exact_columns(e) == exact  # the hint match_rows takes is what _greedy would find
+                for c in range(e.ng.shape[1]):
+                    for side in "gp":
+                        assert rows._sorted_cells(e, c, side).tobytes() == np.sort(e.ng[:, c] if side == "g" else e.np_[:, c]).tobytes()
+                got = rows.compare_rows(gcols, pcols, pairing)
+                monkeypatch.setattr(rows, "_encode", lambda *a, _f=rows._encode: _strip(_f(*a)))
+                assert rows.compare_rows(gcols, pcols, pairing) == got
+                monkeypatch.undo()
+
+
+def _strip(e):
+    e.sources = []
+    return e
+
+
+def test_half_units_of_whole_numbers_are_zeros():
+    from goldeval.answers.numbers import half_units
+
+    d = np.zeros(7, dtype=np.int64)
+    want = np.where(d.astype(float) > 0, 0.5 * np.power(10.0, -d.astype(float)), 0.0) * (1 + 1e-9)
+    assert half_units(d).tobytes() == want.tobytes() and half_units(d).dtype == want.dtype
+    assert half_units(np.array([0, 2, -1])).tolist() == [0.0, 0.005 * (1 + 1e-9), 0.0]

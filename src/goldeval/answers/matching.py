@@ -30,10 +30,13 @@ from goldeval.answers.values import Column
 try:  # the optional C fast path (see _fast.c); the NumPy code of hash_groups stays the definition and the fallback
     from goldeval._fast import row_hashes as _fast_row_hashes
     from goldeval._fast import rows_equal as _fast_rows_equal
+    from goldeval._fast import pair_rows as _fast_pair_rows
+    from goldeval._fast import row_ids as _fast_row_ids
 except ImportError:  # pragma: no cover - the extension is optional
-    _fast_row_hashes = _fast_rows_equal = None
+    _fast_row_hashes = _fast_rows_equal = _fast_pair_rows = _fast_row_ids = None
 
-__all__ = ["argsort_ids", "cell_codes", "group_ids", "hash_groups", "match_rows", "pair_exact", "stack_pairs", "stack_rows"]
+__all__ = ["argsort_ids", "cell_codes", "group_ids", "hash_groups", "match_rows", "pair_exact", "stack_pairs", "stack_rows",
+           "stacked_groups"]
 
 #: Window pairs whose tolerance is tested in one vectorised call (bounds the temporary arrays: ~10 columns ×
 #: 8 bytes × this many, a few tens of MB).
@@ -129,6 +132,21 @@ def hash_groups(keys: np.ndarray) -> np.ndarray:
     return inv
 
 
+def stacked_groups(gkeys: np.ndarray, pkeys: np.ndarray) -> np.ndarray:
+    """``(n_g + n_p,)`` group id per row of ``(n_g, k)`` *gkeys* then ``(n_p, k)`` *pkeys* (int64): the partition
+    :func:`hash_groups` gives of the two stacked (equal rows equal ids, ids ``0 … n_ids - 1``; their numbering is
+    no part of the contract).
+
+    With the C extension: one hash table of the rows, read in place (no stacked copy, no sort; ids in the order of
+    each group's first row). Without it: ``hash_groups(stack_rows(gkeys, pkeys))``, the definition."""
+    if _fast_row_ids is not None and gkeys.ndim == pkeys.ndim == 2 and gkeys.dtype == pkeys.dtype == np.int64 \
+            and gkeys.shape[1] == pkeys.shape[1]:
+        ids = np.empty(gkeys.shape[0] + pkeys.shape[0], dtype=np.int64)
+        _fast_row_ids(gkeys, pkeys, ids)
+        return ids
+    return hash_groups(stack_rows(gkeys, pkeys))
+
+
 def cell_codes(golden: Sequence[Column], pred: Sequence[Column]) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of the cells of several columns, shared by all of them and by both sides: two cells get the
     same code exactly when their canonical text (:attr:`~goldeval.answers.values.Column.text`) is equal, NULL only
@@ -151,19 +169,28 @@ def cell_codes(golden: Sequence[Column], pred: Sequence[Column]) -> tuple[np.nda
     if not cols:
         return np.zeros((n_g, 0), dtype=np.int64), np.zeros((n_p, 0), dtype=np.int64)
     if all(c.numeric for c in cols):
-        # The numbers' own bits, -0.0 read as 0.0 and every NaN (NULL) as one NaN.
-        flat = np.concatenate([c.num for c in cols])
-        codes = np.where(np.isnan(flat), np.nan, flat + 0.0).view(np.int64)
-    else:
-        vocab: dict[Any, int] = {}
-        get = vocab.setdefault
-        codes = np.fromiter((get(v, len(vocab)) for c in cols for v in c.text.tolist()), dtype=np.int64,
-                            count=sum(c.n for c in cols))
+        # The numbers' own bits, -0.0 read as 0.0 and every NaN (NULL) as one NaN, written in place into the two
+        # tables (no temporary the size of all cells: at 1e4 rows fresh memory costs more than the arithmetic).
+        return _number_codes(golden, n_g), _number_codes(pred, n_p)
+    vocab: dict[Any, int] = {}
+    get = vocab.setdefault
+    codes = np.fromiter((get(v, len(vocab)) for c in cols for v in c.text.tolist()), dtype=np.int64,
+                        count=sum(c.n for c in cols))
     sizes = [c.n for c in cols]
     parts = np.split(codes, np.cumsum(sizes)[:-1])
     g = np.stack(parts[: len(golden)], axis=1) if golden else np.zeros((n_g, 0), dtype=np.int64)
     p = np.stack(parts[len(golden):], axis=1) if pred else np.zeros((n_p, 0), dtype=np.int64)
     return g, p
+
+
+def _number_codes(cols: Sequence[Column], n: int) -> np.ndarray:
+    """``(n, k)`` int64 codes of numeric columns' cells (:func:`cell_codes`): the bits of ``x + 0.0``, NULL one NaN."""
+    out = np.empty((n, len(cols)))
+    for j, c in enumerate(cols):
+        out[:, j] = c.num
+    out += 0.0
+    np.copyto(out, np.nan, where=np.isnan(out))
+    return out.view(np.int64)
 
 
 def stack_pairs(gkeys: np.ndarray, pkeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -179,6 +206,13 @@ def stack_pairs(gkeys: np.ndarray, pkeys: np.ndarray) -> tuple[np.ndarray, np.nd
     n1 = gkeys.shape[0]
     if n1 == 0 or pkeys.shape[0] == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if _fast_pair_rows is not None and gkeys.ndim == pkeys.ndim == 2 and gkeys.dtype == pkeys.dtype == np.int64 \
+            and gkeys.shape[1] == pkeys.shape[1]:
+        # The same pairs from one hash table of the prediction rows, a stack per distinct row (C; no sort).
+        a = np.empty(n1, dtype=np.int64)
+        b = np.empty(n1, dtype=np.int64)
+        k = _fast_pair_rows(gkeys, pkeys, a, b)
+        return a[:k], b[:k]
     ids = hash_groups(stack_rows(gkeys, pkeys))
     gk, pk = ids[:n1], ids[n1:]
     n_ids = int(ids.max()) + 1
@@ -241,7 +275,7 @@ def _exact_only(g: np.ndarray, h: np.ndarray, p: np.ndarray) -> bool:
 
 
 def _greedy(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, g_left: np.ndarray, p_left: np.ndarray,
-            out: np.ndarray, rel_tol: float | np.ndarray) -> None:
+            out: np.ndarray, rel_tol: float | np.ndarray, exact_only: bool | None = None) -> None:
     """The earliest-deadline greedy on the first numeric column, for the rows of one large bucket left after the
     exact pairs: golden rows by the right end of their tolerance interval, each taking the free prediction row of
     smallest first value (ties in given order) inside its window that is within tolerance in every column.
@@ -250,7 +284,9 @@ def _greedy(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, g_left: np.ndarra
     every window holds a tenth of the rows): windows from one ``searchsorted``, the tolerance test over every
     window pair at once, the choice a loop over the pairs that met."""
     m = ng.shape[1]
-    if all(_exact_only(ng[:, c], half[:, c], np_[:, c]) for c in range(m)):
+    if exact_only is None:
+        exact_only = all(_exact_only(ng[:, c], half[:, c], np_[:, c]) for c in range(m))
+    if exact_only:
         return  # every number of the tables meets only its equal (so does every row left), and those are paired
     rels = np.broadcast_to(np.asarray(rel_tol, dtype=float), (m,))  # one relative tolerance per column
     r0 = float(rels[0])  # the first column's: the window
@@ -364,7 +400,7 @@ def _greedy(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, g_left: np.ndarra
 
 
 def match_rows(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, half: np.ndarray,
-               rel_tol: float | np.ndarray) -> np.ndarray:
+               rel_tol: float | np.ndarray, *, exact_only: bool | None = None) -> np.ndarray:
     """Multiset matching: ``(n_g,)`` index of the prediction row each golden row took, or -1.
 
     Args:
@@ -373,6 +409,9 @@ def match_rows(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, 
         half: ``(n_g, m)`` display-precision half-units of the golden numbers.
         rel_tol: Relative tolerance: one, or ``(m,)`` one per numeric column
             (:func:`~goldeval.answers.numbers.pair_rel_tol`).
+        exact_only: What the caller already knows of these tables: ``True`` when every numeric column can only
+            meet its equal (finite whole numbers or NULL on both sides, no half-unit), ``False`` when not;
+            ``None``: checked here.
 
     Rows meet when their text ids are equal and every number is within tolerance. Rows are bucketed by text ids
     and NULL pattern. A small bucket is solved exactly (maximum bipartite matching); a large one by the
@@ -429,5 +468,5 @@ def match_rows(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, 
         # Large bucket: exactly equal rows pair off first (one hash grouping), then the rest by the greedy.
         g_left, p_left = pair_exact(ng, np_, g_rows, p_rows, out)
         if g_left.size and p_left.size:
-            _greedy(ng, np_, half, g_left, p_left, out, rel_tol)
+            _greedy(ng, np_, half, g_left, p_left, out, rel_tol, exact_only)
     return out

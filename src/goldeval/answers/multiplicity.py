@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from goldeval.answers.matching import argsort_ids, cell_codes, hash_groups, stack_rows
+from goldeval.answers.matching import argsort_ids, cell_codes, stacked_groups
 from goldeval.answers.pairing import Pairing
 from goldeval.answers.rows import compare_rows
 from goldeval.answers.numbers import tolerances
@@ -117,7 +117,7 @@ def same_set(gcols: list[Column], pcols: list[Column], pairing: Pairing, *, rel_
     # One id per distinct row (its paired cells' canonical texts), shared by both sides.
     g_codes, p_codes = cell_codes([gcols[gi] for gi in order], [pcols[pairing.index[gi]] for gi in order])
     n_g = g_codes.shape[0]
-    ids = hash_groups(stack_rows(g_codes, p_codes))
+    ids = stacked_groups(g_codes, p_codes)
     g_ids, p_ids = ids[:n_g], ids[n_g:]
     n_ids = int(ids.max()) + 1
     g_count = np.bincount(g_ids, minlength=n_ids)

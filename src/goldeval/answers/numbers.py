@@ -105,6 +105,8 @@ def _tolerances(golden: Column) -> np.ndarray:
 def half_units(decimals: np.ndarray) -> np.ndarray:
     """Half a unit in the last decimal per cell, ``0.5 * 10**-d`` (0 where ``d`` is 0), with a hair of slack:
     :func:`tolerances` of cells written with *decimals* (``(n,)`` int)."""
+    if not decimals.any():
+        return np.zeros(decimals.shape)  # what the lines below give where every d is 0 (0.0 * (1 + 1e-9) is 0.0)
     d = decimals.astype(float)
     half = np.where(d > 0, 0.5 * np.power(10.0, -d), 0.0)
     # A hair of slack so that 58.745 (exactly half a unit off, in binary floating point) is still accepted.

@@ -94,20 +94,25 @@ class _Encoded:
     vocab: list[dict[str, Column]] = field(default_factory=list)  # per text column: {"g": Column, "p": Column}
     rel: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (m,) relative tolerance per numeric pair
     dec: list[int] = field(default_factory=list)  # (m,) most decimals a golden cell is written with (0: no display precision)
+    #: (m,) per numeric column the golden and the prediction Column its cells are, unchanged (None: scaled, or not
+    #: known): their facts (:func:`_facts`) are then computed once per column, not once per comparison.
+    sources: list[tuple[Column, Column | None]] = field(default_factory=list)
 
 
 def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing, rel_tol: float = REL_TOL) -> _Encoded:
     n_g = golden[0].n if golden else 0
     n_p = pred[0].n if pred else 0
     t_names, t_g, t_p, t_idx = [], [], [], []
-    n_names, n_g_cols, n_p_cols, halves, n_idx, rels, decs = [], [], [], [], [], [], []
+    n_names, n_g_cols, n_p_cols, halves, n_idx, rels, decs, sources = [], [], [], [], [], [], [], []
     vocabs: list[dict[str, Column]] = []
     for gi in sorted(pairing.index):
         g, p = golden[gi], pred[pairing.index[gi]]
         if g.numeric and p.numeric:
             n_names.append(pairing.golden_names[gi])
             n_g_cols.append(g.num)
-            n_p_cols.append(p.num * pairing.scale.get(gi, 1.0))
+            scale = pairing.scale.get(gi, 1.0)
+            n_p_cols.append(p.num if scale == 1.0 else p.num * scale)  # stacked below: a copy either way
+            sources.append((g, p if scale == 1.0 else None))
             halves.append(tolerances(g))
             decs.append(int(g.decimals.max()) if g.n and halves[-1].any() else 0)
             n_idx.append(gi)
@@ -137,6 +142,7 @@ def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing, 
         vocabs,
         np.array(rels, dtype=float),
         decs,
+        sources,
     )
 
 
@@ -154,6 +160,28 @@ def _lexorder(t: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.lexsort(keys)
 
 
+def _number_facts(v: np.ndarray) -> tuple[int, bool, int | None]:
+    """What the cheap proofs below read of one numeric column ``(n,)`` float64 (NaN NULL): ``(NULL cells, every
+    other cell a finite whole number, their int64 sum when each is whole and below 2**62 in magnitude, else
+    None)``."""
+    nan = np.isnan(v)
+    f = v[~nan]
+    with np.errstate(invalid="ignore"):
+        whole = bool((f == np.floor(f)).all())
+        finite = bool(np.isfinite(f).all())
+        small = bool((np.abs(f) < 2.0**62).all())
+    return int(nan.sum()), finite and whole, int(f.astype(np.int64).sum()) if whole and small else None
+
+
+def _facts(e: _Encoded, c: int, side: str) -> tuple[int, bool, int | None]:
+    """:func:`_number_facts` of numeric column *c* of side ``g`` or ``p``: read from its Column (once per column and
+    judgement) where the cells are that Column's own, else from the encoded cells."""
+    col = (e.sources[c][0] if side == "g" else e.sources[c][1]) if c < len(e.sources) else None
+    if col is not None:
+        return col.cached("number_facts", lambda: _number_facts(col.num))
+    return _number_facts(e.ng[:, c] if side == "g" else e.np_[:, c])
+
+
 def _columns_differ(e: _Encoded) -> bool:
     """A cheap proof that the rows cannot be equal: some text column holds other ids (their sums differ), some
     numeric column another number of NULLs, or a column of finite whole numbers (the golden written without
@@ -162,16 +190,13 @@ def _columns_differ(e: _Encoded) -> bool:
     if e.tg.shape[1] and not np.array_equal(e.tg.sum(axis=0), e.tp.sum(axis=0)):
         return True
     for c in range(e.ng.shape[1]):
-        g, p = e.ng[:, c], e.np_[:, c]
-        g_null, p_null = np.isnan(g), np.isnan(p)
-        if int(g_null.sum()) != int(p_null.sum()):
+        g_null, _, g_sum = _facts(e, c, "g")
+        p_null, _, p_sum = _facts(e, c, "p")
+        if g_null != p_null:
             return True
-        gv, pv = g[~g_null], p[~p_null]
-        if e.half[:, c].any() or not (np.abs(gv) < 2.0**62).all() or not (np.abs(pv) < 2.0**62).all():
+        if e.half[:, c].any() or g_sum is None or p_sum is None:
             continue
-        if not ((gv == np.floor(gv)).all() and (pv == np.floor(pv)).all()):
-            continue
-        if int(gv.astype(np.int64).sum()) != int(pv.astype(np.int64).sum()):
+        if g_sum != p_sum:
             return True
     return False
 
@@ -183,11 +208,8 @@ def _exact_columns(e: _Encoded) -> bool:
     for c in range(e.ng.shape[1]):
         if e.dec[c] or e.half[:, c].any():
             return False
-        for v in (e.ng[:, c], e.np_[:, c]):
-            with np.errstate(invalid="ignore"):
-                f = v[~np.isnan(v)]
-                if not (np.isfinite(f).all() and (f == np.floor(f)).all()):
-                    return False
+        if not (_facts(e, c, "g")[1] and _facts(e, c, "p")[1]):
+            return False
     return True
 
 
@@ -302,6 +324,15 @@ def _relabelled(e: _Encoded, c: int, mm: np.ndarray) -> str | None:
             "every other value right)")
 
 
+def _sorted_cells(e: _Encoded, c: int, side: str) -> np.ndarray:
+    """``np.sort`` of numeric column *c* of side ``g`` or ``p`` (NULLs last): the sorted numbers the pairing already
+    made of its Column where the cells are that Column's own and none is NULL."""
+    col = (e.sources[c][0] if side == "g" else e.sources[c][1]) if c < len(e.sources) else None
+    if col is not None and _facts(e, c, side)[0] == 0 and not col.null.any():
+        return col.cached("sorted", lambda: np.sort(col.num[~col.null]))
+    return np.sort(e.ng[:, c] if side == "g" else e.np_[:, c])
+
+
 def _diagnose(e: _Encoded, match: np.ndarray) -> str | None:
     n_g, n_p = e.tg.shape[0], e.tp.shape[0]
     t, m = e.tg.shape[1], e.ng.shape[1]
@@ -373,14 +404,14 @@ def _diagnose(e: _Encoded, match: np.ndarray) -> str | None:
     if n_g != n_p:
         return f"different number of rows: {n_p} instead of {n_g} ({found} golden rows found)"
     if m:
-        gs = np.sort(e.ng, axis=0)
-        ps = np.sort(e.np_, axis=0)
+        gs = [_sorted_cells(e, c, "g") for c in range(m)]
+        ps = [_sorted_cells(e, c, "p") for c in range(m)]
         def sorted_half(c: int) -> np.ndarray:  # the golden's half-units in the sorted order (all zero: no sort needed)
             h = e.half[:, c]
             return h[np.argsort(e.ng[:, c], kind="stable")] if h.any() else h
 
-        offs = [c for c in range(m) if not _rows_all_close(gs[:, c:c + 1], ps[:, c:c + 1], sorted_half(c)[:, None], e.rel[c:c + 1])]
-        ks = {c: _constant_ratio(gs[:, c], ps[:, c]) for c in offs}  # only the columns off are read below
+        offs = [c for c in range(m) if not _rows_all_close(gs[c][:, None], ps[c][:, None], sorted_half(c)[:, None], e.rel[c:c + 1])]
+        ks = {c: _constant_ratio(gs[c], ps[c]) for c in offs}  # only the columns off are read below
         if len(offs) == 1 and ks[offs[0]] is not None:
             return f"uniformly scaled {describe_scale(ks[offs[0]])}: column '{e.names[offs[0]]}'"
         if len(offs) == 1:
@@ -539,7 +570,7 @@ def compare_rows(
     if _fast_equal(e):
         match = np.arange(n_g)
     else:
-        match = _match(e.tg, e.tp, e.ng, e.np_, e.half, e.rel)
+        match = _match(e.tg, e.tp, e.ng, e.np_, e.half, e.rel, exact_only=_exact_columns(e))
     found = int((match >= 0).sum())
     missing_idx = np.flatnonzero(match < 0)
     extra = n_p - found

@@ -28,6 +28,12 @@ from goldeval.answers.values import Column, name_tokens
 from goldeval.answers.verdicts import _undecided, _verdict
 from goldeval.verdict import Verdict
 
+try:  # the optional C fast path (see _fast.c); the NumPy code of _agreement stays the definition and the fallback
+    from goldeval._fast import agreement_counts as _fast_agreement_counts
+except ImportError:  # pragma: no cover - the extension is optional
+    _fast_agreement_counts = None
+
+
 def _asked_same_set(gcols: list[Column], pcols: list[Column], pairing: Pairing, golden: Mapping[str, Any],
                     rel_tol: float) -> Any:
     """:func:`~goldeval.answers.multiplicity.same_set` on the paired golden columns only (an over-asking golden's
@@ -351,10 +357,7 @@ def _pair_by_row_signatures(gcols: list[Column], pcols: list[Column], pairing: P
     ga, pb = stack_pairs(np.sort(g_codes, axis=1), np.sort(p_codes, axis=1))
     if not ga.size:
         return None
-    g_arr = [g_codes[ga, i] for i in range(kg)]
-    p_arr = [p_codes[pb, jj] for jj in range(len(cols))]
-    p_stack = np.stack(p_arr, axis=1) if p_arr else np.zeros((ga.size, 0), dtype=np.int64)
-    agree = np.array([(p_stack == g[:, None]).mean(axis=0) for g in g_arr]).reshape(kg, len(cols))  # the share of rows where they agree
+    agree = _agreement(g_codes, p_codes, ga, pb)  # (kg, len(cols)): the share of aligned rows where they agree
     for i, g in enumerate(gcols):
         for jj, j in enumerate(cols):
             if roles_conflict(role_tags(name_tokens(g.name)), role_tags(name_tokens(pcols[j].name))):
@@ -364,6 +367,23 @@ def _pair_by_row_signatures(gcols: list[Column], pcols: list[Column], pairing: P
     if len(index) != kg or index == pairing.index:
         return None
     return pairing.with_index(index, "values+rows")
+
+
+def _agreement(g_codes: np.ndarray, p_codes: np.ndarray, ga: np.ndarray, pb: np.ndarray) -> np.ndarray:
+    """``(kg, kp)`` float: for each golden column *i* and prediction column *j*, the share of the aligned rows
+    (golden row ``ga[t]`` with prediction row ``pb[t]``, ``(m,)`` each, m > 0) where their codes are equal.
+
+    The C extension counts them in one pass over the aligned rows (no gathered copies); the NumPy code below is
+    the definition and the fallback (the same floats: a count of equal cells over m, one division)."""
+    kg, kp = g_codes.shape[1], p_codes.shape[1]
+    if _fast_agreement_counts is not None and g_codes.dtype == p_codes.dtype == np.int64:
+        counts = np.empty((kg, kp), dtype=np.int64)
+        _fast_agreement_counts(g_codes, p_codes, ga.astype(np.int64, copy=False), pb.astype(np.int64, copy=False), counts)
+        return counts / float(ga.size)
+    g_arr = [g_codes[ga, i] for i in range(kg)]
+    p_arr = [p_codes[pb, jj] for jj in range(kp)]
+    p_stack = np.stack(p_arr, axis=1) if p_arr else np.zeros((ga.size, 0), dtype=np.int64)
+    return np.array([(p_stack == g[:, None]).mean(axis=0) for g in g_arr]).reshape(kg, kp)
 
 
 def _pairs_text(p: Pairing, *, paired_only: bool = False) -> str:
