@@ -28,9 +28,10 @@
  *
  * and, by one hash table of the rows instead of a sort (the same pairs and groups as the NumPy code there):
  *
- * pair_rows(gkeys, pkeys, a, b) -> int          (matching.stack_pairs)
+ * pair_rows(gkeys, pkeys, gnum, pnum, a, b) -> int   (matching.stack_pairs)
  * row_ids(gkeys, pkeys, out) -> int             (matching.hash_groups of the two tables' rows stacked)
  * agreement_counts(g, p, ga, pb, out) -> None   (table._pair_by_row_signatures: agreeing cells per column pair)
+ * number_facts(v) -> (int, bool, int | None)    (rows._number_facts: NULLs, whole numbers, their sum)
  *
  * and the tolerance rule over whole tables (goldeval.answers.numbers.numbers_close, same arithmetic):
  *
@@ -555,20 +556,68 @@ static PyObject *rows_equal(PyObject *self, PyObject *args) {
 
 /* ---- rows by one hash table (goldeval.answers.matching.stack_pairs, hash_groups) ------------------------------- */
 
-static inline uint64_t row_mix(const Py_buffer *v, Py_ssize_t i, Py_ssize_t k) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL;
-    for (Py_ssize_t j = 0; j < k; j++) {
-        uint64_t c = KEY(*v, i, j);
-        uint64_t x = ((c >> 31) ^ c) * 0xBF58476D1CE4E5B9ULL;
-        h = ((h ^ x) ^ (h >> 29)) * 0x94D049BB133111EBULL;
-    }
-    return h ^ (h >> 32);  /* the slot is read from the low bits */
+/* One table's rows as keys: int64 cells, then (optionally) float64 cells read as their exact keys (x + 0.0, NaN as
+ * +inf: goldeval.answers.matching._exact_keys). */
+typedef struct { Py_buffer ints; Py_buffer nums; int has_nums; Py_ssize_t n, ki, kn; } Rows;
+
+#define F64(v, i, j) (*(const double *)((const char *)(v).buf + (i) * (v).strides[0] + (j) * (v).strides[1]))
+
+static inline uint64_t num_key(double x) {
+    x = x + 0.0;  /* -0.0 as 0.0 */
+    if (x != x) x = INFINITY;  /* NULL meets NULL (and +inf: the tolerance test decides) */
+    uint64_t u;
+    memcpy(&u, &x, 8);
+    return u;
 }
 
-static inline int same_row(const Py_buffer *a, Py_ssize_t i, const Py_buffer *b, Py_ssize_t j, Py_ssize_t k) {
-    for (Py_ssize_t c = 0; c < k; c++)
-        if (KEY(*a, i, c) != KEY(*b, j, c)) return 0;
+static inline uint64_t mix_in(uint64_t h, uint64_t c) {
+    uint64_t x = ((c >> 31) ^ c) * 0xBF58476D1CE4E5B9ULL;
+    return ((h ^ x) ^ (h >> 29)) * 0x94D049BB133111EBULL;
+}
+
+static inline uint64_t row_mix(const Rows *r, Py_ssize_t i) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (Py_ssize_t j = 0; j < r->ki; j++) h = mix_in(h, KEY(r->ints, i, j));
+    for (Py_ssize_t j = 0; j < r->kn; j++) h = mix_in(h, num_key(F64(r->nums, i, j)));
+    /* splitmix64's finaliser: every bit of h reaches the low bits the slot is read from (the cells' mix leaves the
+     * low bits of small whole floats, whose low mantissa bits are all 0, nearly constant) */
+    h ^= h >> 30;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 27;
+    h *= 0x94D049BB133111EBULL;
+    return h ^ (h >> 31);
+}
+
+static inline int same_row(const Rows *a, Py_ssize_t i, const Rows *b, Py_ssize_t j) {
+    for (Py_ssize_t c = 0; c < a->ki; c++)
+        if (KEY(a->ints, i, c) != KEY(b->ints, j, c)) return 0;
+    for (Py_ssize_t c = 0; c < a->kn; c++)
+        if (num_key(F64(a->nums, i, c)) != num_key(F64(b->nums, j, c))) return 0;
     return 1;
+}
+
+static int get_f64_2d(PyObject *o, Py_buffer *v, const char *what);
+
+/* keys (2-D int64) and nums (None, or 2-D float64 with as many rows). */
+static int get_rows(PyObject *keys, PyObject *nums, Rows *r) {
+    if (get_keys(keys, &r->ints, &r->n, &r->ki) < 0) return -1;
+    r->has_nums = nums != Py_None;
+    r->kn = 0;
+    if (r->has_nums) {
+        if (get_f64_2d(nums, &r->nums, "nums") < 0) { PyBuffer_Release(&r->ints); return -1; }
+        r->kn = r->nums.shape[1];
+        if (r->nums.shape[0] != r->n) {
+            PyBuffer_Release(&r->ints); PyBuffer_Release(&r->nums);
+            PyErr_SetString(PyExc_ValueError, "keys and nums must have the same rows");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void release_rows(Rows *r) {
+    PyBuffer_Release(&r->ints);
+    if (r->has_nums) PyBuffer_Release(&r->nums);
 }
 
 /* An open-addressing table of distinct rows (linear probing, at most 3/4 full): slot s holds a representative row
@@ -597,15 +646,14 @@ static void table_free(RowTable *t) { PyMem_Free(t->rep); PyMem_Free(t->tag); Py
 
 /* The slot of row i of side *side* of the two tables *sides* (a representative r < n0 is golden row r, else
  * prediction row r - n0): its row's slot, or the empty slot where it goes (rep -1). */
-static inline Py_ssize_t table_find(const RowTable *t, const Py_buffer *sides, Py_ssize_t n0, int side, Py_ssize_t i,
-                                    Py_ssize_t k, uint64_t h) {
+static inline Py_ssize_t table_find(const RowTable *t, const Rows *sides, Py_ssize_t n0, int side, Py_ssize_t i, uint64_t h) {
     uint32_t tag = (uint32_t)(h >> 32);
     Py_ssize_t s = (Py_ssize_t)(h & (uint64_t)t->mask);
     while (t->rep[s] >= 0) {
         if (t->tag[s] == tag) {
             Py_ssize_t r = t->rep[s];
             int rs = r >= n0;
-            if (same_row(&sides[side], i, &sides[rs], rs ? r - n0 : r, k)) return s;
+            if (same_row(&sides[side], i, &sides[rs], rs ? r - n0 : r)) return s;
         }
         s = (s + 1) & t->mask;
     }
@@ -624,27 +672,33 @@ static int out_i64(PyObject *o, Py_buffer *v, Py_ssize_t n, const char *what) {
 }
 
 /*
- * pair_rows(gkeys, pkeys, a, b) -> int
+ * pair_rows(gkeys, pkeys, gnum, pnum, a, b) -> int
  *
- * gkeys: (n_g, k), pkeys: (n_p, k) int64, any layout; a, b: (n_g,) writable int64. The pairs of
+ * gkeys: (n_g, k), pkeys: (n_p, k) int64, any layout; gnum, pnum: None, or (n_g, m) / (n_p, m) float64 cells that
+ * extend each row's key by their exact keys (x + 0.0, NaN as +inf); a, b: (n_g,) writable int64. The pairs of
  * goldeval.answers.matching.stack_pairs: among equal rows the prediction rows form a stack in their order, and each
  * golden row in turn takes the top one (the first golden row the last prediction row, the next the one before).
  * Writes golden row a[t] with prediction row b[t] for t < the returned count, a ascending.
  */
 static PyObject *pair_rows(PyObject *self, PyObject *args) {
-    PyObject *g_o, *p_o, *a_o, *b_o;
-    if (!PyArg_ParseTuple(args, "OOOO:pair_rows", &g_o, &p_o, &a_o, &b_o)) return NULL;
-    Py_buffer sides[2], a, b;
-    Py_ssize_t ng, kg, np_, kp;
-    if (get_keys(g_o, &sides[0], &ng, &kg) < 0) return NULL;
-    if (get_keys(p_o, &sides[1], &np_, &kp) < 0) { PyBuffer_Release(&sides[0]); return NULL; }
-    if (kg != kp) {
-        PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]);
-        PyErr_SetString(PyExc_ValueError, "gkeys and pkeys must have the same number of columns");
+    PyObject *g_o, *p_o, *gn_o, *pn_o, *a_o, *b_o;
+    if (!PyArg_ParseTuple(args, "OOOOOO:pair_rows", &g_o, &p_o, &gn_o, &pn_o, &a_o, &b_o)) return NULL;
+    Rows sides[2];
+    Py_buffer a, b;
+    if ((gn_o == Py_None) != (pn_o == Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "gnum and pnum must both be given or both be None");
         return NULL;
     }
-    if (out_i64(a_o, &a, ng, "a") < 0) { PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]); return NULL; }
-    if (out_i64(b_o, &b, ng, "b") < 0) { PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]); PyBuffer_Release(&a); return NULL; }
+    if (get_rows(g_o, gn_o, &sides[0]) < 0) return NULL;
+    if (get_rows(p_o, pn_o, &sides[1]) < 0) { release_rows(&sides[0]); return NULL; }
+    Py_ssize_t ng = sides[0].n, np_ = sides[1].n;
+    if (sides[0].ki != sides[1].ki || sides[0].kn != sides[1].kn) {
+        release_rows(&sides[0]); release_rows(&sides[1]);
+        PyErr_SetString(PyExc_ValueError, "the golden and prediction keys must have the same columns");
+        return NULL;
+    }
+    if (out_i64(a_o, &a, ng, "a") < 0) { release_rows(&sides[0]); release_rows(&sides[1]); return NULL; }
+    if (out_i64(b_o, &b, ng, "b") < 0) { release_rows(&sides[0]); release_rows(&sides[1]); PyBuffer_Release(&a); return NULL; }
     PyObject *result = NULL;
     RowTable t;
     int32_t *next = NULL;
@@ -656,8 +710,8 @@ static PyObject *pair_rows(PyObject *self, PyObject *args) {
         /* Only prediction rows are stored (as j, side 1 with n0 = 0). val[s]: the top of slot s's stack (-1 when
          * empty); next[j]: the row under prediction row j. */
         for (Py_ssize_t j = 0; j < np_; j++) {
-            uint64_t h = row_mix(&sides[1], j, kp);
-            Py_ssize_t s = table_find(&t, sides, 0, 1, j, kp, h);
+            uint64_t h = row_mix(&sides[1], j);
+            Py_ssize_t s = table_find(&t, sides, 0, 1, j, h);
             if (t.rep[s] < 0) { t.rep[s] = (int32_t)j; t.tag[s] = (uint32_t)(h >> 32); next[j] = -1; }
             else next[j] = t.val[s];
             t.val[s] = (int32_t)j;
@@ -665,8 +719,8 @@ static PyObject *pair_rows(PyObject *self, PyObject *args) {
         int64_t *ao = (int64_t *)a.buf, *bo = (int64_t *)b.buf;
         Py_ssize_t c = 0;
         for (Py_ssize_t i = 0; np_ && i < ng; i++) {
-            uint64_t h = row_mix(&sides[0], i, kg);
-            Py_ssize_t s = table_find(&t, sides, 0, 0, i, kg, h);
+            uint64_t h = row_mix(&sides[0], i);
+            Py_ssize_t s = table_find(&t, sides, 0, 0, i, h);
             if (t.rep[s] < 0 || t.val[s] < 0) continue;
             ao[c] = i;
             bo[c] = t.val[s];
@@ -678,7 +732,7 @@ static PyObject *pair_rows(PyObject *self, PyObject *args) {
     PyMem_Free(next);
     table_free(&t);
 done:
-    PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]); PyBuffer_Release(&a); PyBuffer_Release(&b);
+    release_rows(&sides[0]); release_rows(&sides[1]); PyBuffer_Release(&a); PyBuffer_Release(&b);
     return result;
 }
 
@@ -692,16 +746,17 @@ done:
 static PyObject *row_ids(PyObject *self, PyObject *args) {
     PyObject *g_o, *p_o, *out_o;
     if (!PyArg_ParseTuple(args, "OOO:row_ids", &g_o, &p_o, &out_o)) return NULL;
-    Py_buffer sides[2], out;
-    Py_ssize_t n[2], k[2];
-    if (get_keys(g_o, &sides[0], &n[0], &k[0]) < 0) return NULL;
-    if (get_keys(p_o, &sides[1], &n[1], &k[1]) < 0) { PyBuffer_Release(&sides[0]); return NULL; }
-    if (k[0] != k[1]) {
-        PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]);
+    Rows sides[2];
+    Py_buffer out;
+    if (get_rows(g_o, Py_None, &sides[0]) < 0) return NULL;
+    if (get_rows(p_o, Py_None, &sides[1]) < 0) { release_rows(&sides[0]); return NULL; }
+    Py_ssize_t n[2] = {sides[0].n, sides[1].n};
+    if (sides[0].ki != sides[1].ki) {
+        release_rows(&sides[0]); release_rows(&sides[1]);
         PyErr_SetString(PyExc_ValueError, "gkeys and pkeys must have the same number of columns");
         return NULL;
     }
-    if (out_i64(out_o, &out, n[0] + n[1], "out") < 0) { PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]); return NULL; }
+    if (out_i64(out_o, &out, n[0] + n[1], "out") < 0) { release_rows(&sides[0]); release_rows(&sides[1]); return NULL; }
     PyObject *result = NULL;
     RowTable t;
     if (n[0] + n[1] >= ((Py_ssize_t)1 << 30)) {
@@ -711,8 +766,8 @@ static PyObject *row_ids(PyObject *self, PyObject *args) {
         int32_t ids = 0;
         for (int side = 0; side < 2; side++) {
             for (Py_ssize_t i = 0; i < n[side]; i++) {
-                uint64_t h = row_mix(&sides[side], i, k[0]);
-                Py_ssize_t s = table_find(&t, sides, n[0], side, i, k[0], h);
+                uint64_t h = row_mix(&sides[side], i);
+                Py_ssize_t s = table_find(&t, sides, n[0], side, i, h);
                 if (t.rep[s] < 0) {
                     t.rep[s] = (int32_t)(side ? n[0] + i : i);
                     t.tag[s] = (uint32_t)(h >> 32);
@@ -724,7 +779,7 @@ static PyObject *row_ids(PyObject *self, PyObject *args) {
         table_free(&t);
         result = PyLong_FromLong(ids);
     }
-    PyBuffer_Release(&sides[0]); PyBuffer_Release(&sides[1]); PyBuffer_Release(&out);
+    release_rows(&sides[0]); release_rows(&sides[1]); PyBuffer_Release(&out);
     return result;
 }
 
@@ -781,6 +836,38 @@ static PyObject *agreement_counts(PyObject *self, PyObject *args) {
     return result;
 }
 
+/*
+ * number_facts(v) -> (int, bool, int | None)
+ *
+ * v: (n,) float64, C-contiguous (NaN NULL). goldeval.answers.rows._number_facts in one pass: (the NaN cells, every
+ * other cell a finite whole number, the int64 sum of the others (wrapping, as NumPy's) when each is whole and below
+ * 2**62 in magnitude, else None).
+ */
+static PyObject *number_facts(PyObject *self, PyObject *args) {
+    PyObject *v_o;
+    if (!PyArg_ParseTuple(args, "O:number_facts", &v_o)) return NULL;
+    Py_buffer v;
+    if (get_buffer(v_o, &v, "d", "v") < 0) return NULL;
+    const double *x = (const double *)v.buf;
+    Py_ssize_t n = v.len / 8, nan = 0;
+    int whole = 1, finite = 1, small = 1;
+    uint64_t sum = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double xi = x[i];
+        if (xi != xi) { nan++; continue; }
+        if (!(xi == floor(xi))) whole = 0;
+        if (!isfinite(xi)) finite = 0;
+        if (!(fabs(xi) < 4611686018427387904.0)) small = 0;  /* 2**62 */
+        if (whole && small) sum += (uint64_t)(int64_t)xi;
+    }
+    PyBuffer_Release(&v);
+    PyObject *total;
+    if (whole && small) total = PyLong_FromLongLong((long long)(int64_t)sum);
+    else { total = Py_None; Py_INCREF(total); }
+    if (!total) return NULL;
+    return Py_BuildValue("nON", nan, (whole && finite) ? Py_True : Py_False, total);
+}
+
 /* A 2-D float64 buffer (any strides). */
 static int get_f64_2d(PyObject *o, Py_buffer *v, const char *what) {
     if (PyObject_GetBuffer(o, v, PyBUF_STRIDES | PyBUF_FORMAT) < 0) return -1;
@@ -793,8 +880,6 @@ static int get_f64_2d(PyObject *o, Py_buffer *v, const char *what) {
     }
     return 0;
 }
-
-#define F64(v, i, j) (*(const double *)((const char *)(v).buf + (i) * (v).strides[0] + (j) * (v).strides[1]))
 
 /* np.maximum of two float64: NaN if either is NaN. */
 static inline double np_maximum(double a, double b) {
@@ -1326,9 +1411,11 @@ static PyMethodDef methods[] = {
     {"row_hashes", row_hashes, METH_VARARGS, "row_hashes(keys, out) -> None: the 64-bit mix of each int64 row (matching)."},
     {"rows_equal", rows_equal, METH_VARARGS, "rows_equal(keys, rep) -> bool: every row equal to its representative row."},
     {"pair_rows", pair_rows, METH_VARARGS,
-     "pair_rows(gkeys, pkeys, a, b) -> int: equal rows paired as stacks (matching.stack_pairs), pairs written to a, b."},
+     "pair_rows(gkeys, pkeys, gnum, pnum, a, b) -> int: equal rows paired as stacks (matching.stack_pairs) into a, b."},
     {"row_ids", row_ids, METH_VARARGS,
      "row_ids(gkeys, pkeys, out) -> int: group ids of both tables' rows, golden first, in first-row order."},
+    {"number_facts", number_facts, METH_VARARGS,
+     "number_facts(v) -> (nulls, finite whole, int64 sum | None): the facts rows._number_facts reads of a column."},
     {"agreement_counts", agreement_counts, METH_VARARGS,
      "agreement_counts(g, p, ga, pb, out) -> None: out[i, j] = rows t with g[ga[t], i] == p[pb[t], j]."},
     {"columns_of", columns_of, METH_VARARGS,

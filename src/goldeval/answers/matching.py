@@ -193,26 +193,36 @@ def _number_codes(cols: Sequence[Column], n: int) -> np.ndarray:
     return out.view(np.int64)
 
 
-def stack_pairs(gkeys: np.ndarray, pkeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def stack_pairs(gkeys: np.ndarray, pkeys: np.ndarray, *, gnum: np.ndarray | None = None,
+                pnum: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Pair golden and prediction rows with equal keys, as a multiset: ``(a, b)``, golden row ``a[i]`` with
     prediction row ``b[i]``, ``a`` ascending.
 
     Args:
         gkeys: ``(n_g, k)`` int64 keys.
         pkeys: ``(n_p, k)`` int64 keys.
+        gnum, pnum: Optional ``(n_g, m)`` / ``(n_p, m)`` float64 cells that extend each row's key by their exact
+            keys (:func:`_exact_keys`: NaN read as +inf, -0.0 as 0.0); both or neither.
 
     Among equal keys the prediction rows form a stack in their order: the first golden row takes the last
     prediction row, the next one the row before it (what a ``dict`` of lists with ``pop()`` gives)."""
+    if (gnum is None) != (pnum is None):
+        raise ValueError("stack_pairs: gnum and pnum must both be given or both be None")
     n1 = gkeys.shape[0]
     if n1 == 0 or pkeys.shape[0] == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     if _fast_pair_rows is not None and gkeys.ndim == pkeys.ndim == 2 and gkeys.dtype == pkeys.dtype == np.int64 \
-            and gkeys.shape[1] == pkeys.shape[1]:
-        # The same pairs from one hash table of the prediction rows, a stack per distinct row (C; no sort).
+            and gkeys.shape[1] == pkeys.shape[1] and (gnum is None or (
+                gnum.ndim == pnum.ndim == 2 and gnum.dtype == pnum.dtype == np.float64 and gnum.shape[1] == pnum.shape[1])):
+        # The same pairs from one hash table of the prediction rows, a stack per distinct row (C; no sort, and the
+        # float cells read in place).
         a = np.empty(n1, dtype=np.int64)
         b = np.empty(n1, dtype=np.int64)
-        k = _fast_pair_rows(gkeys, pkeys, a, b)
+        k = _fast_pair_rows(gkeys, pkeys, gnum, pnum, a, b)
         return a[:k], b[:k]
+    if gnum is not None:
+        gkeys = np.concatenate([gkeys, _exact_keys(gnum)], axis=1)
+        pkeys = np.concatenate([pkeys, _exact_keys(pnum)], axis=1)
     ids = hash_groups(stack_rows(gkeys, pkeys))
     gk, pk = ids[:n1], ids[n1:]
     n_ids = int(ids.max()) + 1
@@ -254,7 +264,8 @@ def pair_exact(ng: np.ndarray, np_: np.ndarray, g_rows: np.ndarray, p_rows: np.n
         return g_rows.astype(np.int64), p_rows.astype(np.int64)
     whole_g = g_rows.size == ng.shape[0] and bool((g_rows == np.arange(g_rows.size)).all())  # every row, in order
     whole_p = p_rows.size == np_.shape[0] and bool((p_rows == np.arange(p_rows.size)).all())
-    a, b = stack_pairs(_exact_keys(ng if whole_g else ng[g_rows]), _exact_keys(np_ if whole_p else np_[p_rows]))
+    gn, pn = ng if whole_g else ng[g_rows], np_ if whole_p else np_[p_rows]
+    a, b = stack_pairs(np.zeros((gn.shape[0], 0), dtype=np.int64), np.zeros((pn.shape[0], 0), dtype=np.int64), gnum=gn, pnum=pn)
     out[g_rows[a]] = p_rows[b]
     g_hit = np.zeros(g_rows.size, dtype=bool)
     g_hit[a] = True

@@ -33,6 +33,11 @@ from goldeval.answers.matching import match_rows as _match
 from goldeval.answers.pairing import Pairing
 from goldeval.answers.values import Column
 
+try:  # the optional C fast path (see _fast.c); the NumPy code of _number_facts stays the definition and the fallback
+    from goldeval._fast import number_facts as _fast_number_facts
+except ImportError:  # pragma: no cover - the extension is optional
+    _fast_number_facts = None
+
 __all__ = ["RowComparison", "compare_rows", "describe_scale"]
 
 _MAX_LISTED = 20
@@ -163,7 +168,9 @@ def _lexorder(t: np.ndarray, n: np.ndarray) -> np.ndarray:
 def _number_facts(v: np.ndarray) -> tuple[int, bool, int | None]:
     """What the cheap proofs below read of one numeric column ``(n,)`` float64 (NaN NULL): ``(NULL cells, every
     other cell a finite whole number, their int64 sum when each is whole and below 2**62 in magnitude, else
-    None)``."""
+    None)``. The C extension reads them in one pass (a contiguous column); the NumPy lines are the definition."""
+    if _fast_number_facts is not None and v.dtype == np.float64 and v.ndim == 1 and v.flags.c_contiguous:
+        return _fast_number_facts(v)
     nan = np.isnan(v)
     f = v[~nan]
     with np.errstate(invalid="ignore"):
@@ -228,11 +235,12 @@ def _pairs_by_keys(e: _Encoded) -> bool:
             if d:
                 with np.errstate(invalid="ignore", over="ignore"):
                     p_num[:, c] = np.round(p_num[:, c], min(d, 15))
-    kg = np.concatenate([e.tg, _exact_keys(e.ng)], axis=1)
-    kp = np.concatenate([e.tp, _exact_keys(p_num)], axis=1)
-    if not kg.shape[1]:
+    if not (e.tg.shape[1] + e.ng.shape[1]):
         return True
-    a, b = _stack_pairs(kg, kp) if n > _SMALL_ROWS else _small_stack_pairs(kg, kp)
+    if n > _SMALL_ROWS:
+        a, b = _stack_pairs(e.tg, e.tp, gnum=e.ng, pnum=p_num)
+    else:
+        a, b = _small_stack_pairs(np.concatenate([e.tg, _exact_keys(e.ng)], axis=1), np.concatenate([e.tp, _exact_keys(p_num)], axis=1))
     if a.size != n:
         return False
     # A column whose prediction numbers were not rounded met on equal keys: with no infinity on either side its

@@ -242,8 +242,8 @@ def _judge_table(
     single_cause = ("uniformly scaled", "one column", "extra rows", "missing rows", "different number of rows")
     if (rc.top_n is None and not pairing.ambiguous and len(pairing.index) >= 2 and rc.found < n_g and n_p == n_g
             and not (rc.mismatch or "").startswith(single_cause)):  # a swap of labels shows as several columns off
-        swapped = _pair_by_row_signatures(gcols, pcols, pairing)
-        if swapped is not None and compare_rows(gcols, pcols, swapped, ordered=ordered, rel_tol=rel_tol).complete:
+        swapped, aligned = _row_signature_pairing(gcols, pcols, pairing)
+        if swapped is not None and ((aligned and not ordered) or compare_rows(gcols, pcols, swapped, ordered=ordered, rel_tol=rel_tol).complete):
             moved = [f"'{g}' is in '{p}'" for g, p in swapped.mapping.items() if pairing.mapping.get(g) != p]
             details["pairing_by_rows"] = swapped.mapping
             return _undecided(
@@ -335,13 +335,24 @@ _MAX_ALTERNATIVES = 24
 
 
 def _pair_by_row_signatures(gcols: list[Column], pcols: list[Column], pairing: Pairing) -> Pairing | None:
+    """:func:`_row_signature_pairing`'s pairing."""
+    return _row_signature_pairing(gcols, pcols, pairing)[0]
+
+
+def _row_signature_pairing(gcols: list[Column], pcols: list[Column], pairing: Pairing) -> tuple[Pairing | None, bool]:
     """Resolve an ambiguous pairing from whole rows: a row's sorted cells do not depend on the column order, so
     golden and prediction rows with the same sorted cells are aligned first, and each golden column then takes the
     prediction column that agrees with it most often on the aligned rows (an assignment again, O(k³)).
 
     Columns that hold the same multiset of values (k permutations of 1…n) tie on every column-wise score; single
     swaps of one arbitrary pairing cannot undo a k-cycle, but the aligned rows show which column is which.
-    Returns ``None`` when it cannot help (repeated golden columns, no aligned row, or the same pairing).
+    Returns ``(pairing, aligned)``: the pairing is ``None`` when it cannot help (repeated golden columns, no
+    aligned row, or the same pairing). ``aligned`` is True only when the rows are the golden's under that pairing,
+    read from their codes: as many rows on both sides, each golden row met one to one by a prediction row equal in
+    every paired cell (the alignment itself when every aligned pair agrees everywhere, else one pairing of equal
+    code rows), every column numeric (equal codes are equal numbers, or both NULL), no golden infinity (``inf``
+    never meets ``inf``) and no scale. Those rows then match within any tolerance, so ``compare_rows`` under the
+    pairing, unordered, is complete (what ``aligned`` spares computing).
     """
     from scipy.optimize import linear_sum_assignment
 
@@ -350,14 +361,15 @@ def _pair_by_row_signatures(gcols: list[Column], pcols: list[Column], pairing: P
     cols = sorted(set(pairing.index.values()))
     kg = len(gcols)
     if len(cols) != kg or kg < 2 or not gcols[0].n:
-        return None
+        return None, False
 
     # Shared codes of the cells (equal code, equal text), each row's codes sorted: its multiset of cells.
     g_codes, p_codes = cell_codes(gcols, [pcols[j] for j in cols])
     ga, pb = stack_pairs(np.sort(g_codes, axis=1), np.sort(p_codes, axis=1))
     if not ga.size:
-        return None
+        return None, False
     agree = _agreement(g_codes, p_codes, ga, pb)  # (kg, len(cols)): the share of aligned rows where they agree
+    full = agree == 1.0  # before the role conflicts below: equal cells are equal whatever their names
     for i, g in enumerate(gcols):
         for jj, j in enumerate(cols):
             if roles_conflict(role_tags(name_tokens(g.name)), role_tags(name_tokens(pcols[j].name))):
@@ -365,8 +377,17 @@ def _pair_by_row_signatures(gcols: list[Column], pcols: list[Column], pairing: P
     rows_i, cols_i = linear_sum_assignment(-agree)
     index = {int(i): cols[int(jj)] for i, jj in zip(rows_i, cols_i) if agree[i, jj] > 0}
     if len(index) != kg or index == pairing.index:
-        return None
-    return pairing.with_index(index, "values+rows")
+        return None, False
+    out = pairing.with_index(index, "values+rows")
+    aligned = (gcols[0].n == pcols[0].n and all(c.numeric for c in gcols) and all(pcols[j].numeric for j in cols)
+               and all(out.scale.get(i, 1.0) == 1.0 for i in index) and not any(np.isinf(c.num).any() for c in gcols))
+    if aligned and not (ga.size == gcols[0].n and all(bool(full[i, jj]) for i, jj in zip(rows_i, cols_i))):
+        # Rows with the same cells in another arrangement may have been aligned with each other: the rows under
+        # the new pairing, as a multiset, are then compared on their codes (one pairing of equal rows).
+        order = np.argsort(rows_i)
+        a, _ = stack_pairs(g_codes, np.ascontiguousarray(p_codes[:, cols_i[order]]))
+        aligned = a.size == gcols[0].n
+    return out, aligned
 
 
 def _agreement(g_codes: np.ndarray, p_codes: np.ndarray, ga: np.ndarray, pb: np.ndarray) -> np.ndarray:
