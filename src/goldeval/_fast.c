@@ -33,6 +33,10 @@
  * agreement_counts(g, p, ga, pb, out) -> None   (table._pair_by_row_signatures: agreeing cells per column pair)
  * number_facts(v) -> (int, bool, int | None)    (rows._number_facts: NULLs, whole numbers, their sum)
  *
+ * and the decimals a binary float is written with (goldeval.answers.values.float_decimals, same rounding):
+ *
+ * float_decimals(x, out) -> None
+ *
  * and the tolerance rule over whole tables (goldeval.answers.numbers.numbers_close, same arithmetic):
  *
  * all_close(g, p, half, rel) -> bool
@@ -868,6 +872,38 @@ static PyObject *number_facts(PyObject *self, PyObject *args) {
     return Py_BuildValue("nON", nan, (whole && finite) ? Py_True : Py_False, total);
 }
 
+/*
+ * float_decimals(x, out) -> None
+ *
+ * x: (n,) float64, out: (n,) writable int64, both C-contiguous. goldeval.answers.values.float_decimals cell by cell,
+ * with NumPy's rounding (np.round(x, d) is rint(x * 10**d) / 10**d, and rint(x) for d = 0): 0 for inf and NaN; 1
+ * for a finite x equal to its rounding to 0 decimals; else the fewest d in 1..15 with np.round(x, d) == x; else 16.
+ */
+static PyObject *float_decimals(PyObject *self, PyObject *args) {
+    PyObject *x_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OO:float_decimals", &x_o, &out_o)) return NULL;
+    Py_buffer x, out;
+    if (get_buffer(x_o, &x, "d", "x") < 0) return NULL;
+    Py_ssize_t n = x.len / 8;
+    if (out_i64(out_o, &out, n, "out") < 0) { PyBuffer_Release(&x); return NULL; }
+    static const double p10[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    const double *v = (const double *)x.buf;
+    int64_t *o = (int64_t *)out.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double xi = v[i];
+        if (!isfinite(xi)) { o[i] = 0; continue; }
+        if (xi == rint(xi)) { o[i] = 1; continue; }
+        int64_t dec = 16;
+        for (int d = 1; d < 16; d++) {
+            if (rint(xi * p10[d]) / p10[d] == xi) { dec = d; break; }
+        }
+        o[i] = dec;
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
 /* A 2-D float64 buffer (any strides). */
 static int get_f64_2d(PyObject *o, Py_buffer *v, const char *what) {
     if (PyObject_GetBuffer(o, v, PyBUF_STRIDES | PyBUF_FORMAT) < 0) return -1;
@@ -1414,6 +1450,8 @@ static PyMethodDef methods[] = {
      "pair_rows(gkeys, pkeys, gnum, pnum, a, b) -> int: equal rows paired as stacks (matching.stack_pairs) into a, b."},
     {"row_ids", row_ids, METH_VARARGS,
      "row_ids(gkeys, pkeys, out) -> int: group ids of both tables' rows, golden first, in first-row order."},
+    {"float_decimals", float_decimals, METH_VARARGS,
+     "float_decimals(x, out) -> None: the decimals each float64 is written with (values.float_decimals) into out."},
     {"number_facts", number_facts, METH_VARARGS,
      "number_facts(v) -> (nulls, finite whole, int64 sum | None): the facts rows._number_facts reads of a column."},
     {"agreement_counts", agreement_counts, METH_VARARGS,

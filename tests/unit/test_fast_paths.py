@@ -871,3 +871,28 @@ def test_aligned_row_signatures_are_a_complete_row_comparison(seed):
             finally:
                 table._row_signature_pairing = real
     assert seen[True] >= (4 if seed % 2 == 0 else 0) and seen[False]  # both kinds met (swaps of whole numbers align)
+
+
+def test_float_decimals_in_c_are_the_numpy_roundings(monkeypatch):
+    from goldeval.answers import values
+
+    rng = np.random.default_rng(11)
+    x = np.concatenate([rng.uniform(-1e3, 1e3, 5000), np.round(rng.uniform(-1e3, 1e3, 5000), 2),
+                        rng.uniform(-1, 1, 5000) * 10.0 ** rng.integers(-20, 20, 5000),
+                        [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e308, -1e308, 5e-324, 2.5, 0.1, 0.3, 58.745, 1e16 + 2]])
+    x = np.concatenate([x] + [np.round(rng.uniform(-50, 50, 500), d) for d in range(17)])
+    fast = values.float_decimals(x)
+    monkeypatch.setattr(values, "_fast_float_decimals", None)
+    with np.errstate(over="ignore"):  # NumPy's rounding of 1e308 overflows to inf (never equal): the same answer
+        slow = values.float_decimals(x)
+        monkeypatch.undo()
+        assert values.float_decimals(x[::2]).tolist() == slow[::2].tolist()  # a strided array: the NumPy lines
+    assert fast.dtype == slow.dtype == np.int64 and np.array_equal(fast, slow)
+
+
+def test_half_units_from_a_table_of_the_decimals_are_the_formula():
+    from goldeval.answers import numbers
+
+    rng = np.random.default_rng(12)
+    for d in (rng.integers(0, 17, 5000), rng.integers(0, 3, 100), np.array([0, 1, 399] * 30), rng.integers(-2, 5, 500)):
+        assert numbers.half_units(d).tobytes() == numbers._half_units(d).tobytes()

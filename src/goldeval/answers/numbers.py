@@ -107,6 +107,18 @@ def half_units(decimals: np.ndarray) -> np.ndarray:
     :func:`tolerances` of cells written with *decimals* (``(n,)`` int)."""
     if not decimals.any():
         return np.zeros(decimals.shape)  # what the lines below give where every d is 0 (0.0 * (1 + 1e-9) is 0.0)
+    if decimals.dtype.kind in "iu" and decimals.size > _HALF_TABLE_MIN and 0 <= decimals.min() and decimals.max() < 400:
+        # Whole decimals in a short range: the same expression on each value once, then looked up per cell (the
+        # power is the costly part, and a column holds a handful of distinct decimals).
+        return _half_units(np.arange(int(decimals.max()) + 1))[decimals]
+    return _half_units(decimals)
+
+
+#: Cells from which half_units looks the values up in a table of the distinct decimals.
+_HALF_TABLE_MIN = 64
+
+
+def _half_units(decimals: np.ndarray) -> np.ndarray:
     d = decimals.astype(float)
     half = np.where(d > 0, 0.5 * np.power(10.0, -d), 0.0)
     # A hair of slack so that 58.745 (exactly half a unit off, in binary floating point) is still accepted.

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from goldeval.answers.numbers import REL_TOL, half_units, numbers_close, pair_rel_tol, tolerances
+from goldeval.answers.numbers import REL_TOL, half_units, numbers_close, pair_rel_tol, rows_all_close, tolerances
 from goldeval.answers.values import Column, float_decimals, is_rate_name, name_tokens, role_tags, roles_conflict
 
 try:  # the optional C fast path (see _fast.c); the NumPy code below stays the definition and the fallback
@@ -272,9 +272,10 @@ def _same_sorted(g: Column, p: Column, scale: float, half: np.ndarray, rel_tol: 
     if gs.size > 4 * _SAMPLE:
         # Every position must agree: a sample of positions that does not rules it out without the full pass.
         idx = _sample_rows(gs.size)
-        if not numbers_close(gs[idx], ps[idx], hs[idx], rel_tol=rel_tol).all():
+        if not rows_all_close(gs[idx][:, None], ps[idx][:, None], hs[idx][:, None], rel_tol):
             return False
-    return bool(numbers_close(gs, ps, hs, rel_tol=rel_tol).all())
+    # numbers_close(...).all(), stopping at the first pair that is not close (the C pass of rows_all_close)
+    return rows_all_close(gs[:, None], ps[:, None], hs[:, None], rel_tol)
 
 
 #: Most cells of a column pair :func:`_same_small_ints` compares in plain Python (a Spider answer has 1-20 rows).

@@ -42,10 +42,11 @@ import numpy as np
 
 from goldeval.answers.numbers import REL_TOL, numbers_close, tolerances
 
-try:  # the optional C fast path (see _fast.c); the NumPy path of make_column stays the definition and the fallback
+try:  # the optional C fast path (see _fast.c); the NumPy paths of make_column and float_decimals stay the definition
     from goldeval._fast import fill_numbers as _fast_fill_numbers
+    from goldeval._fast import float_decimals as _fast_float_decimals
 except ImportError:  # pragma: no cover - the extension is optional
-    _fast_fill_numbers = None
+    _fast_fill_numbers = _fast_float_decimals = None
 
 __all__ = [
     "REL_TOL",
@@ -316,7 +317,14 @@ class Column:
 def float_decimals(x: np.ndarray) -> np.ndarray:
     """``(n,)`` int64: the decimals each binary float of *x* is written with (the fewest that round-trip the value,
     at least 1 for a finite float: ``1.0`` is written "1.0"; 16 where none up to 15 does; 0 for inf/NaN). A
-    function of the value alone."""
+    function of the value alone.
+
+    The C extension decides each cell in one pass (the same roundings, stopping at the first that round-trips); the
+    NumPy lines below are the definition and the fallback."""
+    if _fast_float_decimals is not None and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous:
+        out = np.empty(x.shape, dtype=np.int64)
+        _fast_float_decimals(x, out)
+        return out
     dec = np.full(x.shape, 0, dtype=np.int64)
     done = ~np.isfinite(x) | (x == np.round(x, 0))
     for d in range(1, 16):
