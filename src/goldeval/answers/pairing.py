@@ -457,20 +457,27 @@ def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[
             gv = g.num[_sample_rows(g.n)]
             keep = ~np.isnan(gv)
             sampled[i] = (code_of(gv[keep]), int((~keep).sum()))
+    # The counts every pair reads, a golden column at a time over all prediction columns (integer sums: the same
+    # numbers as one pair at a time): sampled cells the prediction holds, and the multiset intersection.
+    in_sample = {i: (cp[:, codes_s] > 0).sum(axis=1).tolist() for i, (codes_s, _) in sampled.items()}
+    common = {a: np.minimum(cg[a][None, :], cp).sum(axis=1).tolist() for a in {g_row[i] for i, _ in todo}}
+    g_nulls = {i: _nulls(golden[i]) for i in gi}
+    p_nulls = {j: _nulls(pred[j]) for j in pj}
+    held_l = held.tolist()
     out: dict[tuple[int, int], tuple[float, float]] = {}
     for i, j in todo:
-        g, p = golden[i], pred[j]
+        n = golden[i].n
         a, b = g_row[i], p_row[j]
-        nulls = min(_nulls(g), _nulls(p))
+        nulls = min(g_nulls[i], p_nulls[j])
         share = None
         if i in sampled:
-            codes_s, null_s = sampled[i]
-            est = (int(np.count_nonzero(cp[b, codes_s])) + (min(null_s, _nulls(p)) if null_s else 0)) / _SAMPLE
+            null_s = sampled[i][1]
+            est = (in_sample[i][b] + (min(null_s, p_nulls[j]) if null_s else 0)) / _SAMPLE
             if est < 0.25:
                 share = est
         if share is None:
-            share = (int(held[a, b]) + (nulls if _nulls(g) else 0)) / g.n
-        multi = (int(np.minimum(cg[a], cp[b]).sum()) + nulls) / g.n if share >= 0.5 else 0.0
+            share = (int(held_l[a][b]) + (nulls if g_nulls[i] else 0)) / n
+        multi = (common[a][b] + nulls) / n if share >= 0.5 else 0.0
         out[i, j] = (share, multi)
     return out
 
