@@ -135,3 +135,21 @@ def test_a_junit_testcase_name_is_one_line(folder: Path) -> None:
 
     names = [tc.get("name") for tc in ET.parse(folder / "nl.xml").iter("testcase")]
     assert "two\\nlines" in names and "tab\\tbed" in names, names
+
+
+def test_a_junit_case_without_a_prediction_says_so(folder: Path) -> None:
+    # A fresh-user run: a labels row {"gold": "y", "pred": null} failed in JUnit as "missed positive: gold 'y',
+    # predicted None" (Python's word; the console says "without a prediction"). By hand: a (gold y, no pred) is a
+    # missed positive, d (gold n, pred y) a false positive, b and c pass.
+    rows = [{"id": "a", "gold": "y", "pred": None}, {"id": "b", "gold": "n", "pred": None},
+            {"id": "c", "gold": "y", "pred": "y"}, {"id": "d", "gold": "n", "pred": "y"}]
+    (folder / "np.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = goldeval("labels", "np.jsonl", "--positive", "y", "--no-store", "--junit", "np.xml", "--junit-cases", "-q",
+                    cwd=folder)
+    assert done.returncode == 0, text_of(done)
+    import xml.etree.ElementTree as ET
+
+    got = {tc.get("name"): [c.get("message") for c in tc if c.tag == "failure"] for tc in ET.parse(folder / "np.xml").iter("testcase")}
+    assert got["a"] == ["missed positive: gold 'y', no prediction"]
+    assert got["d"] == ["false positive: predicted 'y', gold 'n'"]
+    assert got["b"] == [] and got["c"] == []

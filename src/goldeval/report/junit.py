@@ -139,8 +139,10 @@ def _case_tests(results: Mapping[str, Any], min_f1: float | None) -> list[Any]:
             out.append(_case(cid, "goldeval.cases", failure=fail, props={"f1": f1}))
         elif c.get("outcome") in ("tp", "fp", "fn", "tn"):
             o = c["outcome"]
-            fail = {"fp": f"false positive: predicted {c.get('pred')!r}, gold {c.get('gold')!r}",
-                    "fn": f"missed positive: gold {c.get('gold')!r}, predicted {c.get('pred')!r}"}.get(o)
+            # a row without a prediction (JSON null, an empty cell) says so, not Python's 'predicted None'
+            pred = "no prediction" if c.get("pred") is None else f"predicted {c.get('pred')!r}"
+            fail = {"fp": f"false positive: {pred}, gold {c.get('gold')!r}",
+                    "fn": f"missed positive: gold {c.get('gold')!r}, {pred}"}.get(o)
             out.append(_case(cid, "goldeval.cases", failure=fail, props={"outcome": o, "gold": c.get("gold"), "pred": c.get("pred")}))
         elif isinstance(c.get("verdict"), str):
             v = c["verdict"]
