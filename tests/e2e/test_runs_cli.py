@@ -540,3 +540,18 @@ def test_exports_and_comparisons_never_overwrite_a_runs_inputs(tmp_path):
     # another path is written as before
     r = CliRunner().invoke(main, ["review", "export", "latest", "--store", str(store), "--out", str(tmp_path / "review.jsonl")])
     assert r.exit_code == 0 and len((tmp_path / "review.jsonl").read_text().splitlines()) == 2  # q11, q13 (README)
+
+
+def test_runs_show_spells_the_configuration_as_the_results_json_does(tmp_path):
+    # A fresh-user run: `runs show` of a labels run printed "config second_gold_field  None" and
+    # "config require_positive  True" - Python's words; the results JSON says null and true.
+    f = tmp_path / "l.jsonl"
+    f.write_text('{"id": "a", "gold": "y", "pred": "y"}\n{"id": "b", "gold": "n", "pred": "y"}\n')
+    store = tmp_path / "s.db"
+    assert CliRunner().invoke(main, ["labels", str(f), "--positive", "y", "--store", str(store), "-q"]).exit_code == 0
+    r = CliRunner().invoke(main, ["runs", "show", "latest", "--store", str(store)], env={"COLUMNS": "120"})
+    assert r.exit_code == 0, r.output
+    rows = {cells[0]: cells[1] for line in r.output.splitlines()
+            if len(cells := [c.strip() for c in line.strip("│ ").split("│")]) == 2}
+    assert rows["config second_gold_field"] == "—" and rows["config require_positive"] == "true", rows
+    assert "None" not in r.output and "True" not in r.output

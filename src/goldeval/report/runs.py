@@ -155,10 +155,15 @@ def render_run_header(run: Mapping[str, Any], console: Any) -> None:
         ("definition of done sha256", run.get("dod_hash") or "—"),
         ("dataset sha256", run.get("dataset_hash") or "—"),
     ]
+    import json
+
     for role, f in (run.get("inputs") or {}).items():
-        rows.append((f"input {role}", f"{f.get('path')} (sha256 {str(f.get('sha256'))[:12]}…)"))
+        digest = f"sha256 {str(f['sha256'])[:12]}…" if f.get("sha256") else "no sha256: not a file"
+        rows.append((f"input {role}", f"{f.get('path')} ({digest})"))
     for key, value in (run.get("config") or {}).items():
-        rows.append((f"config {key}", str(value)))
+        # as the results JSON spells it: 'null' is '—', true/false/lists in JSON, not Python's None/True/['a']
+        shown = "—" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        rows.append((f"config {key}", shown))
     rows.append(("cases recorded", str(run.get("n_recorded", "—"))))
     for k, v in rows:
         table.add_row(_e(k), _e(v))
