@@ -229,6 +229,21 @@ def test_a_verdict_run_and_a_score_run_are_refused_not_compared():
     assert cmp["verdicts"]["left_decided"] == [{"id": "x", "a": "unscored", "b": "pass"}]
 
 
+def test_a_label_run_and_a_judge_run_are_refused_not_compared():
+    # A fresh-user run: `report --results a.json --compare labels.json` (a judge run and a labels run) compared
+    # them, with a "pass rate B: 95.0% (190/200 decided)" made of the labels run's right/wrong labels. Refused both
+    # ways round; two label runs and two judge runs compare as before.
+    lab = {"x": {"status": "scored", "gold": "y", "pred": "y", "outcome": "tp"}}
+    ra = {"id": "A", "scorer_name": "answer_judge"}
+    rb = {"id": "B", "scorer_name": "labels"}
+    with pytest.raises(InputError, match=r"run A \(A, answer_judge\) holds verdicts \(match, no_match, \.\.\.\) and run B "
+                                         r"\(B, labels\) holds label outcomes \(tp, fp, fn, tn\): a label and a data-answer verdict"):
+        compare_runs({"x": v("match")}, lab, run_a=ra, run_b=rb)
+    with pytest.raises(InputError, match="a label and a data-answer verdict cannot be compared"):
+        compare_runs(lab, {"x": v("match")})
+    assert compare_runs(lab, lab)["labels"] is not None and compare_runs({"x": v("match")}, {"x": v("no_match")})["regressions"] == ["x"]
+
+
 def test_an_unfinished_run_is_compared_with_a_warning():
     # break-fix: an interrupted run was compared as if complete (its missing cases listed only as "removed")
     ra = {"id": "A", "scorer_name": "answer_judge", "status": "finished"}
@@ -250,3 +265,18 @@ def test_bootstrap_memory_is_bounded_and_resamples_capped():
     assert big["ci"][0] <= 0.0 <= big["ci"][1]
     with pytest.raises(InputError, match="n_resamples must be ≤ 1,000,000, got 1,000,001"):
         paired_bootstrap(a, b, n_resamples=1_000_001)
+
+
+def test_the_measured_differently_note_spells_values_as_json():
+    # the same fresh-user page read "check_canonical: True → none" (Python's True); the JSON says true
+    import io
+
+    from rich.console import Console
+
+    from goldeval.report.runs import render_compare
+
+    ra = {"id": "A", "scorer_name": "answer_judge", "config": {"check_canonical": True, "max_rows": 10}}
+    rb = {"id": "B", "scorer_name": "answer_judge", "config": {"check_canonical": False, "max_rows": 10}}
+    buf = io.StringIO()
+    render_compare(compare_runs({"x": v("match")}, {"x": v("match")}, run_a=ra, run_b=rb), Console(file=buf, width=200))
+    assert "check_canonical: true → false" in buf.getvalue()

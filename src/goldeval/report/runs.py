@@ -236,7 +236,10 @@ def _ci(b: Mapping[str, Any], scale: float = 1.0, unit: str = "", digits: int = 
 
 
 def _short(value: object, width: int = 40) -> str:
-    text = "none" if value is None else str(value)  # a field one run does not have reads "none", not Python's None
+    # a field one run does not have reads "none", not Python's None; true/false and lists as the JSON spells them
+    import json
+
+    text = "none" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

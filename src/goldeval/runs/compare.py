@@ -257,7 +257,8 @@ def compare_runs(
 
     Raises:
         InputError: one run holds verdicts and the other per-case scores only (e.g. a ``judge`` run and a
-            ``score`` run): there is no case-by-case comparison between a verdict and an F1; or ``top`` < 0.
+            ``score`` run): there is no case-by-case comparison between a verdict and an F1; one holds label
+            outcomes and the other data-answer verdicts (a ``labels`` and a ``judge`` run); or ``top`` < 0.
 
     Notes:
         Case order is run A's recording order, then B's for added ids.
@@ -273,6 +274,17 @@ def compare_runs(
             f"compare: {name(run_a, 'A')} holds {'verdicts' if kind_a == 'verdicts' else 'per-case scores (F1)'} and "
             f"{name(run_b, 'B')} holds {'verdicts' if kind_b == 'verdicts' else 'per-case scores (F1)'}: a verdict and a "
             "score cannot be compared case by case. Compare two runs of the same kind of scorer."
+        )
+    if kind_a == kind_b == "verdicts" and is_label_run(cases_a) != is_label_run(cases_b):
+        # a labels run's right/wrong label is no data-answer verdict: 'report --results a.json --compare
+        # labels.json' showed a pass rate B of 95.0% (190/200 decided) for the labels run and compared it
+        def what(cases: Mapping[str, Mapping[str, Any]], run: Mapping[str, Any] | None, side: str) -> str:
+            kind = "label outcomes (tp, fp, fn, tn)" if is_label_run(cases) else "verdicts (match, no_match, ...)"
+            return f"run {side}" + (f" ({run.get('id')}, {run.get('scorer_name')})" if run else "") + f" holds {kind}"
+
+        raise InputError(
+            f"compare: {what(cases_a, run_a, 'A')} and {what(cases_b, run_b, 'B')}: a label and a data-answer verdict "
+            "cannot be compared case by case. Compare two runs of the same kind of scorer."
         )
     ids_a = list(cases_a)
     ids_b = list(cases_b)
