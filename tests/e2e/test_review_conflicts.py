@@ -106,3 +106,31 @@ def test_a_regressions_path_that_is_another_file_is_refused_and_left_unchanged(t
         r = CliRunner().invoke(main, ["review", "import", str(f), "--store", str(store), "--regressions", str(reg)])
         assert r.exit_code == 0, r.output
         assert [json.loads(x)["id"] for x in reg.read_text().splitlines()] == [rows[0]["id"]]
+
+
+def test_review_of_a_score_or_labels_run_is_refused(tmp_path: Path) -> None:
+    # A fresh-user run: `review export RUN --all` of a `score` run wrote its notes as "answers" (question and golden
+    # null); a "match" filled in was imported, appended to the judge-regression file, and `review stats` counted it
+    # as "left to a person by the judge". A person settles data-answer verdicts only: refused, exit 2, nothing written.
+    store = tmp_path / "s.db"
+    text = tmp_path / "t.jsonl"
+    text.write_text('{"id": "n1", "prediction": "a b", "reference": "a c"}\n')
+    labels = tmp_path / "l.jsonl"
+    labels.write_text('{"id": "c1", "gold": "y", "pred": "n"}\n')
+    assert CliRunner().invoke(main, ["score", str(text), "--store", str(store), "-q"]).exit_code == 0
+    assert CliRunner().invoke(main, ["labels", str(labels), "--positive", "y", "--store", str(store), "-q"]).exit_code == 0
+    for ref, what in (("latest~1", "(token_f1) holds per-case F1 scores"), ("latest", "(labels) holds label outcomes")):
+        out = tmp_path / "review.jsonl"
+        r = CliRunner().invoke(main, ["review", "export", ref, "--all", "--store", str(store), "--out", str(out)])
+        assert r.exit_code == 2 and what in r.output and "not data-answer verdicts" in r.output, r.output
+        assert not out.exists()
+    with RunStore.open_existing(store) as st:
+        score_run = st.resolve("latest~1")
+    f = tmp_path / "forged.jsonl"
+    f.write_text(json.dumps({"run_id": score_run, "id": "n1", "verdict": "match", "reviewer": "ana", "answer": {"id": "n1"}}) + "\n")
+    reg = tmp_path / "reg.jsonl"
+    r = CliRunner().invoke(main, ["review", "import", str(f), "--store", str(store), "--regressions", str(reg)])
+    assert r.exit_code == 2 and "forged.jsonl:1: review: run " in r.output and "holds per-case F1 scores" in r.output, r.output
+    assert not reg.exists()
+    with RunStore.open_existing(store) as st:
+        assert st.reviews(score_run) == []

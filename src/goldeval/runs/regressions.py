@@ -221,6 +221,27 @@ def _is_needs_human(record: Mapping[str, Any]) -> bool:
     return bucket(record) == "needs_human"
 
 
+def _require_verdicts(store: RunStore, run: Mapping[str, Any]) -> None:
+    """Refuse (InputError) a run whose scored cases hold F1 scores or label outcomes, not data-answer verdicts: a
+    person's match / no_match on a free-text note has nothing to settle (``review export RUN --all`` of a score run
+    wrote its 57 notes as "answers" with no question or golden, their import went to the judge-regression file, and
+    ``review stats`` counted them as "left to a person by the judge")."""
+    for rec in store.iter_cases(run["id"]):
+        if rec.get("status") != "scored":
+            continue
+        if isinstance(rec.get("verdict"), str):
+            return
+        what = ("per-case F1 scores" if "whole_note" in rec else
+                "label outcomes (tp, fp, fn, tn)" if rec.get("outcome") in ("tp", "fp", "fn", "tn") else None)
+        if what is not None:
+            raise InputError(
+                f"review: run {run['id']} ({run.get('scorer_name')}) holds {what}, not data-answer verdicts: review "
+                "export / import settle the verdicts of a judge run (match, near_match, no_match). Give a "
+                "`goldeval judge` run."
+            )
+        return
+
+
 def export_review(store: RunStore, ref: str, *, only_needs_human: bool = True) -> list[dict[str, Any]]:
     """The ``needs_human`` cases of a run (or every scored case), one object each, for a person to settle.
 
@@ -236,8 +257,12 @@ def export_review(store: RunStore, ref: str, *, only_needs_human: bool = True) -
         ``golden`` / ``answer`` come from the run's input files when they are unchanged (``answer`` prefers the
         answer stored with the case); otherwise they are ``None`` and ``source_note`` says why. The person fills
         ``verdict`` (match | near_match | no_match), ``reviewer`` and, optionally, ``note``.
+
+    Raises:
+        InputError: the run holds F1 scores or label outcomes, not verdicts (a ``score`` or ``labels`` run).
     """
     run = store.get_run(ref, with_results=False)
+    _require_verdicts(store, run)
     cases, case_note = _input_rows(run, ("cases",))
     answers, answer_note = _input_rows(run, ("attempts", "answers", "predictions"))
     out = []
@@ -380,6 +405,7 @@ def import_review(
     runs: dict[str, dict[str, Any]] = {}
     case_maps: dict[str, dict[str, dict[str, Any]]] = {}
     first_line: dict[tuple[str, str], int] = {}
+    not_judged: set[str] = set()  # runs of F1 scores or label outcomes: nothing there for a person to settle
     for item in read_jsonl(p):
         if isinstance(item, RowError):
             problems.append(item.error)
@@ -409,6 +435,14 @@ def import_review(
         if d["run_id"] not in runs:
             runs[d["run_id"]] = store.get_run(d["run_id"], with_results=False)
             case_maps[d["run_id"]] = store.case_map(runs[d["run_id"]]["id"])
+            try:
+                _require_verdicts(store, runs[d["run_id"]])
+            except InputError as exc:
+                not_judged.add(d["run_id"])
+                problems.append(f"{where}: {exc}")
+                continue
+        if d["run_id"] in not_judged:
+            continue
         if d["id"] not in case_maps[d["run_id"]]:
             problems.append(f"{where}: run {d['run_id']} has no case {d['id']!r}. Keep the ids review export wrote.")
             continue
