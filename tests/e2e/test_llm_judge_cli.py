@@ -173,3 +173,15 @@ def test_a_rules_file_that_misses_cases_is_announced(files):
                    "--base-url", srv.base_url, "--no-store", "--out", str(tmp / "o.json")])
         assert res.exit_code == 0 and srv.calls == 2
     assert "has no outcome for 2 of 3 cases (a2, a3); they go to the LLM judge" in res.output
+
+
+def test_a_rules_file_of_another_scorer_is_refused_before_anything_is_sent(files):
+    # A fresh-user run: `llm-judge ... --rules results.json` with the labels run's results (the wrong results.json)
+    # only warned "no outcome for 22 of 22 cases" and sent every case to the LLM (22 paid calls). Refused, exit 2.
+    cases, attempts, tmp = files
+    (tmp / "labels.json").write_text(json.dumps({"scorer": {"name": "labels", "version": "1"}, "per_example": [
+        {"id": "c1", "status": "scored", "gold": "y", "pred": "y", "outcome": "tp"}]}))
+    res = run(["llm-judge", cases, attempts, "--rules", str(tmp / "labels.json"), "--llm", "judge-model",
+               "--base-url", "http://127.0.0.1:9/v1", "--dry-run"])
+    assert res.exit_code == 2
+    assert "is the results of a labels run, not of 'goldeval judge --out' (scorer answer_judge)" in res.output

@@ -38,6 +38,7 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
 
     import os
 
+    from goldeval.answers.config import JUDGE_NAME
     from goldeval.cli._llm import _read_checked, dry_run_cap_text, llm_config
     from goldeval.errors import InputError
     from goldeval.io import file_sha256
@@ -77,6 +78,14 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
                 f"--rules {rules_path}: expected the results JSON of 'goldeval judge --out' (with per_example), "
                 f"could not read it ({type(exc).__name__}: {exc}). Pass that file, or drop --rules."
             ) from None
+        scorer = data.get("scorer") if isinstance(data.get("scorer"), dict) else {}
+        if scorer.get("name") not in (None, JUDGE_NAME):
+            # a labels or score results file has no rule outcome for any case: every case would be sent and paid for
+            raise InputError(
+                f"--rules {rules_path}: is the results of a {scorer.get('name')} run, not of 'goldeval judge --out' "
+                f"(scorer {JUDGE_NAME}), so it holds no rule outcome for these cases. Pass the rule judge's results "
+                "file, or drop --rules to send every case."
+            )
     materials = [case_materials(row, attempt_rows.get(cid), rules.get(cid)) for cid, row in case_rows.items()
                  if cid not in bad_attempt_ids]
     console = report_console(out)
