@@ -68,11 +68,14 @@ def read_results(path: str, *, where: str | None = None, gateable: bool = False)
     where = path if where is None else where
     try:
         with open(path, "rb") as fh:
-            results = orjson.loads(fh.read())
+            data = fh.read()
+        results = orjson.loads(data)
     except FileNotFoundError:
         raise InputError(f"{where}: no such file. Pass the JSON a goldeval scoring command wrote with --out.") from None
     except orjson.JSONDecodeError as exc:
-        raise InputError(f"{where}: not JSON ({exc}). Pass the JSON a goldeval scoring command wrote with --out.") from None
+        results = _from_jsonl(data)  # --out-format jsonl: goldeval's own other layout ('not JSON' it was called)
+        if results is None:
+            raise InputError(f"{where}: not JSON ({exc}). Pass the JSON a goldeval scoring command wrote with --out.") from None
     if not isinstance(results, dict):
         raise InputError(f"{where}: expected a goldeval results file (a JSON object), got {type(results).__name__}. Pass the JSON a goldeval scoring command wrote with --out.")
     if gateable and not isinstance(results.get("aggregate"), Mapping):
@@ -88,6 +91,25 @@ def read_results(path: str, *, where: str | None = None, gateable: bool = False)
             "(e.g. goldeval labels FILE --positive LABEL --out results.json)."
         )
     return results
+
+
+def _from_jsonl(data: bytes) -> dict[str, Any] | None:
+    """The results dict of a file written with ``--out-format jsonl`` (one ``per_example`` entry a line, then a last
+    line with every other key), or ``None`` when *data* is not laid out so (every line an object, the last one
+    holding ``scorer`` or ``aggregate``)."""
+    lines = [line for line in data.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return None
+    try:
+        rest = orjson.loads(lines[-1])
+        entries = [orjson.loads(line) for line in lines[:-1]]
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(rest, dict) or "per_example" in rest or not ("aggregate" in rest or "scorer" in rest):
+        return None
+    if not all(isinstance(e, dict) for e in entries):
+        return None
+    return {**rest, "per_example": entries}
 
 
 class ResultsFile:

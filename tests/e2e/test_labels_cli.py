@@ -336,3 +336,27 @@ def test_two_outputs_onto_stdout_are_refused_by_labels_and_gate(pilot):
     r = run("gate", results, "--gates", dod, "--out", "-", "--junit", "-")
     assert r.exit_code == 2 and r.stdout == ""
     assert "--junit -: standard output is also the --out output" in r.stderr
+
+
+def test_a_results_file_written_with_out_format_jsonl_is_read_by_gate_report_and_llm_judge(tmp_path):
+    # A fresh-user run: `judge ... --out rules.jsonl --out-format jsonl` then `gate rules.jsonl`, `report --results
+    # rules.jsonl` and `llm-judge --rules rules.jsonl` each said "not JSON (unexpected content after document: line 2
+    # column 1)": goldeval could not read its own other results layout. Read as the json layout now, with the same
+    # numbers (by hand, README: arm A 19 match / 19 decided, n 22; PASS against examples/sql/dod.toml).
+    from pathlib import Path
+
+    sql = Path(__file__).resolve().parents[2] / "examples" / "sql"
+    out = tmp_path / "a.jsonl"
+    r = run("judge", sql / "cases.jsonl", sql / "arm_a.jsonl", "--db", sql / "clinic.sqlite", "--no-store", "-q",
+            "--out", out, "--out-format", "jsonl")
+    assert r.exit_code == 0, r.output
+    g = run("gate", out, "--gates", sql / "dod.toml", "--out", tmp_path / "g.json")
+    assert g.exit_code == 0, g.output
+    gated = json.loads((tmp_path / "g.json").read_text())
+    assert (gated["aggregate"]["match"], gated["aggregate"]["decided"], gated["aggregate"]["n"]) == (19, 19, 22)
+    assert len(gated["per_example"]) == 22 and gated["gates"]["passed"] is True
+    rep = run("report", "--results", out, "--out", tmp_path / "r.html")
+    assert rep.exit_code == 0, rep.output
+    dry = run("llm-judge", sql / "cases.jsonl", sql / "arm_a.jsonl", "--rules", out, "--llm", "m",
+              "--base-url", "http://127.0.0.1:9/v1", "--dry-run")
+    assert dry.exit_code == 0 and "2 of 22 cases go to the LLM judge" in dry.output, dry.output  # q11, q13

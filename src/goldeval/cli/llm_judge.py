@@ -34,8 +34,6 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
     ATTEMPTS: {"id", "final_query"?, "columns"?, "rows"?, "text"?, "model"?} per line.
     The judge model must differ from the model named in ATTEMPTS. Needs: pip install 'goldeval[llm]'.
     """
-    import orjson
-
     import os
 
     from goldeval.answers.config import JUDGE_NAME
@@ -70,10 +68,12 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
     ]
     rules: dict[str, dict] = {}
     if rules_path:
+        from goldeval.resultsfile import read_results
+
+        data = read_results(rules_path, where=f"--rules {rules_path}")  # json or --out-format jsonl
         try:
-            data = orjson.loads(open(rules_path, "rb").read())
             rules = {str(r["id"]): r for r in data["per_example"]}
-        except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        except (KeyError, TypeError) as exc:
             raise InputError(
                 f"--rules {rules_path}: expected the results JSON of 'goldeval judge --out' (with per_example), "
                 f"could not read it ({type(exc).__name__}: {exc}). Pass that file, or drop --rules."
