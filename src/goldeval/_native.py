@@ -25,6 +25,12 @@ __all__ = ["stale_reason", "disable_if_stale", "StaleExtensionWarning"]
 _SOURCE = os.path.join(os.path.dirname(__file__), "_fast.c")  # os.path, not pathlib: import goldeval stays light
 
 
+#: Set (to the reason) once the warning is given, so that the worker processes a run starts (``--workers``: the
+#: forkserver and its children import goldeval again) do not repeat it: ``score --workers 2`` printed it twice,
+#: the second time from "multiprocessing/forkserver.py:178".
+_WARNED = "GOLDEVAL_STALE_EXTENSION_WARNED"
+
+
 class StaleExtensionWarning(RuntimeWarning):
     """The C extension was built from another _fast.c than the one installed beside it."""
 
@@ -59,8 +65,9 @@ def stale_reason(module: Any, source: str | os.PathLike[str] = _SOURCE) -> str |
 def disable_if_stale() -> bool:
     """Hide goldeval._fast when its build does not match _fast.c beside it; True when it was hidden.
 
-    Called once by ``goldeval/__init__``. Warns a :class:`StaleExtensionWarning` that says how to rebuild. Does
-    nothing when the extension is absent (it is optional) or already imported.
+    Called once by ``goldeval/__init__``. Warns a :class:`StaleExtensionWarning` that says how to rebuild, once
+    per process tree (a process started by one that warned hides the extension without a word). Does nothing when
+    the extension is absent (it is optional) or already imported.
     """
     if "goldeval._fast" in sys.modules:
         return sys.modules["goldeval._fast"] is None
@@ -73,6 +80,9 @@ def disable_if_stale() -> bool:
         return False
     sys.modules["goldeval._fast"] = None  # type: ignore[assignment]  # later imports raise ImportError: the fallbacks
     sys.modules["goldeval"].__dict__.pop("_fast", None)
+    if os.environ.get(_WARNED) == reason:
+        return True  # a worker process (--workers, the forkserver): its parent said it already
+    os.environ[_WARNED] = reason  # inherited by the processes this one starts, which hide the extension quietly
     warnings.warn(
         f"goldeval: the C extension {os.path.basename(fast.__file__ or 'goldeval._fast')} is out of date ({reason}); using the pure-Python "
         "paths, which give the same results, slower. Rebuild it with: pip install -e .",

@@ -90,3 +90,20 @@ def test_a_stale_build_is_hidden_with_a_warning_and_the_scores_stay(tmp_path):
     assert stale.returncode == 0, stale.stderr
     assert stale.stdout.split() == ["True", str(2 / 3)]
     assert "C extension" in stale.stderr and "out of date" in stale.stderr and "pip install -e ." in stale.stderr
+
+
+def test_the_stale_warning_is_given_once_per_process_tree(tmp_path):
+    # A fresh-user run: `score --workers 2` on a stale build printed the warning twice, the second time from
+    # "multiprocessing/forkserver.py:178" (each worker imports goldeval again). A process started by one that warned
+    # hides the extension too (its scores take the pure-Python path) and says nothing.
+    shutil.copytree(REPO / "src" / "goldeval", tmp_path / "goldeval", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(_built_extension(), tmp_path / "goldeval")
+    with open(tmp_path / "goldeval" / "_fast.c", "a") as source:
+        source.write("\n/* a newer revision */\n")
+    code = ("import subprocess, sys, goldeval\n"
+            "child = subprocess.run([sys.executable, '-c', " + repr(_SCORE) + "], capture_output=True, text=True)\n"
+            "print(child.stdout.strip()); sys.stderr.write(child.stderr)\n")
+    done = _run(tmp_path, code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", str(2 / 3)]  # the child hid the extension too
+    assert done.stderr.count("out of date") == 1, done.stderr
