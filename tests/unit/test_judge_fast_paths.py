@@ -98,6 +98,30 @@ def test_the_doubts_still_find_what_they_found(tmp_path):
     db.close()
 
 
+def test_the_literal_check_asks_the_database_once_per_check(tmp_path):
+    # Two gold queries comparing the same column with the same literal: the folded counts are asked once per open
+    # database, and each golden gets the note a fresh database gives it (made-up rows, the shape of Spider pets_1).
+    path = tmp_path / "p.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE pets (petid INTEGER, pettype TEXT, weight REAL)")
+    con.executemany("INSERT INTO pets VALUES (?, ?, ?)", [(1, "cat", 3.0), (2, "dog", 9.5), (3, "dog", 12.0)])
+    con.commit()
+    con.close()
+    queries = ["SELECT petid FROM pets WHERE pettype = 'Dog'", "SELECT avg(weight) FROM pets WHERE pettype = 'Dog'"]
+    goldens = [[], [[None]]]
+    fresh = []
+    for q, g in zip(queries, goldens):
+        with ReadOnlyDatabase(path) as db:
+            fresh.append(literal_doubt(db, q, g))
+    asked: list[str] = []
+    with ReadOnlyDatabase(path) as db:
+        execute = db.execute
+        db.execute = lambda sql: (asked.append(sql), execute(sql))[1]  # type: ignore[method-assign]
+        shared = [literal_doubt(db, q, g) for q, g in zip(queries, goldens)]
+    assert shared == fresh and fresh[0][0] == "verified_wrong" and "'dog' (2 rows)" in fresh[1][1]
+    assert len(asked) == 1 and "lower(trim(" in asked[0]
+
+
 def test_a_few_rows_pair_their_keys_as_the_hash_grouping_does():
     # Many repeated keys (3 distinct values in 2 columns): the stack order among equals decides which rows pair.
     rng = np.random.default_rng(7)

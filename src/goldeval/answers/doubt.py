@@ -21,6 +21,7 @@ case-sensitively; dev-0016's gold reads a column named ``Average``).
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -309,6 +310,33 @@ def _quoted(text: str, quote: str, dialect: str) -> str | None:
     return f"{quote}{text}{quote}"
 
 
+#: The literal check's counts per open database, by the check query's text (issue 15: Spider's 193 gold queries
+#: ask 85 checks, 43 of them distinct: ``Continent = 'Europe'`` again and again). The query is this module's own
+#: (a read-only count over one column), so the same text on the same read-only database gives the same rows; only
+#: results are kept (a failure, e.g. the time limit, is asked again), at most :data:`_FOLDED_ENTRIES` per database.
+_FOLDED: weakref.WeakKeyDictionary[Any, dict[str, list[Any]]] = weakref.WeakKeyDictionary()
+_FOLDED_ENTRIES = 4096
+
+
+def _folded_counts(db: Any, sql: str) -> list[Any]:
+    """``db.execute(sql).rows``, remembered per database for the literal check (see :data:`_FOLDED`).
+
+    Raises:
+        QueryError: as ``db.execute``.
+    """
+    try:
+        memo = _FOLDED.setdefault(db, {})
+    except TypeError:  # a database object that takes no weak reference: asked each time
+        return db.execute(sql).rows
+    rows = memo.get(sql)
+    if rows is None:
+        rows = db.execute(sql).rows
+        if len(memo) >= _FOLDED_ENTRIES:
+            memo.clear()
+        memo[sql] = rows
+    return list(rows)
+
+
 def literal_doubt(db: Any, canonical: str, golden_rows: Sequence[Sequence[Any]], *, dialect: str = "sqlite") -> tuple[str, str | None]:
     """``(status, note)`` for a golden whose canonical WHERE compares a text column with a literal (``col = 'x'``)
     that other values match folded (case, surrounding spaces): ``verified_wrong`` when the golden is empty,
@@ -367,8 +395,8 @@ def literal_doubt(db: Any, canonical: str, golden_rows: Sequence[Sequence[Any]],
             q_tab = _quoted(table, '"', dialect) or exp.table_(table, quoted=True).sql(dialect=dialect)
             q_val = _quoted(value, "'", dialect) or exp.Literal.string(value).sql(dialect=dialect)
             try:
-                found_rows = db.execute(f"SELECT {q_col}, COUNT(*) FROM {q_tab} WHERE lower(trim({q_col})) = lower(trim({q_val})) "
-                                        f"GROUP BY {q_col} ORDER BY 2 DESC").rows
+                found_rows = _folded_counts(db, f"SELECT {q_col}, COUNT(*) FROM {q_tab} WHERE lower(trim({q_col})) = "
+                                                f"lower(trim({q_val})) GROUP BY {q_col} ORDER BY 2 DESC")
             except QueryError:
                 continue
             exact = sum(n for v, n in found_rows if v == value)
