@@ -388,11 +388,18 @@ def _csv_records(fh: Any, name: str) -> Iterator[tuple[int, list[str], str | Non
         except csv.Error as exc:
             pushback.extend(reversed(consumed[1:]))  # read again from the line after the one the row started on
             head = consumed[0][1].decode("utf-8", "replace")
-            cells = next(csv.reader([head.split('"', 1)[0]]), [])  # the cells before the quote (for the id)
-            yield start, cells, (
-                f"{name}:{start}: a quoted field opened on this line is not closed properly ({exc}); the row is "
-                'skipped and reading goes on from the next line. Close the quote, or double a quote inside a '
-                'quoted field ("").')
+            # the cells before the quote or the carriage return (for the id); that part holds neither, so it reads
+            cells = next(csv.reader([head.split('"', 1)[0].split("\r", 1)[0]]), [])
+            if "new-line character seen in unquoted field" in str(exc):  # a bare \r: the csv module refuses it
+                yield start, cells, (
+                    f"{name}:{start}: a carriage return (\\r) not followed by a line feed, outside quotes; the row is "
+                    "skipped and reading goes on from the next line feed. Quote a field that holds one, or, if the "
+                    "file ends its lines with \\r alone (old Mac line endings), convert them to \\n.")
+            else:
+                yield start, cells, (
+                    f"{name}:{start}: a quoted field opened on this line is not closed properly ({exc}); the row is "
+                    'skipped and reading goes on from the next line. Close the quote, or double a quote inside a '
+                    'quoted field ("").')
             continue
         if cells is None:
             return

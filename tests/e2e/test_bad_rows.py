@@ -103,6 +103,24 @@ def test_labels_csv_with_an_unbalanced_quote_scores_the_other_rows(tmp_path: Pat
     assert (res["aggregate"]["n_scored"], res["aggregate"]["n_failed"]) == (3, 1)
 
 
+def test_csv_bare_carriage_return_fails_its_row_and_the_rest_is_read(tmp_path: Path) -> None:
+    # Found by a newcomer: a \r not followed by \n outside quotes (one bad cell, or old Mac line endings) crashed the
+    # whole command with exit 3 ("internal error: new-line character seen in unquoted field"). By hand: line 3 holds
+    # the \r and fails alone (its id "2" read from before it); lines 2 and 4 are rows; a quoted \r is a cell's text.
+    p = tmp_path / "l.csv"
+    p.write_bytes(b'id,gold,pred\n1,yes,yes\n2,y\rz,no\n3,"a\rb",no\n')
+    items = list(read_csv(p))
+    assert [(i.data["id"], i.data["gold"]) for i in items if isinstance(i, Row)] == [("1", "yes"), ("3", "a\rb")]
+    errors = [i for i in items if isinstance(i, RowError)]
+    assert [(e.line, e.id) for e in errors] == [(3, "2")]
+    assert "l.csv:3: a carriage return" in errors[0].error and "old Mac line endings" in errors[0].error
+    # old Mac line endings: after the header every "line" runs to the end of the file: one row error, exit 2, said
+    mac = tmp_path / "mac.csv"
+    mac.write_bytes(b"id,gold,pred\r\n1,escalate,escalate\r2,approve,escalate\r")
+    r = CliRunner().invoke(main, ["labels", str(mac), "--positive", "escalate", "--no-store"], catch_exceptions=False)
+    assert r.exit_code == 2 and "mac.csv:2: a carriage return" in r.output and "internal error" not in r.output
+
+
 def test_a_malformed_attempt_row_is_named_by_the_attempts_file_and_line(tmp_path: Path) -> None:
     # Found on a fresh clone: a prediction row with 2 cells under 1 column was reported as "cases.jsonl:1 (id 'v1')
     # prediction: ...", the cases file's line, though the row lives in the attempts file (here at line 2).
