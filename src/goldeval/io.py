@@ -283,10 +283,23 @@ def decode_line(raw: bytes, line: int, name: str, *, lenient: bool = False) -> R
     try:
         data = decode_json(raw, nonfinite=lenient, surrogates=lenient)
     except JSONLineError as exc:  # this row fails alone
-        return RowError(line, None, f"{name}:{line}: {exc.reason}")
+        return RowError(line, None if lenient else _refused_id(raw), f"{name}:{line}: {exc.reason}")
     if not isinstance(data, dict):
         return RowError(line, None, f"{name}:{line}: expected a JSON object, got {shorten(data)}.")
     return Row(line, data)
+
+
+def _refused_id(raw: bytes) -> str | None:
+    """The id of a line that is JSON only under the lenient reading (a ``NaN`` cell, a lone surrogate in a text),
+    so that its case can say its attempt was refused and why, rather than that it has none; ``None`` when the
+    line is not an object even so, or its ``id`` is not usable (:func:`usable_id`; a surrogate in the id itself
+    stays refused)."""
+    try:
+        data = decode_json(raw, nonfinite=True, surrogates=True)
+    except JSONLineError:
+        return None
+    rid = usable_id(data.get("id")) if isinstance(data, dict) else None
+    return rid if rid is not None and not any("\ud800" <= c <= "\udfff" for c in rid) else None
 
 
 def read_jsonl(path: str | os.PathLike[str], *, lenient: bool = False) -> Iterator[Row | RowError]:

@@ -133,3 +133,39 @@ def test_a_malformed_attempt_row_is_named_by_the_attempts_file_and_line(tmp_path
     assert res.exit_code == 2, res.output  # the one case could not be judged
     assert "attempts.jsonl:2 (id 'v1') prediction: row 1 has 2 cells, expected 1 cells (one per column)" in res.stderr
     assert "cases.jsonl:1 (id 'v1') prediction" not in res.stderr
+
+
+def test_an_attempt_refused_for_a_nan_names_its_own_error_not_a_missing_attempt(tmp_path: Path) -> None:
+    # Found by a newcomer (X2): an attempt line holding NaN (Python's json.dump writes it) was refused, as JSON has
+    # no NaN, and its case then read "no attempt with this id" although the attempt is there. The line is still
+    # refused (its NaN is not a value), but its id is read so that the case gives the line's own reason; a line
+    # that is not JSON under any reading (cut short) has no id to read, and its case keeps "no attempt".
+    cases, attempts = tmp_path / "cases.jsonl", tmp_path / "attempts.jsonl"
+    gold = {"kind": "value", "columns": ["n"], "rows": [[5]]}
+    cases.write_text("".join(json.dumps({"id": i, "question": "How many?", "golden": gold}) + "\n" for i in ("a", "b", "c", "d")))
+    attempts.write_text('{"id": "a", "columns": ["n"], "rows": [[NaN]]}\n'
+                        '{"id": "b", "columns": ["n"], "rows": [[5]]\n'
+                        '{"id": "c", "text": "five \\ud800", "rows": [[Infinity]], "columns": ["n"]}\n'
+                        + json.dumps({"id": "d", "columns": ["n"], "rows": [[5]]}) + "\n")
+    out = tmp_path / "j.json"
+    res = CliRunner().invoke(main, ["judge", str(cases), str(attempts), "--no-store", "-q", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    per = {c["id"]: c for c in json.loads(out.read_text())["per_example"]}
+    assert per["d"]["verdict"] == "match"
+    assert per["a"]["status"] == "unscored" and per["a"]["reason"].startswith("attempts.jsonl:1: NaN is not JSON"), per["a"]
+    assert per["c"]["status"] == "unscored" and per["c"]["reason"].startswith("attempts.jsonl:3: "), per["c"]
+    assert "no attempt with this id" in per["b"]["reason"], per["b"]
+    failures = json.loads(out.read_text())["failures"]
+    assert [(f["line"], f["id"]) for f in failures] == [(1, "a"), (2, None), (3, "c")], failures
+
+
+def test_a_refused_line_gives_its_id_unless_the_id_itself_is_refused() -> None:
+    from goldeval.io import decode_line
+
+    assert decode_line(b'{"id": "x", "v": NaN}', 4, "f.jsonl") == RowError(4, "x", "f.jsonl:4: " + decode_line(b'{"v": NaN}', 4, "f").error.split(": ", 1)[1])
+    assert decode_line(b'{"id": 7, "v": -Infinity}', 1, "f.jsonl").id == "7"
+    assert decode_line(b'{"id": "\\ud800", "v": 1}', 1, "f.jsonl").id is None  # a surrogate in the id: no id
+    assert decode_line(b'{"id": true, "v": NaN}', 1, "f.jsonl").id is None  # not a usable id
+    assert decode_line(b'{"id": "x", "v": [1}', 1, "f.jsonl").id is None  # not JSON under any reading
+    lenient = decode_line(b'{"id": "x", "v": NaN}', 1, "f.jsonl", lenient=True)  # read, not refused
+    assert isinstance(lenient, Row) and lenient.data["id"] == "x"
