@@ -260,7 +260,7 @@ def jsonl_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
                 yield lineno, raw
 
 
-def decode_line(raw: bytes, line: int, name: str, *, lenient: bool = False) -> Row | RowError:
+def decode_line(raw: bytes, line: int, name: str, *, lenient: bool = False, id_field: str | None = None) -> Row | RowError:
     """One JSONL line as a :class:`Row`, or a :class:`RowError` with its message: :func:`decode_json` for every
     reader and engine (the local readers, the local engine's workers, the Spark executors), so a line fails, or
     not, with the same words wherever it is read.
@@ -269,6 +269,9 @@ def decode_line(raw: bytes, line: int, name: str, *, lenient: bool = False) -> R
         raw: The line's bytes (a trailing newline is allowed; a byte order mark must be removed already).
         line: Its 1-based line number, for the message.
         name: The file's name, for the message (``name:line: ...``).
+        id_field: When given, a line refused by the rules below that is an object under the lenient reading keeps
+            that field as the error's id (:func:`_refused_id`): the judge's join then tells its case why its
+            attempt was refused. Default ``None``: no id.
         lenient: Also read ``NaN`` / ``Infinity`` literals (Python's ``json.dump`` writes them) and lone surrogate
             escapes (``"\\ud800"``), as floats and text: the free-text scorer reads so (its texts are strings, a
             stray float field must not fail the row, and it refuses a surrogate in the id or a section name with
@@ -283,26 +286,27 @@ def decode_line(raw: bytes, line: int, name: str, *, lenient: bool = False) -> R
     try:
         data = decode_json(raw, nonfinite=lenient, surrogates=lenient)
     except JSONLineError as exc:  # this row fails alone
-        return RowError(line, None if lenient else _refused_id(raw), f"{name}:{line}: {exc.reason}")
+        rid = None if lenient or id_field is None else _refused_id(raw, id_field)
+        return RowError(line, rid, f"{name}:{line}: {exc.reason}")
     if not isinstance(data, dict):
         return RowError(line, None, f"{name}:{line}: expected a JSON object, got {shorten(data)}.")
     return Row(line, data)
 
 
-def _refused_id(raw: bytes) -> str | None:
+def _refused_id(raw: bytes, id_field: str) -> str | None:
     """The id of a line that is JSON only under the lenient reading (a ``NaN`` cell, a lone surrogate in a text),
     so that its case can say its attempt was refused and why, rather than that it has none; ``None`` when the
-    line is not an object even so, or its ``id`` is not usable (:func:`usable_id`; a surrogate in the id itself
+    line is not an object even so, or its *id_field* is not usable (:func:`usable_id`; a surrogate in the id itself
     stays refused)."""
     try:
         data = decode_json(raw, nonfinite=True, surrogates=True)
     except JSONLineError:
         return None
-    rid = usable_id(data.get("id")) if isinstance(data, dict) else None
+    rid = usable_id(data.get(id_field)) if isinstance(data, dict) else None
     return rid if rid is not None and not any("\ud800" <= c <= "\udfff" for c in rid) else None
 
 
-def read_jsonl(path: str | os.PathLike[str], *, lenient: bool = False) -> Iterator[Row | RowError]:
+def read_jsonl(path: str | os.PathLike[str], *, lenient: bool = False, id_field: str | None = None) -> Iterator[Row | RowError]:
     """Stream a JSONL file as :class:`Row` / :class:`RowError` items, one per non-blank line (:func:`decode_line`).
 
     Args:
@@ -320,7 +324,7 @@ def read_jsonl(path: str | os.PathLike[str], *, lenient: bool = False) -> Iterat
     seen_any = False
     for lineno, raw in jsonl_lines(p):
         seen_any = True
-        yield decode_line(raw, lineno, p.name, lenient=lenient)
+        yield decode_line(raw, lineno, p.name, lenient=lenient, id_field=id_field)
     if not seen_any:
         raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
 
@@ -493,14 +497,14 @@ def _maps_as_dicts(v: Any) -> Any:
     return v
 
 
-def read_rows(path: str | os.PathLike[str], *, lenient: bool = False) -> Iterator[Row | RowError]:
+def read_rows(path: str | os.PathLike[str], *, lenient: bool = False, id_field: str | None = None) -> Iterator[Row | RowError]:
     """Stream rows from ``.csv``, ``.parquet`` / ``.pq`` (by extension) or JSONL (anything else). See
-    :func:`read_jsonl` (and its *lenient*), :func:`read_csv`, :func:`read_parquet`."""
+    :func:`read_jsonl` (and its *lenient*, *id_field*), :func:`read_csv`, :func:`read_parquet`."""
     if str(path).lower().endswith(".csv"):
         return read_csv(path)
     if is_parquet(path):
         return read_parquet(path)
-    return read_jsonl(path, lenient=lenient)
+    return read_jsonl(path, lenient=lenient, id_field=id_field)
 
 
 def check_ids(items: Iterator[Row | RowError], *, id_field: str = "id", file_name: str = "",

@@ -160,8 +160,13 @@ def test_an_attempt_refused_for_a_nan_names_its_own_error_not_a_missing_attempt(
 
 
 def test_a_refused_line_gives_its_id_unless_the_id_itself_is_refused() -> None:
-    from goldeval.io import decode_line
+    from goldeval.io import decode_line as plain
 
+    def decode_line(raw: bytes, line: int, name: str, **kw: object) -> object:
+        return plain(raw, line, name, id_field="id", **kw)
+
+    assert plain(b'{"id": "x", "v": NaN}', 1, "f.jsonl").id is None  # no id_field: no id, as every other reader
+    assert decode_line(b'{"qid": "x", "v": NaN}', 1, "f.jsonl").id is None  # another field is not the id
     assert decode_line(b'{"id": "x", "v": NaN}', 4, "f.jsonl") == RowError(4, "x", "f.jsonl:4: " + decode_line(b'{"v": NaN}', 4, "f").error.split(": ", 1)[1])
     assert decode_line(b'{"id": 7, "v": -Infinity}', 1, "f.jsonl").id == "7"
     assert decode_line(b'{"id": "\\ud800", "v": 1}', 1, "f.jsonl").id is None  # a surrogate in the id: no id
@@ -169,3 +174,15 @@ def test_a_refused_line_gives_its_id_unless_the_id_itself_is_refused() -> None:
     assert decode_line(b'{"id": "x", "v": [1}', 1, "f.jsonl").id is None  # not JSON under any reading
     lenient = decode_line(b'{"id": "x", "v": NaN}', 1, "f.jsonl", lenient=True)  # read, not refused
     assert isinstance(lenient, Row) and lenient.data["id"] == "x"
+
+
+def test_the_library_join_reads_a_refused_attempt_as_the_command_does(tmp_path: Path) -> None:
+    from goldeval.answers.batch import iter_judged
+
+    cases, attempts = tmp_path / "cases.jsonl", tmp_path / "attempts.jsonl"
+    cases.write_text(json.dumps({"id": "a", "question": "How many?", "golden": {"kind": "value", "columns": ["n"], "rows": [[5]]}}) + "\n")
+    attempts.write_text('{"id": "a", "columns": ["n"], "rows": [[NaN]]}\n')
+    failures: list = []
+    (only,) = list(iter_judged(cases, attempts, failures=failures))
+    assert only.outcome.status == "unscored" and only.outcome.reason.startswith("attempts.jsonl:1: NaN is not JSON"), only.outcome
+    assert [(f["line"], f["id"]) for f in failures] == [(1, "a")]

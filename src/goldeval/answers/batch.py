@@ -22,7 +22,7 @@ def _read_keyed(path: str | Path, label: str, failures: list[dict[str, Any]]) ->
     p = Path(path)
     out: dict[str, tuple[int, dict[str, Any]]] = {}
     order: list[str] = []
-    for item in check_ids(read_rows(p), file_name=p.name):
+    for item in check_ids(read_rows(p, id_field="id"), file_name=p.name):
         if isinstance(item, RowError):
             failures.append({"line": item.line, "id": item.id, "error": item.error, "file": label})
             continue
@@ -62,7 +62,7 @@ def joined_rows(cases_path: str | Path, attempts_path: str | Path, *,
     attempt_errors = {f["id"]: f["error"] for f in attempt_failures if f.get("id")}
     previous = previous or {}
     try:
-        for item in check_ids(read_rows(cases_path), file_name=cname, repeated=repeated_id_hashes(cases_path)):
+        for item in check_ids(read_rows(cases_path, id_field="id"), file_name=cname, repeated=repeated_id_hashes(cases_path)):
             if isinstance(item, RowError):
                 yield {"row_failure": {"line": item.line, "id": item.id, "error": item.error, "file": cname}}
                 continue

@@ -42,7 +42,7 @@ def repeated_id_hashes(path: str | Path) -> set[int] | None:
         return None
 
     def slow(line: int, raw: bytes) -> dict[str, Any] | None:
-        item = decode_line(raw, line, p.name)
+        item = decode_line(raw, line, p.name, id_field="id")
         return item.data if type(item) is Row else None
 
     return scan_jsonl_ids(p, "id", usable_id, slow_decode=slow)[2]
@@ -102,7 +102,7 @@ class AttemptIndex:
                         continue
                     seen_any = True
                     state["start"] = start
-                    yield decode_line(raw, lineno, p.name)
+                    yield decode_line(raw, lineno, p.name, id_field="id")
             if not seen_any:
                 from goldeval.errors import InputError
 
