@@ -287,3 +287,18 @@ def test_labels_takes_column_and_field_names_alike(tmp_path):
         a = json.loads(out.read_text())["aggregate"]
         got.append((a["precision"], a["recall"], a["missed"]))
     assert got == [(0.5, 0.5, 1), (0.5, 0.5, 1)]
+
+
+@pytest.mark.parametrize(("typed", "hint"), [
+    ("scor", "No such command 'scor'. Did you mean 'score'?"),
+    ("lables", "No such command 'lables'. Did you mean 'labels'?"),
+    ("judg", "No such command 'judg'. (Possible commands: judge, llm-judge)"),
+    ("zzz", "No such command 'zzz'."),
+])
+def test_a_mistyped_command_gets_the_hint_a_mistyped_option_gets(typed: str, hint: str) -> None:
+    # Found by h-newcomer: `goldeval scor` said only "No such command", while `--posittive` says "Did you mean
+    # '--positive'?" (click's option hint). Close matches are difflib's, as click's own for options.
+    res = CliRunner().invoke(main, [typed, "x"])
+    assert res.exit_code == 2
+    assert res.output.strip().splitlines()[-1] == f"Error: {hint}"
+    assert ("Did you mean" in res.output or "Possible" in res.output) == (typed != "zzz")
