@@ -19,8 +19,34 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
-from goldeval.errors import InputError, shorten
+from goldeval.errors import InputError
 from goldeval.gate_metrics import _UNIT_RANGE, METRICS, known_metrics
+
+
+def _toml(value: Any) -> str:
+    """*value* as TOML spells it (``true``, ``"text"``, ``[1, 2]``, ``{ min = 0.8 }``, ``2026-11-02``), for the
+    messages about a definition of done: the user wrote TOML, so the message quotes TOML, not Python's ``True``."""
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a TOML basic string: the same escapes
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }" if value else "{}"
+    if isinstance(value, (_dt.date, _dt.time)):
+        return value.isoformat()
+    return repr(value)
+
+
+def shorten(value: object, width: int = 60) -> str:
+    """:func:`_toml` of *value* cut to *width* characters with an ellipsis."""
+    text = _toml(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 __all__ = ["Bound", "GateSpec", "DefinitionOfDone", "parse_gates", "load_gates"]
 
@@ -205,7 +231,8 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
         if not isinstance(spec, dict):
             raise InputError(
                 f"{loc}: gate {metric!r} must be a table of bounds, got {shorten(spec)}. "
-                f"Write e.g. {metric} = {{ {'min' if info.better == 'higher' else 'max'} = {shorten(spec)} }}."
+                f"Write e.g. {metric} = {{ {'min' if info.better == 'higher' else 'max'} = "
+                f"{_toml(spec) if isinstance(spec, (int, float)) and not isinstance(spec, bool) else '0.80'} }}."
             )
         for k in spec:
             if k not in _GATE_KEYS:
@@ -231,7 +258,7 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
                     continue
                 raise InputError(
                     f"{bloc}: gate {metric!r}: {op} must be a number (or the name of a metric, to gate against it), "
-                    f"got {raw!r}.{_did_you_mean(raw, names)} Write e.g. {op} = 0.80 without quotes."
+                    f"got {_toml(raw)}.{_did_you_mean(raw, names)} Write e.g. {op} = 0.80 without quotes."
                 )
             if isinstance(raw, bool) or not isinstance(raw, (int, float)) or math.isnan(raw) or math.isinf(raw):
                 raise InputError(

@@ -32,9 +32,9 @@ def test_typo_names_line_suggestion_and_known_names():
 
 
 def test_bound_not_a_number_names_the_line():
-    with pytest.raises(InputError, match=r"^dod\.toml:3: gate 'precision': min must be a number .* got 'high'"):
+    with pytest.raises(InputError, match=r"^dod\.toml:3: gate 'precision': min must be a number .* got \"high\""):  # TOML's spelling
         parse_gates('[gates]\nrecall = { min = 0.9 }\nprecision = { min = "high" }\n', source="dod.toml")
-    with pytest.raises(InputError, match=r"^dod\.toml:2: gate 'precision': min must be a finite number, got True"):
+    with pytest.raises(InputError, match=r"^dod\.toml:2: gate 'precision': min must be a finite number, got true"):
         parse_gates("[gates]\nprecision = { min = true }\n", source="dod.toml")
 
 
@@ -312,12 +312,12 @@ def test_gates_that_can_never_fail_or_never_pass_are_refused():
 
 
 def test_metric_reference_typo_gets_a_suggestion():
-    with pytest.raises(InputError, match=r"got 'annotator_kapa'\. Did you mean 'annotator_kappa'\?"):
+    with pytest.raises(InputError, match=r"got \"annotator_kapa\"\. Did you mean 'annotator_kappa'\?"):
         parse_gates('[gates]\nkappa = { min = "annotator_kapa" }\n')
 
 
 def test_agreed_on_must_be_a_date_and_gates_a_table():
-    with pytest.raises(InputError, match=r"^d\.toml:1: agreed_on must be a date .*got 'last Tuesday'"):
+    with pytest.raises(InputError, match=r"^d\.toml:1: agreed_on must be a date .*got \"last Tuesday\""):
         parse_gates('agreed_on = "last Tuesday"\n[gates]\nrecall = { min = 0.9 }\n', source="d.toml")
     assert parse_gates('agreed_on = "2026-11-02"\n[gates]\nrecall = { min = 0.9 }\n').agreed_on == "2026-11-02"
     with pytest.raises(InputError, match=r"\[\[gates\]\] \(an array of tables\) is not the format"):
@@ -374,3 +374,21 @@ def test_a_value_that_is_no_number_is_spelled_as_the_json_file_spells_it():
         decision = evaluate_gates(results, dod)
         assert not decision.passed
         assert f"missed_per_100 is not a number in this results file (got {spelled})" in decision.summary
+
+
+@pytest.mark.parametrize(("line", "shown"), [
+    ("precision = { min = true }", "min must be a finite number, got true."),
+    ("precision = { min = inf }", "min must be a finite number, got inf."),
+    ("precision = { min = 0.8, note = false }", "note must be a string, got false."),
+    ("precision = [1, 2]", "must be a table of bounds, got [1, 2]. Write e.g. precision = { min = 0.80 }."),
+    ("precision = 0.9", "must be a table of bounds, got 0.9. Write e.g. precision = { min = 0.9 }."),
+    ("precision = { min = 2026-11-02 }", "min must be a finite number, got 2026-11-02."),
+])
+def test_messages_quote_the_value_as_toml_writes_it(tmp_path, line, shown):
+    # Found by h-newcomer: a definition of done is TOML, but its messages showed Python's spelling ("got True",
+    # "got 'high'"), which is not what the user wrote and not valid TOML to copy back.
+    p = tmp_path / "dod.toml"
+    p.write_text("[gates]\n" + line + "\n")
+    with pytest.raises(InputError) as err:
+        load_gates(p)
+    assert shown in str(err.value), str(err.value)
