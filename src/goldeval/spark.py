@@ -130,15 +130,16 @@ def read(spark: Any, path: str) -> Any:
 # scoring
 
 
-def _items(batch: Any, source: str, lenient: bool = False, path: str | None = None) -> Iterator[Any]:
+def _items(batch: Any, source: str, lenient: bool = False, path: str | None = None,
+           id_field: str | None = None) -> Iterator[Any]:
     """The Row / RowError items of one Arrow batch (``line`` + the data columns, or ``line`` + ``_raw``), JSONL
-    lines decoded as locally (:func:`_decode_line`)."""
+    lines decoded as locally (:func:`_decode_line`; *id_field* as :func:`goldeval.io.decode_line`'s)."""
     from goldeval.io import Row
 
     cols = batch.schema.names
     if "_raw" in cols:
         for line, raw in zip(batch.column("line").to_pylist(), batch.column("_raw").to_pylist()):
-            yield _decode_line(line, raw, source, lenient, path)
+            yield _decode_line(line, raw, source, lenient, path, id_field)
         return
     names = [c for c in cols if c != "line"]
     lines = batch.column("line").to_pylist()
@@ -209,7 +210,8 @@ def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", path
     return _with_repeats_marked(per_case, sc, config)
 
 
-def _decode_line(line: int, raw: str, source: str, lenient: bool = False, path: str | None = None) -> Any:
+def _decode_line(line: int, raw: str, source: str, lenient: bool = False, path: str | None = None,
+                 id_field: str | None = None) -> Any:
     """One JSONL line as a Row or a RowError, by :func:`goldeval.io.decode_line`, the local readers' decoding: the
     same rows fail, with the same messages (NaN literals and lone surrogate escapes read or refused as the scorer's
     ``lenient_json`` says, integers past 64 bits kept as their digits where the local reader keeps them).
@@ -224,7 +226,7 @@ def _decode_line(line: int, raw: str, source: str, lenient: bool = False, path: 
     data = raw.encode("utf-8")
     if "\ufffd" in raw and path is not None:
         data = _raw_line(path, line) or data
-    return decode_line(data, line, source, lenient=lenient)
+    return decode_line(data, line, source, lenient=lenient, id_field=id_field)
 
 
 def _local_file(path: str) -> str | None:

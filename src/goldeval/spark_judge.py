@@ -57,10 +57,10 @@ def read_keyed(spark: Any, path: str) -> Any:
 
         for batch in batches:
             out: dict[str, list[Any]] = {"id": [], "line": [], "json": [], "error": []}
-            for item in gs._items(batch, name, False, local):
+            for item in gs._items(batch, name, False, local, "id"):
                 rid, text, error = None, None, None
                 if type(item) is RowError:
-                    error = item.error
+                    rid, error = item.id, item.error  # the id of a line refused for a NaN (io.decode_line's id_field)
                 else:
                     raw = item.data.get("id")
                     if isinstance(raw, bool) or not isinstance(raw, (str, int)) or raw == "":
@@ -76,11 +76,12 @@ def read_keyed(spark: Any, path: str) -> Any:
                                                                     ("json", pa.string()), ("error", pa.string())]))
 
     keyed = df.mapInArrow(decode, _KEYED)
-    repeats = (keyed.where(F.col("id").isNotNull()).groupBy("id").agg(F.min("line").alias("_first"), F.count("*").alias("_n"))
+    # A refused row keeps its id for its message only: as locally (io.check_ids), it neither repeats nor is repeated.
+    repeats = (keyed.where(F.col("id").isNotNull() & F.col("error").isNull()).groupBy("id").agg(F.min("line").alias("_first"), F.count("*").alias("_n"))
                .where(F.col("_n") > 1).select("id", "_first"))
     dup_message = F.udf(lambda line, rid, first: duplicate_error(name, line, rid, first), "string")
     joined = keyed.join(F.broadcast(repeats), on="id", how="left")
-    is_dup = F.col("_first").isNotNull() & (F.col("line") != F.col("_first"))
+    is_dup = F.col("_first").isNotNull() & (F.col("line") != F.col("_first")) & F.col("error").isNull()
     return joined.select(
         "id", "line",
         F.when(is_dup, F.lit(None).cast("string")).otherwise(F.col("json")).alias("json"),

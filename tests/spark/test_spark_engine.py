@@ -199,3 +199,24 @@ def test_exact_match_plugin_runs_through_cli_store_gates_and_spark(spark, tmp_pa
     assert json.loads((tmp_path / "imported.json").read_text())["aggregate"] == agg
     runs = json.loads(goldeval("runs", "list", "--json").stdout)
     assert sorted(r["n_recorded"] for r in runs) == [3, 3], runs
+
+
+def test_an_attempt_refused_for_a_nan_reads_on_spark_as_locally(spark, tmp_path):
+    # The X2 fix on Spark: the refused attempt keeps its id for its case's reason and its row failure, and is
+    # neither a repeat of the good attempt with the same id nor repeated by it (as io.check_ids locally).
+    from goldeval import spark_judge
+    from goldeval.answers.judge import AnswerConfig, judge_file
+
+    gold = {"kind": "value", "columns": ["n"], "rows": [[5]]}
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": i, "question": "How many?", "golden": gold}) + "\n" for i in ("a", "b")))
+    (tmp_path / "attempts.jsonl").write_text('{"id": "a", "columns": ["n"], "rows": [[NaN]]}\n'
+                                             '{"id": "b", "columns": ["n"], "rows": [[NaN]]}\n'
+                                             + json.dumps({"id": "b", "columns": ["n"], "rows": [[5]]}) + "\n")
+    cases, attempts = str(tmp_path / "cases.jsonl"), str(tmp_path / "attempts.jsonl")
+    per_case, failures = spark_judge.judge(spark, cases, attempts)
+    local = judge_file(cases, attempts, config=AnswerConfig())
+    assert failures == local["failures"] and [(f["line"], f["id"]) for f in failures] == [(1, "a"), (2, "b")]
+    records = {r["id"]: orjson_loads(r["record"]) for r in per_case.select("id", "record").collect()}
+    by_id = {c["id"]: c for c in local["per_example"]}
+    assert records["a"]["reason"] == by_id["a"]["reason"] and records["a"]["reason"].startswith("attempts.jsonl:1: NaN is not JSON")
+    assert records["b"]["verdict"] == by_id["b"]["verdict"] == "match"
