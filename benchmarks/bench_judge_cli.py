@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The judge command on a many-database set, and start-up (issue 15, items 4 and 5).
 
-    python benchmarks/bench_judge_cli.py [--before OLD/src] [--rounds 5] [--file spider_dinsql-gpt4_cases.jsonl]
+    python benchmarks/bench_judge_cli.py [--before OLD/src [--python-before PY]] [--rounds 5] [--file spider_dinsql-gpt4_cases.jsonl]
 
 1. One Spider prediction file (343 questions on six databases) in **one** invocation:
    ``goldeval judge cases.jsonl attempts.jsonl --db-dir DATA/database --timeout 10 --no-store -q --out FILE``, the
@@ -71,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file", default="spider_dinsql-gpt4_cases.jsonl")
     ap.add_argument("--before", type=Path, help="the src folder of an older tree, timed in the same rounds")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--python-before", default=sys.executable,
+                    help="the interpreter for --before (a venv with other library versions, e.g. sqlglot without sqlglotc)")
     args = ap.parse_args(argv)
     rows = [json.loads(line) for line in (args.data / args.file).read_text(encoding="utf-8").splitlines() if line.strip()]
     trees = {"after": REPO / "src"}
@@ -85,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         db_dir = str(args.data / "database")
 
         def judge(tree: str, which: str) -> list[str]:
-            return [sys.executable, "-c", _RUN, str(trees[tree]), "judge", str(work / f"{which}_cases.jsonl"),
+            return [args.python_before if tree == "before" else sys.executable, "-c", _RUN, str(trees[tree]), "judge", str(work / f"{which}_cases.jsonl"),
                     str(work / f"{which}_attempts.jsonl"), "--db-dir", db_dir, "--timeout", "10", "--no-store", "-q",
                     "--out", str(work / f"{tree}_{which}.json")]
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every verdict dict of two trees, compared one by one (issue 15: a faster judge must not move one verdict).
 
-    python benchmarks/judge_identity.py --before /path/to/old/src [--after src] [--keep DIR]
+    python benchmarks/judge_identity.py --before /path/to/old/src [--after src] [--python-before PY] [--keep DIR]
 
 Each tree runs in a fresh interpreter with its ``src`` first on ``sys.path`` and dumps, one JSON line per item:
 
@@ -73,13 +73,13 @@ with open(out, "w", encoding="utf-8") as fh:
 
 
 
-def dump(src: Path, out: Path, data: Path, shared: Path) -> None:
-    """Write *src*'s dump to *out* (fresh interpreters; raises CalledProcessError when one fails)."""
+def dump(src: Path, out: Path, data: Path, shared: Path, python: str = sys.executable) -> None:
+    """Write *src*'s dump to *out* (fresh interpreters of *python*; raises CalledProcessError when one fails)."""
     sys.path.insert(0, str(REPO / "examples" / "spider"))
     from spider_verdicts import FILES
     from to_cli import convert
 
-    subprocess.run([sys.executable, "-c", _CHILD, str(src.resolve()), str(REPO / "examples" / "spider"), str(data),
+    subprocess.run([python, "-c", _CHILD, str(src.resolve()), str(REPO / "examples" / "spider"), str(data),
                     str(REPO / "tests" / "cases" / "answers_hand.jsonl"), str(shared), str(out)], check=True)
     with tempfile.TemporaryDirectory() as tmp, out.open("a", encoding="utf-8") as fh:
         for name in FILES:
@@ -88,7 +88,7 @@ def dump(src: Path, out: Path, data: Path, shared: Path) -> None:
             c, a, res = Path(tmp, "cases.jsonl"), Path(tmp, "attempts.jsonl"), Path(tmp, "out.json")
             c.write_text("".join(json.dumps(x) + "\n" for x in cases), encoding="utf-8")
             a.write_text("".join(json.dumps(x) + "\n" for x in attempts), encoding="utf-8")
-            subprocess.run([sys.executable, "-c", _RUN, str(src.resolve()), "judge", str(c), str(a), "--db-dir",
+            subprocess.run([python, "-c", _RUN, str(src.resolve()), "judge", str(c), str(a), "--db-dir",
                             str(data / "database"), "--timeout", "10", "--no-store", "-q", "--out", str(res)],
                            check=False, stdout=subprocess.DEVNULL)
             results = json.loads(res.read_text(encoding="utf-8"))
@@ -140,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--after", type=Path, default=REPO / "src")
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "spider")
     ap.add_argument("--shared-cases", type=Path, default=REPO.parent / "shared" / "cases")
+    ap.add_argument("--python-before", default=sys.executable,
+                    help="the interpreter for the reference tree (a venv with other library versions, e.g. sqlglot)")
     ap.add_argument("--keep", type=Path, help="a folder to keep both dumps in (before.jsonl, after.jsonl)")
     args = ap.parse_args(argv)
     if not (args.data / "database").is_dir():
@@ -148,8 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         where = args.keep or Path(tmp)
         where.mkdir(parents=True, exist_ok=True)
-        for name, src in (("before", args.before), ("after", args.after)):
-            dump(src, where / f"{name}.jsonl", args.data, args.shared_cases)
+        for name, src, python in (("before", args.before, args.python_before), ("after", args.after, sys.executable)):
+            dump(src, where / f"{name}.jsonl", args.data, args.shared_cases, python)
         equal, lines = compare(where / "before.jsonl", where / "after.jsonl")
         n = len(_load(where / "before.jsonl"))
     print("\n".join(lines))
