@@ -127,3 +127,22 @@ def test_small_rows_equal_hand_checked() -> None:
     # An infinity proves nothing (inf never meets inf within tolerance): left to the general code.
     gi, pi = _columns(["a"], [[float("inf")]]), _columns(["a"], [[float("inf")]])
     assert small_rows_equal(gi, pi, {0: 0}, {}, ordered=False) is None
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_check_golden_small_columns_as_numpy(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # gold.check_golden takes a small column's extremes in plain Python; _SMALL = 0 forces the NumPy lines.
+    import goldeval.answers.gold as gold
+
+    rng = random.Random(seed)
+    names = ["count(*)", "n_rate", "share", "percent", "total", "n_a", "n_b", "name", "age", "rate"]
+    for _ in range(60):
+        k, n = rng.randint(1, 3), rng.randint(1, 5)
+        cn = rng.sample(names, k)
+        rows = [[rng.choice([None, -1, 0, -0.0, 0.5, 2, 150, 3.5, float("inf"), "Total", "x"]) for _ in range(k)] for _ in range(n)]
+        rate = [cn[0]] if rng.random() < 0.2 else []
+        got = gold.check_golden(_columns(cn, rows), rate_columns=rate)
+        monkeypatch.setattr(gold, "_SMALL", 0)
+        want = gold.check_golden(_columns(cn, rows), rate_columns=rate)
+        monkeypatch.setattr(gold, "_SMALL", 64)
+        assert got == want, (cn, rows)
