@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from goldeval.answers.numbers import tolerances
-from goldeval.answers.values import Column
+from goldeval.answers.pairing import Pairing, name_score, unique_names, value_agreement
+from goldeval.answers.values import Column, is_rate_name, name_tokens, role_tags, roles_conflict
 
 __all__ = ["SMALL_ROWS", "small_rows_equal"]
 
@@ -104,7 +105,7 @@ def small_rows_equal(golden: Sequence[Column], pred: Sequence[Column], index: di
 
 
 def small_pair_by_names(golden: Sequence[Column], pred: Sequence[Column], *, rate_columns: Sequence[str],
-                        rel_tol: float) -> Any:
+                        rel_tol: float) -> Pairing | None:
     """:func:`~goldeval.answers.pairing.pair_columns` where the names decide, in plain Python, or ``None``.
 
     The names decide when every golden column has exactly one prediction column of its name (name score >= 0.95),
@@ -112,9 +113,6 @@ def small_pair_by_names(golden: Sequence[Column], pred: Sequence[Column], *, rat
     those pairs, each ``name+values``, without reading another pair (see its comments). This is that early return
     without the ``k × k`` NumPy matrices; ``None`` (the general code decides) in every other case.
     """
-    from goldeval.answers.pairing import Pairing, name_score, unique_names, value_agreement
-    from goldeval.answers.values import is_rate_name, name_tokens, role_tags, roles_conflict
-
     kg = len(golden)
     if kg == 0:
         return None
