@@ -31,6 +31,7 @@ from goldeval.answers.matching import group_ids as _group_ids
 from goldeval.answers.matching import stack_pairs as _stack_pairs
 from goldeval.answers.matching import match_rows as _match
 from goldeval.answers.pairing import Pairing
+from goldeval.answers.small import small_rows_equal
 from goldeval.answers.values import Column
 
 try:  # the optional C fast path (see _fast.c); the NumPy code of _number_facts stays the definition and the fallback
@@ -573,6 +574,26 @@ def compare_rows(
     Returns:
         A :class:`RowComparison` (``located`` block, ``mismatch`` text, ``complete``).
     """
+    if not top_n:
+        # A small table whose cells are equal, row for row as a multiset: the complete comparison the code below
+        # gives, without its NumPy encoding (goldeval.answers.small; that code stays the definition).
+        small = small_rows_equal(golden, pred, pairing.index, pairing.scale, ordered=ordered)
+        if small is not None:
+            n = golden[0].n
+            return RowComparison(n, n, n, [], 0, 0, order="same" if ordered else None)
+    return _compare_rows_full(golden, pred, pairing, ordered=ordered, top_n=top_n, rel_tol=rel_tol)
+
+
+def _compare_rows_full(
+    golden: Sequence[Column],
+    pred: Sequence[Column],
+    pairing: Pairing,
+    *,
+    ordered: bool = False,
+    top_n: dict[str, Any] | None = None,
+    rel_tol: float = REL_TOL,
+) -> RowComparison:
+    """:func:`compare_rows` without the small-table path: the definition."""
     e = _encode(golden, pred, pairing, rel_tol)
     n_g, n_p = e.tg.shape[0], e.tp.shape[0]
     if _fast_equal(e):
