@@ -2,6 +2,7 @@
 """The per-case CPU of the judge on one Spider prediction file, in process (issue 15 item 4), two trees interleaved.
 
     python benchmarks/bench_judge_inprocess.py --before OLD/src [--rounds 8] [--file spider_dinsql-gpt4_cases.jsonl]
+        [--before-python OTHER/bin/python]
 
 Each round runs one fresh interpreter per tree (the order alternates), with that tree's ``src`` first on
 ``sys.path``: it judges the file's first case through ``goldeval.answers.batch.judge_file`` (imports, the first
@@ -11,7 +12,8 @@ the first time in that process, as in one ``goldeval judge --db-dir`` invocation
 342`` from two processes, measured inside one: less moved by a loaded machine (one process, no start-up
 difference), but without the CLI's reading, records and results file. Reports per tree the median, min and max
 ms a case, and the after / before ratio per round and of the minima (on a shared machine the minimum is the
-round least disturbed). Compare ratios, not milliseconds.
+round least disturbed). Compare ratios, not milliseconds. ``--before-python`` runs the older tree with another
+interpreter (e.g. a venv whose sqlglot is another build), so two environments compare on one tree too.
 """
 
 from __future__ import annotations
@@ -53,9 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file", default="spider_dinsql-gpt4_cases.jsonl")
     ap.add_argument("--before", type=Path, required=True, help="the src folder of the older tree")
     ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--before-python", default=sys.executable,
+                    help="the interpreter for the older tree (default: this one); e.g. one whose sqlglot differs")
     args = ap.parse_args(argv)
     rows = [json.loads(line) for line in (args.data / args.file).read_text(encoding="utf-8").splitlines() if line.strip()]
     trees = {"before": args.before.resolve(), "after": REPO / "src"}
+    python = {"before": args.before_python, "after": sys.executable}
     res: dict[str, list[float]] = {k: [] for k in trees}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -66,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         files = [str(work / f) for f in ("full_cases.jsonl", "full_attempts.jsonl", "one_cases.jsonl", "one_attempts.jsonl")]
         for r in range(args.rounds):
             for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
-                out = subprocess.run([sys.executable, "-c", _CHILD, str(trees[name]), *files, str(args.data / "database")],
+                out = subprocess.run([python[name], "-c", _CHILD, str(trees[name]), *files, str(args.data / "database")],
                                      capture_output=True, text=True, check=True).stdout
                 res[name].append(float(out.strip().splitlines()[-1]) / len(rows) * 1e3)
     print(f"{args.file}: {len(rows)} cases, a cold pass after the first case, CPU ms a case, {args.rounds} rounds")
