@@ -199,8 +199,10 @@ def test_pairing_is_the_same_without_the_c_kernels(seed, monkeypatch):
     pred = [make_column(k, [None if i == 3 else v for i, v in enumerate(vals.tolist())]) for k, vals in pred_vals.items()]
     fast = pairing_mod.pair_columns(golden, pred).to_dict()
     shares = [(pairing_mod.value_agreement(g, p, rate=True), pairing_mod.multiset_share(g, p)) for g in golden for p in pred]
-    monkeypatch.setattr(pairing_mod, "_fast_sorted_contained", None)
-    monkeypatch.setattr(pairing_mod, "_fast_common_min_count", None)
+    from goldeval.answers import column_agreement as agreement_mod  # where the kernels are called (split from pairing)
+
+    monkeypatch.setattr(agreement_mod, "_fast_sorted_contained", None)
+    monkeypatch.setattr(agreement_mod, "_fast_common_min_count", None)
     golden = [make_column(g.name, g.raw) for g in golden]  # fresh columns: nothing cached by the C path
     pred = [make_column(p.name, p.raw) for p in pred]
     assert pairing_mod.pair_columns(golden, pred).to_dict() == fast
@@ -304,6 +306,7 @@ def test_small_int_columns_agree_as_the_full_computation_says(seed, monkeypatch)
     # value_agreement answers (1.0, 1.0) at once for two small columns of the same Python ints; with that
     # shortcut off, the NumPy computation must give the same (share, scale) on every pair, equal multisets or not,
     # read as a rate or not (a rate also tries x100 and /100).
+    from goldeval.answers import column_agreement as agreement_mod
     from goldeval.answers import pairing as pairing_mod
     from goldeval.answers.values import make_column
 
@@ -319,7 +322,7 @@ def test_small_int_columns_agree_as_the_full_computation_says(seed, monkeypatch)
             fast = pairing_mod.value_agreement(gc, pc, rate=rate)
             taken += pairing_mod._same_small_ints(gc, pc)
             with monkeypatch.context() as m:
-                m.setattr(pairing_mod, "_same_small_ints", lambda a, b: False)
+                m.setattr(agreement_mod, "_same_small_ints", lambda a, b: False)  # value_agreement's module
                 full = pairing_mod.value_agreement(make_column("n", g), make_column("n", vals), rate=rate)
             assert fast == full, (vals, rate)
     assert taken >= (4 if n <= 64 else 0)  # the shortcut is taken for the equal multisets on small columns
