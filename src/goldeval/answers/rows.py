@@ -414,7 +414,7 @@ def _diagnose(e: _Encoded, match: np.ndarray) -> str | None:
     return f"different values: {n_g - found} of {n_g} golden rows not found"
 
 
-# --- order ----------------------------------------------------------------------------------------------------
+# --- the comparison (the order and top-N facts: goldeval.answers.row_order) -------------------------------------
 
 def compare_rows(
     golden: Sequence[Column],
