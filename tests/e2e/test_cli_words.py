@@ -294,11 +294,14 @@ def test_labels_takes_column_and_field_names_alike(tmp_path):
     ("lables", "No such command 'lables'. Did you mean 'labels'?"),
     ("judg", "No such command 'judg'. (Possible commands: judge, llm-judge)"),
     ("zzz", "No such command 'zzz'."),
+    ("runs lst", "No such command 'lst'. Did you mean 'list'?"),
+    ("review exprt", "No such command 'exprt'. Did you mean 'export'?"),
 ])
 def test_a_mistyped_command_gets_the_hint_a_mistyped_option_gets(typed: str, hint: str) -> None:
     # Found by h-newcomer: `goldeval scor` said only "No such command", while `--posittive` says "Did you mean
-    # '--positive'?" (click's option hint). Close matches are difflib's, as click's own for options.
-    res = CliRunner().invoke(main, [typed, "x"])
+    # '--positive'?" (click's option hint). Close matches are difflib's, as click's own for options; the runs and
+    # review groups give the same hint for their sub-commands.
+    res = CliRunner().invoke(main, [*typed.split(), "x"])
     assert res.exit_code == 2
     assert res.output.strip().splitlines()[-1] == f"Error: {hint}"
     assert ("Did you mean" in res.output or "Possible" in res.output) == (typed != "zzz")

@@ -14,6 +14,7 @@ import importlib
 import click
 
 from goldeval import __version__
+from goldeval.cli._groups import SuggestingGroup
 
 # name -> ("module:attribute" relative to goldeval.cli, one-line help shown by `goldeval --help`); keep sorted.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -30,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(SuggestingGroup):
     """A click group that imports each sub-command's module on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -43,19 +44,6 @@ class LazyGroup(click.Group):
         module_name, attr = entry[0].split(":")
         module = importlib.import_module(f"goldeval.cli.{module_name}")
         return getattr(module, attr)
-
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
-        # An unknown command gets the "Did you mean" that click gives an unknown option (same words, difflib's
-        # close matches, as click's own suggestion for options).
-        name = click.utils.make_str(args[0]) if args else ""
-        if args and name not in COMMANDS and not name.startswith("-"):
-            import difflib
-
-            close = difflib.get_close_matches(name, sorted(COMMANDS))
-            if close:
-                hint = f" Did you mean {close[0]!r}?" if len(close) == 1 else f" (Possible commands: {', '.join(close)})"
-                ctx.fail(f"No such command {name!r}.{hint}")
-        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Use the registry's one-line help so that `goldeval --help` imports no command module.

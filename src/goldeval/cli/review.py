@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from goldeval.cli._groups import SuggestingGroup
 from goldeval.cli._common import (EXIT_GATE_FAILED, EXIT_OK, exit_codes, guard_outputs, guarded, run_inputs, out_option, quiet_option,
                                   report_console, write_json)
 from goldeval.cli._answers import check_sql_dialect, query_options
@@ -132,7 +133,7 @@ def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_
     return EXIT_OK
 
 
-@click.group()
+@click.group(cls=SuggestingGroup)
 @exit_codes
 def review() -> None:
     """Human review of the cases a judge could not settle: export them, import the verdicts."""

@@ -7,12 +7,13 @@ import os
 import click
 
 
+from goldeval.cli._groups import SuggestingGroup
 from goldeval.cli._common import (EXIT_OK, exit_codes, guard_outputs, guarded, run_inputs, out_option, quiet_option, report_console,
                                   stdout_console, write_json)
 from goldeval.cli._store import store_file, store_path_option
 
 
-@click.group()
+@click.group(cls=SuggestingGroup)
 @exit_codes
 def runs() -> None:
     """The recorded runs: list, show, export, delete.
