@@ -188,6 +188,12 @@ def _lone_surrogate(value: Any) -> str | None:
     return None
 
 
+def _gap_before(text: str, pos: int) -> str:
+    """The white space that ends at *pos* in *text* (what the JSON decoder skipped after a document)."""
+    head = text[:pos]
+    return head[len(head.rstrip()):]
+
+
 def _decode_slow(raw: bytes | str, nonfinite: bool, surrogates: bool, first: Exception | None) -> Any:
     if isinstance(raw, (bytes, bytearray, memoryview)):
         raw = bytes(raw)
@@ -207,6 +213,12 @@ def _decode_slow(raw: bytes | str, nonfinite: bool, surrogates: bool, first: Exc
         raise JSONLineError("the JSON is nested too deep to read (over 1,000 levels of arrays or objects). Flatten "
                             "the row.") from None
     except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data" and "\r" in _gap_before(text, exc.pos):
+            # One document, a bare carriage return, another: the lines end in \r alone (old Mac line endings), so
+            # the whole file reads as one line. Say so, as the CSV reader does.
+            raise JSONLineError(f"not valid JSON ({first or exc}): a carriage return (\\r) not followed by a line "
+                                "feed ends the object before it, so the file looks like it has old Mac line endings; "
+                                "convert them to \\n (e.g. `tr '\\r' '\\n'`).") from None
         raise JSONLineError(f"not valid JSON ({first or exc}). Fix the line: one JSON object per line.") from None
     if not surrogates:
         bad = _lone_surrogate(data)

@@ -186,3 +186,17 @@ def test_the_library_join_reads_a_refused_attempt_as_the_command_does(tmp_path: 
     (only,) = list(iter_judged(cases, attempts, failures=failures))
     assert only.outcome.status == "unscored" and only.outcome.reason.startswith("attempts.jsonl:1: NaN is not JSON"), only.outcome
     assert [(f["line"], f["id"]) for f in failures] == [(1, "a")]
+
+
+def test_a_jsonl_file_with_old_mac_line_endings_says_so(tmp_path: Path) -> None:
+    # Found by h-newcomer beside the CSV case: lines ending in \r alone read as one line, which failed as "not
+    # valid JSON (unexpected content after document ...)" with no word about line endings. Two objects side by
+    # side without a carriage return keep the plain message.
+    p = tmp_path / "mac.jsonl"
+    p.write_bytes(b'{"id": "a", "prediction": "x", "reference": "x"}\r{"id": "b", "prediction": "y", "reference": "y"}\r')
+    code, _, output = _score(p, tmp_path)
+    assert code == 2
+    assert "old Mac line endings" in output and "tr '\\r' '\\n'" in output, output
+    (plain := tmp_path / "two.jsonl").write_text('{"id": "a", "prediction": "x", "reference": "x"}{"id": "b"}\n')
+    code, _, output = _score(plain, tmp_path)
+    assert code == 2 and "old Mac" not in output and "one JSON object per line" in output, output
