@@ -43,7 +43,7 @@ def _toml(value: Any) -> str:
     return repr(value)
 
 
-def shorten(value: object, width: int = 60) -> str:
+def _toml_short(value: object, width: int = 60) -> str:
     """:func:`_toml` of *value* cut to *width* characters with an ellipsis."""
     text = _toml(value)
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -191,7 +191,7 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
             )
     for key in ("agreed_by", "positive", "positive_noun", "title"):
         if key in doc and not isinstance(doc[key], str):
-            raise InputError(f"{at(key)}: {key} must be a string in quotes, got {shorten(doc[key])}.")
+            raise InputError(f"{at(key)}: {key} must be a string in quotes, got {_toml_short(doc[key])}.")
         if key in doc and not doc[key].strip():
             raise InputError(f"{at(key)}: {key} is blank. Write it (e.g. positive = \"escalate\") or drop the line.")
     agreed_on = doc.get("agreed_on")
@@ -203,7 +203,7 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
     if agreed_on is not None and not isinstance(agreed_on, _dt.date):
         raise InputError(
             f"{at('agreed_on')}: agreed_on must be a date (2026-11-02, without quotes), got "
-            f"{shorten(doc['agreed_on'])}. Write the day the definition of done was agreed."
+            f"{_toml_short(doc['agreed_on'])}. Write the day the definition of done was agreed."
         )
     gates_table = doc.get("gates")
     if isinstance(gates_table, list):
@@ -230,7 +230,7 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
         info = METRICS[metric]
         if not isinstance(spec, dict):
             raise InputError(
-                f"{loc}: gate {metric!r} must be a table of bounds, got {shorten(spec)}. "
+                f"{loc}: gate {metric!r} must be a table of bounds, got {_toml_short(spec)}. "
                 f"Write e.g. {metric} = {{ {'min' if info.better == 'higher' else 'max'} = "
                 f"{_toml(spec) if isinstance(spec, (int, float)) and not isinstance(spec, bool) else '0.80'} }}."
             )
@@ -262,7 +262,7 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
                 )
             if isinstance(raw, bool) or not isinstance(raw, (int, float)) or math.isnan(raw) or math.isinf(raw):
                 raise InputError(
-                    f"{bloc}: gate {metric!r}: {op} must be a finite number, got {shorten(raw)}. Write e.g. {op} = 0.80."
+                    f"{bloc}: gate {metric!r}: {op} must be a finite number, got {_toml_short(raw)}. Write e.g. {op} = 0.80."
                 )
             lo, hi = _UNIT_RANGE[info.unit]
             if not lo <= raw <= hi:
@@ -284,7 +284,7 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
             )
         note = spec.get("note")
         if note is not None and not isinstance(note, str):
-            raise InputError(f"{loc}: gate {metric!r}: note must be a string, got {shorten(note)}.")
+            raise InputError(f"{loc}: gate {metric!r}: note must be a string, got {_toml_short(note)}.")
         for b in bounds:
             if (b.op == "max") == (info.better == "higher") and info.unit != "count":
                 warnings.append(
