@@ -342,6 +342,30 @@ def test_computed_floats_have_no_display_precision():
     assert judge_answer("q", g, {"columns": ["pct"], "rows": [[58.744924]]}).verdict == "match"
 
 
+def test_rounds_reads_as_the_rounding_regex():
+    # shapes._rounds looks for "(" and the words before running _ROUNDING (issue 15); on every text it must say what
+    # the regex says. The texts: each Spider gold and predicted query of the three shipped files (the data the
+    # shortcut was measured on), and hand-made edges: a word inside a longer one ("around(", "format_x("), a space
+    # before "(", every case, a word without "(", non-ASCII text (the regex decides: IGNORECASE folds beyond ASCII).
+    from goldeval.answers.shapes import _ROUNDING, _rounds
+
+    texts = ["SELECT ROUND(x, 2) FROM t", "select round (x) from t", "SELECT around(x) FROM t", "SELECT x FROM t",
+             "SELECT printf('%.2f', x)", "SELECT FORMAT(x)", "SELECT trunc(x)", "SELECT TRUNCATE(x, 1)",
+             "SELECT to_char(d, 'YYYY')", "SELECT format_x(1)", "SELECT round FROM t", "SELECT rounded(x)",
+             "SELECT (round)", "SELECT x_round(1)", "SELECT ROUND\t(x)", "SELECT ROUNDé(x)", "SELECT é, round(x)",
+             "SELECT \u0130round(x)", "SELECT ſ FROM t", "", "(", "round", "round("]
+    from conftest import SHARED
+
+    data = SHARED / "data" / "spider"
+    for f in sorted(data.glob("spider_*_cases.jsonl")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            texts += [row.get("gold_sql") or row.get("query") or "", row.get("pred_sql") or ""]
+    assert len(texts) > 1000 or not data.is_dir()
+    for t in texts:
+        assert _rounds(t) == (_ROUNDING.search(t) is not None), t
+
+
 def test_computed_floats_from_the_database(tmp_path: Path):
     import sqlite3
 
