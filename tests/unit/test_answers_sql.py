@@ -100,6 +100,56 @@ def test_row_limit(db_file: Path) -> None:
         assert len(db.execute("SELECT * FROM patients LIMIT 150").rows) == 150
 
 
+@pytest.mark.parametrize("n", [9_999, 10_000, 10_001, 20_000, 25_000])
+def test_rows_across_fetch_blocks_and_the_row_limit_at_a_block_boundary(db_file: Path, n: int) -> None:
+    # The SQLite fetch stops at a block shorter than 10,000 rows (the driver's end of the statement): every row
+    # still comes back, and the row limit is enforced at, below and above a block boundary (the rows are range(n)).
+    runaway = f"WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i + 1 < {n}) SELECT i FROM c"
+    with ReadOnlyDatabase(db_file) as db:
+        assert db.execute(runaway).rows == [(i,) for i in range(n)]
+    for limit in (n - 1, n, 10_000):
+        with ReadOnlyDatabase(db_file, max_rows=limit) as db:
+            if n > limit:
+                with pytest.raises(QueryError, match=f"more than {limit} rows"):
+                    db.execute(runaway)
+            else:
+                assert len(db.execute(runaway).rows) == n
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_signal_during_a_query_stops_it_and_its_handler_runs_after(db_file: Path, signame: str) -> None:
+    # The signal arrives inside the query (a SQL function sends it); the query is stopped by the progress callback,
+    # not run to its end (it counts for hours), and the handler in force before (KeyboardInterrupt for SIGINT, a
+    # handler of the caller for SIGTERM) runs once the query has stopped; the handlers are back as they were.
+    import os
+    import signal
+
+    sig = getattr(signal, signame)
+    seen: list[int] = []
+
+    def handler(signum, frame):
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    before = signal.getsignal(sig)
+    if sig == signal.SIGTERM:
+        signal.signal(sig, handler)
+    try:
+        installed = signal.getsignal(sig)
+        with ReadOnlyDatabase(db_file, timeout_s=600) as db:
+            db._conn.create_function("send", 0, lambda: os.kill(os.getpid(), sig) or 1)
+            start = time.monotonic()
+            with pytest.raises(KeyboardInterrupt):
+                db.execute("WITH RECURSIVE c(i) AS (SELECT send() UNION ALL SELECT i + 1 FROM c WHERE i < 100000000000) "
+                           "SELECT COUNT(*) FROM c")
+            assert time.monotonic() - start < 60  # stopped by the signal, not by the end of the query (hours)
+            assert signal.getsignal(sig) is installed
+            assert db.execute("SELECT 1").rows == [(1,)]  # the connection reads on
+        assert seen == ([sig] if sig == signal.SIGTERM else [])
+    finally:
+        signal.signal(sig, before)
+
+
 def test_failing_query_gives_the_database_message(db_file: Path) -> None:
     with ReadOnlyDatabase(db_file) as db:
         with pytest.raises(QueryError, match="no such column: ward_name"):

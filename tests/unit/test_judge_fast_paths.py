@@ -122,6 +122,47 @@ def test_the_literal_check_asks_the_database_once_per_check(tmp_path):
     assert len(asked) == 1 and "lower(trim(" in asked[0]
 
 
+def test_the_literal_check_reads_the_schema_only_for_a_double_quoted_word(tmp_path):
+    # The schema tells a double-quoted string ("north america", SQLite's reading when no column has that name) from a
+    # quoted column: it is read for such a word only, and the doubt is the one a schema read up front gives (made-up
+    # rows in the shape of Spider world_1: 'North America' stored capitalised).
+    path = tmp_path / "w.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE country (name TEXT, continent TEXT, population INTEGER)")
+    con.executemany("INSERT INTO country VALUES (?, ?, ?)", [("a", "North America", 5), ("b", "Europe", 7)])
+    con.commit()
+    con.close()
+    for sql, reads in [("SELECT sum(population) FROM country WHERE continent = 'north america'", 0),
+                       ('SELECT sum(population) FROM country WHERE continent = "north america"', 1),
+                       ('SELECT sum(population) FROM country WHERE "continent" = "name"', 1)]:
+        with ReadOnlyDatabase(path) as db:
+            calls = []
+            schema = db.schema
+            db.schema = lambda: (calls.append(1), schema())[1]  # type: ignore[method-assign]
+            got = literal_doubt(db, sql, [[None]])
+        assert len(calls) == reads, sql
+        with ReadOnlyDatabase(path) as db:
+            db.schema()  # read up front, as before
+            assert literal_doubt(db, sql, [[None]]) == got
+        assert (got[0] == "verified_wrong") == (reads == 0 or "north" in sql), (sql, got)
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "duckdb", "postgres"])
+def test_the_shared_dialect_prints_and_tokenizes_as_a_new_one(dialect):
+    # sql_dialect hands out one Dialect instance a name; the trees it prints and the tokens it reads are those of a
+    # Dialect.get_or_raise made for each call (the sqlglot way).
+    from sqlglot.dialects.dialect import Dialect
+
+    from goldeval.answers.doubt import sql_dialect
+
+    assert sql_dialect(dialect) is sql_dialect(dialect)
+    for sql in QUERIES[:6]:
+        new = Dialect.get_or_raise(dialect)
+        assert [(t.token_type, t.text) for t in sql_dialect(dialect).tokenize(sql)] == [(t.token_type, t.text) for t in new.tokenize(sql)]
+        tree = sqlglot.parse_one(sql, read="sqlite")
+        assert tree.sql(dialect=sql_dialect(dialect)) == tree.sql(dialect=dialect)
+
+
 def test_a_few_rows_pair_their_keys_as_the_hash_grouping_does():
     # Many repeated keys (3 distinct values in 2 columns): the stack order among equals decides which rows pair.
     rng = np.random.default_rng(7)

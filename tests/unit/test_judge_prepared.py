@@ -135,3 +135,57 @@ def test_without_materials_the_outcome_is_the_same(tmp_path):
         assert with_m.materials.get("rule", with_m.outcome.to_dict()) == with_m.outcome.to_dict()
     assert sum("rule" in judge_case(c, a, db=db, config=AnswerConfig()).materials for c, a in CASES) == 4
     db.close()
+
+
+def _json_key(canonical, golden, rel_tol):
+    """The key's definition (see case._prepared_key): the JSON text of the query, golden and tolerance."""
+    import json
+
+    try:
+        return json.dumps([canonical, golden, rel_tol], sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def test_the_prepared_key_tells_goldens_apart_exactly_as_their_json_does():
+    # Two goldens share a key exactly when their JSON texts (the definition) are equal, on goldens of text and
+    # booleans (keyed by a tuple) and of everything else (keyed by the JSON text): "1" / 1 / 1.0 / True, key order,
+    # -0.0 and 0.0 tolerances, a NaN tolerance (not cached), a nested top_n, random mixes of these.
+    import itertools
+    import random
+
+    q = "SELECT name FROM t ORDER BY x LIMIT 1"
+    values = ["1", 1, 1.0, True, False, "true", None, "value", {"by": "x", "n": 1}, ["a"], 0.0, -0.0]
+    goldens = [{"kind": "value", "canonical_query": q}, {"canonical_query": q, "kind": "value"},
+               {"kind": "value", "canonical_query": q, "ordered": True}, {"kind": "value", "canonical_query": q, "ordered": 1},
+               {"kind": "value", "canonical_query": q, "rows": None}, {"kind": "value", "canonical_query": q, "top_n": {"by": "x"}}]
+    rng = random.Random(15)
+    for _ in range(300):
+        goldens.append({"canonical_query": q, **{rng.choice("abcd"): rng.choice(values) for _ in range(rng.randint(0, 3))}})
+    tolerances = [1e-9, 1e-9 + 1e-24, 0.0, -0.0, 1, float("nan"), float("inf"), 1e-6]
+    items = [(g, t) for g in goldens for t in tolerances]
+    keys = [(case_mod._prepared_key(q, g, AnswerConfig(rel_tol=t)), _json_key(q, g, t)) for g, t in items]
+    for (k1, j1), (k2, j2) in itertools.combinations(rng.sample(keys, 400), 2):
+        assert (k1 == k2) == (j1 == j2), (k1, k2)
+    for k, j in keys:
+        assert (k is None) == (j is None)
+        hash(k)  # a key of the cache
+    assert case_mod._prepared_key(q, goldens[0], AnswerConfig()) == case_mod._prepared_key(q, goldens[1], AnswerConfig())
+    assert case_mod._prepared_key(q, goldens[2], AnswerConfig()) != case_mod._prepared_key(q, goldens[3], AnswerConfig())
+
+
+def test_the_cache_keeps_the_query_rows_as_tuples_and_hands_out_new_lists(tmp_path):
+    # The cached golden holds the canonical query's row tuples (nothing to copy or change); a case that hits it gets
+    # row lists equal to those the preparation gave the first case, and none of them shared.
+    db = _db(tmp_path)
+    first = judge_case(*CASES[0], db=db, config=AnswerConfig())
+    (kept, _, cells), = [v for v in case_mod._PREPARED[db].values() if not isinstance(v, str)]
+    assert isinstance(kept["rows"], tuple) and all(isinstance(r, tuple) for r in kept["rows"])
+    # (only pet 1 is kept: no pettype is 'Dog' exactly)
+    assert [list(r) for r in kept["rows"]] == first.materials["golden"]["rows"] == [[12.0]]
+    assert cells == 1
+    golden = dict(CASES[1][0]["golden"])
+    hit, _ = case_mod._prepared_golden(db, golden["canonical_query"], golden, AnswerConfig())
+    assert hit["rows"] == first.materials["golden"]["rows"] and all(type(r) is list for r in hit["rows"])
+    assert not any(a is b for a in hit["rows"] for b in first.materials["golden"]["rows"])
+    db.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from goldeval.answers.doubt import may_order_and_limit, parsed_query, parsed_select
+from goldeval.answers.doubt import may_order_and_limit, parsed_query, parsed_select, sql_dialect
 from goldeval.answers.shapes import _golden_table
 from goldeval.answers.sql import QueryError, ReadOnlyDatabase
 from goldeval.answers.numbers import REL_TOL, numbers_close, pair_rel_tol, tolerances
@@ -37,26 +37,29 @@ def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, 
     if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)) for p in projections):
         return None
     aliases = {p.alias.lower(): p for p in projections if p.alias}
-    keys = []
+    try:
+        gt = _golden_table(golden, "golden")
+    except InputError:
+        return None
+    if gt is None or not gt[1]:
+        return None  # no golden rows: no boundary (asked before the query, which cannot change this)
+    keys = []  # the shared tree's own nodes, only read: alias_ below puts copies of them into the query
     for o in order.expressions:
         e = o.this
         if isinstance(e, exp.Literal) and e.is_int and 1 <= int(e.this) <= len(projections):
             e = projections[int(e.this) - 1]
         elif isinstance(e, exp.Column) and not e.table and e.name.lower() in aliases:
             e = aliases[e.name.lower()]
-        keys.append(e.unalias().copy())
+        keys.append(e.unalias())
     full = tree.copy()
     full.set("limit", None)
     full = full.select(*[exp.alias_(k, f"__goldeval_k{i}") for i, k in enumerate(keys)], append=True, copy=False)
     try:
-        res = db.execute(full.sql(dialect=dialect, copy=False))  # full is this call's own copy: printed in place
-        gt = _golden_table(golden, "golden")
-    except (QueryError, InputError):
-        return None
-    if gt is None:
+        res = db.execute(full.sql(dialect=sql_dialect(dialect), copy=False))  # full is this call's own copy: printed in place
+    except QueryError:
         return None
     m, width = len(gt[1]), len(gt[0])
-    if m == 0 or len(res.rows) <= m or len(res.columns) != width + len(keys):
+    if len(res.rows) <= m or len(res.columns) != width + len(keys):
         return None
     key_of = [tuple(r[width:]) for r in res.rows]
     boundary = key_of[m - 1]
@@ -65,7 +68,7 @@ def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, 
     if first + len(ties) <= m:
         return None  # nothing tied beyond the LIMIT: the golden rows are the only right answer
     return {"n": m, "above": [list(r[:width]) for r in res.rows[:first]], "ties": ties,
-            "order_key": [k.sql(dialect=dialect) for k in keys]}
+            "order_key": [k.sql(dialect=sql_dialect(dialect)) for k in keys]}
 
 
 def _tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -> list[list[Any]] | None:
@@ -81,13 +84,15 @@ def _tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -
         tree = parsed_query(canonical, db.query_dialect)  # shared: copied before the change below
         if not isinstance(tree, exp.Select) or tree.args.get("limit") is None:
             return None
+        gt = _golden_table(golden, "golden")
+        if gt is None or not gt[1]:
+            return None  # no golden rows: no boundary (asked before the query, which cannot change this)
         tree = tree.copy()
         tree.set("limit", None)
-        res = db.execute(tree.sql(dialect=db.query_dialect, copy=False))  # its own copy (above): printed in place
-        gt = _golden_table(golden, "golden")
+        res = db.execute(tree.sql(dialect=sql_dialect(db.query_dialect), copy=False))  # its own copy (above): printed in place
     except (QueryError, InputError, sqlglot.errors.SqlglotError):
         return None
-    if gt is None or len(res.columns) != len(gt[0]) or not gt[1]:
+    if len(res.columns) != len(gt[0]):
         return None
     top = golden.get("top_n") or {}
     try:

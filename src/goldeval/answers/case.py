@@ -7,6 +7,7 @@ Source: ``DESIGN.md`` "Data answers", goldeval.
 from __future__ import annotations
 
 import json
+import math
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -106,21 +107,35 @@ _PREPARED_ENTRIES = 512
 _PREPARED_CELLS = 200_000
 
 
-def _prepared_key(canonical: Any, golden: Mapping[str, Any], cfg: AnswerConfig) -> str | None:
+def _prepared_key(canonical: Any, golden: Mapping[str, Any], cfg: AnswerConfig) -> Any:
     """The cache key of a golden whose rows its canonical query gives, or ``None`` when it is not cached (rows
-    given, a scalar value, a canonical query that is not a string, a golden that is not plain JSON)."""
+    given, a scalar value, a canonical query that is not a string, a golden that is not plain JSON).
+
+    The key is ``json.dumps([canonical, golden, rel_tol], sort_keys=True)``; a golden whose values are all text or
+    booleans (Spider's ``{"kind", "canonical_query", "ordered"}``) with a finite float tolerance is keyed by the same
+    content as a tuple instead, built without the JSON writer (issue 15): two such goldens have equal tuples
+    exactly when they have equal JSON (a ``str`` never equals a ``bool``; the tolerance is keyed by its ``repr``,
+    the text JSON gives it, so ``-0.0`` stays apart from ``0.0``), and a tuple never equals a JSON text."""
     if not isinstance(canonical, str) or golden.get("rows") is not None or "value" in golden:
         return None
+    tol = cfg.rel_tol
+    if type(tol) is float and math.isfinite(tol) and all(type(k) is str and type(v) in _PLAIN for k, v in golden.items()):
+        return (canonical, repr(tol), *sorted(golden.items()))
     try:
-        return json.dumps([canonical, golden, cfg.rel_tol], sort_keys=True, allow_nan=False)
+        return json.dumps([canonical, golden, tol], sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):
         return None
 
 
+#: The value types a golden keyed by a tuple holds (see :func:`_prepared_key`).
+_PLAIN = (str, bool)
+
+
 def _fresh(golden: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of a prepared golden that shares no list the preparation built (a caller may change its copy)."""
+    """A copy of a prepared golden that shares no list the preparation built (a caller may change its copy): its
+    rows (lists or tuples, as the cache keeps them: see :func:`_kept`) as new lists."""
     out = dict(golden)
-    if isinstance(out.get("rows"), list):
+    if isinstance(out.get("rows"), (list, tuple)):
         out["rows"] = [list(r) if isinstance(r, (list, tuple)) else r for r in out["rows"]]
     if isinstance(out.get("columns"), list):
         out["columns"] = list(out["columns"])
@@ -134,9 +149,22 @@ def _fresh(golden: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _kept(golden: Mapping[str, Any], query_rows: list[tuple[Any, ...]] | None) -> dict[str, Any]:
+    """The cache's own copy of a prepared golden: :func:`_fresh`, except that rows filled in from the canonical
+    query are kept as the query's row tuples (*query_rows*, which nothing else holds: the golden's lists were
+    copied from them) in a tuple: no row is copied to store them, and none can change (issue 15)."""
+    if query_rows is None:
+        return _fresh(golden)
+    return _fresh({k: v for k, v in golden.items() if k != "rows"}) | {"rows": tuple(query_rows)}
+
+
 def _cells(golden: Mapping[str, Any]) -> int:
     """Cells a prepared golden holds (its rows, tie rows and tie pool)."""
-    n = sum(len(r) for r in golden.get("rows") or [] if isinstance(r, (list, tuple)))
+    rows = golden.get("rows") or []
+    if isinstance(rows, tuple):  # the query's rows (_kept): every one as wide as the golden's columns
+        n = len(rows) * len(rows[0]) if rows else 0
+    else:
+        n = sum(len(r) for r in rows if isinstance(r, (list, tuple)))
     top, pool = golden.get("top_n"), golden.get("tie_pool")
     if isinstance(top, Mapping):
         n += sum(len(r) for r in top.get("tie_rows") or [])
@@ -164,12 +192,13 @@ def _prepared_golden(db: Any, canonical: Any, golden: dict[str, Any], cfg: Answe
             return hit
         golden.update(_fresh(hit[0]))  # this case's keys keep their places; the filled-in ones follow, as when run
         return golden, hit[1]
-    out = _golden_from_database(db, canonical, golden, cfg)
+    filled: dict[str, Any] = {}
+    out = _golden_from_database(db, canonical, golden, cfg, filled=filled)
     if cache is not None and key is not None:
         if isinstance(out, str):
             cache[key] = out
-        elif (n := _cells(out[0])) <= _PREPARED_CELLS // 4:
-            cache[key] = (_fresh(out[0]), out[1], n)
+        elif (n := _cells(kept := _kept(out[0], filled.get("rows")))) <= _PREPARED_CELLS // 4:
+            cache[key] = (kept, out[1], n)
         total = sum(v[2] for v in cache.values() if not isinstance(v, str))
         while len(cache) > _PREPARED_ENTRIES or total > _PREPARED_CELLS:
             _, old = cache.popitem(last=False)
@@ -177,13 +206,14 @@ def _prepared_golden(db: Any, canonical: Any, golden: dict[str, Any], cfg: Answe
     return out
 
 
-def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: AnswerConfig
-                          ) -> tuple[dict[str, Any], tuple[str, str | None]] | str:
+def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: AnswerConfig, *,
+                          filled: dict[str, Any] | None = None) -> tuple[dict[str, Any], tuple[str, str | None]] | str:
     """What the database tells about a golden with a canonical query: *golden* (changed in place and returned) with
     its rows filled in by the query (or checked against it), its tie rows (``top_n.tie_rows``) or hidden tie pool
     (``tie_pool``), and the golden's status from the doubts (a canonical query that fails or gives other rows, a
     literal that misses the data, a filter that filters nothing). The query's error message (a ``str``) when the
-    golden has no rows of its own and its canonical query fails."""
+    golden has no rows of its own and its canonical query fails. *filled*, when given, receives the query's own
+    rows (``"rows"``, the tuples the golden's row lists were copied from) when they fill in the golden's."""
     gold_extra: tuple[str, str | None] = ("verified", None)
     where = "golden"  # messages of _golden_table: a malformed golden is reported by judge_answer, not here
     # The golden's canonical query: fill in missing golden rows, or check the given ones.
@@ -200,6 +230,8 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
                 golden["columns"] = cols if isinstance(cols, list) and len(cols) == len(res.columns) else res.columns
                 golden["rows"] = [list(r) for r in res.rows]
                 golden["rows_from"] = "canonical_query"
+                if filled is not None:
+                    filled["rows"] = res.rows
             else:
                 try:
                     gt = _golden_table(golden, where)

@@ -166,15 +166,24 @@ class QueryTokens:
     froms: int
 
 
+@lru_cache(maxsize=16)
+def sql_dialect(dialect: str) -> Any:
+    """The sqlglot ``Dialect`` instance for *dialect*, made once: ``Dialect.get_or_raise(name)`` builds a new one
+    (its settings parsed from the name) on every call, and each parse, tokenize and ``.sql()`` here asked for one
+    (issue 15). A dialect instance holds only its settings, so one serves every call."""
+    from sqlglot.dialects.dialect import Dialect
+
+    return Dialect.get_or_raise(dialect)
+
+
 @lru_cache(maxsize=512)
 def query_tokens(sql: str, dialect: str) -> QueryTokens | None:
     """*sql* tokenized once in *dialect* (shared by the parse and the checks that only need tokens), or ``None``
     when the tokenizer refuses it (the parse then reports it as before)."""
-    from sqlglot.dialects.dialect import Dialect
     from sqlglot.tokens import TokenType
 
     try:
-        tokens = Dialect.get_or_raise(dialect).tokenize(sql)
+        tokens = sql_dialect(dialect).tokenize(sql)
     except Exception:  # noqa: BLE001 - parse_one, run on the text itself, raises what it raised before
         return None
     kinds = [t.token_type for t in tokens]
@@ -197,7 +206,6 @@ def parsed_query(canonical: str, dialect: str) -> Any:
     text twice); ``None`` where ``parse_one`` raises a ``SqlglotError``."""
     import sqlglot
     from sqlglot import exp
-    from sqlglot.dialects.dialect import Dialect
 
     read = query_tokens(canonical, dialect)
     try:
@@ -205,7 +213,7 @@ def parsed_query(canonical: str, dialect: str) -> Any:
             tree = sqlglot.parse_one(canonical, read=dialect)
         else:
             # What parse_one does with the tokens it makes: the first statement, or a Block of several.
-            result = Dialect.get_or_raise(dialect).parser().parse(list(read.tokens), canonical)
+            result = sql_dialect(dialect).parser().parse(list(read.tokens), canonical)
             if not result or result[0] is None:
                 return None  # parse_one raises ParseError("No expression was parsed …") here
             tree = exp.Block(expressions=result) if len(result) > 1 else result[0]
@@ -359,17 +367,23 @@ def literal_doubt(db: Any, canonical: str, golden_rows: Sequence[Sequence[Any]],
     if tree is None:
         return ("verified", None)
     found: tuple[str, str | None] = ("verified", None)
-    try:
-        schema = {k.lower(): {c.lower() for c in v} for k, v in db.schema().items()}
-    except Exception:  # noqa: BLE001 - a schema is only needed to read "double-quoted" strings
-        schema = {}
+    schemas: list[dict[str, set[str]]] = []
+
+    def schema() -> dict[str, set[str]]:
+        # Read (lower-cased) the first time a "double-quoted" string needs it, not for every query (issue 15).
+        if not schemas:
+            try:
+                schemas.append({k.lower(): {c.lower() for c in v} for k, v in db.schema().items()})
+            except Exception:  # noqa: BLE001 - a schema is only needed to read "double-quoted" strings
+                schemas.append({})
+        return schemas[0]
 
     def string_of(e: Any, table: str | None) -> str | None:
         if isinstance(e, exp.Literal) and e.is_string:
             return e.this
         # SQLite reads "north america" as a string when no column has that name (Spider's gold SQL does this).
         if (dialect == "sqlite" and isinstance(e, exp.Column) and not e.table and e.this.quoted and table
-                and e.name.lower() not in schema.get(table.lower(), {e.name.lower()})):
+                and e.name.lower() not in schema().get(table.lower(), {e.name.lower()})):
             return e.name
         return None
 
@@ -452,8 +466,9 @@ def filter_doubt(db: Any, canonical: str, *, dialect: str = "sqlite", min_rows: 
     kept = base.copy()
     kept.set("where", tree.args["where"].copy())
     try:
-        total = db.execute(base.sql(dialect=dialect)).rows[0][0]
-        n_kept = db.execute(kept.sql(dialect=dialect)).rows[0][0]
+        # base and kept are this call's own trees (built above, kept copied before base is printed): printed in place
+        total = db.execute(base.sql(dialect=sql_dialect(dialect), copy=False)).rows[0][0]
+        n_kept = db.execute(kept.sql(dialect=sql_dialect(dialect), copy=False)).rows[0][0]
     except QueryError:
         return ("verified", None)
     if not isinstance(total, int) or not isinstance(n_kept, int) or total < min_rows:

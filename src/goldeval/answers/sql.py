@@ -36,7 +36,6 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,32 +210,20 @@ class ReadOnlyDatabase:
 
     def _execute_sqlite(self, sql: str) -> QueryResult:
         start = time.monotonic()
-        deadline = start + self.timeout_s
-        timed_out = False
         # A Ctrl-C (or SIGTERM) whose KeyboardInterrupt were raised inside the progress callback would be swallowed
         # by sqlite3 and come back as OperationalError("interrupted"): a case unscored, the run going on. So while
         # the query runs the signals only set a flag; the callback stops the VM on it, and the signal's own handler
         # runs (raises KeyboardInterrupt) once the query has stopped.
-        caught: list[int] = []
+        watch = _Progress(start + self.timeout_s)
+        with _signals_deferred(watch.caught):
+            return self._execute_sqlite_inner(sql, watch, start)
 
-        def progress() -> int:
-            nonlocal timed_out
-            if caught:
-                return 1
-            if time.monotonic() > deadline:
-                timed_out = True
-                return 1
-            return 0
-
-        with _signals_deferred(caught):
-            return self._execute_sqlite_inner(sql, progress, start, lambda: timed_out)
-
-    def _execute_sqlite_inner(self, sql: str, progress: Any, start: float, timed_out: Any) -> QueryResult:
-        self._conn.set_progress_handler(progress, 1000)
+    def _execute_sqlite_inner(self, sql: str, watch: _Progress, start: float) -> QueryResult:
+        self._conn.set_progress_handler(watch.progress, 1000)
         try:
             try:
                 cur = self._conn.execute(sql)
-                columns, rows = self._fetch_limited(cur)
+                columns, rows = self._fetch_limited(cur, short_is_last=True)
             except sqlite3.OperationalError as exc:
                 if not str(exc).startswith(_NOT_UTF8):
                     raise
@@ -246,13 +233,13 @@ class ReadOnlyDatabase:
                 self._conn.text_factory = _decode
                 try:
                     cur = self._conn.execute(sql)
-                    columns, rows = self._fetch_limited(cur)
+                    columns, rows = self._fetch_limited(cur, short_is_last=True)
                 finally:
                     self._conn.text_factory = str
             if cur.description is None:
                 raise QueryError("the statement returned no result set (only a SELECT query can be judged).")
         except sqlite3.Error as exc:
-            if timed_out():
+            if watch.timed_out:
                 raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
             msg = str(exc)
             if "string or blob too big" in msg:
@@ -267,18 +254,22 @@ class ReadOnlyDatabase:
             self._conn.set_progress_handler(None, 0)
         return QueryResult(columns, rows, time.monotonic() - start, "sqlite")
 
-    def _fetch_limited(self, cur: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
+    def _fetch_limited(self, cur: Any, *, short_is_last: bool = False) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Column names and rows of an executed cursor, fetched in blocks; more than ``max_rows`` rows raise
-        QueryError (the database is not asked for the rest)."""
+        QueryError (the database is not asked for the rest). With *short_is_last* a block shorter than asked for
+        ends the fetch: the SQLite driver returns one only when it has stepped to the statement's end, so a small
+        result takes one fetch, not two."""
         columns = [d[0] for d in cur.description] if cur.description else []
         rows: list[tuple[Any, ...]] = []
         while True:
-            batch = cur.fetchmany(10_000)
+            batch = cur.fetchmany(_FETCH_BLOCK)
             if not batch:
                 break
             rows.extend(batch)
             if len(rows) > self.max_rows:
                 raise QueryError(f"the query returned more than {self.max_rows} rows (the row limit). Narrow the query or raise --max-rows.")
+            if short_is_last and len(batch) < _FETCH_BLOCK:
+                break
         return columns, rows
 
     def _execute_duckdb(self, sql: str) -> QueryResult:
@@ -420,35 +411,72 @@ def rows_as_lists(result: QueryResult) -> list[list[Any]]:
     return [[cell(v) if isinstance(v, (Decimal, bytes, bytearray, memoryview)) else v for v in r] for r in result.rows]
 
 
-@contextlib.contextmanager
-def _signals_deferred(caught: list[int]) -> Iterator[None]:
+#: Rows fetched from a cursor at a time (see :meth:`ReadOnlyDatabase._fetch_limited`).
+_FETCH_BLOCK = 10_000
+
+
+class _Progress:
+    """The SQLite progress callback of one query: stops the VM once a deferred signal was caught (*caught*, filled
+    by :class:`_signals_deferred`) or the *deadline* (``time.monotonic()`` seconds) has passed, and says which.
+    One object a query, its bound method the callback (no closures to build a query, issue 15)."""
+
+    __slots__ = ("caught", "deadline", "timed_out")
+
+    def __init__(self, deadline: float) -> None:
+        self.caught: list[int] = []
+        self.deadline = deadline
+        self.timed_out = False
+
+    def progress(self) -> int:
+        """0 to go on; 1 (stop the VM) after a caught signal or past the deadline (then :attr:`timed_out`)."""
+        if self.caught:
+            return 1
+        if time.monotonic() > self.deadline:
+            self.timed_out = True
+            return 1
+        return 0
+
+
+class _signals_deferred:  # noqa: N801 - used as a function: ``with _signals_deferred(caught):``
     """For the block, SIGINT and SIGTERM only append their number to *caught*; on leaving it the handlers in force
     before are restored and, for each signal caught, called (``default_int_handler`` raises KeyboardInterrupt; the
     run store's SIGTERM handler does too; a default SIGTERM disposition terminates the process as it would have).
     Outside the main thread (where handlers cannot be set) the block runs unchanged.
 
     The handlers are swapped with ``_signal``, the C module that :mod:`signal` wraps: the same calls without the
-    enum conversions, which made the swap cost more than a small query (34 µs against 1.5 µs, issue 15)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous: dict[int, Any] = {}
+    enum conversions, which made the swap cost more than a small query (34 µs against 1.5 µs, issue 15). A class,
+    not a ``contextlib.contextmanager`` generator: every query enters one, and the generator's machinery cost
+    about as much as the swap itself."""
 
-    def note(signum: int, frame: Any) -> None:
-        caught.append(signum)
+    __slots__ = ("caught", "previous")
 
-    try:
-        for sig in _DEFERRED:
-            prev = _signal.getsignal(sig)
-            if prev is None or (not callable(prev) and prev == _signal.SIG_IGN):
-                continue
-            previous[sig] = prev
-            _signal.signal(sig, note)
-        yield
-    finally:
+    def __init__(self, caught: list[int]) -> None:
+        self.caught = caught
+        self.previous: dict[int, Any] = {}
+
+    def _note(self, signum: int, frame: Any) -> None:
+        self.caught.append(signum)
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous, note = self.previous, self._note
+        try:
+            for sig in _DEFERRED:
+                prev = _signal.getsignal(sig)
+                if prev is None or (not callable(prev) and prev == _signal.SIG_IGN):
+                    continue
+                previous[sig] = prev
+                _signal.signal(sig, note)
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        previous = self.previous
         for sig, prev in previous.items():
             _signal.signal(sig, prev)
-        for sig in dict.fromkeys(caught):
+        for sig in dict.fromkeys(self.caught):
             prev = previous.get(sig)
             if callable(prev):
                 prev(sig, None)
