@@ -6,7 +6,9 @@ Source: goldeval issue 15 (instructions a Spider case); the expected answers com
 
 from __future__ import annotations
 
+import re
 import sys
+import unicodedata
 
 import numpy as np
 import pytest
@@ -17,7 +19,8 @@ from goldeval.answers import values as values_mod
 def _same(cells: list[str]) -> None:
     joined = "\x00".join(cells)
     want = values_mod._NOT_PLAIN.search(joined) is not None
-    assert values_mod._not_plain(joined, cells) is want, cells
+    folded = joined.lower() if joined.isascii() else unicodedata.normalize("NFC", joined).casefold()  # as make_column
+    assert values_mod._not_plain(joined, cells, folded) is want, cells
 
 
 _WORDS = ["Joe", "Sharp", "new", "York", "no", "Yes", "true", "False", "FALSE", "yeſ", "falſe", "nO", "tru", "truee",
@@ -45,7 +48,7 @@ def test_not_plain_is_the_regex_on_random_columns(seed):
 
 def test_not_plain_is_the_regex_on_hand_made_columns():
     for cells in ([""], ["", ""], ["a", ""], ["", "a"], [" "], ["a "], [" a"], ["a", " b"], ["a ", "b"], ["a  b"],
-                  ["true"], ["x", "TRUE"], ["yes", "x"], ["no"], ["nox"], ["xno"], ["falſe"], ["yeſ"], ["ſ"],
+                  ["true"], ["x", "TRUE"], ["Tru", "e"], ["no", "n"], ["Yes"], ["trUE", "x"], ["ſ", "yeſ"], ["Norway", "Taiwan"], ["yes", "x"], ["no"], ["nox"], ["xno"], ["falſe"], ["yeſ"], ["ſ"],
                   ["1a"], ["a1"], ["-a"], ["a-"], [".x"], ["+"], ["٣"], ["x٣"], ["Joe Sharp", "New York"],
                   ["Sétif", "Abu Dhabi"], ["a\u00a0b"], ["ab\u3000"], ["\x1f"], ["x"] * 300):
         _same(cells)
@@ -59,3 +62,22 @@ def test_every_white_space_character_but_a_space_is_found():
             assert not ch.isprintable()
             _same(["a" + ch + "b"])
             _same(["Sétif", ch])
+
+
+def test_a_character_folds_to_a_letter_of_the_booleans_exactly_where_ignorecase_matches_it():
+    # The booleans are looked for in the canonical text: every code point whose canonical text (NFC, case-folded)
+    # is one of the booleans' letters is matched by IGNORECASE as that letter, and back; one that folds to several
+    # of those letters ("ß" -> "ss") folds to no part of a boolean.
+    words = ("true", "false", "yes", "no")
+    letters = set("truefalsyno")
+    any_letter = re.compile("[truefalsyno]", re.IGNORECASE)
+    normalize = unicodedata.normalize
+    for code in range(sys.maxunicode + 1):
+        ch = chr(code)
+        folded = normalize("NFC", ch).casefold()
+        if any_letter.fullmatch(ch):
+            assert len(folded) == 1 and folded in letters and re.fullmatch(folded, ch, re.IGNORECASE), hex(code)
+        elif len(folded) == 1:
+            assert folded not in letters, hex(code)
+        elif folded and set(folded) <= letters:
+            assert not any(folded in w for w in words), hex(code)

@@ -179,7 +179,7 @@ def test_the_cache_keeps_the_query_rows_as_tuples_and_hands_out_new_lists(tmp_pa
     # row lists equal to those the preparation gave the first case, and none of them shared.
     db = _db(tmp_path)
     first = judge_case(*CASES[0], db=db, config=AnswerConfig())
-    (kept, _, cells), = [v for v in case_mod._PREPARED[db].values() if not isinstance(v, str)]
+    (kept, _, cells, _), = [v for v in case_mod._PREPARED[db].values() if not isinstance(v, str)]
     assert isinstance(kept["rows"], tuple) and all(isinstance(r, tuple) for r in kept["rows"])
     # (only pet 1 is kept: no pettype is 'Dog' exactly)
     assert [list(r) for r in kept["rows"]] == first.materials["golden"]["rows"] == [[12.0]]
@@ -188,4 +188,28 @@ def test_the_cache_keeps_the_query_rows_as_tuples_and_hands_out_new_lists(tmp_pa
     hit, _ = case_mod._prepared_golden(db, golden["canonical_query"], golden, AnswerConfig())
     assert hit["rows"] == first.materials["golden"]["rows"] and all(type(r) is list for r in hit["rows"])
     assert not any(a is b for a in hit["rows"] for b in first.materials["golden"]["rows"])
+    db.close()
+
+
+def test_goldens_judged_without_materials_share_rows_the_judge_leaves_unchanged(tmp_path):
+    # Without materials the golden goes to judge_answer only, so the cases of one query share its row lists (made
+    # once, on the first such hit): the judge reads them and never changes them (each case below would see the
+    # change), and every verdict is the one a fresh database gives. A case with materials still gets its own rows.
+    import copy
+
+    db = _db(tmp_path)
+    for case, att in CASES:
+        judge_case(case, att, db=db, config=AnswerConfig(), materials=False)
+    before = copy.deepcopy(dict(case_mod._PREPARED[db]))
+    for _ in range(2):
+        for case, att in CASES:
+            fresh = judge_case(case, att, db=_db(tmp_path), config=AnswerConfig(), materials=False)
+            again = judge_case(case, att, db=db, config=AnswerConfig(), materials=False)
+            assert again.outcome.to_dict() == fresh.outcome.to_dict(), case["id"]
+    after = dict(case_mod._PREPARED[db])
+    assert after == before | {k: v[:3] + (after[k][3],) for k, v in before.items() if not isinstance(v, str)}
+    shared = [v[3] for v in after.values() if not isinstance(v, str)]
+    assert shared and all(s == [list(r) for r in v[0]["rows"]] for s, v in zip(shared, (v for v in after.values() if not isinstance(v, str))))
+    with_m = judge_case(*CASES[1], db=db, config=AnswerConfig())
+    assert not any(r is s for r in with_m.materials["golden"]["rows"] for v in shared for s in v)
     db.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from goldeval.answers.doubt import may_order_and_limit, parsed_query, parsed_select, sql_dialect
+from goldeval.answers.doubt import may_order_and_limit, parsed_query, parsed_select, query_tokens, sql_dialect
 from goldeval.answers.shapes import _golden_table
 from goldeval.answers.sql import QueryError, ReadOnlyDatabase
 from goldeval.answers.numbers import REL_TOL, numbers_close, pair_rel_tol, tolerances
@@ -51,11 +51,8 @@ def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, 
         elif isinstance(e, exp.Column) and not e.table and e.name.lower() in aliases:
             e = aliases[e.name.lower()]
         keys.append(e.unalias())
-    full = tree.copy()
-    full.set("limit", None)
-    full = full.select(*[exp.alias_(k, f"__goldeval_k{i}") for i, k in enumerate(keys)], append=True, copy=False)
     try:
-        res = db.execute(full.sql(dialect=sql_dialect(dialect), copy=False))  # full is this call's own copy: printed in place
+        res = db.execute(_without_limit(canonical, dialect, tree, keys))
     except QueryError:
         return None
     m, width = len(gt[1]), len(gt[0])
@@ -69,6 +66,74 @@ def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, 
         return None  # nothing tied beyond the LIMIT: the golden rows are the only right answer
     return {"n": m, "above": [list(r[:width]) for r in res.rows[:first]], "ties": ties,
             "order_key": [k.sql(dialect=sql_dialect(dialect)) for k in keys]}
+
+
+def _without_limit(canonical: str, dialect: str, tree: Any, keys: list[Any]) -> str:
+    """The text of the tie pool's query: *canonical* (parsed as *tree*, shared: not changed) without its LIMIT, with
+    the order *keys* added as the columns ``__goldeval_k0, …`` after its own.
+
+    Written by cutting the canonical text at its tokens (:func:`_spliced`) where they show the places plainly;
+    otherwise printed by sqlglot from a copy of the tree (the general way; the copy and the print of the whole
+    tree were the tie pool's largest cost, issue 15). Both are the same query: tested on Spider's gold queries,
+    whose rows they give alike."""
+    from sqlglot import exp
+
+    def named() -> list[Any]:
+        return [exp.alias_(k, f"__goldeval_k{i}") for i, k in enumerate(keys)]  # copies: keys stays the tree's own
+
+    spliced = _spliced(canonical, dialect, tree, [a.sql(dialect=sql_dialect(dialect), copy=False) for a in named()])
+    if spliced is not None:
+        return spliced
+    full = tree.copy()
+    full.set("limit", None)
+    full = full.select(*named(), append=True, copy=False)
+    return full.sql(dialect=sql_dialect(dialect), copy=False)  # full is this call's own copy: printed in place
+
+
+#: Tokens that open and close a nesting level (parentheses; DuckDB's lists and structs).
+_OPEN = ("L_PAREN", "L_BRACKET", "L_BRACE")
+_CLOSE = ("R_PAREN", "R_BRACKET", "R_BRACE")
+
+
+def _spliced(canonical: str, dialect: str, tree: Any, columns: list[str]) -> str | None:
+    """*canonical* with *columns* added before its top-level ``FROM`` and its top-level ``LIMIT n`` cut out, from
+    the positions of its tokens; ``None`` unless the tokens show exactly one top-level ``SELECT``, then a
+    ``FROM``, and one top-level ``LIMIT`` followed by the number *tree*'s limit holds and nothing but ``;``
+    (``LIMIT n, m``, ``OFFSET``, a FROM-first query, anything else: the caller prints the tree)."""
+    from sqlglot.tokens import TokenType
+
+    read = query_tokens(canonical, dialect)
+    if read is None:
+        return None
+    opening = {getattr(TokenType, n) for n in _OPEN}
+    closing = {getattr(TokenType, n) for n in _CLOSE}
+    tokens = read.tokens
+    depth, selects, frm, limit = 0, 0, None, None
+    for i, tok in enumerate(tokens):
+        kind = tok.token_type
+        if kind in opening:
+            depth += 1
+        elif kind in closing:
+            depth -= 1
+        elif depth == 0:
+            if kind is TokenType.SELECT:
+                selects += 1
+            elif kind is TokenType.FROM and selects and frm is None:
+                frm = tok
+            elif kind is TokenType.LIMIT:
+                if limit is not None:
+                    return None
+                limit = i
+    if selects != 1 or frm is None or limit is None or depth != 0 or limit + 1 >= len(tokens):
+        return None
+    number = tokens[limit + 1]
+    if (number.token_type is not TokenType.NUMBER or number.text != tree.args["limit"].expression.this
+            or frm.start > tokens[limit].start
+            or any(t.token_type is not TokenType.SEMICOLON for t in tokens[limit + 2:])):
+        return None
+    # (nothing stripped: a "-- comment" line before the FROM keeps its line end, and the new columns stay outside it)
+    return (canonical[:frm.start] + ", " + ", ".join(columns) + " " + canonical[frm.start:tokens[limit].start]
+            + canonical[number.end + 1:])
 
 
 def _tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -> list[list[Any]] | None:

@@ -102,7 +102,7 @@ def _note_derived(v: Verdict, attempt: Mapping[str, Any]) -> None:
 #: the read-only database tells about it (its rows, the doubts, the tie rows) is the same each time. Bounded per
 #: database by :data:`_PREPARED_ENTRIES` goldens and :data:`_PREPARED_CELLS` cells in all (least recently used
 #: out first).
-_PREPARED: weakref.WeakKeyDictionary[Any, OrderedDict[str, Any]] = weakref.WeakKeyDictionary()
+_PREPARED: weakref.WeakKeyDictionary[Any, _Prepared] = weakref.WeakKeyDictionary()
 _PREPARED_ENTRIES = 512
 _PREPARED_CELLS = 200_000
 
@@ -173,16 +173,28 @@ def _cells(golden: Mapping[str, Any]) -> int:
     return n
 
 
-def _prepared_golden(db: Any, canonical: Any, golden: dict[str, Any], cfg: AnswerConfig
+class _Prepared(OrderedDict):  # type: ignore[type-arg]
+    """One open database's prepared goldens, least recently used first: key -> ``(kept golden, gold status, cells,
+    shared rows or None)`` or a failure's message; :attr:`cells` is the sum of their cells (kept as they come and
+    go, not summed again at each one, issue 15)."""
+
+    cells = 0
+
+
+def _prepared_golden(db: Any, canonical: Any, golden: dict[str, Any], cfg: AnswerConfig, *, share_rows: bool = False
                      ) -> tuple[dict[str, Any], tuple[str, str | None]] | str:
     """:func:`_golden_from_database`, remembered per open database for the goldens that only name their canonical
     query: the same query, options and tolerance give the same golden, doubts and tie rows. A canonical query that
-    failed is remembered as its message (a query that ran into the time limit is not run again)."""
+    failed is remembered as its message (a query that ran into the time limit is not run again).
+
+    A golden taken from the memory gets row lists of its own (a caller may change them), unless *share_rows*: then
+    every such golden of that query gets the same row lists, made once. Only for a caller that hands the golden to
+    nothing but the judge (``judge_case`` without materials), which reads rows and never changes them (tested)."""
     key = _prepared_key(canonical, golden, cfg) if db is not None and canonical and cfg.check_canonical else None
     cache = None
     if key is not None:
         try:
-            cache = _PREPARED.setdefault(db, OrderedDict())
+            cache = _PREPARED.setdefault(db, _Prepared())
         except TypeError:  # a database object that takes no weak reference is not cached
             cache = None
     if cache is not None and key in cache:
@@ -190,19 +202,28 @@ def _prepared_golden(db: Any, canonical: Any, golden: dict[str, Any], cfg: Answe
         hit = cache[key]
         if isinstance(hit, str):
             return hit
-        golden.update(_fresh(hit[0]))  # this case's keys keep their places; the filled-in ones follow, as when run
-        return golden, hit[1]
+        kept, extra, n, shared = hit
+        if share_rows and isinstance(kept.get("rows"), tuple):
+            if shared is None:
+                shared = [list(r) for r in kept["rows"]]
+                cache[key] = (kept, extra, n, shared)
+            fresh = _fresh(kept | {"rows": ()})  # the rest copied as below; the rows, in their place, shared
+            fresh["rows"] = shared
+            golden.update(fresh)
+        else:
+            golden.update(_fresh(kept))  # this case's keys keep their places; the filled-in ones follow, as when run
+        return golden, extra
     filled: dict[str, Any] = {}
     out = _golden_from_database(db, canonical, golden, cfg, filled=filled)
     if cache is not None and key is not None:
         if isinstance(out, str):
             cache[key] = out
         elif (n := _cells(kept := _kept(out[0], filled.get("rows")))) <= _PREPARED_CELLS // 4:
-            cache[key] = (kept, out[1], n)
-        total = sum(v[2] for v in cache.values() if not isinstance(v, str))
-        while len(cache) > _PREPARED_ENTRIES or total > _PREPARED_CELLS:
+            cache[key] = (kept, out[1], n, None)
+            cache.cells += n
+        while len(cache) > _PREPARED_ENTRIES or cache.cells > _PREPARED_CELLS:
             _, old = cache.popitem(last=False)
-            total -= 0 if isinstance(old, str) else old[2]
+            cache.cells -= 0 if isinstance(old, str) else old[2]
     return out
 
 
@@ -299,7 +320,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     except InputError as exc:
         return CaseResult(CaseOutcome(cid, "unscored", reason=str(exc)), {"id": cid})
     canonical = golden.get("canonical_query")
-    prepared = _prepared_golden(db, canonical, golden, cfg)
+    prepared = _prepared_golden(db, canonical, golden, cfg, share_rows=not materials)
     if isinstance(prepared, str):
         oc = CaseOutcome(cid, "unscored", reason=f"{where}: the golden's canonical_query failed: {prepared}", raw=canonical)
         return CaseResult(oc, {"id": cid})

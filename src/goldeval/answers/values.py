@@ -36,6 +36,7 @@ import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -71,23 +72,38 @@ _WS_RE = re.compile(r"\s+")
 # canonical text is its lower case, as _str_cell gives it.)
 _NOT_PLAIN = re.compile(r"[^\S ]| {2}|(?:^|\x00) | (?:\x00|$)|(?:^|\x00)(?:[\d+\-.]|\x00|$|(?:true|false|yes|no)(?:\x00|$))",
                         re.IGNORECASE)
-# _NOT_PLAIN in three scans that skip most characters (the one regex tries every alternative at every character:
-# hundreds of instructions a character). On "\0" + joined + "\0" every cell, the first and the last included, is
-# preceded and followed by "\0", so the cell-edge alternatives become one pattern with the literal prefix "\0" (tried
-# only at cell boundaries); white space other than a space is never printable (every such character is a control
-# or separator character), so a printable text needs no white-space scan. Same flags, the same character classes.
-_CELL_EDGE = re.compile(r"\x00(?:[\d+\-. \x00]|(?:true|false|yes|no)\x00)", re.IGNORECASE)
+# _NOT_PLAIN in scans that skip most characters (the one regex tries every alternative at every character:
+# hundreds of instructions a character, and a pattern anchored at the cell boundaries still costs a match call a
+# cell). On "\0" + joined + "\0" every cell, the first and the last included, is preceded and followed by "\0": an
+# empty cell, or one starting or ending with a space, is a substring there. The cells' first characters are read
+# once (a set) for a number's start, with _NOT_PLAIN's own character class and flags. A boolean cell is one whose
+# canonical text (lower case when ASCII; else NFC and case-folded, as make_column makes it) is "true", "false",
+# "yes" or "no": IGNORECASE matches a letter of those words exactly where its canonical text is that letter (the
+# letter, its capital, and "ſ" for "s"; a test reads every code point). White space other than a space: nine
+# control characters in ASCII text; elsewhere never printable (every such character is a control or separator
+# character), so a printable text needs no white-space scan.
+_NUMBER_START = re.compile(r"[\d+\-.]", re.IGNORECASE)
 _WHITE_NOT_SPACE = re.compile(r"[^\S ]", re.IGNORECASE)
 
 
-def _not_plain(joined: str, values: Sequence[str]) -> bool:
-    """``_NOT_PLAIN.search(joined) is not None`` (the definition), for *joined* = ``"\\0".join(values)``, computed
-    from cheaper scans (tested equal on random and hand-made texts and on every white-space character)."""
+def _not_plain(joined: str, values: Sequence[str], folded: str) -> bool:
+    """``_NOT_PLAIN.search(joined) is not None`` (the definition), for *joined* = ``"\\0".join(values)`` (no cell
+    holding a ``"\\0"``) and *folded* its canonical text (``joined.lower()`` when ASCII, else NFC and case-folded),
+    computed from cheaper scans (tested equal on random and hand-made columns, every white-space character and every
+    character that folds to a letter of the booleans)."""
     if "  " in joined:
         return True
     wrapped = "\x00" + joined + "\x00"
-    if " \x00" in wrapped or _CELL_EDGE.search(wrapped) is not None:
+    if "\x00\x00" in wrapped or "\x00 " in wrapped or " \x00" in wrapped:
         return True
+    if _NUMBER_START.search("".join(set(map(itemgetter(0), values)))) is not None:  # no cell is empty (above)
+        return True
+    low = "\x00" + folded + "\x00"
+    if "\x00true\x00" in low or "\x00false\x00" in low or "\x00yes\x00" in low or "\x00no\x00" in low:
+        return True
+    if joined.isascii():
+        return ("\t" in joined or "\n" in joined or "\r" in joined or "\x0b" in joined or "\x0c" in joined
+                or "\x1c" in joined or "\x1d" in joined or "\x1e" in joined or "\x1f" in joined)
     return not "".join(values).isprintable() and _WHITE_NOT_SPACE.search(joined) is not None
 
 
@@ -443,9 +459,10 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
     # splits across the "\0" separators nor makes white space, so the strip and collapse have nothing to do).
     if n and types == {str}:
         joined = "\x00".join(values)
-        if joined.count("\x00") == n - 1 and not _not_plain(joined, values):
+        if joined.count("\x00") == n - 1:
             canon = joined.lower() if joined.isascii() else unicodedata.normalize("NFC", joined).casefold()
-            return Column(name, "text", n, np.zeros(n, dtype=bool), None, np.array(canon.split("\x00"), dtype=object), values)
+            if not _not_plain(joined, values, canon):
+                return Column(name, "text", n, np.zeros(n, dtype=bool), None, np.array(canon.split("\x00"), dtype=object), values)
     # Fast path: every cell a string and none spells a number, a date or a boolean (the usual text column).
     if n and types == {str}:
         seen = {v: _str_cell(v) for v in set(values)}
