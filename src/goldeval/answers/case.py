@@ -236,6 +236,7 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
     golden has no rows of its own and its canonical query fails. *filled*, when given, receives the query's own
     rows (``"rows"``, the tuples the golden's row lists were copied from) when they fill in the golden's."""
     gold_extra: tuple[str, str | None] = ("verified", None)
+    from_query = False  # the golden's rows are the canonical query's (each a list)
     where = "golden"  # messages of _golden_table: a malformed golden is reported by judge_answer, not here
     # The golden's canonical query: fill in missing golden rows, or check the given ones.
     if db is not None and canonical and cfg.check_canonical and golden.get("kind", "value") == "value":
@@ -251,6 +252,7 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
                 golden["columns"] = cols if isinstance(cols, list) and len(cols) == len(res.columns) else res.columns
                 golden["rows"] = [list(r) for r in res.rows]
                 golden["rows_from"] = "canonical_query"
+                from_query = True
                 if filled is not None:
                     filled["rows"] = res.rows
             else:
@@ -269,8 +271,11 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
         # Goldens the judge should doubt: a literal that misses the data, a filter that filters nothing.
         dialect = getattr(db, "query_dialect", None) or ("duckdb" if db.engine == "duckdb" else "sqlite")
         rows = golden["rows"] if isinstance(golden["rows"], list) else []
-        gold_extra = worse_status(gold_extra, literal_doubt(db, canonical, [r for r in rows if isinstance(r, (list, tuple))], dialect=dialect))
-        gold_extra = worse_status(gold_extra, filter_doubt(db, canonical, dialect=dialect, golden_rows=len(rows)))
+        n_rows = len(rows)
+        if not from_query:  # rows the query filled in are all lists: nothing to leave out
+            rows = [r for r in rows if isinstance(r, (list, tuple))]
+        gold_extra = worse_status(gold_extra, literal_doubt(db, canonical, rows, dialect=dialect))
+        gold_extra = worse_status(gold_extra, filter_doubt(db, canonical, dialect=dialect, golden_rows=n_rows))
     top = golden.get("top_n")
     if db is not None and canonical and cfg.check_canonical and isinstance(top, Mapping) and "tie_rows" not in top:
         ties = _tie_rows(db, canonical, golden)
