@@ -97,8 +97,8 @@ _CLOSE = ("R_PAREN", "R_BRACKET", "R_BRACE")
 
 def _spliced(canonical: str, dialect: str, tree: Any, columns: list[str]) -> str | None:
     """*canonical* with *columns* added before its top-level ``FROM`` and its top-level ``LIMIT n`` cut out, from
-    the positions of its tokens; ``None`` unless the tokens show exactly one top-level ``SELECT``, then a
-    ``FROM``, and one top-level ``LIMIT`` followed by the number *tree*'s limit holds and nothing but ``;``
+    the positions of its tokens; ``None`` unless the tokens show exactly one top-level ``SELECT``, then one
+    top-level ``FROM`` (``IS DISTINCT FROM`` in the select list makes a second), and one top-level ``LIMIT`` followed by the number *tree*'s limit holds and nothing but ``;``
     (``LIMIT n, m``, ``OFFSET``, a FROM-first query, anything else: the caller prints the tree)."""
     from sqlglot.tokens import TokenType
 
@@ -108,7 +108,7 @@ def _spliced(canonical: str, dialect: str, tree: Any, columns: list[str]) -> str
     opening = {getattr(TokenType, n) for n in _OPEN}
     closing = {getattr(TokenType, n) for n in _CLOSE}
     tokens = read.tokens
-    depth, selects, frm, limit = 0, 0, None, None
+    depth, selects, froms, frm, limit = 0, 0, 0, None, None
     for i, tok in enumerate(tokens):
         kind = tok.token_type
         if kind in opening:
@@ -118,13 +118,16 @@ def _spliced(canonical: str, dialect: str, tree: Any, columns: list[str]) -> str
         elif depth == 0:
             if kind is TokenType.SELECT:
                 selects += 1
-            elif kind is TokenType.FROM and selects and frm is None:
-                frm = tok
+            elif kind is TokenType.FROM:
+                # (one only: "a IS DISTINCT FROM b" in the select list is a FROM token at the top level too)
+                froms += 1
+                if selects and frm is None:
+                    frm = tok
             elif kind is TokenType.LIMIT:
                 if limit is not None:
                     return None
                 limit = i
-    if selects != 1 or frm is None or limit is None or depth != 0 or limit + 1 >= len(tokens):
+    if selects != 1 or froms != 1 or frm is None or limit is None or depth != 0 or limit + 1 >= len(tokens):
         return None
     number = tokens[limit + 1]
     if (number.token_type is not TokenType.NUMBER or number.text != tree.args["limit"].expression.this
