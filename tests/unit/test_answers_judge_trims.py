@@ -70,3 +70,11 @@ def test_computed_floats_is_the_regex(query):
     golden = {"rows_from": "canonical_query", "canonical_query": query}
     assert shapes._computed_floats(golden) is (shapes._ROUNDING.search(query) is None)
 
+
+
+def test_all_null_is_numpy_all():
+    from goldeval.answers.gold import _all_null
+
+    for cells in ([None], [None, None], [None, 1], ["a", None], [float("nan")], [], [None] * 100, [None] * 99 + [2]):
+        c = make_column("x", cells)
+        assert _all_null(c) is bool(c.null.all()), cells
