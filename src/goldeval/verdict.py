@@ -47,10 +47,11 @@ def _plain(value: Any) -> Any:
     t = type(value)
     if t in _ATOMS:
         return value
+    # (An atom is returned as it is: the containers below test for one before calling _plain on it.)
     if t is dict:
-        return {_plain(k): _plain(v) for k, v in value.items()}
+        return {(k if type(k) in _ATOMS else _plain(k)): (v if type(v) in _ATOMS else _plain(v)) for k, v in value.items()}
     if t is list:
-        return [_plain(v) for v in value]
+        return [v if type(v) in _ATOMS else _plain(v) for v in value]
     if t is tuple:
         return tuple(_plain(v) for v in value)
     if is_dataclass(value) and not isinstance(value, type):

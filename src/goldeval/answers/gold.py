@@ -36,6 +36,8 @@ _TOTAL_LABELS = {"total", "all", "overall", "grand total", "sum", "all wards", "
 
 def worse_status(a: tuple[str, str | None], b: tuple[str, str | None]) -> tuple[str, str | None]:
     """The more severe status of two ``(status, note)`` pairs, with both notes kept (joined by ``; ``)."""
+    if b[1] is None and b[0] == "verified":  # the lines below give this (the least severe status, no note)
+        return a[0], a[1] or None
     status = b[0] if _ORDER[b[0]] > _ORDER[a[0]] else a[0]
     notes = [n for n in (a[1], b[1]) if n]
     if len(notes) == 2 and notes[1] in notes[0]:
@@ -51,6 +53,11 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
+def _all_null(c: Column) -> bool:
+    """``bool(c.null.all())``: read from a list on a few cells (NumPy's reduction costs more than they do)."""
+    return all(c.null.tolist()) if c.n <= _SMALL else bool(c.null.all())
+
+
 def check_golden(columns: Sequence[Column], *, rate_columns: Sequence[str] = ()) -> tuple[str, str | None]:
     """``(gold_status, gold_note)`` for a golden table.
 
@@ -62,7 +69,7 @@ def check_golden(columns: Sequence[Column], *, rate_columns: Sequence[str] = ())
         ``("verified", None)`` when nothing looks impossible, else the most severe finding.
     """
     status: tuple[str, str | None] = ("verified", None)
-    if columns and columns[0].n and all(bool(c.null.all()) for c in columns):
+    if columns and columns[0].n and all(_all_null(c) for c in columns):
         status = ("suspect", "every golden cell is NULL: does its query filter out every row (a case-sensitive string, a wrong date)?")
     for c in columns:
         if not c.numeric or c.n == 0:
@@ -97,13 +104,15 @@ def check_golden(columns: Sequence[Column], *, rate_columns: Sequence[str] = ())
 
 
 def _total_rows(columns: Sequence[Column], rate_columns: Sequence[str]) -> tuple[str, str | None]:
-    labels = [c for c in columns if not c.numeric and c.kind == "text"]
+    labels = [c for c in columns if not c.numeric and c.kind == "text" and c.n >= 3]  # fewer rows hold no total row
+    if not labels:
+        return ("verified", None)
     nums = [c for c in columns if c.numeric and not is_rate_name(c.name, rate_columns)
             and not ({"avg", "min", "max", "time", "id"} & role_tags(name_tokens(c.name)))]
     for lab in labels:
         text = lab.text.tolist()
         idx = [i for i, v in enumerate(text) if v in _TOTAL_LABELS]
-        if len(idx) != 1 or lab.n < 3:
+        if len(idx) != 1:
             continue
         t = idx[0]
         for c in nums:
@@ -117,6 +126,8 @@ def _total_rows(columns: Sequence[Column], rate_columns: Sequence[str]) -> tuple
 
 
 def _total_columns(columns: Sequence[Column], rate_columns: Sequence[str]) -> tuple[str, str | None]:
+    if not any(c.numeric and "total" in name_tokens(c.name) for c in columns):
+        return ("verified", None)  # no total column (what the lines below find first)
     nums = [c for c in columns if c.numeric and not is_rate_name(c.name, rate_columns)
             and not ({"avg", "min", "max", "time", "id"} & role_tags(name_tokens(c.name)))]
     totals = [c for c in nums if "total" in name_tokens(c.name)]

@@ -20,6 +20,7 @@ Source: ``DESIGN.md`` "Data answers" (rows are a multiset), goldeval.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain, count
 from typing import Any
 
 import numpy as np
@@ -172,10 +173,10 @@ def cell_codes(golden: Sequence[Column], pred: Sequence[Column]) -> tuple[np.nda
         # The numbers' own bits, -0.0 read as 0.0 and every NaN (NULL) as one NaN, written in place into the two
         # tables (no temporary the size of all cells: at 1e4 rows fresh memory costs more than the arithmetic).
         return _number_codes(golden, n_g), _number_codes(pred, n_p)
-    vocab: dict[Any, int] = {}
-    get = vocab.setdefault
-    codes = np.fromiter((get(v, len(vocab)) for c in cols for v in c.text.tolist()), dtype=np.int64,
-                        count=sum(c.n for c in cols))
+    # Codes in the order each text first occurs (one C-level pass to number them, one to read them).
+    texts = [c.text.tolist() for c in cols]
+    vocab: dict[Any, int] = dict(zip(dict.fromkeys(chain.from_iterable(texts)), count()))
+    codes = np.fromiter(map(vocab.__getitem__, chain.from_iterable(texts)), dtype=np.int64, count=sum(c.n for c in cols))
     sizes = [c.n for c in cols]
     parts = np.split(codes, np.cumsum(sizes)[:-1])
     g = np.stack(parts[: len(golden)], axis=1) if golden else np.zeros((n_g, 0), dtype=np.int64)

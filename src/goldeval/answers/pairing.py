@@ -109,6 +109,8 @@ class Pairing:
 
 def unique_names(names: Sequence[str]) -> list[str]:
     """Names with repeats suffixed ``#2``, ``#3``… (SQL results may repeat a column name)."""
+    if len(set(names)) == len(names):
+        return list(names)  # no repeat: the names as they are (what the loop below gives)
     seen: Counter[str] = Counter()
     out = []
     for n in names:

@@ -18,6 +18,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import count
 from typing import Any
 
 import numpy as np
@@ -111,7 +112,7 @@ def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing, 
             # Text ids from the golden's distinct values (NULL is -1; a value the golden lacks is -2).
             g_text = g.text.tolist()
             vocab: defaultdict[Any, int] = defaultdict(lambda: -2)
-            vocab.update((v, i) for i, v in enumerate(dict.fromkeys(g_text)))
+            vocab.update(zip(dict.fromkeys(g_text), count()))
             vocab[None] = -1
             ids_g = np.fromiter(map(vocab.__getitem__, g_text), dtype=np.int64, count=g.n)
             ids_p = np.fromiter(map(vocab.__getitem__, p.text.tolist()), dtype=np.int64, count=p.n)

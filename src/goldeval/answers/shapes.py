@@ -33,7 +33,7 @@ def _table(obj: Mapping[str, Any], where: str, *, columns_required: bool) -> tup
     cols = obj.get("columns")
     if not isinstance(rows, list):
         raise InputError(f"{where}: 'rows' must be a list of rows, got {shorten(rows)}. Give rows as lists of cells.")
-    if rows and all(isinstance(r, dict) for r in rows):
+    if rows and isinstance(rows[0], dict) and all(isinstance(r, dict) for r in rows):
         if cols is None:
             cols = list(rows[0].keys())
         if isinstance(cols, list):

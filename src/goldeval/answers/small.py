@@ -118,6 +118,7 @@ def small_pair_by_names(golden: Sequence[Column], pred: Sequence[Column], *, rat
         return None
     p_roles = None
     partners: list[int] = []
+    g_counts: list[bool] = []  # "count" among each golden column's role tags
     for g in golden:
         c = [j for j, p in enumerate(pred) if name_score(g.name, p.name) >= 0.95]
         if len(c) != 1:
@@ -128,12 +129,13 @@ def small_pair_by_names(golden: Sequence[Column], pred: Sequence[Column], *, rat
         if roles_conflict(g_roles, p_roles[c[0]]):
             return None
         partners.append(c[0])
+        g_counts.append("count" in g_roles)
     if len(set(partners)) != kg:
         return None
     out = Pairing(unique_names([c.name for c in golden]), unique_names([c.name for c in pred]))
     for i, j in enumerate(partners):
         g = golden[i]
-        rate = is_rate_name(g.name, rate_columns) or ("count" not in role_tags(name_tokens(g.name)) and is_rate_name(pred[j].name))
+        rate = is_rate_name(g.name, rate_columns) or (not g_counts[i] and is_rate_name(pred[j].name))
         p = pred[j]
         if g.num is None and p.num is None and 0 < g.n == p.n <= SMALL_ROWS and g.text.tolist() == p.text.tolist():
             # Neither column numeric and the same canonical texts in the same rows: value_agreement compares their

@@ -370,9 +370,11 @@ def _row_signature_pairing(gcols: list[Column], pcols: list[Column], pairing: Pa
         return None, False
     agree = _agreement(g_codes, p_codes, ga, pb)  # (kg, len(cols)): the share of aligned rows where they agree
     full = agree == 1.0  # before the role conflicts below: equal cells are equal whatever their names
+    p_roles = [role_tags(name_tokens(pcols[j].name)) for j in cols]  # once a column, not once a pair
     for i, g in enumerate(gcols):
-        for jj, j in enumerate(cols):
-            if roles_conflict(role_tags(name_tokens(g.name)), role_tags(name_tokens(pcols[j].name))):
+        g_roles = role_tags(name_tokens(g.name))
+        for jj in range(len(cols)):
+            if roles_conflict(g_roles, p_roles[jj]):
                 agree[i, jj] = -1e6
     rows_i, cols_i = linear_sum_assignment(-agree)
     index = {int(i): cols[int(jj)] for i, jj in zip(rows_i, cols_i) if agree[i, jj] > 0}

@@ -410,6 +410,10 @@ def _number_sources(values: Sequence[Any]) -> tuple[bool, bool]:
     return decimal, binary
 
 
+#: The cell types fill_numbers' flags name (1 float, 4 int, 8 None), for each combination of those bits.
+_TYPES_OF_FLAGS = {f: frozenset(t for bit, t in ((1, float), (4, int), (8, type(None))) if f & bit) for f in range(16)}
+
+
 def make_column(name: str, values: Sequence[Any]) -> Column:
     """Normalise one column of cells.
 
@@ -435,11 +439,11 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
         flags = _fast_fill_numbers(values, num)
         if flags >= 0 and not flags & 2:  # (2: an int from 2**53 on, typed below as its digits)
             null = np.isnan(num)
-            if null.all():
+            if flags & 9 and null.all():  # (ints alone, no float and no None: no cell is NULL)
                 return Column(name, "null", n, null, None, np.array([None] * n, dtype=object), values)
             col = Column(name, "number", n, null, num, None, values)
             col.binary = bool(flags & 1)
-            col._types = {t for bit, t in ((1, float), (4, int), (8, type(None))) if flags & bit}  # set(map(type, values))
+            col._types = set(_TYPES_OF_FLAGS[flags & 13])  # set(map(type, values))
             return col
     types = set(map(type, values))
     # Fast path: plain numbers and NULLs (what SQL results mostly are).
