@@ -18,20 +18,26 @@ from goldeval.answers.canonical import _hidden_tie_pool, _spliced
 from goldeval.answers.doubt import parsed_select
 
 
-def _printed(sql: str, dialect: str = "sqlite") -> tuple[str, list[str]]:
-    """The general way (what _hidden_tie_pool did before): the tree copied, its LIMIT dropped, the order keys
-    added as columns, printed by sqlglot; and the key columns as the splice is given them."""
-    tree = parsed_select(sql, dialect)
+def _keys(tree):
+    """The order keys as _hidden_tie_pool reads them: a position or an alias is its column."""
     projections = list(tree.expressions)
     aliases = {p.alias.lower(): p for p in projections if p.alias}
     keys = []
-    for o in tree.args["order"].expressions:  # as _hidden_tie_pool reads them: a position or an alias is its column
+    for o in tree.args["order"].expressions:
         e = o.this
         if isinstance(e, exp.Literal) and e.is_int and 1 <= int(e.this) <= len(projections):
             e = projections[int(e.this) - 1]
         elif isinstance(e, exp.Column) and not e.table and e.name.lower() in aliases:
             e = aliases[e.name.lower()]
         keys.append(e.unalias())
+    return keys
+
+
+def _printed(sql: str, dialect: str = "sqlite") -> tuple[str, list[str]]:
+    """The general way (what _hidden_tie_pool did before): the tree copied, its LIMIT dropped, the order keys
+    added as columns, printed by sqlglot; and the key columns as the splice is given them."""
+    tree = parsed_select(sql, dialect)
+    keys = _keys(tree)
     full = tree.copy()
     full.set("limit", None)
     full = full.select(*[exp.alias_(k, f"__goldeval_k{i}") for i, k in enumerate(keys)], append=True, copy=False)
@@ -105,6 +111,39 @@ def test_a_from_in_the_select_list_leaves_the_pool_to_sqlglot(db):
     pool = _hidden_tie_pool(db, "SELECT name, population IS DISTINCT FROM 0 AS d FROM country ORDER BY population LIMIT 1",
                             {"columns": ["name", "d"], "rows": [["Bouvet", 0]]})
     assert pool is not None and pool["ties"] == [["Bouvet", 0], ["Heard", 0]]
+
+
+ORDERED = SPLICED + NOT_SPLICED + [
+    "SELECT name FROM country ORDER BY population /* most */ DESC, name -- then the name\nLIMIT 1",
+    "SELECT name FROM country ORDER BY CASE WHEN continent = 'Europe' THEN 0 ELSE 1 END, length(name) LIMIT 1",
+    'SELECT "name" FROM country ORDER BY "population" * 2 + 1 LIMIT 1',
+    "SELECT name FROM country ORDER BY (SELECT count(*) FROM country AS c WHERE c.population < country.population) LIMIT 1",
+    "SELECT name AS n, population AS p FROM country ORDER BY p DESC, n LIMIT 2",
+    "SELECT name FROM country ORDER BY -population, population IS NULL, population BETWEEN 1 AND 2 LIMIT 1",
+]
+
+
+def test_a_spliced_key_column_is_what_sqlglot_prints_for_its_alias():
+    # _without_limit writes a key's column as f"{key.sql()} AS __goldeval_k{i}" instead of printing
+    # exp.alias_(key, ...), which copies the key first (issue 15): the two texts must be the same, on made-up keys
+    # (comments, CASE, quoted names, a subquery, aliases read back, unary minus) and on every Spider order key.
+    from conftest import SHARED
+
+    texts = list(ORDERED)
+    for f in sorted((SHARED / "data" / "spider").glob("spider_*_cases.jsonl")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            texts += [q for q in (row.get("gold_sql"), row.get("pred_sql")) if isinstance(q, str) and "order" in q.lower()]
+    checked = 0
+    for sql in texts:
+        tree = parsed_select(sql, "sqlite")
+        if tree is None or tree.args.get("order") is None:
+            continue
+        for i, key in enumerate(_keys(tree)):
+            name = f"__goldeval_k{i}"
+            assert exp.alias_(key, name).sql(dialect="sqlite") == f"{key.sql(dialect='sqlite')} AS {name}", sql
+            checked += 1
+    assert checked >= len(ORDERED)
 
 
 def test_the_pool_finds_the_ties_either_way(db):

@@ -51,8 +51,9 @@ def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, 
         elif isinstance(e, exp.Column) and not e.table and e.name.lower() in aliases:
             e = aliases[e.name.lower()]
         keys.append(e.unalias())
+    key_sql = [k.sql(dialect=sql_dialect(dialect)) for k in keys]
     try:
-        res = db.execute(_without_limit(canonical, dialect, tree, keys))
+        res = db.execute(_without_limit(canonical, dialect, tree, keys, key_sql))
     except QueryError:
         return None
     m, width = len(gt[1]), len(gt[0])
@@ -65,23 +66,24 @@ def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, 
     if first + len(ties) <= m:
         return None  # nothing tied beyond the LIMIT: the golden rows are the only right answer
     return {"n": m, "above": [list(r[:width]) for r in res.rows[:first]], "ties": ties,
-            "order_key": [k.sql(dialect=sql_dialect(dialect)) for k in keys]}
+            "order_key": key_sql}
 
 
-def _without_limit(canonical: str, dialect: str, tree: Any, keys: list[Any]) -> str:
+def _without_limit(canonical: str, dialect: str, tree: Any, keys: list[Any], key_sql: list[str]) -> str:
     """The text of the tie pool's query: *canonical* (parsed as *tree*, shared: not changed) without its LIMIT, with
-    the order *keys* added as the columns ``__goldeval_k0, …`` after its own.
+    the order *keys* (printed: *key_sql*) added as the columns ``__goldeval_k0, …`` after its own.
 
     Written by cutting the canonical text at its tokens (:func:`_spliced`) where they show the places plainly;
     otherwise printed by sqlglot from a copy of the tree (the general way; the copy and the print of the whole
     tree were the tie pool's largest cost, issue 15). Both are the same query: tested on Spider's gold queries,
-    whose rows they give alike."""
+    whose rows they give alike. A spliced column is ``f"{key_sql} AS __goldeval_k{i}"``, the text sqlglot prints
+    for ``exp.alias_(key, name)`` (tested on every Spider order key), without copying the key to alias it."""
     from sqlglot import exp
 
     def named() -> list[Any]:
         return [exp.alias_(k, f"__goldeval_k{i}") for i, k in enumerate(keys)]  # copies: keys stays the tree's own
 
-    spliced = _spliced(canonical, dialect, tree, [a.sql(dialect=sql_dialect(dialect), copy=False) for a in named()])
+    spliced = _spliced(canonical, dialect, tree, [f"{s} AS __goldeval_k{i}" for i, s in enumerate(key_sql)])
     if spliced is not None:
         return spliced
     full = tree.copy()

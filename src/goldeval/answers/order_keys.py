@@ -122,21 +122,13 @@ def _keys_cached(canonical: str, names_t: tuple[str, ...], dialect: str) -> list
 def _sorted_by(cols: Sequence[Any], dirs: Sequence[str], fold: bool) -> bool:
     """True when the rows (cells of *cols*, each a :class:`~goldeval.answers.values.Column` of the same length) are
     sorted lexicographically by the columns in *dirs* (NULL first ascending, as SQLite sorts it)."""
-    import math
-
-    n = cols[0].n if cols else 0
-
-    def key(col: Any, i: int) -> tuple[int, Any]:
+    def keys(col: Any) -> list[tuple[int, Any]]:
+        # A column's sort keys, read once (issue 15: a NumPy scalar a cell cost more than the comparison).
         if col.numeric:
-            x = float(col.num[i])
-            return (0, 0.0) if math.isnan(x) else (1, x)
-        v = col.raw[i]
-        if v is None:
-            return (0, "")
-        s = str(v)
-        return (1, s.casefold() if fold else s)
+            return [(0, 0.0) if x != x else (1, x) for x in col.num.tolist()]  # (x != x: NaN, a NULL)
+        return [(0, "") if v is None else (1, str(v).casefold() if fold else str(v)) for v in col.raw]
 
-    rows = [tuple(key(c, i) for c in cols) for i in range(n)]
+    rows = list(zip(*map(keys, cols))) if cols else []
     for a, b in zip(rows, rows[1:]):
         for ka, kb, d in zip(a, b, dirs):
             if ka == kb:
