@@ -40,10 +40,11 @@ from bench_judge_cli import _RUN  # noqa: E402  (runs goldeval's CLI from a give
 _REFS = re.compile(r"refs:\s+([\d,]+)")
 
 
-def _count(cmd: list[str]) -> int:
-    """Instructions valgrind counts for one run of *cmd* (whole process)."""
+def _count(cmd: list[str], valgrind_options: tuple[str, ...] = ()) -> int:
+    """Instructions valgrind counts for one run of *cmd* (the whole process, unless *valgrind_options* narrow the
+    collection, as count_judge_pass.py's do)."""
     env = dict(os.environ, PYTHONHASHSEED="0")
-    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *valgrind_options, *cmd],
                           capture_output=True, text=True, env=env)
     m = _REFS.search(proc.stderr)
     if proc.returncode != 0 or m is None:

@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -28,8 +25,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "examples" / "spider"))
+sys.path.insert(0, str(HERE))
 
-_REFS = re.compile(r"refs:\s+([\d,]+)")
 
 #: The counted process: argv = src, cases dir, db dir.
 _PASS = """
@@ -49,13 +46,10 @@ operator.call(judge_file, work + "/full_cases.jsonl", work + "/full_attempts.jso
 
 
 def _count(cmd: list[str]) -> int:
-    env = dict(os.environ, PYTHONHASHSEED="0")
-    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "--collect-atstart=no",
-                           "--toggle-collect=_operator_call", *cmd], capture_output=True, text=True, env=env)
-    m = _REFS.search(proc.stderr)
-    if proc.returncode != 0 or m is None:
-        raise SystemExit(f"valgrind run failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-2000:]}")
-    return int(m.group(1).replace(",", ""))
+    """Instructions of the pass alone (collection toggled on ``operator.call``)."""
+    from count_judge_instructions import _count as count
+
+    return count(cmd, ("--collect-atstart=no", "--toggle-collect=_operator_call"))
 
 
 def main(argv: list[str] | None = None) -> int:
