@@ -223,7 +223,7 @@ class ReadOnlyDatabase:
         try:
             try:
                 cur = self._conn.execute(sql)
-                columns, rows = self._fetch_limited(cur, short_is_last=True)
+                columns, rows = self._fetch_limited(cur)
             except sqlite3.OperationalError as exc:
                 if not str(exc).startswith(_NOT_UTF8):
                     raise
@@ -233,7 +233,7 @@ class ReadOnlyDatabase:
                 self._conn.text_factory = _decode
                 try:
                     cur = self._conn.execute(sql)
-                    columns, rows = self._fetch_limited(cur, short_is_last=True)
+                    columns, rows = self._fetch_limited(cur)
                 finally:
                     self._conn.text_factory = str
             if cur.description is None:
@@ -254,11 +254,10 @@ class ReadOnlyDatabase:
             self._conn.set_progress_handler(None, 0)
         return QueryResult(columns, rows, time.monotonic() - start, "sqlite")
 
-    def _fetch_limited(self, cur: Any, *, short_is_last: bool = False) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Column names and rows of an executed cursor, fetched in blocks; more than ``max_rows`` rows raise
-        QueryError (the database is not asked for the rest). With *short_is_last* a block shorter than asked for
-        ends the fetch: the SQLite driver returns one only when it has stepped to the statement's end, so a small
-        result takes one fetch, not two."""
+    def _fetch_limited(self, cur: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Column names and rows of an executed SQLite cursor, fetched in blocks; more than ``max_rows`` rows raise
+        QueryError (the database is not asked for the rest). A block shorter than asked for ends the fetch: the
+        driver returns one only when it has stepped to the statement's end, so a small result takes one fetch."""
         columns = [d[0] for d in cur.description] if cur.description else []
         rows: list[tuple[Any, ...]] = []
         while True:
@@ -268,7 +267,7 @@ class ReadOnlyDatabase:
             rows.extend(batch)
             if len(rows) > self.max_rows:
                 raise QueryError(f"the query returned more than {self.max_rows} rows (the row limit). Narrow the query or raise --max-rows.")
-            if short_is_last and len(batch) < _FETCH_BLOCK:
+            if len(batch) < _FETCH_BLOCK:
                 break
         return columns, rows
 
