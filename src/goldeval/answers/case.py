@@ -19,6 +19,7 @@ from goldeval.answers.canonical import _hidden_tie_pool, _tie_rows
 from goldeval.answers.config import AnswerConfig, CaseResult
 from goldeval.answers.forbidden import check_forbidden
 from goldeval.answers.gold import worse_status
+from goldeval.answers.query_memo import execute_remembered
 from goldeval.answers.shapes import _check_case_lists, _check_golden_options, _golden_table
 from goldeval.answers.sql import QueryError, ReadOnlyDatabase
 from goldeval.answers.table import _judge_table
@@ -241,7 +242,7 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
     # The golden's canonical query: fill in missing golden rows, or check the given ones.
     if db is not None and canonical and cfg.check_canonical and golden.get("kind", "value") == "value":
         try:
-            res = db.execute(canonical)
+            res = execute_remembered(db, canonical)
         except QueryError as exc:
             if golden.get("rows") is None and "value" not in golden:
                 return str(exc)
@@ -337,7 +338,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         return CaseResult(oc, {"id": cid})
     if db is not None and final_query:
         try:
-            res = db.execute(final_query)
+            res = execute_remembered(db, final_query)  # a text run before on this database: its rows
         except QueryError as exc:
             oc = CaseOutcome(cid, "unscored", reason=f"{attempt_where or where}: the final query failed: {exc}", raw=final_query)
             return CaseResult(oc, _materials(case, attempt, oc, None, golden) if materials else {"id": cid})

@@ -129,6 +129,24 @@ def _slim(entry: dict[str, Any]) -> dict[str, Any]:
     return {k: entry[k] for k in _SHOWN_KEYS if k in entry}
 
 
+def _settle_start_up(database: Any, config: Any) -> None:
+    """The last of start-up, before the first case (issue 15): the SQL dialect's parser and generator are loaded
+    when a database is in play (the golden checks parse queries in it; loaded at the first case that needs one,
+    they cost 5 ms in the middle of the run), then every object start-up made is moved out of the cyclic garbage
+    collector's reach (``gc.freeze()``): modules, classes and tables live to the end of the process, and each full
+    collection walked them again (2.5 % of a Spider pass's instructions, counted by valgrind). Objects made from
+    here on are collected as ever."""
+    import gc
+
+    if database is not None or getattr(config, "db_dir", None):
+        from goldeval.answers.doubt import sql_dialect
+
+        dialect = getattr(database, "query_dialect", None) or "sqlite"
+        d = sql_dialect(dialect)
+        d.generate(d.parse("SELECT 1")[0])  # tokenizer, parser and generator, each loaded once
+    gc.freeze()
+
+
 def _judge_recorded(cases, attempts, out, out_format, quiet, gates, run_store, llm_opts, config, database, definition,
                     console, ci, *, inputs, identities):
     """Judge, record, render, gate, write; exit. Without --llm every case streams, as it is judged, to --out, to
@@ -166,6 +184,7 @@ def _judge_recorded(cases, attempts, out, out_format, quiet, gates, run_store, l
             dod=gates, identities=identities,
         ) as recorder:
             hold_finish_for_gates(recorder, definition)  # the run is finished once, with its gate report
+            _settle_start_up(database, config)
             if llm_opts.enabled:
                 # With --llm the run is finished by the LLM stage: if that stage fails (no key, endpoint down) the run
                 # is left interrupted (resumable), never recorded as finished on the rule verdicts alone.
