@@ -193,7 +193,7 @@ def test_the_cache_keeps_the_query_rows_as_tuples_and_hands_out_new_lists(tmp_pa
 
 def test_goldens_judged_without_materials_share_rows_the_judge_leaves_unchanged(tmp_path):
     # Without materials the golden goes to judge_answer only, so the cases of one query share its row lists (made
-    # once, on the first such hit): the judge reads them and never changes them (each case below would see the
+    # once, by the first case of the query): the judge reads them and never changes them (each case below would see the
     # change), and every verdict is the one a fresh database gives. A case with materials still gets its own rows.
     import copy
 

@@ -220,7 +220,9 @@ def _prepared_golden(db: Any, canonical: Any, golden: dict[str, Any], cfg: Answe
         if isinstance(out, str):
             cache[key] = out
         elif (n := _cells(kept := _kept(out[0], filled.get("rows")))) <= _PREPARED_CELLS // 4:
-            cache[key] = (kept, out[1], n, None)
+            # Judged without materials, the golden's row lists (made from the query's tuples, read and never
+            # changed by the judge) are the ones every later such golden of this query shares: made once, not again.
+            cache[key] = (kept, out[1], n, out[0]["rows"] if share_rows and "rows" in filled else None)
             cache.cells += n
         while len(cache) > _PREPARED_ENTRIES or cache.cells > _PREPARED_CELLS:
             _, old = cache.popitem(last=False)
