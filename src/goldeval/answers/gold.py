@@ -107,14 +107,16 @@ def _total_rows(columns: Sequence[Column], rate_columns: Sequence[str]) -> tuple
     labels = [c for c in columns if not c.numeric and c.kind == "text" and c.n >= 3]  # fewer rows hold no total row
     if not labels:
         return ("verified", None)
-    nums = [c for c in columns if c.numeric and not is_rate_name(c.name, rate_columns)
-            and not ({"avg", "min", "max", "time", "id"} & role_tags(name_tokens(c.name)))]
+    nums = None  # the columns a total row adds up, read only once a label column holds one total label (issue 15)
     for lab in labels:
         text = lab.text.tolist()
         idx = [i for i, v in enumerate(text) if v in _TOTAL_LABELS]
         if len(idx) != 1:
             continue
         t = idx[0]
+        if nums is None:
+            nums = [c for c in columns if c.numeric and not is_rate_name(c.name, rate_columns)
+                    and not ({"avg", "min", "max", "time", "id"} & role_tags(name_tokens(c.name)))]
         for c in nums:
             parts = np.delete(c.num, t)
             if np.isnan(parts).any() or np.isnan(c.num[t]) or (parts < 0).any():
