@@ -146,3 +146,20 @@ def test_check_golden_small_columns_as_numpy(seed: int, monkeypatch: pytest.Monk
         want = gold.check_golden(_columns(cn, rows), rate_columns=rate)
         monkeypatch.setattr(gold, "_SMALL", 64)
         assert got == want, (cn, rows)
+
+
+def test_remembered_name_helpers_equal_the_definitions() -> None:
+    # pairing.roles_of / rate_name / name_score are lru-cached pure functions of the names: the same answers as
+    # the uncached definitions (values.role_tags, is_rate_name), asked twice (the second answer from the cache).
+    from goldeval.answers.pairing import name_score, rate_name, roles_of
+    from goldeval.answers.values import is_rate_name, name_tokens, role_tags, roles_conflict
+
+    names = NAMES + ["n_admissions", "admission_count", "pct_share", "count_of_share_holders", "max(x)", "", " Name "]
+    for _ in range(2):
+        for a in names:
+            assert roles_of(a) == role_tags(name_tokens(a)) and isinstance(roles_of(a), frozenset)
+            assert rate_name(a) == is_rate_name(a)
+            for b in names:
+                assert roles_conflict(roles_of(a), roles_of(b)) == roles_conflict(
+                    role_tags(name_tokens(a)), role_tags(name_tokens(b)))
+                assert name_score(a, b) == name_score.__wrapped__(a, b)

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from goldeval.answers.numbers import tolerances
-from goldeval.answers.pairing import Pairing, name_score, unique_names, value_agreement
-from goldeval.answers.values import Column, is_rate_name, name_tokens, role_tags, roles_conflict
+from goldeval.answers.pairing import Pairing, name_score, rate_name, roles_of, unique_names, value_agreement
+from goldeval.answers.values import Column, roles_conflict
 
 __all__ = ["SMALL_ROWS", "small_rows_equal"]
 
@@ -124,8 +124,8 @@ def small_pair_by_names(golden: Sequence[Column], pred: Sequence[Column], *, rat
         if len(c) != 1:
             return None
         if p_roles is None:
-            p_roles = [role_tags(name_tokens(p.name)) for p in pred]
-        g_roles = role_tags(name_tokens(g.name))
+            p_roles = [roles_of(p.name) for p in pred]
+        g_roles = roles_of(g.name)
         if roles_conflict(g_roles, p_roles[c[0]]):
             return None
         partners.append(c[0])
@@ -135,7 +135,7 @@ def small_pair_by_names(golden: Sequence[Column], pred: Sequence[Column], *, rat
     out = Pairing(unique_names([c.name for c in golden]), unique_names([c.name for c in pred]))
     for i, j in enumerate(partners):
         g = golden[i]
-        rate = is_rate_name(g.name, rate_columns) or (not g_counts[i] and is_rate_name(pred[j].name))
+        rate = g.name in rate_columns or rate_name(g.name) or (not g_counts[i] and rate_name(pred[j].name))
         p = pred[j]
         if g.num is None and p.num is None and 0 < g.n == p.n <= SMALL_ROWS and g.text.tolist() == p.text.tolist():
             # Neither column numeric and the same canonical texts in the same rows: value_agreement compares their
