@@ -344,6 +344,8 @@ def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[
     gi = sorted({i for i, _ in todo})
     pj = sorted({j for _, j in todo})
     cols = [golden[i] for i in gi] + [pred[j] for j in pj]
+    if len(cols) <= _SMALL_CELLS and all(c.n <= _SMALL_CELLS for c in cols):
+        return _small_exact_shares(golden, pred, todo)
     values = [c.num[~c.null] for c in cols]
     flat = np.concatenate(values)
     if not flat.size:
@@ -399,5 +401,36 @@ def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[
         if share is None:
             share = (int(held_l[a][b]) + (nulls if g_nulls[i] else 0)) / n
         multi = (common[a][b] + nulls) / n if share >= 0.5 else 0.0
+        out[i, j] = (share, multi)
+    return out
+
+
+def _value_counts(c: Column) -> tuple[Counter[float], int]:
+    """A number column's non-NULL values counted (``-0.0`` and ``0.0`` one key: they are equal), and its NULL
+    count. Once per column."""
+    def make() -> tuple[Counter[float], int]:
+        null = c.null.tolist()
+        return Counter(x for x, m in zip(c.num.tolist(), null) if not m), sum(null)
+    return c.cached("small_value_counts", make)
+
+
+def _small_exact_shares(golden: Sequence[Column], pred: Sequence[Column], todo: list[tuple[int, int]]
+                        ) -> dict[tuple[int, int], tuple[float, float]]:
+    """:func:`_exact_shares` of eligible pairs of small columns (at most :data:`_SMALL_CELLS` cells each, so no
+    sample; few columns, so the count matrix is never too large), in plain Python: the same integer counts (cells
+    whose value the other column holds; the smaller count per value, summed) from per-column Counters of the
+    exact values (eligible columns hold whole numbers that meet only their equal), the same divisions."""
+    counts_g = {i: _value_counts(golden[i]) for i in {i for i, _ in todo}}
+    counts_p = {j: _value_counts(pred[j]) for j in {j for _, j in todo}}
+    if not any(cg for cg, _ in counts_g.values()) and not any(cp for cp, _ in counts_p.values()):
+        return {}  # no number in any of the columns: the count matrix has no value to count (the general code)
+    out: dict[tuple[int, int], tuple[float, float]] = {}
+    for i, j in todo:
+        (cg, g_nulls), (cp, p_nulls) = counts_g[i], counts_p[j]
+        n = golden[i].n
+        nulls = min(g_nulls, p_nulls)
+        held = sum(c for v, c in cg.items() if v in cp)
+        share = (held + nulls) / n
+        multi = (sum(min(c, cp[v]) for v, c in cg.items() if v in cp) + nulls) / n if share >= 0.5 else 0.0
         out[i, j] = (share, multi)
     return out
