@@ -174,10 +174,13 @@ def pair_columns(
     rel_tol: float = REL_TOL,
 ) -> Pairing:
     """:func:`pair_columns_full` (the definition; its docstring says what a pairing is), through the plain-Python
-    path of :func:`goldeval.answers.small.small_pair_by_names` where the names alone decide (the same Pairing)."""
-    from goldeval.answers.small import small_pair_by_names
+    paths of :mod:`goldeval.answers.small` where they apply (the same Pairing): ``small_pair_by_names`` where the
+    names alone decide, ``small_pair_columns`` for a few columns whose best assignment is unique."""
+    from goldeval.answers.small import small_pair_by_names, small_pair_columns
 
     out = small_pair_by_names(golden, pred, rate_columns=rate_columns, rel_tol=rel_tol)
+    if out is None:
+        out = small_pair_columns(golden, pred, rate_columns=rate_columns, rel_tol=rel_tol)
     return out if out is not None else pair_columns_full(golden, pred, rate_columns=rate_columns, rel_tol=rel_tol)
 
 
