@@ -10,7 +10,7 @@ from goldeval.answers import column_agreement
 from goldeval.answers.column_agreement import _exact_shares, multiset_share, value_agreement
 from goldeval.answers.values import make_column
 
-cell = st.one_of(st.none(), st.integers(-4, 6), st.sampled_from([0.0, -0.0, 2.0, 1.5, 10**6, float("inf"), "x"]))
+cell = st.one_of(st.none(), st.integers(-4, 6), st.sampled_from([0.0, -0.0, 2.0, 1.5, 10**6, 4e5, -4e5, 1e300, float("inf"), float("-inf"), float("nan"), "x"]))
 column = st.lists(cell, min_size=1, max_size=8)
 
 
@@ -36,3 +36,19 @@ def test_small_exact_shares_equal_the_count_matrix(g_cells, p_cells, tol):
         assert share == value_agreement(golden[i], pred[j], rel_tol=rel_tol)[0]
         if share >= 0.5:
             assert multi == multiset_share(golden[i], pred[j], rel_tol=rel_tol)
+
+
+@settings(max_examples=300, deadline=None)
+@given(column)
+def test_small_whole_is_the_numpy_test(cells):
+    # _whole of a column of at most _SMALL_CELLS cells (plain Python) is the NumPy test's answer.
+    c = make_column("c", cells)
+    if c.num is None:
+        return
+    old = column_agreement._SMALL_CELLS
+    column_agreement._SMALL_CELLS = 0
+    try:
+        want = column_agreement._whole(make_column("c", cells))
+    finally:
+        column_agreement._SMALL_CELLS = old
+    assert column_agreement._whole(c) == want

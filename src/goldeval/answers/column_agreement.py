@@ -13,6 +13,7 @@ Source: ``DESIGN.md`` "Data answers" (column pairing), goldeval.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -148,6 +149,8 @@ def _nulls(c: Column) -> int:
 def _whole(c: Column) -> bool:
     """Every non-NULL number of the column is a finite whole number (once per column)."""
     def make() -> bool:
+        if c.n <= _SMALL_CELLS:  # the same test on a few cells in plain Python (math.floor of a finite float)
+            return all(math.isfinite(x) and x == math.floor(x) for x in _value_counts(c)[0])
         v = c.num[~c.null]
         return bool(np.isfinite(v).all() and (v == np.floor(v)).all())
     return c.cached("whole", make)
@@ -310,6 +313,7 @@ def _compatible(g: Column, p: Column) -> bool:
 #: Most cells of the per-column value-count matrix the exact-number shares are computed from (columns × distinct
 #: values); past it the pairs are computed one by one.
 _MAX_COUNT_CELLS = 1 << 22
+_INT_TYPES = frozenset({int, type(None)})
 
 
 def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[tuple[int, int]], rel_tol: float
@@ -331,10 +335,17 @@ def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[
     def eligible(c: Column, golden_side: bool) -> bool:
         if not c.numeric or c.decimal or c.n == 0 or not _whole(c):
             return False
-        v = c.num[~c.null]
-        if v.size and float(np.abs(v).max()) >= bound:
-            return False
-        return not (golden_side and tolerances(c).any())
+        if c.n <= _SMALL_CELLS:
+            v = _value_counts(c)[0]  # the distinct non-NULL values: the same largest magnitude, in plain Python
+            if v and max(map(abs, v)) >= bound:
+                return False
+        else:
+            v = c.num[~c.null]
+            if v.size and float(np.abs(v).max()) >= bound:
+                return False
+        if not golden_side or (c._types is not None and c._types <= _INT_TYPES):
+            return True  # Python ints and NULLs only: every half-unit is 0 (numbers._tolerances), written or exact
+        return not tolerances(c).any()
 
     g_ok = {i: eligible(golden[i], True) for i in {i for i, _ in pairs}}
     p_ok = {j: eligible(pred[j], False) for j in {j for _, j in pairs}}
