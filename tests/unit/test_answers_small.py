@@ -10,11 +10,13 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from goldeval.answers.pairing import pair_columns, pair_columns_full
 from goldeval.answers.rows import _compare_rows_full, compare_rows
 from goldeval.answers.shapes import _columns
-from goldeval.answers.small import small_pair_by_names, small_rows_equal
+from goldeval.answers.small import small_pair_by_names, small_pair_columns, small_rows_equal
 
 NAMES = ["name", "Name", "age", "count(*)", "avg(age)", "T1.name", "n_rate", "city", "year", "month", "id"]
 
@@ -146,3 +148,105 @@ def test_check_golden_small_columns_as_numpy(seed: int, monkeypatch: pytest.Monk
         want = gold.check_golden(_columns(cn, rows), rate_columns=rate)
         monkeypatch.setattr(gold, "_SMALL", 64)
         assert got == want, (cn, rows)
+
+
+def test_remembered_name_helpers_equal_the_definitions() -> None:
+    # pairing.roles_of / rate_name / name_score are lru-cached pure functions of the names: the same answers as
+    # the uncached definitions (values.role_tags, is_rate_name), asked twice (the second answer from the cache).
+    from goldeval.answers.pairing import name_score, rate_name, roles_of
+    from goldeval.answers.values import is_rate_name, name_tokens, role_tags, roles_conflict
+
+    names = NAMES + ["n_admissions", "admission_count", "pct_share", "count_of_share_holders", "max(x)", "", " Name "]
+    for _ in range(2):
+        for a in names:
+            assert roles_of(a) == role_tags(name_tokens(a)) and isinstance(roles_of(a), frozenset)
+            assert rate_name(a) == is_rate_name(a)
+            for b in names:
+                assert roles_conflict(roles_of(a), roles_of(b)) == roles_conflict(
+                    role_tags(name_tokens(a)), role_tags(name_tokens(b)))
+                assert name_score(a, b) == name_score.__wrapped__(a, b)
+
+
+PAIR_NAMES = NAMES + ["count(T1.id)", "max(age)", "pct", "total", "x", "student_id"]
+pair_cell = st.one_of(st.none(), st.integers(-2, 4), st.sampled_from([0.5, 1 / 3, 2.0, 50.0, 100.0, -0.0]),
+                      st.sampled_from(["Joe", "joe ", "Ann", "1", "2", ""]))
+
+
+@st.composite
+def _pair_tables(draw: st.DrawFn) -> tuple[list[str], list[list[object]], list[str], list[list[object]], list[str]]:
+    kg, kp = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    ng = draw(st.integers(0, 5))
+    np_ = draw(st.sampled_from([ng, ng, max(ng - 1, 0), ng + 1]))
+    g_names = draw(st.lists(st.sampled_from(PAIR_NAMES), min_size=kg, max_size=kg))
+    p_names = draw(st.lists(st.sampled_from(PAIR_NAMES + g_names * 3), min_size=kp, max_size=kp))
+    g_rows = [draw(st.lists(pair_cell, min_size=kg, max_size=kg)) for _ in range(ng)]
+    # Prediction cells: the golden's own cells (in some column and row order) most of the time, else random.
+    p_rows = []
+    for r in range(np_):
+        row = []
+        for _ in range(kp):
+            if g_rows and draw(st.booleans()):
+                row.append(g_rows[draw(st.integers(0, ng - 1))][draw(st.integers(0, kg - 1))] if draw(st.booleans())
+                           else g_rows[min(r, ng - 1)][draw(st.integers(0, kg - 1))])
+            else:
+                row.append(draw(pair_cell))
+        p_rows.append(row)
+    rate = draw(st.sampled_from([[], [], [g_names[0]]]))
+    return g_names, g_rows, p_names, p_rows, rate
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_pair_tables())
+def test_small_pair_columns_is_pair_columns_full(case) -> None:
+    # The plain-Python pairing of a few columns (small.small_pair_columns) gives the Pairing of the NumPy score
+    # matrix and linear_sum_assignment wherever it answers (ties, the names-decide case and more columns: None).
+    g_names, g_rows, p_names, p_rows, rate = case
+    got = small_pair_columns(_columns(g_names, g_rows), _columns(p_names, p_rows), rate_columns=rate, rel_tol=1e-6)
+    full = pair_columns_full(_columns(g_names, g_rows), _columns(p_names, p_rows), rate_columns=rate)
+    if got is not None:
+        assert got == full
+        assert got.to_dict() == full.to_dict() and list(got.basis) == list(full.basis)  # the same order, too
+    assert pair_columns(_columns(g_names, g_rows), _columns(p_names, p_rows), rate_columns=rate) == full
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_small_pair_columns_answers_most_small_tables(seed: int) -> None:
+    # The random tables of the test above it, by seed: the plain-Python pairing answers (and equals the
+    # definition) on many of them, with each basis the general code gives among its answers.
+    rng = random.Random(seed)
+    used = 0
+    for _ in range(50):
+        g_names, g_rows, p_names, p_rows = _tables(rng)
+        gc, pc = _columns(g_names, g_rows), _columns(p_names, p_rows)
+        got = small_pair_columns(gc, pc, rate_columns=[], rel_tol=1e-6)
+        full = pair_columns_full(_columns(g_names, g_rows), _columns(p_names, p_rows))
+        if got is not None:
+            used += 1
+            assert got == full and got.to_dict() == full.to_dict()
+    assert used
+
+
+PAIR_HAND = [
+    # (golden names, rows, prediction names, rows, a basis the pairing gives, or None: left to the general code)
+    (["a", "b"], [[1, 5], [2, 6]], ["c", "d"], [[5, 1], [6, 2]], "values"),  # names neutral, columns swapped
+    (["age", "id"], [[30, 1], [40, 2]], ["age", "id"], [[1, 30], [2, 40]], "name"),  # names against values
+    (["a"], [[1], [2]], ["c"], [[1], [3]], "values (partial)"),
+    (["x", "y"], [["Joe", 30]], ["p", "q"], [["Ann", 30]], "values"),  # x unpaired: its one candidate no evidence
+    # Ties: two prediction columns hold the golden's values alike, or a golden column is repeated (both copies fit
+    # one prediction column as well): linear_sum_assignment's own choice, so the plain path answers None.
+    (["a"], [[1], [2]], ["c", "d"], [[1, 1], [2, 2]], None),
+    (["id", "name", "id"], [[1, "a", 1], [2, "b", 2]], ["id", "name"], [[1, "a"], [2, "b"]], None),
+]
+
+
+@pytest.mark.parametrize("case", PAIR_HAND, ids=[str(i) for i in range(len(PAIR_HAND))])
+def test_small_pair_columns_hand_made(case: tuple) -> None:
+    g_names, g_rows, p_names, p_rows, basis = case
+    got = small_pair_columns(_columns(g_names, g_rows), _columns(p_names, p_rows), rate_columns=[], rel_tol=1e-6)
+    full = pair_columns_full(_columns(g_names, g_rows), _columns(p_names, p_rows))
+    assert pair_columns(_columns(g_names, g_rows), _columns(p_names, p_rows)) == full
+    if basis is None:
+        assert got is None
+    else:
+        assert got is not None and got == full and got.to_dict() == full.to_dict()
+        assert basis in got.basis.values()

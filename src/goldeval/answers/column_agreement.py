@@ -13,6 +13,7 @@ Source: ``DESIGN.md`` "Data answers" (column pairing), goldeval.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -148,6 +149,8 @@ def _nulls(c: Column) -> int:
 def _whole(c: Column) -> bool:
     """Every non-NULL number of the column is a finite whole number (once per column)."""
     def make() -> bool:
+        if c.n <= _SMALL_CELLS:  # the same test on a few cells in plain Python (math.floor of a finite float)
+            return all(math.isfinite(x) and x == math.floor(x) for x in _value_counts(c)[0])
         v = c.num[~c.null]
         return bool(np.isfinite(v).all() and (v == np.floor(v)).all())
     return c.cached("whole", make)
@@ -310,6 +313,7 @@ def _compatible(g: Column, p: Column) -> bool:
 #: Most cells of the per-column value-count matrix the exact-number shares are computed from (columns × distinct
 #: values); past it the pairs are computed one by one.
 _MAX_COUNT_CELLS = 1 << 22
+_INT_TYPES = frozenset({int, type(None)})
 
 
 def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[tuple[int, int]], rel_tol: float
@@ -331,10 +335,17 @@ def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[
     def eligible(c: Column, golden_side: bool) -> bool:
         if not c.numeric or c.decimal or c.n == 0 or not _whole(c):
             return False
-        v = c.num[~c.null]
-        if v.size and float(np.abs(v).max()) >= bound:
-            return False
-        return not (golden_side and tolerances(c).any())
+        if c.n <= _SMALL_CELLS:
+            v = _value_counts(c)[0]  # the distinct non-NULL values: the same largest magnitude, in plain Python
+            if v and max(map(abs, v)) >= bound:
+                return False
+        else:
+            v = c.num[~c.null]
+            if v.size and float(np.abs(v).max()) >= bound:
+                return False
+        if not golden_side or (c._types is not None and c._types <= _INT_TYPES):
+            return True  # Python ints and NULLs only: every half-unit is 0 (numbers._tolerances), written or exact
+        return not tolerances(c).any()
 
     g_ok = {i: eligible(golden[i], True) for i in {i for i, _ in pairs}}
     p_ok = {j: eligible(pred[j], False) for j in {j for _, j in pairs}}
@@ -344,6 +355,8 @@ def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[
     gi = sorted({i for i, _ in todo})
     pj = sorted({j for _, j in todo})
     cols = [golden[i] for i in gi] + [pred[j] for j in pj]
+    if len(cols) <= _SMALL_CELLS and all(c.n <= _SMALL_CELLS for c in cols):
+        return _small_exact_shares(golden, pred, todo)
     values = [c.num[~c.null] for c in cols]
     flat = np.concatenate(values)
     if not flat.size:
@@ -399,5 +412,36 @@ def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[
         if share is None:
             share = (int(held_l[a][b]) + (nulls if g_nulls[i] else 0)) / n
         multi = (common[a][b] + nulls) / n if share >= 0.5 else 0.0
+        out[i, j] = (share, multi)
+    return out
+
+
+def _value_counts(c: Column) -> tuple[Counter[float], int]:
+    """A number column's non-NULL values counted (``-0.0`` and ``0.0`` one key: they are equal), and its NULL
+    count. Once per column."""
+    def make() -> tuple[Counter[float], int]:
+        null = c.null.tolist()
+        return Counter(x for x, m in zip(c.num.tolist(), null) if not m), sum(null)
+    return c.cached("small_value_counts", make)
+
+
+def _small_exact_shares(golden: Sequence[Column], pred: Sequence[Column], todo: list[tuple[int, int]]
+                        ) -> dict[tuple[int, int], tuple[float, float]]:
+    """:func:`_exact_shares` of eligible pairs of small columns (at most :data:`_SMALL_CELLS` cells each, so no
+    sample; few columns, so the count matrix is never too large), in plain Python: the same integer counts (cells
+    whose value the other column holds; the smaller count per value, summed) from per-column Counters of the
+    exact values (eligible columns hold whole numbers that meet only their equal), the same divisions."""
+    counts_g = {i: _value_counts(golden[i]) for i in {i for i, _ in todo}}
+    counts_p = {j: _value_counts(pred[j]) for j in {j for _, j in todo}}
+    if not any(cg for cg, _ in counts_g.values()) and not any(cp for cp, _ in counts_p.values()):
+        return {}  # no number in any of the columns: the count matrix has no value to count (the general code)
+    out: dict[tuple[int, int], tuple[float, float]] = {}
+    for i, j in todo:
+        (cg, g_nulls), (cp, p_nulls) = counts_g[i], counts_p[j]
+        n = golden[i].n
+        nulls = min(g_nulls, p_nulls)
+        held = sum(c for v, c in cg.items() if v in cp)
+        share = (held + nulls) / n
+        multi = (sum(min(c, cp[v]) for v, c in cg.items() if v in cp) + nulls) / n if share >= 0.5 else 0.0
         out[i, j] = (share, multi)
     return out

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -119,8 +120,22 @@ def unique_names(names: Sequence[str]) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=4096)
+def roles_of(name: str) -> frozenset[str]:
+    """``role_tags(name_tokens(name))``, once per name (a pure function of the string; a pairing asks it per column)."""
+    return frozenset(role_tags(name_tokens(name)))
+
+
+@lru_cache(maxsize=4096)
+def rate_name(name: str) -> bool:
+    """``is_rate_name(name)`` with nothing declared, once per name (a pure function of the string)."""
+    return is_rate_name(name)
+
+
+@lru_cache(maxsize=4096)
 def name_score(a: str, b: str) -> float:
-    """Name evidence in [0, 1]: 1 same tokens, 0.8 one token set inside the other, less for partial overlap."""
+    """Name evidence in [0, 1]: 1 same tokens, 0.8 one token set inside the other, less for partial overlap.
+    A pure function of the two strings, remembered per pair (a pairing asks it for every golden × prediction)."""
     if a.strip().lower() == b.strip().lower():
         return 1.0
     ta, tb = name_tokens(a), name_tokens(b)
@@ -159,10 +174,13 @@ def pair_columns(
     rel_tol: float = REL_TOL,
 ) -> Pairing:
     """:func:`pair_columns_full` (the definition; its docstring says what a pairing is), through the plain-Python
-    path of :func:`goldeval.answers.small.small_pair_by_names` where the names alone decide (the same Pairing)."""
-    from goldeval.answers.small import small_pair_by_names
+    paths of :mod:`goldeval.answers.small` where they apply (the same Pairing): ``small_pair_by_names`` where the
+    names alone decide, ``small_pair_columns`` for a few columns whose best assignment is unique."""
+    from goldeval.answers.small import small_pair_by_names, small_pair_columns
 
     out = small_pair_by_names(golden, pred, rate_columns=rate_columns, rel_tol=rel_tol)
+    if out is None:
+        out = small_pair_columns(golden, pred, rate_columns=rate_columns, rel_tol=rel_tol)
     return out if out is not None else pair_columns_full(golden, pred, rate_columns=rate_columns, rel_tol=rel_tol)
 
 
@@ -202,17 +220,17 @@ def pair_columns_full(
     scales = np.ones((kg, kp))
     names = np.zeros((kg, kp))
     conflict = np.zeros((kg, kp), dtype=bool)
-    g_roles = [role_tags(name_tokens(c.name)) for c in golden]
-    p_roles = [role_tags(name_tokens(c.name)) for c in pred]
+    g_roles = [roles_of(c.name) for c in golden]
+    p_roles = [roles_of(c.name) for c in pred]
     for i, g in enumerate(golden):
         for j, p in enumerate(pred):
             conflict[i, j] = roles_conflict(g_roles[i], p_roles[j])
             names[i, j] = name_score(g.name, p.name)
-    rate_g = [is_rate_name(g.name, rate_columns) for g in golden]
+    rate_g = [g.name in rate_columns or rate_name(g.name) for g in golden]  # is_rate_name(g.name, rate_columns)
     done: list[tuple[int, int]] = []
 
     def agreement(i: int, j: int) -> None:
-        rate = rate_g[i] or ("count" not in g_roles[i] and is_rate_name(pred[j].name))
+        rate = rate_g[i] or ("count" not in g_roles[i] and rate_name(pred[j].name))
         share, scale = value_agreement(golden[i], pred[j], rate=rate, rel_tol=rel_tol)
         if share is not None:
             agree[i, j] = share
@@ -249,7 +267,7 @@ def pair_columns_full(
         rest = [(i, j) for i in range(kg) for j in range(kp) if not conflict[i, j] and (i, j) not in seen]
         # Pairs of whole-number columns, all at once (no rate reading: those pairs also try ×100 and ÷100).
         exact = _exact_shares(golden, pred, [(i, j) for i, j in rest if not (
-            rate_g[i] or ("count" not in g_roles[i] and is_rate_name(pred[j].name)))], rel_tol)
+            rate_g[i] or ("count" not in g_roles[i] and rate_name(pred[j].name)))], rel_tol)
         for i, j in rest:
             if (i, j) in exact:
                 agree[i, j] = exact[i, j][0]

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from goldeval.answers.numbers import tolerances
-from goldeval.answers.pairing import Pairing, name_score, unique_names, value_agreement
-from goldeval.answers.values import Column, is_rate_name, name_tokens, role_tags, roles_conflict
+from goldeval.answers.pairing import Pairing, name_score, rate_name, roles_of, unique_names, value_agreement
+from goldeval.answers.values import Column, roles_conflict
 
 __all__ = ["SMALL_ROWS", "small_rows_equal"]
 
@@ -124,8 +124,8 @@ def small_pair_by_names(golden: Sequence[Column], pred: Sequence[Column], *, rat
         if len(c) != 1:
             return None
         if p_roles is None:
-            p_roles = [role_tags(name_tokens(p.name)) for p in pred]
-        g_roles = role_tags(name_tokens(g.name))
+            p_roles = [roles_of(p.name) for p in pred]
+        g_roles = roles_of(g.name)
         if roles_conflict(g_roles, p_roles[c[0]]):
             return None
         partners.append(c[0])
@@ -135,7 +135,7 @@ def small_pair_by_names(golden: Sequence[Column], pred: Sequence[Column], *, rat
     out = Pairing(unique_names([c.name for c in golden]), unique_names([c.name for c in pred]))
     for i, j in enumerate(partners):
         g = golden[i]
-        rate = is_rate_name(g.name, rate_columns) or (not g_counts[i] and is_rate_name(pred[j].name))
+        rate = g.name in rate_columns or rate_name(g.name) or (not g_counts[i] and rate_name(pred[j].name))
         p = pred[j]
         if g.num is None and p.num is None and 0 < g.n == p.n <= SMALL_ROWS and g.text.tolist() == p.text.tolist():
             # Neither column numeric and the same canonical texts in the same rows: value_agreement compares their
@@ -149,4 +149,193 @@ def small_pair_by_names(golden: Sequence[Column], pred: Sequence[Column], *, rat
         out.scale[i] = float(scale)
         out.agreement[out.golden_names[i]] = float(share)
     out.basis = {n: "name+values" for n in out.golden_names}
+    return out
+
+
+#: Most golden and most prediction columns :func:`small_pair_columns` takes (at most 4! = 24 assignments to try).
+SMALL_PAIR_COLUMNS = 4
+#: How much better than every other assignment the best one must score for :func:`small_pair_columns` to take it
+#: (far above the rounding of sums of scores near ``-1e6``; a closer call is left to ``linear_sum_assignment``).
+_UNIQUE_MARGIN = 1e-6
+
+
+def small_pair_columns(golden: Sequence[Column], pred: Sequence[Column], *, rate_columns: Sequence[str],
+                       rel_tol: float) -> Pairing | None:
+    """:func:`~goldeval.answers.pairing.pair_columns_full` for a few columns (``1 <= k_g, k_p <=``
+    :data:`SMALL_PAIR_COLUMNS`), in plain Python, or ``None``.
+
+    The same evidence from the same calls (value_agreement, _exact_shares, multiset_share, in the same order), the
+    same scores as floats (the NumPy expression's operations in its order; NaN kept as ``None``), the assignment by
+    trying every one: taken only when it beats every other by :data:`_UNIQUE_MARGIN` (then it is the one optimum
+    ``linear_sum_assignment`` returns); ``None`` on a closer call (ties: the solver's choice is its own) and where
+    the names decide (:func:`small_pair_by_names` answers that case). The steps after the assignment (elimination,
+    repeats, rejected pairs, name/value conflicts, ambiguity) are the general code's, line for line.
+    """
+    from itertools import permutations
+
+    from goldeval.answers.column_agreement import _compatible, _exact_shares, _same_content, multiset_share
+
+    kg, kp = len(golden), len(pred)
+    if not (1 <= kg <= SMALL_PAIR_COLUMNS and 1 <= kp <= SMALL_PAIR_COLUMNS):
+        return None
+    g_roles = [roles_of(c.name) for c in golden]
+    p_roles = [roles_of(c.name) for c in pred]
+    conflict = [[roles_conflict(gr, pr) for pr in p_roles] for gr in g_roles]
+    names = [[name_score(g.name, p.name) for p in pred] for g in golden]
+    rate_g = [g.name in rate_columns or rate_name(g.name) for g in golden]
+    agree: list[list[float | None]] = [[None] * kp for _ in range(kg)]
+    scales = [[1.0] * kp for _ in range(kg)]
+    done: list[tuple[int, int]] = []
+
+    def rate_pair(i: int, j: int) -> bool:
+        return rate_g[i] or ("count" not in g_roles[i] and rate_name(pred[j].name))
+
+    def agreement(i: int, j: int) -> None:
+        share, scale = value_agreement(golden[i], pred[j], rate=rate_pair(i, j), rel_tol=rel_tol)
+        if share is not None:
+            agree[i][j] = share
+            scales[i][j] = scale
+        done.append((i, j))
+
+    # _named_partners and the named pairs' agreements, up to the first that is not full.
+    named: list[int] | None = []
+    for i in range(kg):
+        c = [j for j in range(kp) if names[i][j] >= 0.95]
+        if len(c) != 1 or conflict[i][c[0]]:
+            named = None
+            break
+        named.append(c[0])
+    if named is not None and len(set(named)) != len(named):
+        named = None
+    by_name = named is not None
+    for i, j in enumerate(named or ()):
+        agreement(i, j)
+        a = agree[i][j]
+        if a is None or a < 1 - 1e-12:
+            by_name = False
+            break
+    if by_name:
+        return None  # the names decide: small_pair_by_names' case
+    seen = set(done)
+    rest = [(i, j) for i in range(kg) for j in range(kp) if not conflict[i][j] and (i, j) not in seen]
+    exact = _exact_shares(golden, pred, [(i, j) for i, j in rest if not rate_pair(i, j)], rel_tol)
+    for i, j in rest:
+        if (i, j) in exact:
+            agree[i][j] = exact[i, j][0]
+            done.append((i, j))
+        else:
+            agreement(i, j)
+    done.sort()
+    histo = [[0.0] * kp for _ in range(kg)]
+    for i, j in done:
+        g, p = golden[i], pred[j]
+        a = agree[i][j]
+        if g.numeric and p.numeric and a is not None and a >= 0.5:
+            histo[i][j] = exact[i, j][1] if (i, j) in exact else multiset_share(g, p, scale=float(scales[i][j]), rel_tol=rel_tol)
+    # The score matrix: ((2·a + 1·name) + 2·[same name]) + 0.25·histo, the NumPy expression's operations in order.
+    score = [[-1e6 if conflict[i][j] else
+              2.0 * (agree[i][j] or 0.0) + 1.0 * names[i][j] + 2.0 * (1.0 if names[i][j] >= 0.95 else 0.0)
+              + 0.25 * histo[i][j] for j in range(kp)] for i in range(kg)]
+    # The assignment: the best of all (rows to columns where k_g <= k_p, columns to rows otherwise), if unique.
+    if kg <= kp:
+        totals = [(sum(score[i][js[i]] for i in range(kg)), list(enumerate(js))) for js in permutations(range(kp), kg)]
+    else:
+        totals = [(sum(score[is_[j]][j] for j in range(kp)), sorted((is_[j], j) for j in range(kp)))
+                  for is_ in permutations(range(kg), kp)]
+    best = max(t for t, _ in totals)
+    winners = [pairs for t, pairs in totals if t > best - _UNIQUE_MARGIN]
+    if len(winners) != 1:
+        return None
+    gnames = unique_names([c.name for c in golden])
+    pnames = unique_names([c.name for c in pred])
+    out = Pairing(gnames, pnames)
+    assigned: dict[int, int] = {}
+    for i, j in winners[0]:
+        if conflict[i][j]:
+            continue
+        a = agree[i][j]
+        if a is not None and a >= 1 - 1e-12:
+            out.basis[gnames[i]] = "name+values" if names[i][j] >= 0.5 else "values"
+        elif names[i][j] >= 0.5:
+            out.basis[gnames[i]] = "name"
+        elif a is not None and a >= 0.5:
+            out.basis[gnames[i]] = "values (partial)"
+        else:
+            continue
+        assigned[i] = j
+    free = [j for j in range(kp) if j not in assigned.values()]
+    no_evidence: list[tuple[int, int]] = []
+    for i in range(kg):
+        if i in assigned:
+            continue
+        cands = [j for j in free if not conflict[i][j] and _compatible(golden[i], pred[j])]
+        if len(cands) == 1:
+            c = cands[0]
+            others = [i2 for i2 in range(kg) if i2 != i and i2 not in assigned
+                      and not conflict[i2][c] and _compatible(golden[i2], pred[c])]
+            if not others and agree[i][c] == 0 and names[i][c] == 0:
+                no_evidence.append((i, c))
+            elif not others:
+                assigned[i] = c
+                free.remove(c)
+                out.basis[gnames[i]] = "elimination"
+    twins: dict[int, int] = {}
+    for i in range(kg):
+        if i in assigned:
+            continue
+        for i2 in sorted(assigned):
+            if golden[i].name.strip().lower() == golden[i2].name.strip().lower() and _same_content(golden[i], golden[i2]):
+                twins[i] = i2
+                break
+    for i in range(kg):
+        if i in twins:
+            i2 = twins[i]
+            out.index[i] = assigned[i2]
+            out.scale[i] = float(scales[i2][assigned[i2]])
+            out.basis[gnames[i]] = f"repeat of {gnames[i2]}"
+            a = agree[i2][assigned[i2]]
+            out.agreement[gnames[i]] = None if a is None else float(a)
+        elif i in assigned:
+            j = assigned[i]
+            out.index[i] = j
+            out.scale[i] = float(scales[i][j])
+            a = agree[i][j]
+            out.agreement[gnames[i]] = None if a is None else float(a)
+        else:
+            out.unpaired.append(gnames[i])
+            for j in range(kp):
+                if conflict[i][j]:
+                    share, _ = value_agreement(golden[i], pred[j], rel_tol=rel_tol)
+                    why = f"roles differ ({'/'.join(sorted(g_roles[i]))} vs {'/'.join(sorted(p_roles[j]))})"
+                    if share:
+                        why += f"; shared values ({share:.0%}) are not evidence of meaning"
+                    out.rejected.append({"golden": gnames[i], "prediction": pnames[j], "why": why})
+            for i2, j in no_evidence:
+                if i2 == i:
+                    out.rejected.append({"golden": gnames[i], "prediction": pnames[j], "no_evidence": True,
+                                         "why": "agrees on no value and its name is no evidence"})
+    settled = {j2 for i2, j2 in out.index.items() if out.basis[gnames[i2]] == "name+values"}
+    for i, j in out.index.items():
+        if out.basis[gnames[i]] != "name":
+            continue
+        full = [j2 for j2 in range(kp) if j2 != j and j2 not in settled and not conflict[i][j2]
+                and agree[i][j2] is not None and agree[i][j2] >= 1 - 1e-12]
+        if full:
+            out.name_value_conflicts.append({"golden": gnames[i], "named": pnames[j], "values_in": [pnames[j2] for j2 in full]})
+    for i, j in out.index.items():
+        if out.basis[gnames[i]] not in ("values", "values (partial)", "elimination"):
+            continue
+        cands = [j2 for j2 in range(kp) if j2 != j and not conflict[i][j2]
+                 and abs(score[i][j2] - score[i][j]) <= 1e-9 and not _same_content(pred[j2], pred[j])]
+        if cands:
+            out.ambiguous.append({"golden": gnames[i], "chosen": pnames[j], "candidates": [pnames[j2] for j2 in cands]})
+            for j2 in cands:
+                alt = dict(out.index)
+                other = next((i2 for i2, jj in alt.items() if jj == j2), None)
+                alt[i] = j2
+                if other is not None:
+                    if conflict[other][j]:
+                        continue
+                    alt[other] = j
+                out.alternatives.append(alt)
     return out
