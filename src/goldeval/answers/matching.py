@@ -53,6 +53,10 @@ _SMALL_BUCKET = 4096
 def group_ids(keys: np.ndarray) -> np.ndarray:
     """``(n,)`` group id per row of an ``(n, k)`` int64 key matrix: equal rows get equal ids, and ids follow the
     lexicographic order of the rows (so they can serve as a sort key)."""
+    if keys.dtype == np.int64 and keys.ndim == 2 and 0 < keys.shape[0] <= _SMALL_KEYS and keys.shape[1]:
+        inv = _small_group_ids(keys)
+        if inv is not None:
+            return inv
     lo = keys.min(axis=0)
     span = keys.max(axis=0) - lo + 1
     if float(np.prod(span.astype(float))) < 2.0**62:
@@ -64,6 +68,25 @@ def group_ids(keys: np.ndarray) -> np.ndarray:
     else:
         _, inv = np.unique(keys, axis=0, return_inverse=True)
     return inv.reshape(-1)
+
+
+#: Key matrices of at most this many rows are grouped in plain Python (np.unique's fixed cost is ~30 µs).
+_SMALL_KEYS = 64
+
+
+def _small_group_ids(keys: np.ndarray) -> np.ndarray | None:
+    """:func:`group_ids` of a small ``(n, k)`` key matrix (``n, k >= 1``), in plain Python; ``None`` where the
+    mixed-radix code would not fit (the general path decides). Where it fits, that code orders the rows
+    lexicographically, so its unique inverse is each row's rank among the distinct rows as tuples: computed here."""
+    rows = keys.tolist()
+    size = 1
+    for col in zip(*rows):
+        size *= max(col) - min(col) + 1
+    if size >= 2**61:  # (exact: the float product group_ids tests is then below 2**62 too)
+        return None
+    cells = [r[0] for r in rows] if len(rows[0]) == 1 else list(map(tuple, rows))
+    rank = {r: i for i, r in enumerate(sorted(set(cells)))}
+    return np.array(list(map(rank.__getitem__, cells)), dtype=np.intp)
 
 
 def argsort_ids(ids: np.ndarray, n_ids: int) -> np.ndarray:

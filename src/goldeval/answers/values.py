@@ -35,12 +35,12 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
+from goldeval.answers.column_names import is_rate_name, name_tokens, role_tags, roles_conflict
 from goldeval.answers.numbers import REL_TOL, numbers_close, tolerances
 
 try:  # the optional C fast path (see _fast.c); the NumPy paths of make_column and float_decimals stay the definition
@@ -433,7 +433,7 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
     """
     values = list(values)
     n = len(values)
-    if n and _fast_fill_numbers is not None:
+    if n and _fast_fill_numbers is not None and type(values[0]) is not str:  # (a str first cell: fill_numbers gives -1)
         # Plain numbers and NULLs, typed in one C pass: the fast path below, without the type set and np.array.
         num = np.empty(n)
         flags = _fast_fill_numbers(values, num)
@@ -457,16 +457,65 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
             col = Column(name, "number", n, null, num, None, values)
             col.binary = float in types
             return col
+    if n and types == {str}:
+        joined = "\x00".join(values)
+        if joined.count("\x00") == n - 1:
+            # No cell holds a "\0": the joined text is the cells. A column of strings seen before (a golden read
+            # again by the next case, a prediction equal to its golden) is typed from the memo.
+            seen = _STRING_COLUMNS.get(joined)
+            if seen is not None:
+                return _remembered(name, values, seen)
+            col = _string_column(name, n, values, joined)
+            if n <= _MEMO_CELLS // 8:
+                _remember(joined, col)
+            return col
+    return _other_column(name, n, values, types)
+
+
+#: Typed string columns by their "\0"-joined cells (no cell holding a "\0"): kind, null, num, text, percent,
+#: n_numberlike, decimal, binary, _types, each array a private copy. At most _MEMO_CELLS cells, then emptied.
+_STRING_COLUMNS: dict[str, tuple[Any, ...]] = {}
+_MEMO_CELLS = 100_000
+_memo_size = [0]
+
+
+def _remember(joined: str, col: Column) -> None:
+    if _memo_size[0] + col.n > _MEMO_CELLS:
+        _STRING_COLUMNS.clear()
+        _memo_size[0] = 0
+    _memo_size[0] += col.n
+    _STRING_COLUMNS[joined] = (col.kind, col.null.copy(), None if col.num is None else col.num.copy(),
+                               None if col._text is None else col._text.copy(), col.percent, col.n_numberlike,
+                               col.decimal, col.binary, None if col._types is None else set(col._types))
+
+
+def _remembered(name: str, values: list[Any], seen: tuple[Any, ...]) -> Column:
+    """The Column :func:`_string_column` makes of *values*, from its memo entry (fresh copies of the arrays)."""
+    kind, null, num, text, percent, numberlike, decimal, binary, types = seen
+    col = Column(name, kind, len(values), null.copy(), None if num is None else num.copy(),
+                 None if text is None else text.copy(), values, percent)
+    col.n_numberlike = numberlike
+    col.decimal = decimal
+    col.binary = binary
+    col._types = None if types is None else set(types)
+    return col
+
+
+def _string_column(name: str, n: int, values: list[Any], joined: str) -> Column:
+    """make_column of *n* >= 1 cells, every one exactly a ``str`` and none holding a "\0" (*joined*: them joined
+    by "\0")."""
     # Fastest path: strings without white space but single inner spaces, none of which can be a number, date,
     # boolean or "": made canonical all at once (one C-level pass over the joined text instead of one call per
     # cell): lower-cased when ASCII; else NFC and case-folded, as canonical_text does (NFC neither composes nor
     # splits across the "\0" separators nor makes white space, so the strip and collapse have nothing to do).
-    if n and types == {str}:
-        joined = "\x00".join(values)
-        if joined.count("\x00") == n - 1:
-            canon = joined.lower() if joined.isascii() else unicodedata.normalize("NFC", joined).casefold()
-            if not _not_plain(joined, values, canon):
-                return Column(name, "text", n, np.zeros(n, dtype=bool), None, np.array(canon.split("\x00"), dtype=object), values)
+    canon = joined.lower() if joined.isascii() else unicodedata.normalize("NFC", joined).casefold()
+    if not _not_plain(joined, values, canon):
+        return Column(name, "text", n, np.zeros(n, dtype=bool), None, np.array(canon.split("\x00"), dtype=object), values)
+    return _other_column(name, n, values, {str})
+
+
+def _other_column(name: str, n: int, values: list[Any], types: set[type]) -> Column:
+    """make_column's general typing of *values* (*n* cells whose types are *types*), after its fast paths."""
     # Fast path: every cell a string and none spells a number, a date or a boolean (the usual text column).
     if n and types == {str}:
         seen = {v: _str_cell(v) for v in set(values)}
@@ -505,81 +554,3 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
     col = Column(name, kind, n, null, None, text, values, percent)
     col.n_numberlike = sum(1 for k in kinds if k in ("number", "bool"))
     return col
-
-
-# --- column names: tokens, roles, rates -------------------------------------------------------------------------
-
-_SYNONYMS = {
-    "n": "count", "num": "count", "number": "count", "cnt": "count", "nb": "count", "count": "count",
-    "times": "count",  # "times_enrolled": how many times, not a time of day
-    "avg": "avg", "average": "avg", "mean": "avg",
-    "pct": "percent", "percentage": "percent", "percent": "percent", "pc": "percent",
-    "qty": "quantity", "amt": "amount", "yr": "year", "dt": "date",
-    "minimum": "min", "maximum": "max", "sum": "sum",
-}
-_STOP = {"of", "the", "a", "an", "per", "by", "in", "for", "and", "t", "as", "distinct", "all"}
-
-# Role tags that say what kind of quantity a column holds; two different tags from this set conflict.
-_ROLE_OF = {
-    "count": "count",
-    "avg": "avg", "sum": "sum", "min": "min", "max": "max",
-    "year": "time", "month": "time", "day": "time", "date": "time", "week": "time", "quarter": "time",
-    "hour": "time", "time": "time", "timestamp": "time",
-    "rate": "rate", "share": "rate", "percent": "rate", "ratio": "rate", "proportion": "rate", "fraction": "rate",
-    "id": "id",
-}
-_RATE_WORDS = {"rate", "share", "percent", "ratio", "proportion", "fraction"}
-
-
-def _stem(tok: str) -> str:
-    if len(tok) > 4 and tok.endswith("ies"):
-        return tok[:-3] + "y"
-    if len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss"):
-        return tok[:-1]
-    return tok
-
-
-def name_tokens(name: str) -> tuple[str, ...]:
-    """Content tokens of a column name, with synonyms folded: ``"n_admissions"`` → ``("count", "admission")``.
-
-    Splits snake_case, camelCase, dots and SQL punctuation (``"COUNT(T1.name)"`` → ``("count", "name")``); drops
-    table aliases (``T1``), stop words and digits. Computed once per name (a pairing reads each name many times).
-    """
-    return _name_tokens(str(name))
-
-
-@lru_cache(maxsize=4096)
-def _name_tokens(name: str) -> tuple[str, ...]:
-    s = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
-    out = []
-    for raw in re.findall(r"[A-Za-z]+|\d+", s):
-        tok = raw.lower()
-        if tok.isdigit() or tok in _STOP:
-            continue
-        tok = _SYNONYMS.get(tok, tok)
-        tok = _stem(tok)
-        tok = _SYNONYMS.get(tok, tok)
-        out.append(tok)
-    return tuple(out)
-
-
-def role_tags(tokens: Sequence[str]) -> set[str]:
-    """Role tags of a name's tokens (``count``, ``time``, ``rate``, ``avg``, ``sum``, ``min``, ``max``, ``id``)."""
-    return {_ROLE_OF[t] for t in tokens if t in _ROLE_OF}
-
-
-def roles_conflict(a: set[str], b: set[str]) -> bool:
-    """True when two names say their columns hold different kinds of quantity (a count is not a month).
-
-    Both sides must carry role tags and share none; ``sum`` and ``count`` do not conflict with each other's absence.
-    """
-    return bool(a) and bool(b) and not (a & b)
-
-
-def is_rate_name(name: str, declared: Sequence[str] = ()) -> bool:
-    """A rate column: declared in ``rate_columns``, or named like a rate/share/pct/percent/ratio/proportion — and
-    not like a count (``n_rate_changes``, ``count_of_share_holders`` count things: a count never accepts ×100)."""
-    if name in declared:
-        return True
-    toks = set(name_tokens(name))
-    return bool(_RATE_WORDS & toks) and "count" not in toks
