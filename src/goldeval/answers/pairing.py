@@ -284,35 +284,62 @@ def pair_columns_full(
     score = (_W_VALUES * np.nan_to_num(agree, nan=0.0) + _W_NAME * names + _W_SAME_NAME * (names >= 0.95)
              + _W_MULTISET * histo)
     score[conflict] = _FORBIDDEN
+    pairs = list(zip(*(a.tolist() for a in linear_sum_assignment(-score)))) if kp else []
+    return settle_pairing(out, golden, pred, pairs, [[None if a != a else a for a in row] for row in agree.tolist()],
+                          names.tolist(), conflict.tolist(), scales.tolist(), score.tolist(), g_roles, p_roles, rel_tol)
+
+
+def settle_pairing(out: Pairing, golden: Sequence[Column], pred: Sequence[Column], pairs: Sequence[tuple[int, int]],
+                   agree: list[list[float | None]], names: list[list[float]], conflict: list[list[bool]],
+                   scales: list[list[float]], score: list[list[float]], g_roles: Sequence[Any], p_roles: Sequence[Any],
+                   rel_tol: float) -> Pairing:
+    """The steps of :func:`pair_columns_full` after the assignment, on *out* (its names set, nothing paired yet):
+    which assigned pairs stand and on what basis, elimination, repeated golden columns, unpaired and rejected
+    columns, name/value conflicts, ambiguity and its alternatives. Shared by the plain-Python small path
+    (:func:`goldeval.answers.small.small_pair_columns`), so the two cannot drift apart.
+
+    Args:
+        out: The Pairing to fill (``golden_names``, ``pred_names`` set).
+        golden, pred: The ``(k_g,)`` and ``(k_p,)`` columns.
+        pairs: The assignment, ``(golden index, prediction index)`` pairs.
+        agree: ``(k_g, k_p)`` value shares, ``None`` where not computed or undefined (NaN in the matrix).
+        names: ``(k_g, k_p)`` name scores; conflict: role conflicts; scales: value scales; score: the assignment's
+            scores (all nested lists of Python values).
+        g_roles, p_roles: The columns' role tags.
+        rel_tol: Relative numeric tolerance.
+
+    Returns:
+        *out*, filled.
+    """
+    kg, kp = len(golden), len(pred)
+    gnames, pnames = out.golden_names, out.pred_names
     assigned: dict[int, int] = {}
-    if kp:
-        rows, cols = linear_sum_assignment(-score)
-        for i, j in zip(rows.tolist(), cols.tolist()):
-            if conflict[i, j]:
-                continue
-            a = agree[i, j]
-            full = not np.isnan(a) and a >= 1 - 1e-12
-            if full:
-                out.basis[gnames[i]] = "name+values" if names[i, j] >= 0.5 else "values"
-            elif names[i, j] >= 0.5:
-                out.basis[gnames[i]] = "name"
-            elif not np.isnan(a) and a >= 0.5:
-                out.basis[gnames[i]] = "values (partial)"
-            else:
-                continue
-            assigned[i] = j
+    for i, j in pairs:
+        if conflict[i][j]:
+            continue
+        a = agree[i][j]
+        full = a is not None and a >= 1 - 1e-12
+        if full:
+            out.basis[gnames[i]] = "name+values" if names[i][j] >= 0.5 else "values"
+        elif names[i][j] >= 0.5:
+            out.basis[gnames[i]] = "name"
+        elif a is not None and a >= 0.5:
+            out.basis[gnames[i]] = "values (partial)"
+        else:
+            continue
+        assigned[i] = j
     # Elimination: a golden column left alone takes the one compatible, non-conflicting column left for it.
     free = [j for j in range(kp) if j not in assigned.values()]
     no_evidence: list[tuple[int, int]] = []
     for i in range(kg):
         if i in assigned:
             continue
-        cands = [j for j in free if not conflict[i, j] and _compatible(golden[i], pred[j])]
+        cands = [j for j in free if not conflict[i][j] and _compatible(golden[i], pred[j])]
         if len(cands) == 1:
             others = [i2 for i2 in range(kg) if i2 != i and i2 not in assigned
-                      and not conflict[i2, cands[0]] and _compatible(golden[i2], pred[cands[0]])]
+                      and not conflict[i2][cands[0]] and _compatible(golden[i2], pred[cands[0]])]
             c = cands[0]
-            if not others and agree[i, c] == 0 and names[i, c] == 0:
+            if not others and agree[i][c] == 0 and names[i][c] == 0:
                 # The one column left agrees on no value and its name is no evidence (golden id, name against
                 # predicted id, age): not a partner, the golden column is missing (issue 11, item 6).
                 no_evidence.append((i, c))
@@ -334,20 +361,20 @@ def pair_columns_full(
         if i in twins:
             i2 = twins[i]
             out.index[i] = assigned[i2]
-            out.scale[i] = float(scales[i2, assigned[i2]])
+            out.scale[i] = float(scales[i2][assigned[i2]])
             out.basis[gnames[i]] = f"repeat of {gnames[i2]}"
-            a = agree[i2, assigned[i2]]
-            out.agreement[gnames[i]] = None if np.isnan(a) else float(a)
+            a = agree[i2][assigned[i2]]
+            out.agreement[gnames[i]] = None if a is None else float(a)
         elif i in assigned:
             j = assigned[i]
             out.index[i] = j
-            out.scale[i] = float(scales[i, j])
-            a = agree[i, j]
-            out.agreement[gnames[i]] = None if np.isnan(a) else float(a)
+            out.scale[i] = float(scales[i][j])
+            a = agree[i][j]
+            out.agreement[gnames[i]] = None if a is None else float(a)
         else:
             out.unpaired.append(gnames[i])
             for j in range(kp):
-                if conflict[i, j]:
+                if conflict[i][j]:
                     share, _ = value_agreement(golden[i], pred[j], rel_tol=rel_tol)
                     why = f"roles differ ({'/'.join(sorted(g_roles[i]))} vs {'/'.join(sorted(p_roles[j]))})"
                     if share:
@@ -362,16 +389,16 @@ def pair_columns_full(
     for i, j in out.index.items():
         if out.basis[gnames[i]] != "name":
             continue
-        full = [j2 for j2 in range(kp) if j2 != j and j2 not in settled and not conflict[i, j2]
-                and not np.isnan(agree[i, j2]) and agree[i, j2] >= 1 - 1e-12]
+        full = [j2 for j2 in range(kp) if j2 != j and j2 not in settled and not conflict[i][j2]
+                and agree[i][j2] is not None and agree[i][j2] >= 1 - 1e-12]
         if full:
             out.name_value_conflicts.append({"golden": gnames[i], "named": pnames[j], "values_in": [pnames[j2] for j2 in full]})
     # Ambiguity: another column fits this golden column exactly as well and holds different values.
     for i, j in out.index.items():
         if out.basis[gnames[i]] not in ("values", "values (partial)", "elimination"):
             continue
-        cands = [j2 for j2 in range(kp) if j2 != j and not conflict[i, j2]
-                 and abs(score[i, j2] - score[i, j]) <= 1e-9 and not _same_content(pred[j2], pred[j])]
+        cands = [j2 for j2 in range(kp) if j2 != j and not conflict[i][j2]
+                 and abs(score[i][j2] - score[i][j]) <= 1e-9 and not _same_content(pred[j2], pred[j])]
         if cands:
             out.ambiguous.append({"golden": gnames[i], "chosen": pnames[j], "candidates": [pnames[j2] for j2 in cands]})
             for j2 in cands:
@@ -379,7 +406,7 @@ def pair_columns_full(
                 other = next((i2 for i2, jj in alt.items() if jj == j2), None)
                 alt[i] = j2
                 if other is not None:
-                    if conflict[other, j]:
+                    if conflict[other][j]:
                         continue
                     alt[other] = j
                 out.alternatives.append(alt)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from goldeval.answers.numbers import tolerances
-from goldeval.answers.pairing import Pairing, name_score, rate_name, roles_of, unique_names, value_agreement
+from goldeval.answers.pairing import Pairing, name_score, rate_name, roles_of, settle_pairing, unique_names, value_agreement
 from goldeval.answers.values import Column, roles_conflict
 
 __all__ = ["SMALL_ROWS", "small_rows_equal"]
@@ -173,7 +173,7 @@ def small_pair_columns(golden: Sequence[Column], pred: Sequence[Column], *, rate
     """
     from itertools import permutations
 
-    from goldeval.answers.column_agreement import _compatible, _exact_shares, _same_content, multiset_share
+    from goldeval.answers.column_agreement import _exact_shares, multiset_share
 
     kg, kp = len(golden), len(pred)
     if not (1 <= kg <= SMALL_PAIR_COLUMNS and 1 <= kp <= SMALL_PAIR_COLUMNS):
@@ -248,94 +248,5 @@ def small_pair_columns(golden: Sequence[Column], pred: Sequence[Column], *, rate
         return None
     gnames = unique_names([c.name for c in golden])
     pnames = unique_names([c.name for c in pred])
-    out = Pairing(gnames, pnames)
-    assigned: dict[int, int] = {}
-    for i, j in winners[0]:
-        if conflict[i][j]:
-            continue
-        a = agree[i][j]
-        if a is not None and a >= 1 - 1e-12:
-            out.basis[gnames[i]] = "name+values" if names[i][j] >= 0.5 else "values"
-        elif names[i][j] >= 0.5:
-            out.basis[gnames[i]] = "name"
-        elif a is not None and a >= 0.5:
-            out.basis[gnames[i]] = "values (partial)"
-        else:
-            continue
-        assigned[i] = j
-    free = [j for j in range(kp) if j not in assigned.values()]
-    no_evidence: list[tuple[int, int]] = []
-    for i in range(kg):
-        if i in assigned:
-            continue
-        cands = [j for j in free if not conflict[i][j] and _compatible(golden[i], pred[j])]
-        if len(cands) == 1:
-            c = cands[0]
-            others = [i2 for i2 in range(kg) if i2 != i and i2 not in assigned
-                      and not conflict[i2][c] and _compatible(golden[i2], pred[c])]
-            if not others and agree[i][c] == 0 and names[i][c] == 0:
-                no_evidence.append((i, c))
-            elif not others:
-                assigned[i] = c
-                free.remove(c)
-                out.basis[gnames[i]] = "elimination"
-    twins: dict[int, int] = {}
-    for i in range(kg):
-        if i in assigned:
-            continue
-        for i2 in sorted(assigned):
-            if golden[i].name.strip().lower() == golden[i2].name.strip().lower() and _same_content(golden[i], golden[i2]):
-                twins[i] = i2
-                break
-    for i in range(kg):
-        if i in twins:
-            i2 = twins[i]
-            out.index[i] = assigned[i2]
-            out.scale[i] = float(scales[i2][assigned[i2]])
-            out.basis[gnames[i]] = f"repeat of {gnames[i2]}"
-            a = agree[i2][assigned[i2]]
-            out.agreement[gnames[i]] = None if a is None else float(a)
-        elif i in assigned:
-            j = assigned[i]
-            out.index[i] = j
-            out.scale[i] = float(scales[i][j])
-            a = agree[i][j]
-            out.agreement[gnames[i]] = None if a is None else float(a)
-        else:
-            out.unpaired.append(gnames[i])
-            for j in range(kp):
-                if conflict[i][j]:
-                    share, _ = value_agreement(golden[i], pred[j], rel_tol=rel_tol)
-                    why = f"roles differ ({'/'.join(sorted(g_roles[i]))} vs {'/'.join(sorted(p_roles[j]))})"
-                    if share:
-                        why += f"; shared values ({share:.0%}) are not evidence of meaning"
-                    out.rejected.append({"golden": gnames[i], "prediction": pnames[j], "why": why})
-            for i2, j in no_evidence:
-                if i2 == i:
-                    out.rejected.append({"golden": gnames[i], "prediction": pnames[j], "no_evidence": True,
-                                         "why": "agrees on no value and its name is no evidence"})
-    settled = {j2 for i2, j2 in out.index.items() if out.basis[gnames[i2]] == "name+values"}
-    for i, j in out.index.items():
-        if out.basis[gnames[i]] != "name":
-            continue
-        full = [j2 for j2 in range(kp) if j2 != j and j2 not in settled and not conflict[i][j2]
-                and agree[i][j2] is not None and agree[i][j2] >= 1 - 1e-12]
-        if full:
-            out.name_value_conflicts.append({"golden": gnames[i], "named": pnames[j], "values_in": [pnames[j2] for j2 in full]})
-    for i, j in out.index.items():
-        if out.basis[gnames[i]] not in ("values", "values (partial)", "elimination"):
-            continue
-        cands = [j2 for j2 in range(kp) if j2 != j and not conflict[i][j2]
-                 and abs(score[i][j2] - score[i][j]) <= 1e-9 and not _same_content(pred[j2], pred[j])]
-        if cands:
-            out.ambiguous.append({"golden": gnames[i], "chosen": pnames[j], "candidates": [pnames[j2] for j2 in cands]})
-            for j2 in cands:
-                alt = dict(out.index)
-                other = next((i2 for i2, jj in alt.items() if jj == j2), None)
-                alt[i] = j2
-                if other is not None:
-                    if conflict[other][j]:
-                        continue
-                    alt[other] = j
-                out.alternatives.append(alt)
-    return out
+    return settle_pairing(Pairing(gnames, pnames), golden, pred, winners[0], agree, names, conflict, scales, score,
+                          g_roles, p_roles, rel_tol)
