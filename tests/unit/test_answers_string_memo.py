@@ -77,13 +77,31 @@ def test_cells_holding_a_nul_are_not_confused() -> None:
 
 def test_the_memo_is_bounded() -> None:
     values_mod._STRING_COLUMNS.clear()
-    values_mod._memo_size[0] = 0
+    values_mod._memo_size[:] = [0, 0]
     col = [f"name {i}" for i in range(values_mod._MEMO_CELLS // 8)]
     for k in range(12):
         make_column("c", [f"{k} {v}" for v in col])
     assert sum(len(j.split("\x00")) for j in values_mod._STRING_COLUMNS) == values_mod._memo_size[0] <= values_mod._MEMO_CELLS
+    assert sum(map(len, values_mod._STRING_COLUMNS)) == values_mod._memo_size[1] <= values_mod._MEMO_CHARS
     values_mod._STRING_COLUMNS.clear()
-    values_mod._memo_size[0] = 0
+    values_mod._memo_size[:] = [0, 0]
+
+
+def test_the_memo_is_bounded_by_characters_too() -> None:
+    # A few cells of long text (notes) are few cells and many characters: bounded by the characters they hold.
+    values_mod._STRING_COLUMNS.clear()
+    values_mod._memo_size[:] = [0, 0]
+    longest = values_mod._MEMO_CHARS // 8
+    for k in range(40):
+        make_column("note", [f"{k} " + "word " * (longest // 5 // 2 - 1), f"{k} other"])
+    make_column("note", ["x" * (longest + 1)])  # one cell past the limit: never kept
+    assert not any(len(j) > longest for j in values_mod._STRING_COLUMNS)
+    assert sum(map(len, values_mod._STRING_COLUMNS)) == values_mod._memo_size[1] <= values_mod._MEMO_CHARS
+    # 40 columns of about longest / 2 characters each: at most 16 fit under the characters (the cell bound alone,
+    # 80 cells of 100,000, would have kept all 40)
+    assert 0 < len(values_mod._STRING_COLUMNS) <= 16
+    values_mod._STRING_COLUMNS.clear()
+    values_mod._memo_size[:] = [0, 0]
 
 
 @settings(max_examples=200, deadline=None)

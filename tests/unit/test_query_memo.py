@@ -131,7 +131,8 @@ def test_bounded_by_entries_and_cells(tmp_path, monkeypatch):
         for q in ("SELECT 1", "SELECT 2", "SELECT 3", "SELECT 1"):  # SELECT 1 was the least recently used: out
             execute_remembered(db, q)
         assert ran.count("SELECT 1") == 2 and len(query_memo._MEMO[db]) == 2
-    monkeypatch.setattr(query_memo, "_CELLS", 8)  # at most 8 // 4 = 2 cells a result
+    monkeypatch.setattr(query_memo, "_CELLS", 8)
+    monkeypatch.setattr(query_memo, "_RESULT_CELLS", 2)  # at most 2 cells a result
     with ReadOnlyDatabase(_file(tmp_path)) as db:
         ran = _traced(db)
         for _ in range(2):
@@ -139,6 +140,30 @@ def test_bounded_by_entries_and_cells(tmp_path, monkeypatch):
             execute_remembered(db, "SELECT name FROM singer LIMIT 2")  # 2 cells: kept
         assert ran.count("SELECT name, age FROM singer") == 2 and ran.count("SELECT name FROM singer LIMIT 2") == 1
         assert query_memo._MEMO[db].cells == 2
+
+
+def test_bounded_by_bytes(tmp_path, monkeypatch):
+    # Few cells of long text are few cells and many bytes: the bytes held are bounded too, not only the cells.
+    small = query_memo._size([("x0000000",)])
+    assert small < query_memo._size([("a longer text than that one",)])
+    monkeypatch.setattr(query_memo, "_BYTES", 4 * small)  # a result of at most `small` bytes kept; 4 of them in all
+    with ReadOnlyDatabase(_file(tmp_path)) as db:
+        ran = _traced(db)
+        for _ in range(2):
+            execute_remembered(db, "SELECT 'a longer text than that one'")  # more than a quarter of _BYTES: not kept
+            execute_remembered(db, "SELECT 'x0000000'")  # kept
+        assert ran.count("SELECT 'a longer text than that one'") == 2 and ran.count("SELECT 'x0000000'") == 1
+        for k in range(1, 7):
+            execute_remembered(db, f"SELECT 'x{k:07d}'")  # as large each: the least recently used go
+        memo = query_memo._MEMO[db]
+        assert len(memo) == 4 and memo.bytes == 4 * small == sum(v[3] for v in memo.values())
+        assert list(memo) == [f"SELECT 'x{k:07d}'" for k in range(3, 7)]
+
+
+def test_the_size_counts_what_the_cells_hold():
+    # text as UTF-8 and blobs as their bytes, plus a few bytes a cell: a long cell is its length and more
+    assert query_memo._size([("é" * 1000,)]) >= 2000 and query_memo._size([(b"\x00" * 1000, None, 1, 2.5)]) >= 1000
+    assert query_memo._size([(object(),)]) == query_memo._BYTES  # (no sqlite3 cell is of such a type)
 
 
 def test_verdicts_equal_those_of_a_database_that_runs_every_query(tmp_path):

@@ -16,8 +16,9 @@ What is remembered, and when:
   the letters of the text (:data:`_VOLATILE`), cautious by design: a query that merely names a ``date`` column is
   run each time too;
 * only results: a query that failed (an error, the time or row limit) is run again the next time;
-* at most :data:`_ENTRIES` results and :data:`_CELLS` cells per database (least recently used out first), and
-  none past the database's life (the memory is held weakly by the database object).
+* at most :data:`_ENTRIES` results, :data:`_CELLS` cells and :data:`_BYTES` bytes of cells (:func:`_size`) per
+  database, least recently used out first; no result of more than :data:`_RESULT_CELLS` cells or a quarter of
+  :data:`_BYTES`; none past the database's life (the memory is held weakly by the database object).
 
 The database file is read-only to the judge and the run reads it as it was when the run began (its sha256 is in
 the run's key); a process that changes the file under an open database can change what later queries return, as it
@@ -28,8 +29,10 @@ Source: goldeval issue 15 (the Spider set at ≤ 1 ms a case after start-up).
 
 from __future__ import annotations
 
+import marshal
 import weakref
 from collections import OrderedDict
+from typing import Any
 
 from goldeval.answers.sql import QueryResult, ReadOnlyDatabase
 
@@ -43,15 +46,28 @@ __all__ = ["execute_remembered"]
 _VOLATILE = ("random", "now", "current", "date", "time", "julian", "epoch", "changes", "last_insert", "sqlite_")
 _ENTRIES = 1024
 _CELLS = 200_000
+_RESULT_CELLS = 20_000
+_BYTES = 8_000_000
 
 
 class _Results(OrderedDict):  # type: ignore[type-arg]
-    """One database's remembered results, least recently used first: text -> ``(columns, rows, cells)``."""
+    """One database's remembered results, least recently used first: text -> ``(columns, rows, cells, bytes)``."""
 
     cells = 0
+    bytes = 0
 
 
 _MEMO: weakref.WeakKeyDictionary[ReadOnlyDatabase, _Results] = weakref.WeakKeyDictionary()
+
+
+def _size(rows: list[tuple[Any, ...]]) -> int:
+    """Bytes *rows* hold, about: the length of their ``marshal`` serialisation (each text as UTF-8, each blob as
+    its bytes, a few bytes a cell besides), one C pass without a Python step a cell (a Python sum of the cells'
+    lengths cost 1.4 % of a Spider pass); a cell of a type marshal cannot write counts the result as ``_BYTES`` (never kept)."""
+    try:
+        return len(marshal.dumps(rows))
+    except ValueError:  # a cell marshal cannot write (never one of sqlite3's str, bytes, int, float, None)
+        return _BYTES
 
 
 def _volatile(sql: str) -> bool:
@@ -86,10 +102,15 @@ def execute_remembered(db: ReadOnlyDatabase, sql: str) -> QueryResult:
         return QueryResult(list(hit[0]), list(hit[1]), 0.0, "sqlite", ["remembered: the same text ran before on this database"])
     res = db.execute(sql)
     cells = len(res.rows) * max(len(res.columns), 1)
-    if cells <= _CELLS // 4:
-        memo[sql] = (list(res.columns), list(res.rows), cells)
-        memo.cells += cells
-        while len(memo) > _ENTRIES or memo.cells > _CELLS:
-            _, old = memo.popitem(last=False)
-            memo.cells -= old[2]
+    if cells <= _RESULT_CELLS:
+        # (text and blob cells can be long: the bytes held are bounded too, not only the cells)
+        size = _size(res.rows)
+        if size <= _BYTES // 4:
+            memo[sql] = (list(res.columns), list(res.rows), cells, size)
+            memo.cells += cells
+            memo.bytes += size
+            while len(memo) > _ENTRIES or memo.cells > _CELLS or memo.bytes > _BYTES:
+                _, old = memo.popitem(last=False)
+                memo.cells -= old[2]
+                memo.bytes -= old[3]
     return res

@@ -169,7 +169,8 @@ def small_pair_columns(golden: Sequence[Column], pred: Sequence[Column], *, rate
     trying every one: taken only when it beats every other by :data:`_UNIQUE_MARGIN` (then it is the one optimum
     ``linear_sum_assignment`` returns); ``None`` on a closer call (ties: the solver's choice is its own) and where
     the names decide (:func:`small_pair_by_names` answers that case). The steps after the assignment (elimination,
-    repeats, rejected pairs, name/value conflicts, ambiguity) are the general code's, line for line.
+    repeats, rejected pairs, name/value conflicts, ambiguity) are the general code's own
+    (:func:`~goldeval.answers.pairing.settle_pairing`, shared).
     """
     from itertools import permutations
 

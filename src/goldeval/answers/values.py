@@ -466,24 +466,28 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
             if seen is not None:
                 return _remembered(name, values, seen)
             col = _string_column(name, n, values, joined)
-            if n <= _MEMO_CELLS // 8:
+            if n <= _MEMO_CELLS // 8 and len(joined) <= _MEMO_CHARS // 8:
                 _remember(joined, col)
             return col
     return _other_column(name, n, values, types)
 
 
 #: Typed string columns by their "\0"-joined cells (no cell holding a "\0"): kind, null, num, text, percent,
-#: n_numberlike, decimal, binary, _types, each array a private copy. At most _MEMO_CELLS cells, then emptied.
+#: n_numberlike, decimal, binary, _types, each array a private copy. At most _MEMO_CELLS cells and _MEMO_CHARS
+#: characters of joined text (each held about twice: the key and the canonical texts), then emptied: long text cells
+#: (notes, descriptions) would otherwise keep megabytes a column under a bound that counts only cells.
 _STRING_COLUMNS: dict[str, tuple[Any, ...]] = {}
 _MEMO_CELLS = 100_000
-_memo_size = [0]
+_MEMO_CHARS = 4_000_000
+_memo_size = [0, 0]  # cells, characters
 
 
 def _remember(joined: str, col: Column) -> None:
-    if _memo_size[0] + col.n > _MEMO_CELLS:
+    if _memo_size[0] + col.n > _MEMO_CELLS or _memo_size[1] + len(joined) > _MEMO_CHARS:
         _STRING_COLUMNS.clear()
-        _memo_size[0] = 0
+        _memo_size[0] = _memo_size[1] = 0
     _memo_size[0] += col.n
+    _memo_size[1] += len(joined)
     _STRING_COLUMNS[joined] = (col.kind, col.null.copy(), None if col.num is None else col.num.copy(),
                                None if col._text is None else col._text.copy(), col.percent, col.n_numberlike,
                                col.decimal, col.binary, None if col._types is None else set(col._types))
