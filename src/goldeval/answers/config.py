@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from goldeval.answers.readonly_functions import normalize_allowed
 from goldeval.answers.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
 from goldeval.answers.values import REL_TOL
 from goldeval.verdict import CaseOutcome
@@ -38,6 +39,9 @@ class AnswerConfig:
             each is opened once, on first use, with the limits above. Cases without ``db`` use ``db``.
         db_password: A PostgreSQL password given apart from the URL. Kept in memory only: not in
             :meth:`to_dict`, not in ``repr``.
+        allow_functions: Function names (``name`` or ``schema.name``) a query may call besides goldeval's
+            read-only built-ins (``--allow-function``; :mod:`goldeval.answers.readonly_functions`), sorted; the
+            names that are refused anyway stay refused.
     """
 
     db: str | None = None
@@ -49,6 +53,7 @@ class AnswerConfig:
     sql_dialect: str | None = None
     db_dir: str | None = None
     db_password: str | None = field(default=None, repr=False)
+    allow_functions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # A password written in a PostgreSQL URL is split out at once, so that no recorded form of the
@@ -60,6 +65,7 @@ class AnswerConfig:
             self.db = target.url
             if self.db_password is None:
                 self.db_password = target.password
+        self.allow_functions = normalize_allowed(self.allow_functions)
 
     def to_dict(self) -> dict[str, Any]:
         """The options as recorded with a run (JSON-ready; never the password)."""
@@ -69,6 +75,10 @@ class AnswerConfig:
             out.pop("sql_dialect")  # runs recorded before the option existed keep the same configuration
         if out.get("db_dir") is None:
             out.pop("db_dir")
+        if out.get("allow_functions"):
+            out["allow_functions"] = list(out["allow_functions"])
+        else:
+            out.pop("allow_functions")  # as sql_dialect: runs without the option keep their recorded configuration
         return out
 
     def open_database(self) -> Any:
@@ -76,7 +86,8 @@ class AnswerConfig:
         from goldeval.answers.sql import open_database
 
         return open_database(self.db, timeout_s=self.timeout_s, max_rows=self.max_rows, engine=self.engine,
-                             sql_dialect=self.sql_dialect, password=self.db_password)
+                             sql_dialect=self.sql_dialect, password=self.db_password,
+                             allow_functions=self.allow_functions)
 
 
     def open_database_dir(self) -> Any:
@@ -88,7 +99,8 @@ class AnswerConfig:
         from goldeval.answers.sql import open_database
 
         return DatabaseDir(self.db_dir, lambda path: open_database(path, timeout_s=self.timeout_s, max_rows=self.max_rows,
-                                                                   engine=self.engine))
+                                                                   engine=self.engine,
+                                                                   allow_functions=self.allow_functions))
 
 
 @dataclass(slots=True)

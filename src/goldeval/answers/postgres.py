@@ -48,42 +48,16 @@ import logging
 import re
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from goldeval.answers.readonly_functions import function_refusal, hard_refusal, normalize_allowed
 from goldeval.answers.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryError, QueryResult
 from goldeval.errors import InputError
 
-__all__ = ["PostgresDatabase", "PostgresTarget", "check_query", "is_postgres_url", "parse_url", "DENIED_FUNCTIONS"]
-
-#: Function names (lower case, any schema) a judged query may not call: each reaches outside the read-only
-#: transaction (files, programs, other servers, the server's own state) or could switch off a guard.
-DENIED_FUNCTIONS = re.compile(
-    r"^(?:"
-    r"dblink\w*"                                            # connections to other servers (dblink extension)
-    r"|lo_\w+|loread|lowrite|be_lo_\w+"                     # large objects (lo_import / lo_export touch server files)
-    r"|pg_read_file|pg_read_binary_file|pg_ls_\w+|pg_stat_file|pg_file_\w+|pg_logdir_ls"  # server file access
-    r"|set_config"                                          # settings (could lift statement_timeout or read-only)
-    r"|pg_terminate_backend|pg_cancel_backend|pg_reload_conf|pg_rotate_logfile\w*|pg_promote|pg_switch_wal"
-    r"|pg_create_restore_point|pg_backup_\w+|pg_start_backup|pg_stop_backup|pg_wal_replay_\w+"
-    r"|pg_log_backend_memory_contexts|pg_stat_reset\w*|pg_import_system_collations|binary_upgrade_\w+"
-    r"|pg_\w*replication_slot\w*|pg_replication_origin_\w+|pg_logical_\w+"   # replication
-    r"|pg_advisory\w*|pg_try_advisory\w*"                   # session-level locks outlive the rollback
-    r"|pg_notify"                                           # messages to other sessions
-    r"|nextval|setval"                                      # sequences change outside transactions
-    r"|query_to_xml\w*|query_to_xmlschema|cursor_to_xml\w*|cursor_to_xmlschema"  # run SQL given as text
-    r")$"
-)
-
-#: Statement (and clause) kinds that are refused wherever they appear in the parsed tree.
-_DENIED_NODES = ("Insert", "Update", "Delete", "Merge", "Create", "Drop", "Alter", "Command", "Copy", "Set",
-                 "Transaction", "Commit", "Rollback", "Lock", "Into", "TruncateTable", "Grant", "Revoke", "Use",
-                 "Pragma", "Analyze", "Kill", "LoadData", "Describe", "Show", "Comment", "Cache", "Uncache",
-                 "Refresh", "Declare", "Execute")
-#: Statement kinds that may run (one of them, alone).
-_QUERY_NODES = ("Select", "SetOperation", "Union", "Intersect", "Except", "Subquery", "Values")
+__all__ = ["PostgresDatabase", "PostgresTarget", "check_query", "is_postgres_url", "parse_url"]
 
 _SCHEMES = ("postgresql://", "postgres://")
 
@@ -172,66 +146,188 @@ def _quiet_sqlglot() -> Iterator[None]:
         log.setLevel(level)
 
 
-def check_query(sql: str) -> None:
-    """Refuse, by parsing, a statement that must not run on a customer's server (see the module docstring).
+#: Node types of PostgreSQL's raw parse tree (pglast's names) that a judged query may hold: the parts of a
+#: SELECT that only read. Any other node (a statement inside the query, a parameter, ``MERGE`` support …) is refused.
+_SAFE_NODES = frozenset({
+    "SelectStmt", "ResTarget", "ColumnRef", "A_Const", "A_Expr", "BoolExpr", "FuncCall", "NamedArgExpr", "RangeVar",
+    "JoinExpr", "SubLink", "WithClause", "CommonTableExpr", "CTESearchClause", "CTECycleClause", "SortBy",
+    "TypeCast", "TypeName", "CaseExpr", "CaseWhen", "CoalesceExpr", "MinMaxExpr", "NullTest", "BooleanTest",
+    "RangeSubselect", "RangeFunction", "RangeTableSample", "RangeTableFunc", "RangeTableFuncCol", "ColumnDef",
+    "Alias", "A_Star", "A_Indirection", "A_Indices", "A_ArrayExpr", "RowExpr", "WindowDef", "GroupingSet",
+    "GroupingFunc", "SQLValueFunction", "CollateClause", "XmlExpr", "XmlSerialize",
+    "String", "Integer", "Float", "Boolean", "BitString",
+    # SQL/JSON constructors, predicates and JSON_TABLE (PostgreSQL 16+): they only read their arguments
+    "JsonObjectConstructor", "JsonArrayConstructor", "JsonArrayQueryConstructor", "JsonObjectAgg", "JsonArrayAgg",
+    "JsonAggConstructor", "JsonKeyValue", "JsonValueExpr", "JsonOutput", "JsonReturning", "JsonFormat",
+    "JsonIsPredicate", "JsonParseExpr", "JsonScalarExpr", "JsonSerializeExpr", "JsonFuncExpr", "JsonBehavior",
+    "JsonArgument", "JsonTable", "JsonTableColumn", "JsonTablePathSpec",
+})
+#: Types whose values name functions or operators by text (a cast to them is a look-up goldeval cannot check).
+_FUNCTION_NAMING_TYPES = frozenset({"regproc", "regprocedure", "regoper", "regoperator"})
+#: The built-in TABLESAMPLE methods (an extension's method is a function goldeval does not know).
+_SAMPLE_METHODS = frozenset({"bernoulli", "system"})
+#: The statement words of the most common non-query statements, for the refusal message.
+_STATEMENT_WORDS = {
+    "InsertStmt": "INSERT", "UpdateStmt": "UPDATE", "DeleteStmt": "DELETE", "MergeStmt": "MERGE", "CopyStmt": "COPY",
+    "VariableSetStmt": "SET / RESET", "VariableShowStmt": "SHOW", "TransactionStmt": "transaction control",
+    "DoStmt": "DO", "CallStmt": "CALL", "PrepareStmt": "PREPARE", "ExecuteStmt": "EXECUTE", "ExplainStmt": "EXPLAIN",
+    "CreateTableAsStmt": "CREATE TABLE AS", "ListenStmt": "LISTEN", "NotifyStmt": "NOTIFY", "LockStmt": "LOCK",
+    "TruncateStmt": "TRUNCATE", "GrantStmt": "GRANT", "GrantRoleStmt": "GRANT", "DeclareCursorStmt": "DECLARE",
+    "VacuumStmt": "VACUUM / ANALYZE", "CheckPointStmt": "CHECKPOINT", "DiscardStmt": "DISCARD", "LoadStmt": "LOAD",
+}
+
+
+def check_query(sql: str, *, allowed_functions: Iterable[str] = ()) -> None:
+    """Refuse, by parsing as the server parses, a statement that must not run on a customer's server (see the
+    module docstring).
+
+    The text is parsed by libpg_query (PostgreSQL's own parser, through pglast), so every identifier is read as the
+    server reads it: ``U&"…"`` with its escapes and ``UESCAPE``, quoted and schema-qualified names, comments
+    anywhere. The whole tree is then walked: only the node types of a read-only SELECT may appear
+    (:data:`_SAFE_NODES`), and every function called — in the select list, in FROM, in a sub-query, a CTE or a
+    set-operation branch, or through field-selection notation (``(x).f`` calls ``f(x)``) — must be a read-only
+    built-in (:mod:`goldeval.answers.readonly_functions`) or named in *allowed_functions*.
 
     Args:
-        sql: The statement as it will be sent (PostgreSQL dialect).
+        sql: The statement as it will be sent (PostgreSQL dialect; ``standard_conforming_strings`` on, as the
+            session sets it).
+        allowed_functions: Extra function names the user allowed (``--allow-function``); ``name`` or
+            ``schema.name``, matched exactly (PostgreSQL names are case-sensitive when quoted).
 
     Raises:
         QueryError: ``refused: …`` naming what was found and why it is refused, or that it does not parse.
 
-    Source: goldeval issue 13 (the list of refusals); sqlglot's PostgreSQL parser.
+    Source: PostgreSQL 15 documentation, 4.1.1 "Identifiers and Key Words" (``U&"…"``, ``UESCAPE``), 8.16.5
+    "Using Composite Types in Queries" (field-selection notation calls functions), 9.27 "System Administration
+    Functions"; libpg_query / pglast ``parse_sql``.
     """
-    import sqlglot
-    from sqlglot import exp
-
     try:
-        with _quiet_sqlglot():
-            trees = [t for t in sqlglot.parse(sql, read="postgres") if t is not None]
-    except Exception as exc:  # sqlglot raises several error types; any means "cannot be checked"
+        from pglast import ast, parse_sql  # optional dependency: the postgres extra
+        from pglast.parser import ParseError
+    except ImportError:
+        raise QueryError("refused: the query cannot be checked: pglast (PostgreSQL's parser) is not installed. "
+                         "pip install 'goldeval[postgres]'.") from None
+    if "\x00" in sql:
+        raise QueryError("refused: the query holds a NUL character; PostgreSQL's parser would stop there, so the rest "
+                         "cannot be checked.")
+    try:
+        statements = parse_sql(sql)
+    except ParseError as exc:
         raise QueryError(f"refused: the query does not parse as PostgreSQL SQL, so it cannot be checked as read-only "
                          f"({str(exc).splitlines()[0][:200]}).") from None
-    trees = [t for t in trees if type(t).__name__ != "Semicolon"]
-    if len(trees) != 1:
-        raise QueryError(f"refused: only one statement may run, got {len(trees)} "
-                         f"({', '.join(_kind(t) for t in trees) or 'nothing'}).")
-    tree = trees[0]
-    query_types = tuple(getattr(exp, n) for n in _QUERY_NODES if hasattr(exp, n))
-    if not isinstance(tree, query_types):
-        raise QueryError(f"refused: only a read-only query (SELECT / WITH / VALUES) may run, got {_kind(tree)}.")
-    denied = tuple(getattr(exp, n) for n in _DENIED_NODES if hasattr(exp, n))
-    for node in tree.walk():
-        if isinstance(node, denied):
-            if isinstance(node, exp.Into):
-                what = "SELECT … INTO (it creates a table)"
-            elif isinstance(node, exp.Lock):
-                what = "a row lock (FOR UPDATE / FOR SHARE)"
-            else:
-                what = f"{_kind(node)} inside the query"
-            raise QueryError(f"refused: {what}; only reading is allowed.")
-        if isinstance(node, exp.Func):
-            for name in _function_names(node):
-                if DENIED_FUNCTIONS.match(name):
-                    raise QueryError(f"refused: the function {name}() is not allowed in a judged query (it reaches "
-                                     "outside the read-only transaction: files, programs, other servers, settings or "
-                                     "the server's state).")
+    except Exception as exc:  # pglast raises a few other errors on input it cannot convert; any means "unchecked"
+        raise QueryError(f"refused: the query cannot be read with certainty ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0][:200] if str(exc) else ''}).") from None
+    if len(statements) != 1:
+        kinds = ", ".join(_kind(s.stmt) for s in statements) or "nothing"
+        raise QueryError(f"refused: only one statement may run, got {len(statements)} ({kinds}).")
+    stmt = statements[0].stmt
+    if not isinstance(stmt, ast.SelectStmt):
+        raise QueryError(f"refused: only a read-only query (SELECT / WITH / VALUES) may run, got {_kind(stmt)}.")
+    _Walk(tuple(allowed_functions), ast).node(stmt)
 
 
-def _function_names(node: Any) -> list[str]:
-    names = []
-    if type(node).__name__ == "Anonymous":
-        names.append(str(node.name).lower())
-    else:
-        names.extend(n.lower() for n in type(node).sql_names())
-    return names
+class _Walk:
+    """Walks a raw parse tree and raises QueryError at the first node or function that is not read-only."""
+
+    __slots__ = ("allowed", "ast")
+
+    def __init__(self, allowed: tuple[str, ...], ast: Any) -> None:
+        self.allowed = allowed
+        self.ast = ast
+
+    def node(self, node: Any) -> None:
+        if isinstance(node, (tuple, list)):
+            for item in node:
+                self.node(item)
+            return
+        if not isinstance(node, self.ast.Node):
+            return  # a scalar attribute: a name, a flag, an enum
+        name = type(node).__name__
+        if name not in _SAFE_NODES:
+            raise QueryError(f"refused: {_kind(node)} ({name} in PostgreSQL's parse tree) inside the query is not "
+                             "part of a read-only SELECT; only reading is allowed.")
+        check = getattr(self, name, None)
+        if check is not None:
+            check(node)
+        for attr in node:
+            self.node(getattr(node, attr))
+
+    # -- per node type (named as pglast's classes) ---------------------------------------------------------------
+    def SelectStmt(self, node: Any) -> None:  # noqa: N802 - pglast's class name
+        if node.intoClause is not None:
+            raise QueryError("refused: SELECT … INTO (it creates a table); only reading is allowed.")
+        if node.lockingClause:
+            raise QueryError("refused: a row lock (FOR UPDATE / FOR SHARE); only reading is allowed.")
+
+    def CommonTableExpr(self, node: Any) -> None:  # noqa: N802
+        if not isinstance(node.ctequery, self.ast.SelectStmt):
+            raise QueryError(f"refused: the WITH query {node.ctename!r} is {_kind(node.ctequery)}, a data-modifying "
+                             "CTE; only reading is allowed.")
+
+    def FuncCall(self, node: Any) -> None:  # noqa: N802
+        self._function([s.sval for s in node.funcname])
+
+    def A_Indirection(self, node: Any) -> None:  # noqa: N802
+        for part in node.indirection or ():
+            if isinstance(part, self.ast.String):
+                why = function_refusal("postgresql", part.sval, allowed=self.allowed, case_sensitive=True)
+                if why is not None:
+                    raise QueryError(f"refused: (…).{part.sval} is read by PostgreSQL as a call of {part.sval}() "
+                                     f"when no field has that name, and {why.removeprefix('the function ')}.")
+
+    def ColumnRef(self, node: Any) -> None:  # noqa: N802
+        fields = node.fields or ()
+        if len(fields) >= 2 and isinstance(fields[-1], self.ast.String):
+            why = hard_refusal("postgresql", fields[-1].sval)
+            if why is not None:
+                raise QueryError(f"refused: x.{fields[-1].sval} is read by PostgreSQL as a call of "
+                                 f"{fields[-1].sval}(x) when x has no such column, and that function {why}; "
+                                 "goldeval never runs it in a judged query, even with --allow-function.")
+
+    def A_Expr(self, node: Any) -> None:  # noqa: N802
+        self._operator(node.name)
+
+    def SortBy(self, node: Any) -> None:  # noqa: N802
+        self._operator(node.useOp)
+
+    def TypeName(self, node: Any) -> None:  # noqa: N802
+        names = [s.sval for s in node.names or () if isinstance(s, self.ast.String)]
+        if names and names[-1].lower() in _FUNCTION_NAMING_TYPES:
+            raise QueryError(f"refused: a cast to {names[-1]} names a function or operator by text, which goldeval "
+                             "cannot check; only reading known functions is allowed.")
+
+    def RangeTableSample(self, node: Any) -> None:  # noqa: N802
+        names = [s.sval for s in node.method or ()]
+        if len(names) > 2 or (len(names) == 2 and names[0] != "pg_catalog") or names[-1] not in _SAMPLE_METHODS:
+            raise QueryError(f"refused: TABLESAMPLE {'.'.join(names)} is not a built-in sampling method "
+                             f"({', '.join(sorted(_SAMPLE_METHODS))}); its function cannot be checked.")
+
+    # -- helpers -------------------------------------------------------------------------------------------------
+    def _function(self, names: list[str]) -> None:
+        name = names[-1]
+        qualifier = names[:-1]
+        schema = None if qualifier in ([], ["pg_catalog"]) else ".".join(qualifier)
+        why = function_refusal("postgresql", name, schema=schema, allowed=self.allowed, case_sensitive=True)
+        if why is not None:
+            raise QueryError(f"refused: {why}.")
+
+    def _operator(self, name: Any) -> None:
+        parts = [s.sval for s in name or () if isinstance(s, self.ast.String)]
+        if len(parts) >= 2 and parts[:-1] != ["pg_catalog"]:
+            raise QueryError(f"refused: the operator OPERATOR({'.'.join(parts)}) is outside pg_catalog (it may be the "
+                             "database's own code, which goldeval cannot check); only built-in operators may run.")
 
 
 def _kind(node: Any) -> str:
-    if type(node).__name__ == "Command":
-        word = str(node.this or "").split()[0:1]
-        return (word[0].upper() if word else "a command") + " (a command)"
-    return type(node).__name__.upper()
+    """The statement word(s) of a parse-tree node, for messages (``DELETE``, ``SET / RESET``, ``CREATE TABLE``)."""
+    name = type(node).__name__
+    if name in _STATEMENT_WORDS:
+        return _STATEMENT_WORDS[name]
+    if name == "SelectStmt":
+        return "SELECT"
+    words = re.findall(r"[A-Z][a-z]+|[A-Z]+(?![a-z])", name.removesuffix("Stmt"))
+    return " ".join(w.upper() for w in words) or name
 
 
 # --- value loading ----------------------------------------------------------------------------------------------
@@ -285,16 +381,21 @@ class PostgresDatabase:
             runs them as written; ``"sqlite"`` (or any sqlglot dialect) transpiles them first
             (:func:`goldeval.answers.transpile.to_postgres`).
         password: A password given apart from the URL (it wins over one in the URL).
+        allow_functions: Function names (``name`` or ``schema.name``) a query may call besides goldeval's read-only
+            built-ins (``--allow-function``); the names :func:`goldeval.answers.readonly_functions.hard_refusal`
+            refuses stay refused.
 
     Raises:
-        InputError: psycopg is not installed, the URL is malformed, or the server cannot be reached or refuses
-            the login (the message names the redacted URL and what to check).
+        InputError: psycopg or pglast is not installed, the URL is malformed, an ``allow_functions`` name is not a
+            function name, or the server cannot be reached or refuses the login (the message names the redacted
+            URL and what to check).
     """
 
     engine = "postgresql"
 
     def __init__(self, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, max_rows: int = DEFAULT_MAX_ROWS,
-                 sql_dialect: str | None = None, password: str | None = None) -> None:
+                 sql_dialect: str | None = None, password: str | None = None,
+                 allow_functions: Iterable[str] = ()) -> None:
         if timeout_s <= 0:
             raise InputError(f"--timeout (timeout_s) must be > 0 seconds, got {timeout_s!r}. Pass a positive number of seconds.")
         if max_rows < 1:
@@ -305,6 +406,7 @@ class PostgresDatabase:
         self.timeout_s = float(timeout_s)
         self.max_rows = int(max_rows)
         self.sql_dialect = None if sql_dialect in (None, "postgres", "postgresql") else sql_dialect
+        self.allow_functions = normalize_allowed(allow_functions)
         self._schema: dict[str, list[str]] | None = None
         self._catalog: list[tuple[Any, ...]] | None = None
         self._conn: Any = None
@@ -320,6 +422,11 @@ class PostgresDatabase:
             import psycopg
         except ImportError:
             raise InputError(f"--db {self.url}: a PostgreSQL database needs the optional extra: pip install 'goldeval[postgres]'.") from None
+        try:
+            import pglast  # noqa: F401 - the guard's parser; checked here so that a missing one fails before any query
+        except ImportError:
+            raise InputError(f"--db {self.url}: checking queries for PostgreSQL needs pglast (PostgreSQL's parser): "
+                             "pip install 'goldeval[postgres]'.") from None
         kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": 10, "application_name": "goldeval"}
         if self._password is not None:
             kwargs["password"] = self._password
@@ -329,6 +436,18 @@ class PostgresDatabase:
             msg = _scrub(str(exc).strip().replace("\n", " "), self._password)
             raise InputError(f"--db {self.url}: cannot connect ({msg}). Check the host, port, database and user, and the "
                              "password (PGPASSWORD or ~/.pgpass).") from None
+        try:
+            # The guard parses as libpg_query does, which assumes standard_conforming_strings (with it off, 'a\\'' is
+            # one string to the server and two tokens to the parser). pg_catalog first on the search path: an
+            # unqualified built-in name the guard allowed can only mean the built-in, never a function of that name
+            # that a role's or database's search_path would find first.
+            conn.execute("SET standard_conforming_strings = on")
+            conn.execute("SELECT pg_catalog.set_config('search_path', 'pg_catalog, ' || "
+                         "pg_catalog.current_setting('search_path'), false)")
+        except psycopg.Error as exc:
+            with contextlib.suppress(Exception):
+                conn.close()
+            raise InputError(f"--db {self.url}: cannot set up the session ({_scrub(_first_line(exc), self._password)}).") from None
         _register_loaders(conn)
         self._conn = conn
 
@@ -396,7 +515,7 @@ class PostgresDatabase:
 
             sql = to_postgres(sql, read=self.sql_dialect, schema=self._catalog_columns())
             notes.append(f"transpiled from {self.sql_dialect}: {sql}")
-        check_query(sql)
+        check_query(sql, allowed_functions=self.allow_functions)
         import psycopg
 
         start = time.monotonic()

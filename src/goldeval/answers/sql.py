@@ -30,16 +30,20 @@ from __future__ import annotations
 
 import contextlib
 import _signal
+import json
 import os
+import re
 import signal
 import sqlite3
 import threading
 import time
 import urllib.parse
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goldeval.answers.readonly_functions import function_refusal, normalize_allowed
 from goldeval.errors import GoldevalError, InputError
 
 __all__ = ["QueryError", "QueryResult", "ReadOnlyDatabase", "open_database", "DEFAULT_TIMEOUT_S", "DEFAULT_MAX_ROWS"]
@@ -50,10 +54,6 @@ DEFAULT_MAX_ROWS = 1_000_000
 #: between VM steps, so one step that builds a huge value (``randomblob(9e8)``, ``printf('%.*c', 9e8, 'x')``)
 #: would run — and allocate — past it; with this limit such a step fails at once with "string or blob too big".
 MAX_VALUE_BYTES = 16_000_000
-
-# Functions no answer needs that reach outside the database: loading code, and fts3_tokenizer (its one-argument
-# form returns a C pointer; its two-argument form registers one).
-_DENIED_FUNCTIONS = {"load_extension", "fts3_tokenizer"}
 
 # PRAGMAs that only look things up (allowed with any argument); every other PRAGMA is denied.
 _READ_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "foreign_key_list", "database_list",
@@ -101,13 +101,17 @@ class ReadOnlyDatabase:
         max_rows: Most rows a query may return (more is a :class:`QueryError`).
         engine: ``"sqlite"``, ``"duckdb"``, or ``None`` to choose by the file (DuckDB files start with ``DUCK`` at
             byte 8; everything else is opened as SQLite).
+        allow_functions: Function names a query may call besides goldeval's read-only built-ins
+            (``--allow-function``; :mod:`goldeval.answers.readonly_functions`); hard-refused names stay refused.
 
     Raises:
-        InputError: the file does not exist, is not a database, or DuckDB is asked for but not installed.
+        InputError: the file does not exist, is not a database, DuckDB is asked for but not installed, or an
+            ``allow_functions`` name is not a function name.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 max_rows: int = DEFAULT_MAX_ROWS, engine: str | None = None) -> None:
+                 max_rows: int = DEFAULT_MAX_ROWS, engine: str | None = None,
+                 allow_functions: Iterable[str] = ()) -> None:
         p = Path(path)
         if not p.is_file():
             raise InputError(f"--db {p}: no such database file. Pass the path of a SQLite (or DuckDB) file.")
@@ -119,7 +123,9 @@ class ReadOnlyDatabase:
         self.timeout_s = float(timeout_s)
         self.max_rows = int(max_rows)
         self.engine = engine or _guess_engine(p)
+        self.allow_functions = normalize_allowed(allow_functions)
         self._schema: dict[str, list[str]] | None = None
+        self._parser: Any = None  # DuckDB: the in-memory connection whose parser reads each query (see _check_duckdb)
         if self.engine == "sqlite":
             self._conn = self._open_sqlite(p)
         elif self.engine == "duckdb":
@@ -137,7 +143,8 @@ class ReadOnlyDatabase:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
             raise InputError(f"--db {p}: not a SQLite database ({exc}). Pass a SQLite file, or a DuckDB file with the duckdb extra installed.") from None
-        conn.set_authorizer(_authorize)
+        self._authorizer = _Authorizer(self.allow_functions)
+        conn.set_authorizer(self._authorizer.check)
         return conn
 
     # -- DuckDB -----------------------------------------------------------------------------------------------
@@ -219,6 +226,7 @@ class ReadOnlyDatabase:
             return self._execute_sqlite_inner(sql, watch, start)
 
     def _execute_sqlite_inner(self, sql: str, watch: _Progress, start: float) -> QueryResult:
+        self._authorizer.refused = None
         self._conn.set_progress_handler(watch.progress, 1000)
         try:
             try:
@@ -245,6 +253,8 @@ class ReadOnlyDatabase:
             if "string or blob too big" in msg:
                 raise QueryError(f"the query built a string or blob over {MAX_VALUE_BYTES:,} bytes (the value limit) and was stopped "
                                  f"(SQLite: {msg}). An answer never needs such a value; fix the query.") from None
+            if self._authorizer.refused is not None and ("not authorized" in msg or "authorization denied" in msg):
+                raise QueryError(f"refused: {self._authorizer.refused}.") from None
             if "not authorized" in msg or "authorization denied" in msg or "prohibited" in msg or "readonly" in msg.replace("-", "") or "read-only" in msg:
                 raise QueryError(f"refused: the connection is read-only and the query tried to change the database or its connection (SQLite: {msg}).") from None
             raise QueryError(f"SQLite error: {msg}") from None
@@ -271,18 +281,40 @@ class ReadOnlyDatabase:
                 break
         return columns, rows
 
+    def _check_duckdb(self, sql: str) -> None:
+        """Refuse, by DuckDB's own parser, what is not one read-only query calling only allowed functions.
+
+        ``json_serialize_sql`` (DuckDB's json extension, built in) returns the parse tree of SELECT statements only,
+        with every function's decoded name and schema (quoted, qualified or called in FROM alike) and an error for
+        any other statement. It runs on a separate in-memory connection, so that nothing about the database or its
+        settings is involved; the database's own connection keeps external access off as the second guard.
+        """
+        import duckdb
+
+        if self._parser is None:
+            self._parser = duckdb.connect(":memory:", config={"enable_external_access": False,
+                                                              "autoinstall_known_extensions": False,
+                                                              "autoload_known_extensions": False})
+        try:
+            text = self._parser.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0]
+            tree = json.loads(text)
+        except (duckdb.Error, ValueError, TypeError) as exc:
+            raise QueryError(f"refused: the query cannot be read by DuckDB's parser, so it cannot be checked as "
+                             f"read-only ({(str(exc).splitlines() or [type(exc).__name__])[0][:200]}).") from None
+        if tree.get("error"):
+            raise QueryError(f"refused: only one read-only query (SELECT / WITH / VALUES) may run, and DuckDB's parser "
+                             f"does not read this as one ({tree.get('error_message') or tree.get('error_type')})")
+        statements = tree.get("statements") or []
+        if len(statements) != 1:
+            raise QueryError(f"refused: only one statement may run, got {len(statements)}.")
+        why = _duckdb_refusal(statements[0], self.allow_functions)
+        if why is not None:
+            raise QueryError(f"refused: {why}.")
+
     def _execute_duckdb(self, sql: str) -> QueryResult:
         import duckdb
-        import sqlglot
-        from sqlglot import exp
 
-        try:
-            trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
-        except Exception as exc:
-            raise QueryError(f"the query does not parse as DuckDB SQL ({str(exc).splitlines()[0][:200]}).") from None
-        if len(trees) != 1 or not isinstance(trees[0], (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)):
-            kind = type(trees[0]).__name__ if trees else "nothing"
-            raise QueryError(f"refused: only one read-only query (SELECT / WITH) may run, got {kind} ({len(trees)} statement(s)).")
+        self._check_duckdb(sql)
         start = time.monotonic()
         # DuckDB does not look at Python's signals while a query runs: the query runs on a helper thread and this
         # thread waits for it, so that a Ctrl-C (or SIGTERM) interrupts the query and is re-raised here, and the
@@ -326,10 +358,13 @@ class ReadOnlyDatabase:
         return QueryResult(columns, rows, time.monotonic() - start, "duckdb")
 
     def close(self) -> None:
-        try:
-            self._conn.close()
-        except Exception:  # closing twice is harmless
-            pass
+        """Close the connection (twice is harmless)."""
+        for conn in (self._conn, self._parser):
+            try:
+                if conn is not None:
+                    conn.close()
+            except Exception:  # closing twice is harmless
+                pass
 
     def __enter__(self) -> ReadOnlyDatabase:
         return self
@@ -351,18 +386,72 @@ def _guess_engine(p: Path) -> str:
     return "sqlite"
 
 
-def _authorize(action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
-    """SQLite authorizer: read-only statements pass; everything that writes or reaches outside is denied."""
-    if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE):
-        return sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_FUNCTION:
-        return sqlite3.SQLITE_DENY if (arg2 or "").lower() in _DENIED_FUNCTIONS else sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_PRAGMA:
-        # arg1 = pragma name, arg2 = its argument; the listed pragmas only look things up, whatever the argument.
-        if (arg1 or "").lower() in _READ_PRAGMAS:
+class _Authorizer:
+    """The SQLite authorizer of one connection: read-only statements pass; everything that writes or reaches
+    outside is denied. SQLite asks it about every function a statement resolves (``SQLITE_FUNCTION``, the name
+    as SQLite decoded it, in the query or in a view it reads), so functions are checked against the allowlist
+    here. The reason for the last function denied is kept in :attr:`refused`, since SQLite's own message says
+    only "not authorized"."""
+
+    __slots__ = ("allowed", "refused")
+
+    def __init__(self, allowed: tuple[str, ...]) -> None:
+        self.allowed = allowed
+        self.refused: str | None = None
+
+    def check(self, action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
+        """SQLITE_OK or SQLITE_DENY for one action (SQLite's authorizer callback)."""
+        if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE):
             return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_FUNCTION:
+            why = function_refusal("sqlite", arg2 or "", allowed=self.allowed)
+            if why is None:
+                return sqlite3.SQLITE_OK
+            self.refused = why
+            return sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_PRAGMA:
+            # arg1 = pragma name, arg2 = its argument; the listed pragmas only look things up, whatever the argument.
+            if (arg1 or "").lower() in _READ_PRAGMAS:
+                return sqlite3.SQLITE_OK
+            return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_DENY
+
+
+#: Schemas (and catalogs) where DuckDB's built-in functions live; a call qualified with any other is not a built-in.
+_DUCKDB_BUILTIN_SCHEMAS = frozenset({"", "main", "pg_catalog"})
+_DUCKDB_BUILTIN_CATALOGS = frozenset({"", "system"})
+#: A table name DuckDB would read as a file (a replacement scan: ``FROM 'data.csv'``, ``FROM 's3://…'``).
+_FILE_LIKE = re.compile(r"[/\\:]|\.[A-Za-z0-9]+$")
+
+
+def _duckdb_refusal(tree: Any, allowed: tuple[str, ...]) -> str | None:
+    """Why DuckDB's parse tree (``json_serialize_sql``'s JSON) of one statement must not run; ``None`` when it may.
+
+    Every object with a ``function_name`` is a call (scalar, aggregate, window, table function, macro, or an
+    operator: ``is_operator``, whose symbol names a built-in); every ``BASE_TABLE`` a table, refused when its
+    name is a path DuckDB would read as a file.
+    """
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        name = node.get("function_name")
+        if isinstance(name, str) and not (node.get("is_operator") and not re.search(r"[A-Za-z]", name)):
+            schema, catalog = str(node.get("schema") or ""), str(node.get("catalog") or "")
+            builtin = schema.lower() in _DUCKDB_BUILTIN_SCHEMAS and catalog.lower() in _DUCKDB_BUILTIN_CATALOGS
+            qualifier = None if builtin else ".".join(p for p in (catalog, schema) if p)
+            why = function_refusal("duckdb", name, schema=qualifier, allowed=allowed)
+            if why is not None:
+                return why
+        if node.get("type") == "BASE_TABLE" and _FILE_LIKE.search(str(node.get("table_name") or "")):
+            return (f"the table name {node.get('table_name')!r} is a path DuckDB would read as a file; a judged query "
+                    "reads only the database's tables")
+        stack.extend(node.values())
+    return None
 
 
 def open_database(path: str | os.PathLike[str] | None, *, sql_dialect: str | None = None, password: str | None = None,
@@ -374,7 +463,7 @@ def open_database(path: str | os.PathLike[str] | None, *, sql_dialect: str | Non
         path: A SQLite or DuckDB file, or a PostgreSQL URL.
         sql_dialect: The dialect the queries are written in (PostgreSQL only: they are translated first).
         password: A PostgreSQL password given apart from the URL.
-        options: ``timeout_s``, ``max_rows``, ``engine`` (files only).
+        options: ``timeout_s``, ``max_rows``, ``allow_functions``, ``engine`` (files only).
 
     Raises:
         InputError: the database cannot be opened, or ``sql_dialect`` is given for a file database.

@@ -45,8 +45,8 @@ from goldeval.outputs import sqlite_files
 @ci_options
 @store_options
 @guarded
-def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, max_rows, no_canonical, quiet, engine, spark_master,
-          per_case, gates, run_store, llm_opts, ci):
+def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, max_rows, no_canonical, allow_functions, quiet,
+          engine, spark_master, per_case, gates, run_store, llm_opts, ci):
     """Judge data answers by rule: verdict per case and the pass rate.
 
     CASES is JSONL {"id", "question", "golden": {"kind", "columns", "rows" | "value", "ordered"?, "top_n"?,
@@ -64,6 +64,9 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
         if sql_dialect is not None:
             raise InputError("--sql-dialect with --engine spark: not supported yet (the Spark judge runs SQLite or "
                              "DuckDB files). Judge locally, or drop --sql-dialect.")
+        if allow_functions:
+            raise InputError("--allow-function with --engine spark: not supported yet (the Spark judge runs the "
+                             "built-in allowlist only). Judge locally, or drop --allow-function.")
         if llm_opts.enabled and llm_opts.send == "all":
             raise InputError("--llm-send all with --engine spark: not supported (on Spark only the cases the rules leave "
                              "undecided go to the LLM judge). Drop --llm-send all, or judge locally.")
@@ -78,7 +81,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
     check_sql_dialect(sql_dialect, db, db_dir)
     # A password written in a PostgreSQL URL is split out here: config.db is the URL without it, from now on.
     config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical,
-                          sql_dialect=sql_dialect, db_dir=db_dir)
+                          sql_dialect=sql_dialect, db_dir=db_dir, allow_functions=allow_functions)
     named = _named_databases(cases, db_dir)  # name -> file of every database the cases name (their sha256 key the run)
     server = is_postgres_url(db)
     db = config.db
