@@ -11,6 +11,9 @@ switched off. Time and row limits: ``pg_sleep`` past ``--timeout`` is stopped, a
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +21,7 @@ from goldeval.answers import postgres as pgmod
 from goldeval.answers.postgres import PostgresDatabase
 from goldeval.answers.sql import QueryError
 
-from .test_guard_parse import REFUSED
+from .test_guard_parse import FUNCTION_NAMING_CASTS, HEALTHY, REFUSED, forbidden_spellings, unicode_escaped
 
 DB = "battery"
 SCRIPT = """
@@ -70,7 +73,8 @@ def connect(pg, who: str, **kw) -> PostgresDatabase:
 def test_the_whole_battery_changes_nothing(battery, who):
     before = fingerprint(battery)
     assert before["t"][0] == 50 and before["_files"] == []
-    with connect(battery, who, timeout_s=5) as db:
+    # current_setting is not on the allowlist (it reads server paths); allowed here to look at the session
+    with connect(battery, who, timeout_s=5, allow_functions=["current_setting"]) as db:
         user = db.execute("SELECT current_user").rows[0][0]
         for name, sql in REFUSED.items():
             with pytest.raises(QueryError, match="^refused: ") as err:
@@ -88,7 +92,7 @@ def test_the_whole_battery_changes_nothing(battery, who):
 def test_the_server_refuses_writes_even_without_the_parser(battery, who, monkeypatch):
     """The second guard: with the parser off, the READ ONLY transaction (and the one-query cursor) still refuse."""
     before = fingerprint(battery)
-    monkeypatch.setattr(pgmod, "check_query", lambda sql: None)
+    monkeypatch.setattr(pgmod, "check_query", lambda sql, **allowed: None)
     with connect(battery, who) as db:
         # a function that writes is invisible to any parser: the READ ONLY transaction stops it
         for sql in ["SELECT sneaky()", "SELECT nextval('s')", "SELECT * FROM t FOR UPDATE"]:
@@ -106,7 +110,7 @@ def test_the_server_refuses_writes_even_without_the_parser(battery, who, monkeyp
 
 def test_as_superuser_the_parser_is_the_only_guard_for_file_functions(battery, monkeypatch):
     """Why the parser matters: a superuser's read-only transaction would run pg_read_file."""
-    monkeypatch.setattr(pgmod, "check_query", lambda sql: None)
+    monkeypatch.setattr(pgmod, "check_query", lambda sql, **allowed: None)
     with connect(battery, "superuser") as db:
         assert db.execute("SELECT length(pg_read_file('PG_VERSION')) > 0").rows == [(True,)]
     with connect(battery, "read-only role") as db, pytest.raises(QueryError, match="permission denied"):
@@ -169,3 +173,142 @@ def test_the_password_may_come_from_pgpassword(battery, monkeypatch):
     monkeypatch.setenv("PGPASSWORD", RO_PASSWORD)
     with PostgresDatabase(battery.url(DB, role="ro", password=False)) as db:
         assert db.execute("SELECT current_user").rows == [("goldeval_ro",)]
+
+
+# --- every spelling of every forbidden family, on the server ------------------------------------------------------
+
+CANARY_TOKEN = "goldeval-canary-5f0c2a9e71d4"
+
+
+@pytest.fixture(scope="module")
+def spelled(battery):
+    """The battery database plus: a canary file the server can read, the dblink extension when this server has it
+    (Debian's postgresql-15 ships it), a bystander session whose pid the signal cases aim at, and the server's own
+    postgresql.conf as the superuser reads it (its bytes must appear in no result)."""
+    # under /tmp itself: the server runs as `postgres`, which must reach the file (pytest's tmp folders are 0700)
+    folder = Path(tempfile.mkdtemp(prefix="goldeval-canary-", dir="/tmp"))
+    os.chmod(folder, 0o755)
+    canary = folder / "canary.txt"
+    canary.write_text(f"{CANARY_TOKEN}\n")
+    os.chmod(canary, 0o644)
+    with battery.admin(DB) as c:
+        try:
+            c.execute("CREATE EXTENSION IF NOT EXISTS dblink")
+            dblink = True
+        except Exception:
+            dblink = False
+        try:
+            readable = CANARY_TOKEN in c.execute("SELECT pg_read_file(%s)", [str(canary)]).fetchone()[0]
+        except Exception:
+            readable = False
+        conf = c.execute("SELECT pg_read_file('postgresql.conf')").fetchone()[0]
+    bystander = battery.admin(DB)
+    try:
+        yield {"pg": battery, "canary": canary, "canary_readable": readable, "dblink": dblink,
+               "pid": bystander.info.backend_pid, "bystander": bystander,
+               "conf_lines": [ln for ln in conf.splitlines() if len(ln.strip()) >= 30]}
+    finally:
+        bystander.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def server_state(pg) -> dict:
+    """What a forbidden call would change beyond the tables: settings, the configuration's load time, advisory
+    locks, large objects, sessions."""
+    with pg.admin(DB) as c:
+        return {
+            "settings": c.execute("SELECT string_agg(name || '=' || coalesce(setting, ''), ',' ORDER BY name) FROM pg_settings "
+                                  "WHERE context NOT IN ('user', 'superuser') OR source NOT IN ('session', 'client')").fetchone(),
+            "conf_load_time": c.execute("SELECT pg_conf_load_time()").fetchone(),
+            "advisory_locks": c.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").fetchone(),
+            "large_objects": c.execute("SELECT count(*) FROM pg_largeobject_metadata").fetchone(),
+        }
+
+
+@pytest.mark.parametrize("who", ROLES)
+def test_every_spelling_of_every_forbidden_family_is_refused_on_the_server(spelled, who):
+    """Each family (server files, large objects, settings, locks, signals, dblink when installed) in every spelling
+    (U&"…" with \\XXXX, \\+XXXXXX and UESCAPE, quoted, pg_catalog-qualified, in FROM, comments before the
+    parenthesis, sub-queries, CTEs, set-operation branches, field-selection notation) and every cast to a
+    function-naming type is refused, as the read-only role and as the superuser; afterwards every table, the large
+    objects, the settings, the configuration, the locks, the canary file and the other session are as they were."""
+    pg = spelled["pg"]
+    families = None if spelled["dblink"] else {"server files", "large objects", "settings", "locks", "signals"}
+    cases = {k: sql.format(canary=spelled["canary"], pid=spelled["pid"]) for k, (_, sql) in forbidden_spellings(families).items()}
+    cases.update(FUNCTION_NAMING_CASTS)
+    before, state = fingerprint(pg), server_state(pg)
+    canary = spelled["canary"].read_bytes()
+    with connect(pg, who, timeout_s=5) as db:
+        for case, sql in cases.items():
+            with pytest.raises(QueryError, match="^refused: ") as err:
+                db.execute(sql)
+            assert CANARY_TOKEN not in str(err.value), case
+        assert db.execute("SELECT count(*) FROM t").rows == [(50,)]  # the session is unharmed
+    assert fingerprint(pg) == before
+    assert server_state(pg) == state
+    assert spelled["canary"].read_bytes() == canary
+    assert spelled["bystander"].execute("SELECT 1").fetchone() == (1,)  # not terminated, not cancelled
+
+
+def test_without_the_guard_a_unicode_escaped_name_reads_a_server_file(spelled, monkeypatch):
+    """Why the decoding matters: with the parser guard off, the server decodes U&"pg\\005fread\\005ffile" and a
+    superuser's read-only transaction returns the file's bytes (sqlglot, the guard before, read it as U & "…")."""
+    if not spelled["canary_readable"]:
+        pytest.skip("the server cannot read this machine's files (it runs elsewhere)")
+    monkeypatch.setattr(pgmod, "check_query", lambda sql, **allowed: None)
+    with connect(spelled["pg"], "superuser") as db:
+        rows = db.execute(f"SELECT {unicode_escaped('pg_read_file')}('{spelled['canary']}')").rows
+    assert CANARY_TOKEN in rows[0][0]
+
+
+@pytest.mark.parametrize("who", ROLES)
+def test_the_session_reads_as_the_guard_parses(spelled, who):
+    """standard_conforming_strings on (as libpg_query assumes) and pg_catalog first on the search path, even when
+    the role's own search_path puts another schema first."""
+    pg = spelled["pg"]
+    with pg.admin(DB) as c:
+        c.execute("ALTER ROLE goldeval_ro SET search_path = public, pg_catalog")
+        c.execute("ALTER ROLE goldeval_ro SET standard_conforming_strings = off")
+    try:
+        with connect(pg, who, allow_functions=["current_setting"]) as db:
+            assert db.execute("SELECT current_setting('standard_conforming_strings')").rows == [("on",)]
+            assert db.execute("SELECT (current_schemas(true))[1]").rows == [("pg_catalog",)]
+            # a backslash is not an escape: the guard and the server see one string, not a string and a DROP
+            assert db.execute("SELECT 'a\\' AS s").rows == [("a\\",)]
+    finally:
+        with pg.admin(DB) as c:
+            c.execute("ALTER ROLE goldeval_ro RESET search_path")
+            c.execute("ALTER ROLE goldeval_ro RESET standard_conforming_strings")
+
+
+@pytest.mark.parametrize("who", ROLES)
+def test_ordinary_read_only_queries_still_run(spelled, who):
+    """The allowlist keeps the ordinary families: aggregates, window, date, string, JSON, arrays, CASE, CTEs, set
+    operations (the guard-only HEALTHY queries, run here on real tables)."""
+    pg = spelled["pg"]
+    with connect(pg, who) as db:
+        rows = db.execute(
+            "WITH w AS (SELECT id, v, id % 3 AS g FROM t) "
+            "SELECT g, count(*), sum(id), round(avg(id)::numeric, 2), string_agg(v, ',' ORDER BY id), "
+            "max(length(upper(v))), json_build_object('g', g)::text, (array_agg(id ORDER BY id))[1], "
+            "date_trunc('month', DATE '2024-03-15')::date, extract(year FROM DATE '2024-03-15'), "
+            "rank() OVER (ORDER BY g), CASE WHEN g = 0 THEN 'zero' ELSE 'other' END, coalesce(NULL, g) "
+            "FROM w GROUP BY g UNION ALL SELECT NULL, 0, 0, 0, '', 0, '{}', 0, NULL, 0, 0, '', 0 ORDER BY 1 NULLS LAST").rows
+        assert [r[1] for r in rows] == [16, 17, 17, 0]
+        assert rows[0][4].startswith("row 3,row 6")
+        assert db.execute("SELECT i FROM generate_series(1, 3) AS g(i)").rows == [(1,), (2,), (3,)]
+        assert db.execute("SELECT count(*) FROM t TABLESAMPLE bernoulli (100)").rows == [(50,)]
+
+
+def test_an_allowed_function_of_the_database_runs_and_the_server_still_stops_its_write(spelled):
+    """--allow-function sneaky lets the guard pass the database's own function; the READ ONLY transaction is still
+    the second guard, so its INSERT fails and u is unchanged."""
+    pg = spelled["pg"]
+    before = fingerprint(pg)
+    with connect(pg, "read-only role", allow_functions=["sneaky"]) as db:
+        with pytest.raises(QueryError, match="read-only transaction|permission denied"):
+            db.execute("SELECT sneaky()")
+    with connect(pg, "read-only role") as db:
+        with pytest.raises(QueryError, match=r"^refused: the function sneaky\(\) is not on goldeval's list"):
+            db.execute("SELECT sneaky()")
+    assert fingerprint(pg) == before
