@@ -194,7 +194,7 @@ FAMILIES: tuple[Family, ...] = (
         "conditional",
         _names("coalesce nullif greatest least"),
         postgresql=_names("num_nulls num_nonnulls"),
-        duckdb=_names("if ifnull constant_or_null error"),
+        duckdb=_names("if constant_or_null error"),
         sqlite=_names("ifnull iif if likely unlikely likelihood"),
     ),
     Family(

@@ -301,6 +301,8 @@ class ReadOnlyDatabase:
         except (duckdb.Error, ValueError, TypeError) as exc:
             raise QueryError(f"refused: the query cannot be read by DuckDB's parser, so it cannot be checked as "
                              f"read-only ({(str(exc).splitlines() or [type(exc).__name__])[0][:200]}).") from None
+        if tree.get("error") and tree.get("error_type") == "parser":  # not SQL at all: it could not run either
+            raise QueryError(f"the query does not parse as DuckDB SQL ({tree.get('error_message')}).")
         if tree.get("error"):
             raise QueryError(f"refused: only one read-only query (SELECT / WITH / VALUES) may run, and DuckDB's parser "
                              f"does not read this as one ({tree.get('error_message') or tree.get('error_type')})")
