@@ -312,3 +312,50 @@ def test_an_allowed_function_of_the_database_runs_and_the_server_still_stops_its
         with pytest.raises(QueryError, match=r"^refused: the function sneaky\(\) is not on goldeval's list"):
             db.execute("SELECT sneaky()")
     assert fingerprint(pg) == before
+
+
+@pytest.mark.parametrize("who", ROLES)
+def test_a_judging_run_keeps_no_byte_of_a_server_file(spelled, who, tmp_path):
+    """goldeval judge as a user runs it: the spelled file reads are unscored cases whose reason names the function,
+    an ordinary case is judged, the allowed function is recorded in the run's configuration, and neither the
+    results nor the run store hold a byte of the canary file or of the server's postgresql.conf."""
+    import json
+    import subprocess
+    import sys
+
+    pg = spelled["pg"]
+    reads = {
+        "u&": f"SELECT {unicode_escaped('pg_read_file')}('{spelled['canary']}') AS v",
+        "uescape": f"SELECT {unicode_escaped('pg_read_file', escape='!')}('postgresql.conf') AS v",
+        "from": f"SELECT * FROM {unicode_escaped('pg_read_file', long=True)}('{spelled['canary']}') AS f(v)",
+        "field": f"SELECT ('{spelled['canary']}').pg_read_file AS v",
+        "binary": f"SELECT encode(pg_catalog.{unicode_escaped('pg_read_binary_file')}('postgresql.conf'), 'escape') AS v",
+        "lo": f"SELECT {unicode_escaped('lo_import')}('{spelled['canary']}') AS v",
+    }
+    cases = [{"id": k, "question": "What does the file say?", "golden": {"kind": "value", "columns": ["v"], "rows": [["x"]]}}
+             for k in reads]
+    cases.append({"id": "ok", "question": "How many rows?", "golden": {"kind": "value", "columns": ["n"], "rows": [[50]]}})
+    attempts = [{"id": k, "final_query": q} for k, q in reads.items()] + [{"id": "ok", "final_query": "SELECT count(*) AS n FROM t"}]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    (tmp_path / "attempts.jsonl").write_text("".join(json.dumps(a) + "\n" for a in attempts))
+    env = {**os.environ, "GOLDEVAL_HOME": str(tmp_path / "home")}
+    out = tmp_path / "results.json"
+    url = pg.url(DB, role="ro" if who == "read-only role" else "superuser")
+    before = fingerprint(pg)
+    p = subprocess.run([sys.executable, "-m", "goldeval", "judge", str(tmp_path / "cases.jsonl"), str(tmp_path / "attempts.jsonl"),
+                        "--db", url, "--out", str(out), "--allow-function", "pg_read_file", "--allow-function", "abs"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    results = json.loads(out.read_text())
+    verdicts = {c["id"]: c for c in results["per_example"]}
+    assert verdicts["ok"]["verdict"] == "match"
+    for k in reads:
+        assert verdicts[k]["status"] == "unscored", k
+        assert "the final query failed: refused: " in verdicts[k]["reason"], k
+        assert "even with --allow-function" in verdicts[k]["reason"], k  # allowing pg_read_file did not allow it
+    assert results["config"]["allow_functions"] == ["abs", "pg_read_file"]
+    written = out.read_bytes() + b"".join(f.read_bytes() for f in sorted((tmp_path / "home").rglob("*")) if f.is_file())
+    written += (p.stdout + p.stderr).encode()
+    assert CANARY_TOKEN.encode() not in written
+    assert [ln for ln in spelled["conf_lines"] if ln.encode() in written] == []
+    assert fingerprint(pg) == before
