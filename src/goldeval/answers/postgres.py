@@ -5,15 +5,19 @@
 file's sha256. Running someone else's SQL on a customer's server must not change it, so there are two guards:
 
 The parser (first guard, :func:`check_query`)
-    The statement is parsed with sqlglot (dialect ``postgres``) before it is sent. Refused: anything that does not
-    parse; more than one statement; any statement but a query (``SELECT`` / ``WITH`` / set operation /
-    ``VALUES``): transaction control (``BEGIN``, ``COMMIT``, ``ROLLBACK``, ``SET TRANSACTION``), every ``SET`` and
-    ``RESET`` (``SET ROLE``, ``SET SESSION AUTHORIZATION``, ``SET default_transaction_read_only``), ``SHOW``,
-    ``COPY``, DDL, ``DO``, ``CALL``, ``PREPARE``/``EXECUTE``, ``LISTEN``/``NOTIFY``; inside a query, data-modifying
-    CTEs (``WITH x AS (DELETE …)``), ``SELECT … INTO`` and row locks (``FOR UPDATE``/``FOR SHARE``); and the
-    functions of :data:`DENIED_FUNCTIONS` (``dblink``, large objects, server file access such as
-    ``pg_read_file``, settings (``set_config``), signalling or administering the server, session-level advisory
-    locks, sequences, and ``query_to_xml``-style functions that run SQL given as text).
+    The statement is parsed by PostgreSQL's own parser (libpg_query, through pglast) before it is sent, so every
+    identifier is decoded as the server decodes it: ``U&"…"`` with ``\\XXXX``, ``\\+XXXXXX`` and ``UESCAPE``,
+    quoted and schema-qualified names, comments anywhere. Refused: anything that does not parse; more than one
+    statement; any statement but a query (``SELECT`` / ``WITH`` / set operation / ``VALUES``); inside a query,
+    any node of the parse tree that is not a read-only part of a SELECT (:data:`_SAFE_NODES`), data-modifying
+    CTEs, ``SELECT … INTO``, row locks and casts to ``regproc``-like types; and every function call — in the
+    select list, in ``FROM``, anywhere in sub-queries, CTEs and set-operation branches, or through field-selection
+    notation (``(x).f`` runs ``f(x)``) — that is not a read-only built-in
+    (:mod:`goldeval.answers.readonly_functions`) or allowed by the user (``allow_functions``). A schema other
+    than ``pg_catalog`` is never a built-in's. Functions that reach outside the read-only transaction (server
+    files, large objects, settings, advisory locks, sequences, signals, dblink, SQL given as text) are refused
+    even when allowed. The session is set so that the server reads as the parser does: ``standard_conforming_
+    strings`` on, and ``pg_catalog`` first on the search path (an allowed unqualified name is the built-in).
 The server (second guard)
     Each query runs in its own ``BEGIN READ ONLY`` transaction that is always rolled back, with
     ``SET LOCAL statement_timeout`` (from ``timeout_s``) and ``lock_timeout``, through a server-side cursor
@@ -21,6 +25,11 @@ The server (second guard)
     which at most ``max_rows + 1`` rows are fetched. A READ ONLY transaction does not stop a superuser's
     ``COPY … TO PROGRAM``, file functions or ``SET ROLE``: for those the parser is the guard, and a read-only role
     (README, "PostgreSQL") is the recommended way to connect.
+
+Not checked by the parser: operators and casts resolve to functions on the server; an unqualified operator is
+the built-in one unless the database defines one for its own types, and a user-defined type's cast or input
+function, or ``t.f`` naming a function of ``t``'s row type, is the database's own code (the READ ONLY transaction
+still stops its writes).
 
 ``pg_sleep`` is allowed and stopped by the time limit. Ctrl-C during a query cancels it on the server (psycopg
 sends a cancel request) and the transaction is rolled back before ``KeyboardInterrupt`` propagates.
@@ -35,8 +44,9 @@ The password: from ``PGPASSWORD`` or ``~/.pgpass`` (libpq reads them), or writte
 is accepted but kept only in memory: :func:`parse_url` splits it out, the URL recorded anywhere is the redacted
 one, and error messages are scrubbed of it.
 
-Source: goldeval issue 13; PostgreSQL documentation, "SET TRANSACTION" (READ ONLY), "Client Connection Defaults"
-(statement_timeout), "DECLARE"; psycopg 3 "Server-side cursors" and "Interrupting a query".
+Source: goldeval issues 13 and 25; PostgreSQL documentation, "SET TRANSACTION" (READ ONLY), "Client Connection
+Defaults" (statement_timeout), "DECLARE", 4.1.1 "Identifiers and Key Words" (``U&"…"``); libpg_query / pglast;
+psycopg 3 "Server-side cursors" and "Interrupting a query".
 """
 
 from __future__ import annotations

@@ -5,18 +5,24 @@ Running someone else's SQL against a customer's database must not change it, so 
 
 SQLite
     * opened through a ``file:…?mode=ro`` URI (the OS-level open is read-only) with ``PRAGMA query_only=ON``;
-    * an authorizer that allows only reading (``SELECT``, ``READ``, ``FUNCTION`` except ``load_extension`` and
-      ``fts3_tokenizer``,
-      recursive CTEs, and a few read-only ``PRAGMA`` look-ups) and denies every write, ``ATTACH``/``DETACH``,
-      ``CREATE``/``DROP``/``ALTER`` (temp objects too), transactions, ``PRAGMA`` assignments;
+    * an authorizer that allows only reading (``SELECT``, ``READ``, recursive CTEs, a few read-only ``PRAGMA``
+      look-ups, and ``FUNCTION`` for the read-only built-ins of :mod:`goldeval.answers.readonly_functions` and the
+      names the user allowed; SQLite asks it about every function it resolves, in the query or a view, by its
+      decoded name) and denies every write, ``ATTACH``/``DETACH``, ``CREATE``/``DROP``/``ALTER`` (temp objects
+      too), transactions, ``PRAGMA`` assignments, and every other function, naming it in the error
+      (``load_extension``, ``fts3_tokenizer``, ``readfile``/``writefile`` even when allowed);
     * extension loading stays disabled;
     * a value (string or blob) longer than :data:`MAX_VALUE_BYTES` fails the query (the time limit cannot stop a
       single step that builds a huge value);
     * one statement per call (the driver refuses a second one).
 DuckDB
+    * the statement is read by DuckDB's own parser (``json_serialize_sql`` on a separate in-memory connection):
+      it must be one query (``SELECT`` / ``WITH`` / set operation / ``VALUES``), every function it calls (scalar,
+      aggregate, window or table function, quoted or qualified) a read-only built-in of
+      :mod:`goldeval.answers.readonly_functions` or allowed by the user (``read_csv``, ``read_text``, ``glob``,
+      ``getenv``, ``query`` never), and no table name a file path (a replacement scan);
     * ``read_only=True``, ``enable_external_access=false`` (no ATTACH of files, no COPY, no reading other files),
-      extension auto-install/auto-load off, configuration locked; and the statement must parse (sqlglot) as one
-      query (``SELECT`` / ``WITH`` / set operation).
+      extension auto-install/auto-load off, configuration locked.
 
 Each query has a wall-clock time limit (SQLite: a progress handler aborts the VM; DuckDB: ``interrupt()`` from a
 timer) and a row limit (more rows than the limit is a failure, not a silent cut). A query that fails raises
