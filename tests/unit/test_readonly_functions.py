@@ -62,6 +62,7 @@ def test_same_name_other_meaning_is_per_engine():
 
 def test_allowing_a_function():
     assert "--allow-function my_fn" in function_refusal("sqlite", "my_fn")
+    assert function_refusal("sqlite", "changes") is None  # the connection's own state: read-only
     assert function_refusal("sqlite", "MY_FN", allowed=["my_fn"]) is None  # SQLite names ignore case
     assert function_refusal("postgresql", "My_Fn", allowed=["my_fn"], case_sensitive=True) is not None
     assert function_refusal("postgresql", "x", schema="public", allowed=["public.x"], case_sensitive=True) is None
@@ -93,7 +94,8 @@ def sqlite_dir(tmp_path: Path) -> Path:
     con.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, d TEXT, j TEXT)")
     con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)",
                     [(i, f"row {i}", f"2024-0{1 + i % 9}-1{i % 9}", json.dumps({"a": i, "b": [i, i + 1]})) for i in range(1, 21)])
-    con.execute("CREATE VIEW counted AS SELECT id, changes() AS c FROM t")  # a view that calls an unlisted function
+    # a view that calls a function not on the list (SQLite's own build introspection)
+    con.execute("CREATE VIEW counted AS SELECT id, sqlite_compileoption_used('THREADSAFE') AS c FROM t")
     con.commit()
     con.close()
     (folder / "canary.txt").write_text(CANARY_TOKEN)
@@ -113,8 +115,8 @@ SQLITE_REFUSED = {
     "readfile (an extension's)": ("readfile", "SELECT readfile('{dir}/canary.txt')"),
     "readfile, quoted": ("readfile", "SELECT \"readfile\"('{dir}/canary.txt')"),
     "writefile (an extension's)": ("writefile", "SELECT writefile('{dir}/written.txt', 'x')"),
-    "unknown: changes": ("changes", "SELECT changes()"),
-    "unknown: in a view the query reads": ("changes", "SELECT * FROM counted"),
+    "unknown: sqlite_compileoption_used": ("sqlite_compileoption_used", "SELECT sqlite_compileoption_used('THREADSAFE')"),
+    "unknown: in a view the query reads": ("sqlite_compileoption_used", "SELECT * FROM counted"),
     "unknown: sqlite_compileoption_get": ("sqlite_compileoption_get", "SELECT sqlite_compileoption_get(0)"),
     "unknown: the caller's own function": ("canary", "SELECT canary()"),
 }
@@ -142,9 +144,9 @@ def test_sqlite_refuses_every_spelling_by_name_and_changes_nothing(sqlite_dir, n
 
 def test_sqlite_allow_function_runs_an_unknown_one_but_never_a_hard_refused_one(sqlite_dir):
     before = folder_state(sqlite_dir)
-    with ReadOnlyDatabase(sqlite_dir / "db.sqlite", allow_functions=["changes", "readfile", "writefile"]) as db:
+    with ReadOnlyDatabase(sqlite_dir / "db.sqlite", allow_functions=["sqlite_compileoption_used", "readfile", "writefile"]) as db:
         _with_extension_functions(db, sqlite_dir)
-        assert db.execute("SELECT changes()").rows == [(0,)]
+        assert db.execute("SELECT sqlite_compileoption_used('NO_SUCH_OPTION')").rows == [(0,)]
         assert len(db.execute("SELECT * FROM counted").rows) == 20
         for name in ("readfile", "writefile"):
             sql = SQLITE_REFUSED[f"{name} (an extension's)"][1]

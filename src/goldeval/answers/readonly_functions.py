@@ -214,6 +214,11 @@ FAMILIES: tuple[Family, ...] = (
                       "current_catalog version"),
         sqlite=_names("sqlite_version sqlite_source_id subtype"),
     ),
+    Family(
+        "connection state",
+        frozenset(),
+        sqlite=_names("changes total_changes last_insert_rowid"),  # what this read-only connection changed: nothing
+    ),
 )
 
 _REFUSED_ANYWAY = "goldeval never runs it in a judged query, even with --allow-function"
