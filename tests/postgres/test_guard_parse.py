@@ -232,6 +232,8 @@ def test_casts_to_function_naming_types_are_refused(sql):
     ("SELECT current_setting('data_directory')", r"function current_setting\(\) is not on goldeval's list"),
     ("SELECT * FROM t TABLESAMPLE system_rows(3)", r"TABLESAMPLE system_rows is not a built-in sampling method"),
     ("SELECT 1 OPERATOR(public.+) 2", r"operator OPERATOR\(public.\+\) is outside pg_catalog"),
+    ("SELECT 1 OPERATOR(public.=) ANY (SELECT 1)", r"operator OPERATOR\(public.=\) is outside pg_catalog"),
+    ("SELECT 1 ORDER BY 1 USING OPERATOR(public.<)", r"operator OPERATOR\(public.<\) is outside pg_catalog"),
     ("SELECT ('x'::text).sneaky", r"\(…\).sneaky is read by PostgreSQL as a call of sneaky\(\)"),
     ("SELECT $1", r"ParamRef"),
     ("SELECT 1\x00; SELECT pg_read_file('x')", r"NUL character"),

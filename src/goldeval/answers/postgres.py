@@ -301,6 +301,9 @@ class _Walk:
     def SortBy(self, node: Any) -> None:  # noqa: N802
         self._operator(node.useOp)
 
+    def SubLink(self, node: Any) -> None:  # noqa: N802 - x OPERATOR(s.op) ANY (SELECT …)
+        self._operator(node.operName)
+
     def TypeName(self, node: Any) -> None:  # noqa: N802
         names = [s.sval for s in node.names or () if isinstance(s, self.ast.String)]
         if names and names[-1].lower() in _FUNCTION_NAMING_TYPES:
