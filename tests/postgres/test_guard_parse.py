@@ -243,6 +243,18 @@ def test_unknown_code_is_refused_with_its_name_and_how_to_allow_it(sql, why):
         check_query(sql)
 
 
+def test_a_listed_name_the_server_lacks_is_refused():
+    """instr() is a SQLite and DuckDB built-in; on a server without it, the call would find the database's own."""
+    check_query("SELECT instr('a', 'a')")  # no server at hand: the allowlist alone
+    with pytest.raises(QueryError, match=r"^refused: the function instr\(\) is not a built-in of this server.*"
+                                         r"--allow-function instr"):
+        check_query("SELECT instr('a', 'a')", builtins={"abs", "strpos"})
+    with pytest.raises(QueryError, match=r"^refused: \(…\).instr .*not a built-in of this server"):
+        check_query("SELECT ('a').instr", builtins={"abs"})
+    check_query("SELECT instr('a', 'a')", builtins={"abs"}, allowed_functions=["instr"])
+    check_query("SELECT strpos('a', 'a'), count(*), coalesce(1, 2), trim(' a ')", builtins={"strpos", "count", "btrim"})
+
+
 def test_an_allowed_function_runs_only_as_allowed():
     check_query("SELECT sneaky()", allowed_functions=["sneaky"])
     check_query("SELECT public.sneaky()", allowed_functions=["public.sneaky"])

@@ -33,6 +33,7 @@ CREATE SEQUENCE s;
 CREATE MATERIALIZED VIEW mv AS SELECT count(*) AS n FROM t;
 CREATE PROCEDURE p() LANGUAGE sql AS $$ DELETE FROM t $$;
 CREATE FUNCTION sneaky() RETURNS int LANGUAGE sql AS $$ INSERT INTO u VALUES (9) RETURNING b $$;
+CREATE FUNCTION instr(text, text) RETURNS text LANGUAGE sql AS $$ SELECT 'the database''s own instr' $$;
 """
 PWNED = ["/tmp/goldeval-pwned", "/tmp/goldeval-out", "/tmp/goldeval-lo"]
 
@@ -359,3 +360,15 @@ def test_a_judging_run_keeps_no_byte_of_a_server_file(spelled, who, tmp_path):
     assert CANARY_TOKEN.encode() not in written
     assert [ln for ln in spelled["conf_lines"] if ln.encode() in written] == []
     assert fingerprint(pg) == before
+
+
+def test_a_listed_name_this_server_lacks_is_the_databases_own_and_refused(spelled):
+    """instr() is on the list (SQLite, DuckDB) but not in PostgreSQL's pg_catalog: unqualified, the server would
+    run the database's public.instr. The guard asks the server which names are its own."""
+    pg = spelled["pg"]
+    with connect(pg, "read-only role") as db:
+        with pytest.raises(QueryError, match=r"^refused: the function instr\(\) is not a built-in of this server"):
+            db.execute("SELECT instr('a', 'a')")
+        assert db.execute("SELECT strpos('ab', 'b')").rows == [(2,)]
+    with connect(pg, "read-only role", allow_functions=["instr"]) as db:
+        assert db.execute("SELECT instr('a', 'a')").rows == [("the database's own instr",)]

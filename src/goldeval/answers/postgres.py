@@ -26,10 +26,12 @@ The server (second guard)
     ``COPY … TO PROGRAM``, file functions or ``SET ROLE``: for those the parser is the guard, and a read-only role
     (README, "PostgreSQL") is the recommended way to connect.
 
-Not checked by the parser: operators and casts resolve to functions on the server; an unqualified operator is
-the built-in one unless the database defines one for its own types, and a user-defined type's cast or input
-function, or ``t.f`` naming a function of ``t``'s row type, is the database's own code (the READ ONLY transaction
-still stops its writes).
+An allowlisted name the server's ``pg_catalog`` does not define (``instr``, a DuckDB or SQLite name) is refused
+too: unqualified, it could only find a function of the database's. Not checked by the parser: overloads and
+operators resolve on the server — a function the database defines under a built-in's name with other argument
+types, an operator it defines for its own types, a user-defined type's cast or input function, or ``t.f``
+naming a function of ``t``'s row type is the database's own code (the READ ONLY transaction still stops its
+writes).
 
 ``pg_sleep`` is allowed and stopped by the time limit. Ctrl-C during a query cancels it on the server (psycopg
 sends a cancel request) and the transaction is rolled back before ``KeyboardInterrupt`` propagates.
@@ -58,7 +60,7 @@ import logging
 import re
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -187,7 +189,7 @@ _STATEMENT_WORDS = {
 }
 
 
-def check_query(sql: str, *, allowed_functions: Iterable[str] = ()) -> None:
+def check_query(sql: str, *, allowed_functions: Iterable[str] = (), builtins: Collection[str] | None = None) -> None:
     """Refuse, by parsing as the server parses, a statement that must not run on a customer's server (see the
     module docstring).
 
@@ -203,6 +205,9 @@ def check_query(sql: str, *, allowed_functions: Iterable[str] = ()) -> None:
             session sets it).
         allowed_functions: Extra function names the user allowed (``--allow-function``); ``name`` or
             ``schema.name``, matched exactly (PostgreSQL names are case-sensitive when quoted).
+        builtins: The names of the server's own functions (``pg_catalog``); when given, a name on the allowlist
+            that this server does not have is refused too (an unqualified ``instr()`` would find a function of the
+            database's, not a built-in). ``None``: not checked (no server at hand).
 
     Raises:
         QueryError: ``refused: …`` naming what was found and why it is refused, or that it does not parse.
@@ -234,16 +239,17 @@ def check_query(sql: str, *, allowed_functions: Iterable[str] = ()) -> None:
     stmt = statements[0].stmt
     if not isinstance(stmt, ast.SelectStmt):
         raise QueryError(f"refused: only a read-only query (SELECT / WITH / VALUES) may run, got {_kind(stmt)}.")
-    _Walk(tuple(allowed_functions), ast).node(stmt)
+    _Walk(tuple(allowed_functions), None if builtins is None else frozenset(builtins), ast).node(stmt)
 
 
 class _Walk:
     """Walks a raw parse tree and raises QueryError at the first node or function that is not read-only."""
 
-    __slots__ = ("allowed", "ast")
+    __slots__ = ("allowed", "builtins", "ast")
 
-    def __init__(self, allowed: tuple[str, ...], ast: Any) -> None:
+    def __init__(self, allowed: tuple[str, ...], builtins: frozenset[str] | None, ast: Any) -> None:
         self.allowed = allowed
+        self.builtins = builtins
         self.ast = ast
 
     def node(self, node: Any) -> None:
@@ -281,7 +287,7 @@ class _Walk:
     def A_Indirection(self, node: Any) -> None:  # noqa: N802
         for part in node.indirection or ():
             if isinstance(part, self.ast.String):
-                why = function_refusal("postgresql", part.sval, allowed=self.allowed, case_sensitive=True)
+                why = self._refusal(part.sval, None)
                 if why is not None:
                     raise QueryError(f"refused: (…).{part.sval} is read by PostgreSQL as a call of {part.sval}() "
                                      f"when no field has that name, and {why.removeprefix('the function ')}.")
@@ -321,9 +327,18 @@ class _Walk:
         name = names[-1]
         qualifier = names[:-1]
         schema = None if qualifier in ([], ["pg_catalog"]) else ".".join(qualifier)
-        why = function_refusal("postgresql", name, schema=schema, allowed=self.allowed, case_sensitive=True)
+        why = self._refusal(name, schema)
         if why is not None:
             raise QueryError(f"refused: {why}.")
+
+    def _refusal(self, name: str, schema: str | None) -> str | None:
+        why = function_refusal("postgresql", name, schema=schema, allowed=self.allowed, case_sensitive=True)
+        if (why is None and schema is None and self.builtins is not None and name not in self.builtins
+                and name not in self.allowed):
+            why = (f"the function {name}() is not a built-in of this server (pg_catalog has no {name}), so the call "
+                   f"would run the database's own {name}(), which goldeval cannot check; if it only reads, allow it "
+                   f"with --allow-function {name}")
+        return why
 
     def _operator(self, name: Any) -> None:
         parts = [s.sval for s in name or () if isinstance(s, self.ast.String)]
@@ -420,6 +435,7 @@ class PostgresDatabase:
         self.max_rows = int(max_rows)
         self.sql_dialect = None if sql_dialect in (None, "postgres", "postgresql") else sql_dialect
         self.allow_functions = normalize_allowed(allow_functions)
+        self._builtins: frozenset[str] | None = None
         self._schema: dict[str, list[str]] | None = None
         self._catalog: list[tuple[Any, ...]] | None = None
         self._conn: Any = None
@@ -457,6 +473,10 @@ class PostgresDatabase:
             conn.execute("SET standard_conforming_strings = on")
             conn.execute("SELECT pg_catalog.set_config('search_path', 'pg_catalog, ' || "
                          "pg_catalog.current_setting('search_path'), false)")
+            if self._builtins is None:  # the names the server's own catalog defines (see check_query's builtins)
+                self._builtins = frozenset(r[0] for r in conn.execute(
+                    "SELECT DISTINCT p.proname FROM pg_catalog.pg_proc p "
+                    "WHERE p.pronamespace = 'pg_catalog'::pg_catalog.regnamespace").fetchall())
         except psycopg.Error as exc:
             with contextlib.suppress(Exception):
                 conn.close()
@@ -528,7 +548,7 @@ class PostgresDatabase:
 
             sql = to_postgres(sql, read=self.sql_dialect, schema=self._catalog_columns())
             notes.append(f"transpiled from {self.sql_dialect}: {sql}")
-        check_query(sql, allowed_functions=self.allow_functions)
+        check_query(sql, allowed_functions=self.allow_functions, builtins=self._builtins)
         import psycopg
 
         start = time.monotonic()
