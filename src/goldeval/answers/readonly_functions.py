@@ -267,7 +267,7 @@ _HARD: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
     ),
 }
 
-_ALLOWED: dict[str, frozenset[str]] = {
+_LISTED: dict[str, frozenset[str]] = {
     engine: frozenset().union(*(f.common | getattr(f, engine) for f in FAMILIES)) for engine in ENGINES
 }
 
@@ -284,7 +284,7 @@ def allowed_names(engine: str) -> frozenset[str]:
     """
     if engine not in _ALLOWED:
         raise InputError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}.")
-    return frozenset(n for n in _ALLOWED[engine] if hard_refusal(engine, n) is None)
+    return _ALLOWED[engine]
 
 
 def hard_refusal(engine: str, name: str) -> str | None:
@@ -300,6 +300,12 @@ def hard_refusal(engine: str, name: str) -> str | None:
         if pattern.fullmatch(low):
             return what
     return None
+
+
+#: The listed names less the hard-refused ones, per engine (computed once: SQLite's authorizer asks per call).
+_ALLOWED: dict[str, frozenset[str]] = {
+    engine: frozenset(n for n in names if hard_refusal(engine, n) is None) for engine, names in _LISTED.items()
+}
 
 
 def normalize_allowed(names: Iterable[str] | None) -> tuple[str, ...]:
@@ -341,11 +347,13 @@ def function_refusal(engine: str, name: str, *, schema: str | None = None, allow
     Returns:
         ``None``, or the reason, a sentence fragment that reads after ``"refused: "``.
     """
+    key = name if case_sensitive else name.lower()
+    if not schema and key in _ALLOWED[engine]:  # the common case first: a listed built-in (never a hard-refused one)
+        return None
     display = f"{schema}.{name}" if schema else name
     why = hard_refusal(engine, name)
     if why is not None:
         return f"the function {display}() {why}; {_REFUSED_ANYWAY}"
-    key = name if case_sensitive else name.lower()
     extra = {a if case_sensitive else a.lower() for a in allowed}
     qualified = (display if case_sensitive else display.lower()) if schema else None
     if qualified is not None:
@@ -354,7 +362,7 @@ def function_refusal(engine: str, name: str, *, schema: str | None = None, allow
         return (f"the function {display}() is in schema {schema!r}, outside the engine's built-ins (it may be the "
                 f"database's own code, which goldeval cannot check); if it only reads, allow it with "
                 f"--allow-function {display}")
-    if key in allowed_names(engine) or key in extra:
+    if key in extra:
         return None
     return (f"the function {display}() is not on goldeval's list of read-only built-ins; if it only reads, allow it "
             f"with --allow-function {display}")
