@@ -85,3 +85,9 @@ def test_replay_takes_the_option_as_the_judging_ran(files):
     assert res.exit_code == 0, res.output
     replay = json.loads((files / "replay.json").read_text())
     assert (replay["n_replayed"], replay["n_same"], replay["n_changed"]) == (1, 1, 0)
+
+
+def test_the_spark_engine_refuses_the_option_rather_than_ignoring_it(files):
+    res, _ = judge(files, "--allow-function", "sqlite_compileoption_used", "--engine", "spark")
+    assert res.exit_code == 2
+    assert "--allow-function with --engine spark: not supported yet" in res.output
