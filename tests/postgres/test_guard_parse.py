@@ -255,6 +255,13 @@ def test_a_listed_name_the_server_lacks_is_refused():
     check_query("SELECT strpos('a', 'a'), count(*), coalesce(1, 2), trim(' a ')", builtins={"strpos", "count", "btrim"})
 
 
+def test_a_column_that_merely_looks_like_a_forbidden_name_is_a_column_on_a_server():
+    """t.f runs f(t) only when t has no column f; with the server's names known, a column lo_value is a column."""
+    check_query("SELECT s.lo_value FROM s", builtins={"lo_import", "abs"})
+    with pytest.raises(QueryError, match=r"^refused: x.lo_import is read by PostgreSQL as a call of lo_import\(x\)"):
+        check_query("SELECT x.lo_import FROM s x", builtins={"lo_import", "abs"})
+
+
 def test_an_allowed_function_runs_only_as_allowed():
     check_query("SELECT sneaky()", allowed_functions=["sneaky"])
     check_query("SELECT public.sneaky()", allowed_functions=["public.sneaky"])
