@@ -63,7 +63,9 @@ ROLES = ["read-only role", "superuser"]
 
 
 def connect(pg, who: str, **kw) -> PostgresDatabase:
-    return PostgresDatabase(pg.url(DB, role="ro" if who == "read-only role" else "superuser"), **kw)
+    if who == "read-only role":
+        return PostgresDatabase(pg.url(DB, role="ro"), **kw)
+    return PostgresDatabase(pg.url(DB, role="superuser"), allow_privileged=True, **kw)  # refused without the opt-in
 
 
 @pytest.mark.parametrize("who", ROLES)

@@ -38,6 +38,9 @@ class AnswerConfig:
             each is opened once, on first use, with the limits above. Cases without ``db`` use ``db``.
         db_password: A PostgreSQL password given apart from the URL. Kept in memory only: not in
             :meth:`to_dict`, not in ``repr``.
+        allow_privileged_role: Accept a PostgreSQL role that is a superuser, may read or write the server's files
+            or run programs on it, or may write a table (``--allow-privileged-role``); without it such a role is
+            refused before the first query. The query guard applies either way; recorded with the run when True.
     """
 
     db: str | None = None
@@ -49,6 +52,7 @@ class AnswerConfig:
     sql_dialect: str | None = None
     db_dir: str | None = None
     db_password: str | None = field(default=None, repr=False)
+    allow_privileged_role: bool = False
 
     def __post_init__(self) -> None:
         # A password written in a PostgreSQL URL is split out at once, so that no recorded form of the
@@ -69,6 +73,8 @@ class AnswerConfig:
             out.pop("sql_dialect")  # runs recorded before the option existed keep the same configuration
         if out.get("db_dir") is None:
             out.pop("db_dir")
+        if not out.get("allow_privileged_role"):
+            out.pop("allow_privileged_role")
         return out
 
     def open_database(self) -> Any:
@@ -76,7 +82,8 @@ class AnswerConfig:
         from goldeval.answers.sql import open_database
 
         return open_database(self.db, timeout_s=self.timeout_s, max_rows=self.max_rows, engine=self.engine,
-                             sql_dialect=self.sql_dialect, password=self.db_password)
+                             sql_dialect=self.sql_dialect, password=self.db_password,
+                             allow_privileged=self.allow_privileged_role)
 
 
     def open_database_dir(self) -> Any:

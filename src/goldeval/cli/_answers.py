@@ -54,9 +54,10 @@ def check_sql_dialect(sql_dialect: str | None, db: str | None, db_dir: str | Non
 
 
 def query_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Add ``--sql-dialect`` (``sql_dialect``), ``--timeout`` (``timeout_s``, seconds), ``--max-rows`` (``max_rows``)
-    and ``--no-canonical`` (``no_canonical``) to *command*, with the meanings of :class:`goldeval.answers.judge.
-    AnswerConfig`'s ``sql_dialect``, ``timeout_s``, ``max_rows`` and ``not check_canonical``."""
+    """Add ``--sql-dialect`` (``sql_dialect``), ``--timeout`` (``timeout_s``, seconds), ``--max-rows`` (``max_rows``),
+    ``--no-canonical`` (``no_canonical``) and ``--allow-privileged-role`` (``allow_privileged_role``) to *command*,
+    with the meanings of :class:`goldeval.answers.judge.AnswerConfig`'s ``sql_dialect``, ``timeout_s``, ``max_rows``,
+    ``not check_canonical`` and ``allow_privileged_role``."""
     for option in reversed((
         click.option("--sql-dialect", default=None, metavar="DIALECT", callback=_dialect_name,
                      help="The queries are written for another engine (e.g. sqlite): translate them (sqlglot) to the "
@@ -67,6 +68,10 @@ def query_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Row limit per query (more: the case is unscored)."),
         click.option("--no-canonical", is_flag=True,
                      help="Do not execute the goldens' canonical_query (to fill in or check golden rows)."),
+        click.option("--allow-privileged-role", is_flag=True,
+                     help="Accept a PostgreSQL role that is a superuser, may read or write the server's files or run "
+                          "programs, or may write a table (refused by default; examples/sql/readonly_role.sql creates "
+                          "a read-only one). Recorded with the run; the query guard still applies."),
     )):
         command = option(command)
     return command

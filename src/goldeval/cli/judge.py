@@ -45,8 +45,8 @@ from goldeval.outputs import sqlite_files
 @ci_options
 @store_options
 @guarded
-def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, max_rows, no_canonical, quiet, engine, spark_master,
-          per_case, gates, run_store, llm_opts, ci):
+def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, max_rows, no_canonical, allow_privileged_role,
+          quiet, engine, spark_master, per_case, gates, run_store, llm_opts, ci):
     """Judge data answers by rule: verdict per case and the pass rate.
 
     CASES is JSONL {"id", "question", "golden": {"kind", "columns", "rows" | "value", "ordered"?, "top_n"?,
@@ -78,7 +78,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
     check_sql_dialect(sql_dialect, db, db_dir)
     # A password written in a PostgreSQL URL is split out here: config.db is the URL without it, from now on.
     config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical,
-                          sql_dialect=sql_dialect, db_dir=db_dir)
+                          sql_dialect=sql_dialect, db_dir=db_dir, allow_privileged_role=allow_privileged_role)
     named = _named_databases(cases, db_dir)  # name -> file of every database the cases name (their sha256 key the run)
     server = is_postgres_url(db)
     db = config.db

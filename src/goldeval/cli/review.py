@@ -46,7 +46,8 @@ def _current_judge(db: str | None, db_dir: str | None = None, **query: Any):
 @llm_options(exclude=("repeat", "dry_run", "llm_send", "max_concurrency", "price_in", "price_out", "max_cost"))
 @junit_option
 @guarded
-def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_canonical, out, quiet, llm_opts, junit):
+def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_canonical, allow_privileged_role, out, quiet,
+           llm_opts, junit):
     """Re-judge every human-settled verdict in REGRESSIONS with the current judge.
 
     The rule-based judge decides first; with --llm MODEL the cases it leaves undecided go to the LLM judge (cached,
@@ -65,7 +66,7 @@ def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_
                                    "judge cache": llm_cache_files(llm_opts),
                                    **{f"database {name!r}": sqlite_files(path) for name, path in named.items()}})
     judge, version = _current_judge(db, db_dir, timeout_s=timeout_s, max_rows=max_rows, sql_dialect=sql_dialect,
-                                    check_canonical=not no_canonical)
+                                    check_canonical=not no_canonical, allow_privileged_role=allow_privileged_role)
     cache = None
     if llm_opts.max_calls is not None and not llm_opts.enabled:
         from goldeval.errors import InputError
