@@ -2,7 +2,17 @@
 
 :class:`PostgresDatabase` has the interface of :class:`goldeval.answers.sql.ReadOnlyDatabase` (``execute``,
 ``schema``, ``close``, ``engine``, ``query_dialect``) plus :meth:`PostgresDatabase.identity`, which stands in for a
-file's sha256. Running someone else's SQL on a customer's server must not change it, so there are two guards:
+file's sha256. Running someone else's SQL on a customer's server must not change it, so the role is checked and
+there are two guards:
+
+The role (checked on every connection, before any query)
+    The server is asked who the connection is. A superuser, a member (directly or through other roles) of
+    ``pg_read_server_files``, ``pg_write_server_files``, ``pg_execute_server_program`` or ``pg_write_all_data``, or a
+    role that may write any table, view or foreign table of the user schemas (INSERT / UPDATE / DELETE / TRUNCATE
+    granted to it, to a role it inherits or to PUBLIC, or owned by it or a role it belongs to) is refused
+    (InputError) with what was found, naming ``examples/sql/readonly_role.sql``, unless ``allow_privileged``
+    (``--allow-privileged-role``) accepts it; the guards below apply either way, and the identity records what was
+    accepted. CREATE on a schema is not refused: it creates objects and writes no data, and DDL is refused anyway.
 
 The parser (first guard, :func:`check_query`)
     The statement is parsed with sqlglot (dialect ``postgres``) before it is sent. Refused: anything that does not
@@ -21,6 +31,10 @@ The server (second guard)
     which at most ``max_rows + 1`` rows are fetched. A READ ONLY transaction does not stop a superuser's
     ``COPY … TO PROGRAM``, file functions or ``SET ROLE``: for those the parser is the guard, and a read-only role
     (README, "PostgreSQL") is the recommended way to connect.
+
+A connection lost while idle is made again before the next query. One lost while a query runs (the server stopped,
+the backend terminated), or one that cannot be made again, raises :class:`~goldeval.answers.sql.DatabaseLostError`:
+the server going away is not the case's failure, so it stops the run (resumable) rather than making cases unscored.
 
 ``pg_sleep`` is allowed and stopped by the time limit. Ctrl-C during a query cancels it on the server (psycopg
 sends a cancel request) and the transaction is rolled back before ``KeyboardInterrupt`` propagates.
@@ -474,6 +488,7 @@ class PostgresDatabase:
         Raises:
             QueryError: refused by the parser, refused or failed by the server (its message), ran past
                 ``timeout_s``, or returned more than ``max_rows`` rows.
+            DatabaseLostError: the connection was lost while the query ran, or cannot be made again.
             KeyboardInterrupt: passed on after the query was cancelled on the server and rolled back.
         """
         if not isinstance(sql, str) or not sql.strip():

@@ -20,7 +20,9 @@ DuckDB
 
 Each query has a wall-clock time limit (SQLite: a progress handler aborts the VM; DuckDB: ``interrupt()`` from a
 timer) and a row limit (more rows than the limit is a failure, not a silent cut). A query that fails raises
-:class:`QueryError` with the database's own message; the judge turns that into an *unscored* case.
+:class:`QueryError` with the database's own message; the judge turns that into an *unscored* case. A database that
+is gone (locked by a writer past the driver's wait, or a file removed or changed under an I/O error) raises
+:class:`DatabaseLostError` instead, which stops the run, resumable (see :meth:`ReadOnlyDatabase.lost`).
 
 Source: ``DESIGN.md`` "Data formats" (``--db``), goldeval; SQLite authorizer:
 https://www.sqlite.org/c3ref/set_authorizer.html
@@ -220,6 +222,7 @@ class ReadOnlyDatabase:
         Raises:
             QueryError: the database refused or failed the query (message included), the query wrote or tried
                 to, ran past ``timeout_s``, or returned more than ``max_rows`` rows.
+            DatabaseLostError: the database is gone, not the query at fault (see :meth:`lost`).
         """
         if not isinstance(sql, str) or not sql.strip():
             raise QueryError(f"final_query must be a non-empty SQL string, got {sql!r}.")
