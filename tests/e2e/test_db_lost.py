@@ -148,3 +148,15 @@ def test_library_a_lock_is_database_lost_a_query_failure_is_not(tmp_path):
             lock.execute("ROLLBACK")
             lock.close()
         assert ro.execute("SELECT count(*) FROM wards").rows == [(21,)]  # the lock gone, it reads as ever
+
+
+def test_library_a_file_locked_when_opened_is_database_lost_not_bad_input(tmp_path):
+    db, _, _ = _write_inputs(tmp_path)
+    lock = sqlite3.connect(db, isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(DatabaseLostError, match="locked by another connection"):
+            ReadOnlyDatabase(db)
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()

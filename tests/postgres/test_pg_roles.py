@@ -188,3 +188,18 @@ def test_cli_with_the_opt_in_judges_as_the_superuser_records_it_and_still_refuse
     ro = json.loads(out2.read_text())
     assert "allow_privileged_role" not in ro["config"] and "privileges" not in ro["inputs"]["db_identity"]
     assert RO_ROLE in ro["inputs"]["db"] and RO_PASSWORD not in out2.read_text()
+
+
+def test_replay_refuses_the_superuser_by_default_and_accepts_it_with_the_opt_in(files, roles):
+    cases, _, env, tmp = files
+    reg = tmp / "judge-regressions.jsonl"
+    reg.write_text(json.dumps({"id": "c1", "answer": {"id": "c1", "final_query": "SELECT beds FROM wards WHERE name = 'Oncology'"},
+                               "verdict": "match", "reviewer": "ana"}) + "\n")
+    args = [sys.executable, "-m", "goldeval", "replay", str(reg), "--cases", str(cases), "--db", roles.url(DB)]
+    r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "examples/sql/readonly_role.sql" in r.stderr, r.stderr
+    out = tmp / "replay.json"
+    r = subprocess.run([*args, "--allow-privileged-role", "--out", str(out)], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["same"] == ["c1"]

@@ -118,6 +118,7 @@ class ReadOnlyDatabase:
 
     Raises:
         InputError: the file does not exist, is not a database, or DuckDB is asked for but not installed.
+        DatabaseLostError: a SQLite file stays locked by a writer past the driver's wait (5 s).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = DEFAULT_TIMEOUT_S,
@@ -151,9 +152,10 @@ class ReadOnlyDatabase:
             conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
-            if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY:
-                raise InputError(f"--db {p}: the database is locked by another connection that writes it ({exc}). Run "
-                                 "again once the writer has finished.") from None
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY:  # not bad input: it passes
+                raise DatabaseLostError(f"--db {p}: the database is locked by another connection that writes it "
+                                        f"(SQLite: {exc}). Run the same command again once the writer has finished "
+                                        "(a run stopped by it resumes from the cases judged so far).") from None
             raise InputError(f"--db {p}: not a SQLite database ({exc}). Pass a SQLite file, or a DuckDB file with the duckdb extra installed.") from None
         conn.set_authorizer(_authorize)
         return conn
