@@ -160,3 +160,26 @@ def test_library_a_file_locked_when_opened_is_database_lost_not_bad_input(tmp_pa
     finally:
         lock.execute("ROLLBACK")
         lock.close()
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb"])
+def test_library_a_file_cut_short_under_the_reader_is_database_lost(tmp_path, engine):
+    path = tmp_path / f"big.{engine}"
+    if engine == "duckdb":
+        duckdb = pytest.importorskip("duckdb")
+        con = duckdb.connect(str(path))
+        con.execute("CREATE TABLE t AS SELECT range AS i, repeat('x', 100) AS s FROM range(300000)")
+        con.close()
+    else:
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE t (i int, s text)")
+        con.executemany("INSERT INTO t VALUES (?, ?)", ((i, "x" * 100) for i in range(300000)))
+        con.commit()
+        con.close()
+    with ReadOnlyDatabase(path, engine=engine) as ro:
+        assert ro.execute("SELECT count(*) FROM t").rows == [(300000,)]
+        with pytest.raises(QueryError):  # the query's own failure, the file unchanged
+            ro.execute("SELECT no_such_column FROM t")
+        os.truncate(path, 8192 * 4)  # rewritten in place by someone else: the rows the run hashed are gone
+        with pytest.raises(DatabaseLostError, match="was replaced or changed while the run read it"):
+            ro.execute("SELECT sum(length(s)) FROM t")
