@@ -203,3 +203,14 @@ def test_replay_refuses_the_superuser_by_default_and_accepts_it_with_the_opt_in(
                        timeout=120)
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["same"] == ["c1"]
+
+
+@pytest.mark.parametrize("command", ["judge", "replay"])
+def test_the_opt_in_without_a_postgresql_db_is_a_usage_error(tmp_path, command):
+    ex = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "sql")
+    args = ([os.path.join(ex, "cases.jsonl"), os.path.join(ex, "arm_a.jsonl")] if command == "judge"
+            else [os.path.join(ex, "arm_a.jsonl"), "--cases", os.path.join(ex, "cases.jsonl")])
+    r = subprocess.run([sys.executable, "-m", "goldeval", command, *args, "--db", os.path.join(ex, "clinic.sqlite"),
+                        "--allow-privileged-role"], env={**os.environ, "GOLDEVAL_HOME": str(tmp_path)},
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "there is no role to accept" in r.stderr, r.stderr

@@ -14,7 +14,7 @@ import click
 
 from goldeval.cli._types import Finite
 
-__all__ = ["query_options", "check_sql_dialect"]
+__all__ = ["query_options", "check_sql_dialect", "check_privileged_role"]
 
 
 def _dialect_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -51,6 +51,20 @@ def check_sql_dialect(sql_dialect: str | None, db: str | None, db_dir: str | Non
              if db_dir is not None else "no --db is given, so no query is run")
     raise InputError(f"--sql-dialect {sql_dialect}: translating queries applies to a PostgreSQL --db; {where}. "
                      "Drop --sql-dialect, or give --db postgresql://... with it.")
+
+
+def check_privileged_role(allow_privileged_role: bool, db: str | None) -> None:
+    """Refuse (InputError, exit 2) ``--allow-privileged-role`` without a PostgreSQL ``--db``: only a server has roles,
+    so the flag would accept nothing, and a run recorded with it would claim an acceptance that never happened."""
+    if not allow_privileged_role:
+        return
+    from goldeval.answers.postgres import is_postgres_url
+    from goldeval.errors import InputError
+
+    if not is_postgres_url(db):
+        given = f"--db {db} is a file" if db is not None else "no --db is given"
+        raise InputError(f"--allow-privileged-role accepts a privileged PostgreSQL role, and {given}: there is no role "
+                         "to accept. Drop --allow-privileged-role, or give --db postgresql://... with it.")
 
 
 def query_options(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from goldeval.cli._answers import check_sql_dialect, query_options
+from goldeval.cli._answers import check_privileged_role, check_sql_dialect, query_options
 from goldeval.cli._common import (EXIT_BAD_INPUT, EXIT_OK, exit_codes, fail, guard_outputs, guarded, report_console,
                                   write_results)
 from goldeval.cli._ci import ci_options
@@ -55,6 +55,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
     verified_wrong goldens are counted beside it. With --gates (e.g. `pass_rate = { min = 0.9 }`) exit 1 when a
     gate fails; else exit 0 when judged.
     """
+    check_privileged_role(allow_privileged_role, db)
     if engine == "spark":  # the rules on the executors, the LLM stage on the driver (goldeval.spark_judge)
         from goldeval.cli._spark import judge_on_spark
 

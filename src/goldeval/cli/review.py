@@ -12,7 +12,7 @@ import click
 from goldeval.cli._groups import SuggestingGroup
 from goldeval.cli._common import (EXIT_GATE_FAILED, EXIT_OK, exit_codes, guard_outputs, guarded, run_inputs, out_option, quiet_option,
                                   report_console, write_json)
-from goldeval.cli._answers import check_sql_dialect, query_options
+from goldeval.cli._answers import check_privileged_role, check_sql_dialect, query_options
 from goldeval.cli._ci import junit_option, write_junit
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import llm_cache_files, llm_options
@@ -61,6 +61,7 @@ def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_
     from goldeval.cli.judge import _named_databases
 
     check_sql_dialect(sql_dialect, db, db_dir)
+    check_privileged_role(allow_privileged_role, db)
     named = _named_databases(cases, db_dir)  # name -> file of each database the cases name under --db-dir
     guard_outputs({"--out": out, "--junit": junit}, {"REGRESSIONS": regressions, "--cases": cases, "--db": sqlite_files(db),
                                    "judge cache": llm_cache_files(llm_opts),
