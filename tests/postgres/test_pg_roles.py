@@ -33,8 +33,8 @@ CREATE TABLE audit (n int);
 """
 PW = "role-test-pw-41"
 #: Roles made for these tests (cluster-wide, so dropped afterwards), each with what makes it privileged.
-OWNER, WRITER, VIA_ROLE, PUBLIC_WRITE, FILES, SELECT_ONLY = (
-    "gv_owner", "gv_writer", "gv_via_role", "gv_public_write", "gv_files", "gv_select_only")
+OWNER, WRITER, VIA_ROLE, PUBLIC_WRITE, FILES, SELECT_ONLY, COLUMN = (
+    "gv_owner", "gv_writer", "gv_via_role", "gv_public_write", "gv_files", "gv_select_only", "gv_column")
 GROUPS = ("gv_group_writer", "gv_group_files")
 
 CASES = [
@@ -50,11 +50,11 @@ ATTEMPTS = [
 @pytest.fixture(scope="module")
 def roles(pg):
     pg.create_database(DB, SCRIPT)
-    everyone = (OWNER, WRITER, VIA_ROLE, PUBLIC_WRITE, FILES, SELECT_ONLY, *GROUPS)
+    everyone = (OWNER, WRITER, VIA_ROLE, PUBLIC_WRITE, FILES, SELECT_ONLY, COLUMN, *GROUPS)
     with pg.admin() as c:
         for r in everyone:
             c.execute(f"DROP ROLE IF EXISTS {r}")
-        for r in (OWNER, WRITER, VIA_ROLE, PUBLIC_WRITE, FILES, SELECT_ONLY):
+        for r in (OWNER, WRITER, VIA_ROLE, PUBLIC_WRITE, FILES, SELECT_ONLY, COLUMN):
             c.execute(f"CREATE ROLE {r} LOGIN PASSWORD '{PW}'")
             c.execute(f'GRANT CONNECT ON DATABASE "{DB}" TO {r}')
         for g in GROUPS:
@@ -67,6 +67,7 @@ def roles(pg):
         c.execute("GRANT SELECT ON wards, audit TO PUBLIC")
         c.execute(f"CREATE TABLE owned (x int); ALTER TABLE owned OWNER TO {OWNER}")
         c.execute(f"GRANT UPDATE ON wards TO {WRITER}")
+        c.execute(f"GRANT INSERT (n) ON audit TO {COLUMN}")  # one column only
         c.execute("GRANT DELETE ON wards TO gv_group_writer")
     yield pg
     with pg.admin(DB) as c:
@@ -95,6 +96,7 @@ def test_the_superuser_is_refused_by_default_naming_the_readonly_role_script_and
     (OWNER, "may write public.owned (owner, INSERT, UPDATE, DELETE, TRUNCATE)"),
     (WRITER, "may write public.wards (UPDATE)"),
     (VIA_ROLE, "may write public.wards (DELETE)"),  # granted to a role it inherits
+    (COLUMN, "may write public.audit (INSERT)"),  # on one column
     (FILES, "member of pg_read_server_files"),  # through gv_group_files
 ])
 def test_a_role_that_may_write_a_table_or_read_server_files_is_refused(roles, role, found):

@@ -288,7 +288,7 @@ def _register_loaders(conn: Any) -> None:
 #: Who the connection is: superuser or not, the privileged roles it is a member of (``pg_has_role … MEMBER``: direct,
 #: inherited or not, as a superuser is a member of every role), and each table, view or foreign table of the user
 #: schemas it may write: INSERT, UPDATE, DELETE or TRUNCATE granted to it, to a role it inherits or to PUBLIC
-#: (``has_table_privilege``), or owned by it or by a role it is a member of (an owner may grant itself any of them).
+#: (``has_table_privilege``; INSERT and UPDATE on any one column count too: ``has_any_column_privilege``), or owned by it or by a role it is a member of (an owner may grant itself any of them).
 _ROLE_SQL = """
 SELECT current_user::text,
        coalesce((SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user), false),
@@ -297,13 +297,16 @@ SELECT current_user::text,
        ARRAY(SELECT json_build_array(quote_ident(n.nspname) || '.' || quote_ident(c.relname),
                                      pg_catalog.pg_has_role(current_user, c.relowner, 'MEMBER'),
                                      ARRAY(SELECT p FROM unnest(ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) p
-                                           WHERE pg_catalog.has_table_privilege(c.oid, p)))::text
+                                           WHERE CASE WHEN p IN ('INSERT', 'UPDATE')
+                                                      THEN pg_catalog.has_any_column_privilege(c.oid, p)
+                                                      ELSE pg_catalog.has_table_privilege(c.oid, p) END))::text
              FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
              WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
                AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%'
                AND n.nspname NOT LIKE 'pg\\_temp\\_%'
                AND (pg_catalog.pg_has_role(current_user, c.relowner, 'MEMBER')
-                    OR pg_catalog.has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE'))
+                    OR pg_catalog.has_table_privilege(c.oid, 'DELETE, TRUNCATE')
+                    OR pg_catalog.has_any_column_privilege(c.oid, 'INSERT, UPDATE'))
              ORDER BY n.nspname, c.relname)
 """.replace("ROLES", ", ".join(f"'{r}'" for r in PRIVILEGED_ROLES))
 
