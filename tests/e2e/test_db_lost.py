@@ -29,8 +29,11 @@ BROKEN = "c05"  # no such column: unscored, the query's own failure
 COUNT_TO = 4_000_000
 
 
-def _write_inputs(tmp: Path) -> tuple[Path, Path, Path]:
-    db = tmp / "wards.sqlite"
+def _write_inputs(tmp: Path, *, named: bool = False) -> tuple[Path, Path, Path]:
+    """The database, the case file and the attempt file; *named*: the database is ``dbs/wards.sqlite`` and each
+    case names it (``"db": "wards"``, for ``--db-dir``)."""
+    (tmp / "dbs").mkdir(exist_ok=True)
+    db = tmp / "dbs" / "wards.sqlite" if named else tmp / "wards.sqlite"
     con = sqlite3.connect(db)
     con.execute("CREATE TABLE wards (ward_id int, name text, beds int)")
     con.executemany("INSERT INTO wards VALUES (?, ?, ?)", [(k, f"ward {k}", 10 + 3 * k) for k in range(1, 22)])
@@ -40,7 +43,7 @@ def _write_inputs(tmp: Path) -> tuple[Path, Path, Path]:
     for k, beds in BEDS.items():
         cid = f"c{k:02d}"
         cases.append({"id": cid, "question": f"How many beds does ward {k} have?",
-                      "golden": {"kind": "value", "columns": ["beds"], "rows": [[beds]]}})
+                      "golden": {"kind": "value", "columns": ["beds"], "rows": [[beds]]}, **({"db": "wards"} if named else {})})
         sql = f"SELECT beds FROM wards WHERE ward_id = {k + 1 if cid in WRONG else k}"
         if cid in SLOW:
             sql = (f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {COUNT_TO}) "
@@ -70,12 +73,15 @@ def _verdicts(results: dict) -> dict[str, tuple]:
     return {c["id"]: (c["status"], c.get("verdict")) for c in results["per_example"]}
 
 
-@pytest.fixture()
-def judged(tmp_path):
-    """The inputs, the command, and the verdicts of an uninterrupted run of it."""
-    db, cf, af = _write_inputs(tmp_path)
+@pytest.fixture(params=["--db", "--db-dir"])
+def judged(tmp_path, request):
+    """The inputs, the command (the database given by ``--db``, or named by the cases under ``--db-dir``), and the
+    verdicts of an uninterrupted run of it."""
+    named = request.param == "--db-dir"
+    db, cf, af = _write_inputs(tmp_path, named=named)
     env = {**os.environ, "GOLDEVAL_HOME": str(tmp_path / "home")}
-    cmd = [sys.executable, "-m", "goldeval", "judge", str(cf), str(af), "--db", str(db), "--timeout", "60"]
+    cmd = [sys.executable, "-m", "goldeval", "judge", str(cf), str(af), request.param, str(db.parent if named else db),
+           "--timeout", "60"]
     base = subprocess.run([*cmd, "--no-store", "--out", str(tmp_path / "base.json")], env=env, capture_output=True,
                           text=True, timeout=120)
     assert base.returncode == 0, base.stderr
@@ -129,7 +135,10 @@ def test_a_database_file_removed_mid_run_is_read_on_and_the_run_finishes_the_sam
     os.remove(db)
     _, stderr = p.communicate(timeout=120)
     assert p.returncode == 0, stderr
-    assert _verdicts(json.loads((tmp / "run.json").read_text())) == expected
+    results = json.loads((tmp / "run.json").read_text())
+    assert _verdicts(results) == expected
+    hashed = results["inputs"]["db_sha256"] or results["inputs"]["databases"]["wards"]["sha256"]
+    assert len(hashed) == 64  # the sha256 of the file the run read, taken when it was opened
     assert [s for _, s in _store(tmp / "home", "SELECT id, status FROM runs")] == ["finished"]
 
 

@@ -261,7 +261,7 @@ def judge_file(
                   keep_cases=keep_per_example, on_example=on_example, unique_ids=True, extra={"inputs": inputs},
                   finish=False)
         identity = db.identity() if db is not None and hasattr(db, "identity") else None
-        used = {name: str(databases.resolve(name)) for name in databases.opened} if databases is not None else None
+        used = dict(databases.opened_files) if databases is not None else None
     finally:
         if own and db is not None:
             db.close()
@@ -273,7 +273,7 @@ def judge_file(
         inputs["db_identity"] = identity
     if used is not None:  # --db-dir: every database a case named and the run opened, with its sha256
         inputs["db_dir"] = cfg.db_dir
-        inputs["databases"] = {name: {"path": p, "sha256": file_sha256(p)} for name, p in used.items()}
+        inputs["databases"] = {name: {"path": p, "sha256": sha} for name, (p, sha) in used.items()}
     if keep_materials:
         out["llm_materials"] = materials or []
     if recorder is not None:
