@@ -33,8 +33,8 @@ CREATE TABLE audit (n int);
 """
 PW = "role-test-pw-41"
 #: Roles made for these tests (cluster-wide, so dropped afterwards), each with what makes it privileged.
-OWNER, WRITER, VIA_ROLE, PUBLIC_WRITE, FILES, SELECT_ONLY, COLUMN = (
-    "gv_owner", "gv_writer", "gv_via_role", "gv_public_write", "gv_files", "gv_select_only", "gv_column")
+OWNER, WRITER, VIA_ROLE, PUBLIC_WRITE, FILES, SELECT_ONLY, COLUMN, SU_MEMBER = (
+    "gv_owner", "gv_writer", "gv_via_role", "gv_public_write", "gv_files", "gv_select_only", "gv_column", "gv_su_member")
 GROUPS = ("gv_group_writer", "gv_group_files")
 
 CASES = [
@@ -50,11 +50,11 @@ ATTEMPTS = [
 @pytest.fixture(scope="module")
 def roles(pg):
     pg.create_database(DB, SCRIPT)
-    everyone = (OWNER, WRITER, VIA_ROLE, PUBLIC_WRITE, FILES, SELECT_ONLY, COLUMN, *GROUPS)
+    everyone = (OWNER, WRITER, VIA_ROLE, PUBLIC_WRITE, FILES, SELECT_ONLY, COLUMN, SU_MEMBER, *GROUPS)
     with pg.admin() as c:
         for r in everyone:
             c.execute(f"DROP ROLE IF EXISTS {r}")
-        for r in (OWNER, WRITER, VIA_ROLE, PUBLIC_WRITE, FILES, SELECT_ONLY, COLUMN):
+        for r in (OWNER, WRITER, VIA_ROLE, PUBLIC_WRITE, FILES, SELECT_ONLY, COLUMN, SU_MEMBER):
             c.execute(f"CREATE ROLE {r} LOGIN PASSWORD '{PW}'")
             c.execute(f'GRANT CONNECT ON DATABASE "{DB}" TO {r}')
         for g in GROUPS:
@@ -62,6 +62,8 @@ def roles(pg):
         c.execute(f"GRANT gv_group_files TO {FILES}")  # a member through another role
         c.execute("GRANT pg_read_server_files TO gv_group_files")
         c.execute(f"GRANT gv_group_writer TO {VIA_ROLE}")
+        c.execute(f"ALTER ROLE {SU_MEMBER} NOINHERIT")
+        c.execute(f"GRANT postgres TO {SU_MEMBER}")  # not inherited: SET ROLE postgres would make it one
     with pg.admin(DB) as c:
         c.execute("GRANT USAGE ON SCHEMA public TO PUBLIC")
         c.execute("GRANT SELECT ON wards, audit TO PUBLIC")
@@ -98,6 +100,7 @@ def test_the_superuser_is_refused_by_default_naming_the_readonly_role_script_and
     (VIA_ROLE, "may write public.wards (DELETE)"),  # granted to a role it inherits
     (COLUMN, "may write public.audit (INSERT)"),  # on one column
     (FILES, "member of pg_read_server_files"),  # through gv_group_files
+    (SU_MEMBER, "member of the superuser role postgres"),
 ])
 def test_a_role_that_may_write_a_table_or_read_server_files_is_refused(roles, role, found):
     with pytest.raises(InputError, match="readonly_role.sql") as err:

@@ -6,8 +6,8 @@ file's sha256. Running someone else's SQL on a customer's server must not change
 there are two guards:
 
 The role (checked on every connection, before any query)
-    The server is asked who the connection is. A superuser, a member (directly or through other roles) of
-    ``pg_read_server_files``, ``pg_write_server_files``, ``pg_execute_server_program`` or ``pg_write_all_data``, or a
+    The server is asked who the connection is. A superuser, a member (directly or through other roles) of a
+    superuser role, ``pg_read_server_files``, ``pg_write_server_files``, ``pg_execute_server_program`` or ``pg_write_all_data``, or a
     role that may write any table, view or foreign table of the user schemas (INSERT / UPDATE / DELETE / TRUNCATE
     granted to it, to a role it inherits or to PUBLIC, or owned by it or a role it belongs to) is refused
     (InputError) with what was found, naming ``examples/sql/readonly_role.sql``, unless ``allow_privileged``
@@ -286,7 +286,8 @@ def _register_loaders(conn: Any) -> None:
 
 
 #: Who the connection is: superuser or not, the privileged roles it is a member of (``pg_has_role … MEMBER``: direct,
-#: inherited or not, as a superuser is a member of every role), and each table, view or foreign table of the user
+#: inherited or not, as a superuser is a member of every role), the superuser roles it is a member of (it may become
+#: one with SET ROLE), and each table, view or foreign table of the user
 #: schemas it may write: INSERT, UPDATE, DELETE or TRUNCATE granted to it, to a role it inherits or to PUBLIC
 #: (``has_table_privilege``; INSERT and UPDATE on any one column count too: ``has_any_column_privilege``), or owned by it or by a role it is a member of (an owner may grant itself any of them).
 _ROLE_SQL = """
@@ -294,6 +295,9 @@ SELECT current_user::text,
        coalesce((SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user), false),
        ARRAY(SELECT r.rolname::text FROM pg_catalog.pg_roles r
              WHERE r.rolname IN (ROLES) AND pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')),
+       ARRAY(SELECT r.rolname::text FROM pg_catalog.pg_roles r
+             WHERE r.rolsuper AND r.rolname <> current_user AND pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')
+             ORDER BY 1),
        ARRAY(SELECT json_build_array(quote_ident(n.nspname) || '.' || quote_ident(c.relname),
                                      pg_catalog.pg_has_role(current_user, c.relowner, 'MEMBER'),
                                      ARRAY(SELECT p FROM unnest(ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) p
@@ -341,8 +345,8 @@ class PostgresDatabase:
 
     Attributes:
         role: The role the connection runs as (``current_user``).
-        privileges: What makes that role privileged, ``[]`` for a read-only one: ``"superuser"``, ``"member of
-            pg_read_server_files"`` (also ``pg_write_server_files``, ``pg_execute_server_program``,
+        privileges: What makes that role privileged, ``[]`` for a read-only one: ``"superuser"``, ``"member of the
+            superuser role postgres"`` (it may ``SET ROLE`` to it), ``"member of pg_read_server_files"`` (also ``pg_write_server_files``, ``pg_execute_server_program``,
             ``pg_write_all_data``; direct or through other roles), ``"may write public.t (owner, INSERT, …)"`` for a
             table, view or foreign table of the user schemas it may write (granted to it, to a role it inherits or
             to PUBLIC, or owned by it or a role it belongs to), the first five named and the rest counted. CREATE on
@@ -409,11 +413,12 @@ class PostgresDatabase:
     def _check_role(self) -> None:
         """Ask the server who this connection is; refuse a privileged role unless :attr:`allow_privileged`."""
         with self._transaction():
-            user, superuser, roles, tables = self._conn.execute(_ROLE_SQL).fetchone()
+            user, superuser, roles, superusers, tables = self._conn.execute(_ROLE_SQL).fetchone()
         found: list[str] = []
         if superuser:
             found.append("superuser")  # a member of every role and the owner of every table: nothing more to say
         else:
+            found.extend(f"member of the superuser role {r}" for r in superusers)
             found.extend(f"member of {r}" for r in PRIVILEGED_ROLES if r in roles)
             writable = [json.loads(t) for t in tables]
             for name, owner, privileges in writable[:_TABLES_NAMED]:
