@@ -566,7 +566,7 @@ class PostgresDatabase:
     def _lost_error(self, what: str) -> DatabaseLostError:
         return DatabaseLostError(
             f"--db {self.url}: the PostgreSQL server went away ({what}); the run stops here. Run the same command "
-            "again once the server is back: the run resumes from the cases judged so far.")
+            "again once the server is back: a recorded run resumes from the cases judged so far.")
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:

@@ -153,9 +153,9 @@ class ReadOnlyDatabase:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
             if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY:  # not bad input: it passes
-                raise DatabaseLostError(f"--db {p}: the database is locked by another connection that writes it "
+                raise DatabaseLostError(f"database {p}: the database is locked by another connection that writes it "
                                         f"(SQLite: {exc}). Run the same command again once the writer has finished "
-                                        "(a run stopped by it resumes from the cases judged so far).") from None
+                                        "(a recorded run stopped by it resumes from the cases judged so far).") from None
             raise InputError(f"--db {p}: not a SQLite database ({exc}). Pass a SQLite file, or a DuckDB file with the duckdb extra installed.") from None
         conn.set_authorizer(_authorize)
         return conn
@@ -377,9 +377,9 @@ class ReadOnlyDatabase:
             primary = code & 0xFF
             if primary == sqlite3.SQLITE_BUSY:
                 return DatabaseLostError(
-                    f"--db {self.path}: the database is locked by another connection that writes it (SQLite: {exc}); "
-                    "the run stops here. Run the same command again once the writer has finished: the run resumes "
-                    "from the cases judged so far.")
+                    f"database {self.path}: the database is locked by another connection that writes it (SQLite: "
+                    f"{exc}); the run stops here. Run the same command again once the writer has finished: a recorded "
+                    "run resumes from the cases judged so far.")
             io_error = primary in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CANTOPEN)
         else:
             io_error = type(exc).__name__ == "IOException"  # duckdb.IOException (duckdb is an optional extra)
@@ -390,9 +390,9 @@ class ReadOnlyDatabase:
             return None
         what = "was removed" if now is None else "was replaced or changed"
         return DatabaseLostError(
-            f"--db {self.path}: the database file {what} while the run read it ({self.engine}: {exc}); the run stops "
-            "here. Put the file back and run the same command again: the run resumes from the cases judged so far "
-            "(a changed file starts a new run).")
+            f"database {self.path}: the database file {what} while the run read it ({self.engine}: {exc}); the run "
+            "stops here. Put the file back and run the same command again: a recorded run resumes from the cases "
+            "judged so far (a changed file starts a new run).")
 
     def close(self) -> None:
         try:
