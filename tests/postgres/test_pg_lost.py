@@ -153,6 +153,7 @@ def test_a_connection_lost_between_queries_is_made_again_and_a_server_still_down
     srv = running
     with PostgresDatabase(srv.url(DB, user=RO, password=RO_PW)) as db:
         assert db.execute("SELECT count(*) FROM wards").rows == [(21,)]
+        ident = db.identity()  # as a run starts: the catalog it judges on
         with pytest.raises(QueryError, match="division by zero"):  # a query's own failure stays a QueryError
             db.execute("SELECT 1 / (count(*) - 21) FROM wards")
         srv.stop(keep=True)
@@ -165,3 +166,19 @@ def test_a_connection_lost_between_queries_is_made_again_and_a_server_still_down
         srv.stop(keep=True, mode="fast")  # the server closes idle connections: found at the next BEGIN
         srv.restart()
         assert db.execute("SELECT count(*) FROM wards").rows == [(21,)]
+        # back with another catalog: the cases after would be judged on another database than those before
+        srv.stop(keep=True)
+        srv.restart()
+        import psycopg
+
+        with psycopg.connect(srv.url(DB), autocommit=True) as c:
+            c.execute("ALTER TABLE wards ADD COLUMN note text")
+        try:
+            for _ in range(2):  # and again at the next query: none runs on the changed database
+                with pytest.raises(DatabaseLostError, match="came back with other tables or columns"):
+                    db.execute("SELECT count(*) FROM wards")
+        finally:
+            with psycopg.connect(srv.url(DB), autocommit=True) as c:
+                c.execute("ALTER TABLE wards DROP COLUMN note")
+        assert db.execute("SELECT count(*) FROM wards").rows == [(21,)]  # the same catalog again
+        assert db.identity() == ident

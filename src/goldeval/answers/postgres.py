@@ -32,8 +32,9 @@ The server (second guard)
     ``COPY … TO PROGRAM``, file functions or ``SET ROLE``: for those the parser is the guard, and a read-only role
     (README, "PostgreSQL") is the recommended way to connect.
 
-A connection lost while idle is made again before the next query. One lost while a query runs (the server stopped,
-the backend terminated), or one that cannot be made again, raises :class:`~goldeval.answers.sql.DatabaseLostError`:
+A connection lost while idle is made again before the next query (the role checked again, and the catalog compared
+with the one read before). One lost while a query runs (the server stopped, the backend terminated), one that cannot
+be made again, or a server back with other tables or columns raises :class:`~goldeval.answers.sql.DatabaseLostError`:
 the server going away is not the case's failure, so it stops the run (resumable) rather than making cases unscored.
 
 ``pg_sleep`` is allowed and stopped by the time limit. Ctrl-C during a query cancels it on the server (psycopg
@@ -409,6 +410,17 @@ class PostgresDatabase:
         _register_loaders(conn)
         self._conn = conn
         self._check_role()
+        if again and self._catalog is not None:
+            # The server came back: if its tables or columns changed meanwhile, the cases judged so far were judged
+            # on another database than the next ones would be.
+            before, self._catalog = self._catalog, None
+            if self._read_catalog() != before:
+                self._catalog = before  # the identity stays the one the run started with
+                self.close()  # and no query runs on this connection: the next one asks again
+                raise DatabaseLostError(
+                    f"--db {self.url}: the connection was lost, and the server came back with other tables or columns "
+                    "than the run started with; the run stops here. Run the same command again: a changed database "
+                    "starts a new run.")
 
     def _check_role(self) -> None:
         """Ask the server who this connection is; refuse a privileged role unless :attr:`allow_privileged`."""
