@@ -326,7 +326,8 @@ class AnswerJudge(Scorer):
 
         return AnswerConfig(db=config["db"], timeout_s=config["timeout_s"], max_rows=config["max_rows"],
                             engine=config["engine"], check_canonical=config["check_canonical"],
-                            sql_dialect=config.get("sql_dialect"), db_dir=config.get("db_dir"))
+                            sql_dialect=config.get("sql_dialect"), db_dir=config.get("db_dir"),
+                            allow_privileged_role=bool(config.get("allow_privileged_role")))
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         """Records of joined rows (dicts, or :class:`~goldeval.io.Row` items holding them): a row failure's

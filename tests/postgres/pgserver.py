@@ -1,7 +1,8 @@
 """A throwaway PostgreSQL server for the tests (and for trying the README's Postgres example by hand).
 
 ``PostgresServer.start()`` runs ``initdb`` into a new temporary folder and ``pg_ctl start`` on a free loopback
-port; ``stop()`` stops it and removes the folder. ``initdb`` and ``pg_ctl`` refuse to run as root, so as root both
+port; ``stop()`` stops it and removes the folder (``stop(keep=True)`` keeps it, and ``restart()`` starts the server
+again on the same data and port). ``initdb`` and ``pg_ctl`` refuse to run as root, so as root both
 run as the unprivileged ``postgres`` user (created by the Debian package) through ``runuser``.
 
 Host connections need a password (scram-sha-256), so the tests exercise the password paths for real; the
@@ -89,21 +90,39 @@ class PostgresServer:
         last = ""
         for _ in range(5):  # a free port can be taken between choosing it and binding it: try another
             self.port = free_port()
-            opts = (f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} -c fsync=off -c synchronous_commit=off "
-                    "-c full_page_writes=off -c max_connections=40 -c shared_buffers=32MB")
-            r = self._run(str(PG_BIN / "pg_ctl"), "-D", str(data), "-l", str(self.root / "log"), "-o", opts, "-w", "-t", "60",
-                          "start", check=False)
-            if r.returncode == 0:
+            last = self._pg_ctl_start()
+            if not last:
                 return self
-            last = (self.root / "log").read_text(errors="replace")[-2000:] if (self.root / "log").exists() else r.stderr
         raise RuntimeError(f"pg_ctl start failed: {last}")
 
-    def stop(self) -> None:
+    def _pg_ctl_start(self) -> str:
+        """Start the server on :attr:`port`; ``""`` when it runs, else the end of its log."""
+        assert self.root is not None
+        opts = (f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} -c fsync=off -c synchronous_commit=off "
+                "-c full_page_writes=off -c max_connections=40 -c shared_buffers=32MB")
+        r = self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.root / "data"), "-l", str(self.root / "log"), "-o", opts, "-w",
+                      "-t", "60", "start", check=False)
+        if r.returncode == 0:
+            return ""
+        return ((self.root / "log").read_text(errors="replace")[-2000:] if (self.root / "log").exists() else r.stderr) or "?"
+
+    def restart(self) -> PostgresServer:
+        """Start again a server stopped with ``stop(keep=True)``: the same data folder, port and password."""
+        if self.root is None or not self.owned:
+            raise RuntimeError("restart: no stopped server of this object to start again (stop(keep=True) keeps one)")
+        last = self._pg_ctl_start()
+        if last:
+            raise RuntimeError(f"pg_ctl start (restart) failed: {last}")
+        return self
+
+    def stop(self, *, keep: bool = False, mode: str = "immediate") -> None:
+        """Stop the server (``pg_ctl stop -m mode``) and remove its folder, or keep it for :meth:`restart`."""
         if self.root is None or not self.owned:
             return
-        self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop", check=False)
-        shutil.rmtree(self.root, ignore_errors=True)
-        self.root = None
+        self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.root / "data"), "-m", mode, "-w", "stop", check=False)
+        if not keep:
+            shutil.rmtree(self.root, ignore_errors=True)
+            self.root = None
 
 
 def from_environment() -> PostgresServer | None:

@@ -67,7 +67,9 @@ ROLES = ["read-only role", "superuser"]
 
 
 def connect(pg, who: str, **kw) -> PostgresDatabase:
-    return PostgresDatabase(pg.url(DB, role="ro" if who == "read-only role" else "superuser"), **kw)
+    if who == "read-only role":
+        return PostgresDatabase(pg.url(DB, role="ro"), **kw)
+    return PostgresDatabase(pg.url(DB, role="superuser"), allow_privileged=True, **kw)  # refused without the opt-in
 
 
 @pytest.mark.parametrize("who", ROLES)
@@ -344,7 +346,8 @@ def test_a_judging_run_keeps_no_byte_of_a_server_file(spelled, who, tmp_path):
     url = pg.url(DB, role="ro" if who == "read-only role" else "superuser")
     before = fingerprint(pg)
     p = subprocess.run([sys.executable, "-m", "goldeval", "judge", str(tmp_path / "cases.jsonl"), str(tmp_path / "attempts.jsonl"),
-                        "--db", url, "--out", str(out), "--allow-function", "pg_read_file", "--allow-function", "abs"],
+                        "--db", url, "--out", str(out), "--allow-function", "pg_read_file", "--allow-function", "abs",
+                        *(["--allow-privileged-role"] if who == "superuser" else [])],
                        env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     results = json.loads(out.read_text())

@@ -37,13 +37,14 @@ from goldeval.answers.judge import (
     outcome_from_dict,
     summarize,
 )
-from goldeval.answers.sql import QueryError, QueryResult, ReadOnlyDatabase
+from goldeval.answers.sql import DatabaseLostError, QueryError, QueryResult, ReadOnlyDatabase
 
 __all__ = [
     "JUDGE_NAME",
     "JUDGE_VERSION",
     "CaseResult",
     "AnswerConfig",
+    "DatabaseLostError",
     "QueryError",
     "QueryResult",
     "ReadOnlyDatabase",

@@ -242,6 +242,9 @@ def judge_file(
     db = cfg.open_database() if own else db
     databases = None
     try:
+        # A database file is hashed once it is open: removed or replaced later in the run, it is still the file the
+        # queries read (the connection holds it open), and the run records that file's sha256.
+        db_sha256 = file_sha256(cfg.db) if cfg.db and db is not None and not hasattr(db, "identity") else None
         databases = cfg.open_database_dir()
         scorer = AnswerJudge(db=db, databases=databases, answer=cfg)
         sconfig = scorer.configure(db=cfg.db, timeout_s=cfg.timeout_s, max_rows=cfg.max_rows, check_canonical=cfg.check_canonical,
@@ -251,27 +254,26 @@ def judge_file(
         inputs: dict[str, Any] = {
             "cases": display_name(cases_path), "cases_sha256": file_sha256(cases_path),
             "attempts": display_name(attempts_path), "attempts_sha256": file_sha256(attempts_path),
-            "db": cfg.db, "db_sha256": None,
+            "db": cfg.db, "db_sha256": db_sha256,
         }
         previous = dict(recorder.previous()) if recorder is not None else {}
         out = run(scorer, joined_rows(cases_path, attempts_path, previous=previous), sconfig, recorder=recorder,
                   keep_cases=keep_per_example, on_example=on_example, unique_ids=True, extra={"inputs": inputs},
                   finish=False)
         identity = db.identity() if db is not None and hasattr(db, "identity") else None
-        used = {name: str(databases.resolve(name)) for name in databases.opened} if databases is not None else None
+        used = dict(databases.opened_files) if databases is not None else None
     finally:
         if own and db is not None:
             db.close()
         if databases is not None:
             databases.close()
-    inputs["db_sha256"] = file_sha256(cfg.db) if cfg.db and identity is None else None
     materials = out.pop("llm_materials", None)
     out["elapsed_sec"] = time.perf_counter() - start
     if identity is not None:  # a server database: its identity stands in for a file's sha256
         inputs["db_identity"] = identity
     if used is not None:  # --db-dir: every database a case named and the run opened, with its sha256
         inputs["db_dir"] = cfg.db_dir
-        inputs["databases"] = {name: {"path": p, "sha256": file_sha256(p)} for name, p in used.items()}
+        inputs["databases"] = {name: {"path": p, "sha256": sha} for name, (p, sha) in used.items()}
     if keep_materials:
         out["llm_materials"] = materials or []
     if recorder is not None:

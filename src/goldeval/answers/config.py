@@ -42,6 +42,9 @@ class AnswerConfig:
         allow_functions: Function names (``name`` or ``schema.name``) a query may call besides goldeval's
             read-only built-ins (``--allow-function``; :mod:`goldeval.answers.readonly_functions`), sorted; the
             names that are refused anyway stay refused.
+        allow_privileged_role: Accept a PostgreSQL role that is a superuser, may read or write the server's files
+            or run programs on it, or may write a table (``--allow-privileged-role``); without it such a role is
+            refused before the first query. The query guard applies either way; recorded with the run when True.
     """
 
     db: str | None = None
@@ -54,6 +57,7 @@ class AnswerConfig:
     db_dir: str | None = None
     db_password: str | None = field(default=None, repr=False)
     allow_functions: tuple[str, ...] = ()
+    allow_privileged_role: bool = False
 
     def __post_init__(self) -> None:
         # A password written in a PostgreSQL URL is split out at once, so that no recorded form of the
@@ -79,6 +83,8 @@ class AnswerConfig:
             out["allow_functions"] = list(out["allow_functions"])
         else:
             out.pop("allow_functions")  # as sql_dialect: runs without the option keep their recorded configuration
+        if not out.get("allow_privileged_role"):
+            out.pop("allow_privileged_role")
         return out
 
     def open_database(self) -> Any:
@@ -87,7 +93,7 @@ class AnswerConfig:
 
         return open_database(self.db, timeout_s=self.timeout_s, max_rows=self.max_rows, engine=self.engine,
                              sql_dialect=self.sql_dialect, password=self.db_password,
-                             allow_functions=self.allow_functions)
+                             allow_functions=self.allow_functions, allow_privileged=self.allow_privileged_role)
 
 
     def open_database_dir(self) -> Any:

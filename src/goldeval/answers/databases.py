@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from goldeval.errors import InputError, shorten
+from goldeval.io import file_sha256
 
 __all__ = ["DatabaseDir", "LAYOUTS", "case_database_names"]
 
@@ -46,6 +47,9 @@ class DatabaseDir:
         self._open_one = open_one
         self._open: dict[str, Any] = {}
         self.opened: list[str] = []  # names in the order they were first opened
+        #: name → (file, sha256) of each database opened, taken as it was opened: removed or replaced later in the
+        #: run, the file is still the one its queries read (the connection holds it open).
+        self.opened_files: dict[str, tuple[str, str]] = {}
 
     def resolve(self, name: Any) -> Path:
         """The file of the database *name* (see :data:`LAYOUTS`).
@@ -75,6 +79,7 @@ class DatabaseDir:
             path = self.resolve(name)
             db = self._open[name] = self._open_one(str(path))
             self.opened.append(name)
+            self.opened_files[name] = (str(path), file_sha256(path))
         return db
 
     def files(self, names: Iterable[str]) -> dict[str, str]:

@@ -363,7 +363,7 @@ def literal_doubt(db: Any, canonical: str, golden_rows: Sequence[Sequence[Any]],
     """
     from sqlglot import exp
 
-    from goldeval.answers.sql import QueryError
+    from goldeval.answers.sql import DatabaseLostError, QueryError
 
     if not may_compare_a_string(canonical, dialect):
         return ("verified", None)
@@ -379,6 +379,8 @@ def literal_doubt(db: Any, canonical: str, golden_rows: Sequence[Sequence[Any]],
         if not schemas:
             try:
                 schemas.append({k.lower(): {c.lower() for c in v} for k, v in db.schema().items()})
+            except DatabaseLostError:  # the database is gone: the run stops, no verdict made without it
+                raise
             except Exception:  # noqa: BLE001 - a schema is only needed to read "double-quoted" strings
                 schemas.append({})
         return schemas[0]

@@ -2,7 +2,17 @@
 
 :class:`PostgresDatabase` has the interface of :class:`goldeval.answers.sql.ReadOnlyDatabase` (``execute``,
 ``schema``, ``close``, ``engine``, ``query_dialect``) plus :meth:`PostgresDatabase.identity`, which stands in for a
-file's sha256. Running someone else's SQL on a customer's server must not change it, so there are two guards:
+file's sha256. Running someone else's SQL on a customer's server must not change it, so the role is checked and
+there are two guards:
+
+The role (checked on every connection, before any query)
+    The server is asked who the connection is. A superuser, a member (directly or through other roles) of a
+    superuser role, ``pg_read_server_files``, ``pg_write_server_files``, ``pg_execute_server_program`` or ``pg_write_all_data``, or a
+    role that may write any table, view or foreign table of the user schemas (INSERT / UPDATE / DELETE / TRUNCATE
+    granted to it, to a role it inherits or to PUBLIC, or owned by it or a role it belongs to) is refused
+    (InputError) with what was found, naming ``examples/sql/readonly_role.sql``, unless ``allow_privileged``
+    (``--allow-privileged-role``) accepts it; the guards below apply either way, and the identity records what was
+    accepted. CREATE on a schema is not refused: it creates objects and writes no data, and DDL is refused anyway.
 
 The parser (first guard, :func:`check_query`)
     The statement is parsed by PostgreSQL's own parser (libpg_query, through pglast) before it is sent, so every
@@ -32,6 +42,11 @@ operators resolve on the server — a function the database defines under a buil
 types, an operator it defines for its own types, a user-defined type's cast or input function, or ``t.f``
 naming a function of ``t``'s row type is the database's own code (the READ ONLY transaction still stops its
 writes).
+
+A connection lost while idle is made again before the next query (the role checked again, and the catalog compared
+with the one read before). One lost while a query runs (the server stopped, the backend terminated), one that cannot
+be made again, or a server back with other tables or columns raises :class:`~goldeval.answers.sql.DatabaseLostError`:
+the server going away is not the case's failure, so it stops the run (resumable) rather than making cases unscored.
 
 ``pg_sleep`` is allowed and stopped by the time limit. Ctrl-C during a query cancels it on the server (psycopg
 sends a cancel request) and the transaction is rolled back before ``KeyboardInterrupt`` propagates.
@@ -66,10 +81,21 @@ from decimal import Decimal
 from typing import Any
 
 from goldeval.answers.readonly_functions import function_refusal, hard_refusal, normalize_allowed
-from goldeval.answers.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryError, QueryResult
+from goldeval.answers.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, DatabaseLostError, QueryError, QueryResult
 from goldeval.errors import InputError
 
-__all__ = ["PostgresDatabase", "PostgresTarget", "check_query", "is_postgres_url", "parse_url"]
+__all__ = ["PostgresDatabase", "PostgresTarget", "check_query", "is_postgres_url", "parse_url",
+           "PRIVILEGED_ROLES", "READONLY_ROLE_SCRIPT"]
+
+#: Predefined roles whose members read or write the server's files, run programs on it or write every table: a
+#: member (directly or through other roles, inherited or not) is a privileged role.
+PRIVILEGED_ROLES = ("pg_read_server_files", "pg_write_server_files", "pg_execute_server_program", "pg_write_all_data")
+
+#: The script that creates the read-only role goldeval should connect as (named in the refusal of a privileged one).
+READONLY_ROLE_SCRIPT = "examples/sql/readonly_role.sql"
+
+#: Tables named in a privileged role's findings; the rest are counted.
+_TABLES_NAMED = 5
 
 _SCHEMES = ("postgresql://", "postgres://")
 
@@ -386,6 +412,36 @@ def _register_loaders(conn: Any) -> None:
             pass
 
 
+#: Who the connection is: superuser or not, the privileged roles it is a member of (``pg_has_role … MEMBER``: direct,
+#: inherited or not, as a superuser is a member of every role), the superuser roles it is a member of (it may become
+#: one with SET ROLE), and each table, view or foreign table of the user
+#: schemas it may write: INSERT, UPDATE, DELETE or TRUNCATE granted to it, to a role it inherits or to PUBLIC
+#: (``has_table_privilege``; INSERT and UPDATE on any one column count too: ``has_any_column_privilege``), or owned by it or by a role it is a member of (an owner may grant itself any of them).
+_ROLE_SQL = """
+SELECT current_user::text,
+       coalesce((SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user), false),
+       ARRAY(SELECT r.rolname::text FROM pg_catalog.pg_roles r
+             WHERE r.rolname IN (ROLES) AND pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')),
+       ARRAY(SELECT r.rolname::text FROM pg_catalog.pg_roles r
+             WHERE r.rolsuper AND r.rolname <> current_user AND pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')
+             ORDER BY 1),
+       ARRAY(SELECT json_build_array(quote_ident(n.nspname) || '.' || quote_ident(c.relname),
+                                     pg_catalog.pg_has_role(current_user, c.relowner, 'MEMBER'),
+                                     ARRAY(SELECT p FROM unnest(ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) p
+                                           WHERE CASE WHEN p IN ('INSERT', 'UPDATE')
+                                                      THEN pg_catalog.has_any_column_privilege(c.oid, p)
+                                                      ELSE pg_catalog.has_table_privilege(c.oid, p) END))::text
+             FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+             WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
+               AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%'
+               AND n.nspname NOT LIKE 'pg\\_temp\\_%'
+               AND (pg_catalog.pg_has_role(current_user, c.relowner, 'MEMBER')
+                    OR pg_catalog.has_table_privilege(c.oid, 'DELETE, TRUNCATE')
+                    OR pg_catalog.has_any_column_privilege(c.oid, 'INSERT, UPDATE'))
+             ORDER BY n.nspname, c.relname)
+""".replace("ROLES", ", ".join(f"'{r}'" for r in PRIVILEGED_ROLES))
+
+
 _CATALOG_SQL = """
 SELECT n.nspname, c.relname, c.relkind::text, a.attname, format_type(a.atttypid, a.atttypmod),
        pg_catalog.pg_table_is_visible(c.oid)
@@ -414,18 +470,32 @@ class PostgresDatabase:
         allow_functions: Function names (``name`` or ``schema.name``) a query may call besides goldeval's read-only
             built-ins (``--allow-function``); the names :func:`goldeval.answers.readonly_functions.hard_refusal`
             refuses stay refused.
+        allow_privileged: Accept a privileged role (see below) knowingly (``--allow-privileged-role``); the query
+            guard still applies, and :meth:`identity` records what was found.
+
+    Attributes:
+        role: The role the connection runs as (``current_user``).
+        privileges: What makes that role privileged, ``[]`` for a read-only one: ``"superuser"``, ``"member of the
+            superuser role postgres"`` (it may ``SET ROLE`` to it), ``"member of pg_read_server_files"`` (also ``pg_write_server_files``, ``pg_execute_server_program``,
+            ``pg_write_all_data``; direct or through other roles), ``"may write public.t (owner, INSERT, …)"`` for a
+            table, view or foreign table of the user schemas it may write (granted to it, to a role it inherits or
+            to PUBLIC, or owned by it or a role it belongs to), the first five named and the rest counted. CREATE on
+            a schema is not counted: it creates objects, it changes no data, and the guard and the READ ONLY
+            transaction refuse DDL.
 
     Raises:
         InputError: psycopg or pglast is not installed, the URL is malformed, an ``allow_functions`` name is not a
-            function name, or the server cannot be reached or refuses the login (the message names the redacted
-            URL and what to check).
+            function name, the server cannot be reached or refuses the login (the message names the redacted URL and what to check), or the role is privileged and
+            *allow_privileged* is False (the message says what was found and names
+            :data:`READONLY_ROLE_SCRIPT` and the opt-in). Asked on every connection, before any query runs.
+        DatabaseLostError: from :meth:`execute` and :meth:`identity`, when the server went away (see there).
     """
 
     engine = "postgresql"
 
     def __init__(self, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, max_rows: int = DEFAULT_MAX_ROWS,
                  sql_dialect: str | None = None, password: str | None = None,
-                 allow_functions: Iterable[str] = ()) -> None:
+                 allow_functions: Iterable[str] = (), allow_privileged: bool = False) -> None:
         if timeout_s <= 0:
             raise InputError(f"--timeout (timeout_s) must be > 0 seconds, got {timeout_s!r}. Pass a positive number of seconds.")
         if max_rows < 1:
@@ -441,6 +511,9 @@ class PostgresDatabase:
         self._schema: dict[str, list[str]] | None = None
         self._catalog: list[tuple[Any, ...]] | None = None
         self._conn: Any = None
+        self.allow_privileged = bool(allow_privileged)
+        self.role: str | None = None
+        self.privileges: list[str] = []
         self._connect()
 
     @property
@@ -448,7 +521,9 @@ class PostgresDatabase:
         """The sqlglot dialect queries handed to :meth:`execute` are read in (``postgres`` unless transpiling)."""
         return self.sql_dialect or "postgres"
 
-    def _connect(self) -> None:
+    def _connect(self, *, again: bool = False) -> None:
+        """Connect (and check the role). *again*: a connection this object had was lost, so a failure to connect
+        means the server went away (DatabaseLostError), not a wrong URL."""
         try:
             import psycopg
         except ImportError:
@@ -465,6 +540,8 @@ class PostgresDatabase:
             conn = psycopg.connect(self.url, **kwargs)
         except psycopg.Error as exc:
             msg = _scrub(str(exc).strip().replace("\n", " "), self._password)
+            if again:
+                raise self._lost_error(f"the connection was lost and cannot be made again: {msg}") from None
             raise InputError(f"--db {self.url}: cannot connect ({msg}). Check the host, port, database and user, and the "
                              "password (PGPASSWORD or ~/.pgpass).") from None
         try:
@@ -485,6 +562,43 @@ class PostgresDatabase:
             raise InputError(f"--db {self.url}: cannot set up the session ({_scrub(_first_line(exc), self._password)}).") from None
         _register_loaders(conn)
         self._conn = conn
+        self._check_role()
+        if again and self._catalog is not None:
+            # The server came back: if its tables or columns changed meanwhile, the cases judged so far were judged
+            # on another database than the next ones would be.
+            before, self._catalog = self._catalog, None
+            if self._read_catalog() != before:
+                self._catalog = before  # the identity stays the one the run started with
+                self.close()  # and no query runs on this connection: the next one asks again
+                raise DatabaseLostError(
+                    f"--db {self.url}: the connection was lost, and the server came back with other tables or columns "
+                    "than the run started with; the run stops here. Run the same command again: a changed database "
+                    "starts a new run.")
+
+    def _check_role(self) -> None:
+        """Ask the server who this connection is; refuse a privileged role unless :attr:`allow_privileged`."""
+        with self._transaction():
+            user, superuser, roles, superusers, tables = self._conn.execute(_ROLE_SQL).fetchone()
+        found: list[str] = []
+        if superuser:
+            found.append("superuser")  # a member of every role and the owner of every table: nothing more to say
+        else:
+            found.extend(f"member of the superuser role {r}" for r in superusers)
+            found.extend(f"member of {r}" for r in PRIVILEGED_ROLES if r in roles)
+            writable = [json.loads(t) for t in tables]
+            for name, owner, privileges in writable[:_TABLES_NAMED]:
+                found.append(f"may write {name} ({', '.join((['owner'] if owner else []) + privileges)})")
+            if len(writable) > _TABLES_NAMED:
+                found.append(f"may write {len(writable) - _TABLES_NAMED} more table(s)")
+        self.role, self.privileges = user, found
+        if found and not self.allow_privileged:
+            self.close()
+            raise InputError(
+                f"--db {self.url}: the role {user!r} is privileged ({'; '.join(found)}). Judged queries are someone "
+                "else's SQL, and with such a role the query guard would be the only thing between them and the "
+                f"server's files, programs or data. Connect as a read-only role ({READONLY_ROLE_SCRIPT} creates one: "
+                "LOGIN, SELECT on the tables, nothing else), or pass --allow-privileged-role to accept this role "
+                "knowingly (recorded with the run; the query guard still applies).")
 
     # -- public -----------------------------------------------------------------------------------------------
     def _read_catalog(self) -> list[tuple[Any, ...]]:
@@ -518,14 +632,21 @@ class PostgresDatabase:
             ``{"engine": "postgresql", "url" (redacted), "server_version", "database", "catalog_sha256"}``; the
             catalog hash is the sha256 of every table's and view's schema, name, kind and columns (name and type,
             in order), outside ``pg_catalog`` and ``information_schema``. It changes when the schema changes,
-            not when rows do.
+            not when rows do. A privileged role accepted with ``allow_privileged`` adds ``"role"`` and
+            ``"privileges"`` (:attr:`privileges`), so the run records what was accepted.
+
+        Raises:
+            DatabaseLostError: the server went away.
         """
         cat = self._read_catalog()
         with self._transaction():
             version, dbname = self._conn.execute("SELECT current_setting('server_version'), current_database()").fetchone()
         blob = json.dumps([list(r[:5]) for r in cat], ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        return {"engine": self.engine, "url": self.url, "server_version": version, "database": dbname,
-                "catalog_sha256": hashlib.sha256(blob).hexdigest()}
+        out = {"engine": self.engine, "url": self.url, "server_version": version, "database": dbname,
+               "catalog_sha256": hashlib.sha256(blob).hexdigest()}
+        if self.privileges:
+            out.update(role=self.role, privileges=list(self.privileges))
+        return out
 
     def execute(self, sql: str) -> QueryResult:
         """Run one read-only query within the time and row limits.
@@ -540,6 +661,7 @@ class PostgresDatabase:
         Raises:
             QueryError: refused by the parser, refused or failed by the server (its message), ran past
                 ``timeout_s``, or returned more than ``max_rows`` rows.
+            DatabaseLostError: the connection was lost while the query ran, or cannot be made again.
             KeyboardInterrupt: passed on after the query was cancelled on the server and rolled back.
         """
         if not isinstance(sql, str) or not sql.strip():
@@ -583,8 +705,8 @@ class PostgresDatabase:
                              "or simplify the query.") from None
         except (psycopg.errors.ReadOnlySqlTransaction, psycopg.errors.InsufficientPrivilege) as exc:
             raise QueryError(f"refused: the server refused the query ({_first_line(exc)}); the connection only reads.") from None
-        except psycopg.OperationalError as exc:
-            raise QueryError(f"PostgreSQL connection error: {_scrub(_first_line(exc), self._password)}") from None
+        except psycopg.OperationalError as exc:  # a lost connection is a DatabaseLostError (see _transaction)
+            raise QueryError(f"PostgreSQL error: {_scrub(_first_line(exc), self._password)}") from None
         except psycopg.Error as exc:
             raise QueryError(f"PostgreSQL error: {_first_line(exc)}") from None
         return QueryResult(columns, rows, time.monotonic() - start, self.engine, notes)
@@ -597,19 +719,54 @@ class PostgresDatabase:
                 out.setdefault(rel, []).append(col)
         return out
 
+    def _lost(self, exc: BaseException) -> bool:
+        """Whether *exc* (a psycopg error) means the connection is gone rather than that one statement failed: the
+        connection is closed or broken, the error has no SQLSTATE (libpq lost the socket), or its SQLSTATE is a
+        connection exception (class 08) or a shutdown (57P01 admin, 57P02 crash, 57P03 cannot connect now)."""
+        state = getattr(exc, "sqlstate", None)
+        conn = self._conn
+        return (conn is None or conn.closed or conn.broken or state is None or state.startswith("08")
+                or state in ("57P01", "57P02", "57P03"))
+
+    def _lost_error(self, what: str) -> DatabaseLostError:
+        return DatabaseLostError(
+            f"--db {self.url}: the PostgreSQL server went away ({what}); the run stops here. Run the same command "
+            "again once the server is back: a recorded run resumes from the cases judged so far.")
+
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
-        """``BEGIN READ ONLY`` with the session limits set LOCAL; always rolled back, also on Ctrl-C."""
+        """``BEGIN READ ONLY`` with the session limits set LOCAL; always rolled back, also on Ctrl-C.
+
+        A connection lost while idle (found at ``BEGIN``, before any statement of the block ran) is made again
+        once; one lost inside the block, or that cannot be made again, raises :class:`DatabaseLostError`."""
         import psycopg
 
         if self._conn is None or self._conn.closed or self._conn.broken:
-            self._connect()
+            self._connect(again=True)
         ms = max(1, int(self.timeout_s * 1000))
-        self._conn.execute(f"BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = {ms}; "
-                           f"SET LOCAL lock_timeout = {ms}; SET LOCAL idle_in_transaction_session_timeout = {max(ms * 4, 60_000)}; "
-                           "SET LOCAL TimeZone = 'UTC'")
+        begin = (f"BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = {ms}; "
+                 f"SET LOCAL lock_timeout = {ms}; SET LOCAL idle_in_transaction_session_timeout = {max(ms * 4, 60_000)}; "
+                 "SET LOCAL TimeZone = 'UTC'")
+        try:
+            self._conn.execute(begin)
+        except psycopg.OperationalError as exc:
+            if not self._lost(exc):
+                raise
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._connect(again=True)
+            try:
+                self._conn.execute(begin)
+            except psycopg.OperationalError as exc2:
+                if self._lost(exc2):
+                    raise self._lost_error(_scrub(_first_line(exc2), self._password)) from None
+                raise
         try:
             yield
+        except psycopg.OperationalError as exc:
+            if self._lost(exc):
+                raise self._lost_error(_scrub(_first_line(exc), self._password)) from None
+            raise
         finally:
             try:
                 self._conn.execute("ROLLBACK")

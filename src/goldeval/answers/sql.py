@@ -26,7 +26,9 @@ DuckDB
 
 Each query has a wall-clock time limit (SQLite: a progress handler aborts the VM; DuckDB: ``interrupt()`` from a
 timer) and a row limit (more rows than the limit is a failure, not a silent cut). A query that fails raises
-:class:`QueryError` with the database's own message; the judge turns that into an *unscored* case.
+:class:`QueryError` with the database's own message; the judge turns that into an *unscored* case. A database that
+is gone (locked by a writer past the driver's wait, or a file removed or changed under an I/O error) raises
+:class:`DatabaseLostError` instead, which stops the run, resumable (see :meth:`ReadOnlyDatabase.lost`).
 
 Source: ``DESIGN.md`` "Data formats" (``--db``), goldeval; SQLite authorizer:
 https://www.sqlite.org/c3ref/set_authorizer.html
@@ -52,7 +54,8 @@ from typing import Any
 from goldeval.answers.readonly_functions import function_refusal, normalize_allowed
 from goldeval.errors import GoldevalError, InputError
 
-__all__ = ["QueryError", "QueryResult", "ReadOnlyDatabase", "open_database", "DEFAULT_TIMEOUT_S", "DEFAULT_MAX_ROWS"]
+__all__ = ["DatabaseLostError", "QueryError", "QueryResult", "ReadOnlyDatabase", "open_database", "DEFAULT_TIMEOUT_S",
+           "DEFAULT_MAX_ROWS"]
 
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_MAX_ROWS = 1_000_000
@@ -68,6 +71,17 @@ _READ_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "forei
 
 class QueryError(GoldevalError):
     """A query could not be run read-only within the limits; the message is the database's, with context."""
+
+
+class DatabaseLostError(GoldevalError):
+    """The database went away while a run used it: the server stopped or the connection to it was lost and cannot be
+    made again, or the file became unreadable or stayed locked by another connection.
+
+    Not a property of the case whose query was running, so it is not that case's unscored reason: it stops the run,
+    which stays in the store as interrupted with every case judged so far, and the same command resumes it once the
+    database is back. Not a :class:`QueryError` (which makes one case unscored) nor an
+    :class:`~goldeval.errors.InputError` (which removes a new run, since the same command would fail again).
+    """
 
 
 @dataclass(slots=True)
@@ -113,6 +127,7 @@ class ReadOnlyDatabase:
     Raises:
         InputError: the file does not exist, is not a database, DuckDB is asked for but not installed, or an
             ``allow_functions`` name is not a function name.
+        DatabaseLostError: a SQLite file stays locked by a writer past the driver's wait (5 s).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = DEFAULT_TIMEOUT_S,
@@ -132,6 +147,7 @@ class ReadOnlyDatabase:
         self.allow_functions = normalize_allowed(allow_functions)
         self._schema: dict[str, list[str]] | None = None
         self._parser: Any = None  # DuckDB: the in-memory connection whose parser reads each query (see _check_duckdb)
+        self._opened = _file_state(p)  # what says, after an I/O error, whether the file is still the one opened
         if self.engine == "sqlite":
             self._conn = self._open_sqlite(p)
         elif self.engine == "duckdb":
@@ -148,6 +164,10 @@ class ReadOnlyDatabase:
             conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY:  # not bad input: it passes
+                raise DatabaseLostError(f"database {p}: the database is locked by another connection that writes it "
+                                        f"(SQLite: {exc}). Run the same command again once the writer has finished "
+                                        "(a recorded run stopped by it resumes from the cases judged so far).") from None
             raise InputError(f"--db {p}: not a SQLite database ({exc}). Pass a SQLite file, or a DuckDB file with the duckdb extra installed.") from None
         self._authorizer = _Authorizer(self.allow_functions)
         conn.set_authorizer(self._authorizer.check)
@@ -198,7 +218,10 @@ class ReadOnlyDatabase:
             else:
                 for t, c in self._conn.execute("SELECT table_name, column_name FROM information_schema.columns").fetchall():
                     out.setdefault(t.lower(), []).append(c.lower())
-        except Exception:  # schema is a convenience for mustNotUse; a failure leaves it empty
+        except Exception as exc:  # schema is a convenience for mustNotUse; a failure leaves it empty
+            lost = self.lost(exc)
+            if lost is not None:  # a database gone: an empty schema would be kept for the rest of the run
+                raise lost from None
             out = {}
         return out
 
@@ -214,6 +237,7 @@ class ReadOnlyDatabase:
         Raises:
             QueryError: the database refused or failed the query (message included), the query wrote or tried
                 to, ran past ``timeout_s``, or returned more than ``max_rows`` rows.
+            DatabaseLostError: the database is gone, not the query at fault (see :meth:`lost`).
         """
         if not isinstance(sql, str) or not sql.strip():
             raise QueryError(f"final_query must be a non-empty SQL string, got {sql!r}.")
@@ -255,6 +279,9 @@ class ReadOnlyDatabase:
         except sqlite3.Error as exc:
             if watch.timed_out:
                 raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
+            lost = self.lost(exc)
+            if lost is not None:
+                raise lost from None
             msg = str(exc)
             if "string or blob too big" in msg:
                 raise QueryError(f"the query built a string or blob over {MAX_VALUE_BYTES:,} bytes (the value limit) and was stopped "
@@ -360,10 +387,52 @@ class ReadOnlyDatabase:
             if timed_out:
                 raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
             if isinstance(error, duckdb.Error):
+                lost = self.lost(error)
+                if lost is not None:
+                    raise lost from None
                 raise QueryError(f"DuckDB error: {error}") from None
             raise error
         columns, rows = outcome["result"]
         return QueryResult(columns, rows, time.monotonic() - start, "duckdb")
+
+    def lost(self, exc: BaseException) -> DatabaseLostError | None:
+        """The :class:`DatabaseLostError` that *exc*, raised by the database while a query ran, stands for, or
+        ``None`` when it is that query's own failure.
+
+        The database is gone when another connection holds it locked past the driver's wait (SQLite
+        ``SQLITE_BUSY``: reading never takes such a lock, so it is never the query's doing), or when an I/O error
+        (SQLite ``SQLITE_IOERR``, ``SQLITE_CORRUPT``, ``SQLITE_NOTADB``, ``SQLITE_CANTOPEN``; DuckDB
+        ``IOException``) comes from a file that is no longer the one opened (removed, replaced, truncated or
+        rewritten: device, inode, size or modification time changed). A file removed while open but unchanged
+        keeps being read (the open file is the one the run hashed), so that alone stops nothing.
+
+        Args:
+            exc: The driver's exception.
+
+        Returns:
+            The error to raise instead of a :class:`QueryError`, or ``None``.
+        """
+        code = getattr(exc, "sqlite_errorcode", None)
+        if isinstance(exc, sqlite3.Error) and code is not None:
+            primary = code & 0xFF
+            if primary == sqlite3.SQLITE_BUSY:
+                return DatabaseLostError(
+                    f"database {self.path}: the database is locked by another connection that writes it (SQLite: "
+                    f"{exc}); the run stops here. Run the same command again once the writer has finished: a recorded "
+                    "run resumes from the cases judged so far.")
+            io_error = primary in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CANTOPEN)
+        else:
+            io_error = type(exc).__name__ == "IOException"  # duckdb.IOException (duckdb is an optional extra)
+        if not io_error:
+            return None
+        now = _file_state(self.path)
+        if now == self._opened:
+            return None
+        what = "was removed" if now is None else "was replaced or changed"
+        return DatabaseLostError(
+            f"database {self.path}: the database file {what} while the run read it ({self.engine}: {exc}); the run "
+            "stops here. Put the file back and run the same command again: a recorded run resumes from the cases "
+            "judged so far (a changed file starts a new run).")
 
     def close(self) -> None:
         """Close the connection (twice is harmless)."""
@@ -379,6 +448,15 @@ class ReadOnlyDatabase:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _file_state(p: Path) -> tuple[int, int, int, int] | None:
+    """``(device, inode, size, modification time ns)`` of the file at *p*, or ``None`` when there is none."""
+    try:
+        st = os.stat(p)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _guess_engine(p: Path) -> str:
@@ -463,7 +541,7 @@ def _duckdb_refusal(tree: Any, allowed: tuple[str, ...]) -> str | None:
 
 
 def open_database(path: str | os.PathLike[str] | None, *, sql_dialect: str | None = None, password: str | None = None,
-                  **options: Any) -> Any:
+                  allow_privileged: bool = False, **options: Any) -> Any:
     """The read-only database for ``--db``: a :class:`ReadOnlyDatabase` for a file, a
     :class:`goldeval.answers.postgres.PostgresDatabase` for a ``postgresql://`` URL, ``None`` for ``None``.
 
@@ -471,10 +549,13 @@ def open_database(path: str | os.PathLike[str] | None, *, sql_dialect: str | Non
         path: A SQLite or DuckDB file, or a PostgreSQL URL.
         sql_dialect: The dialect the queries are written in (PostgreSQL only: they are translated first).
         password: A PostgreSQL password given apart from the URL.
+        allow_privileged: Accept a privileged PostgreSQL role (see
+            :class:`~goldeval.answers.postgres.PostgresDatabase`); without it such a role is refused.
         options: ``timeout_s``, ``max_rows``, ``allow_functions``, ``engine`` (files only).
 
     Raises:
-        InputError: the database cannot be opened, or ``sql_dialect`` is given for a file database.
+        InputError: the database cannot be opened, ``sql_dialect`` is given for a file database, or a PostgreSQL
+            role is privileged and *allow_privileged* is False.
     """
     if path is None:
         return None
@@ -482,7 +563,8 @@ def open_database(path: str | os.PathLike[str] | None, *, sql_dialect: str | Non
 
     if is_postgres_url(path):
         options.pop("engine", None)
-        return PostgresDatabase(str(path), sql_dialect=sql_dialect, password=password, **options)
+        return PostgresDatabase(str(path), sql_dialect=sql_dialect, password=password, allow_privileged=allow_privileged,
+                                **options)
     db = ReadOnlyDatabase(path, **options)
     if sql_dialect not in (None, db.query_dialect):
         db.close()

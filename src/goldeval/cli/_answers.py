@@ -14,7 +14,7 @@ import click
 
 from goldeval.cli._types import Finite
 
-__all__ = ["query_options", "check_sql_dialect"]
+__all__ = ["query_options", "check_sql_dialect", "check_privileged_role"]
 
 
 def _dialect_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -53,11 +53,26 @@ def check_sql_dialect(sql_dialect: str | None, db: str | None, db_dir: str | Non
                      "Drop --sql-dialect, or give --db postgresql://... with it.")
 
 
+def check_privileged_role(allow_privileged_role: bool, db: str | None) -> None:
+    """Refuse (InputError, exit 2) ``--allow-privileged-role`` without a PostgreSQL ``--db``: only a server has roles,
+    so the flag would accept nothing, and a run recorded with it would claim an acceptance that never happened."""
+    if not allow_privileged_role:
+        return
+    from goldeval.answers.postgres import is_postgres_url
+    from goldeval.errors import InputError
+
+    if not is_postgres_url(db):
+        given = f"--db {db} is a file" if db is not None else "no --db is given"
+        raise InputError(f"--allow-privileged-role accepts a privileged PostgreSQL role, and {given}: there is no role "
+                         "to accept. Drop --allow-privileged-role, or give --db postgresql://... with it.")
+
+
 def query_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Add ``--sql-dialect`` (``sql_dialect``), ``--timeout`` (``timeout_s``, seconds), ``--max-rows`` (``max_rows``),
-    ``--no-canonical`` (``no_canonical``) and ``--allow-function`` (``allow_functions``, repeatable) to *command*,
-    with the meanings of :class:`goldeval.answers.judge.AnswerConfig`'s ``sql_dialect``, ``timeout_s``,
-    ``max_rows``, ``not check_canonical`` and ``allow_functions``."""
+    ``--no-canonical`` (``no_canonical``), ``--allow-function`` (``allow_functions``, repeatable) and
+    ``--allow-privileged-role`` (``allow_privileged_role``) to *command*, with the meanings of
+    :class:`goldeval.answers.judge.AnswerConfig`'s ``sql_dialect``, ``timeout_s``, ``max_rows``,
+    ``not check_canonical``, ``allow_functions`` and ``allow_privileged_role``."""
     for option in reversed((
         click.option("--sql-dialect", default=None, metavar="DIALECT", callback=_dialect_name,
                      help="The queries are written for another engine (e.g. sqlite): translate them (sqlglot) to the "
@@ -72,6 +87,10 @@ def query_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="A function a query may call besides goldeval's read-only built-ins (NAME or schema.NAME; "
                           "repeat for more). Recorded with the run. Functions that read files, run SQL given as "
                           "text or change settings stay refused."),
+        click.option("--allow-privileged-role", is_flag=True,
+                     help="Accept a PostgreSQL role that is a superuser, may read or write the server's files or run "
+                          "programs, or may write a table (refused by default; examples/sql/readonly_role.sql creates "
+                          "a read-only one). Recorded with the run; the query guard still applies."),
     )):
         command = option(command)
     return command

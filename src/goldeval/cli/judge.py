@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from goldeval.cli._answers import check_sql_dialect, query_options
+from goldeval.cli._answers import check_privileged_role, check_sql_dialect, query_options
 from goldeval.cli._common import (EXIT_BAD_INPUT, EXIT_OK, exit_codes, fail, guard_outputs, guarded, report_console,
                                   write_results)
 from goldeval.cli._ci import ci_options
@@ -45,8 +45,8 @@ from goldeval.outputs import sqlite_files
 @ci_options
 @store_options
 @guarded
-def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, max_rows, no_canonical, allow_functions, quiet,
-          engine, spark_master, per_case, gates, run_store, llm_opts, ci):
+def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, max_rows, no_canonical, allow_functions,
+          allow_privileged_role, quiet, engine, spark_master, per_case, gates, run_store, llm_opts, ci):
     """Judge data answers by rule: verdict per case and the pass rate.
 
     CASES is JSONL {"id", "question", "golden": {"kind", "columns", "rows" | "value", "ordered"?, "top_n"?,
@@ -55,6 +55,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
     verified_wrong goldens are counted beside it. With --gates (e.g. `pass_rate = { min = 0.9 }`) exit 1 when a
     gate fails; else exit 0 when judged.
     """
+    check_privileged_role(allow_privileged_role, db)
     if engine == "spark":  # the rules on the executors, the LLM stage on the driver (goldeval.spark_judge)
         from goldeval.cli._spark import judge_on_spark
 
@@ -81,7 +82,8 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
     check_sql_dialect(sql_dialect, db, db_dir)
     # A password written in a PostgreSQL URL is split out here: config.db is the URL without it, from now on.
     config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical,
-                          sql_dialect=sql_dialect, db_dir=db_dir, allow_functions=allow_functions)
+                          sql_dialect=sql_dialect, db_dir=db_dir, allow_functions=allow_functions,
+                          allow_privileged_role=allow_privileged_role)
     named = _named_databases(cases, db_dir)  # name -> file of every database the cases name (their sha256 key the run)
     server = is_postgres_url(db)
     db = config.db

@@ -17,7 +17,8 @@ __all__ = ["answer_judge"]
 def answer_judge(*, db: str | None = None, db_dir: str | None = None, timeout_s: float | None = None,
                  max_rows: int | None = None, sql_dialect: str | None = None,
                  check_canonical: bool = True,
-                 allow_functions: Iterable[str] = ()) -> tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], Any], str | None]:
+                 allow_functions: Iterable[str] = (), allow_privileged_role: bool = False
+                 ) -> tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], Any], str | None]:
     """``(judge, version)`` for the rule-based data-answer judge of this goldeval.
 
     Args:
@@ -31,6 +32,7 @@ def answer_judge(*, db: str | None = None, db_dir: str | None = None, timeout_s:
             ``None``: AnswerConfig's default (5 s, 1,000,000 rows).
         allow_functions: Function names a query may call besides the read-only built-ins (``--allow-function``),
             as the judging allowed them.
+        allow_privileged_role: Accept a privileged PostgreSQL role (``--allow-privileged-role``); refused without it.
 
     Raises:
         JudgeError: this goldeval has no data-answer judge to replay with.
@@ -46,7 +48,7 @@ def answer_judge(*, db: str | None = None, db_dir: str | None = None, timeout_s:
         ) from None
     limits = {k: v for k, v in (("timeout_s", timeout_s), ("max_rows", max_rows)) if v is not None}
     config = AnswerConfig(db=db, db_dir=db_dir, sql_dialect=sql_dialect, check_canonical=check_canonical,
-                          allow_functions=tuple(allow_functions), **limits)
+                          allow_functions=tuple(allow_functions), allow_privileged_role=allow_privileged_role, **limits)
     database = config.open_database()
     databases = config.open_database_dir()
 
