@@ -53,6 +53,10 @@ def _pyspark():
         from pyspark.sql import SparkSession
     except ImportError:
         raise InputError("the Spark engine needs pyspark: pip install 'goldeval[spark]'.") from None
+    try:
+        import pyarrow  # noqa: F401  (the partitions travel as Arrow batches)
+    except ImportError:
+        raise InputError("the Spark engine needs pyarrow beside pyspark: pip install 'goldeval[spark]'.") from None
     return SparkSession
 
 

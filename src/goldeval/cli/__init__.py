@@ -4,17 +4,24 @@ Sub-commands are imported only when invoked, so ``goldeval --help`` stays fast (
 start-up). To add a command, add one line to ``COMMANDS``: ``name -> "module:attribute"`` under ``goldeval.cli``.
 
 Exit codes: 0 every gate passes (or nothing was gated) · 1 a gate fails · 2 bad input or usage ·
-3 internal or store error.
+3 internal or store error · 130 interrupted (Ctrl-C) · 143 stopped by SIGTERM (:mod:`goldeval.cli._signals`).
 """
 
 from __future__ import annotations
 
-import importlib
+from goldeval._startup import install_quiet_interrupts
 
-import click
+# first: an interrupt while the modules below are imported ends the command with one line, not a traceback
+install_quiet_interrupts()
 
-from goldeval import __version__
-from goldeval.cli._groups import SuggestingGroup
+import importlib  # noqa: E402
+from typing import Any  # noqa: E402
+
+import click  # noqa: E402
+
+from goldeval import __version__  # noqa: E402
+from goldeval.cli._groups import SuggestingGroup  # noqa: E402
+from goldeval.cli._signals import sigterm_raises, stopped_exit  # noqa: E402
 
 # name -> ("module:attribute" relative to goldeval.cli, one-line help shown by `goldeval --help`); keep sorted.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -32,7 +39,30 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class LazyGroup(SuggestingGroup):
-    """A click group that imports each sub-command's module on first use."""
+    """A click group that imports each sub-command's module on first use.
+
+    Ctrl-C or SIGTERM while the command line is parsed or the command's module imported (click would print
+    "Aborted!" and exit 1) exits 130 / 143 with one line; inside a command, ``guarded`` says what became of the run.
+    SIGTERM raises :class:`goldeval.cli._signals.Terminated` for the whole command."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        with sigterm_raises():
+            try:
+                return super().main(*args, **kwargs)
+            except KeyboardInterrupt as exc:  # between click's own handlers (its set-up, its exit)
+                raise stopped_exit(exc) from None
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            raise stopped_exit(exc) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:  # a command's body is guarded: this is its parsing or its module's import
+            raise stopped_exit(exc) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
