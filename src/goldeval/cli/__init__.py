@@ -21,7 +21,7 @@ import click  # noqa: E402
 
 from goldeval import __version__  # noqa: E402
 from goldeval.cli._groups import SuggestingGroup  # noqa: E402
-from goldeval.cli._signals import sigterm_raises, stopped_exit  # noqa: E402
+from goldeval.cli._signals import hold_signals_to_the_end, signals_held, sigterm_raises, stopped_exit  # noqa: E402
 
 # name -> ("module:attribute" relative to goldeval.cli, one-line help shown by `goldeval --help`); keep sorted.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -45,18 +45,25 @@ class LazyGroup(SuggestingGroup):
     "Aborted!" and exit 1) exits 130 / 143 with one line; inside a command, ``guarded`` says what became of the run.
     SIGTERM raises :class:`goldeval.cli._signals.Terminated` for the whole command."""
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:
-        with sigterm_raises():
-            try:
-                return super().main(*args, **kwargs)
-            except KeyboardInterrupt as exc:  # between click's own handlers (its set-up, its exit)
-                raise stopped_exit(exc) from None
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
+        try:
+            with sigterm_raises():
+                try:
+                    return super().main(args, *rest, **kwargs)
+                except KeyboardInterrupt as exc:  # between click's own handlers (its set-up, its exit)
+                    raise stopped_exit(exc) from None
+        except SystemExit:
+            if args is None:  # the process's own command line (not a caller's list, e.g. click's test runner)
+                # The command is over and its exit code decided: a signal from now on is held, and dropped at the
+                # exit (one that landed in Python's finalization ended the process by the signal, without a word).
+                hold_signals_to_the_end()
+            raise
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         try:
             return super().make_context(*args, **kwargs)
         except KeyboardInterrupt as exc:
-            raise stopped_exit(exc) from None
+            raise stopped_exit(exc, "before anything was done") from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -72,7 +79,8 @@ class LazyGroup(SuggestingGroup):
         if entry is None:
             return None
         module_name, attr = entry[0].split(":")
-        module = importlib.import_module(f"goldeval.cli.{module_name}")
+        with signals_held():  # a Ctrl-C now stops the command once its modules are imported, never half-way
+            module = importlib.import_module(f"goldeval.cli.{module_name}")
         return getattr(module, attr)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -25,7 +25,7 @@ from types import FrameType
 from goldeval._startup import Terminated
 
 __all__ = ["Terminated", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "exit_code", "stopped_by", "sigterm_raises",
-           "stopped_exit"]
+           "stopped_exit", "signals_held", "hold_signals_to_the_end"]
 
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
@@ -74,14 +74,37 @@ def sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
-def stopped_exit(exc: BaseException, what: str = "before anything was scored or recorded") -> SystemExit:
-    """Write ``goldeval: interrupted <what>.`` (or ``stopped by SIGTERM``) on stderr and return the ``SystemExit``
-    (130 / 143) to raise: for an interrupt outside a command's body (click parsing, a command module's import)."""
-    _write_line(f"goldeval: {stopped_by(exc)} {what}.")
+def stopped_exit(exc: BaseException, what: str = "; a recorded run resumes when the same command is run again") -> SystemExit:
+    """Write ``goldeval: interrupted<what>.`` (or ``stopped by SIGTERM``) on stderr and return the ``SystemExit``
+    (130 / 143) to raise: for an interrupt outside a command's body (click parsing, a command module's import, the
+    moments after the body)."""
+    _write_line(f"goldeval: {stopped_by(exc)}{what if what.startswith(';') else ' ' + what}.")
     return SystemExit(exit_code(exc))
+
+
+def hold_signals_to_the_end() -> None:
+    """Block SIGINT and SIGTERM in this thread for the rest of the process (a signal then waits, and is dropped when
+    the process exits): for a command whose exit code is decided."""
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def _write_line(line: str) -> None:
     with contextlib.suppress(Exception):
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM for the block (delivered, and raised, as it ends), in the main thread: for an import
+    of a command's modules, which a signal must not cut half-way (an extension module whose initialisation was
+    interrupted crashed the process: orjson's, with a segmentation fault)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
