@@ -15,7 +15,6 @@ Imports only the standard library and :mod:`goldeval._startup`.
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
 import threading
