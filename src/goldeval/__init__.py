@@ -6,8 +6,14 @@ use, so ``import goldeval`` stays cheap (no numpy / scipy / sqlglot / openai at 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from goldeval._startup import install_quiet_interrupts
+
+# first: a Ctrl-C while goldeval is imported (the first moments of a `goldeval` command) ends with one line, not a
+# traceback (an interrupt in a library user's own code is left alone: see goldeval._startup)
+install_quiet_interrupts()
+
+import importlib  # noqa: E402
+from typing import Any  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -74,6 +80,9 @@ __all__ = sorted(
         *_LAZY,
     ]
 )
+
+
+del install_quiet_interrupts
 
 
 def __getattr__(name: str) -> Any:

@@ -37,8 +37,19 @@ class StoreError(GoldevalError):
 
 
 def shorten(value: object, width: int = 60) -> str:
-    """``repr`` of *value* cut to *width* characters with an ellipsis, for error messages."""
-    text = repr(value)
+    """``repr`` of *value* cut to *width* characters with an ellipsis, for error messages.
+
+    An int past Python's int-string limit (4,300 digits by default), which ``repr`` refuses, is shown by its
+    leading digits; another value whose ``repr`` fails (a list holding such an int) by its type and the reason."""
+    try:
+        text = repr(value)
+    except ValueError as exc:
+        if isinstance(value, int):
+            from decimal import Decimal
+
+            text = str(Decimal(value))  # Decimal converts an int without the limit
+        else:
+            text = f"<{type(value).__name__} that cannot be shown: {exc}>"
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

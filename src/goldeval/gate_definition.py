@@ -15,6 +15,7 @@ import hashlib
 import math
 import os
 import re
+import sys
 import tomllib
 from dataclasses import dataclass
 from typing import Any
@@ -23,11 +24,14 @@ from goldeval.errors import InputError
 from goldeval.gate_metrics import _UNIT_RANGE, METRICS, known_metrics
 
 
-def _toml(value: Any) -> str:
+def _toml(value: Any, depth: int = 0) -> str:
     """*value* as TOML spells it (``true``, ``"text"``, ``[1, 2]``, ``{ min = 0.8 }``, ``2026-11-02``), for the
-    messages about a definition of done: the user wrote TOML, so the message quotes TOML, not Python's ``True``."""
+    messages about a definition of done: the user wrote TOML, so the message quotes TOML, not Python's ``True``.
+    Arrays and tables nested past 20 levels are shown as ``…`` (a message quotes 60 characters of it)."""
     import json
 
+    if depth > 20 and isinstance(value, (list, tuple, dict)):
+        return "…"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -35,9 +39,9 @@ def _toml(value: Any) -> str:
     if isinstance(value, float):
         return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
+        return "[" + ", ".join(_toml(v, depth + 1) for v in value) + "]"
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }" if value else "{}"
+        return "{ " + ", ".join(f"{k} = {_toml(v, depth + 1)}" for k, v in value.items()) + " }" if value else "{}"
     if isinstance(value, (_dt.date, _dt.time)):
         return value.isoformat()
     return repr(value)
@@ -174,6 +178,13 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{source}: not valid TOML: {exc}. Fix that line (strings need quotes, tables need [brackets]).") from None
+    except RecursionError:
+        raise InputError(f"{source}: arrays or inline tables nested too deep to read (hundreds of levels inside each "
+                         "other). A definition of done nests two: [gates] and e.g. precision = { min = 0.80 }. Fix "
+                         "the file.") from None
+    except ValueError:  # tomllib's int() of an integer past Python's int-string limit
+        raise InputError(f"{source}: an integer of more than {sys.get_int_max_str_digits():,} digits, too "
+                         "long to read. A bound is a number such as 0.80 or 2; fix that line.") from None
     where = _locate(text)
 
     def at(path: str) -> str:

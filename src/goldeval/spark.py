@@ -30,21 +30,87 @@ order, and rounds each mean once — equal to the local run to the last digit. S
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
+import re
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
 
-from goldeval.errors import InputError
+from goldeval.errors import GoldevalError, InputError
 
-__all__ = ["PER_CASE_SCHEMA", "session", "read", "score", "score_path", "aggregate", "iter_records"]
+__all__ = ["PER_CASE_SCHEMA", "session", "read", "score", "score_path", "aggregate", "iter_records", "executor_failure",
+           "executor_failures"]
 
 #: The per-case DataFrame's columns (a Spark DDL string).
 PER_CASE_SCHEMA = "id string, line long, status string, error string, score double, record string"
 _META_KEY = "goldeval"
+
+
+#: What Spark says when a task failed on an executor (its Python worker died, the executor was lost, the task's
+#: Python code raised), as opposed to what it says of a path it cannot read: the most telling words first.
+_EXECUTOR_CAUSES = (
+    re.compile(r"Python worker exited unexpectedly \(crashed\)"),
+    re.compile(r"ExecutorLostFailure[^\n]*"),
+    re.compile(r"(?:PythonException|pyspark\.errors\.exceptions\.\w+\.PythonException):[^\n]*(?:\n(?!\s*at )[^\n]*)*"),
+    re.compile(r"Job aborted due to stage failure:[^\n]*?(?=: org\.apache|$)", re.MULTILINE),
+)
+
+
+def executor_failure(exc: BaseException) -> str | None:
+    """What failed on a Spark executor, in Spark's words cut to one line, or ``None`` when *exc* is not a task that
+    failed there (then it is, e.g., a path Spark cannot read).
+
+    Args:
+        exc: An exception raised by a Spark action (``Py4JJavaError``, ``PythonException``, ``SparkException``).
+
+    Returns:
+        E.g. ``"Python worker exited unexpectedly (crashed)"``, or ``None``.
+    """
+    text = str(exc)
+    for cause in _EXECUTOR_CAUSES:
+        m = cause.search(text)
+        if m is not None:
+            found = m.group(0)
+            if found.startswith(("PythonException", "pyspark.")):
+                lines = [x.strip() for x in found.splitlines() if x.strip()]
+                found = "a Python error on the executor: " + (lines[-1] if lines else found)
+            return " ".join(found.split())[:300]
+    return None
+
+
+@contextlib.contextmanager
+def executor_failures(what: str) -> Iterator[None]:
+    """Report a Spark action's failure on an executor as such: a :class:`~goldeval.errors.GoldevalError` (exit 3)
+    naming what failed, instead of Spark's whole Java stack as an internal error, or a path it "cannot read".
+
+    Args:
+        what: What the action was doing, for the message (``"scoring preds.jsonl"``).
+
+    Raises:
+        GoldevalError: a task failed on an executor (see :func:`executor_failure`). Any other exception is left as
+            it is.
+    """
+    try:
+        yield
+    except Exception as exc:
+        failed = None if isinstance(exc, GoldevalError) else _executor_error(exc, what)
+        if failed is None:
+            raise
+        raise failed from None
+
+
+def _executor_error(exc: BaseException, what: str) -> GoldevalError | None:
+    cause = executor_failure(exc)
+    if cause is None:
+        return None
+    return GoldevalError(
+        f"Spark executor failure while {what}: {cause}. The job was stopped by a failure on an executor (a Python "
+        "worker that died: memory, a kill; a lost executor), not by the input: see the executors' logs (stderr of "
+        "the Spark workers), then run again.")
 
 
 def _pyspark():
@@ -53,6 +119,10 @@ def _pyspark():
         from pyspark.sql import SparkSession
     except ImportError:
         raise InputError("the Spark engine needs pyspark: pip install 'goldeval[spark]'.") from None
+    try:
+        import pyarrow  # noqa: F401  (the partitions travel as Arrow batches)
+    except ImportError:
+        raise InputError("the Spark engine needs pyarrow beside pyspark: pip install 'goldeval[spark]'.") from None
     return SparkSession
 
 
@@ -121,6 +191,9 @@ def read(spark: Any, path: str) -> Any:
     except InputError:
         raise
     except Exception as exc:
+        failed = _executor_error(exc, f"reading {path}")  # a failure on an executor is not a path to check
+        if failed is not None:
+            raise failed from None
         name = type(exc).__name__
         text = str(exc).split("\n")[0][:300]
         raise InputError(f"{path}: Spark cannot read it ({name}: {text}). Check the path.") from None
@@ -270,6 +343,9 @@ def score_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source:
     try:
         lines = spark.sparkContext.textFile(path).zipWithIndex()
     except Exception as exc:
+        failed = _executor_error(exc, f"reading {path}")  # a failure on an executor is not a path to check
+        if failed is not None:
+            raise failed from None
         raise InputError(f"{path}: Spark cannot read it ({type(exc).__name__}: {str(exc).splitlines()[0][:300]}). Check the path.") from None
 
     def run(pairs: Iterator[tuple[str, int]]) -> Iterator[tuple]:

@@ -200,3 +200,43 @@ def test_a_jsonl_file_with_old_mac_line_endings_says_so(tmp_path: Path) -> None:
     (plain := tmp_path / "two.jsonl").write_text('{"id": "a", "prediction": "x", "reference": "x"}{"id": "b"}\n')
     code, _, output = _score(plain, tmp_path)
     assert code == 2 and "old Mac" not in output and "one JSON object per line" in output, output
+
+
+BIG = "1" * 4999 + "7"  # 5,000 digits: past Python's int-string limit (4,300), which json.loads / int() refuse
+
+
+def test_integers_of_5000_digits_are_judged_and_the_rest_of_the_batch_scores(tmp_path: Path) -> None:
+    """Issue 25 item 5: a 5,000-digit integer in a golden or an attempt was an internal error (exit 3) for the run."""
+    deep = "[" * 300 + "]" * 300
+    (tmp_path / "cases.jsonl").write_text(
+        '{"id": "big", "question": "Which account number?", "golden": {"kind": "value", "value": ' + BIG + '}}\n'
+        '{"id": "wrong", "question": "Which account number?", "golden": {"kind": "value", "value": ' + BIG + '}}\n'
+        '{"id": "deep", "question": "Which tags?", "golden": {"kind": "value", "columns": ["t"], "rows": [[' + deep + ']]}}\n'
+        '{"id": "ok", "question": "How many wards?", "golden": {"kind": "value", "value": 7}}\n')
+    (tmp_path / "attempts.jsonl").write_text(
+        '{"id": "big", "columns": ["n"], "rows": [[' + BIG + ']]}\n'
+        '{"id": "wrong", "columns": ["n"], "rows": [[' + BIG[:-1] + '8]]}\n'
+        '{"id": "deep", "columns": ["t"], "rows": [[' + deep + ']]}\n'
+        '{"id": "ok", "columns": ["n"], "rows": [[7]]}\n')
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(main, ["judge", str(tmp_path / "cases.jsonl"), str(tmp_path / "attempts.jsonl"),
+                                  "--store", str(tmp_path / "s.db"), "-q", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    got = {c["id"]: c for c in json.loads(out.read_text())["per_example"]}
+    assert (got["big"]["verdict"], got["wrong"]["verdict"], got["ok"]["verdict"]) == ("match", "no_match", "match")
+    assert got["deep"]["status"] == "unscored" and "nested more than 100 levels" in got["deep"]["reason"]
+
+
+def test_score_and_labels_read_a_5000_digit_integer_as_the_number_it_is(tmp_path: Path) -> None:
+    p = tmp_path / "p.jsonl"
+    p.write_text('{"id": "a", "prediction": ' + BIG + ', "reference": "x"}\n' + json.dumps({**OK, "id": "b"}) + "\n")
+    code, res, output = _score(p, tmp_path)
+    assert code == 0, output
+    assert res["aggregate"]["n"] == 1 and res["failures"][0]["line"] == 1
+    lab = tmp_path / "l.jsonl"
+    lab.write_text('{"id": ' + BIG + ', "gold": "yes", "pred": "yes"}\n{"id": "b", "gold": ' + BIG + ', "pred": "yes"}\n')
+    out = tmp_path / "l.json"
+    r = CliRunner().invoke(main, ["labels", str(lab), "--positive", "yes", "--no-store", "-q", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    rows = {e["id"]: e for e in json.loads(out.read_text())["per_example"]}
+    assert rows[BIG]["outcome"] == "tp" and rows["b"]["gold"] == BIG  # the id and the label keep every digit

@@ -121,3 +121,44 @@ def test_spider_in_one_invocation_gives_the_per_database_verdicts(tmp_path):
         assert (got[r["id"]]["status"], got[r["id"]].get("verdict")) == (want["status"], want.get("verdict")), r["id"]
         if want["status"] == "scored":
             assert got[r["id"]]["why"] == want["why"], r["id"]
+
+
+def _judge_db_dir(tmp, names):
+    q = {"kind": "value", "canonical_query": "SELECT count(*) FROM t"}
+    (tmp / "cases.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "question": "How many rows?", "db": n, "golden": q}) + "\n"
+                                             for i, n in enumerate(names)))
+    (tmp / "attempts.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "final_query": "SELECT count(*) FROM t"}) + "\n"
+                                                for i, _ in enumerate(names)))
+    out = tmp / "r.json"
+    res = CliRunner().invoke(main, ["judge", str(tmp / "cases.jsonl"), str(tmp / "attempts.jsonl"), "--db-dir",
+                                    str(tmp / "dbs"), "--no-store", "-q", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    return [c for c in json.loads(out.read_text())["per_example"]], json.loads(out.read_text())["inputs"]
+
+
+def test_a_name_that_resolves_outside_the_folder_is_refused(tmp_path):
+    """Issue 25 item 6: a symbolic link inside --db-dir (to a file, or a folder on the way) that leads out of it
+    was opened and judged on; now each such case is unscored with the reason, and a link inside the folder works."""
+    _db(tmp_path / "dbs" / "one.sqlite", [(1, "a")])
+    _db(tmp_path / "outside" / "secret.sqlite", [(1, "a"), (2, "b"), (3, "c")])
+    _db(tmp_path / "outside" / "away" / "away.sqlite", [(1, "a")])
+    (tmp_path / "dbs" / "link.sqlite").symlink_to(tmp_path / "outside" / "secret.sqlite")  # absolute target
+    (tmp_path / "dbs" / "rel.db").symlink_to("../outside/secret.sqlite")  # relative target, through ..
+    (tmp_path / "dbs" / "away").symlink_to(tmp_path / "outside" / "away")  # a folder: away/away.sqlite
+    (tmp_path / "dbs" / "alias.sqlite").symlink_to("one.sqlite")  # stays inside: allowed
+    cases, inputs = _judge_db_dir(tmp_path, ["link", "rel", "away", "alias", "one"])
+    for c in cases[:3]:
+        assert c["status"] == "unscored" and "outside --db-dir" in c["reason"] and "symbolic link" in c["reason"], c
+    assert [c.get("verdict") for c in cases[3:]] == ["match", "match"]
+    assert sorted(inputs["databases"]) == ["alias", "one"]  # nothing outside is read, not even for its sha256
+
+
+def test_a_name_too_long_or_not_a_plain_name_is_unscored_and_the_rest_is_judged(tmp_path):
+    """Issue 25 items 5 and 6: a 'db' name of 256 characters was an internal error (OSError: File name too long)."""
+    _db(tmp_path / "dbs" / "one.sqlite", [(1, "a")])
+    cases, _ = _judge_db_dir(tmp_path, ["a" * 256, "b" * 249, "x\x00y", "/etc/passwd", "../dbs/one", "one\n", "one"])
+    reasons = [c.get("reason") or "" for c in cases]
+    assert "names a database of 256 characters, too long for a file name" in reasons[0]
+    assert "names a database of 249 characters" in reasons[1]
+    assert all("no path), got" in r for r in reasons[2:6]), reasons
+    assert cases[-1]["verdict"] == "match"

@@ -155,8 +155,9 @@ def test_a_signal_during_a_query_stops_the_judge_run(tmp_path: Path, engine: str
     # The fast case is judged first; the slow case's database is opened when its turn comes (DuckDB locks the file
     # from then on, and its query starts right after) and SQLite locks it while the slow query runs.
     code, took, err = stop_when(proc, lambda: holds_lock(proc.pid, slow_db), sig)
-    assert code == 130, err
-    assert "interrupted" in err
+    # SIGTERM has its own exit code and words (issue 25 item 7; it exited 130 as Ctrl-C did)
+    assert code == (143 if sig == signal.SIGTERM else 130), err
+    assert ("stopped by SIGTERM" if sig == signal.SIGTERM else "interrupted") in err
     assert run_status(store) == ["interrupted"]
     cases_now = recorded(store)
     # (had the query run to its 600 s limit instead, the slow case would be recorded unscored, and exit 0)
@@ -200,3 +201,148 @@ def test_ctrl_c_in_replay_exits_130(tmp_path: Path) -> None:
     code, took, err = stop_when(proc, lambda: holds_lock(proc.pid, db), signal.SIGINT)
     assert code == 130, err
     assert "interrupted" in err
+
+
+# ---- the first moments of a command, and SIGTERM (issue 25 item 7)
+
+def _early_outcome(proc: subprocess.Popen) -> tuple[int, list[str]]:
+    try:
+        proc.wait(timeout=STOP_WITHIN_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail(f"the command did not end within {STOP_WITHIN_S} s of its signal")
+    return proc.returncode, [line for line in proc.stderr.read().decode().splitlines() if line.strip()]
+
+
+def _started(tmp: Path, *args, env=None) -> subprocess.Popen:
+    """`goldeval ARGS` as its console script runs it; the line "R" on stderr says the interpreter is up and about to
+    import goldeval (Python's own start-up, before goldeval's first statement, is not goldeval's to handle)."""
+    code = "import sys; sys.stderr.write('R\\n'); sys.stderr.flush(); from goldeval.cli import main; sys.exit(main())"
+    proc = subprocess.Popen([sys.executable, "-c", code, *[str(a) for a in args]], cwd=tmp, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr.readline() == b"R\n"
+    return proc
+
+
+def _before_goldeval_ran(code: int, lines: list[str]) -> bool:
+    """Whether a Ctrl-C landed before goldeval's first statement could run (Python's start-up, the import system
+    loading goldeval/__init__.py, up to its call of install_quiet_interrupts): Python's own traceback, whose
+    frames are the -c line, the import system and that first part of goldeval/__init__.py alone."""
+    import re
+
+    import goldeval
+
+    init = Path(goldeval.__file__)
+    first = next((i for i, text in enumerate(init.read_text().splitlines(), 1) if text.startswith("install_quiet_interrupts()")), 0)
+    frames = re.findall(r'File "([^"]+)", line (\d+)', "\n".join(lines))
+    return (code == -signal.SIGINT and bool(lines) and lines[-1] == "KeyboardInterrupt"
+            and all(f == "<string>" or f.startswith("<frozen") or f.endswith("goldeval/_startup.py")
+                    or (f == str(init) and int(n) <= first) for f, n in frames))
+
+
+def _env_without_home() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k != "GOLDEVAL_HOME"}  # the store is ./.goldeval/goldeval.db
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_in_the_first_moments_exits_with_one_line(tmp_path: Path, sig: int) -> None:
+    # While goldeval and click are imported, the command line parsed, the command's modules imported, the store
+    # opened and the run started: every moment gives 130 (Ctrl-C) or 143 (SIGTERM) and one line, or the command
+    # had finished (exit 0). Before: a traceback (exit 1 or death by the signal), or click's "Aborted!" (exit 1).
+    rows = write(tmp_path / "p.jsonl", [{"id": f"r{i}", "prediction": "blood pressure fine", "reference": "blood pressure"}
+                                         for i in range(200)])
+    expected = 130 if sig == signal.SIGINT else 143
+    seen = []
+    for delay in (0.01, 0.02, 0.035, 0.05, 0.07, 0.1, 0.13, 0.17, 0.22, 0.3, 0.4, 0.55, 0.75, 1.0):
+        proc = _started(tmp_path, "score", rows, "-q", env=_env_without_home())
+        time.sleep(delay)
+        proc.send_signal(sig)
+        code, lines = _early_outcome(proc)
+        seen.append((delay, code, lines))
+        if sig == signal.SIGTERM and code == -signal.SIGTERM:
+            # before the command started (goldeval.cli imported, click not yet running) SIGTERM keeps its default
+            # action, which ends the process at once: the shell reports it as 143 too, and there is nothing to say
+            assert lines == [], seen[-1]
+            continue
+        if _before_goldeval_ran(code, lines):
+            continue  # the interpreter's own start-up: no code of goldeval had run yet
+        assert code in (expected, 0), seen[-1]
+        assert len(lines) == (1 if code else 0), seen[-1]
+        if code:
+            assert lines[0].startswith("goldeval: " + ("interrupted" if sig == signal.SIGINT else "stopped by SIGTERM")), seen[-1]
+    assert any(code == expected for _, code, _ in seen), seen
+    # whatever moment it was stopped at, the store it leaves works for the next command
+    again = subprocess.run(goldeval("score", rows, "-q"), cwd=tmp_path, env=_env_without_home(), capture_output=True,
+                           text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+
+
+def test_ctrl_c_while_the_store_is_created_exits_130_and_the_store_still_works(tmp_path: Path) -> None:
+    rows = write(tmp_path / "p.jsonl", [{"id": "a", "prediction": "x", "reference": "x"}])
+    store = tmp_path / ".goldeval" / "goldeval.db"
+    proc = _started(tmp_path, "score", rows, "-q", env=_env_without_home())
+    deadline = time.monotonic() + 120
+    while not store.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.001)
+    proc.send_signal(signal.SIGINT)  # the store file was just created: its tables are being made, or the run started
+    code, lines = _early_outcome(proc)
+    assert (code, len(lines)) in ((130, 1), (0, 0)), (code, lines)
+    again = subprocess.run(goldeval("score", rows, "-q"), cwd=tmp_path, env=_env_without_home(), capture_output=True,
+                           text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+
+
+def _cases_committed(store: Path) -> int:
+    if not store.exists():
+        return 0
+    con = sqlite3.connect(store, timeout=5)
+    try:
+        return con.execute("SELECT count(*) FROM cases").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("to", ["process", "group"])
+def test_sigterm_stops_a_run_as_ctrl_c_does_with_its_own_exit_code(tmp_path: Path, to: str) -> None:
+    # A run large enough (over 8 MB) to be recorded by a writer process; SIGTERM to the command or to its whole
+    # process group (what a CI runner or `kill -TERM -PGID` sends). Before: exit 130 with Ctrl-C's words, or, to
+    # the group, the writer died and the run ended "writer process ended unexpectedly (BrokenPipeError)", exit 3.
+    import os
+    import random
+
+    rng = random.Random(25)
+    vocab = [f"w{i}" for i in range(500)]
+    big = tmp_path / "big.jsonl"
+    with big.open("w") as fh:
+        for i in range(40_000):
+            ref = rng.choices(vocab, k=40)
+            fh.write(json.dumps({"id": f"r{i:06d}", "prediction": " ".join(ref[:30]), "reference": " ".join(ref)}) + "\n")
+    assert big.stat().st_size > 8_000_000
+    store = tmp_path / "s.db"
+    cmd = goldeval("score", big, "--workers", "1", "--store", store, "-q")
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while _cases_committed(store) == 0:
+        if proc.poll() is not None:
+            pytest.fail(f"the run ended (exit {proc.returncode}) before it was stopped: {proc.stderr.read().decode()[-800:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail("no case was committed within 300 s")
+        time.sleep(0.01)
+    if to == "group":
+        os.killpg(proc.pid, signal.SIGTERM)
+    else:
+        proc.send_signal(signal.SIGTERM)
+    code, lines = _early_outcome(proc)
+    if code == 0:
+        pytest.skip("the run finished before SIGTERM reached it (a very fast machine)")
+    assert code == 143, lines
+    assert lines == ["goldeval: stopped by SIGTERM; a recorded run resumes when the same command is run again."], lines
+    assert run_status(store) == ["interrupted"]
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert run_status(store) == ["finished"] and _cases_committed(store) == 40_000

@@ -555,3 +555,42 @@ def test_runs_show_spells_the_configuration_as_the_results_json_does(tmp_path):
             if len(cells := [c.strip() for c in line.strip("│ ").split("│")]) == 2}
     assert rows["config second_gold_field"] == "—" and rows["config require_positive"] == "true", rows
     assert "None" not in r.output and "True" not in r.output
+
+
+_NO_PYARROW = '''
+import sys
+
+class _NoPyarrow:
+    """pyarrow not installed, as far as this process can tell."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "pyarrow" or name.startswith("pyarrow."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, _NoPyarrow())
+'''
+
+
+@pytest.mark.parametrize("args,extra", [(["runs", "import", "cases.parquet"], "goldeval[parquet]"),
+                                        (["score", "p.jsonl", "--engine", "spark", "--no-store"], "goldeval[spark]"),
+                                        (["score", "p.parquet", "--no-store"], "goldeval[parquet]")],
+                         ids=["runs-import", "spark-engine", "score-parquet"])
+def test_without_pyarrow_the_command_names_the_extra_to_install(tmp_path, args, extra):
+    """Issue 25 item 5: `runs import` without pyarrow was an internal error (ModuleNotFoundError, exit 3)."""
+    import os
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(_NO_PYARROW)
+    for name in ("cases.parquet", "p.parquet"):
+        (tmp_path / name).write_bytes(b"PAR1 not really")
+    (tmp_path / "p.jsonl").write_text('{"id": "a", "prediction": "x", "reference": "x"}\n')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker), *filter(None, [os.environ.get("PYTHONPATH")])]),
+           "GOLDEVAL_HOME": str(tmp_path / "home")}
+    r = subprocess.run([sys.executable, "-c", "from goldeval.cli import main; main()", *args], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert f"pip install '{extra}'" in r.stderr and "pyarrow" in r.stderr and "Traceback" not in r.stderr

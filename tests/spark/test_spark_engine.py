@@ -220,3 +220,49 @@ def test_an_attempt_refused_for_a_nan_reads_on_spark_as_locally(spark, tmp_path)
     by_id = {c["id"]: c for c in local["per_example"]}
     assert records["a"]["reason"] == by_id["a"]["reason"] and records["a"]["reason"].startswith("attempts.jsonl:1: NaN is not JSON")
     assert records["b"]["verdict"] == by_id["b"]["verdict"] == "match"
+
+
+_DYING = '''
+import os
+
+from goldeval_exact_match import ExactMatch
+
+
+class Dying(ExactMatch):
+    """exact_match, whose Python worker dies (os._exit) on the row with id 'die': an executor failure."""
+
+    name = "dying"
+
+    def score_batch(self, rows, config):
+        for rec in super().score_batch(rows, config):
+            if rec.get("id") == "die":
+                os._exit(1)
+            yield rec
+'''
+
+
+def test_a_python_worker_that_dies_is_an_executor_failure_not_a_path_to_check(spark, tmp_path):
+    """Issue 25 item 7: a Spark executor that dies was an internal error (exit 3) with Spark's whole Java stack, or,
+    when it died while the input was being counted, "Spark cannot read it ... Check the path" (exit 2)."""
+    import os
+    import subprocess
+    import sys
+
+    plugin = tmp_path / "plugin"
+    (plugin / "goldeval_dying-0.1.0.dist-info").mkdir(parents=True)
+    (plugin / "goldeval_dying.py").write_text(_DYING)
+    (plugin / "goldeval_dying-0.1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: goldeval-dying\nVersion: 0.1.0\n")
+    (plugin / "goldeval_dying-0.1.0.dist-info" / "entry_points.txt").write_text("[goldeval.scorers]\ndying = goldeval_dying:Dying\n")
+    rows = ['{"id": "a", "prediction": "x", "reference": "x"}', '{"id": "die", "prediction": "x", "reference": "x"}',
+            '{"id": "b", "prediction": "y", "reference": "x"}']
+    (tmp_path / "rows.jsonl").write_text("\n".join(rows) + "\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), str(PLUGIN), *filter(None, [os.environ.get("PYTHONPATH")])]),
+           "GOLDEVAL_HOME": str(tmp_path / "home")}
+    res = subprocess.run([sys.executable, "-m", "goldeval", "score", "rows.jsonl", "--scorer", "dying", "--engine", "spark",
+                          "--spark-master", "local[1]", "--no-store", "-q"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=900)
+    line = next((x for x in res.stderr.splitlines() if x.startswith("goldeval:")), res.stderr[-2000:])
+    assert res.returncode == 3, res.stderr[-3000:]
+    assert line.startswith("goldeval: error: Spark executor failure while scoring rows.jsonl: Python worker exited "
+                           "unexpectedly (crashed)."), line
+    assert "internal error" not in line and "Check the path" not in line and "\tat org.apache" not in line

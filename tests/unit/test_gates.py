@@ -392,3 +392,26 @@ def test_messages_quote_the_value_as_toml_writes_it(tmp_path, line, shown):
     with pytest.raises(InputError) as err:
         load_gates(p)
     assert shown in str(err.value), str(err.value)
+
+
+# ---- input no TOML reader should die on (issue 25 item 5)
+
+@pytest.mark.parametrize("value", ["[" * 5000 + "]" * 5000, "{a=" * 5000 + "1" + "}" * 5000,
+                                   "{ min = " + "[" * 5000 + "]" * 5000 + " }"], ids=["arrays", "tables", "in-a-bound"])
+def test_a_gates_file_nested_5000_deep_is_refused(value):
+    with pytest.raises(InputError, match=r"dod.toml: arrays or inline tables nested too deep to read"):
+        parse_gates("[gates]\nprecision = " + value + "\n", source="dod.toml")
+
+
+def test_a_gate_nested_some_hundreds_deep_gets_the_ordinary_message():
+    # tomllib reads it; quoting it in the message recursed past Python's limit
+    with pytest.raises(InputError, match=r"dod.toml:2: gate 'precision' must be a table of bounds, got \[\[\[.*…"):
+        parse_gates("[gates]\nprecision = " + "[" * 350 + "]" * 350 + "\n", source="dod.toml")
+
+
+def test_an_integer_of_5000_digits_in_a_gates_file_is_refused():
+    with pytest.raises(InputError, match=r"dod.toml: an integer of more than 4,300 digits, too long to read"):
+        parse_gates("[gates]\nprecision = { min = " + "1" * 5000 + " }\n", source="dod.toml")
+    # an integer under the limit is a number, refused for its range as before
+    with pytest.raises(InputError, match=r"outside the metric's range"):
+        parse_gates("[gates]\nprecision = { min = " + "1" * 40 + " }\n", source="dod.toml")

@@ -3,8 +3,10 @@
 A case may name its database (``"db": "concert_singer"``); with ``--db-dir DIR`` the name is resolved under DIR as
 ``NAME.sqlite``, ``NAME.duckdb``, ``NAME.db`` or ``NAME/NAME.sqlite`` (Spider's layout), in that order. Each
 database is opened (read-only, with the run's time and row limits) the first time a case names it and reused for
-every later case; all are closed at the end. A name that is not a plain file name (a path, ``..``), or that no file
-matches, makes that case unscored with the reason — never another database's answer.
+every later case; all are closed at the end. A name that is not a plain file name (a path, ``..``, a NUL byte, longer
+than a file name may be), that no file matches, or whose file resolves outside the folder (a symbolic link, itself
+or a folder on its way, that leads out of it) makes that case unscored with the reason — never another database's
+answer, and never a file outside the folder.
 
 Source: ``DESIGN.md`` "Data formats" (a case may name its database, resolved under ``--db-dir``), goldeval.
 """
@@ -25,6 +27,8 @@ __all__ = ["DatabaseDir", "LAYOUTS", "case_database_names"]
 #: Where a database named NAME is looked for under the folder, in this order.
 LAYOUTS = ("{name}.sqlite", "{name}.duckdb", "{name}.db", "{name}/{name}.sqlite")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+#: The longest file name (bytes) most file systems hold (NAME_MAX on Linux, macOS and Windows' NTFS).
+_NAME_MAX = 255
 
 
 class DatabaseDir:
@@ -52,18 +56,37 @@ class DatabaseDir:
         self.opened_files: dict[str, tuple[str, str]] = {}
 
     def resolve(self, name: Any) -> Path:
-        """The file of the database *name* (see :data:`LAYOUTS`).
+        """The file of the database *name* (see :data:`LAYOUTS`): its path under the folder, checked to resolve
+        inside it once every symbolic link is followed.
 
         Raises:
-            InputError: *name* is not a plain name (text of letters, digits, ``_ . -``; no path), or no file matches.
+            InputError: *name* is not a plain name (text of letters, digits, ``_ . -``; no path separator, no NUL
+                byte, not ``.`` or ``..``), too long for a file name, no file matches, or the file resolves outside
+                the folder (a symbolic link to a file or folder elsewhere).
         """
-        if not isinstance(name, str) or not _NAME.match(name) or name in (".", ".."):
+        if not isinstance(name, str) or not _NAME.fullmatch(name) or name in (".", ".."):
             raise InputError(f"field 'db' must name a database under --db-dir {self.folder} (letters, digits, _ . -; "
                              f"no path), got {shorten(name)}.")
+        longest = max(len(os.fsencode(layout.format(name=name).rsplit("/", 1)[-1])) for layout in LAYOUTS)
+        if longest > _NAME_MAX:
+            raise InputError(f"field 'db' names a database of {len(name)} characters, too long for a file name under "
+                             f"--db-dir {self.folder} (at most {_NAME_MAX - len('.duckdb')}), got {shorten(name)}. Use "
+                             "the database's file name without its extension.")
+        root = self.folder.resolve()
         for layout in LAYOUTS:
             p = self.folder / layout.format(name=name)
-            if p.is_file():
-                return p
+            try:
+                if not p.is_file():
+                    continue
+                real = p.resolve(strict=True)
+            except OSError as exc:  # a name the file system refuses, a loop of links, no permission
+                raise InputError(f"database {name!r} under --db-dir {self.folder}: {layout.format(name=name)} cannot be "
+                                 f"read ({exc.strerror or exc}). Check the case's 'db' field or the folder.") from None
+            if not real.is_relative_to(root):
+                raise InputError(f"database {name!r}: {p} resolves to {real}, outside --db-dir {root} (a symbolic link "
+                                 "leads out of the folder); only databases inside the folder are opened. Copy the "
+                                 "database into the folder, or give the folder that holds it.")
+            return p
         tried = ", ".join(layout.format(name=name) for layout in LAYOUTS)
         raise InputError(f"database {name!r} is not under --db-dir {self.folder} (looked for {tried}). Check the case's "
                          "'db' field or the folder.")

@@ -137,8 +137,19 @@ def parse_url(url: str) -> PostgresTarget:
     """
     if not is_postgres_url(url):
         raise InputError(f"--db {url!r}: expected a postgresql://user@host:port/dbname URL.")
-    parts = urllib.parse.urlsplit(url)
-    password = urllib.parse.unquote(parts.password) if parts.password is not None else None
+    try:
+        parts = urllib.parse.urlsplit(url)
+        password = urllib.parse.unquote(parts.password) if parts.password is not None else None
+    except ValueError as exc:  # urllib's words may quote the password: the message says what is wrong in its own
+        raise InputError(f"--db {_redact_unsplit(url)}: not a valid PostgreSQL URL ({_unsplit_reason(exc)}). Write "
+                         "it as postgresql://user@host:port/dbname (an IPv6 host in brackets: "
+                         "postgresql://user@[::1]:5432/dbname).") from None
+    if "@" not in parts.netloc and "@" in url.partition("://")[2]:
+        # user:pass@host where the password holds a '/', '?' or '#': urllib (and libpq) end the host part there,
+        # and the password's pieces would be read, and shown, as the host, the path or the query
+        raise InputError(f"--db {_redact_unsplit(url)}: not a valid PostgreSQL URL (a '/', '?' or '#' comes before "
+                         "its '@', so the host part ends inside the user or password). Percent-encode those characters "
+                         "in a password (%2F, %3F, %23) and an '@' elsewhere (%40), or give the password in PGPASSWORD.")
     query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
     kept = []
     for k, v in query:
@@ -164,6 +175,27 @@ def parse_url(url: str) -> PostgresTarget:
         raise InputError(f"--db {redacted}: not a valid PostgreSQL URL ({_scrub(str(exc).strip(), password)}). "
                          "Write it as postgresql://user@host:port/dbname.") from None
     return PostgresTarget(redacted, password)
+
+
+def _redact_unsplit(url: str) -> str:
+    """*url*, which urllib cannot split, as a message may show it: of everything between ``://`` and the last ``@``
+    only the user name (what comes before a ``:``), and every ``password=`` value masked. A password holding ``@``
+    or ``/`` is left out whole: the last ``@`` comes after it."""
+    scheme, sep, rest = url.partition("://")
+    at = rest.rfind("@")
+    if at >= 0:
+        rest = rest[:at].split(":", 1)[0] + rest[at:]
+    return scheme + sep + re.sub(r"(?i)(password=)[^&#]*", r"\1***", rest)
+
+
+def _unsplit_reason(exc: ValueError) -> str:
+    """What urllib refused in a URL, in words that quote none of it (its own message may hold the password)."""
+    text = str(exc)
+    if "IPv6" in text:
+        return "a '[' or ']' of an IPv6 host without its pair"
+    if "NFKC" in text:
+        return "the host holds a character that Unicode normalization turns into '/', '?', '#', '@' or ':'"
+    return "urllib cannot split it into user, host, port and database"
 
 
 def _scrub(message: str, password: str | None) -> str:
@@ -397,7 +429,10 @@ def _register_loaders(conn: Any) -> None:
         def load(self, data: Any) -> Any:
             s = bytes(data).decode("ascii")
             if s.lstrip("-").isdigit():
-                return int(s)  # exact at any size, as SQLite's and JSON's integers
+                try:
+                    return int(s)  # exact, as SQLite's and JSON's integers
+                except ValueError:  # past Python's int-string limit (4,300 digits): a Decimal, exact as well
+                    return Decimal(s)
             if s[-1:].isdigit():
                 return Decimal(s)  # a fraction, exactly as the server holds it (issue 11: decimals compare exactly)
             return float(s)  # NaN, Infinity, -Infinity

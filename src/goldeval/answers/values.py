@@ -42,6 +42,7 @@ import numpy as np
 
 from goldeval.answers.column_names import is_rate_name, name_tokens, role_tags, roles_conflict
 from goldeval.answers.numbers import REL_TOL, numbers_close, tolerances
+from goldeval.errors import InputError, shorten
 
 try:  # the optional C fast path (see _fast.c); the NumPy paths of make_column and float_decimals stay the definition
     from goldeval._fast import fill_numbers as _fast_fill_numbers
@@ -170,17 +171,26 @@ def _json_text(value: Any) -> str:
     order. Elements are compared exactly (no numeric tolerance inside an array)."""
     import json
 
-    def conv(v: Any) -> Any:
+    def conv(v: Any, depth: int) -> Any:
+        if isinstance(v, (list, tuple, dict)) and depth >= _MAX_NESTING:
+            raise InputError(f"a cell holds arrays or objects nested more than {_MAX_NESTING} levels deep "
+                             f"({shorten(value)}); such a cell is not compared. Flatten it.")
         if isinstance(v, (list, tuple)):
-            return [conv(x) for x in v]
+            return [conv(x, depth + 1) for x in v]
         if isinstance(v, dict):
-            return {str(k): conv(x) for k, x in v.items()}
+            return {str(k): conv(x, depth + 1) for k, x in v.items()}
         if isinstance(v, bool) or v is None or isinstance(v, str):
             return v
         if isinstance(v, int):
-            return v
+            # one past 64 bits as its digits, as the JSON reader keeps it (goldeval.io.BigInt): a golden's
+            # 18446744073709551617 then meets a database's; and json.dumps of an int past Python's int-string
+            # limit (4,300 digits) raises
+            return v if -(2**63) <= v < 2**64 else _int_digits(v)
         if isinstance(v, Decimal):
-            return int(v) if v.is_finite() and v == v.to_integral_value() else float(v)
+            if v.is_finite() and v == v.to_integral_value() and v.adjusted() < 131_072:
+                return conv(int(v), depth)
+            number = float(v)
+            return _exact_number_text(v) if math.isinf(number) and v.is_finite() else number
         if isinstance(v, float):
             return int(v) if math.isfinite(v) and v == int(v) else v  # 2.0 and 2 are the same number
         if isinstance(v, _dt.datetime):
@@ -189,7 +199,46 @@ def _json_text(value: Any) -> str:
             return v.isoformat()
         return str(v)
 
-    return json.dumps(conv(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(conv(value, 0), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+#: Arrays or objects nested deeper than this in one cell are refused (the case is unscored with the reason): the
+#: canonical JSON of a cell is made by recursion, and a cell nested hundreds of levels deep (a JSON row may nest
+#: 1,024) would exhaust Python's stack, an internal error for the whole run.
+_MAX_NESTING = 100
+
+
+def _int_digits(value: int) -> str:
+    """The decimal digits of an int of any size (``str`` refuses one past Python's int-string limit, 4,300 digits
+    by default, a guard against quadratic conversions; ``Decimal`` converts an int without it, in linear time)."""
+    return str(value) if -_SMALL_INT < value < _SMALL_INT else str(Decimal(value))
+
+
+_SMALL_INT = 10**1000
+
+
+def _exact_number_text(value: Decimal) -> str:
+    """A finite number as exact scientific text, its digits without trailing zeros: ``Decimal("15E+399")``,
+    ``Decimal("1.50E+400")`` → ``"1.5e400"``. The canonical text of a number past the largest float (about
+    1.8e308), which a float would turn into infinity (two different such numbers would then be equal); computed
+    from the digits, not in a Decimal context (which rounds to 28 digits)."""
+    sign, digits, exp = value.as_tuple()
+    written = "".join(map(str, digits))
+    kept = written.rstrip("0") or "0"
+    point = "." + kept[1:] if len(kept) > 1 else ""
+    return f"{'-' if sign else ''}{kept[0]}{point}e{int(exp) + len(written) - 1}"
+
+
+def _number_or_exact(body: str, percent: bool, value: str) -> tuple[str, Any, bool]:
+    """:func:`_cell` of a numeric text *body* (no thousands separators): a number, or, past the largest float, the
+    text of its exact value (:func:`_exact_number_text`), never infinity."""
+    number = float(body)
+    if not math.isinf(number):
+        return "number", number, percent
+    try:
+        return "text", _exact_number_text(Decimal(body)), False
+    except (InvalidOperation, ValueError):  # an exponent past what Decimal holds: the text as written
+        return "text", canonical_text(value), False
 
 
 def _cell(value: Any) -> tuple[str, Any, bool]:
@@ -201,15 +250,22 @@ def _cell(value: Any) -> tuple[str, Any, bool]:
     if isinstance(value, int):
         if -_EXACT_INT < value < _EXACT_INT:
             return "number", float(value), False
-        return "text", str(value), False  # an identifier from 2**53 on: exact digits, never a rounded float
+        return "text", _int_digits(value), False  # an identifier from 2**53 on: exact digits, never a rounded float
     if isinstance(value, float):
         return ("null", None, False) if math.isnan(value) else ("number", value, False)
     if isinstance(value, Decimal):
         if value.is_nan():
             return "null", None, False
         if value.is_finite() and abs(value) >= _EXACT_INT and value == value.to_integral_value():
-            return "text", str(int(value)), False  # a NUMERIC identifier from 2**53 on: exact digits, as an int's
-        return "number", float(value), False
+            # a NUMERIC identifier from 2**53 on: exact digits, as an int's (up to PostgreSQL's 131,072 digits of
+            # a numeric; past them the exact scientific text, not a million digits from Decimal("1E+999999"))
+            if value.adjusted() < 131_072:
+                return "text", format(value.to_integral_value(), "f"), False
+            return "text", _exact_number_text(value), False
+        number = float(value)
+        if math.isinf(number) and value.is_finite():
+            return "text", _exact_number_text(value), False  # past the largest float: never infinity
+        return "number", number, False
     if isinstance(value, np.generic):
         return _cell(value.item())
     if isinstance(value, _dt.datetime):
@@ -231,11 +287,13 @@ def _cell(value: Any) -> tuple[str, Any, bool]:
             digits = body.lstrip("+-")
             if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
                 return "text", canonical_text(value), False  # '02134', '007': a code, compared as text
-            if len(digits) > 15 and digits.isdigit() and int(digits) >= _EXACT_INT:
-                return "text", str(int(body)), False  # an integer from 2**53 on spelled as text: exact digits
-            return "number", float(body), percent
+            if len(digits) > 15 and digits.isdigit() and (len(digits) > 16 or int(digits) >= _EXACT_INT):
+                # an integer from 2**53 on spelled as text: exact digits (2**53 has 16; a longer one is never
+                # converted, as int() refuses one past 4,300 digits)
+                return "text", body.lstrip("+"), False
+            return _number_or_exact(body, percent, value)
         if _NUM_THOUSANDS_RE.match(body):
-            return "number", float(body.replace(",", "")), percent
+            return _number_or_exact(body.replace(",", ""), percent, value)
         low = text.lower()
         if low in ("true", "false", "yes", "no"):
             return "bool", 1.0 if low in ("true", "yes") else 0.0, False
@@ -448,7 +506,10 @@ def make_column(name: str, values: Sequence[Any]) -> Column:
     types = set(map(type, values))
     # Fast path: plain numbers and NULLs (what SQL results mostly are).
     if n and types <= {int, float, type(None)}:
-        num = np.array(values, dtype=float)
+        try:
+            num = np.array(values, dtype=float)
+        except OverflowError:  # an int past the largest float: typed below, as its digits
+            return _other_column(name, n, values, types)
         null = np.isnan(num)
         if null.all():
             return Column(name, "null", n, null, None, np.array([None] * n, dtype=object), values)
@@ -536,7 +597,10 @@ def _other_column(name: str, n: int, values: list[Any], types: set[type]) -> Col
             if r is None:
                 r = cache[v] = _str_cell(v)
         else:
-            r = _cell(v)
+            try:
+                r = _cell(v)
+            except InputError as exc:
+                raise InputError(f"column {name!r}: {exc}") from None
         kinds.append(r[0])
         canon.append(r[1])
         percent = percent or r[2]

@@ -4,17 +4,24 @@ Sub-commands are imported only when invoked, so ``goldeval --help`` stays fast (
 start-up). To add a command, add one line to ``COMMANDS``: ``name -> "module:attribute"`` under ``goldeval.cli``.
 
 Exit codes: 0 every gate passes (or nothing was gated) · 1 a gate fails · 2 bad input or usage ·
-3 internal or store error.
+3 internal or store error · 130 interrupted (Ctrl-C) · 143 stopped by SIGTERM (:mod:`goldeval.cli._signals`).
 """
 
 from __future__ import annotations
 
-import importlib
+from goldeval._startup import install_quiet_interrupts
 
-import click
+# first: an interrupt while the modules below are imported ends the command with one line, not a traceback
+install_quiet_interrupts()
 
-from goldeval import __version__
-from goldeval.cli._groups import SuggestingGroup
+import importlib  # noqa: E402
+from typing import Any  # noqa: E402
+
+import click  # noqa: E402
+
+from goldeval import __version__  # noqa: E402
+from goldeval.cli._groups import SuggestingGroup  # noqa: E402
+from goldeval.cli._signals import hold_signals_to_the_end, signals_held, sigterm_raises, stopped_exit  # noqa: E402
 
 # name -> ("module:attribute" relative to goldeval.cli, one-line help shown by `goldeval --help`); keep sorted.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -32,7 +39,37 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class LazyGroup(SuggestingGroup):
-    """A click group that imports each sub-command's module on first use."""
+    """A click group that imports each sub-command's module on first use.
+
+    Ctrl-C or SIGTERM while the command line is parsed or the command's module imported (click would print
+    "Aborted!" and exit 1) exits 130 / 143 with one line; inside a command, ``guarded`` says what became of the run.
+    SIGTERM raises :class:`goldeval.cli._signals.Terminated` for the whole command."""
+
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
+        try:
+            with sigterm_raises():
+                try:
+                    return super().main(args, *rest, **kwargs)
+                except KeyboardInterrupt as exc:  # between click's own handlers (its set-up, its exit)
+                    raise stopped_exit(exc) from None
+        except SystemExit:
+            if args is None:  # the process's own command line (not a caller's list, e.g. click's test runner)
+                # The command is over and its exit code decided: a signal from now on is held, and dropped at the
+                # exit (one that landed in Python's finalization ended the process by the signal, without a word).
+                hold_signals_to_the_end()
+            raise
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            raise stopped_exit(exc, "before anything was done") from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:  # a command's body is guarded: this is its parsing or its module's import
+            raise stopped_exit(exc) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -42,7 +79,8 @@ class LazyGroup(SuggestingGroup):
         if entry is None:
             return None
         module_name, attr = entry[0].split(":")
-        module = importlib.import_module(f"goldeval.cli.{module_name}")
+        with signals_held():  # a Ctrl-C now stops the command once its modules are imported, never half-way
+            module = importlib.import_module(f"goldeval.cli.{module_name}")
         return getattr(module, attr)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

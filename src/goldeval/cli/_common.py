@@ -18,6 +18,7 @@ EXIT_GATE_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 EXIT_BROKEN_PIPE = 141
 
 #: Set by ``goldeval --debug``: print the traceback of an internal error.
@@ -71,7 +72,8 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
 
 
 def guarded(func: F) -> F:
-    """Wrap a command body: InputError → exit 2, other GoldevalError → exit 3, anything else → exit 3 with a note."""
+    """Wrap a command body: InputError → exit 2, other GoldevalError → exit 3, anything else → exit 3 with a note;
+    Ctrl-C → 130 and SIGTERM → 143, with one line on what became of the run."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -85,27 +87,30 @@ def guarded(func: F) -> F:
         except GoldevalError as exc:
             fail(str(exc), EXIT_INTERNAL)
         except KeyboardInterrupt as exc:
-            # 130 (128 + SIGINT), never 1: exit 1 means "a gate failed" to the scripts that call us.
+            # 130 (128 + SIGINT) or 143 (128 + SIGTERM), never 1: exit 1 means "a gate failed" to the scripts that
+            # call us. SIGTERM arrives as Terminated, a KeyboardInterrupt (goldeval.cli._signals).
             from goldeval.cli._inputs import InterruptedWhileReading
+            from goldeval.cli._signals import exit_code, stopped_by
             from goldeval.cli._store import FINISHED_RUNS, STREAM_RUNS
 
+            how = stopped_by(exc)
             if isinstance(exc, InterruptedWhileReading):
-                click.echo(f"goldeval: interrupted while reading {exc}; nothing was scored or recorded.", err=True)
+                click.echo(f"goldeval: {how} while reading {exc}; nothing was scored or recorded.", err=True)
             elif FINISHED_RUNS:  # stopped after the run was finished in the store, before its outputs were written
                 run_id = FINISHED_RUNS[-1]
                 click.echo(
-                    f"goldeval: interrupted after run {run_id} was finished and recorded; its results file may not have "
+                    f"goldeval: {how} after run {run_id} was finished and recorded; its results file may not have "
                     f"been written. Write it from the store: goldeval runs show {run_id} --out RESULTS.json "
                     f"(or goldeval runs export {run_id} --format json --out RUN.json).", err=True)
             elif STREAM_RUNS:  # its input was stdin or a FIFO: no later invocation can be known to be the same
                 run_id, names = STREAM_RUNS[-1]
                 click.echo(
-                    f"goldeval: interrupted; run {run_id} read {names} as a stream, so it is not resumed by running the "
+                    f"goldeval: {how}; run {run_id} read {names} as a stream, so it is not resumed by running the "
                     f"command again: add --resume {run_id} and feed it the same bytes (their sha256 is recorded).",
                     err=True)
             else:
-                click.echo("goldeval: interrupted; a recorded run resumes when the same command is run again.", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+                click.echo(f"goldeval: {how}; a recorded run resumes when the same command is run again.", err=True)
+            sys.exit(exit_code(exc))
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except click.exceptions.Abort:  # a confirmation with no answer (no terminal, EOF)

@@ -12,7 +12,7 @@ F = TypeVar("F", bound=Any)
 
 #: The one exit-code line every command's --help ends with (added by :func:`exit_codes`).
 EXIT_CODES_LINE = ("Exit codes: 0 success, every gate passes (or none given) · 1 a gate fails (a regression, a changed "
-                   "verdict) · 2 bad input or usage · 3 internal or store error · 130 interrupted.")
+                   "verdict) · 2 bad input or usage · 3 internal or store error · 130 interrupted · 143 stopped by SIGTERM.")
 
 
 def exit_codes(f: F) -> F:

@@ -56,9 +56,10 @@ def score_on_spark(scorer_name: str, file: str, options: dict, *, master: str, p
         raise InputError(f"--per-case {per_case}: already exists; Spark writes a folder there. Choose a new path or remove it.")
     t0 = time.perf_counter()
     spark = gs.session(master)
-    cases = gs.score_path(spark, file, scorer, **config)
+    with gs.executor_failures(f"scoring {file}"):
+        cases = gs.score_path(spark, file, scorer, **config)
     extra = {"input": {"path": file, "sha256": _sha256(file) if local_file else None}}
-    with run_store.recording(
+    with gs.executor_failures(f"scoring {file}"), run_store.recording(
         scorer_name=scorer.name, scorer_version=scorer.version, inputs={"predictions": file} if local_file else {},
         config=scorer.store_config(config), tokenizer=config.get("tokenizer"), dod=gates,
     ) as recorder:
@@ -141,9 +142,10 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
     config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=check_canonical)
     t0 = time.perf_counter()
     spark = gs.session(master)
-    cases_df, failures = spark_judge.judge(spark, cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows,
-                                           check_canonical=check_canonical, keep_materials=llm_opts.enabled)
-    results = gs.aggregate(cases_df)
+    with gs.executor_failures(f"judging {cases}"):
+        cases_df, failures = spark_judge.judge(spark, cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows,
+                                               check_canonical=check_canonical, keep_materials=llm_opts.enabled)
+        results = gs.aggregate(cases_df)
     results["failures"] = failures
     results["aggregate"]["n_row_failures"] = len(failures)
     results["inputs"] = {"cases": cases, "cases_sha256": file_sha256(cases) if "cases" in local else None,
@@ -152,7 +154,8 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
     results["engine"]["master"] = master
     merged: dict[str, Any] = {}
     if llm_opts.enabled:
-        results, merged = spark_judge.llm_stage(cases_df, results, llm_opts)
+        with gs.executor_failures(f"judging {cases}"):
+            results, merged = spark_judge.llm_stage(cases_df, results, llm_opts)
         if llm_opts.dry_run:
             dr = results["llm_dry_run"]
             click.echo(f"goldeval: dry run: {dr['sent']} of {results['aggregate']['n']} cases go to the LLM judge "
@@ -162,7 +165,7 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
                 write_results(results, out, out_format)
             sys.exit(0)
     results["elapsed_sec"] = time.perf_counter() - t0
-    with run_store.recording(
+    with gs.executor_failures(f"judging {cases}"), run_store.recording(
         scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION,
         inputs={"cases": local.get("cases"), "attempts": local.get("attempts"), "db": db},
         config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION,

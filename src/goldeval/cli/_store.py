@@ -23,7 +23,6 @@ import contextlib
 import functools
 import hashlib
 import os
-import signal
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -357,20 +356,12 @@ def _input_error(message: str) -> Exception:
 
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """Turn SIGTERM into KeyboardInterrupt for the block, so a terminated run commits its last batch."""
+    """Turn SIGTERM into :class:`goldeval.cli._signals.Terminated` (a KeyboardInterrupt) for the block, so a
+    terminated run commits its last batch and is left interrupted, as after Ctrl-C."""
+    from goldeval.cli._signals import sigterm_raises
 
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
+    with sigterm_raises():
         yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 _OPTIONS = [

@@ -24,8 +24,8 @@ What it does, in order:
 
 Memory does not grow with the rows unless ``keep_cases`` is set: partials hold counts and exact sums, ids are
 checked against the first pass's few repeated hashes, each record is dropped once it is written.
-Ctrl-C: the pool's workers ignore SIGINT; the main process stops the pool and the ``KeyboardInterrupt`` goes up to the
-CLI (exit 130), leaving the recorded cases committed and the run resumable.
+Ctrl-C and SIGTERM: the pool's workers ignore them; the main process stops the pool and the ``KeyboardInterrupt`` goes up to the
+CLI (exit 130, or 143 after SIGTERM), leaving the recorded cases committed and the run resumable.
 """
 
 from __future__ import annotations
@@ -434,8 +434,10 @@ def _pool_init(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, owner: An
     import signal
 
     _watch(owner)
-    # Ctrl-C is the main process's to handle (it stops the pool and exits 130); a worker ends with the pool.
+    # Ctrl-C and SIGTERM are the main process's to handle (it stops the pool and exits 130 / 143); a worker ends
+    # with the pool. (A SIGTERM sent to the whole process group killed the workers and broke the pool.)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _W.update(scorer=scorer, config=config, plan=plan, src=config.get("source") or "rows")
 
 

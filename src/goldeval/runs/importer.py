@@ -44,13 +44,27 @@ def per_case_files(path: str | os.PathLike[str]) -> list[Path]:
     return parts
 
 
+def _parquet(path: str | os.PathLike[str]) -> Any:
+    """``pyarrow.parquet`` (an optional dependency, imported when a per-case file is read).
+
+    Raises:
+        InputError: pyarrow is not installed: the message names the extra that installs it.
+    """
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(f"{path}: runs import reads Parquet, which needs pyarrow: pip install 'goldeval[parquet]' "
+                         "(or 'goldeval[spark]', which the Spark run that wrote it had).") from None
+    return pq
+
+
 def per_case_meta(files: list[Path]) -> dict[str, Any]:
     """``{"scorer", "version", "config"}`` from the ``record`` column's metadata in the first part's footer.
 
     Raises:
-        InputError: not Parquet, not a per-case file (columns), or no goldeval metadata.
+        InputError: pyarrow is not installed; not Parquet, not a per-case file (columns), or no goldeval metadata.
     """
-    import pyarrow.parquet as pq
+    pq = _parquet(files[0])
 
     try:
         schema = pq.read_schema(files[0])
@@ -76,9 +90,10 @@ def iter_per_case(files: list[Path]) -> Iterator[dict[str, Any]]:
     """The per-case records of *files*, in batches of 4,096 rows.
 
     Raises:
-        InputError: a ``record`` cell that is not a JSON object (with its file and row index).
+        InputError: pyarrow is not installed; a ``record`` cell that is not a JSON object (with its file and row
+            index).
     """
-    import pyarrow.parquet as pq
+    pq = _parquet(files[0])
 
     for f in files:
         index = 0

@@ -66,7 +66,10 @@ def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None
     in one transaction (at most ``WRITER_MAX_ROWS_PER_TX`` rows). (It is not niced: under outside load a niced
     writer starves and the scorer then waits for it at the end.) When the parent dies (end of file on the pipe),
     everything received is committed and the process ends."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops this process cleanly
+    # Ctrl-C and SIGTERM reach the parent, which stops this process cleanly (a SIGTERM to the whole process group
+    # killed it, and the parent reported "the writer process ended unexpectedly (broken pipe)")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     # It keeps nothing between batches, and makes no reference cycles: the cyclic garbage collector only costs time
     # here (it walked every short-lived batch, about a third of the writer's CPU on 100k free-text cases).
     gc.disable()

@@ -1,0 +1,88 @@
+"""An interrupt that lands while goldeval is being imported ends the process with one line, not a traceback.
+
+Ctrl-C in the first moments of ``goldeval ...`` lands while the package and the command's modules are imported,
+before any code of goldeval can catch it: it reaches the top of the process, where Python prints a traceback and
+dies by the signal. :func:`install_quiet_interrupts` (the first thing ``import goldeval`` runs) puts a
+``sys.excepthook`` in place that, for such an interrupt, prints ``goldeval: interrupted while starting; nothing was
+done.`` and exits 130 (143 for :class:`Terminated`, SIGTERM as ``goldeval.cli`` raises it).
+
+It acts only on an interrupt that nothing caught and that either stopped an import of goldeval (a goldeval module's
+top level, or the import system importing a ``goldeval`` module, in its traceback) or ended a process running the
+``goldeval`` command (``goldeval.cli`` imported). A program that uses goldeval as a library keeps its own tracebacks
+(any other exception, or an interrupt in its own code, goes to the hook in force before).
+
+What it cannot cover: Python's own start-up, before the first statement of ``goldeval/__init__.py`` runs.
+
+Imports only ``os`` and ``sys`` (loaded with the interpreter).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["Terminated", "install_quiet_interrupts"]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Python runs signal handlers (the main thread, while ``goldeval.cli`` runs a command):
+    it stops what runs as Ctrl-C does. See :mod:`goldeval.cli._signals`."""
+
+
+def _ours(tb: object) -> bool:
+    """Whether an uncaught interrupt with traceback *tb* ends the ``goldeval`` command or an import of goldeval."""
+    if "goldeval.cli" in sys.modules:
+        return True
+    while tb is not None:
+        frame = tb.tb_frame  # type: ignore[attr-defined]
+        module = str(frame.f_globals.get("__name__", ""))
+        if frame.f_code.co_name == "<module>" and (module == "goldeval" or module.startswith("goldeval.")):
+            return True
+        if frame.f_code.co_filename.startswith("<frozen importlib"):  # the import system, importing `name`
+            name = frame.f_locals.get("name")
+            if isinstance(name, str) and (name == "goldeval" or name.startswith("goldeval.")):
+                return True
+        tb = tb.tb_next  # type: ignore[attr-defined]
+    return False
+
+
+def _quiet_hook(kind: type[BaseException], value: BaseException, tb: object) -> None:
+    if not issubclass(kind, KeyboardInterrupt) or not _ours(tb):
+        _quiet_hook.previous(kind, value, tb)  # type: ignore[attr-defined]
+        return
+    terminated = isinstance(value, Terminated)
+    try:
+        sys.stderr.write(f"goldeval: {'stopped by SIGTERM' if terminated else 'interrupted'} while starting; "
+                         "nothing was done.\n")
+        sys.stderr.flush()
+        sys.stdout.flush()
+    except Exception:  # a closed stream: the exit code still says it
+        pass
+    # The interpreter would now kill itself with SIGINT after its finalization; nothing is open yet, so end at once
+    # with the code a shell gives a command that a signal stopped.
+    os._exit(143 if terminated else 130)
+
+
+def _redeliver_hook(unraisable: object) -> None:
+    """An interrupt raised where Python cannot raise it (a weak reference's callback, e.g. the import system's lock
+    clean-up, or a ``__del__``) is "ignored": the command printed "Exception ignored in ... KeyboardInterrupt" and
+    went on to the end, Ctrl-C lost. In the ``goldeval`` command the signal is sent again, to be raised where the
+    command handles it."""
+    exc = getattr(unraisable, "exc_value", None)
+    if isinstance(exc, KeyboardInterrupt) and "goldeval.cli" in sys.modules:
+        import signal
+
+        signal.raise_signal(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+        return
+    _redeliver_hook.previous(unraisable)  # type: ignore[attr-defined]
+
+
+def install_quiet_interrupts() -> None:
+    """Install the hooks (see the module docstring and :func:`_redeliver_hook`) unless they are in place already;
+    the hooks in force before keep every exception these do not take."""
+    if sys.excepthook is not _quiet_hook:
+        _quiet_hook.previous = sys.excepthook  # type: ignore[attr-defined]
+        sys.excepthook = _quiet_hook
+    if sys.unraisablehook is not _redeliver_hook:
+        _redeliver_hook.previous = sys.unraisablehook  # type: ignore[attr-defined]
+        sys.unraisablehook = _redeliver_hook
