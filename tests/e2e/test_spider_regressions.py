@@ -10,6 +10,11 @@ multiplicity" turns the five entries settled ``near_match`` for a join fan-out o
 golden alone (as dev-0755, dev-0760 and dev-0820 are), DAIL-SQL's dev-0066 is no_match for an empty answer, and
 zero-shot dev-0787 is already no_match because its question fixes the multiplicity. Reading no superlative as a
 criterion turns exactly dev-0760 and dev-0820 back into ``no_match`` (judge 1.4.0's verdicts).
+
+The reviewed answers where the reviewer disagrees with the judge (judge-disagreements.jsonl, listed in
+examples/spider/README.md) are replayed the same way, one by one, as strict expected failures: each names its case
+id and the reviewer's verdict, so a fix shows (an unexpected pass fails the run: move the entry to the regression
+file) and a regression cannot hide among them.
 """
 
 from __future__ import annotations
@@ -27,6 +32,14 @@ from goldeval.runs.regressions import read_regressions, replay
 
 HERE = REPO / "examples" / "spider" / "regressions"
 FILE, CASES, DBS = HERE / "judge-regressions.jsonl", HERE / "cases.jsonl", HERE / "databases"
+DISAGREEMENTS = HERE / "judge-disagreements.jsonl"
+#: (case id, prediction file, the reviewer's verdict, the judge's when reviewed, why they differ)
+REVIEWER_DISAGREES = [
+    ("spider-dev-0575", "dinsql-gpt4", "match", "no_match", "the semester's name for its id: a relabelled column"),
+    ("spider-dev-0526", "dinsql-gpt4", "match", "no_match", "the golden's <= 2 for 'less than 2'"),
+    ("spider-dev-0554", "dinsql-gpt4", "match", "no_match", "the golden's literal misses the data's case"),
+    ("spider-dev-0786", "dinsql-gpt4", "match", "no_match", "the golden's literals miss the data's case"),
+]
 MULTIPLICITY = ["spider-dev-0037", "spider-dev-0065", "spider-dev-0535", "spider-dev-0752", "spider-dev-0784"]
 OVER_ASKING_AND_REPEATED = ["spider-dev-0066", "spider-dev-0066"]  # DIN-SQL's and zero-shot's answers
 OVER_ASKING = ["spider-dev-0755", "spider-dev-0760", "spider-dev-0761", "spider-dev-0820"]
@@ -120,3 +133,27 @@ def test_replay_never_writes_onto_its_inputs(tmp_path, out):
     r = CliRunner().invoke(main, ["replay", str(FILE), "--cases", str(cases), "--db-dir", str(dbs), "--out", str(target)])
     assert r.exit_code == 2, r.output
     assert target.read_bytes() == before
+
+
+def test_the_disagreement_file_holds_the_reviewed_disagreements():
+    entries, failures = read_regressions(DISAGREEMENTS)
+    assert failures == []
+    got = [(e["id"], e["source"].split(" (")[1].rstrip(")"), e["verdict"], e["judge_verdict"]) for e in entries]
+    assert got == [(cid, src, settled, judged) for cid, src, settled, judged, _ in REVIEWER_DISAGREES]
+    assert all(e["note"] and e["reviewer"] and e["answer"].get("final_query") for e in entries)
+    cases = {json.loads(line)["id"] for line in CASES.read_text(encoding="utf-8").splitlines() if line.strip()}
+    assert {cid for cid, *_ in REVIEWER_DISAGREES} <= cases
+
+
+@pytest.mark.parametrize("line", [
+    pytest.param(i, id=f"{cid}-{src}-reviewer-{settled}",
+                 marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"{cid} ({src}): the reviewer settled {settled}, the judge "
+                                                             f"said {judged} ({why})"))
+    for i, (cid, src, settled, judged, why) in enumerate(REVIEWER_DISAGREES)])
+def test_a_reviewed_disagreement_replays_as_the_reviewer_settled_it(line, tmp_path):
+    one = tmp_path / "one.jsonl"  # the entry alone, replayed through the same machinery as the regression file
+    one.write_text(DISAGREEMENTS.read_text(encoding="utf-8").splitlines()[line] + "\n", encoding="utf-8")
+    judge, version = answer_judge(db_dir=str(DBS))
+    res = replay(one, CASES, judge, judge_version=version)
+    assert res["n_failed"] == 0, res["failures"]
+    assert (res["n_same"], res["n_changed"]) == (1, 0), res["changed"]
