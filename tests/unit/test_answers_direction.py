@@ -13,10 +13,12 @@ Source: goldeval issue 26, item 3.
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import sys
 
 import pytest
-from conftest import REPO
+from conftest import REPO, SHARED
 
 from goldeval.answers import AnswerConfig, judge_case
 from goldeval.answers import direction
@@ -266,3 +268,51 @@ def test_a_spider_golden_taken_the_other_way_is_doubted(concert):
     v = judge_case(case, att, db=concert, config=AnswerConfig()).outcome.verdict
     assert v.verdict == "needs_human" and v.gold_status == "suspect"
     assert v.details["direction"]["reversed_rows"] == [["Love", "2016"]]
+
+
+def test_every_spider_superlative_golden_taken_the_other_way_is_doubted_and_never_when_healthy():
+    # The whole kind on real data: each Spider dev question (DIN-SQL's file: the 343 on the six shipped databases)
+    # whose gold query takes a measure its superlative names, the question's way. (1) Its gold query reversed
+    # (reversed_query) as the golden, the gold query as the prediction: never a confident no_match. (2) The gold
+    # query as the golden, the reversed query as the prediction: never doubted for its direction (a plain fail).
+    # 93 such questions: the 96 with a superlative word but dev-0508, 0534 and 0536 ('first and second line', 'first,
+    # middle, and last names': no measure, no direction). Two are left confident: dev-0832/0833 ask for "the maximum and minimum
+    # share"; reversing MAX(share) leaves MIN(share) twice, which "maximum" and "minimum" both name, one agreeing:
+    # the words alone cannot say which of two MIN(share) the question's "maximum" meant.
+    path = SHARED / "data" / "spider" / "spider_dinsql-gpt4_cases.jsonl"
+    if not path.exists():
+        pytest.skip(f"the bundled Spider data is not at {path}")
+    sys.path.insert(0, str(REPO / "examples" / "spider"))
+    from judge_spider import golden_spec
+
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    dbs: dict[str, ReadOnlyDatabase] = {}
+    confident, doubted_healthy, n = [], [], 0
+    try:
+        for r in rows:
+            words = question_superlatives(r["question"])
+            measures = query_measures(r["gold_sql"]) or ()
+            agreeing = [m for m in measures if any(direction._fits(w, m, words, measures) == m.direction for w in words)]
+            if not agreeing:
+                continue
+            n += 1
+            db = dbs.get(r["db_id"]) or dbs.setdefault(r["db_id"], ReadOnlyDatabase(SPIDER_DBS / r["db_id"] / f"{r['db_id']}.sqlite"))
+            other = reversed_query(r["gold_sql"], agreeing[0])
+            golden = golden_spec(r)
+            flipped = dict(golden, canonical_query=other)
+            if "top_n" in golden:
+                flipped["top_n"] = dict(golden["top_n"], direction="asc" if golden["top_n"]["direction"] == "desc" else "desc")
+            v = judge_case({"id": r["id"], "question": r["question"], "golden": flipped},
+                           {"id": r["id"], "final_query": r["gold_sql"]}, db=db, config=AnswerConfig()).outcome.verdict
+            if v is not None and v.verdict == "no_match":
+                confident.append(r["id"])
+            v = judge_case({"id": r["id"], "question": r["question"], "golden": golden},
+                           {"id": r["id"], "final_query": other}, db=db, config=AnswerConfig()).outcome.verdict
+            if v is not None and "direction" in v.details:
+                doubted_healthy.append(r["id"])
+    finally:
+        for d in dbs.values():
+            d.close()
+    assert n == 93
+    assert confident == ["spider-dev-0832", "spider-dev-0833"]
+    assert doubted_healthy == []
