@@ -45,8 +45,8 @@ FILES = {"din": "spider_dinsql-gpt4_cases.jsonl", "dail": "spider_dailsql-gpt4_c
 REVIEWER = "h-judge (hand review)"
 REVIEWED_AT = "2026-12-01T12:00:00+00:00"
 
-#: (prediction file, Spider dev index, settled verdict, judge 1.1.0's verdict, the reviewer's note)
-REVIEWS: list[tuple[str, int, str, str, str]] = [
+#: (prediction file, Spider dev index, settled verdict, judge 1.1.0's verdict or None, the reviewer's note)
+REVIEWS: list[tuple[str, int, str, str | None, str]] = [
     # match
     ("din", 0, "match", "match", "6 singers, the same count"),
     ("din", 2, "match", "match", "the same 6 singers, oldest first as asked"),
@@ -92,14 +92,16 @@ REVIEWS: list[tuple[str, int, str, str, str]] = [
     ("din", 745, "no_match", "no_match", "nations that use English and Dutch (both: 3); the answer counts either (62)"),
     ("zero", 787, "no_match", "no_match", "the question asks for the different names; the answer repeats 5 of them"),
     ("dail", 711, "no_match", "no_match", "Kabul's region is Southern and Central Asia; the answer gives its district"),
+    # match, settled as a disagreement under judge 1.5.0 (no_match) and agreed with from judge 1.6.0 (a relabel);
+    # judge 1.1.0's verdict was not recorded
+    ("din", 575, "match", None, "the semester asked for, named ('fall 2018') where the golden gives its id (13): "
+                                "Semesters maps the id to the name one-to-one (judge 1.5.0: no_match)"),
 ]
 
 #: (prediction file, Spider dev index, the reviewer's verdict, the reviewer's note): answers read by hand on
 #: 2026-12-01 where the reviewer disagrees with the judge (``examples/spider/README.md``, "Left out on purpose").
 #: dev-0554 and dev-0786 are wrong the same way in all three files; DIN-SQL's answers are the ones kept.
 DISAGREEMENTS: list[tuple[str, int, str, str]] = [
-    ("din", 575, "match", "the semester asked for, named ('fall 2018') where the golden gives its id (13): the "
-                          "Semesters table maps the id to the name one-to-one (the judge: no_match)"),
     ("din", 526, "match", "'less than 2 sections': the golden's HAVING count(*) <= 2 is wrong, the answer's < 2 right "
                           "(the judge: no_match)"),
     ("din", 554, "match", "the golden's 'timmothy' / 'ward' miss the data's case and it is empty; the answer "
