@@ -28,8 +28,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from goldeval.answers.answer import judge_answer
 from goldeval.answers.column_names import name_tokens, role_tags
 from goldeval.answers.doubt import parsed_query, sql_dialect
+from goldeval.answers.sql import QueryError
+from goldeval.errors import InputError
 
 __all__ = ["INVERTED", "ROLE_TOKENS", "SUPERLATIVES", "DirectionConflict", "DirectionDoubt", "Measure", "Superlative",
            "direction_doubt", "golden_direction_conflicts", "query_measures", "question_superlatives", "reversed_query"]
@@ -253,7 +256,7 @@ def _fits(word: Superlative, m: Measure, words: Sequence[Superlative], measures:
 def _measure_nodes(tree: Any) -> list[tuple[Any, Any, str]]:
     """The direction-taking nodes of *tree* in a fixed walk: ``(node, measured expression, kind)``; ``node`` is
     an ``exp.Max``/``exp.Min`` or the first ``exp.Ordered`` of an ORDER BY."""
-    from sqlglot import exp
+    from sqlglot import exp  # heavy: imported when a query is first read
 
     out: list[tuple[Any, Any, str]] = []
     setop = exp.SetOperation if hasattr(exp, "SetOperation") else exp.Union
@@ -277,7 +280,7 @@ def _measure_nodes(tree: Any) -> list[tuple[Any, Any, str]]:
 def _resolve(query: Any, e: Any) -> Any:
     """An ORDER BY key read through the SELECT it sorts: a position (``ORDER BY 2``) or an alias (``ORDER BY n``
     for ``COUNT(*) AS n``) becomes the projected expression."""
-    from sqlglot import exp
+    from sqlglot import exp  # heavy: imported when a query is first read
 
     projections = list(query.expressions) if isinstance(query, exp.Select) else []
     if isinstance(e, exp.Literal) and e.is_int and 1 <= int(e.this) <= len(projections):
@@ -290,7 +293,7 @@ def _resolve(query: Any, e: Any) -> Any:
 
 
 def _measure_of(node: Any, e: Any, kind: str, index: int, dialect: str) -> Measure:
-    from sqlglot import exp
+    from sqlglot import exp  # heavy: imported when a query is first read
 
     toks: set[str] = set()
     for c in ([e] if isinstance(e, exp.Column) else list(e.find_all(exp.Column))):
@@ -360,7 +363,7 @@ def golden_direction_conflicts(question: str, canonical: str, dialect: str = "sq
 def reversed_query(sql: str, measure: Measure, dialect: str = "sqlite") -> str | None:
     """*sql* with *measure* taken the other way (``MAX`` ↔ ``MIN``, ``ASC`` ↔ ``DESC``), or ``None`` when it does
     not parse or has no such measure."""
-    from sqlglot import exp
+    from sqlglot import exp  # heavy: imported when a query is first read
 
     tree = parsed_query(sql, dialect)
     if tree is None:
@@ -384,7 +387,7 @@ def reversed_query(sql: str, measure: Measure, dialect: str = "sqlite") -> str |
 @lru_cache(maxsize=16)
 def _default_nulls_first(dialect: str, desc: bool) -> Any:
     """The ``nulls_first`` sqlglot's parser gives an ORDER BY key of *dialect* written without NULLS FIRST/LAST."""
-    from sqlglot import exp
+    from sqlglot import exp  # heavy: imported when a query is first read
 
     tree = parsed_query(f"SELECT 1 ORDER BY 1 {'DESC' if desc else 'ASC'}", dialect)
     ordered = tree.find(exp.Ordered) if tree is not None else None
@@ -460,8 +463,6 @@ def direction_doubt(question: str, golden: Mapping[str, Any], prediction: Mappin
     took = _prediction_takes(c, final_query, question, dialect)
     probe_equal: bool | None = None
     if db is not None and reversed_sql is not None:
-        from goldeval.answers.sql import QueryError
-
         try:
             res = db.execute(reversed_sql)
         except QueryError as exc:
@@ -491,9 +492,6 @@ def _equals_reversed(question: str, golden: Mapping[str, Any], reversed_sql: str
                      rows: list[list[Any]], prediction: Mapping[str, Any], rel_tol: float | None) -> bool:
     """The prediction's rows answer the reversed reading: the rule judge gives them ``match`` or ``near_match``
     against the reversed query's rows (its top-N direction reversed too)."""
-    from goldeval.answers.answer import judge_answer
-    from goldeval.errors import InputError
-
     other: dict[str, Any] = {"kind": "value", "columns": columns, "rows": rows, "canonical_query": reversed_sql}
     if golden.get("ordered"):
         other["ordered"] = True

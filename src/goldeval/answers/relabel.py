@@ -23,7 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from goldeval.answers.answer import judge_answer
 from goldeval.answers.column_names import name_tokens, role_tags
+from goldeval.answers.sql import QueryError
+from goldeval.errors import InputError
 from goldeval.verdict import Verdict
 
 __all__ = ["LabelMapping", "database_mappings", "relabel_verdict", "rows_bijection"]
@@ -61,7 +64,7 @@ def _key(v: Any) -> Any:
 
 
 def _literal(v: Any) -> str | None:
-    from sqlglot import exp
+    from sqlglot import exp  # heavy: imported when a query is first read
 
     if isinstance(v, bool) or v is None:
         return None
@@ -78,8 +81,6 @@ def _ident(name: str) -> str:
 
 def _pairs(db: Any, table: str, a: str, b: str, a_values: Sequence[Any], b_values: Sequence[Any]) -> list[tuple[Any, Any]] | None:
     """``SELECT DISTINCT a, b FROM table WHERE a IN (…) OR b IN (…)``; ``None`` when it cannot be asked."""
-    from goldeval.answers.sql import QueryError
-
     la = [x for x in map(_literal, a_values) if x is not None]
     lb = [x for x in map(_literal, b_values) if x is not None]
     if not la or not lb:
@@ -132,8 +133,6 @@ def _keys(db: Any) -> tuple[list[tuple[str, str, str, str]], dict[str, set[str]]
 
 
 def _read_keys(db: Any) -> tuple[list[tuple[str, str, str, str]], dict[str, set[str]]]:
-    from goldeval.answers.sql import QueryError
-
     if getattr(db, "engine", "sqlite") != "sqlite":
         return [], {}
     fks: list[tuple[str, str, str, str]] = []
@@ -225,7 +224,16 @@ def rows_bijection(g_rows: Sequence[Sequence[Any]], p_rows: Sequence[Sequence[An
                    p_key: Sequence[int], g_col: int, p_col: int) -> bool:
     """True when the rows alone show column *p_col* to be *g_col* relabelled: the key columns (*g_key* / *p_key*,
     paired in order) identify each row once on both sides and the same keys, and across them each golden value
-    meets one predicted label and each label one value, over at least 3 values, no label being a golden value."""
+    meets one predicted label and each label one value, over at least 3 values, no label being a golden value.
+
+    Args:
+        g_rows, p_rows: The golden's rows ``(n, k_g)`` and the prediction's ``(n, k_p)``.
+        g_key, p_key: Column indices of the paired columns that line the rows up, in pairing order.
+        g_col, p_col: The golden column and the prediction column tried as its relabel.
+
+    Returns:
+        Whether the rows show the bijection (``False`` without key columns, or with rows of other counts).
+    """
     if not g_key or len(g_rows) != len(p_rows):
         return False
     g_by = {tuple(_key(r[i]) for i in g_key): _key(r[g_col]) for r in g_rows}
@@ -260,9 +268,6 @@ def relabel_verdict(question: str, golden: Mapping[str, Any], prediction: Mappin
     Returns:
         A new :class:`~goldeval.verdict.Verdict`, or ``None`` (the verdict stands).
     """
-    from goldeval.answers.answer import judge_answer
-    from goldeval.errors import InputError
-
     g_names, g_rows = golden.get("columns"), golden.get("rows")
     p_names, p_rows = prediction.get("columns"), prediction.get("rows")
     if not (isinstance(g_names, list) and isinstance(g_rows, list) and isinstance(p_names, list) and isinstance(p_rows, list)):
