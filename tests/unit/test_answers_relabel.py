@@ -220,3 +220,13 @@ def test_spider_dev_0816_country_names_for_codes_in_233_rows():
         assert v.details["rule_verdict_before_relabel"]["verdict"] == "needs_human"
     finally:
         db.close()
+
+
+def test_one_relabelled_column_without_the_database_is_needs_human_and_with_it_match(db):
+    # The populations line the rows up (29,034 / 1,966,800 / 2,022,000); the country column is a bijection onto
+    # names the golden never uses. No database: needs_human (judge 1.5.0: no_match, "no counterpart"); with it: match.
+    rows = [["Aruba", 29034], ["Afghanistan", 1966800], ["Angola", 2022000]]
+    v = _judge(db, POP, POP_GOLD, rows=rows, columns=["name", "population"], use_db=False)
+    assert v.verdict == "needs_human" and v.mismatch == "relabelled columns: 'name' for golden 'country_code'"
+    assert v.details["rule_verdict"]["verdict"] == "no_match"
+    assert _judge(db, POP, POP_GOLD, rows=rows, columns=["name", "population"]).verdict == "match"
