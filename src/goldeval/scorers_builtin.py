@@ -281,7 +281,7 @@ class AnswerJudge(Scorer):
     """
 
     name = "answer_judge"
-    version = "1.5.0"  # = goldeval.answers.JUDGE_VERSION (test_answer_judge_equals_judge_file pins them equal)
+    version = "1.6.0"  # = goldeval.answers.JUDGE_VERSION (test_answer_judge_equals_judge_file pins them equal)
     options = {"db": None, "timeout_s": 5.0, "max_rows": 1_000_000, "check_canonical": True, "engine": None,
                "sql_dialect": None, "db_dir": None, "cases_name": "cases", "attempts_name": "attempts",
                "keep_materials": False}

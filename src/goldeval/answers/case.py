@@ -17,9 +17,11 @@ from goldeval.answers.answer import judge_answer, not_confident_against_doubt
 from goldeval.answers.doubt import filter_doubt, literal_doubt
 from goldeval.answers.canonical import _hidden_tie_pool, _tie_rows
 from goldeval.answers.config import AnswerConfig, CaseResult
+from goldeval.answers.direction import direction_doubt
 from goldeval.answers.forbidden import check_forbidden
 from goldeval.answers.gold import worse_status
 from goldeval.answers.query_memo import execute_remembered
+from goldeval.answers.relabel import relabel_verdict
 from goldeval.answers.shapes import _check_case_lists, _check_golden_options, _golden_table
 from goldeval.answers.sql import QueryError, ReadOnlyDatabase
 from goldeval.answers.table import _judge_table
@@ -374,6 +376,22 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     except InputError as exc:
         oc = CaseOutcome(cid, "unscored", reason=str(exc))
         return CaseResult(oc, _materials(case, attempt, oc, pred, golden) if materials else {"id": cid})
+    if (v.verdict != "match" and v.decided_by == "rule" and pred.get("rows") is not None and not case.get("rubric")
+            and isinstance(golden.get("rows"), list)):
+        # Relabelled columns (names for codes): read back through a mapping the database shows, one-to-one on
+        # these rows; only when golden and prediction disagree.
+        relabelled = relabel_verdict(str(case.get("question") or ""), golden, pred, v, db=db, rel_tol=cfg.rel_tol)
+        if relabelled is not None:
+            v = relabelled
+    if v.verdict != "match" and v.decided_by == "rule" and golden.get("kind", "value") == "value":
+        # A golden whose direction runs against its question, where the prediction took the other one: looked
+        # for only when golden and prediction disagree (its probe, the reversed canonical query, runs only then).
+        found = direction_doubt(str(case.get("question") or ""), golden, pred, final_query=final_query,
+                                db=db if cfg.check_canonical else None,
+                                dialect=db.query_dialect if db is not None else "sqlite", rel_tol=cfg.rel_tol)
+        if found is not None:
+            gold_extra = worse_status(gold_extra, (found.status, found.note))
+            v.details["direction"] = found.details
     if gold_extra[0] != "verified":
         v.gold_status, v.gold_note = worse_status((v.gold_status, v.gold_note), gold_extra)  # type: ignore[assignment]
         not_confident_against_doubt(v)
