@@ -63,13 +63,24 @@ def _quiet_hook(kind: type[BaseException], value: BaseException, tb: object) -> 
     os._exit(143 if terminated else 130)
 
 
+def _goldeval_importing() -> bool:
+    """Whether a module of goldeval is being imported now (its spec is marked ``_initializing`` by the import system
+    until its top level has run): an interrupt lost then would be lost from ``import goldeval`` itself, before
+    ``goldeval.cli`` exists, and is sent again to stop that import (which :func:`_quiet_hook` ends quietly)."""
+    for name, module in list(sys.modules.items()):
+        if (name == "goldeval" or name.startswith("goldeval.")) and getattr(getattr(module, "__spec__", None),
+                                                                          "_initializing", False):
+            return True
+    return False
+
+
 def _redeliver_hook(unraisable: object) -> None:
     """An interrupt raised where Python cannot raise it (a weak reference's callback, e.g. the import system's lock
     clean-up, or a ``__del__``) is "ignored": the command printed "Exception ignored in ... KeyboardInterrupt" and
     went on to the end, Ctrl-C lost. In the ``goldeval`` command the signal is sent again, to be raised where the
-    command handles it."""
+    command handles it; while goldeval itself is being imported too."""
     exc = getattr(unraisable, "exc_value", None)
-    if isinstance(exc, KeyboardInterrupt) and "goldeval.cli" in sys.modules:
+    if isinstance(exc, KeyboardInterrupt) and ("goldeval.cli" in sys.modules or _goldeval_importing()):
         import signal
 
         signal.raise_signal(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
