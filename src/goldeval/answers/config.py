@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from goldeval.answers.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
+from goldeval.answers.sql import DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
 from goldeval.answers.values import REL_TOL
 from goldeval.verdict import CaseOutcome
 
@@ -38,6 +38,8 @@ class AnswerConfig:
             each is opened once, on first use, with the limits above. Cases without ``db`` use ``db``.
         db_password: A PostgreSQL password given apart from the URL. Kept in memory only: not in
             :meth:`to_dict`, not in ``repr``.
+        max_result_bytes: Size limit per query: most bytes its rows may hold as Python objects
+            (:func:`goldeval.answers.sql.result_bytes`; more: the case is unscored).
     """
 
     db: str | None = None
@@ -49,6 +51,7 @@ class AnswerConfig:
     sql_dialect: str | None = None
     db_dir: str | None = None
     db_password: str | None = field(default=None, repr=False)
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
 
     def __post_init__(self) -> None:
         # A password written in a PostgreSQL URL is split out at once, so that no recorded form of the
@@ -76,7 +79,8 @@ class AnswerConfig:
         from goldeval.answers.sql import open_database
 
         return open_database(self.db, timeout_s=self.timeout_s, max_rows=self.max_rows, engine=self.engine,
-                             sql_dialect=self.sql_dialect, password=self.db_password)
+                             sql_dialect=self.sql_dialect, password=self.db_password,
+                             max_result_bytes=self.max_result_bytes)
 
 
     def open_database_dir(self) -> Any:
@@ -88,7 +92,8 @@ class AnswerConfig:
         from goldeval.answers.sql import open_database
 
         return DatabaseDir(self.db_dir, lambda path: open_database(path, timeout_s=self.timeout_s, max_rows=self.max_rows,
-                                                                   engine=self.engine))
+                                                                   engine=self.engine,
+                                                                   max_result_bytes=self.max_result_bytes))
 
 
 @dataclass(slots=True)

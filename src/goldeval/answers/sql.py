@@ -19,8 +19,17 @@ DuckDB
       query (``SELECT`` / ``WITH`` / set operation).
 
 Each query has a wall-clock time limit (SQLite: a progress handler aborts the VM; DuckDB: ``interrupt()`` from a
-timer) and a row limit (more rows than the limit is a failure, not a silent cut). A query that fails raises
-:class:`QueryError` with the database's own message; the judge turns that into an *unscored* case.
+timer), a row limit and a size limit (more rows, or rows whose Python objects hold more bytes, than the limit is a
+failure, not a silent cut: :func:`fetch_bounded`). A query that fails raises :class:`QueryError` with the
+database's own message; the judge turns that into an *unscored* case.
+
+Memory: the size limit counts the result as it is fetched, block by block, so that a query returning gigabytes stops
+after about the limit. One value is bounded by the engine before it reaches Python: SQLite's
+:data:`MAX_VALUE_BYTES`; DuckDB runs with a ``memory_limit`` of :data:`DUCKDB_MEMORY_LIMIT`, no spilling to disk and
+at most two threads. DuckDB checks an interrupt only between vectors of 2,048 rows, so one call that builds a huge
+value (``repeat('y', 2000000000)`` allocates the whole string, then copies the one byte 2e9 times: about 40 s) runs to
+its end past the time limit; its memory is outside the ``memory_limit`` (the string heap of a vector), and where the
+machine has not that memory the allocation fails and the query fails "out of memory" (the case unscored).
 
 Source: ``DESIGN.md`` "Data formats" (``--db``), goldeval; SQLite authorizer:
 https://www.sqlite.org/c3ref/set_authorizer.html
@@ -33,19 +42,31 @@ import _signal
 import os
 import signal
 import sqlite3
+import sys
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from goldeval.errors import GoldevalError, InputError
 
-__all__ = ["QueryError", "QueryResult", "ReadOnlyDatabase", "open_database", "DEFAULT_TIMEOUT_S", "DEFAULT_MAX_ROWS"]
+__all__ = ["QueryError", "QueryResult", "ReadOnlyDatabase", "open_database", "fetch_bounded", "result_bytes",
+           "size_limit_message", "check_max_result_bytes", "DEFAULT_TIMEOUT_S", "DEFAULT_MAX_ROWS", "DEFAULT_MAX_RESULT_BYTES", "DUCKDB_MEMORY_LIMIT"]
 
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_MAX_ROWS = 1_000_000
+#: Most bytes a query's result may hold as Python objects (:func:`result_bytes`), by default: 256 MB. The judge
+#: works on a few copies of a result (the rows as fetched, their canonical values, the rows it compares), about
+#: four times its size at the peak, and a run may hold the golden's result beside the answer's: 256 MB keeps a
+#: case under about 2 GB, which a 2-core, 4 GB CI machine survives with its interpreter, DuckDB's own
+#: :data:`DUCKDB_MEMORY_LIMIT` and the store's writer. The shipped examples' largest result is far below it.
+DEFAULT_MAX_RESULT_BYTES = 256_000_000
+#: DuckDB's ``memory_limit`` on a judged query's connection (sorts, hash tables, aggregates; spilling to disk off).
+DUCKDB_MEMORY_LIMIT = "1GB"
 #: Longest string or blob a query may build, bytes (SQLite ``SQLITE_LIMIT_LENGTH``). The time limit is checked
 #: between VM steps, so one step that builds a huge value (``randomblob(9e8)``, ``printf('%.*c', 9e8, 'x')``)
 #: would run — and allocate — past it; with this limit such a step fails at once with "string or blob too big".
@@ -101,13 +122,16 @@ class ReadOnlyDatabase:
         max_rows: Most rows a query may return (more is a :class:`QueryError`).
         engine: ``"sqlite"``, ``"duckdb"``, or ``None`` to choose by the file (DuckDB files start with ``DUCK`` at
             byte 8; everything else is opened as SQLite).
+        max_result_bytes: Most bytes a query's rows may hold as Python objects (:func:`result_bytes`; more is a
+            :class:`QueryError`), counted as they are fetched.
 
     Raises:
         InputError: the file does not exist, is not a database, or DuckDB is asked for but not installed.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 max_rows: int = DEFAULT_MAX_ROWS, engine: str | None = None) -> None:
+                 max_rows: int = DEFAULT_MAX_ROWS, engine: str | None = None,
+                 max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES) -> None:
         p = Path(path)
         if not p.is_file():
             raise InputError(f"--db {p}: no such database file. Pass the path of a SQLite (or DuckDB) file.")
@@ -115,9 +139,11 @@ class ReadOnlyDatabase:
             raise InputError(f"--timeout (timeout_s) must be > 0 seconds, got {timeout_s!r}. Pass a positive number of seconds.")
         if max_rows < 1:
             raise InputError(f"--max-rows (max_rows) must be ≥ 1, got {max_rows!r}. Pass a positive row limit.")
+        check_max_result_bytes(max_result_bytes)
         self.path = p
         self.timeout_s = float(timeout_s)
         self.max_rows = int(max_rows)
+        self.max_result_bytes = int(max_result_bytes)
         self.engine = engine or _guess_engine(p)
         self._schema: dict[str, list[str]] | None = None
         if self.engine == "sqlite":
@@ -150,6 +176,11 @@ class ReadOnlyDatabase:
             "enable_external_access": False,
             "autoinstall_known_extensions": False,
             "autoload_known_extensions": False,
+            # Memory: intermediates bounded, never spilled next to the user's database file; two threads (CI
+            # machines have two cores, and each thread keeps its own buffers).
+            "memory_limit": DUCKDB_MEMORY_LIMIT,
+            "temp_directory": "",
+            "threads": min(2, os.cpu_count() or 1),
         }
         try:
             conn = duckdb.connect(str(p), read_only=True, config=config)
@@ -255,20 +286,11 @@ class ReadOnlyDatabase:
         return QueryResult(columns, rows, time.monotonic() - start, "sqlite")
 
     def _fetch_limited(self, cur: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Column names and rows of an executed SQLite cursor, fetched in blocks; more than ``max_rows`` rows raise
-        QueryError (the database is not asked for the rest). A block shorter than asked for ends the fetch: the
-        driver returns one only when it has stepped to the statement's end, so a small result takes one fetch."""
+        """Column names and rows of an executed cursor, within the row and size limits (:func:`fetch_bounded`; a
+        SQLite value is at most :data:`MAX_VALUE_BYTES`, a DuckDB one unbounded)."""
         columns = [d[0] for d in cur.description] if cur.description else []
-        rows: list[tuple[Any, ...]] = []
-        while True:
-            batch = cur.fetchmany(_FETCH_BLOCK)
-            if not batch:
-                break
-            rows.extend(batch)
-            if len(rows) > self.max_rows:
-                raise QueryError(f"the query returned more than {self.max_rows} rows (the row limit). Narrow the query or raise --max-rows.")
-            if len(batch) < _FETCH_BLOCK:
-                break
+        rows = fetch_bounded(cur, len(columns), max_rows=self.max_rows, max_result_bytes=self.max_result_bytes,
+                             value_bytes=MAX_VALUE_BYTES if self.engine == "sqlite" else None)
         return columns, rows
 
     def _execute_duckdb(self, sql: str) -> QueryResult:
@@ -319,6 +341,10 @@ class ReadOnlyDatabase:
                 raise error
             if timed_out:
                 raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
+            if isinstance(error, duckdb.OutOfMemoryException):
+                raise QueryError(f"the query needed more memory than DuckDB may use ({DUCKDB_MEMORY_LIMIT}, or what the "
+                                 f"machine has left) and was stopped (DuckDB: {str(error).splitlines()[0]}). Narrow "
+                                 "the query.") from None
             if isinstance(error, duckdb.Error):
                 raise QueryError(f"DuckDB error: {error}") from None
             raise error
@@ -374,7 +400,7 @@ def open_database(path: str | os.PathLike[str] | None, *, sql_dialect: str | Non
         path: A SQLite or DuckDB file, or a PostgreSQL URL.
         sql_dialect: The dialect the queries are written in (PostgreSQL only: they are translated first).
         password: A PostgreSQL password given apart from the URL.
-        options: ``timeout_s``, ``max_rows``, ``engine`` (files only).
+        options: ``timeout_s``, ``max_rows``, ``max_result_bytes``, ``engine`` (files only).
 
     Raises:
         InputError: the database cannot be opened, or ``sql_dialect`` is given for a file database.
@@ -410,8 +436,129 @@ def rows_as_lists(result: QueryResult) -> list[list[Any]]:
     return [[cell(v) if isinstance(v, (Decimal, bytes, bytearray, memoryview)) else v for v in r] for r in result.rows]
 
 
-#: Rows fetched from a cursor at a time (see :meth:`ReadOnlyDatabase._fetch_limited`).
+#: Most rows fetched from a cursor at a time (see :func:`fetch_bounded`).
 _FETCH_BLOCK = 10_000
+#: The part of the size limit one block of rows is sized to (1/16: a result stops within 1/16 over its limit).
+_BLOCK_SHARE = 16
+#: Python objects that hold other objects (PostgreSQL arrays and json, DuckDB lists, structs and maps).
+_NESTED = (list, tuple, dict, set, frozenset)
+
+
+def result_bytes(rows: Sequence[Sequence[Any]]) -> int:
+    """Estimated memory of *rows* as Python objects, bytes: what the size limit (:func:`fetch_bounded`) counts.
+
+    Every row and every value counts its ``sys.getsizeof``, containers with everything they hold, and each row
+    8 bytes for its slot in the list of rows. On CPython 3.11 (64-bit) a row of ``k`` values is ``40 + 8k``
+    bytes, a text of ``n`` ASCII characters ``49 + n`` (``73 + n`` to ``76 + 4n`` beyond ASCII), a blob
+    ``33 + n``, an int 28, a float 24, a ``Decimal`` 104, a ``None`` 16: a result costs several times its raw
+    bytes in small values (1,000,000 rows of an int, a 10-character text and a float: 183 MB).
+
+    Args:
+        rows: ``(n, k)`` row tuples (or lists) as a cursor returns them.
+
+    Returns:
+        The estimate, bytes (0 for no rows). Shared objects (``None``, small ints) are counted at each use: an
+        upper bound of what the rows keep alive.
+
+    Examples:
+        >>> result_bytes([(1, "abc")])  # row 56 + slot 8 + int 28 + text 52
+        144
+    """
+    if not rows:
+        return 0
+    size = sys.getsizeof
+    cells = chain.from_iterable(rows)
+    total = sum(map(size, rows)) + 8 * len(rows) + sum(map(size, cells))
+    if not _NESTED_TYPES.isdisjoint(map(type, chain.from_iterable(rows))):
+        total += sum(_inner_bytes(v) for v in chain.from_iterable(rows) if isinstance(v, _NESTED))
+    return total
+
+
+_NESTED_TYPES = frozenset(_NESTED)
+
+
+def _inner_bytes(value: Any) -> int:
+    """What a container holds (its own ``getsizeof`` excluded), recursively."""
+    size = sys.getsizeof
+    items = chain.from_iterable(value.items()) if isinstance(value, dict) else value
+    total = 0
+    for item in items:
+        total += size(item)
+        if isinstance(item, _NESTED):
+            total += _inner_bytes(item)
+    return total
+
+
+def size_limit_message(max_result_bytes: int, counted: int, n_rows: int) -> str:
+    """The reason a case is unscored when its query's result is over the size limit (shared by every engine)."""
+    return (f"the query's result is over {max_result_bytes / 1e6:,.6g} MB (the size limit): {counted / 1e6:,.1f} MB "
+            f"of Python objects in the first {n_rows:,} rows, and it was stopped there. Narrow the query (fewer "
+            "rows or columns, shorter values) or raise --max-result-mb.")
+
+
+def check_max_result_bytes(max_result_bytes: Any) -> None:
+    """Refuse a size limit that is not a positive whole number of bytes.
+
+    Raises:
+        InputError: *max_result_bytes* is not an int ≥ 1.
+    """
+    if isinstance(max_result_bytes, bool) or not isinstance(max_result_bytes, int) or max_result_bytes < 1:
+        raise InputError(f"--max-result-mb (max_result_bytes) must be a positive number of bytes, got "
+                         f"{max_result_bytes!r}. Pass a positive size, e.g. --max-result-mb 256.")
+
+
+def fetch_bounded(cur: Any, width: int, *, max_rows: int, max_result_bytes: int, value_bytes: int | None = None,
+                  between_blocks: Callable[[], None] | None = None) -> list[tuple[Any, ...]]:
+    """Every row of an executed cursor, fetched in blocks and counted (:func:`result_bytes`) as they come, so that
+    a result over a limit stops after about the limit and the database is not asked for the rest.
+
+    Blocks: the first holds as many rows as fit in the limit at the largest size a row can have (*value_bytes*
+    per value; one row when values are unbounded); each later one as many as fit in 1/16 of the limit at the
+    largest mean row size of the blocks so far (at most 10,000, at most one past *max_rows*). A result of alike
+    rows thus stops within 1/16 over the limit; rows that grow suddenly can pass it by one block. A block shorter
+    than asked for ends the fetch (the drivers return one only at the end of the rows).
+
+    Args:
+        cur: A DB-API cursor with ``fetchmany`` (sqlite3, DuckDB, a psycopg server-side cursor).
+        width: ``k``, the result's columns.
+        max_rows: Most rows (> 0).
+        max_result_bytes: Most bytes of Python objects (> 0).
+        value_bytes: The most bytes one value can hold (SQLite's length limit), or ``None`` when unbounded.
+        between_blocks: Called after each block but the last (PostgreSQL renews its time limit there).
+
+    Returns:
+        ``(n, k)`` row tuples, ``n <= max_rows``.
+
+    Raises:
+        QueryError: more than *max_rows* rows, or more than *max_result_bytes* bytes (:func:`size_limit_message`).
+    """
+    rows: list[tuple[Any, ...]] = []
+    counted = 0
+    largest = 0  # largest mean bytes of a row in a block so far
+    if value_bytes is not None:
+        worst_row = 40 + 8 * width + 8 + width * (value_bytes + 49)
+        n = max_result_bytes // worst_row
+    else:
+        n = 1
+    while True:
+        n = max(1, min(n, _FETCH_BLOCK, max_rows + 1 - len(rows)))
+        batch = cur.fetchmany(n)
+        if not batch:
+            break
+        size = result_bytes(batch)
+        counted += size
+        rows.extend(batch)
+        if len(rows) > max_rows:
+            raise QueryError(f"the query returned more than {max_rows} rows (the row limit). Narrow the query or raise --max-rows.")
+        if counted > max_result_bytes:
+            raise QueryError(size_limit_message(max_result_bytes, counted, len(rows)))
+        if len(batch) < n:
+            break
+        if between_blocks is not None:
+            between_blocks()
+        largest = max(largest, -(-size // len(batch)))
+        n = max_result_bytes // _BLOCK_SHARE // largest
+    return rows
 
 
 class _Progress:

@@ -14,7 +14,7 @@ import click
 
 from goldeval.cli._types import Finite
 
-__all__ = ["query_options", "check_sql_dialect"]
+__all__ = ["query_options", "check_sql_dialect", "max_result_bytes"]
 
 
 def _dialect_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -53,10 +53,16 @@ def check_sql_dialect(sql_dialect: str | None, db: str | None, db_dir: str | Non
                      "Drop --sql-dialect, or give --db postgresql://... with it.")
 
 
+def max_result_bytes(max_result_mb: float) -> int:
+    """The bytes of ``--max-result-mb`` (MB: 10^6 bytes, as the messages print them; at least 1)."""
+    return max(1, round(max_result_mb * 1_000_000))
+
+
 def query_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Add ``--sql-dialect`` (``sql_dialect``), ``--timeout`` (``timeout_s``, seconds), ``--max-rows`` (``max_rows``)
-    and ``--no-canonical`` (``no_canonical``) to *command*, with the meanings of :class:`goldeval.answers.judge.
-    AnswerConfig`'s ``sql_dialect``, ``timeout_s``, ``max_rows`` and ``not check_canonical``."""
+    """Add ``--sql-dialect`` (``sql_dialect``), ``--timeout`` (``timeout_s``, seconds), ``--max-rows`` (``max_rows``),
+    ``--no-canonical`` (``no_canonical``) and ``--max-result-mb`` (``max_result_mb``, megabytes of 10^6 bytes) to
+    *command*, with the meanings of :class:`goldeval.answers.judge.AnswerConfig`'s ``sql_dialect``, ``timeout_s``,
+    ``max_rows``, ``not check_canonical`` and ``max_result_bytes`` (:func:`max_result_bytes` converts)."""
     for option in reversed((
         click.option("--sql-dialect", default=None, metavar="DIALECT", callback=_dialect_name,
                      help="The queries are written for another engine (e.g. sqlite): translate them (sqlglot) to the "
@@ -67,6 +73,10 @@ def query_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Row limit per query (more: the case is unscored)."),
         click.option("--no-canonical", is_flag=True,
                      help="Do not execute the goldens' canonical_query (to fill in or check golden rows)."),
+        click.option("--max-result-mb", type=Finite(min=0, min_open=True, max=1_000_000), default=256.0,
+                     show_default=True, metavar="MB",
+                     help="Size limit per query: megabytes its rows may take as Python objects (more: the case is "
+                          "unscored, counted while fetching)."),
     )):
         command = option(command)
     return command

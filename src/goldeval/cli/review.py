@@ -12,7 +12,7 @@ import click
 from goldeval.cli._groups import SuggestingGroup
 from goldeval.cli._common import (EXIT_GATE_FAILED, EXIT_OK, exit_codes, guard_outputs, guarded, run_inputs, out_option, quiet_option,
                                   report_console, write_json)
-from goldeval.cli._answers import check_sql_dialect, query_options
+from goldeval.cli._answers import check_sql_dialect, max_result_bytes, query_options
 from goldeval.cli._ci import junit_option, write_junit
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import llm_cache_files, llm_options
@@ -46,7 +46,8 @@ def _current_judge(db: str | None, db_dir: str | None = None, **query: Any):
 @llm_options(exclude=("repeat", "dry_run", "llm_send", "max_concurrency", "price_in", "price_out", "max_cost"))
 @junit_option
 @guarded
-def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_canonical, out, quiet, llm_opts, junit):
+def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_canonical, out, quiet, llm_opts, junit,
+           max_result_mb):
     """Re-judge every human-settled verdict in REGRESSIONS with the current judge.
 
     The rule-based judge decides first; with --llm MODEL the cases it leaves undecided go to the LLM judge (cached,
@@ -65,7 +66,7 @@ def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_
                                    "judge cache": llm_cache_files(llm_opts),
                                    **{f"database {name!r}": sqlite_files(path) for name, path in named.items()}})
     judge, version = _current_judge(db, db_dir, timeout_s=timeout_s, max_rows=max_rows, sql_dialect=sql_dialect,
-                                    check_canonical=not no_canonical)
+                                    check_canonical=not no_canonical, max_result_bytes=max_result_bytes(max_result_mb))
     cache = None
     if llm_opts.max_calls is not None and not llm_opts.enabled:
         from goldeval.errors import InputError

@@ -16,7 +16,7 @@ __all__ = ["answer_judge"]
 
 def answer_judge(*, db: str | None = None, db_dir: str | None = None, timeout_s: float | None = None,
                  max_rows: int | None = None, sql_dialect: str | None = None,
-                 check_canonical: bool = True) -> tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], Any], str | None]:
+                 check_canonical: bool = True, max_result_bytes: int | None = None) -> tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], Any], str | None]:
     """``(judge, version)`` for the rule-based data-answer judge of this goldeval.
 
     Args:
@@ -28,6 +28,8 @@ def answer_judge(*, db: str | None = None, db_dir: str | None = None, timeout_s:
             dialect the queries are written in; whether goldens' ``canonical_query`` runs). Give the values the
             judging ran with (``goldeval judge --timeout`` …), so that a replay differs only where the judge did.
             ``None``: AnswerConfig's default (5 s, 1,000,000 rows).
+        max_result_bytes: Size limit per query (bytes of Python objects; more is unscored), as ``goldeval judge
+            --max-result-mb``; ``None``: AnswerConfig's default (256 MB).
 
     Raises:
         JudgeError: this goldeval has no data-answer judge to replay with.
@@ -41,7 +43,8 @@ def answer_judge(*, db: str | None = None, db_dir: str | None = None, timeout_s:
         raise JudgeError(
             f"replay: the data-answer judge (goldeval.answers) cannot be imported ({exc}). Reinstall goldeval."
         ) from None
-    limits = {k: v for k, v in (("timeout_s", timeout_s), ("max_rows", max_rows)) if v is not None}
+    limits = {k: v for k, v in (("timeout_s", timeout_s), ("max_rows", max_rows), ("max_result_bytes", max_result_bytes))
+              if v is not None}
     config = AnswerConfig(db=db, db_dir=db_dir, sql_dialect=sql_dialect, check_canonical=check_canonical, **limits)
     database = config.open_database()
     databases = config.open_database_dir()
