@@ -339,12 +339,13 @@ class ReadOnlyDatabase:
         if error is not None:
             if isinstance(error, QueryError):
                 raise error
+            if isinstance(error, duckdb.OutOfMemoryException):
+                late = f", past the {self.timeout_s:g} s time limit (one call that builds a value is not interrupted)" if timed_out else ""
+                raise QueryError(f"the query needed more memory than DuckDB may use ({DUCKDB_MEMORY_LIMIT}, or what the "
+                                 f"machine has left) and was stopped{late} (DuckDB: {str(error).splitlines()[0]}). "
+                                 "Narrow the query.") from None
             if timed_out:
                 raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
-            if isinstance(error, duckdb.OutOfMemoryException):
-                raise QueryError(f"the query needed more memory than DuckDB may use ({DUCKDB_MEMORY_LIMIT}, or what the "
-                                 f"machine has left) and was stopped (DuckDB: {str(error).splitlines()[0]}). Narrow "
-                                 "the query.") from None
             if isinstance(error, duckdb.Error):
                 raise QueryError(f"DuckDB error: {error}") from None
             raise error
