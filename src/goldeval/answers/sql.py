@@ -27,9 +27,10 @@ Memory: the size limit counts the result as it is fetched, block by block, so th
 after about the limit. One value is bounded by the engine before it reaches Python: SQLite's
 :data:`MAX_VALUE_BYTES`; DuckDB runs with a ``memory_limit`` of :data:`DUCKDB_MEMORY_LIMIT`, no spilling to disk and
 at most two threads. DuckDB checks an interrupt only between vectors of 2,048 rows, so one call that builds a huge
-value (``repeat('y', 2000000000)`` allocates the whole string, then copies the one byte 2e9 times: about 40 s) runs to
-its end past the time limit; its memory is outside the ``memory_limit`` (the string heap of a vector), and where the
-machine has not that memory the allocation fails and the query fails "out of memory" (the case unscored).
+value runs to its end past the time limit: ``repeat('y', 2000000000)`` allocates the whole string, then copies the
+one byte 2e9 times (20–50 s here), and holds the value twice (a 4 GB peak) before the interrupt is seen. That memory
+is a vector's string heap, outside the ``memory_limit``; where the machine (or ``ulimit -v``) has not that memory
+the allocation fails, and the query fails "out of memory" or at the time limit (the case unscored, the run goes on).
 
 Source: ``DESIGN.md`` "Data formats" (``--db``), goldeval; SQLite authorizer:
 https://www.sqlite.org/c3ref/set_authorizer.html
@@ -59,11 +60,11 @@ __all__ = ["QueryError", "QueryResult", "ReadOnlyDatabase", "open_database", "fe
 
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_MAX_ROWS = 1_000_000
-#: Most bytes a query's result may hold as Python objects (:func:`result_bytes`), by default: 256 MB. The judge
-#: works on a few copies of a result (the rows as fetched, their canonical values, the rows it compares), about
-#: four times its size at the peak, and a run may hold the golden's result beside the answer's: 256 MB keeps a
-#: case under about 2 GB, which a 2-core, 4 GB CI machine survives with its interpreter, DuckDB's own
-#: :data:`DUCKDB_MEMORY_LIMIT` and the store's writer. The shipped examples' largest result is far below it.
+#: Most bytes a query's result may hold as Python objects (:func:`result_bytes`), by default: 256 MB. Judging a
+#: result took about twice its estimate at the peak (1,000,000 rows of an int, a text and a float: 183 MB
+#: estimated, 464 MB peak RSS with the interpreter's 85 MB), and a case may hold the golden's result beside the
+#: answer's: 256 MB keeps a case near 1 GB, which a 2-core, 4 GB CI machine survives beside DuckDB's own
+#: :data:`DUCKDB_MEMORY_LIMIT`. The shipped examples' largest result (Spider, 0.66 MB) is 1/390 of it.
 DEFAULT_MAX_RESULT_BYTES = 256_000_000
 #: DuckDB's ``memory_limit`` on a judged query's connection (sorts, hash tables, aggregates; spilling to disk off).
 DUCKDB_MEMORY_LIMIT = "1GB"
@@ -493,8 +494,8 @@ def _inner_bytes(value: Any) -> int:
 def size_limit_message(max_result_bytes: int, counted: int, n_rows: int) -> str:
     """The reason a case is unscored when its query's result is over the size limit (shared by every engine)."""
     return (f"the query's result is over {max_result_bytes / 1e6:,.6g} MB (the size limit): {counted / 1e6:,.1f} MB "
-            f"of Python objects in the first {n_rows:,} rows, and it was stopped there. Narrow the query (fewer "
-            "rows or columns, shorter values) or raise --max-result-mb.")
+            f"of Python objects in the first {n_rows:,} row{'' if n_rows == 1 else 's'}, and it was stopped there. "
+            "Narrow the query (fewer rows or columns, shorter values) or raise --max-result-mb.")
 
 
 def check_max_result_bytes(max_result_bytes: Any) -> None:
