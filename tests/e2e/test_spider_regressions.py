@@ -120,3 +120,16 @@ def test_replay_never_writes_onto_its_inputs(tmp_path, out):
     r = CliRunner().invoke(main, ["replay", str(FILE), "--cases", str(cases), "--db-dir", str(dbs), "--out", str(target)])
     assert r.exit_code == 2, r.output
     assert target.read_bytes() == before
+
+
+def test_replay_runs_the_queries_under_its_max_result_mb(tmp_path):
+    """--max-result-mb reaches replay's judge: 0.001 MB (1,000 bytes) is under several Spider results, whose cases
+    cannot be judged now (not replayed, with the size reason); the default refuses none
+    (test_replay_reports_no_flip_with_the_current_judge)."""
+    out = tmp_path / "replay.json"
+    r = CliRunner().invoke(main, ["replay", str(FILE), "--cases", str(CASES), "--db-dir", str(DBS), "--out", str(out),
+                                  "--max-result-mb", "0.001"])
+    assert r.exit_code == 1, r.output
+    res = json.loads(out.read_text())
+    assert res["n_failed"] > 0 and res["n_same"] < 30
+    assert all("is over 0.001 MB (the size limit)" in f["error"] for f in res["failures"]), res["failures"]

@@ -493,9 +493,14 @@ def _inner_bytes(value: Any) -> int:
 
 def size_limit_message(max_result_bytes: int, counted: int, n_rows: int) -> str:
     """The reason a case is unscored when its query's result is over the size limit (shared by every engine)."""
-    return (f"the query's result is over {max_result_bytes / 1e6:,.6g} MB (the size limit): {counted / 1e6:,.1f} MB "
+    return (f"the query's result is over {max_result_bytes / 1e6:,.6g} MB (the size limit): {_mb(counted)} MB "
             f"of Python objects in the first {n_rows:,} row{'' if n_rows == 1 else 's'}, and it was stopped there. "
             "Narrow the query (fewer rows or columns, shorter values) or raise --max-result-mb.")
+
+
+def _mb(n_bytes: int) -> str:
+    """Megabytes (10^6 bytes) as the messages print them: one decimal from 1 MB, three significant digits below."""
+    return f"{n_bytes / 1e6:,.1f}" if n_bytes >= 1_000_000 else f"{n_bytes / 1e6:.3g}"
 
 
 def check_max_result_bytes(max_result_bytes: Any) -> None:
