@@ -465,6 +465,8 @@ def result_bytes(rows: Sequence[Sequence[Any]]) -> int:
     Examples:
         >>> result_bytes([(1, "abc")])  # row 56 + slot 8 + int 28 + text 52
         144
+
+    Source: CPython's ``sys.getsizeof`` (object header, ``PyASCIIObject``/``PyTupleObject`` layouts); goldeval.
     """
     if not rows:
         return 0
@@ -538,6 +540,8 @@ def fetch_bounded(cur: Any, width: int, *, max_rows: int, max_result_bytes: int,
 
     Raises:
         QueryError: more than *max_rows* rows, or more than *max_result_bytes* bytes (:func:`size_limit_message`).
+
+    Source: ``DESIGN.md`` "Re-executing queries safely" (every query bounded in time, rows and bytes), goldeval.
     """
     rows: list[tuple[Any, ...]] = []
     counted = 0
