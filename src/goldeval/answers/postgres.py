@@ -19,7 +19,8 @@ The server (second guard)
     ``SET LOCAL statement_timeout`` (from ``timeout_s``) and ``lock_timeout``, through a server-side cursor
     (``DECLARE … CURSOR FOR``: the server itself accepts only one query there, over the extended protocol) from
     which at most ``max_rows + 1`` rows, and about ``max_result_bytes`` of them as Python objects, are fetched
-    (:func:`goldeval.answers.sql.fetch_bounded`; a value over the server's 1 GB limit fails on the server). A READ ONLY transaction does not stop a superuser's
+    (:func:`goldeval.answers.sql.fetch_bounded`; a value over the server's 1 GB limit fails on the server).
+    A READ ONLY transaction does not stop a superuser's
     ``COPY … TO PROGRAM``, file functions or ``SET ROLE``: for those the parser is the guard, and a read-only role
     (README, "PostgreSQL") is the recommended way to connect.
 
