@@ -446,7 +446,7 @@ _BLOCK_SHARE = 16
 _NESTED = (list, tuple, dict, set, frozenset)
 
 
-def result_bytes(rows: Sequence[Sequence[Any]]) -> int:
+def result_bytes(rows: Sequence[Sequence[Any]], *, nested: bool = True) -> int:
     """Estimated memory of *rows* as Python objects, bytes: what the size limit (:func:`fetch_bounded`) counts.
 
     Every row and every value counts its ``sys.getsizeof``, containers with everything they hold, and each row
@@ -457,6 +457,8 @@ def result_bytes(rows: Sequence[Sequence[Any]]) -> int:
 
     Args:
         rows: ``(n, k)`` row tuples (or lists) as a cursor returns them.
+        nested: Values may be containers (PostgreSQL, DuckDB); ``False`` (SQLite, whose values never are) skips
+            looking for them.
 
     Returns:
         The estimate, bytes (0 for no rows). Shared objects (``None``, small ints) are counted at each use: an
@@ -473,7 +475,7 @@ def result_bytes(rows: Sequence[Sequence[Any]]) -> int:
     size = sys.getsizeof
     cells = chain.from_iterable(rows)
     total = sum(map(size, rows)) + 8 * len(rows) + sum(map(size, cells))
-    if not _NESTED_TYPES.isdisjoint(map(type, chain.from_iterable(rows))):
+    if nested and not _NESTED_TYPES.isdisjoint(map(type, chain.from_iterable(rows))):
         total += sum(_inner_bytes(v) for v in chain.from_iterable(rows) if isinstance(v, _NESTED))
     return total
 
@@ -525,7 +527,9 @@ def fetch_bounded(cur: Any, width: int, *, max_rows: int, max_result_bytes: int,
     per value; one row when values are unbounded); each later one as many as fit in 1/16 of the limit at the
     largest mean row size of the blocks so far (at most 10,000, at most one past *max_rows*). A result of alike
     rows thus stops within 1/16 over the limit; rows that grow suddenly can pass it by one block. A block shorter
-    than asked for ends the fetch (the drivers return one only at the end of the rows).
+    than asked for ends the fetch (the drivers return one only at the end of the rows); when *value_bytes* bounds
+    it within what is left of the limit it is not counted (a small SQLite result, the common case, is not counted
+    at all).
 
     Args:
         cur: A DB-API cursor with ``fetchmany`` (sqlite3, DuckDB, a psycopg server-side cursor).
@@ -550,17 +554,20 @@ def fetch_bounded(cur: Any, width: int, *, max_rows: int, max_result_bytes: int,
         worst_row = 40 + 8 * width + 8 + width * (value_bytes + 49)
         n = max_result_bytes // worst_row
     else:
+        worst_row = 0
         n = 1
     while True:
         n = max(1, min(n, _FETCH_BLOCK, max_rows + 1 - len(rows)))
         batch = cur.fetchmany(n)
         if not batch:
             break
-        size = result_bytes(batch)
-        counted += size
         rows.extend(batch)
         if len(rows) > max_rows:
             raise QueryError(f"the query returned more than {max_rows} rows (the row limit). Narrow the query or raise --max-rows.")
+        if len(batch) < n and worst_row and counted + len(batch) * worst_row <= max_result_bytes:
+            break  # the last block, within the limit at the largest values it could hold
+        size = result_bytes(batch, nested=value_bytes is None)
+        counted += size
         if counted > max_result_bytes:
             raise QueryError(size_limit_message(max_result_bytes, counted, len(rows)))
         if len(batch) < n:
