@@ -474,7 +474,11 @@ def result_bytes(rows: Sequence[Sequence[Any]], *, nested: bool = True) -> int:
         return 0
     size = sys.getsizeof
     cells = chain.from_iterable(rows)
-    total = sum(map(size, rows)) + 8 * len(rows) + sum(map(size, cells))
+    first = rows[0]
+    if type(first) is tuple:  # a cursor's rows: tuples of one width, whose size depends on the width alone
+        total = len(rows) * (size(first) + 8) + sum(map(size, cells))
+    else:
+        total = sum(map(size, rows)) + 8 * len(rows) + sum(map(size, cells))
     if nested and not _NESTED_TYPES.isdisjoint(map(type, chain.from_iterable(rows))):
         total += sum(_inner_bytes(v) for v in chain.from_iterable(rows) if isinstance(v, _NESTED))
     return total
