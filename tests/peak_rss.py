@@ -38,15 +38,24 @@ _WRAPPER = (
 )
 
 
-def peak_kib(args: Sequence[str], env: Mapping[str, str]) -> int:
+def peak_kib(args: Sequence[str], env: Mapping[str, str], *, address_space: int | None = None) -> int:
     """Peak RSS in KiB of ``goldeval ARGS``: the larger of the goldeval process's own peak and the largest process
     of the invocation (see the module docstring). The command must exit 0.
+
+    Args:
+        address_space: When given, every process of the invocation runs under this ``RLIMIT_AS``, bytes (what
+            ``ulimit -v`` sets): an allocation past it fails instead of growing.
 
     Raises:
         AssertionError: the command failed (its exit code and the end of its stderr are in the message).
     """
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
     out = subprocess.run([sys.executable, "-c", _WRAPPER, sys.executable, "-c", _CHILD, *args], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True, env=dict(env))
+                         stderr=subprocess.PIPE, text=True, env=dict(env), preexec_fn=limit if address_space else None)
     assert out.returncode == 0, f"goldeval {' '.join(args)}: exit {out.returncode}\n{out.stderr[-3000:]}"
     lines = out.stderr.splitlines()
     own = next(int(x.split()[1]) for x in reversed(lines) if x.startswith("PEAK_RSS_KIB "))

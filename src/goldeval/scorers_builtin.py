@@ -284,7 +284,7 @@ class AnswerJudge(Scorer):
     version = "1.6.0"  # = goldeval.answers.JUDGE_VERSION (test_answer_judge_equals_judge_file pins them equal)
     options = {"db": None, "timeout_s": 5.0, "max_rows": 1_000_000, "check_canonical": True, "engine": None,
                "sql_dialect": None, "db_dir": None, "cases_name": "cases", "attempts_name": "attempts",
-               "keep_materials": False}
+               "keep_materials": False, "max_result_bytes": 256_000_000}
     metrics = {"pass_rate": MetricSpec("match / (match + no_match)")}
     headline = "pass_rate"
     per_example_from_cases = "all"
@@ -327,7 +327,8 @@ class AnswerJudge(Scorer):
         return AnswerConfig(db=config["db"], timeout_s=config["timeout_s"], max_rows=config["max_rows"],
                             engine=config["engine"], check_canonical=config["check_canonical"],
                             sql_dialect=config.get("sql_dialect"), db_dir=config.get("db_dir"),
-                            allow_privileged_role=bool(config.get("allow_privileged_role")))
+                            allow_privileged_role=bool(config.get("allow_privileged_role")),
+                            max_result_bytes=config.get("max_result_bytes", 256_000_000))
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         """Records of joined rows (dicts, or :class:`~goldeval.io.Row` items holding them): a row failure's

@@ -107,7 +107,8 @@ def row_failures(cases_keyed: Any, attempts_keyed: Any, cases_name: str, attempt
 
 
 def judge(spark: Any, cases_path: str, attempts_path: str, *, db: str | None = None, timeout_s: float = 5.0,
-          max_rows: int = 1_000_000, check_canonical: bool = True, keep_materials: bool = False) -> tuple[Any, list[dict[str, Any]]]:
+          max_rows: int = 1_000_000, check_canonical: bool = True, keep_materials: bool = False,
+          max_result_bytes: int = 256_000_000) -> tuple[Any, list[dict[str, Any]]]:
     """Judge *cases_path* against *attempts_path* on Spark by rule.
 
     Args:
@@ -115,6 +116,7 @@ def judge(spark: Any, cases_path: str, attempts_path: str, *, db: str | None = N
         cases_path, attempts_path: Any path Spark reads (JSONL or Parquet).
         db: A SQLite / DuckDB file on the driver: shipped to the executors, opened there read-only.
         timeout_s, max_rows, check_canonical: As ``goldeval judge``.
+        max_result_bytes: Size limit per query, bytes (``goldeval judge --max-result-mb``).
         keep_materials: Keep the LLM materials of needs_human cases in their records (for :func:`llm_stage`).
 
     Returns:
@@ -137,7 +139,7 @@ def judge(spark: Any, cases_path: str, attempts_path: str, *, db: str | None = N
         raise InputError(f"--db {db}: no such file. Check the path.")
     scorer = get_scorer("answer_judge")
     config = scorer.configure(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=check_canonical,
-                              cases_name=cname, attempts_name=aname)
+                              max_result_bytes=max_result_bytes, cases_name=cname, attempts_name=aname)
     db_name = None
     if db is not None and not url:
         spark.sparkContext.addFile(os.path.abspath(db))

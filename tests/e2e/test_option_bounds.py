@@ -20,6 +20,7 @@ LLM = [*JUDGE, "--llm", "m", "--base-url", "http://127.0.0.1:9/v1", "--dry-run"]
 BAD = [
     (JUDGE, "--timeout", "nan"), (JUDGE, "--timeout", "inf"), (JUDGE, "--timeout", "0"), (JUDGE, "--timeout", "-1"),
     (JUDGE, "--max-rows", "0"),
+    (JUDGE, "--max-result-mb", "0"), (JUDGE, "--max-result-mb", "nan"), (JUDGE, "--max-result-mb", "-1"),
     (["score", P, "--no-store"], "--workers", str((os.cpu_count() or 1) + 1)),
     (["score", P, "--no-store"], "--workers", "1000"),
     (LLM, "--llm-timeout", "nan"), (LLM, "--llm-timeout", "inf"),
@@ -42,7 +43,7 @@ def test_numeric_options_are_finite_and_in_range(base, option, value) -> None:
 
 
 def test_in_range_values_are_accepted() -> None:
-    r = CliRunner().invoke(main, [str(a) for a in JUDGE] + ["--timeout", "2.5", "--max-rows", "10", "-q"])
+    r = CliRunner().invoke(main, [str(a) for a in JUDGE] + ["--timeout", "2.5", "--max-rows", "10", "--max-result-mb", "0.5", "-q"])
     assert r.exit_code == 0, r.output
     r = CliRunner().invoke(main, ["score", str(P), "--no-store", "-q", "--workers", str(os.cpu_count() or 1)])
     assert r.exit_code == 0, r.output

@@ -167,3 +167,16 @@ def test_a_reviewed_disagreement_replays_as_the_reviewer_settled_it(line, tmp_pa
     res = replay(one, CASES, judge, judge_version=version)
     assert res["n_failed"] == 0, res["failures"]
     assert (res["n_same"], res["n_changed"]) == (1, 0), res["changed"]
+
+
+def test_replay_runs_the_queries_under_its_max_result_mb(tmp_path):
+    """--max-result-mb reaches replay's judge: 0.001 MB (1,000 bytes) is under several Spider results, whose cases
+    cannot be judged now (not replayed, with the size reason); the default refuses none
+    (test_replay_reports_no_flip_with_the_current_judge)."""
+    out = tmp_path / "replay.json"
+    r = CliRunner().invoke(main, ["replay", str(FILE), "--cases", str(CASES), "--db-dir", str(DBS), "--out", str(out),
+                                  "--max-result-mb", "0.001"])
+    assert r.exit_code == 1, r.output
+    res = json.loads(out.read_text())
+    assert res["n_failed"] > 0 and res["n_same"] < 30
+    assert all("is over 0.001 MB (the size limit)" in f["error"] for f in res["failures"]), res["failures"]

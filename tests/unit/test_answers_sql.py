@@ -247,3 +247,172 @@ def test_a_text_cell_that_is_not_utf8_is_read_as_latin1_and_the_rest_as_utf8(tmp
         assert db._conn.text_factory is str
         with pytest.raises(QueryError, match="no such column"):
             db.execute("SELECT nope FROM t")
+
+
+# --- the size limit (bytes of the result's Python objects) -----------------------------------------------------
+
+class _Recording:
+    """A real cursor whose fetchmany sizes are noted (to see which block the size limit fires at)."""
+
+    def __init__(self, cur):
+        self.cur, self.asked, self.got = cur, [], []
+
+    def fetchmany(self, n):
+        batch = self.cur.fetchmany(n)
+        self.asked.append(n)
+        self.got.append(batch)
+        return batch
+
+
+_TEXT_ROWS = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 5000) SELECT i, printf('%.*c', 100, 'x') FROM r"
+
+
+def test_result_bytes_counts_python_objects() -> None:
+    """A row costs its tuple, its slot in the list and each value's sys.getsizeof; containers count what they hold."""
+    import sys
+
+    from goldeval.answers.sql import result_bytes
+
+    assert result_bytes([]) == 0
+    row = (7, "abc", None, 1.5)
+    assert result_bytes([row]) == sys.getsizeof(row) + 8 + sum(sys.getsizeof(v) for v in row)
+    text = "y" * 1000
+    assert result_bytes([(text,)] * 3) == 3 * (sys.getsizeof((text,)) + 8 + sys.getsizeof(text))
+    nested = ([["a" * 50, {"k": "v" * 70}]],)
+    inner = [["a" * 50, {"k": "v" * 70}]]
+    deep = (sys.getsizeof(inner) + sys.getsizeof(inner[0]) + sys.getsizeof("a" * 50) + sys.getsizeof(inner[0][1])
+            + sys.getsizeof("k") + sys.getsizeof("v" * 70))
+    assert result_bytes([nested]) == sys.getsizeof(nested) + 8 + deep
+
+
+def test_fetch_bounded_fires_at_the_block_that_passes_the_limit_and_leaves_the_rest_unread() -> None:
+    from goldeval.answers.sql import fetch_bounded, result_bytes
+
+    con = sqlite3.connect(":memory:")
+    every = con.execute(_TEXT_ROWS).fetchall()
+    per_row = result_bytes(every[:1])
+    limit = 300 * per_row + 10  # 300 rows fit, the 301st does not
+    cur = _Recording(con.execute(_TEXT_ROWS))
+    with pytest.raises(QueryError, match=r"result is over 0\.0\d+ MB \(the size limit\).*raise --max-result-mb"):
+        fetch_bounded(cur, 2, max_rows=1_000_000, max_result_bytes=limit)
+    fetched = sum(len(b) for b in cur.got)
+    # one row first (values unbounded), then blocks of limit/16 at the row size seen: the first block that takes
+    # the count over the limit is the last one asked for
+    assert cur.asked[0] == 1 and cur.asked[1] == limit // 16 // per_row
+    assert sum(len(b) for b in cur.got[:-1]) * per_row <= limit < fetched * per_row
+    assert fetched < len(every) and len(cur.cur.fetchall()) == len(every) - fetched  # the rest was never read
+
+
+def test_fetch_bounded_is_silent_under_the_limit_and_returns_every_row() -> None:
+    from goldeval.answers.sql import fetch_bounded, result_bytes
+
+    con = sqlite3.connect(":memory:")
+    every = con.execute(_TEXT_ROWS).fetchall()
+    exact = result_bytes(every)
+    assert fetch_bounded(con.execute(_TEXT_ROWS), 2, max_rows=5000, max_result_bytes=exact) == every
+    with pytest.raises(QueryError, match="the size limit"):
+        fetch_bounded(con.execute(_TEXT_ROWS), 2, max_rows=5000, max_result_bytes=exact - 1)
+
+
+def test_fetch_bounded_first_block_fits_the_limit_at_the_largest_value() -> None:
+    """With a bound on one value (SQLite's length limit) the first block is as many rows as fit at that size."""
+    from goldeval.answers.sql import MAX_VALUE_BYTES, fetch_bounded
+
+    con = sqlite3.connect(":memory:")
+    cur = _Recording(con.execute(_TEXT_ROWS))
+    rows = fetch_bounded(cur, 2, max_rows=10_000, max_result_bytes=64_000_000, value_bytes=MAX_VALUE_BYTES)
+    assert len(rows) == 5000 and cur.asked[0] == 64_000_000 // (40 + 16 + 8 + 2 * (MAX_VALUE_BYTES + 49))
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb"])
+def test_a_result_over_the_size_limit_is_a_query_error_on_each_engine(tmp_path: Path, engine: str) -> None:
+    if engine == "duckdb":
+        duckdb = pytest.importorskip("duckdb")
+        path = tmp_path / "t.duckdb"
+        con = duckdb.connect(str(path))
+        con.execute("CREATE TABLE t AS SELECT i FROM range(3) r(i)")
+        con.close()
+        big = "SELECT i, repeat('x', 10000) AS s FROM range(1000000) r(i)"
+    else:
+        path = tmp_path / "t.sqlite"
+        sqlite3.connect(path).execute("CREATE TABLE t (i)").connection.close()
+        big = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 1000000) "
+               "SELECT i, printf('%.*c', 10000, 'x') FROM r")
+    with ReadOnlyDatabase(path, max_result_bytes=20_000_000) as db:
+        with pytest.raises(QueryError, match=r"result is over 20 MB \(the size limit\): 2\d\.\d MB .* in the first [\d,]+ rows?,"):
+            db.execute(big)
+        assert db.execute("SELECT 1 AS one").rows == [(1,)]  # the connection goes on
+
+
+def test_the_size_limit_must_be_positive(db_file: Path) -> None:
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(InputError, match="--max-result-mb"):
+            ReadOnlyDatabase(db_file, max_result_bytes=bad)
+
+
+def test_duckdb_connection_memory_settings(tmp_path: Path) -> None:
+    """The DuckDB connection runs with the memory limit, no temp directory and at most two threads, locked."""
+    duckdb = pytest.importorskip("duckdb")
+    path = tmp_path / "t.duckdb"
+    duckdb.connect(str(path)).close()
+    with ReadOnlyDatabase(path) as db:
+        limit, temp, threads = db.execute("SELECT current_setting('memory_limit'), current_setting('temp_directory'), "
+                                          "current_setting('threads')").rows[0]
+        assert limit in ("953.6 MiB", "1000.0 MB", "1.0 GB") and temp == "" and 1 <= threads <= 2
+        with pytest.raises(QueryError):
+            db.execute("SET memory_limit = '10GB'")
+
+
+def test_the_default_size_limit_refuses_no_shipped_example() -> None:
+    """Every query of examples/sql (answers and canonical queries), of the vendored Spider regressions and of the
+    Spider sets under ../shared when present (golden and predicted SQL of three systems, 1,029 cases) runs under the
+    default size limit, the largest result far below it."""
+    import json
+
+    from conftest import REPO, SHARED
+    from goldeval.answers.sql import DEFAULT_MAX_RESULT_BYTES, result_bytes
+
+    def lines(p):
+        return [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+    runs = []  # (database, query)
+    ex = REPO / "examples" / "sql"
+    for f in ("arm_a.jsonl", "arm_b.jsonl"):
+        runs += [(ex / "clinic.sqlite", a["final_query"]) for a in lines(ex / f) if a.get("final_query")]
+    runs += [(ex / "clinic.sqlite", c["golden"]["canonical_query"]) for c in lines(ex / "cases.jsonl")
+             if c.get("golden", {}).get("canonical_query")]
+    assert len(runs) >= 50
+    vendored = REPO / "examples" / "spider" / "regressions"  # 27 Spider questions and their 30 reviewed answers
+    dbs = {c["id"]: vendored / "databases" / c["db"] / f"{c['db']}.sqlite" for c in lines(vendored / "cases.jsonl")}
+    runs += [(dbs[c["id"]], c["golden"]["canonical_query"]) for c in lines(vendored / "cases.jsonl")]
+    runs += [(dbs[e["id"]], e["answer"]["final_query"]) for e in lines(vendored / "judge-regressions.jsonl")]
+    spider = SHARED / "data" / "spider"  # when ../shared is beside the clone: the three prediction files
+    for f in sorted(spider.glob("spider_*_cases.jsonl")):
+        for c in lines(f):
+            db = spider / "database" / c["db_id"] / f"{c['db_id']}.sqlite"
+            runs += [(db, c[k]) for k in ("gold_sql", "pred_sql") if c.get(k)]
+    largest, refused, opened = 0, [], {}
+    try:
+        for path, sql in runs:
+            db = opened.get(path) or opened.setdefault(path, ReadOnlyDatabase(path, timeout_s=30))
+            try:
+                largest = max(largest, result_bytes(db.execute(sql).rows))
+            except QueryError as exc:
+                if "size limit" in str(exc):
+                    refused.append((path.name, sql))
+    finally:
+        for db in opened.values():
+            db.close()
+    assert refused == []
+    assert largest < DEFAULT_MAX_RESULT_BYTES / 100, largest
+
+
+@pytest.mark.parametrize("n", [1, 2, 2047, 2048, 2049, 30_001])
+def test_duckdb_rows_across_blocks_of_every_size_all_arrive(tmp_path: Path, n: int) -> None:
+    """Blocks grow from one row to thousands, across DuckDB's vectors of 2,048 rows: no row is lost at a boundary."""
+    duckdb = pytest.importorskip("duckdb")
+    path = tmp_path / "t.duckdb"
+    duckdb.connect(str(path)).close()
+    with ReadOnlyDatabase(path) as db:
+        rows = db.execute(f"SELECT i, repeat('z', (i % 300)::BIGINT) FROM range({n}) r(i)").rows
+    assert [r[0] for r in rows] == list(range(n)) and all(len(r[1]) == r[0] % 300 for r in rows)

@@ -249,6 +249,7 @@ def judge_file(
         scorer = AnswerJudge(db=db, databases=databases, answer=cfg)
         sconfig = scorer.configure(db=cfg.db, timeout_s=cfg.timeout_s, max_rows=cfg.max_rows, check_canonical=cfg.check_canonical,
                                    engine=cfg.engine, sql_dialect=cfg.sql_dialect, db_dir=cfg.db_dir,
+                                   max_result_bytes=cfg.max_result_bytes,
                                    cases_name=Path(cases_path).name, attempts_name=Path(attempts_path).name,
                                    keep_materials=keep_materials and keep_per_example)
         inputs: dict[str, Any] = {

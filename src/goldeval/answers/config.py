@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from goldeval.answers.readonly_functions import normalize_allowed
-from goldeval.answers.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
+from goldeval.answers.sql import DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
 from goldeval.answers.values import REL_TOL
 from goldeval.verdict import CaseOutcome
 
@@ -45,6 +45,8 @@ class AnswerConfig:
         allow_privileged_role: Accept a PostgreSQL role that is a superuser, may read or write the server's files
             or run programs on it, or may write a table (``--allow-privileged-role``); without it such a role is
             refused before the first query. The query guard applies either way; recorded with the run when True.
+        max_result_bytes: Size limit per query: most bytes its rows may hold as Python objects
+            (:func:`goldeval.answers.sql.result_bytes`; more: the case is unscored).
     """
 
     db: str | None = None
@@ -58,6 +60,7 @@ class AnswerConfig:
     db_password: str | None = field(default=None, repr=False)
     allow_functions: tuple[str, ...] = ()
     allow_privileged_role: bool = False
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
 
     def __post_init__(self) -> None:
         # A password written in a PostgreSQL URL is split out at once, so that no recorded form of the
@@ -93,7 +96,8 @@ class AnswerConfig:
 
         return open_database(self.db, timeout_s=self.timeout_s, max_rows=self.max_rows, engine=self.engine,
                              sql_dialect=self.sql_dialect, password=self.db_password,
-                             allow_functions=self.allow_functions, allow_privileged=self.allow_privileged_role)
+                             allow_functions=self.allow_functions, allow_privileged=self.allow_privileged_role,
+                             max_result_bytes=self.max_result_bytes)
 
 
     def open_database_dir(self) -> Any:
@@ -106,7 +110,8 @@ class AnswerConfig:
 
         return DatabaseDir(self.db_dir, lambda path: open_database(path, timeout_s=self.timeout_s, max_rows=self.max_rows,
                                                                    engine=self.engine,
-                                                                   allow_functions=self.allow_functions))
+                                                                   allow_functions=self.allow_functions,
+                                                                   max_result_bytes=self.max_result_bytes))
 
 
 @dataclass(slots=True)

@@ -32,7 +32,9 @@ The server (second guard)
     Each query runs in its own ``BEGIN READ ONLY`` transaction that is always rolled back, with
     ``SET LOCAL statement_timeout`` (from ``timeout_s``) and ``lock_timeout``, through a server-side cursor
     (``DECLARE … CURSOR FOR``: the server itself accepts only one query there, over the extended protocol) from
-    which at most ``max_rows + 1`` rows are fetched. A READ ONLY transaction does not stop a superuser's
+    which at most ``max_rows + 1`` rows, and about ``max_result_bytes`` of them as Python objects, are fetched
+    (:func:`goldeval.answers.sql.fetch_bounded`; a value over the server's 1 GB limit fails on the server).
+    A READ ONLY transaction does not stop a superuser's
     ``COPY … TO PROGRAM``, file functions or ``SET ROLE``: for those the parser is the guard, and a read-only role
     (README, "PostgreSQL") is the recommended way to connect.
 
@@ -81,7 +83,8 @@ from decimal import Decimal
 from typing import Any
 
 from goldeval.answers.readonly_functions import function_refusal, hard_refusal, normalize_allowed
-from goldeval.answers.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, DatabaseLostError, QueryError, QueryResult
+from goldeval.answers.sql import (DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, DatabaseLostError, QueryError,
+                                  QueryResult, check_max_result_bytes, fetch_bounded)
 from goldeval.errors import InputError
 
 __all__ = ["PostgresDatabase", "PostgresTarget", "check_query", "is_postgres_url", "parse_url",
@@ -507,6 +510,10 @@ class PostgresDatabase:
             refuses stay refused.
         allow_privileged: Accept a privileged role (see below) knowingly (``--allow-privileged-role``); the query
             guard still applies, and :meth:`identity` records what was found.
+        max_result_bytes: Most bytes a query's rows may hold as Python objects
+            (:func:`goldeval.answers.sql.fetch_bounded`; more is a QueryError). One value is at most what the
+            server allows (1 GB; a query building a larger one fails on the server), and it is read whole before
+            it is counted.
 
     Attributes:
         role: The role the connection runs as (``current_user``).
@@ -530,16 +537,19 @@ class PostgresDatabase:
 
     def __init__(self, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, max_rows: int = DEFAULT_MAX_ROWS,
                  sql_dialect: str | None = None, password: str | None = None,
-                 allow_functions: Iterable[str] = (), allow_privileged: bool = False) -> None:
+                 allow_functions: Iterable[str] = (), allow_privileged: bool = False,
+                 max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES) -> None:
         if timeout_s <= 0:
             raise InputError(f"--timeout (timeout_s) must be > 0 seconds, got {timeout_s!r}. Pass a positive number of seconds.")
         if max_rows < 1:
             raise InputError(f"--max-rows (max_rows) must be ≥ 1, got {max_rows!r}. Pass a positive row limit.")
+        check_max_result_bytes(max_result_bytes)
         target = parse_url(url)
         self.url = target.url
         self._password = password if password is not None else target.password
         self.timeout_s = float(timeout_s)
         self.max_rows = int(max_rows)
+        self.max_result_bytes = int(max_result_bytes)
         self.sql_dialect = None if sql_dialect in (None, "postgres", "postgresql") else sql_dialect
         self.allow_functions = normalize_allowed(allow_functions)
         self._builtins: frozenset[str] | None = None
@@ -695,7 +705,7 @@ class PostgresDatabase:
 
         Raises:
             QueryError: refused by the parser, refused or failed by the server (its message), ran past
-                ``timeout_s``, or returned more than ``max_rows`` rows.
+                ``timeout_s``, or returned more than ``max_rows`` rows or more than ``max_result_bytes``.
             DatabaseLostError: the connection was lost while the query ran, or cannot be made again.
             KeyboardInterrupt: passed on after the query was cancelled on the server and rolled back.
         """
@@ -718,23 +728,23 @@ class PostgresDatabase:
                 try:
                     cur.execute(sql.strip().rstrip(";"))
                     columns = [d.name for d in cur.description or []]
-                    rows: list[tuple[Any, ...]] = []
-                    while True:
-                        batch = cur.fetchmany(min(10_000, self.max_rows + 1 - len(rows)))
-                        rows.extend(batch)
-                        if len(rows) > self.max_rows:
-                            raise QueryError(f"the query returned more than {self.max_rows} rows (the row limit). "
-                                             "Narrow the query or raise --max-rows.")
-                        if not batch:
-                            break
+
+                    def renew_time_limit() -> None:
                         left = deadline - time.monotonic()
                         if left <= 0:
                             raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. "
                                              "Raise --timeout or simplify the query.")
                         self._conn.execute(f"SET LOCAL statement_timeout = {max(1, int(left * 1000))}")
+
+                    rows = fetch_bounded(cur, len(columns), max_rows=self.max_rows,
+                                         max_result_bytes=self.max_result_bytes, between_blocks=renew_time_limit)
                 finally:
                     with contextlib.suppress(psycopg.Error):
                         cur.close()
+        except (psycopg.errors.ProgramLimitExceeded, psycopg.errors.OutOfMemory) as exc:  # e.g. a value over 1 GB
+            raise QueryError(f"the query needed more than the server allows (a value over its 1 GB limit, or more "
+                             f"memory) and the server stopped it (PostgreSQL: {_first_line(exc)}). An answer never "
+                             "needs that; fix the query.") from None
         except psycopg.errors.QueryCanceled:
             raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout "
                              "or simplify the query.") from None

@@ -25,10 +25,20 @@ DuckDB
       extension auto-install/auto-load off, configuration locked.
 
 Each query has a wall-clock time limit (SQLite: a progress handler aborts the VM; DuckDB: ``interrupt()`` from a
-timer) and a row limit (more rows than the limit is a failure, not a silent cut). A query that fails raises
-:class:`QueryError` with the database's own message; the judge turns that into an *unscored* case. A database that
-is gone (locked by a writer past the driver's wait, or a file removed or changed under an I/O error) raises
-:class:`DatabaseLostError` instead, which stops the run, resumable (see :meth:`ReadOnlyDatabase.lost`).
+timer), a row limit and a size limit (more rows, or rows whose Python objects hold more bytes, than the limit is a
+failure, not a silent cut: :func:`fetch_bounded`). A query that fails raises :class:`QueryError` with the
+database's own message; the judge turns that into an *unscored* case. A database that is gone (locked by a writer
+past the driver's wait, or a file removed or changed under an I/O error) raises :class:`DatabaseLostError` instead,
+which stops the run, resumable (see :meth:`ReadOnlyDatabase.lost`).
+
+Memory: the size limit counts the result as it is fetched, block by block, so that a query returning gigabytes stops
+after about the limit. One value is bounded by the engine before it reaches Python: SQLite's
+:data:`MAX_VALUE_BYTES`; DuckDB runs with a ``memory_limit`` of :data:`DUCKDB_MEMORY_LIMIT`, no spilling to disk and
+at most two threads. DuckDB checks an interrupt only between vectors of 2,048 rows, so one call that builds a huge
+value runs to its end past the time limit: ``repeat('y', 2000000000)`` allocates the whole string, then copies the
+one byte 2e9 times (20–50 s here), and holds the value twice (a 4 GB peak) before the interrupt is seen. That memory
+is a vector's string heap, outside the ``memory_limit``; where the machine (or ``ulimit -v``) has not that memory
+the allocation fails, and the query fails "out of memory" or at the time limit (the case unscored, the run goes on).
 
 Source: ``DESIGN.md`` "Data formats" (``--db``), goldeval; SQLite authorizer:
 https://www.sqlite.org/c3ref/set_authorizer.html
@@ -43,22 +53,33 @@ import os
 import re
 import signal
 import sqlite3
+import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from goldeval.answers.readonly_functions import function_refusal, normalize_allowed
 from goldeval.errors import GoldevalError, InputError
 
-__all__ = ["DatabaseLostError", "QueryError", "QueryResult", "ReadOnlyDatabase", "open_database", "DEFAULT_TIMEOUT_S",
-           "DEFAULT_MAX_ROWS"]
+__all__ = ["DatabaseLostError", "QueryError", "QueryResult", "ReadOnlyDatabase", "open_database", "fetch_bounded",
+           "result_bytes", "size_limit_message", "check_max_result_bytes", "DEFAULT_TIMEOUT_S", "DEFAULT_MAX_ROWS",
+           "DEFAULT_MAX_RESULT_BYTES", "DUCKDB_MEMORY_LIMIT"]
 
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_MAX_ROWS = 1_000_000
+#: Most bytes a query's result may hold as Python objects (:func:`result_bytes`), by default: 256 MB. Judging a
+#: result took about twice its estimate at the peak (1,000,000 rows of an int, a text and a float: 183 MB
+#: estimated, 464 MB peak RSS with the interpreter's 85 MB), and a case may hold the golden's result beside the
+#: answer's: 256 MB keeps a case near 1 GB, which a 2-core, 4 GB CI machine survives beside DuckDB's own
+#: :data:`DUCKDB_MEMORY_LIMIT`. The shipped examples' largest result (Spider, 0.66 MB) is 1/390 of it.
+DEFAULT_MAX_RESULT_BYTES = 256_000_000
+#: DuckDB's ``memory_limit`` on a judged query's connection (sorts, hash tables, aggregates; spilling to disk off).
+DUCKDB_MEMORY_LIMIT = "1GB"
 #: Longest string or blob a query may build, bytes (SQLite ``SQLITE_LIMIT_LENGTH``). The time limit is checked
 #: between VM steps, so one step that builds a huge value (``randomblob(9e8)``, ``printf('%.*c', 9e8, 'x')``)
 #: would run — and allocate — past it; with this limit such a step fails at once with "string or blob too big".
@@ -123,6 +144,8 @@ class ReadOnlyDatabase:
             byte 8; everything else is opened as SQLite).
         allow_functions: Function names a query may call besides goldeval's read-only built-ins
             (``--allow-function``; :mod:`goldeval.answers.readonly_functions`); hard-refused names stay refused.
+        max_result_bytes: Most bytes a query's rows may hold as Python objects (:func:`result_bytes`; more is a
+            :class:`QueryError`), counted as they are fetched.
 
     Raises:
         InputError: the file does not exist, is not a database, DuckDB is asked for but not installed, or an
@@ -132,7 +155,7 @@ class ReadOnlyDatabase:
 
     def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = DEFAULT_TIMEOUT_S,
                  max_rows: int = DEFAULT_MAX_ROWS, engine: str | None = None,
-                 allow_functions: Iterable[str] = ()) -> None:
+                 allow_functions: Iterable[str] = (), max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES) -> None:
         p = Path(path)
         if not p.is_file():
             raise InputError(f"--db {p}: no such database file. Pass the path of a SQLite (or DuckDB) file.")
@@ -140,9 +163,11 @@ class ReadOnlyDatabase:
             raise InputError(f"--timeout (timeout_s) must be > 0 seconds, got {timeout_s!r}. Pass a positive number of seconds.")
         if max_rows < 1:
             raise InputError(f"--max-rows (max_rows) must be ≥ 1, got {max_rows!r}. Pass a positive row limit.")
+        check_max_result_bytes(max_result_bytes)
         self.path = p
         self.timeout_s = float(timeout_s)
         self.max_rows = int(max_rows)
+        self.max_result_bytes = int(max_result_bytes)
         self.engine = engine or _guess_engine(p)
         self.allow_functions = normalize_allowed(allow_functions)
         self._schema: dict[str, list[str]] | None = None
@@ -183,6 +208,11 @@ class ReadOnlyDatabase:
             "enable_external_access": False,
             "autoinstall_known_extensions": False,
             "autoload_known_extensions": False,
+            # Memory: intermediates bounded, never spilled next to the user's database file; two threads (CI
+            # machines have two cores, and each thread keeps its own buffers).
+            "memory_limit": DUCKDB_MEMORY_LIMIT,
+            "temp_directory": "",
+            "threads": min(2, os.cpu_count() or 1),
         }
         try:
             conn = duckdb.connect(str(p), read_only=True, config=config)
@@ -298,20 +328,11 @@ class ReadOnlyDatabase:
         return QueryResult(columns, rows, time.monotonic() - start, "sqlite")
 
     def _fetch_limited(self, cur: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Column names and rows of an executed SQLite cursor, fetched in blocks; more than ``max_rows`` rows raise
-        QueryError (the database is not asked for the rest). A block shorter than asked for ends the fetch: the
-        driver returns one only when it has stepped to the statement's end, so a small result takes one fetch."""
+        """Column names and rows of an executed cursor, within the row and size limits (:func:`fetch_bounded`; a
+        SQLite value is at most :data:`MAX_VALUE_BYTES`, a DuckDB one unbounded)."""
         columns = [d[0] for d in cur.description] if cur.description else []
-        rows: list[tuple[Any, ...]] = []
-        while True:
-            batch = cur.fetchmany(_FETCH_BLOCK)
-            if not batch:
-                break
-            rows.extend(batch)
-            if len(rows) > self.max_rows:
-                raise QueryError(f"the query returned more than {self.max_rows} rows (the row limit). Narrow the query or raise --max-rows.")
-            if len(batch) < _FETCH_BLOCK:
-                break
+        rows = fetch_bounded(cur, len(columns), max_rows=self.max_rows, max_result_bytes=self.max_result_bytes,
+                             value_bytes=MAX_VALUE_BYTES if self.engine == "sqlite" else None)
         return columns, rows
 
     def _check_duckdb(self, sql: str) -> None:
@@ -384,6 +405,11 @@ class ReadOnlyDatabase:
         if error is not None:
             if isinstance(error, QueryError):
                 raise error
+            if isinstance(error, duckdb.OutOfMemoryException):
+                late = f", past the {self.timeout_s:g} s time limit (one call that builds a value is not interrupted)" if timed_out else ""
+                raise QueryError(f"the query needed more memory than DuckDB may use ({DUCKDB_MEMORY_LIMIT}, or what the "
+                                 f"machine has left) and was stopped{late} (DuckDB: {str(error).splitlines()[0]}). "
+                                 "Narrow the query.") from None
             if timed_out:
                 raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
             if isinstance(error, duckdb.Error):
@@ -551,7 +577,7 @@ def open_database(path: str | os.PathLike[str] | None, *, sql_dialect: str | Non
         password: A PostgreSQL password given apart from the URL.
         allow_privileged: Accept a privileged PostgreSQL role (see
             :class:`~goldeval.answers.postgres.PostgresDatabase`); without it such a role is refused.
-        options: ``timeout_s``, ``max_rows``, ``allow_functions``, ``engine`` (files only).
+        options: ``timeout_s``, ``max_rows``, ``allow_functions``, ``max_result_bytes``, ``engine`` (files only).
 
     Raises:
         InputError: the database cannot be opened, ``sql_dialect`` is given for a file database, or a PostgreSQL
@@ -589,8 +615,149 @@ def rows_as_lists(result: QueryResult) -> list[list[Any]]:
     return [[cell(v) if isinstance(v, (Decimal, bytes, bytearray, memoryview)) else v for v in r] for r in result.rows]
 
 
-#: Rows fetched from a cursor at a time (see :meth:`ReadOnlyDatabase._fetch_limited`).
+#: Most rows fetched from a cursor at a time (see :func:`fetch_bounded`).
 _FETCH_BLOCK = 10_000
+#: The part of the size limit one block of rows is sized to (1/16: a result stops within 1/16 over its limit).
+_BLOCK_SHARE = 16
+#: Python objects that hold other objects (PostgreSQL arrays and json, DuckDB lists, structs and maps).
+_NESTED = (list, tuple, dict, set, frozenset)
+
+
+def result_bytes(rows: Sequence[Sequence[Any]], *, nested: bool = True) -> int:
+    """Estimated memory of *rows* as Python objects, bytes: what the size limit (:func:`fetch_bounded`) counts.
+
+    Every row and every value counts its ``sys.getsizeof``, containers with everything they hold, and each row
+    8 bytes for its slot in the list of rows. On CPython 3.11 (64-bit) a row of ``k`` values is ``40 + 8k``
+    bytes, a text of ``n`` ASCII characters ``49 + n`` (``73 + n`` to ``76 + 4n`` beyond ASCII), a blob
+    ``33 + n``, an int 28, a float 24, a ``Decimal`` 104, a ``None`` 16: a result costs several times its raw
+    bytes in small values (1,000,000 rows of an int, a 10-character text and a float: 183 MB).
+
+    Args:
+        rows: ``(n, k)`` row tuples (or lists) as a cursor returns them.
+        nested: Values may be containers (PostgreSQL, DuckDB); ``False`` (SQLite, whose values never are) skips
+            looking for them.
+
+    Returns:
+        The estimate, bytes (0 for no rows). Shared objects (``None``, small ints) are counted at each use: an
+        upper bound of what the rows keep alive.
+
+    Examples:
+        >>> result_bytes([(1, "abc")])  # row 56 + slot 8 + int 28 + text 52
+        144
+
+    Source: CPython's ``sys.getsizeof`` (object header, ``PyASCIIObject``/``PyTupleObject`` layouts); goldeval.
+    """
+    if not rows:
+        return 0
+    size = sys.getsizeof
+    cells = chain.from_iterable(rows)
+    first = rows[0]
+    if type(first) is tuple:  # a cursor's rows: tuples of one width, whose size depends on the width alone
+        total = len(rows) * (size(first) + 8) + sum(map(size, cells))
+    else:
+        total = sum(map(size, rows)) + 8 * len(rows) + sum(map(size, cells))
+    if nested and not _NESTED_TYPES.isdisjoint(map(type, chain.from_iterable(rows))):
+        total += sum(_inner_bytes(v) for v in chain.from_iterable(rows) if isinstance(v, _NESTED))
+    return total
+
+
+_NESTED_TYPES = frozenset(_NESTED)
+
+
+def _inner_bytes(value: Any) -> int:
+    """What a container holds (its own ``getsizeof`` excluded), recursively."""
+    size = sys.getsizeof
+    items = chain.from_iterable(value.items()) if isinstance(value, dict) else value
+    total = 0
+    for item in items:
+        total += size(item)
+        if isinstance(item, _NESTED):
+            total += _inner_bytes(item)
+    return total
+
+
+def size_limit_message(max_result_bytes: int, counted: int, n_rows: int) -> str:
+    """The reason a case is unscored when its query's result is over the size limit (shared by every engine)."""
+    return (f"the query's result is over {max_result_bytes / 1e6:,.6g} MB (the size limit): {_mb(counted)} MB "
+            f"of Python objects in the first {n_rows:,} row{'' if n_rows == 1 else 's'}, and it was stopped there. "
+            "Narrow the query (fewer rows or columns, shorter values) or raise --max-result-mb.")
+
+
+def _mb(n_bytes: int) -> str:
+    """Megabytes (10^6 bytes) as the messages print them: one decimal from 1 MB, three significant digits below."""
+    return f"{n_bytes / 1e6:,.1f}" if n_bytes >= 1_000_000 else f"{n_bytes / 1e6:.3g}"
+
+
+def check_max_result_bytes(max_result_bytes: Any) -> None:
+    """Refuse a size limit that is not a positive whole number of bytes.
+
+    Raises:
+        InputError: *max_result_bytes* is not an int ≥ 1.
+    """
+    if isinstance(max_result_bytes, bool) or not isinstance(max_result_bytes, int) or max_result_bytes < 1:
+        raise InputError(f"--max-result-mb (max_result_bytes) must be a positive number of bytes, got "
+                         f"{max_result_bytes!r}. Pass a positive size, e.g. --max-result-mb 256.")
+
+
+def fetch_bounded(cur: Any, width: int, *, max_rows: int, max_result_bytes: int, value_bytes: int | None = None,
+                  between_blocks: Callable[[], None] | None = None) -> list[tuple[Any, ...]]:
+    """Every row of an executed cursor, fetched in blocks and counted (:func:`result_bytes`) as they come, so that
+    a result over a limit stops after about the limit and the database is not asked for the rest.
+
+    Blocks: the first holds as many rows as fit in the limit at the largest size a row can have (*value_bytes*
+    per value; one row when values are unbounded); each later one as many as fit in 1/16 of the limit at the
+    largest mean row size of the blocks so far (at most 10,000, at most one past *max_rows*). A result of alike
+    rows thus stops within 1/16 over the limit; rows that grow suddenly can pass it by one block. A block shorter
+    than asked for ends the fetch (the drivers return one only at the end of the rows); when *value_bytes* bounds
+    it within what is left of the limit it is not counted (a small SQLite result, the common case, is not counted
+    at all).
+
+    Args:
+        cur: A DB-API cursor with ``fetchmany`` (sqlite3, DuckDB, a psycopg server-side cursor).
+        width: ``k``, the result's columns.
+        max_rows: Most rows (> 0).
+        max_result_bytes: Most bytes of Python objects (> 0).
+        value_bytes: The most bytes one value can hold (SQLite's length limit), or ``None`` when unbounded.
+        between_blocks: Called after each block but the last (PostgreSQL renews its time limit there).
+
+    Returns:
+        ``(n, k)`` row tuples, ``n <= max_rows``.
+
+    Raises:
+        QueryError: more than *max_rows* rows, or more than *max_result_bytes* bytes (:func:`size_limit_message`).
+
+    Source: ``DESIGN.md`` "Re-executing queries safely" (every query bounded in time, rows and bytes), goldeval.
+    """
+    rows: list[tuple[Any, ...]] = []
+    counted = 0
+    largest = 0  # largest mean bytes of a row in a block so far
+    if value_bytes is not None:
+        worst_row = 40 + 8 * width + 8 + width * (value_bytes + 49)
+        n = max_result_bytes // worst_row
+    else:
+        worst_row = 0
+        n = 1
+    while True:
+        n = max(1, min(n, _FETCH_BLOCK, max_rows + 1 - len(rows)))
+        batch = cur.fetchmany(n)
+        if not batch:
+            break
+        rows.extend(batch)
+        if len(rows) > max_rows:
+            raise QueryError(f"the query returned more than {max_rows} rows (the row limit). Narrow the query or raise --max-rows.")
+        if len(batch) < n and worst_row and counted + len(batch) * worst_row <= max_result_bytes:
+            break  # the last block, within the limit at the largest values it could hold
+        size = result_bytes(batch, nested=value_bytes is None)
+        counted += size
+        if counted > max_result_bytes:
+            raise QueryError(size_limit_message(max_result_bytes, counted, len(rows)))
+        if len(batch) < n:
+            break
+        if between_blocks is not None:
+            between_blocks()
+        largest = max(largest, -(-size // len(batch)))
+        n = max_result_bytes // _BLOCK_SHARE // largest
+    return rows
 
 
 class _Progress:

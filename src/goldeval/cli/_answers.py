@@ -14,7 +14,7 @@ import click
 
 from goldeval.cli._types import Finite
 
-__all__ = ["query_options", "check_sql_dialect", "check_privileged_role"]
+__all__ = ["query_options", "check_sql_dialect", "check_privileged_role", "max_result_bytes"]
 
 
 def _dialect_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -67,12 +67,18 @@ def check_privileged_role(allow_privileged_role: bool, db: str | None) -> None:
                          "to accept. Drop --allow-privileged-role, or give --db postgresql://... with it.")
 
 
+def max_result_bytes(max_result_mb: float) -> int:
+    """The bytes of ``--max-result-mb`` (MB: 10^6 bytes, as the messages print them; at least 1)."""
+    return max(1, round(max_result_mb * 1_000_000))
+
+
 def query_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Add ``--sql-dialect`` (``sql_dialect``), ``--timeout`` (``timeout_s``, seconds), ``--max-rows`` (``max_rows``),
-    ``--no-canonical`` (``no_canonical``), ``--allow-function`` (``allow_functions``, repeatable) and
-    ``--allow-privileged-role`` (``allow_privileged_role``) to *command*, with the meanings of
-    :class:`goldeval.answers.judge.AnswerConfig`'s ``sql_dialect``, ``timeout_s``, ``max_rows``,
-    ``not check_canonical``, ``allow_functions`` and ``allow_privileged_role``."""
+    ``--no-canonical`` (``no_canonical``), ``--allow-function`` (``allow_functions``, repeatable),
+    ``--allow-privileged-role`` (``allow_privileged_role``) and ``--max-result-mb`` (``max_result_mb``, megabytes of
+    10^6 bytes) to *command*, with the meanings of :class:`goldeval.answers.judge.AnswerConfig`'s ``sql_dialect``,
+    ``timeout_s``, ``max_rows``, ``not check_canonical``, ``allow_functions``, ``allow_privileged_role`` and
+    ``max_result_bytes`` (:func:`max_result_bytes` converts)."""
     for option in reversed((
         click.option("--sql-dialect", default=None, metavar="DIALECT", callback=_dialect_name,
                      help="The queries are written for another engine (e.g. sqlite): translate them (sqlglot) to the "
@@ -91,6 +97,10 @@ def query_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Accept a PostgreSQL role that is a superuser, may read or write the server's files or run "
                           "programs, or may write a table (refused by default; examples/sql/readonly_role.sql creates "
                           "a read-only one). Recorded with the run; the query guard still applies."),
+        click.option("--max-result-mb", type=Finite(min=0, min_open=True, max=1_000_000), default=256.0,
+                     show_default=True, metavar="MB",
+                     help="Size limit per query: megabytes its rows may take as Python objects (more: the case is "
+                          "unscored, counted while fetching)."),
     )):
         command = option(command)
     return command

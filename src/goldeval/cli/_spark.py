@@ -107,7 +107,7 @@ def _sha256(path: str) -> str:
 
 def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: float, max_rows: int, check_canonical: bool,
                    master: str, per_case: str | None, out: str | None, quiet: bool, gates: str | None, run_store: Any,
-                   llm_opts: Any, ci: Any = None, out_format: str = "json") -> None:
+                   llm_opts: Any, ci: Any = None, out_format: str = "json", max_result_bytes: int | None = None) -> None:
     """``goldeval judge CASES ATTEMPTS --engine spark``: the rules on the executors, the LLM stage (``--llm``) on the
     driver; see :mod:`goldeval.spark_judge`. Exits with the gate code (2 when no case could be judged)."""
     import time
@@ -139,12 +139,13 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
             run_store.no_store = True
     if per_case is not None and os.path.exists(per_case):
         raise InputError(f"--per-case {per_case}: already exists; Spark writes a folder there. Choose a new path or remove it.")
-    config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=check_canonical)
+    limits = {} if max_result_bytes is None else {"max_result_bytes": max_result_bytes}
+    config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=check_canonical, **limits)
     t0 = time.perf_counter()
     spark = gs.session(master)
     with gs.executor_failures(f"judging {cases}"):
         cases_df, failures = spark_judge.judge(spark, cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows,
-                                               check_canonical=check_canonical, keep_materials=llm_opts.enabled)
+                                               check_canonical=check_canonical, keep_materials=llm_opts.enabled, **limits)
         results = gs.aggregate(cases_df)
     results["failures"] = failures
     results["aggregate"]["n_row_failures"] = len(failures)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from goldeval.cli._answers import check_privileged_role, check_sql_dialect, query_options
+from goldeval.cli._answers import check_privileged_role, check_sql_dialect, max_result_bytes, query_options
 from goldeval.cli._common import (EXIT_BAD_INPUT, EXIT_OK, exit_codes, fail, guard_outputs, guarded, report_console,
                                   write_results)
 from goldeval.cli._ci import ci_options
@@ -46,7 +46,7 @@ from goldeval.outputs import sqlite_files
 @store_options
 @guarded
 def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, max_rows, no_canonical, allow_functions,
-          allow_privileged_role, quiet, engine, spark_master, per_case, gates, run_store, llm_opts, ci):
+          allow_privileged_role, max_result_mb, quiet, engine, spark_master, per_case, gates, run_store, llm_opts, ci):
     """Judge data answers by rule: verdict per case and the pass rate.
 
     CASES is JSONL {"id", "question", "golden": {"kind", "columns", "rows" | "value", "ordered"?, "top_n"?,
@@ -72,6 +72,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
             raise InputError("--llm-send all with --engine spark: not supported (on Spark only the cases the rules leave "
                              "undecided go to the LLM judge). Drop --llm-send all, or judge locally.")
         return judge_on_spark(cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical,
+                              max_result_bytes=max_result_bytes(max_result_mb),
                               master=spark_master, per_case=per_case, out=out, quiet=quiet, gates=gates,
                               run_store=run_store, llm_opts=llm_opts, ci=ci, out_format=out_format)
     if per_case is not None:
@@ -83,7 +84,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
     # A password written in a PostgreSQL URL is split out here: config.db is the URL without it, from now on.
     config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical,
                           sql_dialect=sql_dialect, db_dir=db_dir, allow_functions=allow_functions,
-                          allow_privileged_role=allow_privileged_role)
+                          allow_privileged_role=allow_privileged_role, max_result_bytes=max_result_bytes(max_result_mb))
     named = _named_databases(cases, db_dir)  # name -> file of every database the cases name (their sha256 key the run)
     server = is_postgres_url(db)
     db = config.db

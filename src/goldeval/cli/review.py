@@ -12,7 +12,7 @@ import click
 from goldeval.cli._groups import SuggestingGroup
 from goldeval.cli._common import (EXIT_GATE_FAILED, EXIT_OK, exit_codes, guard_outputs, guarded, run_inputs, out_option, quiet_option,
                                   report_console, write_json)
-from goldeval.cli._answers import check_privileged_role, check_sql_dialect, query_options
+from goldeval.cli._answers import check_privileged_role, check_sql_dialect, max_result_bytes, query_options
 from goldeval.cli._ci import junit_option, write_junit
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import llm_cache_files, llm_options
@@ -47,7 +47,7 @@ def _current_judge(db: str | None, db_dir: str | None = None, **query: Any):
 @junit_option
 @guarded
 def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_canonical, allow_functions,
-           allow_privileged_role, out, quiet, llm_opts, junit):
+           allow_privileged_role, max_result_mb, out, quiet, llm_opts, junit):
     """Re-judge every human-settled verdict in REGRESSIONS with the current judge.
 
     The rule-based judge decides first; with --llm MODEL the cases it leaves undecided go to the LLM judge (cached,
@@ -68,7 +68,8 @@ def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_
                                    **{f"database {name!r}": sqlite_files(path) for name, path in named.items()}})
     judge, version = _current_judge(db, db_dir, timeout_s=timeout_s, max_rows=max_rows, sql_dialect=sql_dialect,
                                     check_canonical=not no_canonical, allow_functions=allow_functions,
-                                    allow_privileged_role=allow_privileged_role)
+                                    allow_privileged_role=allow_privileged_role,
+                                    max_result_bytes=max_result_bytes(max_result_mb))
     cache = None
     if llm_opts.max_calls is not None and not llm_opts.enabled:
         from goldeval.errors import InputError

@@ -16,8 +16,8 @@ __all__ = ["answer_judge"]
 
 def answer_judge(*, db: str | None = None, db_dir: str | None = None, timeout_s: float | None = None,
                  max_rows: int | None = None, sql_dialect: str | None = None,
-                 check_canonical: bool = True,
-                 allow_functions: Iterable[str] = (), allow_privileged_role: bool = False
+                 check_canonical: bool = True, allow_functions: Iterable[str] = (),
+                 allow_privileged_role: bool = False, max_result_bytes: int | None = None
                  ) -> tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], Any], str | None]:
     """``(judge, version)`` for the rule-based data-answer judge of this goldeval.
 
@@ -33,6 +33,8 @@ def answer_judge(*, db: str | None = None, db_dir: str | None = None, timeout_s:
         allow_functions: Function names a query may call besides the read-only built-ins (``--allow-function``),
             as the judging allowed them.
         allow_privileged_role: Accept a privileged PostgreSQL role (``--allow-privileged-role``); refused without it.
+        max_result_bytes: Size limit per query (bytes of Python objects; more is unscored), as ``goldeval judge
+            --max-result-mb``; ``None``: AnswerConfig's default (256 MB).
 
     Raises:
         JudgeError: this goldeval has no data-answer judge to replay with.
@@ -46,7 +48,8 @@ def answer_judge(*, db: str | None = None, db_dir: str | None = None, timeout_s:
         raise JudgeError(
             f"replay: the data-answer judge (goldeval.answers) cannot be imported ({exc}). Reinstall goldeval."
         ) from None
-    limits = {k: v for k, v in (("timeout_s", timeout_s), ("max_rows", max_rows)) if v is not None}
+    limits = {k: v for k, v in (("timeout_s", timeout_s), ("max_rows", max_rows), ("max_result_bytes", max_result_bytes))
+              if v is not None}
     config = AnswerConfig(db=db, db_dir=db_dir, sql_dialect=sql_dialect, check_canonical=check_canonical,
                           allow_functions=tuple(allow_functions), allow_privileged_role=allow_privileged_role, **limits)
     database = config.open_database()
