@@ -1,0 +1,320 @@
+"""A literal that misses the data, and the probes the data doubts ask of the database.
+
+:func:`literal_doubt` doubts a golden whose canonical query compares a column with a literal that no row holds by
+the database's own comparison while some rows hold it trimmed and case-folded ('asia' for 'Asia', 'dog ' for
+'dog'), in any comparison the query makes (:func:`~goldeval.answers.comparisons.query_comparisons`). Whether a
+literal holds is always asked of the database (:func:`literal_counts`), never decided in Python: in SQLite
+``year = '1970'`` holds an INTEGER 1970 through type affinity.
+
+The probes (a count over one table, the distinct values of two columns) are this package's own read-only queries,
+remembered per open database (:func:`probe_rows`); :mod:`goldeval.answers.fragile` asks the same ones.
+
+Source: goldeval issue 11, item 2 (Spider dev-0583/0584 and dev-0810/0811 compare 'haiti' / 'north america'
+case-sensitively); issue 26, item 1 (every comparison, decided by the database); DESIGN.md "Doubting the golden".
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from goldeval.answers.comparisons import query_comparisons
+from goldeval.answers.doubt import may_compare, parsed_query, sql_dialect
+
+__all__ = ["literal_doubt", "canonical_comparisons", "literal_counts", "literal_test", "folded_values", "golden_misses",
+           "probe_literal", "probe_rows", "fold", "stored_column", "column_types", "is_text_column", "foldable", "text_only"]
+
+
+def golden_misses(rows: Sequence[Sequence[Any]]) -> bool:
+    """True for golden rows that found nothing: empty, every cell NULL, or a single 0 (a count over nothing)."""
+    if not rows:
+        return True
+    cells = [c for r in rows for c in r]
+    if all(c is None for c in cells):
+        return True
+    return len(cells) == 1 and isinstance(cells[0], (int, float)) and not isinstance(cells[0], bool) and cells[0] == 0
+
+
+#: The data doubts' probes per open database, by the probe query's text (Spider's gold queries compare
+#: ``Continent = 'Europe'`` again and again). A probe is a query of this package's own (a read-only count over
+#: one table), so the same text on the same read-only database gives the same rows; only results are kept (a
+#: failure, e.g. the time limit, is asked again), at most :data:`_FOLDED_ENTRIES` per database.
+_FOLDED: weakref.WeakKeyDictionary[Any, dict[str, list[Any]]] = weakref.WeakKeyDictionary()
+_FOLDED_ENTRIES = 4096
+
+
+def probe_rows(db: Any, sql: str) -> list[Any]:
+    """``db.execute(sql).rows`` of a probe (a query the data doubts write, never an answer's), remembered per open
+    database (see :data:`_FOLDED`).
+
+    Args:
+        db: An open read-only database (``execute(sql)``).
+        sql: The probe's text.
+
+    Returns:
+        Its rows (a new list each call).
+
+    Raises:
+        QueryError: as ``db.execute``.
+    """
+    try:
+        memo = _FOLDED.setdefault(db, {})
+    except TypeError:  # a database object that takes no weak reference: asked each time
+        return db.execute(sql).rows
+    rows = memo.get(sql)
+    if rows is None:
+        rows = db.execute(sql).rows
+        if len(memo) >= _FOLDED_ENTRIES:
+            memo.clear()
+        memo[sql] = rows
+    return list(rows)
+
+
+#: The data doubts' comparisons of each canonical query, per open database (the schema decides which table an
+#: unqualified column belongs to, and whether SQLite reads a double-quoted word as a string): at most
+#: :data:`_COMPARED_ENTRIES` queries a database.
+_COMPARED: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], tuple[Any, list[Any]]]] = weakref.WeakKeyDictionary()
+_COMPARED_ENTRIES = 1024
+
+
+def canonical_comparisons(db: Any, canonical: str, dialect: str) -> tuple[Any, list[Any]]:
+    """``(tree, comparisons)``: the canonical query parsed once (:func:`parsed_query`, shared: not to be changed)
+    and its comparisons (:func:`~goldeval.answers.comparisons.query_comparisons`, the schema read from *db* only
+    when one is needed), remembered per open database. ``(None, [])`` when the query does not parse or holds no
+    comparison token (:func:`may_compare`)."""
+    if not may_compare(canonical, dialect):
+        return None, []
+    key = (canonical, dialect)
+    try:
+        memo = _COMPARED.setdefault(db, {})
+    except TypeError:  # a database object that takes no weak reference: found each time
+        memo = {}
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    tree = parsed_query(canonical, dialect)
+    found = (tree, [] if tree is None else query_comparisons(tree, dialect=dialect, schema=db.schema))
+    if len(memo) >= _COMPARED_ENTRIES:
+        memo.clear()
+    memo[key] = found
+    return found
+
+
+def fold(e: Any, dialect: str) -> Any:
+    """``LOWER(TRIM(e))``: *e* as text, without surrounding spaces, case-folded (a new node; *e* is used as given).
+    Outside SQLite the value is cast to text first (PostgreSQL has no ``TRIM`` of a number); SQLite's ``TRIM`` of
+    a number is its text already."""
+    from sqlglot import exp
+
+    inner = e if dialect == "sqlite" else exp.Cast(this=e, to=exp.DataType.build("text"))
+    return exp.Lower(this=exp.Trim(this=inner))
+
+
+def probe_literal(node: Any, value: Any) -> Any:
+    """A literal as a probe writes it: the node itself (copied), or a string for SQLite's double-quoted word."""
+    from sqlglot import exp
+
+    return node.copy() if isinstance(node, (exp.Literal, exp.Neg)) else exp.Literal.string(str(value))
+
+
+def text_only(column: Any, test: Any, dialect: str) -> Any:
+    """*test* (a folded comparison of *column*) kept to text values: in SQLite ``typeof(column) = 'text' AND test``
+    (a number's text compares otherwise: ``'2000000' BETWEEN '160000' AND '900000'``; a column declared ``bool``
+    may still hold the text 'T'); elsewhere *test* itself (only columns declared text are folded there)."""
+    from sqlglot import exp
+
+    if dialect != "sqlite":
+        return test
+    return exp.and_(exp.EQ(this=exp.Anonymous(this="typeof", expressions=[column.copy()]), expression=exp.Literal.string("text")),
+                    test)
+
+
+def literal_test(comparison: Any, column: Any, index: int, dialect: str, *, folded: bool) -> Any:
+    """The test a literal of *comparison* puts to *column* (a node, used in the test as given), positively (``!=``
+    as ``=``, ``NOT IN`` as ``=`` with the item at *index*, ``NOT LIKE`` as ``LIKE``): with the database's own
+    comparison, or *folded* (both sides trimmed and case-folded, :func:`fold`, on text values only:
+    :func:`text_only`)."""
+    from sqlglot import exp
+
+    f = (lambda e: fold(e, dialect)) if folded else (lambda e: e)
+    lits = [probe_literal(n, v) for n, v in zip(comparison.literals, comparison.values)]
+    guard = column.copy()
+    if comparison.op == "between":
+        test = exp.Between(this=f(column), low=f(lits[0]), high=f(lits[1]))
+    else:
+        cls = {"=": exp.EQ, "like": exp.Like, "ilike": exp.ILike, "glob": exp.Glob}[comparison.op]
+        test = cls(this=f(column), expression=f(lits[index]))
+    return text_only(guard, test, dialect) if folded else test
+
+
+def stored_column(stored: Any) -> tuple[Any, Any]:
+    """``(column node, table node)`` for a :class:`~goldeval.answers.comparisons.Stored` column, quoted as the
+    query quoted them (PostgreSQL folds unquoted names to lower case; a quoted one keeps its case)."""
+    from sqlglot import exp
+
+    return (exp.column(stored.column, quoted=stored.column_quoted), exp.table_(stored.table, quoted=stored.table_quoted))
+
+
+def literal_counts(db: Any, comparison: Any, index: int, dialect: str) -> tuple[int, int] | None:
+    """``(exact, folded_only)``: the rows of the compared column's table that hold the literal at *index* by the
+    database's own comparison (type affinity, collation: ``year = '1970'`` holds an INTEGER 1970 in SQLite), and
+    the rows that hold it only trimmed and case-folded. One probe, remembered per database (:func:`probe_rows`);
+    ``None`` when the probe fails (a type the engine will not compare).
+
+    Raises:
+        Nothing: a failed probe is ``None``.
+    """
+    from sqlglot import exp
+
+    from goldeval.answers.sql import QueryError
+
+    col, table = stored_column(comparison.stored)
+    exact = literal_test(comparison, col, index, dialect, folded=False)
+    only_folded = exp.and_(exp.Not(this=exp.Paren(this=exact.copy())), literal_test(comparison, col.copy(), index, dialect, folded=True))
+
+    def count(cond: Any) -> Any:
+        return exp.func("COALESCE", exp.Sum(this=exp.Case(ifs=[exp.If(this=cond, true=exp.Literal.number(1))],
+                                                               default=exp.Literal.number(0))), exp.Literal.number(0))
+
+    sql = exp.select(count(exact), count(only_folded)).from_(table).sql(dialect=sql_dialect(dialect))
+    try:
+        rows = probe_rows(db, sql)
+    except QueryError:
+        return None
+    if not rows or len(rows[0]) != 2 or not all(isinstance(n, int) for n in rows[0]):
+        return None
+    return int(rows[0][0]), int(rows[0][1])
+
+
+def folded_values(db: Any, comparison: Any, index: int, dialect: str, *, limit: int = 3) -> list[tuple[Any, int]]:
+    """The stored values (most rows first, at most *limit*) that hold the literal at *index* only trimmed and
+    case-folded, each with its row count; ``[]`` when the probe fails."""
+    from sqlglot import exp
+
+    from goldeval.answers.sql import QueryError
+
+    col, table = stored_column(comparison.stored)
+    cond = exp.and_(exp.Not(this=exp.Paren(this=literal_test(comparison, col, index, dialect, folded=False))),
+                    literal_test(comparison, col.copy(), index, dialect, folded=True))
+    n = exp.Count(this=exp.Star())
+    q = (exp.select(col.copy(), n).from_(table).where(cond).group_by(col.copy())
+         .order_by(exp.Ordered(this=n.copy(), desc=True), col.copy()).limit(limit))
+    try:
+        return [(r[0], int(r[1])) for r in probe_rows(db, q.sql(dialect=sql_dialect(dialect)))]
+    except (QueryError, TypeError, ValueError):
+        return []
+
+
+def _rows(n: int) -> str:
+    return f"{n} row" if n == 1 else f"{n} rows"
+
+
+def literal_doubt(db: Any, canonical: str, golden_rows: Sequence[Sequence[Any]], *, dialect: str = "sqlite") -> tuple[str, str | None]:
+    """``(status, note)`` for a golden whose canonical query compares a column with a literal that no row holds by
+    the database's own comparison while some rows hold it trimmed and case-folded ('asia' for 'Asia', 'dog ' for
+    'dog').
+
+    Every comparison counts (:func:`~goldeval.answers.comparisons.query_comparisons`: ``=``, ``!=``/``<>``, each
+    item of an ``IN`` / ``NOT IN`` list, ``LIKE`` / ``GLOB`` patterns, ``BETWEEN`` bounds, in ``WHERE``, ``JOIN``,
+    ``HAVING``, subqueries, CTEs and each branch of a set operation). Whether a literal holds is asked of the
+    database (:func:`literal_counts`), never decided in Python: in SQLite ``year = '1970'`` holds an INTEGER 1970
+    (type affinity) and is not doubted.
+
+    Args:
+        db: A :class:`~goldeval.answers.sql.ReadOnlyDatabase` (``execute(sql)``, ``schema()``).
+        canonical: The golden's canonical query.
+        golden_rows: The golden rows (the canonical query's result).
+        dialect: sqlglot dialect.
+
+    Returns:
+        ``("verified_wrong", note)`` when the golden is empty, all-NULL or a single 0 and such a literal stands
+        where a literal that matches nothing empties the result (``Comparison.positive``); ``("suspect", note)``
+        for any other such literal (``!=`` keeps the rows it meant to drop; ``IN`` loses one item); else
+        ``("verified", None)``. The note names the comparison, the literal, the column and both counts:
+        ``the canonical query compares continent = 'asia': 'asia' holds 0 rows of country.continent, 51 trimmed
+        and case-folded ('Asia' (51 rows))``.
+
+    Source: goldeval issue 26, item 1; DESIGN.md "Doubting the golden".
+    """
+    tree, comparisons = canonical_comparisons(db, canonical, dialect)
+    if tree is None:
+        return ("verified", None)
+    misses = golden_misses(golden_rows)
+    notes: list[str] = []
+    wrong = False
+    for cmp in comparisons:
+        if not cmp.literals or not foldable(db, cmp):
+            continue
+        for i in range(1 if cmp.op == "between" else len(cmp.literals)):
+            counts = literal_counts(db, cmp, i, dialect)
+            if counts is None or counts[0] or not counts[1]:
+                continue
+            shown = ", ".join(f"{v!r} ({_rows(n)})" for v, n in folded_values(db, cmp, i, dialect))
+            lit = (f"{cmp.values[0]!r} and {cmp.values[1]!r}" if cmp.op == "between" else repr(cmp.values[i]))
+            held = "hold" if cmp.op == "between" else "holds"
+            note = (f"the canonical query compares {cmp.shown(dialect)}: {lit} {held} 0 rows of "
+                    f"{cmp.stored.label()}, {counts[1]} trimmed and case-folded" + (f" ({shown})" if shown else ""))
+            if misses and cmp.positive:
+                wrong = True
+                note += ": the golden is empty because the literal misses the data"
+            if note not in notes:
+                notes.append(note)
+    if not notes:
+        return ("verified", None)
+    return ("verified_wrong" if wrong else "suspect", "; ".join(notes[:3]))
+
+
+_TYPES: weakref.WeakKeyDictionary[Any, dict[str, dict[str, str]]] = weakref.WeakKeyDictionary()
+
+
+def column_types(db: Any) -> dict[str, dict[str, str]]:
+    """``{table (lower): {column (lower): declared type (upper)}}`` of an open database, read once (SQLite:
+    ``PRAGMA table_info`` of each table of ``db.schema()``; DuckDB and PostgreSQL: ``information_schema.columns``).
+    ``{}`` when they cannot be read."""
+    try:
+        hit = _TYPES.get(db)
+    except TypeError:
+        hit = None
+    if hit is not None:
+        return hit
+    out: dict[str, dict[str, str]] = {}
+    try:
+        if getattr(db, "engine", "sqlite") == "sqlite":
+            for table in db.schema():
+                quoted = '"' + table.replace('"', '""') + '"'
+                out[table.lower()] = {str(r[1]).lower(): str(r[2] or "").upper() for r in db.execute(f"PRAGMA table_info({quoted})").rows}
+        else:
+            for t, c, ty in db.execute("SELECT table_name, column_name, data_type FROM information_schema.columns").rows:
+                out.setdefault(str(t).lower(), {})[str(c).lower()] = str(ty or "").upper()
+    except Exception:  # noqa: BLE001 - types only choose which columns to fold; unknown: none outside SQLite
+        out = {}
+    try:
+        _TYPES[db] = out
+    except TypeError:
+        pass
+    return out
+
+
+_TEXT_TYPES = ("VARCHAR", "TEXT", "CHAR", "CHARACTER", "BPCHAR", "STRING", "NVARCHAR", "NCHAR", "CLOB")
+
+
+def is_text_column(db: Any, stored: Any) -> bool:
+    """True when *stored* (a :class:`~goldeval.answers.comparisons.Stored` column) is declared to hold text: in
+    SQLite, TEXT affinity (the declared type holds ``CHAR``, ``CLOB`` or ``TEXT`` and not ``INT``: SQLite's rule);
+    elsewhere a character type. A column whose type is unknown is not."""
+    ty = column_types(db).get(stored.table.lower(), {}).get(stored.column.lower())
+    if ty is None:
+        return False
+    if getattr(db, "engine", "sqlite") == "sqlite":
+        return "INT" not in ty and any(k in ty for k in ("CHAR", "CLOB", "TEXT"))
+    return ty.startswith(_TEXT_TYPES)
+
+
+def foldable(db: Any, comparison: Any) -> bool:
+    """True when a literal comparison's column may be probed folded: in SQLite always (the folded test reads text
+    values only, ``typeof(col) = 'text'``, whatever the column's declared type); elsewhere when the column is
+    declared text (:func:`is_text_column`)."""
+    if comparison.stored is None:
+        return False
+    return getattr(db, "engine", "sqlite") == "sqlite" or is_text_column(db, comparison.stored)
