@@ -36,7 +36,8 @@ from typing import Any
 from goldeval.answers.answer import judge_answer
 from goldeval.answers.doubt import sql_dialect
 from goldeval.answers.literals import (canonical_comparisons, fold, foldable, golden_misses, is_text_column, literal_counts,
-                                       literal_doubt, literal_test, probe_literal, probe_rows, stored_column, text_only)
+                                       literal_doubt, literal_test, may_doubt_data, probe_literal, probe_rows, sqlite_name, stored_column,
+                                       text_only)
 from goldeval.answers.gold import worse_status
 from goldeval.errors import InputError
 from goldeval.verdict import Verdict
@@ -64,11 +65,22 @@ def keys_meet_folded(db: Any, a: Any, b: Any, dialect: str) -> bool | None:
                  .from_(table).where(exp.Not(this=exp.Is(this=col.copy(), expression=exp.Null()))))
         return exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
-    x, y = side(a, "x"), side(b, "y")
-    q = (exp.select(exp.Literal.number(1)).from_(x).join(y, on=exp.column("k", "x").eq(exp.column("k", "y")))
-         .where(exp.Not(this=exp.Paren(this=exp.column("v", "x").eq(exp.column("v", "y"))))).limit(1))
+    def write() -> str:
+        if dialect == "sqlite":
+            sides = []
+            for st in (a, b):
+                col, table = sqlite_name(st.column), sqlite_name(st.table)
+                sides.append(f"(SELECT DISTINCT LOWER(TRIM({col})) AS k, {col} AS v FROM {table} WHERE typeof({col}) = 'text')")
+            return f"SELECT 1 FROM {sides[0]} AS x JOIN {sides[1]} AS y ON x.k = y.k WHERE NOT (x.v = y.v) LIMIT 1"
+        x, y = side(a, "x"), side(b, "y")
+        q = (exp.select(exp.Literal.number(1)).from_(x).join(y, on=exp.column("k", "x").eq(exp.column("k", "y")))
+             .where(exp.Not(this=exp.Paren(this=exp.column("v", "x").eq(exp.column("v", "y"))))).limit(1))
+        return q.sql(dialect=sql_dialect(dialect))
+
+    key = ("keys", dialect, *sorted([(a.table.lower(), a.column.lower(), a.table_quoted, a.column_quoted),
+                                     (b.table.lower(), b.column.lower(), b.table_quoted, b.column_quoted)]))
     try:
-        return bool(probe_rows(db, q.sql(dialect=sql_dialect(dialect))))
+        return bool(probe_rows(db, write, key=key))
     except QueryError:
         return None
 
@@ -207,6 +219,9 @@ def data_doubts(db: Any, canonical: str, golden_columns: Sequence[str] | None, g
     """The doubts a query against the data tests, together: a literal that misses the data
     (:func:`~goldeval.answers.doubt.literal_doubt`) and a data-fragile result (:func:`fragile_doubt`).
 
+    Nothing is parsed or probed when the query's tokens and the database's text values show there is nothing to
+    find (:func:`~goldeval.answers.literals.may_doubt_data`): a golden on clean data costs a look-up per literal.
+
     A literal doubt says ``verified_wrong`` (the golden is empty because its literal misses the data) only when the
     normalised query gives something; when it gives nothing either, the literal is not why the golden is empty
     and the doubt is ``suspect``.
@@ -214,6 +229,8 @@ def data_doubts(db: Any, canonical: str, golden_columns: Sequence[str] | None, g
     Returns:
         ``((status, note), normalised)`` as :func:`fragile_doubt`, the two statuses merged (the worse, both notes).
     """
+    if not may_doubt_data(db, canonical, dialect):
+        return ("verified", None), None
     lit = literal_doubt(db, canonical, golden_rows, dialect=dialect)
     frag, norm = fragile_doubt(db, canonical, golden_columns, golden_rows, dialect=dialect, rel_tol=rel_tol)
     if lit[0] == "verified_wrong" and (norm is None or golden_misses(norm["rows"])):

@@ -16,14 +16,16 @@ case-sensitively); issue 26, item 1 (every comparison, decided by the database);
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from goldeval.answers.comparisons import query_comparisons
-from goldeval.answers.doubt import may_compare, parsed_query, sql_dialect
+from goldeval.answers.doubt import may_compare, parsed_query, query_tokens, sql_dialect
 
 __all__ = ["literal_doubt", "canonical_comparisons", "literal_counts", "literal_test", "folded_values", "golden_misses",
-           "probe_literal", "probe_rows", "fold", "stored_column", "column_types", "is_text_column", "foldable", "text_only"]
+           "probe_literal", "probe_rows", "fold", "stored_column", "column_types", "is_text_column", "foldable", "text_only", "sqlite_name",
+           "ColumnText", "column_text", "sqlite_fold", "may_doubt_data"]
 
 
 def golden_misses(rows: Sequence[Sequence[Any]]) -> bool:
@@ -40,17 +42,19 @@ def golden_misses(rows: Sequence[Sequence[Any]]) -> bool:
 #: ``Continent = 'Europe'`` again and again). A probe is a query of this package's own (a read-only count over
 #: one table), so the same text on the same read-only database gives the same rows; only results are kept (a
 #: failure, e.g. the time limit, is asked again), at most :data:`_FOLDED_ENTRIES` per database.
-_FOLDED: weakref.WeakKeyDictionary[Any, dict[str, list[Any]]] = weakref.WeakKeyDictionary()
+_FOLDED: weakref.WeakKeyDictionary[Any, dict[Any, list[Any]]] = weakref.WeakKeyDictionary()
 _FOLDED_ENTRIES = 4096
 
 
-def probe_rows(db: Any, sql: str) -> list[Any]:
+def probe_rows(db: Any, sql: str | Callable[[], str], *, key: Hashable | None = None) -> list[Any]:
     """``db.execute(sql).rows`` of a probe (a query the data doubts write, never an answer's), remembered per open
     database (see :data:`_FOLDED`).
 
     Args:
         db: An open read-only database (``execute(sql)``).
-        sql: The probe's text.
+        sql: The probe's text, or a function that writes it (called only when the probe is not remembered).
+        key: What the probe is remembered by (the probe's text when ``None``): a tuple that names what it asks
+            lets a repeated probe skip writing its text.
 
     Returns:
         Its rows (a new list each call).
@@ -58,16 +62,18 @@ def probe_rows(db: Any, sql: str) -> list[Any]:
     Raises:
         QueryError: as ``db.execute``.
     """
+    text = sql if isinstance(sql, str) else None
     try:
         memo = _FOLDED.setdefault(db, {})
     except TypeError:  # a database object that takes no weak reference: asked each time
-        return db.execute(sql).rows
-    rows = memo.get(sql)
+        return db.execute(text if text is not None else sql()).rows  # type: ignore[operator]
+    k = key if key is not None else text
+    rows = memo.get(k)
     if rows is None:
-        rows = db.execute(sql).rows
+        rows = db.execute(text if text is not None else sql()).rows  # type: ignore[operator]
         if len(memo) >= _FOLDED_ENTRIES:
             memo.clear()
-        memo[sql] = rows
+        memo[k] = rows
     return list(rows)
 
 
@@ -156,30 +162,85 @@ def stored_column(stored: Any) -> tuple[Any, Any]:
     return (exp.column(stored.column, quoted=stored.column_quoted), exp.table_(stored.table, quoted=stored.table_quoted))
 
 
+def sqlite_name(name: str) -> str:
+    """*name* as a quoted SQLite identifier (``"…"``, a ``"`` doubled): SQLite matches names without regard to
+    case, quoted or not."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _sqlite_literal(value: Any) -> str:
+    """A literal's value as SQLite text: a string quoted (``'`` doubled), a number as Python writes it."""
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return repr(value)
+
+
+def _sqlite_tests(comparison: Any, index: int) -> tuple[str, str, str, str] | None:
+    """``(exact, folded, column, table)`` SQL of :func:`literal_test` for SQLite, written as text (sqlglot builds and
+    prints the same tests in 0.5 ms, the probe itself runs in less on Spider's tables: tested equal on the data);
+    ``None`` for ``ILIKE`` (sqlglot writes it for SQLite)."""
+    if comparison.op == "ilike" or any(not isinstance(v, (str, int, float)) or isinstance(v, bool) for v in comparison.values):
+        return None
+    col, table = sqlite_name(comparison.stored.column), sqlite_name(comparison.stored.table)
+    lits = [_sqlite_literal(v) for v in comparison.values]
+    fc = f"LOWER(TRIM({col}))"
+    fl = [f"LOWER(TRIM({x}))" for x in lits]
+    if comparison.op == "between":
+        exact, folded = f"{col} BETWEEN {lits[0]} AND {lits[1]}", f"{fc} BETWEEN {fl[0]} AND {fl[1]}"
+    else:
+        op = {"=": "=", "like": "LIKE", "glob": "GLOB"}[comparison.op]
+        exact, folded = f"{col} {op} {lits[index]}", f"{fc} {op} {fl[index]}"
+    return exact, f"typeof({col}) = 'text' AND {folded}", col, table
+
+
+def _literal_key(kind: str, comparison: Any, index: int, dialect: str) -> tuple[Any, ...]:
+    """What a literal probe asks, as a memo key: the column, the test and the literal(s) (with their types: 1 and
+    '1' are different literals)."""
+    st = comparison.stored
+    values = comparison.values if comparison.op == "between" else (comparison.values[index],)
+    return (kind, dialect, st.table.lower(), st.column.lower(), st.table_quoted, st.column_quoted, comparison.op,
+            tuple((type(v).__name__, v) for v in values))
+
+
 def literal_counts(db: Any, comparison: Any, index: int, dialect: str) -> tuple[int, int] | None:
     """``(exact, folded_only)``: the rows of the compared column's table that hold the literal at *index* by the
     database's own comparison (type affinity, collation: ``year = '1970'`` holds an INTEGER 1970 in SQLite), and
-    the rows that hold it only trimmed and case-folded. One probe, remembered per database (:func:`probe_rows`);
-    ``None`` when the probe fails (a type the engine will not compare).
+    the rows that hold it only trimmed and case-folded (text values only: :func:`text_only`). One probe,
+    remembered per database by what it asks (:func:`probe_rows`); ``None`` when the probe fails (a type the engine
+    will not compare).
 
-    Raises:
-        Nothing: a failed probe is ``None``.
+    Args:
+        db: An open read-only database.
+        comparison: A :class:`~goldeval.answers.comparisons.Comparison` with a literal and a ``stored`` column.
+        index: Which literal (an ``IN`` list's item; 0 otherwise).
+        dialect: sqlglot dialect of the database's SQL.
+
+    Returns:
+        The two counts, or ``None``.
     """
-    from sqlglot import exp
-
     from goldeval.answers.sql import QueryError
 
-    col, table = stored_column(comparison.stored)
-    exact = literal_test(comparison, col, index, dialect, folded=False)
-    only_folded = exp.and_(exp.Not(this=exp.Paren(this=exact.copy())), literal_test(comparison, col.copy(), index, dialect, folded=True))
+    def write() -> str:
+        fast = _sqlite_tests(comparison, index) if dialect == "sqlite" else None
+        if fast is not None:
+            exact, folded, _, table = fast
+            return (f"SELECT COALESCE(SUM(CASE WHEN {exact} THEN 1 ELSE 0 END), 0), COALESCE(SUM(CASE WHEN NOT ({exact}) "
+                    f"AND {folded} THEN 1 ELSE 0 END), 0) FROM {table}")
+        from sqlglot import exp
 
-    def count(cond: Any) -> Any:
-        return exp.func("COALESCE", exp.Sum(this=exp.Case(ifs=[exp.If(this=cond, true=exp.Literal.number(1))],
-                                                               default=exp.Literal.number(0))), exp.Literal.number(0))
+        col, tab = stored_column(comparison.stored)
+        exact_e = literal_test(comparison, col, index, dialect, folded=False)
+        only_folded = exp.and_(exp.Not(this=exp.Paren(this=exact_e.copy())),
+                               literal_test(comparison, col.copy(), index, dialect, folded=True))
 
-    sql = exp.select(count(exact), count(only_folded)).from_(table).sql(dialect=sql_dialect(dialect))
+        def count(cond: Any) -> Any:
+            return exp.func("COALESCE", exp.Sum(this=exp.Case(ifs=[exp.If(this=cond, true=exp.Literal.number(1))],
+                                                                   default=exp.Literal.number(0))), exp.Literal.number(0))
+
+        return exp.select(count(exact_e), count(only_folded)).from_(tab).sql(dialect=sql_dialect(dialect))
+
     try:
-        rows = probe_rows(db, sql)
+        rows = probe_rows(db, write, key=_literal_key("counts", comparison, index, dialect))
     except QueryError:
         return None
     if not rows or len(rows[0]) != 2 or not all(isinstance(n, int) for n in rows[0]):
@@ -190,18 +251,26 @@ def literal_counts(db: Any, comparison: Any, index: int, dialect: str) -> tuple[
 def folded_values(db: Any, comparison: Any, index: int, dialect: str, *, limit: int = 3) -> list[tuple[Any, int]]:
     """The stored values (most rows first, at most *limit*) that hold the literal at *index* only trimmed and
     case-folded, each with its row count; ``[]`` when the probe fails."""
-    from sqlglot import exp
-
     from goldeval.answers.sql import QueryError
 
-    col, table = stored_column(comparison.stored)
-    cond = exp.and_(exp.Not(this=exp.Paren(this=literal_test(comparison, col, index, dialect, folded=False))),
-                    literal_test(comparison, col.copy(), index, dialect, folded=True))
-    n = exp.Count(this=exp.Star())
-    q = (exp.select(col.copy(), n).from_(table).where(cond).group_by(col.copy())
-         .order_by(exp.Ordered(this=n.copy(), desc=True), col.copy()).limit(limit))
+    def write() -> str:
+        fast = _sqlite_tests(comparison, index) if dialect == "sqlite" else None
+        if fast is not None:
+            exact, folded, col, table = fast
+            return (f"SELECT {col}, COUNT(*) FROM {table} WHERE NOT ({exact}) AND {folded} GROUP BY {col} "
+                    f"ORDER BY COUNT(*) DESC, {col} LIMIT {int(limit)}")
+        from sqlglot import exp
+
+        col_e, tab = stored_column(comparison.stored)
+        cond = exp.and_(exp.Not(this=exp.Paren(this=literal_test(comparison, col_e, index, dialect, folded=False))),
+                        literal_test(comparison, col_e.copy(), index, dialect, folded=True))
+        n = exp.Count(this=exp.Star())
+        q = (exp.select(col_e.copy(), n).from_(tab).where(cond).group_by(col_e.copy())
+             .order_by(exp.Ordered(this=n.copy(), desc=True), col_e.copy()).limit(limit))
+        return q.sql(dialect=sql_dialect(dialect))
+
     try:
-        return [(r[0], int(r[1])) for r in probe_rows(db, q.sql(dialect=sql_dialect(dialect)))]
+        return [(r[0], int(r[1])) for r in probe_rows(db, write, key=_literal_key(f"values{limit}", comparison, index, dialect))]
     except (QueryError, TypeError, ValueError):
         return []
 
@@ -318,3 +387,144 @@ def foldable(db: Any, comparison: Any) -> bool:
     if comparison.stored is None:
         return False
     return getattr(db, "engine", "sqlite") == "sqlite" or is_text_column(db, comparison.stored)
+
+
+# --- a gate that needs no parse: the text values of the columns a query names, folded, read once -------------
+
+#: A folded value that more than one stored value of a column folds to (``'Asia'`` and ``'asia '``).
+_MANY = object()
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnText:
+    """The distinct text values of one stored column, as the data doubts' gate reads them.
+
+    Attributes:
+        folded: Each folded value (``LOWER(TRIM(v))`` as SQLite computes it) → the one stored value that folds to
+            it, or :data:`_MANY` when several do.
+        padded: A stored value has spaces around it (a ``LIKE`` may change when trimmed).
+    """
+
+    folded: dict[str, Any]
+    padded: bool
+
+
+_COLUMNS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], ColumnText | None]] = weakref.WeakKeyDictionary()
+_PAIRS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], bool]] = weakref.WeakKeyDictionary()
+#: Most distinct text values a column's entry holds; a larger column has none (its queries take the probes).
+_COLUMN_VALUES = 100_000
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def sqlite_fold(text: str) -> str:
+    """SQLite's ``LOWER(TRIM(text))`` in Python: spaces (only) trimmed at both ends, ASCII letters (only)
+    lower-cased, as SQLite's built-in functions do without ICU."""
+    return text.strip(" ").translate(_ASCII_LOWER)
+
+
+def column_text(db: Any, table: str, column: str) -> ColumnText | None:
+    """The :class:`ColumnText` of ``table.column`` on an open SQLite database, read once (one query); ``None`` when
+    it has more than :data:`_COLUMN_VALUES` distinct text values or cannot be read."""
+    try:
+        memo = _COLUMNS.setdefault(db, {})
+    except TypeError:
+        return None
+    key = (table.lower(), column.lower())
+    if key in memo:
+        return memo[key]
+    out: ColumnText | None
+    try:
+        c = sqlite_name(column)
+        rows = db.execute(f"SELECT DISTINCT LOWER(TRIM({c})), {c} FROM {sqlite_name(table)} WHERE typeof({c}) = 'text' "
+                          f"LIMIT {_COLUMN_VALUES + 1}").rows
+        if len(rows) > _COLUMN_VALUES:
+            raise OverflowError
+        folded: dict[str, Any] = {}
+        padded = False
+        for f, v in rows:
+            if folded.setdefault(f, v) != v:
+                folded[f] = _MANY
+            padded = padded or v != v.strip(" ")
+        out = ColumnText(folded, padded)
+    except Exception:  # noqa: BLE001 - no entry: the queries that name this column take the probes
+        out = None
+    memo[key] = out
+    return out
+
+
+def _meet_folded(db: Any, a: tuple[str, str], b: tuple[str, str], ta: ColumnText, tb: ColumnText) -> bool:
+    """Some stored value of column *a* and some of *b* fold alike but differ (remembered per database)."""
+    memo = _PAIRS.setdefault(db, {})
+    key = (a, b) if a <= b else (b, a)
+    hit = memo.get(key)
+    if hit is None:
+        small, large = (ta.folded, tb.folded) if len(ta.folded) <= len(tb.folded) else (tb.folded, ta.folded)
+        hit = any(v is _MANY or (w := large.get(f)) is not None and (w is _MANY or w != v) for f, v in small.items()
+                  if f in large)
+        memo[key] = hit
+    return hit
+
+
+def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
+    """False only when the data doubts (:func:`literal_doubt`, :mod:`goldeval.answers.fragile`) can find nothing in
+    *canonical* on *db*, read from the query's tokens and the text values of the columns it may compare
+    (:func:`column_text`), without a parse or a probe.
+
+    The columns it may compare are those of the tables it names whose names it also holds as words. Nothing can be
+    found when the query makes no comparison (:func:`~goldeval.answers.doubt.may_compare`), or when, on SQLite,
+    every string, number and double-quoted word of the query folds to no stored value of those columns but itself
+    (no literal matches more rows trimmed and case-folded), no two of those columns (or one with itself) hold values
+    that fold alike but differ (no join key or column comparison changes), no ``LIKE`` meets a padded value, and
+    there is no ``GLOB``, ``ILIKE`` or ``BETWEEN`` (patterns and ranges are left to the probes). Anything else, and
+    other engines: True.
+    """
+    from sqlglot.tokens import TokenType
+
+    if not may_compare(canonical, dialect):
+        return False
+    if dialect != "sqlite" or getattr(db, "engine", None) != "sqlite":
+        return True
+    read = query_tokens(canonical, dialect)
+    if read is None or read.types & {TokenType.GLOB, TokenType.ILIKE, TokenType.BETWEEN}:
+        return True
+    try:
+        schema = db.schema()
+    except Exception:  # noqa: BLE001 - no schema: the parse and the probes decide
+        return True
+    words = {t.text.lower() for t in read.tokens if t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)}
+    columns: list[tuple[tuple[str, str], ColumnText]] = []
+    for table, cols in schema.items():
+        if table.lower() not in words:
+            continue
+        for col in cols:
+            if col.lower() in words:
+                text = column_text(db, table, col)
+                if text is None:
+                    return True
+                if text.folded:
+                    columns.append(((table.lower(), col.lower()), text))
+    if TokenType.LIKE in read.types and any(t.padded for _, t in columns):
+        return True
+    for i, (a, ta) in enumerate(columns):
+        for b, tb in columns[i:]:
+            if _meet_folded(db, a, b, ta, tb):
+                return True
+    for tok in read.tokens:
+        kind = tok.token_type
+        if kind is TokenType.NUMBER:
+            try:
+                n = float(tok.text)
+            except ValueError:
+                return True
+            texts = {tok.text, repr(n), str(int(n)) if n.is_integer() else repr(n)}
+        elif kind is TokenType.STRING or kind is TokenType.IDENTIFIER:
+            texts = {tok.text}
+        else:
+            continue
+        for text in texts:
+            f = sqlite_fold(text)
+            for _, t in columns:
+                held = t.folded.get(f)
+                if held is not None and held != text:
+                    return True
+    return False
