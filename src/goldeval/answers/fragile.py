@@ -188,16 +188,23 @@ def fragile_doubt(db: Any, canonical: str, golden_columns: Sequence[str] | None,
         "folded"}``, kept for :func:`judge_normalised`. Otherwise ``(("verified", None), None)``: nothing to fold,
         the re-run fails, or it gives the golden's rows.
     """
+    found, normalised, _ = _fragile(db, canonical, golden_columns, golden_rows, dialect=dialect, rel_tol=rel_tol)
+    return found, normalised
+
+
+def _fragile(db: Any, canonical: str, golden_columns: Sequence[str] | None, golden_rows: Sequence[Sequence[Any]], *,
+             dialect: str, rel_tol: float | None) -> tuple[tuple[str, str | None], dict[str, Any] | None, bool]:
+    """:func:`fragile_doubt`, and whether the normalised query ran and gave the golden's rows."""
     from goldeval.answers.sql import QueryError
 
     built = normalised_query(db, canonical, dialect)
     if built is None:
-        return ("verified", None), None
+        return ("verified", None), None, False
     sql, folded = built
     try:
         res = db.execute(sql)
     except QueryError:
-        return ("verified", None), None
+        return ("verified", None), None, False
     rows = [list(r) for r in res.rows]
     kw = {} if rel_tol is None else {"rel_tol": rel_tol}
     try:
@@ -205,13 +212,13 @@ def fragile_doubt(db: Any, canonical: str, golden_columns: Sequence[str] | None,
         same = judge_answer("", {"kind": "value", "columns": names, "rows": [list(r) for r in golden_rows]},
                             {"columns": list(res.columns), "rows": rows}, **kw).verdict == "match"
     except InputError:  # golden rows the judge cannot read: judge_answer reports them with the case
-        return ("verified", None), None
+        return ("verified", None), None, False
     if same:
-        return ("verified", None), None
+        return ("verified", None), None, True
     what = ", ".join(folded[:3]) + (f" and {len(folded) - 3} more" if len(folded) > 3 else "")
     note = (f"the canonical query gives {_count(len(golden_rows))} as the data are typed, {_count(len(rows))} with its text "
             f"comparisons trimmed and case-folded ({what}): a data-fragile golden")
-    return ("suspect", note), {"query": sql, "columns": list(res.columns), "rows": rows, "folded": folded}
+    return ("suspect", note), {"query": sql, "columns": list(res.columns), "rows": rows, "folded": folded}, False
 
 
 def data_doubts(db: Any, canonical: str, golden_columns: Sequence[str] | None, golden_rows: Sequence[Sequence[Any]], *,
@@ -232,10 +239,10 @@ def data_doubts(db: Any, canonical: str, golden_columns: Sequence[str] | None, g
     if not may_doubt_data(db, canonical, dialect):
         return ("verified", None), None
     lit = literal_doubt(db, canonical, golden_rows, dialect=dialect)
-    frag, norm = fragile_doubt(db, canonical, golden_columns, golden_rows, dialect=dialect, rel_tol=rel_tol)
+    frag, norm, same = _fragile(db, canonical, golden_columns, golden_rows, dialect=dialect, rel_tol=rel_tol)
     if lit[0] == "verified_wrong" and (norm is None or golden_misses(norm["rows"])):
         note = (lit[1] or "").replace(": the golden is empty because the literal misses the data", "")
-        lit = ("suspect", note + ("; trimmed and case-folded the query gives nothing either" if norm is not None else ""))
+        lit = ("suspect", note + ("; trimmed and case-folded, the query gives nothing either" if same or norm is not None else ""))
     return worse_status(lit, frag), norm
 
 
