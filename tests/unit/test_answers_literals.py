@@ -18,9 +18,11 @@ from goldeval.answers.case import judge_case
 from goldeval.answers.fragile import fragile_doubt
 from goldeval.answers.literals import literal_doubt, may_doubt_data
 
+from conftest import SHARED
+
 REPO = Path(__file__).resolve().parents[2]
 SPIDER_DBS = REPO / "examples" / "spider" / "regressions" / "databases"
-SPIDER_DATA = REPO.parent.parent / "shared" / "data" / "spider"
+SPIDER_DATA = SHARED / "data" / "spider"
 
 
 @pytest.fixture
