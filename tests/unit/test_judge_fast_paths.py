@@ -123,7 +123,7 @@ def test_the_literal_check_asks_the_database_once_per_check(tmp_path):
         shared = [literal_doubt(db, q, g) for q, g in zip(queries, goldens)]
     assert shared == fresh and fresh[0][0] == "verified_wrong" and "'dog' (2 rows)" in fresh[1][1]
     # Two probes, each asked once for both queries: the counts, and (as the literal misses) the folded values.
-    assert len(asked) == 2 and all("LOWER(TRIM(pettype))" in q for q in asked)
+    assert len(asked) == 2 and all('LOWER(TRIM("pettype"))' in q for q in asked)
 
 
 def test_the_literal_check_reads_the_schema_only_for_a_double_quoted_word(tmp_path):
