@@ -183,3 +183,26 @@ def test_a_fragile_golden_on_the_shipped_spider_world_database():
         fixed = gold.replace('"english"', '"English"').replace('"dutch"', '"Dutch"').replace('"t"', '"T"')
         rows = [list(r) for r in d.execute(fixed).rows]
         assert len(rows) == 48 and fragile_doubt(d, fixed, None, rows) == (("verified", None), None)
+
+
+def test_duckdb_compares_case_sensitively_and_is_probed_through_sqlglot(tmp_path):
+    # DuckDB's default comparison is case-sensitive too; its probes and the rewrite are printed by sqlglot (text
+    # cast before TRIM), and only columns declared VARCHAR are folded. Made-up rows: 'Asia' and 'Asia ', a padded key.
+    duckdb = pytest.importorskip("duckdb")
+    from goldeval.answers.literals import literal_doubt
+
+    path = tmp_path / "x.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE country (code VARCHAR, name VARCHAR, continent VARCHAR, yr INTEGER)")
+    con.execute("INSERT INTO country VALUES ('AF', 'Afghanistan', 'Asia', 1919), ('CN', 'China', 'Asia ', 1949), ('FR', 'France', 'Europe', 843)")
+    con.execute("CREATE TABLE city (name VARCHAR, countrycode VARCHAR)")
+    con.execute("INSERT INTO city VALUES ('Kabul', 'AF'), ('Beijing', ' CN'), ('Paris', 'FR')")
+    con.close()
+    with ReadOnlyDatabase(path) as d:
+        status, note = literal_doubt(d, "SELECT name FROM country WHERE continent = 'asia'", [], dialect="duckdb")
+        assert status == "verified_wrong" and "'asia' holds 0 rows of country.continent, 2 trimmed" in note
+        assert literal_doubt(d, "SELECT name FROM country WHERE yr = 1919", [["Afghanistan"]], dialect="duckdb") == ("verified", None)
+        (status, note), norm = fragile_doubt(d, "SELECT T2.name FROM country AS T1 JOIN city AS T2 ON T1.code = T2.countrycode",
+                                             None, [["Kabul"], ["Paris"]], dialect="duckdb")
+        assert status == "suspect" and sorted(r[0] for r in norm["rows"]) == ["Beijing", "Kabul", "Paris"]
+        assert fragile_doubt(d, "SELECT name FROM country WHERE continent = 'Europe'", None, [["France"]], dialect="duckdb") == (("verified", None), None)
