@@ -36,7 +36,8 @@ from typing import Any
 from goldeval.answers.answer import judge_answer
 from goldeval.answers.doubt import sql_dialect
 from goldeval.answers.literals import (canonical_comparisons, fold, foldable, golden_misses, is_text_column, literal_counts,
-                                       literal_doubt, literal_test, may_doubt_data, probe_literal, probe_rows, sqlite_name, stored_column,
+                                       literal_doubt, literal_test, may_doubt_data, probe_literal, probe_rows, sqlite_engine, sqlite_name,
+                                       stored_column,
                                        text_only)
 from goldeval.answers.gold import worse_status
 from goldeval.errors import InputError
@@ -66,7 +67,7 @@ def keys_meet_folded(db: Any, a: Any, b: Any, dialect: str) -> bool | None:
         return exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
     def write() -> str:
-        if dialect == "sqlite":
+        if dialect == "sqlite" and sqlite_engine(db):
             sides = []
             for st in (a, b):
                 col, table = sqlite_name(st.column), sqlite_name(st.table)
@@ -104,7 +105,7 @@ def _to_fold(db: Any, comparisons: Sequence[Any], dialect: str) -> list[int]:
     return out
 
 
-def _folded_form(cmp: Any, dialect: str) -> Any:
+def _folded_form(cmp: Any, dialect: str, guard: bool) -> Any:
     """The node that replaces *cmp*'s: its own test OR the same test trimmed and case-folded (the OR keeps every
     row the engine's comparison keeps, type affinity included), negated where the comparison is (``!=``,
     ``NOT LIKE``); a ``NOT`` above it stays above it. Two text columns compare folded only (folded equality holds
@@ -119,10 +120,10 @@ def _folded_form(cmp: Any, dialect: str) -> Any:
             lits = [probe_literal(e, v) for e, v in zip(cmp.literals, cmp.values)]
             own = exp.In(this=col.copy(), expressions=lits)
             folded = text_only(col, exp.In(this=fold(col.copy(), dialect), expressions=[fold(e.copy(), dialect) for e in lits]),
-                               dialect)
+                               dialect, guard=guard)
         else:
             own = literal_test(cmp, col.copy(), 0, dialect, folded=False)
-            folded = literal_test(cmp, col.copy(), 0, dialect, folded=True)
+            folded = literal_test(cmp, col.copy(), 0, dialect, folded=True, guard=guard)
         new: Any = exp.Paren(this=exp.Or(this=own, expression=folded))
     elif isinstance(node, exp.In):
         query = node.args["query"]
@@ -161,7 +162,7 @@ def normalised_query(db: Any, canonical: str, dialect: str) -> tuple[str, list[s
     shown = [comparisons[i].shown(dialect) for i in chosen]
     # Replaced innermost first: a comparison inside another's subquery is folded before its parent is copied.
     for i in sorted(chosen, key=lambda i: -mine[i].node.depth):
-        mine[i].node.replace(_folded_form(mine[i], dialect))
+        mine[i].node.replace(_folded_form(mine[i], dialect, sqlite_engine(db)))
     return copy.sql(dialect=sql_dialect(dialect)), shown
 
 

@@ -24,7 +24,7 @@ from goldeval.answers.comparisons import query_comparisons
 from goldeval.answers.doubt import may_compare, parsed_query, query_tokens, sql_dialect
 
 __all__ = ["literal_doubt", "canonical_comparisons", "literal_counts", "literal_test", "folded_values", "golden_misses",
-           "probe_literal", "probe_rows", "fold", "stored_column", "column_types", "is_text_column", "foldable", "text_only", "sqlite_name",
+           "probe_literal", "probe_rows", "fold", "stored_column", "column_types", "is_text_column", "foldable", "text_only", "sqlite_name", "sqlite_engine",
            "ColumnText", "column_text", "sqlite_fold", "may_doubt_data"]
 
 
@@ -124,34 +124,40 @@ def probe_literal(node: Any, value: Any) -> Any:
     return node.copy() if isinstance(node, (exp.Literal, exp.Neg)) else exp.Literal.string(str(value))
 
 
-def text_only(column: Any, test: Any, dialect: str) -> Any:
-    """*test* (a folded comparison of *column*) kept to text values: in SQLite ``typeof(column) = 'text' AND test``
+def sqlite_engine(db: Any) -> bool:
+    """True when *db* runs its queries on SQLite (a PostgreSQL database may read SQLite's dialect and translate it)."""
+    return getattr(db, "engine", "sqlite") == "sqlite"
+
+
+def text_only(column: Any, test: Any, dialect: str, *, guard: bool | None = None) -> Any:
+    """*test* (a folded comparison of *column*) kept to text values: on SQLite ``typeof(column) = 'text' AND test``
     (a number's text compares otherwise: ``'2000000' BETWEEN '160000' AND '900000'``; a column declared ``bool``
-    may still hold the text 'T'); elsewhere *test* itself (only columns declared text are folded there)."""
+    may still hold the text 'T'); elsewhere *test* itself (only columns declared text are folded there). *guard*:
+    whether the engine is SQLite (default: *dialect* is ``sqlite``)."""
     from sqlglot import exp
 
-    if dialect != "sqlite":
+    if not (dialect == "sqlite" if guard is None else guard):
         return test
     return exp.and_(exp.EQ(this=exp.Anonymous(this="typeof", expressions=[column.copy()]), expression=exp.Literal.string("text")),
                     test)
 
 
-def literal_test(comparison: Any, column: Any, index: int, dialect: str, *, folded: bool) -> Any:
+def literal_test(comparison: Any, column: Any, index: int, dialect: str, *, folded: bool, guard: bool | None = None) -> Any:
     """The test a literal of *comparison* puts to *column* (a node, used in the test as given), positively (``!=``
     as ``=``, ``NOT IN`` as ``=`` with the item at *index*, ``NOT LIKE`` as ``LIKE``): with the database's own
     comparison, or *folded* (both sides trimmed and case-folded, :func:`fold`, on text values only:
-    :func:`text_only`)."""
+    :func:`text_only`, *guard* as there)."""
     from sqlglot import exp
 
     f = (lambda e: fold(e, dialect)) if folded else (lambda e: e)
     lits = [probe_literal(n, v) for n, v in zip(comparison.literals, comparison.values)]
-    guard = column.copy()
+    typed = column.copy()
     if comparison.op == "between":
         test = exp.Between(this=f(column), low=f(lits[0]), high=f(lits[1]))
     else:
         cls = {"=": exp.EQ, "like": exp.Like, "ilike": exp.ILike, "glob": exp.Glob}[comparison.op]
         test = cls(this=f(column), expression=f(lits[index]))
-    return text_only(guard, test, dialect) if folded else test
+    return text_only(typed, test, dialect, guard=guard) if folded else test
 
 
 def stored_column(stored: Any) -> tuple[Any, Any]:
@@ -221,7 +227,7 @@ def literal_counts(db: Any, comparison: Any, index: int, dialect: str) -> tuple[
     from goldeval.answers.sql import QueryError
 
     def write() -> str:
-        fast = _sqlite_tests(comparison, index) if dialect == "sqlite" else None
+        fast = _sqlite_tests(comparison, index) if dialect == "sqlite" and sqlite_engine(db) else None
         if fast is not None:
             exact, folded, _, table = fast
             return (f"SELECT COALESCE(SUM(CASE WHEN {exact} THEN 1 ELSE 0 END), 0), COALESCE(SUM(CASE WHEN NOT ({exact}) "
@@ -231,7 +237,7 @@ def literal_counts(db: Any, comparison: Any, index: int, dialect: str) -> tuple[
         col, tab = stored_column(comparison.stored)
         exact_e = literal_test(comparison, col, index, dialect, folded=False)
         only_folded = exp.and_(exp.Not(this=exp.Paren(this=exact_e.copy())),
-                               literal_test(comparison, col.copy(), index, dialect, folded=True))
+                               literal_test(comparison, col.copy(), index, dialect, folded=True, guard=sqlite_engine(db)))
 
         def count(cond: Any) -> Any:
             return exp.func("COALESCE", exp.Sum(this=exp.Case(ifs=[exp.If(this=cond, true=exp.Literal.number(1))],
@@ -254,7 +260,7 @@ def folded_values(db: Any, comparison: Any, index: int, dialect: str, *, limit: 
     from goldeval.answers.sql import QueryError
 
     def write() -> str:
-        fast = _sqlite_tests(comparison, index) if dialect == "sqlite" else None
+        fast = _sqlite_tests(comparison, index) if dialect == "sqlite" and sqlite_engine(db) else None
         if fast is not None:
             exact, folded, col, table = fast
             return (f"SELECT {col}, COUNT(*) FROM {table} WHERE NOT ({exact}) AND {folded} GROUP BY {col} "
@@ -263,7 +269,7 @@ def folded_values(db: Any, comparison: Any, index: int, dialect: str, *, limit: 
 
         col_e, tab = stored_column(comparison.stored)
         cond = exp.and_(exp.Not(this=exp.Paren(this=literal_test(comparison, col_e, index, dialect, folded=False))),
-                        literal_test(comparison, col_e.copy(), index, dialect, folded=True))
+                        literal_test(comparison, col_e.copy(), index, dialect, folded=True, guard=sqlite_engine(db)))
         n = exp.Count(this=exp.Star())
         q = (exp.select(col_e.copy(), n).from_(tab).where(cond).group_by(col_e.copy())
              .order_by(exp.Ordered(this=n.copy(), desc=True), col_e.copy()).limit(limit))
@@ -386,7 +392,7 @@ def foldable(db: Any, comparison: Any) -> bool:
     declared text (:func:`is_text_column`)."""
     if comparison.stored is None:
         return False
-    return getattr(db, "engine", "sqlite") == "sqlite" or is_text_column(db, comparison.stored)
+    return sqlite_engine(db) or is_text_column(db, comparison.stored)
 
 
 # --- a gate that needs no parse: the text values of the columns a query names, folded, read once -------------
