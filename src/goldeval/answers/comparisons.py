@@ -78,7 +78,14 @@ class Comparison:
 
 
 def literal_value(e: Any) -> str | int | float | None:
-    """The value of a literal node (``'x'``, ``3``, ``-2.5``), or ``None`` when *e* is not one."""
+    """The value of a literal node.
+
+    Args:
+        e: A sqlglot node.
+
+    Returns:
+        ``'x'``, ``3``, ``-2.5`` for the literals ``'x'``, ``3``, ``-2.5``; ``None`` when *e* is not a literal.
+    """
     from sqlglot import exp
 
     neg = False

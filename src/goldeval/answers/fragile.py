@@ -51,11 +51,19 @@ __all__ = ["keys_meet_folded", "normalised_query", "fragile_doubt", "data_doubts
 NORMALISED_KEY = "normalised_result"
 
 def keys_meet_folded(db: Any, a: Any, b: Any, dialect: str) -> bool | None:
-    """True when some stored value of column *a* and some of column *b* (two
-    :class:`~goldeval.answers.comparisons.Stored` text columns) are equal trimmed and case-folded but not by the
-    database's own comparison (``' AF'`` and ``'AF'``; ``'Asia'`` and ``'asia'``): a join or comparison of the two
-    that the normalisation would change. One probe over their distinct values, remembered per database; ``None``
-    when it fails."""
+    """Whether two text columns hold values that are equal trimmed and case-folded but not by the database's own
+    comparison (``' AF'`` and ``'AF'``; ``'Asia'`` and ``'asia'``): a join or comparison of the two that the
+    normalisation would change.
+
+    Args:
+        db: An open read-only database.
+        a: A :class:`~goldeval.answers.comparisons.Stored` text column.
+        b: Another (or the same: a self-join).
+        dialect: The dialect the probe is printed in.
+
+    Returns:
+        The answer of one probe over their distinct text values, remembered per database; ``None`` when it fails.
+    """
     from sqlglot import exp
 
     from goldeval.answers.sql import QueryError
@@ -146,6 +154,9 @@ def normalised_query(db: Any, canonical: str, dialect: str) -> tuple[str, list[s
         db: The open read-only database the probes ask.
         canonical: The golden's canonical query.
         dialect: Its sqlglot dialect.
+
+    Returns:
+        ``(sql, folded)``: the rewritten query and the comparisons it folded, or ``None``.
     """
     from goldeval.answers.comparisons import query_comparisons
 
@@ -234,8 +245,18 @@ def data_doubts(db: Any, canonical: str, golden_columns: Sequence[str] | None, g
     normalised query gives something; when it gives nothing either, the literal is not why the golden is empty
     and the doubt is ``suspect``.
 
+    Args:
+        db: An open read-only database.
+        canonical: The golden's canonical query.
+        golden_columns: The golden's column names, or ``None``.
+        golden_rows: The golden rows.
+        dialect: sqlglot dialect of *canonical*.
+        rel_tol: The judge's relative tolerance (``None``: its default).
+
     Returns:
         ``((status, note), normalised)`` as :func:`fragile_doubt`, the two statuses merged (the worse, both notes).
+
+    Source: goldeval issue 26, items 1 and 2.
     """
     if not may_doubt_data(db, canonical, dialect):
         return ("verified", None), None

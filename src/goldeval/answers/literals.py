@@ -23,13 +23,20 @@ from typing import Any
 from goldeval.answers.comparisons import query_comparisons
 from goldeval.answers.doubt import may_compare, parsed_query, query_tokens, sql_dialect
 
-__all__ = ["literal_doubt", "canonical_comparisons", "literal_counts", "literal_test", "folded_values", "golden_misses",
-           "probe_literal", "probe_rows", "fold", "stored_column", "column_types", "is_text_column", "foldable", "text_only", "sqlite_name", "sqlite_engine",
-           "ColumnText", "column_text", "sqlite_fold", "may_doubt_data"]
+__all__ = ["literal_doubt", "canonical_comparisons", "literal_counts", "literal_test", "golden_misses", "probe_literal",
+           "probe_rows", "fold", "stored_column", "is_text_column", "foldable", "text_only", "sqlite_name", "sqlite_engine",
+           "may_doubt_data"]
 
 
 def golden_misses(rows: Sequence[Sequence[Any]]) -> bool:
-    """True for golden rows that found nothing: empty, every cell NULL, or a single 0 (a count over nothing)."""
+    """True for golden rows that found nothing: empty, every cell NULL, or a single 0 (a count over nothing).
+
+    Args:
+        rows: The golden rows, ``(n, k)``.
+
+    Returns:
+        Whether they found nothing.
+    """
     if not rows:
         return True
     cells = [c for r in rows for c in r]
@@ -85,10 +92,18 @@ _COMPARED_ENTRIES = 1024
 
 
 def canonical_comparisons(db: Any, canonical: str, dialect: str) -> tuple[Any, list[Any]]:
-    """``(tree, comparisons)``: the canonical query parsed once (:func:`parsed_query`, shared: not to be changed)
-    and its comparisons (:func:`~goldeval.answers.comparisons.query_comparisons`, the schema read from *db* only
-    when one is needed), remembered per open database. ``(None, [])`` when the query does not parse or holds no
-    comparison token (:func:`may_compare`)."""
+    """The canonical query parsed once and its comparisons, remembered per open database.
+
+    Args:
+        db: An open read-only database (its ``schema()`` read only when a column must be found among tables).
+        canonical: The golden's canonical query.
+        dialect: Its sqlglot dialect.
+
+    Returns:
+        ``(tree, comparisons)``: the tree of :func:`~goldeval.answers.doubt.parsed_query` (shared: not to be
+        changed) and :func:`~goldeval.answers.comparisons.query_comparisons` of it; ``(None, [])`` when the query
+        does not parse or holds no comparison token (:func:`~goldeval.answers.doubt.may_compare`).
+    """
     if not may_compare(canonical, dialect):
         return None, []
     key = (canonical, dialect)
@@ -108,9 +123,16 @@ def canonical_comparisons(db: Any, canonical: str, dialect: str) -> tuple[Any, l
 
 
 def fold(e: Any, dialect: str) -> Any:
-    """``LOWER(TRIM(e))``: *e* as text, without surrounding spaces, case-folded (a new node; *e* is used as given).
-    Outside SQLite the value is cast to text first (PostgreSQL has no ``TRIM`` of a number); SQLite's ``TRIM`` of
-    a number is its text already."""
+    """*e* as text, without surrounding spaces, case-folded: ``LOWER(TRIM(e))``.
+
+    Args:
+        e: A sqlglot node, used in the result as given (copy it first when it stays in a tree).
+        dialect: The dialect the result is printed in. Outside SQLite the value is cast to text first (PostgreSQL
+            has no ``TRIM`` of a number); SQLite's ``TRIM`` of a number is its text already.
+
+    Returns:
+        A new node.
+    """
     from sqlglot import exp
 
     inner = e if dialect == "sqlite" else exp.Cast(this=e, to=exp.DataType.build("text"))
@@ -118,22 +140,46 @@ def fold(e: Any, dialect: str) -> Any:
 
 
 def probe_literal(node: Any, value: Any) -> Any:
-    """A literal as a probe writes it: the node itself (copied), or a string for SQLite's double-quoted word."""
+    """A literal as a probe writes it.
+
+    Args:
+        node: The literal's node in the query (``exp.Literal``, ``exp.Neg``, or SQLite's double-quoted word).
+        value: Its value (:attr:`~goldeval.answers.comparisons.Comparison.values`).
+
+    Returns:
+        A copy of *node*, or a string literal of *value* for the double-quoted word.
+    """
     from sqlglot import exp
 
     return node.copy() if isinstance(node, (exp.Literal, exp.Neg)) else exp.Literal.string(str(value))
 
 
 def sqlite_engine(db: Any) -> bool:
-    """True when *db* runs its queries on SQLite (a PostgreSQL database may read SQLite's dialect and translate it)."""
+    """Whether *db* runs its queries on SQLite (a PostgreSQL database may read SQLite's dialect and translate it).
+
+    Args:
+        db: An open database (its ``engine``).
+
+    Returns:
+        True for SQLite (and for an object that names no engine).
+    """
     return getattr(db, "engine", "sqlite") == "sqlite"
 
 
 def text_only(column: Any, test: Any, dialect: str, *, guard: bool | None = None) -> Any:
-    """*test* (a folded comparison of *column*) kept to text values: on SQLite ``typeof(column) = 'text' AND test``
-    (a number's text compares otherwise: ``'2000000' BETWEEN '160000' AND '900000'``; a column declared ``bool``
-    may still hold the text 'T'); elsewhere *test* itself (only columns declared text are folded there). *guard*:
-    whether the engine is SQLite (default: *dialect* is ``sqlite``)."""
+    """A folded comparison kept to text values.
+
+    Args:
+        column: The compared column's node (copied into the guard).
+        test: The folded comparison of *column*.
+        dialect: The dialect the result is printed in.
+        guard: Whether the engine is SQLite (default: *dialect* is ``sqlite``).
+
+    Returns:
+        On SQLite ``typeof(column) = 'text' AND test`` (a number's text compares otherwise: ``'2000000' BETWEEN
+        '160000' AND '900000'``; a column declared ``bool`` may still hold the text 'T'); elsewhere *test* itself
+        (only columns declared text are folded there).
+    """
     from sqlglot import exp
 
     if not (dialect == "sqlite" if guard is None else guard):
@@ -143,10 +189,20 @@ def text_only(column: Any, test: Any, dialect: str, *, guard: bool | None = None
 
 
 def literal_test(comparison: Any, column: Any, index: int, dialect: str, *, folded: bool, guard: bool | None = None) -> Any:
-    """The test a literal of *comparison* puts to *column* (a node, used in the test as given), positively (``!=``
-    as ``=``, ``NOT IN`` as ``=`` with the item at *index*, ``NOT LIKE`` as ``LIKE``): with the database's own
-    comparison, or *folded* (both sides trimmed and case-folded, :func:`fold`, on text values only:
-    :func:`text_only`, *guard* as there)."""
+    """The test a literal of a comparison puts to a column, positively (``!=`` as ``=``, ``NOT IN`` as ``=`` with
+    one item, ``NOT LIKE`` as ``LIKE``).
+
+    Args:
+        comparison: A :class:`~goldeval.answers.comparisons.Comparison` with literals.
+        column: The column's node, used in the test as given.
+        index: Which literal (an ``IN`` list's item; ignored for ``BETWEEN``, which tests both bounds).
+        dialect: The dialect the test is printed in.
+        folded: Both sides trimmed and case-folded (:func:`fold`), on text values only (:func:`text_only`).
+        guard: As :func:`text_only`.
+
+    Returns:
+        A new node: the database's own comparison, or its folded form.
+    """
     from sqlglot import exp
 
     f = (lambda e: fold(e, dialect)) if folded else (lambda e: e)
@@ -161,16 +217,29 @@ def literal_test(comparison: Any, column: Any, index: int, dialect: str, *, fold
 
 
 def stored_column(stored: Any) -> tuple[Any, Any]:
-    """``(column node, table node)`` for a :class:`~goldeval.answers.comparisons.Stored` column, quoted as the
-    query quoted them (PostgreSQL folds unquoted names to lower case; a quoted one keeps its case)."""
+    """Nodes for a stored column and its table, quoted as the query quoted them (PostgreSQL folds unquoted names
+    to lower case; a quoted one keeps its case).
+
+    Args:
+        stored: A :class:`~goldeval.answers.comparisons.Stored` column.
+
+    Returns:
+        ``(column node, table node)``, new nodes.
+    """
     from sqlglot import exp
 
     return (exp.column(stored.column, quoted=stored.column_quoted), exp.table_(stored.table, quoted=stored.table_quoted))
 
 
 def sqlite_name(name: str) -> str:
-    """*name* as a quoted SQLite identifier (``"…"``, a ``"`` doubled): SQLite matches names without regard to
-    case, quoted or not."""
+    """*name* as a quoted SQLite identifier (SQLite matches names without regard to case, quoted or not).
+
+    Args:
+        name: A table or column name.
+
+    Returns:
+        ``"name"``, each ``"`` in it doubled.
+    """
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -254,7 +323,7 @@ def literal_counts(db: Any, comparison: Any, index: int, dialect: str) -> tuple[
     return int(rows[0][0]), int(rows[0][1])
 
 
-def folded_values(db: Any, comparison: Any, index: int, dialect: str, *, limit: int = 3) -> list[tuple[Any, int]]:
+def _folded_values(db: Any, comparison: Any, index: int, dialect: str, *, limit: int = 3) -> list[tuple[Any, int]]:
     """The stored values (most rows first, at most *limit*) that hold the literal at *index* only trimmed and
     case-folded, each with its row count; ``[]`` when the probe fails."""
     from goldeval.answers.sql import QueryError
@@ -325,7 +394,7 @@ def literal_doubt(db: Any, canonical: str, golden_rows: Sequence[Sequence[Any]],
             counts = literal_counts(db, cmp, i, dialect)
             if counts is None or counts[0] or not counts[1]:
                 continue
-            shown = ", ".join(f"{v!r} ({_rows(n)})" for v, n in folded_values(db, cmp, i, dialect))
+            shown = ", ".join(f"{v!r} ({_rows(n)})" for v, n in _folded_values(db, cmp, i, dialect))
             lit = (f"{cmp.values[0]!r} and {cmp.values[1]!r}" if cmp.op == "between" else repr(cmp.values[i]))
             held = "hold" if cmp.op == "between" else "holds"
             note = (f"the canonical query compares {cmp.shown(dialect)}: {lit} {held} 0 rows of "
@@ -343,7 +412,7 @@ def literal_doubt(db: Any, canonical: str, golden_rows: Sequence[Sequence[Any]],
 _TYPES: weakref.WeakKeyDictionary[Any, dict[str, dict[str, str]]] = weakref.WeakKeyDictionary()
 
 
-def column_types(db: Any) -> dict[str, dict[str, str]]:
+def _column_types(db: Any) -> dict[str, dict[str, str]]:
     """``{table (lower): {column (lower): declared type (upper)}}`` of an open database, read once (SQLite:
     ``PRAGMA table_info`` of each table of ``db.schema()``; DuckDB and PostgreSQL: ``information_schema.columns``).
     ``{}`` when they cannot be read."""
@@ -375,10 +444,20 @@ _TEXT_TYPES = ("VARCHAR", "TEXT", "CHAR", "CHARACTER", "BPCHAR", "STRING", "NVAR
 
 
 def is_text_column(db: Any, stored: Any) -> bool:
-    """True when *stored* (a :class:`~goldeval.answers.comparisons.Stored` column) is declared to hold text: in
-    SQLite, TEXT affinity (the declared type holds ``CHAR``, ``CLOB`` or ``TEXT`` and not ``INT``: SQLite's rule);
-    elsewhere a character type. A column whose type is unknown is not."""
-    ty = column_types(db).get(stored.table.lower(), {}).get(stored.column.lower())
+    """Whether a stored column is declared to hold text.
+
+    Args:
+        db: An open database (its declared types are read once: SQLite ``PRAGMA table_info``, elsewhere
+            ``information_schema.columns``).
+        stored: A :class:`~goldeval.answers.comparisons.Stored` column.
+
+    Returns:
+        In SQLite, TEXT affinity (the declared type holds ``CHAR``, ``CLOB`` or ``TEXT`` and not ``INT``: SQLite's
+        rule); elsewhere a character type. False for a column whose type is unknown.
+
+    Source: https://www.sqlite.org/datatype3.html ("Determination Of Column Affinity").
+    """
+    ty = _column_types(db).get(stored.table.lower(), {}).get(stored.column.lower())
     if ty is None:
         return False
     if getattr(db, "engine", "sqlite") == "sqlite":
@@ -387,9 +466,17 @@ def is_text_column(db: Any, stored: Any) -> bool:
 
 
 def foldable(db: Any, comparison: Any) -> bool:
-    """True when a literal comparison's column may be probed folded: in SQLite always (the folded test reads text
-    values only, ``typeof(col) = 'text'``, whatever the column's declared type); elsewhere when the column is
-    declared text (:func:`is_text_column`)."""
+    """Whether a literal comparison's column may be probed folded.
+
+    Args:
+        db: An open database.
+        comparison: A :class:`~goldeval.answers.comparisons.Comparison`.
+
+    Returns:
+        False when its column is not traced to a table; on SQLite True (the folded test reads text values only,
+        ``typeof(col) = 'text'``, whatever the column's declared type); elsewhere whether the column is declared
+        text (:func:`is_text_column`).
+    """
     if comparison.stored is None:
         return False
     return sqlite_engine(db) or is_text_column(db, comparison.stored)
@@ -402,7 +489,7 @@ _MANY = object()
 
 
 @dataclass(frozen=True, slots=True)
-class ColumnText:
+class _ColumnText:
     """The distinct text values of one stored column, as the data doubts' gate reads them.
 
     Attributes:
@@ -415,21 +502,21 @@ class ColumnText:
     padded: bool
 
 
-_COLUMNS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], ColumnText | None]] = weakref.WeakKeyDictionary()
+_COLUMNS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], _ColumnText | None]] = weakref.WeakKeyDictionary()
 _PAIRS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], bool]] = weakref.WeakKeyDictionary()
 #: Most distinct text values a column's entry holds; a larger column has none (its queries take the probes).
 _COLUMN_VALUES = 100_000
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def sqlite_fold(text: str) -> str:
+def _sqlite_fold(text: str) -> str:
     """SQLite's ``LOWER(TRIM(text))`` in Python: spaces (only) trimmed at both ends, ASCII letters (only)
     lower-cased, as SQLite's built-in functions do without ICU."""
     return text.strip(" ").translate(_ASCII_LOWER)
 
 
-def column_text(db: Any, table: str, column: str) -> ColumnText | None:
-    """The :class:`ColumnText` of ``table.column`` on an open SQLite database, read once (one query); ``None`` when
+def _column_text(db: Any, table: str, column: str) -> _ColumnText | None:
+    """The :class:`_ColumnText` of ``table.column`` on an open SQLite database, read once (one query); ``None`` when
     it has more than :data:`_COLUMN_VALUES` distinct text values or cannot be read."""
     try:
         memo = _COLUMNS.setdefault(db, {})
@@ -438,7 +525,7 @@ def column_text(db: Any, table: str, column: str) -> ColumnText | None:
     key = (table.lower(), column.lower())
     if key in memo:
         return memo[key]
-    out: ColumnText | None
+    out: _ColumnText | None
     try:
         c = sqlite_name(column)
         rows = db.execute(f"SELECT DISTINCT LOWER(TRIM({c})), {c} FROM {sqlite_name(table)} WHERE typeof({c}) = 'text' "
@@ -451,14 +538,14 @@ def column_text(db: Any, table: str, column: str) -> ColumnText | None:
             if folded.setdefault(f, v) != v:
                 folded[f] = _MANY
             padded = padded or v != v.strip(" ")
-        out = ColumnText(folded, padded)
+        out = _ColumnText(folded, padded)
     except Exception:  # noqa: BLE001 - no entry: the queries that name this column take the probes
         out = None
     memo[key] = out
     return out
 
 
-def _meet_folded(db: Any, a: tuple[str, str], b: tuple[str, str], ta: ColumnText, tb: ColumnText) -> bool:
+def _meet_folded(db: Any, a: tuple[str, str], b: tuple[str, str], ta: _ColumnText, tb: _ColumnText) -> bool:
     """Some stored value of column *a* and some of *b* fold alike but differ (remembered per database)."""
     memo = _PAIRS.setdefault(db, {})
     key = (a, b) if a <= b else (b, a)
@@ -472,9 +559,17 @@ def _meet_folded(db: Any, a: tuple[str, str], b: tuple[str, str], ta: ColumnText
 
 
 def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
-    """False only when the data doubts (:func:`literal_doubt`, :mod:`goldeval.answers.fragile`) can find nothing in
-    *canonical* on *db*, read from the query's tokens and the text values of the columns it may compare
-    (:func:`column_text`), without a parse or a probe.
+    """Whether the data doubts (:func:`literal_doubt`, :mod:`goldeval.answers.fragile`) may find something in a
+    canonical query, read from its tokens and the text values of the columns it may compare (:func:`_column_text`,
+    read once a column), without a parse or a probe.
+
+    Args:
+        db: An open read-only database.
+        canonical: The golden's canonical query.
+        dialect: Its sqlglot dialect.
+
+    Returns:
+        False only when nothing can be found (below); the probes then need not run.
 
     The columns it may compare are those of the tables it names whose names it also holds as words. Nothing can be
     found when the query makes no comparison (:func:`~goldeval.answers.doubt.may_compare`), or when, on SQLite,
@@ -498,13 +593,13 @@ def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
     except Exception:  # noqa: BLE001 - no schema: the parse and the probes decide
         return True
     words = {t.text.lower() for t in read.tokens if t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)}
-    columns: list[tuple[tuple[str, str], ColumnText]] = []
+    columns: list[tuple[tuple[str, str], _ColumnText]] = []
     for table, cols in schema.items():
         if table.lower() not in words:
             continue
         for col in cols:
             if col.lower() in words:
-                text = column_text(db, table, col)
+                text = _column_text(db, table, col)
                 if text is None:
                     return True
                 if text.folded:
@@ -528,7 +623,7 @@ def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
         else:
             continue
         for text in texts:
-            f = sqlite_fold(text)
+            f = _sqlite_fold(text)
             for _, t in columns:
                 held = t.folded.get(f)
                 if held is not None and held != text:
