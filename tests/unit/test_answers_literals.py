@@ -169,3 +169,13 @@ def test_the_gate_never_skips_what_the_probes_find(db):
     assert skipped >= 3
     assert not may_doubt_data(db, "SELECT name FROM country WHERE continent = 'Asia'", "sqlite")
     assert may_doubt_data(db, "SELECT name FROM country WHERE continent = 'asia'", "sqlite")
+
+
+def test_the_gate_reads_no_column_past_its_bounds(db, monkeypatch):
+    # A column over the bound has no entry: the queries that name it take the probes (the gate says "may"), and
+    # the doubts are the ones the probes find.
+    from goldeval.answers import literals
+
+    monkeypatch.setattr(literals, "_DATABASE_CHARS", 10)
+    assert may_doubt_data(db, "SELECT name FROM country WHERE continent = 'Asia'", "sqlite")
+    assert literal_doubt(db, "SELECT name FROM country WHERE continent = 'Asia'", [["a"], ["b"]]) == ("verified", None)

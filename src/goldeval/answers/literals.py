@@ -504,8 +504,12 @@ class _ColumnText:
 
 _COLUMNS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], _ColumnText | None]] = weakref.WeakKeyDictionary()
 _PAIRS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], bool]] = weakref.WeakKeyDictionary()
-#: Most distinct text values a column's entry holds; a larger column has none (its queries take the probes).
+_COLUMN_CHARS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+#: Most distinct text values a column's entry holds, and most characters the entries of one database hold in all;
+#: a column past either has none (the queries that name it take the parse and the probes).
 _COLUMN_VALUES = 100_000
+_DATABASE_CHARS = 4_000_000
+_PAIRS_ENTRIES = 4096
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -517,7 +521,8 @@ def _sqlite_fold(text: str) -> str:
 
 def _column_text(db: Any, table: str, column: str) -> _ColumnText | None:
     """The :class:`_ColumnText` of ``table.column`` on an open SQLite database, read once (one query); ``None`` when
-    it has more than :data:`_COLUMN_VALUES` distinct text values or cannot be read."""
+    it has more than :data:`_COLUMN_VALUES` distinct text values, would take the database's entries past
+    :data:`_DATABASE_CHARS` characters, or cannot be read."""
     try:
         memo = _COLUMNS.setdefault(db, {})
     except TypeError:
@@ -532,6 +537,10 @@ def _column_text(db: Any, table: str, column: str) -> _ColumnText | None:
                           f"LIMIT {_COLUMN_VALUES + 1}").rows
         if len(rows) > _COLUMN_VALUES:
             raise OverflowError
+        chars = _COLUMN_CHARS.get(db, 0) + sum(len(f) + len(v) for f, v in rows)
+        if chars > _DATABASE_CHARS:
+            raise OverflowError
+        _COLUMN_CHARS[db] = chars
         folded: dict[str, Any] = {}
         padded = False
         for f, v in rows:
@@ -554,6 +563,8 @@ def _meet_folded(db: Any, a: tuple[str, str], b: tuple[str, str], ta: _ColumnTex
         small, large = (ta.folded, tb.folded) if len(ta.folded) <= len(tb.folded) else (tb.folded, ta.folded)
         hit = any(v is _MANY or (w := large.get(f)) is not None and (w is _MANY or w != v) for f, v in small.items()
                   if f in large)
+        if len(memo) >= _PAIRS_ENTRIES:
+            memo.clear()
         memo[key] = hit
     return hit
 
