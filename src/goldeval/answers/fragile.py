@@ -166,15 +166,18 @@ def normalised_query(db: Any, canonical: str, dialect: str) -> tuple[str, list[s
     chosen = _to_fold(db, comparisons, dialect)
     if not chosen:
         return None
-    copy = tree.copy()
-    mine = query_comparisons(copy, dialect=dialect, schema=db.schema)
-    if len(mine) != len(comparisons):
+    try:
+        copy = tree.copy()
+        mine = query_comparisons(copy, dialect=dialect, schema=db.schema)
+        if len(mine) != len(comparisons):
+            return None
+        shown = [comparisons[i].shown(dialect) for i in chosen]
+        # Replaced innermost first: a comparison inside another's subquery is folded before its parent is copied.
+        for i in sorted(chosen, key=lambda i: -mine[i].node.depth):
+            mine[i].node.replace(_folded_form(mine[i], dialect, sqlite_engine(db)))
+        return copy.sql(dialect=sql_dialect(dialect)), shown
+    except Exception:  # noqa: BLE001 - a tree sqlglot cannot rewrite or print: no re-run, no doubt (never a crash)
         return None
-    shown = [comparisons[i].shown(dialect) for i in chosen]
-    # Replaced innermost first: a comparison inside another's subquery is folded before its parent is copied.
-    for i in sorted(chosen, key=lambda i: -mine[i].node.depth):
-        mine[i].node.replace(_folded_form(mine[i], dialect, sqlite_engine(db)))
-    return copy.sql(dialect=sql_dialect(dialect)), shown
 
 
 def _count(n: int) -> str:
