@@ -92,7 +92,7 @@ def test_the_prediction_equal_to_the_folded_result_matches_and_the_golden_is_ver
     o = _v(dirty, ASIA, "SELECT name FROM country WHERE lower(trim(continent)) = 'asia'")
     v = o.verdict
     assert v.verdict == "match" and v.gold_status == "verified_wrong" and not v.needs_human
-    assert v.details["rule_verdict"]["verdict"] == "no_match"
+    assert v.details["rule_verdict"]["verdict"] == "no_match" == v.details["verdict_against_golden"]["verdict"]
     assert "3 rows" in v.why and "1 row as the data are typed" in v.gold_note
     assert pass_rate_class(o) == "verified_wrong"                # out of the pass rate, counted beside it
 
@@ -206,3 +206,13 @@ def test_duckdb_compares_case_sensitively_and_is_probed_through_sqlglot(tmp_path
                                              None, [["Kabul"], ["Paris"]], dialect="duckdb")
         assert status == "suspect" and sorted(r[0] for r in norm["rows"]) == ["Beijing", "Kabul", "Paris"]
         assert fragile_doubt(d, "SELECT name FROM country WHERE continent = 'Europe'", None, [["France"]], dialect="duckdb") == (("verified", None), None)
+
+
+def test_a_rubric_clause_still_hands_the_folded_match_to_the_llm_judge(dirty):
+    # The answer equals the folded result, but a REQUIRED clause may be unmet: judged against the folded result as
+    # against the golden, it goes to the LLM judge (needs_human), with the golden verified_wrong beside.
+    case = {"id": "r", "question": "Which countries are in Asia?", "rubric": ["REQUIRED: names each country's capital"],
+            "golden": {"kind": "value", "canonical_query": ASIA}}
+    v = judge_case(case, {"id": "r", "final_query": "SELECT name FROM country WHERE lower(trim(continent)) = 'asia'"},
+                   db=dirty, config=AnswerConfig()).outcome.verdict
+    assert v.verdict == "needs_human" and "REQUIRED" in v.details["undecided_because"] and v.gold_status == "verified_wrong"

@@ -378,21 +378,20 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         oc = CaseOutcome(cid, "unscored", reason=f"{attempt_where or where}: the attempt gives nothing to judge (no rows, no text"
                                                  + (", and no --db to run its final_query" if final_query else "") + ").")
         return CaseResult(oc, _materials(case, attempt, oc, None, golden) if materials else {"id": cid})
+    options = dict(must_not_use=[str(x) for x in case.get("must_not_use") or []], final_query=final_query,
+                   rubric=case.get("rubric") or [], schema=db.schema() if db is not None and case.get("must_not_use") else None)
     try:
         v = judge_answer(
-            str(case.get("question") or ""), golden, pred,
-            must_not_use=[str(x) for x in case.get("must_not_use") or []],
-            final_query=final_query, rubric=case.get("rubric") or [], rel_tol=cfg.rel_tol,
-            schema=db.schema() if db is not None and case.get("must_not_use") else None,
+            str(case.get("question") or ""), golden, pred, rel_tol=cfg.rel_tol,
             dialect=db.query_dialect if db is not None else "sqlite",
-            where=where, attempt_where=attempt_where,
+            where=where, attempt_where=attempt_where, **options,
         )
     except InputError as exc:
         oc = CaseOutcome(cid, "unscored", reason=str(exc))
         return CaseResult(oc, _materials(case, attempt, oc, pred, golden) if materials else {"id": cid})
     if golden.get(NORMALISED_KEY) is not None:
         v = judge_normalised(v, str(case.get("question") or ""), golden, pred, rel_tol=cfg.rel_tol,
-                             dialect=db.query_dialect if db is not None else "sqlite", where=where)
+                             dialect=db.query_dialect if db is not None else "sqlite", where=where, **options)
     if gold_extra[0] != "verified":
         v.gold_status, v.gold_note = worse_status((v.gold_status, v.gold_note), gold_extra)  # type: ignore[assignment]
         not_confident_against_doubt(v)

@@ -272,7 +272,8 @@ def data_doubts(db: Any, canonical: str, golden_columns: Sequence[str] | None, g
 
 
 def judge_normalised(v: Verdict, question: str, golden: Mapping[str, Any], prediction: Mapping[str, Any], *,
-                     rel_tol: float | None = None, dialect: str | None = "sqlite", where: str = "case") -> Verdict:
+                     rel_tol: float | None = None, dialect: str | None = "sqlite", where: str = "case",
+                     **judge_options: Any) -> Verdict:
     """A rule verdict against a data-fragile golden (one that carries :data:`NORMALISED_KEY`), settled against both
     results (see the module): returns *v* changed in place, or the verdict against the normalised result.
 
@@ -284,6 +285,10 @@ def judge_normalised(v: Verdict, question: str, golden: Mapping[str, Any], predi
         rel_tol: The judge's relative tolerance (``None``: its default).
         dialect: sqlglot dialect of the final query.
         where: Prefix for messages.
+        judge_options: The rest of :func:`~goldeval.answers.answer.judge_answer`'s options the verdict *v* was
+            judged with (``must_not_use``, ``final_query``, ``rubric``, ``schema``): the answer is judged against the
+            normalised result as it was against the golden (a rubric clause that hands it to the LLM judge still
+            does).
 
     Returns:
         * the prediction equals the normalised result (and not the golden's): the ``match`` against it, with
@@ -306,14 +311,17 @@ def judge_normalised(v: Verdict, question: str, golden: Mapping[str, Any], predi
     alt["columns"], alt["rows"] = list(norm["columns"]), norm["rows"]
     kw = {} if rel_tol is None else {"rel_tol": rel_tol}
     try:
-        vn = judge_answer(question, alt, prediction, dialect=dialect, where=where, **kw)
+        vn = judge_answer(question, alt, prediction, dialect=dialect, where=where, **judge_options, **kw)
     except InputError:
         vn = None
     n = len(norm["rows"])
     reading = f"the canonical query with its text comparisons trimmed and case-folded ({_count(n)})"
     rule = {"verdict": v.verdict, "confidence": v.confidence, "why": v.why}
+    # The answer meets the normalised result by rule (a rubric clause may still hand that match to the LLM judge).
+    meets = vn is not None and vn.decided_by == "rule" and (
+        vn.verdict == "match" or (vn.details.get("rule_verdict") or {}).get("verdict") == "match")
     if v.verdict == "match":
-        if vn is not None and vn.verdict == "match":
+        if meets:
             return v  # both readings give this answer's rows as the judge compares them
         v.details["rule_verdict"] = rule
         v.details["undecided_because"] = "data-fragile golden"
@@ -322,10 +330,12 @@ def judge_normalised(v: Verdict, question: str, golden: Mapping[str, Any], predi
                  "other rows.")
         v.gold_status, v.gold_note = worse_status((v.gold_status, v.gold_note), ("suspect", None))  # type: ignore[assignment]
         return v
-    if vn is not None and vn.verdict == "match" and vn.decided_by == "rule":
-        vn.details["rule_verdict"] = rule
+    if meets:
+        assert vn is not None
+        vn.details.setdefault("rule_verdict", rule)
+        vn.details["verdict_against_golden"] = rule
         vn.details["normalised"] = {"query": norm.get("query"), "rows": n, "folded": list(norm.get("folded") or [])}
-        vn.why = f"Matches {reading}: {vn.why} The golden as given is data-fragile, and this answer is its corrected reading."
+        vn.why = f"Against {reading}: {vn.why} The golden as given is data-fragile; this answer is its corrected reading."
         vn.gold_status, vn.gold_note = worse_status(  # type: ignore[assignment]
             (v.gold_status, v.gold_note), ("verified_wrong", f"the answer equals {reading}, which the golden misses"))
         return vn
