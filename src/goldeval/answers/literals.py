@@ -672,19 +672,20 @@ def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
     pairs = _compared_names(read.tokens)
     if pairs is None:
         return True
-    words = {t.text.lower() for t in read.tokens if t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)}
     compared = _operands(read.tokens)
+    if not compared:
+        return False
+    words = {t.text.lower() for t in read.tokens if t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)}
     columns: list[tuple[tuple[str, str], _ColumnText]] = []
-    for table, cols in schema.items():
-        if table.lower() not in words:
-            continue
-        for col in cols:
-            if col.lower() in compared:
-                text = _column_text(db, table, col)
-                if text is None:
-                    return True
-                if text.folded:
-                    columns.append(((table.lower(), col.lower()), text))
+    for table in words.intersection(schema):  # schema() names are lower-cased
+        for col in compared.intersection(schema[table]):
+            text = _column_text(db, table, col)
+            if text is None:
+                return True
+            if text.folded:
+                columns.append(((table, col), text))
+    if not columns:
+        return False  # no compared column holds text: no literal or key can fold to another value
     if TokenType.LIKE in read.types and any(t.padded for _, t in columns):
         return True
     for i, (a, ta) in enumerate(columns):
