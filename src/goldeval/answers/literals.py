@@ -576,9 +576,9 @@ def _meet_folded(db: Any, a: tuple[str, str], b: tuple[str, str], ta: _ColumnTex
 
 def _compared_names(tokens: Sequence[Any]) -> set[tuple[str, str]] | None:
     """The pairs of column names a query compares with ``=`` / ``!=`` (``T1.code = T2.countrycode`` gives
-    ``("code", "countrycode")``), read off its tokens: a name (after an optional ``alias.``) right before the
-    operator and one right after it. ``None`` when the query compares with a subquery (``IN (SELECT …)``: any two
-    columns may meet there)."""
+    ``("code", "countrycode")``; ``x IN (SELECT [DISTINCT] [t.]y FROM …)`` gives ``("x", "y")``), read off its
+    tokens: a name (after an optional ``alias.``) right before the operator and one right after it. ``None`` when a
+    subquery compared with ``IN`` projects anything else (any two columns may meet there)."""
     from sqlglot.tokens import TokenType
 
     names = (TokenType.VAR, TokenType.IDENTIFIER)
@@ -588,13 +588,37 @@ def _compared_names(tokens: Sequence[Any]) -> set[tuple[str, str]] | None:
         kind = tok.token_type
         if kind is TokenType.IN and i + 2 < n and tokens[i + 1].token_type is TokenType.L_PAREN \
                 and tokens[i + 2].token_type in (TokenType.SELECT, TokenType.WITH):
-            return None
+            projected = _projected_name(tokens, i + 2)
+            j = i - 2 if i >= 2 and tokens[i - 1].token_type is TokenType.NOT else i - 1
+            if projected is None or j < 0 or tokens[j].token_type not in names:
+                return None
+            out.add((tokens[j].text.lower(), projected))
+            continue
         if kind not in (TokenType.EQ, TokenType.NEQ) or i == 0 or i + 1 >= n:
             continue
         left, right = tokens[i - 1], _right_operand(tokens, i)
         if left.token_type in names and right is not None and right.token_type in names:
             out.add((left.text.lower(), right.text.lower()))
     return out
+
+
+def _projected_name(tokens: Sequence[Any], i: int) -> str | None:
+    """The one column name a subquery starting at *i* (``SELECT``) projects: ``SELECT [DISTINCT] [alias.]name FROM``
+    gives ``name``; ``None`` for anything else (several columns, an expression, a ``WITH``)."""
+    from sqlglot.tokens import TokenType
+
+    names = (TokenType.VAR, TokenType.IDENTIFIER)
+    n = len(tokens)
+    if tokens[i].token_type is not TokenType.SELECT:
+        return None
+    k = i + 1
+    if k < n and tokens[k].token_type is TokenType.DISTINCT:
+        k += 1
+    if k + 2 < n and tokens[k + 1].token_type is TokenType.DOT:
+        k += 2
+    if k + 1 < n and tokens[k].token_type in names and tokens[k + 1].token_type is TokenType.FROM:
+        return tokens[k].text.lower()
+    return None
 
 
 def _right_operand(tokens: Sequence[Any], i: int) -> Any:
@@ -631,6 +655,10 @@ def _operands(tokens: Sequence[Any]) -> set[str]:
         for t in (tokens[j] if j >= 0 else None, _right_operand(tokens, i)):
             if t is not None and t.token_type in names:
                 out.add(t.text.lower())
+        if tok.token_type is TokenType.IN and i + 2 < n and tokens[i + 1].token_type is TokenType.L_PAREN:
+            projected = _projected_name(tokens, i + 2)
+            if projected is not None:
+                out.add(projected)
     return out
 
 
@@ -648,7 +676,7 @@ def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
         False only when nothing can be found (below); the probes then need not run.
 
     The columns it may compare are those of the tables it names whose names stand next to a comparison operator
-    (:func:`_operands`; a query with ``IN (SELECT …)`` takes the probes). Nothing can be found when the query makes no comparison (:func:`~goldeval.answers.doubt.may_compare`), or when, on SQLite,
+    (:func:`_operands`; a query with an ``IN (SELECT …)`` that projects more than one column name takes the probes). Nothing can be found when the query makes no comparison (:func:`~goldeval.answers.doubt.may_compare`), or when, on SQLite,
     every string, number and double-quoted word of the query folds to no stored value of those columns but itself
     (no literal matches more rows trimmed and case-folded), no two of those columns that the query compares by name
     (``a = b``: :func:`_compared_names`; any two with ``IN (SELECT …)``) hold values that fold alike but differ (no
