@@ -533,25 +533,25 @@ def _column_text(db: Any, table: str, column: str) -> _ColumnText | None:
         return memo[key]
     out: _ColumnText | None
     try:
-        c, t = sqlite_name(column), sqlite_name(table)
-        # One JSON object of folded -> stored value, read by the C JSON parser (a row a value costs ~5 us of Python
-        # decoding each: 4,079 city names, 20 ms), with the counts that tell whether two stored values fold alike
-        # and whether one is padded. A value over SQLite's length limit (16 MB) fails the query: no entry.
-        obj, n, n_folded, pad = db.execute(
-            f"SELECT json_group_object(f, v), COUNT(*), COUNT(DISTINCT f), MAX(v <> TRIM(v)) FROM (SELECT DISTINCT "
-            f"LOWER(TRIM({c})) AS f, {c} AS v FROM {t} WHERE typeof({c}) = 'text' LIMIT {_COLUMN_VALUES + 1})").rows[0]
-        if n > _COLUMN_VALUES:
+        c = sqlite_name(column)
+        # One JSON cell of [folded, stored] pairs, read by the C JSON parser: a row a value costs ~5 us of Python
+        # decoding each (4,079 city names: 20 ms), one cell costs its parse (a value over SQLite's length limit of
+        # 16 MB fails the query: no entry).
+        cell = db.execute(f"SELECT json_group_array(json_array(f, v)) FROM (SELECT DISTINCT LOWER(TRIM({c})) AS f, {c} AS v "
+                          f"FROM {sqlite_name(table)} WHERE typeof({c}) = 'text' LIMIT {_COLUMN_VALUES + 1})").rows[0][0]
+        rows = json.loads(cell) if isinstance(cell, str) else []
+        if len(rows) > _COLUMN_VALUES:
             raise OverflowError
-        chars = _COLUMN_CHARS.get(db, 0) + len(obj or "")
+        chars = _COLUMN_CHARS.get(db, 0) + sum(len(f) + len(v) for f, v in rows)
         if chars > _DATABASE_CHARS:
             raise OverflowError
         _COLUMN_CHARS[db] = chars
-        folded: dict[str, Any] = json.loads(obj) if isinstance(obj, str) else {}
-        if n != n_folded:  # some folded value has several stored values
-            for (f,) in db.execute(f"SELECT LOWER(TRIM({c})) FROM {t} WHERE typeof({c}) = 'text' GROUP BY 1 "
-                                   f"HAVING COUNT(DISTINCT {c}) > 1").rows:
+        folded: dict[str, Any] = {}
+        padded = False
+        for f, v in rows:
+            if folded.setdefault(f, v) != v:
                 folded[f] = _MANY
-        padded = bool(pad)
+            padded = padded or v != v.strip(" ")
         out = _ColumnText(folded, padded)
     except Exception:  # noqa: BLE001 - no entry: the queries that name this column take the probes
         out = None
