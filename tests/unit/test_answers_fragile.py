@@ -216,3 +216,11 @@ def test_a_rubric_clause_still_hands_the_folded_match_to_the_llm_judge(dirty):
     v = judge_case(case, {"id": "r", "final_query": "SELECT name FROM country WHERE lower(trim(continent)) = 'asia'"},
                    db=dirty, config=AnswerConfig()).outcome.verdict
     assert v.verdict == "needs_human" and "REQUIRED" in v.details["undecided_because"] and v.gold_status == "verified_wrong"
+
+
+def test_a_case_cannot_hand_the_judge_a_folded_result(clean):
+    # The folded result is the judge's own key: one written into a case is dropped, the verdict is the plain one.
+    case = {"id": "k", "question": "Which ones?", "golden": {"kind": "value", "canonical_query": ASIA,
+                                                           "normalised_result": {"rows": "bogus"}}}
+    v = judge_case(case, {"id": "k", "final_query": ASIA}, db=clean, config=AnswerConfig()).outcome.verdict
+    assert v.verdict == "match" and v.gold_status == "verified"

@@ -338,6 +338,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         oc = CaseOutcome(cid, "unscored", reason=f"{where}: 'golden' must be an object, got {shorten(golden)}. Fix the case row.")
         return CaseResult(oc, {"id": cid})
     golden = dict(golden)
+    golden.pop(NORMALISED_KEY, None)  # the judge's own key (the folded result of the canonical query), never a case's
     try:
         _check_case_lists(case, where)
         _check_golden_options(golden, golden.get("columns") if isinstance(golden.get("columns"), list) else None, where)

@@ -299,7 +299,8 @@ def judge_normalised(v: Verdict, question: str, golden: Mapping[str, Any], predi
         * neither: a ``no_match`` becomes ``needs_human``; other verdicts stay.
     """
     norm = golden.get(NORMALISED_KEY)
-    if not isinstance(norm, Mapping) or v.decided_by != "rule" or prediction.get("rows") is None:
+    if not isinstance(norm, Mapping) or not isinstance(norm.get("rows"), list) or not isinstance(norm.get("columns"), list) \
+            or v.decided_by != "rule" or prediction.get("rows") is None:
         return v
     alt = {k: val for k, val in golden.items()
            if k not in ("rows", "columns", "value", "tie_pool", NORMALISED_KEY, "gold_status", "gold_note", "rows_from")}
