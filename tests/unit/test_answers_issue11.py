@@ -299,11 +299,16 @@ def test_a_golden_empty_because_its_literal_misses_the_data_is_verified_wrong(tm
                    db=db, config=AnswerConfig()).outcome.verdict
     assert v.gold_status == "verified_wrong" and "'North America' (2 rows)" in v.gold_note
     # A golden that is not empty but filters on a literal some rows hold only folded ('Dog' misses 2 'dog' rows,
-    # and the OR keeps the cat): suspect, and its no_match is not final (needs_human). Spider dev-0583 ('haiti').
+    # and the OR keeps the cat): suspect. Spider dev-0583 ('haiti'). An answer that is neither the golden (pet 1's
+    # 12.0) nor the query read with 'Dog' folded (all three weights): its no_match is not final (needs_human).
     case = {"id": "d", "question": "Weights of dogs or of pet 1?",
             "golden": {"kind": "value", "canonical_query": "SELECT weight FROM pets WHERE pettype = 'Dog' OR petid = 1"}}
-    v = judge_case(case, {"id": "d", "final_query": "SELECT weight FROM pets"}, db=db, config=AnswerConfig()).outcome.verdict
+    v = judge_case(case, {"id": "d", "final_query": "SELECT weight FROM pets WHERE petid = 3"}, db=db, config=AnswerConfig()).outcome.verdict
     assert v.gold_status == "suspect" and v.verdict == "needs_human" and v.details["rule_verdict"]["verdict"] == "no_match"
+    # The answer with all three weights is the folded reading (issue 26, item 2): the golden is verified_wrong and
+    # the answer matches it.
+    v = judge_case(case, {"id": "d", "final_query": "SELECT weight FROM pets"}, db=db, config=AnswerConfig()).outcome.verdict
+    assert v.gold_status == "verified_wrong" and v.verdict == "match" and v.details["rule_verdict"]["verdict"] == "no_match"
     db.close()
 
 

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from goldeval.answers.answer import judge_answer, not_confident_against_doubt
-from goldeval.answers.doubt import filter_doubt, literal_doubt
+from goldeval.answers.doubt import filter_doubt
+from goldeval.answers.fragile import NORMALISED_KEY, data_doubts, judge_normalised
 from goldeval.answers.canonical import _hidden_tie_pool, _tie_rows
 from goldeval.answers.config import AnswerConfig, CaseResult
 from goldeval.answers.direction import direction_doubt
@@ -67,6 +68,9 @@ def _materials(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, outco
         gold["rows_truncated"] = True
     if isinstance(gold.get("rows"), list):
         gold["rows"] = _json_ready(gold["rows"])
+    norm = gold.get(NORMALISED_KEY)
+    if isinstance(norm, Mapping):
+        gold[NORMALISED_KEY] = dict(norm) | {"rows": _json_ready(norm["rows"][:_MATERIAL_ROWS]), "row_count": len(norm["rows"])}
     return {
         "id": outcome.id,
         "rule": outcome.to_dict(),
@@ -149,6 +153,10 @@ def _fresh(golden: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(pool, Mapping):
         out["tie_pool"] = {k: ([list(r) for r in v] if k in ("above", "ties") else list(v) if isinstance(v, list) else v)
                            for k, v in pool.items()}
+    norm = out.get(NORMALISED_KEY)
+    if isinstance(norm, Mapping):
+        out[NORMALISED_KEY] = dict(norm) | {"rows": [list(r) for r in norm["rows"]], "columns": list(norm["columns"]),
+                                            "folded": list(norm.get("folded") or [])}
     return out
 
 
@@ -162,7 +170,7 @@ def _kept(golden: Mapping[str, Any], query_rows: list[tuple[Any, ...]] | None) -
 
 
 def _cells(golden: Mapping[str, Any]) -> int:
-    """Cells a prepared golden holds (its rows, tie rows and tie pool)."""
+    """Cells a prepared golden holds (its rows, tie rows, tie pool and normalised result)."""
     rows = golden.get("rows") or []
     if isinstance(rows, tuple):  # the query's rows (_kept): every one as wide as the golden's columns
         n = len(rows) * len(rows[0]) if rows else 0
@@ -173,6 +181,9 @@ def _cells(golden: Mapping[str, Any]) -> int:
         n += sum(len(r) for r in top.get("tie_rows") or [])
     if isinstance(pool, Mapping):
         n += sum(len(r) for k in ("above", "ties") for r in pool.get(k) or [])
+    norm = golden.get(NORMALISED_KEY)
+    if isinstance(norm, Mapping):
+        n += sum(len(r) for r in norm["rows"])
     return n
 
 
@@ -279,7 +290,12 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
         n_rows = len(rows)
         if not from_query:  # rows the query filled in are all lists: nothing to leave out
             rows = [r for r in rows if isinstance(r, (list, tuple))]
-        gold_extra = worse_status(gold_extra, literal_doubt(db, canonical, rows, dialect=dialect))
+        cols = golden.get("columns")
+        found, normalised = data_doubts(db, canonical, cols if isinstance(cols, list) else None, rows, dialect=dialect,
+                                        rel_tol=cfg.rel_tol)
+        gold_extra = worse_status(gold_extra, found)
+        if normalised is not None:
+            golden[NORMALISED_KEY] = normalised
         gold_extra = worse_status(gold_extra, filter_doubt(db, canonical, dialect=dialect, golden_rows=n_rows))
     top = golden.get("top_n")
     if db is not None and canonical and cfg.check_canonical and isinstance(top, Mapping) and "tie_rows" not in top:
@@ -324,6 +340,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         oc = CaseOutcome(cid, "unscored", reason=f"{where}: 'golden' must be an object, got {shorten(golden)}. Fix the case row.")
         return CaseResult(oc, {"id": cid})
     golden = dict(golden)
+    golden.pop(NORMALISED_KEY, None)  # the judge's own key (the folded result of the canonical query), never a case's
     try:
         _check_case_lists(case, where)
         _check_golden_options(golden, golden.get("columns") if isinstance(golden.get("columns"), list) else None, where)
@@ -364,18 +381,20 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         oc = CaseOutcome(cid, "unscored", reason=f"{attempt_where or where}: the attempt gives nothing to judge (no rows, no text"
                                                  + (", and no --db to run its final_query" if final_query else "") + ").")
         return CaseResult(oc, _materials(case, attempt, oc, None, golden) if materials else {"id": cid})
+    options = dict(must_not_use=[str(x) for x in case.get("must_not_use") or []], final_query=final_query,
+                   rubric=case.get("rubric") or [], schema=db.schema() if db is not None and case.get("must_not_use") else None)
     try:
         v = judge_answer(
-            str(case.get("question") or ""), golden, pred,
-            must_not_use=[str(x) for x in case.get("must_not_use") or []],
-            final_query=final_query, rubric=case.get("rubric") or [], rel_tol=cfg.rel_tol,
-            schema=db.schema() if db is not None and case.get("must_not_use") else None,
+            str(case.get("question") or ""), golden, pred, rel_tol=cfg.rel_tol,
             dialect=db.query_dialect if db is not None else "sqlite",
-            where=where, attempt_where=attempt_where,
+            where=where, attempt_where=attempt_where, **options,
         )
     except InputError as exc:
         oc = CaseOutcome(cid, "unscored", reason=str(exc))
         return CaseResult(oc, _materials(case, attempt, oc, pred, golden) if materials else {"id": cid})
+    if golden.get(NORMALISED_KEY) is not None:
+        v = judge_normalised(v, str(case.get("question") or ""), golden, pred, rel_tol=cfg.rel_tol,
+                             dialect=db.query_dialect if db is not None else "sqlite", where=where, **options)
     if (v.verdict != "match" and v.decided_by == "rule" and pred.get("rows") is not None and not case.get("rubric")
             and isinstance(golden.get("rows"), list)):
         # Relabelled columns (names for codes): read back through a mapping the database shows, one-to-one on

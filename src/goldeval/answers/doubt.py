@@ -5,23 +5,24 @@
   population beside the city asked for, a ``SELECT *`` of 19 columns for "which countries");
 * :func:`shape_doubt` — a golden of another shape than the question: a single count where it asks which / what are
   / list, a list where it asks how many → ``suspect``;
-* :func:`literal_doubt` — with a database and a canonical query, a golden whose WHERE
-  compares a text column with a literal that matches its values only case-insensitively or after trimming
-  ('dog' vs 'Dog') → ``verified_wrong`` when the golden is empty, all-NULL or 0 and no exact value exists but a
-  folded one does, else ``suspect``;
+* :func:`~goldeval.answers.literals.literal_doubt` (in its own module, with the probes it asks of the database) — a
+  golden whose query compares a column with a literal that no row holds by the database's own comparison while
+  some hold it trimmed and case-folded; :mod:`goldeval.answers.fragile` — a golden whose result changes when its
+  text comparisons are trimmed and case-folded (this module's :func:`may_compare` tells when a query may hold such
+  a comparison);
 * :func:`filter_doubt` — the canonical query's WHERE keeps all, or all but one, of the rows it ranges over
   ("greater than any European country" read as greater than the smallest: 238 of 239) → ``suspect``.
 
 A doubted golden never yields a confident ``no_match`` (the judge makes it ``needs_human``).
 
 Source: goldeval issue 11, item 2 (Spider dev-0583/0584 and dev-0810/0811 compare 'haiti' / 'north america'
-case-sensitively; dev-0016's gold reads a column named ``Average``).
+case-sensitively; dev-0016's gold reads a column named ``Average``); issue 26, item 1 (every comparison, decided
+by the database).
 """
 
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,7 +30,8 @@ from typing import Any
 
 from goldeval.answers.values import Column, name_tokens
 
-__all__ = ["QUESTION_DOUBTS", "criterion_phrases", "parsed_query", "parsed_select", "selects_star", "unasked_columns", "shape_doubt", "literal_doubt", "filter_doubt"]
+__all__ = ["QUESTION_DOUBTS", "criterion_phrases", "parsed_query", "parsed_select", "selects_star", "unasked_columns", "shape_doubt",
+           "filter_doubt", "may_compare"]
 
 #: How the notes of doubts about whether a golden answers its question begin (these make a rule verdict against
 #: it not final; see :func:`goldeval.answers.answer.not_confident_against_doubt`).
@@ -247,17 +249,23 @@ def _text_may_hold(sql: str, dialect: str, *needles: str, times: int = 1) -> boo
     return any(low.count(n) >= times for n in needles)
 
 
-def may_compare_a_string(canonical: str, dialect: str) -> bool:
-    """False only when the tokens show that :func:`literal_doubt` can find nothing: no ``=``, or no string and no
-    quoted identifier (SQLite reads ``"north america"`` as a string) to compare with. Then no parse is needed."""
+#: The tokens of a comparison :func:`query_comparisons` reads (``=``/``==``, ``!=``/``<>``, ``IN``, ``LIKE``,
+#: ``ILIKE``, ``GLOB``, ``BETWEEN``), by name (sqlglot's ``TokenType``).
+_COMPARISON_TOKENS = ("EQ", "NEQ", "IN", "LIKE", "ILIKE", "GLOB", "BETWEEN")
+
+
+def may_compare(canonical: str, dialect: str) -> bool:
+    """False only when the tokens show that the data doubts (:func:`literal_doubt`, :mod:`goldeval.answers.fragile`)
+    can find nothing: no ``=``, ``!=``/``<>``, ``IN``, ``LIKE``, ``ILIKE``, ``GLOB`` or ``BETWEEN``. Then no parse
+    is needed."""
     from sqlglot.tokens import TokenType
 
-    if not _text_may_hold(canonical, dialect, "=") or not _text_may_hold(canonical, dialect, *_QUOTES):
+    if not _text_may_hold(canonical, dialect, "=", "<>", "in", "like", "glob", "between"):
         return False
     read = query_tokens(canonical, dialect)
     if read is None:
         return True
-    return TokenType.EQ in read.types and any(t is TokenType.IDENTIFIER or t.name.endswith("STRING") for t in read.types)
+    return any(getattr(TokenType, name) in read.types for name in _COMPARISON_TOKENS)
 
 
 def may_filter_by_subquery(canonical: str, dialect: str) -> bool:
@@ -285,153 +293,6 @@ def may_order_and_limit(canonical: str, dialect: str) -> bool:
     if read is None:
         return True
     return TokenType.ORDER_BY in read.types and TokenType.LIMIT in read.types
-
-
-def _tables(select: Any) -> dict[str, str]:
-    """alias (lower) → table name for the tables of one SELECT's FROM and JOINs."""
-    from sqlglot import exp
-
-    out: dict[str, str] = {}
-    sources = []
-    frm = select.args.get("from") or select.args.get("from_")
-    if frm is not None:
-        sources.append(frm.this)
-    sources += [j.this for j in select.args.get("joins") or []]
-    for s in sources:
-        if isinstance(s, exp.Table):
-            out[(s.alias or s.name).lower()] = s.name
-    return out
-
-
-def _golden_misses(rows: Sequence[Sequence[Any]]) -> bool:
-    """Empty, every cell NULL, or a single 0 (a count over nothing)."""
-    if not rows:
-        return True
-    cells = [c for r in rows for c in r]
-    if all(c is None for c in cells):
-        return True
-    return len(cells) == 1 and isinstance(cells[0], (int, float)) and not isinstance(cells[0], bool) and cells[0] == 0
-
-
-def _quoted(text: str, quote: str, dialect: str) -> str | None:
-    """*text* as sqlglot prints it in SQLite or DuckDB SQL quoted with *quote* (``"`` an identifier, ``'`` a
-    string) when no character of it needs escaping (printable, none of ``' " ` \\``, not empty); else ``None``
-    (then sqlglot prints it). The same text as ``exp.column(text, quoted=True)`` / ``exp.table_`` /
-    ``exp.Literal.string(text)`` ``.sql(dialect)`` (tested), without building a generator for each (issue 15)."""
-    if dialect not in ("sqlite", "duckdb") or not text or not text.isprintable() or any(c in text for c in "'\"`\\"):
-        return None
-    return f"{quote}{text}{quote}"
-
-
-#: The literal check's counts per open database, by the check query's text (issue 15: Spider's 193 gold queries
-#: ask 85 checks, 43 of them distinct: ``Continent = 'Europe'`` again and again). The query is this module's own
-#: (a read-only count over one column), so the same text on the same read-only database gives the same rows; only
-#: results are kept (a failure, e.g. the time limit, is asked again), at most :data:`_FOLDED_ENTRIES` per database.
-_FOLDED: weakref.WeakKeyDictionary[Any, dict[str, list[Any]]] = weakref.WeakKeyDictionary()
-_FOLDED_ENTRIES = 4096
-
-
-def _folded_counts(db: Any, sql: str) -> list[Any]:
-    """``db.execute(sql).rows``, remembered per database for the literal check (see :data:`_FOLDED`).
-
-    Raises:
-        QueryError: as ``db.execute``.
-    """
-    try:
-        memo = _FOLDED.setdefault(db, {})
-    except TypeError:  # a database object that takes no weak reference: asked each time
-        return db.execute(sql).rows
-    rows = memo.get(sql)
-    if rows is None:
-        rows = db.execute(sql).rows
-        if len(memo) >= _FOLDED_ENTRIES:
-            memo.clear()
-        memo[sql] = rows
-    return list(rows)
-
-
-def literal_doubt(db: Any, canonical: str, golden_rows: Sequence[Sequence[Any]], *, dialect: str = "sqlite") -> tuple[str, str | None]:
-    """``(status, note)`` for a golden whose canonical WHERE compares a text column with a literal (``col = 'x'``)
-    that other values match folded (case, surrounding spaces): ``verified_wrong`` when the golden is empty,
-    all-NULL or a single 0 and no value matches exactly; otherwise ``suspect`` (the golden may miss those rows).
-
-    Args:
-        db: A :class:`~goldeval.answers.sql.ReadOnlyDatabase` (``execute(sql)``).
-        canonical: The golden's canonical query.
-        golden_rows: The golden rows (the canonical query's result).
-        dialect: sqlglot dialect.
-    """
-    from sqlglot import exp
-
-    from goldeval.answers.sql import DatabaseLostError, QueryError
-
-    if not may_compare_a_string(canonical, dialect):
-        return ("verified", None)
-    misses = _golden_misses(golden_rows)
-    tree = parsed_select(canonical, dialect)
-    if tree is None:
-        return ("verified", None)
-    found: tuple[str, str | None] = ("verified", None)
-    schemas: list[dict[str, set[str]]] = []
-
-    def schema() -> dict[str, set[str]]:
-        # Read (lower-cased) the first time a "double-quoted" string needs it, not for every query (issue 15).
-        if not schemas:
-            try:
-                schemas.append({k.lower(): {c.lower() for c in v} for k, v in db.schema().items()})
-            except DatabaseLostError:  # the database is gone: the run stops, no verdict made without it
-                raise
-            except Exception:  # noqa: BLE001 - a schema is only needed to read "double-quoted" strings
-                schemas.append({})
-        return schemas[0]
-
-    def string_of(e: Any, table: str | None) -> str | None:
-        if isinstance(e, exp.Literal) and e.is_string:
-            return e.this
-        # SQLite reads "north america" as a string when no column has that name (Spider's gold SQL does this).
-        if (dialect == "sqlite" and isinstance(e, exp.Column) and not e.table and e.this.quoted and table
-                and e.name.lower() not in schema().get(table.lower(), {e.name.lower()})):
-            return e.name
-        return None
-
-    for select in tree.find_all(exp.Select):
-        tables = _tables(select)
-        where = select.args.get("where")
-        if where is None:
-            continue
-        for eq in where.find_all(exp.EQ):
-            col, lit = eq.this, eq.expression
-            if isinstance(col, exp.Literal) or (isinstance(col, exp.Column) and col.this.quoted and isinstance(lit, exp.Column)
-                                                and not lit.this.quoted):
-                col, lit = lit, col
-            if not isinstance(col, exp.Column):
-                continue
-            table = tables.get(col.table.lower()) if col.table else (next(iter(tables.values())) if len(tables) == 1 else None)
-            if table is None:
-                continue
-            value = string_of(lit, table)
-            if value is None:
-                continue
-            q_col = _quoted(col.name, '"', dialect) or exp.column(col.name, quoted=True).sql(dialect=dialect)
-            q_tab = _quoted(table, '"', dialect) or exp.table_(table, quoted=True).sql(dialect=dialect)
-            q_val = _quoted(value, "'", dialect) or exp.Literal.string(value).sql(dialect=dialect)
-            try:
-                found_rows = _folded_counts(db, f"SELECT {q_col}, COUNT(*) FROM {q_tab} WHERE lower(trim({q_col})) = "
-                                                f"lower(trim({q_val})) GROUP BY {q_col} ORDER BY 2 DESC")
-            except QueryError:
-                continue
-            exact = sum(n for v, n in found_rows if v == value)
-            folded = [(v, n) for v, n in found_rows if v != value][:3]
-            if not folded:
-                continue
-            shown = ", ".join(f"{v!r} ({n} rows)" for v, n in folded)
-            if not exact and misses:
-                return ("verified_wrong", f"the canonical query filters {col.sql(dialect=dialect)} = {q_val}, which no row holds "
-                                          f"exactly, while {shown} match it ignoring case and spaces: the golden is empty because "
-                                          "the literal misses the data")
-            found = ("suspect", f"the canonical query filters {col.sql(dialect=dialect)} = {q_val} ({exact} rows hold it exactly), "
-                                f"and {shown} match it ignoring case and spaces: the golden may miss those rows")
-    return found
 
 
 def filter_doubt(db: Any, canonical: str, *, dialect: str = "sqlite", min_rows: int = 100,
