@@ -21,7 +21,8 @@ import click  # noqa: E402
 
 from goldeval import __version__  # noqa: E402
 from goldeval.cli._groups import SuggestingGroup  # noqa: E402
-from goldeval.cli._signals import hold_signals_to_the_end, signals_held, sigterm_raises, stopped_exit  # noqa: E402
+from goldeval.cli._signals import hold_signals_to_the_end, sigterm_raises, stopped_exit  # noqa: E402
+from goldeval.signals import signals_held  # noqa: E402
 
 # name -> ("module:attribute" relative to goldeval.cli, one-line help shown by `goldeval --help`); keep sorted.
 COMMANDS: dict[str, tuple[str, str]] = {

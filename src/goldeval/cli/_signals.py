@@ -24,7 +24,7 @@ from types import FrameType
 from goldeval._startup import Terminated
 
 __all__ = ["Terminated", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "exit_code", "stopped_by", "sigterm_raises",
-           "stopped_exit", "signals_held", "hold_signals_to_the_end"]
+           "stopped_exit", "hold_signals_to_the_end"]
 
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
@@ -94,16 +94,3 @@ def _write_line(line: str) -> None:
         sys.stderr.flush()
 
 
-@contextlib.contextmanager
-def signals_held() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM for the block (delivered, and raised, as it ends), in the main thread: for an import
-    of a command's modules, which a signal must not cut half-way (an extension module whose initialisation was
-    interrupted crashed the process: orjson's, with a segmentation fault)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)

@@ -32,12 +32,12 @@ import orjson
 from goldeval.errors import InputError, StoreError, shorten
 from goldeval.runs.identity import dataset_hash, hashes_from_results, input_entry, rubric_text, run_key
 from goldeval.runs.store import RunMeta, RunStore, case_columns
+from goldeval.signals import signals_held
 from goldeval.runs.writer import (  # noqa: F401  (_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
     WRITER_MAX_ROWS_PER_TX,
     _batch,
     _batch_message,
     _columns,
-    _signals_deferred,
     _widen_pipe,
     _writer_main,
 )
@@ -277,7 +277,7 @@ class Recorder:
                     self._start_process()
                 data = _batch_message(seq0, keys, body)
                 try:
-                    with _signals_deferred():  # a Ctrl-C / SIGTERM half-way through would cut the message
+                    with signals_held():  # a Ctrl-C / SIGTERM half-way through would cut the message
                         self._to_writer.send_bytes(data)
                 except (BrokenPipeError, OSError) as exc:
                     raise StoreError(f"run store: the writer process of run {self.run_id} is gone ({exc}); the run can be resumed.") from exc
@@ -343,7 +343,7 @@ class Recorder:
         ``WRITER_REPLY_TIMEOUT_S``. A reply left unread by an interrupted wait is read and dropped by the next call.
         """
         try:
-            with _signals_deferred():  # never leave a message half-sent
+            with signals_held():  # never leave a message half-sent
                 self._to_writer.send_bytes(message)
                 self._unanswered += 1
             deadline = time.monotonic() + WRITER_REPLY_TIMEOUT_S
@@ -354,7 +354,7 @@ class Recorder:
                         f"run store: the writer process of run {self.run_id} did not answer within "
                         f"{WRITER_REPLY_TIMEOUT_S:.0f} s; the run can be resumed."
                     )
-                with _signals_deferred():  # never leave a reply half-read
+                with signals_held():  # never leave a reply half-read
                     reply = orjson.loads(self._from_writer.recv_bytes())
                     self._unanswered -= 1
                 if self._unanswered == 0:

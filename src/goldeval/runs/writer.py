@@ -10,12 +10,10 @@ Moved out of :mod:`goldeval.runs.recorder` (which re-exports what it uses); the 
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import queue
 import signal
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -32,20 +30,6 @@ WRITER_MAX_ROWS_PER_TX = 5000
 #: Batches (of the recorder's ``batch_size`` records, 200 by default) the writer process holds before the scorer
 #: waits for it: about 64 x 200 records, a few MiB, however many rows the run has.
 WRITER_INBOX = 64
-
-
-@contextlib.contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Hold SIGINT / SIGTERM (delivered when the block ends) in the main thread, where Python raises from its
-    handlers: a message to the writer process is then never cut half-way (that would desynchronize the pipe)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _widen_pipe(conn: Any, size: int = 1 << 20) -> None:
