@@ -170,7 +170,7 @@ class ReadOnlyDatabase:
     # -- DuckDB -----------------------------------------------------------------------------------------------
     def _open_duckdb(self, p: Path) -> Any:
         try:
-            import duckdb
+            import duckdb  # noqa: F401 - present here, or the file cannot be opened
         except ImportError:
             raise InputError(f"--db {p}: a DuckDB file needs the optional extra: pip install 'goldeval[duckdb]'.") from None
         config = {
@@ -183,12 +183,10 @@ class ReadOnlyDatabase:
             "temp_directory": "",
             "threads": min(2, os.cpu_count() or 1),
         }
-        try:
-            conn = duckdb.connect(str(p), read_only=True, config=config)
-            conn.execute("SET lock_configuration = true")
-        except duckdb.Error as exc:
-            raise InputError(f"--db {p}: cannot open as DuckDB read-only ({exc}).") from None
-        return conn
+        # The worker module, like DuckDB, only for a DuckDB file; it runs the queries in a process of its own.
+        from goldeval.answers.duckdb_worker import DuckDBWorker, worker_address_space
+
+        return DuckDBWorker(p, config, address_space=worker_address_space(self.max_result_bytes))
 
     # -- public -----------------------------------------------------------------------------------------------
     @property
@@ -215,7 +213,10 @@ class ReadOnlyDatabase:
                     cols = self._conn.execute(f"SELECT * FROM \"{t.replace(chr(34), chr(34) * 2)}\" LIMIT 0").description or []
                     out[t.lower()] = [c[0].lower() for c in cols]
             else:
-                for t, c in self._conn.execute("SELECT table_name, column_name FROM information_schema.columns").fetchall():
+                _, rows = self._conn.query("SELECT table_name, column_name FROM information_schema.columns",
+                                           timeout_s=self.timeout_s, max_rows=self.max_rows,
+                                           max_result_bytes=self.max_result_bytes)
+                for t, c in rows:
                     out.setdefault(t.lower(), []).append(c.lower())
         except Exception:  # schema is a convenience for mustNotUse; a failure leaves it empty
             out = {}
@@ -307,50 +308,10 @@ class ReadOnlyDatabase:
             kind = type(trees[0]).__name__ if trees else "nothing"
             raise QueryError(f"refused: only one read-only query (SELECT / WITH) may run, got {kind} ({len(trees)} statement(s)).")
         start = time.monotonic()
-        # DuckDB does not look at Python's signals while a query runs: the query runs on a helper thread and this
-        # thread waits for it, so that a Ctrl-C (or SIGTERM) interrupts the query and is re-raised here, and the
-        # time limit interrupts it too.
-        # (An Event, not Thread.join: a join interrupted by KeyboardInterrupt can mark a live thread finished.)
-        outcome: dict[str, Any] = {}
-        done = threading.Event()
-
-        def run() -> None:
-            try:
-                cur = self._conn.execute(sql)
-                outcome["result"] = self._fetch_limited(cur)
-            except BaseException as exc:  # handed to the waiting thread
-                outcome["error"] = exc
-            finally:
-                done.set()
-
-        worker = threading.Thread(target=run, name="goldeval-duckdb-query", daemon=True)
-        timed_out = False
-        worker.start()
-        try:
-            while not done.wait(0.05):
-                if not timed_out and time.monotonic() - start > self.timeout_s:
-                    timed_out = True
-                    self._conn.interrupt()
-        except BaseException:  # Ctrl-C / SIGTERM while waiting: stop the query, then stop the run
-            while not done.is_set():
-                self._conn.interrupt()
-                done.wait(0.05)
-            raise
-        error = outcome.get("error")
-        if error is not None:
-            if isinstance(error, QueryError):
-                raise error
-            if isinstance(error, duckdb.OutOfMemoryException):
-                late = f", past the {self.timeout_s:g} s time limit (one call that builds a value is not interrupted)" if timed_out else ""
-                raise QueryError(f"the query needed more memory than DuckDB may use ({DUCKDB_MEMORY_LIMIT}, or what the "
-                                 f"machine has left) and was stopped{late} (DuckDB: {str(error).splitlines()[0]}). "
-                                 "Narrow the query.") from None
-            if timed_out:
-                raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
-            if isinstance(error, duckdb.Error):
-                raise QueryError(f"DuckDB error: {error}") from None
-            raise error
-        columns, rows = outcome["result"]
+        # In the DuckDB worker process (goldeval.answers.duckdb_worker): killed past the time limit, bounded in
+        # memory, stopped by a Ctrl-C here.
+        columns, rows = self._conn.query(sql, timeout_s=self.timeout_s, max_rows=self.max_rows,
+                                         max_result_bytes=self.max_result_bytes)
         return QueryResult(columns, rows, time.monotonic() - start, "duckdb")
 
     def close(self) -> None:
