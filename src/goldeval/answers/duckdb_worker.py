@@ -120,11 +120,15 @@ class DuckDBWorker:
         os.close(to_parent)
         self._outbox = Connection(to_child, readable=False)
         self._inbox = Connection(from_child, writable=False)
-        self._outbox.send((str(self.path), self.config, self.address_space, lifeline.owner()))
-        answer = self._wait(time.monotonic() + _START_S, None)
+        try:
+            self._outbox.send((str(self.path), self.config, self.address_space, lifeline.owner()))
+            answer = self._wait(time.monotonic() + _START_S, None)
+        except BaseException:  # Ctrl-C / SIGTERM while it starts
+            self._kill()
+            raise
         if answer is None or answer[0] != "ready":
             self._kill()
-            why = f"{answer[1]}: {answer[2]}" if answer is not None else "it did not start"
+            why = answer[2] if answer is not None else "the worker process did not start"
             raise InputError(f"--db {self.path}: cannot open as DuckDB read-only ({why}).")
 
     def query(self, sql: str, *, timeout_s: float, max_rows: int, max_result_bytes: int) -> tuple[list[str], list[tuple[Any, ...]]]:
