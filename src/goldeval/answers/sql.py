@@ -18,19 +18,17 @@ DuckDB
       extension auto-install/auto-load off, configuration locked; and the statement must parse (sqlglot) as one
       query (``SELECT`` / ``WITH`` / set operation).
 
-Each query has a wall-clock time limit (SQLite: a progress handler aborts the VM; DuckDB: ``interrupt()`` from a
-timer), a row limit and a size limit (more rows, or rows whose Python objects hold more bytes, than the limit is a
-failure, not a silent cut: :func:`fetch_bounded`). A query that fails raises :class:`QueryError` with the
-database's own message; the judge turns that into an *unscored* case.
+Each query has a wall-clock time limit (SQLite: a progress handler aborts the VM; DuckDB: ``interrupt()``, then
+the worker process killed), a row limit and a size limit (more rows, or rows whose Python objects hold more bytes,
+than the limit is a failure, not a silent cut: :func:`fetch_bounded`). A query that fails raises
+:class:`QueryError` with the database's own message; the judge turns that into an *unscored* case.
 
 Memory: the size limit counts the result as it is fetched, block by block, so that a query returning gigabytes stops
 after about the limit. One value is bounded by the engine before it reaches Python: SQLite's
 :data:`MAX_VALUE_BYTES`; DuckDB runs with a ``memory_limit`` of :data:`DUCKDB_MEMORY_LIMIT`, no spilling to disk and
-at most two threads. DuckDB checks an interrupt only between vectors of 2,048 rows, so one call that builds a huge
-value runs to its end past the time limit: ``repeat('y', 2000000000)`` allocates the whole string, then copies the
-one byte 2e9 times (20–50 s here), and holds the value twice (a 4 GB peak) before the interrupt is seen. That memory
-is a vector's string heap, outside the ``memory_limit``; where the machine (or ``ulimit -v``) has not that memory
-the allocation fails, and the query fails "out of memory" or at the time limit (the case unscored, the run goes on).
+at most two threads, in a worker process (:mod:`goldeval.answers.duckdb_worker`) under an address-space limit that
+the time limit may kill: DuckDB checks an interrupt only between vectors of 2,048 rows, and one call that builds a
+huge value (``repeat('y', 2000000000)``) allocates outside its ``memory_limit``.
 
 Source: ``DESIGN.md`` "Data formats" (``--db``), goldeval; SQLite authorizer:
 https://www.sqlite.org/c3ref/set_authorizer.html
