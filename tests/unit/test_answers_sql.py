@@ -493,3 +493,30 @@ def test_duckdb_worker_address_space_grows_with_the_size_limit() -> None:
     assert worker_address_space(DEFAULT_MAX_RESULT_BYTES) == WORKER_ADDRESS_SPACE == 2 * 1024**3
     assert worker_address_space(20_000_000) == WORKER_ADDRESS_SPACE
     assert worker_address_space(DEFAULT_MAX_RESULT_BYTES + 100_000_000) == WORKER_ADDRESS_SPACE + 200_000_000
+
+
+def test_duckdb_workers_past_the_most_alive_are_ended_and_start_again_when_asked(tmp_path: Path) -> None:
+    """A folder of DuckDB files keeps each open: at most MAX_LIVE_WORKERS worker processes live, the least recently
+    used ended (its process gone) and started again at its next query, with the same answers."""
+    import os
+
+    from goldeval.answers.duckdb_worker import MAX_LIVE_WORKERS
+
+    paths = []
+    for i in range(MAX_LIVE_WORKERS + 2):
+        (tmp_path / str(i)).mkdir()
+        paths.append(_duck_file(tmp_path / str(i)))
+    dbs = [ReadOnlyDatabase(p) for p in paths]
+    try:
+        pids = [db._conn.pid for db in dbs]
+        assert [db._conn.pid is not None for db in dbs] == [False] * 2 + [True] * MAX_LIVE_WORKERS
+        for pid in pids[MAX_LIVE_WORKERS:]:
+            os.kill(pid, 0)  # alive
+        assert dbs[0].execute("SELECT count(*) FROM t").rows == [(3,)]
+        assert dbs[0]._conn.pid is not None and dbs[2]._conn.pid is None  # the least recently used one went
+    finally:
+        for db in dbs:
+            db.close()
+    assert all(db._conn.pid is None for db in dbs)
+    with pytest.raises(QueryError, match="was closed"):
+        dbs[0].execute("SELECT 1")

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import OrderedDict
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ from typing import Any
 from goldeval.answers.sql import QueryError, fetch_bounded
 from goldeval.errors import InputError
 
-__all__ = ["DuckDBWorker", "GRACE_S", "WORKER_ADDRESS_SPACE", "serve", "worker_address_space"]
+__all__ = ["DuckDBWorker", "GRACE_S", "MAX_LIVE_WORKERS", "WORKER_ADDRESS_SPACE", "serve", "worker_address_space"]
 
 #: The worker's address-space limit with the default size limit: 2 GiB. The worker maps about 0.8 GB of address space
 #: once DuckDB has started its threads (their stacks and malloc arenas, 75 MB of it resident); the rest (1.2 GB)
@@ -47,6 +48,13 @@ __all__ = ["DuckDBWorker", "GRACE_S", "WORKER_ADDRESS_SPACE", "serve", "worker_a
 WORKER_ADDRESS_SPACE = 2 * 1024**3
 #: Seconds the worker has to answer after it was asked to interrupt a query past its time limit; then it is killed.
 GRACE_S = 1.0
+#: Most worker processes alive at once (about 100 MB resident each at rest): a run over a folder of DuckDB files keeps
+#: every file open, and beyond this the worker that served a query least recently is ended (started again, 0.3 s,
+#: when its file has a query again).
+MAX_LIVE_WORKERS = 4
+#: Live workers, least recently used first.
+_LIVE: OrderedDict[int, DuckDBWorker] = OrderedDict()
+_LIVE_LOCK = threading.Lock()
 #: Seconds a worker may take to start (an interpreter, ``import duckdb``, opening the file) on a busy machine.
 _START_S = 60.0
 #: Seconds between two looks at the answer (signals are handled between them).
@@ -92,6 +100,7 @@ class DuckDBWorker:
         self._inbox: Connection | None = None  # answers from the worker
         self._outbox: Connection | None = None  # queries to the worker
         self._lock = threading.Lock()
+        self._closed = False
         self._start()
 
     @property
@@ -130,6 +139,21 @@ class DuckDBWorker:
             self._kill()
             why = answer[2] if answer is not None else "the worker process did not start"
             raise InputError(f"--db {self.path}: cannot open as DuckDB read-only ({why}).")
+        self._touch()
+
+    def _touch(self) -> None:
+        """Mark this worker the most recently used; end the least recently used ones past :data:`MAX_LIVE_WORKERS`
+        (one busy in another thread is left alone)."""
+        with _LIVE_LOCK:
+            _LIVE[id(self)] = self
+            _LIVE.move_to_end(id(self))
+            idle = [w for w in _LIVE.values() if w is not self][:max(0, len(_LIVE) - MAX_LIVE_WORKERS)]
+        for worker in idle:
+            if worker._lock.acquire(blocking=False):
+                try:
+                    worker._stop()
+                finally:
+                    worker._lock.release()
 
     def query(self, sql: str, *, timeout_s: float, max_rows: int, max_result_bytes: int) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run one query in the worker within the time, row, size and memory limits.
@@ -148,11 +172,15 @@ class DuckDBWorker:
                 started afresh for the next query).
         """
         with self._lock:
+            if self._closed:
+                raise QueryError(f"the DuckDB database {self.path} was closed; open it again to run a query.")
             if self._proc is None:
                 try:
                     self._start()
                 except InputError as exc:
                     raise QueryError(f"the DuckDB worker process could not be started again ({exc}).") from None
+            else:
+                self._touch()
             assert self._outbox is not None
             start = time.monotonic()
             try:
@@ -217,6 +245,8 @@ class DuckDBWorker:
     def _kill(self) -> int | None:
         """End the worker (if running) and forget it; its exit status (negative: the signal that ended it)."""
         proc, self._proc = self._proc, None
+        with _LIVE_LOCK:
+            _LIVE.pop(id(self), None)
         for conn in (self._inbox, self._outbox):
             if conn is not None:
                 conn.close()
@@ -232,6 +262,11 @@ class DuckDBWorker:
 
     def close(self) -> None:
         """End the worker: the end of its queries' pipe ends it; killed when it does not end within a moment."""
+        with self._lock:
+            self._closed = True
+            self._stop()
+
+    def _stop(self) -> None:
         proc = self._proc
         if proc is None:
             return
