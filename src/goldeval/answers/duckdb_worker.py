@@ -302,6 +302,9 @@ def serve() -> None:
     try:
         import duckdb
 
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]  # a lower limit set on the run (ulimit -v) is kept
+        if hard != resource.RLIM_INFINITY:
+            address_space = min(address_space, hard)
         resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
         conn = duckdb.connect(path, read_only=True, config=config)
         conn.execute("SET lock_configuration = true")
