@@ -15,8 +15,8 @@ time limit and allocates gigabytes. So a DuckDB file is opened, read-only, in a 
   re-raises; the worker ends by itself when the parent has ended (:func:`goldeval.lifeline.watch`).
 
 Rows come back pickled: every value DuckDB's Python API returns (``Decimal``, dates, ``bytes``, lists, dicts) as it
-is. Overhead: about 0.2 ms a small query, and about 0.4 s to start a worker (the interpreter and ``import duckdb``;
-benchmarks/README.md "Memory of a judged query").
+is. Overhead: about 0.2 ms a small query, and 0.34 s to start a worker (the interpreter and ``import duckdb``;
+benchmarks/README.md "Memory of a judged query"). At most :data:`MAX_LIVE_WORKERS` workers are alive at once.
 
 Source: DuckDB ``ClientContext::Interrupt`` (checked between vectors), ``setrlimit(2)`` (RLIMIT_AS), goldeval.
 """
@@ -35,16 +35,16 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from goldeval.answers.sql import QueryError, fetch_bounded
+from goldeval.answers.sql import DEFAULT_MAX_RESULT_BYTES, QueryError, fetch_bounded
 from goldeval.errors import InputError
 
 __all__ = ["DuckDBWorker", "GRACE_S", "MAX_LIVE_WORKERS", "WORKER_ADDRESS_SPACE", "serve", "worker_address_space"]
 
-#: The worker's address-space limit with the default size limit: 2 GiB. The worker maps about 0.8 GB of address space
-#: once DuckDB has started its threads (their stacks and malloc arenas, 75 MB of it resident); the rest (1.2 GB)
-#: holds DuckDB's working memory and one result (at most the size limit of 256 MB of Python objects, and its pickled
-#: copy). Together with the parent (the result once more and judging it, about 0.6 GB) a judged DuckDB query stays
-#: under 3 GB: a 4 GB CI machine survives it.
+#: The worker's address-space limit with the default size limit: 2 GiB. The worker maps 0.27 GB of address space at
+#: rest (the interpreter, DuckDB and its two threads; 71 MB of it resident); the rest holds DuckDB's working memory
+#: (its ``memory_limit``, 1 GB) and one result (at most the size limit, 256 MB of Python objects, and its pickled
+#: copy). With the parent (the result once more and judging it, about 0.6 GB) a judged DuckDB query stays under
+#: 3 GB: a 4 GB CI machine survives it.
 WORKER_ADDRESS_SPACE = 2 * 1024**3
 #: Seconds the worker has to answer after it was asked to interrupt a query past its time limit; then it is killed.
 GRACE_S = 1.0
@@ -77,8 +77,6 @@ def worker_address_space(max_result_bytes: int) -> int:
     Args:
         max_result_bytes: The size limit of a query's result (``--max-result-mb``), bytes.
     """
-    from goldeval.answers.sql import DEFAULT_MAX_RESULT_BYTES
-
     return WORKER_ADDRESS_SPACE + 2 * max(0, max_result_bytes - DEFAULT_MAX_RESULT_BYTES)
 
 
@@ -113,12 +111,12 @@ class DuckDBWorker:
 
         to_child, from_parent = os.pipe()[::-1]  # (write end, read end)
         from_child, to_parent = os.pipe()
-        # The parent's import path; one malloc arena a thread at most two (each reserves 64 MB of address space).
+        # The parent's import path; at most two malloc arenas (glibc's default is eight a core, each reserving 64 MB of
+        # address space).
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "MALLOC_ARENA_MAX": "2"}
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-c", _PROGRAM,
-                 str(from_parent), str(to_parent)],
+                [sys.executable, "-c", _PROGRAM, str(from_parent), str(to_parent)],
                 pass_fds=(from_parent, to_parent), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, env=env, close_fds=True)
         except OSError as exc:
