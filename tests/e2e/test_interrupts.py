@@ -71,14 +71,27 @@ def run_status(store: Path) -> list[str]:
 STOP_WITHIN_S = 120
 
 
+def children(pid: int) -> list[int]:
+    """The child processes of *pid* (Linux ``/proc/PID/task/*/children``), e.g. its DuckDB worker."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:  # the thread ended meanwhile
+            pass
+    return out
+
+
 def holds_lock(pid: int, path: Path) -> bool:
-    """Whether process *pid* holds a POSIX lock on the file *path* (Linux ``/proc/locks``: one line per lock,
-    ``N: [->] POSIX ADVISORY READ|WRITE PID MAJ:MIN:INODE START END``; ``->`` marks a waiter, not a holder)."""
+    """Whether process *pid*, or one of its children (a DuckDB file is read by a worker process), holds a POSIX lock
+    on the file *path* (Linux ``/proc/locks``: one line per lock, ``N: [->] POSIX ADVISORY READ|WRITE PID
+    MAJ:MIN:INODE START END``; ``->`` marks a waiter, not a holder)."""
+    pids = {str(pid), *map(str, children(pid))}
     inode = str(path.stat().st_ino)
     with open("/proc/locks", encoding="ascii") as fh:
         for line in fh:
             f = line.split()
-            if len(f) >= 6 and f[1] != "->" and f[4] == str(pid) and f[5].rsplit(":", 1)[-1] == inode:
+            if len(f) >= 6 and f[1] != "->" and f[4] in pids and f[5].rsplit(":", 1)[-1] == inode:
                 return True
     return False
 
@@ -154,9 +167,15 @@ def test_a_signal_during_a_query_stops_the_judge_run(tmp_path: Path, engine: str
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     # The fast case is judged first; the slow case's database is opened when its turn comes (DuckDB locks the file
     # from then on, and its query starts right after) and SQLite locks it while the slow query runs.
-    code, took, err = stop_when(proc, lambda: holds_lock(proc.pid, slow_db), sig)
-    # SIGTERM has its own exit code and words (issue 25 item 7; it exited 130 as Ctrl-C did)
+    workers: list[int] = []
+    code, took, err = stop_when(proc, lambda: holds_lock(proc.pid, slow_db) and not workers.extend(children(proc.pid)), sig)
+    # SIGTERM has its own exit code and words (it exited 130 as Ctrl-C did)
     assert code == (143 if sig == signal.SIGTERM else 130), err
+    # the worker of the query in flight is killed; another one (the fast case's) ends with the pipe from the run
+    deadline = time.monotonic() + 5
+    while [w for w in workers if Path(f"/proc/{w}").exists()] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [w for w in workers if Path(f"/proc/{w}").exists()], "a worker process outlived the run"
     assert ("stopped by SIGTERM" if sig == signal.SIGTERM else "interrupted") in err
     assert run_status(store) == ["interrupted"]
     cases_now = recorded(store)

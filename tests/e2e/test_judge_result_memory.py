@@ -29,11 +29,10 @@ WIDE = {"sqlite": ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM
         "duckdb": "SELECT i, repeat('x', 10000) AS s FROM range(1000000) r(i)"}
 CELL = {"sqlite": "SELECT replace(hex(zeroblob(1000000000)), '0', 'y')",
         "duckdb": "SELECT repeat('y', 2000000000)"}
-#: What each engine says of the one 2 GB value: SQLite's length limit; DuckDB runs the one call to its end (it is not
-#: interrupted inside a call), then either the interrupt of the time limit stops the query before the value is
-#: copied, or, when a copy was already under way, the allocation fails under the address-space limit.
+#: What each engine says of the one 2 GB value: SQLite's length limit; DuckDB's worker process cannot allocate it
+#: within its 2 GiB address space (tests/e2e/test_duckdb_worker.py has a value that fits and passes the time limit).
 CELL_REASON = {"sqlite": r"over 16,000,000 bytes \(the value limit\)",
-               "duckdb": r"ran past the 5 s time limit|needed more memory than DuckDB may use"}
+               "duckdb": r"needed more memory than DuckDB may use \(1GB memory_limit; DuckDB worker limit 2,048 MB\)"}
 
 
 def write_cases(tmp_path, wide: str, cell: str, ok: str) -> tuple[str, str]:
@@ -88,6 +87,8 @@ def test_memory_cases_are_unscored_under_a_4gb_address_space(tmp_path, engine):
     print(f"{engine}: peak RSS {peak / 1024:.0f} MiB under a {ADDRESS_SPACE / 1024**3:g} GiB address space")
     if engine == "sqlite":
         assert peak < 1024 * 1024  # KiB: the wide result stops near 256 MB of objects; no value passes 16 MB
+    else:
+        assert peak < 2 * 1024 * 1024  # KiB, the worker counted: its 2 GiB address space (was 2,424 MiB in-process)
 
 
 def test_a_smaller_limit_stops_sooner(tmp_path):

@@ -416,3 +416,108 @@ def test_duckdb_rows_across_blocks_of_every_size_all_arrive(tmp_path: Path, n: i
     with ReadOnlyDatabase(path) as db:
         rows = db.execute(f"SELECT i, repeat('z', (i % 300)::BIGINT) FROM range({n}) r(i)").rows
     assert [r[0] for r in rows] == list(range(n)) and all(len(r[1]) == r[0] % 300 for r in rows)
+
+
+def _duck_file(tmp_path: Path) -> Path:
+    duckdb = pytest.importorskip("duckdb")
+    path = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE t AS SELECT i AS n FROM range(3) r(i)")
+    con.close()
+    return path
+
+
+def test_duckdb_values_come_back_from_the_worker_as_duckdb_returns_them(tmp_path: Path) -> None:
+    """Rows cross the worker's pipe pickled: every type equal to (and of the class of) what DuckDB's Python API
+    returns in this process."""
+    import duckdb
+
+    path = _duck_file(tmp_path)
+    sql = ("SELECT 1.50::DECIMAL(10, 2) AS d, DATE '2020-02-29' AS day, TIMESTAMP '2020-01-01 12:34:56.789' AS ts, "
+           "INTERVAL 3 DAY AS iv, '\\x00\\xff'::BLOB AS b, [1, NULL, 3] AS l, {'a': 1, 'b': [2.5]} AS s, "
+           "MAP([1, 2], ['x', 'y']) AS m, NULL AS z, 170141183460469231731687303715884105727::HUGEINT AS h, "
+           "'8c2f9e1e-0a5b-4c2e-9d43-3b7f3f6f6a10'::UUID AS u, 'é' AS txt, 0.1::DOUBLE AS f, TIME '01:02:03' AS tm")
+    direct = duckdb.connect(str(path), read_only=True)
+    expected = direct.execute(sql).fetchall()
+    direct.close()
+    with ReadOnlyDatabase(path) as db:
+        got = db.execute(sql).rows
+    assert got == expected
+    assert [type(v) for v in got[0]] == [type(v) for v in expected[0]]
+
+
+def test_duckdb_a_value_built_in_one_call_is_stopped_at_the_time_limit(tmp_path: Path) -> None:
+    """DuckDB does not see an interrupt inside repeat(): the worker is killed after the grace period, the query
+    fails with the time-limit reason within seconds, and a fresh worker answers the next query."""
+    path = _duck_file(tmp_path)
+    with ReadOnlyDatabase(path, timeout_s=1) as db:
+        first = db._conn.pid
+        t0 = time.monotonic()
+        with pytest.raises(QueryError, match="ran past the 1 s time limit"):
+            db.execute("SELECT length(repeat('y', 600000000))")
+        assert time.monotonic() - t0 < 15
+        assert db.execute("SELECT count(*) FROM t").rows == [(3,)]
+        assert db._conn.pid != first
+
+
+def test_duckdb_a_value_over_the_workers_address_space_is_unscored_not_a_memory_error(tmp_path: Path) -> None:
+    path = _duck_file(tmp_path)
+    with ReadOnlyDatabase(path, timeout_s=5) as db:
+        with pytest.raises(QueryError, match="DuckDB worker limit 2,048 MB"):
+            db.execute("SELECT repeat('y', 2000000000)")
+        assert db.execute("SELECT count(*) FROM t").rows == [(3,)]
+
+
+def test_duckdb_a_worker_killed_mid_query_fails_that_query_only(tmp_path: Path) -> None:
+    import os
+    import signal
+    import threading
+
+    path = _duck_file(tmp_path)
+    with ReadOnlyDatabase(path, timeout_s=600) as db:
+        pid = db._conn.pid
+        killer = threading.Timer(1.0, os.kill, (pid, signal.SIGKILL))
+        killer.start()
+        try:
+            with pytest.raises(QueryError, match=r"ran out of memory \(DuckDB worker limit 2,048 MB\).*killed by signal 9"):
+                db.execute("SELECT count(*) FROM range(100000000000) r(i) WHERE i * i = -1")
+        finally:
+            killer.cancel()
+        assert db.execute("SELECT count(*) FROM t").rows == [(3,)]
+        assert db.schema() == {"t": ["n"]}
+
+
+def test_duckdb_worker_address_space_grows_with_the_size_limit() -> None:
+    from goldeval.answers.duckdb_worker import WORKER_ADDRESS_SPACE, worker_address_space
+    from goldeval.answers.sql import DEFAULT_MAX_RESULT_BYTES
+
+    assert worker_address_space(DEFAULT_MAX_RESULT_BYTES) == WORKER_ADDRESS_SPACE == 2 * 1024**3
+    assert worker_address_space(20_000_000) == WORKER_ADDRESS_SPACE
+    assert worker_address_space(DEFAULT_MAX_RESULT_BYTES + 100_000_000) == WORKER_ADDRESS_SPACE + 200_000_000
+
+
+def test_duckdb_workers_past_the_most_alive_are_ended_and_start_again_when_asked(tmp_path: Path) -> None:
+    """A folder of DuckDB files keeps each open: at most MAX_LIVE_WORKERS worker processes live, the least recently
+    used ended (its process gone) and started again at its next query, with the same answers."""
+    import os
+
+    from goldeval.answers.duckdb_worker import MAX_LIVE_WORKERS
+
+    paths = []
+    for i in range(MAX_LIVE_WORKERS + 2):
+        (tmp_path / str(i)).mkdir()
+        paths.append(_duck_file(tmp_path / str(i)))
+    dbs = [ReadOnlyDatabase(p) for p in paths]
+    try:
+        pids = [db._conn.pid for db in dbs]
+        assert [db._conn.pid is not None for db in dbs] == [False] * 2 + [True] * MAX_LIVE_WORKERS
+        for pid in pids[MAX_LIVE_WORKERS:]:
+            os.kill(pid, 0)  # alive
+        assert dbs[0].execute("SELECT count(*) FROM t").rows == [(3,)]
+        assert dbs[0]._conn.pid is not None and dbs[2]._conn.pid is None  # the least recently used one went
+    finally:
+        for db in dbs:
+            db.close()
+    assert all(db._conn.pid is None for db in dbs)
+    with pytest.raises(QueryError, match="was closed"):
+        dbs[0].execute("SELECT 1")

@@ -24,21 +24,19 @@ DuckDB
     * ``read_only=True``, ``enable_external_access=false`` (no ATTACH of files, no COPY, no reading other files),
       extension auto-install/auto-load off, configuration locked.
 
-Each query has a wall-clock time limit (SQLite: a progress handler aborts the VM; DuckDB: ``interrupt()`` from a
-timer), a row limit and a size limit (more rows, or rows whose Python objects hold more bytes, than the limit is a
-failure, not a silent cut: :func:`fetch_bounded`). A query that fails raises :class:`QueryError` with the
-database's own message; the judge turns that into an *unscored* case. A database that is gone (locked by a writer
-past the driver's wait, or a file removed or changed under an I/O error) raises :class:`DatabaseLostError` instead,
-which stops the run, resumable (see :meth:`ReadOnlyDatabase.lost`).
+Each query has a wall-clock time limit (SQLite: a progress handler aborts the VM; DuckDB: ``interrupt()``, then
+the worker process killed), a row limit and a size limit (more rows, or rows whose Python objects hold more bytes,
+than the limit is a failure, not a silent cut: :func:`fetch_bounded`). A query that fails raises
+:class:`QueryError` with the database's own message; the judge turns that into an *unscored* case. A database that
+is gone (locked by a writer past the driver's wait, or a file removed or changed under an I/O error) raises
+:class:`DatabaseLostError` instead, which stops the run, resumable (see :meth:`ReadOnlyDatabase.lost`).
 
 Memory: the size limit counts the result as it is fetched, block by block, so that a query returning gigabytes stops
 after about the limit. One value is bounded by the engine before it reaches Python: SQLite's
 :data:`MAX_VALUE_BYTES`; DuckDB runs with a ``memory_limit`` of :data:`DUCKDB_MEMORY_LIMIT`, no spilling to disk and
-at most two threads. DuckDB checks an interrupt only between vectors of 2,048 rows, so one call that builds a huge
-value runs to its end past the time limit: ``repeat('y', 2000000000)`` allocates the whole string, then copies the
-one byte 2e9 times (20–50 s here), and holds the value twice (a 4 GB peak) before the interrupt is seen. That memory
-is a vector's string heap, outside the ``memory_limit``; where the machine (or ``ulimit -v``) has not that memory
-the allocation fails, and the query fails "out of memory" or at the time limit (the case unscored, the run goes on).
+at most two threads, in a worker process (:mod:`goldeval.answers.duckdb_worker`) under an address-space limit that
+the time limit may kill: DuckDB checks an interrupt only between vectors of 2,048 rows, and one call that builds a
+huge value (``repeat('y', 2000000000)``) allocates outside its ``memory_limit``.
 
 Source: ``DESIGN.md`` "Data formats" (``--db``), goldeval; SQLite authorizer:
 https://www.sqlite.org/c3ref/set_authorizer.html
@@ -53,33 +51,33 @@ import os
 import re
 import signal
 import sqlite3
-import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from goldeval.answers.readonly_functions import function_refusal, normalize_allowed
-from goldeval.errors import GoldevalError, InputError
+from goldeval.answers.query_bounds import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TIMEOUT_S,
+    DUCKDB_MEMORY_LIMIT,
+    DatabaseLostError,
+    QueryError,
+    check_max_result_bytes,
+    fetch_bounded,
+    result_bytes,
+    size_limit_message,
+)
+from goldeval.errors import InputError
 
 __all__ = ["DatabaseLostError", "QueryError", "QueryResult", "ReadOnlyDatabase", "open_database", "fetch_bounded",
            "result_bytes", "size_limit_message", "check_max_result_bytes", "DEFAULT_TIMEOUT_S", "DEFAULT_MAX_ROWS",
            "DEFAULT_MAX_RESULT_BYTES", "DUCKDB_MEMORY_LIMIT"]
 
-DEFAULT_TIMEOUT_S = 5.0
-DEFAULT_MAX_ROWS = 1_000_000
-#: Most bytes a query's result may hold as Python objects (:func:`result_bytes`), by default: 256 MB. Judging a
-#: result took about twice its estimate at the peak (1,000,000 rows of an int, a text and a float: 183 MB
-#: estimated, 464 MB peak RSS with the interpreter's 85 MB), and a case may hold the golden's result beside the
-#: answer's: 256 MB keeps a case near 1 GB, which a 2-core, 4 GB CI machine survives beside DuckDB's own
-#: :data:`DUCKDB_MEMORY_LIMIT`. The shipped examples' largest result (Spider, 0.66 MB) is 1/390 of it.
-DEFAULT_MAX_RESULT_BYTES = 256_000_000
-#: DuckDB's ``memory_limit`` on a judged query's connection (sorts, hash tables, aggregates; spilling to disk off).
-DUCKDB_MEMORY_LIMIT = "1GB"
 #: Longest string or blob a query may build, bytes (SQLite ``SQLITE_LIMIT_LENGTH``). The time limit is checked
 #: between VM steps, so one step that builds a huge value (``randomblob(9e8)``, ``printf('%.*c', 9e8, 'x')``)
 #: would run — and allocate — past it; with this limit such a step fails at once with "string or blob too big".
@@ -88,21 +86,6 @@ MAX_VALUE_BYTES = 16_000_000
 # PRAGMAs that only look things up (allowed with any argument); every other PRAGMA is denied.
 _READ_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "foreign_key_list", "database_list",
                  "collation_list", "function_list", "table_list"}
-
-
-class QueryError(GoldevalError):
-    """A query could not be run read-only within the limits; the message is the database's, with context."""
-
-
-class DatabaseLostError(GoldevalError):
-    """The database went away while a run used it: the server stopped or the connection to it was lost and cannot be
-    made again, or the file became unreadable or stayed locked by another connection.
-
-    Not a property of the case whose query was running, so it is not that case's unscored reason: it stops the run,
-    which stays in the store as interrupted with every case judged so far, and the same command resumes it once the
-    database is back. Not a :class:`QueryError` (which makes one case unscored) nor an
-    :class:`~goldeval.errors.InputError` (which removes a new run, since the same command would fail again).
-    """
 
 
 @dataclass(slots=True)
@@ -201,7 +184,7 @@ class ReadOnlyDatabase:
     # -- DuckDB -----------------------------------------------------------------------------------------------
     def _open_duckdb(self, p: Path) -> Any:
         try:
-            import duckdb
+            import duckdb  # noqa: F401 - present here, or the file cannot be opened
         except ImportError:
             raise InputError(f"--db {p}: a DuckDB file needs the optional extra: pip install 'goldeval[duckdb]'.") from None
         config = {
@@ -214,12 +197,10 @@ class ReadOnlyDatabase:
             "temp_directory": "",
             "threads": min(2, os.cpu_count() or 1),
         }
-        try:
-            conn = duckdb.connect(str(p), read_only=True, config=config)
-            conn.execute("SET lock_configuration = true")
-        except duckdb.Error as exc:
-            raise InputError(f"--db {p}: cannot open as DuckDB read-only ({exc}).") from None
-        return conn
+        # The worker module, like DuckDB, only for a DuckDB file; it runs the queries in a process of its own.
+        from goldeval.answers.duckdb_worker import DuckDBWorker, worker_address_space
+
+        return DuckDBWorker(p, config, address_space=worker_address_space(self.max_result_bytes))
 
     # -- public -----------------------------------------------------------------------------------------------
     @property
@@ -246,7 +227,10 @@ class ReadOnlyDatabase:
                     cols = self._conn.execute(f"SELECT * FROM \"{t.replace(chr(34), chr(34) * 2)}\" LIMIT 0").description or []
                     out[t.lower()] = [c[0].lower() for c in cols]
             else:
-                for t, c in self._conn.execute("SELECT table_name, column_name FROM information_schema.columns").fetchall():
+                _, rows = self._conn.query("SELECT table_name, column_name FROM information_schema.columns",
+                                           timeout_s=self.timeout_s, max_rows=self.max_rows,
+                                           max_result_bytes=self.max_result_bytes)
+                for t, c in rows:
                     out.setdefault(t.lower(), []).append(c.lower())
         except Exception as exc:  # schema is a convenience for mustNotUse; a failure leaves it empty
             lost = self.lost(exc)
@@ -368,57 +352,20 @@ class ReadOnlyDatabase:
             raise QueryError(f"refused: {why}.")
 
     def _execute_duckdb(self, sql: str) -> QueryResult:
-        import duckdb
+        from goldeval.answers.duckdb_worker import DuckDBError  # the worker's module, loaded for DuckDB files only
 
         self._check_duckdb(sql)
         start = time.monotonic()
-        # DuckDB does not look at Python's signals while a query runs: the query runs on a helper thread and this
-        # thread waits for it, so that a Ctrl-C (or SIGTERM) interrupts the query and is re-raised here, and the
-        # time limit interrupts it too.
-        # (An Event, not Thread.join: a join interrupted by KeyboardInterrupt can mark a live thread finished.)
-        outcome: dict[str, Any] = {}
-        done = threading.Event()
-
-        def run() -> None:
-            try:
-                cur = self._conn.execute(sql)
-                outcome["result"] = self._fetch_limited(cur)
-            except BaseException as exc:  # handed to the waiting thread
-                outcome["error"] = exc
-            finally:
-                done.set()
-
-        worker = threading.Thread(target=run, name="goldeval-duckdb-query", daemon=True)
-        timed_out = False
-        worker.start()
+        # In the DuckDB worker process (goldeval.answers.duckdb_worker): killed past the time limit, bounded in
+        # memory, stopped by a Ctrl-C here. An I/O error there may mean the file is gone (see lost()).
         try:
-            while not done.wait(0.05):
-                if not timed_out and time.monotonic() - start > self.timeout_s:
-                    timed_out = True
-                    self._conn.interrupt()
-        except BaseException:  # Ctrl-C / SIGTERM while waiting: stop the query, then stop the run
-            while not done.is_set():
-                self._conn.interrupt()
-                done.wait(0.05)
+            columns, rows = self._conn.query(sql, timeout_s=self.timeout_s, max_rows=self.max_rows,
+                                             max_result_bytes=self.max_result_bytes)
+        except DuckDBError as exc:
+            lost = self.lost(exc)
+            if lost is not None:
+                raise lost from None
             raise
-        error = outcome.get("error")
-        if error is not None:
-            if isinstance(error, QueryError):
-                raise error
-            if isinstance(error, duckdb.OutOfMemoryException):
-                late = f", past the {self.timeout_s:g} s time limit (one call that builds a value is not interrupted)" if timed_out else ""
-                raise QueryError(f"the query needed more memory than DuckDB may use ({DUCKDB_MEMORY_LIMIT}, or what the "
-                                 f"machine has left) and was stopped{late} (DuckDB: {str(error).splitlines()[0]}). "
-                                 "Narrow the query.") from None
-            if timed_out:
-                raise QueryError(f"the query ran past the {self.timeout_s:g} s time limit and was stopped. Raise --timeout or simplify the query.") from None
-            if isinstance(error, duckdb.Error):
-                lost = self.lost(error)
-                if lost is not None:
-                    raise lost from None
-                raise QueryError(f"DuckDB error: {error}") from None
-            raise error
-        columns, rows = outcome["result"]
         return QueryResult(columns, rows, time.monotonic() - start, "duckdb")
 
     def lost(self, exc: BaseException) -> DatabaseLostError | None:
@@ -448,7 +395,8 @@ class ReadOnlyDatabase:
                     "run resumes from the cases judged so far.")
             io_error = primary in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CANTOPEN)
         else:
-            io_error = type(exc).__name__ == "IOException"  # duckdb.IOException (duckdb is an optional extra)
+            # duckdb.IOException in this process, or as the DuckDB worker reported it (DuckDBError.kind)
+            io_error = "IOException" in (type(exc).__name__, getattr(exc, "kind", None))
         if not io_error:
             return None
         now = _file_state(self.path)
@@ -613,151 +561,6 @@ def rows_as_lists(result: QueryResult) -> list[list[Any]]:
         return v
 
     return [[cell(v) if isinstance(v, (Decimal, bytes, bytearray, memoryview)) else v for v in r] for r in result.rows]
-
-
-#: Most rows fetched from a cursor at a time (see :func:`fetch_bounded`).
-_FETCH_BLOCK = 10_000
-#: The part of the size limit one block of rows is sized to (1/16: a result stops within 1/16 over its limit).
-_BLOCK_SHARE = 16
-#: Python objects that hold other objects (PostgreSQL arrays and json, DuckDB lists, structs and maps).
-_NESTED = (list, tuple, dict, set, frozenset)
-
-
-def result_bytes(rows: Sequence[Sequence[Any]], *, nested: bool = True) -> int:
-    """Estimated memory of *rows* as Python objects, bytes: what the size limit (:func:`fetch_bounded`) counts.
-
-    Every row and every value counts its ``sys.getsizeof``, containers with everything they hold, and each row
-    8 bytes for its slot in the list of rows. On CPython 3.11 (64-bit) a row of ``k`` values is ``40 + 8k``
-    bytes, a text of ``n`` ASCII characters ``49 + n`` (``73 + n`` to ``76 + 4n`` beyond ASCII), a blob
-    ``33 + n``, an int 28, a float 24, a ``Decimal`` 104, a ``None`` 16: a result costs several times its raw
-    bytes in small values (1,000,000 rows of an int, a 10-character text and a float: 183 MB).
-
-    Args:
-        rows: ``(n, k)`` row tuples (or lists) as a cursor returns them.
-        nested: Values may be containers (PostgreSQL, DuckDB); ``False`` (SQLite, whose values never are) skips
-            looking for them.
-
-    Returns:
-        The estimate, bytes (0 for no rows). Shared objects (``None``, small ints) are counted at each use: an
-        upper bound of what the rows keep alive.
-
-    Examples:
-        >>> result_bytes([(1, "abc")])  # row 56 + slot 8 + int 28 + text 52
-        144
-
-    Source: CPython's ``sys.getsizeof`` (object header, ``PyASCIIObject``/``PyTupleObject`` layouts); goldeval.
-    """
-    if not rows:
-        return 0
-    size = sys.getsizeof
-    cells = chain.from_iterable(rows)
-    first = rows[0]
-    if type(first) is tuple:  # a cursor's rows: tuples of one width, whose size depends on the width alone
-        total = len(rows) * (size(first) + 8) + sum(map(size, cells))
-    else:
-        total = sum(map(size, rows)) + 8 * len(rows) + sum(map(size, cells))
-    if nested and not _NESTED_TYPES.isdisjoint(map(type, chain.from_iterable(rows))):
-        total += sum(_inner_bytes(v) for v in chain.from_iterable(rows) if isinstance(v, _NESTED))
-    return total
-
-
-_NESTED_TYPES = frozenset(_NESTED)
-
-
-def _inner_bytes(value: Any) -> int:
-    """What a container holds (its own ``getsizeof`` excluded), recursively."""
-    size = sys.getsizeof
-    items = chain.from_iterable(value.items()) if isinstance(value, dict) else value
-    total = 0
-    for item in items:
-        total += size(item)
-        if isinstance(item, _NESTED):
-            total += _inner_bytes(item)
-    return total
-
-
-def size_limit_message(max_result_bytes: int, counted: int, n_rows: int) -> str:
-    """The reason a case is unscored when its query's result is over the size limit (shared by every engine)."""
-    return (f"the query's result is over {max_result_bytes / 1e6:,.6g} MB (the size limit): {_mb(counted)} MB "
-            f"of Python objects in the first {n_rows:,} row{'' if n_rows == 1 else 's'}, and it was stopped there. "
-            "Narrow the query (fewer rows or columns, shorter values) or raise --max-result-mb.")
-
-
-def _mb(n_bytes: int) -> str:
-    """Megabytes (10^6 bytes) as the messages print them: one decimal from 1 MB, three significant digits below."""
-    return f"{n_bytes / 1e6:,.1f}" if n_bytes >= 1_000_000 else f"{n_bytes / 1e6:.3g}"
-
-
-def check_max_result_bytes(max_result_bytes: Any) -> None:
-    """Refuse a size limit that is not a positive whole number of bytes.
-
-    Raises:
-        InputError: *max_result_bytes* is not an int ≥ 1.
-    """
-    if isinstance(max_result_bytes, bool) or not isinstance(max_result_bytes, int) or max_result_bytes < 1:
-        raise InputError(f"--max-result-mb (max_result_bytes) must be a positive number of bytes, got "
-                         f"{max_result_bytes!r}. Pass a positive size, e.g. --max-result-mb 256.")
-
-
-def fetch_bounded(cur: Any, width: int, *, max_rows: int, max_result_bytes: int, value_bytes: int | None = None,
-                  between_blocks: Callable[[], None] | None = None) -> list[tuple[Any, ...]]:
-    """Every row of an executed cursor, fetched in blocks and counted (:func:`result_bytes`) as they come, so that
-    a result over a limit stops after about the limit and the database is not asked for the rest.
-
-    Blocks: the first holds as many rows as fit in the limit at the largest size a row can have (*value_bytes*
-    per value; one row when values are unbounded); each later one as many as fit in 1/16 of the limit at the
-    largest mean row size of the blocks so far (at most 10,000, at most one past *max_rows*). A result of alike
-    rows thus stops within 1/16 over the limit; rows that grow suddenly can pass it by one block. A block shorter
-    than asked for ends the fetch (the drivers return one only at the end of the rows); when *value_bytes* bounds
-    it within what is left of the limit it is not counted (a small SQLite result, the common case, is not counted
-    at all).
-
-    Args:
-        cur: A DB-API cursor with ``fetchmany`` (sqlite3, DuckDB, a psycopg server-side cursor).
-        width: ``k``, the result's columns.
-        max_rows: Most rows (> 0).
-        max_result_bytes: Most bytes of Python objects (> 0).
-        value_bytes: The most bytes one value can hold (SQLite's length limit), or ``None`` when unbounded.
-        between_blocks: Called after each block but the last (PostgreSQL renews its time limit there).
-
-    Returns:
-        ``(n, k)`` row tuples, ``n <= max_rows``.
-
-    Raises:
-        QueryError: more than *max_rows* rows, or more than *max_result_bytes* bytes (:func:`size_limit_message`).
-
-    Source: ``DESIGN.md`` "Re-executing queries safely" (every query bounded in time, rows and bytes), goldeval.
-    """
-    rows: list[tuple[Any, ...]] = []
-    counted = 0
-    largest = 0  # largest mean bytes of a row in a block so far
-    if value_bytes is not None:
-        worst_row = 40 + 8 * width + 8 + width * (value_bytes + 49)
-        n = max_result_bytes // worst_row
-    else:
-        worst_row = 0
-        n = 1
-    while True:
-        n = max(1, min(n, _FETCH_BLOCK, max_rows + 1 - len(rows)))
-        batch = cur.fetchmany(n)
-        if not batch:
-            break
-        rows.extend(batch)
-        if len(rows) > max_rows:
-            raise QueryError(f"the query returned more than {max_rows} rows (the row limit). Narrow the query or raise --max-rows.")
-        if len(batch) < n and worst_row and counted + len(batch) * worst_row <= max_result_bytes:
-            break  # the last block, within the limit at the largest values it could hold
-        size = result_bytes(batch, nested=value_bytes is None)
-        counted += size
-        if counted > max_result_bytes:
-            raise QueryError(size_limit_message(max_result_bytes, counted, len(rows)))
-        if len(batch) < n:
-            break
-        if between_blocks is not None:
-            between_blocks()
-        largest = max(largest, -(-size // len(batch)))
-        n = max_result_bytes // _BLOCK_SHARE // largest
-    return rows
 
 
 class _Progress:
