@@ -356,8 +356,10 @@ def test_duckdb_connection_memory_settings(tmp_path: Path) -> None:
     path = tmp_path / "t.duckdb"
     duckdb.connect(str(path)).close()
     with ReadOnlyDatabase(path) as db:
-        limit, temp, threads = db.execute("SELECT current_setting('memory_limit'), current_setting('temp_directory'), "
-                                          "current_setting('threads')").rows[0]
+        # straight to the worker's connection: a judged query may not read settings (current_setting is refused)
+        _, rows = db._conn.query("SELECT current_setting('memory_limit'), current_setting('temp_directory'), "
+                                 "current_setting('threads')", timeout_s=5, max_rows=1, max_result_bytes=10**6)
+        limit, temp, threads = rows[0]
         assert limit in ("953.6 MiB", "1000.0 MB", "1.0 GB") and temp == "" and 1 <= threads <= 2
         with pytest.raises(QueryError):
             db.execute("SET memory_limit = '10GB'")

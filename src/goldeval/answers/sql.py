@@ -155,6 +155,7 @@ class ReadOnlyDatabase:
         self.allow_functions = normalize_allowed(allow_functions)
         self._schema: dict[str, list[str]] | None = None
         self._parser: Any = None  # DuckDB: the in-memory connection whose parser reads each query (see _check_duckdb)
+        self._closed = False
         self._opened = _file_state(p)  # what says, after an I/O error, whether the file is still the one opened
         if self.engine == "sqlite":
             self._conn = self._open_sqlite(p)
@@ -329,6 +330,8 @@ class ReadOnlyDatabase:
         """
         import duckdb
 
+        if self._closed:
+            raise QueryError(f"the DuckDB database {self.path} was closed; open it again to run a query.")
         if self._parser is None:
             self._parser = duckdb.connect(":memory:", config={"enable_external_access": False,
                                                               "autoinstall_known_extensions": False,
@@ -409,7 +412,8 @@ class ReadOnlyDatabase:
             "judged so far (a changed file starts a new run).")
 
     def close(self) -> None:
-        """Close the connection (twice is harmless)."""
+        """Close the connection (twice is harmless); a query after it is a QueryError."""
+        self._closed = True
         for conn in (self._conn, self._parser):
             try:
                 if conn is not None:
