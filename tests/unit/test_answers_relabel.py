@@ -230,3 +230,16 @@ def test_one_relabelled_column_without_the_database_is_needs_human_and_with_it_m
     assert v.verdict == "needs_human" and v.mismatch == "relabelled columns: 'name' for golden 'country_code'"
     assert v.details["rule_verdict"]["verdict"] == "no_match"
     assert _judge(db, POP, POP_GOLD, rows=rows, columns=["name", "population"]).verdict == "match"
+
+
+def test_a_measure_scaled_one_to_one_is_not_a_relabel(db):
+    # The populations ×100 (cents-for-dollars kind): each golden total maps one-to-one onto a value the golden never
+    # uses, keyed by the country codes, but both sides are numbers: one measure transformed, not codes answered by
+    # names. The rule verdict stands (no_match, "uniformly scaled"), never needs_human. (examples/sql q12 of arm_b
+    # is the same kind: total cost in cents.)
+    rows = [["ABW", 2903400], ["AFG", 196680000], ["AGO", 202200000]]
+    v = _judge(db, POP, POP_GOLD, rows=rows, columns=["country_code", "population"], use_db=False)
+    assert v.verdict == "no_match" and "relabelled" not in (v.mismatch or "")
+    # the same rows with the codes relabelled as names (text) and the populations right: still the relabel rule
+    named = [["Aruba", 29034], ["Afghanistan", 1966800], ["Angola", 2022000]]
+    assert _judge(db, POP, POP_GOLD, rows=named, columns=["name", "population"], use_db=False).verdict == "needs_human"

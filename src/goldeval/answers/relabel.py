@@ -150,6 +150,23 @@ def _read_keys(db: Any) -> tuple[list[tuple[str, str, str, str]], dict[str, set[
     return fks, pks
 
 
+def _names_on_a_side(g_rows: Sequence[Sequence[Any]], gi: int, p_rows: Sequence[Sequence[Any]], pj: int) -> bool:
+    """Whether golden column *gi* or prediction column *pj* holds names (a text cell that is not a number): a relabel
+    answers codes with names or names with codes. Two numeric columns in a one-to-one map are one measure
+    transformed (cents for dollars, ×100), which the rule judge reads as such, never a relabel."""
+    def names(rows: Sequence[Sequence[Any]], j: int) -> bool:
+        for r in rows:
+            v = r[j]
+            if isinstance(v, str):
+                try:
+                    float(v)
+                except ValueError:
+                    return True
+        return False
+
+    return names(g_rows, gi) or names(p_rows, pj)
+
+
 def _is_label(name: str, values: set[Any]) -> bool:
     """A column that names things: text cells, and a name that is not an id, a code or a key."""
     toks = set(name_tokens(name))
@@ -336,7 +353,7 @@ def relabel_verdict(question: str, golden: Mapping[str, Any], prediction: Mappin
     taken = set()
     for g in candidates:
         gi = g_names.index(g)
-        hit = next((p for p in free if p not in taken and rows_bijection(
+        hit = next((p for p in free if p not in taken and _names_on_a_side(g_rows, gi, p_rows, p_index[p]) and rows_bijection(
             g_rows, p_rows, [k for k, _ in keys], [k for _, k in keys], gi, p_index[p])), None)
         if hit is None:
             return None
