@@ -46,7 +46,22 @@ def _ours(tb: object) -> bool:
     return False
 
 
+def _wrapped_interrupt(value: BaseException) -> BaseException | None:
+    """*value* when it is an interrupt, else the interrupt it wraps (as cause or context), else ``None``."""
+    seen: set[int] = set()
+    cur: BaseException | None = value
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
 def _quiet_hook(kind: type[BaseException], value: BaseException, tb: object) -> None:
+    interrupt = _wrapped_interrupt(value)  # a Ctrl-C Python wrapped (RuntimeError from __set_name__ …) counts too
+    if interrupt is not None and interrupt is not value and _ours(tb):
+        value, kind = interrupt, type(interrupt)
     if not issubclass(kind, KeyboardInterrupt) or not _ours(tb):
         _quiet_hook.previous(kind, value, tb)  # type: ignore[attr-defined]
         return
@@ -82,8 +97,18 @@ def _redeliver_hook(unraisable: object) -> None:
     exc = getattr(unraisable, "exc_value", None)
     if isinstance(exc, KeyboardInterrupt) and ("goldeval.cli" in sys.modules or _goldeval_importing()):
         import signal
+        import threading
+        import time
 
-        signal.raise_signal(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+        sig = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
+
+        def again() -> None:
+            # From another thread, a moment later: raised here, inside the hook, the handler's interrupt would be
+            # "ignored" again; the main thread runs the handler at its next instruction outside the hook.
+            time.sleep(0.005)
+            os.kill(os.getpid(), sig)
+
+        threading.Thread(target=again, name="goldeval-redeliver-signal", daemon=True).start()
         return
     _redeliver_hook.previous(unraisable)  # type: ignore[attr-defined]
 

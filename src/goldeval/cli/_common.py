@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 import orjson
@@ -87,30 +87,7 @@ def guarded(func: F) -> F:
         except GoldevalError as exc:
             fail(str(exc), EXIT_INTERNAL)
         except KeyboardInterrupt as exc:
-            # 130 (128 + SIGINT) or 143 (128 + SIGTERM), never 1: exit 1 means "a gate failed" to the scripts that
-            # call us. SIGTERM arrives as Terminated, a KeyboardInterrupt (goldeval.cli._signals).
-            from goldeval.cli._inputs import InterruptedWhileReading
-            from goldeval.cli._signals import exit_code, stopped_by
-            from goldeval.cli._store import FINISHED_RUNS, STREAM_RUNS
-
-            how = stopped_by(exc)
-            if isinstance(exc, InterruptedWhileReading):
-                click.echo(f"goldeval: {how} while reading {exc}; nothing was scored or recorded.", err=True)
-            elif FINISHED_RUNS:  # stopped after the run was finished in the store, before its outputs were written
-                run_id = FINISHED_RUNS[-1]
-                click.echo(
-                    f"goldeval: {how} after run {run_id} was finished and recorded; its results file may not have "
-                    f"been written. Write it from the store: goldeval runs show {run_id} --out RESULTS.json "
-                    f"(or goldeval runs export {run_id} --format json --out RUN.json).", err=True)
-            elif STREAM_RUNS:  # its input was stdin or a FIFO: no later invocation can be known to be the same
-                run_id, names = STREAM_RUNS[-1]
-                click.echo(
-                    f"goldeval: {how}; run {run_id} read {names} as a stream, so it is not resumed by running the "
-                    f"command again: add --resume {run_id} and feed it the same bytes (their sha256 is recorded).",
-                    err=True)
-            else:
-                click.echo(f"goldeval: {how}; a recorded run resumes when the same command is run again.", err=True)
-            sys.exit(exit_code(exc))
+            stopped(exc)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except click.exceptions.Abort:  # a confirmation with no answer (no terminal, EOF)
@@ -124,6 +101,11 @@ def guarded(func: F) -> F:
         except Exception as exc:  # an internal bug: say so plainly, keep the traceback on request
             import traceback
 
+            from goldeval.cli._signals import interrupt_in_chain
+
+            cause = interrupt_in_chain(exc)
+            if cause is not None:  # a Ctrl-C that Python wrapped (e.g. in RuntimeError, raised while a class was built)
+                stopped(cause)
             if DEBUG["on"]:
                 traceback.print_exc()
             fail(
@@ -133,6 +115,33 @@ def guarded(func: F) -> F:
             )
 
     return wrapper  # type: ignore[return-value]
+
+
+def stopped(exc: KeyboardInterrupt) -> NoReturn:
+    """Say what a Ctrl-C (or SIGTERM, as :class:`~goldeval._startup.Terminated`) stopped, in one line, and exit 130
+    (128 + SIGINT) or 143 (128 + SIGTERM), never 1: exit 1 means "a gate failed" to the scripts that call us."""
+    from goldeval.cli._inputs import InterruptedWhileReading
+    from goldeval.cli._signals import exit_code, stopped_by
+    from goldeval.cli._store import FINISHED_RUNS, STREAM_RUNS
+
+    how = stopped_by(exc)
+    if isinstance(exc, InterruptedWhileReading):
+        click.echo(f"goldeval: {how} while reading {exc}; nothing was scored or recorded.", err=True)
+    elif FINISHED_RUNS:  # stopped after the run was finished in the store, before its outputs were written
+        run_id = FINISHED_RUNS[-1]
+        click.echo(
+            f"goldeval: {how} after run {run_id} was finished and recorded; its results file may not have "
+            f"been written. Write it from the store: goldeval runs show {run_id} --out RESULTS.json "
+            f"(or goldeval runs export {run_id} --format json --out RUN.json).", err=True)
+    elif STREAM_RUNS:  # its input was stdin or a FIFO: no later invocation can be known to be the same
+        run_id, names = STREAM_RUNS[-1]
+        click.echo(
+            f"goldeval: {how}; run {run_id} read {names} as a stream, so it is not resumed by running the "
+            f"command again: add --resume {run_id} and feed it the same bytes (their sha256 is recorded).",
+            err=True)
+    else:
+        click.echo(f"goldeval: {how}; a recorded run resumes when the same command is run again.", err=True)
+    sys.exit(exit_code(exc))
 
 
 def dumps(obj: Any) -> bytes:
