@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["Terminated", "install_quiet_interrupts"]
+__all__ = ["Terminated", "install_quiet_interrupts", "interrupt_in_chain"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -46,10 +46,12 @@ def _ours(tb: object) -> bool:
     return False
 
 
-def _wrapped_interrupt(value: BaseException) -> BaseException | None:
-    """*value* when it is an interrupt, else the interrupt it wraps (as cause or context), else ``None``."""
+def interrupt_in_chain(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or :class:`Terminated`) that *exc* is or wraps (as its cause or context), or ``None``: Python turns
+    an interrupt raised while it runs certain hooks into another error whose cause or context is the interrupt
+    (``RuntimeError: Error calling __set_name__ …`` when it lands while a class is built, as an import builds them)."""
     seen: set[int] = set()
-    cur: BaseException | None = value
+    cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
         if isinstance(cur, KeyboardInterrupt):
             return cur
@@ -59,7 +61,7 @@ def _wrapped_interrupt(value: BaseException) -> BaseException | None:
 
 
 def _quiet_hook(kind: type[BaseException], value: BaseException, tb: object) -> None:
-    interrupt = _wrapped_interrupt(value)  # a Ctrl-C Python wrapped (RuntimeError from __set_name__ …) counts too
+    interrupt = interrupt_in_chain(value)  # a Ctrl-C Python wrapped (RuntimeError from __set_name__ …) counts too
     if interrupt is not None and interrupt is not value and _ours(tb):
         value, kind = interrupt, type(interrupt)
     if not issubclass(kind, KeyboardInterrupt) or not _ours(tb):

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
-from goldeval._startup import Terminated
+from goldeval._startup import Terminated, interrupt_in_chain
 
 __all__ = ["Terminated", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "exit_code", "stopped_by", "sigterm_raises",
            "stopped_exit", "hold_signals_to_the_end", "interrupt_in_chain"]
@@ -43,20 +43,6 @@ def _is_terminated(exc: BaseException | None) -> bool:
         exc = exc.__cause__ or exc.__context__
         seen += 1
     return False
-
-
-def interrupt_in_chain(exc: BaseException) -> KeyboardInterrupt | None:
-    """The Ctrl-C (or :class:`Terminated`) that *exc* wraps, or ``None``: Python turns an interrupt raised while it
-    runs certain hooks into another error whose cause or context is the interrupt (``RuntimeError: Error calling
-    __set_name__ …`` when it lands while a class is built, as an import builds them)."""
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
-        if isinstance(cur, KeyboardInterrupt):
-            return cur
-        seen.add(id(cur))
-        cur = cur.__cause__ or cur.__context__
-    return None
 
 
 def exit_code(exc: BaseException | None) -> int:
