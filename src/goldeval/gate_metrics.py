@@ -31,7 +31,8 @@ class Metric:
     Attributes:
         name: The key in ``aggregate`` (and in the ``[gates]`` table).
         family: Which scorer family produces it: ``labels`` · ``free_text`` · ``answers`` · ``calibration``
-            (``review stats``: the judge against the settled human verdicts) · ``common`` (every
+            (``review stats``: the judge against the settled human verdicts) · ``golden_health`` (``check-goldens``)
+            · ``common`` (every
             scorer: ``n_scored``, ``n_failed``).
         description: One line for help texts and error messages.
         better: ``higher`` or ``lower``: the direction a customer normally bounds (``min`` / ``max``).
@@ -242,6 +243,21 @@ def _needs_decided(agg, words):
     return "no case was decided (match or no_match) on this set" if _decided(agg) == 0 else None
 
 
+def _allow_share_healthy(agg, op, limit, words):
+    n = _n(agg, "n_cases")
+    if n is None or n == 0:
+        return None, None
+    if op == "min":
+        k = math.ceil(limit * n)
+        return f"on these {n} cases the limit needs at least {k} healthy goldens (at most {n - k} doubted or broken)", k
+    k = math.floor(limit * n)
+    return f"on these {n} cases the limit allows at most {k} healthy goldens", k
+
+
+def _needs_cases(agg, words):
+    return "no case was checked on this set" if _n(agg, "n_cases") == 0 else None
+
+
 def _m(name, family, description, better, unit, allowance=None, subject=None, evidence=None) -> tuple[str, Metric]:
     return name, Metric(name, family, description, better, unit, allowance, subject, evidence)
 
@@ -302,6 +318,17 @@ METRICS: dict[str, Metric] = dict(
            "worst case (llm_judge, with prices)", "lower", "amount"),
         _m("n_not_sent", "answers", "cases the spend cap left unsent to the LLM judge (needs_human: spend cap reached)", "lower", "count",
            _allow_count_max("cases left unsent by the spend cap")),
+        # the golden health check (goldeval.answers.golden_health, the `check-goldens` command)
+        _m("share_healthy", "golden_health", "share of cases whose golden no check doubts, n_healthy / n_cases", "higher",
+           "fraction", _allow_share_healthy, evidence=_needs_cases),
+        _m("n_cases", "golden_health", "cases checked (each unusable row of the case file counts, as broken)", "higher", "count"),
+        _m("n_healthy", "golden_health", "cases whose golden no check doubts", "higher", "count"),
+        _m("n_suspect", "golden_health", "cases whose golden is suspect (a check doubts it)", "lower", "count",
+           _allow_count_max("suspect goldens")),
+        _m("n_verified_wrong", "golden_health", "cases whose golden a check shows wrong", "lower", "count",
+           _allow_count_max("goldens shown wrong")),
+        _m("n_broken", "golden_health", "cases whose golden cannot be checked: malformed, its canonical query fails, "
+           "its database is missing", "lower", "count", _allow_count_max("broken goldens")),
         # the judge against the settled human verdicts (goldeval.runs.calibration, the `review stats` command)
         _m("judge_agreement", "calibration", "share of human-settled cases where the judge's decided verdict equals the person's", "higher", "fraction"),
         _m("judge_kappa", "calibration", "Cohen's kappa of the judge's decided verdicts against the settled human verdicts", "higher", "kappa"),
@@ -321,6 +348,7 @@ FAMILY_SCORERS: dict[str, tuple[str, ...]] = {
     "free_text": ("token_f1",),
     "answers": ("answer_judge", "llm_judge"),
     "calibration": ("judge_calibration",),
+    "golden_health": ("golden_health",),
 }
 
 _UNIT_RANGE = {"fraction": (0.0, 1.0), "per_100": (0.0, 100.0), "count": (0.0, math.inf), "kappa": (-1.0, 1.0), "amount": (0.0, math.inf)}

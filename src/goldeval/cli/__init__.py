@@ -26,6 +26,7 @@ from goldeval.signals import signals_held  # noqa: E402
 
 # name -> ("module:attribute" relative to goldeval.cli, one-line help shown by `goldeval --help`); keep sorted.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "check-goldens": ("check_goldens:check_goldens", "Golden health before any run: each canonical query re-run and doubted; gateable."),
     "compare": ("compare:compare", "Compare two recorded runs case by case: flips, near_match, McNemar, bootstrap."),
     "gate": ("labels:gate", "Apply a definition of done (TOML gates) to any results file; exit 1 when a gate fails."),
     "judge": ("judge:judge", "Judge data answers (rows, re-executed SQL, prose) against goldens by rule; pass rate."),
