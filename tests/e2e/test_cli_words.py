@@ -210,7 +210,7 @@ def leaf_commands() -> dict[str, click.Command]:
 def test_the_command_list_is_the_one_checked_below():
     # a new command is checked by the next test automatically; this pins what "every command" meant when written
     assert sorted(leaf_commands()) == [
-        "compare", "gate", "judge", "labels", "llm-judge", "replay", "report", "review export", "review import",
+        "check-goldens", "compare", "gate", "judge", "labels", "llm-judge", "replay", "report", "review export", "review import",
         "review stats", "runs delete", "runs export", "runs import", "runs list", "runs show", "score",
     ]
 

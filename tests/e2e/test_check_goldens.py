@@ -1,0 +1,170 @@
+"""`goldeval check-goldens CASES --db/--db-dir`: the golden health table, --out JSON / JSONL, the gateable
+--results file, gates (exit 1), bad input (exit 2), and no output over an input (issue 26, item 6).
+
+The fixture, by hand: ``pet(kind)`` holds 'Dog', 'Dog', 'Cat'. Four cases:
+
+* ``ok``     ``SELECT count(*) FROM pet WHERE kind = 'Dog'`` → 2: healthy;
+* ``wrong``  ``… WHERE kind = 'dog'`` → 0, and 'dog' holds 2 rows case-folded: verified_wrong (literal);
+* ``empty``  ``SELECT kind FROM pet WHERE kind = 'Bird'`` → no row: suspect (empty);
+* ``broken`` ``SELECT colour FROM pet`` → no such column: broken (query_runs).
+
+So n_cases 4, n_healthy 1, n_suspect 1, n_verified_wrong 1, n_broken 1, share_healthy 0.25.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+
+from goldeval.cli import main
+
+
+@pytest.fixture
+def ex(tmp_path):
+    db = tmp_path / "pets.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE pet (kind TEXT)")
+    con.executemany("INSERT INTO pet VALUES (?)", [("Dog",), ("Dog",), ("Cat",)])
+    con.commit()
+    con.close()
+    queries = {"ok": "SELECT count(*) FROM pet WHERE kind = 'Dog'", "wrong": "SELECT count(*) FROM pet WHERE kind = 'dog'",
+               "empty": "SELECT kind FROM pet WHERE kind = 'Bird'", "broken": "SELECT colour FROM pet"}
+    questions = {"ok": "How many dogs?", "wrong": "How many dogs?", "empty": "Which pets are birds?", "broken": "What colours?"}
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({"id": k, "question": questions[k], "golden": {"kind": "value", "canonical_query": q}}) + "\n"
+                             for k, q in queries.items()))
+    return tmp_path
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["check-goldens", *map(str, args)])
+
+
+def test_the_table_lists_each_doubted_case_with_its_check_and_the_summary_line(ex):
+    r = run(ex / "cases.jsonl", "--db", ex / "pets.sqlite")
+    assert r.exit_code == 0, r.output
+    rows = {line.split()[0]: line.split()[1:3] for line in r.output.splitlines()
+            if len(line.split()) > 2 and line.split()[0] in ("ok", "wrong", "empty", "broken")
+            and line.split()[1] in ("healthy", "suspect", "verified_wrong", "broken")}
+    assert rows == {"wrong": ["verified_wrong", "literal"], "empty": ["suspect", "empty"], "broken": ["broken", "query_runs"]}
+    summary = " ".join(r.output.split())
+    assert ("share healthy 25.0% = 1 healthy / 4 cases · suspect 1 · verified_wrong 1 · broken 1" in summary), r.output
+
+
+@pytest.mark.parametrize("name", ["health.json", "health.jsonl"])
+def test_out_is_json_or_jsonl_by_its_extension(ex, name):
+    out = ex / name
+    r = run(ex / "cases.jsonl", "--db", ex / "pets.sqlite", "-q", "--out", out)
+    assert r.exit_code == 0 and r.output == "", r.output
+    if name.endswith(".jsonl"):
+        lines = [json.loads(x) for x in out.read_text().splitlines()]
+        per, rest = lines[:-1], lines[-1]
+    else:
+        doc = json.loads(out.read_text())
+        per, rest = doc["per_example"], doc
+    assert [(c["id"], c["status"], c["check"]) for c in per] == [
+        ("ok", "healthy", None), ("wrong", "verified_wrong", "literal"), ("empty", "suspect", "empty"),
+        ("broken", "broken", "query_runs")]
+    assert "no such column: colour" in per[3]["note"]
+    assert rest["aggregate"]["share_healthy"] == 0.25 and rest["scorer"]["name"] == "golden_health"
+
+
+def test_an_out_without_json_or_jsonl_extension_is_bad_input(ex):
+    r = run(ex / "cases.jsonl", "--db", ex / "pets.sqlite", "--out", ex / "health.txt")
+    assert r.exit_code == 2 and ".json or .jsonl" in r.output
+    assert not (ex / "health.txt").exists()
+
+
+def test_the_results_file_holds_the_gateable_counts_and_goldeval_gate_reads_it(ex):
+    res = ex / "res.json"
+    r = run(ex / "cases.jsonl", "--db", ex / "pets.sqlite", "-q", "--results", res)
+    assert r.exit_code == 0, r.output
+    doc = json.loads(res.read_text())
+    agg = doc["aggregate"]
+    assert {k: agg[k] for k in ("n_cases", "n_healthy", "n_suspect", "n_verified_wrong", "n_broken", "share_healthy")} == {
+        "n_cases": 4, "n_healthy": 1, "n_suspect": 1, "n_verified_wrong": 1, "n_broken": 1, "share_healthy": 0.25}
+    assert doc["scorer"] == {"name": "golden_health", "version": doc["scorer"]["version"]} and "per_example" not in doc
+    dod = ex / "dod.toml"
+    dod.write_text("[gates]\nshare_healthy = { min = 0.25 }\nn_broken = { max = 1 }\n")  # inclusive: both pass
+    assert CliRunner().invoke(main, ["gate", str(res), "--gates", str(dod), "-q"]).exit_code == 0
+    dod.write_text("[gates]\nn_verified_wrong = { max = 0 }\n")
+    assert CliRunner().invoke(main, ["gate", str(res), "--gates", str(dod), "-q"]).exit_code == 1
+
+
+def test_a_failing_gate_exits_1_and_a_passing_one_0(ex):
+    r = run(ex / "cases.jsonl", "--db", ex / "pets.sqlite", "-q", "--gate", "share_healthy>=0.95")
+    assert r.exit_code == 1 and "FAIL: share_healthy 0.250 fails 0.95" in " ".join(r.output.split()), r.output
+    assert run(ex / "cases.jsonl", "--db", ex / "pets.sqlite", "-q", "--gate", "share_healthy>=0.25",
+               "--gate", "n_suspect<=1").exit_code == 0
+    dod = ex / "dod.toml"
+    dod.write_text("[gates]\nn_verified_wrong = { max = 0 }\n")
+    res = ex / "res.json"
+    r = run(ex / "cases.jsonl", "--db", ex / "pets.sqlite", "-q", "--gates", dod, "--results", res)
+    assert r.exit_code == 1 and json.loads(res.read_text())["gates"]["passed"] is False
+
+
+@pytest.mark.parametrize("text", ["", "\n\n"])
+def test_a_case_file_without_a_case_passes_no_gate(ex, text):
+    # An empty case file is bad input (exit 2) and leaves no results file for a later `goldeval gate` to pass; the
+    # library's own empty denominator is undefined and fails every gate on share_healthy
+    # (tests/unit/test_golden_health.py::test_no_case_gives_an_undefined_share_that_no_gate_passes).
+    blank = ex / "blank.jsonl"
+    blank.write_text(text)
+    res = ex / "res.json"
+    r = run(blank, "--db", ex / "pets.sqlite", "--gate", "share_healthy>=0", "--results", res)
+    assert r.exit_code == 2 and "blank.jsonl" in r.output, r.output
+    assert not res.exists()
+    assert CliRunner().invoke(main, ["gate", str(res), "--gates", str(_dod(ex))]).exit_code == 2
+
+
+def _dod(ex):
+    dod = ex / "dod.toml"
+    dod.write_text("[gates]\nshare_healthy = { min = 0.0 }\n")
+    return dod
+
+
+@pytest.mark.parametrize("args, says", [
+    ([], "give --db"),
+    (["--db", "pets.sqlite", "--gate", "share_healthy>0.9"], "expected METRIC>=NUMBER"),
+    (["--db", "pets.sqlite", "--gate", "share_healthy>=high"], "is not a number"),
+    (["--db", "pets.sqlite", "--gate", "pass_rate>=0.9"], "never produces it"),
+    (["--db", "pets.sqlite", "--gate", "share_helthy>=0.9"], "share_helthy"),
+    (["--db", "missing.sqlite"], "missing.sqlite"),
+])
+def test_bad_input_exits_2_with_a_message(ex, args, says):
+    r = run(ex / "cases.jsonl", *[str(ex / a) if a.endswith(".sqlite") else a for a in args])
+    assert r.exit_code == 2, r.output
+    assert says in r.output
+
+
+def test_a_missing_case_file_exits_2(ex):
+    r = run(ex / "nope.jsonl", "--db", ex / "pets.sqlite")
+    assert r.exit_code == 2 and "no such file" in r.output
+
+
+@pytest.mark.parametrize("flag", ["--out", "--results"])
+def test_no_output_overwrites_the_case_file_or_the_database(ex, flag):
+    before = (ex / "cases.jsonl").read_bytes()
+    r = run(ex / "cases.jsonl", "--db", ex / "pets.sqlite", flag, ex / "cases.jsonl")
+    assert r.exit_code == 2 and "CASES" in r.output, r.output
+    assert (ex / "cases.jsonl").read_bytes() == before
+    r = run(ex / "cases.jsonl", "--db", ex / "pets.sqlite", "--out", ex / "h.json", "--results", ex / "h.json")
+    assert r.exit_code == 2
+
+
+def test_db_dir_checks_each_case_on_the_database_it_names(ex):
+    dbs = ex / "dbs"
+    (dbs / "pets").mkdir(parents=True)
+    (ex / "pets.sqlite").rename(dbs / "pets" / "pets.sqlite")  # Spider's layout
+    cases = ex / "named.jsonl"
+    cases.write_text(json.dumps({"id": "a", "db": "pets", "golden": {"canonical_query": "SELECT count(*) FROM pet"}}) + "\n"
+                     + json.dumps({"id": "b", "db": "zoo", "golden": {"canonical_query": "SELECT 1"}}) + "\n")
+    out = ex / "h.jsonl"
+    r = run(cases, "--db-dir", dbs, "-q", "--out", out)
+    assert r.exit_code == 0, r.output
+    per = [json.loads(x) for x in out.read_text().splitlines()][:-1]
+    assert [(c["id"], c["status"], c["check"]) for c in per] == [("a", "healthy", None), ("b", "broken", "database")]
+    assert "'zoo' is not under --db-dir" in per[1]["note"]
