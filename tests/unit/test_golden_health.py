@@ -18,8 +18,14 @@ import pytest
 
 from goldeval.answers.case import judge_case
 from goldeval.answers.config import AnswerConfig
-from goldeval.answers.golden_health import (CHECKS, GoldenHealth, check_golden, check_goldens, summarize_health,
-                                            volatile_calls)
+from goldeval.answers.golden_health import (
+    CHECKS,
+    GoldenHealth,
+    check_golden,
+    check_goldens,
+    summarize_health,
+    volatile_calls,
+)
 from goldeval.answers.sql import open_database
 from goldeval.gates import evaluate_gates, parse_gates
 

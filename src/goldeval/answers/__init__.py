@@ -16,6 +16,7 @@
 * :mod:`~goldeval.answers.canonical` — rows tied at a LIMIT boundary, from the canonical query
 * :mod:`~goldeval.answers.case` — one case row against its attempt row (:func:`judge_case`)
 * :mod:`~goldeval.answers.batch` — the batch over a case file and an attempt file (:func:`judge_file`)
+* :mod:`~goldeval.answers.golden_health` — the golden health check before any run (``goldeval check-goldens``)
 * :mod:`~goldeval.answers.judge` — re-exports the public names above (the import path used so far)
 
 Source: ``DESIGN.md`` "Data answers", goldeval.

@@ -65,8 +65,18 @@ from goldeval.answers.sql import DatabaseLostError, QueryError
 from goldeval.answers.values import make_column
 from goldeval.errors import InputError, shorten
 
-__all__ = ["CHECKS", "HEALTH_STATUSES", "GOLDEN_HEALTH_NAME", "GOLDEN_HEALTH_VERSION", "Finding", "GoldenHealth",
-           "check_golden", "check_goldens", "summarize_health", "volatile_calls"]
+__all__ = [
+    "CHECKS",
+    "GOLDEN_HEALTH_NAME",
+    "GOLDEN_HEALTH_VERSION",
+    "HEALTH_STATUSES",
+    "Finding",
+    "GoldenHealth",
+    "check_golden",
+    "check_goldens",
+    "summarize_health",
+    "volatile_calls",
+]
 
 #: The name and version recorded in a ``check-goldens`` results file (``scorer``); bump the version when a check
 #: changes what it finds.
@@ -430,8 +440,8 @@ def _data_checks(health: GoldenHealth, db: Any, canonical: str, dialect: str, co
     lit = literal_doubt(db, canonical, rows, dialect=dialect)
     (frag, note), norm = fragile_doubt(db, canonical, [str(c) for c in columns] if columns is not None else None, rows,
                                        dialect=dialect, rel_tol=cfg.rel_tol)
-    if lit[0] != "verified" and lit[1]:
-        status, text = lit
+    status, text = lit
+    if status != "verified" and text:
         if status == "verified_wrong" and (norm is None or golden_misses(norm["rows"])):
             status = "suspect"
             text = text.replace(": the golden is empty because the literal misses the data", "") + (

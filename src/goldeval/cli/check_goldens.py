@@ -8,8 +8,19 @@ from typing import Any
 
 import click
 
-from goldeval.cli._answers import check_privileged_role, check_sql_dialect, max_result_bytes, query_options
-from goldeval.cli._common import exit_codes, guard_outputs, guarded, report_console, write_json
+from goldeval.cli._answers import (
+    check_privileged_role,
+    check_sql_dialect,
+    max_result_bytes,
+    query_options,
+)
+from goldeval.cli._common import (
+    exit_codes,
+    guard_outputs,
+    guarded,
+    report_console,
+    write_json,
+)
 from goldeval.cli._gating import apply_gates, gates_option, load_definition
 from goldeval.cli._inputs import INPUT
 from goldeval.errors import InputError
@@ -137,7 +148,12 @@ def _run(cases: str, config: Any, out: str | None, out_format: str, quiet: bool,
     import contextlib
     import time
 
-    from goldeval.answers.golden_health import GOLDEN_HEALTH_NAME, GOLDEN_HEALTH_VERSION, check_goldens, summarize_health
+    from goldeval.answers.golden_health import (
+        GOLDEN_HEALTH_NAME,
+        GOLDEN_HEALTH_VERSION,
+        check_goldens,
+        summarize_health,
+    )
     from goldeval.io import check_input_file, file_sha256
     from goldeval.resultsfile import ResultsFile
     from goldeval.streams import display_name
