@@ -173,16 +173,16 @@ def test_db_dir_checks_each_case_on_the_database_it_names(ex):
 def test_the_query_guard_the_time_limit_and_allow_function_apply_as_in_judge(ex):
     cases = ex / "guarded.jsonl"
     queries = {"slow": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
-               "write": "DELETE FROM pet", "version": "SELECT sqlite_version()"}
+               "write": "DELETE FROM pet", "option": "SELECT sqlite_compileoption_used('THREADSAFE')"}
     cases.write_text("".join(json.dumps({"id": k, "golden": {"canonical_query": q}}) + "\n" for k, q in queries.items()))
     out = ex / "g.json"
     assert run(cases, "--db", ex / "pets.sqlite", "--timeout", "0.5", "-q", "--out", out).exit_code == 0
     per = {c["id"]: c for c in json.loads(out.read_text())["per_example"]}
     assert {k: (c["status"], c["check"]) for k, c in per.items()} == {
-        "slow": ("broken", "query_runs"), "write": ("broken", "query_runs"), "version": ("broken", "query_runs")}
+        "slow": ("broken", "query_runs"), "write": ("broken", "query_runs"), "option": ("broken", "query_runs")}
     assert "past the 0.5 s time limit" in per["slow"]["note"]
-    assert "sqlite_version" in per["version"]["note"]  # not a read-only built-in goldeval knows
+    assert "sqlite_compileoption_used() is not on goldeval's list" in per["option"]["note"]
     # --allow-function lets it run; the pet table is still whole (3 rows: nothing was written)
-    assert run(cases, "--db", ex / "pets.sqlite", "--timeout", "0.5", "-q", "--out", out, "--allow-function", "sqlite_version").exit_code == 0
+    assert run(cases, "--db", ex / "pets.sqlite", "--timeout", "0.5", "-q", "--out", out, "--allow-function", "sqlite_compileoption_used").exit_code == 0
     assert [c["status"] for c in json.loads(out.read_text())["per_example"]] == ["broken", "broken", "healthy"]
     assert sqlite3.connect(ex / "pets.sqlite").execute("SELECT count(*) FROM pet").fetchone() == (3,)
