@@ -86,7 +86,9 @@ def test_the_results_file_holds_the_gateable_counts_and_goldeval_gate_reads_it(e
     agg = doc["aggregate"]
     assert {k: agg[k] for k in ("n_cases", "n_healthy", "n_suspect", "n_verified_wrong", "n_broken", "share_healthy")} == {
         "n_cases": 4, "n_healthy": 1, "n_suspect": 1, "n_verified_wrong": 1, "n_broken": 1, "share_healthy": 0.25}
-    assert doc["scorer"] == {"name": "golden_health", "version": doc["scorer"]["version"]} and "per_example" not in doc
+    assert doc["scorer"] == {"name": "golden_health", "version": doc["scorer"]["version"]}
+    assert [c["status"] for c in doc["per_example"]] == ["healthy", "verified_wrong", "suspect", "broken"]
+    assert CliRunner().invoke(main, ["report", "--results", str(res), "--out", str(ex / "rep.html")]).exit_code == 0
     dod = ex / "dod.toml"
     dod.write_text("[gates]\nshare_healthy = { min = 0.25 }\nn_broken = { max = 1 }\n")  # inclusive: both pass
     assert CliRunner().invoke(main, ["gate", str(res), "--gates", str(dod), "-q"]).exit_code == 0

@@ -19,7 +19,6 @@ from goldeval.cli._common import (
     guard_outputs,
     guarded,
     report_console,
-    write_json,
 )
 from goldeval.cli._gating import apply_gates, gates_option, load_definition
 from goldeval.cli._inputs import INPUT
@@ -45,8 +44,9 @@ _GATE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=)\s*([^\s=<>]+)\s*$")
 @click.option("--out", "-o", default=None, metavar="FILE.json|FILE.jsonl",
               help="Write every case's health here, as JSON or JSONL by the file's extension ('-': JSON on stdout).")
 @click.option("--results", "results_path", default=None, metavar="FILE",
-              help="Write the gateable results JSON here (aggregate: n_cases, n_healthy, n_suspect, n_verified_wrong, "
-                   "n_broken, share_healthy); `goldeval gate FILE --gates DOD.toml` reads it.")
+              help="Write the gateable results JSON here, as `judge --out` writes its own (aggregate: n_cases, "
+                   "n_healthy, n_suspect, n_verified_wrong, n_broken, share_healthy; per_example: every case); "
+                   "`goldeval gate` and `goldeval report --results` read it.")
 @click.option("--gate", "inline_gates", multiple=True, metavar="METRIC>=X",
               help="A gate written on the command line, e.g. --gate 'share_healthy>=0.95' or --gate 'n_broken<=0' "
                    "(repeat for more; inclusive). Instead of --gates.")
@@ -89,9 +89,7 @@ def check_goldens(cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_canoni
         from goldeval.gates import check_scorer
 
         check_scorer(definition, GOLDEN_HEALTH_NAME)  # a gate on another scorer's metric: refused before any query
-    results, code = _run(cases, config, out, out_format, quiet, definition)
-    if results_path is not None:
-        write_json({k: v for k, v in results.items() if k != "per_example"}, results_path, role="--results")
+    _, code = _run(cases, config, out, out_format, results_path, quiet, definition)
     sys.exit(code)
 
 
@@ -142,8 +140,10 @@ def _named_databases(cases: str, db_dir: str | None) -> dict[str, str]:
     return DatabaseDir(db_dir, open_one=lambda path: None).files(case_database_names(read_rows(cases)))
 
 
-def _run(cases: str, config: Any, out: str | None, out_format: str, quiet: bool, definition: Any) -> tuple[dict[str, Any], int]:
-    """Check every case, streaming each to --out and the doubted ones to the console table; gate the results.
+def _run(cases: str, config: Any, out: str | None, out_format: str, results_path: str | None, quiet: bool,
+         definition: Any) -> tuple[dict[str, Any], int]:
+    """Check every case, streaming each to --out and --results and the doubted ones to the console table; gate the
+    results.
     Returns the results dict (with ``gates`` when gated) and the exit code of the gates (0 without)."""
     import contextlib
     import time
@@ -164,10 +164,11 @@ def _run(cases: str, config: Any, out: str | None, out_format: str, quiet: bool,
     entries: list[dict[str, Any]] = []  # the findings' summaries only: counted at the end
     shown: list[dict[str, Any]] = []
     with contextlib.ExitStack() as stack:
-        writer = None
-        if out is not None:
-            writer = stack.enter_context(ResultsFile(out, out_format))
-            writer.begin(head)
+        writers = []
+        for path, fmt, role in ((out, out_format, "--out"), (results_path, "json", "--results")):
+            if path is not None:
+                writers.append(stack.enter_context(ResultsFile(path, fmt, role=role)))
+                writers[-1].begin(head)
         db = config.open_database()
         if db is not None:
             stack.callback(db.close)
@@ -176,7 +177,7 @@ def _run(cases: str, config: Any, out: str | None, out_format: str, quiet: bool,
             stack.callback(databases.close)
         for h in check_goldens(cases, db=db, databases=databases, config=config):
             d = h.to_dict()
-            if writer is not None:
+            for writer in writers:
                 writer.example(d)
             entries.append({"status": d["status"], "findings": [{"check": f["check"]} for f in d["findings"]]})
             if d["status"] != "healthy" and len(shown) < TABLE_CASES:
@@ -190,7 +191,7 @@ def _run(cases: str, config: Any, out: str | None, out_format: str, quiet: bool,
         render_health(shown, results["aggregate"], report_console(out, quiet=quiet))
         # the gate table and decision are printed even with -q (as every gated command does)
         code = apply_gates(results, None, report_console(out), definition=definition) if definition is not None else 0
-        if writer is not None:
+        for writer in writers:
             writer.close(results)
     return results, code
 
