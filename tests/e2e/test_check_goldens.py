@@ -19,7 +19,10 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
+from conftest import REPO, SHARED
 from goldeval.cli import main
+
+SPIDER = SHARED / "data" / "spider"
 
 
 @pytest.fixture
@@ -188,3 +191,38 @@ def test_the_query_guard_the_time_limit_and_allow_function_apply_as_in_judge(ex)
     assert run(cases, "--db", ex / "pets.sqlite", "--timeout", "0.5", "-q", "--out", out, "--allow-function", "sqlite_compileoption_used").exit_code == 0
     assert [c["status"] for c in json.loads(out.read_text())["per_example"]] == ["broken", "broken", "healthy"]
     assert sqlite3.connect(ex / "pets.sqlite").execute("SELECT count(*) FROM pet").fetchone() == (3,)
+
+
+# --- the shipped Spider databases -----------------------------------------------------------------------------------
+
+def test_the_shipped_spider_regression_cases_hold_two_goldens_a_literal_empties(tmp_path):
+    reg = REPO / "examples" / "spider" / "regressions"
+    out = tmp_path / "h.jsonl"
+    r = run(reg / "cases.jsonl", "--db-dir", reg / "databases", "-q", "--out", out)
+    assert r.exit_code == 0, r.output
+    per = [json.loads(x) for x in out.read_text().splitlines()][:-1]
+    doubted = {c["id"]: [f["check"] for f in c["findings"]] for c in per if c["status"] != "healthy"}
+    # dev-0554 asks for 'timmothy' (the data: 'Timmothy'); dev-0786 for 'chinese', "asia" and 't' (the data: 'Chinese',
+    # 'Asia', 'T'): each golden is empty because of it (README "check-goldens over the three files")
+    assert doubted == {"spider-dev-0554": ["empty", "literal", "fragile"], "spider-dev-0786": ["empty", "literal", "fragile"]}
+    assert {c["id"]: c["status"] for c in per if c["id"] in doubted} == {"spider-dev-0554": "verified_wrong",
+                                                                          "spider-dev-0786": "verified_wrong"}
+    assert len(per) == 31
+
+
+@pytest.mark.skipif(not (SPIDER / "spider_dinsql-gpt4_cases.jsonl").is_file(), reason="the Spider data are not at hand")
+def test_the_spider_dev_goldens_give_the_counts_in_the_spider_readme(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "examples" / "spider"))
+    from to_cli import convert
+
+    rows = [json.loads(x) for x in (SPIDER / "spider_dinsql-gpt4_cases.jsonl").read_text().splitlines() if x.strip()]
+    cases, _ = convert(rows)
+    path = tmp_path / "cases.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    res = tmp_path / "res.json"
+    r = run(path, "--db-dir", SPIDER / "database", "--timeout", "10", "-q", "--results", res, "--gate", "share_healthy>=0.95")
+    assert r.exit_code == 1  # 321 / 343 = 0.936
+    agg = json.loads(res.read_text())["aggregate"]
+    assert {k: agg[k] for k in ("n_cases", "n_healthy", "n_suspect", "n_verified_wrong", "n_broken")} == {
+        "n_cases": 343, "n_healthy": 321, "n_suspect": 17, "n_verified_wrong": 5, "n_broken": 0}
+    assert agg["by_check"] == {"empty": 15, "literal": 7, "fragile": 7, "filter": 2, "shape": 3}
