@@ -18,8 +18,8 @@ import sqlite3
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import REPO, SHARED
+
 from goldeval.cli import main
 
 SPIDER = SHARED / "data" / "spider"
