@@ -266,3 +266,12 @@ def test_no_case_gives_an_undefined_share_that_no_gate_passes():
     dod = parse_gates("[gates]\nshare_healthy = { min = 0.0 }\n")
     report = evaluate_gates({"scorer": {"name": "golden_health"}, "aggregate": agg}, dod)
     assert report.passed is False and "no case was checked" in report.results[0].reason
+
+
+@pytest.mark.parametrize("rows", [[["Ann"], ["Bob"]], ["Ann", "Bob"], [{"name": "Ann"}, {"name": "Bob"}]])
+def test_stored_rows_in_any_shape_the_judge_reads_are_checked_as_it_reads_them(db, rows):
+    # lists, bare cells of a one-column golden, objects keyed by column: the same two rows (Ann 30, Bob 45 > 25)
+    h = check_golden(_case("SELECT name FROM person WHERE age > 25", columns=["name"], rows=rows), db)
+    assert h.findings == [] and h.rows == 2 and "rows_equal" in h.checks_run
+    h = check_golden(_case("SELECT name FROM person WHERE age > 25", columns=["name"], rows=rows[:1]), db)
+    assert _checks(h) == {"rows_equal": "suspect"}  # Bob missing from the stored golden

@@ -10,14 +10,14 @@ check              status           fires when
 ``golden``         broken           the golden is malformed (the judge would leave every answer unscored), or
                                     has neither rows nor a value nor a canonical query
 ``database``       broken           the case names a database that cannot be found or opened
+``clock_random``   suspect          the canonical query reads the clock or a random source (``now()``,
+                                    ``CURRENT_DATE``, ``date('now')``, ``random()``, ``uuid()``…), found in the
+                                    parsed query (:func:`volatile_calls`): its rows change from run to run
 ``query_runs``     broken           the canonical query fails (the database's message, the guard's refusal,
                                     the time or row limit)
 ``rows_equal``     suspect          the stored golden rows are not the canonical query's result, as the judge
                                     compares them (the judge's own note: "the canonical query, re-executed,
                                     gives other rows")
-``clock_random``   suspect          the canonical query reads the clock or a random source (``now()``,
-                                    ``CURRENT_DATE``, ``date('now')``, ``random()``, ``uuid()``…), found in the
-                                    parsed query (:func:`volatile_calls`): its rows change from run to run
 ``empty``          suspect          the golden has no row, or every cell is NULL
 ``literal``        suspect /        a literal misses the data by the database's own comparison while it holds
                    verified_wrong   trimmed and case-folded (:func:`~goldeval.answers.literals.literal_doubt`;
@@ -88,7 +88,7 @@ HEALTH_STATUSES = ("healthy", "suspect", "verified_wrong", "broken")
 _RANK = {s: i for i, s in enumerate(HEALTH_STATUSES)}
 
 #: Every check, in the order it runs (see the module's table).
-CHECKS = ("golden", "database", "query_runs", "rows_equal", "clock_random", "empty", "literal", "fragile", "direction",
+CHECKS = ("golden", "database", "clock_random", "query_runs", "rows_equal", "empty", "literal", "fragile", "direction",
           "filter", "shape", "plausibility", "declared")
 
 
@@ -353,7 +353,8 @@ def check_golden(case: Mapping[str, Any], db: Any, *, config: AnswerConfig | Non
         if calls:
             health.add("clock_random", "suspect",
                        f"the canonical query reads the clock or a random source ({', '.join(calls[:3])}): its rows "
-                       "change from one run to the next, so no stored golden stays right")
+                       "change from one run to the next (a stored golden goes stale, one filled in from the query "
+                       "moves under the answers)")
     result = None  # the canonical query's result
     if canonical and db is not None and cfg.check_canonical:
         health.checks_run.append("query_runs")
@@ -396,6 +397,7 @@ def check_golden(case: Mapping[str, Any], db: Any, *, config: AnswerConfig | Non
     if rows and all(isinstance(r, Mapping) for r in rows):  # rows as objects keyed by column (the judge reads them so)
         columns = list(columns) if columns is not None else list(rows[0])
         rows = [[r.get(c) for c in columns] for r in rows]
+    rows = [r if isinstance(r, (list, tuple)) else [r] for r in rows]  # a bare cell is a row of one column (the judge's reading)
     table = [r for r in rows if isinstance(r, (list, tuple))]
     names = [str(c) for c in (columns or [f"col{i + 1}" for i in range(len(table[0]) if table else 0)])]
     cols = [make_column(n, [r[i] for r in table]) for i, n in enumerate(names)] if table else []
