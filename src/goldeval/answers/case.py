@@ -482,8 +482,7 @@ def _judge_alternatives(case: Mapping[str, Any], golden: Mapping[str, Any], atte
         v.why = f"Against golden.{label} (the primary golden: {verdicts[0].verdict}): {v.why}"  # type: ignore[union-attr]
     elif v.verdict != "match":
         tried = ", ".join(f"{s['golden']} {s['verdict']}" for s in summary[1:])
-        v.why = (f"{v.why} Judged against the primary golden: none of the {n} alternative golden{'s' if n > 1 else ''} "
-                 f"did better ({tried}).")
+        v.why = f"{v.why} Judged against the primary golden: {n} alternative golden{'s' if n > 1 else ''} tried, none better ({tried})."
     out = CaseOutcome(cid, "scored", v, chosen.outcome.reason, chosen.outcome.raw, golden_used=label,
                       golden_verdicts=summary)
     mats = chosen.materials
