@@ -461,25 +461,21 @@ def _judge_alternatives(case: Mapping[str, Any], golden: Mapping[str, Any], atte
                        attempt_where=attempt_where, materials=materials)
     if not alternatives or first.outcome.verdict is None:
         return first  # no alternative (an empty list), or unscored: the attempt or the primary golden is unusable
-    judged: list[tuple[str, CaseResult]] = [("primary", first)]
+    judged: list[tuple[str, CaseResult, Verdict]] = [("primary", first, first.outcome.verdict)]
     for i, alt in enumerate(alternatives):
         label = f"alternatives[{i}]"
         res = judge_case({**case, "golden": alt}, attempt, db=db, config=config, where=f"{where} golden.{label}",
                          attempt_where=attempt_where or where, materials=materials)
         if res.outcome.verdict is None:
             return res  # this alternative cannot be judged (its canonical query failed): the case file needs a fix
-        judged.append((label, res))
-    verdicts = [r.outcome.verdict for _, r in judged]
+        judged.append((label, res, res.outcome.verdict))
     summary = [{"golden": label, "verdict": v.verdict, "confidence": v.confidence, "needs_human": v.needs_human,
-                "gold_status": v.gold_status, "gold_note": v.gold_note, "why": v.why}
-               for (label, _), v in zip(judged, verdicts) if v is not None]
-    best = min(range(len(judged)), key=lambda k: (_BEST[verdicts[k].verdict], k))  # type: ignore[union-attr]
-    label, chosen = judged[best]
-    v = chosen.outcome.verdict
-    assert v is not None
+                "gold_status": v.gold_status, "gold_note": v.gold_note, "why": v.why} for label, _, v in judged]
+    best = min(range(len(judged)), key=lambda k: (_BEST[judged[k][2].verdict], k))
+    label, chosen, v = judged[best]
     n = len(alternatives)
     if best:
-        v.why = f"Against golden.{label} (the primary golden: {verdicts[0].verdict}): {v.why}"  # type: ignore[union-attr]
+        v.why = f"Against golden.{label} (the primary golden: {judged[0][2].verdict}): {v.why}"
     elif v.verdict != "match":
         tried = ", ".join(f"{s['golden']} {s['verdict']}" for s in summary[1:])
         v.why = f"{v.why} Judged against the primary golden: {n} alternative golden{'s' if n > 1 else ''} tried, none better ({tried})."
