@@ -436,7 +436,6 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     return CaseResult(oc, _materials(case, attempt, oc, pred, golden) if materials else {"id": cid})
 
 
-
 #: A verdict's place when the goldens of one case compete (the lowest wins): an alternative golden that the answer
 #: matches is the answer's golden; needs_human (the rules could not decide, or doubt the golden) ranks above a
 #: confident no_match, which an alternative that leaves the case open must not be reported as.
