@@ -109,18 +109,32 @@ _VERDICT_FIELDS = tuple(f.name for f in fields(Verdict))
 
 @dataclass(slots=True)
 class CaseOutcome:
-    """What happened to one case: ``status`` ``scored`` (with a verdict) or ``unscored`` (with a reason)."""
+    """What happened to one case: ``status`` ``scored`` (with a verdict) or ``unscored`` (with a reason).
+
+    Attributes:
+        golden_used: For a case whose golden carries ``alternatives``: which golden decided the verdict,
+            ``"primary"`` or ``"alternatives[i]"`` (0-based). ``None`` (and absent from :meth:`to_dict`) for a case
+            without alternatives.
+        golden_verdicts: For such a case, what each golden gave, the primary first: ``[{"golden", "verdict",
+            "confidence", "needs_human", "gold_status", "gold_note", "why"}]``. ``None`` otherwise.
+    """
 
     id: str
     status: Literal["scored", "unscored"]
     verdict: Verdict | None = None
     reason: str | None = None
     raw: str | None = None
+    golden_used: str | None = None
+    golden_verdicts: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "status": self.status}
         if self.verdict is not None:
             out.update(self.verdict.to_dict())
+        if self.golden_used is not None:
+            out["golden_used"] = self.golden_used
+        if self.golden_verdicts is not None:
+            out["golden_verdicts"] = _plain(self.golden_verdicts)
         if self.reason is not None:
             out["reason"] = self.reason
         if self.raw is not None:

@@ -725,3 +725,50 @@ def test_a_long_id_wraps_and_never_widens_the_page(browser, tmp_path):
         p.assert_offline()
     finally:
         p.close()
+
+
+def test_a_case_with_alternative_goldens_shows_each_and_marks_the_one_that_decided(browser, tmp_path):
+    # Singers Joe 52, Tim 32, Rose 40: "over 40" is {Joe} (the primary, strictly) or {Joe, Rose} (the alternative,
+    # "40 and over"); the answer gives {Joe, Rose}, so alternatives[0] decides. q2 has no alternative.
+    import sqlite3
+
+    db = tmp_path / "s.sqlite"
+    con = sqlite3.connect(db)
+    con.executescript("CREATE TABLE singer (name TEXT, age INTEGER); INSERT INTO singer VALUES ('Joe', 52), ('Tim', 32), ('Rose', 40);")
+    con.commit()
+    con.close()
+    inclusive = "SELECT name FROM singer WHERE age >= 40"
+    cases = [{"id": "q1", "question": "Which singers are over 40?", "golden": {
+                  "canonical_query": "SELECT name FROM singer WHERE age > 40",
+                  "alternatives": [{"columns": ["name"], "rows": [["Joe"], ["Rose"]], "canonical_query": inclusive}]}},
+             {"id": "q2", "question": "Which singers are over 40?", "golden": {"columns": ["name"], "rows": [["Joe"]]}}]
+    attempts = [{"id": "q1", "final_query": inclusive}, {"id": "q2", "final_query": inclusive}]
+    for name, rows in (("cases.jsonl", cases), ("attempts.jsonl", attempts)):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run("judge", tmp_path / "cases.jsonl", tmp_path / "attempts.jsonl", "--db", db, "--no-store", "--out", tmp_path / "r.json", "-q")
+    out = tmp_path / "alternatives.html"
+    run("report", "--results", tmp_path / "r.json", "--out", out)
+    p = Page(browser, out)
+    try:
+        pg = p.page
+        pg.click("#case-table tr.case[data-id='q1']")
+        detail = pg.locator("tr.detail[data-detail='q1']")
+        text = detail.inner_text()
+        assert "golden used\talternatives[0]" in text
+        assert "goldens judged (1 alternative; the one that decided marked)" in text
+        rows = detail.locator(".goldens tr[data-golden]")
+        assert rows.locator("td:first-child").all_inner_texts() == ["primary", "▶ alternatives[0]"]
+        assert detail.locator(".goldens tr.decided").get_attribute("data-golden") == "alternatives[0]"
+        assert [r.split("\t")[:2] for r in rows.all_inner_texts()] == [["primary", "no_match"], ["▶ alternatives[0]", "match"]]
+        # the primary golden's rows, then the alternative's own rows and canonical query, marked as the one that decided
+        assert "golden: primary" in text and "golden: primary (decided)" not in text
+        alt = detail.locator(".alternative.decided[data-golden='alternatives[0]']")
+        assert alt.locator("h4").inner_text() == "golden.alternatives[0] (decided)"
+        assert "Rose" in alt.locator("table.rows").inner_text() and inclusive in alt.inner_text()
+        pg.click("#case-table tr.case[data-id='q2']")
+        plain = pg.locator("tr.detail[data-detail='q2']")
+        assert plain.locator(".goldens, .alternative").count() == 0 and "golden used" not in plain.inner_text()
+        p.shot("alternative_goldens")
+        p.assert_offline()
+    finally:
+        p.close()

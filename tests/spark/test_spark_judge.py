@@ -108,3 +108,30 @@ def test_what_the_spark_judge_does_not_take_is_refused_before_spark_starts(tmp_p
                                     "--no-store", *extra])
     assert res.exit_code == 2, res.output
     assert named in res.output and ("Judge locally" in res.output or "judge locally" in res.output)
+
+
+def test_alternative_goldens_decide_on_spark_as_locally(spark, tmp_path):
+    # Singers Joe 52, Tim 32, Rose 40: "over 40" is {Joe} (the primary, strictly) or {Joe, Rose} (the alternative,
+    # "40 and over"). q1 answers inclusively (the alternative decides), q2 strictly (the primary decides).
+    import sqlite3
+
+    from goldeval import spark_judge
+
+    db = tmp_path / "s.sqlite"
+    con = sqlite3.connect(db)
+    con.executescript("CREATE TABLE singer (name TEXT, age INTEGER); INSERT INTO singer VALUES ('Joe', 52), ('Tim', 32), ('Rose', 40);")
+    con.commit()
+    con.close()
+    golden = {"canonical_query": "SELECT name FROM singer WHERE age > 40",
+              "alternatives": [{"canonical_query": "SELECT name FROM singer WHERE age >= 40"}]}
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": i, "question": "Which singers are over 40?", "golden": golden}) + "\n"
+                                                  for i in ("q1", "q2")))
+    (tmp_path / "attempts.jsonl").write_text(
+        json.dumps({"id": "q1", "final_query": "SELECT name FROM singer WHERE age >= 40"}) + "\n"
+        + json.dumps({"id": "q2", "final_query": "SELECT name FROM singer WHERE age > 40"}) + "\n")
+    cases, attempts = str(tmp_path / "cases.jsonl"), str(tmp_path / "attempts.jsonl")
+    per_case, failures = spark_judge.judge(spark, cases, attempts, db=str(db))
+    local = judge_file(cases, attempts, config=AnswerConfig(db=str(db)))
+    got = _records(per_case)
+    assert got == {r["id"]: r for r in local["per_example"]} and failures == []
+    assert (got["q1"]["golden_used"], got["q2"]["golden_used"]) == ("alternatives[0]", "primary")

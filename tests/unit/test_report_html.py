@@ -217,3 +217,45 @@ def test_a_bar_chart_of_zeros_starts_at_zero_and_names_a_gate_only_when_there_is
                                {"id": "b", "gold": "ok", "pred": "escalate", "outcome": "fp"}]}
     titles = [c["svg"] for c in build_model(results)["charts"]]
     assert titles and not any("dashed: gate" in svg for svg in titles)
+
+
+def _alternatives_run(tmp_path):
+    """A judged case file whose one case has an alternative golden (singers: Joe 52, Tim 32, Rose 40; 'over 40' is
+    {Joe} strictly, {Joe, Rose} read as '40 and over'); the answer gives {Joe, Rose}: alternatives[0] decides."""
+    import sqlite3
+
+    from goldeval.answers import AnswerConfig, judge_file
+
+    db = tmp_path / "s.sqlite"
+    con = sqlite3.connect(db)
+    con.executescript("CREATE TABLE singer (name TEXT, age INTEGER);"
+                      "INSERT INTO singer VALUES ('Joe', 52), ('Tim', 32), ('Rose', 40);")
+    con.commit()
+    con.close()
+    cases, attempts = tmp_path / "cases.jsonl", tmp_path / "attempts.jsonl"
+    cases.write_text(json.dumps({"id": "q1", "question": "Which singers are over 40?", "golden": {
+        "canonical_query": "SELECT name FROM singer WHERE age > 40",
+        "alternatives": [{"columns": ["name"], "rows": [["Joe"], ["Rose"]],
+                          "canonical_query": "SELECT name FROM singer WHERE age >= 40"}]}}) + "\n")
+    attempts.write_text(json.dumps({"id": "q1", "final_query": "SELECT name FROM singer WHERE age >= 40"}) + "\n")
+    return judge_file(cases, attempts, config=AnswerConfig(db=str(db)))
+
+
+def test_the_case_view_lists_each_golden_and_marks_the_one_that_decided(tmp_path):
+    results = _alternatives_run(tmp_path)
+    (case,) = build_model(results, sources=load_sources(results, None))["cases"]
+    assert case["golden_used"] == "alternatives[0]"
+    assert [(g["golden"], g["verdict"], g["gold_status"]) for g in case["golden_verdicts"]] == [
+        ("primary", "no_match", "verified"), ("alternatives[0]", "match", "verified")]
+    # the alternative's own table and canonical query, from the case file, beside the primary golden's
+    (alt,) = case["alternatives"]
+    assert alt["golden"] == "alternatives[0]" and alt["table"]["rows"] == [["Joe"], ["Rose"]]
+    assert alt["canonical_query"] == "SELECT name FROM singer WHERE age >= 40"
+    # redacted: which golden decided and what each gave stay; their whys and the goldens' rows go
+    (red,) = build_model(results, sources=None, options=ReportOptions(redact=True))["cases"]
+    assert red["golden_used"] == "alternatives[0]" and [g["verdict"] for g in red["golden_verdicts"]] == ["no_match", "match"]
+    assert {g["why"] for g in red["golden_verdicts"]} == {"(redacted)"} and "alternatives" not in red
+    # a case without alternatives: none of these keys
+    without = {k: v for k, v in results["per_example"][0].items() if k not in ("golden_used", "golden_verdicts")}
+    (plain,) = build_model({**results, "per_example": [without]})["cases"]
+    assert not {"golden_used", "golden_verdicts", "alternatives"} & set(plain)

@@ -280,3 +280,37 @@ def test_the_measured_differently_note_spells_values_as_json():
     buf = io.StringIO()
     render_compare(compare_runs({"x": v("match")}, {"x": v("match")}, run_a=ra, run_b=rb), Console(file=buf, width=200))
     assert "check_canonical: true → false" in buf.getvalue()
+
+
+def test_golden_changed_lists_the_cases_whose_deciding_golden_differs():
+    # Cases with alternative goldens (golden_used); a record without it was judged against its one golden, the
+    # primary. g1: the same match, decided by another golden; g2: pass -> fail, the deciding golden moved back to the
+    # primary; g3: the same golden; g4: no golden_used in A (no alternatives then), the primary in B: unchanged;
+    # g5: unscored in A: no deciding golden to compare.
+    a = {"g1": v("match", golden_used="primary"), "g2": v("match", golden_used="alternatives[1]"),
+         "g3": v("match", golden_used="alternatives[0]"), "g4": v("no_match"),
+         "g5": {"id": "g5", "status": "unscored", "reason": "query failed"}}
+    b = {"g1": v("match", golden_used="alternatives[0]"), "g2": v("no_match", golden_used="primary"),
+         "g3": v("match", golden_used="alternatives[0]"), "g4": v("no_match", golden_used="primary"),
+         "g5": v("match", golden_used="alternatives[0]")}
+    ver = compare_runs(a, b)["verdicts"]
+    assert ver["golden_changed"] == [{"id": "g1", "a": "primary", "b": "alternatives[0]"},
+                                     {"id": "g2", "a": "alternatives[1]", "b": "primary"}]
+    flip = ver["flips"]["pass_to_fail"][0]
+    assert (flip["id"], flip["a"]["golden_used"], flip["b"]["golden_used"]) == ("g2", "alternatives[1]", "primary")
+    # Runs without alternatives: nothing changed, and a flip's sides carry no golden_used.
+    assert compare_runs(RUN_A, RUN_B)["verdicts"]["golden_changed"] == []
+    assert "golden_used" not in compare_runs(RUN_A, RUN_B)["verdicts"]["flips"]["pass_to_fail"][0]["a"]
+    # compare's text output: one line naming each such case and both goldens; none when no golden changed.
+    import io
+
+    from rich.console import Console
+
+    from goldeval.report.runs import render_compare
+
+    buf = io.StringIO()
+    render_compare(compare_runs(a, b), Console(file=buf, width=200))
+    assert "deciding golden changed: 2 (g1 primary → alternatives[0], g2 alternatives[1] → primary)" in buf.getvalue()
+    buf = io.StringIO()
+    render_compare(compare_runs(RUN_A, RUN_B), Console(file=buf, width=200))
+    assert "deciding golden changed" not in buf.getvalue()

@@ -42,7 +42,9 @@ def judge_answer(
     Args:
         question: The question asked (its numbers are not read as an answer's values).
         golden: ``{"kind": "value" | "unanswerable" | "criteria", "columns", "rows" | "value", "ordered"?,
-            "top_n"?: {"n", "by", "direction"}, "rate_columns"?}``. A scalar ``value`` is a one-row table.
+            "top_n"?: {"n", "by", "direction"}, "rate_columns"?}``. A scalar ``value`` is a one-row table. Its
+            ``alternatives`` are not read here (one answer against one golden): :func:`~goldeval.answers.case.
+            judge_case` judges a case against its primary golden and each alternative.
         prediction: ``{"columns", "rows"}`` (rows ``(n, k)``, lists or objects) and/or ``{"text"}``. When both are
             given the rows are judged.
         must_not_use: Field entries (``field`` / ``table.field``) are a veto on ``final_query``; prose entries go to

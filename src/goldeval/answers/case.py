@@ -23,7 +23,7 @@ from goldeval.answers.forbidden import check_forbidden
 from goldeval.answers.gold import worse_status
 from goldeval.answers.query_memo import execute_remembered
 from goldeval.answers.relabel import relabel_verdict
-from goldeval.answers.shapes import _check_case_lists, _check_golden_options, _golden_table
+from goldeval.answers.shapes import _check_case_lists, _check_golden_options, _golden_table, golden_alternatives
 from goldeval.answers.sql import QueryError, ReadOnlyDatabase
 from goldeval.answers.table import _judge_table
 from goldeval.errors import InputError, shorten
@@ -40,7 +40,8 @@ def outcome_from_dict(d: Mapping[str, Any]) -> CaseOutcome:
         return CaseOutcome(str(d.get("id")), "unscored", None, d.get("reason"), d.get("raw"))
     names = set(Verdict.__dataclass_fields__)  # type: ignore[attr-defined]
     v = Verdict(**{k: d[k] for k in names if k in d})
-    return CaseOutcome(str(d["id"]), "scored", v, d.get("reason"), d.get("raw"))
+    return CaseOutcome(str(d["id"]), "scored", v, d.get("reason"), d.get("raw"), golden_used=d.get("golden_used"),
+                       golden_verdicts=d.get("golden_verdicts"))
 
 
 def _json_ready(rows: list[Any]) -> list[Any]:
@@ -328,6 +329,15 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     Returns:
         :class:`CaseResult`. Unscored (with the reason, and the query as ``raw``) when the case or attempt is
         malformed, there is no attempt, or a query fails.
+
+    Notes:
+        A golden with ``alternatives`` (other right answers, each a full golden: see
+        :func:`~goldeval.answers.shapes.golden_alternatives`) is judged against the primary golden and each
+        alternative in turn, every one the way a golden is (its canonical query re-executed, its doubts); the best
+        verdict decides (match > near_match > needs_human > no_match; a tie goes to the primary, then to the lowest
+        index), with that golden's ``gold_status`` and ``gold_note``. The outcome names it in ``golden_used``
+        (``"primary"`` or ``"alternatives[i]"``) and keeps each golden's verdict in ``golden_verdicts``; a malformed
+        alternative, or one whose canonical query fails, leaves the case unscored with the field path.
     """
     cfg = config or AnswerConfig()
     cid = str(case.get("id"))
@@ -339,6 +349,9 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     if not isinstance(golden, Mapping):
         oc = CaseOutcome(cid, "unscored", reason=f"{where}: 'golden' must be an object, got {shorten(golden)}. Fix the case row.")
         return CaseResult(oc, {"id": cid})
+    if "alternatives" in golden:
+        return _judge_alternatives(case, golden, attempt, db=db, config=cfg, where=where, attempt_where=attempt_where,
+                                   materials=materials)
     golden = dict(golden)
     golden.pop(NORMALISED_KEY, None)  # the judge's own key (the folded result of the canonical query), never a case's
     try:
@@ -422,3 +435,52 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     oc = CaseOutcome(cid, "scored", v)
     return CaseResult(oc, _materials(case, attempt, oc, pred, golden) if materials else {"id": cid})
 
+
+#: A verdict's place when the goldens of one case compete (the lowest wins): an alternative golden that the answer
+#: matches is the answer's golden; needs_human (the rules could not decide, or doubt the golden) ranks above a
+#: confident no_match, which an alternative that leaves the case open must not be reported as.
+_BEST = {"match": 0, "near_match": 1, "needs_human": 2, "no_match": 3}
+
+
+def _judge_alternatives(case: Mapping[str, Any], golden: Mapping[str, Any], attempt: Mapping[str, Any], *,
+                        db: ReadOnlyDatabase | None, config: AnswerConfig, where: str, attempt_where: str,
+                        materials: bool) -> CaseResult:
+    """:func:`judge_case` of a case whose golden carries ``alternatives``: the case judged against the primary golden
+    (the golden without them) and against each alternative, each through :func:`judge_case` itself (so an
+    alternative's canonical query is re-executed and doubted as the primary's is); the best verdict decides (see
+    :data:`_BEST`; ties go to the primary, then to the lowest index). The attempt's final query runs once on a
+    SQLite database (remembered, :mod:`goldeval.answers.query_memo`), once per golden elsewhere."""
+    cid = str(case.get("id"))
+    try:
+        alternatives = golden_alternatives(golden, where)
+    except InputError as exc:
+        return CaseResult(CaseOutcome(cid, "unscored", reason=str(exc)), {"id": cid})
+    primary = {k: v for k, v in golden.items() if k != "alternatives"}
+    first = judge_case({**case, "golden": primary}, attempt, db=db, config=config, where=where,
+                       attempt_where=attempt_where, materials=materials)
+    if not alternatives or first.outcome.verdict is None:
+        return first  # no alternative (an empty list), or unscored: the attempt or the primary golden is unusable
+    judged: list[tuple[str, CaseResult, Verdict]] = [("primary", first, first.outcome.verdict)]
+    for i, alt in enumerate(alternatives):
+        label = f"alternatives[{i}]"
+        res = judge_case({**case, "golden": alt}, attempt, db=db, config=config, where=f"{where} golden.{label}",
+                         attempt_where=attempt_where or where, materials=materials)
+        if res.outcome.verdict is None:
+            return res  # this alternative cannot be judged (its canonical query failed): the case file needs a fix
+        judged.append((label, res, res.outcome.verdict))
+    summary = [{"golden": label, "verdict": v.verdict, "confidence": v.confidence, "needs_human": v.needs_human,
+                "gold_status": v.gold_status, "gold_note": v.gold_note, "why": v.why} for label, _, v in judged]
+    best = min(range(len(judged)), key=lambda k: (_BEST[judged[k][2].verdict], k))
+    label, chosen, v = judged[best]
+    n = len(alternatives)
+    if best:
+        v.why = f"Against golden.{label} (the primary golden: {judged[0][2].verdict}): {v.why}"
+    elif v.verdict != "match":
+        tried = ", ".join(f"{s['golden']} {s['verdict']}" for s in summary[1:])
+        v.why = f"{v.why} Judged against the primary golden: {n} alternative golden{'s' if n > 1 else ''} tried, none better ({tried})."
+    out = CaseOutcome(cid, "scored", v, chosen.outcome.reason, chosen.outcome.raw, golden_used=label,
+                      golden_verdicts=summary)
+    mats = chosen.materials
+    if "rule" in mats:
+        mats = {**mats, "rule": out.to_dict()}
+    return CaseResult(out, mats)

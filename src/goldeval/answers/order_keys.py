@@ -23,8 +23,9 @@ OrderKey = tuple[str | None, str]
 _DIRS = {"asc": "asc", "ascending": "asc", "desc": "desc", "descending": "desc"}
 
 
-def check_order_by(golden: Mapping[str, Any], names: Sequence[str] | None, where: str) -> None:
-    """``golden.order_by`` is ``[{"column", "direction"?}, ...]`` (or ``["col", ...]``) naming golden columns.
+def check_order_by(golden: Mapping[str, Any], names: Sequence[str] | None, where: str, *, name: str = "golden") -> None:
+    """``golden.order_by`` is ``[{"column", "direction"?}, ...]`` (or ``["col", ...]``) naming golden columns. *name*
+    is the golden's field path in messages (``golden.alternatives[1]`` for an alternative golden).
 
     Raises:
         InputError: any other shape, an unknown column, or a direction other than asc/desc.
@@ -33,15 +34,15 @@ def check_order_by(golden: Mapping[str, Any], names: Sequence[str] | None, where
     if spec is None:
         return
     if not isinstance(spec, list) or not spec:
-        raise InputError(f"{where} golden: 'order_by' must be a non-empty list of {{\"column\", \"direction\"}}, got {shorten(spec)}. Fix the case row.")
+        raise InputError(f"{where} {name}: 'order_by' must be a non-empty list of {{\"column\", \"direction\"}}, got {shorten(spec)}. Fix the case row.")
     for item in spec:
         col, direction = (item, "asc") if isinstance(item, str) else (
             (item.get("column"), item.get("direction", "asc")) if isinstance(item, Mapping) else (None, None))
         if not isinstance(col, str) or (names is not None and col not in list(names)):
-            raise InputError(f"{where} golden: order_by column must name one of the golden columns {list(names or [])}, "
+            raise InputError(f"{where} {name}: order_by column must name one of the golden columns {list(names or [])}, "
                              f"got {shorten(item)}. Name the golden column the rows are sorted by.")
         if not isinstance(direction, str) or direction.lower() not in _DIRS:
-            raise InputError(f"{where} golden: order_by direction must be 'asc' or 'desc', got {shorten(direction)}. Fix the case row.")
+            raise InputError(f"{where} {name}: order_by direction must be 'asc' or 'desc', got {shorten(direction)}. Fix the case row.")
 
 
 def order_keys(golden: Mapping[str, Any], names: Sequence[str], *, dialect: str = "sqlite") -> list[OrderKey] | None:

@@ -66,16 +66,80 @@ def _table(obj: Mapping[str, Any], where: str, *, columns_required: bool) -> tup
     return list(cols), out
 
 
-def _golden_table(golden: Mapping[str, Any], where: str) -> tuple[list[str], list[list[Any]]] | None:
-    """The golden as a table (a scalar ``value`` is a one-row table), or ``None`` when it has neither."""
+def _golden_table(golden: Mapping[str, Any], where: str, *, name: str = "golden") -> tuple[list[str], list[list[Any]]] | None:
+    """The golden as a table (a scalar ``value`` is a one-row table), or ``None`` when it has neither. *name* is the
+    golden's field path in messages (``golden.alternatives[1]`` for an alternative golden)."""
     if "rows" in golden and golden["rows"] is not None:
-        return _table(golden, f"{where} golden", columns_required=True)
+        return _table(golden, f"{where} {name}", columns_required=True)
     if "value" in golden:
         cols = golden.get("columns") or ["value"]
         if not isinstance(cols, list) or len(cols) != 1:
-            raise InputError(f"{where} golden: a scalar 'value' takes one column name, got columns {shorten(cols)}.")
+            raise InputError(f"{where} {name}: a scalar 'value' takes one column name, got columns {shorten(cols)}.")
         return [str(cols[0])], [[golden["value"]]]
     return None
+
+
+def golden_alternatives(golden: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
+    """The alternative goldens of a case (``golden.alternatives``), each checked as a golden is checked.
+
+    An alternative is another right answer to the question: a full golden of kind ``value`` (``rows`` with
+    ``columns``, a ``value``, and/or a ``canonical_query``; ``order_by``, ``ordered``, ``top_n``, ``rate_columns`` as
+    on the golden), inheriting nothing from the primary golden.
+
+    Args:
+        golden: The case's golden (the primary); its ``alternatives`` is read.
+        where: Prefix for messages (the case row: ``"cases.jsonl:4 (id 'q7')"``).
+
+    Returns:
+        The alternatives in their order, each a new dict (``[]`` when the golden has none, or ``null``).
+
+    Raises:
+        InputError: naming the case row and the field path (``golden.alternatives[1].rows``): ``alternatives`` is
+            not a list, or is given on a golden whose kind is not ``value``; an alternative is not an object, is of
+            another kind, holds alternatives itself, gives no answer (no rows, value or canonical query), or has a
+            malformed table or option (the messages of :func:`_golden_table` and :func:`_check_golden_options`).
+
+    Example:
+        >>> golden_alternatives({"columns": ["n"], "rows": [[1]], "alternatives": [{"value": 2}]}, "case 'q'")
+        [{'value': 2}]
+    """
+    alts = golden.get("alternatives")
+    if alts is None:
+        return []
+    if not isinstance(alts, list):
+        raise InputError(f"{where} golden.alternatives: must be a list of goldens (each an object with 'rows' and "
+                         f"'columns', a 'value' or a 'canonical_query'), got {shorten(alts)}. Fix the case row.")
+    kind = golden.get("kind", "value")
+    if alts and kind != "value":
+        raise InputError(f"{where} golden.alternatives: alternatives are other right answers of a 'value' golden, and "
+                         f"this golden's kind is {shorten(kind)}. Drop 'alternatives', or make the golden a 'value' golden.")
+    out = []
+    for i, alt in enumerate(alts):
+        path = f"golden.alternatives[{i}]"
+        if not isinstance(alt, Mapping):
+            raise InputError(f"{where} {path}: must be an object (a golden: 'rows' with 'columns', a 'value' or a "
+                             f"'canonical_query'), got {shorten(alt)}. Fix the case row.")
+        if alt.get("kind", "value") != "value":
+            raise InputError(f"{where} {path}.kind: an alternative golden is a 'value' golden (rows or a value), got "
+                             f"{shorten(alt.get('kind'))}. Drop 'kind' or write \"value\".")
+        if "alternatives" in alt:
+            raise InputError(f"{where} {path}.alternatives: an alternative golden holds no alternatives of its own. "
+                             "List every alternative in golden.alternatives.")
+        rows, cols, canonical = alt.get("rows"), alt.get("columns"), alt.get("canonical_query")
+        if rows is None and "value" not in alt and canonical is None:
+            raise InputError(f"{where} {path}: an alternative golden needs 'rows' (with 'columns'), a 'value' or a "
+                             f"'canonical_query', got the keys {sorted(map(str, alt))}. Add the answer it stands for.")
+        if rows is not None and not isinstance(rows, list):
+            raise InputError(f"{where} {path}.rows: must be a list of rows (each a list of cells, or an object keyed "
+                             f"by column), got {shorten(rows)}. Fix the case row.")
+        if cols is not None and not (isinstance(cols, list) and all(isinstance(c, str) for c in cols)):
+            raise InputError(f"{where} {path}.columns: must be a list of column names, got {shorten(cols)}. Fix the case row.")
+        if canonical is not None and not isinstance(canonical, str):
+            raise InputError(f"{where} {path}.canonical_query: must be the SQL text, got {shorten(canonical)}. Fix the case row.")
+        table = _golden_table(alt, where, name=path)
+        _check_golden_options(alt, table[0] if table is not None else cols, where, name=path)
+        out.append(dict(alt))
+    return out
 
 
 _DIRECTIONS = {"desc": "desc", "descending": "desc", "asc": "asc", "ascending": "asc"}
@@ -94,42 +158,44 @@ def _check_case_lists(case: Mapping[str, Any], where: str) -> None:
         raise InputError(f"{where}: 'coverage' must be a string such as \"derivable\", got {shorten(cov)}. Fix the case row.")
 
 
-def _check_golden_options(golden: Mapping[str, Any], names: Sequence[str] | None, where: str) -> None:
+def _check_golden_options(golden: Mapping[str, Any], names: Sequence[str] | None, where: str, *, name: str = "golden"
+                          ) -> None:
     """The golden's options (``ordered``, ``top_n``, ``order_by``, ``rate_columns``, ``gold_status``) are well formed.
 
     A malformed option is an input error (the case is unscored with this message), never a verdict: a ``top_n``
     whose ``by`` names no golden column would otherwise fail every answer, a ``rate_columns`` typo would silently
-    drop the percentage rule, and a bare string ``top_n`` crashed the run.
+    drop the percentage rule, and a bare string ``top_n`` crashed the run. *name* is the golden's field path in
+    messages (``golden.alternatives[1]`` for an alternative golden).
     """
     ordered = golden.get("ordered")
     if ordered is not None and not isinstance(ordered, bool):
-        raise InputError(f"{where} golden: 'ordered' must be true or false, got {shorten(ordered)}. Fix the case row.")
+        raise InputError(f"{where} {name}: 'ordered' must be true or false, got {shorten(ordered)}. Fix the case row.")
     cols = list(names or [])
     top = golden.get("top_n")
     if top is not None:
         if not isinstance(top, Mapping):
-            raise InputError(f"{where} golden: 'top_n' must be an object {{\"n\", \"by\", \"direction\"}}, got {shorten(top)}. Fix the case row.")
+            raise InputError(f"{where} {name}: 'top_n' must be an object {{\"n\", \"by\", \"direction\"}}, got {shorten(top)}. Fix the case row.")
         by = top.get("by")
         if not isinstance(by, str) or (names is not None and by not in cols):
-            raise InputError(f"{where} golden: top_n 'by' must name one of the golden columns {cols}, got {shorten(by)}. "
+            raise InputError(f"{where} {name}: top_n 'by' must name one of the golden columns {cols}, got {shorten(by)}. "
                              "Name the column the top-N is ranked by.")
         direction = top.get("direction", "desc")
         if not isinstance(direction, str) or direction.lower() not in _DIRECTIONS:
-            raise InputError(f"{where} golden: top_n 'direction' must be 'desc' or 'asc', got {shorten(direction)}. Fix the case row.")
+            raise InputError(f"{where} {name}: top_n 'direction' must be 'desc' or 'asc', got {shorten(direction)}. Fix the case row.")
         n = top.get("n")
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-            raise InputError(f"{where} golden: top_n 'n' must be a positive integer, got {shorten(n)}. Fix the case row.")
+            raise InputError(f"{where} {name}: top_n 'n' must be a positive integer, got {shorten(n)}. Fix the case row.")
     rates = golden.get("rate_columns")
     if rates is not None:
         if not isinstance(rates, list) or not all(isinstance(r, str) for r in rates):
-            raise InputError(f"{where} golden: 'rate_columns' must be a list of column names, got {shorten(rates)}. Fix the case row.")
+            raise InputError(f"{where} {name}: 'rate_columns' must be a list of column names, got {shorten(rates)}. Fix the case row.")
         unknown = [r for r in rates if names is not None and r not in cols]
         if unknown:
-            raise InputError(f"{where} golden: rate_columns {unknown} are not golden columns {cols}. Fix the names (they are compared exactly).")
-    check_order_by(golden, names, where)
+            raise InputError(f"{where} {name}: rate_columns {unknown} are not golden columns {cols}. Fix the names (they are compared exactly).")
+    check_order_by(golden, names, where, name=name)
     status = golden.get("gold_status")
     if status is not None and status not in GOLD_STATUSES:
-        raise InputError(f"{where} golden: 'gold_status' must be one of {list(GOLD_STATUSES)}, got {shorten(status)}. Fix the case row.")
+        raise InputError(f"{where} {name}: 'gold_status' must be one of {list(GOLD_STATUSES)}, got {shorten(status)}. Fix the case row.")
 
 
 _ROUNDING = re.compile(r"\b(?:round|printf|format|trunc|truncate|to_char)\s*\(", re.IGNORECASE)

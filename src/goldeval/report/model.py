@@ -229,6 +229,12 @@ def _case_row(case: Mapping[str, Any], kind: str, opts: ReportOptions) -> dict[s
     elif kind == "answers":
         row.update(verdict=case.get("verdict"), confidence=case.get("confidence"), gold_status=case.get("gold_status"),
                    decided_by=case.get("decided_by"), needs_human_flag=bool(case.get("needs_human")))
+        if case.get("golden_used") is not None:  # a case with alternative goldens: which decided, what each gave
+            row["golden_used"] = case["golden_used"]
+            row["golden_verdicts"] = [
+                {k: (REDACTED if red and k in ("why", "gold_note") and g.get(k) else g.get(k))
+                 for k in ("golden", "verdict", "confidence", "gold_status", "gold_note", "why")}
+                for g in case.get("golden_verdicts") or [] if isinstance(g, Mapping)]
         loc = case.get("located")
         if red:
             row["why"] = REDACTED if case.get("why") else None
@@ -497,9 +503,11 @@ def build_model(
                 r["a"] = None
                 changed.add(r["id"])
                 continue
-            r["a"] = {k: a.get(k) for k in ("bucket", "verdict", "confidence", "why", "f1", "outcome", "pred") if k in a}
+            r["a"] = {k: a.get(k) for k in ("bucket", "verdict", "confidence", "why", "f1", "outcome", "pred", "golden_used") if k in a}
             if a["bucket"] != r["bucket"] or (r.get("f1") is not None and a.get("f1") is not None and r["f1"] != a["f1"]):
                 changed.add(r["id"])
+            elif (a.get("golden_used") or "primary") != (r.get("golden_used") or "primary") and "verdict" in r:
+                changed.add(r["id"])  # the same outcome, decided by another of the case's goldens
             if r.get("f1") is not None and a.get("f1") is not None:
                 r["delta_f1"] = r["f1"] - a["f1"]
         for r in rows:

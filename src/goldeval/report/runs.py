@@ -314,6 +314,11 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
         if v["left_decided"]:
             console.print(f"decided in one run only: {len(v['left_decided'])} (e.g. " + ", ".join(
                 f"{r['id']} {r['a']}→{r['b']}" for r in v["left_decided"][:5]) + ")", highlight=False, markup=False)
+        changed = v.get("golden_changed") or []
+        if changed:
+            console.print(f"deciding golden changed: {len(changed)} (" + ", ".join(
+                f"{r['id']} {r['a']} → {r['b']}" for r in changed[:max_rows])
+                + (f" … +{len(changed) - max_rows}" if len(changed) > max_rows else "") + ")", highlight=False, markup=False)
         m = v["mcnemar"]
         if m["p_value"] is None:
             console.print(f"McNemar exact: {m['note']}")

@@ -25,8 +25,8 @@ class CaseSources:
 
     Attributes:
         texts: case id → ``{"prediction", "reference"}`` (free text; str or name → str), or ``{"question",
-            "golden", "final_query", "text", "prediction": {"columns", "rows", "row_count", "source"}}``
-            (data answers).
+            "golden", "final_query", "text", "prediction": {"columns", "rows", "row_count", "source"},
+            "alternatives"?: [{"golden": "alternatives[i]", "table", "canonical_query"}]}`` (data answers).
         notes: one line per input that could not be used (missing, changed since the run), for the report.
     """
 
@@ -239,6 +239,13 @@ def load_sources(
                     "final_query": attempt.get("final_query"),
                     "text": attempt.get("text"),
                 }
+                alternatives = (case.get("golden") or {}).get("alternatives") if isinstance(case.get("golden"), Mapping) else None
+                if isinstance(alternatives, list) and alternatives:
+                    # Other right answers of the case: each shown with its label, the one that decided marked.
+                    entry["alternatives"] = [
+                        {"golden": f"alternatives[{i}]", "table": _table(alt),
+                         "canonical_query": alt.get("canonical_query") if isinstance(alt, Mapping) else None}
+                        for i, alt in enumerate(alternatives)]
                 if isinstance(attempt.get("rows"), list):
                     entry["prediction"] = {**(_table(attempt) or {}), "source": "reported"}
                 elif db is not None and isinstance(attempt.get("final_query"), str):

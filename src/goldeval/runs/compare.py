@@ -205,6 +205,8 @@ def _brief(case: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "why": v.get("why") or v.get("reason"),
         "status": case.get("status", "scored"),
     }
+    if case.get("golden_used") is not None:  # a case with alternative goldens: the one that decided
+        brief["golden_used"] = case["golden_used"]
     if case.get("outcome") in _LABEL_OUTCOMES:  # a label case: what was predicted, for what gold
         brief.update(gold=case.get("gold"), pred=case.get("pred"), outcome=case["outcome"])
         if brief["why"] is None:
@@ -243,8 +245,9 @@ def compare_runs(
         each whole run), ``transitions`` {"pass->fail": n, …}, ``flips`` {``pass_to_fail``, ``fail_to_pass``:
         [{id, a, b}] with each side's verdict, confidence and why}, ``stayed`` {pass, fail: [ids]},
         ``near_match`` {``stable``: [ids], ``flickering``: [{id, a, b}]}, ``left_decided`` (decided in one run
-        only), ``mcnemar`` (:func:`mcnemar_exact`), ``bootstrap`` (pass-rate difference B − A over the cases
-        decided in both);
+        only), ``golden_changed`` ([{id, a, b}]: cases with a verdict in both runs whose deciding golden differs,
+        ``golden_used`` of each side, ``"primary"`` for a record without it), ``mcnemar`` (:func:`mcnemar_exact`),
+        ``bootstrap`` (pass-rate difference B − A over the cases decided in both);
         ``scores`` (``None`` when no case has a number in both runs): ``n_pairs``, ``mean_a``, ``mean_b``,
         ``mean_delta``, ``improved``, ``worsened``, ``unchanged``, ``deltas`` [{id, a, b, delta}] in case order,
         ``biggest_movers`` (top by |delta|, ties by id), ``scored_in_one_only`` [ids], ``bootstrap``;
@@ -401,6 +404,7 @@ def _compare_verdicts(
     stable: list[str] = []
     flickering: list[dict[str, Any]] = []
     left_decided: list[dict[str, Any]] = []
+    golden_changed: list[dict[str, Any]] = []
     pairs_a: list[float] = []
     pairs_b: list[float] = []
     for cid in common:
@@ -418,6 +422,11 @@ def _compare_verdicts(
                 flips["pass_to_fail" if ba == "pass" else "fail_to_pass"].append({"id": cid, "a": _brief(ca), "b": _brief(cb)})
         elif decided_a != decided_b:
             left_decided.append({"id": cid, "a": ba, "b": bb})
+        if isinstance(ca.get("verdict"), str) and isinstance(cb.get("verdict"), str):
+            # A record without golden_used was judged against its one golden, the primary.
+            ga, gb = ca.get("golden_used") or "primary", cb.get("golden_used") or "primary"
+            if ga != gb:
+                golden_changed.append({"id": cid, "a": ga, "b": gb})
         if ba == "near_match" and bb == "near_match":
             stable.append(cid)
         elif (ba == "near_match") != (bb == "near_match"):
@@ -432,6 +441,7 @@ def _compare_verdicts(
         "stayed": stayed,
         "near_match": {"stable": stable, "flickering": flickering},
         "left_decided": left_decided,
+        "golden_changed": golden_changed,
         "mcnemar": mcnemar_exact(len(flips["pass_to_fail"]), len(flips["fail_to_pass"])),
         "bootstrap": {
             "metric": "pass_rate",

@@ -240,6 +240,20 @@
     return box;
   }
 
+  // a case with alternative goldens: what each golden gave, the one that decided marked
+  function goldensTable(c) {
+    var wrap = el("div", { cls: "goldens" }, [el("h4", { text: "goldens judged (" + (c.golden_verdicts.length - 1) + " alternative" + (c.golden_verdicts.length === 2 ? "" : "s") + "; the one that decided marked)" })]);
+    var t = el("table", { cls: "rows" });
+    t.appendChild(el("tr", null, ["golden", "verdict", "conf", "gold_status", "why"].map(function (h) { return el("th", { text: h }); })));
+    c.golden_verdicts.forEach(function (g) {
+      var mine = g.golden === c.golden_used;
+      t.appendChild(el("tr", mine ? { cls: "decided", "data-golden": g.golden } : { "data-golden": g.golden }, [el("td", { text: (mine ? "▶ " : "") + g.golden }), el("td", { text: str(g.verdict) }),
+        el("td", { text: num(g.confidence) }), el("td", { text: str(g.gold_status) }), el("td", { text: str(g.why) })]));
+    });
+    wrap.appendChild(t);
+    return wrap;
+  }
+
   function detailRow(c) {
     var td = el("td", { colspan: String(cols.length) });
     var tr = el("tr", { cls: "detail", "data-detail": c.id }, [td]);
@@ -247,8 +261,10 @@
     if (compare && c.a) {
       td.appendChild(el("h4", { text: "A (before) beside B (after)" }));
       td.appendChild(el("div", { cls: "side" }, [
-        el("div", null, [kv([["A", c.a.verdict || c.a.outcome || c.a.bucket], ["A confidence", c.a.confidence], ["A F1", c.a.f1 == null ? null : frac(c.a.f1, 4)], ["A why", c.a.why]])]),
-        el("div", null, [kv([["B", c.verdict || c.outcome || c.bucket], ["B confidence", c.confidence], ["B F1", c.f1 == null ? null : frac(c.f1, 4)], ["B why", c.why]])])
+        el("div", null, [kv([["A", c.a.verdict || c.a.outcome || c.a.bucket], ["A confidence", c.a.confidence], ["A F1", c.a.f1 == null ? null : frac(c.a.f1, 4)],
+          ["A golden used", c.a.golden_used], ["A why", c.a.why]])]),
+        el("div", null, [kv([["B", c.verdict || c.outcome || c.bucket], ["B confidence", c.confidence], ["B F1", c.f1 == null ? null : frac(c.f1, 4)],
+          ["B golden used", c.golden_used], ["B why", c.why]])])
       ]));
     } else if (compare) td.appendChild(el("p", { cls: "muted", text: "not in run A (added in B)" }));
     if (D.kind === "freetext") {
@@ -276,19 +292,27 @@
       td.appendChild(kv([["outcome", c.outcome], ["second annotator", c.second_gold]]));
     } else if (D.kind === "answers") {
       td.appendChild(kv([["verdict", c.verdict], ["confidence", c.confidence], ["needs a human", c.needs_human_flag ? "yes" : null],
-        ["decided by", c.decided_by], ["gold_status", c.gold_status], ["gold_note", c.gold_note], ["why", c.why], ["mismatch", c.mismatch],
-        ["agreement (rule vs LLM)", c.agreement]]));
+        ["decided by", c.decided_by], ["golden used", c.golden_used], ["gold_status", c.gold_status], ["gold_note", c.gold_note], ["why", c.why],
+        ["mismatch", c.mismatch], ["agreement (rule vs LLM)", c.agreement]]));
+      if (c.golden_verdicts && c.golden_verdicts.length) td.appendChild(goldensTable(c));
       if (D.redacted) td.appendChild(el("p", { cls: "muted", text: "question, answer, query, rows and judge text redacted" }));
       else {
         td.appendChild(el("h4", { text: "question" }));
         td.appendChild(el("div", { cls: "text", text: c.question == null ? "(not available)" : str(c.question) }));
-        td.appendChild(el("div", { cls: "side" }, [rowsTable(c.golden, "golden" + (c.golden_kind ? " (" + c.golden_kind + ")" : "")),
+        var primaryTitle = "golden" + (c.golden_kind ? " (" + c.golden_kind + ")" : "") + (c.golden_verdicts ? ": primary" + (c.golden_used === "primary" ? " (decided)" : "") : "");
+        td.appendChild(el("div", { cls: "side" }, [rowsTable(c.golden, primaryTitle),
                                                       (c.prediction == null && c.text != null && c.final_query == null)
                                                         ? el("div", null, [el("h4", { text: "predicted" }), el("p", { cls: "muted", text: "(no rows: the answer is prose, shown below)" })])
                                                         : rowsTable(c.prediction, "predicted")]));
         if (c.text != null) { td.appendChild(el("h4", { text: "answer text" })); td.appendChild(el("div", { cls: "text", text: str(c.text) })); }
         if (c.final_query != null) { td.appendChild(el("h4", { text: "final query" })); td.appendChild(el("div", { cls: "text", text: str(c.final_query) })); }
         if (c.canonical_query != null) { td.appendChild(el("h4", { text: "golden's canonical query" })); td.appendChild(el("div", { cls: "text", text: str(c.canonical_query) })); }
+        (c.alternatives || []).forEach(function (alt) {  // the case's other right answers, the one that decided marked
+          var box = el("div", { cls: "alternative" + (alt.golden === c.golden_used ? " decided" : ""), "data-golden": alt.golden });
+          box.appendChild(rowsTable(alt.table, "golden." + alt.golden + (alt.golden === c.golden_used ? " (decided)" : "")));
+          if (alt.canonical_query != null) box.appendChild(el("div", { cls: "text", text: str(alt.canonical_query) }));
+          td.appendChild(box);
+        });
         if (c.column_pairing && Object.keys(c.column_pairing).length) {
           td.appendChild(el("h4", { text: "column pairing (golden → predicted)" }));
           td.appendChild(kv(Object.keys(c.column_pairing).map(function (k) { return [k, c.column_pairing[k] === null ? "(unpaired)" : c.column_pairing[k]]; })));
