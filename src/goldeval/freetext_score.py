@@ -19,7 +19,7 @@ from goldeval.accumulate import ExactSum
 from goldeval.errors import InputError, given, row_fields, shorten
 from goldeval.io import BigInt
 from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
-from goldeval.scorers import Partial, Reused, Scorer, _Ids, failure_entry
+from goldeval.scorers import Option, Partial, Reused, Scorer, _Ids, failure_entry
 from goldeval.tokens import Tokenizer, get_tokenizer, split_word
 
 __all__ = ["FreeTextConfig", "TokenF1", "id_text", "score_row", "SCORER_NAME", "SCORER_VERSION"]
@@ -212,7 +212,12 @@ class TokenF1(Scorer):
 
     name = SCORER_NAME
     version = SCORER_VERSION
-    options = {"prediction_field": "prediction", "reference_field": "reference", "id_field": "id", "tokenizer": "openscribe"}
+    options = {
+        "prediction_field": Option("prediction", str, "field or column with the prediction (text or sections)"),
+        "reference_field": Option("reference", str, "field or column with the reference (text or sections)"),
+        "id_field": Option("id", str, "field or column with the stable row id"),
+        "tokenizer": Option("openscribe", str, "token rule: openscribe (reproduces the published figures) or unicode"),
+    }
     headline = "whole_note_f1_mean"
     lenient_json = True
 
