@@ -53,9 +53,9 @@ class Metric:
     description: str
     better: str
     unit: str
-    allowance: Callable[[Mapping[str, Any], str, Fraction, "Words"], tuple[str, float | None]] | None = None
-    subject: Callable[[Mapping[str, Any], str, "Words"], str] | None = None
-    evidence: Callable[[Mapping[str, Any], "Words"], str | None] | None = None
+    allowance: Callable[[Mapping[str, Any], str, Fraction, Words], tuple[str, float | None]] | None = None
+    subject: Callable[[Mapping[str, Any], str, Words], str] | None = None
+    evidence: Callable[[Mapping[str, Any], Words], str | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -661,7 +661,7 @@ class PostgresDatabase:
         if self._schema is None:
             out: dict[str, list[str]] = {}
             try:
-                for nsp, rel, _kind_, col, _type, visible in self._read_catalog():
+                for nsp, rel, _kind, col, _type, visible in self._read_catalog():
                     out.setdefault(f"{nsp}.{rel}".lower(), []).append(col.lower())
                     if visible:
                         out.setdefault(rel.lower(), []).append(col.lower())
@@ -759,7 +759,7 @@ class PostgresDatabase:
     def _catalog_columns(self) -> dict[str, list[str]]:
         """``{table: [columns]}`` with the catalog's own spelling (for case-insensitive SQLite names)."""
         out: dict[str, list[str]] = {}
-        for nsp, rel, _k, col, _t, visible in self._read_catalog():
+        for _nsp, rel, _k, col, _t, visible in self._read_catalog():
             if visible:
                 out.setdefault(rel, []).append(col)
         return out

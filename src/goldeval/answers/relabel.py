@@ -209,7 +209,7 @@ def database_mappings(db: Any, golden_name: str, golden_values: Sequence[Any], p
             return [cols[named]] if _is_label(named, values) else []
         return [c for low, c in cols.items() if low != key and _is_label(low, values)]
 
-    for table, col, ref, key in fks:
+    for _table, col, ref, key in fks:
         ref_cols = schema.get(ref) or next((c for t, c in schema.items() if t.lower() == ref), {})
         if key not in ref_cols:
             continue

@@ -159,7 +159,7 @@ def _timestamp_text(ts: _dt.datetime) -> str:
     """A timestamp as compared: one with an offset in UTC, without it (a time without an offset is read as UTC, as a
     database with ``TimeZone = UTC`` shows it); at midnight its date."""
     if ts.tzinfo is not None:
-        ts = ts.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        ts = ts.astimezone(_dt.UTC).replace(tzinfo=None)
     if ts.time() == _dt.time(0, 0):
         return ts.date().isoformat()
     return ts.isoformat()

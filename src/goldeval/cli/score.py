@@ -127,7 +127,7 @@ def _score_local(name: str, file: str, fields: dict, options: tuple[str, ...], *
         from goldeval.errors import InputError
 
         # refused before anything is read or recorded (no run is left behind); `score` has no --positive option
-        raise InputError(f"score --scorer labels: no positive label given. Pass -O positive=LABEL (e.g. -O positive=escalate), "
+        raise InputError("score --scorer labels: no positive label given. Pass -O positive=LABEL (e.g. -O positive=escalate), "
                          "or --gates with a definition of done that sets positive = \"LABEL\" (or use goldeval labels FILE "
                          "--positive LABEL).")
     with contextlib.ExitStack() as stack:

@@ -514,7 +514,7 @@ def build_model(
             main_sources = main_sources(ids)
         if compare is not None and callable(sources):
             sources = sources(ids)
-    notes = list((main_sources.notes if isinstance(main_sources, CaseSources) else []))
+    notes = list(main_sources.notes if isinstance(main_sources, CaseSources) else [])
     if not opts.redact:
         tokenizer = None
         if kind == "freetext":

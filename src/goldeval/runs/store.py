@@ -22,7 +22,7 @@ import sqlite3
 from itertools import chain, count, repeat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,7 @@ HEADLINE_METRICS: tuple[str, ...] = (
 
 def now_iso() -> str:
     """The current UTC time as ISO 8601 with microseconds (``2026-11-29T14:07:19.123456+00:00``)."""
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 def _dumps(obj: Any) -> str:
@@ -310,7 +310,7 @@ class RunStore:
     def create_run(self, meta: RunMeta) -> str:
         """Insert a new run with status ``running``; returns its id (``YYYYmmdd-HHMMSS-xxxxxx``, UTC)."""
         stamp = now_iso()
-        run_id = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+        run_id = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
         self._tx(
             "INSERT INTO runs (id, run_key, arm, created_at, updated_at, status, goldeval_version, scorer_name, "
             "scorer_version, tokenizer, judge_version, rubric_hash, dod_hash, dataset_hash, inputs, config, pid, host) "
