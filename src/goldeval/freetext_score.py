@@ -187,12 +187,12 @@ def _failure(line: int, rid: str | None, error: str) -> dict[str, Any]:
 
 
 
-def id_text(raw_id: Any) -> str | None:
-    """The id :func:`score_row` gives a row whose id field holds *raw_id*: its text when usable, else ``None``
+def id_text(raw: Any) -> str | None:
+    """The id :func:`score_row` gives a row whose id field holds *raw*: its text when usable, else ``None``
     (the id rule of the repeated-id pass, so both passes agree on every row's id)."""
-    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or (isinstance(raw_id, str) and not raw_id.strip()):
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)) or (isinstance(raw, str) and not raw.strip()):
         return None
-    rid = str(raw_id)
+    rid = str(raw)
     return None if _lone_surrogate(rid) is not None else rid
 
 

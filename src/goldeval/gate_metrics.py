@@ -222,8 +222,8 @@ def _needs_predicted_positives(agg, words):
 
 
 def _needs_any_positive(agg, words):
-    counts = [_n(agg, k) for k in ("tp", "fp", "fn")]
-    if all(c is not None for c in counts) and sum(counts) == 0:
+    counts = [c for c in (_n(agg, k) for k in ("tp", "fp", "fn")) if c is not None]
+    if len(counts) == 3 and sum(counts) == 0:
         return "there are no positives in gold or predictions"
     return None
 

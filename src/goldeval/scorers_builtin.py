@@ -59,7 +59,7 @@ class Labels(Scorer):
         first = True
         for item in numbered(rows, src or "rows"):
             if type(item) is Reused:
-                rec = dict(item.record)
+                rec: dict[str, Any] = dict(item.record)
                 seen.setdefault(rec["id"], rec["line"])
                 yield rec
                 continue
@@ -67,7 +67,7 @@ class Labels(Scorer):
                 yield _unscored(item.id, item.line, item.error)
                 continue
             data, line = item.data, item.line
-            rec: dict[str, Any] = {}
+            rec = {}
             if first:
                 rec["fields"] = [str(k) for k in data]
                 first = False

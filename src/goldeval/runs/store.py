@@ -68,7 +68,8 @@ def headline(results: Mapping[str, Any]) -> tuple[str | None, float | None]:
     agg = results.get("aggregate") or {}
     if not isinstance(agg, Mapping):
         return None, None
-    undefined = agg.get("undefined") if isinstance(agg.get("undefined"), Mapping) else {}
+    given_undefined = agg.get("undefined")
+    undefined = given_undefined if isinstance(given_undefined, Mapping) else {}
     names = [agg["headline"]] if isinstance(agg.get("headline"), str) else []
     for name in [*names, *HEADLINE_METRICS]:
         if name in undefined and name in agg:
@@ -239,8 +240,8 @@ class RunStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            why = unwritable_reason(self.path) or f"its folder cannot be created ({exc.strerror})"
-            raise StoreError(_cannot_record(self.path, why)) from None
+            reason = unwritable_reason(self.path) or f"its folder cannot be created ({exc.strerror})"
+            raise StoreError(_cannot_record(self.path, reason)) from None
         try:
             self.db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
             # A new store gets 16 KiB pages (a no-op on an existing one: its page size is fixed). Case rows of a few
@@ -374,9 +375,9 @@ class RunStore:
         run = self._row_to_run(row)
         if with_results:
             results = _loads(self.db.execute("SELECT results FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
-            ref = results.get("per_example") if isinstance(results, dict) else None
-            if isinstance(ref, dict) and ref.get("$cases"):
-                results["per_example"] = self._per_example_from_cases(run_id, ref)
+            cases_ref = results.get("per_example") if isinstance(results, dict) else None
+            if isinstance(cases_ref, dict) and cases_ref.get("$cases"):
+                results["per_example"] = self._per_example_from_cases(run_id, cases_ref)
             run["results"] = results
         run["n_recorded"] = self.db.execute("SELECT count(*) FROM cases WHERE run_id = ?", (run_id,)).fetchone()[0]
         return run
