@@ -77,7 +77,7 @@ import logging
 import re
 import time
 import urllib.parse
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -354,7 +354,7 @@ class _Walk:
                                      f"when no field has that name, and {why.removeprefix('the function ')}.")
 
     def ColumnRef(self, node: Any) -> None:  # noqa: N802
-        fields = node.fields or ()
+        fields: Sequence[Any] = node.fields or ()
         if len(fields) >= 2 and isinstance(fields[-1], self.ast.String):
             name = fields[-1].sval
             # Only a name that is a function here: a column such as lo_value merely looks like lo_*.

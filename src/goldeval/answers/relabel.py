@@ -305,7 +305,7 @@ def relabel_verdict(question: str, golden: Mapping[str, Any], prediction: Mappin
         return None
     used = {p for g, p in pairing.items() if p is not None and g not in candidates}
     free = [p for p in p_names if p not in used]
-    kw = {} if rel_tol is None else {"rel_tol": rel_tol}
+    kw: dict[str, Any] = {} if rel_tol is None else {"rel_tol": rel_tol}
     if db is not None:
         found: list[LabelMapping] = []
         taken: set[str] = set()
