@@ -61,6 +61,7 @@ __all__ = [
     "Option",
     "Partial",
     "Scorer",
+    "as_option",
     "available_scorers",
     "get_scorer",
     "numbered",
