@@ -17,8 +17,9 @@ from typing import Any  # noqa: E402
 
 __version__ = "0.1.0"
 
-from goldeval.errors import GoldevalError, InputError, JudgeError, StoreError, UnreadableTextError
-from goldeval.verdict import CaseOutcome, PassRate, Verdict, pass_rate
+# re-exported: __all__ below lists them (built by sorted(), which ruff does not read, hence the noqa)
+from goldeval.errors import GoldevalError, InputError, JudgeError, StoreError, UnreadableTextError  # noqa: F401
+from goldeval.verdict import CaseOutcome, PassRate, Verdict, pass_rate  # noqa: F401
 from goldeval._native import disable_if_stale
 
 disable_if_stale()  # a C extension built from an older _fast.c is not used (see goldeval/_native.py)

@@ -6,12 +6,13 @@ among its callers). It never raises: the forkserver would die of an error here, 
 from __future__ import annotations
 
 import sys
+from types import FrameType
 
 
 def _in_forkserver() -> bool:
     module = sys.modules.get("multiprocessing.forkserver")
     code = getattr(getattr(module, "main", None), "__code__", None)
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code is code:
             return True

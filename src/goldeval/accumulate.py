@@ -119,7 +119,7 @@ class ExactSum:
                         continue
                     partials[d] = get(d, 0) + n
                 else:
-                    partials[1] = get(1, 0) + x
+                    partials[1] = get(1, 0) + x  # type: ignore[assignment]  # t is int here, so x is (mypy cannot narrow by t)
                 count += 1
         finally:
             self.count = count

@@ -19,7 +19,7 @@ from goldeval.accumulate import ExactSum
 from goldeval.errors import InputError, given, row_fields, shorten
 from goldeval.io import BigInt
 from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
-from goldeval.scorers import Partial, Reused, Scorer, _Ids, failure_entry
+from goldeval.scorers import Option, Partial, Reused, Scorer, _Ids, failure_entry
 from goldeval.tokens import Tokenizer, get_tokenizer, split_word
 
 __all__ = ["FreeTextConfig", "TokenF1", "id_text", "score_row", "SCORER_NAME", "SCORER_VERSION"]
@@ -187,12 +187,12 @@ def _failure(line: int, rid: str | None, error: str) -> dict[str, Any]:
 
 
 
-def id_text(raw_id: Any) -> str | None:
-    """The id :func:`score_row` gives a row whose id field holds *raw_id*: its text when usable, else ``None``
+def id_text(raw: Any) -> str | None:
+    """The id :func:`score_row` gives a row whose id field holds *raw*: its text when usable, else ``None``
     (the id rule of the repeated-id pass, so both passes agree on every row's id)."""
-    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or (isinstance(raw_id, str) and not raw_id.strip()):
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)) or (isinstance(raw, str) and not raw.strip()):
         return None
-    rid = str(raw_id)
+    rid = str(raw)
     return None if _lone_surrogate(rid) is not None else rid
 
 
@@ -212,7 +212,12 @@ class TokenF1(Scorer):
 
     name = SCORER_NAME
     version = SCORER_VERSION
-    options = {"prediction_field": "prediction", "reference_field": "reference", "id_field": "id", "tokenizer": "openscribe"}
+    options = {
+        "prediction_field": Option("prediction", str, "field or column with the prediction (text or sections)"),
+        "reference_field": Option("reference", str, "field or column with the reference (text or sections)"),
+        "id_field": Option("id", str, "field or column with the stable row id"),
+        "tokenizer": Option("openscribe", str, "token rule: openscribe (reproduces the published figures) or unicode"),
+    }
     headline = "whole_note_f1_mean"
     lenient_json = True
 

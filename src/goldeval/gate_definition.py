@@ -288,7 +288,7 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
             raise InputError(f"{loc}: gate {metric!r} has no bound. Give min = … or max = … (inclusive).")
         lo_b = next((b for b in bounds if b.op == "min" and b.value is not None), None)
         hi_b = next((b for b in bounds if b.op == "max" and b.value is not None), None)
-        if lo_b and hi_b and lo_b.value > hi_b.value:
+        if lo_b and hi_b and lo_b.value is not None and hi_b.value is not None and lo_b.value > hi_b.value:
             raise InputError(
                 f"{loc}: gate {metric!r}: min = {lo_b.text} is above max = {hi_b.text}, so no value can pass. "
                 "Swap them or drop one."

@@ -54,9 +54,9 @@ class Metric:
     description: str
     better: str
     unit: str
-    allowance: Callable[[Mapping[str, Any], str, Fraction, "Words"], tuple[str, float | None]] | None = None
-    subject: Callable[[Mapping[str, Any], str, "Words"], str] | None = None
-    evidence: Callable[[Mapping[str, Any], "Words"], str | None] | None = None
+    allowance: Callable[[Mapping[str, Any], str, Fraction, Words], tuple[str, float | None]] | None = None
+    subject: Callable[[Mapping[str, Any], str, Words], str] | None = None
+    evidence: Callable[[Mapping[str, Any], Words], str | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,8 +223,8 @@ def _needs_predicted_positives(agg, words):
 
 
 def _needs_any_positive(agg, words):
-    counts = [_n(agg, k) for k in ("tp", "fp", "fn")]
-    if all(c is not None for c in counts) and sum(counts) == 0:
+    counts = [c for c in (_n(agg, k) for k in ("tp", "fp", "fn")) if c is not None]
+    if len(counts) == 3 and sum(counts) == 0:
         return "there are no positives in gold or predictions"
     return None
 

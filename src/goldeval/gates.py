@@ -287,7 +287,7 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                     exact = Fraction(limit)
                 allowed_text, allowed = info.allowance(agg, b.op, exact, words)
                 if gate.metric == "missed_per_100" and allowed is not None and b.op == "max":
-                    gp = agg.get("gold_positives")
+                    gp = int(agg.get("gold_positives") or 0)  # (an allowance is computed only from a count)
                     short = f"on {words.these_gold(gp)} the limit allows {_misses(int(allowed))}"
             # the clause of the summary line
             if observed is None:

@@ -402,7 +402,7 @@ def _csv_records(fh: Any, name: str) -> Iterator[tuple[int, list[str], str | Non
             consumed[0] = (start, raw)
         bad: list[str] = []
 
-        def lines() -> Iterator[str]:
+        def lines(consumed: list[tuple[int, bytes]], bad: list[str]) -> Iterator[str]:
             yield _csv_text(consumed[0][1], consumed[0][0], bad, name)
             while True:
                 item = next_line()
@@ -411,7 +411,7 @@ def _csv_records(fh: Any, name: str) -> Iterator[tuple[int, list[str], str | Non
                 consumed.append(item)
                 yield _csv_text(item[1], item[0], bad, name)
 
-        reader = csv.reader(lines(), strict=True)
+        reader = csv.reader(lines(consumed, bad), strict=True)  # this record's lists, bound now (a closure reads the loop's latest)
         try:
             cells = next(reader, None)
         except csv.Error as exc:

@@ -563,7 +563,7 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
         if _memo_key(path) == before:  # (unchanged while read: file_sha256 need not read it again)
             remember_sha256(path, hasher.hexdigest())
     name = os.path.basename(str(path))
-    read = (id_field, options.get("gold_field", "gold"), options.get("pred_field", "pred"))
+    read: tuple[str, ...] = (id_field, options.get("gold_field", "gold"), options.get("pred_field", "pred"))
     if options.get("second_gold_field"):
         read += (options["second_gold_field"],)
     items = _items(path, read) if tabular else JsonlLabelRows(path, read, repeated)

@@ -239,6 +239,9 @@ def section_f1(
         pooled_ref += rt
     whole = overlap_of_tokens(pooled_pred, pooled_ref)
     scored = tuple(n for n, ov in per_section.items() if not ov.both_empty)
+    macro_f1: float | None
+    macro_p: float | None
+    macro_r: float | None
     if scored:
         k = len(scored)
         macro_f1 = sum(per_section[n].f1 for n in scored) / k

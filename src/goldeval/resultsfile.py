@@ -29,7 +29,7 @@ Memory: one entry at a time (plus the output buffer), whatever the number of row
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import orjson
 
@@ -143,11 +143,11 @@ class ResultsFile:
         self._head_keys: tuple[str, ...] = ()
         self._head: dict[str, Any] | None = None
         self._cm: Any = open_output(path, role=role)
-        self._fh: BinaryIO | None = self._cm.__enter__()
+        self._fh: IO[bytes] | None = self._cm.__enter__()
 
     # -- writing -------------------------------------------------------------------------------------------------
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes | memoryview) -> None:
         assert self._fh is not None
         try:
             self._fh.write(data)

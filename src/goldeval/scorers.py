@@ -35,6 +35,8 @@ A third-party scorer subclasses :class:`Scorer`, and its distribution declares::
     [project.entry-points."goldeval.scorers"]
     exact_match = "my_package.module:ExactMatch"
 
+Its ``options`` (name → default, or name → :class:`Option` for a declared type and help) are what
+``configure`` takes and what ``goldeval score -O KEY=VALUE`` converts its text by (:meth:`Scorer.options_from_text`).
 Its ``metrics`` (name → :class:`MetricSpec`) become gateable under ``--gates``. See ``tests/plugins/`` for a
 complete one (exact match) that the tests install.
 """
@@ -43,18 +45,23 @@ from __future__ import annotations
 
 import abc
 import importlib.metadata
+import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+import orjson
 
 from goldeval.errors import InputError, given, shorten
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "MetricSpec",
+    "Option",
     "Partial",
     "Scorer",
+    "as_option",
     "available_scorers",
     "get_scorer",
     "numbered",
@@ -78,6 +85,94 @@ class MetricSpec:
     description: str
     better: str = "higher"
     unit: str = "fraction"
+
+
+#: What each declared option type accepts, as the messages say it.
+_EXPECTED: dict[Any, str] = {str: "text", bool: "true or false", int: "an integer", float: "a number", "json": "a JSON value or text"}
+_TRUE = frozenset({"true", "yes", "on", "1"})
+_FALSE = frozenset({"false", "no", "off", "0"})
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option a scorer takes: its default, the type of its value and one line of help.
+
+    A scorer's ``options`` maps each name to an ``Option`` or to a bare default; a bare default declares the type
+    of its value (``str``, ``bool``, ``int``, ``float``), and a bare ``None`` the type ``"json"``.
+
+    Attributes:
+        default: The value when the option is not given (``None``: the scorer's own fallback).
+        type: ``str`` (the text as given: a label ``1`` stays the string ``"1"``) · ``bool`` (``true``/``false``,
+            ``yes``/``no``, ``on``/``off``, ``1``/``0``, any case) · ``int`` · ``float`` (finite; an integer is
+            accepted) · ``"json"`` (a JSON value when the text parses as one, else the text).
+        help: One line saying what the option does.
+        choices: The only values allowed (after conversion), or ``None``.
+
+    Example:
+        >>> Option(True, bool, "refuse a positive label absent from the file").convert("no")
+        False
+    """
+
+    default: Any = None
+    type: Any = str
+    help: str = ""
+    choices: tuple[Any, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.type not in _EXPECTED:
+            raise TypeError(f"Option type must be one of str, bool, int, float or 'json', got {self.type!r}.")
+
+    @property
+    def expected(self) -> str:
+        """What a value must be, in words (``an integer``; ``one of 'a', 'b'``)."""
+        if self.choices is not None:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        return _EXPECTED[self.type]
+
+    def convert(self, text: str) -> Any:
+        """The value *text* (an ``-O KEY=VALUE`` value) stands for under this option's type.
+
+        Raises:
+            ValueError: *text* is not a value of the type (or not one of the choices); the message says what it is
+                expected to be.
+        """
+        value: Any
+        if self.type is str:
+            value = text
+        elif self.type is bool:
+            word = text.strip().lower()
+            if word not in _TRUE and word not in _FALSE:
+                raise ValueError(self.expected)
+            value = word in _TRUE
+        elif self.type is int:
+            try:
+                value = int(text.strip())
+            except ValueError:
+                raise ValueError(self.expected) from None
+        elif self.type is float:
+            try:
+                value = float(text.strip())
+            except ValueError:
+                raise ValueError(self.expected) from None
+            if not math.isfinite(value):
+                raise ValueError("a finite number")
+        else:
+            try:
+                value = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                value = text
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(self.expected)
+        return value
+
+
+def as_option(declared: Any) -> Option:
+    """*declared* (an entry of a scorer's ``options``) as an :class:`Option`: itself, or a bare default whose
+    Python type is the option's (``None``: ``"json"``)."""
+    if isinstance(declared, Option):
+        return declared
+    kind = type(declared)
+    return Option(declared, kind if kind in (str, bool, int, float) else "json")
 
 
 class Partial(abc.ABC):
@@ -107,7 +202,8 @@ class Scorer(abc.ABC):
     Class attributes:
         name: The scorer's name (``goldeval score --scorer NAME``; ``results["scorer"]["name"]``; the store's
             scorer column). version: Its version (part of a run's key).
-        options: option name → default value; :meth:`configure` refuses any other name.
+        options: option name → :class:`Option` (default, type, help), or → a bare default value (its Python type is
+            the option's type); :meth:`configure` refuses any other name.
         metrics: gateable metrics this scorer adds (name → :class:`MetricSpec`), registered with the gates.
         headline: The aggregate key ``runs list`` shows.
         lenient_json: Read JSONL lines leniently (:func:`goldeval.io.decode_line`: NaN literals and lone
@@ -139,9 +235,48 @@ class Scorer(abc.ABC):
         if unknown:
             takes = ", ".join(sorted(self.options)) or "none"
             raise InputError(f"scorer {self.name!r}: unknown option(s) {', '.join(unknown)}; it takes: {takes}.")
-        config = {k: (options[k] if options.get(k) is not None else v) for k, v in self.options.items()}
+        config = {k: (options[k] if options.get(k) is not None else as_option(v).default) for k, v in self.options.items()}
         config["source"] = source
         return config
+
+    @classmethod
+    def option_specs(cls) -> dict[str, Option]:
+        """Every option this scorer takes, as an :class:`Option` (name → declared or inferred type), by name."""
+        return {name: as_option(declared) for name, declared in sorted(cls.options.items())}
+
+    def options_from_text(self, texts: Mapping[str, str]) -> dict[str, Any]:
+        """*texts* (option name → the text of ``-O KEY=VALUE``) converted by this scorer's declared option types,
+        ready for :meth:`configure`: ``-O positive=1`` is the label ``"1"`` for ``labels``, ``-O max_rows=10`` the
+        integer 10 for ``answer_judge``.
+
+        Args:
+            texts: Option name (``-`` read as ``_``) → its value as text.
+
+        Returns:
+            Option name → converted value.
+
+        Raises:
+            InputError: a name this scorer does not take, or a value its type does not accept; the message names the
+                scorer, the option, what was expected and what was given, and lists the options it takes.
+
+        Example:
+            >>> get_scorer("labels").options_from_text({"positive": "1", "require-positive": "false"})
+            {'positive': '1', 'require_positive': False}
+        """
+        specs = self.option_specs()
+        takes = ", ".join(f"{name} ({spec.expected})" for name, spec in specs.items()) or "none"
+        out: dict[str, Any] = {}
+        for key, text in texts.items():
+            name = key.replace("-", "_")
+            spec = specs.get(name)
+            if spec is None:
+                raise InputError(f"-O {key}={text}: scorer {self.name!r} has no option {name!r}; it takes: {takes}.")
+            try:
+                out[name] = spec.convert(text)
+            except ValueError as exc:
+                raise InputError(f"-O {key}={text}: scorer {self.name!r} option {name!r} expects {exc}, got {shorten(text)}. "
+                                 f"Give a value of that type; the options it takes: {takes}.") from None
+        return out
 
     @abc.abstractmethod
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from goldeval.errors import InputError, given
 from goldeval.freetext_score import TokenF1
-from goldeval.scorers import MetricSpec, Partial, Reused, Scorer, counter_merge, failure_entry, numbered
+from goldeval.scorers import MetricSpec, Option, Partial, Reused, Scorer, counter_merge, failure_entry, numbered
 
 __all__ = ["TokenF1", "Labels", "AnswerJudge", "join_answer_files"]
 
@@ -37,8 +37,14 @@ class Labels(Scorer):
     name = "labels"
     version = "1"
     per_example_from_cases = None  # an entry is {id, line, gold, pred, outcome}; the record holds more
-    options = {"positive": None, "id_field": "id", "gold_field": "gold", "pred_field": "pred",
-               "second_gold_field": None, "require_positive": True}
+    options = {
+        "positive": Option(None, str, "the positive label, compared as text (a label 1 is the string '1')"),
+        "id_field": Option("id", str, "field or column with the case id"),
+        "gold_field": Option("gold", str, "field or column with the gold label"),
+        "pred_field": Option("pred", str, "field or column with the predicted label"),
+        "second_gold_field": Option(None, str, "field or column with a second annotator's label (agreement)"),
+        "require_positive": Option(True, bool, "refuse a positive label that occurs in neither gold nor pred"),
+    }
     headline = "f1"
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
@@ -53,7 +59,7 @@ class Labels(Scorer):
         first = True
         for item in numbered(rows, src or "rows"):
             if type(item) is Reused:
-                rec = dict(item.record)
+                rec: dict[str, Any] = dict(item.record)
                 seen.setdefault(rec["id"], rec["line"])
                 yield rec
                 continue
@@ -61,7 +67,7 @@ class Labels(Scorer):
                 yield _unscored(item.id, item.line, item.error)
                 continue
             data, line = item.data, item.line
-            rec: dict[str, Any] = {}
+            rec = {}
             if first:
                 rec["fields"] = [str(k) for k in data]
                 first = False
@@ -282,9 +288,19 @@ class AnswerJudge(Scorer):
 
     name = "answer_judge"
     version = "1.6.0"  # = goldeval.answers.JUDGE_VERSION (test_answer_judge_equals_judge_file pins them equal)
-    options = {"db": None, "timeout_s": 5.0, "max_rows": 1_000_000, "check_canonical": True, "engine": None,
-               "sql_dialect": None, "db_dir": None, "cases_name": "cases", "attempts_name": "attempts",
-               "keep_materials": False, "max_result_bytes": 256_000_000}
+    options = {
+        "db": Option(None, str, "database to re-execute final queries on: a SQLite / DuckDB file or a postgresql:// URL"),
+        "timeout_s": Option(5.0, float, "time limit of one query, in seconds"),
+        "max_rows": Option(1_000_000, int, "most rows one query may return"),
+        "check_canonical": Option(True, bool, "re-execute each golden's canonical query to doubt the golden"),
+        "engine": Option(None, str, "database engine of --db: sqlite or duckdb (default: by the file)"),
+        "sql_dialect": Option(None, str, "SQL dialect the final queries are written in"),
+        "db_dir": Option(None, str, "directory of the databases cases name with \"db\""),
+        "cases_name": Option("cases", str, "name of the case file in messages"),
+        "attempts_name": Option("attempts", str, "name of the attempt file in messages"),
+        "keep_materials": Option(False, bool, "keep what the LLM stage needs for the undecided cases"),
+        "max_result_bytes": Option(256_000_000, int, "most bytes one query's result may hold"),
+    }
     metrics = {"pass_rate": MetricSpec("match / (match + no_match)")}
     headline = "pass_rate"
     per_example_from_cases = "all"

@@ -223,7 +223,7 @@ def llm_stage(per_case: Any, rule_results: dict[str, Any], opts: Any, *, attempt
     if opts.dry_run:
         rule_results["llm_dry_run"] = llm_results
         return rule_results, {}
-    sub = {"per_example": list(records.values()), "aggregate": {}}
+    sub: dict[str, Any] = {"per_example": list(records.values()), "aggregate": {}}
     merge_llm(sub, llm_results)
     merged = {str(r["id"]): r for r in sub["per_example"]}
     agg = rule_results["aggregate"]

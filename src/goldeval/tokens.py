@@ -256,7 +256,8 @@ def _unicode_re() -> re.Pattern[str]:
     """The unicode rule's pattern, built on first use: a word character is a letter or digit, or a combining mark
     (categories Mn, Mc, Me: Indic and Thai vowel signs, viramas), so that marks do not split words."""
     ranges: list[str] = []
-    start = prev = None
+    start: int | None = None
+    prev = 0
     for cp in range(0x110000):
         if unicodedata.category(chr(cp))[0] == "M":
             if start is None:

@@ -124,3 +124,48 @@ def test_ctrl_c_exits_130_not_1():
 
     res = CliRunner().invoke(interrupted, [])
     assert res.exit_code == 130 and "interrupted" in res.stderr
+
+
+# -O KEY=VALUE is read as the type the scorer declares: `score --scorer labels -O positive=1` is `labels --positive 1`.
+# The file holds the labels as a classifier writes them, JSON integers (read as their decimal text) and strings.
+# Worked out by hand for positive "1": a (1,1) tp · b (1,0) fn · c (0,1) fp · d (0,0) tn · e ("1","1") tp ·
+# f (1,null) fn → tp 2, fp 1, fn 2, tn 1; precision 2/3, recall 2/4, 2 misses in 4 gold positives = 50 per 100.
+LABEL_ROWS = ('{"id": "a", "gold": 1, "pred": 1}\n{"id": "b", "gold": 1, "pred": 0}\n{"id": "c", "gold": 0, "pred": 1}\n'
+              '{"id": "d", "gold": 0, "pred": 0}\n{"id": "e", "gold": "1", "pred": "1"}\n{"id": "f", "gold": 1, "pred": null}\n')
+
+
+def test_score_labels_option_positive_1_is_the_label_1_as_labels_reads_it(tmp_path):
+    path = tmp_path / "l.jsonl"
+    path.write_text(LABEL_ROWS)
+    runs = {}
+    for cmd in (["score", path, "--scorer", "labels", "-O", "positive=1"], ["labels", path, "--positive", "1"]):
+        res = CliRunner().invoke(main, [*map(str, cmd), "--no-store", "-q", "--out", "-"])
+        assert res.exit_code == 0, res.output
+        runs[cmd[0]] = json.loads(res.stdout)
+    agg = runs["score"]["aggregate"]
+    assert runs["score"]["positive"] == "1"
+    assert {k: agg[k] for k in ("tp", "fp", "fn", "tn", "n_scored")} == {"tp": 2, "fp": 1, "fn": 2, "tn": 1, "n_scored": 6}
+    assert agg["precision"] == 2 / 3 and agg["recall"] == 2 / 4
+    for key in ("tp", "fp", "fn", "tn", "precision", "recall", "f1", "kappa", "missed_per_100", "null_predictions"):
+        assert runs["labels"]["aggregate"][key] == agg[key], key
+
+
+def test_score_option_with_an_unknown_key_or_a_bad_value_exits_2_naming_the_scorer_key_and_type(tmp_path):
+    path = tmp_path / "l.jsonl"
+    path.write_text(LABEL_ROWS)
+    res = CliRunner().invoke(main, ["score", str(path), "--scorer", "labels", "-O", "positive=1", "-O", "postive=1", "--no-store"])
+    assert res.exit_code == 2
+    assert ("-O postive=1: scorer 'labels' has no option 'postive'; it takes: gold_field (text), id_field (text), "
+            "positive (text), pred_field (text), require_positive (true or false), second_gold_field (text).") in res.stderr
+    res = CliRunner().invoke(main, ["score", str(path), "--scorer", "labels", "-O", "positive=1", "-O", "require_positive=sure",
+                                    "--no-store"])
+    assert res.exit_code == 2
+    assert ("-O require_positive=sure: scorer 'labels' option 'require_positive' expects true or false, got 'sure'. "
+            in res.stderr)
+    # the boolean is converted, not taken as a truthy string: require_positive=false lets an absent positive label through
+    res = CliRunner().invoke(main, ["score", str(path), "--scorer", "labels", "-O", "positive=yes", "-O", "require_positive=false",
+                                    "--no-store", "-q", "--out", "-"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["aggregate"]["tp"] == 0
+    res = CliRunner().invoke(main, ["score", str(path), "--scorer", "labels", "-O", "positive=yes", "--no-store", "-q"])
+    assert res.exit_code == 2 and "the positive label 'yes' occurs in neither gold nor pred" in res.stderr

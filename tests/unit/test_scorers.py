@@ -14,7 +14,7 @@ import pytest
 from conftest import EXAMPLES, REPO
 from goldeval.errors import InputError
 from goldeval.io import read_rows
-from goldeval.scorers import available_scorers, get_scorer
+from goldeval.scorers import Option, Scorer, available_scorers, get_scorer
 from goldeval.scorers_builtin import join_answer_files
 from plugin_rows import EM_ROWS  # (tests/plugin_rows.py)
 
@@ -112,6 +112,75 @@ def test_unknown_scorer_and_option_are_refused_with_what_there_is():
         get_scorer("token_f1").configure(colour="red")
     with pytest.raises(InputError, match="unknown tokenizer|tokenizer"):
         get_scorer("token_f1").configure(tokenizer="klingon")
+
+
+# --- -O KEY=VALUE: each value converted by the type the scorer declares for that option -----------------------
+
+
+def test_option_text_is_converted_by_the_declared_type():
+    labels, judge = get_scorer("labels"), get_scorer("answer_judge")
+    # a label is text: "1" stays the string a JSON 1 in the file is read as (labels._label_value), never the number
+    assert labels.options_from_text({"positive": "1"}) == {"positive": "1"}
+    assert labels.options_from_text({"positive": "true", "gold_field": "2"}) == {"positive": "true", "gold_field": "2"}
+    for word, value in (("false", False), ("No", False), ("off", False), ("0", False), ("TRUE", True), ("yes", True), ("1", True)):
+        assert labels.options_from_text({"require-positive": word}) == {"require_positive": value}, word
+    got = judge.options_from_text({"max_rows": "10", "timeout_s": "2.5", "check_canonical": "false", "db": "1.sqlite"})
+    assert got == {"max_rows": 10, "timeout_s": 2.5, "check_canonical": False, "db": "1.sqlite"}
+    assert type(got["max_rows"]) is int and type(judge.options_from_text({"timeout_s": "3"})["timeout_s"]) is float
+    assert get_scorer("token_f1").options_from_text({"tokenizer": "unicode"}) == {"tokenizer": "unicode"}
+    assert labels.options_from_text({}) == {}
+
+
+def test_an_unknown_option_names_the_scorer_the_key_and_the_options_with_their_types():
+    with pytest.raises(InputError) as exc:
+        get_scorer("labels").options_from_text({"postive": "1"})
+    assert str(exc.value) == (
+        "-O postive=1: scorer 'labels' has no option 'postive'; it takes: gold_field (text), id_field (text), "
+        "positive (text), pred_field (text), require_positive (true or false), second_gold_field (text).")
+
+
+@pytest.mark.parametrize("key, text, expected", [
+    ("max_rows", "ten", "an integer"),
+    ("max_rows", "2.5", "an integer"),
+    ("timeout_s", "soon", "a number"),
+    ("timeout_s", "nan", "a finite number"),
+    ("check_canonical", "maybe", "true or false"),
+])
+def test_a_bad_value_names_the_scorer_the_key_the_expected_type_and_what_was_given(key, text, expected):
+    with pytest.raises(InputError) as exc:
+        get_scorer("answer_judge").options_from_text({key: text})
+    msg = str(exc.value)
+    assert msg.startswith(f"-O {key}={text}: scorer 'answer_judge' option {key!r} expects {expected}, got {text!r}. ")
+    assert "the options it takes: attempts_name (text), cases_name (text), check_canonical (true or false), " in msg
+    assert "max_rows (an integer)" in msg and "timeout_s (a number)" in msg
+
+
+def test_options_declared_by_bare_defaults_take_the_default_type_and_none_reads_json():
+    class Bare(Scorer):  # a third-party scorer written before Option: its defaults declare the types
+        name = "bare"
+        options = {"mode": "strict", "k": 3, "alpha": 0.5, "flag": False, "extra": None,
+                   "pick": Option("a", str, "one of two", choices=("a", "b"))}
+
+        def score_batch(self, rows, config):
+            yield from ()
+
+        def new_partial(self, config, *, keep_cases=True):
+            raise NotImplementedError
+
+        def finish(self, partial, config):
+            raise NotImplementedError
+
+    bare = Bare()
+    got = bare.options_from_text({"mode": "7", "k": "4", "alpha": "1", "flag": "on", "extra": "[1, 2]", "pick": "b"})
+    assert got == {"mode": "7", "k": 4, "alpha": 1.0, "flag": True, "extra": [1, 2], "pick": "b"}
+    assert bare.options_from_text({"extra": "not json"}) == {"extra": "not json"}  # untyped: JSON when it parses
+    with pytest.raises(InputError, match=r"-O pick=c: scorer 'bare' option 'pick' expects one of 'a', 'b', got 'c'"):
+        bare.options_from_text({"pick": "c"})
+    # configure still fills the defaults from either form
+    assert bare.configure() == {"mode": "strict", "k": 3, "alpha": 0.5, "flag": False, "extra": None, "pick": "a",
+                                "source": "rows"}
+    with pytest.raises(TypeError, match="Option type must be one of"):
+        Option(1, complex)
 
 
 # --- the third-party example scorer, installed by putting its folder (with its .dist-info) on the path --------

@@ -94,7 +94,7 @@ def judge_answer(
     if fc.hits:
         h = fc.hits[0]
         return _verdict("no_match", 10, f"The final query reads the forbidden field {h['entry']} (as {h['where']}); mustNotUse is a hard veto.",
-                        decided_by="must_not_use", gold_status=gold[0], gold_note=gold[1],  # type: ignore[arg-type]
+                        decided_by="must_not_use", gold_status=gold[0], gold_note=gold[1],
                         mismatch=f"uses forbidden field {h['entry']}", details={"must_not_use": forbidden_details})
     has_rows = prediction.get("rows") is not None
     text = prediction.get("text")
@@ -111,7 +111,7 @@ def judge_answer(
         v = _judge_table(question, golden, table[0], table[1], p_names, p_rows, rel_tol=rel_tol, gold=gold, gcols=gcols)
         if not p_rows and text and read_prose(text, question).refusal:
             v = _verdict("no_match", 9, "The answer declines (no rows), but the golden has a value.", mismatch="refusal",
-                         gold_status=gold[0], gold_note=gold[1], located=v.located, details=v.details)  # type: ignore[arg-type]
+                         gold_status=gold[0], gold_note=gold[1], located=v.located, details=v.details)
     elif text is not None:
         assert table is not None
         v = _judge_prose_value(question, golden, table[0], table[1], text, rel_tol=rel_tol, gold=gold)

@@ -174,7 +174,7 @@ def _tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -
     if not by.numeric or not full.numeric:
         return None
     desc = str(top.get("direction", "desc")).lower().startswith("desc")
-    boundary = float(by.num[~by.null].min() if desc else by.num[~by.null].max())
+    boundary = float(by.nums[~by.null].min() if desc else by.nums[~by.null].max())
     half = tolerances(by)[0] if by.n else 0.0
-    at = numbers_close(full.num, full.num * 0 + boundary, full.num * 0 + half, rel_tol=pair_rel_tol(by, full, REL_TOL))
+    at = numbers_close(full.nums, full.nums * 0 + boundary, full.nums * 0 + half, rel_tol=pair_rel_tol(by, full, REL_TOL))
     return [list(r) for r, hit in zip(res.rows, at.tolist()) if hit]

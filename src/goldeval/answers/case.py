@@ -38,7 +38,7 @@ def outcome_from_dict(d: Mapping[str, Any]) -> CaseOutcome:
     """Rebuild a :class:`CaseOutcome` from its ``to_dict()`` form (a recorded case, reused on resume)."""
     if d.get("status") != "scored" or d.get("verdict") is None:
         return CaseOutcome(str(d.get("id")), "unscored", None, d.get("reason"), d.get("raw"))
-    names = set(Verdict.__dataclass_fields__)  # type: ignore[attr-defined]
+    names = set(Verdict.__dataclass_fields__)
     v = Verdict(**{k: d[k] for k in names if k in d})
     return CaseOutcome(str(d["id"]), "scored", v, d.get("reason"), d.get("raw"), golden_used=d.get("golden_used"),
                        golden_verdicts=d.get("golden_verdicts"))
@@ -188,7 +188,7 @@ def _cells(golden: Mapping[str, Any]) -> int:
     return n
 
 
-class _Prepared(OrderedDict):  # type: ignore[type-arg]
+class _Prepared(OrderedDict):
     """One open database's prepared goldens, least recently used first: key -> ``(kept golden, gold status, cells,
     shared rows or None)`` or a failure's message; :attr:`cells` is the sum of their cells (kept as they come and
     go, not summed again at each one, issue 15)."""
@@ -394,7 +394,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         oc = CaseOutcome(cid, "unscored", reason=f"{attempt_where or where}: the attempt gives nothing to judge (no rows, no text"
                                                  + (", and no --db to run its final_query" if final_query else "") + ").")
         return CaseResult(oc, _materials(case, attempt, oc, None, golden) if materials else {"id": cid})
-    options = dict(must_not_use=[str(x) for x in case.get("must_not_use") or []], final_query=final_query,
+    options: dict[str, Any] = dict(must_not_use=[str(x) for x in case.get("must_not_use") or []], final_query=final_query,
                    rubric=case.get("rubric") or [], schema=db.schema() if db is not None and case.get("must_not_use") else None)
     try:
         v = judge_answer(

@@ -57,6 +57,7 @@ def _needles(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     if hit is not None and hit[0] is half:
         return hit[1], hit[2], hit[3]
     gs, hs = _golden_sorted(g, half)
+    out: tuple[np.ndarray, np.ndarray, np.ndarray | None]
     if hs.any() or not gs.size:
         out = (gs, hs, None)
     else:
@@ -69,7 +70,7 @@ def _needles(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def _sorted_numbers(p: Column, scale: float) -> np.ndarray:
-    ps = p.cached("sorted", lambda: np.sort(p.num[~p.null]))
+    ps = p.cached("sorted", lambda: np.sort(p.nums[~p.null]))
     return ps if scale == 1.0 else ps * scale
 
 
@@ -86,7 +87,7 @@ def _lookups(g: Column, half: np.ndarray, rel_tol: float, rows: np.ndarray | Non
         n_null = _nulls(g)
         size = g.n
     else:
-        gv, hr = g.num[rows], half[rows]
+        gv, hr = g.nums[rows], half[rows]
         gmask = ~np.isnan(gv)
         x, hv, weight = gv[gmask], hr[gmask], None
         n_null = int((~gmask).sum())
@@ -123,20 +124,20 @@ def _golden_sorted(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     if hit is not None and hit[0] is half:
         return hit[1], hit[2]
     h0 = half[np.argmax(~g.null)] if g.n else 0.0  # the first non-NULL cell's half-unit
-    if not np.isposinf(g.num).any() and not (half[~g.null] != h0).any():
+    if not np.isposinf(g.nums).any() and not (half[~g.null] != h0).any():
         # One half-unit for every number (none, or the same decimals everywhere) and no +inf to sort among the
         # NULLs: a sort of the values is enough, the half-units are that one in any order.
-        gs = g.cached("sorted", lambda: np.sort(g.num[~g.null]))
+        gs = g.cached("sorted", lambda: np.sort(g.nums[~g.null]))
         hs = np.full(gs.size, h0) if h0 else np.zeros(gs.size)
-    elif not np.isposinf(g.num).any() and half is g._cache.get("tolerances") and g.cached(
+    elif not np.isposinf(g.nums).any() and half is g._cache.get("tolerances") and g.cached(
             "types", lambda: g._types if g._types is not None else set(map(type, g.raw))) <= {float, type(None)}:
         # Binary floats only (NULLs aside): a cell's decimals, hence its half-unit, are a function of its value, so
         # the half-units of the sorted values are those of the values themselves (no argsort to carry them along).
-        gs = g.cached("sorted", lambda: np.sort(g.num[~g.null]))
+        gs = g.cached("sorted", lambda: np.sort(g.nums[~g.null]))
         hs = half_units(float_decimals(gs))
     else:
-        order = g.cached("order", lambda: np.argsort(np.where(g.null, np.inf, g.num), kind="stable"))
-        gs = g.num[order][: g.n - _nulls(g)]
+        order = g.cached("order", lambda: np.argsort(np.where(g.null, np.inf, g.nums), kind="stable"))
+        gs = g.nums[order][: g.n - _nulls(g)]
         hs = half[order][: gs.size]
     g._cache["golden_sorted"] = (half, gs, hs)
     return gs, hs
@@ -151,7 +152,7 @@ def _whole(c: Column) -> bool:
     def make() -> bool:
         if c.n <= _SMALL_CELLS:  # the same test on a few cells in plain Python (math.floor of a finite float)
             return all(math.isfinite(x) and x == math.floor(x) for x in _value_counts(c)[0])
-        v = c.num[~c.null]
+        v = c.nums[~c.null]
         return bool(np.isfinite(v).all() and (v == np.floor(v)).all())
     return c.cached("whole", make)
 
@@ -193,7 +194,7 @@ def _small_sorted_keys(c: Column) -> tuple[int, list[float]] | None:
     is infinite (``inf`` never meets ``inf`` within tolerance). Once per column."""
     def make() -> tuple[int, list[float]] | None:
         nulls, out = 0, []
-        for x in c.num.tolist():
+        for x in c.nums.tolist():
             if x != x:
                 nulls += 1
             elif x == _INF or x == -_INF:
@@ -285,10 +286,10 @@ def multiset_share(g: Column, p: Column, *, scale: float = 1.0, rel_tol: float =
         return 1.0
     if _fast_common_min_count is not None and scale > 0:
         # The same count from the two sorted columns in one C merge (a positive scale keeps the order).
-        gs = g.cached("sorted", lambda: np.sort(g.num[~g.null]))
+        gs = g.cached("sorted", lambda: np.sort(g.nums[~g.null]))
         return (_fast_common_min_count(gs, _sorted_numbers(p, scale)) + min(_nulls(g), _nulls(p))) / g.n
-    ug, cg = g.cached("value_counts", lambda: np.unique(g.num[~g.null], return_counts=True))
-    up, cp = p.cached(f"value_counts×{scale!r}", lambda: np.unique(p.num[~p.null] * scale, return_counts=True))
+    ug, cg = g.cached("value_counts", lambda: np.unique(g.nums[~g.null], return_counts=True))
+    up, cp = p.cached(f"value_counts×{scale!r}", lambda: np.unique(p.nums[~p.null] * scale, return_counts=True))
     # The values both hold (both sorted and distinct: one look-up each).
     ip = np.minimum(np.searchsorted(up, ug), max(up.size - 1, 0))
     common = (up[ip] == ug) if up.size else np.zeros(ug.size, dtype=bool)
@@ -300,7 +301,7 @@ def _same_content(a: Column, b: Column) -> bool:
     if a.n != b.n:
         return False
     if a.numeric and b.numeric:
-        return bool(np.array_equal(a.num, b.num, equal_nan=True))
+        return bool(np.array_equal(a.nums, b.nums, equal_nan=True))
     return bool(np.array_equal(a.text, b.text))
 
 
@@ -340,7 +341,7 @@ def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[
             if v and max(map(abs, v)) >= bound:
                 return False
         else:
-            v = c.num[~c.null]
+            v = c.nums[~c.null]
             if v.size and float(np.abs(v).max()) >= bound:
                 return False
         if not golden_side or (c._types is not None and c._types <= _INT_TYPES):
@@ -357,7 +358,7 @@ def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[
     cols = [golden[i] for i in gi] + [pred[j] for j in pj]
     if len(cols) <= _SMALL_CELLS and all(c.n <= _SMALL_CELLS for c in cols):
         return _small_exact_shares(golden, pred, todo)
-    values = [c.num[~c.null] for c in cols]
+    values = [c.nums[~c.null] for c in cols]
     flat = np.concatenate(values)
     if not flat.size:
         return {}
@@ -388,7 +389,7 @@ def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[
     for i in gi:
         g = golden[i]
         if g.n > 4 * _SAMPLE:
-            gv = g.num[_sample_rows(g.n)]
+            gv = g.nums[_sample_rows(g.n)]
             keep = ~np.isnan(gv)
             sampled[i] = (code_of(gv[keep]), int((~keep).sum()))
     # The counts every pair reads, a golden column at a time over all prediction columns (integer sums: the same
@@ -421,7 +422,7 @@ def _value_counts(c: Column) -> tuple[Counter[float], int]:
     count. Once per column."""
     def make() -> tuple[Counter[float], int]:
         null = c.null.tolist()
-        return Counter(x for x, m in zip(c.num.tolist(), null) if not m), sum(null)
+        return Counter(x for x, m in zip(c.nums.tolist(), null) if not m), sum(null)
     return c.cached("small_value_counts", make)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
 _SYNONYMS = {
@@ -70,7 +71,7 @@ def role_tags(tokens: Sequence[str]) -> set[str]:
     return {_ROLE_OF[t] for t in tokens if t in _ROLE_OF}
 
 
-def roles_conflict(a: set[str], b: set[str]) -> bool:
+def roles_conflict(a: AbstractSet[str], b: AbstractSet[str]) -> bool:
     """True when two names say their columns hold different kinds of quantity (a count is not a month).
 
     Both sides must carry role tags and share none; ``sum`` and ``count`` do not conflict with each other's absence.

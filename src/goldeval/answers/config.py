@@ -67,7 +67,7 @@ class AnswerConfig:
         # configuration (to_dict, the results' inputs, the run store) can ever hold it.
         from goldeval.answers.postgres import is_postgres_url, parse_url
 
-        if is_postgres_url(self.db):
+        if self.db is not None and is_postgres_url(self.db):
             target = parse_url(self.db)
             self.db = target.url
             if self.db_password is None:

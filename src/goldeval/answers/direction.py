@@ -501,7 +501,7 @@ def _equals_reversed(question: str, golden: Mapping[str, Any], reversed_sql: str
         other["top_n"] = {"n": top.get("n"), "by": top.get("by"), "direction": "asc" if d.startswith("desc") else "desc"}
     pred = {"columns": prediction.get("columns"), "rows": prediction.get("rows")}
     try:
-        kw = {} if rel_tol is None else {"rel_tol": rel_tol}
+        kw: dict[str, Any] = {} if rel_tol is None else {"rel_tol": rel_tol}
         v = judge_answer(question, other, pred, **kw)
     except InputError:
         return False

@@ -146,9 +146,9 @@ def shape_doubt(question: str, columns: Sequence[Column]) -> tuple[str, str | No
         return ("verified", None)
     n, k = columns[0].n, len(columns)
     if n == 1 and k == 1 and columns[0].numeric and "count" in columns[0].name.lower() \
-            and _LIST_Q.search(q) and not _COUNT_Q.search(q):
+            and (listed := _LIST_Q.search(q)) and not _COUNT_Q.search(q):
         return ("suspect", f"the golden is a single count ({columns[0].name!r}) but the question asks for a list "
-                           f"('{_LIST_Q.search(q).group(0).strip()}', never how many)")
+                           f"('{listed.group(0).strip()}', never how many)")
     # The cheap tests first: the criterion phrases and the grouping words are looked for only in a "how many"
     # question whose golden is a list or not a number (issue 15: the two regexes cost 8 us a question).
     if _HOW_MANY.search(q) and (n > 1 or (n == 1 and not any(c.numeric for c in columns))):

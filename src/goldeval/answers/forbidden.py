@@ -91,7 +91,8 @@ def _outputs(scope: object) -> set[str]:
 
 def split_entries(entries: Sequence[str]) -> tuple[list[tuple[str | None, str]], list[str]]:
     """``([(table or None, field)], [prose entries])`` — names lower-cased for matching."""
-    fields, prose = [], []
+    fields: list[tuple[str | None, str]] = []
+    prose: list[str] = []
     for raw in entries:
         s = str(raw).strip()
         if _FIELD_ENTRY.match(s):
@@ -242,10 +243,10 @@ def check_forbidden(
                 for st in star_tables:
                     if t is not None and st != t:
                         continue
-                    known = has_field(st, t, f)
-                    if known:
+                    holds = has_field(st, t, f)
+                    if holds:
                         hit(f"{t}.{f}" if t else f, f"{proj.sql()} over {st}")
-                    elif known is None:
+                    elif holds is None:
                         unsure(f"{t}.{f}" if t else f, f"{proj.sql()} over {st} (its columns are unknown: run with --db)")
     out.unsure = [u for u in out.unsure if u["entry"] not in seen]
     return out

@@ -224,7 +224,7 @@ def _fragile(db: Any, canonical: str, golden_columns: Sequence[str] | None, gold
     except QueryError:
         return ("verified", None), None, False
     rows = [list(r) for r in res.rows]
-    kw = {} if rel_tol is None else {"rel_tol": rel_tol}
+    kw: dict[str, Any] = {} if rel_tol is None else {"rel_tol": rel_tol}
     try:
         names = list(res.columns) if golden_columns is None else list(golden_columns)
         same = judge_answer("", {"kind": "value", "columns": names, "rows": [list(r) for r in golden_rows]},
@@ -313,7 +313,7 @@ def judge_normalised(v: Verdict, question: str, golden: Mapping[str, Any], predi
         if alt["top_n"].get("by") not in norm["columns"]:
             alt.pop("top_n")
     alt["columns"], alt["rows"] = list(norm["columns"]), norm["rows"]
-    kw = {} if rel_tol is None else {"rel_tol": rel_tol}
+    kw: dict[str, Any] = {} if rel_tol is None else {"rel_tol": rel_tol}
     try:
         vn = judge_answer(question, alt, prediction, dialect=dialect, where=where, **judge_options, **kw)
     except InputError:

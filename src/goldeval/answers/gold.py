@@ -77,12 +77,12 @@ def check_golden(columns: Sequence[Column], *, rate_columns: Sequence[str] = ())
         if c.n <= _SMALL:
             # A few cells: their least and greatest number in plain Python (the same values as the NumPy lines
             # below: min and max of the non-NULL floats, a signed zero aside, which no check below can tell apart).
-            present = [x for x in c.num.tolist() if x == x]
+            present = [x for x in c.nums.tolist() if x == x]
             if not present:
                 continue
             lo, hi = min(present), max(present)
         else:
-            vals = c.num[~np.isnan(c.num)]
+            vals = c.nums[~np.isnan(c.nums)]
             if vals.size == 0:
                 continue
             lo, hi = float(vals.min()), float(vals.max())
@@ -118,10 +118,10 @@ def _total_rows(columns: Sequence[Column], rate_columns: Sequence[str]) -> tuple
             nums = [c for c in columns if c.numeric and not is_rate_name(c.name, rate_columns)
                     and not ({"avg", "min", "max", "time", "id"} & role_tags(name_tokens(c.name)))]
         for c in nums:
-            parts = np.delete(c.num, t)
-            if np.isnan(parts).any() or np.isnan(c.num[t]) or (parts < 0).any():
+            parts = np.delete(c.nums, t)
+            if np.isnan(parts).any() or np.isnan(c.nums[t]) or (parts < 0).any():
                 continue
-            total, s = float(c.num[t]), float(parts.sum())
+            total, s = float(c.nums[t]), float(parts.sum())
             if total < s * (1 - 1e-9) - 1e-9:
                 return ("verified_wrong", f"row '{lab.raw[t]}' has {c.name} = {_fmt(total)}, below the sum of the other rows ({_fmt(s)}): a total below its parts")
     return ("verified", None)
@@ -139,8 +139,8 @@ def _total_columns(columns: Sequence[Column], rate_columns: Sequence[str]) -> tu
     parts = [c for c in nums if c is not tot and "count" in role_tags(name_tokens(c.name))]
     if not parts:
         return ("verified", None)
-    P = np.stack([c.num for c in parts], axis=1)
-    T = tot.num
+    P = np.stack([c.nums for c in parts], axis=1)
+    T = tot.nums
     ok = ~np.isnan(T) & ~np.isnan(P).any(axis=1) & (P >= 0).all(axis=1)
     if not ok.any():
         return ("verified", None)

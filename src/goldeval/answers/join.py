@@ -124,12 +124,16 @@ class AttemptIndex:
         self._used = np.zeros(len(self._offsets), dtype=bool)
 
     def _read(self, pos: int) -> dict[str, Any]:
-        from goldeval.io import decode_line
+        from goldeval.errors import InputError
+        from goldeval.io import RowError, decode_line
 
         if self._fh is None:
             self._fh = self.path.open("rb")
         self._fh.seek(int(self._offsets[pos]))
-        return decode_line(self._fh.readline(), self._lines[pos], self.name).data  # read and checked once already
+        item = decode_line(self._fh.readline(), self._lines[pos], self.name)  # read and checked once already
+        if isinstance(item, RowError):  # the file changed since it was read
+            raise InputError(f"{item.error} The file changed while it was judged; run again on a file left as it is.")
+        return item.data
 
     def find(self, rid: str) -> tuple[int, dict[str, Any]] | None:
         """``(line, attempt)`` of the attempt with id *rid* (marked used), or ``None``."""

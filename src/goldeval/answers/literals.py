@@ -210,6 +210,7 @@ def literal_test(comparison: Any, column: Any, index: int, dialect: str, *, fold
     f = (lambda e: fold(e, dialect)) if folded else (lambda e: e)
     lits = [probe_literal(n, v) for n, v in zip(comparison.literals, comparison.values)]
     typed = column.copy()
+    test: exp.Condition  # (Between and the Binary comparisons)
     if comparison.op == "between":
         test = exp.Between(this=f(column), low=f(lits[0]), high=f(lits[1]))
     else:

@@ -122,7 +122,7 @@ def hash_groups(keys: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     bits = max(int(n - 1).bit_length(), 1)
     fast = _fast_row_hashes is not None and keys.ndim == 2 and keys.dtype == np.int64
-    cols = None if fast else np.ascontiguousarray(keys.T).view(np.uint64)  # (k, n): each column contiguous
+    cols = () if fast else np.ascontiguousarray(keys.T).view(np.uint64)  # (k, n): each column contiguous
     with np.errstate(over="ignore"):
         h = np.full(n, 0x9E3779B97F4A7C15, dtype=np.uint64)
         if fast:
@@ -237,14 +237,15 @@ def stack_pairs(gkeys: np.ndarray, pkeys: np.ndarray, *, gnum: np.ndarray | None
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     if _fast_pair_rows is not None and gkeys.ndim == pkeys.ndim == 2 and gkeys.dtype == pkeys.dtype == np.int64 \
             and gkeys.shape[1] == pkeys.shape[1] and (gnum is None or (
-                gnum.ndim == pnum.ndim == 2 and gnum.dtype == pnum.dtype == np.float64 and gnum.shape[1] == pnum.shape[1])):
+                pnum is not None and gnum.ndim == pnum.ndim == 2 and gnum.dtype == pnum.dtype == np.float64
+                and gnum.shape[1] == pnum.shape[1])):
         # The same pairs from one hash table of the prediction rows, a stack per distinct row (C; no sort, and the
         # float cells read in place).
         a = np.empty(n1, dtype=np.int64)
         b = np.empty(n1, dtype=np.int64)
         k = _fast_pair_rows(gkeys, pkeys, gnum, pnum, a, b)
         return a[:k], b[:k]
-    if gnum is not None:
+    if gnum is not None and pnum is not None:  # (both or neither: checked above)
         gkeys = np.concatenate([gkeys, _exact_keys(gnum)], axis=1)
         pkeys = np.concatenate([pkeys, _exact_keys(pnum)], axis=1)
     ids = hash_groups(stack_rows(gkeys, pkeys))

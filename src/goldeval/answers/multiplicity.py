@@ -92,7 +92,7 @@ def _only_equal_meets(gcols: list[Column], pcols: list[Column], pairing: Pairing
 
 def _whole(c: Column) -> bool:
     def make() -> bool:
-        v = c.num[~c.null]
+        v = c.nums[~c.null]
         return bool(np.isfinite(v).all() and (v == np.floor(v)).all())
     return c.cached("whole", make)
 

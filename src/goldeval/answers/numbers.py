@@ -170,7 +170,7 @@ def rows_close(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, rel_tol: float
     ``rel_tol``: a float or ``(m,)``). With no numeric column every row is close."""
     if ng.shape[1] == 0:
         return np.ones(ng.shape[0], dtype=bool)
-    return numbers_close(ng, np_, half, rel_tol=rel_tol).all(axis=1)
+    return np.asarray(numbers_close(ng, np_, half, rel_tol=rel_tol).all(axis=1))
 
 
 def rows_all_close(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, rel_tol: float | np.ndarray) -> bool:

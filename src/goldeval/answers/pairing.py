@@ -76,7 +76,7 @@ class Pairing:
     scale: dict[int, float] = field(default_factory=dict)
     agreement: dict[str, float | None] = field(default_factory=dict)
     unpaired: list[str] = field(default_factory=list)
-    rejected: list[dict[str, str]] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
     ambiguous: list[dict[str, Any]] = field(default_factory=list)
     alternatives: list[dict[int, int]] = field(default_factory=list, repr=False)
     name_value_conflicts: list[dict[str, Any]] = field(default_factory=list)
@@ -389,10 +389,10 @@ def settle_pairing(out: Pairing, golden: Sequence[Column], pred: Sequence[Column
     for i, j in out.index.items():
         if out.basis[gnames[i]] != "name":
             continue
-        full = [j2 for j2 in range(kp) if j2 != j and j2 not in settled and not conflict[i][j2]
-                and agree[i][j2] is not None and agree[i][j2] >= 1 - 1e-12]
-        if full:
-            out.name_value_conflicts.append({"golden": gnames[i], "named": pnames[j], "values_in": [pnames[j2] for j2 in full]})
+        holders = [j2 for j2 in range(kp) if j2 != j and j2 not in settled and not conflict[i][j2]
+                   and (a := agree[i][j2]) is not None and a >= 1 - 1e-12]
+        if holders:
+            out.name_value_conflicts.append({"golden": gnames[i], "named": pnames[j], "values_in": [pnames[j2] for j2 in holders]})
     # Ambiguity: another column fits this golden column exactly as well and holds different values.
     for i, j in out.index.items():
         if out.basis[gnames[i]] not in ("values", "values (partial)", "elimination"):

@@ -77,7 +77,7 @@ import logging
 import re
 import time
 import urllib.parse
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -354,7 +354,7 @@ class _Walk:
                                      f"when no field has that name, and {why.removeprefix('the function ')}.")
 
     def ColumnRef(self, node: Any) -> None:  # noqa: N802
-        fields = node.fields or ()
+        fields: Sequence[Any] = node.fields or ()
         if len(fields) >= 2 and isinstance(fields[-1], self.ast.String):
             name = fields[-1].sval
             # Only a name that is a function here: a column such as lo_value merely looks like lo_*.
@@ -661,7 +661,7 @@ class PostgresDatabase:
         if self._schema is None:
             out: dict[str, list[str]] = {}
             try:
-                for nsp, rel, _kind_, col, _type, visible in self._read_catalog():
+                for nsp, rel, _kind, col, _type, visible in self._read_catalog():
                     out.setdefault(f"{nsp}.{rel}".lower(), []).append(col.lower())
                     if visible:
                         out.setdefault(rel.lower(), []).append(col.lower())
@@ -759,7 +759,7 @@ class PostgresDatabase:
     def _catalog_columns(self) -> dict[str, list[str]]:
         """``{table: [columns]}`` with the catalog's own spelling (for case-insensitive SQLite names)."""
         out: dict[str, list[str]] = {}
-        for nsp, rel, _k, col, _t, visible in self._read_catalog():
+        for _nsp, rel, _k, col, _t, visible in self._read_catalog():
             if visible:
                 out.setdefault(rel, []).append(col)
         return out

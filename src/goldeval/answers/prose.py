@@ -61,7 +61,7 @@ def _judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[s
                           "prose grain", details=details, **common)
     if prose.refusal:
         return _undecided("The answer both declines and states numbers." + inj, "prose grain", details=details, **common)
-    g = float(gcol.num[0])
+    g = float(gcol.nums[0])
     half = tolerances(gcol)
     if gcol.decimal:  # a Decimal golden against numbers stated in text (exact digits): numbers.pair_rel_tol's rule
         rel_tol = min(rel_tol, DECIMAL_RESOLUTION)
@@ -72,7 +72,7 @@ def _judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[s
     def close(x: float) -> bool:
         if count and prose.plain is not None and x not in prose.plain:
             return False  # stated only as "20%": a percentage, never a count of 20
-        return any(bool(numbers_close(gcol.num, gcol.num * 0 + x * s, half, rel_tol=rel_tol)[0]) for s in scales)
+        return any(bool(numbers_close(gcol.nums, gcol.nums * 0 + x * s, half, rel_tol=rel_tol)[0]) for s in scales)
 
     distinct = sorted(set(prose.numbers))
     if not distinct:
@@ -142,7 +142,7 @@ def _judge_unanswerable(question: str, prediction: Mapping[str, Any], *, gold: t
             return _verdict("match", 8, "The golden is unanswerable and the answer declines, naming what the data lacks.", details=details, **common)
         return _verdict("near_match", 7, "The golden is unanswerable and the answer declines, but without naming what is missing.", details=details, **common)
     if has_rows and not prose.refusal:
-        return _verdict("no_match", 8, f"The golden says the data cannot answer this; the prediction returns {len(rows)} row(s) as an answer.",
+        return _verdict("no_match", 8, f"The golden says the data cannot answer this; the prediction returns {len(rows or ())} row(s) as an answer.",
                         mismatch="answered an unanswerable question", details=details, **common)
     if text and not prose.refusal and prose.numbers:
         return _verdict("no_match", 7, "The golden says the data cannot answer this; the answer states values instead of declining.",

@@ -50,7 +50,7 @@ _RESULT_CELLS = 20_000
 _BYTES = 8_000_000
 
 
-class _Results(OrderedDict):  # type: ignore[type-arg]
+class _Results(OrderedDict):
     """One database's remembered results, least recently used first: text -> ``(columns, rows, cells, bytes)``."""
 
     cells = 0

@@ -209,7 +209,7 @@ def database_mappings(db: Any, golden_name: str, golden_values: Sequence[Any], p
             return [cols[named]] if _is_label(named, values) else []
         return [c for low, c in cols.items() if low != key and _is_label(low, values)]
 
-    for table, col, ref, key in fks:
+    for _table, col, ref, key in fks:
         ref_cols = schema.get(ref) or next((c for t, c in schema.items() if t.lower() == ref), {})
         if key not in ref_cols:
             continue
@@ -305,7 +305,7 @@ def relabel_verdict(question: str, golden: Mapping[str, Any], prediction: Mappin
         return None
     used = {p for g, p in pairing.items() if p is not None and g not in candidates}
     free = [p for p in p_names if p not in used]
-    kw = {} if rel_tol is None else {"rel_tol": rel_tol}
+    kw: dict[str, Any] = {} if rel_tol is None else {"rel_tol": rel_tol}
     if db is not None:
         found: list[LabelMapping] = []
         taken: set[str] = set()

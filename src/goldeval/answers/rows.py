@@ -100,9 +100,9 @@ def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing, 
         g, p = golden[gi], pred[pairing.index[gi]]
         if g.numeric and p.numeric:
             n_names.append(pairing.golden_names[gi])
-            n_g_cols.append(g.num)
+            n_g_cols.append(g.nums)
             scale = pairing.scale.get(gi, 1.0)
-            n_p_cols.append(p.num if scale == 1.0 else p.num * scale)  # stacked below: a copy either way
+            n_p_cols.append(p.nums if scale == 1.0 else p.nums * scale)  # stacked below: a copy either way
             sources.append((g, p if scale == 1.0 else None))
             halves.append(tolerances(g))
             decs.append(int(g.decimals.max()) if g.n and halves[-1].any() else 0)
@@ -171,7 +171,7 @@ def _facts(e: _Encoded, c: int, side: str) -> tuple[int, bool, int | None]:
     judgement) where the cells are that Column's own, else from the encoded cells."""
     col = (e.sources[c][0] if side == "g" else e.sources[c][1]) if c < len(e.sources) else None
     if col is not None:
-        return col.cached("number_facts", lambda: _number_facts(col.num))
+        return col.cached("number_facts", lambda: _number_facts(col.nums))
     return _number_facts(e.ng[:, c] if side == "g" else e.np_[:, c])
 
 
@@ -323,7 +323,7 @@ def _sorted_cells(e: _Encoded, c: int, side: str) -> np.ndarray:
     made of its Column where the cells are that Column's own and none is NULL."""
     col = (e.sources[c][0] if side == "g" else e.sources[c][1]) if c < len(e.sources) else None
     if col is not None and _facts(e, c, side)[0] == 0 and not col.null.any():
-        return col.cached("sorted", lambda: np.sort(col.num[~col.null]))
+        return col.cached("sorted", lambda: np.sort(col.nums[~col.null]))
     return np.sort(e.ng[:, c] if side == "g" else e.np_[:, c])
 
 
@@ -376,12 +376,12 @@ def _diagnose(e: _Encoded, match: np.ndarray) -> str | None:
                 name = e.names[t + c]
                 if k is not None:
                     return f"uniformly scaled {describe_scale(k)}: column '{name}' (every other value right)"
-                bad = int((~numbers_close(e.ng[:, c], e.np_[mm, c], e.half[:, c], rel_tol=e.rel[c])).sum())
-                off.append(f"one column off: '{name}' ({bad} of {n_g} rows differ, every other value right)")
+                n_bad = int((~numbers_close(e.ng[:, c], e.np_[mm, c], e.half[:, c], rel_tol=e.rel[c])).sum())
+                off.append(f"one column off: '{name}' ({n_bad} of {n_g} rows differ, every other value right)")
         if len(off) == 1:
             return off[0]
-        ks = [_constant_ratio(e.ng[:, c], e.np_[key_match, c]) for c in range(m)]
-        if all(k is not None for k in ks) and len({round(k, 9) for k in ks}) == 1 and ks[0] != 1.0:
+        ks = [k for k in (_constant_ratio(e.ng[:, c], e.np_[key_match, c]) for c in range(m)) if k is not None]
+        if len(ks) == m and len({round(k, 9) for k in ks}) == 1 and ks[0] != 1.0:  # a ratio in every column
             return f"uniformly scaled {describe_scale(ks[0])} in every numeric column"
         return "same rows (keys), different values in several columns"
     if t:
@@ -405,13 +405,13 @@ def _diagnose(e: _Encoded, match: np.ndarray) -> str | None:
             return h[np.argsort(e.ng[:, c], kind="stable")] if h.any() else h
 
         offs = [c for c in range(m) if not _rows_all_close(gs[c][:, None], ps[c][:, None], sorted_half(c)[:, None], e.rel[c:c + 1])]
-        ks = {c: _constant_ratio(gs[c], ps[c]) for c in offs}  # only the columns off are read below
-        if len(offs) == 1 and ks[offs[0]] is not None:
-            return f"uniformly scaled {describe_scale(ks[offs[0]])}: column '{e.names[offs[0]]}'"
+        ratios = [k for k in (_constant_ratio(gs[c], ps[c]) for c in offs) if k is not None]  # of the columns off
+        if len(offs) == 1 and ratios:
+            return f"uniformly scaled {describe_scale(ratios[0])}: column '{e.names[offs[0]]}'"
         if len(offs) == 1:
             return f"one column off: '{e.names[offs[0]]}'"
-        if offs and all(ks[c] is not None for c in offs) and len({round(ks[c], 9) for c in offs}) == 1:
-            return f"uniformly scaled {describe_scale(ks[offs[0]])} in every numeric column"
+        if offs and len(ratios) == len(offs) and len({round(k, 9) for k in ratios}) == 1:
+            return f"uniformly scaled {describe_scale(ratios[0])} in every numeric column"
     return f"different values: {n_g - found} of {n_g} golden rows not found"
 
 

@@ -62,7 +62,7 @@ def _table(obj: Mapping[str, Any], where: str, *, columns_required: bool) -> tup
         if not isinstance(r, (list, tuple)) or len(r) != width:
             got = f"{len(r)} cells" if isinstance(r, (list, tuple)) else shorten(r)
             raise InputError(f"{where}: row {i + 1} has {got}, expected {width} cells (one per column). Fix the row.")
-        out.append(r)
+        out.append(list(r))
     return list(cols), out
 
 

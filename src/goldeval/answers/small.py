@@ -31,7 +31,7 @@ def _number_keys(c: Column) -> list[Any] | None:
     infinite (``inf`` never meets ``inf`` within tolerance, so equal keys would prove nothing). Once per column."""
     def make() -> list[Any] | None:
         out: list[Any] = []
-        for x in c.num.tolist():
+        for x in c.nums.tolist():
             if x != x:
                 out.append(None)
             elif x in (math.inf, -math.inf):
@@ -137,6 +137,7 @@ def small_pair_by_names(golden: Sequence[Column], pred: Sequence[Column], *, rat
         g = golden[i]
         rate = g.name in rate_columns or rate_name(g.name) or (not g_counts[i] and rate_name(pred[j].name))
         p = pred[j]
+        share: float | None
         if g.num is None and p.num is None and 0 < g.n == p.n <= SMALL_ROWS and g.text.tolist() == p.text.tolist():
             # Neither column numeric and the same canonical texts in the same rows: value_agreement compares their
             # multisets (or, both all NULL, gives min(n, n) / n), which are equal: (1.0, 1.0), without the Counters.
@@ -199,13 +200,13 @@ def small_pair_columns(golden: Sequence[Column], pred: Sequence[Column], *, rate
         done.append((i, j))
 
     # _named_partners and the named pairs' agreements, up to the first that is not full.
-    named: list[int] | None = []
+    picks: list[int] = []
     for i in range(kg):
         c = [j for j in range(kp) if names[i][j] >= 0.95]
         if len(c) != 1 or conflict[i][c[0]]:
-            named = None
             break
-        named.append(c[0])
+        picks.append(c[0])
+    named = picks if len(picks) == kg else None  # None: some golden column has no one named partner
     if named is not None and len(set(named)) != len(named):
         named = None
     by_name = named is not None

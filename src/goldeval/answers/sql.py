@@ -157,6 +157,7 @@ class ReadOnlyDatabase:
         self._parser: Any = None  # DuckDB: the in-memory connection whose parser reads each query (see _check_duckdb)
         self._closed = False
         self._opened = _file_state(p)  # what says, after an I/O error, whether the file is still the one opened
+        self._conn: Any  # a sqlite3.Connection, or for DuckDB the DuckDBWorker running its queries (by self.engine)
         if self.engine == "sqlite":
             self._conn = self._open_sqlite(p)
         elif self.engine == "duckdb":

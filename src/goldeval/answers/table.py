@@ -256,13 +256,13 @@ def _judge_table(
                           "answers the question (a name where a code was given) is not a rule's call.", "relabelled key column",
                           located=located, mismatch=rc.mismatch, details=details, **common)
     # A canonical ORDER BY … LIMIT with ties beyond the limit: another tie-break may be right.
-    pool = golden.get("tie_pool")
-    if isinstance(pool, Mapping) and rc.top_n is None:
-        above = [list(r) for r in pool.get("above") or []]
-        ties = [list(r) for r in pool.get("ties") or []]
+    tie_pool = golden.get("tie_pool")
+    if isinstance(tie_pool, Mapping) and rc.top_n is None:
+        above = [list(r) for r in tie_pool.get("above") or []]
+        ties = [list(r) for r in tie_pool.get("ties") or []]
         got_above = compare_rows(_columns(g_names, above), pcols, pairing, rel_tol=rel_tol).found == len(above) if above else True
         in_pool = compare_rows(_columns(g_names, above + ties), pcols, pairing, rel_tol=rel_tol).extra == 0
-        key = ", ".join(pool.get("order_key") or [])
+        key = ", ".join(tie_pool.get("order_key") or [])
         details["tie_pool"] = {"above": len(above), "ties": len(ties), "order_key": key}
         if got_above and in_pool and n_p == n_g:
             return _verdict("match", 8, f"Every prediction row is a golden row or tied with the boundary row on the order key ({key}): "
@@ -382,7 +382,7 @@ def _row_signature_pairing(gcols: list[Column], pcols: list[Column], pairing: Pa
         return None, False
     out = pairing.with_index(index, "values+rows")
     aligned = (gcols[0].n == pcols[0].n and all(c.numeric for c in gcols) and all(pcols[j].numeric for j in cols)
-               and all(out.scale.get(i, 1.0) == 1.0 for i in index) and not any(np.isinf(c.num).any() for c in gcols))
+               and all(out.scale.get(i, 1.0) == 1.0 for i in index) and not any(np.isinf(c.nums).any() for c in gcols))
     if aligned and not (ga.size == gcols[0].n and all(bool(full[i, jj]) for i, jj in zip(rows_i, cols_i))):
         # Rows with the same cells in another arrangement may have been aligned with each other: the rows under
         # the new pairing, as a multiset, are then compared on their codes (one pairing of equal rows).

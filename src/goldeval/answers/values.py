@@ -159,7 +159,7 @@ def _timestamp_text(ts: _dt.datetime) -> str:
     """A timestamp as compared: one with an offset in UTC, without it (a time without an offset is read as UTC, as a
     database with ``TimeZone = UTC`` shows it); at midnight its date."""
     if ts.tzinfo is not None:
-        ts = ts.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        ts = ts.astimezone(_dt.UTC).replace(tzinfo=None)
     if ts.time() == _dt.time(0, 0):
         return ts.date().isoformat()
     return ts.isoformat()
@@ -365,7 +365,7 @@ class Column:
         self._decimals: np.ndarray | None = None
         #: Cells of a text column that spell a number (0 means a number column can never meet this one).
         self.n_numberlike = 0
-        self._cache: dict[str, Any] = {}
+        self._cache: dict[str | tuple[Any, ...], Any] = {}  # (a tuple key: a value that depends on parameters)
         self.decimal = False
         self.binary = False
         #: The set of the cells' Python types, where the typing saw it (``None``: not known).
@@ -378,6 +378,19 @@ class Column:
     def numeric(self) -> bool:
         """True when the column compares as numbers (``number`` or ``bool``)."""
         return self.num is not None
+
+    @property
+    def nums(self) -> np.ndarray:
+        """:attr:`num` of a numeric column, typed as the array it is there: for code that has checked
+        :attr:`numeric` (or the kind) first.
+
+        Raises:
+            TypeError: the column is not numeric (a caller that skipped the check).
+        """
+        num = self.num
+        if num is None:
+            raise TypeError(f"column {self.name!r} is {self.kind}, not numeric: check Column.numeric before reading nums.")
+        return num
 
     @property
     def text(self) -> np.ndarray:
@@ -450,7 +463,7 @@ def _decimals_array(raw: Sequence[Any], num: np.ndarray | None, types: set[type]
     if present <= {int, float, bool, type(None)}:
         return out  # ints, bools and NULLs carry no decimals
     if others.any():
-        for i in np.flatnonzero(others):
+        for i in np.flatnonzero(others).tolist():
             v = raw[i]
             if isinstance(v, (str, Decimal)):
                 out[i] = decimals_written(v)

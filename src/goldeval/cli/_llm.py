@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -44,7 +44,7 @@ class LlmOptions:
     seed: int | None = None
     price_in: float | None = None
     price_out: float | None = None
-    send: str = "undecided"
+    send: Literal["undecided", "all"] = "undecided"
     cache: bool = True
     refresh: bool = False
     max_cost: float | None = None
@@ -167,7 +167,7 @@ def spend_line(agg: dict[str, Any]) -> str:
     else:
         basis = {"usage": "from the endpoint's usage", "estimate": "reserved estimate: no usage reported",
                  "usage and estimate": f"usage, plus the reserved estimate for {spend.get('calls_estimated')} call(s) "
-                                       "without usage", "none": "no call made"}.get(spend.get("basis"), spend.get("basis"))
+                                       "without usage", "none": "no call made"}.get(spend.get("basis") or "", spend.get("basis"))
         text = f"${spend['spent_usd']:.6f} spent over {spend.get('calls', 0)} calls ({basis})"
     caps = []
     if spend.get("max_cost_usd") is not None:

@@ -139,7 +139,7 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
             run_store.no_store = True
     if per_case is not None and os.path.exists(per_case):
         raise InputError(f"--per-case {per_case}: already exists; Spark writes a folder there. Choose a new path or remove it.")
-    limits = {} if max_result_bytes is None else {"max_result_bytes": max_result_bytes}
+    limits: dict[str, Any] = {} if max_result_bytes is None else {"max_result_bytes": max_result_bytes}
     config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=check_canonical, **limits)
     t0 = time.perf_counter()
     spark = gs.session(master)

@@ -335,7 +335,7 @@ def _input_error_type() -> type:
     return InputError
 
 
-def _file_kind(path: str) -> str:
+def _file_kind(path: str | os.PathLike[str]) -> str:
     """'a folder', 'a character device', 'a FIFO', 'a socket' or 'a block device': what an existing path that is not
     a regular file is, for a message."""
     import stat

@@ -87,7 +87,7 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
             lines_only = writer is not None and junit_cases is None
             results = score_label_file(file, recorder=recorder, refuse_empty=True, keep_per_example=False,
                                        on_examples=on_examples if (not lines_only and (writer is not None or junit_cases is not None)) else None,
-                                       on_example_lines=writer.example_lines if lines_only else None,
+                                       on_example_lines=writer.example_lines if lines_only and writer is not None else None,
                                        **options)
             if not quiet:
                 _render_labels(results, console)
@@ -113,8 +113,9 @@ def _render_labels(results: dict, console) -> None:
         return "undefined" if key in und else f"{a[key]:.{digits}f}"
 
     t = Table(title=escape(f"labels: positive = {results['positive']!r}"), title_justify="left")
-    for col, just in (("metric", "left"), ("value", "right"), ("from", "left")):
-        t.add_column(col, justify=just)
+    t.add_column("metric", justify="left")
+    t.add_column("value", justify="right")
+    t.add_column("from", justify="left")
     t.add_row("precision", rate("precision"), f"{a['tp']} of {a['predicted_positives']} predicted positive")
     t.add_row("recall", rate("recall"), f"{a['tp']} of {a['gold_positives']} gold positives")
     t.add_row("missed", str(a["missed"]), f"{rate('missed_per_100', 1)} per 100 gold positives")

@@ -78,7 +78,8 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
                 f"--rules {rules_path}: expected the results JSON of 'goldeval judge --out' (with per_example), "
                 f"could not read it ({type(exc).__name__}: {exc}). Pass that file, or drop --rules."
             ) from None
-        scorer = data.get("scorer") if isinstance(data.get("scorer"), dict) else {}
+        given_scorer = data.get("scorer")
+        scorer = given_scorer if isinstance(given_scorer, dict) else {}
         if scorer.get("name") not in (None, JUDGE_NAME):
             # a labels or score results file has no rule outcome for any case: every case would be sent and paid for
             raise InputError(

@@ -51,7 +51,8 @@ from goldeval.cli._store import store_options
 @click.option("--scorer", "scorer_name", default="token_f1", show_default=True, metavar="NAME",
               help="Scorer: token_f1, or one registered under the entry point group goldeval.scorers.")
 @click.option("--option", "-O", "scorer_options", multiple=True, metavar="KEY=VALUE",
-              help="An option of the scorer (repeatable), e.g. -O normalize=none; values are read as JSON when they parse.")
+              help="An option of the scorer (repeatable), e.g. -O positive=escalate; the value is read as the type the scorer "
+                   "declares for that option (text, true/false, an integer, a number).")
 @spark_options
 @gates_option
 @ci_options
@@ -70,9 +71,10 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
         from goldeval.cli._spark import score_on_spark
         from goldeval.scorers import get_scorer
 
-        takes = get_scorer(scorer_name).options
+        spark_scorer = get_scorer(scorer_name)
+        takes = spark_scorer.options
         given = {k: v for k, v in fields.items() if k in takes and (scorer_name == "token_f1" or k != "tokenizer")}
-        return score_on_spark(scorer_name, file, {**given, **_parse_options(scorer_options)}, master=spark_master,
+        return score_on_spark(scorer_name, file, {**given, **_parse_options(scorer_options, spark_scorer)}, master=spark_master,
                               per_case=per_case, out=out, out_format=out_format, quiet=quiet, gates=gates,
                               run_store=run_store, ci=ci)
     if per_case is not None:
@@ -109,7 +111,7 @@ def _score_local(name: str, file: str, fields: dict, options: tuple[str, ...], *
     given = {k: v for k, v in fields.items() if k in scorer.options}
     if name != "token_f1":
         given.pop("tokenizer", None)
-    opts = {**given, **_parse_options(options)}
+    opts = {**given, **_parse_options(options, scorer)}
     # a bad gates file, or a gate on a metric this scorer never produces, fails before any scoring
     definition = load_definition(gates, scorer=scorer.name)
     if "positive" in scorer.options and definition is not None and getattr(definition, "positive", None) is not None:
@@ -125,7 +127,7 @@ def _score_local(name: str, file: str, fields: dict, options: tuple[str, ...], *
         from goldeval.errors import InputError
 
         # refused before anything is read or recorded (no run is left behind); `score` has no --positive option
-        raise InputError(f"score --scorer labels: no positive label given. Pass -O positive=LABEL (e.g. -O positive=escalate), "
+        raise InputError("score --scorer labels: no positive label given. Pass -O positive=LABEL (e.g. -O positive=escalate), "
                          "or --gates with a definition of done that sets positive = \"LABEL\" (or use goldeval labels FILE "
                          "--positive LABEL).")
     with contextlib.ExitStack() as stack:
@@ -222,19 +224,15 @@ def _with_progress(run, quiet: bool):
             state["bar"].stop()
 
 
-def _parse_options(pairs: tuple[str, ...]) -> dict:
-    """``KEY=VALUE`` pairs as a dict; a value is read as JSON when it parses (``true``, ``3``), else kept as text."""
-    import orjson
-
+def _parse_options(pairs: tuple[str, ...], scorer) -> dict:
+    """``KEY=VALUE`` pairs as a dict, each value converted by the type *scorer* declares for that option
+    (:meth:`goldeval.scorers.Scorer.options_from_text`: ``positive=1`` is the label ``"1"``)."""
     from goldeval.errors import InputError
 
-    out = {}
+    texts: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise InputError(f"--option {pair!r}: expected KEY=VALUE, e.g. -O normalize=none.")
-        try:
-            out[key.replace("-", "_")] = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            out[key.replace("-", "_")] = value
-    return out
+            raise InputError(f"--option {pair!r}: expected KEY=VALUE, e.g. -O positive=escalate.")
+        texts[key] = value
+    return scorer.options_from_text(texts)

@@ -151,7 +151,7 @@ def run(
         record_now = recorder.record if recorder is not None else None
         lenient = scorer.lenient_json
         for chunk in chunks:
-            items = (decode_line(raw, line, src, lenient=lenient) for line, raw in chunk) if raw_lines else chunk
+            items: Iterable[Any] = (decode_line(raw, line, src, lenient=lenient) for line, raw in chunk) if raw_lines else chunk
             if previous:
                 items = _reusing(items, previous, id_field)
             if plan.fold:
@@ -219,7 +219,7 @@ def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool
 
     def slow(line: int, raw: bytes) -> dict[str, Any] | None:
         item = decode_line(raw, line, src, lenient=scorer.lenient_json)  # NaN, lone surrogates, non-UTF-8, too deep
-        if type(item) is RowError:
+        if isinstance(item, RowError):
             if "is not UTF-8" in item.error:
                 state["not_utf8"] += 1
                 if state["first_bad"] is None:
@@ -309,7 +309,7 @@ class _Chunk(NamedTuple):
     n_scored: int
     scored_ids: bytes
     entries: list[dict[str, Any]] | None
-    to_record: list[dict[str, Any]] | None
+    to_record: list[Mapping[str, Any]] | None
     stored: Any
 
 

@@ -112,7 +112,7 @@ class SpendMeter:
 
     def estimate_usd(self, prompt_chars: int) -> float | None:
         """The worst-case USD of one attempt with a prompt of *prompt_chars* characters (``None`` without prices)."""
-        if not self.priced:
+        if self.price_in is None or self.price_out is None:  # (not priced)
             return None
         completion = self.max_tokens or 0
         return (estimate_prompt_tokens(prompt_chars) * self.price_in + completion * self.price_out) / 1_000_000
@@ -146,7 +146,7 @@ class SpendMeter:
         with self._lock:
             if reservation.usd is not None:
                 self.held_usd = max(0.0, self.held_usd - reservation.usd)
-            if not self.priced:
+            if self.price_in is None or self.price_out is None:  # (not priced)
                 return None, None
             if prompt_tokens is not None and completion_tokens is not None:
                 usd = (prompt_tokens * self.price_in + completion_tokens * self.price_out) / 1_000_000

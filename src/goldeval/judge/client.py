@@ -32,6 +32,7 @@ import random
 import re
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -137,19 +138,19 @@ class JudgeConfig:
             raise InputError(why)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None, **options: Any) -> JudgeConfig:
+    def from_env(cls, env: Mapping[str, str] | None = None, **options: Any) -> JudgeConfig:
         """A config from *options* (``None`` values ignored), else ``GOLDEVAL_JUDGE_*`` variables, else defaults.
 
         Raises:
             InputError: a variable holds no number where one is needed, or no model is given anywhere.
         """
-        env = os.environ if env is None else env
+        variables: Mapping[str, str] = os.environ if env is None else env
         values: dict[str, Any] = {}
         for name, var in _ENV.items():
             if options.get(name) is not None:
                 values[name] = options[name]
-            elif env.get(var) not in (None, ""):
-                raw = env[var]
+            elif variables.get(var) not in (None, ""):
+                raw = variables[var]
                 try:
                     values[name] = _TYPES.get(name, str)(raw)
                 except ValueError:
@@ -159,8 +160,8 @@ class JudgeConfig:
                 values[name] = val
         if values.get("max_tokens") == 0:  # 0 = do not send max_tokens (models that refuse the parameter)
             values["max_tokens"] = None
-        if "api_key" not in values and env.get("OPENAI_API_KEY"):
-            values["api_key"] = env["OPENAI_API_KEY"]
+        if "api_key" not in values and variables.get("OPENAI_API_KEY"):
+            values["api_key"] = variables["OPENAI_API_KEY"]
         if not values.get("model"):
             raise InputError("judge model: none given. Pass --llm MODEL or set GOLDEVAL_JUDGE_MODEL.")
         return cls(**values)

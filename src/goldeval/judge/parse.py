@@ -44,9 +44,9 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
-from goldeval.verdict import GOLD_STATUSES, NEEDS_HUMAN_MAX_CONFIDENCE, Verdict
+from goldeval.verdict import GOLD_STATUSES, NEEDS_HUMAN_MAX_CONFIDENCE, GoldStatus, Verdict, VerdictName
 
 __all__ = [
     "parse_judge_output", "read_confidence", "find_json_objects", "says_answer_matches", "says_answer_is_wrong",
@@ -128,7 +128,7 @@ def _scan(text: str) -> tuple[list[dict[str, Any]], int]:
         if start < 0:
             return found, last
         obj, end = _decode_at(text, start)
-        if isinstance(obj, dict):
+        if isinstance(obj, dict) and end is not None:  # (a decoded object always has its end)
             found.append(obj)
             i = last = end
         elif _KEY_START.match(text, start):
@@ -174,7 +174,7 @@ def _python_dict(chunk: str) -> _Obj | None:
         node = ast.parse(chunk.strip(), mode="eval").body
         if not isinstance(node, ast.Dict) or any(k is None for k in node.keys):
             return None
-        pairs = [(ast.literal_eval(k), ast.literal_eval(v)) for k, v in zip(node.keys, node.values)]
+        pairs = [(ast.literal_eval(k), ast.literal_eval(v)) for k, v in zip(node.keys, node.values) if k is not None]
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return None
     if not all(isinstance(k, str) for k, _ in pairs):
@@ -403,21 +403,21 @@ def parse_judge_output(raw: str, *, untrusted: Iterable[str] = ()) -> Verdict:
     if "confidence" not in obj:
         return _needs_human(raw, "no 'confidence' field", judge_verdict=verdict)
     confidence, problem = read_confidence(obj["confidence"])
-    if problem:
-        return _needs_human(raw, problem, judge_verdict=verdict)
+    if problem or confidence is None:
+        return _needs_human(raw, problem or "no confidence", judge_verdict=verdict)
 
     why = _why(obj)
     details: dict[str, Any] = {"raw": raw}
     pairing, pairing_problem = _pairing(obj.get("column_pairing"))
     if pairing_problem:
         details["column_pairing_ignored"] = pairing_problem
-    gold_status = "verified"
+    gold_status: GoldStatus = "verified"
     flag = confidence <= NEEDS_HUMAN_MAX_CONFIDENCE
     gs = obj.get("gold_status")
     if gs not in (None, ""):
         folded_gs = _fold_label(str(gs))
         if folded_gs in GOLD_STATUSES:
-            gold_status = folded_gs
+            gold_status = cast(GoldStatus, folded_gs)  # one of GOLD_STATUSES, checked just above
         else:
             flag = True
             details["gold_status_unknown"] = str(gs)
@@ -432,7 +432,8 @@ def parse_judge_output(raw: str, *, untrusted: Iterable[str] = ()) -> Verdict:
             column_pairing=pairing, gold_status=gold_status, gold_note=gold_note, decided_by="llm", details=details,
         )
     return Verdict(
-        verdict=verdict, confidence=confidence, needs_human=flag, why=why or "",
+        # the verdict is one of _DECIDED (checked above)
+        verdict=cast(VerdictName, verdict), confidence=confidence, needs_human=flag, why=why or "",
         column_pairing=pairing, gold_status=gold_status, gold_note=gold_note, decided_by="llm", details=details,
     )
 

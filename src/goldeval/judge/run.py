@@ -386,7 +386,7 @@ def judge_cases(
             fields, _ = _final(rule, None)
             rec = {"id": m["id"], "status": status, **fields, "routing": why, "sent_to_llm": False, "rule": rule,
                    "llm": None, "agreement": None}
-            if status == "unscored":
+            if status == "unscored" and rule is not None:  # (only a rule outcome is unscored)
                 rec["reason"] = rule.get("reason")
             finish_case(rec)
 
@@ -462,14 +462,14 @@ def judge_cases(
             futures: set[Future] = {pool.submit(one_call, m, s) for m in judged for s in range(repeat)}
             while futures:
                 done, futures = wait(futures, return_when=FIRST_EXCEPTION)
-                errors = [f.exception() for f in done if f.exception() is not None]
+                errors = [e for f in done if (e := f.exception()) is not None]
                 if errors:
                     for other in futures:
                         other.cancel()
                     # The calls still in flight finish (they cannot be interrupted); one of them may hold the
                     # configuration error that made the others stop.
                     rest = wait(futures)[0]
-                    errors += [f.exception() for f in rest if not f.cancelled() and f.exception() is not None]
+                    errors += [e for f in rest if not f.cancelled() and (e := f.exception()) is not None]
                     raise next((e for e in errors if not isinstance(e, _Stopped)), errors[0])
                 for f in done:
                     cid, s, v, crec = f.result()

@@ -108,7 +108,8 @@ def read_results_file(path: str) -> dict[str, Any]:
     results = read_results(path, where=f"--results {path}")  # missing, not JSON, not an object
     missing = [k for k, ok in (("scorer", "scorer" in results), ("per_example", isinstance(results.get("per_example"), list))) if not ok]
     if missing:
-        engine = results.get("engine") if isinstance(results.get("engine"), Mapping) else {}
+        given_engine = results.get("engine")
+        engine = given_engine if isinstance(given_engine, Mapping) else {}
         if missing == ["per_example"] and engine.get("name") == "spark":
             # goldeval score --engine spark writes the per-case records to --per-case, not to --out
             raise InputError(
@@ -137,11 +138,10 @@ def run_of_results(results: Mapping[str, Any], path: str) -> dict[str, Any]:
 
     from goldeval.report.sources import input_files
 
-    run = results.get("run") if isinstance(results.get("run"), Mapping) else {}
-    scorer = results.get("scorer") if isinstance(results.get("scorer"), Mapping) else {}
+    run, scorer, gates = ({} if not isinstance(v, Mapping) else v for v in (results.get(k) for k in ("run", "scorer", "gates")))
     tok = results.get("tokenizer")
-    gates = results.get("gates") if isinstance(results.get("gates"), Mapping) else {}
-    definition = gates.get("definition") if isinstance(gates.get("definition"), Mapping) else {}
+    given_definition = gates.get("definition")
+    definition = given_definition if isinstance(given_definition, Mapping) else {}
     shas = sorted(f"{role}:{spec.get('sha256')}" for role, spec in input_files(results, None).items() if spec.get("sha256"))
     return {
         "id": run.get("id") or os.path.basename(path),

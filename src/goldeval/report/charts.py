@@ -18,7 +18,10 @@ import io
 import re
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # matplotlib is imported only when a chart is drawn
+    from matplotlib.typing import RcKeyType
 
 __all__ = ["histogram", "scatter", "bars", "confusion", "interval", "tick_labels", "RASTERIZE_ABOVE", "TICK_CHARS"]
 
@@ -28,7 +31,7 @@ RASTERIZE_ABOVE = 500
 
 _LOCK = threading.Lock()  # matplotlib's rcParams are global: one chart at a time
 _PASS, _FAIL, _OTHER, _BAR = "#2e7d32", "#c62828", "#6d6d6d", "#3f6fb5"
-_RC = {
+_RC: dict[RcKeyType, Any] = {
     "svg.fonttype": "none",  # text as <text>: smaller, selectable, shown in the page's font
     "svg.hashsalt": "goldeval",  # the same data gives the same SVG bytes
     "text.parse_math": False,  # a '$' in a label is a dollar sign, not mathtext

@@ -68,7 +68,8 @@ def _bytes(suites: list[Any]) -> bytes:
 
 
 def _suite_name(results: Mapping[str, Any]) -> str:
-    run = results.get("run") if isinstance(results.get("run"), Mapping) else {}
+    given_run = results.get("run")
+    run = given_run if isinstance(given_run, Mapping) else {}
     scorer = (results.get("scorer") or {}).get("name", "goldeval")
     return f"goldeval {scorer}" + (f" run {run.get('id')}" if run.get("id") else "") + (f" ({run['arm']})" if run.get("arm") else "")
 
@@ -88,7 +89,8 @@ def results_junit(results: Mapping[str, Any], *, cases: bool = False, min_f1: fl
     from junitparser import TestSuite
 
     suite = TestSuite(_suite_name(results))
-    run = results.get("run") if isinstance(results.get("run"), Mapping) else {}
+    given_run = results.get("run")
+    run = given_run if isinstance(given_run, Mapping) else {}
     gates = results.get("gates") if isinstance(results.get("gates"), Mapping) else None
     agg = results.get("aggregate") or {}
     _props(suite, {"run": run.get("id"), "arm": run.get("arm"), "store": run.get("store"),

@@ -53,7 +53,8 @@ def summary_markdown(results: Mapping[str, Any]) -> str:
         undefined metrics are said so, never shown as a number.
     """
     scorer = (results.get("scorer") or {}).get("name", "goldeval")
-    run = results.get("run") if isinstance(results.get("run"), Mapping) else {}
+    given_run = results.get("run")
+    run = given_run if isinstance(given_run, Mapping) else {}
     gates = results.get("gates") if isinstance(results.get("gates"), Mapping) else None
     agg = results.get("aggregate") or {}
     und = agg.get("undefined") or {}

@@ -54,7 +54,7 @@ class ReportOptions:
 def scorer_kind(results: Mapping[str, Any]) -> str:
     """``"freetext"``, ``"labels"``, ``"answers"`` or ``"generic"`` for a results dict."""
     name = (results.get("scorer") or {}).get("name")
-    return {"token_f1": "freetext", "labels": "labels", "answer_judge": "answers", "llm_judge": "answers"}.get(name, "generic")
+    return {"token_f1": "freetext", "labels": "labels", "answer_judge": "answers", "llm_judge": "answers"}.get(name or "", "generic")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -90,13 +90,13 @@ def _header(results: Mapping[str, Any], run: Mapping[str, Any] | None) -> list[l
     tok = results.get("tokenizer")
     if isinstance(tok, Mapping):
         rows.append(("tokenizer", f"{tok.get('name')}@{tok.get('version')}: {tok.get('description', '')}"))
-    elif (run or {}).get("tokenizer"):
+    elif run is not None and run.get("tokenizer"):
         rows.append(("tokenizer", run["tokenizer"]))
     from goldeval.report.sources import input_files
 
     for role, f in input_files(results, run).items():
         rows.append((f"input {role}", f"{f.get('path') or '(path not recorded)'} · sha256 {f.get('sha256') or '—'}"))
-    if (run or {}).get("rubric_hash"):
+    if run is not None and run.get("rubric_hash"):
         rows.append(("rubric sha256", run["rubric_hash"]))
     dod_hash = definition.get("sha256") or (run or {}).get("dod_hash")
     if dod_hash or definition:
@@ -489,7 +489,12 @@ def build_model(
         "redacted", "min_f1", "llm", "compare"}`` (``llm``: the LLM judge of the run, see :func:`_llm_info`).
     """
     opts = options or ReportOptions()
-    main_results, main_run, main_sources = (results_b, run_b, sources_b) if compare is not None else (results, run, sources)
+    if compare is None:
+        main_results, main_run, main_sources = results, run, sources
+    elif results_b is None:
+        raise InputError("build_model: compare mode needs results_b, the results of run B. Pass it with compare.")
+    else:
+        main_results, main_run, main_sources = results_b, run_b, sources_b
     kind = scorer_kind(main_results)
     per_example = list(main_results.get("per_example") or [])
     rows = [_case_row(c, kind, opts) for c in per_example if isinstance(c, Mapping)]
@@ -522,7 +527,7 @@ def build_model(
             main_sources = main_sources(ids)
         if compare is not None and callable(sources):
             sources = sources(ids)
-    notes = list((main_sources.notes if isinstance(main_sources, CaseSources) else []))
+    notes = list(main_sources.notes if isinstance(main_sources, CaseSources) else [])
     if not opts.redact:
         tokenizer = None
         if kind == "freetext":
@@ -532,8 +537,9 @@ def build_model(
                 tokenizer = get_tokenizer(((main_results.get("tokenizer") or {}).get("name")) or "openscribe")
             except Exception:  # an unknown rule: texts are shown without marks
                 tokenizer = None
-        _attach_texts(embedded, kind, main_sources, tokenizer)
-        if compare is not None and sources is not None and kind == "answers":
+        # (a function of the ids was called above: what is left is the texts or None)
+        _attach_texts(embedded, kind, main_sources if isinstance(main_sources, CaseSources) else None, tokenizer)
+        if compare is not None and isinstance(sources, CaseSources) and kind == "answers":
             for r in embedded:
                 t = sources.texts.get(r["id"]) or {}
                 if r.get("a") is not None and t.get("final_query") is not None:

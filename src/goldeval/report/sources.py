@@ -221,9 +221,10 @@ def load_sources(
             if db_path is not None:
                 from goldeval.answers.sql import open_database
 
+                limit: dict[str, Any] = {"max_result_bytes": int(config["max_result_bytes"])} if config.get("max_result_bytes") else {}
                 try:
                     db = open_database(db_path, timeout_s=float(config.get("timeout_s") or 5.0), max_rows=int(config.get("max_rows") or 1_000_000),
-                                       **({"max_result_bytes": int(config["max_result_bytes"])} if config.get("max_result_bytes") else {}))
+                                       **limit)
                 except Exception as exc:  # a database that cannot be opened: the rows are not shown, the rest is
                     src.notes.append(f"the database {db_path} could not be opened ({exc}): predicted rows of executed queries are not shown")
         try:

@@ -215,8 +215,8 @@ def judge_calibration(
         run_ids = [store.resolve(r) for r in runs]
         if not runs and regressions is None:
             run_ids = [r["id"] for r in store.list_runs() if store.reviews(r["id"])]
-        for rid in run_ids:
-            reviews += [{**r, "run_id": rid} for r in store.reviews(rid)]
+        for run_id in run_ids:
+            reviews += [{**r, "run_id": run_id} for r in store.reviews(run_id)]
     if regressions is not None:
         got, bad = read_regressions(regressions)
         failures += [{**f, "file": os.path.basename(os.fspath(regressions))} for f in bad]

@@ -345,7 +345,7 @@ def compare_runs(
     if score_pairs:
         a = np.array([p[1] for p in score_pairs])
         b = np.array([p[2] for p in score_pairs])
-        deltas = [{"id": cid, "a": sa, "b": sb, "delta": sb - sa} for cid, sa, sb in score_pairs]
+        deltas: list[dict[str, Any]] = [{"id": cid, "a": sa, "b": sb, "delta": sb - sa} for cid, sa, sb in score_pairs]
         eps = 1e-12
         movers = sorted(deltas, key=lambda r: (-abs(r["delta"]), r["id"]))[:top]
         result["scores"] = {

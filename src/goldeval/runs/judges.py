@@ -48,7 +48,7 @@ def answer_judge(*, db: str | None = None, db_dir: str | None = None, timeout_s:
         raise JudgeError(
             f"replay: the data-answer judge (goldeval.answers) cannot be imported ({exc}). Reinstall goldeval."
         ) from None
-    limits = {k: v for k, v in (("timeout_s", timeout_s), ("max_rows", max_rows), ("max_result_bytes", max_result_bytes))
+    limits: dict[str, Any] = {k: v for k, v in (("timeout_s", timeout_s), ("max_rows", max_rows), ("max_result_bytes", max_result_bytes))
               if v is not None}
     config = AnswerConfig(db=db, db_dir=db_dir, sql_dialect=sql_dialect, check_canonical=check_canonical,
                           allow_functions=tuple(allow_functions), allow_privileged_role=allow_privileged_role, **limits)

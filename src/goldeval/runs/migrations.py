@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from goldeval.errors import StoreError
 
@@ -154,7 +154,7 @@ def migrate(db: sqlite3.Connection, *, upto: int | None = None) -> list[str]:
             m(db)
             db.execute(
                 "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
-                (m.__name__, datetime.now(timezone.utc).isoformat(timespec="seconds")),
+                (m.__name__, datetime.now(UTC).isoformat(timespec="seconds")),
             )
             db.execute("COMMIT")
         except sqlite3.Error as exc:

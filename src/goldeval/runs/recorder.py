@@ -175,6 +175,8 @@ class Recorder:
             # In valid JSON a raw newline is whitespace between tokens (inside a string it must be escaped), so a
             # space in its place changes nothing the JSON says.
             data = data.replace(b"\n", b" ")
+        # (status, verdict, score, reason, raw); a score JSON has no number for is kept as its text
+        columns: tuple[str, str | None, float | str | None, str | None, str | None]
         if status is not None:
             if "status" in case:
                 raise InputError(f"Recorder.record: case {case.get('id', case.get('line'))!r} has a 'status' "
@@ -322,7 +324,7 @@ class Recorder:
 
         from goldeval.lifeline import arm_forkserver
 
-        ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+        ctx = mp.get_context("forkserver") if "forkserver" in mp.get_all_start_methods() else mp.get_context("spawn")
         arm_forkserver(ctx)  # the writer itself ends at the end of its pipe; the forkserver must not stay either
         child_in, self._to_writer = ctx.Pipe(duplex=False)
         self._from_writer, child_out = ctx.Pipe(duplex=False)

@@ -19,7 +19,7 @@ Source: ``DESIGN.md`` "Runs, versions, comparisons" (human-overruled verdicts fo
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -453,6 +453,7 @@ def import_review(
 
     # conflicts: a verdict other than one recorded before for the same run and case (store or regression file)
     earlier_entries = _regression_entries(regressions_path)
+    regressions_name = Path(regressions_path).name if regressions_path is not None else ""  # (no entries without it)
     conflicts: list[dict[str, Any]] = []
     for d, extra in todo:
         run_id = runs[d["run_id"]]["id"]
@@ -460,7 +461,7 @@ def import_review(
                    "settles": r.get("settles")}
                   for r in store.reviews(run_id) if r["case_id"] == d["id"]]
         before += [{"verdict": e.get("verdict"), "reviewer": e.get("reviewer"), "reviewed_at": e.get("reviewed_at"),
-                    "where": f"{Path(regressions_path).name}:{e['_line']}", "settles": e.get("settles")}
+                    "where": f"{regressions_name}:{e['_line']}", "settles": e.get("settles")}
                    for e in earlier_entries if e.get("run_id") == run_id and e.get("id") == d["id"]]
         if before and settled_of(before) != d["verdict"]:
             extra["conflict"] = True
@@ -532,7 +533,7 @@ def import_review(
     }
 
 
-def settled_of(reviews: list[Mapping[str, Any]]) -> str | None:
+def settled_of(reviews: Sequence[Mapping[str, Any]]) -> str | None:
     """The verdict that settles a case given its earlier reviews (oldest first, each with ``verdict`` and
     optionally ``settles``): the common verdict when all agree, the latest settling review's verdict when one
     settled a conflict, else ``None`` (an unsettled conflict). Same rule as

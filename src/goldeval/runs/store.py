@@ -22,7 +22,7 @@ import sqlite3
 from itertools import chain, count, repeat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,7 @@ HEADLINE_METRICS: tuple[str, ...] = (
 
 def now_iso() -> str:
     """The current UTC time as ISO 8601 with microseconds (``2026-11-29T14:07:19.123456+00:00``)."""
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 def _dumps(obj: Any) -> str:
@@ -68,7 +68,8 @@ def headline(results: Mapping[str, Any]) -> tuple[str | None, float | None]:
     agg = results.get("aggregate") or {}
     if not isinstance(agg, Mapping):
         return None, None
-    undefined = agg.get("undefined") if isinstance(agg.get("undefined"), Mapping) else {}
+    given_undefined = agg.get("undefined")
+    undefined = given_undefined if isinstance(given_undefined, Mapping) else {}
     names = [agg["headline"]] if isinstance(agg.get("headline"), str) else []
     for name in [*names, *HEADLINE_METRICS]:
         if name in undefined and name in agg:
@@ -239,8 +240,8 @@ class RunStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            why = unwritable_reason(self.path) or f"its folder cannot be created ({exc.strerror})"
-            raise StoreError(_cannot_record(self.path, why)) from None
+            reason = unwritable_reason(self.path) or f"its folder cannot be created ({exc.strerror})"
+            raise StoreError(_cannot_record(self.path, reason)) from None
         try:
             self.db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
             # A new store gets 16 KiB pages (a no-op on an existing one: its page size is fixed). Case rows of a few
@@ -310,7 +311,7 @@ class RunStore:
     def create_run(self, meta: RunMeta) -> str:
         """Insert a new run with status ``running``; returns its id (``YYYYmmdd-HHMMSS-xxxxxx``, UTC)."""
         stamp = now_iso()
-        run_id = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+        run_id = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
         self._tx(
             "INSERT INTO runs (id, run_key, arm, created_at, updated_at, status, goldeval_version, scorer_name, "
             "scorer_version, tokenizer, judge_version, rubric_hash, dod_hash, dataset_hash, inputs, config, pid, host) "
@@ -374,9 +375,9 @@ class RunStore:
         run = self._row_to_run(row)
         if with_results:
             results = _loads(self.db.execute("SELECT results FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
-            ref = results.get("per_example") if isinstance(results, dict) else None
-            if isinstance(ref, dict) and ref.get("$cases"):
-                results["per_example"] = self._per_example_from_cases(run_id, ref)
+            cases_ref = results.get("per_example") if isinstance(results, dict) else None
+            if isinstance(cases_ref, dict) and cases_ref.get("$cases"):
+                results["per_example"] = self._per_example_from_cases(run_id, cases_ref)
             run["results"] = results
         run["n_recorded"] = self.db.execute("SELECT count(*) FROM cases WHERE run_id = ?", (run_id,)).fetchone()[0]
         return run
