@@ -158,7 +158,7 @@ class GoldenHealth:
         if _RANK[status] > _RANK[self.status]:
             self.status = status
 
-    def absorb(self, label: str, one: GoldenHealth) -> None:
+    def _absorb(self, label: str, one: GoldenHealth) -> None:
         """Take in the health *one* of the case's golden *label* (``primary``, ``alternatives[i]``): its findings,
         named by *label* (an alternative's note begins with its field path unless it names it already), its checks
         and, for the primary, its rows."""
@@ -370,19 +370,23 @@ def check_golden(case: Mapping[str, Any], db: Any, *, config: AnswerConfig | Non
     alternatives, problem = _alternatives(golden, where)
     # The primary golden is the golden without its alternatives (as the judge reads it).
     primary = {k: v for k, v in golden.items() if k != "alternatives"}
-    health.absorb("primary", _check_one(cid, question, primary, db, cfg, where))
+    health._absorb("primary", _check_one(cid, question, primary, db, cfg, where))
     if problem is not None:
         lone = GoldenHealth(cid, checks_run=["golden"])
         lone.add("golden", "broken", problem)
-        health.absorb("alternatives", lone)
+        health._absorb("alternatives", lone)
     for label, alt in alternatives:
         if isinstance(alt, str):  # the judge's message for this malformed alternative
             lone = GoldenHealth(cid, checks_run=["golden"])
             lone.add("golden", "broken", alt)
-            health.absorb(label, lone)
+            health._absorb(label, lone)
         else:  # a full golden, checked as the judge judges it (its messages name the row and the field path)
-            health.absorb(label, _check_one(cid, question, alt, db, cfg, f"{where} golden.{label}"))
+            health._absorb(label, _check_one(cid, question, alt, db, cfg, f"{where} golden.{label}"))
     return health
+
+
+#: A well-formed alternative golden: what stands before the alternative validated in :func:`_alternatives`.
+_STAND_IN: dict[str, Any] = {"value": 0}
 
 
 def _alternatives(golden: Mapping[str, Any], where: str) -> tuple[list[tuple[str, dict[str, Any] | str]], str | None]:
@@ -409,10 +413,6 @@ def _alternatives(golden: Mapping[str, Any], where: str) -> tuple[list[tuple[str
         else:
             out.append((f"alternatives[{i}]", checked))
     return out, None
-
-
-#: A well-formed alternative golden: what stands before the alternative validated in :func:`_alternatives`.
-_STAND_IN: dict[str, Any] = {"value": 0}
 
 
 def _check_one(cid: str, question: str, golden: Mapping[str, Any], db: Any, cfg: AnswerConfig, where: str
