@@ -193,6 +193,26 @@ def test_the_query_guard_the_time_limit_and_allow_function_apply_as_in_judge(ex)
     assert sqlite3.connect(ex / "pets.sqlite").execute("SELECT count(*) FROM pet").fetchone() == (3,)
 
 
+def test_an_alternative_golden_is_checked_and_its_findings_name_it(ex):
+    # 'Dog' holds 2 pets; the alternative asks for 'dog': 0 rows exactly, 2 case-folded (verified_wrong, as 'wrong')
+    cases = ex / "alts.jsonl"
+    cases.write_text(json.dumps({"id": "alt", "question": "How many dogs?", "golden": {
+        "canonical_query": "SELECT count(*) FROM pet WHERE kind = 'Dog'",
+        "alternatives": [{"canonical_query": "SELECT count(*) FROM pet WHERE kind = 'dog'"}]}}) + "\n")
+    out = ex / "alts.json"
+    r = run(cases, "--db", ex / "pets.sqlite", "--out", out)
+    assert r.exit_code == 0, r.output
+    table = " ".join(r.output.split())
+    assert "alt verified_wrong literal golden.alternatives[0]: the canonical query compares kind = 'dog'" in table, r.output
+    assert "(also: fragile (alternatives[0]))" in table and "fired: literal 1, fragile 1" in table
+    doc = json.loads(out.read_text())
+    (case,) = doc["per_example"]
+    assert [(f["golden"], f["check"], f["status"]) for f in case["findings"]] == [
+        ("alternatives[0]", "literal", "verified_wrong"), ("alternatives[0]", "fragile", "suspect")]
+    assert [(g["golden"], g["status"]) for g in case["goldens"]] == [("primary", "healthy"), ("alternatives[0]", "verified_wrong")]
+    assert doc["aggregate"]["n_verified_wrong"] == 1 and doc["aggregate"]["by_check"] == {"literal": 1, "fragile": 1}
+
+
 # --- the shipped Spider databases -----------------------------------------------------------------------------------
 
 def test_the_shipped_spider_regression_cases_hold_two_goldens_a_literal_empties(tmp_path):

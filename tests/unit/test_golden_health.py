@@ -275,3 +275,156 @@ def test_stored_rows_in_any_shape_the_judge_reads_are_checked_as_it_reads_them(d
     assert h.findings == [] and h.rows == 2 and "rows_equal" in h.checks_run
     h = check_golden(_case("SELECT name FROM person WHERE age > 25", columns=["name"], rows=rows[:1]), db)
     assert _checks(h) == {"rows_equal": "suspect"}  # Bob missing from the stored golden
+
+
+# --- golden.alternatives: each alternative checked as the primary is ------------------------------------------------
+
+def _with_alternatives(case, *alternatives):
+    return case | {"golden": case["golden"] | {"alternatives": list(alternatives)}}
+
+
+# (question, a healthy primary query, an alternative that fires a check, what fires): each bad golden is one of the
+# tests above, moved into golden.alternatives under a primary that the same question leaves healthy.
+ALTERNATIVE_KINDS = [
+    ("", "SELECT count(*) FROM person", {"canonical_query": "SELECT salary FROM person"}, {"query_runs": "broken"}),
+    ("", "SELECT count(*) FROM person", {"canonical_query": "SELECT count(*) FROM person", "columns": ["n"], "rows": [[4]]},
+     {"rows_equal": "suspect"}),  # the query gives 3
+    ("", "SELECT count(*) FROM person", {"canonical_query": "SELECT name FROM person ORDER BY random() LIMIT 1"},
+     {"clock_random": "suspect"}),
+    ("", "SELECT count(*) FROM person", {"canonical_query": "SELECT name FROM person WHERE age > 100"}, {"empty": "suspect"}),
+    ("", "SELECT count(*) FROM person WHERE city = 'Rome'", {"canonical_query": "SELECT count(*) FROM person WHERE city = 'rome'"},
+     {"literal": "verified_wrong", "fragile": "suspect"}),  # 'rome': 0 rows exactly, 1 folded
+    ("", "SELECT name FROM person WHERE city = 'Rome'", {"canonical_query": "SELECT name FROM person WHERE city = 'Paris'"},
+     {"fragile": "suspect"}),  # 1 row as typed, 2 folded
+    ("Who is the youngest person?", "SELECT name FROM person ORDER BY age ASC LIMIT 1",
+     {"canonical_query": "SELECT name FROM person ORDER BY age DESC LIMIT 1"}, {"direction": "suspect"}),
+    ("", "SELECT count(*) FROM n WHERE v > (SELECT avg(v) FROM n)",
+     {"canonical_query": "SELECT count(*) FROM n WHERE v > (SELECT min(v) FROM n)"}, {"filter": "suspect"}),  # 149 of 150
+    ("Which people live in Rome?", "SELECT name FROM person WHERE city = 'Rome'",
+     {"canonical_query": "SELECT count(*) FROM person WHERE city = 'Rome'"}, {"shape": "suspect"}),
+    ("How many?", "SELECT count(*) FROM person", {"columns": ["count"], "rows": [[-1]]}, {"plausibility": "verified_wrong"}),
+    ("", "SELECT count(*) FROM person", {"canonical_query": "SELECT count(*) FROM person", "gold_status": "suspect",
+                                         "gold_note": "audit 3"}, {"declared": "suspect"}),
+]
+
+
+@pytest.mark.parametrize("question, primary, alternative, fires", ALTERNATIVE_KINDS,
+                         ids=[next(iter(k[3])) for k in ALTERNATIVE_KINDS])
+def test_each_check_fires_on_an_alternative_as_on_the_primary_and_names_it(db, question, primary, alternative, fires):
+    base = _case(primary, question=question)
+    assert check_golden(base, db).findings == []  # the primary alone: silent
+    h = check_golden(_with_alternatives(base, {"canonical_query": primary}, alternative), db)
+    assert _checks(h) == fires
+    worst = max(fires.values(), key=["suspect", "verified_wrong", "broken"].index)
+    assert h.status == worst  # the case: the worst over its goldens
+    assert {f.golden for f in h.findings} == {"alternatives[1]"}
+    # the same golden as the primary finds the same, its notes without the field path
+    alone = check_golden(_case(question=question, **alternative), db)
+    assert [(f.check, f.status, f"golden.alternatives[1]: {f.note}") for f in alone.findings] == [
+        (f.check, f.status, f.note) for f in h.findings]
+    assert [(g["golden"], g["status"]) for g in h.to_dict()["goldens"]] == [
+        ("primary", "healthy"), ("alternatives[0]", "healthy"), ("alternatives[1]", worst)]
+    assert h.to_dict()["findings"][0]["golden"] == "alternatives[1]"
+
+
+def test_an_alternative_with_a_literal_that_misses_the_data_is_flagged_named_and_counted(db):
+    # The primary 'Rome' holds Cid (1 row); the alternative asks for 'rome', 0 rows exactly, 1 trimmed and case-folded.
+    case = _with_alternatives(_case("SELECT count(*) FROM person WHERE city = 'Rome'", question="How many people live in Rome?"),
+                              {"canonical_query": "SELECT count(*) FROM person WHERE city = 'rome'"})
+    h = check_golden(case, db)
+    d = h.to_dict()
+    assert d["status"] == "verified_wrong" and d["check"] == "literal"
+    assert d["note"].startswith("golden.alternatives[0]: the canonical query compares city = 'rome'")
+    assert "'rome' holds 0 rows of person.city, 1 trimmed and case-folded" in d["note"]
+    assert [(f["golden"], f["check"]) for f in d["findings"]] == [("alternatives[0]", "literal"), ("alternatives[0]", "fragile")]
+    assert d["rows"] == 1  # the primary's rows
+    # by_check counts goldens: the same literal on the primary too fires twice in one case
+    both = _with_alternatives(_case("SELECT count(*) FROM person WHERE city = 'rome'"),
+                              {"canonical_query": "SELECT count(*) FROM person WHERE city = 'rome' AND age > 0"})
+    agg = summarize_health([h, check_golden(both, db), check_golden(HEALTHY, db)])
+    # by hand: case 1 literal+fragile on alternatives[0]; case 2 literal+fragile on primary and alternatives[0]
+    assert agg["by_check"] == {"literal": 3, "fragile": 3}
+    assert (agg["n_cases"], agg["n_verified_wrong"], agg["n_healthy"]) == (3, 2, 1)
+    # a finding without a 'golden' key (a results file written before alternatives were checked) is the primary's
+    assert summarize_health([{"status": "suspect", "findings": [{"check": "empty"}, {"check": "empty"}]}])["by_check"] == {"empty": 1}
+
+
+def test_a_case_whose_alternatives_are_all_healthy_stays_healthy_and_each_was_checked(db):
+    # "older than 30" read strictly (Bob) or as 30 and over (Ann, Bob): both right, both healthy
+    case = _with_alternatives(_case("SELECT name FROM person WHERE age > 30", question="Who is older than 30?"),
+                              {"canonical_query": "SELECT name FROM person WHERE age >= 30"},
+                              {"columns": ["name"], "rows": [["Bob"]]})
+    h = check_golden(case, db)
+    assert h.status == "healthy" and h.findings == [] and h.rows == 1
+    goldens = h.to_dict()["goldens"]
+    assert [(g["golden"], g["status"], g["rows"]) for g in goldens] == [
+        ("primary", "healthy", 1), ("alternatives[0]", "healthy", 2), ("alternatives[1]", "healthy", 1)]
+    assert set(goldens[1]["checks_run"]) >= set(CHECKS) - {"database", "rows_equal"}
+    # an empty list is no alternative: the case reads as it did without one
+    plain = check_golden(_with_alternatives(HEALTHY), db).to_dict()
+    assert plain == check_golden(HEALTHY, db).to_dict() and "goldens" not in plain
+
+
+@pytest.mark.parametrize("alternatives, path, says", [
+    ("SELECT 1", "golden.alternatives", "must be a list of goldens"),
+    ([{"columns": ["n"], "rows": [[1]]}, {"rows": "x", "columns": ["n"]}], "golden.alternatives[1].rows", "must be a list of rows"),
+    ([{"kind": "text", "value": 1}], "golden.alternatives[0].kind", "an alternative golden is a 'value' golden"),
+    ([{"value": 1, "alternatives": []}], "golden.alternatives[0].alternatives", "holds no alternatives of its own"),
+    ([{"columns": ["n"]}], "golden.alternatives[0]", "needs 'rows' (with 'columns'), a 'value' or a 'canonical_query'"),
+    ([{"columns": ["n"], "rows": [[1, 2]]}], "golden.alternatives[0]", "row 1 has 2 cells, expected 1"),
+    ([{"value": 3, "top_n": {"n": 1, "by": "x"}}], "golden.alternatives[0]", "top_n 'by' must name one of the golden columns"),
+])
+def test_a_malformed_alternative_is_broken_with_its_field_path_as_the_judge_says(db, alternatives, path, says):
+    case = _case("SELECT count(*) FROM person")
+    case["golden"]["alternatives"] = alternatives
+    h = check_golden(case, db, where="cases.jsonl:4 (id 'c')")
+    assert h.status == "broken" and _checks(h) == {"golden": "broken"}
+    (f,) = h.findings
+    assert f.note.startswith(f"cases.jsonl:4 (id 'c') {path}") and says in f.note
+    assert f.golden == ("alternatives" if path == "golden.alternatives" else path.split(".")[1])
+    # the judge leaves the case unscored with the same message
+    r = judge_case(case, {"id": "c", "rows": [[3]], "columns": ["n"]}, db=db, where="cases.jsonl:4 (id 'c')")
+    assert r.outcome.status == "unscored" and r.outcome.reason == f.note
+
+
+def test_every_malformed_alternative_is_named_and_the_well_formed_ones_are_still_checked(db):
+    case = _with_alternatives(_case("SELECT count(*) FROM person WHERE city = 'Rome'"),
+                              {"rows": "x", "columns": ["n"]},
+                              {"canonical_query": "SELECT count(*) FROM person WHERE city = 'rome'"},
+                              {"columns": ["n"], "rows": [[1, 2]]})
+    h = check_golden(case, db)
+    assert [(f.golden, f.check, f.status) for f in h.findings] == [
+        ("alternatives[0]", "golden", "broken"), ("alternatives[1]", "literal", "verified_wrong"),
+        ("alternatives[1]", "fragile", "suspect"), ("alternatives[2]", "golden", "broken")]
+    assert h.status == "broken"
+    # the judge names the first; alternatives[2] gets the message the judge gives it once alternatives[0] is fixed
+    r = judge_case(case, {"id": "c", "rows": [[1]], "columns": ["n"]}, db=db)
+    assert r.outcome.reason == h.findings[0].note
+    fixed = _with_alternatives(_case("SELECT count(*) FROM person WHERE city = 'Rome'"), {"value": 1},
+                               {"canonical_query": "SELECT 1"}, {"columns": ["n"], "rows": [[1, 2]]})
+    r = judge_case(fixed, {"id": "c", "rows": [[1]], "columns": ["n"]}, db=db)
+    assert r.outcome.reason == h.findings[3].note == "case 'c' golden.alternatives[2]: row 1 has 2 cells, expected 1 cells (one per column). Fix the row."
+
+
+def test_an_alternative_whose_canonical_query_fails_is_broken_as_the_judge_leaves_it_unscored(db):
+    case = _with_alternatives(_case("SELECT count(*) FROM person"), {"canonical_query": "SELECT salary FROM person"})
+    h = check_golden(case, db)
+    assert h.status == "broken" and _checks(h) == {"query_runs": "broken"}
+    note = h.findings[0].note
+    assert note.startswith("golden.alternatives[0]: the canonical query failed") and "no such column: salary" in note
+    r = judge_case(case, {"id": "c", "final_query": "SELECT count(*) FROM person"}, db=db)
+    assert r.outcome.status == "unscored"
+    assert r.outcome.reason.startswith("case 'c' golden.alternatives[0]: the golden's canonical_query failed")
+    assert "no such column: salary" in r.outcome.reason
+    # the same alternative fixed: the judge scores the case and the health check finds nothing
+    ok = _with_alternatives(_case("SELECT count(*) FROM person"), {"canonical_query": "SELECT count(name) FROM person"})
+    assert check_golden(ok, db).findings == []
+    assert judge_case(ok, {"id": "c", "final_query": "SELECT count(*) FROM person"}, db=db).outcome.status == "scored"
+
+
+def test_alternatives_of_a_golden_that_is_not_a_value_golden_are_broken(db):
+    case = {"id": "c", "golden": {"kind": "unanswerable", "alternatives": [{"value": 1}]}}
+    h = check_golden(case, db)
+    assert h.status == "broken" and [(f.golden, f.check) for f in h.findings] == [("alternatives", "golden")]
+    assert "this golden's kind is 'unanswerable'" in h.findings[0].note
+    assert check_golden({"id": "c", "golden": {"kind": "unanswerable"}}, db).status == "healthy"

@@ -40,6 +40,14 @@ A case's status is its worst finding: ``broken`` > ``verified_wrong`` > ``suspec
 A golden without a canonical query (rows typed by hand) gets the checks that need no query; a golden of kind
 ``unanswerable`` or ``criteria`` has no rows to check and is healthy.
 
+A case's ``golden.alternatives`` (other right answers: :func:`~goldeval.answers.shapes.golden_alternatives`) are
+goldens too, each checked as the primary golden is (every check of the table that applies to it), on the case's
+database and question. Each finding names its golden (:attr:`Finding.golden`: ``primary`` or ``alternatives[i]``;
+an alternative's note begins with ``golden.alternatives[i]``), and the case's status is the worst over all its
+goldens: a broken alternative makes the case broken, as the judge leaves such a case unscored (a malformed
+alternative, with the judge's own message and field path; one whose canonical query fails). A doubted alternative
+makes the case doubted even when the primary is healthy, since the judge may decide a case by any of them.
+
 The data doubts (items 1–3) are the judge's own probe functions, called here directly: they need no prediction.
 
 Source: goldeval issue 26, item 6; ``DESIGN.md`` "Doubting the golden" ("``check-goldens`` runs all of it before
@@ -61,6 +69,7 @@ from goldeval.answers.doubt import filter_doubt, parsed_query, shape_doubt
 from goldeval.answers.fragile import fragile_doubt
 from goldeval.answers.literals import golden_misses, literal_doubt, may_doubt_data
 from goldeval.answers.query_memo import execute_remembered
+from goldeval.answers.shapes import golden_alternatives
 from goldeval.answers.sql import DatabaseLostError, QueryError
 from goldeval.answers.values import make_column
 from goldeval.errors import InputError, shorten
@@ -81,7 +90,7 @@ __all__ = [
 #: The name and version recorded in a ``check-goldens`` results file (``scorer``); bump the version when a check
 #: changes what it finds.
 GOLDEN_HEALTH_NAME = "golden_health"
-GOLDEN_HEALTH_VERSION = "1.0.0"
+GOLDEN_HEALTH_VERSION = "1.1.0"
 
 #: A case's statuses, least severe first.
 HEALTH_STATUSES = ("healthy", "suspect", "verified_wrong", "broken")
@@ -99,15 +108,20 @@ class Finding:
     Attributes:
         check: One of :data:`CHECKS`.
         status: ``suspect`` · ``verified_wrong`` · ``broken``.
-        note: What it saw, naming the column, the literal, the function or the message.
+        note: What it saw, naming the column, the literal, the function or the message. A note on an alternative
+            golden names it: it begins with the field path (``golden.alternatives[1]: …``), or, for the judge's
+            own message of a malformed golden, holds it after the case row.
+        golden: The golden it fired on: ``primary`` (the case's golden), ``alternatives[i]`` (0-based, one of
+            ``golden.alternatives``) or ``alternatives`` (the list itself is malformed).
     """
 
     check: str
     status: str
     note: str
+    golden: str = "primary"
 
     def to_dict(self) -> dict[str, str]:
-        return {"check": self.check, "status": self.status, "note": self.note}
+        return {"check": self.check, "status": self.status, "note": self.note, "golden": self.golden}
 
 
 @dataclass(slots=True)
@@ -116,13 +130,17 @@ class GoldenHealth:
 
     Attributes:
         id: The case id.
-        status: The worst finding's status, or ``healthy`` (:data:`HEALTH_STATUSES`).
-        findings: The checks that fired, in :data:`CHECKS` order.
-        checks_run: The checks that ran (a check that could not run, e.g. the data doubts of a query that fails
-            or of a golden without a canonical query, is not listed).
-        rows: How many golden rows were checked (the stored rows, else the canonical query's); ``None`` when none.
+        status: The worst finding's status over every golden of the case, or ``healthy``
+            (:data:`HEALTH_STATUSES`).
+        findings: The checks that fired, in :data:`CHECKS` order: the primary golden's, then each alternative's.
+        checks_run: The checks that ran on any of its goldens (a check that could not run, e.g. the data doubts
+            of a query that fails or of a golden without a canonical query, is not listed).
+        rows: How many rows of the primary golden were checked (the stored rows, else the canonical query's);
+            ``None`` when none.
         db: The database name the case gave (``"db"``), if any.
         line: The case's line in its file, when read from one.
+        goldens: Per golden, when the case lists alternatives: ``{"golden", "status", "rows", "checks_run"}``, the
+            primary first (empty for a case without alternatives).
     """
 
     id: str
@@ -132,12 +150,26 @@ class GoldenHealth:
     rows: int | None = None
     db: str | None = None
     line: int | None = None
+    goldens: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, check: str, status: str, note: str) -> None:
-        """Record a finding and raise :attr:`status` to it when it is worse."""
-        self.findings.append(Finding(check, status, note))
+    def add(self, check: str, status: str, note: str, *, golden: str = "primary") -> None:
+        """Record a finding on *golden* (:attr:`Finding.golden`) and raise :attr:`status` to it when it is worse."""
+        self.findings.append(Finding(check, status, note, golden))
         if _RANK[status] > _RANK[self.status]:
             self.status = status
+
+    def _absorb(self, label: str, one: GoldenHealth) -> None:
+        """Take in the health *one* of the case's golden *label* (``primary``, ``alternatives[i]``): its findings,
+        named by *label* (an alternative's note begins with its field path unless it names it already), its checks
+        and, for the primary, its rows."""
+        path = f"golden.{label}"
+        for f in one.findings:
+            note = f.note if label == "primary" or path in f.note else f"{path}: {f.note}"
+            self.add(f.check, f.status, note, golden=label)
+        self.checks_run += [c for c in one.checks_run if c not in self.checks_run]
+        if label == "primary":
+            self.rows = one.rows
+        self.goldens.append({"golden": label, "status": one.status, "rows": one.rows, "checks_run": list(one.checks_run)})
 
     @property
     def worst(self) -> Finding | None:
@@ -145,8 +177,9 @@ class GoldenHealth:
         return next((f for f in self.findings if f.status == self.status), None)
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"id", "status", "check", "note", "findings": [...], "checks_run", "rows", "db"?, "line"?}``: ``check``
-        and ``note`` are the worst finding's (``None`` when healthy)."""
+        """``{"id", "status", "check", "note", "findings": [...], "checks_run", "rows", "db"?, "line"?,
+        "goldens"?}``: ``check`` and ``note`` are the worst finding's (``None`` when healthy); ``goldens`` only for a
+        case that lists alternatives."""
         w = self.worst
         out: dict[str, Any] = {"id": self.id, "status": self.status, "check": w.check if w else None,
                                "note": w.note if w else None, "findings": [f.to_dict() for f in self.findings],
@@ -155,6 +188,8 @@ class GoldenHealth:
             out["db"] = self.db
         if self.line is not None:
             out["line"] = self.line
+        if len(self.goldens) > 1:
+            out["goldens"] = [dict(g) | {"checks_run": list(g["checks_run"])} for g in self.goldens]
         return out
 
 
@@ -284,11 +319,12 @@ def _judged_rows(question: str, golden: Mapping[str, Any], columns: list[Any], r
 
 
 def check_golden(case: Mapping[str, Any], db: Any, *, config: AnswerConfig | None = None, where: str = "") -> GoldenHealth:
-    """Check one case's golden on its database: every check of the module's table, without a prediction.
+    """Check one case's golden, and each of its alternatives, on its database: every check of the module's table,
+    without a prediction.
 
     Args:
-        case: ``{"id", "question"?, "golden": {"kind"?, "columns"?, "rows" | "value"?, "canonical_query"?, …},
-            "db"?}``.
+        case: ``{"id", "question"?, "golden": {"kind"?, "columns"?, "rows" | "value"?, "canonical_query"?,
+            "alternatives"?, …}, "db"?}``.
         db: The open read-only database the case's queries run on (:class:`~goldeval.answers.sql.ReadOnlyDatabase`
             or any object with ``execute(sql)`` and ``schema()``), or ``None``: only the checks that need no query
             run (``golden``, ``empty``, ``shape``, ``plausibility``, ``declared``, ``clock_random``, ``direction``).
@@ -297,13 +333,14 @@ def check_golden(case: Mapping[str, Any], db: Any, *, config: AnswerConfig | Non
         where: How messages name the case (default ``case 'ID'``).
 
     Returns:
-        :class:`GoldenHealth`. A malformed golden and a canonical query that fails are findings (``broken``),
-        never exceptions.
+        :class:`GoldenHealth`, its status the worst over the primary golden and every alternative (each finding
+        names its golden). A malformed golden or alternative and a canonical query that fails are findings
+        (``broken``), never exceptions.
 
     Raises:
         DatabaseLostError: the database went away during the checks (the run stops; no finding is made without it).
 
-    Source: goldeval issue 26, item 6.
+    Source: goldeval issue 26, items 5 and 6.
 
     Example:
         >>> import sqlite3, tempfile, os
@@ -326,10 +363,63 @@ def check_golden(case: Mapping[str, Any], db: Any, *, config: AnswerConfig | Non
     golden = case.get("golden")
     question = case.get("question")
     question = question if isinstance(question, str) else ""
-    health.checks_run.append("golden")
     if not isinstance(golden, Mapping):
+        health.checks_run.append("golden")
         health.add("golden", "broken", f"{where}: 'golden' must be an object, got {shorten(golden)}. Fix the case row.")
         return health
+    alternatives, problem = _alternatives(golden, where)
+    # The primary golden is the golden without its alternatives (as the judge reads it).
+    primary = {k: v for k, v in golden.items() if k != "alternatives"}
+    health._absorb("primary", _check_one(cid, question, primary, db, cfg, where))
+    if problem is not None:
+        lone = GoldenHealth(cid, checks_run=["golden"])
+        lone.add("golden", "broken", problem)
+        health._absorb("alternatives", lone)
+    for label, alt in alternatives:
+        if isinstance(alt, str):  # the judge's message for this malformed alternative
+            lone = GoldenHealth(cid, checks_run=["golden"])
+            lone.add("golden", "broken", alt)
+            health._absorb(label, lone)
+        else:  # a full golden, checked as the judge judges it (its messages name the row and the field path)
+            health._absorb(label, _check_one(cid, question, alt, db, cfg, f"{where} golden.{label}"))
+    return health
+
+
+#: A well-formed alternative golden: what stands before the alternative validated in :func:`_alternatives`.
+_STAND_IN: dict[str, Any] = {"value": 0}
+
+
+def _alternatives(golden: Mapping[str, Any], where: str) -> tuple[list[tuple[str, dict[str, Any] | str]], str | None]:
+    """The golden's alternatives as ``[(label, golden or message)]`` (``label`` ``alternatives[i]``), and the
+    message of a malformed list itself (not a list, or on a golden of another kind), else ``None``.
+
+    Validated by :func:`~goldeval.answers.shapes.golden_alternatives`, the judge's own check, so a malformed
+    alternative's message is the judge's unscored reason. The judge stops at the first malformed one; here each is
+    validated behind well-formed stand-ins for those before it, so every malformed alternative gets the message the
+    judge would give it (its index in the path), and the well-formed ones are still checked."""
+    try:
+        return [(f"alternatives[{i}]", a) for i, a in enumerate(golden_alternatives(golden, where))], None
+    except InputError as exc:
+        whole = str(exc)
+    alts = golden.get("alternatives")
+    if not isinstance(alts, list) or golden.get("kind", "value") != "value":
+        return [], whole
+    out: list[tuple[str, dict[str, Any] | str]] = []
+    for i, alt in enumerate(alts):
+        try:
+            checked = golden_alternatives({"alternatives": [_STAND_IN] * i + [alt]}, where)[i]
+        except InputError as exc:
+            out.append((f"alternatives[{i}]", str(exc)))
+        else:
+            out.append((f"alternatives[{i}]", checked))
+    return out, None
+
+
+def _check_one(cid: str, question: str, golden: Mapping[str, Any], db: Any, cfg: AnswerConfig, where: str
+               ) -> GoldenHealth:
+    """Every check of the module's table on one golden (the primary, or one alternative) of the case *cid*."""
+    health = GoldenHealth(cid)
+    health.checks_run.append("golden")
     kind = golden.get("kind", "value")
     if kind != "value":
         if kind not in ("unanswerable", "criteria"):
@@ -572,8 +662,10 @@ def summarize_health(healths: Iterable[GoldenHealth | Mapping[str, Any]]) -> dic
     Returns:
         ``{"n_cases", "n_healthy", "n_suspect", "n_verified_wrong", "n_broken", "share_healthy", "by_check",
         "undefined"}``: counts of each status; ``share_healthy`` = n_healthy / n_cases, unrounded, in [0, 1];
-        ``by_check`` = check → cases where it fired. With no case ``share_healthy`` is 0.0 and listed in
-        ``undefined`` (a gate on it fails: no evidence).
+        ``by_check`` = check → goldens where it fired, over every golden of every case (the primary and each
+        alternative count apart, so a check that fires on two goldens of one case counts 2; a finding without a
+        ``golden`` key is the primary's). With no case ``share_healthy`` is 0.0 and listed in ``undefined`` (a gate
+        on it fails: no evidence).
 
     Example:
         >>> summarize_health([GoldenHealth("a"), GoldenHealth("b", status="broken")])["share_healthy"]
@@ -584,7 +676,7 @@ def summarize_health(healths: Iterable[GoldenHealth | Mapping[str, Any]]) -> dic
     for h in healths:
         d = h.to_dict() if isinstance(h, GoldenHealth) else h
         counts[d["status"]] += 1
-        for check in dict.fromkeys(f["check"] for f in d.get("findings") or []):
+        for _, check in dict.fromkeys((f.get("golden", "primary"), f["check"]) for f in d.get("findings") or []):
             by_check[check] = by_check.get(check, 0) + 1
     n = sum(counts.values())
     return {

@@ -179,7 +179,8 @@ def _run(cases: str, config: Any, out: str | None, out_format: str, results_path
             d = h.to_dict()
             for writer in writers:
                 writer.example(d)
-            entries.append({"status": d["status"], "findings": [{"check": f["check"]} for f in d["findings"]]})
+            entries.append({"status": d["status"], "findings": [{"check": f["check"], "golden": f["golden"]}
+                                                                  for f in d["findings"]]})
             if d["status"] != "healthy" and len(shown) < TABLE_CASES:
                 shown.append(d)
         inputs: dict[str, Any] = {"cases": display_name(cases), "cases_sha256": file_sha256(cases), "db": config.db}
@@ -215,7 +216,8 @@ def render_health(shown: list[dict[str, Any]], aggregate: dict[str, Any], consol
         for d in shown:
             style = {"suspect": "yellow"}.get(d["status"], "red")
             worst = next(i for i, f in enumerate(d["findings"]) if f["check"] == d["check"] and f["status"] == d["status"])
-            others = [f["check"] for i, f in enumerate(d["findings"]) if i != worst]
+            others = [f["check"] if f.get("golden", "primary") == "primary" else f"{f['check']} ({f['golden']})"
+                      for i, f in enumerate(d["findings"]) if i != worst]
             note = (d["note"] or "") + (f" (also: {', '.join(others)})" if others else "")
             table.add_row(escape(d["id"]), f"[{style}]{d['status']}[/]", escape(d["check"] or ""), escape(note))
         console.print(table)
