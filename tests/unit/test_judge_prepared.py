@@ -76,7 +76,12 @@ def test_a_golden_asked_again_is_judged_as_on_a_fresh_database(tmp_path):
         fresh.close()
     # The doubts and the ties were worked out: the verdicts are not trivial ones.
     out = {c["id"]: _judged(c, a, shared)[0] for c, a in CASES}
-    assert out["b"]["gold_status"] == "suspect" and "'dog' (2 rows)" in out["b"]["gold_note"]
+    # Case a's answer (every pet's weight) disagrees with the golden (pet 1 only), so the data doubts run: 'Dog' holds
+    # 0 rows, 2 folded, and folded the golden is the three pets, which is the answer. Case b's answer is the golden's
+    # row: a match asks no data probe (issue 26, speed), so its golden stays verified.
+    assert out["a"]["verdict"] == "match" and out["a"]["gold_status"] == "verified_wrong"
+    assert "'dog' (2 rows)" in out["a"]["gold_note"]
+    assert out["b"]["verdict"] == "match" and out["b"]["gold_status"] == "verified"
     assert out["c"]["verdict"] == "match" and "tied" in out["c"]["why"]
     assert out["f"]["status"] == "unscored" and "case 'f'" in out["f"]["reason"] and "no such table" in out["f"]["reason"]
     shared.close()
@@ -183,8 +188,11 @@ def test_the_cache_keeps_the_query_rows_as_tuples_and_hands_out_new_lists(tmp_pa
     assert isinstance(kept["rows"], tuple) and all(isinstance(r, tuple) for r in kept["rows"])
     # (only pet 1 is kept: no pettype is 'Dog' exactly)
     assert [list(r) for r in kept["rows"]] == first.materials["golden"]["rows"] == [[12.0]]
-    # The cells counted are the golden's and its folded result's ('Dog' folded keeps the three pets: issue 26, item 2).
-    assert len(kept["normalised_result"]["rows"]) == 3 and cells == 1 + 3
+    # The cells counted are the golden's; its folded result ('Dog' folded keeps the three pets: issue 26, item 2),
+    # asked because case a's answer disagrees, is kept beside it in the data doubts' memory, 3 cells.
+    assert "normalised_result" not in kept and cells == 1
+    (found, norm, n), = case_mod._DOUBTED[db].values()
+    assert found[0] == "suspect" and len(norm["rows"]) == 3 and n == 3 == case_mod._DOUBTED[db].cells
     golden = dict(CASES[1][0]["golden"])
     hit, _ = case_mod._prepared_golden(db, golden["canonical_query"], golden, AnswerConfig())
     assert hit["rows"] == first.materials["golden"]["rows"] and all(type(r) is list for r in hit["rows"])
