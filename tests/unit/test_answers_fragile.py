@@ -216,6 +216,7 @@ def test_duckdb_compares_case_sensitively_and_is_probed_through_sqlglot(tmp_path
     with ReadOnlyDatabase(path) as d:
         status, note = literal_doubt(d, "SELECT name FROM country WHERE continent = 'asia'", [], dialect="duckdb")
         assert status == "verified_wrong" and "'asia' holds 0 rows of country.continent, 2 trimmed" in note
+        assert "('Asia' (1 row), 'Asia ' (1 row))" in note  # the values that hold it only folded, most rows first
         assert literal_doubt(d, "SELECT name FROM country WHERE yr = 1919", [["Afghanistan"]], dialect="duckdb") == ("verified", None)
         (status, note), norm = fragile_doubt(d, "SELECT T2.name FROM country AS T1 JOIN city AS T2 ON T1.code = T2.countrycode",
                                              None, [["Kabul"], ["Paris"]], dialect="duckdb")
