@@ -222,3 +222,28 @@ def test_goldens_judged_without_materials_share_rows_the_judge_leaves_unchanged(
     with_m = judge_case(*CASES[1], db=db, config=AnswerConfig())
     assert not any(r is s for r in with_m.materials["golden"]["rows"] for v in shared for s in v)
     db.close()
+
+
+def test_the_data_doubts_memory_is_bounded_by_entries_and_cells(tmp_path, monkeypatch):
+    # Six goldens that differ only in a clause that keeps nothing ("OR i = -1"): each is pet 1 ([12.0]) as typed and
+    # the three pets folded ('Dog' holds the two 'dog' rows only folded): 3 cells of folded result each. The answer
+    # (pet 2, [13.4]) disagrees, so each golden's data doubts are asked and remembered: past 16 cells the least
+    # recently used goes (5 kept, 15 cells); past 2 entries, all but the two most recent.
+    db = _db(tmp_path)
+    monkeypatch.setattr(case_mod, "_PREPARED_CELLS", 16)
+
+    def judge(i):
+        c = {"id": str(i), "question": "Weights?", "golden": {
+            "kind": "value", "canonical_query": f"SELECT weight FROM pets WHERE pettype = 'Dog' OR petid = 1 OR {i} = -1"}}
+        return judge_case(c, {"id": str(i), "final_query": "SELECT weight FROM pets WHERE petid = 2"}, db=db,
+                          config=AnswerConfig()).outcome.verdict
+
+    for i in range(6):
+        v = judge(i)
+        assert v.verdict == "needs_human" and v.gold_status == "suspect"
+    memo = case_mod._DOUBTED[db]
+    assert len(memo) == 5 and memo.cells == 15
+    monkeypatch.setattr(case_mod, "_PREPARED_ENTRIES", 2)
+    judge(6)
+    assert len(memo) == 2 and memo.cells == 6
+    db.close()
