@@ -325,7 +325,7 @@ def _data_doubted(db: Any, canonical: Any, golden: Mapping[str, Any], cfg: Answe
 _DOUBTED: weakref.WeakKeyDictionary[Any, _Prepared] = weakref.WeakKeyDictionary()
 
 
-def _data_doubts(db: Any, canonical: str, golden: Mapping[str, Any], key: Any, cfg: AnswerConfig
+def _data_doubts(db: Any, canonical: Any, golden: Mapping[str, Any], key: Any, cfg: AnswerConfig
                  ) -> tuple[tuple[str, str | None], dict[str, Any] | None]:
     """:func:`~goldeval.answers.fragile.data_doubts` of a prepared golden (its rows, its columns), remembered per
     open database by *key* (the prepared golden's key; ``None``: asked each time). The normalised result is a copy
@@ -446,8 +446,8 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         # asked only when golden and prediction disagree (issue 26: a match costs what it did before them), or when
         # both found nothing (an empty golden matched by an empty answer: both may miss the data the same way).
         # goldeval check-goldens asks them of every golden.
-        found, normalised = _data_doubts(db, canonical, golden, _prepared_key(canonical, given, cfg), cfg)
-        gold_extra = worse_status(gold_extra, found)
+        data_found, normalised = _data_doubts(db, canonical, golden, _prepared_key(canonical, given, cfg), cfg)
+        gold_extra = worse_status(gold_extra, data_found)
         if normalised is not None:
             golden[NORMALISED_KEY] = normalised
             v = judge_normalised(v, str(case.get("question") or ""), golden, pred, rel_tol=cfg.rel_tol,
