@@ -103,13 +103,28 @@ def test_a_padded_join_key_the_answer_trims_is_the_folded_reading(dirty):
     assert v.verdict == "match" and v.gold_status == "verified_wrong"
 
 
-def test_a_prediction_that_reproduces_a_fragile_golden_is_not_a_plain_pass(dirty):
+def test_a_prediction_that_reproduces_a_fragile_golden_is_a_match_and_the_golden_health_check_doubts_it(dirty):
+    # Issue 26, speed: the data probes run only when golden and prediction disagree, so an answer that reproduces
+    # the golden's one row (Afghanistan) is a match and its golden is not probed; the golden health check
+    # (goldeval check-goldens) calls fragile_doubt itself and finds the golden fragile (3 rows folded).
     o = _v(dirty, ASIA, "SELECT name FROM country WHERE continent = 'Asia'")
     v = o.verdict
-    assert v.verdict == "needs_human" and v.gold_status == "suspect" and v.details["rule_verdict"]["verdict"] == "match"
-    assert "data-fragile" in v.gold_note and "reproduces a data-fragile golden" in v.why
+    assert v.verdict == "match" and v.gold_status == "verified" and pass_rate_class(o) == "match"
+    (status, note), norm = fragile_doubt(dirty, ASIA, None, [["Afghanistan"]])
+    assert status == "suspect" and "data-fragile" in note and len(norm["rows"]) == 3
+
+
+def test_an_empty_golden_reproduced_by_the_answer_is_not_a_plain_pass(dirty):
+    # Both found nothing: 'ASIA' holds 0 rows of country.continent as typed, 3 trimmed and case-folded (Afghanistan,
+    # China, Japan), and the answer's 'EUROPA' holds none either. A match of two empty results still asks the data
+    # doubts (no golden that both sides got wrong passes): the golden is verified_wrong (its literal empties it) and
+    # the answer, which reproduces it, is needs_human.
+    o = _v(dirty, "SELECT name FROM country WHERE continent = 'ASIA'", "SELECT name FROM country WHERE continent = 'EUROPA'")
+    v = o.verdict
+    assert v.verdict == "needs_human" and v.gold_status == "verified_wrong" and v.details["rule_verdict"]["verdict"] == "match"
+    assert "reproduces a data-fragile golden" in v.why and "'ASIA' holds 0 rows" in v.gold_note
     pr = pass_rate([o])
-    assert pass_rate_class(o) == "needs_human" and pr.match == 0 and pr.needs_human == 1 and pr.decided == 0
+    assert pr.match == 0 and pr.decided == 0
 
 
 def test_a_prediction_that_is_neither_reading_is_not_a_confident_no_match(dirty):
@@ -201,6 +216,7 @@ def test_duckdb_compares_case_sensitively_and_is_probed_through_sqlglot(tmp_path
     with ReadOnlyDatabase(path) as d:
         status, note = literal_doubt(d, "SELECT name FROM country WHERE continent = 'asia'", [], dialect="duckdb")
         assert status == "verified_wrong" and "'asia' holds 0 rows of country.continent, 2 trimmed" in note
+        assert "('Asia' (1 row), 'Asia ' (1 row))" in note  # the values that hold it only folded, most rows first
         assert literal_doubt(d, "SELECT name FROM country WHERE yr = 1919", [["Afghanistan"]], dialect="duckdb") == ("verified", None)
         (status, note), norm = fragile_doubt(d, "SELECT T2.name FROM country AS T1 JOIN city AS T2 ON T1.code = T2.countrycode",
                                              None, [["Kabul"], ["Paris"]], dialect="duckdb")

@@ -76,7 +76,12 @@ def test_a_golden_asked_again_is_judged_as_on_a_fresh_database(tmp_path):
         fresh.close()
     # The doubts and the ties were worked out: the verdicts are not trivial ones.
     out = {c["id"]: _judged(c, a, shared)[0] for c, a in CASES}
-    assert out["b"]["gold_status"] == "suspect" and "'dog' (2 rows)" in out["b"]["gold_note"]
+    # Case a's answer (every pet's weight) disagrees with the golden (pet 1 only), so the data doubts run: 'Dog' holds
+    # 0 rows, 2 folded, and folded the golden is the three pets, which is the answer. Case b's answer is the golden's
+    # row: a match asks no data probe (issue 26, speed), so its golden stays verified.
+    assert out["a"]["verdict"] == "match" and out["a"]["gold_status"] == "verified_wrong"
+    assert "'dog' (2 rows)" in out["a"]["gold_note"]
+    assert out["b"]["verdict"] == "match" and out["b"]["gold_status"] == "verified"
     assert out["c"]["verdict"] == "match" and "tied" in out["c"]["why"]
     assert out["f"]["status"] == "unscored" and "case 'f'" in out["f"]["reason"] and "no such table" in out["f"]["reason"]
     shared.close()
@@ -183,8 +188,11 @@ def test_the_cache_keeps_the_query_rows_as_tuples_and_hands_out_new_lists(tmp_pa
     assert isinstance(kept["rows"], tuple) and all(isinstance(r, tuple) for r in kept["rows"])
     # (only pet 1 is kept: no pettype is 'Dog' exactly)
     assert [list(r) for r in kept["rows"]] == first.materials["golden"]["rows"] == [[12.0]]
-    # The cells counted are the golden's and its folded result's ('Dog' folded keeps the three pets: issue 26, item 2).
-    assert len(kept["normalised_result"]["rows"]) == 3 and cells == 1 + 3
+    # The cells counted are the golden's; its folded result ('Dog' folded keeps the three pets: issue 26, item 2),
+    # asked because case a's answer disagrees, is kept beside it in the data doubts' memory, 3 cells.
+    assert "normalised_result" not in kept and cells == 1
+    (found, norm, n), = case_mod._DOUBTED[db].values()
+    assert found[0] == "suspect" and len(norm["rows"]) == 3 and n == 3 == case_mod._DOUBTED[db].cells
     golden = dict(CASES[1][0]["golden"])
     hit, _ = case_mod._prepared_golden(db, golden["canonical_query"], golden, AnswerConfig())
     assert hit["rows"] == first.materials["golden"]["rows"] and all(type(r) is list for r in hit["rows"])
@@ -213,4 +221,29 @@ def test_goldens_judged_without_materials_share_rows_the_judge_leaves_unchanged(
     assert shared and all(s == [list(r) for r in v[0]["rows"]] for s, v in zip(shared, (v for v in after.values() if not isinstance(v, str))))
     with_m = judge_case(*CASES[1], db=db, config=AnswerConfig())
     assert not any(r is s for r in with_m.materials["golden"]["rows"] for v in shared for s in v)
+    db.close()
+
+
+def test_the_data_doubts_memory_is_bounded_by_entries_and_cells(tmp_path, monkeypatch):
+    # Six goldens that differ only in a clause that keeps nothing ("OR i = -1"): each is pet 1 ([12.0]) as typed and
+    # the three pets folded ('Dog' holds the two 'dog' rows only folded): 3 cells of folded result each. The answer
+    # (pet 2, [13.4]) disagrees, so each golden's data doubts are asked and remembered: past 16 cells the least
+    # recently used goes (5 kept, 15 cells); past 2 entries, all but the two most recent.
+    db = _db(tmp_path)
+    monkeypatch.setattr(case_mod, "_PREPARED_CELLS", 16)
+
+    def judge(i):
+        c = {"id": str(i), "question": "Weights?", "golden": {
+            "kind": "value", "canonical_query": f"SELECT weight FROM pets WHERE pettype = 'Dog' OR petid = 1 OR {i} = -1"}}
+        return judge_case(c, {"id": str(i), "final_query": "SELECT weight FROM pets WHERE petid = 2"}, db=db,
+                          config=AnswerConfig()).outcome.verdict
+
+    for i in range(6):
+        v = judge(i)
+        assert v.verdict == "needs_human" and v.gold_status == "suspect"
+    memo = case_mod._DOUBTED[db]
+    assert len(memo) == 5 and memo.cells == 15
+    monkeypatch.setattr(case_mod, "_PREPARED_ENTRIES", 2)
+    judge(6)
+    assert len(memo) == 2 and memo.cells == 6
     db.close()

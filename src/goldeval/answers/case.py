@@ -21,6 +21,7 @@ from goldeval.answers.config import AnswerConfig, CaseResult
 from goldeval.answers.direction import direction_doubt
 from goldeval.answers.forbidden import check_forbidden
 from goldeval.answers.gold import worse_status
+from goldeval.answers.literals import golden_misses
 from goldeval.answers.query_memo import execute_remembered
 from goldeval.answers.relabel import relabel_verdict
 from goldeval.answers.shapes import _check_case_lists, _check_golden_options, _golden_table, golden_alternatives
@@ -197,7 +198,7 @@ class _Prepared(OrderedDict):
 
 
 def _prepared_golden(db: Any, canonical: Any, golden: dict[str, Any], cfg: AnswerConfig, *, share_rows: bool = False
-                     ) -> tuple[dict[str, Any], tuple[str, str | None]] | str:
+                     ) -> tuple[dict[str, Any], tuple[tuple[str, str | None], tuple[str, str | None]]] | str:
     """:func:`_golden_from_database`, remembered per open database for the goldens that only name their canonical
     query: the same query, options and tolerance give the same golden, doubts and tie rows. A canonical query that
     failed is remembered as its message (a query that ran into the time limit is not run again).
@@ -245,15 +246,16 @@ def _prepared_golden(db: Any, canonical: Any, golden: dict[str, Any], cfg: Answe
 
 
 def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: AnswerConfig, *,
-                          filled: dict[str, Any] | None = None) -> tuple[dict[str, Any], tuple[str, str | None]] | str:
-    """What the database tells about a golden with a canonical query: *golden* (changed in place and returned) with
-    its rows filled in by the query (or checked against it), its tie rows (``top_n.tie_rows``) or hidden tie pool
-    (``tie_pool``), and the golden's status from the doubts (a canonical query that fails or gives other rows, a
-    literal that misses the data, a filter that filters nothing). The query's error message (a ``str``) when the
+                          filled: dict[str, Any] | None = None
+                          ) -> tuple[dict[str, Any], tuple[tuple[str, str | None], tuple[str, str | None]]] | str:
+    """What the database tells about a golden with a canonical query, whatever the prediction: *golden* (changed in
+    place and returned) with its rows filled in by the query (or checked against it), its tie rows
+    (``top_n.tie_rows``) or hidden tie pool (``tie_pool``), and two ``(status, note)`` pairs: the canonical query's
+    (it fails or gives other rows) and the filter doubt's (a filter that filters nothing); the data doubts are
+    :func:`_data_doubts`', asked only when a prediction disagrees. The query's error message (a ``str``) when the
     golden has no rows of its own and its canonical query fails. *filled*, when given, receives the query's own
     rows (``"rows"``, the tuples the golden's row lists were copied from) when they fill in the golden's."""
     gold_extra: tuple[str, str | None] = ("verified", None)
-    from_query = False  # the golden's rows are the canonical query's (each a list)
     where = "golden"  # messages of _golden_table: a malformed golden is reported by judge_answer, not here
     # The golden's canonical query: fill in missing golden rows, or check the given ones.
     if db is not None and canonical and cfg.check_canonical and golden.get("kind", "value") == "value":
@@ -269,7 +271,6 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
                 golden["columns"] = cols if isinstance(cols, list) and len(cols) == len(res.columns) else res.columns
                 golden["rows"] = [list(r) for r in res.rows]
                 golden["rows_from"] = "canonical_query"
-                from_query = True
                 if filled is not None:
                     filled["rows"] = res.rows
             else:
@@ -284,20 +285,12 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
                             gold_extra = ("suspect", f"the canonical query, re-executed, gives other rows ({check.mismatch or check.why})")
                 except InputError:
                     pass  # the golden itself is malformed; judge_answer reports it
-    if db is not None and canonical and cfg.check_canonical and golden.get("kind", "value") == "value" and golden.get("rows") is not None:
-        # Goldens the judge should doubt: a literal that misses the data, a filter that filters nothing.
-        dialect = getattr(db, "query_dialect", None) or ("duckdb" if db.engine == "duckdb" else "sqlite")
-        rows = golden["rows"] if isinstance(golden["rows"], list) else []
-        n_rows = len(rows)
-        if not from_query:  # rows the query filled in are all lists: nothing to leave out
-            rows = [r for r in rows if isinstance(r, (list, tuple))]
-        cols = golden.get("columns")
-        found, normalised = data_doubts(db, canonical, cols if isinstance(cols, list) else None, rows, dialect=dialect,
-                                        rel_tol=cfg.rel_tol)
-        gold_extra = worse_status(gold_extra, found)
-        if normalised is not None:
-            golden[NORMALISED_KEY] = normalised
-        gold_extra = worse_status(gold_extra, filter_doubt(db, canonical, dialect=dialect, golden_rows=n_rows))
+    filtered: tuple[str, str | None] = ("verified", None)
+    if _data_doubted(db, canonical, golden, cfg):
+        # A golden the judge should doubt: a filter that filters nothing. (The data doubts, a literal that misses
+        # the data and a data-fragile result, run only when the prediction disagrees: _data_doubts.)
+        n_rows = len(golden["rows"]) if isinstance(golden["rows"], list) else 0
+        filtered = filter_doubt(db, canonical, dialect=_dialect(db), golden_rows=n_rows)
     top = golden.get("top_n")
     if db is not None and canonical and cfg.check_canonical and isinstance(top, Mapping) and "tie_rows" not in top:
         ties = _tie_rows(db, canonical, golden)
@@ -307,7 +300,62 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
         pool = _hidden_tie_pool(db, canonical, golden)
         if pool is not None:
             golden["tie_pool"] = pool
-    return golden, gold_extra
+    return golden, (gold_extra, filtered)
+
+
+def _found_nothing(rows: Any) -> bool:
+    """:func:`~goldeval.answers.literals.golden_misses` of a golden's rows (those that are rows)."""
+    return golden_misses([r for r in rows if isinstance(r, (list, tuple))] if isinstance(rows, list) else [])
+
+
+def _dialect(db: Any) -> str:
+    """The sqlglot dialect the doubts read a golden's canonical query in on *db*."""
+    return getattr(db, "query_dialect", None) or ("duckdb" if db.engine == "duckdb" else "sqlite")
+
+
+def _data_doubted(db: Any, canonical: Any, golden: Mapping[str, Any], cfg: AnswerConfig) -> bool:
+    """Whether the golden's canonical query is one the database-backed doubts read (the filter doubt, the data
+    doubts): a database, a canonical query checked, a value golden with rows."""
+    return (db is not None and bool(canonical) and cfg.check_canonical and golden.get("kind", "value") == "value"
+            and golden.get("rows") is not None)
+
+
+#: The data doubts of a golden (:func:`~goldeval.answers.fragile.data_doubts`), per open database, by the golden as
+#: the case gave it (:func:`_prepared_key`): asked only when a prediction disagrees (issue 26: a match costs no
+#: probe), then once per golden. Bounded as :data:`_PREPARED` (least recently used out first).
+_DOUBTED: weakref.WeakKeyDictionary[Any, _Prepared] = weakref.WeakKeyDictionary()
+
+
+def _data_doubts(db: Any, canonical: Any, golden: Mapping[str, Any], key: Any, cfg: AnswerConfig
+                 ) -> tuple[tuple[str, str | None], dict[str, Any] | None]:
+    """:func:`~goldeval.answers.fragile.data_doubts` of a prepared golden (its rows, its columns), remembered per
+    open database by *key* (the prepared golden's key; ``None``: asked each time). The normalised result is a copy
+    the caller may keep in its golden."""
+    cache = None
+    if key is not None:
+        try:
+            cache = _DOUBTED.setdefault(db, _Prepared())
+        except TypeError:  # a database object that takes no weak reference is not cached
+            cache = None
+    if cache is not None and key in cache:
+        cache.move_to_end(key)
+        found, normalised, _ = cache[key]
+    else:
+        rows = [r for r in golden["rows"] if isinstance(r, (list, tuple))] if isinstance(golden["rows"], list) else []
+        cols = golden.get("columns")
+        found, normalised = data_doubts(db, canonical, cols if isinstance(cols, list) else None, rows, dialect=_dialect(db),
+                                        rel_tol=cfg.rel_tol)
+        n = sum(len(r) for r in normalised["rows"]) if normalised is not None else 0
+        if cache is not None and n <= _PREPARED_CELLS // 4:
+            cache[key] = (found, normalised, n)
+            cache.cells += n
+            while len(cache) > _PREPARED_ENTRIES or cache.cells > _PREPARED_CELLS:
+                _, old = cache.popitem(last=False)
+                cache.cells -= old[2]
+    if normalised is not None:
+        normalised = dict(normalised) | {"rows": [list(r) for r in normalised["rows"]], "columns": list(normalised["columns"]),
+                                         "folded": list(normalised.get("folded") or [])}
+    return found, normalised
 
 
 def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db: ReadOnlyDatabase | None = None,
@@ -360,11 +408,12 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     except InputError as exc:
         return CaseResult(CaseOutcome(cid, "unscored", reason=str(exc)), {"id": cid})
     canonical = golden.get("canonical_query")
+    given = dict(golden)  # the golden as the case gave it (the data doubts' memory is keyed by it)
     prepared = _prepared_golden(db, canonical, golden, cfg, share_rows=not materials)
     if isinstance(prepared, str):
         oc = CaseOutcome(cid, "unscored", reason=f"{where}: the golden's canonical_query failed: {prepared}", raw=canonical)
         return CaseResult(oc, {"id": cid})
-    golden, gold_extra = prepared
+    golden, (gold_extra, filtered) = prepared
     pred: dict[str, Any] | None = None
     final_query = attempt.get("final_query")
     if final_query is not None and not isinstance(final_query, str):
@@ -405,9 +454,18 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     except InputError as exc:
         oc = CaseOutcome(cid, "unscored", reason=str(exc))
         return CaseResult(oc, _materials(case, attempt, oc, pred, golden) if materials else {"id": cid})
-    if golden.get(NORMALISED_KEY) is not None:
-        v = judge_normalised(v, str(case.get("question") or ""), golden, pred, rel_tol=cfg.rel_tol,
-                             dialect=db.query_dialect if db is not None else "sqlite", where=where, **options)
+    if _data_doubted(db, canonical, golden, cfg) and (v.verdict != "match" or _found_nothing(golden["rows"])):
+        # The data doubts (a literal that misses the data, a data-fragile golden) probe the database, so they are
+        # asked only when golden and prediction disagree (issue 26: a match costs what it did before them), or when
+        # both found nothing (an empty golden matched by an empty answer: both may miss the data the same way).
+        # goldeval check-goldens asks them of every golden.
+        data_found, normalised = _data_doubts(db, canonical, golden, _prepared_key(canonical, given, cfg), cfg)
+        gold_extra = worse_status(gold_extra, data_found)
+        if normalised is not None:
+            golden[NORMALISED_KEY] = normalised
+            v = judge_normalised(v, str(case.get("question") or ""), golden, pred, rel_tol=cfg.rel_tol,
+                                 dialect=db.query_dialect if db is not None else "sqlite", where=where, **options)
+    gold_extra = worse_status(gold_extra, filtered)
     if (v.verdict != "match" and v.decided_by == "rule" and pred.get("rows") is not None and not case.get("rubric")
             and isinstance(golden.get("rows"), list)):
         # Relabelled columns (names for codes): read back through a mapping the database shows, one-to-one on

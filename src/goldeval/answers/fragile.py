@@ -14,6 +14,11 @@ rows), the golden is ``suspect`` (:func:`data_doubts`), and the prediction is ju
   counts it beside, as DESIGN.md's pass rate does every needs_human);
 * it equals neither → a ``no_match`` is not final (``needs_human``), as for every doubted golden.
 
+The judge (``answers.case.judge_case``) asks these doubts only when golden and prediction disagree, or when both
+found nothing (:func:`~goldeval.answers.literals.golden_misses`): a match costs no probe (issue 26, speed), so a
+prediction that reproduces a non-empty fragile golden is a ``match`` there; :func:`data_doubts` and
+:func:`fragile_doubt`, called on their own with the golden and the database, are the golden health check's.
+
 Only comparisons where the normalised form can keep rows the engine's own comparison does not are rewritten, and
 the query is re-run only when there is one: a literal that some stored value matches only trimmed and case-folded
 (the probe of :func:`~goldeval.answers.doubt.literal_counts`), or two text columns compared (join keys,

@@ -271,6 +271,26 @@ def _sqlite_tests(comparison: Any, index: int) -> tuple[str, str, str, str] | No
     return exact, f"typeof({col}) = 'text' AND {folded}", col, table
 
 
+def _probe_conditions(db: Any, comparison: Any, index: int, dialect: str) -> tuple[str, str, str, str]:
+    """``(exact, only_folded, column, table)`` as SQL text for the probes of a literal (:func:`literal_counts`,
+    :func:`_folded_values`): the database's own test of the literal at *index*, the test that holds only trimmed
+    and case-folded (``NOT (exact) AND folded``, text values only), the column and its table. Written as text on
+    SQLite (:func:`_sqlite_tests`); elsewhere (and for ``ILIKE``) each part built with sqlglot and printed in
+    *dialect*."""
+    fast = _sqlite_tests(comparison, index) if dialect == "sqlite" and sqlite_engine(db) else None
+    if fast is not None:
+        exact, folded, col, table = fast
+        return exact, f"NOT ({exact}) AND {folded}", col, table
+    from sqlglot import exp
+
+    col_e, tab = stored_column(comparison.stored)
+    exact_e = literal_test(comparison, col_e, index, dialect, folded=False)
+    only_folded = exp.and_(exp.Not(this=exp.Paren(this=exact_e.copy())),
+                           literal_test(comparison, col_e.copy(), index, dialect, folded=True, guard=sqlite_engine(db)))
+    d = sql_dialect(dialect)
+    return exact_e.sql(dialect=d), only_folded.sql(dialect=d), col_e.sql(dialect=d), tab.sql(dialect=d)
+
+
 def _literal_key(kind: str, comparison: Any, index: int, dialect: str) -> tuple[Any, ...]:
     """What a literal probe asks, as a memo key: the column, the test and the literal(s) (with their types: 1 and
     '1' are different literals)."""
@@ -299,23 +319,9 @@ def literal_counts(db: Any, comparison: Any, index: int, dialect: str) -> tuple[
     from goldeval.answers.sql import QueryError
 
     def write() -> str:
-        fast = _sqlite_tests(comparison, index) if dialect == "sqlite" and sqlite_engine(db) else None
-        if fast is not None:
-            exact, folded, _, table = fast
-            return (f"SELECT COALESCE(SUM(CASE WHEN {exact} THEN 1 ELSE 0 END), 0), COALESCE(SUM(CASE WHEN NOT ({exact}) "
-                    f"AND {folded} THEN 1 ELSE 0 END), 0) FROM {table}")
-        from sqlglot import exp
-
-        col, tab = stored_column(comparison.stored)
-        exact_e = literal_test(comparison, col, index, dialect, folded=False)
-        only_folded = exp.and_(exp.Not(this=exp.Paren(this=exact_e.copy())),
-                               literal_test(comparison, col.copy(), index, dialect, folded=True, guard=sqlite_engine(db)))
-
-        def count(cond: Any) -> Any:
-            return exp.func("COALESCE", exp.Sum(this=exp.Case(ifs=[exp.If(this=cond, true=exp.Literal.number(1))],
-                                                                   default=exp.Literal.number(0))), exp.Literal.number(0))
-
-        return exp.select(count(exact_e), count(only_folded)).from_(tab).sql(dialect=sql_dialect(dialect))
+        exact, only_folded, _, table = _probe_conditions(db, comparison, index, dialect)
+        return (f"SELECT COALESCE(SUM(CASE WHEN {exact} THEN 1 ELSE 0 END), 0), COALESCE(SUM(CASE WHEN {only_folded} "
+                f"THEN 1 ELSE 0 END), 0) FROM {table}")
 
     try:
         rows = probe_rows(db, write, key=_literal_key("counts", comparison, index, dialect))
@@ -332,20 +338,9 @@ def _folded_values(db: Any, comparison: Any, index: int, dialect: str, *, limit:
     from goldeval.answers.sql import QueryError
 
     def write() -> str:
-        fast = _sqlite_tests(comparison, index) if dialect == "sqlite" and sqlite_engine(db) else None
-        if fast is not None:
-            exact, folded, col, table = fast
-            return (f"SELECT {col}, COUNT(*) FROM {table} WHERE NOT ({exact}) AND {folded} GROUP BY {col} "
-                    f"ORDER BY COUNT(*) DESC, {col} LIMIT {int(limit)}")
-        from sqlglot import exp
-
-        col_e, tab = stored_column(comparison.stored)
-        cond = exp.and_(exp.Not(this=exp.Paren(this=literal_test(comparison, col_e, index, dialect, folded=False))),
-                        literal_test(comparison, col_e.copy(), index, dialect, folded=True, guard=sqlite_engine(db)))
-        n = exp.Count(this=exp.Star())
-        q = (exp.select(col_e.copy(), n).from_(tab).where(cond).group_by(col_e.copy())
-             .order_by(exp.Ordered(this=n.copy(), desc=True), col_e.copy()).limit(limit))
-        return q.sql(dialect=sql_dialect(dialect))
+        _, only_folded, col, table = _probe_conditions(db, comparison, index, dialect)
+        return (f"SELECT {col}, COUNT(*) FROM {table} WHERE {only_folded} GROUP BY {col} "
+                f"ORDER BY COUNT(*) DESC, {col} LIMIT {int(limit)}")
 
     try:
         return [(r[0], int(r[1])) for r in probe_rows(db, write, key=_literal_key(f"values{limit}", comparison, index, dialect))]
