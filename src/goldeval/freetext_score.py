@@ -221,6 +221,13 @@ class TokenF1(Scorer):
         config["tokenizer"] = get_tokenizer(config["tokenizer"]).name  # an unknown name fails here (InputError)
         return config
 
+    def results_head(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """``scorer``, ``tokenizer`` and ``config``: the first keys of a free-text results file."""
+        from goldeval.freetext import results_head
+
+        return results_head(config["tokenizer"], prediction_field=config["prediction_field"],
+                            reference_field=config["reference_field"], id_field=config["id_field"])
+
     id_of = staticmethod(id_text)  # (the function itself: the first pass calls it once a row)
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:

@@ -202,6 +202,19 @@ class Scorer(abc.ABC):
         """The configuration recorded with a run and hashed into its key (``source`` left out)."""
         return {k: v for k, v in config.items() if k != "source"}
 
+    def results_head(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """The keys a results file holds before ``per_example`` (known before any row is scored). Default:
+        ``{"scorer": {"name", "version"}}``."""
+        return {"scorer": {"name": self.name, "version": self.version}}
+
+    def check_run_config(self, config: Mapping[str, Any]) -> None:
+        """Refuse, before anything is read or recorded, a configuration no run can score under (e.g. no positive
+        label). Default: every configuration :meth:`configure` accepted runs.
+
+        Raises:
+            InputError: the configuration cannot score any row, with what to pass.
+        """
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # rows

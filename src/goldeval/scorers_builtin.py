@@ -119,6 +119,13 @@ class Labels(Scorer):
     def new_partial(self, config: Mapping[str, Any], *, keep_cases: bool = True) -> Partial:
         return _LabelsPartial(keep_cases)
 
+    def check_run_config(self, config: Mapping[str, Any]) -> None:
+        """No positive label: refused before anything is read or recorded (``score`` has no --positive option)."""
+        if config.get("positive") is None:
+            raise InputError(f"score --scorer labels: no positive label given. Pass -O positive=LABEL (e.g. -O positive=escalate), "
+                             "or --gates with a definition of done that sets positive = \"LABEL\" (or use goldeval labels FILE "
+                             "--positive LABEL).")
+
     def finish(self, partial: Partial, config: Mapping[str, Any]) -> dict[str, Any]:
         from goldeval.agreement import kappa_from_pairs
         from goldeval.labels import (

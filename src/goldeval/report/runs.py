@@ -14,8 +14,8 @@ __all__ = ["render_runs_list", "render_run", "render_compare", "RENDERERS"]
 #: ``runs show`` uses it; a scorer without an entry gets the generic aggregate table.
 RENDERERS: dict[str, str] = {
     "token_f1": "goldeval.report.freetext:render_freetext",
-    "labels": "goldeval.cli.labels:_render_labels",
-    "answer_judge": "goldeval.cli.judge:render_judge",
+    "labels": "goldeval.report.labels:render_labels",
+    "answer_judge": "goldeval.report.answers:render_judge",
 }
 
 
