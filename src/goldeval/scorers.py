@@ -59,6 +59,7 @@ __all__ = [
     "get_scorer",
     "numbered",
     "register_scorer",
+    "scorer_of",
 ]
 
 #: The entry point group third-party scorers register under.
@@ -126,6 +127,13 @@ class Scorer(abc.ABC):
     #: ``"all"`` — every recorded case, as :meth:`case_record` stored it, is an entry; ``None`` — the entries are
     #: not the cases (the store then rebuilds them from the scored cases, and says they differ).
     per_example_from_cases: ClassVar[str | None] = "scored"
+    #: The report section that shows this scorer's results (:mod:`goldeval.report.model` lays out one per kind):
+    #: ``"freetext"`` (per-case F1 and text), ``"labels"`` (confusion, per label), ``"answers"`` (verdicts and the
+    #: rows judged) or ``"generic"`` (the aggregate table).
+    report_kind: ClassVar[str] = "generic"
+    #: Other ``results["scorer"]["name"]`` values whose results this scorer's hooks show (results a command wrote
+    #: without a Scorer: ``goldeval llm-judge`` writes data-answer verdicts as ``llm_judge``).
+    result_names: ClassVar[tuple[str, ...]] = ()
 
     def configure(self, **options: Any) -> dict[str, Any]:
         """The resolved configuration: the defaults of :attr:`options` overridden by *options* (``None`` keeps the
@@ -206,6 +214,14 @@ class Scorer(abc.ABC):
         """The keys a results file holds before ``per_example`` (known before any row is scored). Default:
         ``{"scorer": {"name", "version"}}``."""
         return {"scorer": {"name": self.name, "version": self.version}}
+
+    def render_summary(self, results: Mapping[str, Any], console: Any) -> None:
+        """Print the summary of *results* on a rich *console*: what ``score`` shows after scoring and ``runs show``
+        shows for a stored run. Default: the scalar aggregates as a table and the first failures
+        (:func:`goldeval.report.scorer.render_scorer`)."""
+        from goldeval.report.scorer import render_scorer
+
+        render_scorer(dict(results), console)
 
     def check_run_config(self, config: Mapping[str, Any]) -> None:
         """Refuse, before anything is read or recorded, a configuration no run can score under (e.g. no positive
@@ -345,6 +361,23 @@ def get_scorer(name: str) -> Scorer:
         _REGISTERED[name] = cls
         _register_metrics(cls)
     return cls()
+
+
+def scorer_of(results_name: str | None) -> Scorer | None:
+    """The scorer whose hooks show results named *results_name* (``results["scorer"]["name"]``, a run's
+    ``scorer_name``): that scorer, a built-in that lists the name in its ``result_names``, or ``None`` when no
+    installed scorer has it (a plug-in since removed: the caller shows the generic view)."""
+    if not isinstance(results_name, str):
+        return None
+    for name, target in _BUILTIN.items():
+        module, attr = target.split(":")
+        cls = getattr(importlib.import_module(module), attr)
+        if name == results_name or results_name in cls.result_names:
+            return cls()
+    try:
+        return get_scorer(results_name)
+    except InputError:
+        return None
 
 
 def register_plugin_metrics() -> None:

@@ -40,6 +40,7 @@ class Labels(Scorer):
     options = {"positive": None, "id_field": "id", "gold_field": "gold", "pred_field": "pred",
                "second_gold_field": None, "require_positive": True}
     headline = "f1"
+    report_kind = "labels"
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         from goldeval.io import RowError
@@ -118,6 +119,12 @@ class Labels(Scorer):
 
     def new_partial(self, config: Mapping[str, Any], *, keep_cases: bool = True) -> Partial:
         return _LabelsPartial(keep_cases)
+
+    def render_summary(self, results: Mapping[str, Any], console: Any) -> None:
+        """Precision, recall, missed, F1, kappa and counts; the per-label table; annotator agreement."""
+        from goldeval.report.labels import render_labels
+
+        render_labels(dict(results), console)
 
     def check_run_config(self, config: Mapping[str, Any]) -> None:
         """No positive label: refused before anything is read or recorded (``score`` has no --positive option)."""
@@ -294,6 +301,8 @@ class AnswerJudge(Scorer):
                "keep_materials": False, "max_result_bytes": 256_000_000}
     metrics = {"pass_rate": MetricSpec("match / (match + no_match)")}
     headline = "pass_rate"
+    report_kind = "answers"
+    result_names = ("llm_judge",)
     per_example_from_cases = "all"
 
     def __init__(self, *, db: Any = None, databases: Any = None, answer: Any = None) -> None:
@@ -315,6 +324,12 @@ class AnswerJudge(Scorer):
     def case_record(self, record: Mapping[str, Any]) -> dict[str, Any]:
         entry = self.example_entry(record)
         return entry if entry is not None else dict(record)
+
+    def render_summary(self, results: Mapping[str, Any], console: Any) -> None:
+        """One line per case (verdict, confidence, why) and the pass-rate line with the counts beside it."""
+        from goldeval.report.answers import render_judge
+
+        render_judge(dict(results), console)
 
     def store_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         out = {k: v for k, v in config.items() if k not in ("source", "cases_name", "attempts_name", "keep_materials")}

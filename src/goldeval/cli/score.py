@@ -69,9 +69,13 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
 
     fields = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
     scorer = get_scorer(scorer_name)  # registers its metrics with the gates
+    # a field option goes to every scorer that takes it; --tokenizer only when given (its default is token F1's
+    # own, and must not override another scorer's default for an option of the same name)
+    from click.core import ParameterSource
+
+    if click.get_current_context().get_parameter_source("tokenizer") is not ParameterSource.COMMANDLINE:
+        fields.pop("tokenizer")
     given = {k: v for k, v in fields.items() if k in scorer.options}
-    if scorer_name != "token_f1":
-        given.pop("tokenizer", None)
     options = {**given, **_parse_options(scorer_options)}
     console = report_console(out)
     # the examples stream to --out and, for --junit-cases, as (id, status, F1) to the JUnit cases
@@ -100,12 +104,7 @@ def _slim(entry: dict) -> dict:
 
 
 def _render(results: dict, scorer, console) -> None:
-    if scorer.name == "token_f1":
-        from goldeval.report.freetext import render_freetext
-
-        render_freetext(results, console)
-    else:
-        _render_generic(results, scorer, console)
+    scorer.render_summary(results, console)
 
 
 def _render_generic(results: dict, scorer, console) -> None:
