@@ -126,6 +126,23 @@ class Labels(Scorer):
 
         render_labels(dict(results), console)
 
+    def score_path(self, path: str, config: Mapping[str, Any], *, recorder: Any = None, keep_cases: bool = True,
+                   on_examples: Any = None, on_example_lines: Any = None) -> dict[str, Any]:
+        """The labels batch kernel (:func:`goldeval.labelfile.score_label_path`): ids read first (repeats kept as
+        hashes), then one pass into the pair counts, plain JSONL rows counted by the C reader with no dict per row.
+        No row scored is refused (InputError, with the first failure); the results carry ``dataset``."""
+        from goldeval.labelfile import score_label_path
+
+        return score_label_path(
+            path, positive=config["positive"], id_field=config["id_field"], gold_field=config["gold_field"],
+            pred_field=config["pred_field"], second_gold_field=config["second_gold_field"],
+            require_positive=config["require_positive"], recorder=recorder, refuse_empty=True,
+            keep_per_example=keep_cases, on_examples=on_examples, on_example_lines=on_example_lines)
+
+    def results_head(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """``scorer`` and ``positive``: the first keys of a labels results file."""
+        return {"scorer": {"name": self.name, "version": self.version}, "positive": config["positive"]}
+
     def check_run_config(self, config: Mapping[str, Any]) -> None:
         """No positive label: refused before anything is read or recorded (``score`` has no --positive option)."""
         if config.get("positive") is None:

@@ -149,14 +149,33 @@ def test_labels_take_the_positive_label_of_the_definition_of_done(tmp_path):
     assert agg["precision"] == 0.5 and agg["recall"] == 0.5 and ev.exit_code == 0
 
 
-def test_labels_without_a_positive_label_is_refused_and_leaves_no_run(tmp_path):
+@pytest.mark.parametrize(("kernel", "message"), [
+    (True, "positive label: none given; labels seen: 'e'"),  # the batch kernel read the file: it names the labels
+    (False, "no positive label given"),  # row by row (`score --scorer labels`): refused before anything is read
+])
+def test_labels_without_a_positive_label_is_refused_and_leaves_no_run(tmp_path, kernel, message):
     path = tmp_path / "labels.jsonl"
     path.write_text(json.dumps({"id": "1", "gold": "e", "pred": "e"}) + "\n")
     store = str(tmp_path / "runs.db")
-    with pytest.raises(InputError, match="no positive label given"):
-        goldeval.evaluate("labels", path, store=store)
+    with pytest.raises(InputError, match=message):
+        goldeval.evaluate("labels", path, store=store, batch_kernel=kernel)
     with RunStore(store) as st:
         assert st.list_runs() == []
+
+
+def test_labels_kernel_and_row_by_row_agree(tmp_path):
+    """The labels batch kernel (C reader, `goldeval labels`) and the row-by-row engine (`score --scorer labels`)
+    count the same: 5 rows, one without an id (a failure), one with a null prediction (a miss)."""
+    path = tmp_path / "labels.jsonl"
+    rows = [{"id": "1", "gold": "e", "pred": "e"}, {"id": "2", "gold": "e", "pred": None}, {"gold": "e", "pred": "e"},
+            {"id": "4", "gold": "ok", "pred": "e"}, {"id": "5", "gold": "ok", "pred": "ok"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    kernel = goldeval.evaluate("labels", path, options={"positive": "e"}, record=False).aggregate
+    rows_ = goldeval.evaluate("labels", path, options={"positive": "e"}, record=False, batch_kernel=False).aggregate
+    # tp: row 1; fn: row 2 (no prediction); fp: row 4; tn: row 5; row 3 has no id
+    assert (kernel["tp"], kernel["fn"], kernel["fp"], kernel["tn"], kernel["n_failed"]) == (1, 1, 1, 1, 1)
+    for key in ("tp", "fp", "fn", "tn", "n_scored", "n_failed", "precision", "recall", "missed_per_100", "kappa"):
+        assert kernel[key] == rows_[key], key
 
 
 def test_nothing_scored_is_exit_2_with_the_first_reason(tmp_path):

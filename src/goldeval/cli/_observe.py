@@ -15,10 +15,12 @@ __all__ = ["ConsoleObserver"]
 
 class ConsoleObserver(Observer):
     """Prints a run as it goes. ``quiet``: no bar, note or summary (the gate table and decision still print).
-    ``render(results, scorer, console)`` prints the summary. Use as a context manager: the bar stops on exit."""
+    ``render(results, scorer, console)`` prints the summary; ``note=False`` leaves the run's note to the command
+    (``labels`` prints it after the gate table). Use as a context manager: the bar stops on exit."""
 
-    def __init__(self, console: Any, *, quiet: bool, render: Callable[[dict[str, Any], Any, Any], None]) -> None:
-        self.console, self.quiet, self.render = console, quiet, render
+    def __init__(self, console: Any, *, quiet: bool, render: Callable[[dict[str, Any], Any, Any], None],
+                 note: bool = True) -> None:
+        self.console, self.quiet, self.render, self.note = console, quiet, render, note
         self._bar: Any = None
         self._task: Any = None
 
@@ -45,7 +47,7 @@ class ConsoleObserver(Observer):
 
     def recorded(self, note: str) -> None:
         self._stop()
-        if not self.quiet:
+        if self.note and not self.quiet:
             click.echo(f"goldeval: {note}", err=True)
 
     def summary(self, results: dict[str, Any], scorer: Any) -> None:

@@ -85,7 +85,7 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
                       recording=run_store, out=out, out_format=out_format, workers=workers, engine=engine,
                       spark_master=spark_master, per_case=per_case, keep_cases=False,
                       on_example=None if junit_cases is None else (lambda entry: junit_cases.append(_slim(entry))),
-                      observer=observer, guard=ci.outputs())
+                      observer=observer, guard=ci.outputs(), batch_kernel=False)
     results = ev.results
     ci.write(results if junit_cases is None else {**results, "per_example": junit_cases})
     if ev.problem is not None:

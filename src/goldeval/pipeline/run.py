@@ -43,6 +43,9 @@ def evaluate(
     on_example: Callable[[dict[str, Any]], None] | None = None,
     observer: Observer | None = None,
     guard: Mapping[str, Any] | None = None,
+    batch_kernel: bool = True,
+    definition: Any = None,
+    input_role: str = "predictions",
 ) -> Evaluation:
     """Run *scorer* over *source* with the run store, resume, gates and outputs; return what it decided.
 
@@ -68,6 +71,11 @@ def evaluate(
         on_example: Called with each ``per_example`` entry as it is scored (local engine).
         observer: An :class:`~goldeval.pipeline.result.Observer` (progress, the run's note, summary, gate report).
         guard: More outputs of the caller (role → path) to check against the inputs and each other before any work.
+        batch_kernel: Score a local file with the scorer's batch kernel when it has one
+            (:meth:`~goldeval.scorers.Scorer.score_path`: the labels scorer's C reader) and ``workers`` is ``None``
+            or 1; ``False`` scores it row by row on the local engine (``goldeval score``).
+        definition: The definition of done already loaded from *gates* (it is not read again).
+        input_role: The input's role in the run's record and key (``predictions``; ``goldeval labels``: ``labels``).
 
     Returns:
         An :class:`~goldeval.pipeline.result.Evaluation`: the results, the gate report, the run id, the exit
@@ -111,7 +119,8 @@ def evaluate(
     scorer = get_scorer(scorer) if isinstance(scorer, str) else scorer  # registers its metrics with the gates
     opts = dict(options or {})
     # a bad gates file, or a gate on a metric this scorer never produces, fails before any scoring
-    definition = load_definition(gates, scorer=scorer.name)
+    if definition is None:
+        definition = load_definition(gates, scorer=scorer.name)
     if "positive" in scorer.options and definition is not None and getattr(definition, "positive", None) is not None:
         # as `goldeval labels` does: the agreed positive label of the definition of done is the run's
         if opts.get("positive") is not None and opts["positive"] != definition.positive:
@@ -119,7 +128,9 @@ def evaluate(
                              f"{definition.positive!r}. Drop -O positive or use the gates file for this label.")
         opts["positive"] = definition.positive
     config = scorer.configure(**opts, source=os.path.basename(file))
-    scorer.check_run_config(config)  # refused before anything is read or recorded (no run is left behind)
+    kernel = batch_kernel and scorer.has_batch_kernel and workers in (None, 1)
+    if not kernel:  # (a kernel reads the whole input and says what it shows: the labels it saw, for a positive)
+        scorer.check_run_config(config)  # refused before anything is read or recorded (no run is left behind)
     gate_report = None
     with contextlib.ExitStack() as stack:
         writer = None
@@ -134,20 +145,34 @@ def evaluate(
                 writer.example(entry)
             on_example(entry)  # type: ignore[misc]  # (only set when on_example is given)
 
+        def to_writer_and_caller_batch(entries: list[dict[str, Any]]) -> None:
+            if writer is not None:
+                writer.examples(entries, flat=True)  # (a kernel's entries hold scalars only)
+            if on_example is not None:
+                for entry in entries:
+                    on_example(entry)
+
         # without a caller's on_example the entries go to the file as the JSON the scoring process wrote
-        if on_example is not None:
+        if kernel:
+            lines_only = writer is not None and on_example is None
+            sink = {"on_example_lines": writer.example_lines} if lines_only else (
+                {"on_examples": to_writer_and_caller_batch} if writer is not None or on_example is not None else {})
+        elif on_example is not None:
             sink: dict[str, Any] = {"on_example": to_writer_and_caller}
         elif writer is not None:
             sink = {"on_example_json": writer.example_json}
         else:
             sink = {}
         with recording.recording(
-            scorer_name=scorer.name, scorer_version=scorer.version, inputs={"predictions": file},
+            scorer_name=scorer.name, scorer_version=scorer.version, inputs={input_role: file},
             config=scorer.store_config(config), tokenizer=config.get("tokenizer"), dod=gates,
         ) as recorder:
             hold_finish_for_gates(recorder, definition)  # the run is finished once, with its gate report
-            results = run(scorer, file, config, workers=workers, recorder=recorder, progress=observer.progress,
-                          on_total=observer.total, keep_cases=keep_cases, **sink)
+            if kernel:
+                results = scorer.score_path(file, config, recorder=recorder, keep_cases=keep_cases, **sink)
+            else:
+                results = run(scorer, file, config, workers=workers, recorder=recorder, progress=observer.progress,
+                              on_total=observer.total, keep_cases=keep_cases, **sink)
             if recording.note:
                 observer.recorded(recording.note)
             observer.summary(results, scorer)
