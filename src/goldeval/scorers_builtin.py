@@ -44,7 +44,7 @@ class Labels(Scorer):
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         from goldeval.io import RowError
-        from goldeval.labels import _label_value
+        from goldeval.labels import read_label_row
 
         src = config.get("source") or ""
         prefix = f"{src}:" if src and src != "rows" else "line "
@@ -79,33 +79,22 @@ class Labels(Scorer):
                        "duplicate_of": seen[rid]}
                 continue
             seen[rid] = line
-            if gold_field not in data:
-                yield {**rec, **_unscored(rid, line, f"{prefix}{line}: field '{gold_field}' is missing; every case needs a gold label. Add it or pass --gold-column.")}
+            g, p, s2, error, warnings = read_label_row(data, prefix, line, gold_field=gold_field, pred_field=pred_field,
+                                                       second_gold_field=second_field, positive=positive)
+            if error is not None:
+                if gold_field in data:
+                    rec["gold_present"] = True
+                yield {**rec, **_unscored(rid, line, error)}
                 continue
             rec["gold_present"] = True
-            g, problem = _label_value(data[gold_field])
-            if problem or g is None:
-                why = problem or ("is null" if data[gold_field] is None else f"is blank ({data[gold_field]!r})")
-                yield {**rec, **_unscored(rid, line, f"{prefix}{line}: gold label {why}; every case needs an adjudicated gold label. Adjudicate it or remove the row.")}
-                continue
-            warnings = []
             if pred_field in data:
                 rec["pred_present"] = True
-                p, problem = _label_value(data[pred_field])
-                if problem:
-                    warnings.append(f"{prefix}{line}: field '{pred_field}' {problem}; scored as no prediction (a miss when gold is {positive!r}).")
-            else:
-                p = None
-                warnings.append(f"{prefix}{line}: no '{pred_field}' field; scored as no prediction (a miss when gold is {positive!r}).")
             out = {"id": rid, "line": line, "status": "scored", "gold": g, "pred": p,
                    "outcome": None if positive is None else (("tp" if p == positive else "fn") if g == positive else ("fp" if p == positive else "tn")),
                    **rec}
             if second_field is not None:
                 if second_field in data:
                     out["second_present"] = True
-                s2, problem = _label_value(data.get(second_field))
-                if problem:
-                    warnings.append(f"{prefix}{line}: field '{second_field}' {problem}; the case is scored but left out of the annotator agreement.")
                 out["second_gold"] = s2
             if warnings:
                 out["warnings"] = warnings
