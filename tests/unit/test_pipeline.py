@@ -15,14 +15,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 import goldeval
 from goldeval.cli import main
+from goldeval.answers.judge import AnswerConfig
 from goldeval.errors import InputError
 from goldeval.pipeline import Evaluation, Observer
+from goldeval.pipeline.judging import judge_answers
+from goldeval.pipeline.recording import RunRecording
 from goldeval.runs.store import RunStore
 
 ROWS = [
@@ -249,3 +253,43 @@ def test_runs_show_renders_through_the_scorers_hook(tmp_path):
     shown = runner.invoke(main, ["runs", "show", "latest", "--store", store])
     assert shown.exit_code == 0, shown.output
     assert "labels: positive = 'e'" in shown.output and "1 of 2 gold positives" in shown.output
+
+
+EXAMPLE_SQL = Path(__file__).resolve().parents[2] / "examples" / "sql"
+
+
+@pytest.mark.parametrize(("bound", "code"), [(1.0, 0), (None, 0)])
+def test_judge_answers_gives_the_cli_verdicts_and_records(tmp_path, bound, code):
+    """pipeline.judging.judge_answers on the shipped clinic example, arm_a (tests/e2e/test_judge_cli.py lists its
+    verdicts: 19 match, 0 no_match, q19's golden verified_wrong, 2 needs_human): pass rate 19/19 = 1.0, recorded,
+    the same aggregate as `goldeval judge`."""
+    gates = None
+    if bound is not None:
+        gates = tmp_path / "dod.toml"
+        gates.write_text(f"[gates]\npass_rate = {{ min = {bound} }}\n")
+    cases, attempts, db = (str(EXAMPLE_SQL / n) for n in ("cases.jsonl", "arm_a.jsonl", "clinic.sqlite"))
+    seen = []
+    ev = judge_answers(cases, attempts, AnswerConfig(db=db, timeout_s=1), gates=gates,
+                       recording=RunRecording(store=str(tmp_path / "runs.db")), on_example=seen.append)
+    agg = ev.aggregate
+    assert (agg["pass_rate"], agg["match"], agg["decided"], agg["verified_wrong"], agg["needs_human"]) == (1.0, 19, 19, 1, 2)
+    assert len(seen) == agg["n"] == 22 and ev.exit_code == code and ev.problem is None
+    assert (ev.gate_report is None) is (bound is None)
+    with RunStore(str(tmp_path / "runs.db")) as st:
+        run = st.get_run(ev.run_id)
+        assert (run["status"], run["scorer_name"], run["n_recorded"]) == ("finished", "answer_judge", 22)
+    out = tmp_path / "cli.json"
+    res = CliRunner().invoke(main, ["judge", cases, attempts, "--db", db, "--timeout", "1", "--no-store", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    from_cli = json.loads(out.read_text())["aggregate"]
+    assert {k: v for k, v in from_cli.items() if "elapsed" not in k} == {k: v for k, v in agg.items() if "elapsed" not in k}
+
+
+def test_judge_answers_with_no_case_judged_is_exit_2(tmp_path):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "q1", "question": "how many?", "golden": {"kind": "value", "columns": ["n"],
+                                                                                 "rows": [[3]]}}) + "\n")
+    attempts = tmp_path / "attempts.jsonl"
+    attempts.write_text(json.dumps({"id": "q1", "final_query": "SELECT 3"}) + "\n")  # no --db: the query cannot run
+    ev = judge_answers(str(cases), str(attempts), AnswerConfig(), recording=RunRecording(no_store=True))
+    assert ev.exit_code == 2 and ev.problem.startswith("no case could be judged (1 cases, 1 unscored); the first: ")

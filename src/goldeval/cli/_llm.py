@@ -30,7 +30,7 @@ from goldeval.cli._types import COUNT, Finite
 if TYPE_CHECKING:
     from goldeval.judge.options import LlmOptions
 
-__all__ = ["llm_options", "run_llm_stage", "llm_config", "llm_cache_files", "spend_line", "dry_run_cap_text"]
+__all__ = ["llm_options", "render_llm_stage", "llm_config", "llm_cache_files", "spend_line", "dry_run_cap_text"]
 
 
 def llm_cache_files(opts: LlmOptions | None, *, always: bool = False) -> list[str]:
@@ -147,14 +147,10 @@ def dry_run_cap_text(res: dict[str, Any]) -> str:
     return out
 
 
-def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: str, opts: LlmOptions, *,
-                  answer_config: Any = None, recorder: Any = None, console: Any = None) -> dict[str, Any] | None:
-    """:func:`goldeval.pipeline.llm_stage.run_llm_stage`, and what it did on the console: after a ``--dry-run`` the
-    count on stderr (returns ``None``); else one line of calls and tokens on *console* (and the spend, when capped),
-    or the spend line on stderr when the cap stopped calls and *console* is ``None``. Returns the merged results."""
-    from goldeval.pipeline.llm_stage import run_llm_stage as run_stage
-
-    stage = run_stage(rule_results, cases_path, attempts_path, opts, answer_config=answer_config, recorder=recorder)
+def render_llm_stage(stage: Any, opts: LlmOptions, console: Any = None) -> None:
+    """What the rules-then-LLM stage (:func:`goldeval.pipeline.llm_stage.run_llm_stage`) did: after a ``--dry-run``
+    the count on stderr; else one line of calls and tokens on *console* (and the spend, when capped), or the spend
+    line on stderr when the cap stopped calls and *console* is ``None`` (``--quiet``)."""
     results = stage.judged
     if stage.results is None:
         click.echo(
@@ -163,7 +159,7 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
             f"{results['http_calls']} would be sent{dry_run_cap_text(results)}.",
             err=True,
         )
-        return None
+        return
     agg = results["aggregate"]
     if console is not None:
         cost = "" if "cost_usd" in agg["undefined"] else f", ${agg['cost_usd']:.4f}"
@@ -178,4 +174,3 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
             console.print(f"LLM judge spend: {spend_line(agg)}", highlight=False, markup=False)
     if stage.spend_cap_reached and console is None:
         click.echo(f"goldeval: LLM judge: {spend_line(results['aggregate'])}", err=True)
-    return stage.results

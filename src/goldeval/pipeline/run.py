@@ -111,7 +111,6 @@ def evaluate(
         raise InputError(f"evaluate: engine must be 'local' or 'spark', got {engine!r}.")
     if per_case is not None:
         raise InputError("--per-case writes the per-case Parquet of a Spark run: give it with --engine spark.")
-    from goldeval.engines.local import run
     from goldeval.outputs import check_outputs
 
     # an output that is the input, the gates or the store, or that cannot be written, fails before any scoring
@@ -171,6 +170,9 @@ def evaluate(
             if kernel:
                 results = scorer.score_path(file, config, recorder=recorder, keep_cases=keep_cases, **sink)
             else:
+                # (here, not above: the engine loads multiprocessing, which a batch kernel never needs)
+                from goldeval.engines.local import run
+
                 results = run(scorer, file, config, workers=workers, recorder=recorder, progress=observer.progress,
                               on_total=observer.total, keep_cases=keep_cases, **sink)
             if recording.note:
