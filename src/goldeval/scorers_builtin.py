@@ -135,7 +135,7 @@ class Labels(Scorer):
     def check_run_config(self, config: Mapping[str, Any]) -> None:
         """No positive label: refused before anything is read or recorded (``score`` has no --positive option)."""
         if config.get("positive") is None:
-            raise InputError(f"score --scorer labels: no positive label given. Pass -O positive=LABEL (e.g. -O positive=escalate), "
+            raise InputError("score --scorer labels: no positive label given. Pass -O positive=LABEL (e.g. -O positive=escalate), "
                              "or --gates with a definition of done that sets positive = \"LABEL\" (or use goldeval labels FILE "
                              "--positive LABEL).")
 

@@ -21,8 +21,8 @@ import pytest
 from click.testing import CliRunner
 
 import goldeval
-from goldeval.cli import main
 from goldeval.answers.judge import AnswerConfig
+from goldeval.cli import main
 from goldeval.errors import InputError
 from goldeval.pipeline import Evaluation, Observer
 from goldeval.pipeline.judging import judge_answers

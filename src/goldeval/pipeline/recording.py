@@ -152,12 +152,11 @@ class RunRecording:
             yield None
             return
         from goldeval import __version__
+        from goldeval import streams as _streams
         from goldeval.io import file_sha256
         from goldeval.runs.identity import input_entry
         from goldeval.runs.recorder import dataset_hash, run_key, start_run
         from goldeval.runs.store import RunMeta, RunStore
-
-        from goldeval import streams as _streams
 
         paths: dict[str, str] = {}
         streamed: dict[str, Any] = {}  # role -> Spooled: an input read from stdin or a FIFO (see goldeval.streams)

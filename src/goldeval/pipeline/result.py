@@ -33,13 +33,6 @@ class Observer:
         """The rules-then-LLM stage ran: *stage* is a :class:`~goldeval.pipeline.llm_stage.LlmStage` (its
         ``results`` ``None`` after a dry run)."""
 
-    def ready(self, database: Any, config: Any) -> None:
-        """The run is recorded and its database (if any) open: the first case comes next (the data-answer judge)."""
-
-    def llm_stage(self, stage: Any) -> None:
-        """The rules-then-LLM stage ran: *stage* is a :class:`~goldeval.pipeline.llm_stage.LlmStage` (its
-        ``results`` ``None`` after a dry run)."""
-
     def recorded(self, note: str) -> None:
         """The run was recorded or resumed: one line saying which (e.g. ``run 1a2b… recorded; its report: …``)."""
 

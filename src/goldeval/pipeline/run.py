@@ -151,17 +151,13 @@ def evaluate(
                 for entry in entries:
                     on_example(entry)
 
-        # without a caller's on_example the entries go to the file as the JSON the scoring process wrote
-        if kernel:
-            lines_only = writer is not None and on_example is None
-            sink = {"on_example_lines": writer.example_lines} if lines_only else (
-                {"on_examples": to_writer_and_caller_batch} if writer is not None or on_example is not None else {})
-        elif on_example is not None:
-            sink: dict[str, Any] = {"on_example": to_writer_and_caller}
+        # without a caller's on_example the entries go to the file as the JSON the scoring process (or the kernel's
+        # reader) wrote
+        sink: dict[str, Any] = {}
+        if on_example is not None:
+            sink = {"on_examples": to_writer_and_caller_batch} if kernel else {"on_example": to_writer_and_caller}
         elif writer is not None:
-            sink = {"on_example_json": writer.example_json}
-        else:
-            sink = {}
+            sink = {"on_example_lines": writer.example_lines} if kernel else {"on_example_json": writer.example_json}
         with recording.recording(
             scorer_name=scorer.name, scorer_version=scorer.version, inputs={input_role: file},
             config=scorer.store_config(config), tokenizer=config.get("tokenizer"), dod=gates,
