@@ -2,14 +2,16 @@
 rules-then-LLM stage; Spark orchestration. The CLI and the Python API (:func:`goldeval.evaluate`) both call it.
 
 Modules:
-    run          :func:`evaluate`: one scorer over one input, locally or on Spark
+    run          :func:`evaluate`: one scorer over one input, locally (row by row on the local engine, or the
+                 scorer's batch kernel) or on Spark
+    judging      ``judge_answers``: the data-answer judge over a case file and an attempt file, then the LLM stage
     recording    :class:`RunRecording`: which store and arm, start or resume a run (the resume policy)
     gating       load a definition of done before scoring, evaluate it after, finish the run with its decision
     llm_stage    the cases the rules leave undecided go to the LLM judge; verdicts merged and recorded
     spark        ``--engine spark``: score or judge on Spark, record as the partitions stream back
     result       :class:`Evaluation` (what a run hands back) and :class:`Observer` (hooks to watch it)
 
-May import: engines, scorers, gates, runs, the domain packages (answers, judge), io, errors. Never imports
+May import: engines, scorers, gates, runs, resultsfile, the domain packages (answers, judge, labels), io, errors. Never imports
 ``goldeval.cli`` and never prints or exits: what a caller shows comes through an :class:`Observer`, and the exit
 decision is :attr:`Evaluation.exit_code`. Names are loaded on first use (``goldeval.cli`` imports
 :mod:`~goldeval.pipeline.recording` at start-up).
