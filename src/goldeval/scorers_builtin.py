@@ -332,10 +332,14 @@ class AnswerJudge(Scorer):
         return entry if entry is not None else dict(record)
 
     def render_summary(self, results: Mapping[str, Any], console: Any) -> None:
-        """One line per case (verdict, confidence, why) and the pass-rate line with the counts beside it."""
+        """One line per case kept in ``per_example`` (verdict, confidence, why), a line counting the cases not kept
+        (a run that streamed them), and the pass-rate line with the counts beside it."""
         from goldeval.report.answers import render_judge
 
-        render_judge(dict(results), console)
+        shown = results.get("per_example")
+        shown = shown if isinstance(shown, list) else []
+        render_judge({**results, "per_example": shown}, console,
+                     not_shown=max(0, int((results.get("aggregate") or {}).get("n", 0)) - len(shown)))
 
     def store_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         out = {k: v for k, v in config.items() if k not in ("source", "cases_name", "attempts_name", "keep_materials")}
