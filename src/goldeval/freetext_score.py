@@ -220,11 +220,25 @@ class TokenF1(Scorer):
     }
     headline = "whole_note_f1_mean"
     lenient_json = True
+    report_kind = "freetext"
 
     def configure(self, **options: Any) -> dict[str, Any]:
         config = super().configure(**options)
         config["tokenizer"] = get_tokenizer(config["tokenizer"]).name  # an unknown name fails here (InputError)
         return config
+
+    def render_summary(self, results: Mapping[str, Any], console: Any) -> None:
+        """Whole-note (and section) F1, precision and recall, the tokenizer, the first failures."""
+        from goldeval.report.freetext import render_freetext
+
+        render_freetext(dict(results), console)
+
+    def results_head(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """``scorer``, ``tokenizer`` and ``config``: the first keys of a free-text results file."""
+        from goldeval.freetext import results_head
+
+        return results_head(config["tokenizer"], prediction_field=config["prediction_field"],
+                            reference_field=config["reference_field"], id_field=config["id_field"])
 
     id_of = staticmethod(id_text)  # (the function itself: the first pass calls it once a row)
 

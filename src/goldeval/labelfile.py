@@ -21,6 +21,7 @@ import orjson
 
 from goldeval.errors import InputError, given, shorten
 from goldeval.ids import IdIndex
+from goldeval.labels import read_label_row
 
 try:  # the optional C fast path (see _fast.c); the loop of score_label_stream stays the definition and the fallback
     from goldeval._fast import label_flush as _fast_label_flush
@@ -48,12 +49,6 @@ def label_id(raw: Any) -> str | None:
     if isinstance(raw, bool) or not isinstance(raw, (str, int)) or raw == "":
         return None
     return str(raw)
-
-
-def _label_value(raw: Any) -> tuple[str | None, str | None]:
-    from goldeval.labels import _label_value as lv
-
-    return lv(raw)
 
 
 def score_label_stream(
@@ -223,40 +218,21 @@ def score_label_stream(
             g, p, s2 = prev["gold"], prev.get("pred"), prev.get("second_gold")
             new = False
         else:
-            if gold_field not in data:
-                err = f"{prefix}{line}: field '{gold_field}' is missing; every case needs a gold label. Add it or pass --gold-column."
+            g, p, s2, err, row_warnings = read_label_row(data, prefix, line, gold_field=gold_field, pred_field=pred_field,
+                                                         second_gold_field=second_gold_field, positive=positive)
+            if err is not None:
+                saw_gold = saw_gold or gold_field in data
                 failures.append({"line": line, "id": rid, "error": err})
                 if record is not None:
                     record({"id": rid, "status": "unscored", "line": line, "reason": err})
                 continue
             saw_gold = True
-            g = data[gold_field]
-            problem = None
-            if type(g) is not str or not g or g[0].isspace() or g[-1].isspace():  # the fast path: a plain string label
-                g, problem = _label_value(g)
-            if problem or g is None:
-                why = problem or ("is null" if data[gold_field] is None else f"is blank ({data[gold_field]!r})")
-                err = f"{prefix}{line}: gold label {why}; every case needs an adjudicated gold label. Adjudicate it or remove the row."
-                failures.append({"line": line, "id": rid, "error": err})
-                if record is not None:
-                    record({"id": rid, "status": "unscored", "line": line, "reason": err})
-                continue
-            if pred_field in data:
+            if not saw_pred and pred_field in data:
                 saw_pred = True
-                p = data[pred_field]
-                if type(p) is not str or not p or p[0].isspace() or p[-1].isspace():
-                    p, problem = _label_value(p)
-                if problem:  # an unreadable prediction is no prediction: a miss when gold is positive, never dropped
-                    warnings.append({"line": line, "id": rid, "warning": f"{prefix}{line}: field '{pred_field}' {problem}; scored as no prediction (a miss when gold is {positive!r})."})
-            else:
-                p = None
-                warnings.append({"line": line, "id": rid, "warning": f"{prefix}{line}: no '{pred_field}' field; scored as no prediction (a miss when gold is {positive!r})."})
-            s2 = None
             if second_gold_field is not None:
                 saw_second = saw_second or second_gold_field in data
-                s2, problem = _label_value(data.get(second_gold_field))
-                if problem:  # a problem in the second annotator's column never costs the model's score its case
-                    warnings.append({"line": line, "id": rid, "warning": f"{prefix}{line}: field '{second_gold_field}' {problem}; the case is scored but left out of the annotator agreement."})
+            if row_warnings is not None:
+                warnings.extend({"line": line, "id": rid, "warning": w} for w in row_warnings)
             fresh_any = True
         key = (g, p)
         c = counts.get(key)

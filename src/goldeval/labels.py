@@ -47,6 +47,7 @@ __all__ = [
     "per_label_table",
     "confusion_matrix",
     "solve",
+    "read_label_row",
     "score_label_rows",
     "score_label_file",
 ]
@@ -452,6 +453,61 @@ def _label_value(raw: Any) -> tuple[str | None, str | None]:
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
         return None, f"must be a string label, got {shorten(raw)}"
     return str(raw), None
+
+
+def read_label_row(data: Mapping[str, Any], prefix: str, line: int, *, gold_field: str, pred_field: str,
+                   second_gold_field: str | None, positive: Any) -> tuple[Any, Any, Any, str | None, list[str] | None]:
+    """The label-row rule: the gold label, the prediction and the second annotator's label of one row, or why the
+    row cannot be scored. Every reader of label rows applies it (the ``labels`` scorer row by row, the file reader
+    of :mod:`goldeval.labelfile`; the C reader scores only rows this rule passes unchanged: an id, and gold and pred
+    plain non-blank strings).
+
+    Args:
+        data: The row (field → value). prefix, line: Where the row is, as messages name it (``"file.jsonl:"`` and
+            the line: ``file.jsonl:7``; ``"line "`` without a file name).
+        gold_field, pred_field, second_gold_field: Field names (``second_gold_field`` ``None``: no second annotator).
+        positive: The positive label (named in the warning of a missing prediction).
+
+    Returns:
+        ``(gold, pred, second, error, warnings)``: *error* (a message) when the row is a failure — no gold field, or
+        a gold label that is null, blank or not a label — and then nothing else is read; else *gold* is a label,
+        *pred* a label or ``None`` (no prediction: a miss when gold is positive, never dropped), *second* the second
+        annotator's label or ``None``, and *warnings* the messages of a prediction or second label that could not
+        be read (``None`` when there are none).
+
+    Example:
+        >>> read_label_row({"gold": "e", "pred": 3}, "f.jsonl:", 2, gold_field="gold", pred_field="pred",
+        ...                second_gold_field=None, positive="e")
+        ('e', '3', None, None, None)
+    """
+    if gold_field not in data:
+        return None, None, None, (f"{prefix}{line}: field '{gold_field}' is missing; every case needs a gold label. "
+                                  "Add it or pass --gold-column."), None
+    raw = g = data[gold_field]
+    problem = None
+    if type(g) is not str or not g or g[0].isspace() or g[-1].isspace():  # (a plain string label is itself)
+        g, problem = _label_value(g)
+    if problem or g is None:
+        why = problem or ("is null" if raw is None else f"is blank ({raw!r})")
+        return None, None, None, (f"{prefix}{line}: gold label {why}; every case needs an adjudicated gold label. "
+                                  "Adjudicate it or remove the row."), None
+    warnings = None
+    if pred_field in data:
+        p = data[pred_field]
+        if type(p) is not str or not p or p[0].isspace() or p[-1].isspace():
+            p, problem = _label_value(p)
+            if problem:  # an unreadable prediction is no prediction: a miss when gold is positive, never dropped
+                warnings = [f"{prefix}{line}: field '{pred_field}' {problem}; scored as no prediction (a miss when gold is {positive!r})."]
+    else:
+        p = None
+        warnings = [f"{prefix}{line}: no '{pred_field}' field; scored as no prediction (a miss when gold is {positive!r})."]
+    s2 = None
+    if second_gold_field is not None:
+        s2, problem = _label_value(data.get(second_gold_field))
+        if problem:  # a problem in the second annotator's column never costs the model's score its case
+            (warnings if warnings is not None else (warnings := [])).append(
+                f"{prefix}{line}: field '{second_gold_field}' {problem}; the case is scored but left out of the annotator agreement.")
+    return g, p, s2, None, warnings
 
 
 def score_label_rows(

@@ -43,7 +43,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import IO
 
 from goldeval.errors import InputError
@@ -104,7 +104,7 @@ def _special(path: str) -> bool:
 
 def check_outputs(
     outputs: Mapping[str, PathLike | None],
-    others: Mapping[str, PathLike | list[PathLike] | None],
+    others: Mapping[str, PathLike | Sequence[PathLike] | None],
 ) -> None:
     """Refuse, before any work, an output that would overwrite one of the command's own files.
 
@@ -125,7 +125,7 @@ def check_outputs(
     """
     flat: list[tuple[str, str]] = []
     for role, value in others.items():
-        for p in value if isinstance(value, list) else [value]:
+        for p in [value] if value is None or isinstance(value, (str, os.PathLike)) else list(value):
             if p is not None and not _is_stdout(p):
                 flat.append((role, os.fspath(p)))
     seen: list[tuple[str, str]] = []

@@ -35,7 +35,7 @@ import orjson
 
 from goldeval.errors import InputError
 
-__all__ = ["FORMATS", "ResultsFile", "read_results"]
+__all__ = ["FORMATS", "ResultsFile", "dumps_results", "read_results", "write_results"]
 
 FORMATS = ("json", "jsonl")
 _OPTS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
@@ -274,3 +274,31 @@ class ResultsFile:
 
 class _Discarded(Exception):
     """Thrown into the output's context to make it drop the temporary file."""
+
+
+def dumps_results(obj: Any) -> bytes:
+    """*obj* as indented UTF-8 JSON (floats unrounded), as every ``goldeval`` JSON output is written."""
+    return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | _OPTS)
+
+
+def write_results(results: Mapping[str, Any], out: str, out_format: str = "json", *, role: str = "--out") -> None:
+    """Write a results dict held in memory to *out* (``'-'``: stdout), atomically.
+
+    Args:
+        results: The results dict. out: The path. role: The option that named it (in messages).
+        out_format: ``json`` — one indented object; ``jsonl`` — as :class:`ResultsFile` writes it (one
+            ``per_example`` entry a line, when it is a list, then a line with every other key).
+
+    Raises:
+        InputError: the path cannot be written.
+    """
+    if out_format == "json":
+        from goldeval.outputs import write_output
+
+        write_output(out, dumps_results(results) + b"\n", role=role)
+        return
+    with ResultsFile(out, out_format) as writer:
+        per_example = results.get("per_example")
+        for entry in per_example if isinstance(per_example, list) else ():
+            writer.example(entry)
+        writer.close(results)

@@ -66,6 +66,7 @@ __all__ = [
     "get_scorer",
     "numbered",
     "register_scorer",
+    "scorer_of",
 ]
 
 #: The entry point group third-party scorers register under.
@@ -222,6 +223,13 @@ class Scorer(abc.ABC):
     #: ``"all"`` — every recorded case, as :meth:`case_record` stored it, is an entry; ``None`` — the entries are
     #: not the cases (the store then rebuilds them from the scored cases, and says they differ).
     per_example_from_cases: ClassVar[str | None] = "scored"
+    #: The report section that shows this scorer's results (:mod:`goldeval.report.model` lays out one per kind):
+    #: ``"freetext"`` (per-case F1 and text), ``"labels"`` (confusion, per label), ``"answers"`` (verdicts and the
+    #: rows judged) or ``"generic"`` (the aggregate table).
+    report_kind: ClassVar[str] = "generic"
+    #: Other ``results["scorer"]["name"]`` values whose results this scorer's hooks show (results a command wrote
+    #: without a Scorer: ``goldeval llm-judge`` writes data-answer verdicts as ``llm_judge``).
+    result_names: ClassVar[tuple[str, ...]] = ()
 
     def configure(self, **options: Any) -> dict[str, Any]:
         """The resolved configuration: the defaults of :attr:`options` overridden by *options* (``None`` keeps the
@@ -336,6 +344,54 @@ class Scorer(abc.ABC):
     def store_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """The configuration recorded with a run and hashed into its key (``source`` left out)."""
         return {k: v for k, v in config.items() if k != "source"}
+
+    def results_head(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """The keys a results file holds before ``per_example`` (known before any row is scored). Default:
+        ``{"scorer": {"name", "version"}}``."""
+        return {"scorer": {"name": self.name, "version": self.version}}
+
+    def render_summary(self, results: Mapping[str, Any], console: Any) -> None:
+        """Print the summary of *results* on a rich *console*: what ``score`` shows after scoring and ``runs show``
+        shows for a stored run. Default: the scalar aggregates as a table and the first failures
+        (:func:`goldeval.report.scorer.render_scorer`)."""
+        from goldeval.report.scorer import render_scorer
+
+        render_scorer(dict(results), console)
+
+    def score_path(self, path: str, config: Mapping[str, Any], *, recorder: Any = None, keep_cases: bool = True,
+                   on_examples: Any = None, on_example_lines: Any = None) -> dict[str, Any]:
+        """The scorer's batch kernel: score the whole file at *path* in one pass, faster than row by row, with the
+        same records and numbers as :meth:`score_batch` + :meth:`finish`. Optional: :attr:`has_batch_kernel` says
+        whether a scorer has one; the pipeline uses it for one process on a local file.
+
+        Args:
+            path: The input file. config: What :meth:`configure` returned.
+            recorder: The run's recorder (cases recorded as they are read; scored cases of a resumed run reused;
+                ``finish`` called with the results). keep_cases: Keep ``per_example`` in the results.
+            on_examples: Called with lists of ``per_example`` entries, in order.
+            on_example_lines: Called with ``(body, n)``: the JSON of *n* entries, one a line, in order.
+
+        Returns:
+            The results dict.
+
+        Raises:
+            InputError: what the whole input shows to be wrong (no row could be scored, a column no row has…).
+        """
+        raise NotImplementedError(f"scorer {self.name!r} has no batch kernel (has_batch_kernel is False)")
+
+    @property
+    def has_batch_kernel(self) -> bool:
+        """Whether this scorer implements :meth:`score_path`."""
+        return type(self).score_path is not Scorer.score_path
+
+    def check_run_config(self, config: Mapping[str, Any]) -> None:
+        """Refuse, before anything is read or recorded, a configuration no run can score under (e.g. no positive
+        label). Default: every configuration :meth:`configure` accepted runs.
+
+        Raises:
+            InputError: the configuration cannot score any row, with what to pass.
+        """
+        return None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -467,6 +523,23 @@ def get_scorer(name: str) -> Scorer:
         _REGISTERED[name] = cls
         _register_metrics(cls)
     return cls()
+
+
+def scorer_of(results_name: str | None) -> Scorer | None:
+    """The scorer whose hooks show results named *results_name* (``results["scorer"]["name"]``, a run's
+    ``scorer_name``): that scorer, a built-in that lists the name in its ``result_names``, or ``None`` when no
+    installed scorer has it (a plug-in since removed: the caller shows the generic view)."""
+    if not isinstance(results_name, str):
+        return None
+    for name, target in _BUILTIN.items():
+        module, attr = target.split(":")
+        cls = getattr(importlib.import_module(module), attr)
+        if name == results_name or results_name in cls.result_names:
+            return cls()
+    try:
+        return get_scorer(results_name)
+    except InputError:
+        return None
 
 
 def register_plugin_metrics() -> None:

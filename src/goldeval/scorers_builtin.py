@@ -46,10 +46,11 @@ class Labels(Scorer):
         "require_positive": Option(True, bool, "refuse a positive label that occurs in neither gold nor pred"),
     }
     headline = "f1"
+    report_kind = "labels"
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         from goldeval.io import RowError
-        from goldeval.labels import _label_value
+        from goldeval.labels import read_label_row
 
         src = config.get("source") or ""
         prefix = f"{src}:" if src and src != "rows" else "line "
@@ -84,33 +85,22 @@ class Labels(Scorer):
                        "duplicate_of": seen[rid]}
                 continue
             seen[rid] = line
-            if gold_field not in data:
-                yield {**rec, **_unscored(rid, line, f"{prefix}{line}: field '{gold_field}' is missing; every case needs a gold label. Add it or pass --gold-column.")}
+            g, p, s2, error, warnings = read_label_row(data, prefix, line, gold_field=gold_field, pred_field=pred_field,
+                                                       second_gold_field=second_field, positive=positive)
+            if error is not None:
+                if gold_field in data:
+                    rec["gold_present"] = True
+                yield {**rec, **_unscored(rid, line, error)}
                 continue
             rec["gold_present"] = True
-            g, problem = _label_value(data[gold_field])
-            if problem or g is None:
-                why = problem or ("is null" if data[gold_field] is None else f"is blank ({data[gold_field]!r})")
-                yield {**rec, **_unscored(rid, line, f"{prefix}{line}: gold label {why}; every case needs an adjudicated gold label. Adjudicate it or remove the row.")}
-                continue
-            warnings = []
             if pred_field in data:
                 rec["pred_present"] = True
-                p, problem = _label_value(data[pred_field])
-                if problem:
-                    warnings.append(f"{prefix}{line}: field '{pred_field}' {problem}; scored as no prediction (a miss when gold is {positive!r}).")
-            else:
-                p = None
-                warnings.append(f"{prefix}{line}: no '{pred_field}' field; scored as no prediction (a miss when gold is {positive!r}).")
             out = {"id": rid, "line": line, "status": "scored", "gold": g, "pred": p,
                    "outcome": None if positive is None else (("tp" if p == positive else "fn") if g == positive else ("fp" if p == positive else "tn")),
                    **rec}
             if second_field is not None:
                 if second_field in data:
                     out["second_present"] = True
-                s2, problem = _label_value(data.get(second_field))
-                if problem:
-                    warnings.append(f"{prefix}{line}: field '{second_field}' {problem}; the case is scored but left out of the annotator agreement.")
                 out["second_gold"] = s2
             if warnings:
                 out["warnings"] = warnings
@@ -124,6 +114,36 @@ class Labels(Scorer):
 
     def new_partial(self, config: Mapping[str, Any], *, keep_cases: bool = True) -> Partial:
         return _LabelsPartial(keep_cases)
+
+    def render_summary(self, results: Mapping[str, Any], console: Any) -> None:
+        """Precision, recall, missed, F1, kappa and counts; the per-label table; annotator agreement."""
+        from goldeval.report.labels import render_labels
+
+        render_labels(dict(results), console)
+
+    def score_path(self, path: str, config: Mapping[str, Any], *, recorder: Any = None, keep_cases: bool = True,
+                   on_examples: Any = None, on_example_lines: Any = None) -> dict[str, Any]:
+        """The labels batch kernel (:func:`goldeval.labelfile.score_label_path`): ids read first (repeats kept as
+        hashes), then one pass into the pair counts, plain JSONL rows counted by the C reader with no dict per row.
+        No row scored is refused (InputError, with the first failure); the results carry ``dataset``."""
+        from goldeval.labelfile import score_label_path
+
+        return score_label_path(
+            path, positive=config["positive"], id_field=config["id_field"], gold_field=config["gold_field"],
+            pred_field=config["pred_field"], second_gold_field=config["second_gold_field"],
+            require_positive=config["require_positive"], recorder=recorder, refuse_empty=True,
+            keep_per_example=keep_cases, on_examples=on_examples, on_example_lines=on_example_lines)
+
+    def results_head(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """``scorer`` and ``positive``: the first keys of a labels results file."""
+        return {"scorer": {"name": self.name, "version": self.version}, "positive": config["positive"]}
+
+    def check_run_config(self, config: Mapping[str, Any]) -> None:
+        """No positive label: refused before anything is read or recorded (``score`` has no --positive option)."""
+        if config.get("positive") is None:
+            raise InputError("score --scorer labels: no positive label given. Pass -O positive=LABEL (e.g. -O positive=escalate), "
+                             "or --gates with a definition of done that sets positive = \"LABEL\" (or use goldeval labels FILE "
+                             "--positive LABEL).")
 
     def finish(self, partial: Partial, config: Mapping[str, Any]) -> dict[str, Any]:
         from goldeval.agreement import kappa_from_pairs
@@ -303,6 +323,8 @@ class AnswerJudge(Scorer):
     }
     metrics = {"pass_rate": MetricSpec("match / (match + no_match)")}
     headline = "pass_rate"
+    report_kind = "answers"
+    result_names = ("llm_judge",)
     per_example_from_cases = "all"
 
     def __init__(self, *, db: Any = None, databases: Any = None, answer: Any = None) -> None:
@@ -324,6 +346,16 @@ class AnswerJudge(Scorer):
     def case_record(self, record: Mapping[str, Any]) -> dict[str, Any]:
         entry = self.example_entry(record)
         return entry if entry is not None else dict(record)
+
+    def render_summary(self, results: Mapping[str, Any], console: Any) -> None:
+        """One line per case kept in ``per_example`` (verdict, confidence, why), a line counting the cases not kept
+        (a run that streamed them), and the pass-rate line with the counts beside it."""
+        from goldeval.report.answers import render_judge
+
+        shown = results.get("per_example")
+        shown = shown if isinstance(shown, list) else []
+        render_judge({**results, "per_example": shown}, console,
+                     not_shown=max(0, int((results.get("aggregate") or {}).get("n", 0)) - len(shown)))
 
     def store_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         out = {k: v for k, v in config.items() if k not in ("source", "cases_name", "attempts_name", "keep_materials")}

@@ -180,7 +180,7 @@ def llm_stage(per_case: Any, rule_results: dict[str, Any], opts: Any, *, attempt
     Args:
         per_case: The DataFrame :func:`judge` returned with ``keep_materials=True``.
         rule_results: :func:`goldeval.spark.aggregate` of it (the rule verdicts' accounting), changed in place.
-        opts: The CLI's LLM options (:class:`goldeval.cli._llm.LlmOptions`): model, endpoint, cache, repeat,
+        opts: The LLM options (:class:`goldeval.judge.options.LlmOptions`): model, endpoint, cache, repeat,
             concurrency, prices, ``--llm-send``.
         attempts_path: Unused (the attempt's model is in the materials); kept for symmetry with the local stage.
 
@@ -193,15 +193,15 @@ def llm_stage(per_case: Any, rule_results: dict[str, Any], opts: Any, *, attempt
     """
     from pyspark.sql import functions as F
 
-    from goldeval.cli._llm import llm_config
     from goldeval.judge import JudgeCache, judge_cases
+    from goldeval.judge.options import judge_config
     from goldeval.judge.wiring import from_answer_materials, merge_llm
     from goldeval.scorers_builtin import _verdict_class
 
     if opts.send == "all":
         raise InputError("--llm-send all with --engine spark: not supported (only the undecided cases go to the "
                          "LLM on Spark). Drop --llm-send all, or judge locally.")
-    config = llm_config(opts)
+    config = judge_config(opts)
     undecided = per_case.where(F.col("record").contains(f'"{MATERIALS_KEY}"')).select("record")
     records: dict[str, dict[str, Any]] = {}
     materials = []

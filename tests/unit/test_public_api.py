@@ -9,10 +9,10 @@ import sys
 import goldeval
 
 PUBLIC = [
-    "Agreement", "AnswerConfig", "CaseOutcome", "DefinitionOfDone", "ExactSum", "GateReport", "GoldevalError", "InputError",
+    "Agreement", "AnswerConfig", "CaseOutcome", "DefinitionOfDone", "Evaluation", "ExactSum", "GateReport", "GoldevalError", "InputError",
     "JudgeCache", "JudgeConfig", "JudgeError", "LabelScore", "OPENSCRIBE", "Overlap", "PassRate", "ReadOnlyDatabase",
     "Recorder", "RunStore", "SectionOverlap", "StoreError", "Tokenizer", "UNICODE", "UnreadableTextError", "Verdict",
-    "__version__", "agreement", "cohen_kappa", "compare_runs", "confusion_matrix", "evaluate_gates", "get_tokenizer",
+    "__version__", "agreement", "cohen_kappa", "compare_runs", "confusion_matrix", "evaluate", "evaluate_gates", "get_tokenizer",
     "judge_answer", "judge_answer_file", "judge_cases", "load_gates", "parse_gates", "parse_judge_output", "pass_rate",
     "per_label_table", "replay_regressions", "score_file", "score_label_file", "score_labels", "score_rows",
     "section_f1", "start_run", "token_f1",

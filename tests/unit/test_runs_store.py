@@ -883,7 +883,7 @@ def test_an_unhashed_large_input_is_the_same_file_only_if_its_sampled_bytes_are(
     # whole: path, size, modification time and now the sha256 of a sample of the bytes must all match.
     import os
 
-    from goldeval.cli._store import _SAMPLE_BLOCKS, _stamp, _stamps_match
+    from goldeval.pipeline.recording import _SAMPLE_BLOCKS, _stamp, _stamps_match
 
     path = tmp_path / "preds.jsonl"
     data = bytearray(b"x" * (3 << 20))

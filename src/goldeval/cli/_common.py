@@ -187,19 +187,10 @@ def write_json(obj: Any, out: str, *, role: str = "--out") -> None:
 
 
 def write_results(results: Mapping[str, Any], out: str, out_format: str = "json") -> None:
-    """Write a results dict held in memory to *out* in *out_format* (``--out-format``): ``json`` as
-    :func:`write_json`; ``jsonl`` as :class:`goldeval.resultsfile.ResultsFile` writes it (one ``per_example`` entry a
-    line, when it is a list, then a line with every other key)."""
-    if out_format == "json":
-        write_json(results, out)
-        return
-    from goldeval.resultsfile import ResultsFile
+    """Write a results dict held in memory to *out* in *out_format*: :func:`goldeval.resultsfile.write_results`."""
+    from goldeval.resultsfile import write_results as write
 
-    with ResultsFile(out, out_format) as writer:
-        per_example = results.get("per_example")
-        for entry in per_example if isinstance(per_example, list) else ():
-            writer.example(entry)
-        writer.close(results)
+    write(results, out, out_format)
 
 
 def report_console(out: str | None, *, quiet: bool = False):

@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK
+from goldeval.pipeline.gating import apply_definition, hold_finish_for_gates, load_definition
 
 __all__ = ["gates_option", "apply_gates", "hold_finish_for_gates", "load_definition", "render_gate_report"]
 
@@ -41,61 +42,18 @@ def gates_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def load_definition(gates_path: str | None, *, scorer: str | None = None):
-    """The parsed definition of done, or ``None`` when no ``--gates`` was given (raises InputError when bad).
-
-    With ``scorer`` (the results' ``scorer.name``, e.g. ``"token_f1"``), a gate on a metric that scorer never
-    produces is refused now, before anything is scored or recorded (see :func:`goldeval.gates.check_scorer`).
-    """
-    if gates_path is None:
-        return None
-    from goldeval.gates import check_scorer, load_gates
-
-    dod = load_gates(gates_path)
-    if scorer is not None:
-        check_scorer(dod, scorer)
-    return dod
-
-
 def apply_gates(results: dict, gates_path: str | None, console: Any, *, definition: Any = None, recorder: Any = None) -> int:
-    """Evaluate the gates on *results*, store the report under ``results["gates"]``, print it, return the exit code.
+    """Evaluate the gates on *results* (:func:`goldeval.pipeline.gating.apply_definition`), print the report, return
+    the exit code: 0 when every gate passes (or nothing was gated), 1 when a gate fails.
 
-    Args:
-        results: The results dict a scorer returned (mutated: ``"gates"`` is added).
-        gates_path: Path of the TOML definition of done, or ``None`` for no gating (returns 0, adds nothing).
-        console: A rich Console for the table and the one-line summary.
-        definition: An already loaded :class:`~goldeval.gates.DefinitionOfDone` (then ``gates_path`` is ignored).
-        recorder: The run's recorder, if any: when gates were applied, the run is finished with the results that
-            now hold the gate report, so the store keeps the decision. Give the recorder to
-            :func:`hold_finish_for_gates` before scoring, so that the run is finished once, here.
-
-    Returns:
-        0 when every gate passes (or nothing was gated), 1 when a gate fails.
-
-    Raises:
-        InputError: a bad gates file, a gate on a metric this scorer never produces, a positive-label mismatch.
-    """
+    ``definition`` is an already loaded definition (then ``gates_path`` is ignored); a bad gates file raises
+    InputError."""
     dod = definition if definition is not None else load_definition(gates_path)
-    if dod is None:
+    report = apply_definition(results, dod, recorder=recorder)
+    if report is None:
         return EXIT_OK
-    from goldeval.gates import evaluate_gates
-
-    report = evaluate_gates(results, dod)
-    results["gates"] = report.to_dict()
-    if recorder is not None:
-        if hasattr(recorder, "hold_finish"):
-            recorder.hold_finish = False
-        recorder.finish(results)
     render_gate_report(report, console)
     return EXIT_OK if report.passed else EXIT_GATE_FAILED
-
-
-def hold_finish_for_gates(recorder: Any, definition: Any) -> None:
-    """With gates to evaluate (``definition`` not ``None``), keep the scorer from finishing the run: it is
-    finished once, by :func:`apply_gates`, with the gate report (killed in between, it is left interrupted and
-    resumable, never finished without its decision). Nothing happens without a recorder or without gates."""
-    if recorder is not None and definition is not None and hasattr(recorder, "hold_finish"):
-        recorder.hold_finish = True
 
 
 def render_gate_report(report: Any, console: Any) -> None:

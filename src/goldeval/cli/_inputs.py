@@ -58,7 +58,7 @@ def spooling(kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
     Raises:
         InputError: stdin given for two inputs (it can be read once), or a stream that cannot be spooled.
     """
-    from goldeval.cli._store import _sigterm_as_interrupt
+    from goldeval.cli._signals import sigterm_raises
     from goldeval.errors import GoldevalError, InputError
     from goldeval.streams import STDIN, relabel, spool
 
@@ -75,7 +75,7 @@ def spooling(kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
         out = dict(kwargs)
         for key, arg in streams.items():
             try:
-                with _sigterm_as_interrupt():  # a terminated read removes its temporary copy too
+                with sigterm_raises():  # a terminated read removes its temporary copy too
                     sp = spool(str(arg), role=arg.role)
             except KeyboardInterrupt:
                 raise InterruptedWhileReading("- (stdin)" if arg == STDIN else str(arg)) from None

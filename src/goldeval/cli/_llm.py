@@ -1,4 +1,5 @@
-"""The LLM-judge options a command can add (``@llm_options``) and the stage that runs the judge after the rules.
+"""The LLM-judge options a command can add (``@llm_options``), and the console side of the rules-then-LLM stage
+(:mod:`goldeval.pipeline.llm_stage` runs it).
 
 Usage in a judging command::
 
@@ -13,69 +14,30 @@ Usage in a judging command::
             if results is None:          # --dry-run: the count was printed, nothing was judged
                 return EXIT_OK
 
-Only click is imported here at module level; the judge library is imported inside the functions.
+Only click is imported here at module level (``--help`` stays fast); the judge package when a command runs.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from goldeval.cli._types import COUNT, Finite
 
-__all__ = ["LlmOptions", "llm_options", "run_llm_stage", "llm_config", "llm_cache_files"]
+if TYPE_CHECKING:
+    from goldeval.judge.options import LlmOptions
 
-
-@dataclass(slots=True)
-class LlmOptions:
-    """The parsed LLM-judge options of one invocation (``model=None``: no LLM judge)."""
-
-    model: str | None = None
-    base_url: str | None = None
-    max_concurrency: int | None = None
-    repeat: int = 1
-    dry_run: bool = False
-    timeout: float | None = None
-    temperature: float | None = None
-    seed: int | None = None
-    price_in: float | None = None
-    price_out: float | None = None
-    send: Literal["undecided", "all"] = "undecided"
-    cache: bool = True
-    refresh: bool = False
-    max_cost: float | None = None
-    max_calls: int | None = None
-
-    @property
-    def enabled(self) -> bool:
-        return self.model is not None
-
-    def run_config(self) -> dict[str, Any]:
-        """The options that change verdicts, for the run key and record (empty when no LLM judge is used)."""
-        if not self.enabled:
-            return {}
-        from goldeval.judge.prompt import JUDGE_VERSION, SYSTEM_PROMPT_SHA256
-
-        return {"llm": {
-            "model": self.model, "base_url": self.base_url, "temperature": self.temperature, "seed": self.seed,
-            "repeat": self.repeat, "send": self.send, "judge_version": JUDGE_VERSION,
-            "system_prompt_sha256": SYSTEM_PROMPT_SHA256, "dry_run": self.dry_run,
-        }}
+__all__ = ["llm_options", "render_llm_stage", "llm_config", "llm_cache_files", "spend_line", "dry_run_cap_text"]
 
 
 def llm_cache_files(opts: LlmOptions | None, *, always: bool = False) -> list[str]:
-    """The judge cache's files (``$GOLDEVAL_HOME/judge_cache.db`` and its -wal/-shm/-journal) when this invocation
-    uses it (an LLM judge with ``--llm-cache``, or *always*), for :func:`goldeval.outputs.check_outputs`."""
-    if opts is None or not opts.cache or not (opts.enabled or always):
-        return []
-    from goldeval.judge.cache import default_cache_path
-    from goldeval.outputs import sqlite_files
+    """The judge cache's files when this invocation uses it: :func:`goldeval.judge.options.cache_files`."""
+    from goldeval.judge.options import cache_files  # (the judge package is loaded only when a command runs)
 
-    return sqlite_files(default_cache_path())
+    return cache_files(opts, always=always)
 
 
 def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...] = ()) -> Any:
@@ -95,6 +57,8 @@ def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...]
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from goldeval.judge.options import LlmOptions  # at run time: `--help` does not load the judge package
+
         for name in exclude:
             kwargs[name] = defaults[name]
         opts = LlmOptions(
@@ -139,23 +103,10 @@ def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...]
 
 
 def llm_config(opts: LlmOptions, *, cost_cap: bool = True):
-    """A :class:`goldeval.judge.JudgeConfig` from the options, ``GOLDEVAL_JUDGE_*`` and ``OPENAI_API_KEY``.
+    """A :class:`goldeval.judge.JudgeConfig` from the options: :func:`goldeval.judge.options.judge_config`."""
+    from goldeval.judge.options import judge_config
 
-    ``cost_cap=False`` (``replay``, which takes no prices) leaves ``$GOLDEVAL_JUDGE_MAX_COST`` out; ``--max-calls``
-    still applies.
-    """
-    import os
-
-    from goldeval.judge import JudgeConfig
-
-    env = dict(os.environ)
-    if not cost_cap:
-        env.pop("GOLDEVAL_JUDGE_MAX_COST", None)
-    return JudgeConfig.from_env(
-        env, model=opts.model or None, base_url=opts.base_url, max_concurrency=opts.max_concurrency, timeout=opts.timeout,
-        temperature=opts.temperature, seed=opts.seed, price_in=opts.price_in, price_out=opts.price_out,
-        max_cost=opts.max_cost if cost_cap else None, max_calls=opts.max_calls,
-    )
+    return judge_config(opts, cost_cap=cost_cap)
 
 
 def spend_line(agg: dict[str, Any]) -> str:
@@ -183,11 +134,6 @@ def spend_line(agg: dict[str, Any]) -> str:
     return text
 
 
-def agg_reached(results: dict[str, Any]) -> bool:
-    """Whether the spend cap stopped calls in this LLM judge run."""
-    return bool(((results.get("aggregate") or {}).get("spend") or {}).get("reached"))
-
-
 def dry_run_cap_text(res: dict[str, Any]) -> str:
     """The dry run's words on spend: the worst case of the calls it would send, and how many the cap lets through."""
     out = ""
@@ -201,113 +147,30 @@ def dry_run_cap_text(res: dict[str, Any]) -> str:
     return out
 
 
-def _read_checked(path: str) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    """Rows of a case or attempt file by id, and a failure record (``line``, ``id``, ``error``, ``file``) for every
-    line that cannot be used (not JSON, not an object, no id, a repeated id): nothing is dropped silently."""
-    import os
-
-    from goldeval.io import RowError, check_ids, read_rows
-
-    name = os.path.basename(path)
-    rows: dict[str, dict[str, Any]] = {}
-    failures: list[dict[str, Any]] = []
-    for item in check_ids(read_rows(path), file_name=name):
-        if isinstance(item, RowError):
-            failures.append({"line": item.line, "id": item.id, "error": item.error, "file": name})
-        else:
-            rows[str(item.data["id"])] = item.data
-    return rows, failures
-
-
-def _read_by_id(path: str) -> dict[str, dict[str, Any]]:
-    from goldeval.io import Row, read_rows
-
-    out: dict[str, dict[str, Any]] = {}
-    for item in read_rows(path):
-        if isinstance(item, Row) and item.data.get("id") is not None:
-            out.setdefault(str(item.data["id"]), item.data)
-    return out
-
-
-def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: str, opts: LlmOptions, *,
-                  answer_config: Any = None, recorder: Any = None, console: Any = None) -> dict[str, Any] | None:
-    """Send the cases of *rule_results* that the rules could not decide to the LLM judge and merge the verdicts.
-
-    The materials come from the rule judge's ``llm_materials`` (``judge_file(..., keep_materials=True)``: the
-    re-executed rows and the rule breakdown); with ``--llm-send all`` they are computed for every case
-    (``goldeval.answers.judge.llm_materials(only_undecided=False)``). A case reused from the run store on resume has
-    no materials there; it is rebuilt from the files (the attempt's reported rows). Cases already decided by the
-    LLM in a resumed run are skipped. The merged per-case records are recorded again (the store keeps the last
-    record of a case) and the recorder is finished with the merged results.
-
-    Returns the merged results, or ``None`` after a ``--dry-run`` (the count is printed on stderr and kept in
-    ``rule_results["llm_dry_run"]``, so that ``--out`` still writes what the run would do).
-    Raises InputError (bad option, the judge model answered these cases) or JudgeError (endpoint refuses).
-    """
-    from goldeval.judge import JudgeCache, judge_cases
-    from goldeval.judge.wiring import case_materials, from_answer_materials, merge_llm
-
-    config = llm_config(opts)
-    attempts = _read_by_id(attempts_path)
-    if opts.send == "all":
-        from goldeval.answers.judge import llm_materials
-
-        raw_materials = llm_materials(cases_path, attempts_path, config=answer_config, only_undecided=False)
-    else:
-        raw_materials = rule_results.get("llm_materials") or []
-    rule_results.pop("llm_materials", None)
-    by_id = {str(r.get("id")): r for r in rule_results.get("per_example", [])}
-    cases = None
-    materials = []
-    for m in raw_materials:
-        cid = str(m.get("id"))
-        rec = by_id.get(cid)
-        if rec is None or ((rec.get("llm") is not None or rec.get("decided_by") == "llm") and not rec.get("capped")):
-            continue  # not in this run, or already judged by the LLM (resumed run; one the spend cap left is judged now)
-        model = (attempts.get(cid) or {}).get("model") or (attempts.get(cid) or {}).get("answer_model")
-        if m.get("reused") or "golden" not in m:
-            cases = cases if cases is not None else _read_by_id(cases_path)
-            if cid in cases:
-                materials.append(case_materials(cases[cid], attempts.get(cid), rec))
-            continue
-        materials.append(from_answer_materials(m, answer_model=model))
-    cache = JudgeCache() if opts.cache else None
-    try:
-        results = judge_cases(
-            materials, config=config, cache=cache, repeat=opts.repeat, dry_run=opts.dry_run, send=opts.send,
-            refresh=opts.refresh,  # no recorder here: the merged records are recorded below; a re-run is free via the cache
-        )
-    finally:
-        if cache is not None:
-            cache.close()
-    if opts.dry_run:
+def render_llm_stage(stage: Any, opts: LlmOptions, console: Any = None) -> None:
+    """What the rules-then-LLM stage (:func:`goldeval.pipeline.llm_stage.run_llm_stage`) did: after a ``--dry-run``
+    the count on stderr; else one line of calls and tokens on *console* (and the spend, when capped), or the spend
+    line on stderr when the cap stopped calls and *console* is ``None`` (``--quiet``)."""
+    results = stage.judged
+    if stage.results is None:
         click.echo(
-            f"goldeval: dry run: {results['sent']} of {len(by_id)} cases go to the LLM judge {config.model!r}, "
+            f"goldeval: dry run: {results['sent']} of {stage.n_cases} cases go to the LLM judge {stage.model!r}, "
             f"{results['calls']} calls ({opts.repeat} per case), {results['cached']} cached, "
             f"{results['http_calls']} would be sent{dry_run_cap_text(results)}.",
             err=True,
         )
-        rule_results["llm_dry_run"] = results
-        return None
-    merged = merge_llm(rule_results, results)
-    if recorder is not None:
-        sent = {r["id"] for r in results["per_example"] if r.get("sent_to_llm")}
-        for rec in merged["per_example"]:
-            if rec.get("id") in sent:
-                recorder.record(rec)
-        recorder.finish(merged)
+        return
     agg = results["aggregate"]
     if console is not None:
         cost = "" if "cost_usd" in agg["undefined"] else f", ${agg['cost_usd']:.4f}"
         console.print(
-            f"LLM judge {config.model}: {agg['n_sent']} cases sent, {agg['n_http_calls']} calls "
+            f"LLM judge {stage.model}: {agg['n_sent']} cases sent, {agg['n_http_calls']} calls "
             f"({agg['n_cached']} cached, {agg['n_call_errors']} failed, {agg['n_unparseable']} unparseable), "
             f"{agg['prompt_tokens']}+{agg['completion_tokens']} tokens{cost}"
             + (f", {agg['n_flickering']} flickering of {agg['n_sent']}" if opts.repeat > 1 else "")
             + (f", {agg['n_incomplete']} incomplete (a call failed)" if opts.repeat > 1 and agg.get("n_incomplete") else "")
         )
-        if opts.max_cost is not None or opts.max_calls is not None or agg_reached(results):
+        if opts.max_cost is not None or opts.max_calls is not None or stage.spend_cap_reached:
             console.print(f"LLM judge spend: {spend_line(agg)}", highlight=False, markup=False)
-    if agg_reached(results) and console is None:
+    if stage.spend_cap_reached and console is None:
         click.echo(f"goldeval: LLM judge: {spend_line(results['aggregate'])}", err=True)
-    return merged

@@ -1,17 +1,19 @@
-"""``goldeval labels`` (score a classifier's labels against gold) and ``goldeval gate`` (apply a definition of
-done to any results file goldeval wrote). Thin: parse options, call the library, render, map to exit codes."""
+"""``goldeval labels`` (score a classifier's labels against gold: the ``labels`` scorer through
+:func:`goldeval.pipeline.run.evaluate`, its batch kernel reading the file) and ``goldeval gate`` (apply a
+definition of done to any results file goldeval wrote). Thin: parse options, call the library, render, map to exit
+codes."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
 
 import click
 
-from goldeval.cli._common import EXIT_OK, echo, exit_codes, guard_outputs, guarded, quiet_option, report_console, write_json
 from goldeval.cli._ci import ci_options
-from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
+from goldeval.cli._common import EXIT_OK, exit_codes, guard_outputs, guarded, quiet_option, report_console, write_json
+from goldeval.cli._gating import apply_gates, gates_option, load_definition
 from goldeval.cli._inputs import INPUT
+from goldeval.cli._observe import ConsoleObserver
 from goldeval.cli._store import store_options
 
 
@@ -44,10 +46,12 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     FILE is JSONL rows {"id", "gold", "pred"} or a CSV with those columns (names selectable).
     """
     from goldeval.errors import InputError
-    from goldeval.labels import SCORER_NAME, SCORER_VERSION, score_label_file
+    from goldeval.pipeline.run import evaluate
+    from goldeval.scorers import get_scorer
 
     guard_outputs({"--out": out, **ci.outputs()}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
-    dod = load_definition(gates, scorer=SCORER_NAME)  # a gate of another scorer is refused before scoring
+    scorer = get_scorer("labels")
+    dod = load_definition(gates, scorer=scorer.name)  # a gate of another scorer is refused before scoring
     if dod is not None and dod.positive is not None:
         if positive is not None and positive != dod.positive:
             raise InputError(
@@ -64,101 +68,20 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
         "require_positive": not allow_absent_positive,
     }
     console = report_console(out)
-    with contextlib.ExitStack() as stack:
-        writer = None
-        if out is not None:  # per_example streams to --out as the rows are read (one entry a line)
-            from goldeval.resultsfile import ResultsFile
-
-            writer = stack.enter_context(ResultsFile(out, out_format))
-            writer.begin({"scorer": {"name": SCORER_NAME, "version": SCORER_VERSION}, "positive": positive})
-        # the examples stream to the results file and, for --junit-cases, to the JUnit cases (kept: one per case)
-        junit_cases: list[dict] | None = [] if ci.junit_cases else None
-
-        def on_examples(entries: list[dict]) -> None:
-            if writer is not None:
-                writer.examples(entries, flat=True)  # (id, line, gold, pred, outcome: scalars)
-            if junit_cases is not None:
-                junit_cases.extend(entries)
-        with run_store.recording(
-            scorer_name=SCORER_NAME, scorer_version=SCORER_VERSION, inputs={"labels": file}, config=options, dod=gates
-        ) as recorder:
-            hold_finish_for_gates(recorder, dod)  # the run is finished once, with its gate report
-            # only --out: the entries as their JSON (no dict for a row the C reader scores)
-            lines_only = writer is not None and junit_cases is None
-            results = score_label_file(file, recorder=recorder, refuse_empty=True, keep_per_example=False,
-                                       on_examples=on_examples if (not lines_only and (writer is not None or junit_cases is not None)) else None,
-                                       on_example_lines=writer.example_lines if lines_only and writer is not None else None,
-                                       **options)
-            if not quiet:
-                _render_labels(results, console)
-            code = apply_gates(results, gates, console, definition=dod, recorder=recorder)
-        if run_store.note and not quiet:
-            click.echo(f"goldeval: {run_store.note}", err=True)
-        run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
-        if writer is not None:
-            writer.close(results)
+    # the examples stream to --out and, for --junit-cases, to the JUnit cases (kept: one per case); the run's note
+    # is printed after the gate table (below)
+    junit_cases: list[dict] | None = [] if ci.junit_cases else None
+    observer = ConsoleObserver(console, quiet=quiet, render=lambda results, scorer, c: scorer.render_summary(results, c),
+                               note=False)
+    ev = evaluate(scorer, file, options=options, gates=gates, definition=dod, recording=run_store, out=out,
+                  out_format=out_format, keep_cases=False, observer=observer, guard=ci.outputs(), input_role="labels",
+                  on_example=None if junit_cases is None else junit_cases.append)
+    if run_store.note and not quiet:
+        click.echo(f"goldeval: {run_store.note}", err=True)
+    results = ev.results
     ci.write(results if junit_cases is None else {**results, "per_example": junit_cases})
-    if code != EXIT_OK:
-        sys.exit(code)
-
-
-def _render_labels(results: dict, console) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    a = results["aggregate"]
-    und = a.get("undefined", {})
-
-    def rate(key: str, digits: int = 3) -> str:
-        return "undefined" if key in und else f"{a[key]:.{digits}f}"
-
-    t = Table(title=escape(f"labels: positive = {results['positive']!r}"), title_justify="left")
-    t.add_column("metric", justify="left")
-    t.add_column("value", justify="right")
-    t.add_column("from", justify="left")
-    t.add_row("precision", rate("precision"), f"{a['tp']} of {a['predicted_positives']} predicted positive")
-    t.add_row("recall", rate("recall"), f"{a['tp']} of {a['gold_positives']} gold positives")
-    t.add_row("missed", str(a["missed"]), f"{rate('missed_per_100', 1)} per 100 gold positives")
-    t.add_row("f1", rate("f1"), "")
-    t.add_row("kappa", rate("kappa"), "Cohen's, predictions vs gold")
-    t.add_row("accuracy", rate("accuracy"), "never the headline")
-    if "agreement" in a and len(results["per_label"]) > 2:  # binary: the same number as accuracy
-        t.add_row("agreement", rate("agreement"), "all labels: predicted label = gold label")
-    t.add_row("counts", "", f"tp {a['tp']} · fp {a['fp']} · fn {a['fn']} · tn {a['tn']}")
-    t.add_row("cases", str(a["n"]), f"{a['n_scored']} scored, {a['n_failed']} failed, {a['null_predictions']} without a prediction")
-    console.print(t)
-    if len(results["per_label"]) > 2:
-        pl = Table(title="per label (one-vs-rest)", title_justify="left")
-        for col in ("label", "precision", "recall", "f1", "support", "predicted"):
-            pl.add_column(col, justify="right")
-        for r in results["per_label"]:
-            und_r = r.get("undefined") or {}
-            cells = ["undefined" if k in und_r else f"{r[k]:.3f}" for k in ("precision", "recall", "f1")]
-            pl.add_row(escape(repr(str(r["label"]))), *cells, str(r["support"]), str(r["predicted"]))
-        console.print(pl)
-    if "annotator_kappa" in a:
-        ak = "undefined" if "annotator_kappa" in und else f"{a['annotator_kappa']:.3f}"
-        console.print(
-            f"annotators: {a['annotator_n']} cases, agreement {a['annotator_agreement']:.3f}, kappa {ak}; "
-            f"{len(results['disagreements'])} disagreements to adjudicate",
-            markup=False, highlight=False, soft_wrap=True,
-        )
-    for key, why in und.items():
-        console.print(f"{key} undefined: {why}", markup=False, highlight=False, soft_wrap=True)
-    _print_problems(results)
-
-
-def _print_problems(results: dict) -> None:
-    fails = results.get("failures", [])
-    warns = results.get("warnings", [])
-    for f in fails[:10]:
-        echo(f"failed: {f['error']}")
-    if len(fails) > 10:
-        click.echo(f"… and {len(fails) - 10} more failed rows (all listed in the results JSON under 'failures').", err=True)
-    for w in warns[:10]:
-        echo(f"warning: {w['warning']}")
-    if len(warns) > 10:
-        click.echo(f"… and {len(warns) - 10} more warnings (listed in the results JSON under 'warnings').", err=True)
+    if ev.exit_code != EXIT_OK:
+        sys.exit(ev.exit_code)
 
 
 @click.command("gate")

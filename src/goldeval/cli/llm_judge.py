@@ -37,7 +37,8 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
     import os
 
     from goldeval.answers.config import JUDGE_NAME
-    from goldeval.cli._llm import _read_checked, dry_run_cap_text, llm_config
+    from goldeval.cli._llm import dry_run_cap_text, llm_config
+    from goldeval.pipeline.llm_stage import read_checked
     from goldeval.errors import InputError
     from goldeval.io import file_sha256
     from goldeval.judge import JUDGE_VERSION, JudgeCache, judge_cases
@@ -55,8 +56,8 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
         from goldeval.judge.client import JudgeClient
 
         JudgeClient(config).check_ready()
-    case_rows, case_failures = _read_checked(cases)
-    attempt_rows, attempt_failures = _read_checked(attempts)
+    case_rows, case_failures = read_checked(cases)
+    attempt_rows, attempt_failures = read_checked(attempts)
     bad_attempt_ids = {f["id"] for f in attempt_failures if f["id"] is not None}
     for f in attempt_failures:
         if f["id"] is not None and f["id"] in case_rows:

@@ -58,11 +58,11 @@ def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_
     from goldeval.outputs import sqlite_files
     from goldeval.runs.regressions import replay as run_replay
 
-    from goldeval.cli.judge import _named_databases
+    from goldeval.pipeline.judging import named_databases
 
     check_sql_dialect(sql_dialect, db, db_dir)
     check_privileged_role(allow_privileged_role, db)
-    named = _named_databases(cases, db_dir)  # name -> file of each database the cases name under --db-dir
+    named = named_databases(cases, db_dir)  # name -> file of each database the cases name under --db-dir
     guard_outputs({"--out": out, "--junit": junit}, {"REGRESSIONS": regressions, "--cases": cases, "--db": sqlite_files(db),
                                    "judge cache": llm_cache_files(llm_opts),
                                    **{f"database {name!r}": sqlite_files(path) for name, path in named.items()}})

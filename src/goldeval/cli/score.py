@@ -1,25 +1,24 @@
 """``goldeval score``: token F1 of a file of predictions and references, or any scorer with ``--scorer NAME``.
 
-Every scorer and every input format (JSONL, CSV, Parquet) goes through the one Scorer interface on the local engine
-(:func:`goldeval.engines.local.run`: every core for JSONL, resume, the store written beside the scoring, the
-per-example entries streamed to ``--out``, none kept in memory); ``--engine spark`` through :mod:`goldeval.spark`.
+Parse the options, run :func:`goldeval.pipeline.run.evaluate` (the local engine or Spark, the store, resume, gates,
+the results streamed to ``--out``), show it (:class:`~goldeval.cli._observe.ConsoleObserver`), write the CI
+outputs, exit with the run's decision.
 """
 
 from __future__ import annotations
 
-import contextlib
 import sys
 
 import click
 
-from goldeval.cli._types import cores
-
-from goldeval.cli._common import EXIT_BAD_INPUT, exit_codes, fail, guard_outputs, guarded, report_console
 from goldeval.cli._ci import ci_options
-from goldeval.cli._gating import apply_gates, gates_option, hold_finish_for_gates, load_definition
+from goldeval.cli._common import EXIT_BAD_INPUT, exit_codes, fail, guarded, report_console
+from goldeval.cli._gating import gates_option
 from goldeval.cli._inputs import INPUT
+from goldeval.cli._observe import ConsoleObserver
 from goldeval.cli._spark import spark_options
 from goldeval.cli._store import store_options
+from goldeval.cli._types import cores
 
 
 @click.command()
@@ -66,23 +65,33 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
     sections. Rows that cannot be scored are listed with their line number (row index for Parquet), counted in
     n_failed and left out of the means.
     """
+    from goldeval.pipeline.run import evaluate
+    from goldeval.scorers import get_scorer
+
     fields = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
-    if engine == "spark":
-        from goldeval.cli._spark import score_on_spark
-        from goldeval.scorers import get_scorer
+    scorer = get_scorer(scorer_name)  # registers its metrics with the gates
+    # a field option goes to every scorer that takes it; --tokenizer only when given (its default is token F1's
+    # own, and must not override another scorer's default for an option of the same name)
+    from click.core import ParameterSource
 
-        spark_scorer = get_scorer(scorer_name)
-        takes = spark_scorer.options
-        given = {k: v for k, v in fields.items() if k in takes and (scorer_name == "token_f1" or k != "tokenizer")}
-        return score_on_spark(scorer_name, file, {**given, **_parse_options(scorer_options, spark_scorer)}, master=spark_master,
-                              per_case=per_case, out=out, out_format=out_format, quiet=quiet, gates=gates,
-                              run_store=run_store, ci=ci)
-    if per_case is not None:
-        from goldeval.errors import InputError
-
-        raise InputError("--per-case writes the per-case Parquet of a Spark run: give it with --engine spark.")
-    return _score_local(scorer_name, file, fields, scorer_options, workers=workers, out=out, out_format=out_format,
-                        quiet=quiet, gates=gates, run_store=run_store, ci=ci)
+    if click.get_current_context().get_parameter_source("tokenizer") is not ParameterSource.COMMANDLINE:
+        fields.pop("tokenizer")
+    given = {k: v for k, v in fields.items() if k in scorer.options}
+    options = {**given, **_parse_options(scorer_options, scorer)}
+    console = report_console(out)
+    # the examples stream to --out and, for --junit-cases, as (id, status, F1) to the JUnit cases
+    junit_cases: list[dict] | None = [] if ci.junit_cases and engine != "spark" else None
+    with ConsoleObserver(console, quiet=quiet, render=_render if engine != "spark" else _render_generic) as observer:
+        ev = evaluate(scorer if engine != "spark" else scorer_name, file, options=options, gates=gates,
+                      recording=run_store, out=out, out_format=out_format, workers=workers, engine=engine,
+                      spark_master=spark_master, per_case=per_case, keep_cases=False,
+                      on_example=None if junit_cases is None else (lambda entry: junit_cases.append(_slim(entry))),
+                      observer=observer, guard=ci.outputs(), batch_kernel=False)
+    results = ev.results
+    ci.write(results if junit_cases is None else {**results, "per_example": junit_cases})
+    if ev.problem is not None:
+        fail(ev.problem, EXIT_BAD_INPUT)
+    sys.exit(ev.exit_code)
 
 
 #: The keys of a per_example entry that a JUnit testcase of one case needs (report.junit._case_tests).
@@ -95,133 +104,15 @@ def _slim(entry: dict) -> dict:
     return {k: entry[k] for k in _JUNIT_KEYS if k in entry}
 
 
-def _score_local(name: str, file: str, fields: dict, options: tuple[str, ...], *, workers, out, out_format, quiet, gates,
-                 run_store, ci):
-    """Score FILE with the scorer *name* on the local engine: guard the outputs, check the gates file, record,
-    stream the entries to --out (and, for --junit-cases, to the JUnit cases), render, gate, exit."""
-    import os
-
-    from goldeval.engines.local import run
-    from goldeval.scorers import get_scorer
-
-    console = report_console(out)
-    # an --out that is the input, the gates or the store, or that cannot be written, fails before any scoring
-    guard_outputs({"--out": out, **ci.outputs()}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
-    scorer = get_scorer(name)  # registers its metrics with the gates
-    given = {k: v for k, v in fields.items() if k in scorer.options}
-    if name != "token_f1":
-        given.pop("tokenizer", None)
-    opts = {**given, **_parse_options(options, scorer)}
-    # a bad gates file, or a gate on a metric this scorer never produces, fails before any scoring
-    definition = load_definition(gates, scorer=scorer.name)
-    if "positive" in scorer.options and definition is not None and getattr(definition, "positive", None) is not None:
-        # as `goldeval labels` does: the agreed positive label of the definition of done is the run's
-        if opts.get("positive") is not None and opts["positive"] != definition.positive:
-            from goldeval.errors import InputError
-
-            raise InputError(f"-O positive={opts['positive']}: the definition of done {gates} agreed positive = "
-                             f"{definition.positive!r}. Drop -O positive or use the gates file for this label.")
-        opts["positive"] = definition.positive
-    config = scorer.configure(**opts, source=os.path.basename(file))
-    if scorer.name == "labels" and config.get("positive") is None:
-        from goldeval.errors import InputError
-
-        # refused before anything is read or recorded (no run is left behind); `score` has no --positive option
-        raise InputError("score --scorer labels: no positive label given. Pass -O positive=LABEL (e.g. -O positive=escalate), "
-                         "or --gates with a definition of done that sets positive = \"LABEL\" (or use goldeval labels FILE "
-                         "--positive LABEL).")
-    with contextlib.ExitStack() as stack:
-        writer = None
-        if out:
-            from goldeval.resultsfile import ResultsFile
-
-            writer = stack.enter_context(ResultsFile(out, out_format))
-            writer.begin(_results_head(scorer, config))
-        # the examples stream to the results file and, for --junit-cases, as (id, status, F1) to the JUnit cases
-        junit_cases: list[dict] | None = [] if ci.junit_cases else None
-
-        def on_example(entry: dict) -> None:
-            if writer is not None:
-                writer.example(entry)
-            if junit_cases is not None:
-                junit_cases.append(_slim(entry))
-
-        streamed = writer is not None or junit_cases is not None
-        with run_store.recording(
-            scorer_name=scorer.name, scorer_version=scorer.version, inputs={"predictions": file},
-            config=scorer.store_config(config), tokenizer=config.get("tokenizer"), dod=gates,
-        ) as recorder:
-            hold_finish_for_gates(recorder, definition)  # the run is finished once, with its gate report
-            # without JUnit cases the entries go to the file as the JSON the scoring process wrote
-            sink = {"on_example_json": writer.example_json} if writer is not None and junit_cases is None else (
-                {"on_example": on_example} if streamed else {})
-            results = _with_progress(
-                lambda progress, on_total: run(scorer, file, config, workers=workers, recorder=recorder, progress=progress,
-                                               on_total=on_total, keep_cases=False, **sink),
-                quiet,
-            )
-            if run_store.note and not quiet:
-                click.echo(f"goldeval: {run_store.note}", err=True)
-            if not quiet:
-                if scorer.name == "token_f1":
-                    from goldeval.report.freetext import render_freetext
-
-                    render_freetext(results, console)
-                else:
-                    from goldeval.report.scorer import render_scorer
-
-                    render_scorer(results, console)
-            code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
-        run_store.stamp(results)  # the top-level "run": {id, arm, store} (absent with --no-store)
-        if writer is not None:
-            writer.close(results)
-    ci.write(results if junit_cases is None else {**results, "per_example": junit_cases})
-    agg = results["aggregate"]
-    if agg.get("n_scored", agg.get("n")) == 0:
-        first = results["failures"][0]["error"] if results.get("failures") else "no rows"
-        fail(f"no row of {file} could be scored ({agg.get('n_failed', 0)} failed); the first: {first}", EXIT_BAD_INPUT)
-    sys.exit(code)
+def _render(results: dict, scorer, console) -> None:
+    scorer.render_summary(results, console)
 
 
-def _results_head(scorer, config) -> dict:
-    """The keys a results file holds before ``per_example`` (known before any row is scored)."""
-    if scorer.name == "token_f1":
-        from goldeval.freetext import results_head
+def _render_generic(results: dict, scorer, console) -> None:
+    """A Spark run's summary (its results hold no per_example): the aggregate table of any scorer."""
+    from goldeval.report.scorer import render_scorer
 
-        return results_head(config["tokenizer"], prediction_field=config["prediction_field"],
-                            reference_field=config["reference_field"], id_field=config["id_field"])
-    return {"scorer": {"name": scorer.name, "version": scorer.version}}
-
-
-def _with_progress(run, quiet: bool):
-    """Run *run(progress, on_total)* with a progress bar on stderr for batches of 2,000 rows or more."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from goldeval.cli._common import stderr_console
-
-    state: dict = {}
-
-    def on_total(total: int) -> None:
-        if quiet or total < 2000:
-            return
-        bar = Progress(
-            TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=stderr_console(), transient=True,
-        )
-        bar.start()
-        state["bar"] = bar
-        state["task"] = bar.add_task("rows", total=total)
-
-    def progress(k: int) -> None:
-        bar = state.get("bar")
-        if bar is not None:
-            bar.advance(state["task"], k)
-
-    try:
-        return run(progress, on_total)
-    finally:
-        if "bar" in state:
-            state["bar"].stop()
+    render_scorer(results, console)
 
 
 def _parse_options(pairs: tuple[str, ...], scorer) -> dict:

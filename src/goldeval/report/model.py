@@ -21,6 +21,7 @@ from typing import Any
 from goldeval.errors import InputError
 from goldeval.report.marks import _shared_marks_python, compact_spans, shared_marks, shared_spans  # noqa: F401 (re-exported)
 from goldeval.report.sources import CaseSources
+from goldeval.scorers import scorer_of
 
 __all__ = ["ReportOptions", "build_model", "llm_calls", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
 
@@ -52,9 +53,10 @@ class ReportOptions:
 
 
 def scorer_kind(results: Mapping[str, Any]) -> str:
-    """``"freetext"``, ``"labels"``, ``"answers"`` or ``"generic"`` for a results dict."""
-    name = (results.get("scorer") or {}).get("name")
-    return {"token_f1": "freetext", "labels": "labels", "answer_judge": "answers", "llm_judge": "answers"}.get(name or "", "generic")
+    """``"freetext"``, ``"labels"``, ``"answers"`` or ``"generic"`` for a results dict: the ``report_kind`` of the
+    scorer that wrote it (``"generic"`` when no installed scorer did)."""
+    scorer = scorer_of((results.get("scorer") or {}).get("name"))
+    return "generic" if scorer is None else scorer.report_kind
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
 from goldeval.report import fmt
+from goldeval.scorers import Scorer, scorer_of
 
-__all__ = ["render_runs_list", "render_run", "render_compare", "RENDERERS"]
-
-#: scorer name → "module:function" that renders that scorer's results dict (the summary its command prints).
-#: ``runs show`` uses it; a scorer without an entry gets the generic aggregate table.
-RENDERERS: dict[str, str] = {
-    "token_f1": "goldeval.report.freetext:render_freetext",
-    "labels": "goldeval.cli.labels:_render_labels",
-    "answer_judge": "goldeval.cli.judge:render_judge",
-}
-
+__all__ = ["render_runs_list", "render_run", "render_compare"]
 
 def _e(value: Any) -> str:
     """*value* as text with rich markup escaped: ids, arm names, paths, configuration and judge text are data, and
@@ -199,15 +190,13 @@ def render_run(run: Mapping[str, Any], console: Any) -> None:
             "Run the same command again to resume it (or pass --resume " + _e(run["id"]) + ").[/]"
         )
         return
-    target = RENDERERS.get(run["scorer_name"])
-    renderer = None
-    if target is not None:
-        module, attr = target.split(":")
-        try:
-            renderer = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError):
-            renderer = None
-    (renderer or render_generic)(results, console)
+    # the summary the scorer's own command printed (its render_summary hook); the generic table for a scorer that
+    # has none, or is no longer installed
+    scorer = scorer_of(run["scorer_name"])
+    if scorer is not None and type(scorer).render_summary is not Scorer.render_summary:
+        scorer.render_summary(results, console)
+    else:
+        render_generic(results, console)
     gates = results.get("gates")
     if isinstance(gates, Mapping) and gates.get("summary"):
         style = "green" if gates.get("passed") else "red"

@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from goldeval.runs.identity import recorded_path
+from goldeval.scorers import scorer_of
 
 __all__ = ["CaseSources", "load_sources", "input_files", "input_paths"]
 
@@ -197,17 +198,19 @@ def load_sources(
     """
     src = CaseSources()
     scorer = ((results.get("scorer") or {}).get("name")) or (run or {}).get("scorer_name")
+    found = scorer_of(scorer)
+    kind = found.report_kind if found is not None else "generic"
     files = input_files(results, run)
     config = {**((run or {}).get("config") or {}), **(results.get("config") or {})}
-    if scorer == "token_f1":
+    if kind == "freetext":
         path = _usable("predictions", files.get("predictions"), src.notes, base)
         if path is None:
             return src
         pf, rf = config.get("prediction_field", "prediction"), config.get("reference_field", "reference")
         for cid, row in _keyed_rows(path, config.get("id_field", "id"), wanted, lines).items():
             src.texts[cid] = {"prediction": row.get(pf), "reference": row.get(rf)}
-    elif scorer in ("answer_judge", "llm_judge"):
-        if run is None and scorer == "llm_judge":
+    elif kind == "answers":
+        if run is None and files and not any(f.get("path") for f in files.values()):
             src.notes.append("this llm-judge results file records its inputs' sha256, not their paths: the questions, "
                              "goldens and answers are not shown (make the report from the store: goldeval report RUN)")
             return src

@@ -1,0 +1,67 @@
+"""The CLI's :class:`~goldeval.pipeline.result.Observer`: what a scoring command shows while the pipeline runs —
+a progress bar on stderr for 2,000 rows or more, the run's note on stderr, the summary, the gate table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from goldeval.pipeline.result import Observer
+
+__all__ = ["ConsoleObserver"]
+
+
+class ConsoleObserver(Observer):
+    """Prints a run as it goes. ``quiet``: no bar, note or summary (the gate table and decision still print).
+    ``render(results, scorer, console)`` prints the summary; ``note=False`` leaves the run's note to the command
+    (``labels`` prints it after the gate table). Use as a context manager: the bar stops on exit."""
+
+    def __init__(self, console: Any, *, quiet: bool, render: Callable[[dict[str, Any], Any, Any], None],
+                 note: bool = True) -> None:
+        self.console, self.quiet, self.render, self.note = console, quiet, render, note
+        self._bar: Any = None
+        self._task: Any = None
+
+    def total(self, total: int) -> None:
+        if self.quiet or total < 2000:
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        from goldeval.cli._common import stderr_console
+
+        self._bar = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                             console=stderr_console(), transient=True)
+        self._bar.start()
+        self._task = self._bar.add_task("rows", total=total)
+
+    def progress(self, k: int) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task, k)
+
+    def _stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def recorded(self, note: str) -> None:
+        self._stop()
+        if self.note and not self.quiet:
+            click.echo(f"goldeval: {note}", err=True)
+
+    def summary(self, results: dict[str, Any], scorer: Any) -> None:
+        self._stop()
+        if not self.quiet:
+            self.render(results, scorer, self.console)
+
+    def gates(self, report: Any) -> None:
+        from goldeval.cli._gating import render_gate_report
+
+        render_gate_report(report, self.console)
+
+    def __enter__(self) -> ConsoleObserver:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop()

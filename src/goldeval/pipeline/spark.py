@@ -1,0 +1,201 @@
+"""Spark orchestration of a run (``--engine spark``): the driver reads the input with Spark, scores it on the
+executors, aggregates exactly from one partial state per partition, records each case as it streams back partition
+by partition (never all rows at once), gates, and writes the results; ``per_case`` writes the per-case DataFrame as
+Parquet (for ``goldeval runs import``). The data-answer judge runs its rules on the executors and the LLM stage on
+the driver. A Spark run is not resumable (a re-run is a new run; ``runs import`` is idempotent).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from goldeval.errors import InputError
+from goldeval.pipeline.gating import apply_definition, hold_finish_for_gates, load_definition
+from goldeval.pipeline.recording import RunRecording
+from goldeval.pipeline.result import Evaluation, Observer
+
+__all__ = ["judge_on_spark", "score_on_spark"]
+
+
+def _write(results: dict[str, Any], out: str | None, out_format: str) -> None:
+    from goldeval.resultsfile import write_results
+
+    if out:
+        write_results(results, out, out_format)
+
+
+def score_on_spark(scorer_name: str, file: str, options: dict[str, Any], *, master: str, per_case: str | None,
+                   out: str | None, gates: str | os.PathLike[str] | None, recording: RunRecording,
+                   observer: Observer | None = None, guard: Mapping[str, Any] | None = None,
+                   out_format: str = "json") -> Evaluation:
+    """Score *file* with the scorer *scorer_name* on Spark (see the module docstring).
+
+    Args:
+        scorer_name: The scorer. file: Any path Spark reads. options: The scorer's options.
+        master: The Spark master (``local[N]``, ``spark://host:7077``…). per_case: Parquet path for the per-case
+            DataFrame (must not exist). out, out_format: The results file (``jsonl`` writes the results, which hold
+            no ``per_example``, as one line). gates: A definition of done. recording: The run's recording policy.
+        observer: Hooks (note, summary, gate report). guard: More outputs to check before any work.
+
+    Returns:
+        An :class:`~goldeval.pipeline.result.Evaluation` (``problem`` when no row could be scored).
+
+    Raises:
+        InputError: bad input (an output over an input, an existing ``per_case``, a bad gates file, a scorer's
+            option). JudgeError / StoreError as the run meets them.
+    """
+    from goldeval import spark as gs
+    from goldeval.outputs import check_outputs
+    from goldeval.scorers import get_scorer, with_extra
+
+    observer = observer if observer is not None else Observer()
+    local_file = os.path.isfile(file)
+    check_outputs({"--out": out, "--per-case": per_case, **(guard or {})},
+                  {"FILE": file if local_file else None, "--gates": gates, "--store": recording.files()})
+    scorer = get_scorer(scorer_name)
+    config = scorer.configure(**options, source=os.path.basename(file.rstrip("/")))
+    definition = load_definition(gates, scorer=scorer.name)
+    if per_case is not None and os.path.exists(per_case):
+        raise InputError(f"--per-case {per_case}: already exists; Spark writes a folder there. Choose a new path or remove it.")
+    t0 = time.perf_counter()
+    spark = gs.session(master)
+    with gs.executor_failures(f"scoring {file}"):
+        cases = gs.score_path(spark, file, scorer, **config)
+    extra = {"input": {"path": file, "sha256": _sha256(file) if local_file else None}}
+    with gs.executor_failures(f"scoring {file}"), recording.recording(
+        scorer_name=scorer.name, scorer_version=scorer.version, inputs={"predictions": file} if local_file else {},
+        config=scorer.store_config(config), tokenizer=config.get("tokenizer"), dod=gates,
+    ) as recorder:
+        hold_finish_for_gates(recorder, definition)
+        results = with_extra(scorer, gs.aggregate(cases), extra)
+        results["engine"]["master"] = master
+        if "elapsed_sec" in results["aggregate"]:
+            results["aggregate"]["elapsed_sec"] = time.perf_counter() - t0
+        if recorder is not None:
+            previous = recorder.previous()
+            for rec in gs.iter_records(cases):
+                if rec.get("id") is not None and "duplicate_of" not in rec and (previous.get(rec["id"]) or {}).get("status") != rec["status"]:
+                    recorder.record(rec)
+            recorder.finish(results)
+        if per_case is not None:
+            cases.write.parquet(per_case)
+        if recording.note:
+            observer.recorded(recording.note)
+        observer.summary(results, scorer)
+        report = apply_definition(results, definition, recorder=recorder)
+        if report is not None:
+            observer.gates(report)
+    _write(results, out, out_format)
+    agg = results["aggregate"]
+    problem = None
+    if agg.get("n_scored", agg.get("n")) == 0:
+        first = results["failures"][0]["error"] if results.get("failures") else "no rows"
+        problem = f"no row of {file} could be scored ({agg.get('n_failed', 0)} failed); the first: {first}"
+    return Evaluation(results, report, recording.run_id, recording.resumed, problem)
+
+
+def _sha256(path: str) -> str:
+    from goldeval.io import file_sha256
+
+    return file_sha256(path)
+
+
+def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: float, max_rows: int, check_canonical: bool,
+                   master: str, per_case: str | None, out: str | None, gates: str | os.PathLike[str] | None,
+                   recording: RunRecording, llm_opts: Any, observer: Observer | None = None,
+                   guard: Mapping[str, Any] | None = None, out_format: str = "json",
+                   max_result_bytes: int | None = None) -> Evaluation:
+    """Judge *attempts* against *cases* on Spark: the rules on the executors, the LLM stage (``llm_opts``) on the
+    driver; see :mod:`goldeval.spark_judge`.
+
+    Args:
+        cases, attempts: The case and attempt files (any path Spark reads). db: One SQLite / DuckDB file.
+        timeout_s, max_rows, check_canonical, max_result_bytes: The rule judge's query bounds and checks.
+        master, per_case, out, out_format, gates, recording, observer, guard: As :func:`score_on_spark`.
+        llm_opts: :class:`~goldeval.judge.options.LlmOptions` (``model=None``: rules only).
+
+    Returns:
+        An :class:`~goldeval.pipeline.result.Evaluation`; after an LLM dry run, ``dry_run`` is set, nothing was
+        recorded and ``results["llm_dry_run"]`` holds the count. ``problem`` when no case could be judged.
+
+    Raises:
+        InputError: bad input (an output over an input, an existing ``per_case``, a bad gates file, ``dry_run``
+            without a model, the judge model answered these cases). JudgeError / StoreError as met.
+    """
+    from goldeval import spark as gs
+    from goldeval import spark_judge
+    from goldeval.answers.judge import JUDGE_NAME, JUDGE_VERSION, AnswerConfig
+    from goldeval.io import file_sha256
+    from goldeval.judge.options import cache_files, judge_config
+    from goldeval.outputs import check_outputs, sqlite_files
+    from goldeval.pipeline.llm_stage import refuse_answering_model
+    from goldeval.runs.recorder import rubric_text
+
+    observer = observer if observer is not None else Observer()
+    local = {role: p for role, p in (("cases", cases), ("attempts", attempts)) if os.path.isfile(p)}
+    check_outputs({"--out": out, "--per-case": per_case, **(guard or {})},
+                  {"CASES": local.get("cases"), "ATTEMPTS": local.get("attempts"), "--db": sqlite_files(db),
+                   "--gates": gates, "--store": recording.files(), "judge cache": cache_files(llm_opts)})
+    definition = load_definition(gates, scorer=JUDGE_NAME)
+    if llm_opts.dry_run and not llm_opts.enabled:
+        raise InputError("--dry-run counts the calls the LLM judge would make: give --llm MODEL with it.")
+    if llm_opts.enabled:
+        if "attempts" in local:
+            refuse_answering_model(attempts, judge_config(llm_opts).model)
+        if llm_opts.dry_run:
+            recording.no_store = True
+    if per_case is not None and os.path.exists(per_case):
+        raise InputError(f"--per-case {per_case}: already exists; Spark writes a folder there. Choose a new path or remove it.")
+    limits: dict[str, Any] = {} if max_result_bytes is None else {"max_result_bytes": max_result_bytes}
+    config = AnswerConfig(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=check_canonical, **limits)
+    t0 = time.perf_counter()
+    spark = gs.session(master)
+    with gs.executor_failures(f"judging {cases}"):
+        cases_df, failures = spark_judge.judge(spark, cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows,
+                                               check_canonical=check_canonical, keep_materials=llm_opts.enabled, **limits)
+        results = gs.aggregate(cases_df)
+    results["failures"] = failures
+    results["aggregate"]["n_row_failures"] = len(failures)
+    results["inputs"] = {"cases": cases, "cases_sha256": file_sha256(cases) if "cases" in local else None,
+                         "attempts": attempts, "attempts_sha256": file_sha256(attempts) if "attempts" in local else None,
+                         "db": db, "db_sha256": file_sha256(db) if db else None}
+    results["engine"]["master"] = master
+    merged: dict[str, Any] = {}
+    if llm_opts.enabled:
+        with gs.executor_failures(f"judging {cases}"):
+            results, merged = spark_judge.llm_stage(cases_df, results, llm_opts)
+        if llm_opts.dry_run:
+            _write(results, out, out_format)
+            return Evaluation(results, None, None, False, None, dry_run=True)
+    results["elapsed_sec"] = time.perf_counter() - t0
+    with gs.executor_failures(f"judging {cases}"), recording.recording(
+        scorer_name=JUDGE_NAME, scorer_version=JUDGE_VERSION,
+        inputs={"cases": local.get("cases"), "attempts": local.get("attempts"), "db": db},
+        config={**config.to_dict(), **llm_opts.run_config()}, judge_version=JUDGE_VERSION,
+        rubric_text=rubric_text(cases) if "cases" in local else None, dod=gates,
+    ) as recorder:
+        hold_finish_for_gates(recorder, definition)
+        if recorder is not None:
+            for rec in gs.iter_records(cases_df):
+                recorder.record(merged.get(str(rec["id"]), rec))
+        if per_case is not None:
+            cases_df.write.parquet(per_case)
+        if recording.note:
+            observer.recorded(recording.note)
+        observer.summary({**results, "per_example": list(merged.values())}, None)
+        if recorder is not None:
+            recorder.finish(results)  # held until the gates are applied (hold_finish_for_gates)
+        report = apply_definition(results, definition, recorder=recorder)
+        if report is not None:
+            observer.gates(report)
+    _write(results, out, out_format)
+    agg = results["aggregate"]
+    problem = None
+    if agg.get("n", 0) == 0 or agg.get("unscored", 0) == agg.get("n", 0):
+        first = failures[0]["error"] if failures else "every case is unscored (see --per-case or the store)"
+        problem = (f"no case could be judged ({agg.get('n', 0)} cases, {agg.get('unscored', 0)} unscored); the first: "
+                   f"{first.rstrip('.')}. Check the argument order (CASES first, then ATTEMPTS) and --db.")
+    return Evaluation(results, report, recording.run_id, recording.resumed, problem)
