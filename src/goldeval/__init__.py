@@ -20,49 +20,53 @@ __version__ = "0.1.0"
 from goldeval.errors import GoldevalError, InputError, JudgeError, StoreError, UnreadableTextError
 from goldeval.verdict import CaseOutcome, PassRate, Verdict, pass_rate
 from goldeval._native import disable_if_stale
+from goldeval._compat import install as _install_old_paths
+
+_install_old_paths()  # the import paths before issue 27's layout keep working, with a DeprecationWarning
+del _install_old_paths
 
 disable_if_stale()  # a C extension built from an older _fast.c is not used (see goldeval/_native.py)
 del disable_if_stale
 
 # public name -> module that defines it (imported on first attribute access); keep sorted.
 _LAZY: dict[str, str] = {
-    "Agreement": "goldeval.agreement",
+    "Agreement": "goldeval.labels.agreement",
     "AnswerConfig": "goldeval.answers",
     "DefinitionOfDone": "goldeval.gates",
-    "ExactSum": "goldeval.accumulate",
+    "ExactSum": "goldeval.scoring.sums",
     "GateReport": "goldeval.gates",
-    "JudgeCache": "goldeval.judge",
-    "JudgeConfig": "goldeval.judge",
+    "JudgeCache": "goldeval.llm",
+    "JudgeConfig": "goldeval.llm",
     "LabelScore": "goldeval.labels",
-    "OPENSCRIBE": "goldeval.tokens",
-    "Overlap": "goldeval.overlap",
+    "OPENSCRIBE": "goldeval.freetext.tokens",
+    "Overlap": "goldeval.freetext.overlap",
     "ReadOnlyDatabase": "goldeval.answers",
     "Recorder": "goldeval.runs.recorder",
     "RunStore": "goldeval.runs.store",
-    "SectionOverlap": "goldeval.overlap",
-    "Tokenizer": "goldeval.tokens",
-    "UNICODE": "goldeval.tokens",
-    "agreement": "goldeval.agreement",
-    "cohen_kappa": "goldeval.agreement",
+    "SectionOverlap": "goldeval.freetext.overlap",
+    "Tokenizer": "goldeval.freetext.tokens",
+    "UNICODE": "goldeval.freetext.tokens",
+    "agreement": "goldeval.labels.agreement",
+    "cohen_kappa": "goldeval.labels.agreement",
     "compare_runs": "goldeval.runs.compare",
     "confusion_matrix": "goldeval.labels",
     "evaluate_gates": "goldeval.gates",
-    "get_tokenizer": "goldeval.tokens",
+    "get_tokenizer": "goldeval.freetext.tokens",
     "judge_answer": "goldeval.answers",
     "judge_answer_file": "goldeval.answers",
-    "judge_cases": "goldeval.judge",
+    "judge_cases": "goldeval.llm",
     "load_gates": "goldeval.gates",
     "parse_gates": "goldeval.gates",
-    "parse_judge_output": "goldeval.judge",
+    "parse_judge_output": "goldeval.llm",
     "per_label_table": "goldeval.labels",
     "replay_regressions": "goldeval.runs.regressions",
     "score_file": "goldeval.freetext",
     "score_label_file": "goldeval.labels",
     "score_labels": "goldeval.labels",
     "score_rows": "goldeval.freetext",
-    "section_f1": "goldeval.overlap",
+    "section_f1": "goldeval.freetext.overlap",
     "start_run": "goldeval.runs.recorder",
-    "token_f1": "goldeval.overlap",
+    "token_f1": "goldeval.freetext.overlap",
 }
 
 __all__ = sorted(

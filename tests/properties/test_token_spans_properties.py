@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from goldeval.report.model import compact_spans, shared_marks, shared_spans
-from goldeval.tokens import OPENSCRIBE, TOKENIZERS, UNICODE, _unicode_fold
+from goldeval.freetext.tokens import OPENSCRIBE, TOKENIZERS, UNICODE, _unicode_fold
 
 ALPHABET = st.sampled_from(
     list("abcXYZ019 .'/-,;()\n\t")

@@ -85,7 +85,7 @@ def test_pass_rate_over_outcomes_equals_pass_rate_over_their_dicts():
 def test_the_class_of_one_record_is_the_count_pass_rate_gives_it():
     # The judge scorer counts each record by pass_rate_class (one call) instead of pass_rate([record]).to_dict():
     # the class must be the one count that pass_rate of that record alone sets, for every kind of record.
-    from goldeval.scorers_builtin import _verdict_class
+    from goldeval.answers.scorer import _verdict_class
     from goldeval.verdict import pass_rate_class
 
     outs = [CaseOutcome("a", "scored", Verdict("match", 9, False, "w")),
@@ -550,8 +550,8 @@ def _label_line(rnd, k: int) -> bytes:
 def test_label_lines_scores_what_the_python_loop_scores(tmp_path, monkeypatch, seed, fmt):
     import random
 
-    from goldeval import labelfile
-    from goldeval.resultsfile import ResultsFile
+    from goldeval.labels import reader as labelfile
+    from goldeval.io.resultsfile import ResultsFile
 
     rnd = random.Random(seed)
     path = tmp_path / "labels.jsonl"
@@ -625,7 +625,7 @@ def test_label_lines_stops_at_the_first_row_it_does_not_score():
 
 def test_label_lines_reads_one_field_for_two_roles_as_the_loop_does(tmp_path, monkeypatch):
     # --pred-column gold: both roles read the same field (every row a true positive or negative), C and Python alike
-    from goldeval import labelfile
+    from goldeval.labels import reader as labelfile
 
     path = tmp_path / "l.jsonl"
     path.write_text("".join(f'{{"id":"c{k}","gold":"{"yes" if k % 3 else "no"}","pred":"no"}}\n' for k in range(3000)))

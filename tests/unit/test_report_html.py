@@ -21,7 +21,7 @@ from goldeval.report.build import report_from_results
 from goldeval.report.html import embed_json, render_html
 from goldeval.report.model import ReportOptions, build_model, shared_spans
 from goldeval.report.sources import load_sources
-from goldeval.tokens import OPENSCRIBE, UNICODE
+from goldeval.freetext.tokens import OPENSCRIBE, UNICODE
 
 REPO = Path(__file__).resolve().parents[2]
 PRIMOCK = REPO / "examples" / "data" / "openscribe_primock57_predictions.jsonl"

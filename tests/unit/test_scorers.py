@@ -14,8 +14,8 @@ import pytest
 from conftest import EXAMPLES, REPO
 from goldeval.errors import InputError
 from goldeval.io import read_rows
-from goldeval.scorers import available_scorers, get_scorer
-from goldeval.scorers_builtin import join_answer_files
+from goldeval.scoring.registry import available_scorers, get_scorer
+from goldeval.answers.scorer import join_answer_files
 from plugin_rows import EM_ROWS  # (tests/plugin_rows.py)
 
 PRIMOCK = EXAMPLES / "openscribe_primock57_predictions.jsonl"

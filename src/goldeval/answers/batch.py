@@ -17,7 +17,7 @@ from goldeval.verdict import CaseOutcome, pass_rate
 __all__ = ["case_database", "iter_judged", "joined_rows", "judge_answer_file", "judge_file", "llm_materials", "summarize"]
 
 def _read_keyed(path: str | Path, label: str, failures: list[dict[str, Any]]) -> tuple[dict[str, tuple[int, dict[str, Any]]], list[str]]:
-    from goldeval.io import Row, RowError, check_ids, read_rows
+    from goldeval.io.reading import Row, RowError, check_ids, read_rows
 
     p = Path(path)
     out: dict[str, tuple[int, dict[str, Any]]] = {}
@@ -35,7 +35,7 @@ def _read_keyed(path: str | Path, label: str, failures: list[dict[str, Any]]) ->
 
 def joined_rows(cases_path: str | Path, attempts_path: str | Path, *,
                 previous: Mapping[str, Mapping[str, Any]] | None = None) -> Iterator[dict[str, Any]]:
-    """The rows :class:`goldeval.scorers_builtin.AnswerJudge` scores, streamed: each case of the case file, in
+    """The rows :class:`goldeval.answers.scorer.AnswerJudge` scores, streamed: each case of the case file, in
     order, joined by id with its attempt; then the unusable rows. The same rows, failures and order as
     :func:`iter_judged` reads them.
 
@@ -53,7 +53,7 @@ def joined_rows(cases_path: str | Path, attempts_path: str | Path, *,
         InputError: a file is missing, empty or not UTF-8.
     """
     from goldeval.answers.join import AttemptIndex, repeated_id_hashes
-    from goldeval.io import RowError, check_ids, check_input_file, read_rows
+    from goldeval.io.reading import RowError, check_ids, check_input_file, read_rows
 
     cname, aname = Path(cases_path).name, Path(attempts_path).name
     check_input_file(cases_path)
@@ -204,7 +204,7 @@ def judge_file(
 ) -> dict[str, Any]:
     """Judge a case file against an attempt file; the results object every scorer writes.
 
-    Runs the one Scorer interface (:class:`goldeval.scorers_builtin.AnswerJudge`) on the local engine
+    Runs the one Scorer interface (:class:`goldeval.answers.scorer.AnswerJudge`) on the local engine
     (:func:`goldeval.engines.local.run`) over :func:`joined_rows`: cases streamed in file order, each joined with its
     attempt; a case the recorder's run already holds is reused, not judged again.
 
@@ -230,9 +230,9 @@ def judge_file(
         InputError: unreadable files or database.
     """
     from goldeval.engines.local import run
-    from goldeval.io import check_input_file, file_sha256
-    from goldeval.scorers_builtin import AnswerJudge
-    from goldeval.streams import display_name
+    from goldeval.io.reading import check_input_file, file_sha256
+    from goldeval.answers.scorer import AnswerJudge
+    from goldeval.io.streams import display_name
 
     check_input_file(cases_path)  # (the case file is named first when both are missing)
     check_input_file(attempts_path)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from goldeval.errors import InputError, shorten
-from goldeval.io import file_sha256
+from goldeval.io.reading import file_sha256
 
 __all__ = ["DatabaseDir", "LAYOUTS", "case_database_names"]
 

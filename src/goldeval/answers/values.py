@@ -182,7 +182,7 @@ def _json_text(value: Any) -> str:
         if isinstance(v, bool) or v is None or isinstance(v, str):
             return v
         if isinstance(v, int):
-            # one past 64 bits as its digits, as the JSON reader keeps it (goldeval.io.BigInt): a golden's
+            # one past 64 bits as its digits, as the JSON reader keeps it (goldeval.io.reading.BigInt): a golden's
             # 18446744073709551617 then meets a database's; and json.dumps of an int past Python's int-string
             # limit (4,300 digits) raises
             return v if -(2**63) <= v < 2**64 else _int_digits(v)

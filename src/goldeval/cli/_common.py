@@ -59,7 +59,7 @@ def echo(message: str, *, err: bool = True) -> None:
     """``click.echo`` of a line that may hold the user's data (ids, labels, paths): control characters escaped,
     a spooled stream named as given."""
     from goldeval.report.printable import printable
-    from goldeval.streams import relabel
+    from goldeval.io.streams import relabel
 
     click.echo(printable(relabel(message)), err=err)
 
@@ -151,16 +151,16 @@ def dumps(obj: Any) -> bytes:
 
 def check_writable(out: str | None) -> None:
     """Fail fast (InputError) when ``--out`` names a file that cannot be written, before any work is done."""
-    from goldeval.outputs import check_outputs
+    from goldeval.io.outputs import check_outputs
 
     check_outputs({"--out": out}, {})
 
 
 def guard_outputs(outputs: dict[str, Any], others: dict[str, Any]) -> None:
     """Refuse (InputError, exit 2) before any work an output that is one of the command's own files, or cannot be
-    written: see :func:`goldeval.outputs.check_outputs`. Database roles should be given as
-    ``goldeval.outputs.sqlite_files(path)`` so that their -wal / -shm companions are protected too."""
-    from goldeval.outputs import check_outputs
+    written: see :func:`goldeval.io.outputs.check_outputs`. Database roles should be given as
+    ``goldeval.io.outputs.sqlite_files(path)`` so that their -wal / -shm companions are protected too."""
+    from goldeval.io.outputs import check_outputs
 
     check_outputs(outputs, others)
 
@@ -181,19 +181,19 @@ def run_inputs(store: Any, *runs: str) -> dict[str, list[str]]:
 
 def write_json(obj: Any, out: str, *, role: str = "--out") -> None:
     """Write *obj* as JSON to the path *out* (atomically), or to stdout when *out* is ``-``."""
-    from goldeval.outputs import write_output
+    from goldeval.io.outputs import write_output
 
     write_output(out, dumps(obj) + b"\n", role=role)
 
 
 def write_results(results: Mapping[str, Any], out: str, out_format: str = "json") -> None:
     """Write a results dict held in memory to *out* in *out_format* (``--out-format``): ``json`` as
-    :func:`write_json`; ``jsonl`` as :class:`goldeval.resultsfile.ResultsFile` writes it (one ``per_example`` entry a
+    :func:`write_json`; ``jsonl`` as :class:`goldeval.io.resultsfile.ResultsFile` writes it (one ``per_example`` entry a
     line, when it is a list, then a line with every other key)."""
     if out_format == "json":
         write_json(results, out)
         return
-    from goldeval.resultsfile import ResultsFile
+    from goldeval.io.resultsfile import ResultsFile
 
     with ResultsFile(out, out_format) as writer:
         per_example = results.get("per_example")

@@ -45,11 +45,12 @@ def load_definition(gates_path: str | None, *, scorer: str | None = None):
     """The parsed definition of done, or ``None`` when no ``--gates`` was given (raises InputError when bad).
 
     With ``scorer`` (the results' ``scorer.name``, e.g. ``"token_f1"``), a gate on a metric that scorer never
-    produces is refused now, before anything is scored or recorded (see :func:`goldeval.gates.check_scorer`).
+    produces is refused now, before anything is scored or recorded (see :func:`goldeval.gates.evaluate.check_scorer`).
     """
     if gates_path is None:
         return None
-    from goldeval.gates import check_scorer, load_gates
+    from goldeval.gates.evaluate import check_scorer
+    from goldeval.gates.definition import load_gates
 
     dod = load_gates(gates_path)
     if scorer is not None:
@@ -64,7 +65,7 @@ def apply_gates(results: dict, gates_path: str | None, console: Any, *, definiti
         results: The results dict a scorer returned (mutated: ``"gates"`` is added).
         gates_path: Path of the TOML definition of done, or ``None`` for no gating (returns 0, adds nothing).
         console: A rich Console for the table and the one-line summary.
-        definition: An already loaded :class:`~goldeval.gates.DefinitionOfDone` (then ``gates_path`` is ignored).
+        definition: An already loaded :class:`~goldeval.gates.definition.DefinitionOfDone` (then ``gates_path`` is ignored).
         recorder: The run's recorder, if any: when gates were applied, the run is finished with the results that
             now hold the gate report, so the store keeps the decision. Give the recorder to
             :func:`hold_finish_for_gates` before scoring, so that the run is finished once, here.
@@ -78,7 +79,7 @@ def apply_gates(results: dict, gates_path: str | None, console: Any, *, definiti
     dod = definition if definition is not None else load_definition(gates_path)
     if dod is None:
         return EXIT_OK
-    from goldeval.gates import evaluate_gates
+    from goldeval.gates.evaluate import evaluate_gates
 
     report = evaluate_gates(results, dod)
     results["gates"] = report.to_dict()

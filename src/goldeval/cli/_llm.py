@@ -58,7 +58,7 @@ class LlmOptions:
         """The options that change verdicts, for the run key and record (empty when no LLM judge is used)."""
         if not self.enabled:
             return {}
-        from goldeval.judge.prompt import JUDGE_VERSION, SYSTEM_PROMPT_SHA256
+        from goldeval.llm.prompt import JUDGE_VERSION, SYSTEM_PROMPT_SHA256
 
         return {"llm": {
             "model": self.model, "base_url": self.base_url, "temperature": self.temperature, "seed": self.seed,
@@ -69,11 +69,11 @@ class LlmOptions:
 
 def llm_cache_files(opts: LlmOptions | None, *, always: bool = False) -> list[str]:
     """The judge cache's files (``$GOLDEVAL_HOME/judge_cache.db`` and its -wal/-shm/-journal) when this invocation
-    uses it (an LLM judge with ``--llm-cache``, or *always*), for :func:`goldeval.outputs.check_outputs`."""
+    uses it (an LLM judge with ``--llm-cache``, or *always*), for :func:`goldeval.io.outputs.check_outputs`."""
     if opts is None or not opts.cache or not (opts.enabled or always):
         return []
-    from goldeval.judge.cache import default_cache_path
-    from goldeval.outputs import sqlite_files
+    from goldeval.llm.cache import default_cache_path
+    from goldeval.io.outputs import sqlite_files
 
     return sqlite_files(default_cache_path())
 
@@ -139,14 +139,14 @@ def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...]
 
 
 def llm_config(opts: LlmOptions, *, cost_cap: bool = True):
-    """A :class:`goldeval.judge.JudgeConfig` from the options, ``GOLDEVAL_JUDGE_*`` and ``OPENAI_API_KEY``.
+    """A :class:`goldeval.llm.JudgeConfig` from the options, ``GOLDEVAL_JUDGE_*`` and ``OPENAI_API_KEY``.
 
     ``cost_cap=False`` (``replay``, which takes no prices) leaves ``$GOLDEVAL_JUDGE_MAX_COST`` out; ``--max-calls``
     still applies.
     """
     import os
 
-    from goldeval.judge import JudgeConfig
+    from goldeval.llm import JudgeConfig
 
     env = dict(os.environ)
     if not cost_cap:
@@ -206,7 +206,7 @@ def _read_checked(path: str) -> tuple[dict[str, dict[str, Any]], list[dict[str, 
     line that cannot be used (not JSON, not an object, no id, a repeated id): nothing is dropped silently."""
     import os
 
-    from goldeval.io import RowError, check_ids, read_rows
+    from goldeval.io.reading import RowError, check_ids, read_rows
 
     name = os.path.basename(path)
     rows: dict[str, dict[str, Any]] = {}
@@ -220,7 +220,7 @@ def _read_checked(path: str) -> tuple[dict[str, dict[str, Any]], list[dict[str, 
 
 
 def _read_by_id(path: str) -> dict[str, dict[str, Any]]:
-    from goldeval.io import Row, read_rows
+    from goldeval.io.reading import Row, read_rows
 
     out: dict[str, dict[str, Any]] = {}
     for item in read_rows(path):
@@ -244,8 +244,8 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
     ``rule_results["llm_dry_run"]``, so that ``--out`` still writes what the run would do).
     Raises InputError (bad option, the judge model answered these cases) or JudgeError (endpoint refuses).
     """
-    from goldeval.judge import JudgeCache, judge_cases
-    from goldeval.judge.wiring import case_materials, from_answer_materials, merge_llm
+    from goldeval.llm import JudgeCache, judge_cases
+    from goldeval.llm.wiring import case_materials, from_answer_materials, merge_llm
 
     config = llm_config(opts)
     attempts = _read_by_id(attempts_path)

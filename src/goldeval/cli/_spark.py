@@ -1,4 +1,4 @@
-"""``--engine spark`` for ``score`` (and ``judge``): the CLI side of :mod:`goldeval.spark`.
+"""``--engine spark`` for ``score`` (and ``judge``): the CLI side of :mod:`goldeval.engines.spark`.
 
 The driver reads INPUT with Spark (any path Spark reads), scores it on the executors, aggregates exactly from one
 partial state per partition, gates, and writes the results; with the store on, it records each case as it streams
@@ -40,8 +40,8 @@ def score_on_spark(scorer_name: str, file: str, options: dict, *, master: str, p
     one line, as the local engine writes its last line."""
     import time
 
-    from goldeval import spark as gs
-    from goldeval.scorers import get_scorer, with_extra
+    from goldeval.engines import spark as gs
+    from goldeval.scoring.registry import get_scorer, with_extra
 
     console = report_console(out)
     local_file = os.path.isfile(file)
@@ -84,7 +84,7 @@ def score_on_spark(scorer_name: str, file: str, options: dict, *, master: str, p
             render_scorer(results, console)
         code = apply_gates(results, gates, console, definition=definition, recorder=recorder)
     if out and out_format == "jsonl":
-        from goldeval.resultsfile import ResultsFile
+        from goldeval.io.resultsfile import ResultsFile
 
         with ResultsFile(out, "jsonl") as writer:
             writer.close(results)
@@ -100,7 +100,7 @@ def score_on_spark(scorer_name: str, file: str, options: dict, *, master: str, p
 
 
 def _sha256(path: str) -> str:
-    from goldeval.io import file_sha256
+    from goldeval.io.reading import file_sha256
 
     return file_sha256(path)
 
@@ -109,16 +109,16 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
                    master: str, per_case: str | None, out: str | None, quiet: bool, gates: str | None, run_store: Any,
                    llm_opts: Any, ci: Any = None, out_format: str = "json", max_result_bytes: int | None = None) -> None:
     """``goldeval judge CASES ATTEMPTS --engine spark``: the rules on the executors, the LLM stage (``--llm``) on the
-    driver; see :mod:`goldeval.spark_judge`. Exits with the gate code (2 when no case could be judged)."""
+    driver; see :mod:`goldeval.engines.spark_judge`. Exits with the gate code (2 when no case could be judged)."""
     import time
 
-    from goldeval import spark as gs
-    from goldeval import spark_judge
+    from goldeval.engines import spark as gs
+    from goldeval.engines import spark_judge
     from goldeval.answers.judge import JUDGE_NAME, JUDGE_VERSION, AnswerConfig
     from goldeval.cli._llm import llm_cache_files
     from goldeval.errors import InputError
-    from goldeval.io import file_sha256
-    from goldeval.outputs import sqlite_files
+    from goldeval.io.reading import file_sha256
+    from goldeval.io.outputs import sqlite_files
     from goldeval.runs.recorder import rubric_text
 
     console = report_console(out)

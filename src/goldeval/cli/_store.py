@@ -92,8 +92,8 @@ class StoreOptions:
         return store_file(self.store)
 
     def files(self) -> list[str]:
-        """The store's files (database, -wal, -shm, -journal) for :func:`goldeval.outputs.check_outputs`."""
-        from goldeval.outputs import sqlite_files
+        """The store's files (database, -wal, -shm, -journal) for :func:`goldeval.io.outputs.check_outputs`."""
+        from goldeval.io.outputs import sqlite_files
 
         return sqlite_files(self.path)
 
@@ -117,8 +117,8 @@ class StoreOptions:
 
     def stamp(self, results: dict[str, Any]) -> dict[str, Any]:
         """Put :meth:`run_block` at the top of *results* as ``"run"`` (nothing with --no-store), and name the inputs
-        read from streams as given (:func:`goldeval.streams.relabel`); returns *results*."""
-        from goldeval.streams import relabel
+        read from streams as given (:func:`goldeval.io.streams.relabel`); returns *results*."""
+        from goldeval.io.streams import relabel
 
         block = self.run_block()
         if block is not None:
@@ -164,15 +164,15 @@ class StoreOptions:
             yield None
             return
         from goldeval import __version__
-        from goldeval.io import file_sha256
+        from goldeval.io.reading import file_sha256
         from goldeval.runs.identity import input_entry
         from goldeval.runs.recorder import dataset_hash, run_key, start_run
         from goldeval.runs.store import RunMeta, RunStore
 
-        from goldeval import streams as _streams
+        from goldeval.io import streams as _streams
 
         paths: dict[str, str] = {}
-        streamed: dict[str, Any] = {}  # role -> Spooled: an input read from stdin or a FIFO (see goldeval.streams)
+        streamed: dict[str, Any] = {}  # role -> Spooled: an input read from stdin or a FIFO (see goldeval.io.streams)
         for role, path in inputs.items():
             if path is None:
                 continue

@@ -18,7 +18,7 @@ from goldeval.cli._llm import llm_cache_files, llm_options
 from goldeval.cli._spark import spark_options
 from goldeval.cli._store import store_options
 from goldeval.errors import InputError
-from goldeval.outputs import sqlite_files
+from goldeval.io.outputs import sqlite_files
 
 
 @click.command()
@@ -56,7 +56,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
     gate fails; else exit 0 when judged.
     """
     check_privileged_role(allow_privileged_role, db)
-    if engine == "spark":  # the rules on the executors, the LLM stage on the driver (goldeval.spark_judge)
+    if engine == "spark":  # the rules on the executors, the LLM stage on the driver (goldeval.engines.spark_judge)
         from goldeval.cli._spark import judge_on_spark
 
         if db_dir is not None:
@@ -104,7 +104,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
 
         _refuse_answering_model(attempts, llm_config(llm_opts).model)  # before any judging, not after the rules
         if not llm_opts.dry_run:  # no key, no client library: fail before a run is recorded, not after the rules
-            from goldeval.judge.client import JudgeClient
+            from goldeval.llm.client import JudgeClient
 
             JudgeClient(llm_config(llm_opts)).check_ready()
         if llm_opts.dry_run:
@@ -167,8 +167,8 @@ def _judge_recorded(cases, attempts, out, out_format, quiet, gates, run_store, l
     with contextlib.ExitStack() as stack:
         writer = None
         if out and not llm_opts.enabled:
-            from goldeval.scorers_builtin import AnswerJudge
-            from goldeval.resultsfile import ResultsFile
+            from goldeval.answers.scorer import AnswerJudge
+            from goldeval.io.resultsfile import ResultsFile
 
             writer = stack.enter_context(ResultsFile(out, out_format))
             writer.begin({"scorer": {"name": AnswerJudge.name, "version": AnswerJudge.version}, "config": config.to_dict()})
@@ -238,7 +238,7 @@ def _named_databases(cases: str, db_dir: str | None) -> dict[str, str]:
     import os
 
     from goldeval.answers.databases import DatabaseDir, case_database_names
-    from goldeval.io import read_rows
+    from goldeval.io.reading import read_rows
 
     if not os.path.isfile(cases):
         return {}  # the judge names the missing file
@@ -263,8 +263,8 @@ def _refuse_answering_model(attempts_path: str, judge_model: str | None) -> None
     """Refuse, before any work, a judge model that produced some of the answers (the attempt's ``model`` or
     ``answer_model`` field names it): a model never judges its own answers."""
     from goldeval.errors import InputError
-    from goldeval.io import Row, read_rows
-    from goldeval.judge.run import same_model
+    from goldeval.io.reading import Row, read_rows
+    from goldeval.llm.run import same_model
 
     for item in read_rows(attempts_path):
         if isinstance(item, Row):

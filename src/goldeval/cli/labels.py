@@ -44,7 +44,7 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     FILE is JSONL rows {"id", "gold", "pred"} or a CSV with those columns (names selectable).
     """
     from goldeval.errors import InputError
-    from goldeval.labels import SCORER_NAME, SCORER_VERSION, score_label_file
+    from goldeval.labels.metrics import SCORER_NAME, SCORER_VERSION, score_label_file
 
     guard_outputs({"--out": out, **ci.outputs()}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
     dod = load_definition(gates, scorer=SCORER_NAME)  # a gate of another scorer is refused before scoring
@@ -67,7 +67,7 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     with contextlib.ExitStack() as stack:
         writer = None
         if out is not None:  # per_example streams to --out as the rows are read (one entry a line)
-            from goldeval.resultsfile import ResultsFile
+            from goldeval.io.resultsfile import ResultsFile
 
             writer = stack.enter_context(ResultsFile(out, out_format))
             writer.begin({"scorer": {"name": SCORER_NAME, "version": SCORER_VERSION}, "positive": positive})
@@ -173,8 +173,8 @@ def gate(results_file, gates, out, quiet, ci):
 
     A gate on a metric this scorer never produces is bad input (exit 2).
     """
-    from goldeval.resultsfile import read_results
-    from goldeval.scorers import register_plugin_metrics
+    from goldeval.io.resultsfile import read_results
+    from goldeval.scoring.registry import register_plugin_metrics
 
     # no output ever overwrites an input (DESIGN.md), RESULTS.json included: write the gated results beside it
     guard_outputs({"--out": out, **ci.outputs()}, {"RESULTS.json": results_file, "--gates": gates})

@@ -2,7 +2,7 @@
 
 Every scorer and every input format (JSONL, CSV, Parquet) goes through the one Scorer interface on the local engine
 (:func:`goldeval.engines.local.run`: every core for JSONL, resume, the store written beside the scoring, the
-per-example entries streamed to ``--out``, none kept in memory); ``--engine spark`` through :mod:`goldeval.spark`.
+per-example entries streamed to ``--out``, none kept in memory); ``--engine spark`` through :mod:`goldeval.engines.spark`.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
     fields = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
     if engine == "spark":
         from goldeval.cli._spark import score_on_spark
-        from goldeval.scorers import get_scorer
+        from goldeval.scoring.registry import get_scorer
 
         takes = get_scorer(scorer_name).options
         given = {k: v for k, v in fields.items() if k in takes and (scorer_name == "token_f1" or k != "tokenizer")}
@@ -100,7 +100,7 @@ def _score_local(name: str, file: str, fields: dict, options: tuple[str, ...], *
     import os
 
     from goldeval.engines.local import run
-    from goldeval.scorers import get_scorer
+    from goldeval.scoring.registry import get_scorer
 
     console = report_console(out)
     # an --out that is the input, the gates or the store, or that cannot be written, fails before any scoring
@@ -131,7 +131,7 @@ def _score_local(name: str, file: str, fields: dict, options: tuple[str, ...], *
     with contextlib.ExitStack() as stack:
         writer = None
         if out:
-            from goldeval.resultsfile import ResultsFile
+            from goldeval.io.resultsfile import ResultsFile
 
             writer = stack.enter_context(ResultsFile(out, out_format))
             writer.begin(_results_head(scorer, config))
@@ -184,7 +184,7 @@ def _score_local(name: str, file: str, fields: dict, options: tuple[str, ...], *
 def _results_head(scorer, config) -> dict:
     """The keys a results file holds before ``per_example`` (known before any row is scored)."""
     if scorer.name == "token_f1":
-        from goldeval.freetext import results_head
+        from goldeval.freetext.files import results_head
 
         return results_head(config["tokenizer"], prediction_field=config["prediction_field"],
                             reference_field=config["reference_field"], id_field=config["id_field"])

@@ -67,7 +67,7 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
 def report_inputs(*, store: Any = None, run: str | None = None, compare: str | None = None,
                   results_path: str | None = None, compare_results: str | None = None) -> dict[str, list[str]]:
     """The input files of the run(s) a report is made of, as ``role → [path, ...]`` for
-    :func:`goldeval.outputs.check_outputs` (roles "run's predictions", "run's cases", ...: "is the run's cases input").
+    :func:`goldeval.io.outputs.check_outputs` (roles "run's predictions", "run's cases", ...: "is the run's cases input").
 
     A report reads its case texts back from these files, and they are the user's data: ``--out`` must never be
     one of them (also with ``--redact``, which reads none of them). Give *store* and *run* (and *compare*), or
@@ -103,7 +103,7 @@ def _finished(rec: Mapping[str, Any]) -> Mapping[str, Any]:
 def read_results_file(path: str) -> dict[str, Any]:
     """A results JSON that a goldeval scoring command wrote, with its per-case records (InputError when it is not
     one; the message names the keys it lacks)."""
-    from goldeval.resultsfile import read_results
+    from goldeval.io.resultsfile import read_results
 
     results = read_results(path, where=f"--results {path}")  # missing, not JSON, not an object
     missing = [k for k, ok in (("scorer", "scorer" in results), ("per_example", isinstance(results.get("per_example"), list))) if not ok]

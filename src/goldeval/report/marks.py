@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Any
 
 from goldeval.errors import InputError
-from goldeval.tokens import OPENSCRIBE as _OPENSCRIBE
+from goldeval.freetext.tokens import OPENSCRIBE as _OPENSCRIBE
 
 try:  # the optional C fast path (goldeval/_fast.c); _shared_marks_python stays the definition
     from goldeval._fast import shared_marks as _FAST_MARKS
@@ -23,7 +23,7 @@ _ALNUM = re.compile(r"[^\W_]")  # a letter or a digit (what every token rule is 
 def shared_spans(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
     """Where the tokens the two texts share stand in each text, as flat ``[start, end, start, end, …]`` character
     offsets: for each token, its first ``min(count in prediction, count in reference)`` occurrences in each text
-    (the multiset overlap that token F1 counts), located by :meth:`goldeval.tokens.Tokenizer.spans`. ``None`` when
+    (the multiset overlap that token F1 counts), located by :meth:`goldeval.freetext.tokens.Tokenizer.spans`. ``None`` when
     the rule gives no offsets (a third-party rule built without a span function)."""
     try:
         sp, sr = tokenizer.spans(prediction), tokenizer.spans(reference)

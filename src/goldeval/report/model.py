@@ -253,7 +253,7 @@ def _case_row(case: Mapping[str, Any], kind: str, opts: ReportOptions) -> dict[s
     return row
 
 
-#: What the page shows of each LLM call (as :func:`goldeval.judge.run.judge_cases` records it): the numbers and the
+#: What the page shows of each LLM call (as :func:`goldeval.llm.run.judge_cases` records it): the numbers and the
 #: parsed verdict always; the prompt sent, the raw answer and the judge's why only when the report is not redacted.
 _CALL_NUMBERS = ("sample", "cached", "status", "latency_s", "attempts", "prompt_tokens", "completion_tokens", "cost_usd",
                  "finish_reason", "response_model", "capped")
@@ -267,7 +267,7 @@ def llm_calls(case: Mapping[str, Any], *, redact: bool = False) -> list[dict[str
 
     Args:
         case: A per-case record of a judge run (``goldeval judge --llm`` or ``goldeval llm-judge``), whose ``llm``
-            is ``{"calls": [...]}`` as :func:`goldeval.judge.run.judge_cases` records it (the run store keeps the
+            is ``{"calls": [...]}`` as :func:`goldeval.llm.run.judge_cases` records it (the run store keeps the
             same record).
         redact: Keep only the numbers and the parsed verdict's verdict and confidence (no prompt, raw answer, why).
 
@@ -518,7 +518,7 @@ def build_model(
     if not opts.redact:
         tokenizer = None
         if kind == "freetext":
-            from goldeval.tokens import get_tokenizer
+            from goldeval.freetext.tokens import get_tokenizer
 
             try:
                 tokenizer = get_tokenizer(((main_results.get("tokenizer") or {}).get("name")) or "openscribe")

@@ -81,7 +81,7 @@ def input_paths(results: Mapping[str, Any], run: Mapping[str, Any] | None, *, ba
 
 def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: str | None) -> str | None:
     """The path of an input whose bytes still hash to the recorded sha256, else ``None`` (and a note)."""
-    from goldeval.io import file_sha256
+    from goldeval.io.reading import file_sha256
 
     if not spec or not spec.get("path"):
         return None
@@ -109,7 +109,7 @@ def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: s
 def _rows_at_lines(path: str, id_field: str, lines: Mapping[str, int]) -> dict[str, dict[str, Any]] | None:
     """The rows of *lines* (case id → its 1-based line in the file, as the scorer recorded it), decoding only those
     lines; ``None`` when a line is not there or does not hold its case (then the caller reads every row)."""
-    from goldeval.io import decode_json
+    from goldeval.io.reading import decode_json
 
     at = {ln: cid for cid, ln in lines.items()}
     out: dict[str, dict[str, Any]] = {}
@@ -134,7 +134,7 @@ def _rows_at_lines(path: str, id_field: str, lines: Mapping[str, int]) -> dict[s
 
 def _keyed_rows(path: str, id_field: str, wanted: Collection[str] | None,
                 lines: Mapping[str, int] | None = None) -> dict[str, dict[str, Any]]:
-    from goldeval.io import Row, is_parquet, read_rows
+    from goldeval.io.reading import Row, is_parquet, read_rows
 
     jsonl = not (path.lower().endswith(".csv") or is_parquet(path))
     if lines and jsonl and (wanted is None or set(lines) >= set(wanted)):

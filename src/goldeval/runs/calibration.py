@@ -12,7 +12,7 @@ the store. The judge's label is its decided verdict (``match`` · ``near_match``
 left to a person (``needs_human``, or a verdict flagged ``needs_human`` for low confidence) is an **abstention**:
 shown in the confusion matrix, left out of agreement and kappa (it is neither agreement nor disagreement; its rate
 is the ``needs_human`` count a run already reports). Agreement is the share of counted cases where the labels are
-equal; Cohen's kappa is goldeval's own (:func:`goldeval.agreement.kappa_from_pairs`: scikit-learn's value,
+equal; Cohen's kappa is goldeval's own (:func:`goldeval.labels.agreement.kappa_from_pairs`: scikit-learn's value,
 correctly rounded), with the judge and the person as the two annotators over the three verdicts. Both are given
 over all cases and separately for the cases decided by rule (``decided_by`` ``rule`` or ``must_not_use``) and by
 the LLM judge (``llm``, ``parse``).
@@ -34,7 +34,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from goldeval.agreement import kappa_from_pairs
+from goldeval.labels.agreement import kappa_from_pairs
 from goldeval.errors import InputError
 
 __all__ = ["SCORER_NAME", "VERDICTS", "judge_calibration", "settle_reviews"]

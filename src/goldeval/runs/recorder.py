@@ -239,7 +239,7 @@ class Recorder:
 
     def _set_identity(self, results: Mapping[str, Any]) -> None:
         """Set a deferred run's key, dataset hash and input hashes (from the results when they carry them)."""
-        from goldeval.io import file_sha256
+        from goldeval.io.reading import file_sha256
 
         d = self._deferred
         assert d is not None

@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from goldeval.errors import InputError, shorten
-from goldeval.io import Row, RowError, file_sha256, read_jsonl
+from goldeval.io.reading import Row, RowError, file_sha256, read_jsonl
 from goldeval.runs.identity import recorded_path
 from goldeval.runs.store import RunStore, now_iso
 
@@ -107,7 +107,7 @@ def read_regressions(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]]
 
 
 def _read_cases(path: str | os.PathLike[str], *, id_field: str = "id") -> dict[str, dict[str, Any]]:
-    from goldeval.io import check_ids
+    from goldeval.io.reading import check_ids
 
     out: dict[str, dict[str, Any]] = {}
     for item in check_ids(read_jsonl(path), id_field=id_field, file_name=Path(path).name):
@@ -577,7 +577,7 @@ def _regression_entries(path: str | os.PathLike[str] | None) -> list[dict[str, A
 def _drop_regressions(path: str | os.PathLike[str], cases: set[tuple[str, str]]) -> None:
     """Rewrite the regression file (atomically) without the entries of *cases* ((run_id, id) pairs): a conflict
     settled by the latest verdict leaves only that verdict in the file."""
-    from goldeval.outputs import write_output
+    from goldeval.io.outputs import write_output
 
     p = Path(path)
     if not p.exists():

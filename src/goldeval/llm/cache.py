@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from goldeval.errors import StoreError
-from goldeval.judge.prompt import (
+from goldeval.llm.prompt import (
     DEFAULT_MAX_ROWS,
     JUDGE_VERSION,
     SYSTEM_PROMPT_SHA256,
@@ -75,7 +75,7 @@ def cache_key(materials: dict[str, Any], params: dict[str, Any], sample: int = 0
     """The cache key of one judge call (hex sha256). See the module docstring for what goes in.
 
     Args:
-        materials: The case materials as given to :func:`goldeval.judge.prompt.build_user_prompt`, ``id``
+        materials: The case materials as given to :func:`goldeval.llm.prompt.build_user_prompt`, ``id``
             included (each case keeps its own entry and recorded prompt); the answering model's id is excluded.
         params: :meth:`JudgeConfig.answer_params`.
         sample: 0-based repeat index.

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from goldeval.errors import InputError, UnreadableTextError, shorten
-from goldeval.tokens import OPENSCRIBE, Tokenizer, get_tokenizer
+from goldeval.freetext.tokens import OPENSCRIBE, Tokenizer, get_tokenizer
 
 __all__ = [
     "Overlap",
@@ -188,7 +188,7 @@ def section_texts(value: object, side: str) -> dict[str, str]:
     for name, text in value.items():
         if text is None:
             text = ""
-        if not isinstance(text, str) or type(text).__name__ == "BigInt":  # goldeval.io.BigInt: an integer past 64 bits
+        if not isinstance(text, str) or type(text).__name__ == "BigInt":  # goldeval.io.reading.BigInt: an integer past 64 bits
             kind = "int" if isinstance(text, str) else type(text).__name__
             raise InputError(f"{side}.{name}: a section must be a string (or null for absent), got {kind} {shorten(text)}.")
         out[str(name)] = text

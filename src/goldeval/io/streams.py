@@ -169,7 +169,7 @@ def spool(path: str | os.PathLike[str], *, stdin: IO[bytes] | None = None, role:
         raise InputError(f"{role} {where}: read as a stream, and nothing was read ({what}). {expected}")
     result = Spooled(name=name, path=target, sha256=digest.hexdigest(), size=size, kind=kind, _folder=folder)
     _ACTIVE[target] = result
-    from goldeval.io import remember_sha256
+    from goldeval.io.reading import remember_sha256
 
     remember_sha256(target, result.sha256)  # the store and the results need the sha256: never read the copy again
     return result

@@ -1,9 +1,9 @@
-"""The Spark engine: any :class:`goldeval.scorers.Scorer` over a Spark DataFrame, with the same numbers as locally.
+"""The Spark engine: any :class:`goldeval.scoring.protocol.Scorer` over a Spark DataFrame, with the same numbers as locally.
 
 Install with ``pip install 'goldeval[spark]'`` (pyspark, pyarrow, pandas); goldeval must be installed on the
 executors too (a cluster's Python environment, or ``--py-files``)::
 
-    from goldeval import spark as gs
+    from goldeval.engines import spark as gs
     per_case = gs.score(df, scorer="token_f1", tokenizer="openscribe")   # a per-case DataFrame (mapInArrow)
     results = gs.aggregate(per_case)                                     # the results dict, exactly
 
@@ -22,8 +22,8 @@ nothing else (they survive a round trip through Parquet).
 as locally ("id 'x' repeats line 3"): the repeated ids are found with one ``groupBy``; only they (usually none)
 come to the driver, and are broadcast back to mark the later rows.
 
-**Exact aggregation.** Each partition folds its records into the scorer's :class:`~goldeval.scorers.Partial`
-(counts, and :class:`goldeval.accumulate.ExactSum` for every mean: exact dyadic sums, no rounding), which travels
+**Exact aggregation.** Each partition folds its records into the scorer's :class:`~goldeval.scoring.protocol.Partial`
+(counts, and :class:`goldeval.scoring.sums.ExactSum` for every mean: exact dyadic sums, no rounding), which travels
 pickled to the driver: one small row per partition, never the cases. The driver merges them exactly, in line
 order, and rounds each mean once — equal to the local run to the last digit. Spark's ``avg`` is never used.
 """
@@ -171,13 +171,13 @@ def read(spark: Any, path: str) -> Any:
 
     Parquet (a file or folder whose name ends in ``.parquet`` / ``.pq``): its columns, plus ``line``, the 1-based
     row index (in file order). Anything else is JSONL: ``line`` (1-based line number, blank lines counted and
-    skipped) and ``_raw`` (the line's text), decoded by the scorer's partition as :func:`goldeval.io.read_jsonl`
+    skipped) and ``_raw`` (the line's text), decoded by the scorer's partition as :func:`goldeval.io.reading.read_jsonl`
     decodes it (a line that is not a JSON object is an unscored row with its line number).
 
     Raises:
         InputError: the path does not exist or cannot be read.
     """
-    from goldeval.io import is_parquet
+    from goldeval.io.reading import is_parquet
 
     try:
         if is_parquet(path.rstrip("/")):
@@ -206,8 +206,8 @@ def read(spark: Any, path: str) -> Any:
 def _items(batch: Any, source: str, lenient: bool = False, path: str | None = None,
            id_field: str | None = None) -> Iterator[Any]:
     """The Row / RowError items of one Arrow batch (``line`` + the data columns, or ``line`` + ``_raw``), JSONL
-    lines decoded as locally (:func:`_decode_line`; *id_field* as :func:`goldeval.io.decode_line`'s)."""
-    from goldeval.io import Row
+    lines decoded as locally (:func:`_decode_line`; *id_field* as :func:`goldeval.io.reading.decode_line`'s)."""
+    from goldeval.io.reading import Row
 
     cols = batch.schema.names
     if "_raw" in cols:
@@ -217,7 +217,7 @@ def _items(batch: Any, source: str, lenient: bool = False, path: str | None = No
     names = [c for c in cols if c != "line"]
     lines = batch.column("line").to_pylist()
     data_cols = [batch.column(c).to_pylist() for c in names]
-    from goldeval.io import _maps_as_dicts
+    from goldeval.io.reading import _maps_as_dicts
 
     for i, line in enumerate(lines):
         yield Row(line, {n: _maps_as_dicts(col[i]) for n, col in zip(names, data_cols)})
@@ -250,11 +250,11 @@ def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", path
 
     Args:
         df: A Spark DataFrame, one row per case (see the module docstring for ``line`` and the columns).
-        scorer: A scorer name (``token_f1``, ``labels``, an installed plug-in) or a :class:`~goldeval.scorers.Scorer`.
+        scorer: A scorer name (``token_f1``, ``labels``, an installed plug-in) or a :class:`~goldeval.scoring.protocol.Scorer`.
         source: The input's name in messages (``preds.jsonl`` gives ``preds.jsonl:4: ...``).
         path: The JSONL file *df* was read from (:func:`read`), when it is local: a line Spark read with U+FFFD
             in place of bytes that are not UTF-8 is read again from it (see :func:`_decode_line`).
-        **options: The scorer's options (:meth:`~goldeval.scorers.Scorer.configure`).
+        **options: The scorer's options (:meth:`~goldeval.scoring.protocol.Scorer.configure`).
 
     Returns:
         A lazy DataFrame: nothing runs until an action (``aggregate``, ``write``…).
@@ -262,7 +262,8 @@ def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", path
     Raises:
         InputError: unknown scorer or option (before anything runs).
     """
-    from goldeval.scorers import Scorer, get_scorer
+    from goldeval.scoring.protocol import Scorer
+    from goldeval.scoring.registry import get_scorer
 
     sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer)
     config = sc.configure(**options, source=source)
@@ -285,7 +286,7 @@ def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", path
 
 def _decode_line(line: int, raw: str, source: str, lenient: bool = False, path: str | None = None,
                  id_field: str | None = None) -> Any:
-    """One JSONL line as a Row or a RowError, by :func:`goldeval.io.decode_line`, the local readers' decoding: the
+    """One JSONL line as a Row or a RowError, by :func:`goldeval.io.reading.decode_line`, the local readers' decoding: the
     same rows fail, with the same messages (NaN literals and lone surrogate escapes read or refused as the scorer's
     ``lenient_json`` says, integers past 64 bits kept as their digits where the local reader keeps them).
 
@@ -294,7 +295,7 @@ def _decode_line(line: int, raw: str, source: str, lenient: bool = False, path: 
     a line that is not UTF-8 then fails with the local message (the byte and its column). On a file system the
     executor cannot open directly (``hdfs://``, ``s3a://``), Spark's replacement stands.
     """
-    from goldeval.io import decode_line
+    from goldeval.io.reading import decode_line
 
     data = raw.encode("utf-8")
     if "\ufffd" in raw and path is not None:
@@ -331,8 +332,9 @@ def score_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source:
         The per-case DataFrame (:data:`PER_CASE_SCHEMA`), persisted (memory and disk): aggregating and recording
         it do not score twice.
     """
-    from goldeval.io import is_parquet
-    from goldeval.scorers import Scorer, get_scorer
+    from goldeval.io.reading import is_parquet
+    from goldeval.scoring.protocol import Scorer
+    from goldeval.scoring.registry import get_scorer
 
     source = source or os.path.basename(path.rstrip("/"))
     if is_parquet(path.rstrip("/")):
@@ -374,7 +376,7 @@ def _with_repeats_marked(per_case: Any, sc: Any, config: Mapping[str, Any]) -> A
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    from goldeval.scorers import duplicate_error
+    from goldeval.scoring.protocol import duplicate_error
 
     source = config.get("source") or "rows"
     schema = _arrow_schema()
@@ -416,7 +418,7 @@ def _meta(per_case_df: Any) -> dict[str, Any]:
         meta = None
     if not isinstance(meta, dict) or "scorer" not in meta:
         raise InputError("per-case DataFrame: its 'record' column carries no goldeval metadata (scorer and config). "
-                         "Pass the DataFrame goldeval.spark.score returned (or read back from its Parquet), or give "
+                         "Pass the DataFrame goldeval.engines.spark.score returned (or read back from its Parquet), or give "
                          "scorer= and config= to aggregate.")
     return meta
 
@@ -435,7 +437,8 @@ def aggregate(per_case_df: Any, *, scorer: str | Any | None = None, config: Mapp
     Raises:
         InputError: no metadata and no *scorer* / *config*; a record that is not the scorer's.
     """
-    from goldeval.scorers import Scorer, get_scorer
+    from goldeval.scoring.protocol import Scorer
+    from goldeval.scoring.registry import get_scorer
 
     meta = _meta(per_case_df) if scorer is None or config is None else {}
     sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer or meta["scorer"])
@@ -472,5 +475,5 @@ def iter_records(per_case_df: Any) -> Iterator[dict[str, Any]]:
     time, never all rows): what the CLI records into the run store."""
     for row in per_case_df.select("record").toLocalIterator():
         rec = orjson.loads(row["record"])
-        rec.pop("_llm_materials", None)  # what the LLM stage needs, not what the store keeps (goldeval.spark_judge)
+        rec.pop("_llm_materials", None)  # what the LLM stage needs, not what the store keeps (goldeval.engines.spark_judge)
         yield rec

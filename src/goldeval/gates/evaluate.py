@@ -20,9 +20,9 @@ Rules:
 - A gate on a metric the results file's scorer never produces (``whole_note_f1_mean`` on a labels run) is a
   usage error (:class:`~goldeval.errors.InputError`), not a failing gate.
 
-Every gateable metric is described once, in :data:`METRICS` (:mod:`goldeval.gate_metrics`); a new scorer adds its
+Every gateable metric is described once, in :data:`METRICS` (:mod:`goldeval.gates.metrics`); a new scorer adds its
 lines there. The file's parser (:func:`parse_gates`, :func:`load_gates` and the types they return) lives in
-:mod:`goldeval.gate_definition`; every name is importable from here.
+:mod:`goldeval.gates.definition`; every name is importable from here.
 
 Source: ``DESIGN.md`` "Terms" (gate, definition of done) and "Labels"; issue #3.
 """
@@ -36,8 +36,8 @@ from fractions import Fraction
 from typing import Any
 
 from goldeval.errors import InputError, shorten
-from goldeval.gate_definition import Bound, DefinitionOfDone, GateSpec, load_gates, parse_gates
-from goldeval.gate_metrics import FAMILY_SCORERS, METRICS, Metric, Words, _misses, _n, known_metrics
+from goldeval.gates.definition import Bound, DefinitionOfDone, GateSpec, load_gates, parse_gates
+from goldeval.gates.metrics import FAMILY_SCORERS, METRICS, Metric, Words, _misses, _n, known_metrics
 
 __all__ = [
     "Metric",

@@ -1,8 +1,8 @@
 """The accounting of an LLM judge run: the results dict's ``aggregate`` (calls, tokens, cost, spend, latency,
 stability, agreement, what the spend cap left unsent) and the dry run's worst case.
 
-Split from :mod:`goldeval.judge.run` (which routes and makes the calls); the keys are documented in
-:func:`goldeval.judge.run.judge_cases`.
+Split from :mod:`goldeval.llm.run` (which routes and makes the calls); the keys are documented in
+:func:`goldeval.llm.run.judge_cases`.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from goldeval.judge.budget import SpendMeter
-from goldeval.judge.cache import JudgeCache
-from goldeval.judge.client import JudgeConfig
-from goldeval.judge.prompt import SYSTEM_PROMPT, build_user_prompt
+from goldeval.llm.budget import SpendMeter
+from goldeval.llm.cache import JudgeCache
+from goldeval.llm.client import JudgeConfig
+from goldeval.llm.prompt import SYSTEM_PROMPT, build_user_prompt
 from goldeval.verdict import pass_rate
 
 __all__ = ["SCORER_NAME", "dry_run_cap", "pct", "results"]

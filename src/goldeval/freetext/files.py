@@ -9,12 +9,12 @@ plus what a user needs: the tokenizer, ``n_scored``, ``n_rows``, ``failures`` wi
 As upstream, ``n`` counts the scored rows and failed rows are left out of the means (that is how the published
 PriMock57 and ACI-Bench figures were computed); unlike upstream, every failure is listed with its line and reason.
 
-The work is done by the one Scorer interface: the row rule and the aggregation are :class:`goldeval.freetext_score.TokenF1`,
+The work is done by the one Scorer interface: the row rule and the aggregation are :class:`goldeval.freetext.scorer.TokenF1`,
 run by the local engine (:func:`goldeval.engines.local.run`: a first pass for repeated ids, chunks scored in this
 process or on every core, the store written beside the scoring). Large files (≥ ``PARALLEL_MIN_ROWS`` rows) are scored
 on every core when ``workers`` is ``None``. With ``keep_per_example=False`` (what ``goldeval score`` does: the examples
 stream to ``--out`` and to the store) memory does not grow with the file: means are exact running sums, repeated ids
-are found by a first pass (see ``goldeval.ids``).
+are found by a first pass (see ``goldeval.io.ids``).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Any
 
 from goldeval.engines.local import PARALLEL_MIN_ROWS
 from goldeval.errors import InputError
-from goldeval.freetext_score import SCORER_NAME, SCORER_VERSION, FreeTextConfig, TokenF1
-from goldeval.tokens import Tokenizer, get_tokenizer
+from goldeval.freetext.scorer import SCORER_NAME, SCORER_VERSION, FreeTextConfig, TokenF1
+from goldeval.freetext.tokens import Tokenizer, get_tokenizer
 
 __all__ = ["FreeTextConfig", "results_head", "score_file", "score_rows", "SCORER_NAME", "SCORER_VERSION", "PARALLEL_MIN_ROWS"]
 
@@ -68,7 +68,7 @@ def score_file(
     """Token F1 of every row of a JSONL file: the results dict the ``goldeval score`` command writes.
 
     Memory does not grow with the rows when ``keep_per_example`` is false: the means are exact running sums
-    (:class:`goldeval.accumulate.ExactSum`, equal to :func:`statistics.mean` to the last digit), ids are checked for
+    (:class:`goldeval.scoring.sums.ExactSum`, equal to :func:`statistics.mean` to the last digit), ids are checked for
     repeats by a first pass that keeps only the hashes seen twice, and each example goes to ``on_example`` (a
     streaming writer) and to the recorder as it is scored. Only ``failures`` (one entry per row that could not be
     scored) is kept.
@@ -114,7 +114,7 @@ def score_file(
         Output keys of Open-Scribe ``eval/run_eval.py``; scores as :func:`goldeval.token_f1`.
     """
     from goldeval.engines.local import run
-    from goldeval.io import check_input_file
+    from goldeval.io.reading import check_input_file
 
     p = check_input_file(path)
     scorer = TokenF1()

@@ -37,7 +37,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from goldeval.errors import InputError, JudgeError, shorten
-from goldeval.judge.budget import CAP_REACHED, SpendMeter
+from goldeval.llm.budget import CAP_REACHED, SpendMeter
 
 __all__ = ["JudgeConfig", "CallResult", "JudgeClient", "parse_retry_after"]
 
@@ -84,7 +84,7 @@ class JudgeConfig:
         max_concurrency: Calls in flight at once. Default 8.
         price_in, price_out: USD per million prompt / completion tokens, for cost; ``None`` = cost not computed.
         max_cost: Spend cap in USD for one run (``None`` = none); needs both prices and ``max_tokens`` unless
-            ``max_calls`` is given (see :mod:`goldeval.judge.budget`).
+            ``max_calls`` is given (see :mod:`goldeval.llm.budget`).
         max_calls: Cap on HTTP attempts for one run, retries and repeats included (``None`` = none).
         api_key: Secret; not part of ``repr`` or any record.
     """
@@ -129,7 +129,7 @@ class JudgeConfig:
                 where = [w for w in (_OPTION.get(name), f"${_ENV[name]}" if name in _ENV else None) if w]
                 var = f" ({' or '.join(where)})" if where else ""
                 raise InputError(f"judge option {name}{var}: expected {want}, got {shorten(getattr(self, name))}. Fix the value.")
-        from goldeval.judge.budget import check_cap
+        from goldeval.llm.budget import check_cap
 
         why = check_cap(max_cost=self.max_cost, max_calls=self.max_calls, price_in=self.price_in,
                         price_out=self.price_out, max_tokens=self.max_tokens)
@@ -330,7 +330,7 @@ class JudgeClient:
         """One judge call with retries. Per-call failures come back in ``.error``; config failures raise.
 
         With *budget* every attempt (the first and each retry) is reserved before it is made and settled after
-        (:class:`goldeval.judge.budget.SpendMeter`); an attempt the cap refuses is not made, and the call comes back
+        (:class:`goldeval.llm.budget.SpendMeter`); an attempt the cap refuses is not made, and the call comes back
         with ``capped=True`` and ``error="spend cap reached"``.
 
         Raises:

@@ -43,7 +43,7 @@ def case_materials(
             attempt's own ``columns`` / ``rows``.
 
     Returns:
-        A dict for :func:`goldeval.judge.run.judge_cases`.
+        A dict for :func:`goldeval.llm.run.judge_cases`.
     """
     attempt = attempt or {}
     m: dict[str, Any] = {
@@ -170,21 +170,21 @@ def with_llm(rule_judge: Callable[[dict[str, Any], dict[str, Any]], Any], *, con
 
     For replaying human-settled verdicts (``goldeval.runs.regressions.replay`` takes such a callable): the rule
     judge runs first; when it is undecided the case goes to the LLM judge (through the cache, so a replay of an
-    unchanged judge costs no call). Returns the per-case record of :func:`goldeval.judge.run.judge_cases`
+    unchanged judge costs no call). Returns the per-case record of :func:`goldeval.llm.run.judge_cases`
     (``verdict``, ``why``, ``rule``, ``llm``…).
 
     Args:
         rule_judge: ``(case row, answer row) -> Verdict | CaseOutcome | dict``.
-        config: :class:`goldeval.judge.JudgeConfig`.
-        cache: :class:`goldeval.judge.JudgeCache` or ``None``.
-        client: A shared :class:`goldeval.judge.JudgeClient` (one connection pool for the whole replay).
-        budget: A shared :class:`goldeval.judge.budget.SpendMeter` (one cap for the whole replay); default one
+        config: :class:`goldeval.llm.JudgeConfig`.
+        cache: :class:`goldeval.llm.JudgeCache` or ``None``.
+        client: A shared :class:`goldeval.llm.JudgeClient` (one connection pool for the whole replay).
+        budget: A shared :class:`goldeval.llm.budget.SpendMeter` (one cap for the whole replay); default one
             from *config* (``max_calls``). A case the cap leaves unjudged raises ``ValueError("spend cap reached
             …")``, so the replay lists it as not replayed rather than as a changed verdict.
     """
-    from goldeval.judge.budget import CAP_REACHED, SpendMeter
-    from goldeval.judge.client import JudgeClient
-    from goldeval.judge.run import judge_cases
+    from goldeval.llm.budget import CAP_REACHED, SpendMeter
+    from goldeval.llm.client import JudgeClient
+    from goldeval.llm.run import judge_cases
 
     shared = client or JudgeClient(config)
     meter = budget if budget is not None else SpendMeter.from_config(config)

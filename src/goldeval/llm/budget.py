@@ -20,7 +20,7 @@ worst case by the reported cost, so a cap admits more calls when the judge answe
 call earlier than one call at a time would; it never lets the reserved worst case pass the cap.
 
 A cost cap needs both prices (else the worst case is unknown) and a ``max_tokens`` (else a completion is unbounded);
-:class:`goldeval.judge.JudgeConfig` refuses one without them. The one exception, as issue 16 states it: a cost cap
+:class:`goldeval.llm.JudgeConfig` refuses one without them. The one exception, as issue 16 states it: a cost cap
 without prices is accepted when ``max_calls`` is given, and then only the call cap is enforced
 (:attr:`SpendMeter.cost_cap_note` says so, and the summary repeats it).
 
@@ -90,7 +90,7 @@ class SpendMeter:
 
     @classmethod
     def from_config(cls, config: Any) -> SpendMeter:
-        """The meter for a :class:`goldeval.judge.JudgeConfig` (its ``max_cost``, ``max_calls``, prices, max_tokens)."""
+        """The meter for a :class:`goldeval.llm.JudgeConfig` (its ``max_cost``, ``max_calls``, prices, max_tokens)."""
         return cls(max_cost_usd=getattr(config, "max_cost", None), max_calls=getattr(config, "max_calls", None),
                    price_in=config.price_in, price_out=config.price_out, max_tokens=config.max_tokens)
 

@@ -527,7 +527,7 @@ def check_ids(items: Iterator[Row | RowError], *, id_field: str = "id", file_nam
 
     Args:
         repeated: The hashes (:func:`hash`, this process) of every id that may occur more than once, e.g. from a
-            first pass (:func:`usable_id` with :func:`goldeval.ids.scan_jsonl_ids`): only ids with one of those
+            first pass (:func:`usable_id` with :func:`goldeval.io.ids.scan_jsonl_ids`): only ids with one of those
             hashes are remembered, so memory does not grow with the rows. ``None`` (default): every id is kept.
     """
     seen: dict[str, int] = {}

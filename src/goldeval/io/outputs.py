@@ -2,7 +2,7 @@
 
 Every CLI command that writes a file uses this module, in two steps::
 
-    from goldeval.outputs import check_outputs, write_output
+    from goldeval.io.outputs import check_outputs, write_output
 
     # 1. before any work: refuse an output that is one of the command's own files (exit 2, nothing written)
     check_outputs(

@@ -3,7 +3,7 @@
 Every scorer — the three built-in ones (``token_f1``, ``labels``, ``answer_judge``) and any third-party one
 registered under the entry point group ``goldeval.scorers`` — is a :class:`Scorer`. The CLI
 (``goldeval score --scorer NAME``), the run store, the gates, the reports and the engines (one process here, Spark
-in :mod:`goldeval.spark`) speak only to it::
+in :mod:`goldeval.engines.spark`) speak only to it::
 
     scorer = get_scorer("token_f1")
     config = scorer.configure(tokenizer="openscribe")         # options checked, defaults filled (a JSON-ready dict)
@@ -26,7 +26,7 @@ is never recorded under the id (the store keys cases by id). The rest is the sco
     part.merge(other_part)                                    # exact: order and split never change the result
     results = scorer.finish(part, config)                     # == scorer.aggregate(all records, config)
 
-Means are exact running sums (:class:`goldeval.accumulate.ExactSum`, rounded once), so any split gives the mean
+Means are exact running sums (:class:`goldeval.scoring.sums.ExactSum`, rounded once), so any split gives the mean
 :func:`statistics.mean` gives, to the last digit (PriMock57 ``whole_note_f1_mean`` 0.27861937781204515).
 ``keep_cases=False`` leaves ``per_example`` out of the state (an engine keeps the records where they are).
 
@@ -42,7 +42,6 @@ complete one (exact match) that the tests install.
 from __future__ import annotations
 
 import abc
-import importlib.metadata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -55,10 +54,7 @@ __all__ = [
     "MetricSpec",
     "Partial",
     "Scorer",
-    "available_scorers",
-    "get_scorer",
     "numbered",
-    "register_scorer",
 ]
 
 #: The entry point group third-party scorers register under.
@@ -67,7 +63,7 @@ ENTRY_POINT_GROUP = "goldeval.scorers"
 
 @dataclass(frozen=True, slots=True)
 class MetricSpec:
-    """A gateable metric a scorer adds to ``aggregate`` (see :data:`goldeval.gates.METRICS`).
+    """A gateable metric a scorer adds to ``aggregate`` (see :data:`goldeval.gates.metrics.METRICS`).
 
     Attributes:
         description: One line for help texts and gate messages.
@@ -110,9 +106,9 @@ class Scorer(abc.ABC):
         options: option name → default value; :meth:`configure` refuses any other name.
         metrics: gateable metrics this scorer adds (name → :class:`MetricSpec`), registered with the gates.
         headline: The aggregate key ``runs list`` shows.
-        lenient_json: Read JSONL lines leniently (:func:`goldeval.io.decode_line`: NaN literals and lone
+        lenient_json: Read JSONL lines leniently (:func:`goldeval.io.reading.decode_line`: NaN literals and lone
             surrogate escapes read with the standard library instead of failing the row). Default ``False``: every
-            engine reads the rows as :func:`goldeval.io.read_jsonl` does.
+            engine reads the rows as :func:`goldeval.io.reading.read_jsonl` does.
     """
 
     name: ClassVar[str]
@@ -148,7 +144,7 @@ class Scorer(abc.ABC):
         """Per-case records (see the module docstring), one per row, in order; pure (no store, no output).
 
         Args:
-            rows: :class:`goldeval.io.Row` / :class:`goldeval.io.RowError` items (as :func:`goldeval.io.read_rows`
+            rows: :class:`goldeval.io.reading.Row` / :class:`goldeval.io.reading.RowError` items (as :func:`goldeval.io.reading.read_rows`
                 yields them), or plain dicts (numbered from 1; see :func:`numbered`); an engine resuming a run
                 also passes :class:`Reused` items, whose record is yielded as it is.
             config: What :meth:`configure` returned.
@@ -208,9 +204,9 @@ class Scorer(abc.ABC):
 
 
 def numbered(rows: Iterable[Any], source: str = "rows") -> Iterator[Any]:
-    """*rows* as :class:`~goldeval.io.Row` / :class:`~goldeval.io.RowError` items: those pass through; a plain
+    """*rows* as :class:`~goldeval.io.reading.Row` / :class:`~goldeval.io.reading.RowError` items: those pass through; a plain
     dict becomes ``Row(i, dict)`` with *i* its 1-based position; anything else a ``RowError`` naming it."""
-    from goldeval.io import Row, RowError
+    from goldeval.io.reading import Row, RowError
 
     for i, r in enumerate(rows, start=1):
         if isinstance(r, (Row, RowError, Reused)):
@@ -267,125 +263,6 @@ def failure_entry(rec: Mapping[str, Any]) -> dict[str, Any]:
     return {"line": rec["line"], "id": rec.get("id"), "error": rec["error"]}
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# registry
-
-_BUILTIN: dict[str, str] = {
-    "token_f1": "goldeval.freetext_score:TokenF1",
-    "labels": "goldeval.scorers_builtin:Labels",
-    "answer_judge": "goldeval.scorers_builtin:AnswerJudge",
-}
-_REGISTERED: dict[str, type[Scorer]] = {}
-
-
-def register_scorer(cls: type[Scorer]) -> type[Scorer]:
-    """Register a :class:`Scorer` subclass under its ``name`` in this process (tests, notebooks); an entry point
-    does the same for an installed distribution. Its metrics become gateable. Usable as a class decorator.
-
-    Raises:
-        InputError: *cls* is not a Scorer subclass, has no ``name``, or takes a built-in's name.
-    """
-    if not (isinstance(cls, type) and issubclass(cls, Scorer)) or not isinstance(getattr(cls, "name", None), str) or not cls.name:
-        raise InputError(f"register_scorer: expected a Scorer subclass with a name, got {shorten(cls)}.")
-    if cls.name in _BUILTIN:
-        raise InputError(f"register_scorer: {cls.name!r} is a built-in scorer's name; choose another name.")
-    _REGISTERED[cls.name] = cls
-    _register_metrics(cls)
-    return cls
-
-
-def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
-    return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
-
-
-def available_scorers() -> list[str]:
-    """Names of every scorer: the built-ins, the registered ones and the installed entry points, sorted."""
-    return sorted(set(_BUILTIN) | set(_REGISTERED) | set(_entry_points()))
-
-
-def get_scorer(name: str) -> Scorer:
-    """An instance of the scorer called *name* (built-in, registered, or from the ``goldeval.scorers`` entry points).
-
-    Raises:
-        InputError: no scorer has that name (with the names there are), or its entry point cannot be loaded or is
-            not a :class:`Scorer`.
-    """
-    if name in _BUILTIN:
-        module, attr = _BUILTIN[name].split(":")
-        return getattr(importlib.import_module(module), attr)()
-    cls = _REGISTERED.get(name)
-    if cls is None:
-        ep = _entry_points().get(name)
-        if ep is None:
-            raise InputError(f"--scorer {name}: no such scorer; there are: {', '.join(available_scorers())}. "
-                             f"A third-party scorer registers under the entry point group {ENTRY_POINT_GROUP!r}.")
-        try:
-            cls = ep.load()
-        except Exception as exc:  # a broken plug-in is bad input to this run, named, never an internal error of ours
-            raise InputError(f"--scorer {name}: its entry point {ep.value!r} could not be loaded ({type(exc).__name__}: {exc}). "
-                             "Reinstall the package that provides it.") from None
-        if not (isinstance(cls, type) and issubclass(cls, Scorer)):
-            raise InputError(f"--scorer {name}: its entry point {ep.value!r} is {shorten(cls)}, not a goldeval.scorers.Scorer subclass.")
-        if getattr(cls, "name", None) != name:
-            raise InputError(f"--scorer {name}: its entry point's class calls itself {getattr(cls, 'name', None)!r}; "
-                             "the entry point name and Scorer.name must agree.")
-        _REGISTERED[name] = cls
-        _register_metrics(cls)
-    return cls()
-
-
-def register_plugin_metrics() -> None:
-    """Make the metrics of every installed third-party scorer gateable (``goldeval gate`` calls it before it reads
-    a definition of done). A plug-in that cannot be loaded is skipped here (``get_scorer`` names the problem)."""
-    for name in _entry_points():
-        if name not in _BUILTIN and name not in _REGISTERED:
-            try:
-                get_scorer(name)
-            except InputError:
-                continue
-
-
-def _register_metrics(cls: type[Scorer]) -> None:
-    if not cls.metrics:
-        return
-    from goldeval import gates
-
-    for metric, spec in cls.metrics.items():
-        known = gates.METRICS.get(metric)
-        if known is not None and known.family != cls.name:
-            continue  # a metric goldeval already defines keeps its definition
-        gates.METRICS[metric] = gates.Metric(metric, cls.name, spec.description, spec.better, spec.unit)
-    gates.FAMILY_SCORERS[cls.name] = (cls.name,)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# running one scorer over rows, with the run store
-
-
-def run(scorer: Scorer, rows: Iterable[Any], config: Mapping[str, Any], *, recorder: Any = None,
-        progress: Any = None, extra: Mapping[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
-    """Score *rows* (or a file's path) with the store: :func:`goldeval.engines.local.run`, the one local path of
-    every scorer (``goldeval score``, ``score --scorer NAME``, ``judge``). See there for the arguments."""
-    from goldeval.engines.local import run as run_local
-
-    return run_local(scorer, rows, config, recorder=recorder, progress=progress, extra=extra, **kwargs)
-
-
-def with_extra(scorer: Scorer, results: dict[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:
-    """*results* with *extra*'s entries placed before ``aggregate`` (the order today's results files have), and a
-    third-party scorer's headline metric named under ``aggregate["headline"]`` (``runs list`` shows it)."""
-    if scorer.name not in _BUILTIN and scorer.headline and "headline" not in results["aggregate"]:
-        results["aggregate"]["headline"] = scorer.headline
-    if not extra:
-        return results
-    out: dict[str, Any] = {}
-    for key, value in results.items():
-        if key == "aggregate":
-            out.update(extra)
-        out[key] = value
-    return out
-
-
 class Reused:
     """A row whose case the resumed run already holds: :meth:`Scorer.score_batch` yields ``record`` as it is."""
 
@@ -399,7 +276,7 @@ def _reusing(rows: Iterable[Any], previous: Mapping[str, Mapping[str, Any]]) -> 
     if not previous:
         yield from rows
         return
-    from goldeval.io import Row
+    from goldeval.io.reading import Row
 
     for item in numbered(rows):
         if type(item) is Row:

@@ -1,9 +1,9 @@
 """Token F1 of free text, one row at a time, behind the one Scorer interface (:class:`TokenF1`).
 
 :func:`score_row` scores one decoded row (whole note, sections, or a mixed row) into a per-case record;
-:class:`TokenF1` is the :class:`goldeval.scorers.Scorer` every engine runs (the local engine behind
-``goldeval score`` and :func:`goldeval.freetext.score_file`, and Spark). Its partial is the one aggregation of free
-text: exact running sums (:class:`goldeval.accumulate.ExactSum`), so the means equal :func:`statistics.mean` of the
+:class:`TokenF1` is the :class:`goldeval.scoring.protocol.Scorer` every engine runs (the local engine behind
+``goldeval score`` and :func:`goldeval.freetext.files.score_file`, and Spark). Its partial is the one aggregation of free
+text: exact running sums (:class:`goldeval.scoring.sums.ExactSum`), so the means equal :func:`statistics.mean` of the
 per-row values to the last digit (PriMock57 ``whole_note_f1_mean`` 0.27861937781204515), however the rows are split.
 
 Source: output keys of Open-Scribe ``eval/run_eval.py``; scores as :func:`goldeval.token_f1`.
@@ -15,12 +15,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from goldeval.accumulate import ExactSum
+from goldeval.scoring.sums import ExactSum
 from goldeval.errors import InputError, given, row_fields, shorten
-from goldeval.io import BigInt
-from goldeval.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
-from goldeval.scorers import Partial, Reused, Scorer, _Ids, failure_entry
-from goldeval.tokens import Tokenizer, get_tokenizer, split_word
+from goldeval.io.reading import BigInt
+from goldeval.freetext.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
+from goldeval.scoring.protocol import Partial, Reused, Scorer, _Ids, failure_entry
+from goldeval.freetext.tokens import Tokenizer, get_tokenizer, split_word
 
 __all__ = ["FreeTextConfig", "TokenF1", "id_text", "score_row", "SCORER_NAME", "SCORER_VERSION"]
 
@@ -82,7 +82,7 @@ def score_row(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tokeniz
         )
     rid = str(raw_id)
     bad = _lone_surrogate(rid)
-    if bad is not None:  # read by the standard library's parser (see goldeval.io.decode_line): no JSON output could hold this id
+    if bad is not None:  # read by the standard library's parser (see goldeval.io.reading.decode_line): no JSON output could hold this id
         return _failure(
             line, None,
             f"{where}: field '{cfg.id_field}' must be Unicode text, got {shorten(raw_id)} (the lone surrogate escape {bad} "
@@ -205,8 +205,8 @@ class TokenF1(Scorer):
 
     Records: what :func:`score_row` returns (``status`` ``scored`` or ``unscored``), or a repeated id's
     ``{"id", "line", "status": "unscored", "duplicate_of", "error"}``. A ``per_example`` entry is a scored record
-    without ``status``. Results: those of :func:`goldeval.freetext.score_file` (without ``input``, which the engine
-    adds). JSONL is read leniently (:func:`goldeval.io.decode_line`: NaN literals and lone surrogates in other
+    without ``status``. Results: those of :func:`goldeval.freetext.files.score_file` (without ``input``, which the engine
+    adds). JSONL is read leniently (:func:`goldeval.io.reading.decode_line`: NaN literals and lone surrogates in other
     fields do not fail a row).
     """
 
@@ -224,7 +224,7 @@ class TokenF1(Scorer):
     id_of = staticmethod(id_text)  # (the function itself: the first pass calls it once a row)
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-        from goldeval.io import Row, RowError
+        from goldeval.io.reading import Row, RowError
 
         cfg = FreeTextConfig(config["prediction_field"], config["reference_field"], config["id_field"], config["tokenizer"])
         tok = get_tokenizer(cfg.tokenizer)

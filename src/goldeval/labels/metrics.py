@@ -469,7 +469,7 @@ def score_label_rows(
     keep_per_example: bool = True,
     on_example: Any = None,
 ) -> dict[str, Any]:
-    """Score a stream of label rows (:class:`~goldeval.io.Row` / :class:`~goldeval.io.RowError`) into a results dict.
+    """Score a stream of label rows (:class:`~goldeval.io.reading.Row` / :class:`~goldeval.io.reading.RowError`) into a results dict.
 
     Each row holds an id, a gold label and a prediction (``None``, an empty CSV cell, an absent field or a value
     that is not a label = no label: a miss when the gold label is positive; the last two are listed in
@@ -478,7 +478,7 @@ def score_label_rows(
     left out of the counts and listed in ``failures``.
 
     Args:
-        rows: Rows as yielded by :func:`goldeval.io.read_rows` (ids are checked here).
+        rows: Rows as yielded by :func:`goldeval.io.reading.read_rows` (ids are checked here).
         positive: The positive label; ``None`` is refused with the labels seen.
         id_field, gold_field, pred_field: Field (column) names.
         second_gold_field: A second annotator's label for the same case; adds annotator agreement, Cohen's kappa
@@ -495,7 +495,7 @@ def score_label_rows(
         on_example: Called with each ``per_example`` entry, in order.
 
     One pass: each row is folded into the ``(gold, pred)`` pair counts as it is read (no list per row is built);
-    see :mod:`goldeval.labelfile`. Ids are all kept here to find repeats (the rows come from the caller);
+    see :mod:`goldeval.labels.reader`. Ids are all kept here to find repeats (the rows come from the caller);
     :func:`score_label_file` reads the file's ids first instead, in bounded memory.
 
     Returns:
@@ -510,7 +510,7 @@ def score_label_rows(
         InputError: no row carries the gold (or pred) field at all — the column name is probably wrong —, no
             positive label, or a positive label not seen (with ``require_positive``).
     """
-    from goldeval.labelfile import score_label_stream
+    from goldeval.labels.reader import score_label_stream
 
     return score_label_stream(
         rows, positive=positive, id_field=id_field, gold_field=gold_field, pred_field=pred_field,
@@ -545,12 +545,12 @@ def _loose(label: Any) -> str:
 
 
 def score_label_file(path: str | os.PathLike[str], *, positive: str | None, **options: Any) -> dict[str, Any]:
-    """Read a JSONL, CSV or Parquet label file (see :func:`goldeval.io.read_rows`) and score it with
+    """Read a JSONL, CSV or Parquet label file (see :func:`goldeval.io.reading.read_rows`) and score it with
     :func:`score_label_rows` (same options). Memory does not grow with the rows when ``keep_per_example=False``: the
-    ids are read first and only the hashes of repeated ones are kept (:mod:`goldeval.ids`).
+    ids are read first and only the hashes of repeated ones are kept (:mod:`goldeval.io.ids`).
 
     The results dict also gets ``dataset`` ``{"path", "sha256"}``.
     """
-    from goldeval.labelfile import score_label_path
+    from goldeval.labels.reader import score_label_path
 
     return score_label_path(path, positive=positive, **options)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from goldeval.errors import InputError
-from goldeval.gate_metrics import _UNIT_RANGE, METRICS, known_metrics
+from goldeval.gates.metrics import _UNIT_RANGE, METRICS, known_metrics
 
 
 def _toml(value: Any, depth: int = 0) -> str:

@@ -18,7 +18,7 @@ that each ``per_example`` entry takes one line and the keys known only at the en
 ``jsonl`` — one ``per_example`` entry a line, then a last line holding every other key of the results (``failures``,
 ``aggregate``…; ``per_example`` left out). ``tail -n 1 results.jsonl | jq .aggregate`` reads the summary.
 
-A file path is written through :func:`goldeval.outputs.open_output`: a temporary file in the same folder, renamed
+A file path is written through :func:`goldeval.io.outputs.open_output`: a temporary file in the same folder, renamed
 over the path when the results are complete (:meth:`ResultsFile.close`); a run that fails or is interrupted leaves
 the path as it was and removes the temporary file. ``-`` is standard output; character devices (``/dev/null``) and
 FIFOs are written directly.
@@ -116,9 +116,9 @@ class ResultsFile:
     """Streams a results dict to *path* in *fmt*: :meth:`begin` with the keys known up front, :meth:`example` per
     ``per_example`` entry, :meth:`close` with the whole results (its ``per_example`` key is ignored).
 
-    The file is opened through :func:`goldeval.outputs.open_output` (temporary file renamed into place by
+    The file is opened through :func:`goldeval.io.outputs.open_output` (temporary file renamed into place by
     :meth:`close`; ``-``, devices and FIFOs written directly). Check the path first with
-    :func:`goldeval.outputs.check_outputs` (an output onto an input is refused there).
+    :func:`goldeval.io.outputs.check_outputs` (an output onto an input is refused there).
 
     Args:
         path: A file path, ``-`` (stdout), a character device or a FIFO.
@@ -133,7 +133,7 @@ class ResultsFile:
     """
 
     def __init__(self, path: str, fmt: str = "json", *, role: str = "--out") -> None:
-        from goldeval.outputs import open_output
+        from goldeval.io.outputs import open_output
 
         if fmt not in FORMATS:
             raise InputError(f"--out-format {fmt}: expected one of {', '.join(FORMATS)}.")

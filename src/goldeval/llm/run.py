@@ -28,15 +28,15 @@ from concurrent.futures import FIRST_EXCEPTION, Future, wait
 from typing import Any, Literal
 
 from goldeval.errors import InputError, JudgeError, shorten
-from goldeval.judge.accounting import SCORER_NAME
-from goldeval.judge.accounting import dry_run_cap as _dry_run_cap
-from goldeval.judge.accounting import results as _results
-from goldeval.judge.budget import CAP_REACHED, SpendMeter
-from goldeval.judge.cache import JudgeCache, cache_key
-from goldeval.judge.client import CallResult, JudgeClient, JudgeConfig
-from goldeval.judge.pool import DaemonPool
-from goldeval.judge.parse import answer_strings, parse_judge_output
-from goldeval.judge.prompt import (
+from goldeval.llm.accounting import SCORER_NAME
+from goldeval.llm.accounting import dry_run_cap as _dry_run_cap
+from goldeval.llm.accounting import results as _results
+from goldeval.llm.budget import CAP_REACHED, SpendMeter
+from goldeval.llm.cache import JudgeCache, cache_key
+from goldeval.llm.client import CallResult, JudgeClient, JudgeConfig
+from goldeval.llm.pool import DaemonPool
+from goldeval.llm.parse import answer_strings, parse_judge_output
+from goldeval.llm.prompt import (
     JUDGE_VERSION,
     SYSTEM_PROMPT,
     SYSTEM_PROMPT_SHA256,
@@ -292,7 +292,7 @@ def judge_cases(
         client: A ready :class:`JudgeClient` (tests); default one is built from *config*.
         max_rows: Rows of a table shown in the prompt.
         on_case: Called with each finished per-case record (progress display).
-        budget: The spend meter and cap (:class:`goldeval.judge.budget.SpendMeter`), shared when several batches
+        budget: The spend meter and cap (:class:`goldeval.llm.budget.SpendMeter`), shared when several batches
             draw on one cap (a replay); default: one from *config* (``max_cost``, ``max_calls``, prices). Every HTTP
             attempt — each sample of *repeat*, each retry — is reserved before it is made; cache hits are free.
             A case whose call the cap refused is ``needs_human`` with ``reason`` ``"spend cap reached"``

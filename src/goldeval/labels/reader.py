@@ -4,11 +4,11 @@
 annotator's pair counts), from which every number of the results is read (:mod:`goldeval.labels`); nothing is
 listed per row except what the results list per row by design: ``per_example`` (kept, or streamed to a writer and
 to the run store as it is read), ``failures``, ``warnings`` and the annotators' ``disagreements``. Repeated ids are
-found by a first pass over the file that keeps only the hashes of ids seen twice (:mod:`goldeval.ids`).
+found by a first pass over the file that keeps only the hashes of ids seen twice (:mod:`goldeval.io.ids`).
 
-The aggregation is the labels Scorer's (:class:`goldeval.scorers_builtin.Labels`), so ``goldeval labels`` and
+The aggregation is the labels Scorer's (:class:`goldeval.labels.scorer.Labels`), so ``goldeval labels`` and
 ``goldeval score --scorer labels`` give the same results by construction. Kappa is computed from the pair counts
-exactly (:func:`goldeval.agreement.kappa_from_pairs`); scikit-learn is never imported.
+exactly (:func:`goldeval.labels.agreement.kappa_from_pairs`); scikit-learn is never imported.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from goldeval.errors import InputError, given, shorten
-from goldeval.ids import IdIndex
+from goldeval.io.ids import IdIndex
 
 try:  # the optional C fast path (see _fast.c); the loop of score_label_stream stays the definition and the fallback
     from goldeval._fast import label_flush as _fast_label_flush
@@ -44,14 +44,14 @@ LINES_BYTES = 1 << 17
 
 def label_id(raw: Any) -> str | None:
     """The id of a label row (a non-empty string, or an integer read as its decimal string), else ``None``: the
-    rule of :func:`goldeval.io.check_ids`."""
+    rule of :func:`goldeval.io.reading.check_ids`."""
     if isinstance(raw, bool) or not isinstance(raw, (str, int)) or raw == "":
         return None
     return str(raw)
 
 
 def _label_value(raw: Any) -> tuple[str | None, str | None]:
-    from goldeval.labels import _label_value as lv
+    from goldeval.labels.metrics import _label_value as lv
 
     return lv(raw)
 
@@ -74,31 +74,31 @@ def score_label_stream(
     on_examples: Callable[[list[dict[str, Any]]], None] | None = None,
     on_example_lines: Callable[[bytes, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Score label rows in one pass. Arguments and results as :func:`goldeval.labels.score_label_rows`, plus:
+    """Score label rows in one pass. Arguments and results as :func:`goldeval.labels.metrics.score_label_rows`, plus:
 
     Args:
-        items: :class:`~goldeval.io.Row` / :class:`~goldeval.io.RowError` items, or ``(line, dict)`` pairs.
+        items: :class:`~goldeval.io.reading.Row` / :class:`~goldeval.io.reading.RowError` items, or ``(line, dict)`` pairs.
         keep_per_example: Keep ``per_example`` in the results (default). False: it holds ``{"$streamed": true, "n",
             "ids_sha256", "drop_keys"}`` (the run store rebuilds the list from its cases).
         on_example: Called with each ``per_example`` entry, in order (a streaming writer).
         on_examples: Instead of, or with, *on_example*: called with lists of ``per_example`` entries, in order, a
             few thousand at a time (:data:`BATCH`), and with the last ones before the results are returned: the
-            cheaper way to stream a million entries (:meth:`goldeval.resultsfile.ResultsFile.examples`).
+            cheaper way to stream a million entries (:meth:`goldeval.io.resultsfile.ResultsFile.examples`).
         on_example_lines: Instead of, or with, the others: called with ``(body, n)``, *body* the JSON of *n*
             ``per_example`` entries (``orjson.dumps`` of each, compact), each followed by a newline, in order, about
             about LINES_BYTES at a time, and with the last ones before the results are returned
-            (:meth:`goldeval.resultsfile.ResultsFile.example_lines`): no dict is made for a row the C reader of a
+            (:meth:`goldeval.io.resultsfile.ResultsFile.example_lines`): no dict is made for a row the C reader of a
             JSONL file scores itself (:class:`JsonlLabelRows`).
-        repeated: Hashes of the ids that occur more than once (a first pass, :func:`goldeval.ids.repeated_hashes`);
+        repeated: Hashes of the ids that occur more than once (a first pass, :func:`goldeval.io.ids.repeated_hashes`);
             ``None`` keeps every id (rows already in memory).
 
     Raises:
-        InputError: as :func:`goldeval.labels.score_label_rows`.
+        InputError: as :func:`goldeval.labels.metrics.score_label_rows`.
     """
     import hashlib
 
-    from goldeval.io import Row, RowError
-    from goldeval.scorers_builtin import Labels, _LabelsPartial
+    from goldeval.io.reading import Row, RowError
+    from goldeval.labels.scorer import Labels, _LabelsPartial
 
     prefix = f"{file_name}:" if file_name else "line "
     previous: dict[str, dict] = dict(recorder.previous()) if recorder is not None else {}
@@ -343,12 +343,12 @@ def score_label_stream(
 
 
 def _jsonl_items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = None) -> Iterator[Any]:
-    """``(line, dict)`` for each JSON object line of *path*, :class:`~goldeval.io.RowError` for the others (not
-    UTF-8, not JSON, NaN, not an object: each fails alone), decoded by :func:`goldeval.io.decode_json` (exact
+    """``(line, dict)`` for each JSON object line of *path*, :class:`~goldeval.io.reading.RowError` for the others (not
+    UTF-8, not JSON, NaN, not an object: each fails alone), decoded by :func:`goldeval.io.reading.decode_json` (exact
     integers past 64 bits). With *fields* (the fields the scorer reads), a line orjson reads is read again exactly
     only when one of those holds an integer past 64 bits (``decode_json(..., fields=)``, inlined here: the hot
     path); the other fields are never read, so their rounding cannot matter."""
-    from goldeval.io import _BIG, check_input_file
+    from goldeval.io.reading import _BIG, check_input_file
 
     p = check_input_file(path)
     seen_any = False
@@ -381,8 +381,8 @@ def _jsonl_items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = 
 
 
 def _strict_item(name: str, lineno: int, raw: bytes) -> Any:
-    """A non-blank line read strictly (:func:`goldeval.io.decode_json`): ``(line, dict)`` or a RowError."""
-    from goldeval.io import JSONLineError, RowError, decode_json
+    """A non-blank line read strictly (:func:`goldeval.io.reading.decode_json`): ``(line, dict)`` or a RowError."""
+    from goldeval.io.reading import JSONLineError, RowError, decode_json
 
     try:
         data = decode_json(raw)
@@ -454,7 +454,7 @@ class JsonlLabelRows:
         if self._ready is None:
             yield from _jsonl_items(self.path, self.fields)
             return
-        from goldeval.io import _BIG, check_input_file
+        from goldeval.io.reading import _BIG, check_input_file
 
         p = check_input_file(self.path)
         ready, fields = self._ready, self.fields
@@ -517,7 +517,7 @@ class JsonlLabelRows:
 
 def _strict_or_none(line: int, raw: bytes) -> Any:
     """A line orjson refused, read as the scoring pass reads it (:func:`_jsonl_items`), or ``None`` when that fails."""
-    from goldeval.io import JSONLineError, decode_json
+    from goldeval.io.reading import JSONLineError, decode_json
 
     try:
         return decode_json(raw)
@@ -526,7 +526,7 @@ def _strict_or_none(line: int, raw: bytes) -> Any:
 
 
 def _items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = None) -> Iterator[Any]:
-    from goldeval.io import read_rows
+    from goldeval.io.reading import read_rows
 
     low = str(path).lower()
     if low.endswith(".csv") or low.endswith((".parquet", ".pq")):
@@ -537,9 +537,9 @@ def _items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = None) 
 def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_field: str = "id", **options: Any) -> dict[str, Any]:
     """Read a JSONL, CSV or Parquet label file twice — ids first (for repeats), then the rows — and score it with
     :func:`score_label_stream` (same options). The results also get ``dataset`` ``{"path", "sha256"}``."""
-    from goldeval.ids import HashBuckets, scan_jsonl_ids
-    from goldeval.io import RowError, check_input_file, file_sha256
-    from goldeval.streams import display_name
+    from goldeval.io.ids import HashBuckets, scan_jsonl_ids
+    from goldeval.io.reading import RowError, check_input_file, file_sha256
+    from goldeval.io.streams import display_name
 
     low = str(path).lower()
     tabular = low.endswith(".csv") or low.endswith((".parquet", ".pq"))
@@ -555,7 +555,7 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
     else:
         import hashlib
 
-        from goldeval.io import _memo_key, remember_sha256
+        from goldeval.io.reading import _memo_key, remember_sha256
 
         check_input_file(path)
         before, hasher = _memo_key(path), hashlib.sha256()  # the dataset's sha256 from the same read

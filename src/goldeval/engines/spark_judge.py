@@ -1,22 +1,22 @@
 """The data-answer judge on Spark: cases and attempts joined by id, the rules per partition, the LLM on the driver.
 
-    from goldeval import spark_judge
+    from goldeval.engines import spark_judge
     cases = spark_judge.judge(spark, "cases.jsonl", "attempts.jsonl", db="clinic.sqlite")   # per-case DataFrame
-    results = goldeval.spark.aggregate(cases)                                                # pass-rate accounting
+    results = goldeval.engines.spark.aggregate(cases)                                                # pass-rate accounting
 
-**Join.** Each file is read with :func:`goldeval.spark.read` (JSONL by line, or Parquet) and decoded on the
+**Join.** Each file is read with :func:`goldeval.engines.spark.read` (JSONL by line, or Parquet) and decoded on the
 executors into ``(id, line, json)``, the row kept whole as JSON text (a golden's rows mix types: no Spark schema
 could hold them). A row that is not JSON, has no usable id, or repeats an id (found across partitions with one
 ``groupBy``) is a row failure with the message the local judge gives; an attempt with no case too. Cases are
 joined to attempts by id (one row per case, left outer): the golden and the attempt travel as JSON text columns.
 
-**Rules.** :class:`goldeval.scorers_builtin.AnswerJudge` judges each partition. The database file is shipped to
+**Rules.** :class:`goldeval.answers.scorer.AnswerJudge` judges each partition. The database file is shipped to
 the executors with ``SparkContext.addFile`` and opened there read-only (``ReadOnlyDatabase``, as locally: writes,
 ATTACH and PRAGMA changes refused). A case the rules leave ``needs_human`` carries its LLM materials in its record
 (``_llm_materials``, removed before anything is stored), so the LLM stage needs no second pass over the files.
 
 **LLM stage** (:func:`llm_stage`): on the driver, only the undecided cases are gathered
-(``toLocalIterator`` over the filtered DataFrame) and sent through :func:`goldeval.judge.judge_cases` with the
+(``toLocalIterator`` over the filtered DataFrame) and sent through :func:`goldeval.llm.judge_cases` with the
 local cache, concurrency and spend options; the aggregate is the Spark partial state adjusted case by case for the
 new verdicts (the one pass-rate accounting).
 """
@@ -43,8 +43,8 @@ def read_keyed(spark: Any, path: str) -> Any:
     JSON object, has no usable id, or repeats an earlier row's id — with the local judge's message."""
     from pyspark.sql import functions as F
 
-    from goldeval import spark as gs
-    from goldeval.scorers import duplicate_error
+    from goldeval.engines import spark as gs
+    from goldeval.scoring.protocol import duplicate_error
 
     name = os.path.basename(path.rstrip("/"))
     df = gs.read(spark, path)
@@ -53,7 +53,7 @@ def read_keyed(spark: Any, path: str) -> Any:
     def decode(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        from goldeval.io import RowError
+        from goldeval.io.reading import RowError
 
         for batch in batches:
             out: dict[str, list[Any]] = {"id": [], "line": [], "json": [], "error": []}
@@ -120,7 +120,7 @@ def judge(spark: Any, cases_path: str, attempts_path: str, *, db: str | None = N
         keep_materials: Keep the LLM materials of needs_human cases in their records (for :func:`llm_stage`).
 
     Returns:
-        ``(per-case DataFrame, row failures)``: the DataFrame as :func:`goldeval.spark.score` returns it (one row per
+        ``(per-case DataFrame, row failures)``: the DataFrame as :func:`goldeval.engines.spark.score` returns it (one row per
         valid case, the verdict record as JSON; scorer ``answer_judge`` and its config in the metadata), the
         failures as :func:`row_failures` gives them.
 
@@ -130,8 +130,8 @@ def judge(spark: Any, cases_path: str, attempts_path: str, *, db: str | None = N
     from pyspark import SparkFiles
     from pyspark.sql import functions as F
 
-    from goldeval import spark as gs
-    from goldeval.scorers import get_scorer
+    from goldeval.engines import spark as gs
+    from goldeval.scoring.registry import get_scorer
 
     cname, aname = os.path.basename(cases_path.rstrip("/")), os.path.basename(attempts_path.rstrip("/"))
     url = db is not None and "://" in db  # a database server (PostgreSQL): the executors connect to it themselves
@@ -179,7 +179,7 @@ def llm_stage(per_case: Any, rule_results: dict[str, Any], opts: Any, *, attempt
 
     Args:
         per_case: The DataFrame :func:`judge` returned with ``keep_materials=True``.
-        rule_results: :func:`goldeval.spark.aggregate` of it (the rule verdicts' accounting), changed in place.
+        rule_results: :func:`goldeval.engines.spark.aggregate` of it (the rule verdicts' accounting), changed in place.
         opts: The CLI's LLM options (:class:`goldeval.cli._llm.LlmOptions`): model, endpoint, cache, repeat,
             concurrency, prices, ``--llm-send``.
         attempts_path: Unused (the attempt's model is in the materials); kept for symmetry with the local stage.
@@ -194,9 +194,9 @@ def llm_stage(per_case: Any, rule_results: dict[str, Any], opts: Any, *, attempt
     from pyspark.sql import functions as F
 
     from goldeval.cli._llm import llm_config
-    from goldeval.judge import JudgeCache, judge_cases
-    from goldeval.judge.wiring import from_answer_materials, merge_llm
-    from goldeval.scorers_builtin import _verdict_class
+    from goldeval.llm import JudgeCache, judge_cases
+    from goldeval.llm.wiring import from_answer_materials, merge_llm
+    from goldeval.answers.scorer import _verdict_class
 
     if opts.send == "all":
         raise InputError("--llm-send all with --engine spark: not supported (only the undecided cases go to the "

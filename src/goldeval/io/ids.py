@@ -206,11 +206,11 @@ def scan_jsonl_ids(
             function the scoring pass applies, so both passes agree on every row's id.
         hasher: A ``hashlib`` object fed every byte read (the input's sha256 in the same read).
         slow_decode: ``(line number, bytes) -> dict | None`` for lines orjson refuses, and for those whose id
-            orjson read as a float (an integer past 64 bits, read exactly by :func:`goldeval.io.decode_json`):
+            orjson read as a float (an integer past 64 bits, read exactly by :func:`goldeval.io.reading.decode_json`):
             it must read a line as the scoring pass does (None: such lines are skipped; the scoring pass reports
             them). May raise (a file that is not UTF-8).
         ids_as_text: The caller vouches that *id_of* gives every non-empty string as it is
-            (:func:`goldeval.labelfile.label_id`, :func:`goldeval.io.usable_id`): the prefix rule below then runs
+            (:func:`goldeval.labels.reader.label_id`, :func:`goldeval.io.reading.usable_id`): the prefix rule below then runs
             in C (:func:`goldeval._fast.scan_ids`, the hash of an ASCII id being that of its bytes) and only the
             lines it does not take are read here, one at a time, by the same rule.
 
