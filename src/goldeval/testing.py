@@ -30,7 +30,7 @@ def load_results(results_or_path: Mapping[str, Any] | str | os.PathLike[str]) ->
     """
     if isinstance(results_or_path, Mapping):
         return results_or_path
-    from goldeval.io.resultsfile import read_results
+    from goldeval.io.resultsfile import read_results  # start-up: the pytest plugin imports this module in every session
 
     return read_results(os.fspath(results_or_path), gateable=True)
 
@@ -53,7 +53,7 @@ def assert_gates(results_or_path: Mapping[str, Any] | str | os.PathLike[str], ga
 
     Source: :func:`goldeval.gates.evaluate.evaluate_gates`, the same evaluation as ``goldeval gate``.
     """
-    from goldeval.gates.definition import DefinitionOfDone, load_gates
+    from goldeval.gates.definition import DefinitionOfDone, load_gates  # start-up: see above
     from goldeval.gates.evaluate import evaluate_gates
     from goldeval.scoring.registry import register_plugin_metrics
 

@@ -168,7 +168,7 @@ def test_exact_match_plugin_runs_through_cli_store_gates_and_spark(spark, tmp_pa
     (tmp_path / "em.jsonl").write_text("\n".join(EM_ROWS) + "\n")
     (tmp_path / "pass.toml").write_text("[gates]\nexact_match_rate = { min = 0.5 }\n")
     (tmp_path / "fail.toml").write_text("[gates]\nexact_match_rate = { min = 0.51 }\n")
-    env = {**os.environ, "PYTHONPATH": str(PLUGIN), "GOLDEVAL_HOME": str(tmp_path / "home")}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGIN), str(REPO / "src")]), "GOLDEVAL_HOME": str(tmp_path / "home")}
 
     def goldeval(*args):
         return subprocess.run([sys.executable, "-m", "goldeval", *args], cwd=tmp_path, env=env, capture_output=True,

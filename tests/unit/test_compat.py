@@ -118,7 +118,8 @@ def test_same_name_packages_reexport_the_old_modules_public_names():
     from goldeval.gates.definition import load_gates as g2
     from goldeval.gates.metrics import METRICS as m2
     from goldeval.io.reading import read_rows as r2
-    from goldeval.labels.metrics import score_label_file as l2, score_labels as l3
+    from goldeval.labels.metrics import score_labels as l3
+    from goldeval.labels.reader import score_label_file as l2
 
     assert (score_file, load_gates, METRICS, read_rows, score_label_file, score_labels) == (f2, g2, m2, r2, l2, l3)
 

@@ -119,7 +119,8 @@ def test_unknown_scorer_and_option_are_refused_with_what_there_is():
 
 
 def _goldeval(*args: str, cwd, env_extra=None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(PLUGIN), **(env_extra or {})}
+    # the plug-in's folder, and this tree's goldeval (not whichever one the interpreter has installed)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGIN), str(REPO / "src")]), **(env_extra or {})}
     return subprocess.run([sys.executable, "-m", "goldeval", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -155,9 +156,10 @@ def test_exact_match_plugin_runs_through_cli_store_and_gates(tmp_path):
 
 
 def test_exact_match_plugin_is_listed_only_when_installed(tmp_path):
-    code = "from goldeval.scorers import available_scorers; print(available_scorers())"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = "from goldeval.scoring.registry import available_scorers; print(available_scorers())"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}  # this tree's goldeval, without the plug-in
     without = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
-    with_plugin = subprocess.run([sys.executable, "-c", code], env={**env, "PYTHONPATH": str(PLUGIN)}, capture_output=True, text=True, timeout=60)
+    with_plugin = subprocess.run([sys.executable, "-c", code], env={**env, "PYTHONPATH": os.pathsep.join([str(PLUGIN), str(REPO / "src")])},
+                                 capture_output=True, text=True, timeout=60)
     assert "exact_match" not in without.stdout and "exact_match" in with_plugin.stdout
     assert "exact_match" not in available_scorers() or str(PLUGIN) in sys.path

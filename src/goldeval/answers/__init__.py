@@ -26,8 +26,8 @@ from __future__ import annotations
 from goldeval.answers.judge import (
     JUDGE_NAME,
     JUDGE_VERSION,
-    CaseResult,
     AnswerConfig,
+    CaseResult,
     iter_judged,
     judge_answer,
     judge_answer_file,
@@ -37,7 +37,12 @@ from goldeval.answers.judge import (
     outcome_from_dict,
     summarize,
 )
-from goldeval.answers.sql import DatabaseLostError, QueryError, QueryResult, ReadOnlyDatabase
+from goldeval.answers.sql import (
+    DatabaseLostError,
+    QueryError,
+    QueryResult,
+    ReadOnlyDatabase,
+)
 
 __all__ = [
     "JUDGE_NAME",

@@ -13,7 +13,14 @@ from goldeval.answers.doubt import QUESTION_DOUBTS, shape_doubt
 from goldeval.answers.forbidden import check_forbidden
 from goldeval.answers.gold import check_golden, worse_status
 from goldeval.answers.prose import _judge_prose_value, _judge_unanswerable
-from goldeval.answers.shapes import _check_golden_options, _columns, _computed_floats, _golden_table, _rubric, _table
+from goldeval.answers.shapes import (
+    _check_golden_options,
+    _columns,
+    _computed_floats,
+    _golden_table,
+    _rubric,
+    _table,
+)
 from goldeval.answers.table import _judge_table
 from goldeval.answers.text import read_prose
 from goldeval.answers.values import REL_TOL

@@ -9,12 +9,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from goldeval.answers.doubt import may_order_and_limit, parsed_query, parsed_select, query_tokens, sql_dialect
+from goldeval.answers.doubt import (
+    may_order_and_limit,
+    parsed_query,
+    parsed_select,
+    query_tokens,
+    sql_dialect,
+)
+from goldeval.answers.numbers import REL_TOL, numbers_close, pair_rel_tol, tolerances
 from goldeval.answers.shapes import _golden_table
 from goldeval.answers.sql import QueryError, ReadOnlyDatabase
-from goldeval.answers.numbers import REL_TOL, numbers_close, pair_rel_tol, tolerances
 from goldeval.answers.values import make_column
 from goldeval.errors import InputError
+
 
 def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -> dict[str, Any] | None:
     """For a canonical query ``… ORDER BY k LIMIT n`` whose order key may not be an output column: the rows above

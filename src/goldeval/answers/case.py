@@ -11,19 +11,24 @@ import math
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from goldeval.answers.answer import judge_answer, not_confident_against_doubt
-from goldeval.answers.doubt import filter_doubt
-from goldeval.answers.fragile import NORMALISED_KEY, data_doubts, judge_normalised
 from goldeval.answers.canonical import _hidden_tie_pool, _tie_rows
 from goldeval.answers.config import AnswerConfig, CaseResult
 from goldeval.answers.direction import direction_doubt
-from goldeval.answers.forbidden import check_forbidden
+from goldeval.answers.doubt import filter_doubt
+from goldeval.answers.forbidden import check_forbidden, split_entries
+from goldeval.answers.fragile import NORMALISED_KEY, data_doubts, judge_normalised
 from goldeval.answers.gold import worse_status
 from goldeval.answers.query_memo import execute_remembered
 from goldeval.answers.relabel import relabel_verdict
-from goldeval.answers.shapes import _check_case_lists, _check_golden_options, _golden_table
+from goldeval.answers.shapes import (
+    _check_case_lists,
+    _check_golden_options,
+    _golden_table,
+)
 from goldeval.answers.sql import QueryError, ReadOnlyDatabase
 from goldeval.answers.table import _judge_table
 from goldeval.errors import InputError, shorten
@@ -46,7 +51,6 @@ def outcome_from_dict(d: Mapping[str, Any]) -> CaseOutcome:
 def _json_ready(rows: list[Any]) -> list[Any]:
     """Rows with every ``Decimal`` cell (DuckDB ``DECIMAL``, PostgreSQL ``numeric``) as the text of its exact digits:
     the materials travel as JSON (the run store, Spark records, the LLM prompt), and JSON writers refuse a Decimal."""
-    from decimal import Decimal
 
     if not any(isinstance(v, Decimal) for r in rows if isinstance(r, (list, tuple)) for v in r):
         return rows
@@ -55,7 +59,6 @@ def _json_ready(rows: list[Any]) -> list[Any]:
 
 def _materials(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, outcome: CaseOutcome,
                pred: Mapping[str, Any] | None, golden: Mapping[str, Any]) -> dict[str, Any]:
-    from goldeval.answers.forbidden import split_entries
 
     _, prose = split_entries([str(x) for x in case.get("must_not_use") or []])
     rows = (pred or {}).get("rows")

@@ -20,7 +20,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from goldeval.answers.numbers import REL_TOL, half_units, pair_rel_tol, rows_all_close, tolerances
+from goldeval.answers.numbers import (
+    REL_TOL,
+    half_units,
+    pair_rel_tol,
+    rows_all_close,
+    tolerances,
+)
 from goldeval.answers.values import Column, float_decimals
 
 try:  # the optional C fast path (see _fast.c); the NumPy code below stays the definition and the fallback

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from goldeval.answers.sql import QueryError
 from goldeval.answers.values import Column, name_tokens
 
 __all__ = ["QUESTION_DOUBTS", "criterion_phrases", "parsed_query", "parsed_select", "selects_star", "unasked_columns", "shape_doubt",
@@ -306,7 +307,6 @@ def filter_doubt(db: Any, canonical: str, *, dialect: str = "sqlite", min_rows: 
     """
     from sqlglot import exp
 
-    from goldeval.answers.sql import QueryError
 
     if not may_filter_by_subquery(canonical, dialect):
         return ("verified", None)

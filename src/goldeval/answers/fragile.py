@@ -34,13 +34,27 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from goldeval.answers.answer import judge_answer
+from goldeval.answers.comparisons import query_comparisons
 from goldeval.answers.doubt import sql_dialect
-from goldeval.answers.literals import (canonical_comparisons, fold, foldable, golden_misses, is_text_column, literal_counts,
-                                       literal_doubt, literal_test, may_doubt_data, probe_literal, probe_rows, sqlite_engine, sqlite_name,
-                                       stored_column,
-                                       text_only)
 from goldeval.answers.gold import worse_status
-from goldeval.answers.sql import DatabaseLostError
+from goldeval.answers.literals import (
+    canonical_comparisons,
+    fold,
+    foldable,
+    golden_misses,
+    is_text_column,
+    literal_counts,
+    literal_doubt,
+    literal_test,
+    may_doubt_data,
+    probe_literal,
+    probe_rows,
+    sqlite_engine,
+    sqlite_name,
+    stored_column,
+    text_only,
+)
+from goldeval.answers.sql import DatabaseLostError, QueryError
 from goldeval.errors import InputError
 from goldeval.verdict import Verdict
 
@@ -67,7 +81,6 @@ def keys_meet_folded(db: Any, a: Any, b: Any, dialect: str) -> bool | None:
     """
     from sqlglot import exp
 
-    from goldeval.answers.sql import QueryError
 
     def side(stored: Any, alias: str) -> Any:
         col, table = stored_column(stored)
@@ -159,7 +172,6 @@ def normalised_query(db: Any, canonical: str, dialect: str) -> tuple[str, list[s
     Returns:
         ``(sql, folded)``: the rewritten query and the comparisons it folded, or ``None``.
     """
-    from goldeval.answers.comparisons import query_comparisons
 
     tree, comparisons = canonical_comparisons(db, canonical, dialect)
     if tree is None or not comparisons:
@@ -213,7 +225,6 @@ def fragile_doubt(db: Any, canonical: str, golden_columns: Sequence[str] | None,
 def _fragile(db: Any, canonical: str, golden_columns: Sequence[str] | None, golden_rows: Sequence[Sequence[Any]], *,
              dialect: str, rel_tol: float | None) -> tuple[tuple[str, str | None], dict[str, Any] | None, bool]:
     """:func:`fragile_doubt`, and whether the normalised query ran and gave the golden's rows."""
-    from goldeval.answers.sql import QueryError
 
     built = normalised_query(db, canonical, dialect)
     if built is None:

@@ -13,16 +13,28 @@ two different ids is told apart by reading the candidates' lines.
 
 from __future__ import annotations
 
+import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from goldeval.errors import InputError
+from goldeval.io.ids import scan_jsonl_ids
+from goldeval.io.reading import (
+    Row,
+    RowError,
+    check_ids,
+    check_input_file,
+    decode_line,
+    is_parquet,
+    read_rows,
+    usable_id,
+)
 
 __all__ = ["AttemptIndex", "repeated_id_hashes"]
 
 
 def _jsonl(path: Path) -> bool:
-    from goldeval.io.reading import is_parquet
-
     return not (str(path).lower().endswith(".csv") or is_parquet(path))
 
 
@@ -34,8 +46,6 @@ def repeated_id_hashes(path: str | Path) -> set[int] | None:
     One read of the file (:func:`goldeval.io.ids.scan_jsonl_ids`) with the id rule of :func:`goldeval.io.reading.usable_id`;
     a line orjson refuses is read by :func:`goldeval.io.reading.decode_line`. Memory: a few MiB whatever the rows.
     """
-    from goldeval.io.ids import scan_jsonl_ids
-    from goldeval.io.reading import Row, decode_line, usable_id
 
     p = Path(path)
     if not _jsonl(p):
@@ -65,8 +75,6 @@ class AttemptIndex:
     """
 
     def __init__(self, path: str | Path, failures: list[dict[str, Any]]) -> None:
-        from goldeval.io.reading import Row, RowError, check_ids, check_input_file, decode_line, read_rows
-
         p = Path(path)
         self.name, self.path = p.name, p
         self._fh: Any = None
@@ -81,7 +89,6 @@ class AttemptIndex:
                     assert isinstance(item, Row)
                     self._rows[str(item.data["id"])] = (item.line, item.data)
             return
-        import array
 
         import numpy as np
 
@@ -104,7 +111,6 @@ class AttemptIndex:
                     state["start"] = start
                     yield decode_line(raw, lineno, p.name, id_field="id")
             if not seen_any:
-                from goldeval.errors import InputError
 
                 raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
 
@@ -124,8 +130,6 @@ class AttemptIndex:
         self._used = np.zeros(len(self._offsets), dtype=bool)
 
     def _read(self, pos: int) -> dict[str, Any]:
-        from goldeval.io.reading import decode_line
-
         if self._fh is None:
             self._fh = self.path.open("rb")
         self._fh.seek(int(self._offsets[pos]))
@@ -166,3 +170,20 @@ class AttemptIndex:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def read_keyed_rows(path: str | Path, label: str, failures: list[dict[str, Any]]) -> tuple[dict[str, tuple[int, dict[str, Any]]], list[str]]:
+    """Rows of a case or attempt file by id: ``({id: (line, row)}, ids in file order)``; a row that cannot be used
+    is appended to *failures* as ``{"line", "id", "error", "file": label}``."""
+    p = Path(path)
+    out: dict[str, tuple[int, dict[str, Any]]] = {}
+    order: list[str] = []
+    for item in check_ids(read_rows(p, id_field="id"), file_name=p.name):
+        if isinstance(item, RowError):
+            failures.append({"line": item.line, "id": item.id, "error": item.error, "file": label})
+            continue
+        assert isinstance(item, Row)
+        rid = str(item.data["id"])
+        out[rid] = (item.line, item.data)
+        order.append(rid)
+    return out, order

@@ -23,7 +23,7 @@ from typing import Any
 
 from goldeval.answers.comparisons import query_comparisons
 from goldeval.answers.doubt import may_compare, parsed_query, query_tokens, sql_dialect
-from goldeval.answers.sql import DatabaseLostError
+from goldeval.answers.sql import DatabaseLostError, QueryError
 
 __all__ = ["literal_doubt", "canonical_comparisons", "literal_counts", "literal_test", "golden_misses", "probe_literal",
            "probe_rows", "fold", "stored_column", "is_text_column", "foldable", "text_only", "sqlite_name", "sqlite_engine",
@@ -295,7 +295,6 @@ def literal_counts(db: Any, comparison: Any, index: int, dialect: str) -> tuple[
     Returns:
         The two counts, or ``None``.
     """
-    from goldeval.answers.sql import QueryError
 
     def write() -> str:
         fast = _sqlite_tests(comparison, index) if dialect == "sqlite" and sqlite_engine(db) else None
@@ -328,7 +327,6 @@ def literal_counts(db: Any, comparison: Any, index: int, dialect: str) -> tuple[
 def _folded_values(db: Any, comparison: Any, index: int, dialect: str, *, limit: int = 3) -> list[tuple[Any, int]]:
     """The stored values (most rows first, at most *limit*) that hold the literal at *index* only trimmed and
     case-folded, each with its row count; ``[]`` when the probe fails."""
-    from goldeval.answers.sql import QueryError
 
     def write() -> str:
         fast = _sqlite_tests(comparison, index) if dialect == "sqlite" and sqlite_engine(db) else None

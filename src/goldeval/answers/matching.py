@@ -29,10 +29,10 @@ from goldeval.answers.numbers import numbers_close, rows_close
 from goldeval.answers.values import Column
 
 try:  # the optional C fast path (see _fast.c); the NumPy code of hash_groups stays the definition and the fallback
-    from goldeval._fast import row_hashes as _fast_row_hashes
-    from goldeval._fast import rows_equal as _fast_rows_equal
     from goldeval._fast import pair_rows as _fast_pair_rows
+    from goldeval._fast import row_hashes as _fast_row_hashes
     from goldeval._fast import row_ids as _fast_row_ids
+    from goldeval._fast import rows_equal as _fast_rows_equal
 except ImportError:  # pragma: no cover - the extension is optional
     _fast_row_hashes = _fast_rows_equal = _fast_pair_rows = _fast_row_ids = None
 

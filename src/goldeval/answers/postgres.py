@@ -73,7 +73,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import re
 import time
 import urllib.parse
@@ -82,9 +81,22 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from goldeval.answers.readonly_functions import function_refusal, hard_refusal, normalize_allowed
-from goldeval.answers.sql import (DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, DatabaseLostError, QueryError,
-                                  QueryResult, check_max_result_bytes, fetch_bounded)
+from goldeval.answers.query_bounds import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TIMEOUT_S,
+    DatabaseLostError,
+    QueryError,
+    QueryResult,
+    check_max_result_bytes,
+    fetch_bounded,
+)
+from goldeval.answers.readonly_functions import (
+    function_refusal,
+    hard_refusal,
+    normalize_allowed,
+)
+from goldeval.answers.transpile import to_postgres
 from goldeval.errors import InputError
 
 __all__ = ["PostgresDatabase", "PostgresTarget", "check_query", "is_postgres_url", "parse_url",
@@ -205,18 +217,6 @@ def _scrub(message: str, password: str | None) -> str:
     if password:
         message = message.replace(password, "***").replace(urllib.parse.quote(password, safe=""), "***")
     return message
-
-
-@contextlib.contextmanager
-def _quiet_sqlglot() -> Iterator[None]:
-    """sqlglot logs a warning when it falls back to an opaque Command; library code does not print."""
-    log = logging.getLogger("sqlglot")
-    level = log.level
-    log.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        log.setLevel(level)
 
 
 #: Node types of PostgreSQL's raw parse tree (pglast's names) that a judged query may hold: the parts of a
@@ -713,8 +713,6 @@ class PostgresDatabase:
             raise QueryError(f"final_query must be a non-empty SQL string, got {sql!r}.")
         notes: list[str] = []
         if self.sql_dialect is not None:
-            from goldeval.answers.transpile import to_postgres
-
             sql = to_postgres(sql, read=self.sql_dialect, schema=self._catalog_columns())
             notes.append(f"transpiled from {self.sql_dialect}: {sql}")
         check_query(sql, allowed_functions=self.allow_functions, builtins=self._builtins)

@@ -10,11 +10,18 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from goldeval.answers.text import read_prose
 from goldeval.answers.numbers import DECIMAL_RESOLUTION, numbers_close, tolerances
-from goldeval.answers.values import canonical_text, is_rate_name, make_column, name_tokens, role_tags
+from goldeval.answers.text import read_prose
+from goldeval.answers.values import (
+    canonical_text,
+    is_rate_name,
+    make_column,
+    name_tokens,
+    role_tags,
+)
 from goldeval.answers.verdicts import _fmt, _undecided, _verdict
 from goldeval.verdict import Verdict
+
 
 def _judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[str], g_rows: list[list[Any]],
                        text: str, *, rel_tol: float, gold: tuple[str, str | None]) -> Verdict:

@@ -23,16 +23,26 @@ from typing import Any
 
 import numpy as np
 
-from goldeval.answers.numbers import REL_TOL, describe_scale, numbers_close, pair_rel_tol, tolerances
+from goldeval.answers.matching import _exact_keys
+from goldeval.answers.matching import group_ids as _group_ids
+from goldeval.answers.matching import match_rows as _match
+from goldeval.answers.matching import stack_pairs as _stack_pairs
+from goldeval.answers.numbers import (
+    REL_TOL,
+    describe_scale,
+    numbers_close,
+    pair_rel_tol,
+    tolerances,
+)
 from goldeval.answers.numbers import constant_ratio as _constant_ratio
 from goldeval.answers.numbers import number_text as _num
 from goldeval.answers.numbers import rows_all_close as _rows_all_close
-from goldeval.answers.matching import _exact_keys
-from goldeval.answers.matching import group_ids as _group_ids
-from goldeval.answers.matching import stack_pairs as _stack_pairs
-from goldeval.answers.matching import match_rows as _match
 from goldeval.answers.pairing import Pairing
-from goldeval.answers.row_order import _Encoded, _order, _top_n  # split from this module
+from goldeval.answers.row_order import (  # split from this module
+    _Encoded,
+    _order,
+    _top_n,
+)
 from goldeval.answers.small import small_rows_equal
 from goldeval.answers.values import Column
 

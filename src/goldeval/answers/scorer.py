@@ -9,9 +9,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
+from goldeval.answers.case import judge_case
+from goldeval.answers.config import MATERIALS_KEY, AnswerConfig
+from goldeval.answers.databases import case_database
+from goldeval.answers.join import read_keyed_rows
+from goldeval.io.reading import Row
 from goldeval.scoring.protocol import MetricSpec, Partial, Scorer, counter_merge
+from goldeval.verdict import CaseOutcome, pass_rate_class
 
 __all__ = ["AnswerJudge", "join_answer_files"]
 
@@ -51,7 +58,6 @@ class AnswerJudge(Scorer):
         """A case's ``per_example`` entry (every status): the outcome without ``line`` and the LLM materials."""
         if record.get("status") == "row_failure":
             return None
-        from goldeval.engines.spark_judge import MATERIALS_KEY
 
         return {k: v for k, v in record.items() if k != "line" and k != MATERIALS_KEY and k != "reused"}
 
@@ -72,7 +78,6 @@ class AnswerJudge(Scorer):
     def answer_config(self, config: Mapping[str, Any]) -> Any:
         if self.answer is not None:
             return self.answer
-        from goldeval.answers.judge import AnswerConfig
 
         return AnswerConfig(db=config["db"], timeout_s=config["timeout_s"], max_rows=config["max_rows"],
                             engine=config["engine"], check_canonical=config["check_canonical"],
@@ -85,10 +90,6 @@ class AnswerJudge(Scorer):
         ``{"status": "row_failure", "line", "row_failure"}``; a reused case's record as it was (``reused``); else
         the case judged (:func:`goldeval.answers.judge.judge_case`), on the database its ``db`` names under
         ``db_dir`` when it names one."""
-        from goldeval.answers.batch import case_database
-        from goldeval.answers.judge import judge_case
-        from goldeval.io.reading import Row
-        from goldeval.verdict import CaseOutcome
 
         cfg = self.answer_config(config)
         cname, aname = config["cases_name"], config["attempts_name"]
@@ -122,8 +123,6 @@ class AnswerJudge(Scorer):
                 rec = {**result.outcome.to_dict(), "line": line}
                 v = result.outcome.verdict
                 if config.get("keep_materials") and v is not None and v.needs_human:
-                    from goldeval.engines.spark_judge import MATERIALS_KEY
-
                     model = (att or {}).get("model") or (att or {}).get("answer_model")
                     rec[MATERIALS_KEY] = {**result.materials, "_answer_model": model}
                 yield rec
@@ -162,7 +161,6 @@ class AnswerJudge(Scorer):
 
 def _verdict_class(rec: Mapping[str, Any]) -> str:
     """The pass-rate class of one outcome, as :func:`goldeval.verdict.pass_rate` counts it (one accounting)."""
-    from goldeval.verdict import pass_rate_class
 
     return pass_rate_class(rec)
 
@@ -184,7 +182,6 @@ class _JudgePartial(Partial):
         self.n_scored += rec.get("status") == "scored"
         self.counts[_verdict_class(rec)] += 1
         if self.keep:
-            from goldeval.engines.spark_judge import MATERIALS_KEY
 
             self.per_example.append({k: v for k, v in rec.items() if k != MATERIALS_KEY and k != "reused"})
             m = rec.get(MATERIALS_KEY)
@@ -209,14 +206,12 @@ def join_answer_files(cases_path: str, attempts_path: str) -> tuple[list[dict[st
     Raises:
         InputError: a file is missing, empty or not UTF-8.
     """
-    from pathlib import Path
 
-    from goldeval.answers.batch import _read_keyed
 
     failures: list[dict[str, Any]] = []
     cname, aname = Path(cases_path).name, Path(attempts_path).name
-    cases, order = _read_keyed(cases_path, cname, failures)
-    attempts, _ = _read_keyed(attempts_path, aname, failures)
+    cases, order = read_keyed_rows(cases_path, cname, failures)
+    attempts, _ = read_keyed_rows(attempts_path, aname, failures)
     for aid, (line, _) in attempts.items():
         if aid not in cases:
             failures.append({"line": line, "id": aid, "error": f"{aname}:{line}: attempt {aid!r} has no case in {cname}.", "file": aname})

@@ -14,10 +14,23 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from itertools import permutations
 from typing import Any
 
+from goldeval.answers.column_agreement import (
+    _exact_shares,
+    multiset_share,
+    value_agreement,
+)
+from goldeval.answers.column_pairs import (
+    Pairing,
+    name_score,
+    rate_name,
+    roles_of,
+    settle_pairing,
+    unique_names,
+)
 from goldeval.answers.numbers import tolerances
-from goldeval.answers.pairing import Pairing, name_score, rate_name, roles_of, settle_pairing, unique_names, value_agreement
 from goldeval.answers.values import Column, roles_conflict
 
 __all__ = ["SMALL_ROWS", "small_rows_equal"]
@@ -172,9 +185,7 @@ def small_pair_columns(golden: Sequence[Column], pred: Sequence[Column], *, rate
     repeats, rejected pairs, name/value conflicts, ambiguity) are the general code's own
     (:func:`~goldeval.answers.pairing.settle_pairing`, shared).
     """
-    from itertools import permutations
 
-    from goldeval.answers.column_agreement import _exact_shares, multiset_share
 
     kg, kp = len(golden), len(pred)
     if not (1 <= kg <= SMALL_PAIR_COLUMNS and 1 <= kp <= SMALL_PAIR_COLUMNS):

@@ -24,7 +24,7 @@ from goldeval.answers.pairing import Pairing, pair_columns
 from goldeval.answers.rows import RELABELLED
 from goldeval.answers.rows import compare_rows as _compare_rows
 from goldeval.answers.shapes import _columns, _computed_floats
-from goldeval.answers.values import Column, name_tokens
+from goldeval.answers.values import Column, name_tokens, role_tags, roles_conflict
 from goldeval.answers.verdicts import _undecided, _verdict
 from goldeval.verdict import Verdict
 
@@ -356,7 +356,6 @@ def _row_signature_pairing(gcols: list[Column], pcols: list[Column], pairing: Pa
     """
     from scipy.optimize import linear_sum_assignment
 
-    from goldeval.answers.values import role_tags, roles_conflict
 
     cols = sorted(set(pairing.index.values()))
     kg = len(gcols)

@@ -9,6 +9,7 @@ from typing import Any
 
 from goldeval.verdict import NEEDS_HUMAN_MAX_CONFIDENCE, Verdict
 
+
 def _verdict(verdict: str, confidence: int | None, why: str, **kw: Any) -> Verdict:
     needs = verdict == "needs_human" or confidence is None or confidence <= NEEDS_HUMAN_MAX_CONFIDENCE
     return Verdict(verdict=verdict, confidence=confidence, needs_human=needs, why=why, **kw)  # type: ignore[arg-type]

@@ -44,7 +44,8 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     FILE is JSONL rows {"id", "gold", "pred"} or a CSV with those columns (names selectable).
     """
     from goldeval.errors import InputError
-    from goldeval.labels.metrics import SCORER_NAME, SCORER_VERSION, score_label_file
+    from goldeval.labels.metrics import SCORER_NAME, SCORER_VERSION
+    from goldeval.labels.reader import score_label_file
 
     guard_outputs({"--out": out, **ci.outputs()}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
     dod = load_definition(gates, scorer=SCORER_NAME)  # a gate of another scorer is refused before scoring

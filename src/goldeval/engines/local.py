@@ -31,7 +31,9 @@ CLI (exit 130, or 143 after SIGTERM), leaving the recorded cases committed and t
 from __future__ import annotations
 
 import hashlib
+import multiprocessing as mp
 import os
+import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -40,12 +42,23 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from goldeval import lifeline
 from goldeval.errors import InputError
 from goldeval.io.ids import IdIndex, repeated_hashes, scan_jsonl_ids
-from goldeval.io.reading import RowError, check_input_file, decode_line, is_parquet
+from goldeval.io.reading import (
+    Row,
+    RowError,
+    check_input_file,
+    decode_line,
+    file_sha256,
+    is_parquet,
+    read_rows,
+)
+from goldeval.io.streams import display_name
+from goldeval.lifeline import watch
+from goldeval.runs.store import case_columns
 from goldeval.scoring.protocol import Reused, Scorer, duplicate_record, numbered
 from goldeval.scoring.registry import with_extra
-from goldeval.io.streams import display_name
 
 __all__ = ["PARALLEL_MIN_ROWS", "run"]
 
@@ -191,8 +204,6 @@ def _workers(workers: int | None, total: int) -> int:
 
 
 def _read(path: Path, scorer: Scorer) -> Iterator[Any]:
-    from goldeval.io.reading import read_rows
-
     return read_rows(path, lenient=scorer.lenient_json)
 
 
@@ -203,7 +214,6 @@ def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool
         InputError: no line of a JSONL file is UTF-8 (the file is in another encoding; one bad line fails alone).
     """
     if not jsonl:
-        from goldeval.io.reading import Row, file_sha256
 
         n = 0
 
@@ -267,7 +277,6 @@ def _item_chunks(items: Iterable[Any]) -> Iterator[list[Any]]:
 
 def _reusing(items: Iterable[Any], previous: Mapping[str, Mapping[str, Any]], id_field: str) -> Iterator[Any]:
     """*items* with each row whose case the resumed run already holds (scored, same line) as :class:`Reused`."""
-    from goldeval.io.reading import Row
 
     for item in items:
         if type(item) is Row:
@@ -329,7 +338,6 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
         records = list(scorer.score_batch(items, config))
         stored = _serialized(scorer, records) if plan.serialize else None
         return _Chunk(records, None, 0, 0, b"", None, None, None if stored is None else (stored[0], stored[1]))
-    from goldeval.runs.store import case_columns
 
     part = scorer.new_partial(config, keep_cases=plan.keep)
     add = part.add
@@ -401,7 +409,6 @@ def _is_entry_case(rec: Mapping[str, Any], all_cases: bool) -> bool:
 def _serialized(scorer: Scorer, records: list[dict[str, Any]]) -> Any:
     """The run-store form of a chunk's records when every one is a new case with an id: ``(keys, [JSON, ...])``
     for ``Recorder.record_serialized`` (what ``Recorder.record`` would store for each), else ``None``."""
-    from goldeval.runs.store import case_columns
 
     if not records:
         return None
@@ -432,7 +439,6 @@ _W: dict[str, Any] = {}
 
 def _pool_init(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, owner: Any = None) -> None:
     """Initializer of a worker *process* (never called in the main process: it would lose Ctrl-C there)."""
-    import signal
 
     _watch(owner)
     # Ctrl-C and SIGTERM are the main process's to handle (it stops the pool and exits 130 / 143); a worker ends
@@ -449,8 +455,6 @@ def _pool_chunk(chunk: list[tuple[int, bytes]]) -> _Chunk:
 
 
 def _score_in_pool(job: _Job, plan: _Plan, chunks: Iterable[list[tuple[int, bytes]]], workers: int, progress: Any) -> None:
-    import multiprocessing as mp
-
     ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
     owner = _arm(ctx)
     window: list[Future[_Chunk]] = []
@@ -475,7 +479,6 @@ def _score_in_pool(job: _Job, plan: _Plan, chunks: Iterable[list[tuple[int, byte
 def _arm(ctx: Any) -> Any:
     """No worker, forkserver or resource tracker outlives a kill -9 of this process (:mod:`goldeval.lifeline`);
     returns what a worker watches (:func:`goldeval.lifeline.owner`)."""
-    from goldeval import lifeline
 
     lifeline.arm_forkserver(ctx)
     return lifeline.owner()
@@ -485,7 +488,6 @@ def _watch(owner: Any) -> None:
     """In a worker: end as soon as the scoring process *owner* has ended, e.g. killed with ``kill -9`` (the
     worker's parent is the forkserver, which does not tell it)."""
     if owner is not None:
-        from goldeval.lifeline import watch
 
         watch(owner)
 

@@ -31,16 +31,22 @@ order, and rounds each mean once — equal to the local run to the last digit. S
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import pickle
 import re
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
+from urllib.parse import urlparse
 
 import orjson
 
 from goldeval.errors import GoldevalError, InputError
+from goldeval.io.reading import Row, _maps_as_dicts, decode_line, is_parquet
+from goldeval.runs.store import case_columns
+from goldeval.scoring.protocol import Scorer, duplicate_error
+from goldeval.scoring.registry import get_scorer
 
 __all__ = ["PER_CASE_SCHEMA", "session", "read", "score", "score_path", "aggregate", "iter_records", "executor_failure",
            "executor_failures"]
@@ -177,7 +183,6 @@ def read(spark: Any, path: str) -> Any:
     Raises:
         InputError: the path does not exist or cannot be read.
     """
-    from goldeval.io.reading import is_parquet
 
     try:
         if is_parquet(path.rstrip("/")):
@@ -207,7 +212,6 @@ def _items(batch: Any, source: str, lenient: bool = False, path: str | None = No
            id_field: str | None = None) -> Iterator[Any]:
     """The Row / RowError items of one Arrow batch (``line`` + the data columns, or ``line`` + ``_raw``), JSONL
     lines decoded as locally (:func:`_decode_line`; *id_field* as :func:`goldeval.io.reading.decode_line`'s)."""
-    from goldeval.io.reading import Row
 
     cols = batch.schema.names
     if "_raw" in cols:
@@ -217,15 +221,12 @@ def _items(batch: Any, source: str, lenient: bool = False, path: str | None = No
     names = [c for c in cols if c != "line"]
     lines = batch.column("line").to_pylist()
     data_cols = [batch.column(c).to_pylist() for c in names]
-    from goldeval.io.reading import _maps_as_dicts
 
     for i, line in enumerate(lines):
         yield Row(line, {n: _maps_as_dicts(col[i]) for n, col in zip(names, data_cols)})
 
 
 def _record_columns(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    from goldeval.runs.store import case_columns
-
     cols: dict[str, list[Any]] = {"id": [], "line": [], "status": [], "error": [], "score": [], "record": []}
     for rec in records:
         status, _verdict, num, reason, _raw = case_columns(rec)
@@ -262,8 +263,6 @@ def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", path
     Raises:
         InputError: unknown scorer or option (before anything runs).
     """
-    from goldeval.scoring.protocol import Scorer
-    from goldeval.scoring.registry import get_scorer
 
     sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer)
     config = sc.configure(**options, source=source)
@@ -295,7 +294,6 @@ def _decode_line(line: int, raw: str, source: str, lenient: bool = False, path: 
     a line that is not UTF-8 then fails with the local message (the byte and its column). On a file system the
     executor cannot open directly (``hdfs://``, ``s3a://``), Spark's replacement stands.
     """
-    from goldeval.io.reading import decode_line
 
     data = raw.encode("utf-8")
     if "\ufffd" in raw and path is not None:
@@ -305,7 +303,6 @@ def _decode_line(line: int, raw: str, source: str, lenient: bool = False, path: 
 
 def _local_file(path: str) -> str | None:
     """*path* as a local file name when it is one this process can read (no scheme, or ``file:``), else None."""
-    from urllib.parse import urlparse
 
     u = urlparse(path)
     local = u.path if u.scheme == "file" else (path if not u.scheme or len(u.scheme) == 1 else None)
@@ -314,7 +311,6 @@ def _local_file(path: str) -> str | None:
 
 def _raw_line(path: str, line: int) -> bytes | None:
     """The bytes of line *line* (1-based) of the local file *path* (a byte order mark on line 1 removed)."""
-    import itertools
 
     with open(path, "rb") as fh:
         raw = next(itertools.islice(fh, line - 1, None), None)
@@ -332,9 +328,6 @@ def score_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source:
         The per-case DataFrame (:data:`PER_CASE_SCHEMA`), persisted (memory and disk): aggregating and recording
         it do not score twice.
     """
-    from goldeval.io.reading import is_parquet
-    from goldeval.scoring.protocol import Scorer
-    from goldeval.scoring.registry import get_scorer
 
     source = source or os.path.basename(path.rstrip("/"))
     if is_parquet(path.rstrip("/")):
@@ -351,8 +344,6 @@ def score_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source:
         raise InputError(f"{path}: Spark cannot read it ({type(exc).__name__}: {str(exc).splitlines()[0][:300]}). Check the path.") from None
 
     def run(pairs: Iterator[tuple[str, int]]) -> Iterator[tuple]:
-        from goldeval.runs.store import case_columns
-
         def items() -> Iterator[Any]:
             for text, index in pairs:
                 if index == 0:
@@ -376,7 +367,6 @@ def _with_repeats_marked(per_case: Any, sc: Any, config: Mapping[str, Any]) -> A
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    from goldeval.scoring.protocol import duplicate_error
 
     source = config.get("source") or "rows"
     schema = _arrow_schema()
@@ -437,8 +427,6 @@ def aggregate(per_case_df: Any, *, scorer: str | Any | None = None, config: Mapp
     Raises:
         InputError: no metadata and no *scorer* / *config*; a record that is not the scorer's.
     """
-    from goldeval.scoring.protocol import Scorer
-    from goldeval.scoring.registry import get_scorer
 
     meta = _meta(per_case_df) if scorer is None or config is None else {}
     sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer or meta["scorer"])

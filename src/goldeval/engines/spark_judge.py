@@ -29,12 +29,18 @@ from typing import Any
 
 import orjson
 
+from goldeval.answers.config import MATERIALS_KEY
+from goldeval.engines import spark as gs
 from goldeval.errors import InputError, given
+from goldeval.io.reading import RowError
+from goldeval.llm import JudgeCache, judge_cases
+from goldeval.llm.wiring import from_answer_materials, merge_llm
+from goldeval.scoring.protocol import duplicate_error
+from goldeval.scoring.registry import get_scorer
+from goldeval.verdict import pass_rate_class
 
 __all__ = ["read_keyed", "judge", "row_failures", "llm_stage", "MATERIALS_KEY"]
 
-#: Where a needs_human record carries what the LLM judge needs (dropped before the record is stored).
-MATERIALS_KEY = "_llm_materials"
 _KEYED = "id string, line long, json string, error string"
 
 
@@ -43,8 +49,6 @@ def read_keyed(spark: Any, path: str) -> Any:
     JSON object, has no usable id, or repeats an earlier row's id — with the local judge's message."""
     from pyspark.sql import functions as F
 
-    from goldeval.engines import spark as gs
-    from goldeval.scoring.protocol import duplicate_error
 
     name = os.path.basename(path.rstrip("/"))
     df = gs.read(spark, path)
@@ -53,7 +57,6 @@ def read_keyed(spark: Any, path: str) -> Any:
     def decode(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        from goldeval.io.reading import RowError
 
         for batch in batches:
             out: dict[str, list[Any]] = {"id": [], "line": [], "json": [], "error": []}
@@ -130,8 +133,6 @@ def judge(spark: Any, cases_path: str, attempts_path: str, *, db: str | None = N
     from pyspark import SparkFiles
     from pyspark.sql import functions as F
 
-    from goldeval.engines import spark as gs
-    from goldeval.scoring.registry import get_scorer
 
     cname, aname = os.path.basename(cases_path.rstrip("/")), os.path.basename(attempts_path.rstrip("/"))
     url = db is not None and "://" in db  # a database server (PostgreSQL): the executors connect to it themselves
@@ -193,14 +194,14 @@ def llm_stage(per_case: Any, rule_results: dict[str, Any], opts: Any, *, attempt
     """
     from pyspark.sql import functions as F
 
-    from goldeval.cli._llm import llm_config
-    from goldeval.llm import JudgeCache, judge_cases
-    from goldeval.llm.wiring import from_answer_materials, merge_llm
-    from goldeval.answers.scorer import _verdict_class
 
     if opts.send == "all":
         raise InputError("--llm-send all with --engine spark: not supported (only the undecided cases go to the "
                          "LLM on Spark). Drop --llm-send all, or judge locally.")
+    from goldeval.cli._llm import (
+        llm_config,  # known upward import (h6 moves the LLM stage to pipeline/)
+    )
+
     config = llm_config(opts)
     undecided = per_case.where(F.col("record").contains(f'"{MATERIALS_KEY}"')).select("record")
     records: dict[str, dict[str, Any]] = {}
@@ -229,8 +230,8 @@ def llm_stage(per_case: Any, rule_results: dict[str, Any], opts: Any, *, attempt
     agg = rule_results["aggregate"]
     counts = {k: agg[k] for k in ("match", "no_match", "near_match", "needs_human", "unscored", "verified_wrong")}
     for cid, new in merged.items():
-        counts[_verdict_class(records[cid])] -= 1
-        counts[_verdict_class(new)] += 1
+        counts[pass_rate_class(records[cid])] -= 1
+        counts[pass_rate_class(new)] += 1
     decided = counts["match"] + counts["no_match"]
     agg.update(counts)
     agg["decided"] = decided

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from goldeval.freetext.files import (
-        FreeTextConfig,
         PARALLEL_MIN_ROWS,
         SCORER_NAME,
         SCORER_VERSION,
+        FreeTextConfig,
         results_head,
         score_file,
         score_rows,

@@ -23,10 +23,16 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from goldeval.engines.local import PARALLEL_MIN_ROWS
+from goldeval.engines.local import PARALLEL_MIN_ROWS, run
 from goldeval.errors import InputError
-from goldeval.freetext.scorer import SCORER_NAME, SCORER_VERSION, FreeTextConfig, TokenF1
+from goldeval.freetext.scorer import (
+    SCORER_NAME,
+    SCORER_VERSION,
+    FreeTextConfig,
+    TokenF1,
+)
 from goldeval.freetext.tokens import Tokenizer, get_tokenizer
+from goldeval.io.reading import check_input_file
 
 __all__ = ["FreeTextConfig", "results_head", "score_file", "score_rows", "SCORER_NAME", "SCORER_VERSION", "PARALLEL_MIN_ROWS"]
 
@@ -113,8 +119,6 @@ def score_file(
     Source:
         Output keys of Open-Scribe ``eval/run_eval.py``; scores as :func:`goldeval.token_f1`.
     """
-    from goldeval.engines.local import run
-    from goldeval.io.reading import check_input_file
 
     p = check_input_file(path)
     scorer = TokenF1()
@@ -138,7 +142,6 @@ def score_rows(
     """:func:`score_file` over in-memory rows (dicts); row numbers in messages count from 1 (``rows:N: ...``). Same
     output, with ``input`` ``{"path": None, "sha256": None, "workers": 1}``. (Ids are kept to find repeats: the rows
     are in memory already.)"""
-    from goldeval.engines.local import run
 
     scorer = TokenF1()
     config = scorer.configure(prediction_field=prediction_field, reference_field=reference_field, id_field=id_field,

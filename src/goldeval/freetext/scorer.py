@@ -15,12 +15,17 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from goldeval.scoring.sums import ExactSum
 from goldeval.errors import InputError, given, row_fields, shorten
-from goldeval.io.reading import BigInt
-from goldeval.freetext.overlap import overlap_of_texts, refuse_unreadable, section_f1, section_texts
-from goldeval.scoring.protocol import Partial, Reused, Scorer, _Ids, failure_entry
+from goldeval.freetext.overlap import (
+    overlap_of_texts,
+    refuse_unreadable,
+    section_f1,
+    section_texts,
+)
 from goldeval.freetext.tokens import Tokenizer, get_tokenizer, split_word
+from goldeval.io.reading import BigInt, Row, RowError
+from goldeval.scoring.protocol import Partial, Reused, Scorer, _Ids, failure_entry
+from goldeval.scoring.sums import ExactSum
 
 __all__ = ["FreeTextConfig", "TokenF1", "id_text", "score_row", "SCORER_NAME", "SCORER_VERSION"]
 
@@ -224,8 +229,6 @@ class TokenF1(Scorer):
     id_of = staticmethod(id_text)  # (the function itself: the first pass calls it once a row)
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-        from goldeval.io.reading import Row, RowError
-
         cfg = FreeTextConfig(config["prediction_field"], config["reference_field"], config["id_field"], config["tokenizer"])
         tok = get_tokenizer(cfg.tokenizer)
         src = config.get("source") or "rows"

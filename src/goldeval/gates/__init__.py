@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from goldeval.gates.evaluate import (
+        FAMILY_SCORERS,
+        METRICS,
         Bound,
         DefinitionOfDone,
-        FAMILY_SCORERS,
         GateReport,
         GateResult,
         GateSpec,
-        METRICS,
         Metric,
         check_scorer,
         evaluate_gates,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import difflib
 import hashlib
+import json
 import math
 import os
 import re
@@ -28,7 +29,6 @@ def _toml(value: Any, depth: int = 0) -> str:
     """*value* as TOML spells it (``true``, ``"text"``, ``[1, 2]``, ``{ min = 0.8 }``, ``2026-11-02``), for the
     messages about a definition of done: the user wrote TOML, so the message quotes TOML, not Python's ``True``.
     Arrays and tables nested past 20 levels are shown as ``…`` (a message quotes 60 characters of it)."""
-    import json
 
     if depth > 20 and isinstance(value, (list, tuple, dict)):
         return "…"

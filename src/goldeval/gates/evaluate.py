@@ -29,6 +29,7 @@ Source: ``DESIGN.md`` "Terms" (gate, definition of done) and "Labels"; issue #3.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -36,8 +37,22 @@ from fractions import Fraction
 from typing import Any
 
 from goldeval.errors import InputError, shorten
-from goldeval.gates.definition import Bound, DefinitionOfDone, GateSpec, load_gates, parse_gates
-from goldeval.gates.metrics import FAMILY_SCORERS, METRICS, Metric, Words, _misses, _n, known_metrics
+from goldeval.gates.definition import (
+    Bound,
+    DefinitionOfDone,
+    GateSpec,
+    load_gates,
+    parse_gates,
+)
+from goldeval.gates.metrics import (
+    FAMILY_SCORERS,
+    METRICS,
+    Metric,
+    Words,
+    _misses,
+    _n,
+    known_metrics,
+)
 
 __all__ = [
     "Metric",
@@ -249,7 +264,6 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
             return None, f"{metric} undefined: {undefined[metric]}"
         if not _is_number(value):
             # as the file spells it: a JSON null is 'null', not Python's 'None'
-            import json
 
             spelled = json.dumps(value, ensure_ascii=False, default=str)
             return None, f"{metric} is not a number in this results file (got {spelled if len(spelled) <= 60 else spelled[:59] + '…'})"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import array
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -220,7 +221,6 @@ def scan_jsonl_ids(
     kind (one pattern match a line, the field named once a line, all ASCII, every id accepted by *id_of*) is read
     by one regular-expression pass; any other block line by line, with the same rule.
     """
-    import re
 
     import orjson
 

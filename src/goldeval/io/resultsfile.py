@@ -34,6 +34,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from goldeval.errors import InputError
+from goldeval.io.outputs import open_output
 
 __all__ = ["FORMATS", "ResultsFile", "read_results"]
 
@@ -133,8 +134,6 @@ class ResultsFile:
     """
 
     def __init__(self, path: str, fmt: str = "json", *, role: str = "--out") -> None:
-        from goldeval.io.outputs import open_output
-
         if fmt not in FORMATS:
             raise InputError(f"--out-format {fmt}: expected one of {', '.join(FORMATS)}.")
         self.path, self.fmt, self.role = path, fmt, role

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from goldeval.errors import InputError
+from goldeval.io.reading import remember_sha256
 
 __all__ = ["STDIN", "Spooled", "active", "display_name", "is_stream", "relabel", "spool", "spooled"]
 
@@ -169,7 +170,6 @@ def spool(path: str | os.PathLike[str], *, stdin: IO[bytes] | None = None, role:
         raise InputError(f"{role} {where}: read as a stream, and nothing was read ({what}). {expected}")
     result = Spooled(name=name, path=target, sha256=digest.hexdigest(), size=size, kind=kind, _folder=folder)
     _ACTIVE[target] = result
-    from goldeval.io.reading import remember_sha256
 
     remember_sha256(target, result.sha256)  # the store and the results need the sha256: never read the copy again
     return result

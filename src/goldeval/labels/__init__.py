@@ -9,8 +9,8 @@ Owns:
 May import: :mod:`goldeval.scoring`, :mod:`goldeval.io`, the foundation modules. Never: another domain package,
 an engine, runs, report, pipeline, cli.
 
-This package re-exports the public names of :mod:`goldeval.labels.metrics` (``from goldeval.labels import
-score_labels`` keeps working), imported on first use.
+This package re-exports the public names the old ``goldeval.labels`` module had (from :mod:`~goldeval.labels.metrics`
+and :mod:`~goldeval.labels.reader`; ``from goldeval.labels import score_labels`` keeps working), imported on first use.
 """
 
 from __future__ import annotations
@@ -20,23 +20,22 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from goldeval.labels.metrics import (
+        SCORER_NAME,
+        SCORER_VERSION,
         Confusion,
         ConfusionMatrix,
         LabelRow,
         LabelScore,
-        SCORER_NAME,
-        SCORER_VERSION,
         confusion_counts,
         confusion_matrix,
         pair_counts,
         per_label_table,
         score_confusion,
         score_from_pairs,
-        score_label_file,
-        score_label_rows,
         score_labels,
         solve,
     )
+    from goldeval.labels.reader import score_label_file, score_label_rows
 
 __all__ = [
     "Confusion",
@@ -61,7 +60,8 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # the public names of goldeval.labels.metrics, imported on first use (importing a submodule of this package stays light)
     if name in __all__:
-        value = getattr(importlib.import_module("goldeval.labels.metrics"), name)
+        where = "goldeval.labels.reader" if name in ("score_label_file", "score_label_rows") else "goldeval.labels.metrics"
+        value = getattr(importlib.import_module(where), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

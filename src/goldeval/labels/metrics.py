@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import difflib
 import operator
-import os
 import unicodedata
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import compress
 from typing import Any
@@ -47,8 +46,6 @@ __all__ = [
     "per_label_table",
     "confusion_matrix",
     "solve",
-    "score_label_rows",
-    "score_label_file",
 ]
 
 SCORER_NAME = "labels"
@@ -384,7 +381,7 @@ class LabelRow:
         return asdict(self)
 
 
-def _table_from_pairs(counts: Mapping[tuple[Any, Any], int]) -> list[LabelRow]:
+def table_from_pairs(counts: Mapping[tuple[Any, Any], int]) -> list[LabelRow]:
     rows = []
     for label in labels_seen(counts):
         s = _score_from_confusion(_confusion_from_pairs(counts, label), label)
@@ -399,7 +396,7 @@ def per_label_table(gold: Sequence[Hashable], pred: Sequence[Hashable | None]) -
     Rows are sorted by label (string order). A ``None`` prediction is no label: it lowers the recall of its gold
     label and counts toward no label's precision.
     """
-    return _table_from_pairs(pair_counts(gold, pred))
+    return table_from_pairs(pair_counts(gold, pred))
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,7 +414,7 @@ class ConfusionMatrix:
         return {"rows": "gold", "columns_are": "pred", "labels": self.labels, "columns": self.columns, "matrix": self.matrix}
 
 
-def _matrix_from_pairs(counts: Mapping[tuple[Any, Any], int], labels: Sequence | None = None) -> ConfusionMatrix:
+def matrix_from_pairs(counts: Mapping[tuple[Any, Any], int], labels: Sequence | None = None) -> ConfusionMatrix:
     labels = list(labels) if labels is not None else labels_seen(counts)
     has_null = any(p is None for _, p in counts)
     columns: list = labels + ([None] if has_null else [])
@@ -437,14 +434,14 @@ def confusion_matrix(gold: Sequence[Hashable], pred: Sequence[Hashable | None], 
         gold, pred: As in :func:`score_labels`.
         labels: Row/column order; default every label seen, sorted. Pairs with a label outside it are left out.
     """
-    return _matrix_from_pairs(pair_counts(gold, pred), labels)
+    return matrix_from_pairs(pair_counts(gold, pred), labels)
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # files and batches
 
 
-def _label_value(raw: Any) -> tuple[str | None, str | None]:
+def label_value(raw: Any) -> tuple[str | None, str | None]:
     """(label, problem) for a cell: strings as given, integers as their decimal string; an empty or blank string is
     no label (as an empty CSV cell is)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
@@ -454,72 +451,7 @@ def _label_value(raw: Any) -> tuple[str | None, str | None]:
     return str(raw), None
 
 
-def score_label_rows(
-    rows: Iterable[Any],
-    *,
-    positive: str | None,
-    id_field: str = "id",
-    gold_field: str = "gold",
-    pred_field: str = "pred",
-    second_gold_field: str | None = None,
-    require_positive: bool = True,
-    file_name: str = "",
-    recorder: Any = None,
-    refuse_empty: bool = False,
-    keep_per_example: bool = True,
-    on_example: Any = None,
-) -> dict[str, Any]:
-    """Score a stream of label rows (:class:`~goldeval.io.reading.Row` / :class:`~goldeval.io.reading.RowError`) into a results dict.
-
-    Each row holds an id, a gold label and a prediction (``None``, an empty CSV cell, an absent field or a value
-    that is not a label = no label: a miss when the gold label is positive; the last two are listed in
-    ``warnings`` by line).
-    Rows with no usable id, a repeated id, or a missing / null / non-string gold label are failures (by line),
-    left out of the counts and listed in ``failures``.
-
-    Args:
-        rows: Rows as yielded by :func:`goldeval.io.reading.read_rows` (ids are checked here).
-        positive: The positive label; ``None`` is refused with the labels seen.
-        id_field, gold_field, pred_field: Field (column) names.
-        second_gold_field: A second annotator's label for the same case; adds annotator agreement, Cohen's kappa
-            and the disagreements to adjudicate (rows where it is empty are left out of those).
-        require_positive: See :func:`score_labels`.
-        file_name: Shown in per-line messages.
-        refuse_empty: Raise :class:`InputError` when no row could be scored (no rows, or every row failed), before
-            anything is recorded as finished; default ``False`` returns results with ``n_scored`` 0 (the CLI refuses).
-        recorder: Run-store hook (``previous()``, ``record(case)``, ``finish(results)``) or ``None``. Cases already
-            recorded as scored are reused, not re-read; one record per case, as it is read:
-            ``{"id", "status", "line", "gold", "pred", "outcome"}`` (+ ``second_gold``).
-        keep_per_example: Keep ``per_example`` in the results (default); False streams it (``on_example`` and the
-            store) and leaves ``{"$streamed": true, ...}`` in its place — memory then does not grow with the rows.
-        on_example: Called with each ``per_example`` entry, in order.
-
-    One pass: each row is folded into the ``(gold, pred)`` pair counts as it is read (no list per row is built);
-    see :mod:`goldeval.labels.reader`. Ids are all kept here to find repeats (the rows come from the caller);
-    :func:`score_label_file` reads the file's ids first instead, in bounded memory.
-
-    Returns:
-        Results dict: ``scorer``, ``positive``, ``config``, ``aggregate`` (``n``, ``n_scored``, ``n_failed``, the
-        :class:`LabelScore` fields, ``agreement`` — the share of cases whose predicted label equals gold over all
-        labels, the model's raw agreement with gold (``accuracy`` is one-vs-rest for ``positive``: it counts a
-        confusion between two negative labels as right) —, ``kappa``, annotator metrics when asked, ``undefined``), ``per_label``,
-        ``confusion_matrix``, ``per_example`` ``[{"id", "line", "gold", "pred", "outcome"}]``, ``disagreements``,
-        ``warnings``, ``failures``.
-
-    Raises:
-        InputError: no row carries the gold (or pred) field at all — the column name is probably wrong —, no
-            positive label, or a positive label not seen (with ``require_positive``).
-    """
-    from goldeval.labels.reader import score_label_stream
-
-    return score_label_stream(
-        rows, positive=positive, id_field=id_field, gold_field=gold_field, pred_field=pred_field,
-        second_gold_field=second_gold_field, require_positive=require_positive, file_name=file_name, recorder=recorder,
-        refuse_empty=refuse_empty, keep_per_example=keep_per_example, on_example=on_example,
-    )
-
-
-def _no_column(where: str, wanted: str, fields: list[str] | None, option: str) -> str:
+def no_column_message(where: str, wanted: str, fields: list[str] | None, option: str) -> str:
     """'no row has a field' message: the fields seen (quoted, so stray spaces show) and a near name if there is one."""
     fields = fields or []
     near = [f for f in fields if str(f).strip().casefold() == wanted.strip().casefold()]
@@ -538,19 +470,7 @@ def _did_you_mean(name: str, names: list[str]) -> str:
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
 
 
-def _loose(label: Any) -> str:
+def loose_label(label: Any) -> str:
     """A label folded for look-alike detection only (never for scoring): NFKC, no invisible characters, no outer
     spaces, case-folded."""
     return unicodedata.normalize("NFKC", str(label)).translate(_INVISIBLE).strip().casefold()
-
-
-def score_label_file(path: str | os.PathLike[str], *, positive: str | None, **options: Any) -> dict[str, Any]:
-    """Read a JSONL, CSV or Parquet label file (see :func:`goldeval.io.reading.read_rows`) and score it with
-    :func:`score_label_rows` (same options). Memory does not grow with the rows when ``keep_per_example=False``: the
-    ids are read first and only the hashes of repeated ones are kept (:mod:`goldeval.io.ids`).
-
-    The results dict also gets ``dataset`` ``{"path", "sha256"}``.
-    """
-    from goldeval.labels.reader import score_label_path
-
-    return score_label_path(path, positive=positive, **options)

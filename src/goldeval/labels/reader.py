@@ -13,6 +13,7 @@ exactly (:func:`goldeval.labels.agreement.kappa_from_pairs`); scikit-learn is ne
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -20,7 +21,22 @@ from typing import Any
 import orjson
 
 from goldeval.errors import InputError, given, shorten
-from goldeval.io.ids import IdIndex
+from goldeval.io.ids import HashBuckets, IdIndex, scan_jsonl_ids
+from goldeval.io.reading import (
+    _BIG,
+    JSONLineError,
+    Row,
+    RowError,
+    _memo_key,
+    check_input_file,
+    decode_json,
+    file_sha256,
+    read_rows,
+    remember_sha256,
+)
+from goldeval.io.streams import display_name
+from goldeval.labels.metrics import label_value
+from goldeval.labels.scorer import Labels, LabelsPartial
 
 try:  # the optional C fast path (see _fast.c); the loop of score_label_stream stays the definition and the fallback
     from goldeval._fast import label_flush as _fast_label_flush
@@ -50,12 +66,6 @@ def label_id(raw: Any) -> str | None:
     return str(raw)
 
 
-def _label_value(raw: Any) -> tuple[str | None, str | None]:
-    from goldeval.labels.metrics import _label_value as lv
-
-    return lv(raw)
-
-
 def score_label_stream(
     items: Iterable[Any],
     *,
@@ -74,7 +84,7 @@ def score_label_stream(
     on_examples: Callable[[list[dict[str, Any]]], None] | None = None,
     on_example_lines: Callable[[bytes, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Score label rows in one pass. Arguments and results as :func:`goldeval.labels.metrics.score_label_rows`, plus:
+    """Score label rows in one pass. Arguments and results as :func:`goldeval.labels.reader.score_label_rows`, plus:
 
     Args:
         items: :class:`~goldeval.io.reading.Row` / :class:`~goldeval.io.reading.RowError` items, or ``(line, dict)`` pairs.
@@ -93,16 +103,13 @@ def score_label_stream(
             ``None`` keeps every id (rows already in memory).
 
     Raises:
-        InputError: as :func:`goldeval.labels.metrics.score_label_rows`.
+        InputError: as :func:`goldeval.labels.reader.score_label_rows`.
     """
-    import hashlib
 
-    from goldeval.io.reading import Row, RowError
-    from goldeval.labels.scorer import Labels, _LabelsPartial
 
     prefix = f"{file_name}:" if file_name else "line "
     previous: dict[str, dict] = dict(recorder.previous()) if recorder is not None else {}
-    part = _LabelsPartial(keep_per_example)
+    part = LabelsPartial(keep_per_example)
     counts = part.counts
     annotator = part.annotator
     failures, warnings, disagreements = part.failures, part.warnings, part.disagreements
@@ -233,7 +240,7 @@ def score_label_stream(
             g = data[gold_field]
             problem = None
             if type(g) is not str or not g or g[0].isspace() or g[-1].isspace():  # the fast path: a plain string label
-                g, problem = _label_value(g)
+                g, problem = label_value(g)
             if problem or g is None:
                 why = problem or ("is null" if data[gold_field] is None else f"is blank ({data[gold_field]!r})")
                 err = f"{prefix}{line}: gold label {why}; every case needs an adjudicated gold label. Adjudicate it or remove the row."
@@ -245,7 +252,7 @@ def score_label_stream(
                 saw_pred = True
                 p = data[pred_field]
                 if type(p) is not str or not p or p[0].isspace() or p[-1].isspace():
-                    p, problem = _label_value(p)
+                    p, problem = label_value(p)
                 if problem:  # an unreadable prediction is no prediction: a miss when gold is positive, never dropped
                     warnings.append({"line": line, "id": rid, "warning": f"{prefix}{line}: field '{pred_field}' {problem}; scored as no prediction (a miss when gold is {positive!r})."})
             else:
@@ -254,7 +261,7 @@ def score_label_stream(
             s2 = None
             if second_gold_field is not None:
                 saw_second = saw_second or second_gold_field in data
-                s2, problem = _label_value(data.get(second_gold_field))
+                s2, problem = label_value(data.get(second_gold_field))
                 if problem:  # a problem in the second annotator's column never costs the model's score its case
                     warnings.append({"line": line, "id": rid, "warning": f"{prefix}{line}: field '{second_gold_field}' {problem}; the case is scored but left out of the annotator agreement."})
             fresh_any = True
@@ -348,7 +355,6 @@ def _jsonl_items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = 
     integers past 64 bits). With *fields* (the fields the scorer reads), a line orjson reads is read again exactly
     only when one of those holds an integer past 64 bits (``decode_json(..., fields=)``, inlined here: the hot
     path); the other fields are never read, so their rounding cannot matter."""
-    from goldeval.io.reading import _BIG, check_input_file
 
     p = check_input_file(path)
     seen_any = False
@@ -382,7 +388,6 @@ def _jsonl_items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = 
 
 def _strict_item(name: str, lineno: int, raw: bytes) -> Any:
     """A non-blank line read strictly (:func:`goldeval.io.reading.decode_json`): ``(line, dict)`` or a RowError."""
-    from goldeval.io.reading import JSONLineError, RowError, decode_json
 
     try:
         data = decode_json(raw)
@@ -454,7 +459,6 @@ class JsonlLabelRows:
         if self._ready is None:
             yield from _jsonl_items(self.path, self.fields)
             return
-        from goldeval.io.reading import _BIG, check_input_file
 
         p = check_input_file(self.path)
         ready, fields = self._ready, self.fields
@@ -517,7 +521,6 @@ class JsonlLabelRows:
 
 def _strict_or_none(line: int, raw: bytes) -> Any:
     """A line orjson refused, read as the scoring pass reads it (:func:`_jsonl_items`), or ``None`` when that fails."""
-    from goldeval.io.reading import JSONLineError, decode_json
 
     try:
         return decode_json(raw)
@@ -526,8 +529,6 @@ def _strict_or_none(line: int, raw: bytes) -> Any:
 
 
 def _items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = None) -> Iterator[Any]:
-    from goldeval.io.reading import read_rows
-
     low = str(path).lower()
     if low.endswith(".csv") or low.endswith((".parquet", ".pq")):
         return iter(read_rows(path))
@@ -537,9 +538,6 @@ def _items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = None) 
 def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_field: str = "id", **options: Any) -> dict[str, Any]:
     """Read a JSONL, CSV or Parquet label file twice — ids first (for repeats), then the rows — and score it with
     :func:`score_label_stream` (same options). The results also get ``dataset`` ``{"path", "sha256"}``."""
-    from goldeval.io.ids import HashBuckets, scan_jsonl_ids
-    from goldeval.io.reading import RowError, check_input_file, file_sha256
-    from goldeval.io.streams import display_name
 
     low = str(path).lower()
     tabular = low.endswith(".csv") or low.endswith((".parquet", ".pq"))
@@ -553,9 +551,7 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
                 buckets.add(hash(rid))
         repeated = buckets.repeated()
     else:
-        import hashlib
 
-        from goldeval.io.reading import _memo_key, remember_sha256
 
         check_input_file(path)
         before, hasher = _memo_key(path), hashlib.sha256()  # the dataset's sha256 from the same read
@@ -571,3 +567,76 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
                                  **options)
     results["dataset"] = {"path": display_name(path), "sha256": file_sha256(path)}
     return results
+
+
+def score_label_rows(
+    rows: Iterable[Any],
+    *,
+    positive: str | None,
+    id_field: str = "id",
+    gold_field: str = "gold",
+    pred_field: str = "pred",
+    second_gold_field: str | None = None,
+    require_positive: bool = True,
+    file_name: str = "",
+    recorder: Any = None,
+    refuse_empty: bool = False,
+    keep_per_example: bool = True,
+    on_example: Any = None,
+) -> dict[str, Any]:
+    """Score a stream of label rows (:class:`~goldeval.io.reading.Row` / :class:`~goldeval.io.reading.RowError`) into a results dict.
+
+    Each row holds an id, a gold label and a prediction (``None``, an empty CSV cell, an absent field or a value
+    that is not a label = no label: a miss when the gold label is positive; the last two are listed in
+    ``warnings`` by line).
+    Rows with no usable id, a repeated id, or a missing / null / non-string gold label are failures (by line),
+    left out of the counts and listed in ``failures``.
+
+    Args:
+        rows: Rows as yielded by :func:`goldeval.io.reading.read_rows` (ids are checked here).
+        positive: The positive label; ``None`` is refused with the labels seen.
+        id_field, gold_field, pred_field: Field (column) names.
+        second_gold_field: A second annotator's label for the same case; adds annotator agreement, Cohen's kappa
+            and the disagreements to adjudicate (rows where it is empty are left out of those).
+        require_positive: See :func:`score_labels`.
+        file_name: Shown in per-line messages.
+        refuse_empty: Raise :class:`InputError` when no row could be scored (no rows, or every row failed), before
+            anything is recorded as finished; default ``False`` returns results with ``n_scored`` 0 (the CLI refuses).
+        recorder: Run-store hook (``previous()``, ``record(case)``, ``finish(results)``) or ``None``. Cases already
+            recorded as scored are reused, not re-read; one record per case, as it is read:
+            ``{"id", "status", "line", "gold", "pred", "outcome"}`` (+ ``second_gold``).
+        keep_per_example: Keep ``per_example`` in the results (default); False streams it (``on_example`` and the
+            store) and leaves ``{"$streamed": true, ...}`` in its place — memory then does not grow with the rows.
+        on_example: Called with each ``per_example`` entry, in order.
+
+    One pass: each row is folded into the ``(gold, pred)`` pair counts as it is read (no list per row is built);
+    see :mod:`goldeval.labels.reader`. Ids are all kept here to find repeats (the rows come from the caller);
+    :func:`score_label_file` reads the file's ids first instead, in bounded memory.
+
+    Returns:
+        Results dict: ``scorer``, ``positive``, ``config``, ``aggregate`` (``n``, ``n_scored``, ``n_failed``, the
+        :class:`LabelScore` fields, ``agreement`` — the share of cases whose predicted label equals gold over all
+        labels, the model's raw agreement with gold (``accuracy`` is one-vs-rest for ``positive``: it counts a
+        confusion between two negative labels as right) —, ``kappa``, annotator metrics when asked, ``undefined``), ``per_label``,
+        ``confusion_matrix``, ``per_example`` ``[{"id", "line", "gold", "pred", "outcome"}]``, ``disagreements``,
+        ``warnings``, ``failures``.
+
+    Raises:
+        InputError: no row carries the gold (or pred) field at all — the column name is probably wrong —, no
+            positive label, or a positive label not seen (with ``require_positive``).
+    """
+    return score_label_stream(
+        rows, positive=positive, id_field=id_field, gold_field=gold_field, pred_field=pred_field,
+        second_gold_field=second_gold_field, require_positive=require_positive, file_name=file_name, recorder=recorder,
+        refuse_empty=refuse_empty, keep_per_example=keep_per_example, on_example=on_example,
+    )
+
+
+def score_label_file(path: str | os.PathLike[str], *, positive: str | None, **options: Any) -> dict[str, Any]:
+    """Read a JSONL, CSV or Parquet label file (see :func:`goldeval.io.reading.read_rows`) and score it with
+    :func:`score_label_rows` (same options). Memory does not grow with the rows when ``keep_per_example=False``: the
+    ids are read first and only the hashes of repeated ones are kept (:mod:`goldeval.io.ids`).
+
+    The results dict also gets ``dataset`` ``{"path", "sha256"}``.
+    """
+    return score_label_path(path, positive=positive, **options)

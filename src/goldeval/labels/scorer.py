@@ -1,7 +1,7 @@
 """The labels scorer behind the :class:`goldeval.scoring.protocol.Scorer` interface (:class:`Labels`).
 
 It wraps the labels row rules (:mod:`goldeval.labels.metrics`) and aggregates from mergeable partials whose results
-equal :func:`goldeval.labels.metrics.score_label_rows`'s key for key: the tests compare them on the published sets.
+equal :func:`goldeval.labels.reader.score_label_rows`'s key for key: the tests compare them on the published sets.
 """
 
 from __future__ import annotations
@@ -11,7 +11,26 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from goldeval.errors import InputError, given
-from goldeval.scoring.protocol import Partial, Reused, Scorer, counter_merge, failure_entry, numbered
+from goldeval.io.reading import RowError
+from goldeval.labels.agreement import kappa_from_pairs
+from goldeval.labels.metrics import (
+    UNDEFINED_REASONS,
+    label_value,
+    labels_seen,
+    loose_label,
+    matrix_from_pairs,
+    no_column_message,
+    score_from_pairs,
+    table_from_pairs,
+)
+from goldeval.scoring.protocol import (
+    Partial,
+    Reused,
+    Scorer,
+    counter_merge,
+    failure_entry,
+    numbered,
+)
 
 __all__ = ["Labels"]
 
@@ -24,7 +43,7 @@ def _unscored(rid: str | None, line: int, error: str) -> dict[str, Any]:
 
 
 class Labels(Scorer):
-    """Labels for one positive label: :func:`goldeval.labels.metrics.score_label_rows` behind the Scorer interface.
+    """Labels for one positive label: :func:`goldeval.labels.reader.score_label_rows` behind the Scorer interface.
 
     Records: ``{"id", "line", "status": "scored", "gold", "pred", "outcome", "second_gold"?, "warnings"?}`` or
     ``{"id", "line", "status": "unscored", "error"}``. The state is the (gold, pred) pair counts, so any split of
@@ -39,9 +58,6 @@ class Labels(Scorer):
     headline = "f1"
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-        from goldeval.io.reading import RowError
-        from goldeval.labels.metrics import _label_value
-
         src = config.get("source") or ""
         prefix = f"{src}:" if src and src != "rows" else "line "
         id_field, gold_field, pred_field = config["id_field"], config["gold_field"], config["pred_field"]
@@ -79,7 +95,7 @@ class Labels(Scorer):
                 yield {**rec, **_unscored(rid, line, f"{prefix}{line}: field '{gold_field}' is missing; every case needs a gold label. Add it or pass --gold-column.")}
                 continue
             rec["gold_present"] = True
-            g, problem = _label_value(data[gold_field])
+            g, problem = label_value(data[gold_field])
             if problem or g is None:
                 why = problem or ("is null" if data[gold_field] is None else f"is blank ({data[gold_field]!r})")
                 yield {**rec, **_unscored(rid, line, f"{prefix}{line}: gold label {why}; every case needs an adjudicated gold label. Adjudicate it or remove the row.")}
@@ -87,7 +103,7 @@ class Labels(Scorer):
             warnings = []
             if pred_field in data:
                 rec["pred_present"] = True
-                p, problem = _label_value(data[pred_field])
+                p, problem = label_value(data[pred_field])
                 if problem:
                     warnings.append(f"{prefix}{line}: field '{pred_field}' {problem}; scored as no prediction (a miss when gold is {positive!r}).")
             else:
@@ -99,7 +115,7 @@ class Labels(Scorer):
             if second_field is not None:
                 if second_field in data:
                     out["second_present"] = True
-                s2, problem = _label_value(data.get(second_field))
+                s2, problem = label_value(data.get(second_field))
                 if problem:
                     warnings.append(f"{prefix}{line}: field '{second_field}' {problem}; the case is scored but left out of the annotator agreement.")
                 out["second_gold"] = s2
@@ -114,28 +130,23 @@ class Labels(Scorer):
                 "outcome": record.get("outcome")}
 
     def new_partial(self, config: Mapping[str, Any], *, keep_cases: bool = True) -> Partial:
-        return _LabelsPartial(keep_cases)
+        return LabelsPartial(keep_cases)
 
     def finish(self, partial: Partial, config: Mapping[str, Any]) -> dict[str, Any]:
-        from goldeval.labels.agreement import kappa_from_pairs
-        from goldeval.labels.metrics import (
-            UNDEFINED_REASONS, _loose, _matrix_from_pairs, _no_column, _table_from_pairs, labels_seen, score_from_pairs,
-        )
-
-        assert isinstance(partial, _LabelsPartial)
+        assert isinstance(partial, LabelsPartial)
         p = partial
         src = config.get("source") or ""
         where = src if src and src != "rows" else "labels"
         positive, second_field = config["positive"], config["second_gold_field"]
         n_scored = sum(p.counts.values())
         if p.fields is not None and not p.id_present:
-            raise InputError(_no_column(where, config["id_field"], p.fields, "the case id column with --id-column"))
+            raise InputError(no_column_message(where, config["id_field"], p.fields, "the case id column with --id-column"))
         if n_scored and not p.pred_present:
-            raise InputError(_no_column(where, config["pred_field"], p.fields, "the prediction column with --pred-column"))
+            raise InputError(no_column_message(where, config["pred_field"], p.fields, "the prediction column with --pred-column"))
         if p.n_rows and not p.gold_present and p.fields is not None:
-            raise InputError(_no_column(where, config["gold_field"], p.fields, "the gold column with --gold-column"))
+            raise InputError(no_column_message(where, config["gold_field"], p.fields, "the gold column with --gold-column"))
         if second_field is not None and n_scored and not p.second_present and p.fresh:
-            raise InputError(_no_column(where, second_field, p.fields, "the second annotator's column with --second-gold-column"))
+            raise InputError(no_column_message(where, second_field, p.fields, "the second annotator's column with --second-gold-column"))
         counts = p.counts
         if positive is None:
             seen = ", ".join(repr(str(s)) for s in labels_seen(counts))
@@ -145,9 +156,9 @@ class Labels(Scorer):
         score = score_from_pairs(counts, positive=positive, require_positive=config["require_positive"],
                                  where=where)
         warnings = sorted(p.warnings, key=lambda w: w["line"])
-        key = _loose(positive)
+        key = loose_label(positive)
         for side, firsts in (("gold", p.gold_first), ("pred", p.pred_first)):
-            for label in sorted((x for x in firsts if x != positive and _loose(x) == key), key=str):
+            for label in sorted((x for x in firsts if x != positive and loose_label(x) == key), key=str):
                 line, rid = firsts[label]
                 n = sum(c for pair, c in counts.items() if pair[0 if side == "gold" else 1] == label)
                 effect = "a negative case, not a gold positive" if side == "gold" else "not a positive prediction (a miss when gold is positive)"
@@ -185,8 +196,8 @@ class Labels(Scorer):
             "positive": positive,
             "config": {k: config[k] for k in ("id_field", "gold_field", "pred_field", "second_gold_field", "require_positive")},
             "aggregate": aggregate,
-            "per_label": [r.to_dict() for r in _table_from_pairs(counts)],
-            "confusion_matrix": _matrix_from_pairs(counts).to_dict(),
+            "per_label": [r.to_dict() for r in table_from_pairs(counts)],
+            "confusion_matrix": matrix_from_pairs(counts).to_dict(),
             "per_example": p.per_example,
             "disagreements": disagreements,
             "warnings": warnings,
@@ -194,7 +205,7 @@ class Labels(Scorer):
         }
 
 
-class _LabelsPartial(Partial):
+class LabelsPartial(Partial):
     def __init__(self, keep_cases: bool) -> None:
         self.keep = keep_cases
         self.counts: Counter = Counter()
@@ -244,7 +255,7 @@ class _LabelsPartial(Partial):
             self.per_example.append({"id": rid, "line": line, "gold": g, "pred": p, "outcome": rec["outcome"]})
 
     def merge(self, other: Partial) -> None:
-        assert isinstance(other, _LabelsPartial)
+        assert isinstance(other, LabelsPartial)
         counter_merge(self.counts, other.counts)
         counter_merge(self.annotator, other.annotator)
         for mine, theirs in ((self.gold_first, other.gold_first), (self.pred_first, other.pred_first)):

@@ -12,7 +12,13 @@ from __future__ import annotations
 from goldeval.llm.cache import JudgeCache, cache_key
 from goldeval.llm.client import CallResult, JudgeClient, JudgeConfig
 from goldeval.llm.parse import parse_judge_output
-from goldeval.llm.prompt import JUDGE_VERSION, SYSTEM_PROMPT, SYSTEM_PROMPT_SHA256, build_messages, build_user_prompt
+from goldeval.llm.prompt import (
+    JUDGE_VERSION,
+    SYSTEM_PROMPT,
+    SYSTEM_PROMPT_SHA256,
+    build_messages,
+    build_user_prompt,
+)
 from goldeval.llm.run import judge_cases, route, same_model
 
 __all__ = [

@@ -37,6 +37,7 @@ from goldeval.llm.prompt import (
     rubric_hash,
     sha256_text,
 )
+from goldeval.paths import home
 
 __all__ = ["JudgeCache", "cache_key", "default_cache_path"]
 
@@ -66,7 +67,6 @@ _MIGRATIONS = [
 
 def default_cache_path() -> Path:
     """``goldeval.paths.home() / "judge_cache.db"``."""
-    from goldeval.paths import home
 
     return home() / "judge_cache.db"
 

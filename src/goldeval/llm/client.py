@@ -37,7 +37,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from goldeval.errors import InputError, JudgeError, shorten
-from goldeval.llm.budget import CAP_REACHED, SpendMeter
+from goldeval.llm.budget import CAP_REACHED, SpendMeter, check_cap
 
 __all__ = ["JudgeConfig", "CallResult", "JudgeClient", "parse_retry_after"]
 
@@ -129,7 +129,6 @@ class JudgeConfig:
                 where = [w for w in (_OPTION.get(name), f"${_ENV[name]}" if name in _ENV else None) if w]
                 var = f" ({' or '.join(where)})" if where else ""
                 raise InputError(f"judge option {name}{var}: expected {want}, got {shorten(getattr(self, name))}. Fix the value.")
-        from goldeval.llm.budget import check_cap
 
         why = check_cap(max_cost=self.max_cost, max_calls=self.max_calls, price_in=self.price_in,
                         price_out=self.price_out, max_tokens=self.max_tokens)

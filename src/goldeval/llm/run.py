@@ -34,8 +34,8 @@ from goldeval.llm.accounting import results as _results
 from goldeval.llm.budget import CAP_REACHED, SpendMeter
 from goldeval.llm.cache import JudgeCache, cache_key
 from goldeval.llm.client import CallResult, JudgeClient, JudgeConfig
-from goldeval.llm.pool import DaemonPool
 from goldeval.llm.parse import answer_strings, parse_judge_output
+from goldeval.llm.pool import DaemonPool
 from goldeval.llm.prompt import (
     JUDGE_VERSION,
     SYSTEM_PROMPT,

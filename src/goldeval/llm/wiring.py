@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from goldeval.llm.budget import CAP_REACHED, SpendMeter
+from goldeval.llm.client import JudgeClient
+from goldeval.llm.run import judge_cases
 from goldeval.verdict import pass_rate
 
 __all__ = ["case_materials", "from_answer_materials", "merge_llm", "with_llm"]
@@ -182,9 +185,6 @@ def with_llm(rule_judge: Callable[[dict[str, Any], dict[str, Any]], Any], *, con
             from *config* (``max_calls``). A case the cap leaves unjudged raises ``ValueError("spend cap reached
             …")``, so the replay lists it as not replayed rather than as a changed verdict.
     """
-    from goldeval.llm.budget import CAP_REACHED, SpendMeter
-    from goldeval.llm.client import JudgeClient
-    from goldeval.llm.run import judge_cases
 
     shared = client or JudgeClient(config)
     meter = budget if budget is not None else SpendMeter.from_config(config)

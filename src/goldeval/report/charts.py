@@ -15,10 +15,14 @@ control characters are shown escaped (``\\u202e``), as on the console.
 from __future__ import annotations
 
 import io
+import os.path
 import re
+import textwrap
 import threading
 from collections.abc import Sequence
 from typing import Any
+
+from goldeval.report.printable import printable
 
 __all__ = ["histogram", "scatter", "bars", "confusion", "interval", "tick_labels", "RASTERIZE_ABOVE", "TICK_CHARS"]
 
@@ -69,7 +73,6 @@ def _draw(width: float, height: float, draw) -> str:
 def _shown(value: Any) -> str:
     """A tick label (a label, a section name) with its control characters escaped, as on the console
     (:func:`goldeval.report.printable.printable`): a label holding U+202E drew what followed reversed."""
-    from goldeval.report.printable import printable
 
     return printable(str(value), keep_newlines=False)
 
@@ -79,7 +82,6 @@ def _escape_controls(fig: Any) -> None:
     labels are formatted at drawing time, so those from the user's data go through :func:`_shown` first."""
     from matplotlib.text import Text
 
-    from goldeval.report.printable import printable
 
     for artist in fig.findobj(Text):
         text = artist.get_text()
@@ -96,7 +98,6 @@ def _whole_ticks(ax: Any) -> None:
 def _wrap_title(ax: Any, width_in: float) -> None:
     """Break the axes' title into lines that fit a figure *width_in* inches wide (a title of a narrow chart, such
     as a 2 × 2 confusion matrix, ran past both edges of its SVG). An average character is taken as 0.6 em."""
-    import textwrap
 
     title = ax.title
     text = title.get_text()
@@ -215,7 +216,6 @@ def tick_labels(labels: Sequence[Any], limit: int = TICK_CHARS) -> list[str]:
     two would shorten alike (``'requires_review_by_senior_team'``, ``'…_junior_team'``), the long labels are shown
     from where they start to differ (``'…senior_team'``), and numbered (``'…#2'``) only if that does not tell them
     apart either. The whole labels are in the page's case table."""
-    import os.path
 
     shown = [_shown(x) for x in labels]
     head = (limit - 1) * 3 // 5

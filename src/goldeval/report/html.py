@@ -29,6 +29,8 @@ from typing import Any
 
 import orjson
 
+from goldeval.report.printable import printable
+
 __all__ = ["render_html", "embed_json"]
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -67,7 +69,6 @@ def render_html(model: Mapping[str, Any]) -> str:
     import jinja2
     from markupsafe import Markup
 
-    from goldeval.report.printable import printable
 
     def shown(value: Any) -> Any:  # control characters of the user's data escaped, as on the console; markup is ours
         return value if isinstance(value, Markup) or not isinstance(value, str) else printable(value)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from goldeval.report import fmt
+from goldeval.report.printable import printable
 
 __all__ = ["render_runs_list", "render_run", "render_compare", "RENDERERS"]
 
@@ -52,7 +54,6 @@ def _fit(columns: list[tuple[str, list[str]]], width: int, *, wrap: bool = True)
     """
     from rich.cells import cell_len
 
-    from goldeval.report.printable import printable
 
     def lines(c: int) -> list[str]:
         header, cells = columns[c]
@@ -155,7 +156,6 @@ def render_run_header(run: Mapping[str, Any], console: Any) -> None:
         ("definition of done sha256", run.get("dod_hash") or "—"),
         ("dataset sha256", run.get("dataset_hash") or "—"),
     ]
-    import json
 
     for role, f in (run.get("inputs") or {}).items():
         digest = f"sha256 {str(f['sha256'])[:12]}…" if f.get("sha256") else "no sha256: not a file"
@@ -237,7 +237,6 @@ def _ci(b: Mapping[str, Any], scale: float = 1.0, unit: str = "", digits: int = 
 
 def _short(value: object, width: int = 40) -> str:
     # a field one run does not have reads "none", not Python's None; true/false and lists as the JSON spells them
-    import json
 
     text = "none" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -20,7 +20,11 @@ from typing import Any
 
 import orjson
 
+from goldeval import __version__
 from goldeval.errors import InputError, shorten
+from goldeval.runs.recorder import Recorder, dataset_hash, run_key, start_run
+from goldeval.runs.store import RunMeta
+from goldeval.scoring.registry import get_scorer, with_extra
 
 __all__ = ["per_case_files", "per_case_meta", "iter_per_case", "import_per_case"]
 
@@ -134,10 +138,6 @@ def import_per_case(store: Any, path: str | os.PathLike[str], *, arm: str | None
     Raises:
         InputError: see :func:`per_case_files`, :func:`per_case_meta`, :func:`iter_per_case`; an unknown scorer.
     """
-    from goldeval import __version__
-    from goldeval.runs.recorder import Recorder, dataset_hash, run_key, start_run
-    from goldeval.runs.store import RunMeta
-    from goldeval.scoring.registry import get_scorer, with_extra
 
     files = per_case_files(path)
     meta = per_case_meta(files)

@@ -21,6 +21,7 @@ Source: issue #5 ("Resume"); the protocol is the one in the project notes ("Run 
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import queue
 import threading
 import time
@@ -30,9 +31,16 @@ from typing import Any, Protocol
 import orjson
 
 from goldeval.errors import InputError, StoreError, shorten
-from goldeval.runs.identity import dataset_hash, hashes_from_results, input_entry, rubric_text, run_key
+from goldeval.io.reading import file_sha256
+from goldeval.lifeline import arm_forkserver
+from goldeval.runs.identity import (
+    dataset_hash,
+    hashes_from_results,
+    input_entry,
+    rubric_text,
+    run_key,
+)
 from goldeval.runs.store import RunMeta, RunStore, case_columns
-from goldeval.signals import signals_held
 from goldeval.runs.writer import (  # noqa: F401  (_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
     WRITER_MAX_ROWS_PER_TX,
     _batch,
@@ -41,6 +49,7 @@ from goldeval.runs.writer import (  # noqa: F401  (_columns, WRITER_MAX_ROWS_PER
     _widen_pipe,
     _writer_main,
 )
+from goldeval.signals import signals_held
 
 __all__ = ["RecorderProtocol", "Recorder", "run_key", "dataset_hash", "rubric_text", "hashes_from_results", "start_run"]
 
@@ -239,7 +248,6 @@ class Recorder:
 
     def _set_identity(self, results: Mapping[str, Any]) -> None:
         """Set a deferred run's key, dataset hash and input hashes (from the results when they carry them)."""
-        from goldeval.io.reading import file_sha256
 
         d = self._deferred
         assert d is not None
@@ -318,10 +326,6 @@ class Recorder:
         self._raise_writer_error()
 
     def _start_process(self) -> None:
-        import multiprocessing as mp
-
-        from goldeval.lifeline import arm_forkserver
-
         ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
         arm_forkserver(ctx)  # the writer itself ends at the end of its pipe; the forkserver must not stay either
         child_in, self._to_writer = ctx.Pipe(duplex=False)

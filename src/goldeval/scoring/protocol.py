@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from goldeval.errors import InputError, given, shorten
+from goldeval.io.reading import Row, RowError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -206,7 +207,6 @@ class Scorer(abc.ABC):
 def numbered(rows: Iterable[Any], source: str = "rows") -> Iterator[Any]:
     """*rows* as :class:`~goldeval.io.reading.Row` / :class:`~goldeval.io.reading.RowError` items: those pass through; a plain
     dict becomes ``Row(i, dict)`` with *i* its 1-based position; anything else a ``RowError`` naming it."""
-    from goldeval.io.reading import Row, RowError
 
     for i, r in enumerate(rows, start=1):
         if isinstance(r, (Row, RowError, Reused)):
@@ -276,7 +276,6 @@ def _reusing(rows: Iterable[Any], previous: Mapping[str, Mapping[str, Any]]) -> 
     if not previous:
         yield from rows
         return
-    from goldeval.io.reading import Row
 
     for item in numbered(rows):
         if type(item) is Row:

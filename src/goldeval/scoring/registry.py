@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from goldeval.errors import InputError, shorten
+from goldeval.gates import evaluate as gates
 from goldeval.scoring.protocol import ENTRY_POINT_GROUP, Scorer
 
 __all__ = ["available_scorers", "get_scorer", "register_plugin_metrics", "register_scorer", "with_extra"]
@@ -96,7 +97,6 @@ def register_plugin_metrics() -> None:
 def _register_metrics(cls: type[Scorer]) -> None:
     if not cls.metrics:
         return
-    from goldeval.gates import evaluate as gates
 
     for metric, spec in cls.metrics.items():
         known = gates.METRICS.get(metric)
