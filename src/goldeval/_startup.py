@@ -98,9 +98,9 @@ def _redeliver_hook(unraisable: object) -> None:
     command handles it; while goldeval itself is being imported too."""
     exc = getattr(unraisable, "exc_value", None)
     if isinstance(exc, KeyboardInterrupt) and ("goldeval.cli" in sys.modules or _goldeval_importing()):
-        import signal
-        import threading
-        import time
+        import signal  # start-up: this runs in the first moments of every command
+        import threading  # start-up: this runs in the first moments of every command
+        import time  # start-up: this runs in the first moments of every command
 
         sig = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
 

@@ -53,7 +53,8 @@ def assert_gates(results_or_path: Mapping[str, Any] | str | os.PathLike[str], ga
 
     Source: :func:`goldeval.gates.evaluate.evaluate_gates`, the same evaluation as ``goldeval gate``.
     """
-    from goldeval.gates.definition import DefinitionOfDone, load_gates  # start-up: see above
+    # start-up: the pytest plugin imports this module in every session; the gates load when a test asks
+    from goldeval.gates.definition import DefinitionOfDone, load_gates
     from goldeval.gates.evaluate import evaluate_gates
     from goldeval.scoring.registry import register_plugin_metrics
 

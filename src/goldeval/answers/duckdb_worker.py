@@ -309,7 +309,7 @@ def serve() -> None:
 
     lifeline.watch(owner)
     try:
-        import duckdb
+        import duckdb  # optional heavy dependency: duckdb (extra duckdb)
 
         hard = resource.getrlimit(resource.RLIMIT_AS)[1]  # a lower limit set on the run (ulimit -v) is kept
         if hard != resource.RLIM_INFINITY:

@@ -79,7 +79,7 @@ def keys_meet_folded(db: Any, a: Any, b: Any, dialect: str) -> bool | None:
     Returns:
         The answer of one probe over their distinct text values, remembered per database; ``None`` when it fails.
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
 
     def side(stored: Any, alias: str) -> Any:
@@ -132,7 +132,7 @@ def _folded_form(cmp: Any, dialect: str, guard: bool) -> Any:
     row the engine's comparison keeps, type affinity included), negated where the comparison is (``!=``,
     ``NOT LIKE``); a ``NOT`` above it stays above it. Two text columns compare folded only (folded equality holds
     wherever their own does)."""
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     node = cmp.node
     negate = isinstance(node, exp.NEQ) or bool(node.args.get("negate"))

@@ -90,7 +90,7 @@ class AttemptIndex:
                     self._rows[str(item.data["id"])] = (item.line, item.data)
             return
 
-        import numpy as np
+        import numpy as np  # start-up: numpy / scipy load only when this runs
 
         check_input_file(p)
         repeated = repeated_id_hashes(p)
@@ -160,7 +160,7 @@ class AttemptIndex:
                 if aid not in self._used_ids:
                     yield line, aid
             return
-        import numpy as np
+        import numpy as np  # start-up: numpy / scipy load only when this runs
 
         for pos in np.flatnonzero(~self._used):
             yield self._lines[int(pos)], str(self._read(int(pos))["id"])

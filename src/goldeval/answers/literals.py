@@ -135,7 +135,7 @@ def fold(e: Any, dialect: str) -> Any:
     Returns:
         A new node.
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     inner = e if dialect == "sqlite" else exp.Cast(this=e, to=exp.DataType.build("text"))
     return exp.Lower(this=exp.Trim(this=inner))
@@ -151,7 +151,7 @@ def probe_literal(node: Any, value: Any) -> Any:
     Returns:
         A copy of *node*, or a string literal of *value* for the double-quoted word.
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     return node.copy() if isinstance(node, (exp.Literal, exp.Neg)) else exp.Literal.string(str(value))
 
@@ -182,7 +182,7 @@ def text_only(column: Any, test: Any, dialect: str, *, guard: bool | None = None
         '160000' AND '900000'``; a column declared ``bool`` may still hold the text 'T'); elsewhere *test* itself
         (only columns declared text are folded there).
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     if not (dialect == "sqlite" if guard is None else guard):
         return test
@@ -205,7 +205,7 @@ def literal_test(comparison: Any, column: Any, index: int, dialect: str, *, fold
     Returns:
         A new node: the database's own comparison, or its folded form.
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     f = (lambda e: fold(e, dialect)) if folded else (lambda e: e)
     lits = [probe_literal(n, v) for n, v in zip(comparison.literals, comparison.values)]
@@ -228,7 +228,7 @@ def stored_column(stored: Any) -> tuple[Any, Any]:
     Returns:
         ``(column node, table node)``, new nodes.
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     return (exp.column(stored.column, quoted=stored.column_quoted), exp.table_(stored.table, quoted=stored.table_quoted))
 
@@ -302,7 +302,7 @@ def literal_counts(db: Any, comparison: Any, index: int, dialect: str) -> tuple[
             exact, folded, _, table = fast
             return (f"SELECT COALESCE(SUM(CASE WHEN {exact} THEN 1 ELSE 0 END), 0), COALESCE(SUM(CASE WHEN NOT ({exact}) "
                     f"AND {folded} THEN 1 ELSE 0 END), 0) FROM {table}")
-        from sqlglot import exp
+        from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
         col, tab = stored_column(comparison.stored)
         exact_e = literal_test(comparison, col, index, dialect, folded=False)
@@ -334,7 +334,7 @@ def _folded_values(db: Any, comparison: Any, index: int, dialect: str, *, limit:
             exact, folded, col, table = fast
             return (f"SELECT {col}, COUNT(*) FROM {table} WHERE NOT ({exact}) AND {folded} GROUP BY {col} "
                     f"ORDER BY COUNT(*) DESC, {col} LIMIT {int(limit)}")
-        from sqlglot import exp
+        from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
         col_e, tab = stored_column(comparison.stored)
         cond = exp.and_(exp.Not(this=exp.Paren(this=literal_test(comparison, col_e, index, dialect, folded=False))),
@@ -582,7 +582,7 @@ def _compared_names(tokens: Sequence[Any]) -> set[tuple[str, str]] | None:
     ``("code", "countrycode")``; ``x IN (SELECT [DISTINCT] [t.]y FROM …)`` gives ``("x", "y")``), read off its
     tokens: a name (after an optional ``alias.``) right before the operator and one right after it. ``None`` when a
     subquery compared with ``IN`` projects anything else (any two columns may meet there)."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     names = (TokenType.VAR, TokenType.IDENTIFIER)
     out: set[tuple[str, str]] = set()
@@ -608,7 +608,7 @@ def _compared_names(tokens: Sequence[Any]) -> set[tuple[str, str]] | None:
 def _projected_name(tokens: Sequence[Any], i: int) -> str | None:
     """The one column name a subquery starting at *i* (``SELECT``) projects: ``SELECT [DISTINCT] [alias.]name FROM``
     gives ``name``; ``None`` for anything else (several columns, an expression, a ``WITH``)."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     names = (TokenType.VAR, TokenType.IDENTIFIER)
     n = len(tokens)
@@ -627,7 +627,7 @@ def _projected_name(tokens: Sequence[Any], i: int) -> str | None:
 def _right_operand(tokens: Sequence[Any], i: int) -> Any:
     """The name token right after the operator at *i*, past an ``alias.`` (``= T2.countrycode`` gives
     ``countrycode``); the token after the operator when it is no such name; ``None`` at the end."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     n = len(tokens)
     if i + 1 >= n:
@@ -645,7 +645,7 @@ def _operands(tokens: Sequence[Any]) -> set[str]:
     """The names (lower-cased) right before or right after a comparison operator (``=``, ``!=``, ``IN``, ``LIKE``;
     before ``NOT IN`` / ``NOT LIKE`` too): the only columns :func:`~goldeval.answers.comparisons.query_comparisons`
     reads as compared (a bare column is next to its operator; ``lower(name) = 'x'`` compares an expression)."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     ops = {getattr(TokenType, n) for n in _OPERATOR_NAMES}
     names = (TokenType.VAR, TokenType.IDENTIFIER)
@@ -687,7 +687,7 @@ def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
     there is no ``GLOB``, ``ILIKE`` or ``BETWEEN`` (patterns and ranges are left to the probes). Anything else, and
     other engines: True.
     """
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     if not may_compare(canonical, dialect):
         return False

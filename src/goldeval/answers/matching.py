@@ -493,7 +493,8 @@ def match_rows(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, 
             # Small bucket: a maximum bipartite matching (Hopcroft–Karp) over the "within tolerance" graph.
             close = numbers_close(ng[g_rows][:, None, :], np_[p_rows][None, :, :], half[g_rows][:, None, :], rel_tol=rel_tol).all(axis=2)
             if close.any():
-                from scipy.sparse import csr_matrix
+                from scipy.sparse import csr_matrix  # start-up: numpy / scipy load only when this runs
+                # start-up: numpy / scipy load only when this runs
                 from scipy.sparse.csgraph import maximum_bipartite_matching
 
                 m_idx = maximum_bipartite_matching(csr_matrix(close.astype(np.int8)), perm_type="column")

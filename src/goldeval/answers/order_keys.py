@@ -79,7 +79,7 @@ def _canonical_keys(canonical: str, names: list[str], dialect: str) -> list[Orde
 
 @lru_cache(maxsize=512)
 def _keys_cached(canonical: str, names_t: tuple[str, ...], dialect: str) -> list[OrderKey] | None:
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
 
     names = list(names_t)

@@ -181,7 +181,7 @@ def parse_url(url: str) -> PostgresTarget:
         netloc_s = parts.netloc
     redacted = urllib.parse.urlunsplit((parts.scheme, netloc_s, parts.path, urllib.parse.urlencode(kept), parts.fragment))
     try:
-        from psycopg.conninfo import conninfo_to_dict
+        from psycopg.conninfo import conninfo_to_dict  # optional heavy dependency: psycopg / pglast (extra postgres)
 
         conninfo_to_dict(redacted)
     except ImportError:
@@ -279,7 +279,7 @@ def check_query(sql: str, *, allowed_functions: Iterable[str] = (), builtins: Co
     """
     try:
         from pglast import ast, parse_sql  # optional dependency: the postgres extra
-        from pglast.parser import ParseError
+        from pglast.parser import ParseError  # optional heavy dependency: psycopg / pglast (extra postgres)
     except ImportError:
         raise QueryError("refused: the query cannot be checked: pglast (PostgreSQL's parser) is not installed. "
                          "pip install 'goldeval[postgres]'.") from None
@@ -425,8 +425,8 @@ def _kind(node: Any) -> str:
 
 def _register_loaders(conn: Any) -> None:
     """numeric → int/Decimal; interval, uuid, network and range types → their PostgreSQL text."""
-    from psycopg.adapt import Loader
-    from psycopg.types.string import TextLoader
+    from psycopg.adapt import Loader  # optional heavy dependency: psycopg / pglast (extra postgres)
+    from psycopg.types.string import TextLoader  # optional heavy dependency: psycopg / pglast (extra postgres)
 
     class NumericLoader(Loader):
         def load(self, data: Any) -> Any:
@@ -570,7 +570,7 @@ class PostgresDatabase:
         """Connect (and check the role). *again*: a connection this object had was lost, so a failure to connect
         means the server went away (DatabaseLostError), not a wrong URL."""
         try:
-            import psycopg
+            import psycopg  # optional heavy dependency: psycopg / pglast (extra postgres)
         except ImportError:
             raise InputError(f"--db {self.url}: a PostgreSQL database needs the optional extra: pip install 'goldeval[postgres]'.") from None
         try:
@@ -716,7 +716,7 @@ class PostgresDatabase:
             sql = to_postgres(sql, read=self.sql_dialect, schema=self._catalog_columns())
             notes.append(f"transpiled from {self.sql_dialect}: {sql}")
         check_query(sql, allowed_functions=self.allow_functions, builtins=self._builtins)
-        import psycopg
+        import psycopg  # optional heavy dependency: psycopg / pglast (extra postgres)
 
         start = time.monotonic()
         deadline = start + self.timeout_s
@@ -782,7 +782,7 @@ class PostgresDatabase:
 
         A connection lost while idle (found at ``BEGIN``, before any statement of the block ran) is made again
         once; one lost inside the block, or that cannot be made again, raises :class:`DatabaseLostError`."""
-        import psycopg
+        import psycopg  # optional heavy dependency: psycopg / pglast (extra postgres)
 
         if self._conn is None or self._conn.closed or self._conn.broken:
             self._connect(again=True)

@@ -317,7 +317,7 @@ class ReadOnlyDatabase:
         any other statement. It runs on a separate in-memory connection, so that nothing about the database or its
         settings is involved; the database's own connection keeps external access off as the second guard.
         """
-        import duckdb
+        import duckdb  # optional heavy dependency: duckdb (extra duckdb)
 
         if self._closed:
             raise QueryError(f"the DuckDB database {self.path} was closed; open it again to run a query.")

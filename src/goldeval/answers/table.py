@@ -354,7 +354,7 @@ def _row_signature_pairing(gcols: list[Column], pcols: list[Column], pairing: Pa
     never meets ``inf``) and no scale. Those rows then match within any tolerance, so ``compare_rows`` under the
     pairing, unordered, is complete (what ``aligned`` spares computing).
     """
-    from scipy.optimize import linear_sum_assignment
+    from scipy.optimize import linear_sum_assignment  # start-up: numpy / scipy load only when this runs
 
 
     cols = sorted(set(pairing.index.values()))

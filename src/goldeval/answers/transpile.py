@@ -68,7 +68,7 @@ def to_postgres(sql: str, *, read: str = "sqlite", schema: Mapping[str, Sequence
     Raises:
         QueryError: sqlglot cannot read or translate it (its message included).
     """
-    import sqlglot
+    import sqlglot  # start-up: sqlglot loads only when a query is parsed
 
     try:
         with quiet_sqlglot():
@@ -85,7 +85,7 @@ def to_postgres(sql: str, *, read: str = "sqlite", schema: Mapping[str, Sequence
 
 
 def _repair_sqlite(tree, schema: Mapping[str, Sequence[str]]):
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     # SQLite names an unaliased result column by its text (``count(*)``, ``MAX(transcript_date)``); PostgreSQL by
     # the function alone (``count``, ``max``). The judge reads names as evidence, so the SQLite name is kept.

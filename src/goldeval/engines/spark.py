@@ -43,7 +43,7 @@ from urllib.parse import urlparse
 import orjson
 
 from goldeval.errors import GoldevalError, InputError
-from goldeval.io.reading import Row, _maps_as_dicts, decode_line, is_parquet
+from goldeval.io.reading import Row, maps_as_dicts, decode_line, is_parquet
 from goldeval.runs.store import case_columns
 from goldeval.scoring.protocol import Scorer, duplicate_error
 from goldeval.scoring.registry import get_scorer
@@ -122,7 +122,7 @@ def _executor_error(exc: BaseException, what: str) -> GoldevalError | None:
 def _pyspark():
     try:
         import pyspark  # noqa: F401
-        from pyspark.sql import SparkSession
+        from pyspark.sql import SparkSession  # optional heavy dependency: pyspark (extra spark)
     except ImportError:
         raise InputError("the Spark engine needs pyspark: pip install 'goldeval[spark]'.") from None
     try:
@@ -223,7 +223,7 @@ def _items(batch: Any, source: str, lenient: bool = False, path: str | None = No
     data_cols = [batch.column(c).to_pylist() for c in names]
 
     for i, line in enumerate(lines):
-        yield Row(line, {n: _maps_as_dicts(col[i]) for n, col in zip(names, data_cols)})
+        yield Row(line, {n: maps_as_dicts(col[i]) for n, col in zip(names, data_cols)})
 
 
 def _record_columns(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
@@ -240,7 +240,7 @@ def _record_columns(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
 
 
 def _arrow_schema() -> Any:
-    import pyarrow as pa
+    import pyarrow as pa  # optional heavy dependency: pyarrow (extras parquet, spark)
 
     return pa.schema([("id", pa.string()), ("line", pa.int64()), ("status", pa.string()), ("error", pa.string()),
                       ("score", pa.float64()), ("record", pa.string())])
@@ -273,7 +273,7 @@ def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", path
     local = _local_file(path) if path is not None else None
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
+        import pyarrow as pa  # optional heavy dependency: pyarrow (extras parquet, spark)
 
         for batch in batches:
             records = list(sc.score_batch(_items(batch, source, sc.lenient_json, local), config))
@@ -364,8 +364,8 @@ def score_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source:
 def _with_repeats_marked(per_case: Any, sc: Any, config: Mapping[str, Any]) -> Any:
     """*per_case* (persisted) with every row whose id repeats an earlier line's turned unscored, with the local
     message; the scorer and its config in the ``record`` column's metadata."""
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
+    from pyspark import StorageLevel  # optional heavy dependency: pyspark (extra spark)
+    from pyspark.sql import functions as F  # optional heavy dependency: pyspark (extra spark)
 
 
     source = config.get("source") or "rows"
@@ -381,7 +381,7 @@ def _with_repeats_marked(per_case: Any, sc: Any, config: Mapping[str, Any]) -> A
         firsts = per_case.sparkSession.sparkContext.broadcast(repeats)
 
         def mark(batches: Iterator[Any]) -> Iterator[Any]:
-            import pyarrow as pa
+            import pyarrow as pa  # optional heavy dependency: pyarrow (extras parquet, spark)
 
             first_of = firsts.value
             for batch in batches:
@@ -433,7 +433,7 @@ def aggregate(per_case_df: Any, *, scorer: str | Any | None = None, config: Mapp
     cfg = dict(config if config is not None else meta["config"])
 
     def fold(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
+        import pyarrow as pa  # optional heavy dependency: pyarrow (extras parquet, spark)
 
         part = sc.new_partial(cfg, keep_cases=False)
         first = None

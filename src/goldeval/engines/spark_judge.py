@@ -47,7 +47,7 @@ _KEYED = "id string, line long, json string, error string"
 def read_keyed(spark: Any, path: str) -> Any:
     """*path*'s rows as ``(id, line, json, error)``: ``error`` is set (and ``json`` null) for a row that is not a
     JSON object, has no usable id, or repeats an earlier row's id — with the local judge's message."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # optional heavy dependency: pyspark (extra spark)
 
 
     name = os.path.basename(path.rstrip("/"))
@@ -55,7 +55,7 @@ def read_keyed(spark: Any, path: str) -> Any:
     local = gs._local_file(path)
 
     def decode(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
+        import pyarrow as pa  # optional heavy dependency: pyarrow (extras parquet, spark)
 
 
         for batch in batches:
@@ -96,7 +96,7 @@ def row_failures(cases_keyed: Any, attempts_keyed: Any, cases_name: str, attempt
     """The row failures of both files, in the local judge's order (the case file's by line, the attempt file's by
     line, then the attempts with no case, by line): ``[{"line", "id", "error", "file"}]``. Only failing rows come
     to the driver."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # optional heavy dependency: pyspark (extra spark)
 
     bad_cases = [r.asDict() for r in cases_keyed.where(F.col("error").isNotNull()).select("line", "id", "error").orderBy("line").collect()]
     bad_attempts = [r.asDict() for r in attempts_keyed.where(F.col("error").isNotNull()).select("line", "id", "error").orderBy("line").collect()]
@@ -130,8 +130,8 @@ def judge(spark: Any, cases_path: str, attempts_path: str, *, db: str | None = N
     Raises:
         InputError: a missing database file.
     """
-    from pyspark import SparkFiles
-    from pyspark.sql import functions as F
+    from pyspark import SparkFiles  # optional heavy dependency: pyspark (extra spark)
+    from pyspark.sql import functions as F  # optional heavy dependency: pyspark (extra spark)
 
 
     cname, aname = os.path.basename(cases_path.rstrip("/")), os.path.basename(attempts_path.rstrip("/"))
@@ -154,7 +154,7 @@ def judge(spark: Any, cases_path: str, attempts_path: str, *, db: str | None = N
     schema = gs._arrow_schema()
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
+        import pyarrow as pa  # optional heavy dependency: pyarrow (extras parquet, spark)
 
         local = dict(config)
         if db_name is not None:
@@ -192,15 +192,14 @@ def llm_stage(per_case: Any, rule_results: dict[str, Any], opts: Any, *, attempt
     Raises:
         InputError / JudgeError: as the local LLM stage (bad option, endpoint refuses).
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # optional heavy dependency: pyspark (extra spark)
 
 
     if opts.send == "all":
         raise InputError("--llm-send all with --engine spark: not supported (only the undecided cases go to the "
                          "LLM on Spark). Drop --llm-send all, or judge locally.")
-    from goldeval.cli._llm import (
-        llm_config,  # known upward import (h6 moves the LLM stage to pipeline/)
-    )
+    # known upward import, left to h6 (the LLM stage moves to pipeline/): the library must not import the CLI
+    from goldeval.cli._llm import llm_config
 
     config = llm_config(opts)
     undecided = per_case.where(F.col("record").contains(f'"{MATERIALS_KEY}"')).select("record")

@@ -24,7 +24,7 @@ from goldeval.freetext.overlap import (
 )
 from goldeval.freetext.tokens import Tokenizer, get_tokenizer, split_word
 from goldeval.io.reading import BigInt, Row, RowError
-from goldeval.scoring.protocol import Partial, Reused, Scorer, _Ids, failure_entry
+from goldeval.scoring.protocol import Partial, Reused, Scorer, RepeatedIds, failure_entry
 from goldeval.scoring.sums import ExactSum
 
 __all__ = ["FreeTextConfig", "TokenF1", "id_text", "score_row", "SCORER_NAME", "SCORER_VERSION"]
@@ -232,7 +232,7 @@ class TokenF1(Scorer):
         cfg = FreeTextConfig(config["prediction_field"], config["reference_field"], config["id_field"], config["tokenizer"])
         tok = get_tokenizer(cfg.tokenizer)
         src = config.get("source") or "rows"
-        check = _Ids(src).check
+        check = RepeatedIds(src).check
         for i, item in enumerate(rows, start=1):  # (what numbered() does, inline: this loop is the hot one)
             kind = type(item)
             if kind is Row:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from goldeval.errors import InputError
-from goldeval.gates.metrics import _UNIT_RANGE, METRICS, known_metrics
+from goldeval.gates.metrics import UNIT_RANGE, METRICS, known_metrics
 
 
 def _toml(value: Any, depth: int = 0) -> str:
@@ -275,7 +275,7 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
                 raise InputError(
                     f"{bloc}: gate {metric!r}: {op} must be a finite number, got {_toml_short(raw)}. Write e.g. {op} = 0.80."
                 )
-            lo, hi = _UNIT_RANGE[info.unit]
+            lo, hi = UNIT_RANGE[info.unit]
             if not lo <= raw <= hi:
                 hint = f" Did you mean {raw / 100:g}?" if info.unit == "fraction" and 1 < raw <= 100 else ""
                 raise InputError(

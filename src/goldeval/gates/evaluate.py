@@ -49,8 +49,8 @@ from goldeval.gates.metrics import (
     METRICS,
     Metric,
     Words,
-    _misses,
-    _n,
+    misses_text,
+    int_field,
     known_metrics,
 )
 
@@ -230,7 +230,7 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
             f"results: aggregate.undefined must be an object of metric -> reason, got {shorten(undefined)}. "
             "Pass the JSON a goldeval scoring command wrote with --out, unedited."
         )
-    nothing_scored = _n(agg, "n_scored") == 0
+    nothing_scored = int_field(agg, "n_scored") == 0
     scorer_name, families = _results_families(results, agg)
     run_positive = results.get("positive")
     if dod.positive is not None and run_positive is not None and str(run_positive) != dod.positive:
@@ -302,7 +302,7 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                 allowed_text, allowed = info.allowance(agg, b.op, exact, words)
                 if gate.metric == "missed_per_100" and allowed is not None and b.op == "max":
                     gp = agg.get("gold_positives")
-                    short = f"on {words.these_gold(gp)} the limit allows {_misses(int(allowed))}"
+                    short = f"on {words.these_gold(gp)} the limit allows {misses_text(int(allowed))}"
             # the clause of the summary line
             if observed is None:
                 if why and why.startswith(f"{gate.metric} undefined: "):
@@ -345,12 +345,12 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
     all_pass = all(r.passed for r in out)
     ordered = [r for r in out if not r.passed] + [r for r in out if r.passed]
     summary = ("PASS: " if all_pass else "FAIL: ") + ". ".join(_capitalize(r.sentence) for r in ordered) + "."
-    n_failed, n_scored = _n(agg, "n_failed"), _n(agg, "n_scored")
+    n_failed, n_scored = int_field(agg, "n_failed"), int_field(agg, "n_scored")
     if n_failed:  # never a silent decision on part of the input: the forwarded line says what was left out
         of = f" of {n_failed + n_scored}" if n_scored is not None else ""
         summary += (f" Not counted: {n_failed}{of} {'row' if n_failed + (n_scored or 0) == 1 else 'rows'} could not be "
                     "scored (listed under failures).")
-    bad_rows = _n(agg, "n_row_failures")  # the answer judge: input rows unusable before any case was formed
+    bad_rows = int_field(agg, "n_row_failures")  # the answer judge: input rows unusable before any case was formed
     if bad_rows:
         summary += f" {bad_rows} input {'row was' if bad_rows == 1 else 'rows were'} unusable (listed under failures)."
     return GateReport(passed=all_pass, summary=summary, results=out, definition=dod.describe(), warnings=list(dod.warnings))

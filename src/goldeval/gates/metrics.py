@@ -89,12 +89,12 @@ def _pluralize(noun: str) -> str:
     return noun + "s"
 
 
-def _n(agg: Mapping[str, Any], key: str) -> int | None:
+def int_field(agg: Mapping[str, Any], key: str) -> int | None:
     v = agg.get(key)
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def _misses(n: int) -> str:
+def misses_text(n: int) -> str:
     return f"{n} miss" if n == 1 else f"{n} misses"
 
 
@@ -106,7 +106,7 @@ def _fmt_frac(x: Fraction) -> str:
 
 
 def _allow_missed_per_100(agg, op, limit, words):
-    gp = _n(agg, "gold_positives")
+    gp = int_field(agg, "gold_positives")
     if gp is None:
         return None, None
     if gp == 0:
@@ -114,43 +114,43 @@ def _allow_missed_per_100(agg, op, limit, words):
     allowed = limit * gp / 100
     if op == "max":
         k = math.floor(allowed)
-        allows = _misses(int(allowed)) if allowed.denominator == 1 else f"{_fmt_frac(allowed)} misses"
+        allows = misses_text(int(allowed)) if allowed.denominator == 1 else f"{_fmt_frac(allowed)} misses"
         return (f"{_fmt_frac(limit)} per 100 on {words.these_gold(gp)} allows {allows}, "
-                f"so passing needs at most {_misses(k)}"), k
+                f"so passing needs at most {misses_text(k)}"), k
     k = math.ceil(allowed)
-    return f"{_fmt_frac(limit)} per 100 on {words.these_gold(gp)} needs at least {_misses(k)}", k
+    return f"{_fmt_frac(limit)} per 100 on {words.these_gold(gp)} needs at least {misses_text(k)}", k
 
 
 def _subject_missed_per_100(agg, value_text, words):
-    fn = _n(agg, "missed")
+    fn = int_field(agg, "missed")
     if fn is None:
-        fn = _n(agg, "fn")
+        fn = int_field(agg, "fn")
     head = f"{words.count(fn)} missed" if fn is not None else "missed"
     return f"{head} ({value_text} per 100)"
 
 
 def _allow_missed(agg, op, limit, words):
-    gp = _n(agg, "gold_positives")
+    gp = int_field(agg, "gold_positives")
     on = f" on {words.these_gold(gp)}" if gp is not None else ""
     if op == "max":
         k = math.floor(limit)
-        return f"the limit allows at most {_misses(k)}{on}", k
+        return f"the limit allows at most {misses_text(k)}{on}", k
     return None, None
 
 
 def _allow_recall(agg, op, limit, words):
-    gp = _n(agg, "gold_positives")
+    gp = int_field(agg, "gold_positives")
     if gp is None or gp == 0:
         return (f"there are no gold {words.many} on this set, so recall cannot be measured", None) if gp == 0 else (None, None)
     if op == "min":
         k = math.floor(gp * (1 - limit))
-        return (f"recall {_fmt_frac(limit)} on {words.these_gold(gp)} allows at most {_misses(k)} "
+        return (f"recall {_fmt_frac(limit)} on {words.these_gold(gp)} allows at most {misses_text(k)} "
                 f"(at least {gp - k} caught)"), k
     return None, None
 
 
 def _allow_precision(agg, op, limit, words):
-    tp = _n(agg, "tp")
+    tp = int_field(agg, "tp")
     if tp is None or op != "min":
         return None, None
     if limit == 0:
@@ -163,7 +163,7 @@ def _allow_precision(agg, op, limit, words):
 
 
 def _allow_accuracy(agg, op, limit, words):
-    n = _n(agg, "n_scored")
+    n = int_field(agg, "n_scored")
     if n is None or op != "min" or n == 0:
         return None, None
     k = math.floor(n * (1 - limit))
@@ -172,7 +172,7 @@ def _allow_accuracy(agg, op, limit, words):
 
 
 def _allow_agreement(agg, op, limit, words):
-    n = _n(agg, "n_scored")
+    n = int_field(agg, "n_scored")
     if n is None or op != "min" or n == 0:
         return None, None
     k = math.floor(n * (1 - limit))
@@ -191,10 +191,10 @@ def _allow_count_max(what: str):
 
 
 def _allow_mean(agg, op, limit, words):
-    n = _n(agg, "n_scored")
+    n = int_field(agg, "n_scored")
     if n is None:
         return None, None
-    failed = _n(agg, "n_failed") or 0
+    failed = int_field(agg, "n_failed") or 0
     tail = f"; {failed} failed rows are left out of the mean" if failed else ""
     return f"a mean over the {n} scored examples{tail}", None
 
@@ -213,27 +213,27 @@ def _allow_pass_rate(agg, op, limit, words):
 
 
 def _needs_gold_positives(agg, words):
-    gp = _n(agg, "gold_positives")
+    gp = int_field(agg, "gold_positives")
     return f"there are no gold {words.many} on this set" if gp == 0 else None
 
 
 def _needs_predicted_positives(agg, words):
-    return "nothing was predicted positive" if _n(agg, "predicted_positives") == 0 else None
+    return "nothing was predicted positive" if int_field(agg, "predicted_positives") == 0 else None
 
 
 def _needs_any_positive(agg, words):
-    counts = [_n(agg, k) for k in ("tp", "fp", "fn")]
+    counts = [int_field(agg, k) for k in ("tp", "fp", "fn")]
     if all(c is not None for c in counts) and sum(counts) == 0:
         return "there are no positives in gold or predictions"
     return None
 
 
 def _decided(agg) -> int | None:
-    if _n(agg, "decided") is None and isinstance(agg.get("counts"), Mapping):
+    if int_field(agg, "decided") is None and isinstance(agg.get("counts"), Mapping):
         agg = agg["counts"]
-    decided = _n(agg, "decided")
+    decided = int_field(agg, "decided")
     if decided is None:
-        m, nm = _n(agg, "match"), _n(agg, "no_match")
+        m, nm = int_field(agg, "match"), int_field(agg, "no_match")
         decided = m + nm if m is not None and nm is not None else None
     return decided
 
@@ -323,7 +323,7 @@ FAMILY_SCORERS: dict[str, tuple[str, ...]] = {
     "calibration": ("judge_calibration",),
 }
 
-_UNIT_RANGE = {"fraction": (0.0, 1.0), "per_100": (0.0, 100.0), "count": (0.0, math.inf), "kappa": (-1.0, 1.0), "amount": (0.0, math.inf)}
+UNIT_RANGE = {"fraction": (0.0, 1.0), "per_100": (0.0, 100.0), "count": (0.0, math.inf), "kappa": (-1.0, 1.0), "amount": (0.0, math.inf)}
 
 
 def known_metrics() -> list[str]:

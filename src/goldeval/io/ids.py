@@ -222,7 +222,7 @@ def scan_jsonl_ids(
     by one regular-expression pass; any other block line by line, with the same rule.
     """
 
-    import orjson
+    import orjson  # start-up: only the scan of a large file needs it
 
     buckets = HashBuckets(max(1, os.path.getsize(path) // 48))
     loads = orjson.loads

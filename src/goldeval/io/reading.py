@@ -44,7 +44,7 @@ class JSONLineError(ValueError):
 
 
 #: A float from orjson at or past this magnitude may be an integer literal outside 64 bits that orjson rounded.
-_BIG = 2.0**63
+FLOAT_INT_LIMIT = 2.0**63
 #: Digits (sign left out) up to which an integer literal is converted to int; a longer one is its digits (it is past
 #: 64 bits whatever it is, and int() of one past 4,300 digits is refused by Python).
 _INT_DIGITS = 20
@@ -103,7 +103,7 @@ def has_big_float(value: Any) -> bool:
         v = pop()
         t = type(v)
         if t is float:
-            if not -_BIG < v < _BIG:
+            if not -FLOAT_INT_LIMIT < v < FLOAT_INT_LIMIT:
                 return True
         elif t is dict:
             extend(v.values())
@@ -153,7 +153,7 @@ def decode_json(raw: bytes | str, *, nonfinite: bool = False, surrogates: bool =
     if fields is not None and type(data) is dict:
         for name in fields:
             v = data.get(name)
-            if type(v) is float and not -_BIG < v < _BIG:
+            if type(v) is float and not -FLOAT_INT_LIMIT < v < FLOAT_INT_LIMIT:
                 return _decode_slow(raw, nonfinite, surrogates, None)
         return data
     if has_big_float(data):
@@ -463,7 +463,7 @@ def read_parquet(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
     """
     p = check_input_file(path)
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # optional heavy dependency: pyarrow (extras parquet, spark)
     except ImportError:
         raise InputError(f"{p}: reading Parquet needs pyarrow: pip install 'goldeval[parquet]' (or convert the file to JSONL).") from None
     try:
@@ -482,12 +482,12 @@ def _parquet_rows(pf: Any) -> Iterator[Row | RowError]:
         for data in batch.to_pylist():
             index += 1
             for name in maps:
-                data[name] = _maps_as_dicts(data[name])
+                data[name] = maps_as_dicts(data[name])
             yield Row(index, data)
 
 
 def _has_map(t: Any) -> bool:
-    import pyarrow as pa
+    import pyarrow as pa  # optional heavy dependency: pyarrow (extras parquet, spark)
 
     if pa.types.is_map(t):
         return True
@@ -498,14 +498,14 @@ def _has_map(t: Any) -> bool:
     return False
 
 
-def _maps_as_dicts(v: Any) -> Any:
+def maps_as_dicts(v: Any) -> Any:
     """pyarrow gives a map value as a list of (key, value) tuples: a dict is what a JSON object reads as."""
     if isinstance(v, list) and v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
-        return {k: _maps_as_dicts(x) for k, x in v}
+        return {k: maps_as_dicts(x) for k, x in v}
     if isinstance(v, dict):
-        return {k: _maps_as_dicts(x) for k, x in v.items()}
+        return {k: maps_as_dicts(x) for k, x in v.items()}
     if isinstance(v, list):
-        return [_maps_as_dicts(x) for x in v]
+        return [maps_as_dicts(x) for x in v]
     return v
 
 
@@ -565,7 +565,7 @@ def usable_id(raw: Any) -> str | None:
 _SHA256_MEMO: dict[tuple[str, int, int, int, int], str] = {}
 
 
-def _memo_key(path: str | os.PathLike[str]) -> tuple[str, int, int, int, int]:
+def file_memo_key(path: str | os.PathLike[str]) -> tuple[str, int, int, int, int]:
     st = os.stat(path)
     return (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
@@ -573,7 +573,7 @@ def _memo_key(path: str | os.PathLike[str]) -> tuple[str, int, int, int, int]:
 def remember_sha256(path: str | os.PathLike[str], digest: str) -> None:
     """Tell :func:`file_sha256` the sha256 of the file *path* as it is now (e.g. taken while it was written), so
     that it is not read again for it."""
-    _SHA256_MEMO[_memo_key(path)] = digest
+    _SHA256_MEMO[file_memo_key(path)] = digest
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
@@ -581,7 +581,7 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
     Remembered per process for an unchanged file (same path, inode, size and modification time in ns).
     """
-    key = _memo_key(path)
+    key = file_memo_key(path)
     memo = _SHA256_MEMO.get(key)
     if memo is not None:
         return memo

@@ -23,11 +23,11 @@ import orjson
 from goldeval.errors import InputError, given, shorten
 from goldeval.io.ids import HashBuckets, IdIndex, scan_jsonl_ids
 from goldeval.io.reading import (
-    _BIG,
+    FLOAT_INT_LIMIT,
     JSONLineError,
     Row,
     RowError,
-    _memo_key,
+    file_memo_key,
     check_input_file,
     decode_json,
     file_sha256,
@@ -373,7 +373,7 @@ def _jsonl_items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = 
                     if type(data) is dict:
                         for name in fields:
                             v = data.get(name)
-                            if type(v) is float and not -_BIG < v < _BIG:
+                            if type(v) is float and not -FLOAT_INT_LIMIT < v < FLOAT_INT_LIMIT:
                                 break
                         else:
                             yield (lineno, data)
@@ -506,7 +506,7 @@ class JsonlLabelRows:
                         if type(data) is dict:
                             for name in fields:
                                 v = data.get(name)
-                                if type(v) is float and not -_BIG < v < _BIG:
+                                if type(v) is float and not -FLOAT_INT_LIMIT < v < FLOAT_INT_LIMIT:
                                     break
                             else:
                                 yield (lineno, data)
@@ -554,9 +554,9 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
 
 
         check_input_file(path)
-        before, hasher = _memo_key(path), hashlib.sha256()  # the dataset's sha256 from the same read
+        before, hasher = file_memo_key(path), hashlib.sha256()  # the dataset's sha256 from the same read
         repeated = scan_jsonl_ids(path, id_field, label_id, slow_decode=_strict_or_none, ids_as_text=True, hasher=hasher)[2]
-        if _memo_key(path) == before:  # (unchanged while read: file_sha256 need not read it again)
+        if file_memo_key(path) == before:  # (unchanged while read: file_sha256 need not read it again)
             remember_sha256(path, hasher.hexdigest())
     name = os.path.basename(str(path))
     read = (id_field, options.get("gold_field", "gold"), options.get("pred_field", "pred"))

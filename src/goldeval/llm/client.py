@@ -290,7 +290,7 @@ class JudgeClient:
         with self._lock:
             if self._client is None:
                 try:
-                    import openai
+                    import openai  # optional heavy dependency: openai (extra llm)
                 except ImportError:
                     raise JudgeError(
                         "LLM judge: the 'openai' client library is not installed. Install the extra: "
@@ -337,7 +337,7 @@ class JudgeClient:
                 endpoint ever answered: every call would fail the same way.
         """
         client = self._openai()  # raises JudgeError when the openai library is missing
-        import openai
+        import openai  # optional heavy dependency: openai (extra llm)
         c = self.config
         kwargs: dict[str, Any] = {"model": c.model, "messages": messages, "temperature": c.temperature}
         if c.seed is not None:

@@ -43,7 +43,7 @@ _RC = {
 
 
 def _figure(width: float = 4.2, height: float = 2.8):
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # start-up: loaded only when a report or CI file is written
 
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
@@ -59,7 +59,7 @@ def _svg(fig: Any) -> str:
 
 
 def _draw(width: float, height: float, draw) -> str:
-    import matplotlib
+    import matplotlib  # start-up: loaded only when a report or CI file is written
 
     with _LOCK, matplotlib.rc_context(_RC):
         fig = _figure(width, height)
@@ -80,7 +80,7 @@ def _shown(value: Any) -> str:
 def _escape_controls(fig: Any) -> None:
     """Every text the chart holds now (titles, axis labels, annotations) with its control characters escaped; tick
     labels are formatted at drawing time, so those from the user's data go through :func:`_shown` first."""
-    from matplotlib.text import Text
+    from matplotlib.text import Text  # start-up: loaded only when a report or CI file is written
 
 
     for artist in fig.findobj(Text):
@@ -90,7 +90,7 @@ def _escape_controls(fig: Any) -> None:
 
 
 def _whole_ticks(ax: Any) -> None:
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator  # start-up: loaded only when a report or CI file is written
 
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
 
@@ -236,8 +236,8 @@ def tick_labels(labels: Sequence[Any], limit: int = TICK_CHARS) -> list[str]:
 def confusion(matrix: Sequence[Sequence[int]], labels: Sequence[str], *, title: str) -> str:
     """A confusion matrix (rows gold, columns predicted) drawn by scikit-learn's ``ConfusionMatrixDisplay``; its
     tick labels are :func:`tick_labels` (at most :data:`TICK_CHARS` characters each)."""
-    import numpy as np
-    from sklearn.metrics import ConfusionMatrixDisplay
+    import numpy as np  # start-up: numpy / scipy load only when this runs
+    from sklearn.metrics import ConfusionMatrixDisplay  # start-up: numpy / scipy load only when this runs
 
     def draw(fig, ax):
         disp = ConfusionMatrixDisplay(np.asarray(matrix), display_labels=tick_labels(labels))

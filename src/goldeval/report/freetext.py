@@ -17,7 +17,7 @@ def render_freetext(results: dict[str, Any], console: Any, *, max_failures: int 
         console: A ``rich.console.Console``.
         max_failures: How many failure lines to show (the rest are counted).
     """
-    from rich.table import Table
+    from rich.table import Table  # start-up: rich loads only when a table is rendered
 
     agg = results["aggregate"]
     src = (results.get("input") or {}).get("path") or "rows"

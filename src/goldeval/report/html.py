@@ -66,8 +66,8 @@ def render_html(model: Mapping[str, Any]) -> str:
     Returns:
         The HTML document.
     """
-    import jinja2
-    from markupsafe import Markup
+    import jinja2  # start-up: loaded only when a report or CI file is written
+    from markupsafe import Markup  # start-up: jinja2's own dependency, loaded with it
 
 
     def shown(value: Any) -> Any:  # control characters of the user's data escaped, as on the console; markup is ours

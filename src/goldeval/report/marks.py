@@ -10,7 +10,7 @@ from typing import Any
 from goldeval.errors import InputError
 from goldeval.freetext.tokens import OPENSCRIBE as _OPENSCRIBE
 
-try:  # the optional C fast path (goldeval/_fast.c); _shared_marks_python stays the definition
+try:  # the optional C fast path (goldeval/_fast.c); shared_marks_python stays the definition
     from goldeval._fast import shared_marks as _FAST_MARKS
 except ImportError:  # pragma: no cover - where no compiler was available at install time, or an older build
     _FAST_MARKS = None
@@ -61,10 +61,10 @@ def shared_marks(prediction: str, reference: str, tokenizer: Any) -> tuple[list[
         fast = _FAST_MARKS(prediction, reference)  # None unless both texts are ASCII
         if fast is not None:
             return fast
-    return _shared_marks_python(prediction, reference, tokenizer)
+    return shared_marks_python(prediction, reference, tokenizer)
 
 
-def _shared_marks_python(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
+def shared_marks_python(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
     try:
         sp, sr = tokenizer.spans(prediction), tokenizer.spans(reference)
     except InputError:

@@ -23,7 +23,7 @@ from goldeval.errors import InputError
 from goldeval.freetext.tokens import get_tokenizer
 from goldeval.report import charts
 from goldeval.report.marks import (  # noqa: F401 (re-exported)
-    _shared_marks_python,
+    shared_marks_python,
     compact_spans,
     shared_marks,
     shared_spans,
@@ -137,7 +137,7 @@ def _decision(results: Mapping[str, Any]) -> dict[str, Any]:
 def _bootstrap_mean(values: Sequence[float], opts: ReportOptions) -> list[float] | None:
     if not values:
         return None
-    import numpy as np
+    import numpy as np  # start-up: numpy / scipy load only when this runs
 
     b = paired_bootstrap(np.zeros(len(values)), np.asarray(values, dtype=float), n_resamples=opts.resamples,
                          confidence=opts.confidence, seed=opts.seed)
@@ -147,7 +147,7 @@ def _bootstrap_mean(values: Sequence[float], opts: ReportOptions) -> list[float]
 def _bootstrap_f1(outcomes: Counter, opts: ReportOptions) -> list[float] | None:
     """Percentile interval of the positive label's F1, resampling cases: the case outcomes (tp, fp, fn, tn) are
     drawn as multinomial counts, which is the same distribution as resampling case indices."""
-    import numpy as np
+    import numpy as np  # start-up: numpy / scipy load only when this runs
 
     n = sum(outcomes.values())
     if n == 0:
@@ -557,7 +557,7 @@ def _compare_view(cmp: Mapping[str, Any], opts: ReportOptions) -> dict[str, Any]
     """The comparison as the report shows it: the lines ``goldeval compare`` prints, flips with both whys, stable /
     flickering near_match, the biggest F1 movers."""
 
-    from rich.console import Console
+    from rich.console import Console  # start-up: rich loads only when a table is rendered
 
 
     buf = io.StringIO()

@@ -62,7 +62,7 @@ def escaping_console(**options: Any) -> Any:
     kept: they are layout) in every string it turns into text — what it prints, table cells and titles — before it
     measures and lays them out, so the escaped text is measured as it is shown."""
     if not _CONSOLE_CLASS:
-        from rich.console import Console
+        from rich.console import Console  # start-up: rich loads only when a table is rendered
 
         class EscapingConsole(Console):
             def render_str(self, text: str, **kw: Any) -> Any:  # every str becomes Text here (print, Table cells)

@@ -55,7 +55,7 @@ def _parquet(path: str | os.PathLike[str]) -> Any:
         InputError: pyarrow is not installed: the message names the extra that installs it.
     """
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # optional heavy dependency: pyarrow (extras parquet, spark)
     except ImportError:
         raise InputError(f"{path}: runs import reads Parquet, which needs pyarrow: pip install 'goldeval[parquet]' "
                          "(or 'goldeval[spark]', which the Spark run that wrote it had).") from None

@@ -41,13 +41,13 @@ from goldeval.runs.identity import (
     run_key,
 )
 from goldeval.runs.store import RunMeta, RunStore, case_columns
-from goldeval.runs.writer import (  # noqa: F401  (_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
+from goldeval.runs.writer import (  # noqa: F401  (message_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
     WRITER_MAX_ROWS_PER_TX,
-    _batch,
-    _batch_message,
-    _columns,
-    _widen_pipe,
-    _writer_main,
+    batch_rows,
+    batch_message,
+    message_columns,
+    widen_pipe,
+    writer_main,
 )
 from goldeval.signals import signals_held
 
@@ -279,11 +279,11 @@ class Recorder:
             seq0, self._seq = self._seq, self._seq + len(keys)
             body = b"\n".join(records)
             if not self.background:
-                self.store.write_case_columns(self.run_id, _batch(seq0, keys, body))
+                self.store.write_case_columns(self.run_id, batch_rows(seq0, keys, body))
             elif self.background == "process":
                 if self._proc is None:
                     self._start_process()
-                data = _batch_message(seq0, keys, body)
+                data = batch_message(seq0, keys, body)
                 try:
                     with signals_held():  # a Ctrl-C / SIGTERM half-way through would cut the message
                         self._to_writer.send_bytes(data)
@@ -293,7 +293,7 @@ class Recorder:
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._write_loop, name=f"goldeval-recorder-{self.run_id}", daemon=True)
                     self._thread.start()
-                self._queue.put(_batch(seq0, keys, body))  # blocks while the writer is a batch behind
+                self._queue.put(batch_rows(seq0, keys, body))  # blocks while the writer is a batch behind
         self._last_commit = self._clock()
 
     def _write_loop(self) -> None:
@@ -331,13 +331,13 @@ class Recorder:
         child_in, self._to_writer = ctx.Pipe(duplex=False)
         self._from_writer, child_out = ctx.Pipe(duplex=False)
         self._proc = ctx.Process(
-            target=_writer_main, args=(child_in, child_out, str(self.store.path), self.run_id),
+            target=writer_main, args=(child_in, child_out, str(self.store.path), self.run_id),
             name=f"goldeval-recorder-{self.run_id}", daemon=True,
         )
         self._proc.start()
         child_in.close()
         child_out.close()
-        _widen_pipe(self._to_writer)
+        widen_pipe(self._to_writer)
 
     def _ask_writer(self, message: bytes) -> dict[str, Any]:
         """Send ``sync`` / ``stop`` to the writer process and wait for its answer (everything before is committed).

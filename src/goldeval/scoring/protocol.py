@@ -240,7 +240,7 @@ def duplicate_record(source: str, line: int, rid: str, first: int) -> dict[str, 
             "error": duplicate_error(source, line, rid, first)}
 
 
-class _Ids:
+class RepeatedIds:
     """Marks the records whose id repeats an earlier one (``duplicate_of``, status ``unscored``)."""
 
     def __init__(self, source: str) -> None:
