@@ -13,7 +13,7 @@ from goldeval._startup import install_quiet_interrupts
 install_quiet_interrupts()
 
 import importlib  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -27,6 +27,21 @@ del _install_old_paths
 
 disable_if_stale()  # a C extension built from an older _fast.c is not used (see goldeval/_native.py)
 del disable_if_stale
+
+if TYPE_CHECKING:  # the lazy names below, typed for a type checker (nothing is imported at run time)
+    from goldeval.answers import AnswerConfig, ReadOnlyDatabase, judge_answer, judge_answer_file
+    from goldeval.freetext import score_file, score_rows
+    from goldeval.freetext.overlap import Overlap, SectionOverlap, section_f1, token_f1
+    from goldeval.freetext.tokens import OPENSCRIBE, Tokenizer, UNICODE, get_tokenizer
+    from goldeval.gates import DefinitionOfDone, GateReport, evaluate_gates, load_gates, parse_gates
+    from goldeval.labels import LabelScore, confusion_matrix, per_label_table, score_label_file, score_labels
+    from goldeval.labels.agreement import Agreement, agreement, cohen_kappa
+    from goldeval.llm import JudgeCache, JudgeConfig, judge_cases, parse_judge_output
+    from goldeval.runs.compare import compare_runs
+    from goldeval.runs.recorder import Recorder, start_run
+    from goldeval.runs.regressions import replay_regressions
+    from goldeval.runs.store import RunStore
+    from goldeval.scoring.sums import ExactSum
 
 # public name -> module that defines it (imported on first attribute access); keep sorted.
 _LAZY: dict[str, str] = {
