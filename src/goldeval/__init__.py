@@ -1,5 +1,21 @@
 """goldeval: score model output against golden references and decide whether a run passes its gates.
 
+One package per concept; imports run down this list, never up (pyproject's ``[tool.importlinter]`` layers contract,
+checked by tests/unit/test_layout.py)::
+
+    cli, testing            the ``goldeval`` command; gates in a pytest suite
+    pipeline                a run end to end (inputs, engine, store, gates, outputs)
+    engines | report        local and Spark engines | reports for people and CI
+    runs                    the run store, recorder, compare, regressions
+    freetext | labels | answers | llm     the domains, each with its Scorer
+    scoring                 the Scorer protocol, exact sums, the registry
+    gates                   the definition of done
+    io                      reading inputs, writing outputs
+    errors, verdict, ...    foundation
+
+Old module paths (``goldeval.tokens``, ``goldeval.judge``, ...) still import, with a DeprecationWarning
+(:mod:`goldeval._compat`).
+
 The public surface is re-exported here (``__all__`` is pinned by a test). Names in ``_LAZY`` are imported on first
 use, so ``import goldeval`` stays cheap (no numpy / scipy / sqlglot / openai at import time).
 """

@@ -5,6 +5,9 @@ Parts: :mod:`~goldeval.llm.prompt` (the versioned doctrine and the fenced case p
 (OpenAI-compatible endpoint, retries, time-outs), :mod:`~goldeval.llm.cache` (SQLite call cache) and
 :mod:`~goldeval.llm.run` (routing, concurrency, repeats, accounting). Importing this package does not import
 the ``openai`` library; building a client does.
+
+May import: the foundation modules (errors, verdict, paths). Never: another domain package, scoring's registry, an
+engine, runs, report, pipeline, cli.
 """
 
 from __future__ import annotations

@@ -13,3 +13,22 @@ The built-in Scorers live with their domain: :mod:`goldeval.freetext.scorer`, :m
 May import: :mod:`goldeval.gates` (a scorer's metrics become gateable), :mod:`goldeval.io`, the foundation
 modules. Never: a domain package, an engine, runs, report, pipeline, cli.
 """
+
+from __future__ import annotations
+
+from goldeval.scoring.protocol import ENTRY_POINT_GROUP, MetricSpec, Partial, Scorer, numbered
+from goldeval.scoring.registry import available_scorers, get_scorer, register_plugin_metrics, register_scorer
+from goldeval.scoring.sums import ExactSum
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ExactSum",
+    "MetricSpec",
+    "Partial",
+    "Scorer",
+    "available_scorers",
+    "get_scorer",
+    "numbered",
+    "register_plugin_metrics",
+    "register_scorer",
+]
