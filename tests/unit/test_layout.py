@@ -35,6 +35,55 @@ KNOWN_DOMAIN_IMPORTS = {
 }
 
 
+# Private names still imported across modules: helpers shared inside answers/ (left while issue 26's helpers edit
+# those files; the names to give them are a table for the coordinator) and inside cli/ (h6 moves that code).
+KNOWN_PRIVATE_IMPORTS = {
+    ("goldeval/answers/case.py", "goldeval.answers.canonical", "_hidden_tie_pool"),
+    ("goldeval/answers/case.py", "goldeval.answers.canonical", "_tie_rows"),
+    ("goldeval/answers/column_pairs.py", "goldeval.answers.column_agreement", "_compatible"),
+    ("goldeval/answers/pairing.py", "goldeval.answers.column_agreement", "_compatible"),
+    ("goldeval/answers/pairing.py", "goldeval.answers.column_agreement", "_exact_shares"),
+    ("goldeval/answers/small.py", "goldeval.answers.column_agreement", "_exact_shares"),
+    ("goldeval/answers/pairing.py", "goldeval.answers.column_agreement", "_golden_sorted"),
+    ("goldeval/answers/pairing.py", "goldeval.answers.column_agreement", "_numeric_containment"),
+    ("goldeval/answers/column_pairs.py", "goldeval.answers.column_agreement", "_same_content"),
+    ("goldeval/answers/pairing.py", "goldeval.answers.column_agreement", "_same_content"),
+    ("goldeval/answers/pairing.py", "goldeval.answers.column_agreement", "_same_small_ints"),
+    ("goldeval/answers/rows.py", "goldeval.answers.matching", "_exact_keys"),
+    ("goldeval/answers/answer.py", "goldeval.answers.prose", "_judge_prose_value"),
+    ("goldeval/answers/answer.py", "goldeval.answers.prose", "_judge_unanswerable"),
+    ("goldeval/answers/rows.py", "goldeval.answers.row_order", "_Encoded"),
+    ("goldeval/answers/rows.py", "goldeval.answers.row_order", "_order"),
+    ("goldeval/answers/rows.py", "goldeval.answers.row_order", "_top_n"),
+    ("goldeval/answers/case.py", "goldeval.answers.shapes", "_check_case_lists"),
+    ("goldeval/answers/answer.py", "goldeval.answers.shapes", "_check_golden_options"),
+    ("goldeval/answers/case.py", "goldeval.answers.shapes", "_check_golden_options"),
+    ("goldeval/answers/answer.py", "goldeval.answers.shapes", "_columns"),
+    ("goldeval/answers/table.py", "goldeval.answers.shapes", "_columns"),
+    ("goldeval/answers/answer.py", "goldeval.answers.shapes", "_computed_floats"),
+    ("goldeval/answers/table.py", "goldeval.answers.shapes", "_computed_floats"),
+    ("goldeval/answers/answer.py", "goldeval.answers.shapes", "_golden_table"),
+    ("goldeval/answers/canonical.py", "goldeval.answers.shapes", "_golden_table"),
+    ("goldeval/answers/case.py", "goldeval.answers.shapes", "_golden_table"),
+    ("goldeval/answers/answer.py", "goldeval.answers.shapes", "_rubric"),
+    ("goldeval/answers/answer.py", "goldeval.answers.shapes", "_table"),
+    ("goldeval/answers/answer.py", "goldeval.answers.table", "_judge_table"),
+    ("goldeval/answers/case.py", "goldeval.answers.table", "_judge_table"),
+    ("goldeval/answers/prose.py", "goldeval.answers.verdicts", "_fmt"),
+    ("goldeval/answers/answer.py", "goldeval.answers.verdicts", "_undecided"),
+    ("goldeval/answers/prose.py", "goldeval.answers.verdicts", "_undecided"),
+    ("goldeval/answers/table.py", "goldeval.answers.verdicts", "_undecided"),
+    ("goldeval/answers/answer.py", "goldeval.answers.verdicts", "_verdict"),
+    ("goldeval/answers/prose.py", "goldeval.answers.verdicts", "_verdict"),
+    ("goldeval/answers/table.py", "goldeval.answers.verdicts", "_verdict"),
+    ("goldeval/cli/llm_judge.py", "goldeval.cli._llm", "_read_checked"),
+    ("goldeval/cli/_inputs.py", "goldeval.cli._store", "_sigterm_as_interrupt"),
+    ("goldeval/cli/review.py", "goldeval.cli.judge", "_named_databases"),
+    ("goldeval/cli/_spark.py", "goldeval.cli.judge", "_refuse_answering_model"),
+
+}
+
+
 @pytest.fixture(scope="module")
 def graph() -> grimp.ImportGraph:
     g = grimp.build_graph("goldeval", cache_dir=None, exclude_type_checking_imports=True)
@@ -210,3 +259,30 @@ def test_the_comment_rule_fires_on_a_silent_import(tmp_path):
     f.write_text("def f():\n    import json\n    return json\n\n\ndef g():\n    import numpy  # start-up: heavy\n\n\n"
                  "def h():\n    # optional heavy dependency: both\n    import pyarrow\n    import pyspark\n")
     assert [(n, says) for n, _, says in _in_function_imports(f)] == [(2, False), (7, True), (12, True), (13, True)]
+
+
+def private_imports(root: Path) -> set[tuple[str, str, str]]:
+    """``(file, module, name)`` for each ``from goldeval.X import _name`` under *root* (the C extension aside)."""
+    out = set()
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("goldeval") \
+                    and not node.module.startswith("goldeval._fast"):
+                out |= {(path.relative_to(root.parent).as_posix(), node.module, a.name) for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")}
+    return out
+
+
+def test_no_private_name_is_imported_across_modules():
+    # a name another module needs is public in its module
+    found = private_imports(SRC / "goldeval")
+    assert found - KNOWN_PRIVATE_IMPORTS == set()
+    assert KNOWN_PRIVATE_IMPORTS - found == set(), "a known private import is gone: remove it from the list"
+
+
+def test_the_private_import_rule_fires_and_stays_silent(tmp_path):
+    pkg = tmp_path / "goldeval"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("from goldeval.b import _hidden, shown\nfrom goldeval._fast import _x\n")
+    (pkg / "c.py").write_text("from goldeval.b import shown as _local\n")  # a public name under a local alias: fine
+    assert private_imports(pkg) == {("goldeval/a.py", "goldeval.b", "_hidden")}
