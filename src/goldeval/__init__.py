@@ -44,20 +44,36 @@ del _install_old_paths
 disable_if_stale()  # a C extension built from an older _fast.c is not used (see goldeval/_native.py)
 del disable_if_stale
 
-if TYPE_CHECKING:  # the lazy names below, typed for a type checker (nothing is imported at run time)
-    from goldeval.answers import AnswerConfig, ReadOnlyDatabase, judge_answer, judge_answer_file
-    from goldeval.freetext import score_file, score_rows
-    from goldeval.freetext.overlap import Overlap, SectionOverlap, section_f1, token_f1
-    from goldeval.freetext.tokens import OPENSCRIBE, Tokenizer, UNICODE, get_tokenizer
-    from goldeval.gates import DefinitionOfDone, GateReport, evaluate_gates, load_gates, parse_gates
-    from goldeval.labels import LabelScore, confusion_matrix, per_label_table, score_label_file, score_labels
-    from goldeval.labels.agreement import Agreement, agreement, cohen_kappa
-    from goldeval.llm import JudgeCache, JudgeConfig, judge_cases, parse_judge_output
-    from goldeval.runs.compare import compare_runs
-    from goldeval.runs.recorder import Recorder, start_run
-    from goldeval.runs.regressions import replay_regressions
-    from goldeval.runs.store import RunStore
-    from goldeval.scoring.sums import ExactSum
+if TYPE_CHECKING:  # the lazy names below, typed for a type checker (`name as name`: an explicit re-export)
+    from goldeval.answers import (
+        AnswerConfig as AnswerConfig, ReadOnlyDatabase as ReadOnlyDatabase, judge_answer as judge_answer,
+        judge_answer_file as judge_answer_file,
+    )
+    from goldeval.freetext import score_file as score_file, score_rows as score_rows
+    from goldeval.freetext.overlap import (
+        Overlap as Overlap, SectionOverlap as SectionOverlap, section_f1 as section_f1, token_f1 as token_f1,
+    )
+    from goldeval.freetext.tokens import (
+        OPENSCRIBE as OPENSCRIBE, Tokenizer as Tokenizer, UNICODE as UNICODE, get_tokenizer as get_tokenizer,
+    )
+    from goldeval.gates import (
+        DefinitionOfDone as DefinitionOfDone, GateReport as GateReport, evaluate_gates as evaluate_gates,
+        load_gates as load_gates, parse_gates as parse_gates,
+    )
+    from goldeval.labels import (
+        LabelScore as LabelScore, confusion_matrix as confusion_matrix, per_label_table as per_label_table,
+        score_label_file as score_label_file, score_labels as score_labels,
+    )
+    from goldeval.labels.agreement import Agreement as Agreement, agreement as agreement, cohen_kappa as cohen_kappa
+    from goldeval.llm import (
+        JudgeCache as JudgeCache, JudgeConfig as JudgeConfig, judge_cases as judge_cases,
+        parse_judge_output as parse_judge_output,
+    )
+    from goldeval.runs.compare import compare_runs as compare_runs
+    from goldeval.runs.recorder import Recorder as Recorder, start_run as start_run
+    from goldeval.runs.regressions import replay_regressions as replay_regressions
+    from goldeval.runs.store import RunStore as RunStore
+    from goldeval.scoring.sums import ExactSum as ExactSum
 
 # public name -> module that defines it (imported on first attribute access); keep sorted.
 _LAZY: dict[str, str] = {
