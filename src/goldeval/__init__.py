@@ -13,8 +13,8 @@ checked by tests/unit/test_layout.py)::
     io                      reading inputs, writing outputs
     errors, verdict, ...    foundation
 
-Old module paths (``goldeval.tokens``, ``goldeval.judge``, ...) still import, with a DeprecationWarning
-(:mod:`goldeval._compat`).
+Module paths from before this layout (the top-level ``tokens``, ``scorers``, ``judge``, ...) still import, with a
+DeprecationWarning (:mod:`goldeval._compat`).
 
 The public surface is re-exported here (``__all__`` is pinned by a test). Names in ``_LAZY`` are imported on first
 use, so ``import goldeval`` stays cheap (no numpy / scipy / sqlglot / openai at import time).
@@ -49,21 +49,22 @@ if TYPE_CHECKING:  # the lazy names below, typed for a type checker (`name as na
         AnswerConfig as AnswerConfig, ReadOnlyDatabase as ReadOnlyDatabase, judge_answer as judge_answer,
         judge_answer_file as judge_answer_file,
     )
-    from goldeval.freetext import score_file as score_file, score_rows as score_rows
+    from goldeval.freetext.files import score_file as score_file, score_rows as score_rows
     from goldeval.freetext.overlap import (
         Overlap as Overlap, SectionOverlap as SectionOverlap, section_f1 as section_f1, token_f1 as token_f1,
     )
     from goldeval.freetext.tokens import (
         OPENSCRIBE as OPENSCRIBE, Tokenizer as Tokenizer, UNICODE as UNICODE, get_tokenizer as get_tokenizer,
     )
-    from goldeval.gates import (
-        DefinitionOfDone as DefinitionOfDone, GateReport as GateReport, evaluate_gates as evaluate_gates,
-        load_gates as load_gates, parse_gates as parse_gates,
+    from goldeval.gates.definition import (
+        DefinitionOfDone as DefinitionOfDone, load_gates as load_gates, parse_gates as parse_gates,
     )
-    from goldeval.labels import (
+    from goldeval.gates.evaluate import GateReport as GateReport, evaluate_gates as evaluate_gates
+    from goldeval.labels.metrics import (
         LabelScore as LabelScore, confusion_matrix as confusion_matrix, per_label_table as per_label_table,
-        score_label_file as score_label_file, score_labels as score_labels,
+        score_labels as score_labels,
     )
+    from goldeval.labels.reader import score_label_file as score_label_file
     from goldeval.labels.agreement import Agreement as Agreement, agreement as agreement, cohen_kappa as cohen_kappa
     from goldeval.llm import (
         JudgeCache as JudgeCache, JudgeConfig as JudgeConfig, judge_cases as judge_cases,
