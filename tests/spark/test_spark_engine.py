@@ -97,7 +97,7 @@ def test_cli_engine_spark_and_runs_import_idempotent(spark, tmp_path):
 
 def _odd_rows(tmp_path):
     """Lines Python's json reads and orjson refuses, and lines nothing reads (expected outcomes by hand, from
-    goldeval.io.decode_line's rules): 2 NaN and Infinity literals in another field (scored: lenient); 3 a lone
+    goldeval.io.reading.decode_line's rules): 2 NaN and Infinity literals in another field (scored: lenient); 3 a lone
     surrogate escape in the prediction (scored: the rule reads 'a b'); 4 a lone surrogate in the id (unscored:
     no result could name the row); 5 a Latin-1 byte (unscored: not UTF-8, byte 0xe9 at column 35); 6 nested 1,200
     deep (unscored: too deep to read)."""
