@@ -90,11 +90,13 @@ def _pluralize(noun: str) -> str:
 
 
 def int_field(agg: Mapping[str, Any], key: str) -> int | None:
+    """``agg[key]`` when it is an int (a bool is not), else ``None``: the counts a gate's words quote."""
     v = agg.get(key)
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def misses_text(n: int) -> str:
+    """``"1 miss"`` / ``"n misses"``: the words of a gate's explanation."""
     return f"{n} miss" if n == 1 else f"{n} misses"
 
 

@@ -566,6 +566,7 @@ _SHA256_MEMO: dict[tuple[str, int, int, int, int], str] = {}
 
 
 def file_memo_key(path: str | os.PathLike[str]) -> tuple[str, int, int, int, int]:
+    """What identifies a file's content for the sha256 memo: its real path, device, inode, size and mtime (ns)."""
     st = os.stat(path)
     return (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 

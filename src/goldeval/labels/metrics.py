@@ -382,6 +382,8 @@ class LabelRow:
 
 
 def table_from_pairs(counts: Mapping[tuple[Any, Any], int]) -> list[LabelRow]:
+    """The per-label table (one :class:`LabelRow` per label seen, each label positive in turn) from ``(gold, pred)``
+    pair counts; the metrics a label leaves undefined are listed in its row."""
     rows = []
     for label in labels_seen(counts):
         s = _score_from_confusion(_confusion_from_pairs(counts, label), label)
@@ -415,6 +417,8 @@ class ConfusionMatrix:
 
 
 def matrix_from_pairs(counts: Mapping[tuple[Any, Any], int], labels: Sequence | None = None) -> ConfusionMatrix:
+    """The confusion matrix (gold rows × predicted columns, a ``None`` column when some prediction is no label) from
+    ``(gold, pred)`` pair counts; *labels* orders the rows (default: the labels seen)."""
     labels = list(labels) if labels is not None else labels_seen(counts)
     has_null = any(p is None for _, p in counts)
     columns: list = labels + ([None] if has_null else [])

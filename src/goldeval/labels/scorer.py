@@ -206,6 +206,9 @@ class Labels(Scorer):
 
 
 class LabelsPartial(Partial):
+    """The mergeable state of :class:`Labels`: ``(gold, pred)`` pair counts (and the two annotators' pairs), the
+    first fields seen, warnings, failures and, with ``keep_cases``, the ``per_example`` entries."""
+
     def __init__(self, keep_cases: bool) -> None:
         self.keep = keep_cases
         self.counts: Counter = Counter()

@@ -65,6 +65,9 @@ def shared_marks(prediction: str, reference: str, tokenizer: Any) -> tuple[list[
 
 
 def shared_marks_python(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
+    """The pure-Python definition :func:`shared_marks` falls back to (``_fast.shared_marks`` is the same in C): for
+    each text, its shared tokens (multiset overlap, as token F1 counts them) as alternating gap / run lengths in
+    characters; ``None`` when a text cannot be tokenized."""
     try:
         sp, sr = tokenizer.spans(prediction), tokenizer.spans(reference)
     except InputError:
