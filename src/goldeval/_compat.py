@@ -15,7 +15,6 @@ Packages that kept an old module's name (``goldeval.freetext``, ``goldeval.label
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import types
@@ -93,7 +92,8 @@ class _Split(types.ModuleType):
         return sorted(names)
 
 
-class _Alias(importlib.abc.Loader):
+# (a loader and a finder by their methods: importlib.abc is not imported, it costs `import goldeval` 20 ms)
+class _Alias:  # a loader: create_module / exec_module
     def __init__(self, old: str) -> None:
         self.old = old
         self.spec: importlib.machinery.ModuleSpec | None = None
@@ -117,7 +117,7 @@ class _Alias(importlib.abc.Loader):
             module.__loader__ = self.spec.loader
 
 
-class OldPaths(importlib.abc.MetaPathFinder):
+class OldPaths:  # a sys.meta_path finder (find_spec)
     """Finds the old module names of goldeval and gives the new modules (see the module docstring)."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:

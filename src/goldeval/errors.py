@@ -18,7 +18,6 @@ Messages follow one pattern: **where** (file:line, case id, parameter) — **wha
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import Decimal
 
 __all__ = ["GoldevalError", "InputError", "JudgeError", "StoreError", "UnreadableTextError", "shorten", "given", "row_fields"]
 
@@ -48,6 +47,7 @@ def shorten(value: object, width: int = 60) -> str:
         text = repr(value)
     except ValueError as exc:
         if isinstance(value, int):
+            from decimal import Decimal  # start-up: `import goldeval` imports this module; decimal costs 2 ms
 
             text = str(Decimal(value))  # Decimal converts an int without the limit
         else:
