@@ -137,8 +137,9 @@ def command(path: str, positive: str, rounds: int) -> None:
 
 
 def parts(path: str, positive: str, rounds: int) -> None:
-    from goldeval import ids, labelfile
-    from goldeval.resultsfile import ResultsFile
+    from goldeval.io import ids
+    from goldeval.labels import reader as labelfile
+    from goldeval.io.resultsfile import ResultsFile
 
     fields = ("id", "gold", "pred")
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 from fake_openai_server import FakeOpenAI  # noqa: E402
 
-from goldeval.judge import JudgeCache, JudgeConfig, judge_cases  # noqa: E402
+from goldeval.llm import JudgeCache, JudgeConfig, judge_cases  # noqa: E402
 
 
 def cases(n: int) -> list[dict]:

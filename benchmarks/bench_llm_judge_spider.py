@@ -27,8 +27,8 @@ sys.path.insert(0, str(HERE.parent / "examples" / "spider"))
 
 from fake_openai_server import FakeOpenAI  # noqa: E402
 
-from goldeval.judge import SYSTEM_PROMPT, JudgeConfig, judge_cases  # noqa: E402
-from goldeval.judge.wiring import from_answer_materials  # noqa: E402
+from goldeval.llm import SYSTEM_PROMPT, JudgeConfig, judge_cases  # noqa: E402
+from goldeval.llm.wiring import from_answer_materials  # noqa: E402
 
 
 def main() -> int:

@@ -105,7 +105,7 @@ def spark():
     except ImportError:
         why = "pyspark is not installed: pip install -e '.[test]'"
         pytest.fail(f"GOLDEVAL_REQUIRE_SPARK is set and {why}") if require else pytest.skip(why)
-    from goldeval import spark as gs
+    from goldeval.engines import spark as gs
 
     session = gs.session("local[2]", app_name="goldeval-tests", conf={"spark.sql.shuffle.partitions": "2",
                                                                        "spark.default.parallelism": "2"})

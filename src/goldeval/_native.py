@@ -73,7 +73,7 @@ def disable_if_stale() -> bool:
         return sys.modules["goldeval._fast"] is None
     if importlib.util.find_spec("goldeval._fast") is None:
         return False
-    import goldeval._fast as fast
+    import goldeval._fast as fast  # optional C extension: may be absent or stale
 
     reason = stale_reason(fast)
     if reason is None:

@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import os
 import sys
+import signal
+import threading
+import time
 
 __all__ = ["Terminated", "install_quiet_interrupts", "interrupt_in_chain"]
 
@@ -98,9 +101,6 @@ def _redeliver_hook(unraisable: object) -> None:
     command handles it; while goldeval itself is being imported too."""
     exc = getattr(unraisable, "exc_value", None)
     if isinstance(exc, KeyboardInterrupt) and ("goldeval.cli" in sys.modules or _goldeval_importing()):
-        import signal
-        import threading
-        import time
 
         sig = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
 

@@ -17,6 +17,8 @@ Messages follow one pattern: **where** (file:line, case id, parameter) — **wha
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 __all__ = ["GoldevalError", "InputError", "JudgeError", "StoreError", "UnreadableTextError", "shorten", "given", "row_fields"]
 
 
@@ -45,7 +47,7 @@ def shorten(value: object, width: int = 60) -> str:
         text = repr(value)
     except ValueError as exc:
         if isinstance(value, int):
-            from decimal import Decimal
+            from decimal import Decimal  # start-up: `import goldeval` imports this module; decimal costs 2 ms
 
             text = str(Decimal(value))  # Decimal converts an int without the limit
         else:
@@ -59,7 +61,6 @@ def row_fields(data: object, limit: int = 12) -> str:
     written with another separator (a spreadsheet's export in many locales), and the text says so: ``"the row has
     one field 'id;prediction;reference': the file looks separated by ';', and CSV is read with commas; save it
     comma-separated"``."""
-    from collections.abc import Mapping
 
     if not isinstance(data, Mapping):
         return f"the row is {shorten(data)}"
@@ -79,7 +80,6 @@ def given(data: object, field: str) -> str:
     """What a row gave for *field*, for a message: ``"it is missing (the row has 'a', 'b')"`` (no such key; see
     :func:`row_fields`), ``"it is null"`` (the key holds JSON null: the field is there, so "missing" would send the
     user looking for it) or ``"got <value>"`` shortened."""
-    from collections.abc import Mapping
 
     if not isinstance(data, Mapping) or field not in data:
         return f"it is missing ({row_fields(data)})"

@@ -103,7 +103,7 @@ def _pidfd(pid: int) -> int | None:
 
 def _wait_then_exit(proc: Owner, fd: int | None) -> None:
     if fd is not None:
-        import select
+        import select  # start-up: only a watching child needs it
 
         poller = select.poll()
         poller.register(fd, select.POLLIN)
@@ -145,7 +145,7 @@ def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:
     """
     if not sys.platform.startswith("linux"):
         return False
-    import ctypes
+    import ctypes  # start-up: only Linux child processes call prctl
 
     parent = os.getppid()
     try:
@@ -171,7 +171,7 @@ def arm_forkserver(ctx: Any) -> None:
     """
     if ctx.get_start_method() != "forkserver":
         return
-    from multiprocessing import forkserver
+    from multiprocessing import forkserver  # start-up: only when a forkserver is armed
 
     current = list(getattr(forkserver._forkserver, "_preload_modules", ["__main__"]))
     if FORKSERVER_PRELOAD not in current:

@@ -23,7 +23,7 @@ __all__ = ["goldeval_gates"]
 def goldeval_gates(record_property: Any):
     """``goldeval_gates(results_or_path, gates) -> GateReport``: :func:`goldeval.testing.assert_gates`, with the
     decision recorded as the test's ``goldeval_decision`` property (pass or fail)."""
-    from goldeval.testing import assert_gates, load_results
+    from goldeval.testing import assert_gates, load_results  # start-up: pytest loads this plugin in every session
 
     def check(results_or_path: Any, gates: Any) -> Any:
         results = load_results(results_or_path)

@@ -30,7 +30,7 @@ def load_results(results_or_path: Mapping[str, Any] | str | os.PathLike[str]) ->
     """
     if isinstance(results_or_path, Mapping):
         return results_or_path
-    from goldeval.resultsfile import read_results
+    from goldeval.io.resultsfile import read_results  # start-up: the pytest plugin imports this module in every session
 
     return read_results(os.fspath(results_or_path), gateable=True)
 
@@ -41,20 +41,22 @@ def assert_gates(results_or_path: Mapping[str, Any] | str | os.PathLike[str], ga
     Args:
         results_or_path: A results dict (what ``goldeval.score_file``, ``score_label_file`` or ``judge_answer_file``
             return) or the path of a results JSON a goldeval command wrote (``--out``).
-        gates: The definition of done: a path to its TOML file, or a :class:`goldeval.gates.DefinitionOfDone`.
+        gates: The definition of done: a path to its TOML file, or a :class:`goldeval.gates.definition.DefinitionOfDone`.
 
     Returns:
-        The :class:`goldeval.gates.GateReport` when every gate passes.
+        The :class:`goldeval.gates.evaluate.GateReport` when every gate passes.
 
     Raises:
         AssertionError: a gate fails; the message is the plain decision line the CLI prints (``"FAIL: …"``). A gate
             on an undefined value or with no evidence on this set fails too (it never passes on no evidence).
         InputError: the results or the gates file cannot be used (a usage error, not a failing gate).
 
-    Source: :func:`goldeval.gates.evaluate_gates`, the same evaluation as ``goldeval gate``.
+    Source: :func:`goldeval.gates.evaluate.evaluate_gates`, the same evaluation as ``goldeval gate``.
     """
-    from goldeval.gates import DefinitionOfDone, evaluate_gates, load_gates
-    from goldeval.scorers import register_plugin_metrics
+    # start-up: the pytest plugin imports this module in every session; the gates load when a test asks
+    from goldeval.gates.definition import DefinitionOfDone, load_gates
+    from goldeval.gates.evaluate import evaluate_gates
+    from goldeval.scoring.registry import register_plugin_metrics
 
     register_plugin_metrics()  # a third-party scorer's metrics are gateable too
     results = load_results(results_or_path)

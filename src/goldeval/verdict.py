@@ -12,8 +12,8 @@ Source: ``DESIGN.md`` ("Terms", "Data answers"), goldeval.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 import copy
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, Literal
 

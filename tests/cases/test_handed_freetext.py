@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import handed_params, load_handed_cases
-from goldeval import freetext
-from goldeval.overlap import section_f1, token_f1
+from goldeval.freetext import files as freetext
+from goldeval.freetext.overlap import section_f1, token_f1
 
 
 def _tol(expected: dict) -> float:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import handed_params
-from goldeval.agreement import agreement
+from goldeval.labels.agreement import agreement
 from goldeval.errors import InputError
 from goldeval.gates import evaluate_gates, parse_gates
 from goldeval.io import Row

@@ -137,8 +137,8 @@ def test_report_of_a_results_file_without_per_case_records_says_where_they_are(t
 
 
 def test_the_scorer_interface_id_check_says_null_too():
-    # goldeval.scorers.check_id: the id rule third-party scorers get (tests/plugins/exact_match)
-    from goldeval.scorers import check_id
+    # goldeval.scoring.protocol.check_id: the id rule third-party scorers get (tests/plugins/exact_match)
+    from goldeval.scoring.protocol import check_id
 
     assert check_id({"id": None, "x": 1}, "id", "p.jsonl:3")[1].startswith(
         "p.jsonl:3: field 'id' must be a non-empty string (or an integer), it is null.")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from goldeval.report.printable import printable
+from goldeval.io.printable import printable
 
 ESC_ARM = "A\x1b[2Jarm"
 RLO_ARM = "B\u202eb"

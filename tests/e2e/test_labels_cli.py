@@ -295,7 +295,7 @@ def test_out_over_an_input_file_is_refused(pilot):
 
 
 def test_a_gate_of_another_scorer_is_refused_before_scoring(pilot, monkeypatch):
-    import goldeval.labels
+    import goldeval.labels.reader
 
     tmp, claims, _ = pilot
     dod = tmp / "ft.toml"
@@ -304,7 +304,7 @@ def test_a_gate_of_another_scorer_is_refused_before_scoring(pilot, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("scored before the gates file was checked")
 
-    monkeypatch.setattr(goldeval.labels, "score_label_file", boom)
+    monkeypatch.setattr(goldeval.labels.reader, "score_label_file", boom)
     r = run("labels", claims, "--positive", "escalate", "--gates", dod, "--no-store")
     assert r.exit_code == 2
     assert "ft.toml:3: gate on 'whole_note_f1_mean' (free_text metric), but scorer 'labels' never produces it" in r.stderr

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from fake_openai_server import FakeOpenAI
 
 from goldeval.cli import main
-from goldeval.judge.prompt import JUDGE_VERSION
+from goldeval.llm.prompt import JUDGE_VERSION
 
 pytest.importorskip("openai")
 
@@ -19,10 +19,10 @@ V2 = ("goldeval-llm-judge/2", "02b372bd7ec77a26b276ba885415f890b740e86c0fe6a3a11
 
 
 def test_a_run_recorded_before_the_doctrine_change_is_rejudged(tmp_path, monkeypatch):
-    import goldeval.judge as judge_pkg
-    import goldeval.judge.cache as cache_mod
-    import goldeval.judge.prompt as prompt_mod
-    import goldeval.judge.run as run_mod
+    import goldeval.llm as judge_pkg
+    import goldeval.llm.cache as cache_mod
+    import goldeval.llm.prompt as prompt_mod
+    import goldeval.llm.run as run_mod
 
     monkeypatch.setenv("GOLDEVAL_HOME", str(tmp_path / "home"))  # one judge cache for both runs
     cases = tmp_path / "cases.jsonl"

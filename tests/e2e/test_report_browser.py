@@ -664,7 +664,7 @@ def test_sectioned_free_text_shows_mean_f1_per_section(browser, tmp_path):
         p.close()
 
 
-# the control characters goldeval.report.printable escapes: C0 but \t \n, DEL, C1, and the bidirectional marks
+# the control characters goldeval.io.printable escapes: C0 but \t \n, DEL, C1, and the bidirectional marks
 CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 

@@ -62,7 +62,7 @@ def test_judge_llm_without_an_api_key_fails_before_recording(tmp_path: Path, mon
 
 def test_ctrl_c_after_the_run_finished_says_how_to_export_it(tmp_path: Path, monkeypatch) -> None:
     # the Ctrl-C lands while the results file is being completed, after the store marked the run finished
-    from goldeval.resultsfile import ResultsFile
+    from goldeval.io.resultsfile import ResultsFile
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt

@@ -19,7 +19,7 @@ from conftest import EXAMPLES
 from peak_rss import assert_flat, peak_kib
 from goldeval.cli import main
 from goldeval.freetext import score_file
-from goldeval.resultsfile import ResultsFile
+from goldeval.io.resultsfile import ResultsFile
 from goldeval.runs.store import RunStore
 
 PRIMOCK = EXAMPLES / "openscribe_primock57_predictions.jsonl"
@@ -82,8 +82,8 @@ def _rows(path, n, dup_pairs=()):
 def test_repeated_ids_are_found_across_spilled_buckets(tmp_path, monkeypatch):
     # Force the first pass to spread 3,000 ids over many buckets spilled to disk (normally 65,536 rows a bucket):
     # rows 2,999 and 1,500 repeat the ids of rows 0 and 7 (lines are 1-based: line 3000 repeats line 1, 1501 line 8).
-    import goldeval.freetext as ft
-    import goldeval.ids as ids
+    import goldeval.freetext.files as ft
+    import goldeval.io.ids as ids
 
     monkeypatch.setattr(ids, "BUCKET_ROWS", 64)
     src = tmp_path / "dups.jsonl"
@@ -102,7 +102,7 @@ def test_the_first_pass_reads_ids_as_the_parser_does(tmp_path):
     # Lines the quick path must leave to orjson (by hand): 3 names the field twice (orjson keeps the last, "a", which
     # repeats line 1); 4 does not start with the id; 5/6 hold an escape ('d"e' twice); 7/8 are 7 and "7" (the same
     # id). Line 9 is not JSON (skipped here; the scoring pass reports it).
-    from goldeval.ids import scan_jsonl_ids
+    from goldeval.io.ids import scan_jsonl_ids
 
     lines = ['{"id":"a","p":1}', '{"id": "b"}', '{"id":"c","id":"a"}', '{"x": 1, "id": "b"}', '{"id":"d\\"e"}',
              '{"id": "d\\"e"}', '{"id": 7}', '{"id": "7"}', '{"id": "z", oops}', '{"id":"solo"}']
@@ -114,7 +114,7 @@ def test_the_first_pass_reads_ids_as_the_parser_does(tmp_path):
 
 
 def test_an_integer_id_repeats_its_decimal_string():
-    from goldeval.ids import IdIndex
+    from goldeval.io.ids import IdIndex
 
     idx = IdIndex({hash("5")})
     assert idx.first_line("5", 1) is None and idx.first_line("5", 4) == 1

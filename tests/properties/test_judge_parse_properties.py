@@ -7,8 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldeval.judge.parse import parse_judge_output
-from goldeval.judge.prompt import build_user_prompt
+from goldeval.llm.parse import parse_judge_output
+from goldeval.llm.prompt import build_user_prompt
 from goldeval.verdict import GOLD_STATUSES, VERDICTS
 
 LABELS = st.sampled_from(["match", "near_match", "no_match"])

@@ -141,7 +141,7 @@ def test_kappa_is_the_correctly_rounded_exact_value(pair):
     from collections import Counter
     from fractions import Fraction
 
-    from goldeval.agreement import cohen_kappa
+    from goldeval.labels.agreement import cohen_kappa
 
     gold, pred = pair
     kappa, why = cohen_kappa(gold, pred)

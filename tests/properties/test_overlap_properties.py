@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldeval.overlap import overlap_of_tokens, token_f1
-from goldeval.tokens import OPENSCRIBE, TOKENIZERS
+from goldeval.freetext.overlap import overlap_of_tokens, token_f1
+from goldeval.freetext.tokens import OPENSCRIBE, TOKENIZERS
 
 # Text that exercises the rule: letters, digits, joiners, separators, a little non-ASCII.
 ALPHABET = st.sampled_from(list("abcXYZ019 .'/-,;()\n\t") + ["é", "头", "\u212a", "İ", "’", "\u2010"])

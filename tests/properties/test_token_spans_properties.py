@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from goldeval.report.model import compact_spans, shared_marks, shared_spans
-from goldeval.tokens import OPENSCRIBE, TOKENIZERS, UNICODE, _unicode_fold
+from goldeval.freetext.tokens import OPENSCRIBE, TOKENIZERS, UNICODE, _unicode_fold
 
 ALPHABET = st.sampled_from(
     list("abcXYZ019 .'/-,;()\n\t")
@@ -78,7 +78,7 @@ def test_compiled_marks_equal_the_python_definition(p, r):
     fast = pytest.importorskip("goldeval._fast")
     if not hasattr(fast, "shared_marks"):
         pytest.skip("goldeval._fast was built before shared_marks existed: reinstall (pip install -e .)")
-    from goldeval.report.model import _shared_marks_python
+    from goldeval.report.model import shared_marks_python
 
-    assert fast.shared_marks(p, r) == _shared_marks_python(p, r, OPENSCRIBE)
+    assert fast.shared_marks(p, r) == shared_marks_python(p, r, OPENSCRIBE)
     assert fast.shared_marks(p + "é", r) is None  # not ASCII: the Python path decides

@@ -23,7 +23,7 @@ def _agg(results):
 
 
 def test_primock57_figure_is_identical_on_spark(spark):
-    from goldeval import spark as gs
+    from goldeval.engines import spark as gs
 
     cases = gs.score(gs.read(spark, str(PRIMOCK)), "token_f1", source=PRIMOCK.name)
     results = gs.aggregate(cases)
@@ -34,7 +34,7 @@ def test_primock57_figure_is_identical_on_spark(spark):
 
 
 def test_labels_pilot_decision_is_identical_on_spark(spark, tmp_path):
-    from goldeval import spark as gs
+    from goldeval.engines import spark as gs
     from goldeval.gates import evaluate_gates, load_gates
 
     cases = gs.score(gs.read(spark, str(PILOT)), "labels", source=PILOT.name, positive="escalate")
@@ -47,7 +47,7 @@ def test_labels_pilot_decision_is_identical_on_spark(spark, tmp_path):
 
 
 def test_a_failing_row_is_reported_the_same_way(spark, tmp_path):
-    from goldeval import spark as gs
+    from goldeval.engines import spark as gs
 
     rows = PRIMOCK.read_text().splitlines()[:12]
     bad = json.loads(rows[2])
@@ -97,7 +97,7 @@ def test_cli_engine_spark_and_runs_import_idempotent(spark, tmp_path):
 
 def _odd_rows(tmp_path):
     """Lines Python's json reads and orjson refuses, and lines nothing reads (expected outcomes by hand, from
-    goldeval.io.decode_line's rules): 2 NaN and Infinity literals in another field (scored: lenient); 3 a lone
+    goldeval.io.reading.decode_line's rules): 2 NaN and Infinity literals in another field (scored: lenient); 3 a lone
     surrogate escape in the prediction (scored: the rule reads 'a b'); 4 a lone surrogate in the id (unscored:
     no result could name the row); 5 a Latin-1 byte (unscored: not UTF-8, byte 0xe9 at column 35); 6 nested 1,200
     deep (unscored: too deep to read)."""
@@ -117,7 +117,7 @@ def _odd_rows(tmp_path):
 def test_rows_are_decoded_on_spark_as_locally(spark, tmp_path):
     # Before: the executors read each line with orjson alone, so lines 2 and 3 failed on Spark and were scored
     # locally, and line 5 was scored on Spark with U+FFFD for the byte (Spark's Hadoop reader replaces it).
-    from goldeval import spark as gs
+    from goldeval.engines import spark as gs
 
     f = _odd_rows(tmp_path)
     local = score_file(f)
@@ -133,7 +133,7 @@ def test_rows_are_decoded_on_spark_as_locally(spark, tmp_path):
 def test_judge_rows_are_decoded_on_spark_as_locally(spark, tmp_path):
     # The judge reads strictly, locally and on Spark: a NaN literal is not JSON (a failed row), an integer past 64
     # bits keeps its digits (2**64 + 1 against 2**64 is no_match; a float would have made them equal).
-    from goldeval import spark_judge
+    from goldeval.engines import spark_judge
     from goldeval.answers.judge import AnswerConfig, judge_file
 
     q = "What is the account number?"
@@ -168,7 +168,7 @@ def test_exact_match_plugin_runs_through_cli_store_gates_and_spark(spark, tmp_pa
     (tmp_path / "em.jsonl").write_text("\n".join(EM_ROWS) + "\n")
     (tmp_path / "pass.toml").write_text("[gates]\nexact_match_rate = { min = 0.5 }\n")
     (tmp_path / "fail.toml").write_text("[gates]\nexact_match_rate = { min = 0.51 }\n")
-    env = {**os.environ, "PYTHONPATH": str(PLUGIN), "GOLDEVAL_HOME": str(tmp_path / "home")}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGIN), str(REPO / "src")]), "GOLDEVAL_HOME": str(tmp_path / "home")}
 
     def goldeval(*args):
         return subprocess.run([sys.executable, "-m", "goldeval", *args], cwd=tmp_path, env=env, capture_output=True,
@@ -204,7 +204,7 @@ def test_exact_match_plugin_runs_through_cli_store_gates_and_spark(spark, tmp_pa
 def test_an_attempt_refused_for_a_nan_reads_on_spark_as_locally(spark, tmp_path):
     # The X2 fix on Spark: the refused attempt keeps its id for its case's reason and its row failure, and is
     # neither a repeat of the good attempt with the same id nor repeated by it (as io.check_ids locally).
-    from goldeval import spark_judge
+    from goldeval.engines import spark_judge
     from goldeval.answers.judge import AnswerConfig, judge_file
 
     gold = {"kind": "value", "columns": ["n"], "rows": [[5]]}

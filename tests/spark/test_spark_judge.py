@@ -22,8 +22,8 @@ def _records(per_case):
 
 @pytest.mark.parametrize("arm", ["arm_a.jsonl", "arm_b.jsonl"])
 def test_clinic_verdicts_are_identical_on_spark(spark, arm):
-    from goldeval import spark as gs
-    from goldeval import spark_judge
+    from goldeval.engines import spark as gs
+    from goldeval.engines import spark_judge
 
     cases, attempts, db = str(SQL / "cases.jsonl"), str(SQL / arm), str(SQL / "clinic.sqlite")
     per_case, failures = spark_judge.judge(spark, cases, attempts, db=db)
@@ -35,7 +35,7 @@ def test_clinic_verdicts_are_identical_on_spark(spark, arm):
 
 
 def test_malformed_rows_are_reported_as_locally(spark, tmp_path):
-    from goldeval import spark_judge
+    from goldeval.engines import spark_judge
 
     case_rows = (SQL / "cases.jsonl").read_text().splitlines()[:6]
     att_rows = (SQL / "arm_a.jsonl").read_text().splitlines()[:6]
@@ -115,7 +115,7 @@ def test_alternative_goldens_decide_on_spark_as_locally(spark, tmp_path):
     # "40 and over"). q1 answers inclusively (the alternative decides), q2 strictly (the primary decides).
     import sqlite3
 
-    from goldeval import spark_judge
+    from goldeval.engines import spark_judge
 
     db = tmp_path / "s.sqlite"
     con = sqlite3.connect(db)

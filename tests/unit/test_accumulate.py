@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from conftest import EXAMPLES
 from goldeval import InputError
-from goldeval.accumulate import ExactSum
+from goldeval.scoring.sums import ExactSum
 
 finite = st.floats(allow_nan=False, allow_infinity=False)
 unit = st.floats(min_value=0.0, max_value=1.0)

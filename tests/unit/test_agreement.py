@@ -1,10 +1,10 @@
-"""Unit tests of goldeval.agreement (Cohen's kappa cross-checked with statsmodels)."""
+"""Unit tests of goldeval.labels.agreement (Cohen's kappa cross-checked with statsmodels)."""
 
 from __future__ import annotations
 
 import pytest
 
-from goldeval.agreement import agreement, cohen_kappa
+from goldeval.labels.agreement import agreement, cohen_kappa
 from goldeval.errors import InputError
 
 

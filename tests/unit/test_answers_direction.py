@@ -228,8 +228,8 @@ def test_the_direction_check_runs_only_when_golden_and_prediction_disagree(db, m
 
 
 def test_both_readings_reach_the_llm_judge_s_prompt(db):
-    from goldeval.judge.prompt import build_user_prompt
-    from goldeval.judge.wiring import from_answer_materials
+    from goldeval.llm.prompt import build_user_prompt
+    from goldeval.llm.wiring import from_answer_materials
 
     case = {"id": "c", "question": YOUNGEST, "golden": {"kind": "value", "canonical_query": WRONG_WAY}}
     res = judge_case(case, {"id": "c", "final_query": RIGHT_WAY}, db=db, config=AnswerConfig())

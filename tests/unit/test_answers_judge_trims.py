@@ -68,7 +68,7 @@ def test_worse_status_with_a_plain_verified():
                                    "SELECT x_round(x)", "SELECT ground FROM t"])
 def test_computed_floats_is_the_regex(query):
     golden = {"rows_from": "canonical_query", "canonical_query": query}
-    assert shapes._computed_floats(golden) is (shapes._ROUNDING.search(query) is None)
+    assert shapes.computed_floats(golden) is (shapes._ROUNDING.search(query) is None)
 
 
 

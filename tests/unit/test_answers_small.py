@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from goldeval.answers.pairing import pair_columns, pair_columns_full
 from goldeval.answers.rows import _compare_rows_full, compare_rows
-from goldeval.answers.shapes import _columns
+from goldeval.answers.shapes import table_columns
 from goldeval.answers.small import small_pair_by_names, small_pair_columns, small_rows_equal
 
 NAMES = ["name", "Name", "age", "count(*)", "avg(age)", "T1.name", "n_rate", "city", "year", "month", "id"]
@@ -80,13 +80,13 @@ def test_small_paths_equal_the_definitions(seed: int) -> None:
     for _ in range(50):
         g_names, g_rows, p_names, p_rows = _tables(rng)
         rate = [g_names[0]] if rng.random() < 0.1 else []
-        gc, pc = _columns(g_names, g_rows), _columns(p_names, p_rows)
-        full = pair_columns_full(_columns(g_names, g_rows), _columns(p_names, p_rows), rate_columns=rate)
+        gc, pc = table_columns(g_names, g_rows), table_columns(p_names, p_rows)
+        full = pair_columns_full(table_columns(g_names, g_rows), table_columns(p_names, p_rows), rate_columns=rate)
         assert pair_columns(gc, pc, rate_columns=rate) == full
         used_pair += small_pair_by_names(gc, pc, rate_columns=rate, rel_tol=1e-6) is not None
         for ordered in (False, True):
             got = compare_rows(gc, pc, full, ordered=ordered)
-            want = _compare_rows_full(_columns(g_names, g_rows), _columns(p_names, p_rows), full, ordered=ordered)
+            want = _compare_rows_full(table_columns(g_names, g_rows), table_columns(p_names, p_rows), full, ordered=ordered)
             assert got == want, (g_names, g_rows, p_names, p_rows, ordered)
             used_rows += small_rows_equal(gc, pc, full.index, full.scale, ordered=ordered) is not None
     assert used_pair and used_rows  # the fast paths were exercised, not only the fallbacks
@@ -113,21 +113,21 @@ HAND = [
 @pytest.mark.parametrize("case", HAND, ids=[str(i) for i in range(len(HAND))])
 def test_small_paths_hand_made(case: tuple) -> None:
     g_names, g_rows, p_names, p_rows = case
-    gc, pc = _columns(g_names, g_rows), _columns(p_names, p_rows)
-    full = pair_columns_full(_columns(g_names, g_rows), _columns(p_names, p_rows))
+    gc, pc = table_columns(g_names, g_rows), table_columns(p_names, p_rows)
+    full = pair_columns_full(table_columns(g_names, g_rows), table_columns(p_names, p_rows))
     assert pair_columns(gc, pc) == full
     for ordered in (False, True):
         assert compare_rows(gc, pc, full, ordered=ordered) == _compare_rows_full(
-            _columns(g_names, g_rows), _columns(p_names, p_rows), full, ordered=ordered)
+            table_columns(g_names, g_rows), table_columns(p_names, p_rows), full, ordered=ordered)
 
 
 def test_small_rows_equal_hand_checked() -> None:
     # Worked by hand: the same two rows in another order are equal as a multiset, not in the asked order.
-    gc, pc = _columns(["a"], [[1], [2]]), _columns(["a"], [[2], [1]])
+    gc, pc = table_columns(["a"], [[1], [2]]), table_columns(["a"], [[2], [1]])
     assert small_rows_equal(gc, pc, {0: 0}, {}, ordered=False) == "unordered"
     assert small_rows_equal(gc, pc, {0: 0}, {}, ordered=True) is None
     # An infinity proves nothing (inf never meets inf within tolerance): left to the general code.
-    gi, pi = _columns(["a"], [[float("inf")]]), _columns(["a"], [[float("inf")]])
+    gi, pi = table_columns(["a"], [[float("inf")]]), table_columns(["a"], [[float("inf")]])
     assert small_rows_equal(gi, pi, {0: 0}, {}, ordered=False) is None
 
 
@@ -143,9 +143,9 @@ def test_check_golden_small_columns_as_numpy(seed: int, monkeypatch: pytest.Monk
         cn = rng.sample(names, k)
         rows = [[rng.choice([None, -1, 0, -0.0, 0.5, 2, 150, 3.5, float("inf"), "Total", "x"]) for _ in range(k)] for _ in range(n)]
         rate = [cn[0]] if rng.random() < 0.2 else []
-        got = gold.check_golden(_columns(cn, rows), rate_columns=rate)
+        got = gold.check_golden(table_columns(cn, rows), rate_columns=rate)
         monkeypatch.setattr(gold, "_SMALL", 0)
-        want = gold.check_golden(_columns(cn, rows), rate_columns=rate)
+        want = gold.check_golden(table_columns(cn, rows), rate_columns=rate)
         monkeypatch.setattr(gold, "_SMALL", 64)
         assert got == want, (cn, rows)
 
@@ -201,12 +201,12 @@ def test_small_pair_columns_is_pair_columns_full(case) -> None:
     # The plain-Python pairing of a few columns (small.small_pair_columns) gives the Pairing of the NumPy score
     # matrix and linear_sum_assignment wherever it answers (ties, the names-decide case and more columns: None).
     g_names, g_rows, p_names, p_rows, rate = case
-    got = small_pair_columns(_columns(g_names, g_rows), _columns(p_names, p_rows), rate_columns=rate, rel_tol=1e-6)
-    full = pair_columns_full(_columns(g_names, g_rows), _columns(p_names, p_rows), rate_columns=rate)
+    got = small_pair_columns(table_columns(g_names, g_rows), table_columns(p_names, p_rows), rate_columns=rate, rel_tol=1e-6)
+    full = pair_columns_full(table_columns(g_names, g_rows), table_columns(p_names, p_rows), rate_columns=rate)
     if got is not None:
         assert got == full
         assert got.to_dict() == full.to_dict() and list(got.basis) == list(full.basis)  # the same order, too
-    assert pair_columns(_columns(g_names, g_rows), _columns(p_names, p_rows), rate_columns=rate) == full
+    assert pair_columns(table_columns(g_names, g_rows), table_columns(p_names, p_rows), rate_columns=rate) == full
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -217,9 +217,9 @@ def test_small_pair_columns_answers_most_small_tables(seed: int) -> None:
     used = 0
     for _ in range(50):
         g_names, g_rows, p_names, p_rows = _tables(rng)
-        gc, pc = _columns(g_names, g_rows), _columns(p_names, p_rows)
+        gc, pc = table_columns(g_names, g_rows), table_columns(p_names, p_rows)
         got = small_pair_columns(gc, pc, rate_columns=[], rel_tol=1e-6)
-        full = pair_columns_full(_columns(g_names, g_rows), _columns(p_names, p_rows))
+        full = pair_columns_full(table_columns(g_names, g_rows), table_columns(p_names, p_rows))
         if got is not None:
             used += 1
             assert got == full and got.to_dict() == full.to_dict()
@@ -242,9 +242,9 @@ PAIR_HAND = [
 @pytest.mark.parametrize("case", PAIR_HAND, ids=[str(i) for i in range(len(PAIR_HAND))])
 def test_small_pair_columns_hand_made(case: tuple) -> None:
     g_names, g_rows, p_names, p_rows, basis = case
-    got = small_pair_columns(_columns(g_names, g_rows), _columns(p_names, p_rows), rate_columns=[], rel_tol=1e-6)
-    full = pair_columns_full(_columns(g_names, g_rows), _columns(p_names, p_rows))
-    assert pair_columns(_columns(g_names, g_rows), _columns(p_names, p_rows)) == full
+    got = small_pair_columns(table_columns(g_names, g_rows), table_columns(p_names, p_rows), rate_columns=[], rel_tol=1e-6)
+    full = pair_columns_full(table_columns(g_names, g_rows), table_columns(p_names, p_rows))
+    assert pair_columns(table_columns(g_names, g_rows), table_columns(p_names, p_rows)) == full
     if basis is None:
         assert got is None
     else:

@@ -1,5 +1,5 @@
 """The plain-Python exact shares of small whole-number columns (column_agreement._small_exact_shares) equal the
-count-matrix computation of ``_exact_shares`` (the general code) and the one-pair definitions."""
+count-matrix computation of ``exact_shares`` (the general code) and the one-pair definitions."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from goldeval.answers import column_agreement
-from goldeval.answers.column_agreement import _exact_shares, multiset_share, value_agreement
+from goldeval.answers.column_agreement import exact_shares, multiset_share, value_agreement
 from goldeval.answers.values import make_column
 
 cell = st.one_of(st.none(), st.integers(-4, 6), st.sampled_from([0.0, -0.0, 2.0, 1.5, 10**6, 4e5, -4e5, 1e300, float("inf"), float("-inf"), float("nan"), "x"]))
@@ -23,11 +23,11 @@ def test_small_exact_shares_equal_the_count_matrix(g_cells, p_cells, tol):
         return [make_column(f"{prefix}{k}", v) for k, v in enumerate(cells)]
 
     pairs = [(i, j) for i in range(len(g_cells)) for j in range(len(p_cells))]
-    got = _exact_shares(cols(g_cells, "g"), cols(p_cells, "p"), pairs, rel_tol)
+    got = exact_shares(cols(g_cells, "g"), cols(p_cells, "p"), pairs, rel_tol)
     old = column_agreement._SMALL_CELLS
     column_agreement._SMALL_CELLS = 0  # the general count-matrix lines
     try:
-        want = _exact_shares(cols(g_cells, "g"), cols(p_cells, "p"), pairs, rel_tol)
+        want = exact_shares(cols(g_cells, "g"), cols(p_cells, "p"), pairs, rel_tol)
     finally:
         column_agreement._SMALL_CELLS = old
     assert got == want

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from goldeval.errors import InputError
-from goldeval.runs.calibration import settle_reviews
+from goldeval.runs.reviews import settle_reviews
 
 
 def r(cid, verdict, reviewer, run="R1", **kw):

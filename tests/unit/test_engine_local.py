@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from goldeval.engines.local import run
-from goldeval.freetext_score import TokenF1
+from goldeval.freetext.scorer import TokenF1
 
 
 class _Interrupting(TokenF1):

@@ -85,7 +85,7 @@ def test_pass_rate_over_outcomes_equals_pass_rate_over_their_dicts():
 def test_the_class_of_one_record_is_the_count_pass_rate_gives_it():
     # The judge scorer counts each record by pass_rate_class (one call) instead of pass_rate([record]).to_dict():
     # the class must be the one count that pass_rate of that record alone sets, for every kind of record.
-    from goldeval.scorers_builtin import _verdict_class
+    from goldeval.answers.scorer import _verdict_class
     from goldeval.verdict import pass_rate_class
 
     outs = [CaseOutcome("a", "scored", Verdict("match", 9, False, "w")),
@@ -320,9 +320,9 @@ def test_small_int_columns_agree_as_the_full_computation_says(seed, monkeypatch)
         for rate in (False, True):
             gc, pc = make_column("n", g), make_column("n", vals)
             fast = pairing_mod.value_agreement(gc, pc, rate=rate)
-            taken += pairing_mod._same_small_ints(gc, pc)
+            taken += pairing_mod.same_small_ints(gc, pc)
             with monkeypatch.context() as m:
-                m.setattr(agreement_mod, "_same_small_ints", lambda a, b: False)  # value_agreement's module
+                m.setattr(agreement_mod, "same_small_ints", lambda a, b: False)  # value_agreement's module
                 full = pairing_mod.value_agreement(make_column("n", g), make_column("n", vals), rate=rate)
             assert fast == full, (vals, rate)
     assert taken >= (4 if n <= 64 else 0)  # the shortcut is taken for the equal multisets on small columns
@@ -423,7 +423,7 @@ def test_hash_groups_is_the_same_with_and_without_the_c_mix(seed, monkeypatch):
 def test_exact_shares_are_value_agreement_and_multiset_share(seed):
     # The whole-number pairs computed at once from value counts equal the one-pair definitions, the sampled
     # estimate below 0.25 included (columns sharing few values), NULLs and a wide range (the np.unique codes).
-    from goldeval.answers.pairing import _exact_shares, multiset_share, value_agreement
+    from goldeval.answers.pairing import exact_shares, multiset_share, value_agreement
     from goldeval.answers.values import make_column
 
     rng = np.random.default_rng(seed)
@@ -441,7 +441,7 @@ def test_exact_shares_are_value_agreement_and_multiset_share(seed):
     shuffled = [golden[0].raw[k] for k in rng.permutation(n).tolist()]
     pred.append(make_column("v", shuffled[:-40] + [None] * 10 + shuffled[-30:]))  # most of a's values, as often
     pairs = [(i, j) for i in range(len(golden)) for j in range(len(pred))]
-    got = _exact_shares(golden, pred, pairs, 1e-6)
+    got = exact_shares(golden, pred, pairs, 1e-6)
     assert set(got) == set(pairs)
     for (i, j), (share, multi) in got.items():
         assert share == value_agreement(golden[i], pred[j])[0]
@@ -449,8 +449,8 @@ def test_exact_shares_are_value_agreement_and_multiset_share(seed):
             assert multi == multiset_share(golden[i], pred[j])
     assert any(s < 0.25 for s, _ in got.values()) and any(s >= 0.5 for s, _ in got.values())
     # Not eligible: decimals written in the golden, a Decimal, numbers past 0.4 / rel_tol.
-    assert _exact_shares([make_column("f", [1.5] * n)], pred, [(0, 0)], 1e-6) == {}
-    assert _exact_shares([make_column("g", [10**6] * n)], pred, [(0, 0)], 1e-6) == {}
+    assert exact_shares([make_column("f", [1.5] * n)], pred, [(0, 0)], 1e-6) == {}
+    assert exact_shares([make_column("g", [10**6] * n)], pred, [(0, 0)], 1e-6) == {}
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -481,7 +481,7 @@ def test_golden_sorted_without_argsort_is_the_stable_argsort(seed):
     # Float-only golden columns: the half-units of the sorted values recomputed from the values equal the ones the
     # stable argsort carries along (decimals are a function of a float's value).
     from goldeval.answers.numbers import tolerances
-    from goldeval.answers.pairing import _golden_sorted
+    from goldeval.answers.pairing import sorted_golden_numbers
     from goldeval.answers.values import make_column
 
     rng = np.random.default_rng(seed)
@@ -491,7 +491,7 @@ def test_golden_sorted_without_argsort_is_the_stable_argsort(seed):
     g = make_column("g", cells)
     half = tolerances(g)
     assert len({float(h) for h in half[~g.null]}) > 1  # several half-units: the argsort-free branch for floats
-    gs, hs = _golden_sorted(g, half)
+    gs, hs = sorted_golden_numbers(g, half)
     order = np.argsort(np.where(g.null, np.inf, g.num), kind="stable")
     k = g.n - int(g.null.sum())
     assert np.array_equal(gs, g.num[order][:k]) and hs.tobytes() == half[order][:k].tobytes()
@@ -550,8 +550,8 @@ def _label_line(rnd, k: int) -> bytes:
 def test_label_lines_scores_what_the_python_loop_scores(tmp_path, monkeypatch, seed, fmt):
     import random
 
-    from goldeval import labelfile
-    from goldeval.resultsfile import ResultsFile
+    from goldeval.labels import reader as labelfile
+    from goldeval.io.resultsfile import ResultsFile
 
     rnd = random.Random(seed)
     path = tmp_path / "labels.jsonl"
@@ -625,7 +625,7 @@ def test_label_lines_stops_at_the_first_row_it_does_not_score():
 
 def test_label_lines_reads_one_field_for_two_roles_as_the_loop_does(tmp_path, monkeypatch):
     # --pred-column gold: both roles read the same field (every row a true positive or negative), C and Python alike
-    from goldeval import labelfile
+    from goldeval.labels import reader as labelfile
 
     path = tmp_path / "l.jsonl"
     path.write_text("".join(f'{{"id":"c{k}","gold":"{"yes" if k % 3 else "no"}","pred":"no"}}\n' for k in range(3000)))
@@ -692,10 +692,10 @@ def test_pair_rows_is_stack_pairs_numpy_path(seed, monkeypatch):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_pair_rows_reads_float_cells_as_their_exact_keys(seed, monkeypatch):
-    # Float cells handed beside the int keys pair as _exact_keys reads them (NULL meets NULL and +inf, -0.0 meets
+    # Float cells handed beside the int keys pair as exact_keys reads them (NULL meets NULL and +inf, -0.0 meets
     # 0.0), in place; the NumPy path concatenates the exact keys, the definition.
     from goldeval.answers import matching
-    from goldeval.answers.matching import _exact_keys
+    from goldeval.answers.matching import exact_keys
 
     rng = np.random.default_rng(seed)
     vals = np.array([0.0, -0.0, 1.5, np.nan, np.inf, -np.inf, 2.0, 1e300])
@@ -709,7 +709,7 @@ def test_pair_rows_reads_float_cells_as_their_exact_keys(seed, monkeypatch):
     for (a, b, c, d), (fa, fb) in zip(cases, fast):
         ra, rb = stack_pairs(a, b, gnum=c, pnum=d)
         assert fa.tolist() == ra.tolist() and fb.tolist() == rb.tolist()
-        keys = np.concatenate([a, _exact_keys(c)], axis=1), np.concatenate([b, _exact_keys(d)], axis=1)
+        keys = np.concatenate([a, exact_keys(c)], axis=1), np.concatenate([b, exact_keys(d)], axis=1)
         assert (fa.tolist(), fb.tolist()) == _stack_rule(*keys)
     with pytest.raises(ValueError):
         stack_pairs(gt, pt, gnum=gn)
@@ -789,7 +789,7 @@ def test_column_facts_from_the_columns_are_the_facts_of_the_cells(seed, monkeypa
                 pcols = [make_column(f"p{j}", [None if x != x else x for x in pv[perm, j].tolist()]) for j in range(4)]
                 pairing = Pairing([c.name for c in gcols], [c.name for c in pcols], {j: j for j in range(4)}, {}, {2: scale})
                 e = rows._encode(gcols, pcols, pairing)
-                bare = rows._Encoded(e.names, e.tg, e.tp, e.ng, e.np_, e.half, e.g_index, e.vocab, e.rel, e.dec)  # no sources
+                bare = rows.EncodedRows(e.names, e.tg, e.tp, e.ng, e.np_, e.half, e.g_index, e.vocab, e.rel, e.dec)  # no sources
                 assert rows._columns_differ(e) == rows._columns_differ(bare)
                 assert rows._exact_columns(e) == rows._exact_columns(bare)
                 exact = all(matching._exact_only(e.ng[:, c], e.half[:, c], e.np_[:, c]) for c in range(e.ng.shape[1]))
@@ -837,7 +837,7 @@ def test_aligned_row_signatures_are_a_complete_row_comparison(seed):
     # the judge's verdict is the same as with the row comparison computed (the shortcut spares only that).
     from goldeval.answers import table
     from goldeval.answers.rows import compare_rows
-    from goldeval.answers.shapes import _columns
+    from goldeval.answers.shapes import table_columns
 
     rng = np.random.default_rng(seed)
     n, k = 300, 5
@@ -855,7 +855,7 @@ def test_aligned_row_signatures_are_a_complete_row_comparison(seed):
             perm = rng.permutation(n)
             names = [f"col{chr(97 + j)}" for j in range(k)]
             cells = lambda a: [[None if x != x else x for x in r] for r in a.tolist()]
-            gcols, pcols = _columns(names, cells(g)), _columns(names, cells(p[perm]))
+            gcols, pcols = table_columns(names, cells(g)), table_columns(names, cells(p[perm]))
             from goldeval.answers.pairing import pair_columns
             pairing = pair_columns(gcols, pcols)
             swapped, aligned = table._row_signature_pairing(gcols, pcols, pairing)

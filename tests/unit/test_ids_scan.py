@@ -1,5 +1,5 @@
-"""The first pass over a JSONL file (goldeval.ids.scan_jsonl_ids) and the batched per_example writer
-(goldeval.resultsfile.ResultsFile.examples): the fast block paths give what the line-by-line definitions give.
+"""The first pass over a JSONL file (goldeval.io.ids.scan_jsonl_ids) and the batched per_example writer
+(goldeval.io.resultsfile.ResultsFile.examples): the fast block paths give what the line-by-line definitions give.
 
 Expected values come from plain definitions written here: every line read by ``json.loads`` on its own (the
 repeated ids are those seen on two or more lines), and the bytes of :meth:`ResultsFile.example` called once per
@@ -13,9 +13,9 @@ import random
 
 import pytest
 
-import goldeval.ids as ids
-from goldeval.labelfile import _strict_or_none, label_id
-from goldeval.resultsfile import ResultsFile
+import goldeval.io.ids as ids
+from goldeval.labels.reader import _strict_or_none, label_id
+from goldeval.io.resultsfile import ResultsFile
 
 
 def _reference(lines: list[bytes]) -> tuple[int, int, set[int]]:

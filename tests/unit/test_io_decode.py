@@ -1,4 +1,4 @@
-"""One strict, exact JSON decoding path for every reader (goldeval.io.decode_json; issue 10, a newcomer's findings).
+"""One strict, exact JSON decoding path for every reader (goldeval.io.reading.decode_json; issue 10, a newcomer's findings).
 
 Before it, each reader decoded its own way: the answer judge's reader looked for 20 digits in a row (so a 19-digit
 negative past -2**63 was rounded by orjson), the free-text reader used orjson alone on its fast path (an integer id

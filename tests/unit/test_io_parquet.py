@@ -29,7 +29,7 @@ def _to_parquet(jsonl, out, *, drop=(), row_group_size=None):
 
 
 def test_parquet_rows_are_numbered_from_one_across_batches(tmp_path, monkeypatch):
-    import goldeval.io as io
+    import goldeval.io.reading as io
 
     monkeypatch.setattr(io, "_PARQUET_BATCH", 7)  # several batches and row groups: the index runs on across them
     rows = [{"id": str(i), "m": {"a": i}} for i in range(20)]

@@ -1,5 +1,5 @@
 """The judge's spend cap (issue 16) against the loopback endpoint: every figure below is worked out by hand from the
-rule in ``goldeval.judge.budget`` — reserve ``(ceil(prompt chars / 4) · price_in + max_tokens · price_out) / 1e6``
+rule in ``goldeval.llm.budget`` — reserve ``(ceil(prompt chars / 4) · price_in + max_tokens · price_out) / 1e6``
 USD before each HTTP attempt, settle at the reported usage (or the reservation when none is reported) — and from
 what the fake server received (its request count, the characters of the messages it was sent)."""
 
@@ -13,11 +13,11 @@ from fake_openai_server import FakeOpenAI, Reply, completion_body
 
 from conftest import FakeRecorder
 from goldeval.errors import InputError
-from goldeval.judge.budget import CAP_REACHED, SpendMeter, check_cap, estimate_prompt_tokens
-from goldeval.judge.cache import JudgeCache
-from goldeval.judge.client import JudgeConfig
-from goldeval.judge.run import judge_cases
-from goldeval.judge.wiring import with_llm
+from goldeval.llm.budget import CAP_REACHED, SpendMeter, check_cap, estimate_prompt_tokens
+from goldeval.llm.cache import JudgeCache
+from goldeval.llm.client import JudgeConfig
+from goldeval.llm.run import judge_cases
+from goldeval.llm.wiring import with_llm
 
 pytest.importorskip("openai")
 

@@ -8,7 +8,7 @@ import pytest
 from fake_openai_server import FakeOpenAI, Reply
 
 from goldeval.errors import InputError, JudgeError
-from goldeval.judge.client import JudgeClient, JudgeConfig, parse_retry_after
+from goldeval.llm.client import JudgeClient, JudgeConfig, parse_retry_after
 
 pytest.importorskip("openai")
 

@@ -15,11 +15,11 @@ import pytest
 from fake_openai_server import FakeOpenAI, Reply
 
 from goldeval.answers.judge import judge_case
-from goldeval.judge.cache import JudgeCache, cache_key
-from goldeval.judge.client import JudgeConfig
-from goldeval.judge.prompt import JUDGE_VERSION, SYSTEM_PROMPT
-from goldeval.judge.run import judge_cases
-from goldeval.judge.wiring import from_answer_materials
+from goldeval.llm.cache import JudgeCache, cache_key
+from goldeval.llm.client import JudgeConfig
+from goldeval.llm.prompt import JUDGE_VERSION, SYSTEM_PROMPT
+from goldeval.llm.run import judge_cases
+from goldeval.llm.wiring import from_answer_materials
 
 pytest.importorskip("openai")
 
@@ -244,8 +244,8 @@ V2 = ("goldeval-llm-judge/2", "02b372bd7ec77a26b276ba885415f890b740e86c0fe6a3a11
 
 
 def _as_v2(monkeypatch):
-    import goldeval.judge.cache as cache_mod
-    import goldeval.judge.run as run_mod
+    import goldeval.llm.cache as cache_mod
+    import goldeval.llm.run as run_mod
 
     for mod in (cache_mod, run_mod):
         monkeypatch.setattr(mod, "JUDGE_VERSION", V2[0])

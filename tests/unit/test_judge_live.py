@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from goldeval.judge import JudgeConfig, judge_cases
+from goldeval.llm import JudgeConfig, judge_cases
 
 pytestmark = pytest.mark.live
 

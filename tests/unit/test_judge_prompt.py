@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from goldeval.judge.prompt import (
+from goldeval.llm.prompt import (
     JUDGE_VERSION,
     SYSTEM_PROMPT,
     SYSTEM_PROMPT_SHA256,
@@ -15,7 +15,7 @@ from goldeval.judge.prompt import (
     build_user_prompt,
     rubric_hash,
 )
-from goldeval.judge.wiring import case_materials, from_answer_materials, merge_llm
+from goldeval.llm.wiring import case_materials, from_answer_materials, merge_llm
 
 #: Every released doctrine, by version. Editing SYSTEM_PROMPT without bumping JUDGE_VERSION fails here: cached
 #: verdicts and recorded runs name the version, so two different prompts must never share one.
@@ -143,7 +143,7 @@ def test_importing_the_judge_does_not_import_openai():
     import subprocess
     import sys
 
-    code = "import sys, goldeval, goldeval.judge, goldeval.cli.judge, goldeval.cli.llm_judge; print('openai' in sys.modules)"
+    code = "import sys, goldeval, goldeval.llm, goldeval.cli.judge, goldeval.cli.llm_judge; print('openai' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -10,10 +10,10 @@ import pytest
 from fake_openai_server import FakeOpenAI, Reply
 
 from goldeval.errors import InputError, JudgeError
-from goldeval.judge.cache import JudgeCache, cache_key
-from goldeval.judge.client import JudgeConfig
-from goldeval.judge.prompt import SYSTEM_PROMPT, SYSTEM_PROMPT_SHA256
-from goldeval.judge.run import judge_cases, route, same_model
+from goldeval.llm.cache import JudgeCache, cache_key
+from goldeval.llm.client import JudgeConfig
+from goldeval.llm.prompt import SYSTEM_PROMPT, SYSTEM_PROMPT_SHA256
+from goldeval.llm.run import judge_cases, route, same_model
 from conftest import FakeRecorder
 
 pytest.importorskip("openai")
@@ -96,7 +96,7 @@ def test_any_change_to_what_the_judge_sees_changes_the_key():
 
 
 def test_the_doctrine_version_and_hash_are_in_the_key(monkeypatch):
-    import goldeval.judge.cache as cache_mod
+    import goldeval.llm.cache as cache_mod
 
     params = JudgeConfig(model="judge-model").answer_params()
     base = cache_key(case(1), params)
@@ -188,7 +188,7 @@ def test_send_all_measures_agreement_but_the_rule_stays_final(server):
 def test_must_not_use_veto_overrides_an_llm_verdict():
     veto = {"verdict": "no_match", "confidence": 10, "needs_human": False, "why": "uses x", "decided_by": "must_not_use"}
     assert route({"rule": veto}, send="all") == (False, "mustNotUse hit decided by rule (final)")
-    from goldeval.judge.run import _final
+    from goldeval.llm.run import _final
     from goldeval.verdict import Verdict
 
     fields, by = _final(veto, Verdict("match", 10, False, "fine", decided_by="llm"))
@@ -316,7 +316,7 @@ def test_repeat_must_be_positive(server):
 
 
 def test_with_llm_wraps_a_rule_judge_for_replay(server, tmp_path):
-    from goldeval.judge.wiring import with_llm
+    from goldeval.llm.wiring import with_llm
     from goldeval.verdict import Verdict
 
     def rule_judge(case, answer):

@@ -7,16 +7,8 @@ from conftest import FakeRecorder
 
 from goldeval.errors import InputError
 from goldeval.io import Row, RowError, read_rows
-from goldeval.labels import (
-    NO_LABEL,
-    confusion_counts,
-    confusion_matrix,
-    per_label_table,
-    score_label_file,
-    score_label_rows,
-    score_labels,
-    solve,
-)
+from goldeval.labels.metrics import NO_LABEL
+from goldeval.labels import confusion_counts, confusion_matrix, per_label_table, score_label_file, score_label_rows, score_labels, solve
 
 PILOT_GOLD = ["escalate"] * 40 + ["approve"] * 160
 PILOT_PRED = ["escalate"] * 36 + ["approve"] * 4 + ["escalate"] * 6 + ["approve"] * 154

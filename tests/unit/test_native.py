@@ -72,7 +72,7 @@ def _run(package_root: Path, code: str) -> subprocess.CompletedProcess[str]:
 
 # The token counts of "the cat sat" against "the cat the": 3 prediction tokens, 3 reference tokens, multiset overlap
 # min(1,2) for "the" + 1 for "cat" = 2 (worked by hand); F1 = 2·(2/3)·(2/3)/(4/3) = 2/3.
-_SCORE = ("import sys, goldeval\nfrom goldeval.overlap import token_f1\n"
+_SCORE = ("import sys, goldeval\nfrom goldeval.freetext.overlap import token_f1\n"
           "o = token_f1('the cat sat', 'the cat the')\n"
           "print(sys.modules.get('goldeval._fast') is None, o.f1)\n")
 

@@ -1,4 +1,4 @@
-"""goldeval.outputs: the same-file test and the atomic writer (issue 10 item 1)."""
+"""goldeval.io.outputs: the same-file test and the atomic writer (issue 10 item 1)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from goldeval.errors import InputError
-from goldeval.outputs import OutputClashError, check_outputs, open_output, same_file, write_output
+from goldeval.io.outputs import OutputClashError, check_outputs, open_output, same_file, write_output
 
 
 def test_same_file_by_path_symlink_and_hard_link(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from goldeval import InputError
 from goldeval.errors import UnreadableTextError
-from goldeval.overlap import section_f1, token_f1
+from goldeval.freetext.overlap import section_f1, token_f1
 
 
 def test_multiset_counts_repeats():

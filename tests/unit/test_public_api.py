@@ -45,3 +45,41 @@ def test_exception_hierarchy():
     assert issubclass(goldeval.InputError, ValueError) and issubclass(goldeval.InputError, goldeval.GoldevalError)
     assert issubclass(goldeval.UnreadableTextError, goldeval.InputError)
     assert issubclass(goldeval.JudgeError, goldeval.GoldevalError) and issubclass(goldeval.StoreError, goldeval.GoldevalError)
+
+
+def _type_checking_imports() -> dict[str, str]:
+    """name -> module of the ``if TYPE_CHECKING:`` block of goldeval/__init__.py."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(goldeval.__file__).read_text(encoding="utf-8"))
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom), ast.unparse(imp)
+                out.update({a.asname or a.name: imp.module for a in imp.names})
+    return out
+
+
+def test_lazy_names_are_typed_for_a_type_checker():
+    # each name loaded on first use is also imported statically under TYPE_CHECKING (else a type checker sees Any),
+    # from a module that gives the very object the lazy load gives
+    import importlib
+
+    static = _type_checking_imports()
+    assert sorted(static) == sorted(goldeval._LAZY)
+    for name, module in static.items():
+        assert getattr(importlib.import_module(module), name) is getattr(goldeval, name), name
+
+
+def test_py_typed_is_shipped():
+    # PEP 561: the marker in the package, and in the wheel through pyproject's package-data
+    import tomllib
+    from pathlib import Path
+
+    from conftest import REPO
+
+    assert (Path(goldeval.__file__).parent / "py.typed").is_file()
+    package_data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert "py.typed" in package_data["goldeval"]

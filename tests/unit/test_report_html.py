@@ -21,7 +21,7 @@ from goldeval.report.build import report_from_results
 from goldeval.report.html import embed_json, render_html
 from goldeval.report.model import ReportOptions, build_model, shared_spans
 from goldeval.report.sources import load_sources
-from goldeval.tokens import OPENSCRIBE, UNICODE
+from goldeval.freetext.tokens import OPENSCRIBE, UNICODE
 
 REPO = Path(__file__).resolve().parents[2]
 PRIMOCK = REPO / "examples" / "data" / "openscribe_primock57_predictions.jsonl"
@@ -154,7 +154,7 @@ def test_compact_spans_merge_runs_across_non_token_characters_and_delta_code():
 
 
 def test_texts_are_read_at_the_recorded_lines_and_a_wrong_hint_falls_back_to_every_row(tmp_path, monkeypatch):
-    import goldeval.io
+    import goldeval.io.reading
     from goldeval.io import file_sha256
 
     p = tmp_path / "p.jsonl"
@@ -164,11 +164,11 @@ def test_texts_are_read_at_the_recorded_lines_and_a_wrong_hint_falls_back_to_eve
     results = {"scorer": {"name": "token_f1"}, "input": {"path": str(p), "sha256": file_sha256(p)}, "config": {}}
     big = "18446744073709551617"  # 2**64 + 1: its digits are the id (orjson alone reads it as the float 1.8e19)
     # line 2 is blank: the rows are on lines 1, 3 and 4; with right hints no full read happens
-    full_read = goldeval.io.read_rows
-    monkeypatch.setattr(goldeval.io, "read_rows", lambda path: pytest.fail("read every row despite right hints"))
+    full_read = goldeval.io.reading.read_rows
+    monkeypatch.setattr(goldeval.io.reading, "read_rows", lambda path: pytest.fail("read every row despite right hints"))
     src = load_sources(results, None, wanted={"c", big}, lines={"c": 4, big: 3})
     assert src.texts == {"c": {"prediction": "pc", "reference": "rc"}, big: {"prediction": "pbig", "reference": "rbig"}}
-    monkeypatch.setattr(goldeval.io, "read_rows", full_read)
+    monkeypatch.setattr(goldeval.io.reading, "read_rows", full_read)
     # a hint that points at another case's line: every row is read instead, and the right texts come back
     src = load_sources(results, None, wanted={"c"}, lines={"c": 1})
     assert src.texts == {"c": {"prediction": "pc", "reference": "rc"}}

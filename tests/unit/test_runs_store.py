@@ -646,12 +646,12 @@ def test_record_serialized_refuses_records_that_do_not_line_up_with_their_keys(s
 
 
 def test_a_batch_whose_keys_and_records_do_not_line_up_is_refused_whole(store):
-    from goldeval.runs.recorder import _batch_message, _columns
+    from goldeval.runs.recorder import batch_message, message_columns
 
     run_id = store.create_run(meta())
-    message = _batch_message(0, [("a", "scored", None, None, None, None), ("b", "scored", None, None, None, None)], b'{"id":"a"}')
+    message = batch_message(0, [("a", "scored", None, None, None, None), ("b", "scored", None, None, None, None)], b'{"id":"a"}')
     with pytest.raises(StoreError, match="2 case keys came with 1 records"):
-        _columns(message)
+        message_columns(message)
     with pytest.raises(StoreError, match="2 case keys but 1 records"):
         store.write_case_columns(run_id, (0, [["a", "scored", None, None, None, None], ["b", "scored", None, None, None, None]], ['{"id":"a"}']))
     assert store.cases(run_id) == []

@@ -14,8 +14,9 @@ import pytest
 from conftest import EXAMPLES, REPO
 from goldeval.errors import InputError
 from goldeval.io import read_rows
-from goldeval.scorers import Option, Scorer, available_scorers, get_scorer
-from goldeval.scorers_builtin import join_answer_files
+from goldeval.scoring.protocol import Option, Scorer
+from goldeval.scoring.registry import available_scorers, get_scorer
+from goldeval.answers.scorer import join_answer_files
 from plugin_rows import EM_ROWS  # (tests/plugin_rows.py)
 
 PRIMOCK = EXAMPLES / "openscribe_primock57_predictions.jsonl"
@@ -188,7 +189,8 @@ def test_options_declared_by_bare_defaults_take_the_default_type_and_none_reads_
 
 
 def _goldeval(*args: str, cwd, env_extra=None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(PLUGIN), **(env_extra or {})}
+    # the plug-in's folder, and this tree's goldeval (not whichever one the interpreter has installed)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGIN), str(REPO / "src")]), **(env_extra or {})}
     return subprocess.run([sys.executable, "-m", "goldeval", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -224,9 +226,10 @@ def test_exact_match_plugin_runs_through_cli_store_and_gates(tmp_path):
 
 
 def test_exact_match_plugin_is_listed_only_when_installed(tmp_path):
-    code = "from goldeval.scorers import available_scorers; print(available_scorers())"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = "from goldeval.scoring.registry import available_scorers; print(available_scorers())"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}  # this tree's goldeval, without the plug-in
     without = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
-    with_plugin = subprocess.run([sys.executable, "-c", code], env={**env, "PYTHONPATH": str(PLUGIN)}, capture_output=True, text=True, timeout=60)
+    with_plugin = subprocess.run([sys.executable, "-c", code], env={**env, "PYTHONPATH": os.pathsep.join([str(PLUGIN), str(REPO / "src")])},
+                                 capture_output=True, text=True, timeout=60)
     assert "exact_match" not in without.stdout and "exact_match" in with_plugin.stdout
     assert "exact_match" not in available_scorers() or str(PLUGIN) in sys.path

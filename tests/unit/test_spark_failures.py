@@ -1,4 +1,4 @@
-"""goldeval.spark.executor_failure tells a task that failed on an executor from a path Spark cannot read, on the
+"""goldeval.engines.spark.executor_failure tells a task that failed on an executor from a path Spark cannot read, on the
 words Spark uses (no Spark needed). Source: issue 25 item 7; the messages are Spark 3.5's."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from goldeval.errors import GoldevalError, InputError
-from goldeval.spark import executor_failure, executor_failures
+from goldeval.engines.spark import executor_failure, executor_failures
 
 CRASHED = ("An error occurred while calling o90.toPythonIterator.\n: org.apache.spark.SparkException: Job aborted due to "
            "stage failure: Task 0 in stage 1.0 failed 1 times, most recent failure: Lost task 0.0 in stage 1.0 (TID 2) "

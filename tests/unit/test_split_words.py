@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from goldeval.cli import main
 from goldeval.freetext import score_file
-from goldeval.tokens import get_tokenizer
+from goldeval.freetext.tokens import get_tokenizer
 
 
 def test_openscribe_splits_accented_words_as_upstream() -> None:

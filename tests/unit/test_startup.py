@@ -37,7 +37,7 @@ def test_every_command_help_loads_no_heavy_library():
 
 
 def test_the_labels_path_does_not_import_scikit_learn():
-    # kappa is read off the pair counts exactly (goldeval.agreement); tests/unit/test_agreement.py compares it with
+    # kappa is read off the pair counts exactly (goldeval.labels.agreement); tests/unit/test_agreement.py compares it with
     # sklearn's cohen_kappa_score
     pilot = REPO / "examples" / "labels"
     files = sorted(p for p in pilot.glob("*.jsonl"))

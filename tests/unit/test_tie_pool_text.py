@@ -14,12 +14,12 @@ import pytest
 from sqlglot import exp
 
 from goldeval.answers import ReadOnlyDatabase
-from goldeval.answers.canonical import _hidden_tie_pool, _spliced
+from goldeval.answers.canonical import hidden_tie_pool, _spliced
 from goldeval.answers.doubt import parsed_select
 
 
 def _keys(tree):
-    """The order keys as _hidden_tie_pool reads them: a position or an alias is its column."""
+    """The order keys as hidden_tie_pool reads them: a position or an alias is its column."""
     projections = list(tree.expressions)
     aliases = {p.alias.lower(): p for p in projections if p.alias}
     keys = []
@@ -34,7 +34,7 @@ def _keys(tree):
 
 
 def _printed(sql: str, dialect: str = "sqlite") -> tuple[str, list[str]]:
-    """The general way (what _hidden_tie_pool did before): the tree copied, its LIMIT dropped, the order keys
+    """The general way (what hidden_tie_pool did before): the tree copied, its LIMIT dropped, the order keys
     added as columns, printed by sqlglot; and the key columns as the splice is given them."""
     tree = parsed_select(sql, dialect)
     keys = _keys(tree)
@@ -108,7 +108,7 @@ def test_a_from_in_the_select_list_leaves_the_pool_to_sqlglot(db):
 
     if _sqlite3.sqlite_version_info < (3, 39):
         pytest.skip(f"SQLite {_sqlite3.sqlite_version} has no IS DISTINCT FROM (3.39+)")
-    pool = _hidden_tie_pool(db, "SELECT name, population IS DISTINCT FROM 0 AS d FROM country ORDER BY population LIMIT 1",
+    pool = hidden_tie_pool(db, "SELECT name, population IS DISTINCT FROM 0 AS d FROM country ORDER BY population LIMIT 1",
                             {"columns": ["name", "d"], "rows": [["Bouvet", 0]]})
     assert pool is not None and pool["ties"] == [["Bouvet", 0], ["Heard", 0]]
 
@@ -148,9 +148,9 @@ def test_a_spliced_key_column_is_what_sqlglot_prints_for_its_alias():
 
 def test_the_pool_finds_the_ties_either_way(db):
     # Bouvet and Heard tie at the boundary (population 0); Nauru and Tuvalu at the second place of a LIMIT 3.
-    pool = _hidden_tie_pool(db, "SELECT name FROM country ORDER BY population LIMIT 1", {"columns": ["name"], "rows": [["Bouvet"]]})
+    pool = hidden_tie_pool(db, "SELECT name FROM country ORDER BY population LIMIT 1", {"columns": ["name"], "rows": [["Bouvet"]]})
     assert pool == {"n": 1, "above": [], "ties": [["Bouvet"], ["Heard"]], "order_key": ["population"]}
-    pool = _hidden_tie_pool(db, "SELECT name FROM country ORDER BY population LIMIT 3",
+    pool = hidden_tie_pool(db, "SELECT name FROM country ORDER BY population LIMIT 3",
                             {"columns": ["name"], "rows": [["Bouvet"], ["Heard"], ["Nauru"]]})
     assert pool is not None and pool["above"] == [["Bouvet"], ["Heard"]] and pool["ties"] == [["Nauru"], ["Tuvalu"]]
 

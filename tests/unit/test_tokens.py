@@ -8,8 +8,8 @@ import pytest
 
 from conftest import EXAMPLES
 from goldeval.errors import InputError
-from goldeval.overlap import overlap_of_tokens
-from goldeval.tokens import OPENSCRIBE, UNICODE, get_tokenizer
+from goldeval.freetext.overlap import overlap_of_tokens
+from goldeval.freetext.tokens import OPENSCRIBE, UNICODE, get_tokenizer
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,14 @@
 * :mod:`~goldeval.answers.batch` — the batch over a case file and an attempt file (:func:`judge_file`)
 * :mod:`~goldeval.answers.golden_health` — the golden health check before any run (``goldeval check-goldens``)
 * :mod:`~goldeval.answers.judge` — re-exports the public names above (the import path used so far)
+* :mod:`~goldeval.answers.scorer` — :class:`AnswerJudge`, the ``answer_judge`` Scorer
+* :mod:`~goldeval.answers.column_pairs` — the :class:`Pairing` result and the parts both pairing paths share
+* :mod:`~goldeval.answers.query_bounds` — every query's time, row and size bounds, its rows and its errors
+
+May import: :mod:`goldeval.scoring`, :mod:`goldeval.io`, the foundation modules. Never: another domain package, an
+engine, runs, report, pipeline, cli (known exception until the run pipeline moves: :func:`judge_file` runs the
+local engine; see tests/unit/test_layout.py). Inside the package, ``batch`` (the file runner) and ``scorer`` sit
+on top of the per-case rules; no rule imports them.
 
 Source: ``DESIGN.md`` "Data answers", goldeval.
 """
@@ -27,8 +35,8 @@ from __future__ import annotations
 from goldeval.answers.judge import (
     JUDGE_NAME,
     JUDGE_VERSION,
-    CaseResult,
     AnswerConfig,
+    CaseResult,
     iter_judged,
     judge_answer,
     judge_answer_file,
@@ -38,7 +46,12 @@ from goldeval.answers.judge import (
     outcome_from_dict,
     summarize,
 )
-from goldeval.answers.sql import DatabaseLostError, QueryError, QueryResult, ReadOnlyDatabase
+from goldeval.answers.sql import (
+    DatabaseLostError,
+    QueryError,
+    QueryResult,
+    ReadOnlyDatabase,
+)
 
 __all__ = [
     "JUDGE_NAME",

@@ -12,12 +12,19 @@ from typing import Any
 from goldeval.answers.doubt import QUESTION_DOUBTS, shape_doubt
 from goldeval.answers.forbidden import check_forbidden
 from goldeval.answers.gold import check_golden, worse_status
-from goldeval.answers.prose import _judge_prose_value, _judge_unanswerable
-from goldeval.answers.shapes import _check_golden_options, _columns, _computed_floats, _golden_table, _rubric, _table
-from goldeval.answers.table import _judge_table
+from goldeval.answers.prose import judge_prose_value, judge_unanswerable
+from goldeval.answers.shapes import (
+    check_golden_options,
+    table_columns,
+    computed_floats,
+    golden_table,
+    rubric_of,
+    answer_table,
+)
+from goldeval.answers.table import judge_table
 from goldeval.answers.text import read_prose
 from goldeval.answers.values import REL_TOL
-from goldeval.answers.verdicts import _undecided, _verdict
+from goldeval.answers.verdicts import undecided_verdict, make_verdict
 from goldeval.errors import InputError, shorten
 from goldeval.verdict import Verdict
 
@@ -77,14 +84,14 @@ def judge_answer(
     forbidden_details = {"checked": bool(final_query), "hits": fc.hits, "prose": fc.prose, "parsed": fc.parsed, "note": fc.note,
                          "unsure": fc.unsure}
     gold: tuple[str, str | None] = ("verified", None)
-    table = _golden_table(golden, where) if kind == "value" else None
+    table = golden_table(golden, where) if kind == "value" else None
     if kind == "value" and table is None:
         raise InputError(f"{where}: a 'value' golden needs 'rows' (with 'columns') or 'value'. Add them, or mark the golden 'unanswerable' / 'criteria'.")
-    _check_golden_options(golden, table[0] if table is not None else None, where)
+    check_golden_options(golden, table[0] if table is not None else None, where)
     if isinstance(must_not_use, str) or isinstance(rubric, str):
         raise InputError(f"{where}: 'must_not_use' and 'rubric' must be lists, got {shorten(must_not_use if isinstance(must_not_use, str) else rubric)}. Wrap the entry in a list.")
-    gcols = _columns(*table) if table is not None else None
-    if gcols is not None and _computed_floats(golden):
+    gcols = table_columns(*table) if table is not None else None
+    if gcols is not None and computed_floats(golden):
         gcols = [c.exact() for c in gcols]
     if table is not None and gcols is not None:
         gold = check_golden(gcols, rate_columns=list(golden.get("rate_columns") or []))
@@ -93,7 +100,7 @@ def judge_answer(
         gold = worse_status(gold, (golden["gold_status"], golden.get("gold_note")))
     if fc.hits:
         h = fc.hits[0]
-        return _verdict("no_match", 10, f"The final query reads the forbidden field {h['entry']} (as {h['where']}); mustNotUse is a hard veto.",
+        return make_verdict("no_match", 10, f"The final query reads the forbidden field {h['entry']} (as {h['where']}); mustNotUse is a hard veto.",
                         decided_by="must_not_use", gold_status=gold[0], gold_note=gold[1],
                         mismatch=f"uses forbidden field {h['entry']}", details={"must_not_use": forbidden_details})
     has_rows = prediction.get("rows") is not None
@@ -101,25 +108,25 @@ def judge_answer(
     if text is not None and not isinstance(text, str):
         raise InputError(f"{attempt_where or where}: prediction 'text' must be a string, got {shorten(text)}.")
     if kind == "criteria":
-        v = _undecided("A criteria golden: its rubric clauses are the whole key, which the LLM judge reads.", "criteria golden",
+        v = undecided_verdict("A criteria golden: its rubric clauses are the whole key, which the LLM judge reads.", "criteria golden",
                        gold_status=gold[0], gold_note=gold[1])
     elif kind == "unanswerable":
-        v = _judge_unanswerable(question, prediction, gold=gold)
+        v = judge_unanswerable(question, prediction, gold=gold)
     elif has_rows:
-        p_names, p_rows = _table(prediction, f"{attempt_where or where} prediction", columns_required=False)
+        p_names, p_rows = answer_table(prediction, f"{attempt_where or where} prediction", columns_required=False)
         assert table is not None
-        v = _judge_table(question, golden, table[0], table[1], p_names, p_rows, rel_tol=rel_tol, gold=gold, gcols=gcols)
+        v = judge_table(question, golden, table[0], table[1], p_names, p_rows, rel_tol=rel_tol, gold=gold, gcols=gcols)
         if not p_rows and text and read_prose(text, question).refusal:
-            v = _verdict("no_match", 9, "The answer declines (no rows), but the golden has a value.", mismatch="refusal",
+            v = make_verdict("no_match", 9, "The answer declines (no rows), but the golden has a value.", mismatch="refusal",
                          gold_status=gold[0], gold_note=gold[1], located=v.located, details=v.details)
     elif text is not None:
         assert table is not None
-        v = _judge_prose_value(question, golden, table[0], table[1], text, rel_tol=rel_tol, gold=gold)
+        v = judge_prose_value(question, golden, table[0], table[1], text, rel_tol=rel_tol, gold=gold)
     else:
         raise InputError(f"{attempt_where or where}: the attempt gives no answer to judge (no final_query result, no 'rows', no 'text').")
     v.details["must_not_use"] = forbidden_details
     # Rubric clauses and prose mustNotUse entries that could move the verdict: hand the case to the LLM judge.
-    clauses = _rubric(rubric)
+    clauses = rubric_of(rubric)
     markers = {m for m, _ in clauses}
     if clauses:
         v.details["rubric"] = [{"marker": m, "text": t} for m, t in clauses]

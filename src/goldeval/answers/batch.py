@@ -12,30 +12,27 @@ from typing import Any
 
 from goldeval.answers.case import judge_case, outcome_from_dict
 from goldeval.answers.config import AnswerConfig, CaseResult
+from goldeval.answers.databases import case_database
+from goldeval.answers.join import AttemptIndex, read_keyed_rows, repeated_id_hashes
+from goldeval.answers.scorer import AnswerJudge
+from goldeval.engines.local import (
+    run,  # known layering exception: judge_file runs the local engine (see test_layout)
+)
+from goldeval.io.reading import (
+    RowError,
+    check_ids,
+    check_input_file,
+    file_sha256,
+    read_rows,
+)
+from goldeval.io.streams import display_name
 from goldeval.verdict import CaseOutcome, pass_rate
 
 __all__ = ["case_database", "iter_judged", "joined_rows", "judge_answer_file", "judge_file", "llm_materials", "summarize"]
 
-def _read_keyed(path: str | Path, label: str, failures: list[dict[str, Any]]) -> tuple[dict[str, tuple[int, dict[str, Any]]], list[str]]:
-    from goldeval.io import Row, RowError, check_ids, read_rows
-
-    p = Path(path)
-    out: dict[str, tuple[int, dict[str, Any]]] = {}
-    order: list[str] = []
-    for item in check_ids(read_rows(p, id_field="id"), file_name=p.name):
-        if isinstance(item, RowError):
-            failures.append({"line": item.line, "id": item.id, "error": item.error, "file": label})
-            continue
-        assert isinstance(item, Row)
-        rid = str(item.data["id"])
-        out[rid] = (item.line, item.data)
-        order.append(rid)
-    return out, order
-
-
 def joined_rows(cases_path: str | Path, attempts_path: str | Path, *,
                 previous: Mapping[str, Mapping[str, Any]] | None = None) -> Iterator[dict[str, Any]]:
-    """The rows :class:`goldeval.scorers_builtin.AnswerJudge` scores, streamed: each case of the case file, in
+    """The rows :class:`goldeval.answers.scorer.AnswerJudge` scores, streamed: each case of the case file, in
     order, joined by id with its attempt; then the unusable rows. The same rows, failures and order as
     :func:`iter_judged` reads them.
 
@@ -52,8 +49,6 @@ def joined_rows(cases_path: str | Path, attempts_path: str | Path, *,
     Raises:
         InputError: a file is missing, empty or not UTF-8.
     """
-    from goldeval.answers.join import AttemptIndex, repeated_id_hashes
-    from goldeval.io import RowError, check_ids, check_input_file, read_rows
 
     cname, aname = Path(cases_path).name, Path(attempts_path).name
     check_input_file(cases_path)
@@ -111,8 +106,8 @@ def iter_judged(
     """
     cfg = config or AnswerConfig()
     fails = failures if failures is not None else []
-    cases, order = _read_keyed(cases_path, Path(cases_path).name, fails)
-    attempts, _ = _read_keyed(attempts_path, Path(attempts_path).name, fails)
+    cases, order = read_keyed_rows(cases_path, Path(cases_path).name, fails)
+    attempts, _ = read_keyed_rows(attempts_path, Path(attempts_path).name, fails)
     for aid, (line, _) in attempts.items():
         if aid not in cases:
             fails.append({"line": line, "id": aid, "error": f"{Path(attempts_path).name}:{line}: attempt {aid!r} has no case in {Path(cases_path).name}.",
@@ -151,34 +146,6 @@ def iter_judged(
             databases.close()
 
 
-def case_database(case: Mapping[str, Any], db: Any, databases: Any, where: str) -> tuple[Any, str | None]:
-    """The database a case is judged on: the one its ``db`` names under ``--db-dir`` (opened once, reused), else
-    the run's ``--db``.
-
-    Args:
-        case: The case row (its optional ``db`` names a database).
-        db: The run's ``--db`` database (or ``None``).
-        databases: The :class:`~goldeval.answers.databases.DatabaseDir` of ``--db-dir`` (or ``None``).
-        where: Prefix for the reason (``"cases.jsonl:4 (id q7)"``).
-
-    Returns:
-        ``(database, None)``, or ``(None, reason)`` when the case names a database that cannot be used (no
-        ``--db-dir``, an unknown or path-like name): the reason says what to do.
-    """
-    from goldeval.errors import InputError
-
-    if "db" not in case:
-        return db, None
-    name = case["db"]
-    if databases is None:
-        return None, (f"{where}: the case names the database {name!r}, and no --db-dir was given to find it in. Pass "
-                      "--db-dir with the folder of the databases.")
-    try:
-        return databases.get(name), None
-    except InputError as exc:
-        return None, f"{where}: {exc}"
-
-
 def summarize(outcomes: Iterable[CaseOutcome], failures: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """The ``aggregate`` block: ``pass_rate`` and the PassRate counts, ``n``, ``n_scored``, ``n_failed``, ``undefined``."""
     outs = list(outcomes)
@@ -204,7 +171,7 @@ def judge_file(
 ) -> dict[str, Any]:
     """Judge a case file against an attempt file; the results object every scorer writes.
 
-    Runs the one Scorer interface (:class:`goldeval.scorers_builtin.AnswerJudge`) on the local engine
+    Runs the one Scorer interface (:class:`goldeval.answers.scorer.AnswerJudge`) on the local engine
     (:func:`goldeval.engines.local.run`) over :func:`joined_rows`: cases streamed in file order, each joined with its
     attempt; a case the recorder's run already holds is reused, not judged again.
 
@@ -229,10 +196,6 @@ def judge_file(
     Raises:
         InputError: unreadable files or database.
     """
-    from goldeval.engines.local import run
-    from goldeval.io import check_input_file, file_sha256
-    from goldeval.scorers_builtin import AnswerJudge
-    from goldeval.streams import display_name
 
     check_input_file(cases_path)  # (the case file is named first when both are missing)
     check_input_file(attempts_path)

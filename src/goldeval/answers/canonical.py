@@ -9,18 +9,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from goldeval.answers.doubt import may_order_and_limit, parsed_query, parsed_select, query_tokens, sql_dialect
-from goldeval.answers.shapes import _golden_table
-from goldeval.answers.sql import QueryError, ReadOnlyDatabase
+from goldeval.answers.doubt import (
+    may_order_and_limit,
+    parsed_query,
+    parsed_select,
+    query_tokens,
+    sql_dialect,
+)
 from goldeval.answers.numbers import REL_TOL, numbers_close, pair_rel_tol, tolerances
+from goldeval.answers.shapes import golden_table
+from goldeval.answers.sql import QueryError, ReadOnlyDatabase
 from goldeval.answers.values import make_column
 from goldeval.errors import InputError
 
-def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -> dict[str, Any] | None:
+
+def hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -> dict[str, Any] | None:
     """For a canonical query ``… ORDER BY k LIMIT n`` whose order key may not be an output column: the rows above
     the boundary and every row tied with the n-th one on the key (the canonical query re-run without LIMIT, with the
     key added as extra columns). ``None`` when there is no tie beyond the LIMIT or it cannot be worked out."""
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     dialect = db.query_dialect
     if not may_order_and_limit(canonical, dialect):
@@ -38,7 +45,7 @@ def _hidden_tie_pool(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, 
         return None
     aliases = {p.alias.lower(): p for p in projections if p.alias}
     try:
-        gt = _golden_table(golden, "golden")
+        gt = golden_table(golden, "golden")
     except InputError:
         return None
     if gt is None or not gt[1]:
@@ -78,7 +85,7 @@ def _without_limit(canonical: str, dialect: str, tree: Any, keys: list[Any], key
     tree were the tie pool's largest cost, issue 15). Both are the same query: tested on Spider's gold queries,
     whose rows they give alike. A spliced column is ``f"{key_sql} AS __goldeval_k{i}"``, the text sqlglot prints
     for ``exp.alias_(key, name)`` (tested on every Spider order key), without copying the key to alias it."""
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     def named() -> list[Any]:
         return [exp.alias_(k, f"__goldeval_k{i}") for i, k in enumerate(keys)]  # copies: keys stays the tree's own
@@ -102,7 +109,7 @@ def _spliced(canonical: str, dialect: str, tree: Any, columns: list[str]) -> str
     the positions of its tokens; ``None`` unless the tokens show exactly one top-level ``SELECT``, then one
     top-level ``FROM`` (``IS DISTINCT FROM`` in the select list makes a second), and one top-level ``LIMIT`` followed by the number *tree*'s limit holds and nothing but ``;``
     (``LIMIT n, m``, ``OFFSET``, a FROM-first query, anything else: the caller prints the tree)."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     read = query_tokens(canonical, dialect)
     if read is None:
@@ -141,20 +148,20 @@ def _spliced(canonical: str, dialect: str, tree: Any, columns: list[str]) -> str
             + canonical[number.end + 1:])
 
 
-def _tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -> list[list[Any]] | None:
+def limit_tie_rows(db: ReadOnlyDatabase, canonical: str, golden: Mapping[str, Any]) -> list[list[Any]] | None:
     """Rows of the canonical query *without its LIMIT* whose top-N value equals the golden's boundary value.
 
     These are the rows a valid tie-break may return. ``None`` when it cannot be worked out (no LIMIT to drop,
     the query fails, the top-N column is not numeric, or the shapes disagree).
     """
-    import sqlglot
-    from sqlglot import exp
+    import sqlglot  # start-up: sqlglot loads only when a query is parsed
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     try:
         tree = parsed_query(canonical, db.query_dialect)  # shared: copied before the change below
         if not isinstance(tree, exp.Select) or tree.args.get("limit") is None:
             return None
-        gt = _golden_table(golden, "golden")
+        gt = golden_table(golden, "golden")
         if gt is None or not gt[1]:
             return None  # no golden rows: no boundary (asked before the query, which cannot change this)
         tree = tree.copy()

@@ -11,22 +11,23 @@ import math
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from goldeval.answers.answer import judge_answer, not_confident_against_doubt
-from goldeval.answers.doubt import filter_doubt
-from goldeval.answers.fragile import NORMALISED_KEY, data_doubts, judge_normalised
-from goldeval.answers.canonical import _hidden_tie_pool, _tie_rows
+from goldeval.answers.canonical import hidden_tie_pool, limit_tie_rows
 from goldeval.answers.config import AnswerConfig, CaseResult
 from goldeval.answers.direction import direction_doubt
-from goldeval.answers.forbidden import check_forbidden
+from goldeval.answers.doubt import filter_doubt
+from goldeval.answers.forbidden import check_forbidden, split_entries
+from goldeval.answers.fragile import NORMALISED_KEY, data_doubts, judge_normalised
 from goldeval.answers.gold import worse_status
 from goldeval.answers.literals import golden_misses
 from goldeval.answers.query_memo import execute_remembered
 from goldeval.answers.relabel import relabel_verdict
-from goldeval.answers.shapes import _check_case_lists, _check_golden_options, _golden_table, golden_alternatives
+from goldeval.answers.shapes import check_case_lists, check_golden_options, golden_table, golden_alternatives
 from goldeval.answers.sql import QueryError, ReadOnlyDatabase
-from goldeval.answers.table import _judge_table
+from goldeval.answers.table import judge_table
 from goldeval.errors import InputError, shorten
 from goldeval.verdict import CaseOutcome, Verdict
 
@@ -48,7 +49,6 @@ def outcome_from_dict(d: Mapping[str, Any]) -> CaseOutcome:
 def _json_ready(rows: list[Any]) -> list[Any]:
     """Rows with every ``Decimal`` cell (DuckDB ``DECIMAL``, PostgreSQL ``numeric``) as the text of its exact digits:
     the materials travel as JSON (the run store, Spark records, the LLM prompt), and JSON writers refuse a Decimal."""
-    from decimal import Decimal
 
     if not any(isinstance(v, Decimal) for r in rows if isinstance(r, (list, tuple)) for v in r):
         return rows
@@ -57,7 +57,6 @@ def _json_ready(rows: list[Any]) -> list[Any]:
 
 def _materials(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, outcome: CaseOutcome,
                pred: Mapping[str, Any] | None, golden: Mapping[str, Any]) -> dict[str, Any]:
-    from goldeval.answers.forbidden import split_entries
 
     _, prose = split_entries([str(x) for x in case.get("must_not_use") or []])
     rows = (pred or {}).get("rows")
@@ -256,7 +255,7 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
     golden has no rows of its own and its canonical query fails. *filled*, when given, receives the query's own
     rows (``"rows"``, the tuples the golden's row lists were copied from) when they fill in the golden's."""
     gold_extra: tuple[str, str | None] = ("verified", None)
-    where = "golden"  # messages of _golden_table: a malformed golden is reported by judge_answer, not here
+    where = "golden"  # messages of golden_table: a malformed golden is reported by judge_answer, not here
     # The golden's canonical query: fill in missing golden rows, or check the given ones.
     if db is not None and canonical and cfg.check_canonical and golden.get("kind", "value") == "value":
         try:
@@ -275,11 +274,11 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
                     filled["rows"] = res.rows
             else:
                 try:
-                    gt = _golden_table(golden, where)
+                    gt = golden_table(golden, where)
                     if gt is not None:
                         # The canonical query's columns are the golden's, in order: pair them by position.
                         names = gt[0] if len(gt[0]) == len(res.columns) else res.columns
-                        check = _judge_table("", golden, gt[0], gt[1], names, [list(r) for r in res.rows],
+                        check = judge_table("", golden, gt[0], gt[1], names, [list(r) for r in res.rows],
                                              rel_tol=cfg.rel_tol, gold=("verified", None))
                         if check.verdict != "match":
                             gold_extra = ("suspect", f"the canonical query, re-executed, gives other rows ({check.mismatch or check.why})")
@@ -293,11 +292,11 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
         filtered = filter_doubt(db, canonical, dialect=_dialect(db), golden_rows=n_rows)
     top = golden.get("top_n")
     if db is not None and canonical and cfg.check_canonical and isinstance(top, Mapping) and "tie_rows" not in top:
-        ties = _tie_rows(db, canonical, golden)
+        ties = limit_tie_rows(db, canonical, golden)
         if ties is not None:
             golden["top_n"] = dict(top) | {"tie_rows": ties}
     elif db is not None and canonical and cfg.check_canonical and not top and golden.get("kind", "value") == "value":
-        pool = _hidden_tie_pool(db, canonical, golden)
+        pool = hidden_tie_pool(db, canonical, golden)
         if pool is not None:
             golden["tie_pool"] = pool
     return golden, (gold_extra, filtered)
@@ -403,8 +402,8 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     golden = dict(golden)
     golden.pop(NORMALISED_KEY, None)  # the judge's own key (the folded result of the canonical query), never a case's
     try:
-        _check_case_lists(case, where)
-        _check_golden_options(golden, golden.get("columns") if isinstance(golden.get("columns"), list) else None, where)
+        check_case_lists(case, where)
+        check_golden_options(golden, golden.get("columns") if isinstance(golden.get("columns"), list) else None, where)
     except InputError as exc:
         return CaseResult(CaseOutcome(cid, "unscored", reason=str(exc)), {"id": cid})
     canonical = golden.get("canonical_query")

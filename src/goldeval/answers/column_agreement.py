@@ -3,7 +3,7 @@
 * :func:`value_agreement`: the share of a golden column's cells that a prediction column holds, within the numeric
   tolerance (a rate column may also be read x100 or /100; a count column never), on a sample of at most 64 cells;
 * :func:`multiset_share`: the tie-break between columns that hold the same set of values, by how often;
-* :func:`_exact_shares`: both at once for many pairs of whole-number columns (value-count matrices).
+* :func:`exact_shares`: both at once for many pairs of whole-number columns (value-count matrices).
 
 The NumPy code here is the definition; ``goldeval._fast`` (when built) runs the containment and the common counts
 in C, checked against it in tests/unit/test_fast_paths.py.
@@ -20,7 +20,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from goldeval.answers.numbers import REL_TOL, half_units, pair_rel_tol, rows_all_close, tolerances
+from goldeval.answers.numbers import (
+    REL_TOL,
+    half_units,
+    pair_rel_tol,
+    rows_all_close,
+    tolerances,
+)
 from goldeval.answers.values import Column, float_decimals
 
 try:  # the optional C fast path (see _fast.c); the NumPy code below stays the definition and the fallback
@@ -56,7 +62,7 @@ def _needles(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     hit = g._cache.get("needles")
     if hit is not None and hit[0] is half:
         return hit[1], hit[2], hit[3]
-    gs, hs = _golden_sorted(g, half)
+    gs, hs = sorted_golden_numbers(g, half)
     out: tuple[np.ndarray, np.ndarray, np.ndarray | None]
     if hs.any() or not gs.size:
         out = (gs, hs, None)
@@ -98,7 +104,7 @@ def _lookups(g: Column, half: np.ndarray, rel_tol: float, rows: np.ndarray | Non
     return out
 
 
-def _numeric_containment(g: Column, p: Column, scale: float, half: np.ndarray, rel_tol: float, rows: np.ndarray | None = None) -> float:
+def numeric_containment(g: Column, p: Column, scale: float, half: np.ndarray, rel_tol: float, rows: np.ndarray | None = None) -> float:
     """Share of golden cells that have a prediction cell within tolerance (set containment, NULL meets NULL).
 
     With *rows*, only those golden cells are looked up (a sample; the share is of the sample)."""
@@ -118,7 +124,7 @@ def _numeric_containment(g: Column, p: Column, scale: float, half: np.ndarray, r
     return found / size
 
 
-def _golden_sorted(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sorted_golden_numbers(g: Column, half: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The golden column's non-NULL numbers sorted, and their half-units in the same order (once per column)."""
     hit = g._cache.get("golden_sorted")
     if hit is not None and hit[0] is half:
@@ -161,7 +167,7 @@ def _same_sorted(g: Column, p: Column, scale: float, half: np.ndarray, rel_tol: 
     """True when both columns hold the same multiset of numbers (within tolerance), compared sorted."""
     if g.n != p.n or _nulls(g) != _nulls(p):
         return False
-    gs, hs = _golden_sorted(g, half)
+    gs, hs = sorted_golden_numbers(g, half)
     ps = _sorted_numbers(p, scale)
     if _whole(g) and (scale == 1.0 and _whole(p)) and not hs.any():
         # Finite whole numbers, the golden written without decimals: they meet only their equal.
@@ -175,11 +181,11 @@ def _same_sorted(g: Column, p: Column, scale: float, half: np.ndarray, rel_tol: 
     return rows_all_close(gs[:, None], ps[:, None], hs[:, None], rel_tol)
 
 
-#: Most cells of a column pair :func:`_same_small_ints` compares in plain Python (a Spider answer has 1-20 rows).
+#: Most cells of a column pair :func:`same_small_ints` compares in plain Python (a Spider answer has 1-20 rows).
 _SMALL_CELLS = 64
 
 
-def _same_small_ints(g: Column, p: Column) -> bool:
+def same_small_ints(g: Column, p: Column) -> bool:
     """True when two number columns of at most :data:`_SMALL_CELLS` cells hold only Python ints (no NULL, as the C
     typing saw them: below 2**53, so exact as floats) and the same multiset of them: then :func:`value_agreement`
     is ``(1.0, 1.0)`` (whole numbers without decimals meet only their equals, and the sorted columns are equal),
@@ -232,7 +238,7 @@ def value_agreement(g: Column, p: Column, *, rate: bool = False, rel_tol: float 
     """
     if g.n == 0:
         return None, 1.0
-    if _same_small_ints(g, p) or _same_small_numbers(g, p):
+    if same_small_ints(g, p) or _same_small_numbers(g, p):
         return 1.0, 1.0
     rel_tol = pair_rel_tol(g, p, rel_tol)
     # A sample of golden cells first: a column pair that shares (almost) nothing is settled without the full pass.
@@ -244,12 +250,12 @@ def value_agreement(g: Column, p: Column, *, rate: bool = False, rel_tol: float 
         half = tolerances(g, rel_tol=rel_tol)
         best, best_scale = -1.0, 1.0
         for scale in ((1.0, 0.01, 100.0) if rate else (1.0,)):
-            if sample is not None and _numeric_containment(g, p, scale, half, rel_tol, sample) < 0.25:
-                share = _numeric_containment(g, p, scale, half, rel_tol, sample)
+            if sample is not None and numeric_containment(g, p, scale, half, rel_tol, sample) < 0.25:
+                share = numeric_containment(g, p, scale, half, rel_tol, sample)
             elif _same_sorted(g, p, scale, half, rel_tol):
                 share = 1.0  # the same multiset of numbers: one vectorised comparison of the sorted columns
             else:
-                share = _numeric_containment(g, p, scale, half, rel_tol)
+                share = numeric_containment(g, p, scale, half, rel_tol)
             if share > best + 1e-12:
                 best, best_scale = share, scale
         return best, best_scale
@@ -297,7 +303,7 @@ def multiset_share(g: Column, p: Column, *, scale: float = 1.0, rel_tol: float =
     return found / g.n
 
 
-def _same_content(a: Column, b: Column) -> bool:
+def same_content(a: Column, b: Column) -> bool:
     if a.n != b.n:
         return False
     if a.numeric and b.numeric:
@@ -305,7 +311,7 @@ def _same_content(a: Column, b: Column) -> bool:
     return bool(np.array_equal(a.text, b.text))
 
 
-def _compatible(g: Column, p: Column) -> bool:
+def kinds_compatible(g: Column, p: Column) -> bool:
     if g.kind == "null" or p.kind == "null":
         return True
     return g.numeric == p.numeric or "text" in (g.kind, p.kind)
@@ -317,7 +323,7 @@ _MAX_COUNT_CELLS = 1 << 22
 _INT_TYPES = frozenset({int, type(None)})
 
 
-def _exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[tuple[int, int]], rel_tol: float
+def exact_shares(golden: Sequence[Column], pred: Sequence[Column], pairs: list[tuple[int, int]], rel_tol: float
                   ) -> dict[tuple[int, int], tuple[float, float]]:
     """``value_agreement`` and ``multiset_share`` of many column pairs at once, for the pairs where both can only
     count equal numbers: ``{(i, j): (share, multiset share)}`` (the share as ``value_agreement`` gives it unscaled,
@@ -428,7 +434,7 @@ def _value_counts(c: Column) -> tuple[Counter[float], int]:
 
 def _small_exact_shares(golden: Sequence[Column], pred: Sequence[Column], todo: list[tuple[int, int]]
                         ) -> dict[tuple[int, int], tuple[float, float]]:
-    """:func:`_exact_shares` of eligible pairs of small columns (at most :data:`_SMALL_CELLS` cells each, so no
+    """:func:`exact_shares` of eligible pairs of small columns (at most :data:`_SMALL_CELLS` cells each, so no
     sample; few columns, so the count matrix is never too large), in plain Python: the same integer counts (cells
     whose value the other column holds; the smaller count per value, summed) from per-column Counters of the
     exact values (eligible columns hold whole numbers that meet only their equal), the same divisions."""

@@ -73,7 +73,7 @@ class Comparison:
 
     def shown(self, dialect: str) -> str:
         """The comparison as SQL, with the ``NOT`` right above it (``continent NOT IN ('asia')``), for notes."""
-        from sqlglot import exp
+        from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
         node = self.node.parent if isinstance(self.node.parent, exp.Not) else self.node
         return node.sql(dialect=dialect)
@@ -88,7 +88,7 @@ def literal_value(e: Any) -> str | int | float | None:
     Returns:
         ``'x'``, ``3``, ``-2.5`` for the literals ``'x'``, ``3``, ``-2.5``; ``None`` when *e* is not a literal.
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     neg = False
     if isinstance(e, exp.Neg):
@@ -109,7 +109,7 @@ def literal_value(e: Any) -> str | int | float | None:
 
 def _positive(node: Any, root: Any) -> bool:
     """True when a comparison *node* that matches nothing empties the result of *root* (see :class:`Comparison`)."""
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     child = node
     parent = node.parent
@@ -156,8 +156,8 @@ def query_comparisons(tree: Any, *, dialect: str = "sqlite",
 
     Source: scopes of ``sqlglot.optimizer.scope.traverse_scope`` (CTEs, derived tables, subqueries, set operations).
     """
-    from sqlglot import exp
-    from sqlglot.optimizer.scope import traverse_scope
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
+    from sqlglot.optimizer.scope import traverse_scope  # start-up: sqlglot loads only when a query is parsed
 
     try:
         scopes = traverse_scope(tree)

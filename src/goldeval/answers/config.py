@@ -8,12 +8,22 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from goldeval.answers.databases import DatabaseDir
+from goldeval.answers.postgres import is_postgres_url, parse_url
 from goldeval.answers.readonly_functions import normalize_allowed
-from goldeval.answers.sql import DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S
+from goldeval.answers.sql import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TIMEOUT_S,
+    open_database,
+)
 from goldeval.answers.values import REL_TOL
 from goldeval.verdict import CaseOutcome
 
-__all__ = ["JUDGE_NAME", "JUDGE_VERSION", "AnswerConfig", "CaseResult"]
+__all__ = ["MATERIALS_KEY", "JUDGE_NAME", "JUDGE_VERSION", "AnswerConfig", "CaseResult"]
+
+#: Where a needs_human record carries what the LLM judge needs (dropped before the record is stored).
+MATERIALS_KEY = "_llm_materials"
 
 JUDGE_NAME = "answer_judge"
 #: Bump when a rule changes a verdict (recorded with every run).
@@ -65,7 +75,6 @@ class AnswerConfig:
     def __post_init__(self) -> None:
         # A password written in a PostgreSQL URL is split out at once, so that no recorded form of the
         # configuration (to_dict, the results' inputs, the run store) can ever hold it.
-        from goldeval.answers.postgres import is_postgres_url, parse_url
 
         if self.db is not None and is_postgres_url(self.db):
             target = parse_url(self.db)
@@ -92,7 +101,6 @@ class AnswerConfig:
 
     def open_database(self) -> Any:
         """The read-only database the queries run on (:func:`goldeval.answers.sql.open_database`), or ``None``."""
-        from goldeval.answers.sql import open_database
 
         return open_database(self.db, timeout_s=self.timeout_s, max_rows=self.max_rows, engine=self.engine,
                              sql_dialect=self.sql_dialect, password=self.db_password,
@@ -105,8 +113,6 @@ class AnswerConfig:
         it opens gets this configuration's limits and engine."""
         if self.db_dir is None:
             return None
-        from goldeval.answers.databases import DatabaseDir
-        from goldeval.answers.sql import open_database
 
         return DatabaseDir(self.db_dir, lambda path: open_database(path, timeout_s=self.timeout_s, max_rows=self.max_rows,
                                                                    engine=self.engine,

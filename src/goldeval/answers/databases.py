@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from goldeval.errors import InputError, shorten
-from goldeval.io import file_sha256
+from goldeval.io.reading import file_sha256
 
-__all__ = ["DatabaseDir", "LAYOUTS", "case_database_names"]
+__all__ = ["DatabaseDir", "LAYOUTS", "case_database", "case_database_names"]
 
 #: Where a database named NAME is looked for under the folder, in this order.
 LAYOUTS = ("{name}.sqlite", "{name}.duckdb", "{name}.db", "{name}/{name}.sqlite")
@@ -139,3 +139,29 @@ def case_database_names(rows: Iterable[Any]) -> list[str]:
             if isinstance(name, str) and name not in seen:
                 seen[name] = None
     return list(seen)
+
+
+def case_database(case: Mapping[str, Any], db: Any, databases: Any, where: str) -> tuple[Any, str | None]:
+    """The database a case is judged on: the one its ``db`` names under ``--db-dir`` (opened once, reused), else
+    the run's ``--db``.
+
+    Args:
+        case: The case row (its optional ``db`` names a database).
+        db: The run's ``--db`` database (or ``None``).
+        databases: The :class:`~goldeval.answers.databases.DatabaseDir` of ``--db-dir`` (or ``None``).
+        where: Prefix for the reason (``"cases.jsonl:4 (id q7)"``).
+
+    Returns:
+        ``(database, None)``, or ``(None, reason)`` when the case names a database that cannot be used (no
+        ``--db-dir``, an unknown or path-like name): the reason says what to do.
+    """
+    if "db" not in case:
+        return db, None
+    name = case["db"]
+    if databases is None:
+        return None, (f"{where}: the case names the database {name!r}, and no --db-dir was given to find it in. Pass "
+                      "--db-dir with the folder of the databases.")
+    try:
+        return databases.get(name), None
+    except InputError as exc:
+        return None, f"{where}: {exc}"

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from goldeval.answers.sql import QueryError
 from goldeval.answers.values import Column, name_tokens
 
 __all__ = ["QUESTION_DOUBTS", "criterion_phrases", "parsed_query", "parsed_select", "selects_star", "unasked_columns", "shape_doubt",
@@ -79,7 +80,7 @@ def criterion_phrases(question: str) -> list[str]:
 def selects_star(canonical: str, dialect: str = "sqlite") -> bool:
     """True when every SELECT at the top of *canonical* (each branch of a UNION) projects only ``*`` or ``t.*``:
     its columns are the tables', not chosen by the question."""
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     tree = parsed_query(canonical, dialect)  # shared: only read here
     if tree is None:
@@ -178,7 +179,7 @@ def sql_dialect(dialect: str) -> Any:
     """The sqlglot ``Dialect`` instance for *dialect*, made once: ``Dialect.get_or_raise(name)`` builds a new one
     (its settings parsed from the name) on every call, and each parse, tokenize and ``.sql()`` here asked for one
     (issue 15). A dialect instance holds only its settings, so one serves every call."""
-    from sqlglot.dialects.dialect import Dialect
+    from sqlglot.dialects.dialect import Dialect  # start-up: sqlglot loads only when a query is parsed
 
     return Dialect.get_or_raise(dialect)
 
@@ -187,7 +188,7 @@ def sql_dialect(dialect: str) -> Any:
 def query_tokens(sql: str, dialect: str) -> QueryTokens | None:
     """*sql* tokenized once in *dialect* (shared by the parse and the checks that only need tokens), or ``None``
     when the tokenizer refuses it (the parse then reports it as before)."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     try:
         tokens = sql_dialect(dialect).tokenize(sql)
@@ -200,7 +201,7 @@ def query_tokens(sql: str, dialect: str) -> QueryTokens | None:
 def parsed_select(canonical: str, dialect: str) -> Any:
     """The canonical query parsed once (shared: callers copy before they change it); ``None`` unless it parses to
     one SELECT (:func:`parsed_query`)."""
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     tree = parsed_query(canonical, dialect)
     return tree if isinstance(tree, exp.Select) else None
@@ -211,8 +212,8 @@ def parsed_query(canonical: str, dialect: str) -> Any:
     """The query parsed once, shared by every check that reads it (callers copy before they change it): the tree
     ``sqlglot.parse_one(canonical, read=dialect)`` gives, parsed from :func:`query_tokens` (without tokenizing the
     text twice); ``None`` where ``parse_one`` raises a ``SqlglotError``."""
-    import sqlglot
-    from sqlglot import exp
+    import sqlglot  # start-up: sqlglot loads only when a query is parsed
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     read = query_tokens(canonical, dialect)
     try:
@@ -258,7 +259,7 @@ def may_compare(canonical: str, dialect: str) -> bool:
     """False only when the tokens show that the data doubts (:func:`literal_doubt`, :mod:`goldeval.answers.fragile`)
     can find nothing: no ``=``, ``!=``/``<>``, ``IN``, ``LIKE``, ``ILIKE``, ``GLOB`` or ``BETWEEN``. Then no parse
     is needed."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     if not _text_may_hold(canonical, dialect, "=", "<>", "in", "like", "glob", "between"):
         return False
@@ -271,7 +272,7 @@ def may_compare(canonical: str, dialect: str) -> bool:
 def may_filter_by_subquery(canonical: str, dialect: str) -> bool:
     """False only when the tokens show that :func:`filter_doubt` can find nothing: no ``WHERE``, or no second
     ``SELECT`` / ``FROM`` and no ``VALUES`` / ``WITH`` to make the subquery it looks for."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     if not _text_may_hold(canonical, dialect, "where") or not (
             _text_may_hold(canonical, dialect, "select", times=2) or _text_may_hold(canonical, dialect, "from", times=2)
@@ -285,7 +286,7 @@ def may_filter_by_subquery(canonical: str, dialect: str) -> bool:
 
 def may_order_and_limit(canonical: str, dialect: str) -> bool:
     """False only when the tokens hold no ``ORDER BY`` or no ``LIMIT`` (what a hidden tie pool needs)."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     if not _text_may_hold(canonical, dialect, "order") or not _text_may_hold(canonical, dialect, "limit"):
         return False
@@ -304,9 +305,8 @@ def filter_doubt(db: Any, canonical: str, *, dialect: str = "sqlite", min_rows: 
     European country" as greater than the smallest of them: 238 of 239 countries kept). On fewer than *min_rows*
     rows it is no evidence (all 6 singers of Spider's concert_singer are above 20: dev-0008).
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
-    from goldeval.answers.sql import QueryError
 
     if not may_filter_by_subquery(canonical, dialect):
         return ("verified", None)

@@ -35,7 +35,12 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from goldeval.answers.query_bounds import DEFAULT_MAX_RESULT_BYTES, QueryError, fetch_bounded
+from goldeval import lifeline
+from goldeval.answers.query_bounds import (
+    DEFAULT_MAX_RESULT_BYTES,
+    QueryError,
+    fetch_bounded,
+)
 from goldeval.errors import InputError
 
 __all__ = ["DuckDBError", "DuckDBWorker", "GRACE_S", "MAX_LIVE_WORKERS", "WORKER_ADDRESS_SPACE", "serve", "worker_address_space"]
@@ -116,8 +121,6 @@ class DuckDBWorker:
         return self._proc.pid if self._proc is not None else None
 
     def _start(self) -> None:
-        from goldeval import lifeline
-
         to_child, from_parent = os.pipe()[::-1]  # (write end, read end)
         from_child, to_parent = os.pipe()
         # The parent's import path; at most two malloc arenas (glibc's default is eight a core, each reserving 64 MB of
@@ -303,11 +306,10 @@ def serve() -> None:
         path, config, address_space, owner = inbox.recv()
     except EOFError:
         return
-    from goldeval import lifeline
 
     lifeline.watch(owner)
     try:
-        import duckdb
+        import duckdb  # optional heavy dependency: duckdb (extra duckdb)
 
         hard = resource.getrlimit(resource.RLIMIT_AS)[1]  # a lower limit set on the run (ulimit -v) is kept
         if hard != resource.RLIM_INFINITY:

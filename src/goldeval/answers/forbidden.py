@@ -55,7 +55,7 @@ class ForbiddenCheck:
 def _star_reach(scope: object) -> set[str]:
     """Base tables whose every column a scope passes on through ``*`` / ``t.*`` (through nested sub-queries, CTEs
     and set operations), lower-cased."""
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     expr = getattr(scope, "expression", None)
     if isinstance(expr, exp.SetOperation):
@@ -78,7 +78,7 @@ def _star_reach(scope: object) -> set[str]:
 
 def _outputs(scope: object) -> set[str]:
     """Names a derived scope outputs explicitly (aliases and plain columns), lower-cased."""
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     expr = getattr(scope, "expression", None)
     if isinstance(expr, exp.SetOperation):
@@ -107,7 +107,7 @@ def split_entries(entries: Sequence[str]) -> tuple[list[tuple[str | None, str]],
 
 
 def _token_fallback(sql: str, fields: list[tuple[str | None, str]], dialect: str | None) -> list[dict[str, str]]:
-    from sqlglot.tokens import Tokenizer, TokenType
+    from sqlglot.tokens import Tokenizer, TokenType  # start-up: sqlglot loads only when a query is parsed
 
     try:
         tokens = Tokenizer(dialect=dialect).tokenize(sql) if dialect else Tokenizer().tokenize(sql)
@@ -142,9 +142,9 @@ def check_forbidden(
     out = ForbiddenCheck(prose=prose)
     if not sql or not fields:
         return out
-    import sqlglot
-    from sqlglot import exp
-    from sqlglot.optimizer.scope import traverse_scope
+    import sqlglot  # start-up: sqlglot loads only when a query is parsed
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
+    from sqlglot.optimizer.scope import traverse_scope  # start-up: sqlglot loads only when a query is parsed
 
     try:
         trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]

@@ -39,13 +39,27 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from goldeval.answers.answer import judge_answer
+from goldeval.answers.comparisons import query_comparisons
 from goldeval.answers.doubt import sql_dialect
-from goldeval.answers.literals import (canonical_comparisons, fold, foldable, golden_misses, is_text_column, literal_counts,
-                                       literal_doubt, literal_test, may_doubt_data, probe_literal, probe_rows, sqlite_engine, sqlite_name,
-                                       stored_column,
-                                       text_only)
 from goldeval.answers.gold import worse_status
-from goldeval.answers.sql import DatabaseLostError
+from goldeval.answers.literals import (
+    canonical_comparisons,
+    fold,
+    foldable,
+    golden_misses,
+    is_text_column,
+    literal_counts,
+    literal_doubt,
+    literal_test,
+    may_doubt_data,
+    probe_literal,
+    probe_rows,
+    sqlite_engine,
+    sqlite_name,
+    stored_column,
+    text_only,
+)
+from goldeval.answers.sql import DatabaseLostError, QueryError
 from goldeval.errors import InputError
 from goldeval.verdict import Verdict
 
@@ -70,9 +84,8 @@ def keys_meet_folded(db: Any, a: Any, b: Any, dialect: str) -> bool | None:
     Returns:
         The answer of one probe over their distinct text values, remembered per database; ``None`` when it fails.
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
-    from goldeval.answers.sql import QueryError
 
     def side(stored: Any, alias: str) -> Any:
         col, table = stored_column(stored)
@@ -124,7 +137,7 @@ def _folded_form(cmp: Any, dialect: str, guard: bool) -> Any:
     row the engine's comparison keeps, type affinity included), negated where the comparison is (``!=``,
     ``NOT LIKE``); a ``NOT`` above it stays above it. Two text columns compare folded only (folded equality holds
     wherever their own does)."""
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     node = cmp.node
     negate = isinstance(node, exp.NEQ) or bool(node.args.get("negate"))
@@ -164,7 +177,6 @@ def normalised_query(db: Any, canonical: str, dialect: str) -> tuple[str, list[s
     Returns:
         ``(sql, folded)``: the rewritten query and the comparisons it folded, or ``None``.
     """
-    from goldeval.answers.comparisons import query_comparisons
 
     tree, comparisons = canonical_comparisons(db, canonical, dialect)
     if tree is None or not comparisons:
@@ -218,7 +230,6 @@ def fragile_doubt(db: Any, canonical: str, golden_columns: Sequence[str] | None,
 def _fragile(db: Any, canonical: str, golden_columns: Sequence[str] | None, golden_rows: Sequence[Sequence[Any]], *,
              dialect: str, rel_tol: float | None) -> tuple[tuple[str, str | None], dict[str, Any] | None, bool]:
     """:func:`fragile_doubt`, and whether the normalised query ran and gave the golden's rows."""
-    from goldeval.answers.sql import QueryError
 
     built = normalised_query(db, canonical, dialect)
     if built is None:

@@ -73,6 +73,10 @@ from goldeval.answers.shapes import golden_alternatives
 from goldeval.answers.sql import DatabaseLostError, QueryError
 from goldeval.answers.values import make_column
 from goldeval.errors import InputError, shorten
+from goldeval.io.reading import RowError
+from goldeval.io.reading import check_ids
+from goldeval.io.reading import check_input_file
+from goldeval.io.reading import read_rows
 
 __all__ = [
     "CHECKS",
@@ -211,13 +215,13 @@ _CLOCK_TEXTS = frozenset({"now", "today", "tomorrow", "yesterday"})
 
 def _node_classes(*names: str) -> tuple[type, ...]:
     """The sqlglot expression classes of *names* that this sqlglot has (their set changes between versions)."""
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     return tuple(c for c in (getattr(exp, n, None) for n in names) if isinstance(c, type))
 
 
 def _func_name(node: Any) -> str:
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     return (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
 
@@ -242,7 +246,7 @@ def volatile_calls(sql: str, dialect: str = "sqlite") -> list[str]:
         >>> volatile_calls("SELECT name FROM t WHERE born < date('now', '-18 years') ORDER BY random()")
         ["DATE('now', '-18 years')", 'RANDOM()']
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     tree = parsed_query(sql, dialect)  # shared: only read here
     if tree is None:
@@ -274,7 +278,7 @@ def volatile_calls(sql: str, dialect: str = "sqlite") -> list[str]:
 def _clock_reader(literal: Any) -> Any:
     """The date or time function (or the cast to a date or time type) that reads *literal* ('now') as the clock,
     or ``None`` when the literal is only compared or printed."""
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     node = literal.parent
     reader = None
@@ -616,8 +620,6 @@ def check_goldens(cases: str | Path | Iterable[Mapping[str, Any]], *, db: Any = 
 
 
 def _check_file(path: Path, *, db: Any, databases: Any, config: AnswerConfig | None) -> Iterator[GoldenHealth]:
-    from goldeval.io import RowError, check_ids, check_input_file, read_rows
-
     check_input_file(path)
     for item in check_ids(read_rows(path, id_field="id"), file_name=path.name):
         if isinstance(item, RowError):

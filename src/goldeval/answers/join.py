@@ -3,9 +3,9 @@
 :func:`goldeval.answers.batch.joined_rows` streams the case file and looks each case's attempt up here. What stays
 in memory for a JSONL attempt file is about 25 bytes an attempt (its id's 64-bit hash, its byte offset and line, a
 "used" flag, its place in the hash order): the attempt itself is read again from its line when its case comes.
-Repeated ids in either file are found as :func:`goldeval.io.check_ids` finds them, but only the ids whose hash a
+Repeated ids in either file are found as :func:`goldeval.io.reading.check_ids` finds them, but only the ids whose hash a
 first pass saw twice are remembered (:func:`repeated_id_hashes`, the bounded first pass of
-:mod:`goldeval.ids`). CSV and Parquet attempt files are kept in memory, by id, as before.
+:mod:`goldeval.io.ids`). CSV and Parquet attempt files are kept in memory, by id, as before.
 
 Hashes are compared only within one process (Python randomises ``hash`` of a string per process); a hash shared by
 two different ids is told apart by reading the candidates' lines.
@@ -13,29 +13,39 @@ two different ids is told apart by reading the candidates' lines.
 
 from __future__ import annotations
 
+import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from goldeval.errors import InputError
+from goldeval.io.ids import scan_jsonl_ids
+from goldeval.io.reading import (
+    Row,
+    RowError,
+    check_ids,
+    check_input_file,
+    decode_line,
+    is_parquet,
+    read_rows,
+    usable_id,
+)
 
 __all__ = ["AttemptIndex", "repeated_id_hashes"]
 
 
 def _jsonl(path: Path) -> bool:
-    from goldeval.io import is_parquet
-
     return not (str(path).lower().endswith(".csv") or is_parquet(path))
 
 
 def repeated_id_hashes(path: str | Path) -> set[int] | None:
     """The hashes of the ids that may occur on more than one row of a JSONL file (a superset: every repeated id's
-    hash is in it), for :func:`goldeval.io.check_ids`'s ``repeated``; ``None`` for CSV and Parquet (their ids are
+    hash is in it), for :func:`goldeval.io.reading.check_ids`'s ``repeated``; ``None`` for CSV and Parquet (their ids are
     then all kept).
 
-    One read of the file (:func:`goldeval.ids.scan_jsonl_ids`) with the id rule of :func:`goldeval.io.usable_id`;
-    a line orjson refuses is read by :func:`goldeval.io.decode_line`. Memory: a few MiB whatever the rows.
+    One read of the file (:func:`goldeval.io.ids.scan_jsonl_ids`) with the id rule of :func:`goldeval.io.reading.usable_id`;
+    a line orjson refuses is read by :func:`goldeval.io.reading.decode_line`. Memory: a few MiB whatever the rows.
     """
-    from goldeval.ids import scan_jsonl_ids
-    from goldeval.io import Row, decode_line, usable_id
 
     p = Path(path)
     if not _jsonl(p):
@@ -58,15 +68,13 @@ class AttemptIndex:
         path: The attempt file.
         failures: A list to which every row that cannot be used is appended, as the file is read:
             ``{"line", "id", "error", "file"}`` (not JSON, not an object, no usable id, an id that repeats an
-            earlier row's: :func:`goldeval.io.check_ids`'s messages).
+            earlier row's: :func:`goldeval.io.reading.check_ids`'s messages).
 
     Raises:
         InputError: the file is missing, empty, or holds only blank lines.
     """
 
     def __init__(self, path: str | Path, failures: list[dict[str, Any]]) -> None:
-        from goldeval.io import Row, RowError, check_ids, check_input_file, decode_line, read_rows
-
         p = Path(path)
         self.name, self.path = p.name, p
         self._fh: Any = None
@@ -81,9 +89,8 @@ class AttemptIndex:
                     assert isinstance(item, Row)
                     self._rows[str(item.data["id"])] = (item.line, item.data)
             return
-        import array
 
-        import numpy as np
+        import numpy as np  # start-up: numpy / scipy load only when this runs
 
         check_input_file(p)
         repeated = repeated_id_hashes(p)
@@ -104,7 +111,6 @@ class AttemptIndex:
                     state["start"] = start
                     yield decode_line(raw, lineno, p.name, id_field="id")
             if not seen_any:
-                from goldeval.errors import InputError
 
                 raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
 
@@ -124,9 +130,6 @@ class AttemptIndex:
         self._used = np.zeros(len(self._offsets), dtype=bool)
 
     def _read(self, pos: int) -> dict[str, Any]:
-        from goldeval.errors import InputError
-        from goldeval.io import RowError, decode_line
-
         if self._fh is None:
             self._fh = self.path.open("rb")
         self._fh.seek(int(self._offsets[pos]))
@@ -160,7 +163,7 @@ class AttemptIndex:
                 if aid not in self._used_ids:
                     yield line, aid
             return
-        import numpy as np
+        import numpy as np  # start-up: numpy / scipy load only when this runs
 
         for pos in np.flatnonzero(~self._used):
             yield self._lines[int(pos)], str(self._read(int(pos))["id"])
@@ -170,3 +173,20 @@ class AttemptIndex:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def read_keyed_rows(path: str | Path, label: str, failures: list[dict[str, Any]]) -> tuple[dict[str, tuple[int, dict[str, Any]]], list[str]]:
+    """Rows of a case or attempt file by id: ``({id: (line, row)}, ids in file order)``; a row that cannot be used
+    is appended to *failures* as ``{"line", "id", "error", "file": label}``."""
+    p = Path(path)
+    out: dict[str, tuple[int, dict[str, Any]]] = {}
+    order: list[str] = []
+    for item in check_ids(read_rows(p, id_field="id"), file_name=p.name):
+        if isinstance(item, RowError):
+            failures.append({"line": item.line, "id": item.id, "error": item.error, "file": label})
+            continue
+        assert isinstance(item, Row)
+        rid = str(item.data["id"])
+        out[rid] = (item.line, item.data)
+        order.append(rid)
+    return out, order

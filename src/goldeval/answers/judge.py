@@ -36,7 +36,13 @@ Source: ``DESIGN.md`` "Data answers", goldeval.
 from __future__ import annotations
 
 from goldeval.answers.answer import judge_answer
-from goldeval.answers.batch import iter_judged, judge_answer_file, judge_file, llm_materials, summarize
+from goldeval.answers.batch import (
+    iter_judged,
+    judge_answer_file,
+    judge_file,
+    llm_materials,
+    summarize,
+)
 from goldeval.answers.case import judge_case, outcome_from_dict
 from goldeval.answers.config import JUDGE_NAME, JUDGE_VERSION, AnswerConfig, CaseResult
 

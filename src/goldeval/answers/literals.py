@@ -23,7 +23,7 @@ from typing import Any
 
 from goldeval.answers.comparisons import query_comparisons
 from goldeval.answers.doubt import may_compare, parsed_query, query_tokens, sql_dialect
-from goldeval.answers.sql import DatabaseLostError
+from goldeval.answers.sql import DatabaseLostError, QueryError
 
 __all__ = ["literal_doubt", "canonical_comparisons", "literal_counts", "literal_test", "golden_misses", "probe_literal",
            "probe_rows", "fold", "stored_column", "is_text_column", "foldable", "text_only", "sqlite_name", "sqlite_engine",
@@ -135,7 +135,7 @@ def fold(e: Any, dialect: str) -> Any:
     Returns:
         A new node.
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     inner = e if dialect == "sqlite" else exp.Cast(this=e, to=exp.DataType.build("text"))
     return exp.Lower(this=exp.Trim(this=inner))
@@ -151,7 +151,7 @@ def probe_literal(node: Any, value: Any) -> Any:
     Returns:
         A copy of *node*, or a string literal of *value* for the double-quoted word.
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     return node.copy() if isinstance(node, (exp.Literal, exp.Neg)) else exp.Literal.string(str(value))
 
@@ -182,7 +182,7 @@ def text_only(column: Any, test: Any, dialect: str, *, guard: bool | None = None
         '160000' AND '900000'``; a column declared ``bool`` may still hold the text 'T'); elsewhere *test* itself
         (only columns declared text are folded there).
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     if not (dialect == "sqlite" if guard is None else guard):
         return test
@@ -205,7 +205,7 @@ def literal_test(comparison: Any, column: Any, index: int, dialect: str, *, fold
     Returns:
         A new node: the database's own comparison, or its folded form.
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     f = (lambda e: fold(e, dialect)) if folded else (lambda e: e)
     lits = [probe_literal(n, v) for n, v in zip(comparison.literals, comparison.values)]
@@ -229,7 +229,7 @@ def stored_column(stored: Any) -> tuple[Any, Any]:
     Returns:
         ``(column node, table node)``, new nodes.
     """
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     return (exp.column(stored.column, quoted=stored.column_quoted), exp.table_(stored.table, quoted=stored.table_quoted))
 
@@ -281,7 +281,7 @@ def _probe_conditions(db: Any, comparison: Any, index: int, dialect: str) -> tup
     if fast is not None:
         exact, folded, col, table = fast
         return exact, f"NOT ({exact}) AND {folded}", col, table
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     col_e, tab = stored_column(comparison.stored)
     exact_e = literal_test(comparison, col_e, index, dialect, folded=False)
@@ -316,7 +316,6 @@ def literal_counts(db: Any, comparison: Any, index: int, dialect: str) -> tuple[
     Returns:
         The two counts, or ``None``.
     """
-    from goldeval.answers.sql import QueryError
 
     def write() -> str:
         exact, only_folded, _, table = _probe_conditions(db, comparison, index, dialect)
@@ -335,7 +334,6 @@ def literal_counts(db: Any, comparison: Any, index: int, dialect: str) -> tuple[
 def _folded_values(db: Any, comparison: Any, index: int, dialect: str, *, limit: int = 3) -> list[tuple[Any, int]]:
     """The stored values (most rows first, at most *limit*) that hold the literal at *index* only trimmed and
     case-folded, each with its row count; ``[]`` when the probe fails."""
-    from goldeval.answers.sql import QueryError
 
     def write() -> str:
         _, only_folded, col, table = _probe_conditions(db, comparison, index, dialect)
@@ -580,7 +578,7 @@ def _compared_names(tokens: Sequence[Any]) -> set[tuple[str, str]] | None:
     ``("code", "countrycode")``; ``x IN (SELECT [DISTINCT] [t.]y FROM …)`` gives ``("x", "y")``), read off its
     tokens: a name (after an optional ``alias.``) right before the operator and one right after it. ``None`` when a
     subquery compared with ``IN`` projects anything else (any two columns may meet there)."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     names = (TokenType.VAR, TokenType.IDENTIFIER)
     out: set[tuple[str, str]] = set()
@@ -606,7 +604,7 @@ def _compared_names(tokens: Sequence[Any]) -> set[tuple[str, str]] | None:
 def _projected_name(tokens: Sequence[Any], i: int) -> str | None:
     """The one column name a subquery starting at *i* (``SELECT``) projects: ``SELECT [DISTINCT] [alias.]name FROM``
     gives ``name``; ``None`` for anything else (several columns, an expression, a ``WITH``)."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     names = (TokenType.VAR, TokenType.IDENTIFIER)
     n = len(tokens)
@@ -625,7 +623,7 @@ def _projected_name(tokens: Sequence[Any], i: int) -> str | None:
 def _right_operand(tokens: Sequence[Any], i: int) -> Any:
     """The name token right after the operator at *i*, past an ``alias.`` (``= T2.countrycode`` gives
     ``countrycode``); the token after the operator when it is no such name; ``None`` at the end."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     n = len(tokens)
     if i + 1 >= n:
@@ -643,7 +641,7 @@ def _operands(tokens: Sequence[Any]) -> set[str]:
     """The names (lower-cased) right before or right after a comparison operator (``=``, ``!=``, ``IN``, ``LIKE``;
     before ``NOT IN`` / ``NOT LIKE`` too): the only columns :func:`~goldeval.answers.comparisons.query_comparisons`
     reads as compared (a bare column is next to its operator; ``lower(name) = 'x'`` compares an expression)."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     ops = {getattr(TokenType, n) for n in _OPERATOR_NAMES}
     names = (TokenType.VAR, TokenType.IDENTIFIER)
@@ -685,7 +683,7 @@ def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
     there is no ``GLOB``, ``ILIKE`` or ``BETWEEN`` (patterns and ranges are left to the probes). Anything else, and
     other engines: True.
     """
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
     if not may_compare(canonical, dialect):
         return False

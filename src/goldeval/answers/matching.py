@@ -29,10 +29,10 @@ from goldeval.answers.numbers import numbers_close, rows_close
 from goldeval.answers.values import Column
 
 try:  # the optional C fast path (see _fast.c); the NumPy code of hash_groups stays the definition and the fallback
-    from goldeval._fast import row_hashes as _fast_row_hashes
-    from goldeval._fast import rows_equal as _fast_rows_equal
     from goldeval._fast import pair_rows as _fast_pair_rows
+    from goldeval._fast import row_hashes as _fast_row_hashes
     from goldeval._fast import row_ids as _fast_row_ids
+    from goldeval._fast import rows_equal as _fast_rows_equal
 except ImportError:  # pragma: no cover - the extension is optional
     _fast_row_hashes = _fast_rows_equal = _fast_pair_rows = _fast_row_ids = None
 
@@ -226,7 +226,7 @@ def stack_pairs(gkeys: np.ndarray, pkeys: np.ndarray, *, gnum: np.ndarray | None
         gkeys: ``(n_g, k)`` int64 keys.
         pkeys: ``(n_p, k)`` int64 keys.
         gnum, pnum: Optional ``(n_g, m)`` / ``(n_p, m)`` float64 cells that extend each row's key by their exact
-            keys (:func:`_exact_keys`: NaN read as +inf, -0.0 as 0.0); both or neither.
+            keys (:func:`exact_keys`: NaN read as +inf, -0.0 as 0.0); both or neither.
 
     Among equal keys the prediction rows form a stack in their order: the first golden row takes the last
     prediction row, the next one the row before it (what a ``dict`` of lists with ``pop()`` gives)."""
@@ -246,8 +246,8 @@ def stack_pairs(gkeys: np.ndarray, pkeys: np.ndarray, *, gnum: np.ndarray | None
         k = _fast_pair_rows(gkeys, pkeys, gnum, pnum, a, b)
         return a[:k], b[:k]
     if gnum is not None and pnum is not None:  # (both or neither: checked above)
-        gkeys = np.concatenate([gkeys, _exact_keys(gnum)], axis=1)
-        pkeys = np.concatenate([pkeys, _exact_keys(pnum)], axis=1)
+        gkeys = np.concatenate([gkeys, exact_keys(gnum)], axis=1)
+        pkeys = np.concatenate([pkeys, exact_keys(pnum)], axis=1)
     ids = hash_groups(stack_rows(gkeys, pkeys))
     gk, pk = ids[:n1], ids[n1:]
     n_ids = int(ids.max()) + 1
@@ -271,7 +271,7 @@ def stack_pairs(gkeys: np.ndarray, pkeys: np.ndarray, *, gnum: np.ndarray | None
     return a, partner[a]
 
 
-def _exact_keys(values: np.ndarray) -> np.ndarray:
+def exact_keys(values: np.ndarray) -> np.ndarray:
     """int64 bit patterns of float cells for exact grouping: NaN read as +inf (NULL meets NULL), -0.0 as 0.0."""
     v = values + 0.0  # a copy, -0.0 read as 0.0
     np.copyto(v, np.inf, where=np.isnan(v))
@@ -333,7 +333,7 @@ def _greedy(ng: np.ndarray, np_: np.ndarray, half: np.ndarray, g_left: np.ndarra
     tol_cols = [c for c in range(m) if c not in exact_cols]
     if exact_cols:
         # Parts of the bucket that agree on every exact-only column: rows of different parts never meet.
-        part = hash_groups(stack_rows(_exact_keys(gs[:, exact_cols]), _exact_keys(ps[:, exact_cols])))
+        part = hash_groups(stack_rows(exact_keys(gs[:, exact_cols]), exact_keys(ps[:, exact_cols])))
         g_part, p_part = part[: g_left.size], part[g_left.size:]
     else:
         g_part = np.zeros(g_left.size, dtype=np.int64)
@@ -494,7 +494,8 @@ def match_rows(tg: np.ndarray, tp: np.ndarray, ng: np.ndarray, np_: np.ndarray, 
             # Small bucket: a maximum bipartite matching (Hopcroft–Karp) over the "within tolerance" graph.
             close = numbers_close(ng[g_rows][:, None, :], np_[p_rows][None, :, :], half[g_rows][:, None, :], rel_tol=rel_tol).all(axis=2)
             if close.any():
-                from scipy.sparse import csr_matrix
+                from scipy.sparse import csr_matrix  # start-up: numpy / scipy load only when this runs
+                # start-up: numpy / scipy load only when this runs
                 from scipy.sparse.csgraph import maximum_bipartite_matching
 
                 m_idx = maximum_bipartite_matching(csr_matrix(close.astype(np.int8)), perm_type="column")

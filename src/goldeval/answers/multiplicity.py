@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from goldeval.answers.matching import argsort_ids, cell_codes, stacked_groups
+from goldeval.answers.numbers import tolerances
 from goldeval.answers.pairing import Pairing
 from goldeval.answers.rows import compare_rows
-from goldeval.answers.numbers import tolerances
 from goldeval.answers.values import Column, make_column
 
 __all__ = ["Multiplicity", "same_set", "question_fixes_multiplicity"]

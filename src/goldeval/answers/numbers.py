@@ -42,12 +42,9 @@ exactly, or within the golden's display precision").
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from goldeval.answers.values import Column
 
 try:  # the optional C fast path (see _fast.c); numbers_close stays the definition and the fallback
     from goldeval._fast import all_close as _fast_all_close
@@ -69,6 +66,23 @@ __all__ = [
     "number_text",
 ]
 
+
+class NumberColumn(Protocol):
+    """What the tolerances read of a column: :class:`goldeval.answers.values.Column` is one (named by its shape here,
+    so that this module, which values.py imports, does not import values.py back)."""
+
+    n: int
+    decimal: bool
+    binary: bool
+
+    @property
+    def decimals(self) -> np.ndarray: ...
+
+    @property
+    def cell_types(self) -> set[type] | None: ...
+
+    def cached(self, key: str, make: Any) -> Any: ...
+
 #: Relative tolerance for numbers where neither side is a ``Decimal`` (binary floating-point noise).
 REL_TOL = 1e-6
 
@@ -82,7 +96,7 @@ FLOAT_NOISE = 1e-12
 DECIMAL_RESOLUTION = 2.0**-50
 
 
-def tolerances(golden: Column, *, rel_tol: float = REL_TOL) -> np.ndarray:
+def tolerances(golden: NumberColumn, *, rel_tol: float = REL_TOL) -> np.ndarray:
     """Absolute half-width accepted around each golden number: ``(n,)`` float, the display-precision part only.
 
     The relative part (``r * max(|g|, |p|)``, see :func:`pair_rel_tol`) depends on the prediction and is added
@@ -93,8 +107,8 @@ def tolerances(golden: Column, *, rel_tol: float = REL_TOL) -> np.ndarray:
     return golden.cached("tolerances", lambda: _tolerances(golden))
 
 
-def _tolerances(golden: Column) -> np.ndarray:
-    types = golden._types
+def _tolerances(golden: NumberColumn) -> np.ndarray:
+    types = golden.cell_types
     if types is not None and types <= {int, type(None)}:
         # Python ints and NULLs only (as the C typing saw them): no cell carries decimals, so every half-unit is 0
         # (what half_units of the zero decimals gives), without the decimals pass and four NumPy calls.
@@ -125,7 +139,7 @@ def _half_units(decimals: np.ndarray) -> np.ndarray:
     return half * (1 + 1e-9)
 
 
-def pair_rel_tol(golden: Column, pred: Column, rel_tol: float = REL_TOL) -> float:
+def pair_rel_tol(golden: NumberColumn, pred: NumberColumn, rel_tol: float = REL_TOL) -> float:
     """The relative tolerance ``r`` for one golden column against one predicted column (module docstring table).
 
     Args:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from goldeval.answers.doubt import parsed_query
 from goldeval.errors import InputError, shorten
 
 __all__ = ["OrderKey", "apply_order_key", "check_order_by", "order_keys"]
@@ -79,9 +80,8 @@ def _canonical_keys(canonical: str, names: list[str], dialect: str) -> list[Orde
 
 @lru_cache(maxsize=512)
 def _keys_cached(canonical: str, names_t: tuple[str, ...], dialect: str) -> list[OrderKey] | None:
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
-    from goldeval.answers.doubt import parsed_query
 
     names = list(names_t)
     tree = parsed_query(canonical, dialect)  # shared with the golden's doubt checks: only read here

@@ -73,7 +73,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import re
 import time
 import urllib.parse
@@ -82,9 +81,22 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from goldeval.answers.readonly_functions import function_refusal, hard_refusal, normalize_allowed
-from goldeval.answers.sql import (DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, DatabaseLostError, QueryError,
-                                  QueryResult, check_max_result_bytes, fetch_bounded)
+from goldeval.answers.query_bounds import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TIMEOUT_S,
+    DatabaseLostError,
+    QueryError,
+    QueryResult,
+    check_max_result_bytes,
+    fetch_bounded,
+)
+from goldeval.answers.readonly_functions import (
+    function_refusal,
+    hard_refusal,
+    normalize_allowed,
+)
+from goldeval.answers.transpile import to_postgres
 from goldeval.errors import InputError
 
 __all__ = ["PostgresDatabase", "PostgresTarget", "check_query", "is_postgres_url", "parse_url",
@@ -169,7 +181,7 @@ def parse_url(url: str) -> PostgresTarget:
         netloc_s = parts.netloc
     redacted = urllib.parse.urlunsplit((parts.scheme, netloc_s, parts.path, urllib.parse.urlencode(kept), parts.fragment))
     try:
-        from psycopg.conninfo import conninfo_to_dict
+        from psycopg.conninfo import conninfo_to_dict  # optional heavy dependency: psycopg / pglast (extra postgres)
 
         conninfo_to_dict(redacted)
     except ImportError:
@@ -205,18 +217,6 @@ def _scrub(message: str, password: str | None) -> str:
     if password:
         message = message.replace(password, "***").replace(urllib.parse.quote(password, safe=""), "***")
     return message
-
-
-@contextlib.contextmanager
-def _quiet_sqlglot() -> Iterator[None]:
-    """sqlglot logs a warning when it falls back to an opaque Command; library code does not print."""
-    log = logging.getLogger("sqlglot")
-    level = log.level
-    log.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        log.setLevel(level)
 
 
 #: Node types of PostgreSQL's raw parse tree (pglast's names) that a judged query may hold: the parts of a
@@ -279,7 +279,7 @@ def check_query(sql: str, *, allowed_functions: Iterable[str] = (), builtins: Co
     """
     try:
         from pglast import ast, parse_sql  # optional dependency: the postgres extra
-        from pglast.parser import ParseError
+        from pglast.parser import ParseError  # optional heavy dependency: psycopg / pglast (extra postgres)
     except ImportError:
         raise QueryError("refused: the query cannot be checked: pglast (PostgreSQL's parser) is not installed. "
                          "pip install 'goldeval[postgres]'.") from None
@@ -425,8 +425,8 @@ def _kind(node: Any) -> str:
 
 def _register_loaders(conn: Any) -> None:
     """numeric → int/Decimal; interval, uuid, network and range types → their PostgreSQL text."""
-    from psycopg.adapt import Loader
-    from psycopg.types.string import TextLoader
+    from psycopg.adapt import Loader  # optional heavy dependency: psycopg / pglast (extra postgres)
+    from psycopg.types.string import TextLoader  # optional heavy dependency: psycopg / pglast (extra postgres)
 
     class NumericLoader(Loader):
         def load(self, data: Any) -> Any:
@@ -570,7 +570,7 @@ class PostgresDatabase:
         """Connect (and check the role). *again*: a connection this object had was lost, so a failure to connect
         means the server went away (DatabaseLostError), not a wrong URL."""
         try:
-            import psycopg
+            import psycopg  # optional heavy dependency: psycopg / pglast (extra postgres)
         except ImportError:
             raise InputError(f"--db {self.url}: a PostgreSQL database needs the optional extra: pip install 'goldeval[postgres]'.") from None
         try:
@@ -713,12 +713,10 @@ class PostgresDatabase:
             raise QueryError(f"final_query must be a non-empty SQL string, got {sql!r}.")
         notes: list[str] = []
         if self.sql_dialect is not None:
-            from goldeval.answers.transpile import to_postgres
-
             sql = to_postgres(sql, read=self.sql_dialect, schema=self._catalog_columns())
             notes.append(f"transpiled from {self.sql_dialect}: {sql}")
         check_query(sql, allowed_functions=self.allow_functions, builtins=self._builtins)
-        import psycopg
+        import psycopg  # optional heavy dependency: psycopg / pglast (extra postgres)
 
         start = time.monotonic()
         deadline = start + self.timeout_s
@@ -784,7 +782,7 @@ class PostgresDatabase:
 
         A connection lost while idle (found at ``BEGIN``, before any statement of the block ran) is made again
         once; one lost inside the block, or that cannot be made again, raises :class:`DatabaseLostError`."""
-        import psycopg
+        import psycopg  # optional heavy dependency: psycopg / pglast (extra postgres)
 
         if self._conn is None or self._conn.closed or self._conn.broken:
             self._connect(again=True)

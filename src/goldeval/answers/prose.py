@@ -10,13 +10,20 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from goldeval.answers.text import read_prose
 from goldeval.answers.numbers import DECIMAL_RESOLUTION, numbers_close, tolerances
-from goldeval.answers.values import canonical_text, is_rate_name, make_column, name_tokens, role_tags
-from goldeval.answers.verdicts import _fmt, _undecided, _verdict
+from goldeval.answers.text import read_prose
+from goldeval.answers.values import (
+    canonical_text,
+    is_rate_name,
+    make_column,
+    name_tokens,
+    role_tags,
+)
+from goldeval.answers.verdicts import fmt_value, undecided_verdict, make_verdict
 from goldeval.verdict import Verdict
 
-def _judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[str], g_rows: list[list[Any]],
+
+def judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[str], g_rows: list[list[Any]],
                        text: str, *, rel_tol: float, gold: tuple[str, str | None]) -> Verdict:
     prose = read_prose(text, question)
     common = dict(gold_status=gold[0], gold_note=gold[1])
@@ -24,13 +31,13 @@ def _judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[s
                                          "grader_text_ignored": prose.injected or None}}
     inj = " Text aimed at the grader was ignored (it is data)." if prose.injected else ""
     if prose.refusal and not prose.numbers and _ASSERTS.search(prose.answer_text):
-        return _undecided("The answer has a refusal phrase but also asserts an answer ('O+ is the most common (Rh is not "
+        return undecided_verdict("The answer has a refusal phrase but also asserts an answer ('O+ is the most common (Rh is not "
                           "recorded)'): whether it declines is a prose question." + inj, "prose grain", details=details, **common)
     if prose.refusal and not prose.numbers:
-        return _verdict("no_match", 9, "The answer declines, but the golden has a value: a refusal passes only against an unanswerable golden." + inj,
+        return make_verdict("no_match", 9, "The answer declines, but the golden has a value: a refusal passes only against an unanswerable golden." + inj,
                         mismatch="refusal", details=details, **common)
     if len(g_rows) != 1 or len(g_names) != 1:
-        return _undecided(f"A prose answer against a {len(g_rows)}×{len(g_names)} golden table: the rules cannot read a table out of prose." + inj,
+        return undecided_verdict(f"A prose answer against a {len(g_rows)}×{len(g_names)} golden table: the rules cannot read a table out of prose." + inj,
                           "prose grain", details=details, **common)
     gcol = make_column(g_names[0], [g_rows[0][0]])
     if not gcol.numeric:
@@ -44,23 +51,23 @@ def _judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[s
                              r"(?:\s+\w+){0,2}\s+[\"'(]?$")
             if re.search(r"\beither\b[^.;]*\b" + alt + r"\b|\b" + alt + r"[\"')]?\s*,?\s+or\s+\w|\w[\"')]?\s+or\s+[\"'(]?" + alt + r"\b", body):
                 details["prose"]["hedged"] = True
-                return _verdict("no_match", 7, f"The answer hedges between the golden {_fmt(g_rows[0][0])} and another candidate: "
+                return make_verdict("no_match", 7, f"The answer hedges between the golden {fmt_value(g_rows[0][0])} and another candidate: "
                                 "offering several candidates does not contain the golden." + inj,
                                 mismatch="hedge: several candidate values", details=details, **common)
             if any(neg.search(body[: m.start()]) for m in found):
-                return _undecided(f"The answer mentions the golden {_fmt(g_rows[0][0])} after a negation ('not …', 'rather than …'): "
+                return undecided_verdict(f"The answer mentions the golden {fmt_value(g_rows[0][0])} after a negation ('not …', 'rather than …'): "
                                   "the rules cannot tell an answer from an exclusion." + inj, "prose grain", details=details, **common)
             if _in_enumeration(prose.answer_text, str(g_rows[0][0])):
-                return _undecided(f"The answer names the golden {_fmt(g_rows[0][0])} in a list of several names: whether it is the "
+                return undecided_verdict(f"The answer names the golden {fmt_value(g_rows[0][0])} in a list of several names: whether it is the "
                                   "answer or one of several candidates is a prose question." + inj, "prose grain", details=details, **common)
             if prose.hedged or re.search(r"\b(?:maybe|perhaps|possibly|might be|could be)\b", body):
-                return _undecided(f"The answer states the golden {_fmt(g_rows[0][0])} with a hedge ('maybe', 'possibly'): "
+                return undecided_verdict(f"The answer states the golden {fmt_value(g_rows[0][0])} with a hedge ('maybe', 'possibly'): "
                                   "whether it commits to it is a prose question." + inj, "prose grain", details=details, **common)
-            return _verdict("match", 7, f"The answer states the golden value {_fmt(g_rows[0][0])}." + inj, details=details, **common)
-        return _undecided("A prose answer that does not state the golden text verbatim: the rules cannot tell a paraphrase from a miss." + inj,
+            return make_verdict("match", 7, f"The answer states the golden value {fmt_value(g_rows[0][0])}." + inj, details=details, **common)
+        return undecided_verdict("A prose answer that does not state the golden text verbatim: the rules cannot tell a paraphrase from a miss." + inj,
                           "prose grain", details=details, **common)
     if prose.refusal:
-        return _undecided("The answer both declines and states numbers." + inj, "prose grain", details=details, **common)
+        return undecided_verdict("The answer both declines and states numbers." + inj, "prose grain", details=details, **common)
     g = float(gcol.nums[0])
     half = tolerances(gcol)
     if gcol.decimal:  # a Decimal golden against numbers stated in text (exact digits): numbers.pair_rel_tol's rule
@@ -76,24 +83,24 @@ def _judge_prose_value(question: str, golden: Mapping[str, Any], g_names: list[s
 
     distinct = sorted(set(prose.numbers))
     if not distinct:
-        return _undecided("The answer states no value to compare with the golden." + inj, "no stated value", details=details, **common)
+        return undecided_verdict("The answer states no value to compare with the golden." + inj, "no stated value", details=details, **common)
     hits = [x for x in distinct if close(x)]
     if len(distinct) == 1:
         if hits:
-            return _verdict("match", 8, f"The answer states {_fmt(distinct[0])}, the golden value {_fmt(g)}." + inj, details=details, **common)
+            return make_verdict("match", 8, f"The answer states {fmt_value(distinct[0])}, the golden value {fmt_value(g)}." + inj, details=details, **common)
         if count and prose.plain is not None and distinct[0] not in prose.plain and distinct[0] == g:
-            return _verdict("no_match", 7, f"The answer states {_fmt(distinct[0])}%, a percentage; the golden {g_names[0]!r} is a "
-                            f"count ({_fmt(g)}), and a count is never a percentage." + inj, mismatch="a percentage where a count was asked",
+            return make_verdict("no_match", 7, f"The answer states {fmt_value(distinct[0])}%, a percentage; the golden {g_names[0]!r} is a "
+                            f"count ({fmt_value(g)}), and a count is never a percentage." + inj, mismatch="a percentage where a count was asked",
                             details=details, **common)
-        return _verdict("no_match", 8, f"The answer states {_fmt(distinct[0])}; the golden is {_fmt(g)}." + inj,
-                        mismatch=f"different value: {_fmt(distinct[0])} instead of {_fmt(g)}", details=details, **common)
+        return make_verdict("no_match", 8, f"The answer states {fmt_value(distinct[0])}; the golden is {fmt_value(g)}." + inj,
+                        mismatch=f"different value: {fmt_value(distinct[0])} instead of {fmt_value(g)}", details=details, **common)
     if prose.hedged:
-        return _verdict("no_match", 7, f"The answer hedges between {', '.join(map(_fmt, distinct))}: offering several candidates does not contain the golden {_fmt(g)}." + inj,
+        return make_verdict("no_match", 7, f"The answer hedges between {', '.join(map(fmt_value, distinct))}: offering several candidates does not contain the golden {fmt_value(g)}." + inj,
                         mismatch="hedge: several candidate values", details=details, **common)
     if not hits:
-        return _verdict("no_match", 7, f"None of the values the answer states ({', '.join(map(_fmt, distinct))}) is the golden {_fmt(g)}." + inj,
+        return make_verdict("no_match", 7, f"None of the values the answer states ({', '.join(map(fmt_value, distinct))}) is the golden {fmt_value(g)}." + inj,
                         mismatch="different value", details=details, **common)
-    return _undecided(f"The answer states several numbers ({', '.join(map(_fmt, distinct))}), one of them the golden: which one answers is a prose question." + inj,
+    return undecided_verdict(f"The answer states several numbers ({', '.join(map(fmt_value, distinct))}), one of them the golden: which one answers is a prose question." + inj,
                       "prose grain", details=details, **common)
 
 
@@ -122,7 +129,7 @@ _ASSERTS = re.compile(
 )
 
 
-def _judge_unanswerable(question: str, prediction: Mapping[str, Any], *, gold: tuple[str, str | None]) -> Verdict:
+def judge_unanswerable(question: str, prediction: Mapping[str, Any], *, gold: tuple[str, str | None]) -> Verdict:
     text = prediction.get("text") or ""
     rows = prediction.get("rows")
     prose = read_prose(text, question)
@@ -135,17 +142,17 @@ def _judge_unanswerable(question: str, prediction: Mapping[str, Any], *, gold: t
         # "There is no data issue: the answer is 42", "O+ is the most common (the database does not record Rh)":
         # a refusal phrase beside an answer is not a refusal (both were match).
         details["prose"]["also_answers"] = True
-        return _undecided("The golden is unanswerable; the answer has a refusal phrase but also states an answer: whether it "
+        return undecided_verdict("The golden is unanswerable; the answer has a refusal phrase but also states an answer: whether it "
                           "declines is a prose question.", "prose grain", details=details, **common)
     if prose.refusal and not has_rows:
         if prose.names_missing:
-            return _verdict("match", 8, "The golden is unanswerable and the answer declines, naming what the data lacks.", details=details, **common)
-        return _verdict("near_match", 7, "The golden is unanswerable and the answer declines, but without naming what is missing.", details=details, **common)
+            return make_verdict("match", 8, "The golden is unanswerable and the answer declines, naming what the data lacks.", details=details, **common)
+        return make_verdict("near_match", 7, "The golden is unanswerable and the answer declines, but without naming what is missing.", details=details, **common)
     if has_rows and not prose.refusal:
-        return _verdict("no_match", 8, f"The golden says the data cannot answer this; the prediction returns {len(rows or ())} row(s) as an answer.",
+        return make_verdict("no_match", 8, f"The golden says the data cannot answer this; the prediction returns {len(rows or ())} row(s) as an answer.",
                         mismatch="answered an unanswerable question", details=details, **common)
     if text and not prose.refusal and prose.numbers:
-        return _verdict("no_match", 7, "The golden says the data cannot answer this; the answer states values instead of declining.",
+        return make_verdict("no_match", 7, "The golden says the data cannot answer this; the answer states values instead of declining.",
                         mismatch="answered an unanswerable question", details=details, **common)
-    return _undecided("Unanswerable golden; the answer neither clearly declines nor clearly answers.", "prose grain", details=details, **common)
+    return undecided_verdict("Unanswerable golden; the answer neither clearly declines nor clearly answers.", "prose grain", details=details, **common)
 

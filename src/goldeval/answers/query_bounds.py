@@ -1,4 +1,4 @@
-"""The bounds every judged query runs under, and the errors a query raises: the default time, row and size limits,
+"""The bounds every judged query runs under, the rows it returns (:class:`QueryResult`) and the errors it raises: the default time, row and size limits,
 :func:`fetch_bounded` (rows fetched block by block, counted in rows and in bytes of Python objects, stopped past
 either limit) and :func:`result_bytes` (what the size limit counts).
 
@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
 from goldeval.errors import GoldevalError, InputError
 
-__all__ = ["QueryError", "DatabaseLostError", "fetch_bounded", "result_bytes", "size_limit_message",
+__all__ = ["QueryResult", "QueryError", "DatabaseLostError", "fetch_bounded", "result_bytes", "size_limit_message",
            "check_max_result_bytes", "DEFAULT_TIMEOUT_S", "DEFAULT_MAX_ROWS", "DEFAULT_MAX_RESULT_BYTES",
            "DUCKDB_MEMORY_LIMIT"]
 
@@ -32,6 +33,23 @@ DEFAULT_MAX_ROWS = 1_000_000
 DEFAULT_MAX_RESULT_BYTES = 256_000_000
 #: DuckDB's ``memory_limit`` on a judged query's connection (sorts, hash tables, aggregates; spilling to disk off).
 DUCKDB_MEMORY_LIMIT = "1GB"
+
+
+@dataclass(slots=True)
+class QueryResult:
+    """Rows a query returned.
+
+    Attributes:
+        columns: ``(k,)`` column names as the database reports them (duplicates kept).
+        rows: ``(n, k)`` row tuples of Python values (NULL is ``None``).
+        elapsed_s: Wall-clock seconds the query took.
+    """
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    elapsed_s: float = 0.0
+    engine: str = "sqlite"
+    notes: list[str] = field(default_factory=list)
 
 
 class QueryError(GoldevalError):

@@ -1,7 +1,7 @@
 """The order and top-N facts of a row comparison (split from :mod:`goldeval.answers.rows`): whether the prediction's
-rows come in the golden's order (:func:`_order`), and for a top-N golden whether the prediction holds the N rows
-that rank first, ties included (:func:`_top_n`). Both read the encoded tables :func:`goldeval.answers.rows._encode`
-builds (:class:`_Encoded`, defined here so that both modules read it).
+rows come in the golden's order (:func:`order_of`), and for a top-N golden whether the prediction holds the N rows
+that rank first, ties included (:func:`top_n_of`). Both read the encoded tables :func:`goldeval.answers.rows._encode`
+builds (:class:`EncodedRows`, defined here so that both modules read it).
 
 Source: ``DESIGN.md`` "Data answers" (ordered goldens, top-N and ties), goldeval.
 """
@@ -23,7 +23,7 @@ from goldeval.answers.values import Column
 
 
 @dataclass(slots=True)
-class _Encoded:
+class EncodedRows:
     names: list[str]          # golden names: text pairs first, then numeric pairs
     tg: np.ndarray            # (n_g, t) int64 text ids (-1 NULL)
     tp: np.ndarray            # (n_p, t)
@@ -53,7 +53,7 @@ def _monotone(values: np.ndarray) -> int:
     return 0
 
 
-def _order(e: _Encoded, golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) -> str:
+def order_of(e: EncodedRows, golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing) -> str:
     if e.tg.shape[0] != e.tp.shape[0]:
         return "different"
     same = np.array_equal(e.tg, e.tp) and _rows_all_close(e.ng, e.np_, e.half, e.rel)
@@ -95,7 +95,7 @@ def _worst(v: np.ndarray, sign: float) -> int:
     return int(np.argmax(x))
 
 
-def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any]) -> dict[str, Any]:
+def top_n_of(e: EncodedRows, pairing: Pairing, top: dict[str, Any]) -> dict[str, Any]:
     by = str(top.get("by"))
     direction = str(top.get("direction", "desc")).lower()
     sign = -1.0 if direction.startswith("desc") else 1.0
@@ -113,7 +113,7 @@ def _top_n(e: _Encoded, pairing: Pairing, top: dict[str, Any]) -> dict[str, Any]
         gv = np.array([np.nan if v is None else ranks[v] for v in g_text], dtype=float)
         pv = np.array([np.nan if v is None else ranks[v] for v in p_text], dtype=float)
         hv = np.zeros_like(gv)
-        e = _Encoded(e.names, e.tg, e.tp, np.column_stack([e.ng, gv]), np.column_stack([e.np_, pv]),
+        e = EncodedRows(e.names, e.tg, e.tp, np.column_stack([e.ng, gv]), np.column_stack([e.np_, pv]),
                      np.column_stack([e.half, hv]), e.g_index, e.vocab, np.append(e.rel, 0.0))
         c = e.ng.shape[1] - 1
     n_g, n_p = gv.size, pv.size

@@ -23,16 +23,26 @@ from typing import Any
 
 import numpy as np
 
-from goldeval.answers.numbers import REL_TOL, describe_scale, numbers_close, pair_rel_tol, tolerances
+from goldeval.answers.matching import exact_keys
+from goldeval.answers.matching import group_ids as _group_ids
+from goldeval.answers.matching import match_rows as _match
+from goldeval.answers.matching import stack_pairs as _stack_pairs
+from goldeval.answers.numbers import (
+    REL_TOL,
+    describe_scale,
+    numbers_close,
+    pair_rel_tol,
+    tolerances,
+)
 from goldeval.answers.numbers import constant_ratio as _constant_ratio
 from goldeval.answers.numbers import number_text as _num
 from goldeval.answers.numbers import rows_all_close as _rows_all_close
-from goldeval.answers.matching import _exact_keys
-from goldeval.answers.matching import group_ids as _group_ids
-from goldeval.answers.matching import stack_pairs as _stack_pairs
-from goldeval.answers.matching import match_rows as _match
 from goldeval.answers.pairing import Pairing
-from goldeval.answers.row_order import _Encoded, _order, _top_n  # split from this module
+from goldeval.answers.row_order import (  # split from this module
+    EncodedRows,
+    order_of,
+    top_n_of,
+)
 from goldeval.answers.small import small_rows_equal
 from goldeval.answers.values import Column
 
@@ -90,7 +100,7 @@ class RowComparison:
 
 # --- encoding -------------------------------------------------------------------------------------------------
 
-def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing, rel_tol: float = REL_TOL) -> _Encoded:
+def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing, rel_tol: float = REL_TOL) -> EncodedRows:
     n_g = golden[0].n if golden else 0
     n_p = pred[0].n if pred else 0
     t_names, t_g, t_p, t_idx = [], [], [], []
@@ -125,7 +135,7 @@ def _encode(golden: Sequence[Column], pred: Sequence[Column], pairing: Pairing, 
     def stack(cols: list[np.ndarray], n: int, dtype: Any) -> np.ndarray:
         return np.stack(cols, axis=1) if cols else np.zeros((n, 0), dtype=dtype)
 
-    return _Encoded(
+    return EncodedRows(
         t_names + n_names,
         stack(t_g, n_g, np.int64), stack(t_p, n_p, np.int64),
         stack(n_g_cols, n_g, float), stack(n_p_cols, n_p, float), stack(halves, n_g, float),
@@ -166,7 +176,7 @@ def _number_facts(v: np.ndarray) -> tuple[int, bool, int | None]:
     return int(nan.sum()), finite and whole, int(f.astype(np.int64).sum()) if whole and small else None
 
 
-def _facts(e: _Encoded, c: int, side: str) -> tuple[int, bool, int | None]:
+def _facts(e: EncodedRows, c: int, side: str) -> tuple[int, bool, int | None]:
     """:func:`_number_facts` of numeric column *c* of side ``g`` or ``p``: read from its Column (once per column and
     judgement) where the cells are that Column's own, else from the encoded cells."""
     col = (e.sources[c][0] if side == "g" else e.sources[c][1]) if c < len(e.sources) else None
@@ -175,7 +185,7 @@ def _facts(e: _Encoded, c: int, side: str) -> tuple[int, bool, int | None]:
     return _number_facts(e.ng[:, c] if side == "g" else e.np_[:, c])
 
 
-def _columns_differ(e: _Encoded) -> bool:
+def _columns_differ(e: EncodedRows) -> bool:
     """A cheap proof that the rows cannot be equal: some text column holds other ids (their sums differ), some
     numeric column another number of NULLs, or a column of finite whole numbers (the golden written without
     decimals, so they meet only their equals) another sum. Equal rows have equal column multisets, hence equal
@@ -194,7 +204,7 @@ def _columns_differ(e: _Encoded) -> bool:
     return False
 
 
-def _exact_columns(e: _Encoded) -> bool:
+def _exact_columns(e: EncodedRows) -> bool:
     """True when every numeric column can only meet its equal: finite whole numbers (or NULL) on both sides, the
     golden written without decimals (``numbers_close`` then allows no slack), so rows meet exactly when their bits
     are equal (-0.0 read as 0.0)."""
@@ -206,7 +216,7 @@ def _exact_columns(e: _Encoded) -> bool:
     return True
 
 
-def _pairs_by_keys(e: _Encoded) -> bool:
+def _pairs_by_keys(e: EncodedRows) -> bool:
     """Every golden row paired with a prediction row of the same key, and each pair within tolerance.
 
     The key of a row is its text ids and its numbers' bits, a prediction number first rounded to the most decimals
@@ -226,7 +236,7 @@ def _pairs_by_keys(e: _Encoded) -> bool:
     if n > _SMALL_ROWS:
         a, b = _stack_pairs(e.tg, e.tp, gnum=e.ng, pnum=p_num)
     else:
-        a, b = _small_stack_pairs(np.concatenate([e.tg, _exact_keys(e.ng)], axis=1), np.concatenate([e.tp, _exact_keys(p_num)], axis=1))
+        a, b = _small_stack_pairs(np.concatenate([e.tg, exact_keys(e.ng)], axis=1), np.concatenate([e.tp, exact_keys(p_num)], axis=1))
     if a.size != n:
         return False
     # A column whose prediction numbers were not rounded met on equal keys: with no infinity on either side its
@@ -260,7 +270,7 @@ def _small_stack_pairs(gkeys: np.ndarray, pkeys: np.ndarray) -> tuple[np.ndarray
     return np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
 
 
-def _fast_equal(e: _Encoded) -> bool:
+def _fast_equal(e: EncodedRows) -> bool:
     """Same row count and every row met within tolerance, one to one: rows paired by equal keys
     (:func:`_pairs_by_keys`), else both sides sorted the same way and compared in order."""
     if e.tg.shape[0] != e.tp.shape[0]:
@@ -279,7 +289,7 @@ def _fast_equal(e: _Encoded) -> bool:
     return _rows_all_close(e.ng[og], e.np_[op], e.half[og], e.rel)
 
 
-def _match_cols(e: _Encoded, keep_num: Sequence[int], keep_text: bool = True) -> np.ndarray:
+def _match_cols(e: EncodedRows, keep_num: Sequence[int], keep_text: bool = True) -> np.ndarray:
     t_g = e.tg if keep_text else e.tg[:, :0]
     t_p = e.tp if keep_text else e.tp[:, :0]
     idx = list(keep_num)
@@ -288,7 +298,7 @@ def _match_cols(e: _Encoded, keep_num: Sequence[int], keep_text: bool = True) ->
 
 # --- descriptions ---------------------------------------------------------------------------------------------
 
-def _cell_text(e: _Encoded, c: int, side: str, r: int) -> str:
+def _cell_text(e: EncodedRows, c: int, side: str, r: int) -> str:
     """The raw cell of text column *c*, row *r*, on side ``g`` or ``p``, for a message (NULL shown as NULL)."""
     col = e.vocab[c][side]
     v = col.raw[r]
@@ -300,7 +310,7 @@ def _cell_text(e: _Encoded, c: int, side: str, r: int) -> str:
 RELABELLED = "one column relabelled"
 
 
-def _relabelled(e: _Encoded, c: int, mm: np.ndarray) -> str | None:
+def _relabelled(e: EncodedRows, c: int, mm: np.ndarray) -> str | None:
     """A text column that differs in every row, but as a one-to-one map onto labels the golden never uses (country
     names for country codes): the same rows under other labels, not wrong values. Needs ≥ 3 distinct golden
     values (fewer is no evidence of a map), and no predicted label may be a golden label (a permutation of the
@@ -318,7 +328,7 @@ def _relabelled(e: _Encoded, c: int, mm: np.ndarray) -> str | None:
             "every other value right)")
 
 
-def _sorted_cells(e: _Encoded, c: int, side: str) -> np.ndarray:
+def _sorted_cells(e: EncodedRows, c: int, side: str) -> np.ndarray:
     """``np.sort`` of numeric column *c* of side ``g`` or ``p`` (NULLs last): the sorted numbers the pairing already
     made of its Column where the cells are that Column's own and none is NULL."""
     col = (e.sources[c][0] if side == "g" else e.sources[c][1]) if c < len(e.sources) else None
@@ -327,7 +337,7 @@ def _sorted_cells(e: _Encoded, c: int, side: str) -> np.ndarray:
     return np.sort(e.ng[:, c] if side == "g" else e.np_[:, c])
 
 
-def _diagnose(e: _Encoded, match: np.ndarray) -> str | None:
+def _diagnose(e: EncodedRows, match: np.ndarray) -> str | None:
     n_g, n_p = e.tg.shape[0], e.tp.shape[0]
     t, m = e.tg.shape[1], e.ng.shape[1]
     found = int((match >= 0).sum())
@@ -477,7 +487,7 @@ def _compare_rows_full(
     ]
     out = RowComparison(n_g, n_p, found, missing, int(missing_idx.size), extra)
     if top_n:
-        out.top_n = _top_n(e, pairing, top_n)
+        out.top_n = top_n_of(e, pairing, top_n)
         if not out.top_n.get("qualifies"):
             out.mismatch = "top-N: " + out.top_n.get("why", "rows do not qualify")
         elif out.top_n.get("tie_break_differs"):
@@ -492,7 +502,7 @@ def _compare_rows_full(
         return out
     out.mismatch = _diagnose(e, match)
     if ordered and found == n_g and extra == 0:
-        out.order = _order(e, golden, pred, pairing)
+        out.order = order_of(e, golden, pred, pairing)
         if out.order == "different":
             out.mismatch = "same rows in a different order (the question asks for an order)"
         elif out.order == "unknown":

@@ -19,7 +19,7 @@ from goldeval.answers.values import Column, make_column
 from goldeval.errors import InputError, shorten
 from goldeval.verdict import GOLD_STATUSES
 
-try:  # the optional C fast path (see _fast.c); the transposing pass of _columns stays the definition and fallback
+try:  # the optional C fast path (see _fast.c); the transposing pass of table_columns stays the definition and fallback
     from goldeval._fast import columns_of as _fast_columns_of
 except ImportError:  # pragma: no cover - the extension is optional
     _fast_columns_of = None
@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - the extension is optional
 _MARKERS = ("PREFERRED", "ACCEPT", "DIVERGENT", "WRONG", "REQUIRED", "CREDITED")
 
 
-def _table(obj: Mapping[str, Any], where: str, *, columns_required: bool) -> tuple[list[str], list[list[Any]]]:
+def answer_table(obj: Mapping[str, Any], where: str, *, columns_required: bool) -> tuple[list[str], list[list[Any]]]:
     """``(columns, rows)`` from ``{"columns", "rows"}`` (rows as lists, or as objects keyed by column)."""
     rows = obj.get("rows")
     cols = obj.get("columns")
@@ -66,11 +66,11 @@ def _table(obj: Mapping[str, Any], where: str, *, columns_required: bool) -> tup
     return list(cols), out
 
 
-def _golden_table(golden: Mapping[str, Any], where: str, *, name: str = "golden") -> tuple[list[str], list[list[Any]]] | None:
+def golden_table(golden: Mapping[str, Any], where: str, *, name: str = "golden") -> tuple[list[str], list[list[Any]]] | None:
     """The golden as a table (a scalar ``value`` is a one-row table), or ``None`` when it has neither. *name* is the
     golden's field path in messages (``golden.alternatives[1]`` for an alternative golden)."""
     if "rows" in golden and golden["rows"] is not None:
-        return _table(golden, f"{where} {name}", columns_required=True)
+        return answer_table(golden, f"{where} {name}", columns_required=True)
     if "value" in golden:
         cols = golden.get("columns") or ["value"]
         if not isinstance(cols, list) or len(cols) != 1:
@@ -97,7 +97,7 @@ def golden_alternatives(golden: Mapping[str, Any], where: str) -> list[dict[str,
         InputError: naming the case row and the field path (``golden.alternatives[1].rows``): ``alternatives`` is
             not a list, or is given on a golden whose kind is not ``value``; an alternative is not an object, is of
             another kind, holds alternatives itself, gives no answer (no rows, value or canonical query), or has a
-            malformed table or option (the messages of :func:`_golden_table` and :func:`_check_golden_options`).
+            malformed table or option (the messages of :func:`golden_table` and :func:`check_golden_options`).
 
     Example:
         >>> golden_alternatives({"columns": ["n"], "rows": [[1]], "alternatives": [{"value": 2}]}, "case 'q'")
@@ -136,8 +136,8 @@ def golden_alternatives(golden: Mapping[str, Any], where: str) -> list[dict[str,
             raise InputError(f"{where} {path}.columns: must be a list of column names, got {shorten(cols)}. Fix the case row.")
         if canonical is not None and not isinstance(canonical, str):
             raise InputError(f"{where} {path}.canonical_query: must be the SQL text, got {shorten(canonical)}. Fix the case row.")
-        table = _golden_table(alt, where, name=path)
-        _check_golden_options(alt, table[0] if table is not None else cols, where, name=path)
+        table = golden_table(alt, where, name=path)
+        check_golden_options(alt, table[0] if table is not None else cols, where, name=path)
         out.append(dict(alt))
     return out
 
@@ -145,7 +145,7 @@ def golden_alternatives(golden: Mapping[str, Any], where: str) -> list[dict[str,
 _DIRECTIONS = {"desc": "desc", "descending": "desc", "asc": "asc", "ascending": "asc"}
 
 
-def _check_case_lists(case: Mapping[str, Any], where: str) -> None:
+def check_case_lists(case: Mapping[str, Any], where: str) -> None:
     """``must_not_use`` and ``rubric`` must be lists (a bare string would be read one character at a time);
     ``coverage`` (issue 16), when given, a string."""
     for key, what in (("must_not_use", "field names or prose entries"), ("rubric", "clauses")):
@@ -158,7 +158,7 @@ def _check_case_lists(case: Mapping[str, Any], where: str) -> None:
         raise InputError(f"{where}: 'coverage' must be a string such as \"derivable\", got {shorten(cov)}. Fix the case row.")
 
 
-def _check_golden_options(golden: Mapping[str, Any], names: Sequence[str] | None, where: str, *, name: str = "golden"
+def check_golden_options(golden: Mapping[str, Any], names: Sequence[str] | None, where: str, *, name: str = "golden"
                           ) -> None:
     """The golden's options (``ordered``, ``top_n``, ``order_by``, ``rate_columns``, ``gold_status``) are well formed.
 
@@ -216,7 +216,7 @@ def _rounds(canonical: str) -> bool:
     return _ROUNDING.search(canonical) is not None
 
 
-def _computed_floats(golden: Mapping[str, Any]) -> bool:
+def computed_floats(golden: Mapping[str, Any]) -> bool:
     """True when the golden's numbers were computed by its canonical query (``rows_from: canonical_query``) and that
     query rounds nothing: such floats have no display precision (``AVG`` = 0.3 is exactly 0.3; reading it as
     "written to one decimal" accepted 0.33). A canonical query that rounds (``ROUND(x, 2)``) keeps the precision
@@ -226,7 +226,7 @@ def _computed_floats(golden: Mapping[str, Any]) -> bool:
             and not _rounds(canonical))
 
 
-def _columns(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[Column]:
+def table_columns(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[Column]:
     if not rows:
         return [make_column(n, []) for n in names]
     if names and _fast_columns_of is not None and type(rows) is list:
@@ -239,7 +239,7 @@ def _columns(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[Column
     return [make_column(n, list(map(itemgetter(i), rows))) for i, n in enumerate(names)]
 
 
-def _rubric(rubric: Any) -> list[tuple[str, str]]:
+def rubric_of(rubric: Any) -> list[tuple[str, str]]:
     """Rubric clauses as ``(marker, text)``; an unmarked clause is ``CREDITED``."""
     out = []
     for clause in rubric or []:

@@ -14,10 +14,23 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from itertools import permutations
 from typing import Any
 
+from goldeval.answers.column_agreement import (
+    exact_shares,
+    multiset_share,
+    value_agreement,
+)
+from goldeval.answers.column_pairs import (
+    Pairing,
+    name_score,
+    rate_name,
+    roles_of,
+    settle_pairing,
+    unique_names,
+)
 from goldeval.answers.numbers import tolerances
-from goldeval.answers.pairing import Pairing, name_score, rate_name, roles_of, settle_pairing, unique_names, value_agreement
 from goldeval.answers.values import Column, roles_conflict
 
 __all__ = ["SMALL_ROWS", "small_rows_equal"]
@@ -165,7 +178,7 @@ def small_pair_columns(golden: Sequence[Column], pred: Sequence[Column], *, rate
     """:func:`~goldeval.answers.pairing.pair_columns_full` for a few columns (``1 <= k_g, k_p <=``
     :data:`SMALL_PAIR_COLUMNS`), in plain Python, or ``None``.
 
-    The same evidence from the same calls (value_agreement, _exact_shares, multiset_share, in the same order), the
+    The same evidence from the same calls (value_agreement, exact_shares, multiset_share, in the same order), the
     same scores as floats (the NumPy expression's operations in its order; NaN kept as ``None``), the assignment by
     trying every one: taken only when it beats every other by :data:`_UNIQUE_MARGIN` (then it is the one optimum
     ``linear_sum_assignment`` returns); ``None`` on a closer call (ties: the solver's choice is its own) and where
@@ -173,9 +186,7 @@ def small_pair_columns(golden: Sequence[Column], pred: Sequence[Column], *, rate
     repeats, rejected pairs, name/value conflicts, ambiguity) are the general code's own
     (:func:`~goldeval.answers.pairing.settle_pairing`, shared).
     """
-    from itertools import permutations
 
-    from goldeval.answers.column_agreement import _exact_shares, multiset_share
 
     kg, kp = len(golden), len(pred)
     if not (1 <= kg <= SMALL_PAIR_COLUMNS and 1 <= kp <= SMALL_PAIR_COLUMNS):
@@ -220,7 +231,7 @@ def small_pair_columns(golden: Sequence[Column], pred: Sequence[Column], *, rate
         return None  # the names decide: small_pair_by_names' case
     seen = set(done)
     rest = [(i, j) for i in range(kg) for j in range(kp) if not conflict[i][j] and (i, j) not in seen]
-    exact = _exact_shares(golden, pred, [(i, j) for i, j in rest if not rate_pair(i, j)], rel_tol)
+    exact = exact_shares(golden, pred, [(i, j) for i, j in rest if not rate_pair(i, j)], rel_tol)
     for i, j in rest:
         if (i, j) in exact:
             agree[i][j] = exact[i, j][0]

@@ -44,8 +44,8 @@ https://www.sqlite.org/c3ref/set_authorizer.html
 
 from __future__ import annotations
 
-import contextlib
 import _signal
+import contextlib
 import json
 import os
 import re
@@ -55,11 +55,16 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from goldeval.answers.readonly_functions import function_refusal, normalize_allowed
+from goldeval.answers.duckdb_worker import (
+    DuckDBError,
+    DuckDBWorker,
+    worker_address_space,
+)
+from goldeval.answers.postgres import PostgresDatabase, is_postgres_url
 from goldeval.answers.query_bounds import (
     DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_MAX_ROWS,
@@ -67,11 +72,13 @@ from goldeval.answers.query_bounds import (
     DUCKDB_MEMORY_LIMIT,
     DatabaseLostError,
     QueryError,
+    QueryResult,
     check_max_result_bytes,
     fetch_bounded,
     result_bytes,
     size_limit_message,
 )
+from goldeval.answers.readonly_functions import function_refusal, normalize_allowed
 from goldeval.errors import InputError
 
 __all__ = ["DatabaseLostError", "QueryError", "QueryResult", "ReadOnlyDatabase", "open_database", "fetch_bounded",
@@ -86,23 +93,6 @@ MAX_VALUE_BYTES = 16_000_000
 # PRAGMAs that only look things up (allowed with any argument); every other PRAGMA is denied.
 _READ_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "foreign_key_list", "database_list",
                  "collation_list", "function_list", "table_list"}
-
-
-@dataclass(slots=True)
-class QueryResult:
-    """Rows a query returned.
-
-    Attributes:
-        columns: ``(k,)`` column names as the database reports them (duplicates kept).
-        rows: ``(n, k)`` row tuples of Python values (NULL is ``None``).
-        elapsed_s: Wall-clock seconds the query took.
-    """
-
-    columns: list[str]
-    rows: list[tuple[Any, ...]]
-    elapsed_s: float = 0.0
-    engine: str = "sqlite"
-    notes: list[str] = field(default_factory=list)
 
 
 #: How sqlite3 (the driver) begins the message of a text cell it cannot decode as UTF-8.
@@ -200,7 +190,6 @@ class ReadOnlyDatabase:
             "threads": min(2, os.cpu_count() or 1),
         }
         # The worker module, like DuckDB, only for a DuckDB file; it runs the queries in a process of its own.
-        from goldeval.answers.duckdb_worker import DuckDBWorker, worker_address_space
 
         return DuckDBWorker(p, config, address_space=worker_address_space(self.max_result_bytes))
 
@@ -329,7 +318,7 @@ class ReadOnlyDatabase:
         any other statement. It runs on a separate in-memory connection, so that nothing about the database or its
         settings is involved; the database's own connection keeps external access off as the second guard.
         """
-        import duckdb
+        import duckdb  # optional heavy dependency: duckdb (extra duckdb)
 
         if self._closed:
             raise QueryError(f"the DuckDB database {self.path} was closed; open it again to run a query.")
@@ -356,8 +345,6 @@ class ReadOnlyDatabase:
             raise QueryError(f"refused: {why}.")
 
     def _execute_duckdb(self, sql: str) -> QueryResult:
-        from goldeval.answers.duckdb_worker import DuckDBError  # the worker's module, loaded for DuckDB files only
-
         self._check_duckdb(sql)
         start = time.monotonic()
         # In the DuckDB worker process (goldeval.answers.duckdb_worker): killed past the time limit, bounded in
@@ -538,8 +525,6 @@ def open_database(path: str | os.PathLike[str] | None, *, sql_dialect: str | Non
     """
     if path is None:
         return None
-    from goldeval.answers.postgres import PostgresDatabase, is_postgres_url
-
     if is_postgres_url(path):
         options.pop("engine", None)
         return PostgresDatabase(str(path), sql_dialect=sql_dialect, password=password, allow_privileged=allow_privileged,
@@ -556,7 +541,6 @@ def rows_as_lists(result: QueryResult) -> list[list[Any]]:
     """Rows as lists, JSON-ready: a ``Decimal`` (DuckDB ``DECIMAL``, PostgreSQL ``numeric``) as the text of its exact
     digits (``"1234567.80"``: a float would drop the scale, and JSON writers refuse a Decimal), ``bytes`` as hex
     (as the judge compares them)."""
-    from decimal import Decimal
 
     def cell(v: Any) -> Any:
         if isinstance(v, Decimal):

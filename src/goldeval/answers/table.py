@@ -23,9 +23,9 @@ from goldeval.answers.order_keys import apply_order_key, order_keys
 from goldeval.answers.pairing import Pairing, pair_columns
 from goldeval.answers.rows import RELABELLED
 from goldeval.answers.rows import compare_rows as _compare_rows
-from goldeval.answers.shapes import _columns, _computed_floats
-from goldeval.answers.values import Column, name_tokens
-from goldeval.answers.verdicts import _undecided, _verdict
+from goldeval.answers.shapes import table_columns, computed_floats
+from goldeval.answers.values import Column, name_tokens, role_tags, roles_conflict
+from goldeval.answers.verdicts import undecided_verdict, make_verdict
 from goldeval.verdict import Verdict
 
 try:  # the optional C fast path (see _fast.c); the NumPy code of _agreement stays the definition and the fallback
@@ -42,10 +42,10 @@ def _asked_same_set(gcols: list[Column], pcols: list[Column], pairing: Pairing, 
     sub = Pairing([pairing.golden_names[i] for i in keep], list(pairing.pred_names),
                   {k: pairing.index[gi] for k, gi in enumerate(keep)}, dict(pairing.basis),
                   {k: pairing.scale[gi] for k, gi in enumerate(keep) if gi in pairing.scale})
-    return same_set([gcols[i] for i in keep], pcols, sub, rel_tol=rel_tol, exact_golden=_computed_floats(golden))
+    return same_set([gcols[i] for i in keep], pcols, sub, rel_tol=rel_tol, exact_golden=computed_floats(golden))
 
 
-def _judge_table(
+def judge_table(
     question: str,
     golden: Mapping[str, Any],
     g_names: list[str],
@@ -58,8 +58,8 @@ def _judge_table(
     gcols: list[Column] | None = None,
 ) -> Verdict:
     rate_cols = list(golden.get("rate_columns") or [])
-    gcols = gcols if gcols is not None else _columns(g_names, g_rows)
-    pcols = _columns(p_names, p_rows)
+    gcols = gcols if gcols is not None else table_columns(g_names, g_rows)
+    pcols = table_columns(p_names, p_rows)
     pairing = pair_columns(gcols, pcols, rate_columns=rate_cols, rel_tol=rel_tol)
     common = dict(column_pairing=pairing.mapping, gold_status=gold[0], gold_note=gold[1])
     details: dict[str, Any] = {"pairing": pairing.to_dict(), "golden_shape": [len(g_rows), len(g_names)],
@@ -68,13 +68,13 @@ def _judge_table(
     located_empty = {"golden_rows": n_g, "found": 0, "missing": [], "extra": n_p}
     if n_g == 0:
         if n_p == 0:
-            return _verdict("match", 9, "Both the golden and the prediction are empty results.",
+            return make_verdict("match", 9, "Both the golden and the prediction are empty results.",
                             located={"golden_rows": 0, "found": 0, "missing": [], "extra": 0}, details=details, **common)
-        return _verdict("no_match", 8, f"The golden result is empty; the prediction returns {n_p} row(s).",
+        return make_verdict("no_match", 8, f"The golden result is empty; the prediction returns {n_p} row(s).",
                         located=located_empty, mismatch="rows where the golden has none", details=details, **common)
     if n_p == 0:
         loc = {"golden_rows": n_g, "found": 0, "missing": [dict(zip(g_names, r)) for r in g_rows[:20]], "extra": 0}
-        return _verdict("no_match", 9, f"The prediction returns no rows; the golden has {n_g}.", located=loc,
+        return make_verdict("no_match", 9, f"The prediction returns no rows; the golden has {n_g}.", located=loc,
                         mismatch="empty result", details=details, **common)
     if pairing.unpaired and pairing.index and not pairing.ambiguous:
         # An over-asking golden: every golden column the question asks for is contained, and only columns it does
@@ -104,12 +104,12 @@ def _judge_table(
                 missing = (f"the golden's {cols} {'is' if len(unasked) == 1 else 'are'} missing, but the question does not ask "
                            f"for {'it' if len(unasked) == 1 else 'them'}")
                 if mult is None:
-                    return _verdict("near_match", 7, f"Every golden row is located on the column(s) the question asks for "
+                    return make_verdict("near_match", 7, f"Every golden row is located on the column(s) the question asks for "
                                     f"({_pairs_text(pairing, paired_only=star)}); {missing}.", located=part.located(),
                                     mismatch=f"unasked golden column(s) missing: {cols}", details=details, **common)
                 details["multiplicity"] = {"distinct": mult.distinct, "golden_rows": mult.golden_rows, "pred_rows": mult.pred_rows,
                                            "rows_that_differ": mult.n_differ}
-                return _verdict("near_match", 7, f"On the column(s) the question asks for ({_pairs_text(pairing, paired_only=star)}) the rows equal "
+                return make_verdict("near_match", 7, f"On the column(s) the question asks for ({_pairs_text(pairing, paired_only=star)}) the rows equal "
                                 f"the golden's as a set and only repeat differently, which the question does not fix; {missing}: "
                                 f"{mult.describe()}.", located=part.located(),
                                 mismatch=f"unasked golden column(s) missing: {cols}; {mult.describe()}", details=details, **common)
@@ -123,7 +123,7 @@ def _judge_table(
                 why += f"; the only candidate left, '{r['prediction']}', {r['why']}"
             else:
                 why += f"; '{r['prediction']}' shares values with '{r['golden']}' but {r['why'].split(';')[0]}"
-        return _verdict("no_match", 8, why + ".", located={"golden_rows": n_g, "found": 0, "missing": [], "extra": n_p},
+        return make_verdict("no_match", 8, why + ".", located={"golden_rows": n_g, "found": 0, "missing": [], "extra": n_p},
                         mismatch="missing column: " + ", ".join(pairing.unpaired), details=details, **common)
     ordered = bool(golden.get("ordered"))
     top_n = golden.get("top_n") or None
@@ -160,7 +160,7 @@ def _judge_table(
             details["pairing"] = pairing.to_dict() | {"ambiguous": [], "resolved_by_rows": True}
         else:
             details["pairing_candidates"] = [p.mapping for p, _ in tried]
-            return _undecided(
+            return undecided_verdict(
                 "Column pairing is ambiguous: " + "; ".join(f"'{a['golden']}' fits {', '.join([a['chosen'], *a['candidates']])} equally well"
                                                          for a in pairing.ambiguous) + ", and no candidate pairing locates every golden row.",
                 "ambiguous pairing", located=rc.located(), mismatch=rc.mismatch, details=details, **common)
@@ -169,7 +169,7 @@ def _judge_table(
         tie_rows = (top_n or {}).get("tie_rows")
         if isinstance(tie_rows, list):
             # Every prediction row must be a golden row or a row tied at the boundary in the golden population.
-            pool = _columns(g_names, [list(r) for r in g_rows] + [list(r) for r in tie_rows if isinstance(r, list) and len(r) == len(g_names)])
+            pool = table_columns(g_names, [list(r) for r in g_rows] + [list(r) for r in tie_rows if isinstance(r, list) and len(r) == len(g_names)])
             pool_rc = compare_rows(pool, pcols, pairing, rel_tol=rel_tol)
             if pool_rc.extra:
                 rc.top_n["qualifies"] = False
@@ -199,7 +199,7 @@ def _judge_table(
         if rc.top_n and rc.top_n.get("tie_break_differs"):
             pinned = _tie_break_pinned(golden, g_names)
             if pinned:
-                return _verdict("near_match", 7, f"Top-N: a different tie-break at the boundary value {rc.top_n['boundary']:g}, but "
+                return make_verdict("near_match", 7, f"Top-N: a different tie-break at the boundary value {rc.top_n['boundary']:g}, but "
                                 f"the golden pins the tie-break ({pinned}).", located=located,
                                 mismatch="top-N: a different tie-break where the golden pins one", details=details, **common)
             conf -= 1 if tie_note == "verified" else 2
@@ -214,26 +214,26 @@ def _judge_table(
             why += f"; extra column(s) {', '.join(map(repr, extra_cols))} do not reduce a containing answer"
         if notes:
             why += " (" + "; ".join(notes) + ")"
-        return _verdict("match", max(conf, 6), why + ".", located=located, mismatch=rc.mismatch if rc.top_n else None,
+        return make_verdict("match", max(conf, 6), why + ".", located=located, mismatch=rc.mismatch if rc.top_n else None,
                         details=details, **common)
     # The same rows as a set, repeated a different number of times (a join fan-out, DISTINCT on one side only).
     if rc.top_n is None:
-        mult = same_set(gcols, pcols, pairing, rel_tol=rel_tol, exact_golden=_computed_floats(golden))
+        mult = same_set(gcols, pcols, pairing, rel_tol=rel_tol, exact_golden=computed_floats(golden))
         if mult is not None:
             details["multiplicity"] = {"distinct": mult.distinct, "golden_rows": mult.golden_rows, "pred_rows": mult.pred_rows,
                                        "rows_that_differ": mult.n_differ}
             fixed = question_fixes_multiplicity(question)
             if fixed:
-                return _verdict("no_match", 7, f"The rows equal the golden's as a set but repeat differently, and the question fixes "
+                return make_verdict("no_match", 7, f"The rows equal the golden's as a set but repeat differently, and the question fixes "
                                 f"the multiplicity ('{fixed}'): {mult.describe()}.", located=located, mismatch=mult.describe(),
                                 details=details, **common)
-            return _verdict("near_match", 7, f"The rows equal the golden's as a set; only how often rows repeat differs (a join "
+            return make_verdict("near_match", 7, f"The rows equal the golden's as a set; only how often rows repeat differs (a join "
                             f"fan-out or DISTINCT on one side, or distinct entities sharing these values), and the question does not "
                             f"fix it: {mult.describe()}.", located=located, mismatch=mult.describe(), details=details, **common)
     # Not complete. Mislabelled columns? The column named like a golden one is wrong but another holds its values.
     if pairing.name_value_conflicts and rc.top_n is None:
         c = pairing.name_value_conflicts[0]
-        return _undecided(
+        return undecided_verdict(
             f"The column named '{c['named']}' does not hold the golden '{c['golden']}' values, but {', '.join(map(repr, c['values_in']))} "
             "does: mislabelled columns or a wrong answer, which rules cannot tell apart.", "names and values disagree",
             located=located, mismatch=rc.mismatch, details=details, **common)
@@ -246,13 +246,13 @@ def _judge_table(
         if swapped is not None and ((aligned and not ordered) or compare_rows(gcols, pcols, swapped, ordered=ordered, rel_tol=rel_tol).complete):
             moved = [f"'{g}' is in '{p}'" for g, p in swapped.mapping.items() if pairing.mapping.get(g) != p]
             details["pairing_by_rows"] = swapped.mapping
-            return _undecided(
+            return undecided_verdict(
                 f"Under the column names the rows are wrong, but every golden row is there with the labels swapped ({', '.join(moved)}): "
                 "mislabelled columns or a wrong answer, which rules cannot tell apart.", "names and values disagree",
                 located=located, mismatch=rc.mismatch, details=details, **common)
     # A key column under other labels (names for codes) in every row, all else right: not wrong values by rule.
     if rc.mismatch and rc.mismatch.startswith(RELABELLED) and rc.top_n is None:
-        return _undecided(f"The rows are the golden's, but {rc.mismatch.removeprefix(RELABELLED + ': ')}: whether that label "
+        return undecided_verdict(f"The rows are the golden's, but {rc.mismatch.removeprefix(RELABELLED + ': ')}: whether that label "
                           "answers the question (a name where a code was given) is not a rule's call.", "relabelled key column",
                           located=located, mismatch=rc.mismatch, details=details, **common)
     # A canonical ORDER BY … LIMIT with ties beyond the limit: another tie-break may be right.
@@ -260,17 +260,17 @@ def _judge_table(
     if isinstance(tie_pool, Mapping) and rc.top_n is None:
         above = [list(r) for r in tie_pool.get("above") or []]
         ties = [list(r) for r in tie_pool.get("ties") or []]
-        got_above = compare_rows(_columns(g_names, above), pcols, pairing, rel_tol=rel_tol).found == len(above) if above else True
-        in_pool = compare_rows(_columns(g_names, above + ties), pcols, pairing, rel_tol=rel_tol).extra == 0
+        got_above = compare_rows(table_columns(g_names, above), pcols, pairing, rel_tol=rel_tol).found == len(above) if above else True
+        in_pool = compare_rows(table_columns(g_names, above + ties), pcols, pairing, rel_tol=rel_tol).extra == 0
         key = ", ".join(tie_pool.get("order_key") or [])
         details["tie_pool"] = {"above": len(above), "ties": len(ties), "order_key": key}
         if got_above and in_pool and n_p == n_g:
-            return _verdict("match", 8, f"Every prediction row is a golden row or tied with the boundary row on the order key ({key}): "
+            return make_verdict("match", 8, f"Every prediction row is a golden row or tied with the boundary row on the order key ({key}): "
                             f"a valid tie-break among {len(ties)} tied rows.", located=located,
                             mismatch="a different tie-break at the boundary", details=details, **common)
         if got_above and in_pool and n_p == len(above) + len(ties):
             # The whole tie group contains the golden's answer and every row qualifies (the LIMIT kept one arbitrarily).
-            return _verdict("match", 8, f"The prediction returns every row tied at the boundary on the order key ({key}): "
+            return make_verdict("match", 8, f"The prediction returns every row tied at the boundary on the order key ({key}): "
                             f"{n_p} rows for the {n_g} asked, each of which qualifies (the golden's LIMIT kept {n_g} of "
                             f"{len(ties)} tied rows arbitrarily).", located=located, mismatch="all tied rows returned",
                             details=details, **common)
@@ -278,28 +278,28 @@ def _judge_table(
         tie_rows = (top_n or {}).get("tie_rows")
         ok = True
         if isinstance(tie_rows, list):
-            ok = compare_rows(_columns(g_names, [list(r) for r in g_rows] + [list(r) for r in tie_rows]), pcols, pairing,
+            ok = compare_rows(table_columns(g_names, [list(r) for r in g_rows] + [list(r) for r in tie_rows]), pcols, pairing,
                               rel_tol=rel_tol).extra == 0
         if ok:
             pinned = _tie_break_pinned(golden, g_names)
             if pinned:
-                return _verdict("near_match", 7, f"Top-N: {rc.top_n['why']}, but the golden pins the tie-break ({pinned}).",
+                return make_verdict("near_match", 7, f"Top-N: {rc.top_n['why']}, but the golden pins the tie-break ({pinned}).",
                                 located=located, mismatch="all tied rows returned where the golden pins a tie-break",
                                 details=details, **common)
             checked = "checked against the golden population" if isinstance(tie_rows, list) else \
                 "as the prediction reports them (no tie rows: run with --db and a canonical_query to check them)"
-            return _verdict("match", 8 if isinstance(tie_rows, list) else 7,
+            return make_verdict("match", 8 if isinstance(tie_rows, list) else 7,
                             f"Top-N: {rc.top_n['why']}; the whole tie group contains the golden's answer and every row "
                             f"qualifies (ties {checked}).", located=located, mismatch="all tied rows returned",
                             details=details, **common)
     if rc.order == "unknown":
         because = (rc.mismatch or "").split("; ")[0] if keys else "no order key is known (golden.order_by, or a canonical_query with ORDER BY) and the columns show none"
-        return _undecided(f"The rows are right but in another order, which cannot be checked: {because}.",
+        return undecided_verdict(f"The rows are right but in another order, which cannot be checked: {because}.",
                           "order not checkable", located=located, mismatch=rc.mismatch, details=details, **common)
     extra_keys = [pairing.pred_names[j] for j, c in enumerate(pcols)
                   if j not in pairing.index.values() and not c.numeric and c.kind != "null"]
     if extra_keys and n_p != n_g and rc.found < n_g:
-        return _undecided(
+        return undecided_verdict(
             f"The prediction has extra key column(s) {', '.join(map(repr, extra_keys))} and {n_p} rows for the golden's {n_g}: "
             "a different grain, which rules cannot judge.", "different grain", located=located, mismatch=rc.mismatch,
             details=details, **common)
@@ -319,7 +319,7 @@ def _judge_table(
         if rc.mismatch:
             why += f" ({rc.mismatch})"
         why += "."
-    return _verdict("no_match", conf, why, located=located, mismatch=rc.mismatch, details=details, **common)
+    return make_verdict("no_match", conf, why, located=located, mismatch=rc.mismatch, details=details, **common)
 
 
 def _tie_break_pinned(golden: Mapping[str, Any], g_names: list[str]) -> str | None:
@@ -354,9 +354,8 @@ def _row_signature_pairing(gcols: list[Column], pcols: list[Column], pairing: Pa
     never meets ``inf``) and no scale. Those rows then match within any tolerance, so ``compare_rows`` under the
     pairing, unordered, is complete (what ``aligned`` spares computing).
     """
-    from scipy.optimize import linear_sum_assignment
+    from scipy.optimize import linear_sum_assignment  # start-up: numpy / scipy load only when this runs
 
-    from goldeval.answers.values import role_tags, roles_conflict
 
     cols = sorted(set(pairing.index.values()))
     kg = len(gcols)

@@ -27,14 +27,28 @@ Source: goldeval issue 13; SQLite documentation, "Datatypes" (boolean expression
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
-from goldeval.answers.sql import QueryError
+from goldeval.answers.query_bounds import QueryError
 
-__all__ = ["to_postgres"]
+__all__ = ["quiet_sqlglot", "to_postgres"]
 
 _SIMPLE_NAME = re.compile(r"^[a-z_][a-z0-9_$]*$")
+
+
+@contextlib.contextmanager
+def quiet_sqlglot() -> Iterator[None]:
+    """sqlglot logs a warning when it falls back to an opaque Command; library code does not print."""
+    log = logging.getLogger("sqlglot")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def to_postgres(sql: str, *, read: str = "sqlite", schema: Mapping[str, Sequence[str]] | None = None) -> str:
@@ -54,12 +68,10 @@ def to_postgres(sql: str, *, read: str = "sqlite", schema: Mapping[str, Sequence
     Raises:
         QueryError: sqlglot cannot read or translate it (its message included).
     """
-    import sqlglot
-
-    from goldeval.answers.postgres import _quiet_sqlglot
+    import sqlglot  # start-up: sqlglot loads only when a query is parsed
 
     try:
-        with _quiet_sqlglot():
+        with quiet_sqlglot():
             trees = [t for t in sqlglot.parse(sql, read=read) if t is not None]
             if read == "sqlite":
                 trees = [_repair_sqlite(t, schema or {}) for t in trees]
@@ -73,7 +85,7 @@ def to_postgres(sql: str, *, read: str = "sqlite", schema: Mapping[str, Sequence
 
 
 def _repair_sqlite(tree, schema: Mapping[str, Sequence[str]]):
-    from sqlglot import exp
+    from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
     # SQLite names an unaliased result column by its text (``count(*)``, ``MAX(transcript_date)``); PostgreSQL by
     # the function alone (``count``, ``max``). The judge reads names as evidence, so the SQLite name is kept.

@@ -30,6 +30,7 @@ Source: ``DESIGN.md`` "Data answers" (tolerance, NULL, rate columns), goldeval.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 import re
 import unicodedata
@@ -40,7 +41,12 @@ from typing import Any
 
 import numpy as np
 
-from goldeval.answers.column_names import is_rate_name, name_tokens, role_tags, roles_conflict
+from goldeval.answers.column_names import (
+    is_rate_name,
+    name_tokens,
+    role_tags,
+    roles_conflict,
+)
 from goldeval.answers.numbers import REL_TOL, numbers_close, tolerances
 from goldeval.errors import InputError, shorten
 
@@ -169,7 +175,6 @@ def _json_text(value: Any) -> str:
     """An array or JSON object as compared: canonical JSON (keys sorted, numbers as numbers, dates as ISO text), so a
     golden written ``[1, 2]`` meets a PostgreSQL ``int[]`` and ``{"b": 1, "a": 2}`` meets a ``jsonb`` in its own key
     order. Elements are compared exactly (no numeric tolerance inside an array)."""
-    import json
 
     def conv(v: Any, depth: int) -> Any:
         if isinstance(v, (list, tuple, dict)) and depth >= _MAX_NESTING:
@@ -182,7 +187,7 @@ def _json_text(value: Any) -> str:
         if isinstance(v, bool) or v is None or isinstance(v, str):
             return v
         if isinstance(v, int):
-            # one past 64 bits as its digits, as the JSON reader keeps it (goldeval.io.BigInt): a golden's
+            # one past 64 bits as its digits, as the JSON reader keeps it (goldeval.io.reading.BigInt): a golden's
             # 18446744073709551617 then meets a database's; and json.dumps of an int past Python's int-string
             # limit (4,300 digits) raises
             return v if -(2**63) <= v < 2**64 else _int_digits(v)
@@ -398,6 +403,11 @@ class Column:
             assert self.num is not None
             self._text = np.array([None if x != x else _number_text(x) for x in self.num.tolist()], dtype=object)
         return self._text
+
+    @property
+    def cell_types(self) -> set[type] | None:
+        """The Python types of the cells, where the reader noted them (``None``: not noted)."""
+        return self._types
 
     def cached(self, key: str, make: Any) -> Any:
         """A value derived from this column, computed once (multiset counts, sorted numbers, tolerances)."""

@@ -9,18 +9,19 @@ from typing import Any
 
 from goldeval.verdict import NEEDS_HUMAN_MAX_CONFIDENCE, Verdict
 
-def _verdict(verdict: str, confidence: int | None, why: str, **kw: Any) -> Verdict:
+
+def make_verdict(verdict: str, confidence: int | None, why: str, **kw: Any) -> Verdict:
     needs = verdict == "needs_human" or confidence is None or confidence <= NEEDS_HUMAN_MAX_CONFIDENCE
     return Verdict(verdict=verdict, confidence=confidence, needs_human=needs, why=why, **kw)  # type: ignore[arg-type]
 
 
-def _undecided(why: str, because: str, **kw: Any) -> Verdict:
-    v = _verdict("needs_human", None, why, **kw)
+def undecided_verdict(why: str, because: str, **kw: Any) -> Verdict:
+    v = make_verdict("needs_human", None, why, **kw)
     v.details["undecided_because"] = because
     return v
 
 
-def _fmt(v: Any) -> str:
+def fmt_value(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:g}"
     return repr(v) if isinstance(v, str) else str(v)

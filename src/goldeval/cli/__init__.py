@@ -3,6 +3,8 @@
 Sub-commands are imported only when invoked, so ``goldeval --help`` stays fast (no numpy / scipy / sqlglot at
 start-up). To add a command, add one line to ``COMMANDS``: ``name -> "module:attribute"`` under ``goldeval.cli``.
 
+May import anything below it (see README "Architecture"); nothing outside ``cli/`` imports it.
+
 Exit codes: 0 every gate passes (or nothing was gated) · 1 a gate fails · 2 bad input or usage ·
 3 internal or store error · 130 interrupted (Ctrl-C) · 143 stopped by SIGTERM (:mod:`goldeval.cli._signals`).
 """

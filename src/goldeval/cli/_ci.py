@@ -8,7 +8,7 @@ Use in a command::
         guard_outputs({"--out": out, **ci.outputs()}, {...inputs...})    # before any work
         ...
         write_json(results, out)
-        ci.write(results)                        # JUnit and Markdown (atomic, via goldeval.outputs)
+        ci.write(results)                        # JUnit and Markdown (atomic, via goldeval.io.outputs)
 
 ``compare`` and ``replay`` take ``junit_option`` alone and call :func:`write_junit` with their own document.
 """
@@ -40,7 +40,7 @@ class CiOptions:
     summary_md: str | None = None
 
     def outputs(self) -> dict[str, str | None]:
-        """role → path of each CI output, for :func:`goldeval.outputs.check_outputs` (the step summary included:
+        """role → path of each CI output, for :func:`goldeval.io.outputs.check_outputs` (the step summary included:
         it must not be an input either)."""
         out: dict[str, str | None] = {"--junit": self.junit, "--summary-md": self.summary_md}
         step = os.environ.get(STEP_SUMMARY_ENV)
@@ -60,7 +60,7 @@ class CiOptions:
     def write(self, results: Mapping[str, Any]) -> None:
         """Write the JUnit file and the Markdown summary for *results* (each only when asked for); append the
         summary to ``$GITHUB_STEP_SUMMARY`` when that variable is set."""
-        from goldeval.outputs import write_output
+        from goldeval.io.outputs import write_output
 
         if self.junit is not None:
             from goldeval.report.junit import results_junit
@@ -86,7 +86,7 @@ def junit_option(f: Callable[..., Any]) -> Callable[..., Any]:
 def write_junit(path: str | None, data: bytes) -> None:
     """Write a JUnit document to *path* (nothing when ``None``)."""
     if path is not None:
-        from goldeval.outputs import write_output
+        from goldeval.io.outputs import write_output
 
         write_output(path, data, role="--junit")
 

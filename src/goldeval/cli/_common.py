@@ -39,14 +39,14 @@ def out_option(help: str, *, default: str | None = None, required: bool = False,
 
 
 def _console(**kw: Any):
-    from goldeval.report.printable import escaping_console
+    from goldeval.io.printable import escaping_console
 
     return escaping_console(**kw)  # control characters in ids, arms, labels are printed escaped
 
 
 def stderr_console():
     """A rich Console on stderr (diagnostics and tables go there when --out - sends JSON to stdout). Control
-    characters in what it prints are escaped (:mod:`goldeval.report.printable`)."""
+    characters in what it prints are escaped (:mod:`goldeval.io.printable`)."""
     return _console(stderr=True)
 
 
@@ -58,8 +58,8 @@ def stdout_console():
 def echo(message: str, *, err: bool = True) -> None:
     """``click.echo`` of a line that may hold the user's data (ids, labels, paths): control characters escaped,
     a spooled stream named as given."""
-    from goldeval.report.printable import printable
-    from goldeval.streams import relabel
+    from goldeval.io.printable import printable
+    from goldeval.io.streams import relabel
 
     click.echo(printable(relabel(message)), err=err)
 
@@ -151,16 +151,16 @@ def dumps(obj: Any) -> bytes:
 
 def check_writable(out: str | None) -> None:
     """Fail fast (InputError) when ``--out`` names a file that cannot be written, before any work is done."""
-    from goldeval.outputs import check_outputs
+    from goldeval.io.outputs import check_outputs
 
     check_outputs({"--out": out}, {})
 
 
 def guard_outputs(outputs: dict[str, Any], others: dict[str, Any]) -> None:
     """Refuse (InputError, exit 2) before any work an output that is one of the command's own files, or cannot be
-    written: see :func:`goldeval.outputs.check_outputs`. Database roles should be given as
-    ``goldeval.outputs.sqlite_files(path)`` so that their -wal / -shm companions are protected too."""
-    from goldeval.outputs import check_outputs
+    written: see :func:`goldeval.io.outputs.check_outputs`. Database roles should be given as
+    ``goldeval.io.outputs.sqlite_files(path)`` so that their -wal / -shm companions are protected too."""
+    from goldeval.io.outputs import check_outputs
 
     check_outputs(outputs, others)
 
@@ -181,14 +181,14 @@ def run_inputs(store: Any, *runs: str) -> dict[str, list[str]]:
 
 def write_json(obj: Any, out: str, *, role: str = "--out") -> None:
     """Write *obj* as JSON to the path *out* (atomically), or to stdout when *out* is ``-``."""
-    from goldeval.outputs import write_output
+    from goldeval.io.outputs import write_output
 
     write_output(out, dumps(obj) + b"\n", role=role)
 
 
 def write_results(results: Mapping[str, Any], out: str, out_format: str = "json") -> None:
-    """Write a results dict held in memory to *out* in *out_format*: :func:`goldeval.resultsfile.write_results`."""
-    from goldeval.resultsfile import write_results as write
+    """Write a results dict held in memory to *out* in *out_format*: :func:`goldeval.io.resultsfile.write_results`."""
+    from goldeval.io.resultsfile import write_results as write
 
     write(results, out, out_format)
 

@@ -3,8 +3,8 @@
 ``type=INPUT`` on a click argument or option marks it as an input file. A regular file (or a missing path: its
 reader says "no such file") passes through as click.Path(dir_okay=False) passes it. A stream is spooled by
 :func:`spooling` (called by :func:`goldeval.cli._common.guarded`, so that a Ctrl-C while stdin is read exits 130
-and a bad stream exits 2 like any bad input) into a temporary file (:mod:`goldeval.streams`); the command sees that
-file's path, and messages and results name the stream again (:func:`goldeval.streams.relabel`).
+and a bad stream exits 2 like any bad input) into a temporary file (:mod:`goldeval.io.streams`); the command sees that
+file's path, and messages and results name the stream again (:func:`goldeval.io.streams.relabel`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class InputPath(click.ParamType):
         self._path = click.Path(dir_okay=False, path_type=str)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from goldeval.streams import is_stream
+        from goldeval.io.streams import is_stream
 
         if isinstance(value, StreamArg) or not isinstance(value, str) or not is_stream(value):
             return value if isinstance(value, StreamArg) else self._path.convert(value, param, ctx)
@@ -60,7 +60,7 @@ def spooling(kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """
     from goldeval.cli._signals import sigterm_raises
     from goldeval.errors import GoldevalError, InputError
-    from goldeval.streams import STDIN, relabel, spool
+    from goldeval.io.streams import STDIN, relabel, spool
 
     streams = {k: v for k, v in kwargs.items() if isinstance(v, StreamArg)}
     if not streams:

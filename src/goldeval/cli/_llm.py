@@ -28,14 +28,14 @@ import click
 from goldeval.cli._types import COUNT, Finite
 
 if TYPE_CHECKING:
-    from goldeval.judge.options import LlmOptions
+    from goldeval.llm.options import LlmOptions
 
 __all__ = ["llm_options", "render_llm_stage", "llm_config", "llm_cache_files", "spend_line", "dry_run_cap_text"]
 
 
 def llm_cache_files(opts: LlmOptions | None, *, always: bool = False) -> list[str]:
-    """The judge cache's files when this invocation uses it: :func:`goldeval.judge.options.cache_files`."""
-    from goldeval.judge.options import cache_files  # (the judge package is loaded only when a command runs)
+    """The judge cache's files when this invocation uses it: :func:`goldeval.llm.options.cache_files`."""
+    from goldeval.llm.options import cache_files  # (the judge package is loaded only when a command runs)
 
     return cache_files(opts, always=always)
 
@@ -57,7 +57,7 @@ def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...]
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from goldeval.judge.options import LlmOptions  # at run time: `--help` does not load the judge package
+        from goldeval.llm.options import LlmOptions  # at run time: `--help` does not load the judge package
 
         for name in exclude:
             kwargs[name] = defaults[name]
@@ -103,8 +103,8 @@ def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...]
 
 
 def llm_config(opts: LlmOptions, *, cost_cap: bool = True):
-    """A :class:`goldeval.judge.JudgeConfig` from the options: :func:`goldeval.judge.options.judge_config`."""
-    from goldeval.judge.options import judge_config
+    """A :class:`goldeval.llm.JudgeConfig` from the options: :func:`goldeval.llm.options.judge_config`."""
+    from goldeval.llm.options import judge_config
 
     return judge_config(opts, cost_cap=cost_cap)
 

@@ -23,7 +23,7 @@ from goldeval.cli._common import (
 from goldeval.cli._gating import apply_gates, gates_option, load_definition
 from goldeval.cli._inputs import INPUT
 from goldeval.errors import InputError
-from goldeval.outputs import sqlite_files
+from goldeval.io.outputs import sqlite_files
 
 #: Doubted or broken cases listed one per line on the console; past this many they are counted (all are in --out).
 TABLE_CASES = 200
@@ -86,7 +86,7 @@ def check_goldens(cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_canoni
                    **{f"database {name!r}": sqlite_files(path) for name, path in named.items()}})
     definition = _inline_definition(inline_gates) if inline_gates else load_definition(gates)
     if definition is not None:
-        from goldeval.gates import check_scorer
+        from goldeval.gates.evaluate import check_scorer
 
         check_scorer(definition, GOLDEN_HEALTH_NAME)  # a gate on another scorer's metric: refused before any query
     _, code = _run(cases, config, out, out_format, results_path, quiet, definition)
@@ -107,7 +107,7 @@ def _out_format(out: str | None) -> str:
 
 def _inline_definition(exprs: tuple[str, ...]) -> Any:
     """The definition of done of the ``--gate METRIC>=X`` options (parsed as a TOML [gates] table would be)."""
-    from goldeval.gates import parse_gates
+    from goldeval.gates.definition import parse_gates
 
     bounds: dict[str, dict[str, str]] = {}
     for expr in exprs:
@@ -135,7 +135,7 @@ def _named_databases(cases: str, db_dir: str | None) -> dict[str, str]:
     if db_dir is None or not os.path.isfile(cases):
         return {}
     from goldeval.answers.databases import DatabaseDir, case_database_names
-    from goldeval.io import read_rows
+    from goldeval.io.reading import read_rows
 
     return DatabaseDir(db_dir, open_one=lambda path: None).files(case_database_names(read_rows(cases)))
 
@@ -154,9 +154,9 @@ def _run(cases: str, config: Any, out: str | None, out_format: str, results_path
         check_goldens,
         summarize_health,
     )
-    from goldeval.io import check_input_file, file_sha256
-    from goldeval.resultsfile import ResultsFile
-    from goldeval.streams import display_name
+    from goldeval.io.reading import check_input_file, file_sha256
+    from goldeval.io.resultsfile import ResultsFile
+    from goldeval.io.streams import display_name
 
     check_input_file(cases)
     start = time.perf_counter()

@@ -38,7 +38,7 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     paired bootstrap interval for the pass-rate difference; for F1 the per-case deltas, the biggest movers and a
     paired bootstrap interval for the mean difference. RUN is an id, a unique prefix, 'latest' or 'latest~N'.
     """
-    from goldeval.outputs import sqlite_files
+    from goldeval.io.outputs import sqlite_files
     from goldeval.report.runs import render_compare
     from goldeval.runs.compare import compare_runs
     from goldeval.runs.store import RunStore

@@ -17,7 +17,7 @@ from goldeval.cli._observe import ConsoleObserver
 from goldeval.cli._spark import spark_options
 from goldeval.cli._store import store_options
 from goldeval.errors import InputError
-from goldeval.report.answers import render_judge
+from goldeval.answers.render import render_judge
 
 
 @click.command()
@@ -55,7 +55,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
     gate fails; else exit 0 when judged.
     """
     check_privileged_role(allow_privileged_role, db)
-    if engine == "spark":  # the rules on the executors, the LLM stage on the driver (goldeval.spark_judge)
+    if engine == "spark":  # the rules on the executors, the LLM stage on the driver (goldeval.engines.spark_judge)
         from goldeval.cli._spark import judge_on_spark
 
         if db_dir is not None:

@@ -47,7 +47,7 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     """
     from goldeval.errors import InputError
     from goldeval.pipeline.run import evaluate
-    from goldeval.scorers import get_scorer
+    from goldeval.scoring.registry import get_scorer
 
     guard_outputs({"--out": out, **ci.outputs()}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
     scorer = get_scorer("labels")
@@ -97,8 +97,8 @@ def gate(results_file, gates, out, quiet, ci):
 
     A gate on a metric this scorer never produces is bad input (exit 2).
     """
-    from goldeval.resultsfile import read_results
-    from goldeval.scorers import register_plugin_metrics
+    from goldeval.io.resultsfile import read_results
+    from goldeval.scoring.registry import register_plugin_metrics
 
     # no output ever overwrites an input (DESIGN.md), RESULTS.json included: write the gated results beside it
     guard_outputs({"--out": out, **ci.outputs()}, {"RESULTS.json": results_file, "--gates": gates})

@@ -40,11 +40,11 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
     from goldeval.cli._llm import dry_run_cap_text, llm_config
     from goldeval.pipeline.llm_stage import read_checked
     from goldeval.errors import InputError
-    from goldeval.io import file_sha256
-    from goldeval.judge import JUDGE_VERSION, JudgeCache, judge_cases
-    from goldeval.judge.prompt import rubric_hash
-    from goldeval.judge.run import SCORER_NAME
-    from goldeval.judge.wiring import case_materials
+    from goldeval.io.reading import file_sha256
+    from goldeval.llm import JUDGE_VERSION, JudgeCache, judge_cases
+    from goldeval.llm.prompt import rubric_hash
+    from goldeval.llm.run import SCORER_NAME
+    from goldeval.llm.wiring import case_materials
 
     if llm_opts.model is None:
         llm_opts.model = ""  # llm-judge always judges: the model may come from $GOLDEVAL_JUDGE_MODEL
@@ -53,7 +53,7 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
                                    "judge cache": llm_cache_files(llm_opts, always=True)})
     config = llm_config(llm_opts)
     if not llm_opts.dry_run:  # no key, no client library: fail before a run is recorded
-        from goldeval.judge.client import JudgeClient
+        from goldeval.llm.client import JudgeClient
 
         JudgeClient(config).check_ready()
     case_rows, case_failures = read_checked(cases)
@@ -69,7 +69,7 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
     ]
     rules: dict[str, dict] = {}
     if rules_path:
-        from goldeval.resultsfile import read_results
+        from goldeval.io.resultsfile import read_results
 
         data = read_results(rules_path, where=f"--rules {rules_path}")  # json or --out-format jsonl
         try:

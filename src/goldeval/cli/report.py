@@ -53,7 +53,7 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
                              "results file (B.json, the run after); to compare two recorded runs give RUN --compare RUN_B.")
         others["--compare"] = compare_ref
     if results_file is None:
-        from goldeval.outputs import sqlite_files
+        from goldeval.io.outputs import sqlite_files
         from goldeval.paths import default_store_path
 
         others["--store"] = sqlite_files(store if store is not None else str(default_store_path()))
@@ -73,7 +73,7 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
             guard_outputs({"--out": out}, report_inputs(store=st, run=run, compare=compare_ref))
             _refuse_replacing_a_file_that_is_no_page(out)
             html, model = report_from_store(st, run, compare=compare_ref, options=options, seed=seed)
-    from goldeval.outputs import write_output
+    from goldeval.io.outputs import write_output
 
     write_output(out, html.encode("utf-8"))
     if not quiet and out != "-":

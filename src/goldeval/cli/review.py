@@ -55,7 +55,7 @@ def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_
     person settled on; exits 1 when any does (adopt a judge or rubric change only after looking at them) or when any
     settled verdict could not be replayed, 2 when a file cannot be used or none of its verdicts could be replayed.
     """
-    from goldeval.outputs import sqlite_files
+    from goldeval.io.outputs import sqlite_files
     from goldeval.runs.regressions import replay as run_replay
 
     from goldeval.pipeline.judging import named_databases
@@ -78,9 +78,9 @@ def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_
                          "with it, or drop it.")
     if llm_opts.enabled:
         from goldeval.cli._llm import llm_config
-        from goldeval.judge import JudgeCache
-        from goldeval.judge.prompt import JUDGE_VERSION as LLM_JUDGE_VERSION
-        from goldeval.judge.wiring import with_llm
+        from goldeval.llm import JudgeCache
+        from goldeval.llm.prompt import JUDGE_VERSION as LLM_JUDGE_VERSION
+        from goldeval.llm.wiring import with_llm
 
         cache = JudgeCache() if llm_opts.cache else None
         if os.environ.get("GOLDEVAL_JUDGE_MAX_COST") not in (None, ""):
@@ -162,7 +162,7 @@ def review_export(run, store, out, quiet, all_cases):
 
     from goldeval.cli.runs import write_bytes
     from goldeval.runs.regressions import export_review
-    from goldeval.outputs import sqlite_files
+    from goldeval.io.outputs import sqlite_files
     from goldeval.runs.store import RunStore
 
     guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
@@ -192,7 +192,7 @@ def review_import(file, store, regressions, reviewer, on_conflict, quiet):
     """Record the verdicts filled in FILE (written by `review export`) in the store and append them to the
     regression file. Rows still without a verdict are left for later; nothing is imported while any row is
     unusable."""
-    from goldeval.outputs import sqlite_files
+    from goldeval.io.outputs import sqlite_files
     from goldeval.runs.regressions import import_review
     from goldeval.runs.store import RunStore
 
@@ -239,7 +239,7 @@ def review_stats(runs, store, regressions, out, quiet):
     reviewers who disagree on a case and were never settled are listed, not counted. Exit 0; gate the --out file
     (`judge_kappa = { min = 0.6 }`) to refuse a judge below the line the team agreed.
     """
-    from goldeval.outputs import sqlite_files
+    from goldeval.io.outputs import sqlite_files
     from goldeval.runs.calibration import judge_calibration
     from goldeval.runs.store import RunStore
 

@@ -34,7 +34,7 @@ def runs() -> None:
 @guarded
 def list_(store, limit, arm, scorer, as_json, out, quiet):
     """A table of runs, newest first: id, arm, when, scorer, n, headline metric, gates, status."""
-    from goldeval.outputs import sqlite_files
+    from goldeval.io.outputs import sqlite_files
     from goldeval.report.runs import render_runs_list
     from goldeval.runs.store import RunStore
 
@@ -69,7 +69,7 @@ def list_(store, limit, arm, scorer, as_json, out, quiet):
 @guarded
 def show(run, store, out, quiet):
     """The summary the scoring command printed for RUN, re-rendered from the store, with its versions and hashes."""
-    from goldeval.outputs import sqlite_files
+    from goldeval.io.outputs import sqlite_files
     from goldeval.report.runs import render_run
     from goldeval.runs.store import RunStore
 
@@ -98,7 +98,7 @@ def show(run, store, out, quiet):
 @guarded
 def export(run, store, fmt, out, quiet):
     """Write RUN's per-case records (as recorded) as JSONL or CSV, or the whole run as JSON."""
-    from goldeval.outputs import sqlite_files
+    from goldeval.io.outputs import sqlite_files
     from goldeval.runs.export import export_run
     from goldeval.runs.store import RunStore
 
@@ -116,7 +116,7 @@ def export(run, store, fmt, out, quiet):
 
 def write_bytes(data: bytes, out: str) -> None:
     """Write *data* to the path *out* (atomically), or to stdout when *out* is ``-``."""
-    from goldeval.outputs import write_output
+    from goldeval.io.outputs import write_output
 
     write_output(out, data)
 
@@ -182,10 +182,10 @@ def import_(per_case, store, arm, gates, out, quiet):
     import sys
 
     from goldeval.cli._gating import apply_gates, load_definition
-    from goldeval.outputs import sqlite_files
+    from goldeval.io.outputs import sqlite_files
     from goldeval.runs.importer import import_per_case
     from goldeval.runs.store import RunStore
-    from goldeval.scorers import register_plugin_metrics
+    from goldeval.scoring.registry import register_plugin_metrics
 
     guard_outputs({"--out": out}, {"PER_CASE": per_case, "--gates": gates, "--store": sqlite_files(store_file(store))})
     register_plugin_metrics()

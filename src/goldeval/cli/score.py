@@ -66,7 +66,7 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
     n_failed and left out of the means.
     """
     from goldeval.pipeline.run import evaluate
-    from goldeval.scorers import get_scorer
+    from goldeval.scoring.registry import get_scorer
 
     fields = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
     scorer = get_scorer(scorer_name)  # registers its metrics with the gates
@@ -110,14 +110,14 @@ def _render(results: dict, scorer, console) -> None:
 
 def _render_generic(results: dict, scorer, console) -> None:
     """A Spark run's summary (its results hold no per_example): the aggregate table of any scorer."""
-    from goldeval.report.scorer import render_scorer
+    from goldeval.scoring.render import render_scorer
 
     render_scorer(results, console)
 
 
 def _parse_options(pairs: tuple[str, ...], scorer) -> dict:
     """``KEY=VALUE`` pairs as a dict, each value converted by the type *scorer* declares for that option
-    (:meth:`goldeval.scorers.Scorer.options_from_text`: ``positive=1`` is the label ``"1"``)."""
+    (:meth:`goldeval.scoring.protocol.Scorer.options_from_text`: ``positive=1`` is the label ``"1"``)."""
     from goldeval.errors import InputError
 
     texts: dict[str, str] = {}

@@ -1,26 +1,26 @@
-"""The local engine: any :class:`~goldeval.scorers.Scorer` over a file or rows, in one process or on every core,
+"""The local engine: any :class:`~goldeval.scoring.protocol.Scorer` over a file or rows, in one process or on every core,
 streamed, recorded into the run store as it goes. ``goldeval score`` (every scorer, every input format),
-:func:`goldeval.freetext.score_file` and ``goldeval judge`` run through :func:`run`; Spark runs the same
-``score_batch`` / partials in :mod:`goldeval.spark`.
+:func:`goldeval.freetext.files.score_file` and ``goldeval judge`` run through :func:`run`; Spark runs the same
+``score_batch`` / partials in :mod:`goldeval.engines.spark`.
 
 What it does, in order:
 
 1. **First pass** over a file (bounded memory): its line count, its sha256, and the hashes of the ids that occur
-   on more than one row (:mod:`goldeval.ids`; the scorer's :meth:`~goldeval.scorers.Scorer.id_of` is the id rule).
+   on more than one row (:mod:`goldeval.io.ids`; the scorer's :meth:`~goldeval.scoring.protocol.Scorer.id_of` is the id rule).
    Rows given in memory skip it (their ids are kept instead).
-2. **Scoring** in chunks of 500 rows (or 2 MiB): each chunk is decoded (:func:`goldeval.io.decode_line`, the
+2. **Scoring** in chunks of 500 rows (or 2 MiB): each chunk is decoded (:func:`goldeval.io.reading.decode_line`, the
    scorer's ``lenient_json``) and scored by ``score_batch``, in this process or, for JSONL with ``workers`` > 1, in a
    pool of processes (a window of ``2 × workers`` chunks in flight, results taken in order). A worker also
    serializes a chunk's records for the store when every row of it is a new scored case, so that work stays off
    this process, which every record passes through.
 3. **Per record**, in input order: a row whose id repeats an earlier row's becomes unscored
-   (:func:`~goldeval.scorers.duplicate_record`); the record is folded into the scorer's partial
-   (:meth:`~goldeval.scorers.Scorer.new_partial`, ``keep_cases`` or not), its ``per_example`` entry goes to
+   (:func:`~goldeval.scoring.protocol.duplicate_record`); the record is folded into the scorer's partial
+   (:meth:`~goldeval.scoring.protocol.Scorer.new_partial`, ``keep_cases`` or not), its ``per_example`` entry goes to
    ``on_example`` (e.g. the ``--out`` writer), and it is recorded (rows without an id, and repeated ids, are listed
    under failures only).
 4. **Resume**: a case the recorder's run already holds, scored at the same line, is taken from the store, not
    scored again (then the chunks are scored in this process: the stored cases stay in one place).
-5. :meth:`~goldeval.scorers.Scorer.finish`, ``input`` added, ``recorder.finish``.
+5. :meth:`~goldeval.scoring.protocol.Scorer.finish`, ``input`` added, ``recorder.finish``.
 
 Memory does not grow with the rows unless ``keep_cases`` is set: partials hold counts and exact sums, ids are
 checked against the first pass's few repeated hashes, each record is dropped once it is written.
@@ -31,7 +31,9 @@ CLI (exit 130, or 143 after SIGTERM), leaving the recorded cases committed and t
 from __future__ import annotations
 
 import hashlib
+import multiprocessing as mp
 import os
+import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -40,11 +42,23 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from goldeval import lifeline
 from goldeval.errors import InputError
-from goldeval.ids import IdIndex, repeated_hashes, scan_jsonl_ids
-from goldeval.io import RowError, check_input_file, decode_line, is_parquet
-from goldeval.scorers import Reused, Scorer, duplicate_record, numbered, with_extra
-from goldeval.streams import display_name
+from goldeval.io.ids import IdIndex, repeated_hashes, scan_jsonl_ids
+from goldeval.io.reading import (
+    Row,
+    RowError,
+    check_input_file,
+    decode_line,
+    file_sha256,
+    is_parquet,
+    read_rows,
+)
+from goldeval.io.streams import display_name
+from goldeval.lifeline import watch
+from goldeval.runs.store import case_columns
+from goldeval.scoring.protocol import Reused, Scorer, duplicate_record, numbered
+from goldeval.scoring.registry import with_extra
 
 __all__ = ["PARALLEL_MIN_ROWS", "run"]
 
@@ -73,9 +87,9 @@ def run(
     """Score *source* with *scorer*, record each case, aggregate: the results dict of :meth:`Scorer.finish`.
 
     Args:
-        scorer: Any :class:`~goldeval.scorers.Scorer`.
-        source: A file's path (JSONL, CSV or Parquet by extension, read with :func:`goldeval.io.read_rows`'s rules),
-            or rows in memory (:class:`~goldeval.io.Row` / :class:`~goldeval.io.RowError` items or dicts, numbered
+        scorer: Any :class:`~goldeval.scoring.protocol.Scorer`.
+        source: A file's path (JSONL, CSV or Parquet by extension, read with :func:`goldeval.io.reading.read_rows`'s rules),
+            or rows in memory (:class:`~goldeval.io.reading.Row` / :class:`~goldeval.io.reading.RowError` items or dicts, numbered
             from 1).
         config: What ``scorer.configure`` returned (its ``source`` names the input in messages).
         workers: Processes to score a JSONL file with (default 1). ``None``: one below :data:`PARALLEL_MIN_ROWS`
@@ -91,7 +105,7 @@ def run(
             its row is scored; the entry must not be changed.
         on_example_json: Instead of *on_example*: called with each entry's JSON (bytes, one line, as
             ``orjson.dumps`` writes it), serialized where the row was scored (e.g.
-            :meth:`goldeval.resultsfile.ResultsFile.example_json`).
+            :meth:`goldeval.io.resultsfile.ResultsFile.example_json`).
         keep_cases: Keep every entry in ``results["per_example"]`` (default). False: that key holds
             ``{"$streamed": true, "n": int, "ids_sha256": str}`` instead (the number of entries and the sha256 of the
             JSON array of the scored ids, in order, which the run store checks its cases against).
@@ -190,8 +204,6 @@ def _workers(workers: int | None, total: int) -> int:
 
 
 def _read(path: Path, scorer: Scorer) -> Iterator[Any]:
-    from goldeval.io import read_rows
-
     return read_rows(path, lenient=scorer.lenient_json)
 
 
@@ -202,7 +214,6 @@ def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool
         InputError: no line of a JSONL file is UTF-8 (the file is in another encoding; one bad line fails alone).
     """
     if not jsonl:
-        from goldeval.io import Row, file_sha256
 
         n = 0
 
@@ -238,7 +249,7 @@ def _line_chunks(path: Path) -> Iterator[list[tuple[int, bytes]]]:
     """Non-blank lines of *path* as chunks of ``(line number, bytes)``."""
     chunk: list[tuple[int, bytes]] = []
     size = 0
-    with open(path, "rb") as fh:  # (goldeval.io.jsonl_lines, inline: every line passes here)
+    with open(path, "rb") as fh:  # (goldeval.io.reading.jsonl_lines, inline: every line passes here)
         for lineno, raw in enumerate(fh, start=1):
             if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
@@ -266,7 +277,6 @@ def _item_chunks(items: Iterable[Any]) -> Iterator[list[Any]]:
 
 def _reusing(items: Iterable[Any], previous: Mapping[str, Mapping[str, Any]], id_field: str) -> Iterator[Any]:
     """*items* with each row whose case the resumed run already holds (scored, same line) as :class:`Reused`."""
-    from goldeval.io import Row
 
     for item in items:
         if type(item) is Row:
@@ -328,7 +338,6 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
         records = list(scorer.score_batch(items, config))
         stored = _serialized(scorer, records) if plan.serialize else None
         return _Chunk(records, None, 0, 0, b"", None, None, None if stored is None else (stored[0], stored[1]))
-    from goldeval.runs.store import case_columns
 
     part = scorer.new_partial(config, keep_cases=plan.keep)
     add = part.add
@@ -400,7 +409,6 @@ def _is_entry_case(rec: Mapping[str, Any], all_cases: bool) -> bool:
 def _serialized(scorer: Scorer, records: list[dict[str, Any]]) -> Any:
     """The run-store form of a chunk's records when every one is a new case with an id: ``(keys, [JSON, ...])``
     for ``Recorder.record_serialized`` (what ``Recorder.record`` would store for each), else ``None``."""
-    from goldeval.runs.store import case_columns
 
     if not records:
         return None
@@ -431,7 +439,6 @@ _W: dict[str, Any] = {}
 
 def _pool_init(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, owner: Any = None) -> None:
     """Initializer of a worker *process* (never called in the main process: it would lose Ctrl-C there)."""
-    import signal
 
     _watch(owner)
     # Ctrl-C and SIGTERM are the main process's to handle (it stops the pool and exits 130 / 143); a worker ends
@@ -448,8 +455,6 @@ def _pool_chunk(chunk: list[tuple[int, bytes]]) -> _Chunk:
 
 
 def _score_in_pool(job: _Job, plan: _Plan, chunks: Iterable[list[tuple[int, bytes]]], workers: int, progress: Any) -> None:
-    import multiprocessing as mp
-
     ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
     owner = _arm(ctx)
     window: list[Future[_Chunk]] = []
@@ -474,7 +479,6 @@ def _score_in_pool(job: _Job, plan: _Plan, chunks: Iterable[list[tuple[int, byte
 def _arm(ctx: Any) -> Any:
     """No worker, forkserver or resource tracker outlives a kill -9 of this process (:mod:`goldeval.lifeline`);
     returns what a worker watches (:func:`goldeval.lifeline.owner`)."""
-    from goldeval import lifeline
 
     lifeline.arm_forkserver(ctx)
     return lifeline.owner()
@@ -484,7 +488,6 @@ def _watch(owner: Any) -> None:
     """In a worker: end as soon as the scoring process *owner* has ended, e.g. killed with ``kill -9`` (the
     worker's parent is the forkserver, which does not tell it)."""
     if owner is not None:
-        from goldeval.lifeline import watch
 
         watch(owner)
 

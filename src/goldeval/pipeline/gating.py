@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 from typing import Any
+from goldeval.gates.definition import load_gates
+from goldeval.gates.evaluate import check_scorer
+from goldeval.gates.evaluate import evaluate_gates
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_GATE_FAILED", "EXIT_OK", "apply_definition", "hold_finish_for_gates", "load_definition"]
 
@@ -19,17 +22,16 @@ def load_definition(gates_path: str | os.PathLike[str] | None, *, scorer: str | 
     Args:
         gates_path: The TOML definition of done, or ``None``.
         scorer: The results' ``scorer.name`` (e.g. ``"token_f1"``): a gate on a metric that scorer never produces
-            is refused now, before anything is scored or recorded (see :func:`goldeval.gates.check_scorer`).
+            is refused now, before anything is scored or recorded (see :func:`goldeval.gates.evaluate.check_scorer`).
 
     Returns:
-        A :class:`~goldeval.gates.DefinitionOfDone`, or ``None``.
+        A :class:`~goldeval.gates.definition.DefinitionOfDone`, or ``None``.
 
     Raises:
         InputError: a bad gates file, or a gate on a metric *scorer* never produces.
     """
     if gates_path is None:
         return None
-    from goldeval.gates import check_scorer, load_gates
 
     dod = load_gates(gates_path)
     if scorer is not None:
@@ -50,19 +52,18 @@ def apply_definition(results: dict[str, Any], definition: Any, *, recorder: Any 
 
     Args:
         results: The results dict a scorer returned (mutated: ``"gates"`` is added).
-        definition: A :class:`~goldeval.gates.DefinitionOfDone`, or ``None`` (nothing is gated: returns ``None``).
+        definition: A :class:`~goldeval.gates.definition.DefinitionOfDone`, or ``None`` (nothing is gated: returns ``None``).
         recorder: The run's recorder, if any: the run is finished with the results that now hold the gate report,
             so the store keeps the decision (see :func:`hold_finish_for_gates`).
 
     Returns:
-        The :class:`~goldeval.gates.GateReport` (``None`` without a definition).
+        The :class:`~goldeval.gates.evaluate.GateReport` (``None`` without a definition).
 
     Raises:
         InputError: a gate that cannot be evaluated on these results (a positive-label mismatch…).
     """
     if definition is None:
         return None
-    from goldeval.gates import evaluate_gates
 
     report = evaluate_gates(results, definition)
     results["gates"] = report.to_dict()

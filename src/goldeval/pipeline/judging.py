@@ -17,6 +17,25 @@ from goldeval.errors import InputError
 from goldeval.pipeline.gating import apply_definition, hold_finish_for_gates, load_definition
 from goldeval.pipeline.recording import RunRecording
 from goldeval.pipeline.result import Evaluation, Observer
+from goldeval.answers.databases import DatabaseDir
+from goldeval.answers.databases import case_database_names
+from goldeval.answers.judge import JUDGE_NAME
+from goldeval.answers.judge import JUDGE_VERSION
+from goldeval.answers.judge import judge_file
+from goldeval.answers.postgres import is_postgres_url
+from goldeval.answers.scorer import AnswerJudge
+from goldeval.io.outputs import check_outputs
+from goldeval.io.outputs import sqlite_files
+from goldeval.io.reading import read_rows
+from goldeval.io.resultsfile import ResultsFile
+from goldeval.io.resultsfile import write_results
+from goldeval.llm.client import JudgeClient
+from goldeval.llm.options import LlmOptions
+from goldeval.llm.options import cache_files
+from goldeval.llm.options import judge_config
+from goldeval.pipeline.llm_stage import refuse_answering_model
+from goldeval.pipeline.llm_stage import run_llm_stage
+from goldeval.runs.recorder import rubric_text
 
 __all__ = ["judge_answers", "named_databases"]
 
@@ -32,8 +51,6 @@ def named_databases(cases: str, db_dir: str | None) -> dict[str, str]:
     """
     if db_dir is None:
         return {}
-    from goldeval.answers.databases import DatabaseDir, case_database_names
-    from goldeval.io import read_rows
 
     if not os.path.isfile(cases):
         return {}  # the judge names the missing file
@@ -73,7 +90,7 @@ def judge_answers(
     Args:
         cases, attempts: The case file and the attempt file (JSONL).
         config: The rule judge's :class:`~goldeval.answers.judge.AnswerConfig` (database, bounds, checks).
-        llm_opts: :class:`~goldeval.judge.options.LlmOptions` (``None`` or no model: rules only).
+        llm_opts: :class:`~goldeval.llm.options.LlmOptions` (``None`` or no model: rules only).
         gates: A definition of done (a gate on a metric the judge never produces is refused before any judging).
         recording: The run's :class:`~goldeval.pipeline.recording.RunRecording` (default: the default store).
         out, out_format: The results file (``'-'``: stdout), ``json`` or ``jsonl``.
@@ -89,12 +106,6 @@ def judge_answers(
         InputError: bad input (an output over an input, a bad gates file, LLM options without a model, the judge
             model answered these cases). JudgeError: the LLM endpoint is not ready. StoreError: the store fails.
     """
-    from goldeval.answers.judge import JUDGE_NAME, JUDGE_VERSION, judge_file
-    from goldeval.answers.postgres import is_postgres_url
-    from goldeval.judge.options import LlmOptions, cache_files, judge_config
-    from goldeval.outputs import check_outputs, sqlite_files
-    from goldeval.runs.recorder import rubric_text
-    from goldeval.scorers_builtin import AnswerJudge
 
     observer = observer if observer is not None else Observer()
     recording = recording if recording is not None else RunRecording()
@@ -114,11 +125,9 @@ def judge_answers(
         raise InputError("--max-cost / --max-calls cap the LLM judge's calls, and no LLM judge runs: give --llm MODEL "
                          "with them, or drop them.")
     if llm_opts.enabled:
-        from goldeval.pipeline.llm_stage import refuse_answering_model
 
         refuse_answering_model(attempts, judge_config(llm_opts).model)  # before any judging, not after the rules
         if not llm_opts.dry_run:  # no key, no client library: fail before a run is recorded, not after the rules
-            from goldeval.judge.client import JudgeClient
 
             JudgeClient(judge_config(llm_opts)).check_ready()
         if llm_opts.dry_run:
@@ -134,7 +143,6 @@ def judge_answers(
         with contextlib.ExitStack() as stack:
             writer = None
             if out and not llm_opts.enabled:
-                from goldeval.resultsfile import ResultsFile
 
                 writer = stack.enter_context(ResultsFile(out, out_format))
                 writer.begin({"scorer": {"name": AnswerJudge.name, "version": AnswerJudge.version}, "config": config.to_dict()})
@@ -157,7 +165,6 @@ def judge_answers(
                 if llm_opts.enabled:
                     # With an LLM judge the run is finished by the LLM stage: if that stage fails (no key, endpoint
                     # down) the run is left interrupted (resumable), never finished on the rule verdicts alone.
-                    from goldeval.pipeline.llm_stage import run_llm_stage
 
                     results = judge_file(cases, attempts, config=config, recorder=_NoFinish(recorder) if recorder is not None else None,
                                          keep_materials=True, db=database)
@@ -165,7 +172,6 @@ def judge_answers(
                     observer.llm_stage(stage)
                     if stage.results is None:  # a dry run: the output gets the rule results and the count
                         if out:
-                            from goldeval.resultsfile import write_results
 
                             write_results(results, out, out_format)
                         return Evaluation(results, None, None, False, None, dry_run=True)
@@ -185,7 +191,6 @@ def judge_answers(
             if writer is not None:
                 writer.close(results)
             elif out:
-                from goldeval.resultsfile import write_results
 
                 write_results(results, out, out_format)
     finally:

@@ -12,7 +12,19 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from goldeval.judge.options import LlmOptions, judge_config
+from goldeval.llm.options import LlmOptions, judge_config
+from goldeval.answers.judge import llm_materials
+from goldeval.errors import InputError
+from goldeval.io.reading import Row
+from goldeval.io.reading import RowError
+from goldeval.io.reading import check_ids
+from goldeval.io.reading import read_rows
+from goldeval.llm import JudgeCache
+from goldeval.llm import judge_cases
+from goldeval.llm.run import same_model
+from goldeval.llm.wiring import case_materials
+from goldeval.llm.wiring import from_answer_materials
+from goldeval.llm.wiring import merge_llm
 
 __all__ = ["LlmStage", "read_checked", "refuse_answering_model", "run_llm_stage"]
 
@@ -24,7 +36,7 @@ class LlmStage:
     Attributes:
         results: The merged results (rule verdicts with the LLM's where it decided), or ``None`` after a dry run
             (the count is in ``judged`` and in the rule results' ``llm_dry_run``).
-        judged: What :func:`goldeval.judge.judge_cases` returned (``aggregate`` with calls, tokens, spend; or the
+        judged: What :func:`goldeval.llm.judge_cases` returned (``aggregate`` with calls, tokens, spend; or the
             dry run's counts: ``sent``, ``calls``, ``cached``, ``http_calls``…).
         model: The judge model the calls went to. n_cases: The cases of the run (sent or not).
     """
@@ -53,7 +65,6 @@ def read_checked(path: str) -> tuple[dict[str, dict[str, Any]], list[dict[str, A
     Raises:
         InputError: the file cannot be read.
     """
-    from goldeval.io import RowError, check_ids, read_rows
 
     name = os.path.basename(path)
     rows: dict[str, dict[str, Any]] = {}
@@ -67,8 +78,6 @@ def read_checked(path: str) -> tuple[dict[str, dict[str, Any]], list[dict[str, A
 
 
 def _read_by_id(path: str) -> dict[str, dict[str, Any]]:
-    from goldeval.io import Row, read_rows
-
     out: dict[str, dict[str, Any]] = {}
     for item in read_rows(path):
         if isinstance(item, Row) and item.data.get("id") is not None:
@@ -87,9 +96,6 @@ def refuse_answering_model(attempts_path: str, judge_model: str | None) -> None:
         InputError: an attempt was answered by *judge_model* (a model never judges its own answers), naming the
             line.
     """
-    from goldeval.errors import InputError
-    from goldeval.io import Row, read_rows
-    from goldeval.judge.run import same_model
 
     for item in read_rows(attempts_path):
         if isinstance(item, Row):
@@ -110,7 +116,7 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
             ``llm_materials``: the re-executed rows and the rule breakdown); changed in place.
         cases_path, attempts_path: The case and attempt files (a case reused from the store on resume has no
             materials: it is rebuilt from them).
-        opts: The stage's :class:`~goldeval.judge.options.LlmOptions` (``send="all"``: every case, materials
+        opts: The stage's :class:`~goldeval.llm.options.LlmOptions` (``send="all"``: every case, materials
             computed again for the rule-decided ones).
         answer_config: The rule judge's :class:`~goldeval.answers.judge.AnswerConfig` (for ``send="all"``).
         recorder: The run's recorder: the merged records of the cases sent are recorded again (the store keeps the
@@ -124,13 +130,10 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
     Raises:
         InputError: a bad option, or the judge model answered these cases. JudgeError: the endpoint refuses.
     """
-    from goldeval.judge import JudgeCache, judge_cases
-    from goldeval.judge.wiring import case_materials, from_answer_materials, merge_llm
 
     config = judge_config(opts)
     attempts = _read_by_id(attempts_path)
     if opts.send == "all":
-        from goldeval.answers.judge import llm_materials
 
         raw_materials = llm_materials(cases_path, attempts_path, config=answer_config, only_undecided=False)
     else:

@@ -22,6 +22,22 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+from goldeval import __version__
+from goldeval.errors import InputError
+from goldeval.io import streams as _streams
+from goldeval.io.outputs import sqlite_files
+from goldeval.io.reading import file_sha256
+from goldeval.io.streams import relabel
+from goldeval.paths import default_store_path
+from goldeval.runs.identity import input_entry
+from goldeval.runs.recorder import dataset_hash
+from goldeval.runs.recorder import run_key
+from goldeval.runs.recorder import start_run
+from goldeval.runs.store import RunMeta
+from goldeval.runs.store import RunStore
+import json
+import secrets
+import stat
 
 __all__ = ["FINISHED_RUNS", "LARGE_INPUT_BYTES", "STREAM_RUNS", "RunRecording", "store_file"]
 
@@ -35,7 +51,6 @@ def store_file(store: str | None) -> str:
     """The run store's database file: *store* (``--store``) or ``goldeval.paths.default_store_path()``."""
     if store is not None:
         return store
-    from goldeval.paths import default_store_path
 
     return str(default_store_path())
 
@@ -80,8 +95,7 @@ class RunRecording:
         return store_file(self.store)
 
     def files(self) -> list[str]:
-        """The store's files (database, -wal, -shm, -journal) for :func:`goldeval.outputs.check_outputs`."""
-        from goldeval.outputs import sqlite_files
+        """The store's files (database, -wal, -shm, -journal) for :func:`goldeval.io.outputs.check_outputs`."""
 
         return sqlite_files(self.path)
 
@@ -105,8 +119,7 @@ class RunRecording:
 
     def stamp(self, results: dict[str, Any]) -> dict[str, Any]:
         """Put :meth:`run_block` at the top of *results* as ``"run"`` (nothing with --no-store), and name the inputs
-        read from streams as given (:func:`goldeval.streams.relabel`); returns *results*."""
-        from goldeval.streams import relabel
+        read from streams as given (:func:`goldeval.io.streams.relabel`); returns *results*."""
 
         block = self.run_block()
         if block is not None:
@@ -151,15 +164,9 @@ class RunRecording:
                 raise _input_error("--resume and --no-store exclude each other: a run can only be resumed from the store. Drop one.")
             yield None
             return
-        from goldeval import __version__
-        from goldeval import streams as _streams
-        from goldeval.io import file_sha256
-        from goldeval.runs.identity import input_entry
-        from goldeval.runs.recorder import dataset_hash, run_key, start_run
-        from goldeval.runs.store import RunMeta, RunStore
 
         paths: dict[str, str] = {}
-        streamed: dict[str, Any] = {}  # role -> Spooled: an input read from stdin or a FIFO (see goldeval.streams)
+        streamed: dict[str, Any] = {}  # role -> Spooled: an input read from stdin or a FIFO (see goldeval.io.streams)
         for role, path in inputs.items():
             if path is None:
                 continue
@@ -180,7 +187,6 @@ class RunRecording:
 
         def meta_for(hashes: dict[str, str] | None) -> Any:
             if hashes is None:  # large inputs, nothing to resume: the identity is set when the run finishes
-                import secrets
 
                 key, data_hash, files = "pending:" + secrets.token_hex(16), "pending", {r: _stamp(p) for r, p in paths.items()}
             else:
@@ -255,15 +261,12 @@ class RunRecording:
 
 
 def _canonical_json(obj: Any) -> bytes:
-    import json
-
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
 
 
 def _stamp(path: str) -> dict[str, Any]:
     """What identifies an input file before it is hashed: its path, resolved path, size, modification time and
     the sha256 of a sample of its bytes (see :func:`_sample_sha256`)."""
-    from goldeval.runs.identity import input_entry
 
     st = os.stat(path)
     return input_entry(path, None, realpath=os.path.realpath(path), size=st.st_size, mtime_ns=st.st_mtime_ns,
@@ -317,15 +320,12 @@ STREAM_RUNS: list[tuple[str, str]] = []
 
 
 def _input_error_type() -> type:
-    from goldeval.errors import InputError
-
     return InputError
 
 
 def _file_kind(path: str) -> str:
     """'a folder', 'a character device', 'a FIFO', 'a socket' or 'a block device': what an existing path that is not
     a regular file is, for a message."""
-    import stat
 
     mode = os.stat(path).st_mode
     for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISFIFO, "a FIFO"),
@@ -336,6 +336,4 @@ def _file_kind(path: str) -> str:
 
 
 def _input_error(message: str) -> Exception:
-    from goldeval.errors import InputError
-
     return InputError(message)

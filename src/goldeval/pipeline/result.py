@@ -37,10 +37,10 @@ class Observer:
         """The run was recorded or resumed: one line saying which (e.g. ``run 1a2b… recorded; its report: …``)."""
 
     def summary(self, results: dict[str, Any], scorer: Any) -> None:
-        """The results are aggregated (before the gates): *scorer* is the :class:`~goldeval.scorers.Scorer`."""
+        """The results are aggregated (before the gates): *scorer* is the :class:`~goldeval.scoring.protocol.Scorer`."""
 
     def gates(self, report: Any) -> None:
-        """The gates were evaluated: *report* is the :class:`~goldeval.gates.GateReport`."""
+        """The gates were evaluated: *report* is the :class:`~goldeval.gates.evaluate.GateReport`."""
 
 
 @dataclass(slots=True)
@@ -50,7 +50,7 @@ class Evaluation:
     Attributes:
         results: The results dict (what ``--out`` holds: ``scorer``, ``config``, ``aggregate``, ``failures``,
             ``gates`` when gated, ``run`` when recorded; ``per_example`` when kept).
-        gate_report: The :class:`~goldeval.gates.GateReport`, or ``None`` without gates.
+        gate_report: The :class:`~goldeval.gates.evaluate.GateReport`, or ``None`` without gates.
         run_id: The recorded run's id (``None`` when nothing was recorded). resumed: Whether it was resumed.
         problem: Why nothing could be scored (``None`` when something was).
         dry_run: An LLM dry run: nothing was judged or recorded; ``results["llm_dry_run"]`` holds the count.

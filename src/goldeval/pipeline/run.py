@@ -18,6 +18,9 @@ from goldeval.errors import InputError
 from goldeval.pipeline.gating import apply_definition, hold_finish_for_gates, load_definition
 from goldeval.pipeline.recording import RunRecording
 from goldeval.pipeline.result import Evaluation, Observer
+from goldeval.io.outputs import check_outputs
+from goldeval.io.resultsfile import ResultsFile
+from goldeval.scoring.registry import get_scorer
 
 __all__ = ["evaluate"]
 
@@ -51,7 +54,7 @@ def evaluate(
 
     Args:
         scorer: A scorer's name (``"token_f1"``, ``"labels"``, ``"answer_judge"``, an entry point's name) or a
-            :class:`~goldeval.scorers.Scorer` instance.
+            :class:`~goldeval.scoring.protocol.Scorer` instance.
         source: The input file (JSONL, CSV or Parquet; with ``engine="spark"`` any path Spark reads).
         options: The scorer's options (``scorer.options`` names them), e.g. ``{"positive": "escalate"}``. A
             definition of done that agrees a ``positive`` label gives it to a scorer that takes one.
@@ -72,7 +75,7 @@ def evaluate(
         observer: An :class:`~goldeval.pipeline.result.Observer` (progress, the run's note, summary, gate report).
         guard: More outputs of the caller (role → path) to check against the inputs and each other before any work.
         batch_kernel: Score a local file with the scorer's batch kernel when it has one
-            (:meth:`~goldeval.scorers.Scorer.score_path`: the labels scorer's C reader) and ``workers`` is ``None``
+            (:meth:`~goldeval.scoring.protocol.Scorer.score_path`: the labels scorer's C reader) and ``workers`` is ``None``
             or 1; ``False`` scores it row by row on the local engine (``goldeval score``).
         definition: The definition of done already loaded from *gates* (it is not read again).
         input_role: The input's role in the run's record and key (``predictions``; ``goldeval labels``: ``labels``).
@@ -94,7 +97,6 @@ def evaluate(
         >>> evaluate("token_f1", path, record=False).aggregate["whole_note_f1_mean"]
         1.0
     """
-    from goldeval.scorers import get_scorer
 
     observer = observer if observer is not None else Observer()
     if recording is None:
@@ -102,16 +104,15 @@ def evaluate(
     file = os.fspath(source)
     out_path = None if out is None else os.fspath(out)
     if engine == "spark":
-        from goldeval.pipeline.spark import score_on_spark
 
         name = scorer if isinstance(scorer, str) else scorer.name
+        from goldeval.pipeline.spark import score_on_spark  # start-up: the Spark path loads the judge (numpy, scipy)
         return score_on_spark(name, file, dict(options or {}), master=spark_master, per_case=per_case, out=out_path,
                               out_format=out_format, gates=gates, recording=recording, observer=observer, guard=guard)
     if engine != "local":
         raise InputError(f"evaluate: engine must be 'local' or 'spark', got {engine!r}.")
     if per_case is not None:
         raise InputError("--per-case writes the per-case Parquet of a Spark run: give it with --engine spark.")
-    from goldeval.outputs import check_outputs
 
     # an output that is the input, the gates or the store, or that cannot be written, fails before any scoring
     check_outputs({"--out": out_path, **(guard or {})}, {"FILE": file, "--gates": gates, "--store": recording.files()})
@@ -134,7 +135,6 @@ def evaluate(
     with contextlib.ExitStack() as stack:
         writer = None
         if out_path:
-            from goldeval.resultsfile import ResultsFile
 
             writer = stack.enter_context(ResultsFile(out_path, out_format))
             writer.begin(scorer.results_head(config))
@@ -167,8 +167,8 @@ def evaluate(
                 results = scorer.score_path(file, config, recorder=recorder, keep_cases=keep_cases, **sink)
             else:
                 # (here, not above: the engine loads multiprocessing, which a batch kernel never needs)
-                from goldeval.engines.local import run
 
+                from goldeval.engines.local import run  # start-up: multiprocessing loads only for row-by-row scoring
                 results = run(scorer, file, config, workers=workers, recorder=recorder, progress=observer.progress,
                               on_total=observer.total, keep_cases=keep_cases, **sink)
             if recording.note:

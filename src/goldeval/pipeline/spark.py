@@ -16,13 +16,26 @@ from goldeval.errors import InputError
 from goldeval.pipeline.gating import apply_definition, hold_finish_for_gates, load_definition
 from goldeval.pipeline.recording import RunRecording
 from goldeval.pipeline.result import Evaluation, Observer
+from goldeval.answers.judge import AnswerConfig
+from goldeval.answers.judge import JUDGE_NAME
+from goldeval.answers.judge import JUDGE_VERSION
+from goldeval.engines import spark as gs
+from goldeval.engines import spark_judge
+from goldeval.io.outputs import check_outputs
+from goldeval.io.outputs import sqlite_files
+from goldeval.io.reading import file_sha256
+from goldeval.io.resultsfile import write_results
+from goldeval.llm.options import cache_files
+from goldeval.llm.options import judge_config
+from goldeval.pipeline.llm_stage import refuse_answering_model
+from goldeval.runs.recorder import rubric_text
+from goldeval.scoring.registry import get_scorer
+from goldeval.scoring.registry import with_extra
 
 __all__ = ["judge_on_spark", "score_on_spark"]
 
 
 def _write(results: dict[str, Any], out: str | None, out_format: str) -> None:
-    from goldeval.resultsfile import write_results
-
     if out:
         write_results(results, out, out_format)
 
@@ -47,9 +60,6 @@ def score_on_spark(scorer_name: str, file: str, options: dict[str, Any], *, mast
         InputError: bad input (an output over an input, an existing ``per_case``, a bad gates file, a scorer's
             option). JudgeError / StoreError as the run meets them.
     """
-    from goldeval import spark as gs
-    from goldeval.outputs import check_outputs
-    from goldeval.scorers import get_scorer, with_extra
 
     observer = observer if observer is not None else Observer()
     local_file = os.path.isfile(file)
@@ -98,8 +108,6 @@ def score_on_spark(scorer_name: str, file: str, options: dict[str, Any], *, mast
 
 
 def _sha256(path: str) -> str:
-    from goldeval.io import file_sha256
-
     return file_sha256(path)
 
 
@@ -109,13 +117,13 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
                    guard: Mapping[str, Any] | None = None, out_format: str = "json",
                    max_result_bytes: int | None = None) -> Evaluation:
     """Judge *attempts* against *cases* on Spark: the rules on the executors, the LLM stage (``llm_opts``) on the
-    driver; see :mod:`goldeval.spark_judge`.
+    driver; see :mod:`goldeval.engines.spark_judge`.
 
     Args:
         cases, attempts: The case and attempt files (any path Spark reads). db: One SQLite / DuckDB file.
         timeout_s, max_rows, check_canonical, max_result_bytes: The rule judge's query bounds and checks.
         master, per_case, out, out_format, gates, recording, observer, guard: As :func:`score_on_spark`.
-        llm_opts: :class:`~goldeval.judge.options.LlmOptions` (``model=None``: rules only).
+        llm_opts: :class:`~goldeval.llm.options.LlmOptions` (``model=None``: rules only).
 
     Returns:
         An :class:`~goldeval.pipeline.result.Evaluation`; after an LLM dry run, ``dry_run`` is set, nothing was
@@ -125,14 +133,6 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
         InputError: bad input (an output over an input, an existing ``per_case``, a bad gates file, ``dry_run``
             without a model, the judge model answered these cases). JudgeError / StoreError as met.
     """
-    from goldeval import spark as gs
-    from goldeval import spark_judge
-    from goldeval.answers.judge import JUDGE_NAME, JUDGE_VERSION, AnswerConfig
-    from goldeval.io import file_sha256
-    from goldeval.judge.options import cache_files, judge_config
-    from goldeval.outputs import check_outputs, sqlite_files
-    from goldeval.pipeline.llm_stage import refuse_answering_model
-    from goldeval.runs.recorder import rubric_text
 
     observer = observer if observer is not None else Observer()
     local = {role: p for role, p in (("cases", cases), ("attempts", attempts)) if os.path.isfile(p)}

@@ -3,14 +3,17 @@ from the inputs, compare when asked, and render (see :mod:`goldeval.report.model
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-
 from goldeval.errors import InputError
+from goldeval.io.resultsfile import read_results
+from goldeval.report.html import render_html
 from goldeval.report.model import ReportOptions, build_model
-from goldeval.report.sources import input_paths, load_sources
+from goldeval.report.sources import input_files, input_paths, load_sources
+from goldeval.runs.compare import compare_runs
 
 __all__ = ["report_from_store", "report_from_results", "read_results_file", "report_inputs", "run_of_results",
            "sources_loader"]
@@ -50,7 +53,6 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
         sources = None if opts.redact else sources_loader(results, rec)
         model = build_model(results, run=rec, sources=sources, options=opts)
     else:
-        from goldeval.runs.compare import compare_runs
 
         rec_b = _finished(store.get_run(compare))
         cmp = compare_runs(store.case_map(rec["id"]), store.case_map(rec_b["id"]), run_a=rec, run_b=rec_b,
@@ -59,7 +61,6 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
         src_a = None if opts.redact else sources_loader(res_a, rec, execute=False)
         src_b = None if opts.redact else sources_loader(res_b, rec_b)
         model = build_model(res_a, run=rec, sources=src_a, compare=cmp, results_b=res_b, run_b=rec_b, sources_b=src_b, options=opts)
-    from goldeval.report.html import render_html
 
     return render_html(model), model
 
@@ -67,7 +68,7 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
 def report_inputs(*, store: Any = None, run: str | None = None, compare: str | None = None,
                   results_path: str | None = None, compare_results: str | None = None) -> dict[str, list[str]]:
     """The input files of the run(s) a report is made of, as ``role → [path, ...]`` for
-    :func:`goldeval.outputs.check_outputs` (roles "run's predictions", "run's cases", ...: "is the run's cases input").
+    :func:`goldeval.io.outputs.check_outputs` (roles "run's predictions", "run's cases", ...: "is the run's cases input").
 
     A report reads its case texts back from these files, and they are the user's data: ``--out`` must never be
     one of them (also with ``--redact``, which reads none of them). Give *store* and *run* (and *compare*), or
@@ -103,7 +104,6 @@ def _finished(rec: Mapping[str, Any]) -> Mapping[str, Any]:
 def read_results_file(path: str) -> dict[str, Any]:
     """A results JSON that a goldeval scoring command wrote, with its per-case records (InputError when it is not
     one; the message names the keys it lacks)."""
-    from goldeval.resultsfile import read_results
 
     results = read_results(path, where=f"--results {path}")  # missing, not JSON, not an object
     missing = [k for k, ok in (("scorer", "scorer" in results), ("per_example", isinstance(results.get("per_example"), list))) if not ok]
@@ -134,9 +134,7 @@ def run_of_results(results: Mapping[str, Any], path: str) -> dict[str, Any]:
         it was recorded, else the file's name and ``None``; ``dataset_hash`` is the sha256 of its inputs' sha256s
         (``None`` when it names none).
     """
-    import hashlib
 
-    from goldeval.report.sources import input_files
 
     run, scorer, gates = ({} if not isinstance(v, Mapping) else v for v in (results.get(k) for k in ("run", "scorer", "gates")))
     tok = results.get("tokenizer")
@@ -197,7 +195,6 @@ def report_from_results(path: str, *, compare_path: str | None = None, options: 
     if compare_path is None:
         model = build_model(results, run=None, sources=sources, options=opts)
     else:
-        from goldeval.runs.compare import compare_runs
 
         results_b = read_results_file(compare_path)
         cmp = compare_runs(_case_map(results, path), _case_map(results_b, compare_path),
@@ -207,6 +204,5 @@ def report_from_results(path: str, *, compare_path: str | None = None, options: 
         src_b = None if opts.redact else sources_loader(results_b, None, base=os.path.dirname(os.path.abspath(compare_path)))
         model = build_model(results, run=None, sources=src_a, compare=cmp, results_b=results_b, run_b=None,
                             sources_b=src_b, options=opts)
-    from goldeval.report.html import render_html
 
     return render_html(model), model

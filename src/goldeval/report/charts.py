@@ -15,13 +15,17 @@ control characters are shown escaped (``\\u202e``), as on the console.
 from __future__ import annotations
 
 import io
+import os.path
 import re
+import textwrap
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # matplotlib is imported only when a chart is drawn
     from matplotlib.typing import RcKeyType
+
+from goldeval.io.printable import printable
 
 __all__ = ["histogram", "scatter", "bars", "confusion", "interval", "tick_labels", "RASTERIZE_ABOVE", "TICK_CHARS"]
 
@@ -42,7 +46,7 @@ _RC: dict[RcKeyType, Any] = {
 
 
 def _figure(width: float = 4.2, height: float = 2.8):
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # start-up: loaded only when a report or CI file is written
 
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
@@ -58,7 +62,7 @@ def _svg(fig: Any) -> str:
 
 
 def _draw(width: float, height: float, draw) -> str:
-    import matplotlib
+    import matplotlib  # start-up: loaded only when a report or CI file is written
 
     with _LOCK, matplotlib.rc_context(_RC):
         fig = _figure(width, height)
@@ -71,8 +75,7 @@ def _draw(width: float, height: float, draw) -> str:
 
 def _shown(value: Any) -> str:
     """A tick label (a label, a section name) with its control characters escaped, as on the console
-    (:func:`goldeval.report.printable.printable`): a label holding U+202E drew what followed reversed."""
-    from goldeval.report.printable import printable
+    (:func:`goldeval.io.printable.printable`): a label holding U+202E drew what followed reversed."""
 
     return printable(str(value), keep_newlines=False)
 
@@ -80,9 +83,8 @@ def _shown(value: Any) -> str:
 def _escape_controls(fig: Any) -> None:
     """Every text the chart holds now (titles, axis labels, annotations) with its control characters escaped; tick
     labels are formatted at drawing time, so those from the user's data go through :func:`_shown` first."""
-    from matplotlib.text import Text
+    from matplotlib.text import Text  # start-up: loaded only when a report or CI file is written
 
-    from goldeval.report.printable import printable
 
     for artist in fig.findobj(Text):
         text = artist.get_text()
@@ -91,7 +93,7 @@ def _escape_controls(fig: Any) -> None:
 
 
 def _whole_ticks(ax: Any) -> None:
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator  # start-up: loaded only when a report or CI file is written
 
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
 
@@ -99,7 +101,6 @@ def _whole_ticks(ax: Any) -> None:
 def _wrap_title(ax: Any, width_in: float) -> None:
     """Break the axes' title into lines that fit a figure *width_in* inches wide (a title of a narrow chart, such
     as a 2 × 2 confusion matrix, ran past both edges of its SVG). An average character is taken as 0.6 em."""
-    import textwrap
 
     title = ax.title
     text = title.get_text()
@@ -218,7 +219,6 @@ def tick_labels(labels: Sequence[Any], limit: int = TICK_CHARS) -> list[str]:
     two would shorten alike (``'requires_review_by_senior_team'``, ``'…_junior_team'``), the long labels are shown
     from where they start to differ (``'…senior_team'``), and numbered (``'…#2'``) only if that does not tell them
     apart either. The whole labels are in the page's case table."""
-    import os.path
 
     shown = [_shown(x) for x in labels]
     head = (limit - 1) * 3 // 5
@@ -239,8 +239,8 @@ def tick_labels(labels: Sequence[Any], limit: int = TICK_CHARS) -> list[str]:
 def confusion(matrix: Sequence[Sequence[int]], labels: Sequence[str], *, title: str) -> str:
     """A confusion matrix (rows gold, columns predicted) drawn by scikit-learn's ``ConfusionMatrixDisplay``; its
     tick labels are :func:`tick_labels` (at most :data:`TICK_CHARS` characters each)."""
-    import numpy as np
-    from sklearn.metrics import ConfusionMatrixDisplay
+    import numpy as np  # start-up: numpy / scipy load only when this runs
+    from sklearn.metrics import ConfusionMatrixDisplay  # start-up: numpy / scipy load only when this runs
 
     def draw(fig, ax):
         disp = ConfusionMatrixDisplay(np.asarray(matrix), display_labels=tick_labels(labels))

@@ -9,7 +9,7 @@ are built:
   ``createElement`` — never ``innerHTML`` — so an answer holding ``<script>`` or ``javascript:`` is shown as text
   and never runs, and no case text becomes a link;
 * every text the template or the script shows has its control characters escaped (``\\x1b``, ``\\r``,
-  ``\\u202e``, as :mod:`goldeval.report.printable` does on the console), so an id, a label or an answer holding a
+  ``\\u202e``, as :mod:`goldeval.io.printable` does on the console), so an id, a label or an answer holding a
   bidirectional override cannot show a line reversed (a FAIL read as a pass); the embedded JSON keeps the data as
   it is;
 * the charts are inline SVG drawn by matplotlib (:mod:`goldeval.report.charts`);
@@ -28,6 +28,8 @@ from importlib import resources
 from typing import Any
 
 import orjson
+
+from goldeval.io.printable import printable
 
 __all__ = ["render_html", "embed_json"]
 
@@ -64,10 +66,9 @@ def render_html(model: Mapping[str, Any]) -> str:
     Returns:
         The HTML document.
     """
-    import jinja2
-    from markupsafe import Markup
+    import jinja2  # start-up: loaded only when a report or CI file is written
+    from markupsafe import Markup  # start-up: jinja2's own dependency, loaded with it
 
-    from goldeval.report.printable import printable
 
     def shown(value: Any) -> Any:  # control characters of the user's data escaped, as on the console; markup is ours
         return value if isinstance(value, Markup) or not isinstance(value, str) else printable(value)

@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from goldeval.report.printable import printable
+from goldeval.io.printable import printable
 
 __all__ = ["results_junit", "compare_junit", "replay_junit"]
 
 
 def _props(element: Any, items: Mapping[str, Any]) -> None:
-    from junitparser import Properties, Property
+    from junitparser import Properties, Property  # start-up: loaded only when a report or CI file is written
 
     props = Properties()
     for k, v in items.items():
@@ -37,9 +37,10 @@ def _props(element: Any, items: Mapping[str, Any]) -> None:
 
 def _case(name: str, classname: str, *, failure: str | None = None, error: str | None = None,
           skipped: str | None = None, props: Mapping[str, Any] | None = None, text: str | None = None) -> Any:
+    # start-up: loaded only when a report or CI file is written
     from junitparser import Error, Failure, Skipped, TestCase
 
-    # every text escaped as on the console (goldeval.report.printable): an id's ESC or U+202E would otherwise reach
+    # every text escaped as on the console (goldeval.io.printable): an id's ESC or U+202E would otherwise reach
     # the CI page that shows the test names, and XML 1.0 cannot hold a C0 control at all
     # a name is one line: a line feed or tab in an id is shown escaped too (a CI page drew 'a' and 'b' as two lines)
     tc = TestCase(printable(name, keep_newlines=False), printable(classname, keep_newlines=False), 0.0)
@@ -57,7 +58,7 @@ def _case(name: str, classname: str, *, failure: str | None = None, error: str |
 
 
 def _bytes(suites: list[Any]) -> bytes:
-    from junitparser import JUnitXml
+    from junitparser import JUnitXml  # start-up: loaded only when a report or CI file is written
 
     xml = JUnitXml("goldeval")
     for s in suites:
@@ -86,7 +87,7 @@ def results_junit(results: Mapping[str, Any], *, cases: bool = False, min_f1: fl
     Returns:
         UTF-8 bytes of the XML document.
     """
-    from junitparser import TestSuite
+    from junitparser import TestSuite  # start-up: loaded only when a report or CI file is written
 
     suite = TestSuite(_suite_name(results))
     given_run = results.get("run")
@@ -169,7 +170,7 @@ def _case_tests(results: Mapping[str, Any], min_f1: float | None) -> list[Any]:
 def compare_junit(cmp: Mapping[str, Any]) -> bytes:
     """JUnit XML of ``goldeval compare``: one testcase per flipped case (pass → fail fails, fail → pass passes) and
     one, ``decided in both runs``, that fails when no case was decided in both (nothing shows no regression)."""
-    from junitparser import TestSuite
+    from junitparser import TestSuite  # start-up: loaded only when a report or CI file is written
 
     ra, rb = (cmp.get("runs") or {}).get("a") or {}, (cmp.get("runs") or {}).get("b") or {}
     suite = TestSuite(f"goldeval compare {ra.get('id', '?')} -> {rb.get('id', '?')}")
@@ -207,7 +208,7 @@ def compare_junit(cmp: Mapping[str, Any]) -> bytes:
 def replay_junit(result: Mapping[str, Any]) -> bytes:
     """JUnit XML of ``goldeval replay``: one testcase per changed settled verdict (a failure), per settled verdict
     that could not be replayed (an error), and one summary testcase."""
-    from junitparser import TestSuite
+    from junitparser import TestSuite  # start-up: loaded only when a report or CI file is written
 
     suite = TestSuite("goldeval replay")
     _props(suite, {"n_replayed": result.get("n_replayed"), "n_same": result.get("n_same"), "n_changed": result.get("n_changed"),

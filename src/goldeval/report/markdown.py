@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from goldeval.report.printable import printable
+from goldeval.io.printable import printable
 
 __all__ = ["summary_markdown"]
 

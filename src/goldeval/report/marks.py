@@ -8,9 +8,9 @@ from collections import Counter
 from typing import Any
 
 from goldeval.errors import InputError
-from goldeval.tokens import OPENSCRIBE as _OPENSCRIBE
+from goldeval.freetext.tokens import OPENSCRIBE as _OPENSCRIBE
 
-try:  # the optional C fast path (goldeval/_fast.c); _shared_marks_python stays the definition
+try:  # the optional C fast path (goldeval/_fast.c); shared_marks_python stays the definition
     from goldeval._fast import shared_marks as _FAST_MARKS
 except ImportError:  # pragma: no cover - where no compiler was available at install time, or an older build
     _FAST_MARKS = None
@@ -23,7 +23,7 @@ _ALNUM = re.compile(r"[^\W_]")  # a letter or a digit (what every token rule is 
 def shared_spans(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
     """Where the tokens the two texts share stand in each text, as flat ``[start, end, start, end, …]`` character
     offsets: for each token, its first ``min(count in prediction, count in reference)`` occurrences in each text
-    (the multiset overlap that token F1 counts), located by :meth:`goldeval.tokens.Tokenizer.spans`. ``None`` when
+    (the multiset overlap that token F1 counts), located by :meth:`goldeval.freetext.tokens.Tokenizer.spans`. ``None`` when
     the rule gives no offsets (a third-party rule built without a span function)."""
     try:
         sp, sr = tokenizer.spans(prediction), tokenizer.spans(reference)
@@ -61,10 +61,13 @@ def shared_marks(prediction: str, reference: str, tokenizer: Any) -> tuple[list[
         fast = _FAST_MARKS(prediction, reference)  # None unless both texts are ASCII
         if fast is not None:
             return fast
-    return _shared_marks_python(prediction, reference, tokenizer)
+    return shared_marks_python(prediction, reference, tokenizer)
 
 
-def _shared_marks_python(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
+def shared_marks_python(prediction: str, reference: str, tokenizer: Any) -> tuple[list[int], list[int]] | None:
+    """The pure-Python definition :func:`shared_marks` falls back to (``_fast.shared_marks`` is the same in C): for
+    each text, its shared tokens (multiset overlap, as token F1 counts them) as alternating gap / run lengths in
+    characters; ``None`` when a text cannot be tokenized."""
     try:
         sp, sr = tokenizer.spans(prediction), tokenizer.spans(reference)
     except InputError:

@@ -13,15 +13,26 @@ seeded random sample of the passes, and says how many of each; the whole run sta
 
 from __future__ import annotations
 
+import io
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from goldeval.errors import InputError
-from goldeval.report.marks import _shared_marks_python, compact_spans, shared_marks, shared_spans  # noqa: F401 (re-exported)
-from goldeval.report.sources import CaseSources
-from goldeval.scorers import scorer_of
+from goldeval.freetext.tokens import get_tokenizer
+from goldeval.report import charts
+from goldeval.report.marks import (  # noqa: F401 (re-exported)
+    shared_marks_python,
+    compact_spans,
+    shared_marks,
+    shared_spans,
+)
+from goldeval.report.runs import render_compare
+from goldeval.report.sources import CaseSources, input_files
+from goldeval.runs.compare import bucket, paired_bootstrap
+from goldeval.scoring.registry import scorer_of
+from goldeval.verdict import GOLD_STATUSES
 
 __all__ = ["ReportOptions", "build_model", "llm_calls", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
 
@@ -94,7 +105,6 @@ def _header(results: Mapping[str, Any], run: Mapping[str, Any] | None) -> list[l
         rows.append(("tokenizer", f"{tok.get('name')}@{tok.get('version')}: {tok.get('description', '')}"))
     elif run is not None and run.get("tokenizer"):
         rows.append(("tokenizer", run["tokenizer"]))
-    from goldeval.report.sources import input_files
 
     for role, f in input_files(results, run).items():
         rows.append((f"input {role}", f"{f.get('path') or '(path not recorded)'} · sha256 {f.get('sha256') or '—'}"))
@@ -127,11 +137,9 @@ def _decision(results: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _bootstrap_mean(values: Sequence[float], opts: ReportOptions) -> list[float] | None:
-    from goldeval.runs.compare import paired_bootstrap
-
     if not values:
         return None
-    import numpy as np
+    import numpy as np  # start-up: numpy / scipy load only when this runs
 
     b = paired_bootstrap(np.zeros(len(values)), np.asarray(values, dtype=float), n_resamples=opts.resamples,
                          confidence=opts.confidence, seed=opts.seed)
@@ -141,7 +149,7 @@ def _bootstrap_mean(values: Sequence[float], opts: ReportOptions) -> list[float]
 def _bootstrap_f1(outcomes: Counter, opts: ReportOptions) -> list[float] | None:
     """Percentile interval of the positive label's F1, resampling cases: the case outcomes (tp, fp, fn, tn) are
     drawn as multinomial counts, which is the same distribution as resampling case indices."""
-    import numpy as np
+    import numpy as np  # start-up: numpy / scipy load only when this runs
 
     n = sum(outcomes.values())
     if n == 0:
@@ -206,7 +214,6 @@ def _bucket(case: Mapping[str, Any], kind: str, min_f1: float | None) -> str:
         if min_f1 is None:
             return "scored"
         return "fail" if f1 < min_f1 else "pass"
-    from goldeval.runs.compare import bucket
 
     return bucket(case)
 
@@ -261,7 +268,7 @@ def _case_row(case: Mapping[str, Any], kind: str, opts: ReportOptions) -> dict[s
     return row
 
 
-#: What the page shows of each LLM call (as :func:`goldeval.judge.run.judge_cases` records it): the numbers and the
+#: What the page shows of each LLM call (as :func:`goldeval.llm.run.judge_cases` records it): the numbers and the
 #: parsed verdict always; the prompt sent, the raw answer and the judge's why only when the report is not redacted.
 _CALL_NUMBERS = ("sample", "cached", "status", "latency_s", "attempts", "prompt_tokens", "completion_tokens", "cost_usd",
                  "finish_reason", "response_model", "capped")
@@ -275,7 +282,7 @@ def llm_calls(case: Mapping[str, Any], *, redact: bool = False) -> list[dict[str
 
     Args:
         case: A per-case record of a judge run (``goldeval judge --llm`` or ``goldeval llm-judge``), whose ``llm``
-            is ``{"calls": [...]}`` as :func:`goldeval.judge.run.judge_cases` records it (the run store keeps the
+            is ``{"calls": [...]}`` as :func:`goldeval.llm.run.judge_cases` records it (the run store keeps the
             same record).
         redact: Keep only the numbers and the parsed verdict's verdict and confidence (no prompt, raw answer, why).
 
@@ -379,7 +386,6 @@ def _marked_pair(p: Any, ref: Any, tokenizer: Any, *, name: str | None = None) -
 def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, Any]], opts: ReportOptions,
                   summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The charts as ``[{"title", "svg"}]`` (drawn by :mod:`goldeval.report.charts` from every case)."""
-    from goldeval.report import charts
 
     agg = results.get("aggregate") or {}
     gates = {g.get("metric"): g for g in ((results.get("gates") or {}).get("gates") or [])} if isinstance(results.get("gates"), Mapping) else {}
@@ -436,7 +442,6 @@ def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, An
                              "under needs_human. Its own verdict is in the table."),
                     "svg": charts.bars(names, values, title="verdicts (as the pass rate counts them)", ylabel="cases",
                                        colors=["#2e7d32", "#c62828", "#0277bd", "#ef6c00", "#6d6d6d", "#8d6e63"])})
-        from goldeval.verdict import GOLD_STATUSES
 
         gs = Counter(r.get("gold_status") for r in rows if r.get("gold_status"))
         out.append({"title": "gold_status", "svg": charts.bars(list(GOLD_STATUSES), [gs.get(s, 0) for s in GOLD_STATUSES], title="gold_status counts",
@@ -533,7 +538,6 @@ def build_model(
     if not opts.redact:
         tokenizer = None
         if kind == "freetext":
-            from goldeval.tokens import get_tokenizer
 
             try:
                 tokenizer = get_tokenizer(((main_results.get("tokenizer") or {}).get("name")) or "openscribe")
@@ -568,11 +572,9 @@ def build_model(
 def _compare_view(cmp: Mapping[str, Any], opts: ReportOptions) -> dict[str, Any]:
     """The comparison as the report shows it: the lines ``goldeval compare`` prints, flips with both whys, stable /
     flickering near_match, the biggest F1 movers."""
-    import io
 
-    from rich.console import Console
+    from rich.console import Console  # start-up: rich loads only when a table is rendered
 
-    from goldeval.report.runs import render_compare
 
     buf = io.StringIO()
     # soft_wrap: a long line (the "measured differently" note) stays one line, so the page shows it whole (F7)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from goldeval.report import fmt
-from goldeval.scorers import Scorer, scorer_of
+from goldeval.io.printable import printable
+from goldeval.scoring.protocol import Scorer
+from goldeval.scoring.registry import scorer_of
 
 __all__ = ["render_runs_list", "render_run", "render_compare"]
 
 def _e(value: Any) -> str:
     """*value* as text with rich markup escaped: ids, arm names, paths, configuration and judge text are data, and
     a ``[/]`` or ``[red]`` in them must print as written (``[/]`` in an arm name made `runs list` crash)."""
-    from rich.markup import escape
+    from rich.markup import escape  # start-up: rich loads only when a table is rendered
 
     return escape(str(value))
 
@@ -41,9 +44,8 @@ def _fit(columns: list[tuple[str, list[str]]], width: int, *, wrap: bool = True)
     the column with the most room above its longest word gives up one cell (rich then wraps it at spaces: "F1 0.279"
     may become "F1" over "0.279", never "F1 0.2"). With ``wrap=False`` no cell may wrap: the natural widths or None.
     """
-    from rich.cells import cell_len
+    from rich.cells import cell_len  # start-up: rich loads only when a table is rendered
 
-    from goldeval.report.printable import printable
 
     def lines(c: int) -> list[str]:
         header, cells = columns[c]
@@ -74,9 +76,9 @@ def render_runs_list(runs: list[Mapping[str, Any]], console: Any, *, filters: Ma
     wrap only at spaces. Where even that does not fit, each run is
     one line that wraps at spaces.
     """
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
+    from rich import box  # start-up: rich loads only when a table is rendered
+    from rich.table import Table  # start-up: rich loads only when a table is rendered
+    from rich.text import Text  # start-up: rich loads only when a table is rendered
 
     if not runs:
         given = {k: v for k, v in (filters or {}).items() if v is not None}
@@ -128,7 +130,7 @@ def render_runs_list(runs: list[Mapping[str, Any]], console: Any, *, filters: Ma
 
 def render_run_header(run: Mapping[str, Any], console: Any) -> None:
     """What pins a run: id, arm, times, versions, hashes, inputs and configuration."""
-    from rich.table import Table
+    from rich.table import Table  # start-up: rich loads only when a table is rendered
 
     table = Table(title=f"run {_e(run['id'])}", title_justify="left", show_header=False)
     table.add_column("key")
@@ -146,7 +148,6 @@ def render_run_header(run: Mapping[str, Any], console: Any) -> None:
         ("definition of done sha256", run.get("dod_hash") or "—"),
         ("dataset sha256", run.get("dataset_hash") or "—"),
     ]
-    import json
 
     for role, f in (run.get("inputs") or {}).items():
         digest = f"sha256 {str(f['sha256'])[:12]}…" if f.get("sha256") else "no sha256: not a file"
@@ -163,7 +164,7 @@ def render_run_header(run: Mapping[str, Any], console: Any) -> None:
 
 def render_generic(results: Mapping[str, Any], console: Any) -> None:
     """The aggregate of any results dict as a two-column table (numbers rounded to 3 decimals)."""
-    from rich.table import Table
+    from rich.table import Table  # start-up: rich loads only when a table is rendered
 
     agg = results.get("aggregate") or {}
     table = Table(title="aggregate", title_justify="left")
@@ -226,7 +227,6 @@ def _ci(b: Mapping[str, Any], scale: float = 1.0, unit: str = "", digits: int = 
 
 def _short(value: object, width: int = 40) -> str:
     # a field one run does not have reads "none", not Python's None; true/false and lists as the JSON spells them
-    import json
 
     text = "none" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -235,7 +235,7 @@ def _short(value: object, width: int = 40) -> str:
 def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) -> None:
     """``goldeval compare``: cases added/removed, verdict flips with both whys, stable / flickering near_match,
     McNemar, F1 movers and the bootstrap intervals."""
-    from rich.table import Table
+    from rich.table import Table  # start-up: rich loads only when a table is rendered
 
     ra, rb = cmp["runs"]["a"] or {}, cmp["runs"]["b"] or {}
     label_a = f"A {ra.get('id', '?')} ({ra.get('arm') or 'no arm'})"
@@ -362,7 +362,7 @@ def _label_run_line(side: str, c: Mapping[str, Any]) -> str:
 def _render_label_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int) -> None:
     """The label part of ``goldeval compare``: missed positives and false positives in each run, which are new and
     which were fixed, the cases whose predicted label changed, and McNemar / the bootstrap in those words."""
-    from rich.table import Table
+    from rich.table import Table  # start-up: rich loads only when a table is rendered
 
     lab, v = cmp["labels"], cmp["verdicts"]
     a, b = lab["a"], lab["b"]

@@ -12,8 +12,10 @@ import os
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from goldeval.answers.sql import open_database, rows_as_lists
+from goldeval.io.reading import Row, decode_json, file_sha256, is_parquet, read_rows
 from goldeval.runs.identity import recorded_path
-from goldeval.scorers import scorer_of
+from goldeval.scoring.registry import scorer_of
 
 __all__ = ["CaseSources", "load_sources", "input_files", "input_paths"]
 
@@ -82,7 +84,6 @@ def input_paths(results: Mapping[str, Any], run: Mapping[str, Any] | None, *, ba
 
 def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: str | None) -> str | None:
     """The path of an input whose bytes still hash to the recorded sha256, else ``None`` (and a note)."""
-    from goldeval.io import file_sha256
 
     if not spec or not spec.get("path"):
         return None
@@ -110,7 +111,6 @@ def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: s
 def _rows_at_lines(path: str, id_field: str, lines: Mapping[str, int]) -> dict[str, dict[str, Any]] | None:
     """The rows of *lines* (case id → its 1-based line in the file, as the scorer recorded it), decoding only those
     lines; ``None`` when a line is not there or does not hold its case (then the caller reads every row)."""
-    from goldeval.io import decode_json
 
     at = {ln: cid for cid, ln in lines.items()}
     out: dict[str, dict[str, Any]] = {}
@@ -135,7 +135,6 @@ def _rows_at_lines(path: str, id_field: str, lines: Mapping[str, int]) -> dict[s
 
 def _keyed_rows(path: str, id_field: str, wanted: Collection[str] | None,
                 lines: Mapping[str, int] | None = None) -> dict[str, dict[str, Any]]:
-    from goldeval.io import Row, is_parquet, read_rows
 
     jsonl = not (path.lower().endswith(".csv") or is_parquet(path))
     if lines and jsonl and (wanted is None or set(lines) >= set(wanted)):
@@ -222,7 +221,6 @@ def load_sources(
         if execute and attempts and (files.get("db") or {}).get("path"):
             db_path = _usable("db", files.get("db"), src.notes, base)
             if db_path is not None:
-                from goldeval.answers.sql import open_database
 
                 limit: dict[str, Any] = {"max_result_bytes": int(config["max_result_bytes"])} if config.get("max_result_bytes") else {}
                 try:
@@ -263,7 +261,6 @@ def load_sources(
 
 def _executed(db: Any, sql: str) -> dict[str, Any]:
     """The first rows of *sql* run read-only, or the database's message."""
-    from goldeval.answers.sql import rows_as_lists
 
     try:
         res = db.execute(sql)

@@ -1,5 +1,9 @@
 """Runs: the SQLite run store, the Recorder scorers write through, comparing two runs, judge regressions.
 
+May import: the domain packages (the judge to replay a regression, label counts to compare two label runs, kappa),
+:mod:`goldeval.scoring`, :mod:`goldeval.gates`, :mod:`goldeval.io`, the foundation modules. Never: engines,
+report, pipeline, cli.
+
 Modules (import the one you need; this package imports none of them eagerly):
 
 ``store``        :class:`~goldeval.runs.store.RunStore` — runs, per-case records, reviews (WAL, migrations).
@@ -10,4 +14,6 @@ Modules (import the one you need; this package imports none of them eagerly):
 ``writer``       the writer process a large run's cases are committed by, and its batch messages.
 ``compare``      :func:`~goldeval.runs.compare.compare_runs`, McNemar exact test, paired bootstrap.
 ``regressions``  the judge-regressions file, replay, review export / import.
+``reviews``      human reviews of a case settled into one verdict (shared by regressions and calibration).
+``calibration``  the judge against people: agreement and kappa per decider.
 """

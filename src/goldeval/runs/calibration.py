@@ -12,7 +12,7 @@ the store. The judge's label is its decided verdict (``match`` · ``near_match``
 left to a person (``needs_human``, or a verdict flagged ``needs_human`` for low confidence) is an **abstention**:
 shown in the confusion matrix, left out of agreement and kappa (it is neither agreement nor disagreement; its rate
 is the ``needs_human`` count a run already reports). Agreement is the share of counted cases where the labels are
-equal; Cohen's kappa is goldeval's own (:func:`goldeval.agreement.kappa_from_pairs`: scikit-learn's value,
+equal; Cohen's kappa is goldeval's own (:func:`goldeval.labels.agreement.kappa_from_pairs`: scikit-learn's value,
 correctly rounded), with the judge and the person as the two annotators over the three verdicts. Both are given
 over all cases and separately for the cases decided by rule (``decided_by`` ``rule`` or ``must_not_use``) and by
 the LLM judge (``llm``, ``parse``).
@@ -29,76 +29,27 @@ human, by decided_by, are gateable"); issue 11 item 7; Cohen (1960), Educational
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from goldeval.agreement import kappa_from_pairs
 from goldeval.errors import InputError
+from goldeval.labels.agreement import kappa_from_pairs
+from goldeval.runs.regressions import read_regressions
+from goldeval.runs.reviews import VERDICTS, settle_reviews  # noqa: F401 - re-exported: callers find them here
 
 __all__ = ["SCORER_NAME", "VERDICTS", "judge_calibration", "settle_reviews"]
 
 SCORER_NAME = "judge_calibration"
 SCORER_VERSION = "1"
-#: The verdicts a person settles on, and the judge's decided verdicts (the categories of the kappa).
-VERDICTS: tuple[str, ...] = ("match", "near_match", "no_match")
 _ABSTAIN = "needs_human"
 _GROUPS = ("rule", "llm")
 
 
-def settle_reviews(reviews: Iterable[Mapping[str, Any]]) -> tuple[dict[tuple[str | None, str], dict[str, Any]], list[dict[str, Any]]]:
-    """Settle the human verdicts of each case: ``(settled, conflicts)``.
-
-    Args:
-        reviews: Human reviews in the order they were recorded (oldest first), each a mapping with ``case_id`` (or
-            ``id``), ``verdict`` (match | near_match | no_match), and optionally ``run_id``, ``reviewer``,
-            ``reviewed_at``, ``note`` and ``settles`` (true: this review settled a conflict, the way ``review import
-            --on-conflict latest`` records it). The same review seen twice (store and regression file: same run,
-            case, reviewer, verdict) counts once.
-
-    Returns:
-        ``settled``: ``(run_id, case_id) → {"run_id", "case_id", "verdict", "reviewers", "note", "reviewed_at",
-        "n_reviews", "settled_by": "agreement" | "latest"}``; ``conflicts``: ``[{"run_id", "case_id", "verdicts":
-        [{"verdict", "reviewer", "reviewed_at", "note"}]}]`` for cases whose reviewers disagree and were never
-        settled, in the order first seen.
-
-    Raises:
-        InputError: a review without a case id or with a verdict outside match | near_match | no_match.
-    """
-    groups: dict[tuple[str | None, str], list[Mapping[str, Any]]] = {}
-    for r in reviews:
-        cid = r.get("case_id", r.get("id"))
-        if not isinstance(cid, str) or r.get("verdict") not in VERDICTS:
-            raise InputError(f"human review {dict(r)!r}: expected a case id and a verdict in {', '.join(VERDICTS)}. "
-                             "Fix the review (or the regression file line) it came from.")
-        key = (r.get("run_id"), cid)
-        seen = groups.setdefault(key, [])
-        ident = (r.get("reviewer"), r.get("verdict"))
-        if any((s.get("reviewer"), s.get("verdict")) == ident for s in seen):
-            continue
-        seen.append(r)
-    settled: dict[tuple[str | None, str], dict[str, Any]] = {}
-    conflicts: list[dict[str, Any]] = []
-    for (run_id, cid), rs in groups.items():
-        verdicts = {r["verdict"] for r in rs}
-        last = rs[-1]
-        how = "agreement" if len(verdicts) == 1 else ("latest" if last.get("settles") else None)
-        if how is None:
-            conflicts.append({"run_id": run_id, "case_id": cid, "verdicts": [
-                {k: r.get(k) for k in ("verdict", "reviewer", "reviewed_at", "note")} for r in rs]})
-            continue
-        settled[(run_id, cid)] = {
-            "run_id": run_id, "case_id": cid, "verdict": last["verdict"],
-            "reviewers": [r.get("reviewer") for r in rs if how == "agreement" or r is last],
-            "note": last.get("note"), "reviewed_at": last.get("reviewed_at"), "n_reviews": len(rs), "settled_by": how,
-        }
-    return settled, conflicts
-
-
 def _answer_fingerprint(entry: Mapping[str, Any]) -> str:
     """The answer a regression entry settles (its ``answer`` without the ``id`` and ``model`` labels), as text."""
-    import json
 
     a = entry.get("answer")
     if not isinstance(a, Mapping):
@@ -205,8 +156,6 @@ def judge_calibration(
     Raises:
         InputError: a run reference names no run; there is no human verdict at all (nothing to calibrate).
     """
-    from goldeval.runs.regressions import read_regressions
-
     reviews: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     entries: dict[tuple[str | None, str], dict[str, Any]] = {}

@@ -118,7 +118,7 @@ def mcnemar_exact(pass_to_fail: int, fail_to_pass: int) -> dict[str, Any]:
             "b": 0, "c": 0, "n_discordant": 0, "p_value": None,
             "note": "no discordant pairs: no case decided in both runs changed between pass and fail, so there is nothing to test",
         }
-    from scipy.stats import binomtest
+    from scipy.stats import binomtest  # start-up: numpy / scipy load only when this runs
 
     p = float(binomtest(pass_to_fail, n, 0.5, alternative="two-sided").pvalue)
     return {"b": pass_to_fail, "c": fail_to_pass, "n_discordant": n, "p_value": p, "note": None}

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from goldeval.labels import Confusion, score_confusion
+from goldeval.labels.metrics import Confusion, score_confusion
 
 __all__ = ["LABEL_OUTCOMES", "is_label_run", "compare_labels"]
 
@@ -80,7 +80,7 @@ def compare_labels(
     Returns:
         ``{"positive": {"a", "b"}, "a", "b", "transitions", "missed", "false_positives", "label_flips",
         "gold_changed", "scored_in_one_only"}``: ``a`` and ``b`` are each whole run's counts and rates
-        (:class:`goldeval.labels.LabelScore` fields — ``tp fp fn tn missed precision recall …`` with ``undefined``
+        (:class:`goldeval.labels.metrics.LabelScore` fields — ``tp fp fn tn missed precision recall …`` with ``undefined``
         — plus ``n_cases`` and ``n_unscored``); ``transitions`` counts ``"tp->fn"``-style moves over the cases
         scored in both; ``missed`` and ``false_positives`` each hold ``new`` and ``fixed`` lists of changes
         ``{"id", "gold_a", "gold_b", "pred_a", "pred_b", "outcome_a", "outcome_b"}``; ``label_flips`` lists the

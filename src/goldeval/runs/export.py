@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,7 +36,6 @@ def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def with_run_block(results: Any, run: Mapping[str, Any], store_path: Any) -> Any:
     """*results* (a stored results dict) with the top-level ``"run": {"id", "arm", "store"}`` that every results
     file of a recorded run carries (as the scoring command wrote it); anything that is not a dict is returned as is."""
-    import os
 
     if isinstance(results, dict):
         results["run"] = {"id": run["id"], "arm": run.get("arm"), "store": os.path.abspath(store_path)}

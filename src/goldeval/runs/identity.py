@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+from goldeval.io.reading import Row, read_rows
+
 __all__ = ["run_key", "dataset_hash", "rubric_text", "hashes_from_results"]
 
 
@@ -31,7 +33,6 @@ def rubric_text(cases_path: str | os.PathLike[str]) -> str | None:
     """The rubric of a case file as one canonical text (its sha256 is the run's rubric hash): every case's
     ``rubric`` clauses (and ``must_not_use`` entries), by case id, as sorted-key JSON; ``None`` when no case has
     one. Rows that cannot be read are skipped (the scorer reports them)."""
-    from goldeval.io import Row, read_rows
 
     rubric: dict[str, Any] = {}
     for item in read_rows(cases_path):

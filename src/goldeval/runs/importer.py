@@ -1,10 +1,10 @@
 """``goldeval runs import PER_CASE.parquet``: a Spark run's per-case output into the run store, idempotently.
 
-The per-case Parquet (a file, or the folder Spark writes) is what :func:`goldeval.spark.score` returns, written out:
-columns ``id, line, status, error, score, record`` (:data:`goldeval.spark.PER_CASE_SCHEMA`), with the scorer's name
+The per-case Parquet (a file, or the folder Spark writes) is what :func:`goldeval.engines.spark.score` returns, written out:
+columns ``id, line, status, error, score, record`` (:data:`goldeval.engines.spark.PER_CASE_SCHEMA`), with the scorer's name
 and configuration in the ``record`` column's metadata (Spark keeps it in the Parquet footer). The import streams
 the records in batches (memory does not grow with the file), aggregates them exactly as
-:func:`goldeval.spark.aggregate` does (the scorer's partial, exact sums), and records each case under (run, case
+:func:`goldeval.engines.spark.aggregate` does (the scorer's partial, exact sums), and records each case under (run, case
 id). Importing the same data again finds the same run by its key (scorer, version, configuration, arm, sha256 of
 the Parquet bytes) and upserts the same cases: never a second run, never a duplicated case. ``compare``, ``runs
 show``, ``runs export`` and the gates then work on it as on a local run.
@@ -20,7 +20,11 @@ from typing import Any
 
 import orjson
 
+from goldeval import __version__
 from goldeval.errors import InputError, shorten
+from goldeval.runs.recorder import Recorder, dataset_hash, run_key, start_run
+from goldeval.runs.store import RunMeta
+from goldeval.scoring.registry import get_scorer, with_extra
 
 __all__ = ["per_case_files", "per_case_meta", "iter_per_case", "import_per_case"]
 
@@ -51,7 +55,7 @@ def _parquet(path: str | os.PathLike[str]) -> Any:
         InputError: pyarrow is not installed: the message names the extra that installs it.
     """
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # optional heavy dependency: pyarrow (extras parquet, spark)
     except ImportError:
         raise InputError(f"{path}: runs import reads Parquet, which needs pyarrow: pip install 'goldeval[parquet]' "
                          "(or 'goldeval[spark]', which the Spark run that wrote it had).") from None
@@ -82,7 +86,7 @@ def per_case_meta(files: list[Path]) -> dict[str, Any]:
                 meta = (field.get("metadata") or {}).get("goldeval")
     if not isinstance(meta, dict) or not isinstance(meta.get("scorer"), str) or not isinstance(meta.get("config"), dict):
         raise InputError(f"{files[0]}: the 'record' column carries no goldeval metadata (scorer, config). Pass the "
-                         "per-case Parquet goldeval.spark.score wrote, unchanged.")
+                         "per-case Parquet goldeval.engines.spark.score wrote, unchanged.")
     return meta
 
 
@@ -129,15 +133,11 @@ def import_per_case(store: Any, path: str | os.PathLike[str], *, arm: str | None
 
     Returns:
         ``{"run_id", "created": bool, "n_cases": int, "results": dict}``; ``results`` is what
-        :func:`goldeval.spark.aggregate` gives for the same per-case data.
+        :func:`goldeval.engines.spark.aggregate` gives for the same per-case data.
 
     Raises:
         InputError: see :func:`per_case_files`, :func:`per_case_meta`, :func:`iter_per_case`; an unknown scorer.
     """
-    from goldeval import __version__
-    from goldeval.runs.recorder import Recorder, dataset_hash, run_key, start_run
-    from goldeval.runs.store import RunMeta
-    from goldeval.scorers import get_scorer, with_extra
 
     files = per_case_files(path)
     meta = per_case_meta(files)

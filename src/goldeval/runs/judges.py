@@ -41,7 +41,7 @@ def answer_judge(*, db: str | None = None, db_dir: str | None = None, timeout_s:
         InputError: *db_dir* is not a folder. (A case naming a database that is not there raises ``InputError``
             from ``judge``: replay counts that entry as not replayed, with the reason.)
     """
-    try:
+    try:  # the judge's rules are part of goldeval; a broken install is named as such (JudgeError below)
         from goldeval.answers.batch import case_database
         from goldeval.answers.judge import JUDGE_VERSION, AnswerConfig, judge_case
     except ImportError as exc:

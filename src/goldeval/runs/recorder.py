@@ -21,6 +21,7 @@ Source: issue #5 ("Resume"); the protocol is the one in the project notes ("Run 
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import queue
 import threading
 import time
@@ -30,17 +31,25 @@ from typing import Any, Protocol
 import orjson
 
 from goldeval.errors import InputError, StoreError, shorten
-from goldeval.runs.identity import dataset_hash, hashes_from_results, input_entry, rubric_text, run_key
-from goldeval.runs.store import RunMeta, RunStore, case_columns
-from goldeval.signals import signals_held
-from goldeval.runs.writer import (  # noqa: F401  (_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
-    WRITER_MAX_ROWS_PER_TX,
-    _batch,
-    _batch_message,
-    _columns,
-    _widen_pipe,
-    _writer_main,
+from goldeval.io.reading import file_sha256
+from goldeval.lifeline import arm_forkserver
+from goldeval.runs.identity import (
+    dataset_hash,
+    hashes_from_results,
+    input_entry,
+    rubric_text,
+    run_key,
 )
+from goldeval.runs.store import RunMeta, RunStore, case_columns
+from goldeval.runs.writer import (  # noqa: F401  (message_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
+    WRITER_MAX_ROWS_PER_TX,
+    batch_rows,
+    batch_message,
+    message_columns,
+    widen_pipe,
+    writer_main,
+)
+from goldeval.signals import signals_held
 
 __all__ = ["RecorderProtocol", "Recorder", "run_key", "dataset_hash", "rubric_text", "hashes_from_results", "start_run"]
 
@@ -241,7 +250,6 @@ class Recorder:
 
     def _set_identity(self, results: Mapping[str, Any]) -> None:
         """Set a deferred run's key, dataset hash and input hashes (from the results when they carry them)."""
-        from goldeval.io import file_sha256
 
         d = self._deferred
         assert d is not None
@@ -273,11 +281,11 @@ class Recorder:
             seq0, self._seq = self._seq, self._seq + len(keys)
             body = b"\n".join(records)
             if not self.background:
-                self.store.write_case_columns(self.run_id, _batch(seq0, keys, body))
+                self.store.write_case_columns(self.run_id, batch_rows(seq0, keys, body))
             elif self.background == "process":
                 if self._proc is None:
                     self._start_process()
-                data = _batch_message(seq0, keys, body)
+                data = batch_message(seq0, keys, body)
                 try:
                     with signals_held():  # a Ctrl-C / SIGTERM half-way through would cut the message
                         self._to_writer.send_bytes(data)
@@ -287,7 +295,7 @@ class Recorder:
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._write_loop, name=f"goldeval-recorder-{self.run_id}", daemon=True)
                     self._thread.start()
-                self._queue.put(_batch(seq0, keys, body))  # blocks while the writer is a batch behind
+                self._queue.put(batch_rows(seq0, keys, body))  # blocks while the writer is a batch behind
         self._last_commit = self._clock()
 
     def _write_loop(self) -> None:
@@ -320,22 +328,18 @@ class Recorder:
         self._raise_writer_error()
 
     def _start_process(self) -> None:
-        import multiprocessing as mp
-
-        from goldeval.lifeline import arm_forkserver
-
         ctx = mp.get_context("forkserver") if "forkserver" in mp.get_all_start_methods() else mp.get_context("spawn")
         arm_forkserver(ctx)  # the writer itself ends at the end of its pipe; the forkserver must not stay either
         child_in, self._to_writer = ctx.Pipe(duplex=False)
         self._from_writer, child_out = ctx.Pipe(duplex=False)
         self._proc = ctx.Process(
-            target=_writer_main, args=(child_in, child_out, str(self.store.path), self.run_id),
+            target=writer_main, args=(child_in, child_out, str(self.store.path), self.run_id),
             name=f"goldeval-recorder-{self.run_id}", daemon=True,
         )
         self._proc.start()
         child_in.close()
         child_out.close()
-        _widen_pipe(self._to_writer)
+        widen_pipe(self._to_writer)
 
     def _ask_writer(self, message: bytes) -> dict[str, Any]:
         """Send ``sync`` / ``stop`` to the writer process and wait for its answer (everything before is committed).

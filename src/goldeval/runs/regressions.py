@@ -26,8 +26,11 @@ from typing import Any
 import orjson
 
 from goldeval.errors import InputError, shorten
-from goldeval.io import Row, RowError, file_sha256, read_jsonl
+from goldeval.io.outputs import write_output
+from goldeval.io.reading import Row, RowError, check_ids, file_sha256, read_jsonl
+from goldeval.runs.compare import bucket
 from goldeval.runs.identity import recorded_path
+from goldeval.runs.reviews import settle_reviews
 from goldeval.runs.store import RunStore, now_iso
 
 __all__ = [
@@ -107,8 +110,6 @@ def read_regressions(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]]
 
 
 def _read_cases(path: str | os.PathLike[str], *, id_field: str = "id") -> dict[str, dict[str, Any]]:
-    from goldeval.io import check_ids
-
     out: dict[str, dict[str, Any]] = {}
     for item in check_ids(read_jsonl(path), id_field=id_field, file_name=Path(path).name):
         if isinstance(item, Row):
@@ -216,8 +217,6 @@ def _input_rows(run: Mapping[str, Any], roles: tuple[str, ...]) -> tuple[dict[st
 
 
 def _is_needs_human(record: Mapping[str, Any]) -> bool:
-    from goldeval.runs.compare import bucket
-
     return bucket(record) == "needs_human"
 
 
@@ -537,9 +536,7 @@ def settled_of(reviews: Sequence[Mapping[str, Any]]) -> str | None:
     """The verdict that settles a case given its earlier reviews (oldest first, each with ``verdict`` and
     optionally ``settles``): the common verdict when all agree, the latest settling review's verdict when one
     settled a conflict, else ``None`` (an unsettled conflict). Same rule as
-    :func:`goldeval.runs.calibration.settle_reviews`."""
-    from goldeval.runs.calibration import settle_reviews
-
+    :func:`goldeval.runs.reviews.settle_reviews`."""
     settled, _ = settle_reviews([{"case_id": "c", **{k: r.get(k) for k in ("verdict", "reviewer", "settles")}} for r in reviews])
     s = settled.get((None, "c"))
     return None if s is None else s["verdict"]
@@ -554,11 +551,9 @@ def settled_verdicts(store: RunStore, *, run: str | None = None,
         ``{"settled": [{"run_id", "case_id", "verdict", "reviewers", "note", "reviewed_at", "n_reviews",
         "settled_by": "agreement" | "latest"}], "conflicts": [{"run_id", "case_id", "verdicts": [{"verdict",
         "reviewer", "reviewed_at", "note"}]}]}``, in the order the cases were first reviewed. The rule is
-        :func:`goldeval.runs.calibration.settle_reviews`: all reviewers agree, or the latest review settled a
+        :func:`goldeval.runs.reviews.settle_reviews`: all reviewers agree, or the latest review settled a
         conflict (``review import --on-conflict latest``).
     """
-    from goldeval.runs.calibration import settle_reviews
-
     run_ids = [store.resolve(run)] if run is not None else [r["id"] for r in store.list_runs() if store.reviews(r["id"])]
     reviews = [{**r, "run_id": rid} for rid in run_ids for r in store.reviews(rid)]
     for e in _regression_entries(regressions_path):
@@ -578,7 +573,6 @@ def _regression_entries(path: str | os.PathLike[str] | None) -> list[dict[str, A
 def _drop_regressions(path: str | os.PathLike[str], cases: set[tuple[str, str]]) -> None:
     """Rewrite the regression file (atomically) without the entries of *cases* ((run_id, id) pairs): a conflict
     settled by the latest verdict leaves only that verdict in the file."""
-    from goldeval.outputs import write_output
 
     p = Path(path)
     if not p.exists():

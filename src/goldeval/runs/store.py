@@ -15,22 +15,24 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import os
 import secrets
 import socket
 import sqlite3
-from itertools import chain, count, repeat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import chain, count, repeat
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
 from goldeval.errors import InputError, StoreError, shorten
-from goldeval.runs.migrations import migrate
 from goldeval.paths import default_store_path
+from goldeval.runs.migrations import MIGRATIONS, migrate
 
 __all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "HEADLINE_METRICS"]
 
@@ -194,8 +196,6 @@ _RUN_COLUMNS = (
 def _reading(method: Callable[..., Any]) -> Callable[..., Any]:
     """Turn a SQLite error raised while reading the store (a damaged page, a lock held too long) into a StoreError
     that says what happened to which file (it surfaced as "internal error: DatabaseError ... please report it")."""
-    import functools
-    import inspect
 
     if inspect.isgeneratorfunction(method):
         @functools.wraps(method)
@@ -785,7 +785,6 @@ _READ_TABLES = ("runs", "cases", "reviews")
 def _open_readonly(path: Path, timeout: float) -> sqlite3.Connection:
     """A read-only connection to an existing store (``mode=ro``; ``immutable=1`` when even the WAL index cannot be
     opened because the folder is read-only). Raises StoreError when it cannot be read or is not a goldeval store."""
-    from urllib.parse import quote
 
     uri = "file:" + quote(str(path.resolve()))
     last: sqlite3.Error | None = None
@@ -808,7 +807,6 @@ def _open_readonly(path: Path, timeout: float) -> sqlite3.Connection:
                 )
             raise StoreError(f"run store {path}: an empty database (read-only), so no run was recorded there. "
                              "Pass --store with the database the scoring commands wrote.")
-        from goldeval.runs.migrations import MIGRATIONS
 
         done = [r[0] for r in db.execute("SELECT name FROM _migrations")]
         unknown = [n for n in done if n not in {m.__name__ for m in MIGRATIONS}]

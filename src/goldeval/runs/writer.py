@@ -1,7 +1,7 @@
 """The run store's writer process and the batch messages it reads: how a large run's cases are committed beside
 the scorer (see :class:`goldeval.runs.recorder.Recorder`, ``background="process"``).
 
-A batch travels as one message (:func:`_batch_message`): a JSON header ``[seq of the first record, [[case id,
+A batch travels as one message (:func:`batch_message`): a JSON header ``[seq of the first record, [[case id,
 status, verdict, score, reason, raw], ...]]``, a newline, then the records' JSON, one per line. The writer answers
 ``sync`` / ``stop`` with ``{"n": cases committed, "error": str | None}``.
 
@@ -32,18 +32,18 @@ WRITER_MAX_ROWS_PER_TX = 5000
 WRITER_INBOX = 64
 
 
-def _widen_pipe(conn: Any, size: int = 1 << 20) -> None:
+def widen_pipe(conn: Any, size: int = 1 << 20) -> None:
     """Ask Linux for a 1 MiB pipe buffer (default 64 KiB), so the scorer can hand over batches without waiting for
     the writer process to be scheduled. Best effort: elsewhere, or above the system limit, nothing changes."""
     try:
-        import fcntl
+        import fcntl  # optional: POSIX only
 
         fcntl.fcntl(conn.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
     except (ImportError, OSError, ValueError):
         pass
 
 
-def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None:
+def writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None:
     """The writer process: commits the batches it receives, in order, and answers ``sync`` / ``stop`` with
     ``{"n": cases committed, "error": str | None}``. A reader thread drains the pipe into a buffer at once, so the
     scorer never waits for SQLite; the batches waiting there when the writer turns to them are committed together,
@@ -101,7 +101,7 @@ def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None
         try:
             while True:  # this batch and the ones already waiting behind it, up to the cap: one transaction
                 if not errors and store is not None:
-                    batches.append(_columns(msg))
+                    batches.append(message_columns(msg))
                     n_rows += len(batches[-1][1])
                 if n_rows >= WRITER_MAX_ROWS_PER_TX:
                     break
@@ -121,7 +121,7 @@ def _writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None
         store.close()
 
 
-def _batch_message(seq0: int, keys: list[tuple[Any, ...]], body: bytes) -> bytes:
+def batch_message(seq0: int, keys: list[tuple[Any, ...]], body: bytes) -> bytes:
     """One batch as the writer process receives it: a JSON header ``[seq of the first record, [[case id, status,
     verdict, score, reason, raw], …]]``, a newline, then *body*: the records' JSON, newline-separated (each record
     is one line: orjson escapes every newline in the strings it writes, and :meth:`Recorder.record` flattens raw
@@ -129,7 +129,7 @@ def _batch_message(seq0: int, keys: list[tuple[Any, ...]], body: bytes) -> bytes
     return orjson.dumps([seq0, keys]) + b"\n" + body
 
 
-def _batch(seq0: int, keys: list[Any], body: bytes) -> tuple[int, list[Any], list[str]]:
+def batch_rows(seq0: int, keys: list[Any], body: bytes) -> tuple[int, list[Any], list[str]]:
     """``(seq0, keys, [record JSON, …])``, what :meth:`RunStore.write_case_columns` takes, from the newline-joined
     records of a batch.
 
@@ -142,8 +142,8 @@ def _batch(seq0: int, keys: list[Any], body: bytes) -> tuple[int, list[Any], lis
     return seq0, keys, records
 
 
-def _columns(message: bytes) -> tuple[int, list[Any], list[str]]:
-    """A batch message (see :func:`_batch_message`) → ``(seq0, [[case id, status, verdict, score, reason, raw],
+def message_columns(message: bytes) -> tuple[int, list[Any], list[str]]:
+    """A batch message (see :func:`batch_message`) → ``(seq0, [[case id, status, verdict, score, reason, raw],
     …], [record JSON, …])``, what :meth:`RunStore.write_case_columns` takes. Nothing is parsed per record: the
     stored JSON is the bytes recorded.
 
@@ -152,4 +152,4 @@ def _columns(message: bytes) -> tuple[int, list[Any], list[str]]:
     """
     head, _, body = message.partition(b"\n")
     seq0, keys = orjson.loads(head)
-    return _batch(seq0, keys, body)
+    return batch_rows(seq0, keys, body)

@@ -19,7 +19,7 @@ from typing import Any
 
 from goldeval.errors import InputError, shorten
 from goldeval.io import RowError
-from goldeval.scorers import MetricSpec, Partial, Reused, Scorer, check_id, duplicate_error, failure_entry, numbered
+from goldeval.scoring.protocol import MetricSpec, Partial, Reused, Scorer, check_id, duplicate_error, failure_entry, numbered
 
 
 class ExactMatch(Scorer):

@@ -8,7 +8,7 @@
   var compare = !!D.compare;
   var state = { filter: "all", q: "", sort: null, dir: 1, page: 0, open: {} };
 
-  // Control characters of the user's data shown escaped, as goldeval.report.printable does on the console: an ESC,
+  // Control characters of the user's data shown escaped, as goldeval.io.printable does on the console: an ESC,
   // a carriage return, a C1 control or a bidirectional override (U+202E shows what follows reversed) could hide or
   // fake what a cell says. Line feeds and tabs are layout and stay.
   var CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;

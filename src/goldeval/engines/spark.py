@@ -1,0 +1,467 @@
+"""The Spark engine: any :class:`goldeval.scoring.protocol.Scorer` over a Spark DataFrame, with the same numbers as locally.
+
+Install with ``pip install 'goldeval[spark]'`` (pyspark, pyarrow, pandas); goldeval must be installed on the
+executors too (a cluster's Python environment, or ``--py-files``)::
+
+    from goldeval.engines import spark as gs
+    per_case = gs.score(df, scorer="token_f1", tokenizer="openscribe")   # a per-case DataFrame (mapInArrow)
+    results = gs.aggregate(per_case)                                     # the results dict, exactly
+
+**Rows.** ``df`` holds one row per case, with the columns the scorer reads (``id``, ``prediction``, ``reference``
+for token F1; a struct column reads as an object of sections). Its rows are numbered by the column ``line``
+when it has one (as :func:`read` gives: the 1-based JSONL line, or the Parquet row index), else by their 1-based
+position (``zipWithIndex``), so that messages read ``source:N: ...`` as locally.
+
+**Per-case DataFrame** (:data:`PER_CASE_SCHEMA`): ``id`` string · ``line`` long · ``status`` string (``scored`` /
+``unscored``) · ``error`` string · ``score`` double (the case's headline number, as the run store keeps it) ·
+``record`` string (the whole per-case record as JSON, what the run store records). The scorer's name and
+configuration travel in the ``record`` column's metadata, so :func:`aggregate` and ``goldeval runs import`` need
+nothing else (they survive a round trip through Parquet).
+
+**Ids.** A row whose id repeats an earlier row's (by line, across all partitions) is unscored with the same message
+as locally ("id 'x' repeats line 3"): the repeated ids are found with one ``groupBy``; only they (usually none)
+come to the driver, and are broadcast back to mark the later rows.
+
+**Exact aggregation.** Each partition folds its records into the scorer's :class:`~goldeval.scoring.protocol.Partial`
+(counts, and :class:`goldeval.scoring.sums.ExactSum` for every mean: exact dyadic sums, no rounding), which travels
+pickled to the driver: one small row per partition, never the cases. The driver merges them exactly, in line
+order, and rounds each mean once — equal to the local run to the last digit. Spark's ``avg`` is never used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import pickle
+import re
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Any
+from urllib.parse import urlparse
+
+import orjson
+
+from goldeval.errors import GoldevalError, InputError
+from goldeval.io.reading import Row, maps_as_dicts, decode_line, is_parquet
+from goldeval.runs.store import case_columns
+from goldeval.scoring.protocol import Scorer, duplicate_error
+from goldeval.scoring.registry import get_scorer
+
+__all__ = ["PER_CASE_SCHEMA", "session", "read", "score", "score_path", "aggregate", "iter_records", "executor_failure",
+           "executor_failures"]
+
+#: The per-case DataFrame's columns (a Spark DDL string).
+PER_CASE_SCHEMA = "id string, line long, status string, error string, score double, record string"
+_META_KEY = "goldeval"
+
+
+#: What Spark says when a task failed on an executor (its Python worker died, the executor was lost, the task's
+#: Python code raised), as opposed to what it says of a path it cannot read: the most telling words first.
+_EXECUTOR_CAUSES = (
+    re.compile(r"Python worker exited unexpectedly \(crashed\)"),
+    re.compile(r"ExecutorLostFailure[^\n]*"),
+    re.compile(r"(?:PythonException|pyspark\.errors\.exceptions\.\w+\.PythonException):[^\n]*(?:\n(?!\s*at )[^\n]*)*"),
+    re.compile(r"Job aborted due to stage failure:[^\n]*?(?=: org\.apache|$)", re.MULTILINE),
+)
+
+
+def executor_failure(exc: BaseException) -> str | None:
+    """What failed on a Spark executor, in Spark's words cut to one line, or ``None`` when *exc* is not a task that
+    failed there (then it is, e.g., a path Spark cannot read).
+
+    Args:
+        exc: An exception raised by a Spark action (``Py4JJavaError``, ``PythonException``, ``SparkException``).
+
+    Returns:
+        E.g. ``"Python worker exited unexpectedly (crashed)"``, or ``None``.
+    """
+    text = str(exc)
+    for cause in _EXECUTOR_CAUSES:
+        m = cause.search(text)
+        if m is not None:
+            found = m.group(0)
+            if found.startswith(("PythonException", "pyspark.")):
+                lines = [x.strip() for x in found.splitlines() if x.strip()]
+                found = "a Python error on the executor: " + (lines[-1] if lines else found)
+            return " ".join(found.split())[:300]
+    return None
+
+
+@contextlib.contextmanager
+def executor_failures(what: str) -> Iterator[None]:
+    """Report a Spark action's failure on an executor as such: a :class:`~goldeval.errors.GoldevalError` (exit 3)
+    naming what failed, instead of Spark's whole Java stack as an internal error, or a path it "cannot read".
+
+    Args:
+        what: What the action was doing, for the message (``"scoring preds.jsonl"``).
+
+    Raises:
+        GoldevalError: a task failed on an executor (see :func:`executor_failure`). Any other exception is left as
+            it is.
+    """
+    try:
+        yield
+    except Exception as exc:
+        failed = None if isinstance(exc, GoldevalError) else _executor_error(exc, what)
+        if failed is None:
+            raise
+        raise failed from None
+
+
+def _executor_error(exc: BaseException, what: str) -> GoldevalError | None:
+    cause = executor_failure(exc)
+    if cause is None:
+        return None
+    return GoldevalError(
+        f"Spark executor failure while {what}: {cause}. The job was stopped by a failure on an executor (a Python "
+        "worker that died: memory, a kill; a lost executor), not by the input: see the executors' logs (stderr of "
+        "the Spark workers), then run again.")
+
+
+def _pyspark():
+    try:
+        import pyspark  # noqa: F401
+        from pyspark.sql import SparkSession  # optional heavy dependency: pyspark (extra spark)
+    except ImportError:
+        raise InputError("the Spark engine needs pyspark: pip install 'goldeval[spark]'.") from None
+    try:
+        import pyarrow  # noqa: F401  (the partitions travel as Arrow batches)
+    except ImportError:
+        raise InputError("the Spark engine needs pyarrow beside pyspark: pip install 'goldeval[spark]'.") from None
+    return SparkSession
+
+
+def session(master: str | None = "local[2]", app_name: str = "goldeval", conf: Mapping[str, str] | None = None) -> Any:
+    """A SparkSession (the active one when there is one and *master* is ``None``).
+
+    Args:
+        master: ``local[2]``, ``spark://host:7077``, ``yarn``…; ``None`` takes the active session or the
+            environment's default.
+        app_name: The application name shown in the Spark UI.
+        conf: Extra Spark settings.
+
+    The executors run this Python (``PYSPARK_PYTHON`` is set to ``sys.executable`` unless it is set already), so
+    in local mode they import the same goldeval. Arrow is turned on.
+
+    Raises:
+        InputError: pyspark is not installed, or Java cannot be started.
+    """
+    SparkSession = _pyspark()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master is None:
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            return active
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    settings = {"spark.sql.execution.arrow.pyspark.enabled": "true", "spark.ui.showConsoleProgress": "false",
+                "spark.sql.shuffle.partitions": "8", **(conf or {})}
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    try:
+        return builder.getOrCreate()
+    except Exception as exc:  # Java missing or not startable: a setup problem the user can fix
+        raise InputError(f"Spark could not start (master {master!r}): {type(exc).__name__}: {str(exc)[:300]}. "
+                         "The Spark engine needs Java 17 (JAVA_HOME or java on PATH).") from None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# reading
+
+
+def read(spark: Any, path: str) -> Any:
+    """A DataFrame of the rows of *path*, any path Spark reads (local, ``hdfs://``, ``s3a://``…).
+
+    Parquet (a file or folder whose name ends in ``.parquet`` / ``.pq``): its columns, plus ``line``, the 1-based
+    row index (in file order). Anything else is JSONL: ``line`` (1-based line number, blank lines counted and
+    skipped) and ``_raw`` (the line's text), decoded by the scorer's partition as :func:`goldeval.io.reading.read_jsonl`
+    decodes it (a line that is not a JSON object is an unscored row with its line number).
+
+    Raises:
+        InputError: the path does not exist or cannot be read.
+    """
+
+    try:
+        if is_parquet(path.rstrip("/")):
+            df = spark.read.parquet(path)
+            cols = df.columns
+            rdd = df.rdd.zipWithIndex().map(lambda ri: (*ri[0], ri[1] + 1))
+            return rdd.toDF([*cols, "line"]) if cols else df
+        lines = spark.sparkContext.textFile(path).zipWithIndex()
+        rows = lines.filter(lambda li: li[0].strip() != "").map(lambda li: (li[1] + 1, li[0].lstrip("\ufeff") if li[1] == 0 else li[0]))
+        return spark.createDataFrame(rows, "line long, _raw string")
+    except InputError:
+        raise
+    except Exception as exc:
+        failed = _executor_error(exc, f"reading {path}")  # a failure on an executor is not a path to check
+        if failed is not None:
+            raise failed from None
+        name = type(exc).__name__
+        text = str(exc).split("\n")[0][:300]
+        raise InputError(f"{path}: Spark cannot read it ({name}: {text}). Check the path.") from None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# scoring
+
+
+def _items(batch: Any, source: str, lenient: bool = False, path: str | None = None,
+           id_field: str | None = None) -> Iterator[Any]:
+    """The Row / RowError items of one Arrow batch (``line`` + the data columns, or ``line`` + ``_raw``), JSONL
+    lines decoded as locally (:func:`_decode_line`; *id_field* as :func:`goldeval.io.reading.decode_line`'s)."""
+
+    cols = batch.schema.names
+    if "_raw" in cols:
+        for line, raw in zip(batch.column("line").to_pylist(), batch.column("_raw").to_pylist()):
+            yield _decode_line(line, raw, source, lenient, path, id_field)
+        return
+    names = [c for c in cols if c != "line"]
+    lines = batch.column("line").to_pylist()
+    data_cols = [batch.column(c).to_pylist() for c in names]
+
+    for i, line in enumerate(lines):
+        yield Row(line, {n: maps_as_dicts(col[i]) for n, col in zip(names, data_cols)})
+
+
+def _record_columns(records: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    cols: dict[str, list[Any]] = {"id": [], "line": [], "status": [], "error": [], "score": [], "record": []}
+    for rec in records:
+        status, _verdict, num, reason, _raw = case_columns(rec)
+        cols["id"].append(rec.get("id"))
+        cols["line"].append(rec["line"])
+        cols["status"].append(status)
+        cols["error"].append(reason if status != "scored" else None)
+        cols["score"].append(num)
+        cols["record"].append(orjson.dumps(rec, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS).decode())
+    return cols
+
+
+def _arrow_schema() -> Any:
+    import pyarrow as pa  # optional heavy dependency: pyarrow (extras parquet, spark)
+
+    return pa.schema([("id", pa.string()), ("line", pa.int64()), ("status", pa.string()), ("error", pa.string()),
+                      ("score", pa.float64()), ("record", pa.string())])
+
+
+def score(df: Any, scorer: str | Any = "token_f1", *, source: str = "rows", path: str | None = None, **options: Any) -> Any:
+    """Score every row of *df* with *scorer*, on the executors: the per-case DataFrame (:data:`PER_CASE_SCHEMA`).
+
+    Args:
+        df: A Spark DataFrame, one row per case (see the module docstring for ``line`` and the columns).
+        scorer: A scorer name (``token_f1``, ``labels``, an installed plug-in) or a :class:`~goldeval.scoring.protocol.Scorer`.
+        source: The input's name in messages (``preds.jsonl`` gives ``preds.jsonl:4: ...``).
+        path: The JSONL file *df* was read from (:func:`read`), when it is local: a line Spark read with U+FFFD
+            in place of bytes that are not UTF-8 is read again from it (see :func:`_decode_line`).
+        **options: The scorer's options (:meth:`~goldeval.scoring.protocol.Scorer.configure`).
+
+    Returns:
+        A lazy DataFrame: nothing runs until an action (``aggregate``, ``write``…).
+
+    Raises:
+        InputError: unknown scorer or option (before anything runs).
+    """
+
+    sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer)
+    config = sc.configure(**options, source=source)
+    if "line" not in df.columns:
+        cols = df.columns
+        df = df.rdd.zipWithIndex().map(lambda ri: (*ri[0], ri[1] + 1)).toDF([*cols, "line"])
+    schema = _arrow_schema()
+    local = _local_file(path) if path is not None else None
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa  # optional heavy dependency: pyarrow (extras parquet, spark)
+
+        for batch in batches:
+            records = list(sc.score_batch(_items(batch, source, sc.lenient_json, local), config))
+            yield pa.RecordBatch.from_pydict(_record_columns(records), schema=schema)
+
+    per_case = df.mapInArrow(run, PER_CASE_SCHEMA)
+    return _with_repeats_marked(per_case, sc, config)
+
+
+def _decode_line(line: int, raw: str, source: str, lenient: bool = False, path: str | None = None,
+                 id_field: str | None = None) -> Any:
+    """One JSONL line as a Row or a RowError, by :func:`goldeval.io.reading.decode_line`, the local readers' decoding: the
+    same rows fail, with the same messages (NaN literals and lone surrogate escapes read or refused as the scorer's
+    ``lenient_json`` says, integers past 64 bits kept as their digits where the local reader keeps them).
+
+    Spark's Hadoop reader hands the line over as text, a byte that is not UTF-8 already replaced by U+FFFD. A line
+    holding U+FFFD is therefore read again, as bytes, from *path* when the executor sees that file (a local path):
+    a line that is not UTF-8 then fails with the local message (the byte and its column). On a file system the
+    executor cannot open directly (``hdfs://``, ``s3a://``), Spark's replacement stands.
+    """
+
+    data = raw.encode("utf-8")
+    if "\ufffd" in raw and path is not None:
+        data = _raw_line(path, line) or data
+    return decode_line(data, line, source, lenient=lenient, id_field=id_field)
+
+
+def _local_file(path: str) -> str | None:
+    """*path* as a local file name when it is one this process can read (no scheme, or ``file:``), else None."""
+
+    u = urlparse(path)
+    local = u.path if u.scheme == "file" else (path if not u.scheme or len(u.scheme) == 1 else None)
+    return local if local is not None and os.path.isfile(local) else None
+
+
+def _raw_line(path: str, line: int) -> bytes | None:
+    """The bytes of line *line* (1-based) of the local file *path* (a byte order mark on line 1 removed)."""
+
+    with open(path, "rb") as fh:
+        raw = next(itertools.islice(fh, line - 1, None), None)
+    if raw is not None and line == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    return raw
+
+
+def score_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source: str | None = None, **options: Any) -> Any:
+    """:func:`score` of the rows of *path* (any path Spark reads), read the cheapest way: a JSONL file's lines go
+    once to the Python workers (``textFile`` + ``zipWithIndex`` for the line numbers) and are scored there; a
+    Parquet path goes through :func:`read` and :func:`score`. ``source`` defaults to the path's base name.
+
+    Returns:
+        The per-case DataFrame (:data:`PER_CASE_SCHEMA`), persisted (memory and disk): aggregating and recording
+        it do not score twice.
+    """
+
+    source = source or os.path.basename(path.rstrip("/"))
+    if is_parquet(path.rstrip("/")):
+        return score(read(spark, path), scorer, source=source, **options)
+    sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer)
+    config = sc.configure(**options, source=source)
+    lenient, local = sc.lenient_json, _local_file(path)
+    try:
+        lines = spark.sparkContext.textFile(path).zipWithIndex()
+    except Exception as exc:
+        failed = _executor_error(exc, f"reading {path}")  # a failure on an executor is not a path to check
+        if failed is not None:
+            raise failed from None
+        raise InputError(f"{path}: Spark cannot read it ({type(exc).__name__}: {str(exc).splitlines()[0][:300]}). Check the path.") from None
+
+    def run(pairs: Iterator[tuple[str, int]]) -> Iterator[tuple]:
+        def items() -> Iterator[Any]:
+            for text, index in pairs:
+                if index == 0:
+                    text = text.lstrip("\ufeff")
+                if text.strip():
+                    yield _decode_line(index + 1, text, source, lenient, local)
+
+        dumps = orjson.dumps
+        for rec in sc.score_batch(items(), config):
+            status, _verdict, num, reason, _raw = case_columns(rec)
+            yield (rec.get("id"), rec["line"], status, reason if status != "scored" else None, num,
+                   dumps(rec, option=orjson.OPT_NON_STR_KEYS).decode())
+
+    per_case = spark.createDataFrame(lines.mapPartitions(run), PER_CASE_SCHEMA)
+    return _with_repeats_marked(per_case, sc, config)
+
+
+def _with_repeats_marked(per_case: Any, sc: Any, config: Mapping[str, Any]) -> Any:
+    """*per_case* (persisted) with every row whose id repeats an earlier line's turned unscored, with the local
+    message; the scorer and its config in the ``record`` column's metadata."""
+    from pyspark import StorageLevel  # optional heavy dependency: pyspark (extra spark)
+    from pyspark.sql import functions as F  # optional heavy dependency: pyspark (extra spark)
+
+
+    source = config.get("source") or "rows"
+    schema = _arrow_schema()
+    per_case = per_case.persist(StorageLevel.MEMORY_AND_DISK)
+    # ids repeated across batches and partitions: the first line keeps the id, every later row is unscored. The
+    # repeated ids (usually none) come to the driver, never the cases; without any, the cases pass unchanged.
+    repeats = {r["id"]: r["_first"] for r in
+               per_case.where(F.col("id").isNotNull()).groupBy("id").agg(F.min("line").alias("_first"), F.count("*").alias("_n"))
+               .where(F.col("_n") > 1).select("id", "_first").toLocalIterator()}
+    marked = per_case
+    if repeats:
+        firsts = per_case.sparkSession.sparkContext.broadcast(repeats)
+
+        def mark(batches: Iterator[Any]) -> Iterator[Any]:
+            import pyarrow as pa  # optional heavy dependency: pyarrow (extras parquet, spark)
+
+            first_of = firsts.value
+            for batch in batches:
+                d = batch.to_pydict()
+                for i, rid in enumerate(d["id"]):
+                    first = first_of.get(rid) if rid is not None else None
+                    if first is not None and d["line"][i] != first:
+                        line = d["line"][i]
+                        err = duplicate_error(source, line, rid, first)
+                        rec = {"id": rid, "line": line, "status": "unscored", "duplicate_of": first, "error": err}
+                        d["status"][i], d["error"][i], d["score"][i] = "unscored", err, None
+                        d["record"][i] = orjson.dumps(rec).decode()
+                yield pa.RecordBatch.from_pydict(d, schema=schema)
+
+        marked = per_case.mapInArrow(mark, PER_CASE_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+    meta = {_META_KEY: {"scorer": sc.name, "version": sc.version, "config": dict(config)}}
+    return marked.withColumn("record", F.col("record").alias("record", metadata=meta))
+
+
+def _meta(per_case_df: Any) -> dict[str, Any]:
+    try:
+        meta = per_case_df.schema["record"].metadata.get(_META_KEY)
+    except (KeyError, AttributeError):
+        meta = None
+    if not isinstance(meta, dict) or "scorer" not in meta:
+        raise InputError("per-case DataFrame: its 'record' column carries no goldeval metadata (scorer and config). "
+                         "Pass the DataFrame goldeval.engines.spark.score returned (or read back from its Parquet), or give "
+                         "scorer= and config= to aggregate.")
+    return meta
+
+
+def aggregate(per_case_df: Any, *, scorer: str | Any | None = None, config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The results dict of a per-case DataFrame, exactly as the local run gives it (see the module docstring).
+
+    Args:
+        per_case_df: What :func:`score` returned (or its Parquet, read back).
+        scorer, config: Override the scorer and configuration the DataFrame's metadata names.
+
+    Returns:
+        The scorer's results (``scorer``, ``config``, ``aggregate``, ``failures``…) without ``per_example`` (the
+        cases stay in the DataFrame), plus ``engine``: ``{"name": "spark", "partitions"}``.
+
+    Raises:
+        InputError: no metadata and no *scorer* / *config*; a record that is not the scorer's.
+    """
+
+    meta = _meta(per_case_df) if scorer is None or config is None else {}
+    sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer or meta["scorer"])
+    cfg = dict(config if config is not None else meta["config"])
+
+    def fold(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa  # optional heavy dependency: pyarrow (extras parquet, spark)
+
+        part = sc.new_partial(cfg, keep_cases=False)
+        first = None
+        for batch in batches:
+            for raw in batch.column("record").to_pylist():
+                rec = orjson.loads(raw)
+                part.add(rec)
+                line = rec.get("line")
+                if line is not None and (first is None or line < first):
+                    first = line
+        yield pa.RecordBatch.from_pydict({"first_line": [first], "state": [pickle.dumps(part, protocol=5)]},
+                                         schema=pa.schema([("first_line", pa.int64()), ("state", pa.binary())]))
+
+    states = per_case_df.select("record").mapInArrow(fold, "first_line long, state binary").collect()
+    parts = sorted(((r["first_line"], pickle.loads(r["state"])) for r in states), key=lambda fp: (fp[0] is None, fp[0] or 0))
+    total = sc.new_partial(cfg, keep_cases=False)
+    for _, p in parts:
+        total.merge(p)
+    results = sc.finish(total, cfg)
+    results.pop("per_example", None)
+    results["engine"] = {"name": "spark", "partitions": len(states)}
+    return results
+
+
+def iter_records(per_case_df: Any) -> Iterator[dict[str, Any]]:
+    """The per-case records, partition by partition (``toLocalIterator``: the driver holds one partition at a
+    time, never all rows): what the CLI records into the run store."""
+    for row in per_case_df.select("record").toLocalIterator():
+        rec = orjson.loads(row["record"])
+        rec.pop("_llm_materials", None)  # what the LLM stage needs, not what the store keeps (goldeval.engines.spark_judge)
+        yield rec

@@ -1,0 +1,50 @@
+"""Free text: token rules, multiset overlap, token F1 and section F1, and their Scorer.
+
+Owns:
+    :mod:`~goldeval.freetext.tokens`    the token rules (``OPENSCRIBE``, ``UNICODE``; the C fast path of the first)
+    :mod:`~goldeval.freetext.overlap`   token F1 / section F1 of two texts (:class:`Overlap`, :class:`SectionOverlap`)
+    :mod:`~goldeval.freetext.scorer`    the per-row rule and :class:`TokenF1`, the ``token_f1`` Scorer
+    :mod:`~goldeval.freetext.files`     :func:`score_file` / :func:`score_rows`: token F1 over a file or rows
+
+May import: :mod:`goldeval.scoring` (the protocol, exact sums), :mod:`goldeval.io`, the foundation modules
+(errors, ...). Never: another domain package, runs, report, pipeline, cli. Known exception, to move with the run
+pipeline: ``files`` runs the local engine (:mod:`goldeval.engines.local`).
+
+This package re-exports the public names of :mod:`goldeval.freetext.files` (``from goldeval.freetext import
+score_file`` keeps working), imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from goldeval.freetext.files import (
+        PARALLEL_MIN_ROWS,
+        SCORER_NAME,
+        SCORER_VERSION,
+        FreeTextConfig,
+        results_head,
+        score_file,
+        score_rows,
+    )
+
+__all__ = [
+    "FreeTextConfig",
+    "PARALLEL_MIN_ROWS",
+    "SCORER_NAME",
+    "SCORER_VERSION",
+    "results_head",
+    "score_file",
+    "score_rows",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # the public names of goldeval.freetext.files, imported on first use (importing a submodule of this package stays light)
+    if name in __all__:
+        value = getattr(importlib.import_module("goldeval.freetext.files"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,361 @@
+"""The registry of gateable metrics: each metric a definition of done may bound, which scorer family produces it,
+its unit and direction, and what a limit allows **on this set** (the words of the gate summary).
+
+Split from :mod:`goldeval.gates` (parsing and evaluation), which re-exports :class:`Metric`, :data:`METRICS`,
+:data:`FAMILY_SCORERS` and :func:`known_metrics`. A new scorer adds its lines to :data:`METRICS` (and its scorer
+names to :data:`FAMILY_SCORERS`).
+
+Source: ``DESIGN.md`` "Terms" (gate) and "Labels" (gates read the seed's way); issue #3.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+__all__ = ["FAMILY_SCORERS", "METRICS", "Metric", "Words", "known_metrics"]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the registry of gateable metrics
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """One gateable metric, as read from a results file's ``aggregate``.
+
+    Attributes:
+        name: The key in ``aggregate`` (and in the ``[gates]`` table).
+        family: Which scorer family produces it: ``labels`` · ``free_text`` · ``answers`` · ``calibration``
+            (``review stats``: the judge against the settled human verdicts) · ``golden_health`` (``check-goldens``)
+            · ``common`` (every
+            scorer: ``n_scored``, ``n_failed``).
+        description: One line for help texts and error messages.
+        better: ``higher`` or ``lower``: the direction a customer normally bounds (``min`` / ``max``).
+        unit: ``fraction`` (in [0, 1]) · ``per_100`` (in [0, 100]) · ``count`` (int ≥ 0) · ``kappa`` (in [-1, 1]) ·
+            ``amount`` (a real ≥ 0: seconds, USD).
+        allowance: ``(aggregate, op, limit, words) -> (text, allowed)`` or ``None``: what the limit allows **on this
+            set** ("2 per 100 on these 40 gold escalations allows 0.8 misses, so passing needs 0 misses"), and that
+            allowance as a number when it is a count.
+        subject: ``(aggregate, value_text, words) -> text`` naming the observed value in the summary line, or
+            ``None`` for "<Name> <value>".
+        evidence: ``(aggregate, words) -> reason | None``: why this set holds no evidence for the metric (no gold
+            positives for a miss count, nothing predicted positive for precision), read from the counts. A gate on a
+            metric without evidence fails with that reason even when the value is defined (``missed`` = 0 on a set
+            with no gold positives) or the results file forgot to list it under ``undefined``.
+    """
+
+    name: str
+    family: str
+    description: str
+    better: str
+    unit: str
+    allowance: Callable[[Mapping[str, Any], str, Fraction, Words], tuple[str, float | None]] | None = None
+    subject: Callable[[Mapping[str, Any], str, Words], str] | None = None
+    evidence: Callable[[Mapping[str, Any], Words], str | None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """How the summary names one positive case (``escalation`` / ``escalations``)."""
+
+    one: str
+    many: str
+
+    @classmethod
+    def for_positive(cls, positive: Any, noun: str | None) -> Words:
+        if noun:
+            return cls(noun, _pluralize(noun))
+        if positive is None:
+            return cls("positive", "positives")
+        return cls(f"{str(positive)!r} case", f"{str(positive)!r} cases")
+
+    def count(self, n: int) -> str:
+        return f"{n} {self.one if n == 1 else self.many}"
+
+    def these_gold(self, n: int) -> str:
+        """``these 40 gold escalations``; ``this 1 gold escalation`` (it read "these 1 gold escalations")."""
+        return f"this {n} gold {self.one}" if n == 1 else f"these {n} gold {self.many}"
+
+
+def _pluralize(noun: str) -> str:
+    if re.search(r"(s|x|z|ch|sh)$", noun):
+        return noun + "es"
+    if re.search(r"[^aeiou]y$", noun):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def int_field(agg: Mapping[str, Any], key: str) -> int | None:
+    """``agg[key]`` when it is an int (a bool is not), else ``None``: the counts a gate's words quote."""
+    v = agg.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def misses_text(n: int) -> str:
+    """``"1 miss"`` / ``"n misses"``: the words of a gate's explanation."""
+    return f"{n} miss" if n == 1 else f"{n} misses"
+
+
+def _fmt_frac(x: Fraction) -> str:
+    """A Fraction as a short decimal (0.8, 9, 2.25)."""
+    if x.denominator == 1:
+        return str(x.numerator)
+    return f"{float(x):.4g}"
+
+
+def _allow_missed_per_100(agg, op, limit, words):
+    gp = int_field(agg, "gold_positives")
+    if gp is None:
+        return None, None
+    if gp == 0:
+        return f"there are no gold {words.many} on this set, so no miss rate can be measured", None
+    allowed = limit * gp / 100
+    if op == "max":
+        k = math.floor(allowed)
+        allows = misses_text(int(allowed)) if allowed.denominator == 1 else f"{_fmt_frac(allowed)} misses"
+        return (f"{_fmt_frac(limit)} per 100 on {words.these_gold(gp)} allows {allows}, "
+                f"so passing needs at most {misses_text(k)}"), k
+    k = math.ceil(allowed)
+    return f"{_fmt_frac(limit)} per 100 on {words.these_gold(gp)} needs at least {misses_text(k)}", k
+
+
+def _subject_missed_per_100(agg, value_text, words):
+    fn = int_field(agg, "missed")
+    if fn is None:
+        fn = int_field(agg, "fn")
+    head = f"{words.count(fn)} missed" if fn is not None else "missed"
+    return f"{head} ({value_text} per 100)"
+
+
+def _allow_missed(agg, op, limit, words):
+    gp = int_field(agg, "gold_positives")
+    on = f" on {words.these_gold(gp)}" if gp is not None else ""
+    if op == "max":
+        k = math.floor(limit)
+        return f"the limit allows at most {misses_text(k)}{on}", k
+    return None, None
+
+
+def _allow_recall(agg, op, limit, words):
+    gp = int_field(agg, "gold_positives")
+    if gp is None or gp == 0:
+        return (f"there are no gold {words.many} on this set, so recall cannot be measured", None) if gp == 0 else (None, None)
+    if op == "min":
+        k = math.floor(gp * (1 - limit))
+        return (f"recall {_fmt_frac(limit)} on {words.these_gold(gp)} allows at most {misses_text(k)} "
+                f"(at least {gp - k} caught)"), k
+    return None, None
+
+
+def _allow_precision(agg, op, limit, words):
+    tp = int_field(agg, "tp")
+    if tp is None or op != "min":
+        return None, None
+    if limit == 0:
+        return "the limit allows any number of false positives", None
+    if tp == 0:
+        return f"nothing was caught, so precision can reach {_fmt_frac(limit)} only once at least one {words.one} is caught", None
+    k = math.floor(tp * (1 - limit) / limit)
+    return (f"with the {words.count(tp)} caught, precision {_fmt_frac(limit)} allows at most "
+            f"{k} false {'positive' if k == 1 else 'positives'}"), k
+
+
+def _allow_accuracy(agg, op, limit, words):
+    n = int_field(agg, "n_scored")
+    if n is None or op != "min" or n == 0:
+        return None, None
+    k = math.floor(n * (1 - limit))
+    return (f"accuracy {_fmt_frac(limit)} on these {n} cases allows at most {k} "
+            f"{'case' if k == 1 else 'cases'} wrong about the positive label (fp + fn)"), k
+
+
+def _allow_agreement(agg, op, limit, words):
+    n = int_field(agg, "n_scored")
+    if n is None or op != "min" or n == 0:
+        return None, None
+    k = math.floor(n * (1 - limit))
+    return f"agreement {_fmt_frac(limit)} on these {n} cases allows at most {k} {'case' if k == 1 else 'cases'} labelled unlike gold", k
+
+
+def _allow_count_max(what: str):
+    def allow(agg, op, limit, words):
+        if op == "max":
+            k = math.floor(limit)
+            return f"the limit allows at most {k} {what}", k
+        k = math.ceil(limit)
+        return f"the limit needs at least {k} {what}", k
+
+    return allow
+
+
+def _allow_mean(agg, op, limit, words):
+    n = int_field(agg, "n_scored")
+    if n is None:
+        return None, None
+    failed = int_field(agg, "n_failed") or 0
+    tail = f"; {failed} failed rows are left out of the mean" if failed else ""
+    return f"a mean over the {n} scored examples{tail}", None
+
+
+def _allow_pass_rate(agg, op, limit, words):
+    decided = _decided(agg)
+    if decided is None:
+        return None, None
+    if decided == 0:
+        return "no case was decided (match or no_match) on this set", None
+    if op == "min":
+        k = math.ceil(limit * decided)
+        return f"on these {decided} decided cases the limit needs at least {k} matches (at most {decided - k} no_match)", k
+    k = math.floor(limit * decided)
+    return f"on these {decided} decided cases the limit allows at most {k} matches", k
+
+
+def _needs_gold_positives(agg, words):
+    gp = int_field(agg, "gold_positives")
+    return f"there are no gold {words.many} on this set" if gp == 0 else None
+
+
+def _needs_predicted_positives(agg, words):
+    return "nothing was predicted positive" if int_field(agg, "predicted_positives") == 0 else None
+
+
+def _needs_any_positive(agg, words):
+    counts = [c for c in (int_field(agg, k) for k in ("tp", "fp", "fn")) if c is not None]
+    if len(counts) == 3 and sum(counts) == 0:
+        return "there are no positives in gold or predictions"
+    return None
+
+
+def _decided(agg) -> int | None:
+    if int_field(agg, "decided") is None and isinstance(agg.get("counts"), Mapping):
+        agg = agg["counts"]
+    decided = int_field(agg, "decided")
+    if decided is None:
+        m, nm = int_field(agg, "match"), int_field(agg, "no_match")
+        decided = m + nm if m is not None and nm is not None else None
+    return decided
+
+
+def _needs_decided(agg, words):
+    return "no case was decided (match or no_match) on this set" if _decided(agg) == 0 else None
+
+
+def _allow_share_healthy(agg, op, limit, words):
+    n = int_field(agg, "n_cases")
+    if n is None or n == 0:
+        return None, None
+    if op == "min":
+        k = math.ceil(limit * n)
+        return f"on these {n} cases the limit needs at least {k} healthy goldens (at most {n - k} doubted or broken)", k
+    k = math.floor(limit * n)
+    return f"on these {n} cases the limit allows at most {k} healthy goldens", k
+
+
+def _needs_cases(agg, words):
+    return "no case was checked on this set" if int_field(agg, "n_cases") == 0 else None
+
+
+def _m(name, family, description, better, unit, allowance=None, subject=None, evidence=None) -> tuple[str, Metric]:
+    return name, Metric(name, family, description, better, unit, allowance, subject, evidence)
+
+
+#: metric name → :class:`Metric`. A new scorer adds its lines here (and its scorer names to FAMILY_SCORERS).
+METRICS: dict[str, Metric] = dict(
+    [
+        # every scorer (the results-file conventions): gate the coverage itself
+        _m("n_scored", "common", "rows (cases) scored; a min guards against a truncated or half-failed input", "higher", "count"),
+        _m("n_failed", "common", "rows (cases) that could not be scored, listed under failures and left out of every other metric",
+           "lower", "count", _allow_count_max("rows that could not be scored")),
+        # labels (goldeval.labels)
+        _m("precision", "labels", "share of predicted positives that are gold positives, tp / (tp + fp)", "higher", "fraction", _allow_precision,
+           evidence=_needs_predicted_positives),
+        _m("recall", "labels", "share of gold positives caught, tp / (tp + fn)", "higher", "fraction", _allow_recall,
+           evidence=_needs_gold_positives),
+        _m("f1", "labels", "harmonic mean of precision and recall, 2 tp / (2 tp + fp + fn)", "higher", "fraction",
+           evidence=_needs_any_positive),
+        _m("missed", "labels", "gold positives not predicted positive (fn)", "lower", "count", _allow_missed,
+           lambda agg, v, w: f"{w.count(int(float(v)))} missed", _needs_gold_positives),
+        _m("missed_per_100", "labels", "missed per 100 gold positives, 100 fn / (tp + fn)", "lower", "per_100",
+           _allow_missed_per_100, _subject_missed_per_100, _needs_gold_positives),
+        _m("gold_positives", "labels", "gold positives in the set (tp + fn)", "higher", "count"),
+        _m("predicted_positives", "labels", "cases predicted positive (tp + fp)", "lower", "count"),
+        _m("tp", "labels", "true positives: gold positive, predicted positive", "higher", "count", _allow_count_max("true positives")),
+        _m("fp", "labels", "false positives: predicted positive, gold not", "lower", "count", _allow_count_max("false positives")),
+        _m("fn", "labels", "false negatives (the same as missed)", "lower", "count", _allow_missed,
+           evidence=_needs_gold_positives),
+        _m("tn", "labels", "true negatives", "higher", "count"),
+        _m("accuracy", "labels", "share of cases right about the positive label, (tp + tn) / n, one-vs-rest (never the headline: "
+           "approving everything scores high)", "higher", "fraction", _allow_accuracy),
+        _m("agreement", "labels", "share of cases whose predicted label equals the gold label, over all labels (the model's raw "
+           "agreement with gold; gate it against annotator_agreement)", "higher", "fraction", _allow_agreement),
+        _m("kappa", "labels", "Cohen's kappa of the predictions against gold", "higher", "kappa"),
+        _m("annotator_agreement", "labels", "raw agreement of the two annotators (with --second-gold-column)", "higher", "fraction"),
+        _m("annotator_kappa", "labels", "Cohen's kappa of the two annotators (with --second-gold-column)", "higher", "kappa"),
+        # free text (goldeval.freetext, the `score` command)
+        _m("whole_note_f1_mean", "free_text", "macro mean of whole-note token F1 over scored examples", "higher", "fraction", _allow_mean),
+        _m("whole_note_precision_mean", "free_text", "macro mean of whole-note token precision", "higher", "fraction", _allow_mean),
+        _m("whole_note_recall_mean", "free_text", "macro mean of whole-note token recall", "higher", "fraction", _allow_mean),
+        _m("section_f1_mean", "free_text", "macro mean over examples of the per-example section-macro token F1", "higher", "fraction", _allow_mean),
+        _m("section_precision_mean", "free_text", "macro mean of section token precision", "higher", "fraction", _allow_mean),
+        _m("section_recall_mean", "free_text", "macro mean of section token recall", "higher", "fraction", _allow_mean),
+        # data answers (goldeval.answers, the `judge` command)
+        _m("pass_rate", "answers", "match / (match + no_match); near_match, needs_human, unscored left out", "higher", "fraction", _allow_pass_rate,
+           evidence=_needs_decided),
+        _m("match", "answers", "cases judged match", "higher", "count"),
+        _m("no_match", "answers", "cases judged no_match", "lower", "count", _allow_count_max("no_match verdicts"),
+           evidence=_needs_decided),
+        _m("near_match", "answers", "cases judged near_match (neither pass nor fail)", "lower", "count", _allow_count_max("near_match verdicts")),
+        _m("needs_human", "answers", "cases a person must decide", "lower", "count", _allow_count_max("cases for a person")),
+        _m("unscored", "answers", "cases that could not be scored", "lower", "count", _allow_count_max("unscored cases")),
+        _m("agreement_rate", "answers", "share of cases where the rule verdict and the LLM verdict agree (llm_judge)", "higher", "fraction"),
+        _m("n_flickering", "answers", "cases whose LLM verdict changed between repeats (llm_judge)", "lower", "count", _allow_count_max("flickering cases")),
+        _m("cost_usd", "answers", "what the LLM judge calls cost, in USD (llm_judge, with prices configured)", "lower", "amount"),
+        _m("latency_p95_s", "answers", "95th percentile of the LLM judge's call latency, in seconds (llm_judge)", "lower", "amount"),
+        _m("spend_usd", "answers", "what the LLM judge's HTTP calls spent, in USD: usage at the prices, else each call's reserved "
+           "worst case (llm_judge, with prices)", "lower", "amount"),
+        _m("n_not_sent", "answers", "cases the spend cap left unsent to the LLM judge (needs_human: spend cap reached)", "lower", "count",
+           _allow_count_max("cases left unsent by the spend cap")),
+        # the golden health check (goldeval.answers.golden_health, the `check-goldens` command)
+        _m("share_healthy", "golden_health", "share of cases whose golden no check doubts, n_healthy / n_cases", "higher",
+           "fraction", _allow_share_healthy, evidence=_needs_cases),
+        _m("n_cases", "golden_health", "cases checked (each unusable row of the case file counts, as broken)", "higher", "count"),
+        _m("n_healthy", "golden_health", "cases whose golden no check doubts", "higher", "count"),
+        _m("n_suspect", "golden_health", "cases whose golden is suspect (a check doubts it)", "lower", "count",
+           _allow_count_max("suspect goldens")),
+        _m("n_verified_wrong", "golden_health", "cases whose golden a check shows wrong", "lower", "count",
+           _allow_count_max("goldens shown wrong")),
+        _m("n_broken", "golden_health", "cases whose golden cannot be checked: malformed, its canonical query fails, "
+           "its database is missing", "lower", "count", _allow_count_max("broken goldens")),
+        # the judge against the settled human verdicts (goldeval.runs.calibration, the `review stats` command)
+        _m("judge_agreement", "calibration", "share of human-settled cases where the judge's decided verdict equals the person's", "higher", "fraction"),
+        _m("judge_kappa", "calibration", "Cohen's kappa of the judge's decided verdicts against the settled human verdicts", "higher", "kappa"),
+        _m("judge_agreement_rule", "calibration", "judge_agreement over the cases decided by rule", "higher", "fraction"),
+        _m("judge_kappa_rule", "calibration", "judge_kappa over the cases decided by rule", "higher", "kappa"),
+        _m("judge_agreement_llm", "calibration", "judge_agreement over the cases decided by the LLM judge", "higher", "fraction"),
+        _m("judge_kappa_llm", "calibration", "judge_kappa over the cases decided by the LLM judge", "higher", "kappa"),
+        _m("n_unsettled", "calibration", "cases whose reviewers disagree and were never settled (listed, not counted)", "lower", "count",
+           _allow_count_max("unsettled conflicts")),
+    ]
+)
+
+#: scorer family → the ``scorer.name`` values of results files it covers (used to refuse a gate on a metric that
+#: the results file's scorer never produces). A results file whose scorer is not listed is matched by its keys.
+FAMILY_SCORERS: dict[str, tuple[str, ...]] = {
+    "labels": ("labels",),
+    "free_text": ("token_f1",),
+    "answers": ("answer_judge", "llm_judge"),
+    "calibration": ("judge_calibration",),
+    "golden_health": ("golden_health",),
+}
+
+UNIT_RANGE = {"fraction": (0.0, 1.0), "per_100": (0.0, 100.0), "count": (0.0, math.inf), "kappa": (-1.0, 1.0), "amount": (0.0, math.inf)}
+
+
+def known_metrics() -> list[str]:
+    """Every gateable metric name, sorted."""
+    return sorted(METRICS)
