@@ -8,6 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import goldeval.answers.judge as answers_judge
+import goldeval.pipeline.judging as pipeline_judging
 from goldeval.cli import main
 
 EX = Path(__file__).resolve().parents[2] / "examples" / "sql"
@@ -17,7 +18,8 @@ def test_compare_says_when_runs_were_judged_by_different_judge_versions(tmp_path
     store = tmp_path / "g.db"
     args = ["judge", str(EX / "cases.jsonl"), str(EX / "arm_a.jsonl"), "--db", str(EX / "clinic.sqlite"), "--store", str(store), "-q"]
     with monkeypatch.context() as m:
-        m.setattr(answers_judge, "JUDGE_VERSION", "1.1.0")
+        # the run pipeline records the version it imported (goldeval.pipeline.judging): patch it where it is read
+        m.setattr(pipeline_judging, "JUDGE_VERSION", "1.1.0")
         res = CliRunner().invoke(main, args)
         assert res.exit_code == 0, res.output
     res = CliRunner().invoke(main, args)
