@@ -115,3 +115,12 @@ def test_inputs_by_hash_only_where_the_scorer_says_so(clean_registry):
         "path": None, "sha256": "r" * 64}
     assert input_files({"scorer": {"name": "labels"}, "inputs": RUN_INPUTS}, None)["cases"] == {
         "path": "cases.jsonl", "sha256": "c" * 64}
+
+
+def test_results_whose_scorer_is_not_an_object_are_gated_by_their_keys(clean_registry):
+    # a hand-edited results file: no scorer to ask, so no crash (exit 3) but the keys' families, as evaluate_gates does
+    results = {"scorer": "labels", "aggregate": {"n_scored": 4, "recall": 0.75, "undefined": {}}}
+    report = apply_definition(results, parse_gates(LABELS_GATE))
+    assert [g.status for g in report.results] == ["pass", "pass"]  # by hand: 4 >= 1, 0.75 >= 0.5
+    with pytest.raises(InputError, match="comes from scorer None, which never produces it"):
+        apply_definition({**results, "gates": None}, parse_gates(FREE_TEXT_GATE))

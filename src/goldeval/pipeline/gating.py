@@ -67,7 +67,8 @@ def apply_definition(results: dict[str, Any], definition: Any, *, recorder: Any 
     if definition is None:
         return None
 
-    gate_families((results.get("scorer") or {}).get("name"))  # registered, as for load_definition
+    scorer = results.get("scorer") if isinstance(results, dict) else None
+    gate_families(scorer.get("name") if isinstance(scorer, dict) else None)  # registered, as for load_definition
     report = evaluate_gates(results, definition)
     results["gates"] = report.to_dict()
     if recorder is not None:

@@ -50,7 +50,8 @@ def input_files(results: Mapping[str, Any], run: Mapping[str, Any] | None) -> di
         role = "predictions" if results.get("input") else "labels"
         out[role] = {"path": single.get("path"), "sha256": single.get("sha256")}
     multi = results.get("inputs")
-    name = (results.get("scorer") or {}).get("name")
+    scorer = results.get("scorer")
+    name = scorer.get("name") if isinstance(scorer, Mapping) else None
     shown_by = scorer_of(name) if isinstance(multi, Mapping) else None
     if isinstance(multi, Mapping) and shown_by is not None and name in shown_by.inputs_as_hashes:
         # results that record each input's sha256 under its role, not its path (`goldeval llm-judge --out`)
