@@ -56,6 +56,8 @@ class AnswerJudge(Scorer):
     metrics = {"pass_rate": MetricSpec("match / (match + no_match)")}
     headline = "pass_rate"
     report_kind = "answers"
+    gate_families = ("answers",)
+    inputs_as_hashes = ("llm_judge",)  # `goldeval llm-judge --out` names each input by its sha256
     result_names = ("llm_judge",)
     per_example_from_cases = "all"
 

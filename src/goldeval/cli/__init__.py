@@ -12,6 +12,7 @@ Exit codes: 0 every gate passes (or nothing was gated) · 1 a gate fails · 2 ba
 from __future__ import annotations
 
 from goldeval._startup import install_quiet_interrupts
+from goldeval.cli._help import exit_codes
 
 # first: an interrupt while the modules below are imported ends the command with one line, not a traceback
 install_quiet_interrupts()
@@ -97,14 +98,13 @@ class LazyGroup(SuggestingGroup):
 
 def _exit_codes(f):
     # the line every command's --help ends with (goldeval.cli._help imports nothing heavy)
-    from goldeval.cli._help import exit_codes
 
     return exit_codes(f)
 
 
 def _debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value:
-        from goldeval.cli._common import DEBUG
+        from goldeval.cli._common import DEBUG  # start-up: loaded only when the command runs, not for --help
 
         DEBUG["on"] = True
 

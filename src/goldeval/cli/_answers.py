@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from goldeval.cli._types import Finite
+from goldeval.errors import InputError
 
 __all__ = ["query_options", "check_sql_dialect", "check_privileged_role", "max_result_bytes"]
 
@@ -22,12 +23,12 @@ def _dialect_name(ctx: click.Context, param: click.Parameter, value: str | None)
     an error per query, or, on a file database, not at all)."""
     if value is None:
         return None
-    from sqlglot.dialects.dialect import Dialect
+    from sqlglot.dialects.dialect import Dialect  # start-up: sqlglot loads only when a dialect is checked
 
     try:
         Dialect.get_or_raise(value)
     except ValueError:
-        from sqlglot.dialects import Dialects
+        from sqlglot.dialects import Dialects  # start-up: sqlglot loads only when a dialect is checked
 
         known = ", ".join(sorted(d.value for d in Dialects if d.value))
         raise click.BadParameter(f"{value!r} is not a SQL dialect sqlglot knows; one of: {known}.") from None
@@ -43,7 +44,6 @@ def check_sql_dialect(sql_dialect: str | None, db: str | None, db_dir: str | Non
     """
     if sql_dialect is None:
         return
-    from goldeval.errors import InputError
 
     if db is not None:  # a PostgreSQL URL translates; a file refuses it itself, naming the file
         return
@@ -58,8 +58,7 @@ def check_privileged_role(allow_privileged_role: bool, db: str | None) -> None:
     so the flag would accept nothing, and a run recorded with it would claim an acceptance that never happened."""
     if not allow_privileged_role:
         return
-    from goldeval.answers.postgres import is_postgres_url
-    from goldeval.errors import InputError
+    from goldeval.answers.postgres import is_postgres_url  # start-up: the answer judge loads only when the command runs
 
     if not is_postgres_url(db):
         given = f"--db {db} is a file" if db is not None else "no --db is given"

@@ -24,6 +24,7 @@ from typing import Any
 import click
 
 from goldeval.cli._types import Finite
+from goldeval.io.outputs import write_output
 
 __all__ = ["CiOptions", "ci_options", "junit_option", "write_junit", "STEP_SUMMARY_ENV"]
 
@@ -60,14 +61,15 @@ class CiOptions:
     def write(self, results: Mapping[str, Any]) -> None:
         """Write the JUnit file and the Markdown summary for *results* (each only when asked for); append the
         summary to ``$GITHUB_STEP_SUMMARY`` when that variable is set."""
-        from goldeval.io.outputs import write_output
 
         if self.junit is not None:
+            # start-up: the report modules load only when one is written or rendered
             from goldeval.report.junit import results_junit
 
             write_output(self.junit, results_junit(results, cases=self.junit_cases, min_f1=self.junit_min_f1), role="--junit")
         step = os.environ.get(STEP_SUMMARY_ENV)
         if self.summary_md is not None or step:
+            # start-up: the report modules load only when one is written or rendered
             from goldeval.report.markdown import summary_markdown
 
             text = summary_markdown(results).encode("utf-8")
@@ -86,7 +88,6 @@ def junit_option(f: Callable[..., Any]) -> Callable[..., Any]:
 def write_junit(path: str | None, data: bytes) -> None:
     """Write a JUnit document to *path* (nothing when ``None``)."""
     if path is not None:
-        from goldeval.io.outputs import write_output
 
         write_output(path, data, role="--junit")
 

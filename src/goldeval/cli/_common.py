@@ -11,7 +11,9 @@ import click
 import orjson
 
 from goldeval.cli._help import EXIT_CODES_LINE, exit_codes  # noqa: F401  (re-exported for the commands)
+from goldeval.cli._signals import exit_code, stopped_by
 from goldeval.errors import GoldevalError, InputError
+from goldeval.io.outputs import check_outputs, write_output
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -39,7 +41,7 @@ def out_option(help: str, *, default: str | None = None, required: bool = False,
 
 
 def _console(**kw: Any):
-    from goldeval.io.printable import escaping_console
+    from goldeval.io.printable import escaping_console  # start-up: loaded only when the command runs, not for --help
 
     return escaping_console(**kw)  # control characters in ids, arms, labels are printed escaped
 
@@ -58,8 +60,8 @@ def stdout_console():
 def echo(message: str, *, err: bool = True) -> None:
     """``click.echo`` of a line that may hold the user's data (ids, labels, paths): control characters escaped,
     a spooled stream named as given."""
-    from goldeval.io.printable import printable
-    from goldeval.io.streams import relabel
+    from goldeval.io.printable import printable  # start-up: loaded only when the command runs, not for --help
+    from goldeval.io.streams import relabel  # start-up: loaded only when the command runs, not for --help
 
     click.echo(printable(relabel(message)), err=err)
 
@@ -77,7 +79,7 @@ def guarded(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from goldeval.cli._inputs import spooling
+        from goldeval.cli._inputs import spooling  # start-up: loaded only when the command runs, not for --help
 
         try:
             with spooling(kwargs) as spooled_kwargs:  # inputs given as '-', a FIFO or a device, read once
@@ -101,6 +103,7 @@ def guarded(func: F) -> F:
         except Exception as exc:  # an internal bug: say so plainly, keep the traceback on request
             import traceback
 
+            # start-up: loaded only when the command runs, not for --help
             from goldeval.cli._signals import interrupt_in_chain
 
             cause = interrupt_in_chain(exc)
@@ -120,8 +123,10 @@ def guarded(func: F) -> F:
 def stopped(exc: KeyboardInterrupt) -> NoReturn:
     """Say what a Ctrl-C (or SIGTERM, as :class:`~goldeval._startup.Terminated`) stopped, in one line, and exit 130
     (128 + SIGINT) or 143 (128 + SIGTERM), never 1: exit 1 means "a gate failed" to the scripts that call us."""
+    # start-up: loaded only when the command runs, not for --help
     from goldeval.cli._inputs import InterruptedWhileReading
-    from goldeval.cli._signals import exit_code, stopped_by
+
+    # start-up: loaded only when the command runs, not for --help
     from goldeval.cli._store import FINISHED_RUNS, STREAM_RUNS
 
     how = stopped_by(exc)
@@ -151,7 +156,6 @@ def dumps(obj: Any) -> bytes:
 
 def check_writable(out: str | None) -> None:
     """Fail fast (InputError) when ``--out`` names a file that cannot be written, before any work is done."""
-    from goldeval.io.outputs import check_outputs
 
     check_outputs({"--out": out}, {})
 
@@ -160,7 +164,6 @@ def guard_outputs(outputs: dict[str, Any], others: dict[str, Any]) -> None:
     """Refuse (InputError, exit 2) before any work an output that is one of the command's own files, or cannot be
     written: see :func:`goldeval.io.outputs.check_outputs`. Database roles should be given as
     ``goldeval.io.outputs.sqlite_files(path)`` so that their -wal / -shm companions are protected too."""
-    from goldeval.io.outputs import check_outputs
 
     check_outputs(outputs, others)
 
@@ -170,6 +173,7 @@ def run_inputs(store: Any, *runs: str) -> dict[str, list[str]]:
     :func:`guard_outputs`: an export, a review file or a comparison written over a run's own cases, attempts or
     predictions destroys the data the run was made of (``review export RUN --out cases.jsonl`` replaced the 22
     cases with 2 review rows, exit 0). *store* is an open :class:`goldeval.runs.store.RunStore`."""
+    # start-up: the report modules load only when one is written or rendered
     from goldeval.report.build import report_inputs
 
     out: dict[str, list[str]] = {}
@@ -181,13 +185,13 @@ def run_inputs(store: Any, *runs: str) -> dict[str, list[str]]:
 
 def write_json(obj: Any, out: str, *, role: str = "--out") -> None:
     """Write *obj* as JSON to the path *out* (atomically), or to stdout when *out* is ``-``."""
-    from goldeval.io.outputs import write_output
 
     write_output(out, dumps(obj) + b"\n", role=role)
 
 
 def write_results(results: Mapping[str, Any], out: str, out_format: str = "json") -> None:
     """Write a results dict held in memory to *out* in *out_format*: :func:`goldeval.io.resultsfile.write_results`."""
+    # start-up: loaded only when the command runs, not for --help
     from goldeval.io.resultsfile import write_results as write
 
     write(results, out, out_format)
@@ -197,7 +201,7 @@ def report_console(out: str | None, *, quiet: bool = False):
     """The console for the human-readable summary: stdout, or stderr when JSON goes to stdout (``--out -``); with
     *quiet* (``-q``) a console that prints nothing."""
     if quiet:
-        from rich.console import Console
+        from rich.console import Console  # start-up: rich loads only when a table is rendered
 
         return Console(quiet=True)
     return stderr_console() if out == "-" else stdout_console()

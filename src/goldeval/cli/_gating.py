@@ -23,14 +23,13 @@ from typing import Any
 import click
 
 from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK
+from goldeval.cli._inputs import INPUT
 from goldeval.pipeline.gating import apply_definition, hold_finish_for_gates, load_definition
 
 __all__ = ["gates_option", "apply_gates", "hold_finish_for_gates", "load_definition", "render_gate_report"]
 
 
 def gates_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    from goldeval.cli._inputs import INPUT
-
     """``--gates DOD.toml``: the definition of done to apply (passed to the command as ``gates``)."""
     return click.option(
         "--gates",
@@ -58,8 +57,8 @@ def apply_gates(results: dict, gates_path: str | None, console: Any, *, definiti
 
 def render_gate_report(report: Any, console: Any) -> None:
     """A table (gate · observed · limit · result · on this set) and the summary line, unwrapped."""
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.markup import escape  # start-up: rich loads only when a table is rendered
+    from rich.table import Table  # start-up: rich loads only when a table is rendered
 
     d = report.definition
     who = ", ".join(x for x in (f"agreed by {d['agreed_by']}" if d.get("agreed_by") else "", f"on {d['agreed_on']}" if d.get("agreed_on") else "") if x)

@@ -17,7 +17,7 @@ class SuggestingGroup(click.Group):
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = click.utils.make_str(args[0]) if args else ""
         if args and not name.startswith("-") and name not in self.list_commands(ctx):
-            import difflib
+            import difflib  # start-up: only an unknown command name needs it
 
             close = difflib.get_close_matches(name, self.list_commands(ctx))
             if close:

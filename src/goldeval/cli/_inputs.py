@@ -15,6 +15,9 @@ from typing import Any
 
 import click
 
+from goldeval.cli._signals import sigterm_raises
+from goldeval.errors import GoldevalError, InputError
+
 __all__ = ["INPUT", "InterruptedWhileReading", "StreamArg", "spooling"]
 
 
@@ -37,7 +40,7 @@ class InputPath(click.ParamType):
         self._path = click.Path(dir_okay=False, path_type=str)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from goldeval.io.streams import is_stream
+        from goldeval.io.streams import is_stream  # start-up: loaded only when the command runs, not for --help
 
         if isinstance(value, StreamArg) or not isinstance(value, str) or not is_stream(value):
             return value if isinstance(value, StreamArg) else self._path.convert(value, param, ctx)
@@ -58,9 +61,7 @@ def spooling(kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
     Raises:
         InputError: stdin given for two inputs (it can be read once), or a stream that cannot be spooled.
     """
-    from goldeval.cli._signals import sigterm_raises
-    from goldeval.errors import GoldevalError, InputError
-    from goldeval.io.streams import STDIN, relabel, spool
+    from goldeval.io.streams import STDIN, relabel, spool  # start-up: loaded only when the command runs, not for --help
 
     streams = {k: v for k, v in kwargs.items() if isinstance(v, StreamArg)}
     if not streams:

@@ -104,7 +104,7 @@ def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...]
 
 def llm_config(opts: LlmOptions, *, cost_cap: bool = True):
     """A :class:`goldeval.llm.JudgeConfig` from the options: :func:`goldeval.llm.options.judge_config`."""
-    from goldeval.llm.options import judge_config
+    from goldeval.llm.options import judge_config  # start-up: the LLM judge loads only when the command runs
 
     return judge_config(opts, cost_cap=cost_cap)
 

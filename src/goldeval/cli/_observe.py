@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from goldeval.cli._common import stderr_console
 from goldeval.pipeline.result import Observer
 
 __all__ = ["ConsoleObserver"]
@@ -27,9 +28,9 @@ class ConsoleObserver(Observer):
     def total(self, total: int) -> None:
         if self.quiet or total < 2000:
             return
+        # start-up: rich loads only when a table is rendered
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        from goldeval.cli._common import stderr_console
 
         self._bar = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                              console=stderr_console(), transient=True)
@@ -56,6 +57,7 @@ class ConsoleObserver(Observer):
             self.render(results, scorer, self.console)
 
     def gates(self, report: Any) -> None:
+        # start-up: loaded only when the command runs, not for --help
         from goldeval.cli._gating import render_gate_report
 
         render_gate_report(report, self.console)

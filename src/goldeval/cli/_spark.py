@@ -32,8 +32,10 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
                    llm_opts: Any, ci: Any = None, out_format: str = "json", max_result_bytes: int | None = None) -> None:
     """``goldeval judge CASES ATTEMPTS --engine spark``: :func:`goldeval.pipeline.spark.judge_on_spark`, shown on
     the console; exits with the gate code (2 when no case could be judged, 0 after a dry run)."""
+    from goldeval.answers.render import render_judge  # start-up: the answer judge loads only when the command runs
+
+    # start-up: the library loads only when the command runs, not for --help
     from goldeval.pipeline.spark import judge_on_spark as judge
-    from goldeval.answers.render import render_judge
 
     console = report_console(out)
     observer = ConsoleObserver(console, quiet=quiet, render=lambda results, scorer, c: render_judge(results, c))

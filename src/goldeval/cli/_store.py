@@ -27,6 +27,7 @@ from typing import Any
 
 import click
 
+from goldeval.cli._signals import sigterm_raises
 from goldeval.pipeline.recording import FINISHED_RUNS, LARGE_INPUT_BYTES, STREAM_RUNS, RunRecording, store_file
 
 __all__ = ["StoreOptions", "store_options", "store_path_option", "store_file", "check_store_path", "LARGE_INPUT_BYTES",
@@ -66,8 +67,6 @@ class StoreOptions(RunRecording):
     __slots__ = ()
 
     def signal_guard(self) -> contextlib.AbstractContextManager[None]:
-        from goldeval.cli._signals import sigterm_raises
-
         return sigterm_raises()
 
 

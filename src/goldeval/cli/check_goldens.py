@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import sys
+import time
 from typing import Any
 
 import click
@@ -23,6 +26,8 @@ from goldeval.cli._common import (
 from goldeval.cli._gating import apply_gates, gates_option, load_definition
 from goldeval.cli._inputs import INPUT
 from goldeval.errors import InputError
+from goldeval.gates.definition import parse_gates
+from goldeval.gates.evaluate import check_scorer
 from goldeval.io.outputs import sqlite_files
 
 #: Doubted or broken cases listed one per line on the console; past this many they are counted (all are in --out).
@@ -64,9 +69,11 @@ def check_goldens(cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_canoni
     suspect, verified_wrong or broken, with the check that fired and its note. With --gates or --gate (e.g.
     share_healthy>=0.95) exit 1 when a gate fails; else exit 0 when checked.
     """
-    from goldeval.answers.config import AnswerConfig
+    from goldeval.answers.config import AnswerConfig  # start-up: the answer judge loads only when the command runs
+
+    # start-up: the answer judge loads only when the command runs
     from goldeval.answers.golden_health import GOLDEN_HEALTH_NAME
-    from goldeval.answers.postgres import is_postgres_url
+    from goldeval.answers.postgres import is_postgres_url  # start-up: the answer judge loads only when the command runs
 
     if db is None and db_dir is None:
         raise InputError("check-goldens runs each golden's canonical query: give --db (a database file or "
@@ -86,7 +93,6 @@ def check_goldens(cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_canoni
                    **{f"database {name!r}": sqlite_files(path) for name, path in named.items()}})
     definition = _inline_definition(inline_gates) if inline_gates else load_definition(gates)
     if definition is not None:
-        from goldeval.gates.evaluate import check_scorer
 
         check_scorer(definition, GOLDEN_HEALTH_NAME)  # a gate on another scorer's metric: refused before any query
     _, code = _run(cases, config, out, out_format, results_path, quiet, definition)
@@ -107,7 +113,6 @@ def _out_format(out: str | None) -> str:
 
 def _inline_definition(exprs: tuple[str, ...]) -> Any:
     """The definition of done of the ``--gate METRIC>=X`` options (parsed as a TOML [gates] table would be)."""
-    from goldeval.gates.definition import parse_gates
 
     bounds: dict[str, dict[str, str]] = {}
     for expr in exprs:
@@ -130,12 +135,12 @@ def _inline_definition(exprs: tuple[str, ...]) -> Any:
 
 def _named_databases(cases: str, db_dir: str | None) -> dict[str, str]:
     """name → file of each database the case file names that resolves under *db_dir* ({} without one)."""
-    import os
 
     if db_dir is None or not os.path.isfile(cases):
         return {}
+    # start-up: the answer judge loads only when the command runs
     from goldeval.answers.databases import DatabaseDir, case_database_names
-    from goldeval.io.reading import read_rows
+    from goldeval.io.reading import read_rows  # start-up: loaded only when the command runs, not for --help
 
     return DatabaseDir(db_dir, open_one=lambda path: None).files(case_database_names(read_rows(cases)))
 
@@ -145,18 +150,19 @@ def _run(cases: str, config: Any, out: str | None, out_format: str, results_path
     """Check every case, streaming each to --out and --results and the doubted ones to the console table; gate the
     results.
     Returns the results dict (with ``gates`` when gated) and the exit code of the gates (0 without)."""
-    import contextlib
-    import time
 
+    # start-up: the answer judge loads only when the command runs
     from goldeval.answers.golden_health import (
         GOLDEN_HEALTH_NAME,
         GOLDEN_HEALTH_VERSION,
         check_goldens,
         summarize_health,
     )
+
+    # start-up: loaded only when the command runs, not for --help
     from goldeval.io.reading import check_input_file, file_sha256
-    from goldeval.io.resultsfile import ResultsFile
-    from goldeval.io.streams import display_name
+    from goldeval.io.resultsfile import ResultsFile  # start-up: loaded only when the command runs, not for --help
+    from goldeval.io.streams import display_name  # start-up: loaded only when the command runs, not for --help
 
     check_input_file(cases)
     start = time.perf_counter()
@@ -205,8 +211,8 @@ def render_health(shown: list[dict[str, Any]], aggregate: dict[str, Any], consol
         aggregate: :func:`goldeval.answers.golden_health.summarize_health` of every case.
         console: A rich Console.
     """
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.markup import escape  # start-up: rich loads only when a table is rendered
+    from rich.table import Table  # start-up: rich loads only when a table is rendered
 
     a = aggregate
     if shown:

@@ -6,11 +6,23 @@ import sys
 
 import click
 
-from goldeval.cli._types import SEED, Finite
-
-from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK, exit_codes, guard_outputs, guarded, run_inputs, out_option, report_console, write_json
 from goldeval.cli._ci import junit_option, write_junit
+from goldeval.cli._common import (
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    exit_codes,
+    guard_outputs,
+    guarded,
+    out_option,
+    report_console,
+    run_inputs,
+    write_json,
+)
 from goldeval.cli._store import store_file, store_path_option
+from goldeval.cli._types import SEED, Finite
+from goldeval.errors import InputError
+from goldeval.io.outputs import sqlite_files
+from goldeval.runs.store import RunStore
 
 
 @click.command()
@@ -38,10 +50,9 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     paired bootstrap interval for the pass-rate difference; for F1 the per-case deltas, the biggest movers and a
     paired bootstrap interval for the mean difference. RUN is an id, a unique prefix, 'latest' or 'latest~N'.
     """
-    from goldeval.io.outputs import sqlite_files
+    # start-up: the report modules load only when one is written or rendered
     from goldeval.report.runs import render_compare
-    from goldeval.runs.compare import compare_runs
-    from goldeval.runs.store import RunStore
+    from goldeval.runs.compare import compare_runs  # start-up: the run store loads only when the command runs
 
     guard_outputs({"--out": out, "--junit": junit}, {"--store": sqlite_files(store_file(store))})
     with RunStore.open_existing(store) as st:
@@ -53,7 +64,6 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
             seed=seed, n_resamples=resamples, confidence=confidence, top=top,
         )
     if (fail_on_regression or junit) and cmp["verdicts"] is None:
-        from goldeval.errors import InputError
 
         raise InputError(
             f"{'--fail-on-regression' if fail_on_regression else '--junit'}: runs {a['id']} and {b['id']} hold no verdicts ({a['scorer_name']} scores), so no "
@@ -64,6 +74,7 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     if out:
         write_json(cmp, out)
     if junit:
+        # start-up: the report modules load only when one is written or rendered
         from goldeval.report.junit import compare_junit
 
         write_junit(junit, compare_junit(cmp))  # one testcase per flipped case; pass → fail is a <failure>

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Any
 
@@ -14,10 +15,9 @@ from goldeval.cli._gating import gates_option
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import llm_options, render_llm_stage
 from goldeval.cli._observe import ConsoleObserver
-from goldeval.cli._spark import spark_options
+from goldeval.cli._spark import judge_on_spark, spark_options
 from goldeval.cli._store import store_options
 from goldeval.errors import InputError
-from goldeval.answers.render import render_judge
 
 
 @click.command()
@@ -56,8 +56,6 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
     """
     check_privileged_role(allow_privileged_role, db)
     if engine == "spark":  # the rules on the executors, the LLM stage on the driver (goldeval.engines.spark_judge)
-        from goldeval.cli._spark import judge_on_spark
-
         if db_dir is not None:
             raise InputError("--db-dir with --engine spark: not supported yet (the Spark judge ships one --db file). "
                              "Judge locally, or give --db.")
@@ -76,7 +74,9 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
                               run_store=run_store, llm_opts=llm_opts, ci=ci, out_format=out_format)
     if per_case is not None:
         raise InputError("--per-case writes the per-case Parquet of a Spark run: give it with --engine spark.")
+    # start-up: the answer judge (it loads numpy) loads only when the command runs, not for --help
     from goldeval.answers.judge import AnswerConfig
+    from goldeval.answers.render import render_judge
     from goldeval.pipeline.judging import judge_answers
 
     check_sql_dialect(sql_dialect, db, db_dir)
@@ -141,10 +141,9 @@ def _settle_start_up(database: Any, config: Any) -> None:
     collector's reach (``gc.freeze()``): modules, classes and tables live to the end of the process, and each full
     collection walked them again (2.5 % of a Spider pass's instructions, counted by valgrind). Objects made from
     here on are collected as ever."""
-    import gc
 
     if database is not None or getattr(config, "db_dir", None):
-        from goldeval.answers.doubt import sql_dialect
+        from goldeval.answers.doubt import sql_dialect  # start-up: the answer judge loads only when the command runs
 
         dialect = getattr(database, "query_dialect", None) or "sqlite"
         d = sql_dialect(dialect)
@@ -152,4 +151,4 @@ def _settle_start_up(database: Any, config: Any) -> None:
     gc.freeze()
 
 
-__all__ = ["TABLE_CASES", "judge", "render_judge"]
+__all__ = ["TABLE_CASES", "judge"]

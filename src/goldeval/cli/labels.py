@@ -15,6 +15,7 @@ from goldeval.cli._gating import apply_gates, gates_option, load_definition
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._observe import ConsoleObserver
 from goldeval.cli._store import store_options
+from goldeval.errors import InputError
 
 
 @click.command("labels")
@@ -45,8 +46,9 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
 
     FILE is JSONL rows {"id", "gold", "pred"} or a CSV with those columns (names selectable).
     """
-    from goldeval.errors import InputError
-    from goldeval.pipeline.run import evaluate
+    from goldeval.pipeline.run import evaluate  # start-up: the library loads only when the command runs, not for --help
+
+    # start-up: the library loads only when the command runs, not for --help
     from goldeval.scoring.registry import get_scorer
 
     guard_outputs({"--out": out, **ci.outputs()}, {"FILE": file, "--gates": gates, "--store": run_store.files()})
@@ -97,7 +99,9 @@ def gate(results_file, gates, out, quiet, ci):
 
     A gate on a metric this scorer never produces is bad input (exit 2).
     """
-    from goldeval.io.resultsfile import read_results
+    from goldeval.io.resultsfile import read_results  # start-up: loaded only when the command runs, not for --help
+
+    # start-up: the library loads only when the command runs, not for --help
     from goldeval.scoring.registry import register_plugin_metrics
 
     # no output ever overwrites an input (DESIGN.md), RESULTS.json included: write the gated results beside it

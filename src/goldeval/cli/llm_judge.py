@@ -7,12 +7,16 @@ them with ``--llm-send all``, to measure agreement).
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from goldeval.cli._common import EXIT_OK, exit_codes, guard_outputs, guarded, out_option, report_console, write_json
 from goldeval.cli._inputs import INPUT
-from goldeval.cli._llm import llm_cache_files, llm_options
+from goldeval.cli._llm import dry_run_cap_text, llm_cache_files, llm_config, llm_options, spend_line
 from goldeval.cli._store import store_options
+from goldeval.errors import InputError
+from goldeval.io.reading import file_sha256
 
 
 @click.command("llm-judge")
@@ -34,17 +38,17 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
     ATTEMPTS: {"id", "final_query"?, "columns"?, "rows"?, "text"?, "model"?} per line.
     The judge model must differ from the model named in ATTEMPTS. Needs: pip install 'goldeval[llm]'.
     """
-    import os
 
-    from goldeval.answers.config import JUDGE_NAME
-    from goldeval.cli._llm import dry_run_cap_text, llm_config
-    from goldeval.pipeline.llm_stage import read_checked
-    from goldeval.errors import InputError
-    from goldeval.io.reading import file_sha256
+    from goldeval.answers.config import JUDGE_NAME  # start-up: the answer judge loads only when the command runs
+
+    # start-up: the LLM judge loads only when the command runs
     from goldeval.llm import JUDGE_VERSION, JudgeCache, judge_cases
-    from goldeval.llm.prompt import rubric_hash
-    from goldeval.llm.run import SCORER_NAME
-    from goldeval.llm.wiring import case_materials
+    from goldeval.llm.prompt import rubric_hash  # start-up: the LLM judge loads only when the command runs
+    from goldeval.llm.run import SCORER_NAME  # start-up: the LLM judge loads only when the command runs
+    from goldeval.llm.wiring import case_materials  # start-up: the LLM judge loads only when the command runs
+
+    # start-up: the library loads only when the command runs, not for --help
+    from goldeval.pipeline.llm_stage import read_checked
 
     if llm_opts.model is None:
         llm_opts.model = ""  # llm-judge always judges: the model may come from $GOLDEVAL_JUDGE_MODEL
@@ -69,7 +73,7 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
     ]
     rules: dict[str, dict] = {}
     if rules_path:
-        from goldeval.io.resultsfile import read_results
+        from goldeval.io.resultsfile import read_results  # start-up: loaded only when the command runs, not for --help
 
         data = read_results(rules_path, where=f"--rules {rules_path}")  # json or --out-format jsonl
         try:
@@ -150,8 +154,8 @@ def _add_file_failures(results: dict, case_failures: list, attempt_failures: lis
 
 def render_summary(results: dict, console) -> None:
     """A short terminal summary of an LLM judge run (rounding happens here only)."""
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.markup import escape  # start-up: rich loads only when a table is rendered
+    from rich.table import Table  # start-up: rich loads only when a table is rendered
 
     agg = results["aggregate"]
     judge = results["judge"]
@@ -166,7 +170,6 @@ def render_summary(results: dict, console) -> None:
               + ("" if "cost_usd" in agg["undefined"] else f" = ${agg['cost_usd']:.4f}"))
     spend = agg.get("spend") or {}
     if spend.get("spent_usd") is not None or spend.get("max_calls") is not None or spend.get("max_cost_usd") is not None:
-        from goldeval.cli._llm import spend_line
 
         t.add_row("spend", escape(spend_line(agg)))
     if agg.get("n_capped"):

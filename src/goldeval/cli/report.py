@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-import click
+import os
 
-from goldeval.cli._types import SEED, Finite
+import click
 
 from goldeval.cli._common import EXIT_OK, echo, exit_codes, guard_outputs, guarded
 from goldeval.cli._store import store_path_option
+from goldeval.cli._types import SEED, Finite
+from goldeval.errors import InputError
+from goldeval.io.outputs import sqlite_files, write_output
+from goldeval.paths import default_store_path
+from goldeval.runs.store import RunStore
 
 
 @click.command()
@@ -39,41 +44,38 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
     PASS/FAIL decision with each gate, the summary with the headline's bootstrap interval, charts for the scorer,
     and a table of cases with filters, search, sorting and rows that open to everything about a case.
     """
-    from goldeval.errors import InputError
+    # start-up: the report modules load only when one is written or rendered
     from goldeval.report.model import ReportOptions
 
     if (run is None) == (results_file is None):
         raise InputError("report: give RUN (from the store) or --results FILE (a results JSON), not both and not neither.")
     others: dict = {"--results": results_file}
     if results_file is not None and compare_ref is not None:
-        import os
 
         if not os.path.isfile(compare_ref):
             raise InputError(f"--compare {compare_ref}: no such file. With --results A.json, --compare names a second "
                              "results file (B.json, the run after); to compare two recorded runs give RUN --compare RUN_B.")
         others["--compare"] = compare_ref
     if results_file is None:
-        from goldeval.io.outputs import sqlite_files
-        from goldeval.paths import default_store_path
 
         others["--store"] = sqlite_files(store if store is not None else str(default_store_path()))
     guard_outputs({"--out": out}, others)
     options = ReportOptions(max_cases=max_cases, redact=redact, min_f1=min_f1, seed=seed, resamples=resamples)
     if results_file is not None:
+        # start-up: the report modules load only when one is written or rendered
         from goldeval.report.build import report_from_results, report_inputs
 
         guard_outputs({"--out": out}, report_inputs(results_path=results_file, compare_results=compare_ref))
         _refuse_replacing_a_file_that_is_no_page(out)
         html, model = report_from_results(results_file, compare_path=compare_ref, options=options, seed=seed)
     else:
+        # start-up: the report modules load only when one is written or rendered
         from goldeval.report.build import report_from_store, report_inputs
-        from goldeval.runs.store import RunStore
 
         with RunStore.open_existing(store) as st:
             guard_outputs({"--out": out}, report_inputs(store=st, run=run, compare=compare_ref))
             _refuse_replacing_a_file_that_is_no_page(out)
             html, model = report_from_store(st, run, compare=compare_ref, options=options, seed=seed)
-    from goldeval.io.outputs import write_output
 
     write_output(out, html.encode("utf-8"))
     if not quiet and out != "-":
@@ -91,9 +93,7 @@ def _refuse_replacing_a_file_that_is_no_page(out: str) -> None:
     """An existing regular file at *out* is replaced only when its name says it is a page (.html, .htm): an HTML
     report written over ``preds.jsonl`` or ``dod.toml`` of another run is a typo that destroys a user's file (a
     newcomer overwrote a shipped example that way). Raises InputError (exit 2), before any work."""
-    import os
 
-    from goldeval.errors import InputError
 
     if out != "-" and os.path.isfile(out) and not out.lower().endswith((".html", ".htm")):
         raise InputError(f"--out {out}: the file exists and is not an .html page; goldeval will not replace it with a "

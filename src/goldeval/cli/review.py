@@ -9,14 +9,27 @@ from typing import Any
 
 import click
 
-from goldeval.cli._groups import SuggestingGroup
-from goldeval.cli._common import (EXIT_GATE_FAILED, EXIT_OK, exit_codes, guard_outputs, guarded, run_inputs, out_option, quiet_option,
-                                  report_console, write_json)
 from goldeval.cli._answers import check_privileged_role, check_sql_dialect, max_result_bytes, query_options
 from goldeval.cli._ci import junit_option, write_junit
+from goldeval.cli._common import (
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    exit_codes,
+    guard_outputs,
+    guarded,
+    out_option,
+    quiet_option,
+    report_console,
+    run_inputs,
+    write_json,
+)
+from goldeval.cli._groups import SuggestingGroup
 from goldeval.cli._inputs import INPUT
-from goldeval.cli._llm import llm_cache_files, llm_options
+from goldeval.cli._llm import llm_cache_files, llm_config, llm_options
 from goldeval.cli._store import store_file, store_path_option
+from goldeval.errors import InputError
+from goldeval.io.outputs import sqlite_files
+from goldeval.runs.store import RunStore
 
 DEFAULT_REGRESSIONS = "judge-regressions.jsonl"
 
@@ -24,7 +37,7 @@ DEFAULT_REGRESSIONS = "judge-regressions.jsonl"
 def _current_judge(db: str | None, db_dir: str | None = None, **query: Any):
     """``(judge(case, answer) -> verdict, judge_version)`` for the data-answer judge of this goldeval; *query*: the
     keywords of :func:`goldeval.runs.judges.answer_judge` that say how SQL runs (timeout_s, max_rows, …)."""
-    from goldeval.runs.judges import answer_judge
+    from goldeval.runs.judges import answer_judge  # start-up: the run store loads only when the command runs
 
     return answer_judge(db=db, db_dir=db_dir, **query)
 
@@ -55,10 +68,11 @@ def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_
     person settled on; exits 1 when any does (adopt a judge or rubric change only after looking at them) or when any
     settled verdict could not be replayed, 2 when a file cannot be used or none of its verdicts could be replayed.
     """
-    from goldeval.io.outputs import sqlite_files
-    from goldeval.runs.regressions import replay as run_replay
-
+    # start-up: the library loads only when the command runs, not for --help
     from goldeval.pipeline.judging import named_databases
+
+    # start-up: the run store loads only when the command runs
+    from goldeval.runs.regressions import replay as run_replay
 
     check_sql_dialect(sql_dialect, db, db_dir)
     check_privileged_role(allow_privileged_role, db)
@@ -72,15 +86,15 @@ def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_
                                     max_result_bytes=max_result_bytes(max_result_mb))
     cache = None
     if llm_opts.max_calls is not None and not llm_opts.enabled:
-        from goldeval.errors import InputError
 
         raise InputError("--max-calls caps the LLM judge's calls, and no LLM judge runs in this replay: give --llm MODEL "
                          "with it, or drop it.")
     if llm_opts.enabled:
-        from goldeval.cli._llm import llm_config
-        from goldeval.llm import JudgeCache
+        from goldeval.llm import JudgeCache  # start-up: the LLM judge loads only when the command runs
+
+        # start-up: the LLM judge loads only when the command runs
         from goldeval.llm.prompt import JUDGE_VERSION as LLM_JUDGE_VERSION
-        from goldeval.llm.wiring import with_llm
+        from goldeval.llm.wiring import with_llm  # start-up: the LLM judge loads only when the command runs
 
         cache = JudgeCache() if llm_opts.cache else None
         if os.environ.get("GOLDEVAL_JUDGE_MAX_COST") not in (None, ""):
@@ -117,11 +131,11 @@ def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_
     if out:
         write_json(result, out)
     if junit:
+        # start-up: the report modules load only when one is written or rendered
         from goldeval.report.junit import replay_junit
 
         write_junit(junit, replay_junit(result))  # one testcase per changed settled verdict
     if result["n_failed"] and not result["n_replayed"]:
-        from goldeval.errors import InputError
 
         raise InputError(
             f"replay {regressions}: none of its {result['n_failed']} settled verdict(s) could be replayed, so nothing "
@@ -158,12 +172,10 @@ def review_export(run, store, out, quiet, all_cases):
     Each line holds the question, golden, answer, the judge's verdict and why; the person fills "verdict"
     (match | near_match | no_match), "reviewer" and optionally "note", then runs `goldeval review import`.
     """
-    import orjson
+    import orjson  # start-up: loaded only when the command runs
 
-    from goldeval.cli.runs import write_bytes
-    from goldeval.runs.regressions import export_review
-    from goldeval.io.outputs import sqlite_files
-    from goldeval.runs.store import RunStore
+    from goldeval.cli.runs import write_bytes  # start-up: loaded only when the command runs, not for --help
+    from goldeval.runs.regressions import export_review  # start-up: the run store loads only when the command runs
 
     guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
     with RunStore.open_existing(store) as st:
@@ -192,9 +204,7 @@ def review_import(file, store, regressions, reviewer, on_conflict, quiet):
     """Record the verdicts filled in FILE (written by `review export`) in the store and append them to the
     regression file. Rows still without a verdict are left for later; nothing is imported while any row is
     unusable."""
-    from goldeval.io.outputs import sqlite_files
-    from goldeval.runs.regressions import import_review
-    from goldeval.runs.store import RunStore
+    from goldeval.runs.regressions import import_review  # start-up: the run store loads only when the command runs
 
     # the regressions file is appended to by design; it must not be the reviewed file or the store
     guard_outputs({"--regressions": regressions}, {"FILE": file, "--store": sqlite_files(store_file(store))})
@@ -239,9 +249,7 @@ def review_stats(runs, store, regressions, out, quiet):
     reviewers who disagree on a case and were never settled are listed, not counted. Exit 0; gate the --out file
     (`judge_kappa = { min = 0.6 }`) to refuse a judge below the line the team agreed.
     """
-    from goldeval.io.outputs import sqlite_files
-    from goldeval.runs.calibration import judge_calibration
-    from goldeval.runs.store import RunStore
+    from goldeval.runs.calibration import judge_calibration  # start-up: the run store loads only when the command runs
 
     guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store)), "--regressions": regressions})
     path = store_file(store)
@@ -250,7 +258,6 @@ def review_stats(runs, store, regressions, out, quiet):
             guard_outputs({"--out": out}, run_inputs(st, *(st.resolve(r) for r in runs)))  # the named runs' inputs
             result = judge_calibration(st, runs, regressions=regressions)
     elif runs or regressions is None:
-        from goldeval.errors import InputError
 
         raise InputError(f"review stats: there is no run store at {path}. Pass --store PATH, or --regressions FILE alone.")
     else:
@@ -264,10 +271,10 @@ def review_stats(runs, store, regressions, out, quiet):
 
 def render_stats(result: dict, console) -> None:
     """The confusion matrices, the agreement lines, the disagreements and the unsettled conflicts (rounding here)."""
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.markup import escape  # start-up: rich loads only when a table is rendered
+    from rich.table import Table  # start-up: rich loads only when a table is rendered
 
-    from goldeval.runs.calibration import VERDICTS
+    from goldeval.runs.calibration import VERDICTS  # start-up: the run store loads only when the command runs
 
     agg = result["aggregate"]
     names = {"all": "all cases", "rule": "decided by rule", "llm": "decided by the LLM judge", "unknown": "decided by ? (regression file only)"}

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
-
+from goldeval.cli._common import (
+    EXIT_OK,
+    exit_codes,
+    guard_outputs,
+    guarded,
+    out_option,
+    quiet_option,
+    report_console,
+    run_inputs,
+    stdout_console,
+    write_json,
+)
 from goldeval.cli._groups import SuggestingGroup
-from goldeval.cli._common import (EXIT_OK, exit_codes, guard_outputs, guarded, run_inputs, out_option, quiet_option, report_console,
-                                  stdout_console, write_json)
 from goldeval.cli._store import store_file, store_path_option
+from goldeval.errors import InputError
+from goldeval.io.outputs import sqlite_files, write_output
+from goldeval.runs.store import RunStore
 
 
 @click.group(cls=SuggestingGroup)
@@ -34,14 +47,12 @@ def runs() -> None:
 @guarded
 def list_(store, limit, arm, scorer, as_json, out, quiet):
     """A table of runs, newest first: id, arm, when, scorer, n, headline metric, gates, status."""
-    from goldeval.io.outputs import sqlite_files
+    # start-up: the report modules load only when one is written or rendered
     from goldeval.report.runs import render_runs_list
-    from goldeval.runs.store import RunStore
 
     path = store_file(store)
     if as_json:
         if out not in (None, "-"):
-            from goldeval.errors import InputError
 
             raise InputError(f"runs list: --json writes the runs to stdout and --out {out} to a file: give one of them.")
         out = "-"
@@ -69,9 +80,8 @@ def list_(store, limit, arm, scorer, as_json, out, quiet):
 @guarded
 def show(run, store, out, quiet):
     """The summary the scoring command printed for RUN, re-rendered from the store, with its versions and hashes."""
-    from goldeval.io.outputs import sqlite_files
+    # start-up: the report modules load only when one is written or rendered
     from goldeval.report.runs import render_run
-    from goldeval.runs.store import RunStore
 
     guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
 
@@ -81,7 +91,7 @@ def show(run, store, out, quiet):
         guard_outputs({"--out": out}, run_inputs(st, record["id"]))  # never over the run's own input files
     render_run(record, report_console(out, quiet=quiet))
     if out:
-        from goldeval.runs.export import with_run_block
+        from goldeval.runs.export import with_run_block  # start-up: the run store loads only when the command runs
 
         write_json(with_run_block(record.get("results"), record, path), out)
     return EXIT_OK
@@ -98,9 +108,7 @@ def show(run, store, out, quiet):
 @guarded
 def export(run, store, fmt, out, quiet):
     """Write RUN's per-case records (as recorded) as JSONL or CSV, or the whole run as JSON."""
-    from goldeval.io.outputs import sqlite_files
-    from goldeval.runs.export import export_run
-    from goldeval.runs.store import RunStore
+    from goldeval.runs.export import export_run  # start-up: the run store loads only when the command runs
 
     guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
 
@@ -116,7 +124,6 @@ def export(run, store, fmt, out, quiet):
 
 def write_bytes(data: bytes, out: str) -> None:
     """Write *data* to the path *out* (atomically), or to stdout when *out* is ``-``."""
-    from goldeval.io.outputs import write_output
 
     write_output(out, data)
 
@@ -130,7 +137,6 @@ def write_bytes(data: bytes, out: str) -> None:
 @guarded
 def delete(run, store, yes, quiet):
     """Delete RUN, its per-case records and its reviews from the store."""
-    from goldeval.runs.store import RunStore
 
     with RunStore.open_existing(store) as st:
         record = st.get_run(run, with_results=False)
@@ -150,7 +156,6 @@ def delete(run, store, yes, quiet):
 def _confirm(question: str, run_id: str) -> bool:
     """Ask *question* on stderr; ``True`` for yes. No answer at all (stdin closed or not a terminal: EOF) is a usage
     error that says to pass --yes; Ctrl-C at the prompt stops as everywhere (exit 130)."""
-    from goldeval.errors import InputError
 
     try:
         return click.confirm(question, default=False, err=True)
@@ -179,12 +184,12 @@ def import_(per_case, store, arm, gates, out, quiet):
     Idempotent on (run, case id): importing the same data again updates the same run, never a second one, and
     `compare`, `runs show` and the gates work on it as on a local run.
     """
-    import sys
 
+    # start-up: loaded only when the command runs, not for --help
     from goldeval.cli._gating import apply_gates, load_definition
-    from goldeval.io.outputs import sqlite_files
-    from goldeval.runs.importer import import_per_case
-    from goldeval.runs.store import RunStore
+    from goldeval.runs.importer import import_per_case  # start-up: the run store loads only when the command runs
+
+    # start-up: the library loads only when the command runs, not for --help
     from goldeval.scoring.registry import register_plugin_metrics
 
     guard_outputs({"--out": out}, {"PER_CASE": per_case, "--gates": gates, "--store": sqlite_files(store_file(store))})

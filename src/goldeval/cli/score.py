@@ -19,6 +19,7 @@ from goldeval.cli._observe import ConsoleObserver
 from goldeval.cli._spark import spark_options
 from goldeval.cli._store import store_options
 from goldeval.cli._types import cores
+from goldeval.errors import InputError
 
 
 @click.command()
@@ -65,7 +66,9 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
     sections. Rows that cannot be scored are listed with their line number (row index for Parquet), counted in
     n_failed and left out of the means.
     """
-    from goldeval.pipeline.run import evaluate
+    from goldeval.pipeline.run import evaluate  # start-up: the library loads only when the command runs, not for --help
+
+    # start-up: the library loads only when the command runs, not for --help
     from goldeval.scoring.registry import get_scorer
 
     fields = {"prediction_field": prediction_field, "reference_field": reference_field, "id_field": id_field, "tokenizer": tokenizer}
@@ -110,6 +113,7 @@ def _render(results: dict, scorer, console) -> None:
 
 def _render_generic(results: dict, scorer, console) -> None:
     """A Spark run's summary (its results hold no per_example): the aggregate table of any scorer."""
+    # start-up: the library loads only when the command runs, not for --help
     from goldeval.scoring.render import render_scorer
 
     render_scorer(results, console)
@@ -118,7 +122,6 @@ def _render_generic(results: dict, scorer, console) -> None:
 def _parse_options(pairs: tuple[str, ...], scorer) -> dict:
     """``KEY=VALUE`` pairs as a dict, each value converted by the type *scorer* declares for that option
     (:meth:`goldeval.scoring.protocol.Scorer.options_from_text`: ``positive=1`` is the label ``"1"``)."""
-    from goldeval.errors import InputError
 
     texts: dict[str, str] = {}
     for pair in pairs:

@@ -247,6 +247,7 @@ class TokenF1(Scorer):
     headline = "whole_note_f1_mean"
     lenient_json = True
     report_kind = "freetext"
+    gate_families = ("free_text",)
 
     def configure(self, **options: Any) -> dict[str, Any]:
         config = super().configure(**options)

@@ -2,7 +2,7 @@
 
 Owns:
     :mod:`~goldeval.gates.definition`   the TOML file parsed into a :class:`DefinitionOfDone` of :class:`GateSpec`
-    :mod:`~goldeval.gates.metrics`      the registry of gateable metrics (``METRICS``, ``FAMILY_SCORERS``)
+    :mod:`~goldeval.gates.metrics`      the registry of gateable metrics (``METRICS``, ``PRODUCERS``)
     :mod:`~goldeval.gates.evaluate`     a results file against the gates (:func:`evaluate_gates`), explained
 
 May import: the foundation modules (errors) only. Scorers register their metrics here (:mod:`goldeval.scoring`
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from goldeval.gates.evaluate import (
-        FAMILY_SCORERS,
         METRICS,
+        PRODUCERS,
         Bound,
         DefinitionOfDone,
         GateReport,
@@ -29,25 +29,29 @@ if TYPE_CHECKING:
         Metric,
         check_scorer,
         evaluate_gates,
+        families_of,
         known_metrics,
         load_gates,
         parse_gates,
+        register_producer,
     )
 
 __all__ = [
     "Bound",
     "DefinitionOfDone",
-    "FAMILY_SCORERS",
     "GateReport",
     "GateResult",
     "GateSpec",
     "METRICS",
+    "PRODUCERS",
     "Metric",
     "check_scorer",
     "evaluate_gates",
+    "families_of",
     "known_metrics",
     "load_gates",
     "parse_gates",
+    "register_producer",
 ]
 
 

@@ -45,19 +45,23 @@ from goldeval.gates.definition import (
     parse_gates,
 )
 from goldeval.gates.metrics import (
-    FAMILY_SCORERS,
     METRICS,
+    PRODUCERS,
     Metric,
     Words,
     misses_text,
     int_field,
     known_metrics,
+    families_of,
+    register_producer,
 )
 
 __all__ = [
     "Metric",
     "METRICS",
-    "FAMILY_SCORERS",
+    "PRODUCERS",
+    "families_of",
+    "register_producer",
     "Bound",
     "GateSpec",
     "DefinitionOfDone",
@@ -169,9 +173,9 @@ def _shown(value: float, unit: str, op: str, limit: float | None) -> str:
 def _results_families(results: Mapping[str, Any], agg: Mapping[str, Any]) -> tuple[str | None, set[str]]:
     scorer = results.get("scorer")
     name = scorer.get("name") if isinstance(scorer, Mapping) else None
-    for family, scorers in FAMILY_SCORERS.items():
-        if name in scorers:
-            return name, {family}
+    registered = families_of(name)
+    if registered is not None:
+        return name, set(registered)
     return name, {m.family for key, m in METRICS.items() if key in agg and m.family != "common"}
 
 
@@ -186,12 +190,12 @@ def check_scorer(dod: DefinitionOfDone, scorer_name: str) -> None:
     """Refuse, before any scoring, a definition of done that gates a metric ``scorer_name`` never produces.
 
     The same check :func:`evaluate_gates` makes on the results file, made early so that a long run is not scored
-    (and recorded) only to be refused. A scorer not in :data:`FAMILY_SCORERS` is not checked.
+    (and recorded) only to be refused. Results whose name is not registered (:data:`PRODUCERS`) are not checked.
 
     Raises:
         InputError: with the gate's line and the metrics this scorer can gate.
     """
-    families = {f for f, names in FAMILY_SCORERS.items() if scorer_name in names}
+    families = families_of(scorer_name)
     if not families:
         return
     for gate in dod.gates:

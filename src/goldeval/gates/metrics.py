@@ -2,8 +2,9 @@
 its unit and direction, and what a limit allows **on this set** (the words of the gate summary).
 
 Split from :mod:`goldeval.gates` (parsing and evaluation), which re-exports :class:`Metric`, :data:`METRICS`,
-:data:`FAMILY_SCORERS` and :func:`known_metrics`. A new scorer adds its lines to :data:`METRICS` (and its scorer
-names to :data:`FAMILY_SCORERS`).
+:data:`PRODUCERS` and :func:`known_metrics`. A scorer says which families its results hold
+(``Scorer.gate_families``); :mod:`goldeval.scoring.registry` registers them here (:func:`register_producer`), as it
+registers a third-party scorer's own metrics.
 
 Source: ``DESIGN.md`` "Terms" (gate) and "Labels" (gates read the seed's way); issue #3.
 """
@@ -12,12 +13,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["FAMILY_SCORERS", "METRICS", "Metric", "Words", "known_metrics"]
+__all__ = ["METRICS", "PRODUCERS", "Metric", "Words", "families_of", "known_metrics", "register_producer"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -264,7 +265,7 @@ def _m(name, family, description, better, unit, allowance=None, subject=None, ev
     return name, Metric(name, family, description, better, unit, allowance, subject, evidence)
 
 
-#: metric name → :class:`Metric`. A new scorer adds its lines here (and its scorer names to FAMILY_SCORERS).
+#: metric name → :class:`Metric`. A built-in family's lines are here; a third-party scorer's come from its ``metrics``.
 METRICS: dict[str, Metric] = dict(
     [
         # every scorer (the results-file conventions): gate the coverage itself
@@ -343,15 +344,45 @@ METRICS: dict[str, Metric] = dict(
     ]
 )
 
-#: scorer family → the ``scorer.name`` values of results files it covers (used to refuse a gate on a metric that
-#: the results file's scorer never produces). A results file whose scorer is not listed is matched by its keys.
-FAMILY_SCORERS: dict[str, tuple[str, ...]] = {
-    "labels": ("labels",),
-    "free_text": ("token_f1",),
-    "answers": ("answer_judge", "llm_judge"),
-    "calibration": ("judge_calibration",),
-    "golden_health": ("golden_health",),
+#: results name (``results["scorer"]["name"]``) → the metric families its results hold: used to refuse a gate on a
+#: metric the results never hold. A scorer's entry comes from the scorer (``Scorer.gate_families``, registered by
+#: :mod:`goldeval.scoring.registry` when the scorer is asked for); the two below are results that commands write
+#: without a scorer, whose metrics are defined here (``review stats``, ``check-goldens``). Results whose name is not
+#: registered are matched by the keys of their aggregate.
+PRODUCERS: dict[str, frozenset[str]] = {
+    "judge_calibration": frozenset({"calibration"}),
+    "golden_health": frozenset({"golden_health"}),
 }
+
+
+def register_producer(name: str, families: Iterable[str]) -> None:
+    """Record that results named *name* hold the metrics of *families* (families of :data:`METRICS`).
+
+    Args:
+        name: The results' ``scorer.name``. families: Family names (``labels``, ``free_text``, ``answers``, or a
+            third-party scorer's own name).
+
+    Raises:
+        ValueError: a family no metric of :data:`METRICS` belongs to (a scorer declaring a misspelt family).
+
+    Source: ``Scorer.gate_families`` (:mod:`goldeval.scoring.protocol`).
+
+    Example:
+        >>> register_producer("token_f1", ["free_text"]); sorted(families_of("token_f1"))
+        ['free_text']
+    """
+    fams = frozenset(families)
+    unknown = sorted(fams - {m.family for m in METRICS.values()})
+    if unknown:
+        raise ValueError(f"results {name!r}: no gateable metric belongs to family {', '.join(unknown)}; "
+                         f"the families are: {', '.join(sorted({m.family for m in METRICS.values()}))}.")
+    PRODUCERS[name] = fams
+
+
+def families_of(name: str | None) -> frozenset[str] | None:
+    """The metric families registered for results named *name*, or ``None`` when none are."""
+    return PRODUCERS.get(name) if isinstance(name, str) else None
+
 
 UNIT_RANGE = {"fraction": (0.0, 1.0), "per_100": (0.0, 100.0), "count": (0.0, math.inf), "kappa": (-1.0, 1.0), "amount": (0.0, math.inf)}
 

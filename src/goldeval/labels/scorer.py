@@ -58,6 +58,7 @@ class Labels(Scorer):
     }
     headline = "f1"
     report_kind = "labels"
+    gate_families = ("labels",)
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         src = config.get("source") or ""

@@ -8,6 +8,7 @@ from typing import Any
 from goldeval.gates.definition import load_gates
 from goldeval.gates.evaluate import check_scorer
 from goldeval.gates.evaluate import evaluate_gates
+from goldeval.scoring.registry import gate_families
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_GATE_FAILED", "EXIT_OK", "apply_definition", "hold_finish_for_gates", "load_definition"]
 
@@ -35,6 +36,7 @@ def load_definition(gates_path: str | os.PathLike[str] | None, *, scorer: str | 
 
     dod = load_gates(gates_path)
     if scorer is not None:
+        gate_families(scorer)  # the scorer's metric families, registered with the gates (Scorer.gate_families)
         check_scorer(dod, scorer)
     return dod
 
@@ -65,6 +67,8 @@ def apply_definition(results: dict[str, Any], definition: Any, *, recorder: Any 
     if definition is None:
         return None
 
+    scorer = results.get("scorer") if isinstance(results, dict) else None
+    gate_families(scorer.get("name") if isinstance(scorer, dict) else None)  # registered, as for load_definition
     report = evaluate_gates(results, definition)
     results["gates"] = report.to_dict()
     if recorder is not None:

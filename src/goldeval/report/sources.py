@@ -50,8 +50,11 @@ def input_files(results: Mapping[str, Any], run: Mapping[str, Any] | None) -> di
         role = "predictions" if results.get("input") else "labels"
         out[role] = {"path": single.get("path"), "sha256": single.get("sha256")}
     multi = results.get("inputs")
-    if isinstance(multi, Mapping) and (results.get("scorer") or {}).get("name") == "llm_judge":
-        # `goldeval llm-judge --out` records each input's sha256 under its role, not its path
+    scorer = results.get("scorer")
+    name = scorer.get("name") if isinstance(scorer, Mapping) else None
+    shown_by = scorer_of(name) if isinstance(multi, Mapping) else None
+    if isinstance(multi, Mapping) and shown_by is not None and name in shown_by.inputs_as_hashes:
+        # results that record each input's sha256 under its role, not its path (`goldeval llm-judge --out`)
         for role in ("cases", "attempts", "rules"):
             if isinstance(multi.get(role), str):
                 out[role] = {"path": None, "sha256": multi[role]}

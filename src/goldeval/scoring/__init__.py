@@ -5,7 +5,8 @@ Owns:
     :mod:`~goldeval.scoring.sums`       :class:`ExactSum`: means exact to the last digit whatever the split
     :mod:`~goldeval.scoring.registry`   :func:`get_scorer`, :func:`register_scorer`, the ``goldeval.scorers`` entry
                                         points; the built-in scorers are named there as strings and imported
-                                        on first use, so this package imports no domain package
+                                        on first use, so this package imports no domain package; a scorer's
+                                        metric families registered with the gates (:func:`gate_families`)
 
 The built-in Scorers live with their domain: :mod:`goldeval.freetext.scorer`, :mod:`goldeval.labels.scorer`,
 :mod:`goldeval.answers.scorer`.
@@ -17,7 +18,14 @@ modules. Never: a domain package, an engine, runs, report, pipeline, cli.
 from __future__ import annotations
 
 from goldeval.scoring.protocol import ENTRY_POINT_GROUP, MetricSpec, Option, Partial, Scorer, as_option, numbered
-from goldeval.scoring.registry import available_scorers, get_scorer, register_plugin_metrics, register_scorer, scorer_of
+from goldeval.scoring.registry import (
+    available_scorers,
+    gate_families,
+    get_scorer,
+    register_plugin_metrics,
+    register_scorer,
+    scorer_of,
+)
 from goldeval.scoring.sums import ExactSum
 
 __all__ = [
@@ -29,6 +37,7 @@ __all__ = [
     "Scorer",
     "as_option",
     "available_scorers",
+    "gate_families",
     "get_scorer",
     "numbered",
     "register_plugin_metrics",

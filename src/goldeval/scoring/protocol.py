@@ -227,6 +227,13 @@ class Scorer(abc.ABC):
     #: Other ``results["scorer"]["name"]`` values whose results this scorer's hooks show (results a command wrote
     #: without a Scorer: ``goldeval llm-judge`` writes data-answer verdicts as ``llm_judge``).
     result_names: ClassVar[tuple[str, ...]] = ()
+    #: The families of :data:`goldeval.gates.metrics.METRICS` this scorer's results hold (``labels``, ``free_text``,
+    #: ``answers``): a gate on another family's metric is refused before the run. The registry registers them for
+    #: :attr:`name` and each of :attr:`result_names`; a scorer's own :attr:`metrics` add the family named after it.
+    gate_families: ClassVar[tuple[str, ...]] = ()
+    #: The results names (:attr:`name` or one of :attr:`result_names`) whose ``inputs`` map each role to its sha256
+    #: only, no path (``goldeval llm-judge --out``): the report then knows the inputs by their hash alone.
+    inputs_as_hashes: ClassVar[tuple[str, ...]] = ()
 
     def configure(self, **options: Any) -> dict[str, Any]:
         """The resolved configuration: the defaults of :attr:`options` overridden by *options* (``None`` keeps the

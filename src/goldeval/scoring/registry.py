@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from goldeval.errors import InputError, shorten
-from goldeval.gates import evaluate as gates
+from goldeval.gates import metrics
 from goldeval.scoring.protocol import ENTRY_POINT_GROUP, Scorer
 
-__all__ = ["available_scorers", "get_scorer", "register_plugin_metrics", "register_scorer", "scorer_of", "with_extra"]
+__all__ = ["available_scorers", "gate_families", "get_scorer", "register_plugin_metrics", "register_scorer", "scorer_of",
+           "with_extra"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -60,8 +61,7 @@ def get_scorer(name: str) -> Scorer:
             not a :class:`Scorer`.
     """
     if name in _BUILTIN:
-        module, attr = _BUILTIN[name].split(":")
-        return getattr(importlib.import_module(module), attr)()
+        return _builtin(name)()
     cls = _REGISTERED.get(name)
     if cls is None:
         ep = _entry_points().get(name)
@@ -89,9 +89,8 @@ def scorer_of(results_name: str | None) -> Scorer | None:
     installed scorer has it (a plug-in since removed: the caller shows the generic view)."""
     if not isinstance(results_name, str):
         return None
-    for name, target in _BUILTIN.items():
-        module, attr = target.split(":")
-        cls = getattr(importlib.import_module(module), attr)
+    for name in _BUILTIN:
+        cls = _builtin(name)
         if name == results_name or results_name in cls.result_names:
             return cls()
     try:
@@ -111,16 +110,58 @@ def register_plugin_metrics() -> None:
                 continue
 
 
-def _register_metrics(cls: type[Scorer]) -> None:
-    if not cls.metrics:
-        return
+def gate_families(results_name: str | None) -> frozenset[str] | None:
+    """The metric families of results named *results_name*, registered with the gates on the way: those a command
+    writes without a scorer (already registered by :mod:`goldeval.gates.metrics`), else those of the scorer that
+    shows them (:func:`scorer_of`; ``Scorer.gate_families``). ``None`` when no one declares any (the gates then
+    match the results by their keys).
 
+    Args:
+        results_name: ``results["scorer"]["name"]``, or the ``--scorer`` of a run about to start.
+
+    Returns:
+        The family names (``{"answers"}`` for ``llm_judge``), or ``None``.
+
+    Source: :data:`goldeval.gates.metrics.PRODUCERS`.
+
+    Example:
+        >>> sorted(gate_families("token_f1"))
+        ['free_text']
+    """
+    known = metrics.families_of(results_name)
+    if known is not None:
+        return known
+    if scorer_of(results_name) is None:  # loads (and so registers) the scorer that shows these results
+        return None
+    return metrics.families_of(results_name)
+
+
+def _builtin(name: str) -> type[Scorer]:
+    module, attr = _BUILTIN[name].split(":")
+    cls: type[Scorer] = getattr(importlib.import_module(module), attr)
+    if cls.name not in metrics.PRODUCERS:
+        _register_families(cls)
+    return cls
+
+
+def _register_families(cls: type[Scorer]) -> None:
+    """The gates learn which metric families *cls*'s results hold, under its name and each of its result names."""
+    families = set(cls.gate_families) | ({cls.name} if any(m.family == cls.name for m in metrics.METRICS.values()) else set())
+    for name in (cls.name, *cls.result_names) if families else ():
+        try:
+            metrics.register_producer(name, families)
+        except ValueError as exc:
+            raise InputError(f"scorer {cls.name!r}: gate_families {sorted(cls.gate_families)}: {exc} "
+                             "Name the families of the metrics its results hold.") from None
+
+
+def _register_metrics(cls: type[Scorer]) -> None:
     for metric, spec in cls.metrics.items():
-        known = gates.METRICS.get(metric)
+        known = metrics.METRICS.get(metric)
         if known is not None and known.family != cls.name:
             continue  # a metric goldeval already defines keeps its definition
-        gates.METRICS[metric] = gates.Metric(metric, cls.name, spec.description, spec.better, spec.unit)
-    gates.FAMILY_SCORERS[cls.name] = (cls.name,)
+        metrics.METRICS[metric] = metrics.Metric(metric, cls.name, spec.description, spec.better, spec.unit)
+    _register_families(cls)
 
 
 def with_extra(scorer: Scorer, results: dict[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:
