@@ -32,11 +32,19 @@ def db(tmp_path):
     d.close()
 
 
+def _schema_read(sql):
+    """A statement that reads the schema, not the data: ``sqlite_master``, ``PRAGMA table_info``, ``SELECT * … LIMIT 0``."""
+    return (sql.startswith(("PRAGMA table_info", "SELECT name FROM sqlite_master"))
+            or sql.startswith("SELECT * FROM") and sql.endswith("LIMIT 0"))
+
+
 def _judged(db, question, canonical, final_query):
     """The verdict of one case, and every statement SQLite ran for it (the connection's trace callback: it sees the
     golden's query, the answer's, and any probe, whichever code path sends it)."""
     ran: list[str] = []
-    db._conn.set_trace_callback(ran.append)  # the open sqlite3 connection: the one place every statement passes
+    # The schema reads (table names, each table's columns, their declared types: once per database, for the gate's
+    # token read of which columns a query compares) are left out: no probe of the data.
+    db._conn.set_trace_callback(lambda s: None if _schema_read(s) else ran.append(s))  # the open sqlite3 connection: the one place every statement passes
     try:
         case = {"id": "c", "question": question, "golden": {"kind": "value", "canonical_query": canonical}}
         v = judge_case(case, {"id": "c", "final_query": final_query}, db=db, config=AnswerConfig()).outcome.verdict

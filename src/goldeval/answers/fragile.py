@@ -41,12 +41,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from goldeval.answers.answer import judge_answer
-from goldeval.answers.comparisons import query_comparisons
+from goldeval.answers.comparisons import Stored, query_comparisons
 from goldeval.answers.doubt import sql_dialect
 from goldeval.answers.gold import worse_status
 from goldeval.answers.literals import (
     canonical_comparisons,
     column_dirty,
+    compared_columns,
     fold,
     foldable,
     golden_misses,
@@ -145,6 +146,9 @@ def data_may_be_fragile(db: Any, canonical: str, dialect: str) -> bool:
     case misses every stored value of a clean column (item 1's literal doubt), and two clean columns whose values
     meet only case-folded (``'Asia'`` in one, ``'asia'`` in the other).
     """
+    named = compared_columns(db, canonical, dialect)
+    if named is not None:  # SQLite: read off the query's tokens, no parse (a match pays for no parse)
+        return any(column_dirty(db, Stored(table, col), dialect) is not False for table, col in named)
     _, comparisons = canonical_comparisons(db, canonical, dialect)
     asked: set[Any] = set()
     for cmp in comparisons:

@@ -27,7 +27,7 @@ from goldeval.answers.sql import DatabaseLostError, QueryError
 
 __all__ = ["literal_doubt", "canonical_comparisons", "literal_counts", "literal_test", "golden_misses", "probe_literal",
            "probe_rows", "fold", "stored_column", "is_text_column", "foldable", "text_only", "sqlite_name", "sqlite_engine",
-           "may_doubt_data", "column_dirty"]
+           "may_doubt_data", "column_dirty", "compared_columns"]
 
 
 def golden_misses(rows: Sequence[Sequence[Any]]) -> bool:
@@ -710,6 +710,64 @@ def _operands(tokens: Sequence[Any]) -> set[str]:
             if projected is not None:
                 out.add(projected)
     return out
+
+
+def compared_columns(db: Any, canonical: str, dialect: str) -> list[tuple[str, str]] | None:
+    """The ``(table, column)`` pairs (lower-cased) a canonical query may compare on an open SQLite database, read
+    from its tokens without a parse: the columns of the tables it names whose names stand next to ``=``, ``!=``,
+    ``IN`` or ``LIKE`` (:func:`_operands`), as :func:`may_doubt_data` reads them.
+
+    Args:
+        db: An open read-only database (its ``schema()``).
+        canonical: The golden's canonical query.
+        dialect: Its sqlglot dialect.
+
+    Returns:
+        The pairs (``[]`` when the query makes no comparison); ``None`` when the tokens cannot tell (another
+        engine or dialect, a ``GLOB``, ``ILIKE`` or ``BETWEEN``, an ``IN (SELECT …)`` that projects more than a
+        column name, no schema): the caller reads the parsed query's comparisons instead.
+
+    Example:
+        >>> compared_columns(db, "SELECT name FROM country WHERE continent = 'Asia'", "sqlite")  # doctest: +SKIP
+        [('country', 'continent')]
+    """
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
+
+    if not may_compare(canonical, dialect):
+        return []
+    if dialect != "sqlite" or getattr(db, "engine", None) != "sqlite":
+        return None
+    read = query_tokens(canonical, dialect)
+    if read is None or read.types & {TokenType.GLOB, TokenType.ILIKE, TokenType.BETWEEN} \
+            or _compared_names(read.tokens) is None:
+        return None
+    try:
+        schema = db.schema()
+    except DatabaseLostError:  # the database is gone: the run stops, no doubt made without it
+        raise
+    except Exception:  # noqa: BLE001 - no schema: the parse decides
+        return None
+    compared = _operands(read.tokens)
+    words = {t.text.lower() for t in read.tokens if t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)}
+    types = _column_types(db)
+    return [(table, col) for table in sorted(words.intersection(schema)) for col in sorted(compared.intersection(schema[table]))
+            if _text_or_untyped(types.get(table, {}).get(col))]
+
+
+def _text_or_untyped(declared: str | None) -> bool:
+    """Whether a SQLite column of this declared type keeps text as text: TEXT affinity, or BLOB affinity (no type,
+    or ``BLOB``). A column of INTEGER, REAL or NUMERIC affinity turns a number typed with spaces around it into
+    the number (SQLite's rule), so its values hold no stray spaces or case worth a gate. Unknown: True.
+
+    Source: https://www.sqlite.org/datatype3.html ("Determination Of Column Affinity").
+    """
+    if declared is None:
+        return True
+    if "INT" in declared:
+        return False
+    if any(k in declared for k in ("CHAR", "CLOB", "TEXT")) or not declared or "BLOB" in declared:
+        return True
+    return False
 
 
 def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
