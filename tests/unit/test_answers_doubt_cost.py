@@ -185,3 +185,31 @@ def test_a_disagreeing_answer_that_took_the_question_direction_doubts_the_golden
     v, ran = _judged(db, *YOUNGEST, "SELECT min(age) FROM singer")
     assert v.verdict == "needs_human" and v.gold_status == "suspect" and "direction" in v.details
     assert len(ran) > 2
+
+
+def test_the_column_gate_on_duckdb_asks_through_sqlglot(tmp_path):
+    # DuckDB compares case-sensitively: continent holds 'Asia' and 'Asia ' (a stray space), name 'France' and
+    # 'france' (case only), code 'AF', 'CN' (clean). A reproduced fragile golden on the dirty column is needs_human;
+    # a match on the clean one stays a match.
+    duckdb = pytest.importorskip("duckdb")
+    from goldeval.answers.comparisons import Stored
+    from goldeval.answers.literals import column_dirty
+
+    path = tmp_path / "g.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE country (code VARCHAR, name VARCHAR, continent VARCHAR)")
+    con.execute("INSERT INTO country VALUES ('AF', 'Afghanistan', 'Asia'), ('CN', 'China', 'Asia '), "
+                "('FR', 'France', 'Europe'), ('FX', 'france', 'Europe')")
+    con.close()
+    with ReadOnlyDatabase(path) as d:
+        assert column_dirty(d, Stored("country", "continent"), "duckdb") is True
+        assert column_dirty(d, Stored("country", "name"), "duckdb") is True
+        assert column_dirty(d, Stored("country", "code"), "duckdb") is False
+        case = {"id": "k", "question": "Asian countries?", "golden": {"kind": "value", "canonical_query": ASIA}}
+        v = judge_case(case, {"id": "k", "final_query": "SELECT name FROM country WHERE 'Asia' = continent"}, db=d,
+                       config=AnswerConfig()).outcome.verdict
+        assert v.verdict == "needs_human" and v.gold_status == "suspect" and v.details["rule_verdict"]["verdict"] == "match"
+        case = {"id": "m", "question": "Code AF?", "golden": {"kind": "value", "canonical_query": "SELECT name FROM country WHERE code = 'AF'"}}
+        v = judge_case(case, {"id": "m", "final_query": "SELECT name FROM country WHERE 'AF' = code"}, db=d,
+                       config=AnswerConfig()).outcome.verdict
+        assert v.verdict == "match" and v.gold_status == "verified"

@@ -454,7 +454,7 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         oc = CaseOutcome(cid, "unscored", reason=str(exc))
         return CaseResult(oc, _materials(case, attempt, oc, pred, golden) if materials else {"id": cid})
     if _data_doubted(db, canonical, golden, cfg) and (v.verdict != "match" or _found_nothing(golden["rows"])
-                                                      or data_may_be_fragile(db, canonical, _dialect(db))):
+                                                      or data_may_be_fragile(db, str(canonical), _dialect(db))):
         # The data doubts (a literal that misses the data, a data-fragile golden) probe the database, so they are
         # asked when golden and prediction disagree, when both found nothing (an empty golden matched by an empty
         # answer: both may miss the data the same way), and on a match only when a text column the golden compares
