@@ -1,6 +1,8 @@
 """The probes of issue 26's golden doubts (a literal that misses the data, a data-fragile golden, a direction that
-runs against the question) cost nothing on a match: they run only when golden and prediction disagree (or when
-both found nothing), and a disagreeing case still gets every doubt. Every SQL statement SQLite runs is seen through
+runs against the question) cost nothing on a match beyond the column gate (one aggregate query per compared text
+column per database): they run when golden and prediction disagree, when both found nothing, or on a match whose
+compared column is dirty (a reproduced fragile golden is not a plain pass), and a disagreeing case still gets
+every doubt. Every SQL statement SQLite runs is seen through
 ``sqlite3.Connection.set_trace_callback``. The small database is made here; every count is read off its rows.
 """
 
@@ -30,11 +32,19 @@ def db(tmp_path):
     d.close()
 
 
+def _schema_read(sql):
+    """A statement that reads the schema, not the data: ``sqlite_master``, ``PRAGMA table_info``, ``SELECT * … LIMIT 0``."""
+    return (sql.startswith(("PRAGMA table_info", "SELECT name FROM sqlite_master"))
+            or sql.startswith("SELECT * FROM") and sql.endswith("LIMIT 0"))
+
+
 def _judged(db, question, canonical, final_query):
     """The verdict of one case, and every statement SQLite ran for it (the connection's trace callback: it sees the
     golden's query, the answer's, and any probe, whichever code path sends it)."""
     ran: list[str] = []
-    db._conn.set_trace_callback(ran.append)  # the open sqlite3 connection: the one place every statement passes
+    # The schema reads (table names, each table's columns, their declared types: once per database, for the gate's
+    # token read of which columns a query compares) are left out: no probe of the data.
+    db._conn.set_trace_callback(lambda s: None if _schema_read(s) else ran.append(s))  # the open sqlite3 connection: the one place every statement passes
     try:
         case = {"id": "c", "question": question, "golden": {"kind": "value", "canonical_query": canonical}}
         v = judge_case(case, {"id": "c", "final_query": final_query}, db=db, config=AnswerConfig()).outcome.verdict
@@ -49,16 +59,91 @@ ASIA = "SELECT name FROM country WHERE continent = 'Asia'"
 YOUNGEST = ("How old is the youngest singer?", "SELECT max(age) FROM singer")
 
 
-@pytest.mark.parametrize("question, canonical, final_query", [
-    ("Which countries are in Asia?", ASIA, "SELECT c.name FROM country AS c WHERE c.continent = 'Asia'"),
-    (*YOUNGEST, "SELECT max(s.age) FROM singer AS s"),
-])
-def test_a_matching_case_runs_no_probe(db, question, canonical, final_query):
-    v, ran = _judged(db, question, canonical, final_query)
+def _made(tmp_path, name, continents, *, collate=""):
+    """A database of one table, country(name, continent), the continents given in order (names c0, c1, …)."""
+    path = tmp_path / name
+    con = sqlite3.connect(path)
+    con.execute(f"CREATE TABLE country (name TEXT, continent TEXT {collate})")
+    con.executemany("INSERT INTO country VALUES (?, ?)", [(f"c{i}", c) for i, c in enumerate(continents)])
+    con.commit()
+    con.close()
+    return ReadOnlyDatabase(path)
+
+
+def _gates(ran):
+    """The column gate's statements among those SQLite ran (its aggregate: COUNT(DISTINCT …) of the column)."""
+    return [s for s in ran if "COUNT(DISTINCT" in s]
+
+
+def test_a_match_on_clean_data_runs_no_probe_beyond_the_column_gate_asked_once_per_column(tmp_path):
+    # Every continent typed one way: no value differs from its TRIM, no two distinct values fold alike.
+    d = _made(tmp_path, "clean.sqlite", ["Asia", "Asia", "Europe"])
+    try:
+        asia = "SELECT name FROM country WHERE continent = 'Asia'"
+        v, ran = _judged(d, "Which countries are in Asia?", asia, "SELECT c.name FROM country AS c WHERE c.continent = 'Asia'")
+        assert v.verdict == "match" and v.gold_status == "verified" and not v.needs_human
+        # The golden's query, the answer's, and one aggregate for country.continent: no literal count, no column
+        # read, no re-run of a folded query.
+        assert len(_gates(ran)) == 1 and '"continent"' in _gates(ran)[0]
+        assert [s for s in ran if s not in _gates(ran)] == [asia, "SELECT c.name FROM country AS c WHERE c.continent = 'Asia'"]
+        # Another golden on the same column of the same database, matched: the gate is remembered, not asked again.
+        europe = "SELECT name FROM country WHERE continent = 'Europe'"
+        v2, ran2 = _judged(d, "Which countries are in Europe?", europe, "SELECT name FROM country WHERE 'Europe' = continent")
+        assert v2.verdict == "match" and v2.gold_status == "verified"
+        assert ran2 == [europe, "SELECT name FROM country WHERE 'Europe' = continent"]
+    finally:
+        d.close()
+
+
+def test_a_match_of_a_golden_that_compares_no_text_runs_no_gate(db):
+    # MAX(age) compares nothing: no column to gate, only the two queries run.
+    canonical, final_query = YOUNGEST[1], "SELECT max(s.age) FROM singer AS s"
+    v, ran = _judged(db, "How old is the oldest singer?", canonical, final_query)
     assert v.verdict == "match" and v.gold_status == "verified"
-    # Only the golden's canonical query and the answer's query ran: no literal count, no column read for the gate,
-    # no re-run of the folded query, no reversed query.
     assert ran == [canonical, final_query]
+
+
+@pytest.mark.parametrize("continents, why", [
+    (["Asia", "Asia", "Asia ", "Europe"], "stray space"),   # c2 'Asia ' differs from its TRIM
+    (["Asia", "Asia", "asia", "Europe"], "case variant"),   # 'Asia' and 'asia': two distinct values, one folded
+])
+def test_a_match_that_reproduces_a_fragile_golden_on_dirty_data_is_not_a_plain_pass(tmp_path, continents, why):
+    # continent = 'Asia' keeps c0, c1 as typed; trimmed and case-folded it keeps c2 too (3 rows). The answer
+    # reproduces the golden's two rows: the gate finds the column dirty, the doubts run, and the golden is suspect.
+    d = _made(tmp_path, "dirty.sqlite", continents)
+    try:
+        v, ran = _judged(d, "Which countries are in Asia?", ASIA, "SELECT name FROM country WHERE continent = 'Asia'")
+        assert v.verdict == "needs_human" and v.needs_human and v.gold_status in ("suspect", "verified_wrong"), why
+        assert v.details["rule_verdict"]["verdict"] == "match"
+        assert "2 rows as the data are typed, 3 rows with its text comparisons trimmed and case-folded" in v.gold_note
+        assert len(_gates(ran)) == 1
+    finally:
+        d.close()
+
+
+def test_a_healthy_golden_on_a_dirty_column_stays_a_confident_match(tmp_path):
+    # 'Asia ' and 'asia' make continent dirty, but 'Europe' is typed one way: continent = 'Europe' keeps c3, c4
+    # as typed and folded alike. The doubts run (the gate fires) and find nothing: a confident match.
+    d = _made(tmp_path, "dirty.sqlite", ["Asia", "Asia ", "asia", "Europe", "Europe"])
+    try:
+        europe = "SELECT name FROM country WHERE continent = 'Europe'"
+        v, ran = _judged(d, "Which countries are in Europe?", europe, "SELECT name FROM country WHERE continent = 'Europe'")
+        assert v.verdict == "match" and v.gold_status == "verified" and not v.needs_human and v.confidence is not None
+        assert len(_gates(ran)) == 1
+    finally:
+        d.close()
+
+
+def test_case_variants_in_a_nocase_column_are_not_dirty(tmp_path):
+    # COLLATE NOCASE already compares 'Asia' and 'asia' equal (continent = 'Asia' keeps c0, c1, c2): folding case
+    # changes nothing, so the gate calls the column clean and the match runs no doubt.
+    d = _made(tmp_path, "nocase.sqlite", ["Asia", "Asia", "asia", "Europe"], collate="COLLATE NOCASE")
+    try:
+        v, ran = _judged(d, "Which countries are in Asia?", ASIA, "SELECT name FROM country WHERE 'Asia' = continent")
+        assert v.verdict == "match" and v.gold_status == "verified"
+        assert len(ran) == 3 and len(_gates(ran)) == 1
+    finally:
+        d.close()
 
 
 def test_a_disagreeing_case_with_a_bad_literal_still_gets_its_doubt(db):
@@ -100,3 +185,31 @@ def test_a_disagreeing_answer_that_took_the_question_direction_doubts_the_golden
     v, ran = _judged(db, *YOUNGEST, "SELECT min(age) FROM singer")
     assert v.verdict == "needs_human" and v.gold_status == "suspect" and "direction" in v.details
     assert len(ran) > 2
+
+
+def test_the_column_gate_on_duckdb_asks_through_sqlglot(tmp_path):
+    # DuckDB compares case-sensitively: continent holds 'Asia' and 'Asia ' (a stray space), name 'France' and
+    # 'france' (case only), code 'AF', 'CN' (clean). A reproduced fragile golden on the dirty column is needs_human;
+    # a match on the clean one stays a match.
+    duckdb = pytest.importorskip("duckdb")
+    from goldeval.answers.comparisons import Stored
+    from goldeval.answers.literals import column_dirty
+
+    path = tmp_path / "g.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE country (code VARCHAR, name VARCHAR, continent VARCHAR)")
+    con.execute("INSERT INTO country VALUES ('AF', 'Afghanistan', 'Asia'), ('CN', 'China', 'Asia '), "
+                "('FR', 'France', 'Europe'), ('FX', 'france', 'Europe')")
+    con.close()
+    with ReadOnlyDatabase(path) as d:
+        assert column_dirty(d, Stored("country", "continent"), "duckdb") is True
+        assert column_dirty(d, Stored("country", "name"), "duckdb") is True
+        assert column_dirty(d, Stored("country", "code"), "duckdb") is False
+        case = {"id": "k", "question": "Asian countries?", "golden": {"kind": "value", "canonical_query": ASIA}}
+        v = judge_case(case, {"id": "k", "final_query": "SELECT name FROM country WHERE 'Asia' = continent"}, db=d,
+                       config=AnswerConfig()).outcome.verdict
+        assert v.verdict == "needs_human" and v.gold_status == "suspect" and v.details["rule_verdict"]["verdict"] == "match"
+        case = {"id": "m", "question": "Code AF?", "golden": {"kind": "value", "canonical_query": "SELECT name FROM country WHERE code = 'AF'"}}
+        v = judge_case(case, {"id": "m", "final_query": "SELECT name FROM country WHERE 'AF' = code"}, db=d,
+                       config=AnswerConfig()).outcome.verdict
+        assert v.verdict == "match" and v.gold_status == "verified"

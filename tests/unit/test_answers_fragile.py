@@ -103,15 +103,27 @@ def test_a_padded_join_key_the_answer_trims_is_the_folded_reading(dirty):
     assert v.verdict == "match" and v.gold_status == "verified_wrong"
 
 
-def test_a_prediction_that_reproduces_a_fragile_golden_is_a_match_and_the_golden_health_check_doubts_it(dirty):
-    # Issue 26, speed: the data probes run only when golden and prediction disagree, so an answer that reproduces
-    # the golden's one row (Afghanistan) is a match and its golden is not probed; the golden health check
-    # (goldeval check-goldens) calls fragile_doubt itself and finds the golden fragile (3 rows folded).
+def test_a_prediction_that_reproduces_a_fragile_golden_is_not_a_plain_pass(dirty):
+    # Issue 26, item 2: the answer reproduces the golden's one row (Afghanistan), while the query trimmed and
+    # case-folded gives three (Afghanistan, China 'Asia ', Japan 'asia'). country.continent is dirty (the column
+    # gate, one aggregate query), so the data doubts run on this match: needs_human, the golden suspect.
     o = _v(dirty, ASIA, "SELECT name FROM country WHERE continent = 'Asia'")
     v = o.verdict
-    assert v.verdict == "match" and v.gold_status == "verified" and pass_rate_class(o) == "match"
+    assert v.verdict == "needs_human" and v.gold_status == "suspect" and v.details["rule_verdict"]["verdict"] == "match"
+    assert "data-fragile" in v.gold_note and "reproduces a data-fragile golden" in v.why
+    pr = pass_rate([o])
+    assert pass_rate_class(o) == "needs_human" and pr.match == 0 and pr.needs_human == 1 and pr.decided == 0
+    # The golden health check (goldeval check-goldens) finds the same: 1 row as typed, 3 folded.
     (status, note), norm = fragile_doubt(dirty, ASIA, None, [["Afghanistan"]])
     assert status == "suspect" and "data-fragile" in note and len(norm["rows"]) == 3
+
+
+def test_a_prediction_that_reproduces_a_golden_joined_on_a_padded_key_is_not_a_plain_pass(dirty):
+    # The join key city.countrycode holds ' CN' and ' FR' (dirty): France joins Paris as typed, Paris and Lyon
+    # trimmed. An answer that reproduces Paris alone is needs_human, the golden suspect.
+    v = _v(dirty, JOIN, "SELECT name FROM city WHERE countrycode = 'FR'").verdict
+    assert v.verdict == "needs_human" and v.gold_status == "suspect" and v.details["rule_verdict"]["verdict"] == "match"
+    assert "T1.code = T2.countrycode" in v.gold_note
 
 
 def test_an_empty_golden_reproduced_by_the_answer_is_not_a_plain_pass(dirty):

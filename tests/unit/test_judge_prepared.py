@@ -93,8 +93,16 @@ def test_the_second_case_with_the_same_golden_runs_only_its_own_query(tmp_path):
     first = list(db.ran)
     db.ran.clear()
     judge_case(*CASES[1], db=db, config=AnswerConfig())
-    # Case a ran the canonical query, the literal check and the tie-pool query besides its own; case b its own only.
-    assert len(first) >= 3 and db.ran == [CASES[1][1]["final_query"]]
+    # Case a ran the canonical query, the literal check and the tie-pool query besides its own; case b, a match,
+    # its own, the declared column types (PRAGMA table_info, read once per database) and the column gate of
+    # pets.pettype (issue 26 item 2: one aggregate query; 'cat', 'dog', 'dog' are clean, so no other probe; petid
+    # is INTEGER, no gate), and no canonical query again.
+    assert len(first) >= 3 and db.ran[0] == CASES[1][1]["final_query"]
+    rest = [s for s in db.ran[1:] if not s.startswith("PRAGMA table_info")]
+    assert len(rest) == 1 and rest[0].startswith('SELECT COUNT(DISTINCT "pettype")')
+    db.ran.clear()
+    judge_case(*CASES[1], db=db, config=AnswerConfig())
+    assert db.ran == [CASES[1][1]["final_query"]]  # the gate is remembered for this database
     # The failed canonical query is remembered as its message, not run again.
     judge_case(*CASES[4], db=db, config=AnswerConfig())
     db.ran.clear()

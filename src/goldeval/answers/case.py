@@ -20,7 +20,7 @@ from goldeval.answers.config import AnswerConfig, CaseResult
 from goldeval.answers.direction import direction_doubt
 from goldeval.answers.doubt import filter_doubt
 from goldeval.answers.forbidden import check_forbidden, split_entries
-from goldeval.answers.fragile import NORMALISED_KEY, data_doubts, judge_normalised
+from goldeval.answers.fragile import NORMALISED_KEY, data_doubts, data_may_be_fragile, judge_normalised
 from goldeval.answers.gold import worse_status
 from goldeval.answers.literals import golden_misses
 from goldeval.answers.query_memo import execute_remembered
@@ -320,8 +320,8 @@ def _data_doubted(db: Any, canonical: Any, golden: Mapping[str, Any], cfg: Answe
 
 
 #: The data doubts of a golden (:func:`~goldeval.answers.fragile.data_doubts`), per open database, by the golden as
-#: the case gave it (:func:`_prepared_key`): asked only when a prediction disagrees (issue 26: a match costs no
-#: probe), then once per golden. Bounded as :data:`_PREPARED` (least recently used out first).
+#: the case gave it (:func:`_prepared_key`): asked when a prediction disagrees, or matches a golden on a dirty
+#: column (:func:`~goldeval.answers.fragile.data_may_be_fragile`), then once per golden. Bounded as :data:`_PREPARED` (least recently used out first).
 _DOUBTED: weakref.WeakKeyDictionary[Any, _Prepared] = weakref.WeakKeyDictionary()
 
 
@@ -453,11 +453,14 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
     except InputError as exc:
         oc = CaseOutcome(cid, "unscored", reason=str(exc))
         return CaseResult(oc, _materials(case, attempt, oc, pred, golden) if materials else {"id": cid})
-    if _data_doubted(db, canonical, golden, cfg) and (v.verdict != "match" or _found_nothing(golden["rows"])):
+    if _data_doubted(db, canonical, golden, cfg) and (v.verdict != "match" or _found_nothing(golden["rows"])
+                                                      or data_may_be_fragile(db, str(canonical), _dialect(db))):
         # The data doubts (a literal that misses the data, a data-fragile golden) probe the database, so they are
-        # asked only when golden and prediction disagree (issue 26: a match costs what it did before them), or when
-        # both found nothing (an empty golden matched by an empty answer: both may miss the data the same way).
-        # goldeval check-goldens asks them of every golden.
+        # asked when golden and prediction disagree, when both found nothing (an empty golden matched by an empty
+        # answer: both may miss the data the same way), and on a match only when a text column the golden compares
+        # is dirty (one aggregate query a column a database: issue 26, a match on clean data costs what it did,
+        # and a prediction that reproduces a fragile golden is not a plain pass). goldeval check-goldens asks them
+        # of every golden.
         data_found, normalised = _data_doubts(db, canonical, golden, _prepared_key(canonical, given, cfg), cfg)
         gold_extra = worse_status(gold_extra, data_found)
         if normalised is not None:

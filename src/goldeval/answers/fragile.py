@@ -14,10 +14,12 @@ rows), the golden is ``suspect`` (:func:`data_doubts`), and the prediction is ju
   counts it beside, as DESIGN.md's pass rate does every needs_human);
 * it equals neither → a ``no_match`` is not final (``needs_human``), as for every doubted golden.
 
-The judge (``answers.case.judge_case``) asks these doubts only when golden and prediction disagree, or when both
-found nothing (:func:`~goldeval.answers.literals.golden_misses`): a match costs no probe (issue 26, speed), so a
-prediction that reproduces a non-empty fragile golden is a ``match`` there; :func:`data_doubts` and
-:func:`fragile_doubt`, called on their own with the golden and the database, are the golden health check's.
+The judge (``answers.case.judge_case``) asks these doubts when golden and prediction disagree, when both found
+nothing (:func:`~goldeval.answers.literals.golden_misses`), and on a match only when the database could make the
+golden fragile (:func:`data_may_be_fragile`: one aggregate query per compared text column per open database, so a
+match on clean data costs no other probe: issue 26, speed); a prediction that reproduces a fragile golden is then
+``needs_human``. :func:`data_doubts` and :func:`fragile_doubt`, called on their own with the golden and the
+database, are the golden health check's.
 
 Only comparisons where the normalised form can keep rows the engine's own comparison does not are rewritten, and
 the query is re-run only when there is one: a literal that some stored value matches only trimmed and case-folded
@@ -39,11 +41,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from goldeval.answers.answer import judge_answer
-from goldeval.answers.comparisons import query_comparisons
+from goldeval.answers.comparisons import Stored, query_comparisons
 from goldeval.answers.doubt import sql_dialect
 from goldeval.answers.gold import worse_status
 from goldeval.answers.literals import (
     canonical_comparisons,
+    column_dirty,
+    compared_columns,
     fold,
     foldable,
     golden_misses,
@@ -63,7 +67,7 @@ from goldeval.answers.sql import DatabaseLostError, QueryError
 from goldeval.errors import InputError
 from goldeval.verdict import Verdict
 
-__all__ = ["keys_meet_folded", "normalised_query", "fragile_doubt", "data_doubts",
+__all__ = ["keys_meet_folded", "normalised_query", "fragile_doubt", "data_doubts", "data_may_be_fragile",
            "judge_normalised", "NORMALISED_KEY"]
 
 #: The key of the golden (as the judge prepares it) that holds the normalised result:
@@ -111,6 +115,58 @@ def keys_meet_folded(db: Any, a: Any, b: Any, dialect: str) -> bool | None:
         return bool(probe_rows(db, write, key=key))
     except QueryError:
         return None
+
+
+def data_may_be_fragile(db: Any, canonical: str, dialect: str) -> bool:
+    """Whether the database could make a golden of *canonical* data-fragile: some text column the query compares,
+    filters or joins on (the columns :func:`normalised_query` would fold) is dirty
+    (:func:`~goldeval.answers.literals.column_dirty`: a value with spaces around it, or two values equal trimmed
+    and case-folded).
+
+    The judge asks it on a match (``answers.case.judge_case``): a clean column costs its one aggregate query once
+    per open database and the match costs nothing more; a dirty one sends the golden to :func:`data_doubts`, so a
+    prediction that reproduces a fragile golden is not a plain pass.
+
+    Args:
+        db: An open read-only database.
+        canonical: The golden's canonical query.
+        dialect: Its sqlglot dialect.
+
+    Returns:
+        True when a compared text column is dirty or cannot be read; False when every one is clean, or the query
+        compares none (or does not parse).
+
+    Example:
+        >>> data_may_be_fragile(db, "SELECT name FROM country WHERE continent = 'Asia'", "sqlite")  # doctest: +SKIP
+        True
+
+    Source: goldeval issue 26, item 2 and "Speed".
+
+    Not covered by this gate (left to :func:`data_doubts` when golden and prediction disagree): a literal whose
+    case misses every stored value of a clean column (item 1's literal doubt), and two clean columns whose values
+    meet only case-folded (``'Asia'`` in one, ``'asia'`` in the other).
+    """
+    named = compared_columns(db, canonical, dialect)
+    if named is not None:  # SQLite: read off the query's tokens, no parse (a match pays for no parse)
+        return any(column_dirty(db, Stored(table, col), dialect) is not False for table, col in named)
+    _, comparisons = canonical_comparisons(db, canonical, dialect)
+    asked: set[Any] = set()
+    for cmp in comparisons:
+        if cmp.literals:
+            columns = [cmp.stored] if foldable(db, cmp) else []
+        elif cmp.other is not None and cmp.stored is not None and cmp.other_stored is not None \
+                and is_text_column(db, cmp.stored) and is_text_column(db, cmp.other_stored):
+            columns = [cmp.stored, cmp.other_stored]
+        else:
+            columns = []
+        for st in columns:
+            key = (st.table.lower(), st.column.lower())
+            if key in asked:
+                continue
+            asked.add(key)
+            if column_dirty(db, st, dialect) is not False:
+                return True
+    return False
 
 
 def _to_fold(db: Any, comparisons: Sequence[Any], dialect: str) -> list[int]:

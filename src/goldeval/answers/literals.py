@@ -27,7 +27,7 @@ from goldeval.answers.sql import DatabaseLostError, QueryError
 
 __all__ = ["literal_doubt", "canonical_comparisons", "literal_counts", "literal_test", "golden_misses", "probe_literal",
            "probe_rows", "fold", "stored_column", "is_text_column", "foldable", "text_only", "sqlite_name", "sqlite_engine",
-           "may_doubt_data"]
+           "may_doubt_data", "column_dirty", "compared_columns"]
 
 
 def golden_misses(rows: Sequence[Sequence[Any]]) -> bool:
@@ -329,6 +329,57 @@ def literal_counts(db: Any, comparison: Any, index: int, dialect: str) -> tuple[
     if not rows or len(rows[0]) != 2 or not all(isinstance(n, int) for n in rows[0]):
         return None
     return int(rows[0][0]), int(rows[0][1])
+
+
+def column_dirty(db: Any, stored: Any, dialect: str) -> bool | None:
+    """Whether a stored text column could make a comparison on it data-fragile: it holds a value that differs from
+    its ``TRIM``, or two distinct values that are equal trimmed and case-folded (``'Asia'`` and ``'asia'``; under
+    a collation that already folds case, such as SQLite's ``NOCASE``, ``COUNT(DISTINCT …)`` counts them as one and
+    case does not make the column dirty).
+
+    One aggregate query over the column's table (``SELECT COUNT(DISTINCT c) <> COUNT(DISTINCT LOWER(TRIM(c))) OR
+    SUM(c <> TRIM(c)) > 0``, on text values only: :func:`text_only`'s guard on SQLite), run through
+    :func:`probe_rows` like the other probes (the database's time limit and read-only guard; remembered per open
+    database, bounded), so a column is asked once per database however many goldens compare it.
+
+    Args:
+        db: An open read-only database.
+        stored: A :class:`~goldeval.answers.comparisons.Stored` column.
+        dialect: The dialect the query is printed in (DuckDB and PostgreSQL through sqlglot).
+
+    Returns:
+        True for a dirty column, False for a clean one; ``None`` when the query fails (the caller treats the
+        column as dirty: a column it cannot read is not called clean).
+
+    Example:
+        >>> column_dirty(db, Stored("country", "continent"), "sqlite")  # doctest: +SKIP
+        True
+
+    Source: goldeval issue 26, item 2 and "Speed" (a match on clean data runs no probe beyond this gate).
+    """
+
+    def write() -> str:
+        if dialect == "sqlite" and sqlite_engine(db):
+            col, table = sqlite_name(stored.column), sqlite_name(stored.table)
+            return (f"SELECT COUNT(DISTINCT {col}) <> COUNT(DISTINCT LOWER(TRIM({col}))) "
+                    f"OR COALESCE(SUM({col} <> TRIM({col})), 0) > 0 FROM {table} WHERE typeof({col}) = 'text'")
+        from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
+
+        col_e, tab = stored_column(stored)
+        d = sql_dialect(dialect)
+        col, table = col_e.sql(dialect=d), tab.sql(dialect=d)
+        folded, trimmed = fold(col_e.copy(), dialect).sql(dialect=d), exp.Trim(this=col_e.copy()).sql(dialect=d)
+        return (f"SELECT CASE WHEN COUNT(DISTINCT {col}) <> COUNT(DISTINCT {folded}) THEN 1 "
+                f"WHEN SUM(CASE WHEN {col} <> {trimmed} THEN 1 ELSE 0 END) > 0 THEN 1 ELSE 0 END FROM {table}")
+
+    key = ("dirty", dialect, stored.table.lower(), stored.column.lower(), stored.table_quoted, stored.column_quoted)
+    try:
+        rows = probe_rows(db, write, key=key)
+    except QueryError:
+        return None
+    if not rows or not rows[0] or rows[0][0] is None:
+        return None
+    return bool(rows[0][0])
 
 
 def _folded_values(db: Any, comparison: Any, index: int, dialect: str, *, limit: int = 3) -> list[tuple[Any, int]]:
@@ -659,6 +710,64 @@ def _operands(tokens: Sequence[Any]) -> set[str]:
             if projected is not None:
                 out.add(projected)
     return out
+
+
+def compared_columns(db: Any, canonical: str, dialect: str) -> list[tuple[str, str]] | None:
+    """The ``(table, column)`` pairs (lower-cased) a canonical query may compare on an open SQLite database, read
+    from its tokens without a parse: the columns of the tables it names whose names stand next to ``=``, ``!=``,
+    ``IN`` or ``LIKE`` (:func:`_operands`), as :func:`may_doubt_data` reads them.
+
+    Args:
+        db: An open read-only database (its ``schema()``).
+        canonical: The golden's canonical query.
+        dialect: Its sqlglot dialect.
+
+    Returns:
+        The pairs (``[]`` when the query makes no comparison); ``None`` when the tokens cannot tell (another
+        engine or dialect, a ``GLOB``, ``ILIKE`` or ``BETWEEN``, an ``IN (SELECT …)`` that projects more than a
+        column name, no schema): the caller reads the parsed query's comparisons instead.
+
+    Example:
+        >>> compared_columns(db, "SELECT name FROM country WHERE continent = 'Asia'", "sqlite")  # doctest: +SKIP
+        [('country', 'continent')]
+    """
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
+
+    if not may_compare(canonical, dialect):
+        return []
+    if dialect != "sqlite" or getattr(db, "engine", None) != "sqlite":
+        return None
+    read = query_tokens(canonical, dialect)
+    if read is None or read.types & {TokenType.GLOB, TokenType.ILIKE, TokenType.BETWEEN} \
+            or _compared_names(read.tokens) is None:
+        return None
+    try:
+        schema = db.schema()
+    except DatabaseLostError:  # the database is gone: the run stops, no doubt made without it
+        raise
+    except Exception:  # noqa: BLE001 - no schema: the parse decides
+        return None
+    compared = _operands(read.tokens)
+    words = {t.text.lower() for t in read.tokens if t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)}
+    types = _column_types(db)
+    return [(table, col) for table in sorted(words.intersection(schema)) for col in sorted(compared.intersection(schema[table]))
+            if _text_or_untyped(types.get(table, {}).get(col))]
+
+
+def _text_or_untyped(declared: str | None) -> bool:
+    """Whether a SQLite column of this declared type keeps text as text: TEXT affinity, or BLOB affinity (no type,
+    or ``BLOB``). A column of INTEGER, REAL or NUMERIC affinity turns a number typed with spaces around it into
+    the number (SQLite's rule), so its values hold no stray spaces or case worth a gate. Unknown: True.
+
+    Source: https://www.sqlite.org/datatype3.html ("Determination Of Column Affinity").
+    """
+    if declared is None:
+        return True
+    if "INT" in declared:
+        return False
+    if any(k in declared for k in ("CHAR", "CLOB", "TEXT")) or not declared or "BLOB" in declared:
+        return True
+    return False
 
 
 def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
