@@ -76,7 +76,7 @@ def _gated(command, tmp_path):
 def test_a_run_killed_before_its_gates_is_left_resumable_never_finished_without_them(tmp_path, monkeypatch, command):
     # The run used to be finished by the scorer, then finished again with the gate report: a kill in between left a
     # finished run with no decision. Now it is finished once, with the gates; killed before, it stays interrupted.
-    import goldeval.pipeline.gating  # where the run looks evaluate_gates up (it imports the name)
+    import goldeval.gates.evaluate  # the run pipeline imports evaluate_gates from here when it applies the gates
 
     store = tmp_path / "g.db"
     args = [*_gated(command, tmp_path), "--store", str(store)]
@@ -85,7 +85,7 @@ def test_a_run_killed_before_its_gates_is_left_resumable_never_finished_without_
         raise KeyboardInterrupt
 
     with monkeypatch.context() as m:
-        m.setattr(goldeval.pipeline.gating, "evaluate_gates", killed)
+        m.setattr(goldeval.gates.evaluate, "evaluate_gates", killed)
         res = CliRunner().invoke(main, args)
     assert res.exit_code == 130, res.output
     with RunStore(store) as st:

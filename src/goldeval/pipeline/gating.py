@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import os
 from typing import Any
-from goldeval.gates.definition import load_gates
-from goldeval.gates.evaluate import check_scorer
-from goldeval.gates.evaluate import evaluate_gates
-from goldeval.scoring.registry import gate_families
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_GATE_FAILED", "EXIT_OK", "apply_definition", "hold_finish_for_gates", "load_definition"]
 
@@ -33,6 +29,11 @@ def load_definition(gates_path: str | os.PathLike[str] | None, *, scorer: str | 
     """
     if gates_path is None:
         return None
+
+    # start-up: the gates (tomllib, fractions, decimal, the scorer registry) load only when --gates is given
+    from goldeval.gates.definition import load_gates
+    from goldeval.gates.evaluate import check_scorer
+    from goldeval.scoring.registry import gate_families
 
     dod = load_gates(gates_path)
     if scorer is not None:
@@ -68,6 +69,9 @@ def apply_definition(results: dict[str, Any], definition: Any, *, recorder: Any 
         return None
 
     scorer = results.get("scorer") if isinstance(results, dict) else None
+    from goldeval.gates.evaluate import evaluate_gates  # start-up: as in load_definition
+    from goldeval.scoring.registry import gate_families
+
     gate_families(scorer.get("name") if isinstance(scorer, dict) else None)  # registered, as for load_definition
     report = evaluate_gates(results, definition)
     results["gates"] = report.to_dict()

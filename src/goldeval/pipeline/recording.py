@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
+import secrets
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
 from goldeval import __version__
 from goldeval.errors import InputError
 from goldeval.io import streams as _streams
@@ -29,16 +33,6 @@ from goldeval.io.outputs import sqlite_files
 from goldeval.io.reading import file_sha256
 from goldeval.io.streams import relabel
 from goldeval.paths import default_store_path
-from goldeval.runs.identity import input_entry
-from goldeval.runs.recorder import dataset_hash
-from goldeval.runs.recorder import run_key
-from goldeval.runs.recorder import start_run
-from goldeval.runs.store import RunMeta
-from goldeval.runs.store import RunStore
-import json
-import secrets
-import stat
-
 __all__ = ["FINISHED_RUNS", "LARGE_INPUT_BYTES", "STREAM_RUNS", "RunRecording", "store_file"]
 
 #: Inputs at least this large (all files together) are recorded by a writer process, and — when there is no
@@ -159,6 +153,11 @@ class RunRecording:
         On leaving the block, pending records are committed; a run whose ``finish`` was not called (an error,
         Ctrl-C, SIGTERM) is marked ``interrupted`` and is resumed by the next identical invocation.
         """
+        # start-up: the run store (sqlite3, multiprocessing, the writer) loads only when a run is recorded
+        from goldeval.runs.identity import input_entry
+        from goldeval.runs.recorder import dataset_hash, run_key, start_run
+        from goldeval.runs.store import RunMeta, RunStore
+
         if self.no_store:
             if self.resume:
                 raise _input_error("--resume and --no-store exclude each other: a run can only be resumed from the store. Drop one.")
@@ -269,6 +268,7 @@ def _stamp(path: str) -> dict[str, Any]:
     the sha256 of a sample of its bytes (see :func:`_sample_sha256`)."""
 
     st = os.stat(path)
+    from goldeval.runs.identity import input_entry  # start-up: loads with the store (see recording)
     return input_entry(path, None, realpath=os.path.realpath(path), size=st.st_size, mtime_ns=st.st_mtime_ns,
                        sample_sha256=_sample_sha256(path, st.st_size))
 
