@@ -20,9 +20,6 @@ from __future__ import annotations
 
 import os
 import sys
-import signal
-import threading
-import time
 
 __all__ = ["Terminated", "install_quiet_interrupts", "interrupt_in_chain"]
 
@@ -101,6 +98,11 @@ def _redeliver_hook(unraisable: object) -> None:
     command handles it; while goldeval itself is being imported too."""
     exc = getattr(unraisable, "exc_value", None)
     if isinstance(exc, KeyboardInterrupt) and ("goldeval.cli" in sys.modules or _goldeval_importing()):
+        # start-up: this module runs in the first moments of every command, before its hook is installed; an
+        # import here at module level would be a window in which a Ctrl-C prints a traceback
+        import signal
+        import threading
+        import time
 
         sig = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
 
