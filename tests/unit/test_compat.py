@@ -148,6 +148,7 @@ def test_same_name_packages_reexport_the_old_modules_public_names():
 MOVED_NAMES = [
     ("goldeval.freetext", "score_file", "goldeval.pipeline.files"),
     ("goldeval.freetext", "score_rows", "goldeval.pipeline.files"),
+    ("goldeval.freetext", "PARALLEL_MIN_ROWS", "goldeval.engines.local"),
     ("goldeval.freetext.files", "score_file", "goldeval.pipeline.files"),
     ("goldeval.freetext.files", "score_rows", "goldeval.pipeline.files"),
     ("goldeval.freetext.files", "PARALLEL_MIN_ROWS", "goldeval.engines.local"),
