@@ -100,7 +100,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--anchor-rows", type=int, default=20_000, help="rows the slower anchors are timed on")
     args = ap.parse_args()
-    from goldeval.freetext import score_file
+    from goldeval.pipeline.files import score_file
 
     path = corpus(args.n)
     res: dict[str, float] = {}

@@ -5,7 +5,7 @@
         [--before-python OTHER/bin/python]
 
 Each round runs one fresh interpreter per tree (the order alternates), with that tree's ``src`` first on
-``sys.path``: it judges the file's first case through ``goldeval.answers.batch.judge_file`` (imports, the first
+``sys.path``: it judges the file's first case through ``goldeval.pipeline.files.judge_file`` (imports, the first
 database opened: start-up), then all 343 cases once more in a cold pass (every gold query prepared and parsed for
 the first time in that process, as in one ``goldeval judge --db-dir`` invocation) and prints the CPU seconds
 (``time.process_time``) of that pass alone. What ``bench_judge_cli.py`` computes as ``(343 cases − first case) /
@@ -37,7 +37,7 @@ src = sys.argv[1]; sys.path.insert(0, src)
 import goldeval
 assert goldeval.__file__.startswith(src), goldeval.__file__
 from goldeval.answers import AnswerConfig
-from goldeval.answers.batch import judge_file
+from goldeval.pipeline.files import judge_file
 cfg = AnswerConfig(timeout_s=10.0, db_dir=sys.argv[6])
 judge_file(sys.argv[4], sys.argv[5], config=cfg)
 t = time.process_time()

@@ -59,7 +59,7 @@ def main() -> None:
 
     import orjson
 
-    from goldeval.freetext import score_file
+    from goldeval.pipeline.files import score_file
     from goldeval.report.html import render_html
     from goldeval.report.model import ReportOptions, build_model
     from goldeval.report.build import sources_loader

@@ -93,7 +93,7 @@ def cli_time(args: list[str]) -> tuple[float, float | None, float | None]:
 
 
 def lib_time(path: Path, db: Path | None, workers: int | None) -> float:
-    from goldeval.freetext import score_file
+    from goldeval.pipeline.files import score_file
 
     if db is None:
         t0 = time.perf_counter()

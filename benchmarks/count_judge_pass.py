@@ -33,7 +33,7 @@ _PASS = """
 import operator, sys
 sys.path.insert(0, sys.argv[1])
 from goldeval.answers import AnswerConfig
-from goldeval.answers.batch import judge_file
+from goldeval.pipeline.files import judge_file
 work, cfg = sys.argv[2], AnswerConfig(timeout_s=10.0, db_dir=sys.argv[3])
 judge_file(work + "/one_cases.jsonl", work + "/one_attempts.jsonl", config=cfg)
 for m in list(sys.modules.values()):

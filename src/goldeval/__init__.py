@@ -48,9 +48,10 @@ del disable_if_stale
 if TYPE_CHECKING:  # the lazy names below, typed for a type checker (`name as name`: an explicit re-export)
     from goldeval.answers import (
         AnswerConfig as AnswerConfig, ReadOnlyDatabase as ReadOnlyDatabase, judge_answer as judge_answer,
-        judge_answer_file as judge_answer_file,
     )
-    from goldeval.freetext.files import score_file as score_file, score_rows as score_rows
+    from goldeval.pipeline.files import (
+        judge_answer_file as judge_answer_file, score_file as score_file, score_rows as score_rows,
+    )
     from goldeval.freetext.overlap import (
         Overlap as Overlap, SectionOverlap as SectionOverlap, section_f1 as section_f1, token_f1 as token_f1,
     )
@@ -106,17 +107,17 @@ _LAZY: dict[str, str] = {
     "evaluate_gates": "goldeval.gates",
     "get_tokenizer": "goldeval.freetext.tokens",
     "judge_answer": "goldeval.answers",
-    "judge_answer_file": "goldeval.answers",
+    "judge_answer_file": "goldeval.pipeline.files",
     "judge_cases": "goldeval.llm",
     "load_gates": "goldeval.gates",
     "parse_gates": "goldeval.gates",
     "parse_judge_output": "goldeval.llm",
     "per_label_table": "goldeval.labels",
     "replay_regressions": "goldeval.runs.regressions",
-    "score_file": "goldeval.freetext",
+    "score_file": "goldeval.pipeline.files",
     "score_label_file": "goldeval.labels",
     "score_labels": "goldeval.labels",
-    "score_rows": "goldeval.freetext",
+    "score_rows": "goldeval.pipeline.files",
     "section_f1": "goldeval.freetext.overlap",
     "start_run": "goldeval.runs.recorder",
     "token_f1": "goldeval.freetext.overlap",

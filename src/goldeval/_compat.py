@@ -8,6 +8,10 @@ monkeypatching behave as before) and warns with a :class:`DeprecationWarning` na
 was split (``goldeval.scorers``, ``goldeval.scorers_builtin``) comes back as a small module that looks each name
 up in the modules it was split into. There are no shim files at the top level.
 
+Names that moved out of a module that stayed (``score_file`` left :mod:`goldeval.freetext.files` for
+:mod:`goldeval.pipeline.files`: running an engine is pipeline work) are served by :func:`moved_attribute`, which
+the old module's ``__getattr__`` calls: same object, with a :class:`DeprecationWarning` naming the new module.
+
 Packages that kept an old module's name (``goldeval.freetext``, ``goldeval.labels``, ``goldeval.gates``,
 ``goldeval.io``) need no alias: each re-exports the old module's public names.
 """
@@ -21,7 +25,7 @@ import types
 import warnings
 from typing import Any
 
-__all__ = ["MOVED", "SPLIT", "OldPaths", "install"]
+__all__ = ["MOVED", "MOVED_NAMES", "SPLIT", "OldPaths", "install", "moved_attribute"]
 
 #: old dotted module -> the module it now is (a package's old submodules follow it: goldeval.judge.cache ->
 #: goldeval.llm.cache)
@@ -49,6 +53,20 @@ SPLIT: dict[str, tuple[str, ...]] = {
     "goldeval.scorers_builtin": ("goldeval.labels.scorer", "goldeval.answers.scorer", "goldeval.freetext.scorer"),
 }
 
+#: module that stayed -> {name that left it: the module it now lives in}. The domain packages ran the local engine
+#: here before issue 27 put that in the pipeline; the old paths keep working through :func:`moved_attribute`.
+MOVED_NAMES: dict[str, dict[str, str]] = {
+    "goldeval.freetext": {"score_file": "goldeval.pipeline.files", "score_rows": "goldeval.pipeline.files",
+                          "PARALLEL_MIN_ROWS": "goldeval.engines.local"},
+    "goldeval.freetext.files": {"score_file": "goldeval.pipeline.files", "score_rows": "goldeval.pipeline.files",
+                                "PARALLEL_MIN_ROWS": "goldeval.engines.local"},
+    "goldeval.answers": {"judge_file": "goldeval.pipeline.files", "judge_answer_file": "goldeval.pipeline.files"},
+    "goldeval.answers.judge": {"judge_file": "goldeval.pipeline.files",
+                               "judge_answer_file": "goldeval.pipeline.files"},
+    "goldeval.answers.batch": {"judge_file": "goldeval.pipeline.files",
+                               "judge_answer_file": "goldeval.pipeline.files"},
+}
+
 _PACKAGES = {old: new for old, new in MOVED.items() if old == "goldeval.judge"}
 
 
@@ -66,6 +84,42 @@ def _warn(message: str) -> None:
     # stacklevel 3: past this function and the loader's method; warnings skips the import machinery's own frames,
     # so the warning names the line of the importing code
     warnings.warn(message, DeprecationWarning, stacklevel=3)
+
+
+def moved_attribute(module: str, name: str) -> Any:
+    """The object *name* of module *module* now is, if it moved (:data:`MOVED_NAMES`), with a DeprecationWarning.
+
+    A module's ``__getattr__`` calls it for the names it no longer defines.
+
+    Args:
+        module: The old module's dotted name (its ``__name__``).
+        name: The attribute asked for.
+
+    Returns:
+        The object, from the module it now lives in (the same object: ``is`` holds).
+
+    Raises:
+        AttributeError: *name* did not move out of *module* (the usual "has no attribute" error).
+
+    Source:
+        goldeval, issue 27 (a domain package imports no engine).
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     moved_attribute("goldeval.freetext", "score_file").__module__
+        'goldeval.pipeline.files'
+    """
+    new = MOVED_NAMES.get(module, {}).get(name)
+    if new is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    # the deprecation path: the one import from a domain package up to the pipeline, on purpose, by its dotted name
+    # (so the import graph, and the layers contract, see none: nothing in the package uses these old paths)
+    value = getattr(importlib.import_module(new), name)
+    # stacklevel 3: past this function and the old module's __getattr__, to the line that asked for the name
+    warnings.warn(f"{module}.{name} is deprecated: use {new}.{name} instead.", DeprecationWarning, stacklevel=3)
+    return value
 
 
 class _Split(types.ModuleType):

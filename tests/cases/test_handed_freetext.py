@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import handed_params, load_handed_cases
-from goldeval.freetext import files as freetext
+from goldeval.pipeline import files as freetext
 from goldeval.freetext.overlap import section_f1, token_f1
 
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from conftest import EXAMPLES
 from peak_rss import assert_flat, peak_kib
 from goldeval.cli import main
-from goldeval.freetext import score_file
+from goldeval.pipeline.files import score_file
 from goldeval.io.resultsfile import ResultsFile
 from goldeval.runs.store import RunStore
 
@@ -82,7 +82,7 @@ def _rows(path, n, dup_pairs=()):
 def test_repeated_ids_are_found_across_spilled_buckets(tmp_path, monkeypatch):
     # Force the first pass to spread 3,000 ids over many buckets spilled to disk (normally 65,536 rows a bucket):
     # rows 2,999 and 1,500 repeat the ids of rows 0 and 7 (lines are 1-based: line 3000 repeats line 1, 1501 line 8).
-    import goldeval.freetext.files as ft
+    import goldeval.pipeline.files as ft
     import goldeval.io.ids as ids
 
     monkeypatch.setattr(ids, "BUCKET_ROWS", 64)

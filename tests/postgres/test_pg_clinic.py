@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from goldeval.answers.judge import AnswerConfig, judge_file
+from goldeval.answers.judge import AnswerConfig
+from goldeval.pipeline.files import judge_file
 
 EX = Path(__file__).resolve().parents[2] / "examples" / "sql"
 TABLES = ("wards", "patients", "admissions", "trial_enrollments")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from conftest import EXAMPLES, REPO
 from goldeval.cli import main
-from goldeval.freetext import score_file
+from goldeval.pipeline.files import score_file
 from goldeval.labels import score_label_file
 from plugin_rows import EM_ROWS  # (tests/plugin_rows.py)
 
@@ -134,7 +134,8 @@ def test_judge_rows_are_decoded_on_spark_as_locally(spark, tmp_path):
     # The judge reads strictly, locally and on Spark: a NaN literal is not JSON (a failed row), an integer past 64
     # bits keeps its digits (2**64 + 1 against 2**64 is no_match; a float would have made them equal).
     from goldeval.engines import spark_judge
-    from goldeval.answers.judge import AnswerConfig, judge_file
+    from goldeval.answers.judge import AnswerConfig
+    from goldeval.pipeline.files import judge_file
 
     q = "What is the account number?"
     (tmp_path / "cases.jsonl").write_text(
@@ -205,7 +206,8 @@ def test_an_attempt_refused_for_a_nan_reads_on_spark_as_locally(spark, tmp_path)
     # The X2 fix on Spark: the refused attempt keeps its id for its case's reason and its row failure, and is
     # neither a repeat of the good attempt with the same id nor repeated by it (as io.check_ids locally).
     from goldeval.engines import spark_judge
-    from goldeval.answers.judge import AnswerConfig, judge_file
+    from goldeval.answers.judge import AnswerConfig
+    from goldeval.pipeline.files import judge_file
 
     gold = {"kind": "value", "columns": ["n"], "rows": [[5]]}
     (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": i, "question": "How many?", "golden": gold}) + "\n" for i in ("a", "b")))

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REPO
-from goldeval.answers.judge import AnswerConfig, judge_file
+from goldeval.answers.judge import AnswerConfig
+from goldeval.pipeline.files import judge_file
 from goldeval.cli import main
 
 SQL = REPO / "examples" / "sql"

@@ -75,7 +75,7 @@ def test_merging_serialised_states_as_a_driver_would():
 
 
 def test_published_primock57_and_acibench_means_from_per_example_scores():
-    from goldeval.freetext import score_file
+    from goldeval.pipeline.files import score_file
 
     for name, f1 in (("openscribe_primock57_predictions.jsonl", 0.27861937781204515),
                      ("openscribe_acibench_predictions.jsonl", 0.4465338141844892)):

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from goldeval.answers import AnswerConfig, iter_judged, judge_answer_file, judge_case, judge_file, outcome_from_dict
+from goldeval.answers import AnswerConfig, iter_judged, judge_case, outcome_from_dict
+from goldeval.pipeline.files import judge_answer_file, judge_file
 from goldeval.answers.sql import ReadOnlyDatabase
 from goldeval.verdict import Verdict
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from goldeval.answers import judge_file
+from goldeval.pipeline.files import judge_file
 from goldeval.answers.judge import judge_answer
 from goldeval.errors import InputError
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from goldeval.answers import AnswerConfig, judge_file, llm_materials
+from goldeval.answers import AnswerConfig, llm_materials
+from goldeval.pipeline.files import judge_file
 from goldeval.errors import InputError
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import EXAMPLES
 from goldeval import InputError
-from goldeval.freetext import score_file, score_rows
+from goldeval.pipeline.files import score_file, score_rows
 
 PRIMOCK = EXAMPLES / "openscribe_primock57_predictions.jsonl"
 ACI = EXAMPLES / "openscribe_acibench_predictions.jsonl"

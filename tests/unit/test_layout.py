@@ -27,12 +27,9 @@ DOMAINS = ("goldeval.freetext", "goldeval.labels", "goldeval.answers", "goldeval
 # h6 moves the run pipeline out of cli/ (the LLM stage, Spark orchestration): then these are gone.
 KNOWN_CIRCLES: set[frozenset[str]] = set()
 KNOWN_CLI_USERS: set[tuple[str, str]] = set()
-# score_file / judge_file run a scorer over a file on the local engine: the run pipeline's work (h6's pipeline/ and
-# goldeval.evaluate), kept here until it lands so that their public paths keep working.
-KNOWN_DOMAIN_IMPORTS = {
-    ("goldeval.answers.batch", "goldeval.engines.local"),
-    ("goldeval.freetext.files", "goldeval.engines.local"),
-}
+# score_file / judge_file, which run a scorer over a file on the local engine, are goldeval.pipeline.files' (their old
+# domain paths answer through goldeval._compat.moved_attribute, an import by dotted name the graph does not see)
+KNOWN_DOMAIN_IMPORTS: set[tuple[str, str]] = set()
 
 
 KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()

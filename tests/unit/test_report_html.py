@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from goldeval.errors import InputError
-from goldeval.freetext import score_file
+from goldeval.pipeline.files import score_file
 from goldeval.report.build import report_from_results
 from goldeval.report.html import embed_json, render_html
 from goldeval.report.model import ReportOptions, build_model, shared_spans
@@ -224,7 +224,8 @@ def _alternatives_run(tmp_path):
     {Joe} strictly, {Joe, Rose} read as '40 and over'); the answer gives {Joe, Rose}: alternatives[0] decides."""
     import sqlite3
 
-    from goldeval.answers import AnswerConfig, judge_file
+    from goldeval.answers import AnswerConfig
+    from goldeval.pipeline.files import judge_file
 
     db = tmp_path / "s.sqlite"
     con = sqlite3.connect(db)

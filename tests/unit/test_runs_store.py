@@ -841,7 +841,7 @@ def _freetext_file(path):
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_free_text_rows_serialized_by_the_workers_are_stored_as_the_scorer_would_record_them(tmp_path, workers, monkeypatch):
-    from goldeval.freetext import score_file
+    from goldeval.pipeline.files import score_file
 
     path = _freetext_file(tmp_path / "rows.jsonl")
     chunks = []

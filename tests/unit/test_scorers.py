@@ -42,7 +42,7 @@ def _split_merge(scorer, records: list, config, cuts=(7, 19)) -> dict:
 
 @pytest.mark.parametrize("path", [PRIMOCK, ACIBENCH], ids=["primock57", "acibench"])
 def test_token_f1_equals_score_file(path):
-    from goldeval.freetext import score_file
+    from goldeval.pipeline.files import score_file
 
     scorer = get_scorer("token_f1")
     config = scorer.configure(source=path.name)
@@ -94,7 +94,8 @@ def test_labels_near_positive_and_second_annotator_match_score_label_rows(tmp_pa
 
 
 def test_answer_judge_equals_judge_file():
-    from goldeval.answers.judge import AnswerConfig, judge_file
+    from goldeval.answers.judge import AnswerConfig
+    from goldeval.pipeline.files import judge_file
 
     scorer = get_scorer("answer_judge")
     rows, failures = join_answer_files(str(SQL / "cases.jsonl"), str(SQL / "arm_b.jsonl"))

@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from goldeval.cli import main
-from goldeval.freetext import score_file
+from goldeval.pipeline.files import score_file
 from goldeval.freetext.tokens import get_tokenizer
 
 

@@ -15,7 +15,7 @@
 * :mod:`~goldeval.answers.answer` — one answer judged (:func:`judge_answer`): mustNotUse, golden checks, rubric
 * :mod:`~goldeval.answers.canonical` — rows tied at a LIMIT boundary, from the canonical query
 * :mod:`~goldeval.answers.case` — one case row against its attempt row (:func:`judge_case`)
-* :mod:`~goldeval.answers.batch` — the batch over a case file and an attempt file (:func:`judge_file`)
+* :mod:`~goldeval.answers.batch` — a case file joined with an attempt file, judged case by case, summarized
 * :mod:`~goldeval.answers.golden_health` — the golden health check before any run (``goldeval check-goldens``)
 * :mod:`~goldeval.answers.judge` — re-exports the public names above (the import path used so far)
 * :mod:`~goldeval.answers.scorer` — :class:`AnswerJudge`, the ``answer_judge`` Scorer
@@ -23,14 +23,19 @@
 * :mod:`~goldeval.answers.query_bounds` — every query's time, row and size bounds, its rows and its errors
 
 May import: :mod:`goldeval.scoring`, :mod:`goldeval.io`, the foundation modules. Never: another domain package, an
-engine, runs, report, pipeline, cli (known exception until the run pipeline moves: :func:`judge_file` runs the
-local engine; see tests/unit/test_layout.py). Inside the package, ``batch`` (the file runner) and ``scorer`` sit
-on top of the per-case rules; no rule imports them.
+engine, runs, report, pipeline, cli. The judge over a case file and an attempt file on the local engine
+(``judge_file``, ``judge_answer_file``) is :mod:`goldeval.pipeline.files`'; the old paths here still work with a
+DeprecationWarning (:func:`goldeval._compat.moved_attribute`). Inside the package, ``batch`` (the joins) and
+``scorer`` sit on top of the per-case rules; no rule imports them.
 
 Source: ``DESIGN.md`` "Data answers", goldeval.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+from goldeval._compat import moved_attribute
 
 from goldeval.answers.judge import (
     JUDGE_NAME,
@@ -39,9 +44,7 @@ from goldeval.answers.judge import (
     CaseResult,
     iter_judged,
     judge_answer,
-    judge_answer_file,
     judge_case,
-    judge_file,
     llm_materials,
     outcome_from_dict,
     summarize,
@@ -64,10 +67,13 @@ __all__ = [
     "ReadOnlyDatabase",
     "iter_judged",
     "judge_answer",
-    "judge_answer_file",
     "judge_case",
-    "judge_file",
     "llm_materials",
     "outcome_from_dict",
     "summarize",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # the deprecation path of judge_file / judge_answer_file, which moved up a layer (see moved_attribute)
+    return moved_attribute(__name__, name)

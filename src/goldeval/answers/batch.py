@@ -1,34 +1,40 @@
-"""The batch: a case file judged against an attempt file, one case at a time, recorded and summarized.
+"""The batch's domain part: a case file joined with an attempt file (:func:`joined_rows`), judged case by case
+(:func:`iter_judged`), summarized (:func:`summarize`), and what an LLM judge needs (:func:`llm_materials`).
+
+Running the judge over the files on the local engine, recorded (``judge_file``, ``judge_answer_file``), is pipeline
+work: :mod:`goldeval.pipeline.files`. The old paths ``goldeval.answers.batch.judge_file`` / ``judge_answer_file``
+still work, with a DeprecationWarning.
 
 Source: ``DESIGN.md`` "Data answers" and "Runs", goldeval.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from goldeval._compat import moved_attribute
 from goldeval.answers.case import judge_case, outcome_from_dict
 from goldeval.answers.config import AnswerConfig, CaseResult
 from goldeval.answers.databases import case_database
 from goldeval.answers.join import AttemptIndex, read_keyed_rows, repeated_id_hashes
-from goldeval.answers.scorer import AnswerJudge
-from goldeval.engines.local import (
-    run,  # known layering exception: judge_file runs the local engine (see test_layout)
-)
 from goldeval.io.reading import (
     RowError,
     check_ids,
     check_input_file,
-    file_sha256,
     read_rows,
 )
-from goldeval.io.streams import display_name
 from goldeval.verdict import CaseOutcome, pass_rate
 
-__all__ = ["case_database", "iter_judged", "joined_rows", "judge_answer_file", "judge_file", "llm_materials", "summarize"]
+__all__ = ["case_database", "iter_judged", "joined_rows", "llm_materials", "summarize"]
+
+
+def __getattr__(name: str) -> Any:
+    # the deprecation path of judge_file / judge_answer_file, which run the local engine and so moved up a layer to
+    # goldeval.pipeline.files (see goldeval._compat.moved_attribute)
+    return moved_attribute(__name__, name)
+
 
 def joined_rows(cases_path: str | Path, attempts_path: str | Path, *,
                 previous: Mapping[str, Mapping[str, Any]] | None = None) -> Iterator[dict[str, Any]]:
@@ -156,99 +162,6 @@ def summarize(outcomes: Iterable[CaseOutcome], failures: Sequence[Mapping[str, A
     agg.update({"n": len(outs), "n_scored": n_scored, "n_failed": len(outs) - n_scored, "n_row_failures": len(failures)})
     agg["undefined"] = {"pass_rate": "nothing was decided: no case came out match or no_match"} if pr.undefined else {}
     return agg
-
-
-def judge_file(
-    cases_path: str | Path,
-    attempts_path: str | Path,
-    *,
-    config: AnswerConfig | None = None,
-    recorder: Any = None,
-    keep_materials: bool = False,
-    db: Any = None,
-    keep_per_example: bool = True,
-    on_example: Any = None,
-) -> dict[str, Any]:
-    """Judge a case file against an attempt file; the results object every scorer writes.
-
-    Runs the one Scorer interface (:class:`goldeval.answers.scorer.AnswerJudge`) on the local engine
-    (:func:`goldeval.engines.local.run`) over :func:`joined_rows`: cases streamed in file order, each joined with its
-    attempt; a case the recorder's run already holds is reused, not judged again.
-
-    Args:
-        cases_path: JSONL of cases.
-        attempts_path: JSONL of attempts.
-        config: :class:`AnswerConfig`.
-        recorder: Optional run-store recorder (``previous`` / ``record`` / ``finish``).
-        keep_materials: Add ``"llm_materials"``: for every ``needs_human`` case, what an LLM judge needs (see
-            :func:`llm_materials`). Needs ``keep_per_example``.
-        db: An open database to use (and leave open) instead of opening ``config.db``.
-        keep_per_example: Keep every case in ``results["per_example"]`` (default). False: the cases stream to
-            *on_example* (and to the store) and that key holds ``{"$streamed": true, "n", "ids_sha256", ...}``.
-        on_example: Called with each ``per_example`` entry, in case-file order, as soon as it is judged.
-
-    Returns:
-        ``{"scorer": {"name", "version"}, "config", "inputs", "aggregate": {"pass_rate", "match", "no_match",
-        "decided", "near_match", "needs_human", "unscored", "verified_wrong", "n", "n_scored", "n_failed",
-        "undefined"}, "per_example": [CaseOutcome.to_dict()...], "failures": [{"line", "id", "error"}],
-        "elapsed_sec"}``. ``pass_rate = match / (match + no_match)``, unrounded.
-
-    Raises:
-        InputError: unreadable files or database.
-    """
-
-    check_input_file(cases_path)  # (the case file is named first when both are missing)
-    check_input_file(attempts_path)
-    cfg = config or AnswerConfig()
-    start = time.perf_counter()
-    own = db is None and cfg.db is not None
-    db = cfg.open_database() if own else db
-    databases = None
-    try:
-        # A database file is hashed once it is open: removed or replaced later in the run, it is still the file the
-        # queries read (the connection holds it open), and the run records that file's sha256.
-        db_sha256 = file_sha256(cfg.db) if cfg.db and db is not None and not hasattr(db, "identity") else None
-        databases = cfg.open_database_dir()
-        scorer = AnswerJudge(db=db, databases=databases, answer=cfg)
-        sconfig = scorer.configure(db=cfg.db, timeout_s=cfg.timeout_s, max_rows=cfg.max_rows, check_canonical=cfg.check_canonical,
-                                   engine=cfg.engine, sql_dialect=cfg.sql_dialect, db_dir=cfg.db_dir,
-                                   max_result_bytes=cfg.max_result_bytes,
-                                   cases_name=Path(cases_path).name, attempts_name=Path(attempts_path).name,
-                                   keep_materials=keep_materials and keep_per_example)
-        inputs: dict[str, Any] = {
-            "cases": display_name(cases_path), "cases_sha256": file_sha256(cases_path),
-            "attempts": display_name(attempts_path), "attempts_sha256": file_sha256(attempts_path),
-            "db": cfg.db, "db_sha256": db_sha256,
-        }
-        previous = dict(recorder.previous()) if recorder is not None else {}
-        out = run(scorer, joined_rows(cases_path, attempts_path, previous=previous), sconfig, recorder=recorder,
-                  keep_cases=keep_per_example, on_example=on_example, unique_ids=True, extra={"inputs": inputs},
-                  finish=False)
-        identity = db.identity() if db is not None and hasattr(db, "identity") else None
-        used = dict(databases.opened_files) if databases is not None else None
-    finally:
-        if own and db is not None:
-            db.close()
-        if databases is not None:
-            databases.close()
-    materials = out.pop("llm_materials", None)
-    out["elapsed_sec"] = time.perf_counter() - start
-    if identity is not None:  # a server database: its identity stands in for a file's sha256
-        inputs["db_identity"] = identity
-    if used is not None:  # --db-dir: every database a case named and the run opened, with its sha256
-        inputs["db_dir"] = cfg.db_dir
-        inputs["databases"] = {name: {"path": p, "sha256": sha} for name, (p, sha) in used.items()}
-    if keep_materials:
-        out["llm_materials"] = materials or []
-    if recorder is not None:
-        recorder.finish(out)
-    return out
-
-
-#: The batch judge under the name the package exports (``goldeval.judge_answer_file``).
-def judge_answer_file(cases_path: str | Path, attempts_path: str | Path, **kwargs: Any) -> dict[str, Any]:
-    """Same as :func:`judge_file` (the name ``goldeval`` exports)."""
-    return judge_file(cases_path, attempts_path, **kwargs)
 
 
 def llm_materials(

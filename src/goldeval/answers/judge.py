@@ -27,19 +27,22 @@ Modules: :mod:`~goldeval.answers.config` (name, version, options), :mod:`~goldev
 shapes and case options), :mod:`~goldeval.answers.table` (the table rule), :mod:`~goldeval.answers.prose`
 (prose and unanswerable rules), :mod:`~goldeval.answers.answer` (one answer: :func:`judge_answer`),
 :mod:`~goldeval.answers.canonical` (tie rows from the canonical query), :mod:`~goldeval.answers.case` (one case
-row: :func:`judge_case`), :mod:`~goldeval.answers.batch` (files: :func:`judge_file`). This module re-exports
-their public names, so ``from goldeval.answers.judge import judge_case`` keeps working.
+row: :func:`judge_case`), :mod:`~goldeval.answers.batch` (the joins and the summary of files). This module re-exports
+their public names, so ``from goldeval.answers.judge import judge_case`` keeps working; ``judge_file`` and
+``judge_answer_file`` run the local engine and are :mod:`goldeval.pipeline.files`' (the old path here warns).
 
 Source: ``DESIGN.md`` "Data answers", goldeval.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from goldeval._compat import moved_attribute
+
 from goldeval.answers.answer import judge_answer
 from goldeval.answers.batch import (
     iter_judged,
-    judge_answer_file,
-    judge_file,
     llm_materials,
     summarize,
 )
@@ -53,10 +56,13 @@ __all__ = [
     "CaseResult",
     "judge_answer",
     "judge_case",
-    "judge_file",
-    "judge_answer_file",
     "iter_judged",
     "llm_materials",
     "outcome_from_dict",
     "summarize",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # the deprecation path of judge_file / judge_answer_file, which moved up a layer (see moved_attribute)
+    return moved_attribute(__name__, name)

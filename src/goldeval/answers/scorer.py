@@ -2,7 +2,7 @@
 (:class:`AnswerJudge`), and :func:`join_answer_files`, the joined rows it takes.
 
 It wraps :func:`goldeval.answers.case.judge_case` and aggregates from mergeable partials whose results equal
-:func:`goldeval.answers.batch.judge_file`'s key for key (the tests compare them on the published sets).
+:func:`goldeval.pipeline.files.judge_file`'s key for key (the tests compare them on the published sets).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class AnswerJudge(Scorer):
     | None, "attempt_error": str | None}`` (:func:`join_answer_files` builds them from two files; the Spark
     engine by a join on id). A row failure (a malformed line of either file) is ``{"row_failure": {"line", "id",
     "error", "file"}}``. Records: ``CaseOutcome.to_dict()`` plus ``line``. Results: those of
-    :func:`goldeval.answers.judge.judge_file` without ``inputs`` and ``elapsed_sec`` (the caller adds them).
+    :func:`goldeval.pipeline.files.judge_file` without ``inputs`` and ``elapsed_sec`` (the caller adds them).
     """
 
     name = "answer_judge"

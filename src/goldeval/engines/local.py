@@ -1,6 +1,6 @@
 """The local engine: any :class:`~goldeval.scoring.protocol.Scorer` over a file or rows, in one process or on every core,
 streamed, recorded into the run store as it goes. ``goldeval score`` (every scorer, every input format),
-:func:`goldeval.freetext.files.score_file` and ``goldeval judge`` run through :func:`run`; Spark runs the same
+:func:`goldeval.pipeline.files.score_file` and ``goldeval judge`` run through :func:`run`; Spark runs the same
 ``score_batch`` / partials in :mod:`goldeval.engines.spark`.
 
 What it does, in order:

@@ -4,14 +4,15 @@ Owns:
     :mod:`~goldeval.freetext.tokens`    the token rules (``OPENSCRIBE``, ``UNICODE``; the C fast path of the first)
     :mod:`~goldeval.freetext.overlap`   token F1 / section F1 of two texts (:class:`Overlap`, :class:`SectionOverlap`)
     :mod:`~goldeval.freetext.scorer`    the per-row rule and :class:`TokenF1`, the ``token_f1`` Scorer
-    :mod:`~goldeval.freetext.files`     :func:`score_file` / :func:`score_rows`: token F1 over a file or rows
+    :mod:`~goldeval.freetext.files`     :class:`FreeTextConfig`, :func:`results_head`: what a file's results hold
 
 May import: :mod:`goldeval.scoring` (the protocol, exact sums), :mod:`goldeval.io`, the foundation modules
-(errors, ...). Never: another domain package, runs, report, pipeline, cli. Known exception, to move with the run
-pipeline: ``files`` runs the local engine (:mod:`goldeval.engines.local`).
+(errors, ...). Never: another domain package, an engine, runs, report, pipeline, cli. Token F1 over a file
+(``score_file``, ``score_rows``) runs the local engine: it is :mod:`goldeval.pipeline.files`'.
 
-This package re-exports the public names of :mod:`goldeval.freetext.files` (``from goldeval.freetext import
-score_file`` keeps working), imported on first use.
+This package re-exports the public names of :mod:`goldeval.freetext.files`, imported on first use. The old
+``from goldeval.freetext import score_file`` keeps working with a DeprecationWarning naming
+:mod:`goldeval.pipeline.files` (:func:`goldeval._compat.moved_attribute`).
 """
 
 from __future__ import annotations
@@ -19,25 +20,21 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from goldeval._compat import moved_attribute
+
 if TYPE_CHECKING:
     from goldeval.freetext.files import (
-        PARALLEL_MIN_ROWS,
         SCORER_NAME,
         SCORER_VERSION,
         FreeTextConfig,
         results_head,
-        score_file,
-        score_rows,
     )
 
 __all__ = [
     "FreeTextConfig",
-    "PARALLEL_MIN_ROWS",
     "SCORER_NAME",
     "SCORER_VERSION",
     "results_head",
-    "score_file",
-    "score_rows",
 ]
 
 
@@ -47,4 +44,5 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module("goldeval.freetext.files"), name)
         globals()[name] = value
         return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # the deprecation path of score_file / score_rows, which moved up a layer (see moved_attribute)
+    return moved_attribute(__name__, name)

@@ -2,7 +2,7 @@
 
 :func:`score_row` scores one decoded row (whole note, sections, or a mixed row) into a per-case record;
 :class:`TokenF1` is the :class:`goldeval.scoring.protocol.Scorer` every engine runs (the local engine behind
-``goldeval score`` and :func:`goldeval.freetext.files.score_file`, and Spark). Its partial is the one aggregation of free
+``goldeval score`` and :func:`goldeval.pipeline.files.score_file`, and Spark). Its partial is the one aggregation of free
 text: exact running sums (:class:`goldeval.scoring.sums.ExactSum`), so the means equal :func:`statistics.mean` of the
 per-row values to the last digit (PriMock57 ``whole_note_f1_mean`` 0.27861937781204515), however the rows are split.
 
@@ -58,10 +58,10 @@ class FreeTextConfig:
 def results_head(tokenizer: str | Tokenizer = "openscribe", **fields: str) -> dict[str, Any]:
     """The first keys of a free-text results dict, known before any row is scored: ``{"scorer", "tokenizer",
     "config"}`` (what a streaming writer puts before ``per_example``). *fields*: ``prediction_field``,
-    ``reference_field``, ``id_field`` as for :func:`goldeval.freetext.files.score_file`.
+    ``reference_field``, ``id_field`` as for :func:`goldeval.pipeline.files.score_file`.
 
     Raises:
-        InputError: unknown tokenizer, or a keyword :func:`goldeval.freetext.files.score_file` does not take.
+        InputError: unknown tokenizer, or a keyword :func:`goldeval.pipeline.files.score_file` does not take.
     """
     tok = get_tokenizer(tokenizer)
     try:
@@ -231,7 +231,7 @@ class TokenF1(Scorer):
 
     Records: what :func:`score_row` returns (``status`` ``scored`` or ``unscored``), or a repeated id's
     ``{"id", "line", "status": "unscored", "duplicate_of", "error"}``. A ``per_example`` entry is a scored record
-    without ``status``. Results: those of :func:`goldeval.freetext.files.score_file` (without ``input``, which the engine
+    without ``status``. Results: those of :func:`goldeval.pipeline.files.score_file` (without ``input``, which the engine
     adds). JSONL is read leniently (:func:`goldeval.io.reading.decode_line`: NaN literals and lone surrogates in other
     fields do not fail a row).
     """

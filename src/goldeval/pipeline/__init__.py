@@ -4,6 +4,8 @@ rules-then-LLM stage; Spark orchestration. The CLI and the Python API (:func:`go
 Modules:
     run          :func:`evaluate`: one scorer over one input, locally (row by row on the local engine, or the
                  scorer's batch kernel) or on Spark
+    files        :func:`~goldeval.pipeline.files.score_file` / ``score_rows`` / ``judge_file`` /
+                 ``judge_answer_file``: a scorer over a file in one call, on the local engine
     judging      ``judge_answers``: the data-answer judge over a case file and an attempt file, then the LLM stage
     recording    :class:`RunRecording`: which store and arm, start or resume a run (the resume policy)
     gating       load a definition of done before scoring, evaluate it after, finish the run with its decision

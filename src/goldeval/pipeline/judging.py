@@ -21,7 +21,6 @@ from goldeval.answers.databases import DatabaseDir
 from goldeval.answers.databases import case_database_names
 from goldeval.answers.judge import JUDGE_NAME
 from goldeval.answers.judge import JUDGE_VERSION
-from goldeval.answers.judge import judge_file
 from goldeval.answers.postgres import is_postgres_url
 from goldeval.answers.scorer import AnswerJudge
 from goldeval.io.outputs import check_outputs
@@ -33,6 +32,7 @@ from goldeval.llm.client import JudgeClient
 from goldeval.llm.options import LlmOptions
 from goldeval.llm.options import cache_files
 from goldeval.llm.options import judge_config
+from goldeval.pipeline.files import judge_file
 from goldeval.pipeline.llm_stage import refuse_answering_model
 from goldeval.pipeline.llm_stage import run_llm_stage
 from goldeval.runs.recorder import rubric_text

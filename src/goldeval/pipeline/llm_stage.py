@@ -2,7 +2,7 @@
 verdicts are merged into the rule results and recorded.
 
 Used by ``goldeval judge --llm MODEL`` and by any library caller that holds rule results from
-:func:`goldeval.answers.judge.judge_file` (``keep_materials=True``). Nothing here prints: what the stage did comes
+:func:`goldeval.pipeline.files.judge_file` (``keep_materials=True``). Nothing here prints: what the stage did comes
 back as an :class:`LlmStage` for the caller to show.
 """
 
@@ -112,7 +112,7 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
     """Send the cases of *rule_results* that the rules could not decide to the LLM judge and merge the verdicts.
 
     Args:
-        rule_results: :func:`goldeval.answers.judge.judge_file`'s results with ``keep_materials=True`` (their
+        rule_results: :func:`goldeval.pipeline.files.judge_file`'s results with ``keep_materials=True`` (their
             ``llm_materials``: the re-executed rows and the rule breakdown); changed in place.
         cases_path, attempts_path: The case and attempt files (a case reused from the store on resume has no
             materials: it is rebuilt from them).
