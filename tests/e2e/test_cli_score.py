@@ -169,3 +169,18 @@ def test_score_option_with_an_unknown_key_or_a_bad_value_exits_2_naming_the_scor
     assert json.loads(res.stdout)["aggregate"]["tp"] == 0
     res = CliRunner().invoke(main, ["score", str(path), "--scorer", "labels", "-O", "positive=yes", "--no-store", "-q"])
     assert res.exit_code == 2 and "the positive label 'yes' occurs in neither gold nor pred" in res.stderr
+
+
+def test_score_refuses_a_scorer_that_joins_two_files(tmp_path):
+    """`score FILE --scorer answer_judge` used to exit 3 (an internal KeyError on the joined row's 'case_line'): the
+    data-answer judge scores a case file joined with an answer file, which one file cannot give. Refused as a usage
+    error (exit 2) that names the command to run, before any store is made; a one-file scorer is unaffected."""
+    f = tmp_path / "plain.jsonl"
+    f.write_text(json.dumps({"id": "a", "prediction": "x", "reference": "x"}) + "\n")
+    store = tmp_path / "s.db"
+    res = CliRunner().invoke(main, ["score", str(f), "--scorer", "answer_judge", "--store", str(store)])
+    assert res.exit_code == 2, res.output
+    assert "goldeval judge CASES ANSWERS" in res.output and "internal error" not in res.output
+    assert not store.exists()
+    ok = CliRunner().invoke(main, ["score", str(f), "--scorer", "token_f1", "--no-store"])
+    assert ok.exit_code == 0, ok.output

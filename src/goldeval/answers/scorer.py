@@ -60,6 +60,9 @@ class AnswerJudge(Scorer):
     inputs_as_hashes = ("llm_judge",)  # `goldeval llm-judge --out` names each input by its sha256
     result_names = ("llm_judge",)
     per_example_from_cases = "all"
+    one_file_hint = ("it judges each case of a case file against its answer in an answer file. Run `goldeval judge "
+                     "CASES ANSWERS --db DB` (or --db-dir DIR), or goldeval.judge_file(cases, answers, config=...) "
+                     "in Python.")
 
     def __init__(self, *, db: Any = None, databases: Any = None, answer: Any = None) -> None:
         #: An open database / DatabaseDir to judge on (and leave open) instead of opening the config's: the local

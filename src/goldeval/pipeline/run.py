@@ -117,6 +117,8 @@ def evaluate(
     # an output that is the input, the gates or the store, or that cannot be written, fails before any scoring
     check_outputs({"--out": out_path, **(guard or {})}, {"FILE": file, "--gates": gates, "--store": recording.files()})
     scorer = get_scorer(scorer) if isinstance(scorer, str) else scorer  # registers its metrics with the gates
+    if scorer.one_file_hint is not None:
+        raise InputError(f"the {scorer.name} scorer does not score one file's rows: {scorer.one_file_hint}")
     opts = dict(options or {})
     # a bad gates file, or a gate on a metric this scorer never produces, fails before any scoring
     if definition is None:

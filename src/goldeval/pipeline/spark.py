@@ -66,6 +66,8 @@ def score_on_spark(scorer_name: str, file: str, options: dict[str, Any], *, mast
     check_outputs({"--out": out, "--per-case": per_case, **(guard or {})},
                   {"FILE": file if local_file else None, "--gates": gates, "--store": recording.files()})
     scorer = get_scorer(scorer_name)
+    if scorer.one_file_hint is not None:
+        raise InputError(f"the {scorer.name} scorer does not score one file's rows: {scorer.one_file_hint}")
     config = scorer.configure(**options, source=os.path.basename(file.rstrip("/")))
     definition = load_definition(gates, scorer=scorer.name)
     if per_case is not None and os.path.exists(per_case):

@@ -234,6 +234,10 @@ class Scorer(abc.ABC):
     #: The results names (:attr:`name` or one of :attr:`result_names`) whose ``inputs`` map each role to its sha256
     #: only, no path (``goldeval llm-judge --out``): the report then knows the inputs by their hash alone.
     inputs_as_hashes: ClassVar[tuple[str, ...]] = ()
+    #: ``None``: the scorer scores the rows of one input file (``goldeval score FILE``, :func:`goldeval.evaluate`).
+    #: Else the rows it scores are made by its own command from more than one file (the data-answer judge joins a
+    #: case file with an answer file), and this says what to run instead: a one-file run is refused with it.
+    one_file_hint: ClassVar[str | None] = None
 
     def configure(self, **options: Any) -> dict[str, Any]:
         """The resolved configuration: the defaults of :attr:`options` overridden by *options* (``None`` keeps the
