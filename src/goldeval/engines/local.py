@@ -56,7 +56,7 @@ from goldeval.io.reading import (
 )
 from goldeval.io.streams import display_name
 from goldeval.lifeline import watch
-from goldeval.runs.store import case_columns
+from goldeval.runs.columns import case_columns
 from goldeval.scoring.protocol import Reused, Scorer, duplicate_record, numbered
 from goldeval.scoring.registry import with_extra
 

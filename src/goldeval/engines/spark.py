@@ -44,7 +44,7 @@ import orjson
 
 from goldeval.errors import GoldevalError, InputError
 from goldeval.io.reading import Row, maps_as_dicts, decode_line, is_parquet
-from goldeval.runs.store import case_columns
+from goldeval.runs.columns import case_columns
 from goldeval.scoring.protocol import Scorer, duplicate_error
 from goldeval.scoring.registry import get_scorer
 

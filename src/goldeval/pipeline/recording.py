@@ -153,16 +153,16 @@ class RunRecording:
         On leaving the block, pending records are committed; a run whose ``finish`` was not called (an error,
         Ctrl-C, SIGTERM) is marked ``interrupted`` and is resumed by the next identical invocation.
         """
-        # start-up: the run store (sqlite3, multiprocessing, the writer) loads only when a run is recorded
-        from goldeval.runs.identity import input_entry
-        from goldeval.runs.recorder import dataset_hash, run_key, start_run
-        from goldeval.runs.store import RunMeta, RunStore
-
         if self.no_store:
             if self.resume:
                 raise _input_error("--resume and --no-store exclude each other: a run can only be resumed from the store. Drop one.")
             yield None
             return
+
+        # start-up: the run store (sqlite3, multiprocessing, the writer) loads only when a run is recorded
+        from goldeval.runs.identity import input_entry
+        from goldeval.runs.recorder import dataset_hash, run_key, start_run
+        from goldeval.runs.store import RunMeta, RunStore
 
         paths: dict[str, str] = {}
         streamed: dict[str, Any] = {}  # role -> Spooled: an input read from stdin or a FIFO (see goldeval.io.streams)

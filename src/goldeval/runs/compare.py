@@ -29,7 +29,7 @@ import numpy as np
 
 from goldeval.errors import InputError
 from goldeval.runs.compare_labels import compare_labels, is_label_run
-from goldeval.runs.store import case_columns
+from goldeval.runs.columns import case_columns
 from goldeval.verdict import pass_rate
 
 __all__ = ["compare_runs", "mcnemar_exact", "paired_bootstrap", "bucket", "BUCKETS"]

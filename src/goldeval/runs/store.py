@@ -32,6 +32,7 @@ import orjson
 
 from goldeval.errors import InputError, StoreError, shorten
 from goldeval.paths import default_store_path
+from goldeval.runs.columns import case_columns
 from goldeval.runs.migrations import MIGRATIONS, migrate
 
 __all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "HEADLINE_METRICS"]
@@ -122,38 +123,6 @@ def gates_passed(results: Mapping[str, Any]) -> bool | None:
         values = [v for v in values if v is not None]
         return all(values) if values else None
     return None
-
-
-def case_columns(case: Mapping[str, Any], *, status: str | None = None) -> tuple[str, str | None, float | None, str | None, str | None]:
-    """The indexed columns of one per-case record: ``(status, verdict, score, reason, raw)``.
-
-    ``score`` is the case's headline number: ``f1``, else ``whole_note.f1``, else ``score``; ``verdict`` is a
-    verdict name when the record holds one. ``status`` is the record's, else *status*, else ``"scored"``.
-    """
-    get = case.get
-    status = get("status") or status or "scored"
-    verdict = get("verdict")
-    if verdict is not None and verdict.__class__ is not str:
-        verdict = verdict.get("verdict") if isinstance(verdict, Mapping) else None
-        if not isinstance(verdict, str):
-            verdict = None
-    score = get("f1")
-    if score is None:
-        whole = get("whole_note")
-        score = whole.get("f1") if isinstance(whole, Mapping) else get("score")
-    if score is not None and (score.__class__ is not float):
-        score = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
-    reason = get("reason")
-    if reason is None:
-        reason = get("error")
-    raw = get("raw")
-    return (
-        status if status.__class__ is str else str(status),
-        verdict,
-        score,
-        None if reason is None else str(reason),
-        None if raw is None else str(raw),
-    )
 
 
 @dataclass(slots=True)
