@@ -20,9 +20,9 @@ from goldeval.answers.config import AnswerConfig, CaseResult
 from goldeval.answers.direction import direction_doubt
 from goldeval.answers.doubt import filter_doubt
 from goldeval.answers.forbidden import check_forbidden, split_entries
-from goldeval.answers.fragile import NORMALISED_KEY, data_doubts, data_may_be_fragile, judge_normalised
+from goldeval.answers.fragile import NORMALISED_KEY, data_doubts, judge_normalised, match_may_be_fragile
 from goldeval.answers.gold import worse_status
-from goldeval.answers.literals import golden_misses, may_doubt_data
+from goldeval.answers.literals import golden_misses
 from goldeval.answers.query_memo import execute_remembered
 from goldeval.answers.relabel import relabel_verdict
 from goldeval.answers.shapes import check_case_lists, check_golden_options, golden_table, golden_alternatives
@@ -324,20 +324,15 @@ _MATCH_GATE: weakref.WeakKeyDictionary[Any, dict[str, bool]] = weakref.WeakKeyDi
 
 
 def _match_may_be_fragile(db: Any, canonical: str) -> bool:
-    """Whether a match against the golden of *canonical* asks the data doubts: a text column it compares is dirty
-    (:func:`~goldeval.answers.fragile.data_may_be_fragile`) and the doubts may find something at all
-    (:func:`~goldeval.answers.literals.may_doubt_data`, which :func:`~goldeval.answers.fragile.data_doubts` asks
-    first: where it says no, the doubts find nothing, dirty column or not). The second is asked first: its probes
-    look up the query's own words (a bounded scan a table), where the first counts the distinct values of every
-    compared column; on the Spider file 185 of its 193 gold queries stop there. Remembered per open database."""
+    """:func:`~goldeval.answers.fragile.match_may_be_fragile` of a golden's canonical query, remembered per open
+    database (a match of a query asked before costs a look-up)."""
     try:
         memo = _MATCH_GATE.setdefault(db, {})
     except TypeError:  # a database object that takes no weak reference: asked each time
         memo = {}
     hit = memo.get(canonical)
     if hit is None:
-        dialect = _dialect(db)
-        hit = may_doubt_data(db, canonical, dialect) and data_may_be_fragile(db, canonical, dialect)
+        hit = match_may_be_fragile(db, canonical, _dialect(db))
         if len(memo) >= _PREPARED_ENTRIES:
             memo.clear()
         memo[canonical] = hit
@@ -346,7 +341,7 @@ def _match_may_be_fragile(db: Any, canonical: str) -> bool:
 
 #: The data doubts of a golden (:func:`~goldeval.answers.fragile.data_doubts`), per open database, by the golden as
 #: the case gave it (:func:`_prepared_key`): asked when a prediction disagrees, or matches a golden on a dirty
-#: column (:func:`~goldeval.answers.fragile.data_may_be_fragile`), then once per golden. Bounded as :data:`_PREPARED` (least recently used out first).
+#: column (:func:`~goldeval.answers.fragile.match_may_be_fragile`), then once per golden. Bounded as :data:`_PREPARED` (least recently used out first).
 _DOUBTED: weakref.WeakKeyDictionary[Any, _Prepared] = weakref.WeakKeyDictionary()
 
 

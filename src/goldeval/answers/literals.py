@@ -26,7 +26,8 @@ from goldeval.answers.sql import DatabaseLostError, QueryError
 
 __all__ = ["literal_doubt", "canonical_comparisons", "literal_counts", "literal_test", "golden_misses", "probe_literal",
            "probe_rows", "fold", "stored_column", "is_text_column", "foldable", "text_only", "sqlite_name", "sqlite_engine",
-           "may_doubt_data", "column_dirty", "compared_columns"]
+           "may_doubt_data", "word_gate", "pairs_meet_folded", "column_dirty",
+           "compared_columns"]
 
 
 def golden_misses(rows: Sequence[Sequence[Any]]) -> bool:
@@ -645,14 +646,19 @@ def _meet_folded(db: Any, a: tuple[str, str], b: tuple[str, str]) -> bool | None
     key = (a, b) if a <= b else (b, a)
     hit = memo.get(key)
     if hit is None:
-        sides = []
-        for table, column in key:
-            col = sqlite_name(column)
-            sides.append(f"(SELECT DISTINCT LOWER(TRIM({col})) AS k, {col} COLLATE BINARY AS v FROM {sqlite_name(table)} "
-                         f"WHERE typeof({col}) = 'text')")
+        if a == b:  # a self-join: two distinct values of the column fold alike (one grouping, no join)
+            col = sqlite_name(a[1])
+            sql = (f"SELECT 1 FROM {sqlite_name(a[0])} WHERE typeof({col}) = 'text' GROUP BY LOWER(TRIM({col})) "
+                   f"HAVING MIN({col} COLLATE BINARY) <> MAX({col} COLLATE BINARY) LIMIT 1")
+        else:
+            sides = []
+            for table, column in key:
+                col = sqlite_name(column)
+                sides.append(f"(SELECT DISTINCT LOWER(TRIM({col})) AS k, {col} COLLATE BINARY AS v FROM {sqlite_name(table)} "
+                             f"WHERE typeof({col}) = 'text')")
+            sql = f"SELECT 1 FROM {sides[0]} AS x JOIN {sides[1]} AS y ON x.k = y.k WHERE x.v <> y.v COLLATE BINARY LIMIT 1"
         try:
-            hit = bool(db.execute(f"SELECT 1 FROM {sides[0]} AS x JOIN {sides[1]} AS y ON x.k = y.k "
-                                  "WHERE x.v <> y.v COLLATE BINARY LIMIT 1").rows)
+            hit = bool(db.execute(sql).rows)
         except DatabaseLostError:  # the database is gone: the run stops, no doubt made without it
             raise
         except Exception:  # noqa: BLE001 - not read: the caller doubts
@@ -811,7 +817,8 @@ def _text_or_untyped(declared: str | None) -> bool:
 
 def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
     """Whether the data doubts (:func:`literal_doubt`, :mod:`goldeval.answers.fragile`) may find something in a
-    canonical query, read from its tokens and bounded probes of the columns it may compare, without a parse.
+    canonical query: :func:`word_gate`, and where its words find nothing, the column pairs the query compares by
+    name asked with :func:`pairs_meet_folded`.
 
     Args:
         db: An open read-only database.
@@ -819,7 +826,46 @@ def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
         dialect: Its sqlglot dialect.
 
     Returns:
-        False only when nothing can be found (below); the doubts then need not run.
+        False only when nothing can be found (see :func:`word_gate`); the doubts then need not run.
+
+    Example:
+        >>> may_doubt_data(db, "SELECT name FROM country WHERE continent = 'asia'", "sqlite")  # doctest: +SKIP
+        True
+    """
+    found = word_gate(db, canonical, dialect)
+    return found if isinstance(found, bool) else pairs_meet_folded(db, found)
+
+
+def pairs_meet_folded(db: Any, pairs: Sequence[tuple[tuple[str, str], tuple[str, str]]]) -> bool:
+    """Whether some pair of columns (``((table, column), (table, column))``, lower-cased, on an open SQLite database)
+    holds values that fold alike (``LOWER(TRIM(v))``) but differ byte for byte: a join key or column comparison
+    that trimming and case-folding would change. One bounded probe a pair (``LIMIT 1``), remembered per database;
+    a probe that fails counts as True.
+
+    Args:
+        db: An open read-only SQLite database.
+        pairs: The pairs (:func:`word_gate`'s); a column paired with itself is a self-join.
+
+    Returns:
+        True when one pair meets so (or cannot be asked).
+    """
+    return any(_meet_folded(db, a, b) is not False for a, b in pairs)
+
+
+def word_gate(db: Any, canonical: str, dialect: str) -> bool | tuple[tuple[tuple[str, str], tuple[str, str]], ...]:
+    """:func:`may_doubt_data` without its most costly probes: what the query's words find, read from its tokens and
+    bounded probes of the columns it may compare, without a parse.
+
+    Args:
+        db: An open read-only database.
+        canonical: The golden's canonical query.
+        dialect: Its sqlglot dialect.
+
+    Returns:
+        ``True`` or ``False`` when that decides :func:`may_doubt_data` (``False`` only when nothing can be found:
+        below); otherwise the column pairs the query compares by name (``((table, column), (table, column))``),
+        which it may find something in only when :func:`pairs_meet_folded` says they meet folded. A join asks
+        those pairs; the judge asks them on a match only after the column gate found a compared column dirty.
 
     The columns it may compare are those of the tables it names whose names stand next to a comparison operator
     (:func:`_operands`; a query with an ``IN (SELECT …)`` that projects more than one column name takes the
@@ -836,7 +882,7 @@ def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
     words were asked.
 
     Example:
-        >>> may_doubt_data(db, "SELECT name FROM country WHERE continent = 'asia'", "sqlite")  # doctest: +SKIP
+        >>> word_gate(db, "SELECT name FROM country WHERE continent = 'asia'", "sqlite")  # doctest: +SKIP
         True
     """
     from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
@@ -891,8 +937,5 @@ def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
     columns = [(table, col) for table, cols in tables.items() for col in cols]
     if TokenType.LIKE in read.types and any(_padded(db, t, c) is not False for t, c in columns):
         return True
-    for i, a in enumerate(columns):
-        for b in columns[i:]:
-            if ((a[1], b[1]) in pairs or (b[1], a[1]) in pairs) and _meet_folded(db, a, b) is not False:
-                return True
-    return False
+    met = tuple((a, b) for i, a in enumerate(columns) for b in columns[i:] if (a[1], b[1]) in pairs or (b[1], a[1]) in pairs)
+    return met or False
