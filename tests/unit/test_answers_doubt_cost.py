@@ -1,9 +1,9 @@
 """The probes of issue 26's golden doubts (a literal that misses the data, a data-fragile golden, a direction that
-runs against the question) cost nothing on a match beyond the gate: a bounded probe of the query's own words (one
-statement a table, each word asked once per database) and, only where that finds a word stored another way, one
-aggregate query per compared text column per database. The doubts run when golden and prediction disagree, when
+runs against the question) cost nothing on a match beyond the column gate (one aggregate query per table for its
+compared text columns, each column asked once per database): they run when golden and prediction disagree, when
 both found nothing, or on a match whose compared column is dirty and whose words the data hold another way (a
-reproduced fragile golden is not a plain pass), and a disagreeing case still gets every doubt. Every SQL statement SQLite runs is seen through
+bounded probe of the query's words, asked only then: a reproduced fragile golden is not a plain pass), and a
+disagreeing case still gets every doubt. Every SQL statement SQLite runs is seen through
 ``sqlite3.Connection.set_trace_callback``. The small database is made here; every count is read off its rows.
 """
 
@@ -82,43 +82,41 @@ def _words(ran):
     return [s for s in ran if ") IN (" in s and "LOWER(TRIM(" in s]
 
 
-def test_a_match_on_clean_data_runs_no_probe_beyond_the_word_gate_asked_once_per_word(tmp_path):
-    # Every continent typed one way: 'Asia' is stored as the query writes it, nothing else folds to 'asia'.
+def test_a_match_on_clean_data_runs_no_probe_beyond_the_column_gate_asked_once_per_column(tmp_path):
+    # Every continent typed one way: no value differs from its TRIM, no two distinct values fold alike.
     d = _made(tmp_path, "clean.sqlite", ["Asia", "Asia", "Europe"])
     try:
         asia = "SELECT name FROM country WHERE continent = 'Asia'"
         v, ran = _judged(d, "Which countries are in Asia?", asia, "SELECT c.name FROM country AS c WHERE c.continent = 'Asia'")
         assert v.verdict == "match" and v.gold_status == "verified" and not v.needs_human
-        # The golden's query, the answer's, and one bounded probe of the word 'asia' in country.continent: no column
-        # aggregate, no literal count, no column read, no re-run of a folded query.
-        assert len(_words(ran)) == 1 and "IN ('asia')" in _words(ran)[0] and not _gates(ran)
-        assert [s for s in ran if s not in _words(ran)] == [asia, "SELECT c.name FROM country AS c WHERE c.continent = 'Asia'"]
-        # Another golden with the same word on the same column, matched: the word is remembered, not asked again.
-        count = "SELECT count(*) FROM country WHERE continent = 'Asia'"
-        v2, ran2 = _judged(d, "How many countries are in Asia?", count, "SELECT count(name) FROM country WHERE 'Asia' = continent")
-        assert v2.verdict == "match" and v2.gold_status == "verified"
-        assert ran2 == [count, "SELECT count(name) FROM country WHERE 'Asia' = continent"]
-        # A new word ('Europe'): one probe, of it alone.
+        # The golden's query, the answer's, and one aggregate for country.continent: no literal count, no column
+        # read, no re-run of a folded query.
+        assert len(_gates(ran)) == 1 and '"continent"' in _gates(ran)[0]
+        assert [s for s in ran if s not in _gates(ran)] == [asia, "SELECT c.name FROM country AS c WHERE c.continent = 'Asia'"]
+        # Another golden on the same column of the same database, matched: the gate is remembered, not asked again.
         europe = "SELECT name FROM country WHERE continent = 'Europe'"
-        v3, ran3 = _judged(d, "Which countries are in Europe?", europe, "SELECT name FROM country WHERE 'Europe' = continent")
-        assert v3.verdict == "match" and v3.gold_status == "verified"
-        assert len(_words(ran3)) == 1 and "IN ('europe')" in _words(ran3)[0] and len(ran3) == 3
+        v2, ran2 = _judged(d, "Which countries are in Europe?", europe, "SELECT name FROM country WHERE 'Europe' = continent")
+        assert v2.verdict == "match" and v2.gold_status == "verified"
+        assert ran2 == [europe, "SELECT name FROM country WHERE 'Europe' = continent"]
     finally:
         d.close()
 
 
 def test_a_match_on_a_clean_table_runs_one_gate_statement_for_the_table(tmp_path):
-    # The golden compares two text columns of one table (continent = 'Asia', name = 'c1'); both are stored as
-    # written. One statement asks the table for both words in both columns; no column aggregate (one a column
-    # before: two statements here).
+    # The golden compares two text columns of one table (continent = 'Asia', name = 'c1'); both are typed one way.
+    # One aggregate query asks the table for both columns (one scan; one query a column before: two here), and a
+    # second golden on them asks nothing.
     d = _made(tmp_path, "clean2.sqlite", ["Asia", "Asia", "Europe"])
     try:
         two = "SELECT name FROM country WHERE continent = 'Asia' AND name = 'c1'"
-        v, ran = _judged(d, "Is c1 in Asia?", two, "SELECT name FROM country WHERE name = 'c1' AND continent = 'Asia'")
+        answer = "SELECT name FROM country WHERE name = 'c1' AND continent = 'Asia'"
+        v, ran = _judged(d, "Is c1 in Asia?", two, answer)
         assert v.verdict == "match" and v.gold_status == "verified"
-        assert ran[:2] == [two, "SELECT name FROM country WHERE name = 'c1' AND continent = 'Asia'"]
-        assert len(ran) == 3 and _words(ran) == ran[2:] and not _gates(ran)
-        assert '"continent"' in ran[2] and '"name"' in ran[2] and ran[2].count('FROM "country"') == 2
+        assert ran[:2] == [two, answer] and len(ran) == 3 and _gates(ran) == ran[2:]
+        assert '"continent"' in ran[2] and '"name"' in ran[2] and ran[2].count("FROM") == 1
+        again = "SELECT count(*) FROM country WHERE name = 'c0' OR continent = 'Europe'"
+        v2, ran2 = _judged(d, "How many?", again, "SELECT count(name) FROM country WHERE continent = 'Europe' OR name = 'c0'")
+        assert v2.verdict == "match" and len(ran2) == 2 and not _gates(ran2)
     finally:
         d.close()
 
@@ -151,15 +149,17 @@ def test_a_match_that_reproduces_a_fragile_golden_on_dirty_data_is_not_a_plain_p
 
 def test_a_healthy_golden_on_a_dirty_column_stays_a_confident_match(tmp_path):
     # 'Asia ' and 'asia' make continent dirty, but 'Europe' is typed one way: continent = 'Europe' keeps c3, c4
-    # as typed and folded alike. The word gate finds 'europe' stored only as 'Europe': no column aggregate, no
-    # doubt, a confident match (the doubts, asked, would find nothing).
+    # as typed and folded alike. The column gate fires; the word gate then finds 'europe' stored only as 'Europe',
+    # so the doubts (which would find nothing) are not asked: a confident match.
     d = _made(tmp_path, "dirty.sqlite", ["Asia", "Asia ", "asia", "Europe", "Europe"])
     try:
         europe = "SELECT name FROM country WHERE continent = 'Europe'"
         v, ran = _judged(d, "Which countries are in Europe?", europe, "SELECT name FROM country WHERE continent = 'Europe'")
         assert v.verdict == "match" and v.gold_status == "verified" and not v.needs_human and v.confidence is not None
-        # The golden's query (the answer's is the same text: run once) and the word probe.
-        assert len(_words(ran)) == 1 and not _gates(ran) and len(ran) == 2
+        assert len(_gates(ran)) == 1
+        # The golden's query (the answer's is the same text: run once), the column gate and the word probe: no
+        # literal count, no folded re-run.
+        assert len(ran) == 3 and len(_words(ran)) == 1 and "IN ('europe')" in _words(ran)[0]
         from goldeval.answers.fragile import data_doubts
         assert data_doubts(d, europe, None, [["c3"], ["c4"]]) == (("verified", None), None)
     finally:
@@ -168,13 +168,12 @@ def test_a_healthy_golden_on_a_dirty_column_stays_a_confident_match(tmp_path):
 
 def test_case_variants_in_a_nocase_column_are_not_dirty(tmp_path):
     # COLLATE NOCASE already compares 'Asia' and 'asia' equal (continent = 'Asia' keeps c0, c1, c2): folding case
-    # changes nothing, so the column gate calls the column clean and the match runs no doubt. (The word gate tells
-    # 'Asia' and 'asia' apart byte for byte and asks the column gate.)
+    # changes nothing, so the gate calls the column clean and the match runs no doubt.
     d = _made(tmp_path, "nocase.sqlite", ["Asia", "Asia", "asia", "Europe"], collate="COLLATE NOCASE")
     try:
         v, ran = _judged(d, "Which countries are in Asia?", ASIA, "SELECT name FROM country WHERE 'Asia' = continent")
         assert v.verdict == "match" and v.gold_status == "verified"
-        assert len(ran) == 4 and len(_words(ran)) == 1 and len(_gates(ran)) == 1
+        assert len(ran) == 3 and len(_gates(ran)) == 1
     finally:
         d.close()
 
