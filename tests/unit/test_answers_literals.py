@@ -176,67 +176,11 @@ def test_the_gate_never_skips_what_the_probes_find(db):
     assert may_doubt_data(db, "SELECT name FROM country WHERE continent = 'asia'", "sqlite")
 
 
-def _traced(d, fn):
-    """``(fn(), statements)``: what *fn* returns and every statement SQLite ran for it (the trace callback)."""
-    ran: list[str] = []
-    d._conn.set_trace_callback(ran.append)  # the open sqlite3 connection: every statement passes here
-    try:
-        return fn(), ran
-    finally:
-        d._conn.set_trace_callback(None)
-
-
-def test_the_gate_asks_each_table_once_for_the_words_of_the_query_and_remembers_them(db):
-    # The words of the query ('Asia', 'Red') folded: 'asia', 'red'. continent holds 'Asia' (folds to 'asia', as
-    # typed) and tag holds 'Red' twice: nothing folds to another stored value, so nothing to find. One statement for
-    # the table country (both columns), bounded by what it asks (a row per folded word held), never a column read.
-    q = "SELECT name FROM country WHERE continent = 'Asia' AND tag = 'Red'"
-    found, ran = _traced(db, lambda: may_doubt_data(db, q, "sqlite"))
-    probes = [s for s in ran if "LOWER(TRIM(" in s]
-    assert found is False and len(probes) == 1
-    assert "IN ('asia', 'red')" in probes[0] and "UNION ALL" in probes[0]
-    # The same words again (another query on the same columns): answered from memory, no statement on the data.
-    found, ran = _traced(db, lambda: may_doubt_data(db, "SELECT code FROM country WHERE tag = 'Red' OR continent = 'Asia'", "sqlite"))
-    assert found is False and not [s for s in ran if "LOWER(TRIM(" in s]
-    # A new word ('europe' from 'Europe'): only it is asked.
-    found, ran = _traced(db, lambda: may_doubt_data(db, "SELECT name FROM country WHERE continent = 'Europe'", "sqlite"))
-    assert found is False and [s for s in ran if "LOWER(TRIM(" in s] and all("'asia'" not in s for s in ran)
-
-
-def test_the_gate_tells_stored_values_apart_byte_for_byte_in_a_nocase_column(tmp_path):
-    # tag is COLLATE NOCASE and holds 'Red' and 'red': two stored values fold to 'red'. 'Red' in the query differs
-    # from one of them byte for byte, so the gate lets the doubts ask (with the database's own comparison, which
-    # finds nothing: NOCASE already holds both); 'Blue' is stored one way, so its query is not doubted.
-    path = tmp_path / "n.sqlite"
-    con = sqlite3.connect(path)
-    con.execute("CREATE TABLE t (id INTEGER, tag TEXT COLLATE NOCASE)")
-    con.executemany("INSERT INTO t VALUES (?, ?)", [(1, "Red"), (2, "red"), (3, "Blue")])
-    con.commit()
-    con.close()
-    with ReadOnlyDatabase(path) as d:
-        assert may_doubt_data(d, "SELECT id FROM t WHERE tag = 'Red'", "sqlite")
-        assert literal_doubt(d, "SELECT id FROM t WHERE tag = 'Red'", [[1], [2]]) == ("verified", None)
-        assert not may_doubt_data(d, "SELECT id FROM t WHERE tag = 'Blue'", "sqlite")
-
-
-def test_the_gate_stays_bounded_and_right_when_its_memory_is_full(db, monkeypatch):
-    # With room for one folded word a database, the memory is forgotten and asked again, never wrong: 'asia' (0 rows
-    # as typed, 'Asia' folded) is doubted each time, 'Asia' never.
+def test_the_gate_reads_no_column_past_its_bounds(db, monkeypatch):
+    # A column over the bound has no entry: the queries that name it take the probes (the gate says "may"), and
+    # the doubts are the ones the probes find.
     from goldeval.answers import literals
 
-    monkeypatch.setattr(literals, "_FOLDS_ENTRIES", 1)
-    for _ in range(2):
-        assert may_doubt_data(db, "SELECT name FROM country WHERE continent = 'Asia' AND code = 'AF'", "sqlite") is False
-        assert may_doubt_data(db, "SELECT name FROM country WHERE continent = 'asia'", "sqlite") is True
-    assert sum(len(v) for v in literals._FOLDS[db].values()) <= 2
-
-
-def test_a_gate_probe_that_fails_lets_the_doubts_run(db, monkeypatch):
-    # A probe the database refuses (here every statement on the data fails, as past the time limit) is no "nothing
-    # to find": the gate says the doubts may find something.
-    from goldeval.answers.sql import QueryError
-
-    real = db.execute
-    monkeypatch.setattr(db, "execute", lambda sql: (_ for _ in ()).throw(QueryError("interrupted"))
-                        if "LOWER(TRIM(" in sql else real(sql))
-    assert may_doubt_data(db, "SELECT name FROM country WHERE continent = 'Asia'", "sqlite") is True
+    monkeypatch.setattr(literals, "_DATABASE_CHARS", 10)
+    assert may_doubt_data(db, "SELECT name FROM country WHERE continent = 'Asia'", "sqlite")
+    assert literal_doubt(db, "SELECT name FROM country WHERE continent = 'Asia'", [["a"], ["b"]]) == ("verified", None)

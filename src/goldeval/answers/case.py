@@ -20,7 +20,7 @@ from goldeval.answers.config import AnswerConfig, CaseResult
 from goldeval.answers.direction import direction_doubt
 from goldeval.answers.doubt import filter_doubt
 from goldeval.answers.forbidden import check_forbidden, split_entries
-from goldeval.answers.fragile import NORMALISED_KEY, data_doubts, judge_normalised, match_may_be_fragile
+from goldeval.answers.fragile import NORMALISED_KEY, data_doubts, data_may_be_fragile, judge_normalised
 from goldeval.answers.gold import worse_status
 from goldeval.answers.literals import golden_misses
 from goldeval.answers.query_memo import execute_remembered
@@ -324,15 +324,16 @@ _MATCH_GATE: weakref.WeakKeyDictionary[Any, dict[str, bool]] = weakref.WeakKeyDi
 
 
 def _match_may_be_fragile(db: Any, canonical: str) -> bool:
-    """:func:`~goldeval.answers.fragile.match_may_be_fragile` of a golden's canonical query, remembered per open
-    database (a match of a query asked before costs a look-up)."""
+    """:func:`~goldeval.answers.fragile.data_may_be_fragile` of a golden's canonical query (a text column it
+    compares is dirty), remembered per open database: a match of a query asked before costs a look-up, not the
+    token read of its columns again."""
     try:
         memo = _MATCH_GATE.setdefault(db, {})
     except TypeError:  # a database object that takes no weak reference: asked each time
         memo = {}
     hit = memo.get(canonical)
     if hit is None:
-        hit = match_may_be_fragile(db, canonical, _dialect(db))
+        hit = data_may_be_fragile(db, canonical, _dialect(db))
         if len(memo) >= _PREPARED_ENTRIES:
             memo.clear()
         memo[canonical] = hit
@@ -341,7 +342,7 @@ def _match_may_be_fragile(db: Any, canonical: str) -> bool:
 
 #: The data doubts of a golden (:func:`~goldeval.answers.fragile.data_doubts`), per open database, by the golden as
 #: the case gave it (:func:`_prepared_key`): asked when a prediction disagrees, or matches a golden on a dirty
-#: column (:func:`~goldeval.answers.fragile.match_may_be_fragile`), then once per golden. Bounded as :data:`_PREPARED` (least recently used out first).
+#: column (:func:`~goldeval.answers.fragile.data_may_be_fragile`), then once per golden. Bounded as :data:`_PREPARED` (least recently used out first).
 _DOUBTED: weakref.WeakKeyDictionary[Any, _Prepared] = weakref.WeakKeyDictionary()
 
 
@@ -478,9 +479,9 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         # The data doubts (a literal that misses the data, a data-fragile golden) probe the database, so they are
         # asked when golden and prediction disagree, when both found nothing (an empty golden matched by an empty
         # answer: both may miss the data the same way), and on a match only when a text column the golden compares
-        # is dirty and the doubts may find something (issue 26: a match on clean data costs what it did, and a
-        # prediction that reproduces a fragile golden is not a plain pass). goldeval check-goldens asks them of
-        # every golden.
+        # is dirty (one aggregate query a table a database: issue 26, a match on clean data costs what it did,
+        # and a prediction that reproduces a fragile golden is not a plain pass). goldeval check-goldens asks them
+        # of every golden.
         data_found, normalised = _data_doubts(db, canonical, golden, _prepared_key(canonical, given, cfg), cfg)
         gold_extra = worse_status(gold_extra, data_found)
         if normalised is not None:

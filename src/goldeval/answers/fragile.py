@@ -57,20 +57,18 @@ from goldeval.answers.literals import (
     literal_doubt,
     literal_test,
     may_doubt_data,
-    pairs_meet_folded,
     probe_literal,
     probe_rows,
     sqlite_engine,
     sqlite_name,
     stored_column,
     text_only,
-    word_gate,
 )
 from goldeval.answers.sql import DatabaseLostError, QueryError
 from goldeval.errors import InputError
 from goldeval.verdict import Verdict
 
-__all__ = ["keys_meet_folded", "normalised_query", "fragile_doubt", "data_doubts", "data_may_be_fragile", "match_may_be_fragile",
+__all__ = ["keys_meet_folded", "normalised_query", "fragile_doubt", "data_doubts", "data_may_be_fragile",
            "judge_normalised", "NORMALISED_KEY"]
 
 #: The key of the golden (as the judge prepares it) that holds the normalised result:
@@ -174,38 +172,6 @@ def data_may_be_fragile(db: Any, canonical: str, dialect: str) -> bool:
             if column_dirty(db, st, dialect) is not False:
                 return True
     return False
-
-
-def match_may_be_fragile(db: Any, canonical: str, dialect: str) -> bool:
-    """Whether a match against a golden of *canonical* asks the data doubts: :func:`data_may_be_fragile` (a text
-    column it compares is dirty) and :func:`~goldeval.answers.literals.may_doubt_data` (the doubts may find
-    something at all: :func:`data_doubts` asks it first, so where it says no they find nothing, dirty column or
-    not). The same answer as ``data_may_be_fragile(…) and may_doubt_data(…)``, the column aggregates first (one
-    query a table, each column asked once a database: on a set of goldens over the same tables the cheapest in
-    all; measured on the Spider DIN-SQL file against asking the query's words first, which asks a table again for
-    each new golden's words), then, only when a compared column is dirty, the query's words
-    (:func:`~goldeval.answers.literals.word_gate`) and the pairs of columns compared by name
-    (:func:`~goldeval.answers.literals.pairs_meet_folded`).
-
-    Args:
-        db: An open read-only database.
-        canonical: The golden's canonical query.
-        dialect: Its sqlglot dialect.
-
-    Returns:
-        Whether the doubts may change a match.
-
-    Example:
-        >>> match_may_be_fragile(db, "SELECT name FROM country WHERE continent = 'Asia'", "sqlite")  # doctest: +SKIP
-        False
-
-    Source: goldeval issue 26, item 2 and "Speed" (on the Spider DIN-SQL file 185 of 193 gold queries stop at
-    their words or their columns' aggregates).
-    """
-    if not data_may_be_fragile(db, canonical, dialect):
-        return False
-    found = word_gate(db, canonical, dialect)
-    return found if isinstance(found, bool) else pairs_meet_folded(db, found)
 
 
 def _to_fold(db: Any, comparisons: Sequence[Any], dialect: str) -> list[int]:

@@ -15,6 +15,7 @@ case-sensitively); issue 26, item 1 (every comparison, decided by the database);
 
 from __future__ import annotations
 
+import json
 import weakref
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from goldeval.answers.sql import DatabaseLostError, QueryError
 
 __all__ = ["literal_doubt", "canonical_comparisons", "literal_counts", "literal_test", "golden_misses", "probe_literal",
            "probe_rows", "fold", "stored_column", "is_text_column", "foldable", "text_only", "sqlite_name", "sqlite_engine",
-           "may_doubt_data", "word_gate", "pairs_meet_folded", "column_dirty", "columns_dirty",
+           "may_doubt_data", "column_dirty", "columns_dirty",
            "compared_columns"]
 
 
@@ -585,22 +586,33 @@ def foldable(db: Any, comparison: Any) -> bool:
     return sqlite_engine(db) or is_text_column(db, comparison.stored)
 
 
-# --- a gate that needs no parse: bounded probes of the columns a query names, by their folded values -----------
+# --- a gate that needs no parse: the text values of the columns a query names, folded, read once -------------
 
 #: A folded value that more than one stored value of a column folds to (``'Asia'`` and ``'asia '``).
 _MANY = object()
 
-#: What the gate learnt of each column's text values, per open database: ``(table, column)`` (lower-cased) →
-#: ``{folded value: the one stored value that folds to it, _MANY when several do, None when none does}``, for the
-#: folded values some query asked about (:func:`_held_folded`); at most :data:`_FOLDS_ENTRIES` folded values a
-#: database (all forgotten past it: they are asked again).
-_FOLDS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], dict[str, Any]]] = weakref.WeakKeyDictionary()
-_FOLDS_SIZE: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
-_FOLDS_ENTRIES = 100_000
-#: Per open database: whether a column holds a text value with spaces around it, ``(table, column)`` → bool; and
-#: whether two columns hold values that fold alike but differ, by the pair (sorted) → bool.
-_PADDED: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], bool]] = weakref.WeakKeyDictionary()
+
+@dataclass(frozen=True, slots=True)
+class _ColumnText:
+    """The distinct text values of one stored column, as the data doubts' gate reads them.
+
+    Attributes:
+        folded: Each folded value (``LOWER(TRIM(v))`` as SQLite computes it) → the one stored value that folds to
+            it, or :data:`_MANY` when several do.
+        padded: A stored value has spaces around it (a ``LIKE`` may change when trimmed).
+    """
+
+    folded: dict[str, Any]
+    padded: bool
+
+
+_COLUMNS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], _ColumnText | None]] = weakref.WeakKeyDictionary()
 _PAIRS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], bool]] = weakref.WeakKeyDictionary()
+_COLUMN_CHARS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+#: Most distinct text values a column's entry holds, and most characters the entries of one database hold in all;
+#: a column past either has none (the queries that name it take the parse and the probes).
+_COLUMN_VALUES = 100_000
+_DATABASE_CHARS = 4_000_000
 _PAIRS_ENTRIES = 4096
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -611,112 +623,56 @@ def _sqlite_fold(text: str) -> str:
     return text.strip(" ").translate(_ASCII_LOWER)
 
 
-def _sqlite_text(text: str) -> str | None:
-    """*text* as a SQLite string literal (``'`` doubled); ``None`` for a text SQLite's SQL cannot spell (a NUL)."""
-    return None if "\x00" in text else "'" + text.replace("'", "''") + "'"
-
-
-def _held_folded(db: Any, table: str, columns: Sequence[str], folds: set[str]) -> dict[str, dict[str, Any]] | None:
-    """For each of *columns* of *table* (an open SQLite database, names lower-cased): each folded value of *folds*
-    → the one stored text value that folds to it (``LOWER(TRIM(v))`` as SQLite computes it; values told apart
-    byte for byte, whatever the column's collation), :data:`_MANY` when several do, ``None`` when none does.
-
-    The folded values not yet known of a column are asked in one statement for the whole table (one grouped
-    ``SELECT`` a column, ``UNION ALL``), bounded by what it asks: a row per folded value held. Remembered per open
-    database (:data:`_FOLDS`). ``None`` when the statement fails (the caller doubts)."""
+def _column_text(db: Any, table: str, column: str) -> _ColumnText | None:
+    """The :class:`_ColumnText` of ``table.column`` on an open SQLite database, read once (one query); ``None`` when
+    it has more than :data:`_COLUMN_VALUES` distinct text values, would take the database's entries past
+    :data:`_DATABASE_CHARS` characters, or cannot be read."""
     try:
-        memo = _FOLDS.setdefault(db, {})
-        size = _FOLDS_SIZE.get(db, 0)
-    except TypeError:  # a database object that takes no weak reference: asked each time
-        memo, size = {}, None
-    known = {c: memo.setdefault((table, c), {}) for c in columns}
-    parts: list[str] = []
-    asked: list[tuple[str, list[str]]] = []
-    for i, c in enumerate(columns):
-        missing = sorted(f for f in folds if f not in known[c])
-        if not missing:
-            continue
-        spelled = [_sqlite_text(f) for f in missing]
-        if any(s is None for s in spelled):
-            return None
-        col = sqlite_name(c)
-        folded = f"LOWER(TRIM({col}))"
-        # MIN/MAX under BINARY: two stored values that differ only in case are two values here, also in a column
-        # declared COLLATE NOCASE (the gate over-asks there rather than miss a value).
-        parts.append(f"SELECT {i}, {folded}, MIN({col} COLLATE BINARY), MAX({col} COLLATE BINARY) FROM {sqlite_name(table)} "
-                     f"WHERE typeof({col}) = 'text' AND {folded} IN ({', '.join(spelled)}) GROUP BY {folded}")  # type: ignore[arg-type]
-        asked.append((c, missing))
-    if parts:
-        try:
-            rows = db.execute(" UNION ALL ".join(parts)).rows
-        except DatabaseLostError:  # the database is gone: the run stops, no doubt made without it
-            raise
-        except Exception:  # noqa: BLE001 - not read (the time limit, a value past the limits): the caller doubts
-            return None
-        found: dict[tuple[int, str], Any] = {}
-        for i, f, lo, hi in rows:
-            found[(int(i), f)] = lo if lo == hi else _MANY
-        for c, missing in asked:
-            i = columns.index(c)
-            for f in missing:
-                known[c][f] = found.get((i, f))
-        if size is not None:
-            size += sum(len(m) for _, m in asked)
-            if size > _FOLDS_ENTRIES:
-                memo.clear()
-                size = 0
-            _FOLDS_SIZE[db] = size
-    return known
-
-
-def _padded(db: Any, table: str, column: str) -> bool | None:
-    """Whether a column of an open SQLite database holds a text value with spaces around it (byte for byte), one
-    bounded probe (``LIMIT 1``) remembered per database; ``None`` when it fails."""
-    try:
-        memo = _PADDED.setdefault(db, {})
+        memo = _COLUMNS.setdefault(db, {})
     except TypeError:
-        memo = {}
-    key = (table, column)
-    if key not in memo:
-        col = sqlite_name(column)
-        try:
-            memo[key] = bool(db.execute(f"SELECT 1 FROM {sqlite_name(table)} WHERE typeof({col}) = 'text' AND "
-                                        f"{col} COLLATE BINARY <> TRIM({col}) LIMIT 1").rows)
-        except DatabaseLostError:  # the database is gone: the run stops, no doubt made without it
-            raise
-        except Exception:  # noqa: BLE001 - not read: the caller doubts
-            return None
-    return memo[key]
-
-
-def _meet_folded(db: Any, a: tuple[str, str], b: tuple[str, str]) -> bool | None:
-    """Whether some stored text value of column *a* and some of *b* (``(table, column)``, lower-cased; the same
-    column for a self-join) fold alike but differ byte for byte: one bounded probe (``LIMIT 1``) over the two
-    columns' distinct values, remembered per database; ``None`` when it fails."""
+        return None
+    key = (table.lower(), column.lower())
+    if key in memo:
+        return memo[key]
+    out: _ColumnText | None
     try:
-        memo = _PAIRS.setdefault(db, {})
-    except TypeError:
-        memo = {}
+        c = sqlite_name(column)
+        # One JSON cell of [folded, stored] pairs, read by the C JSON parser: a row a value costs ~5 us of Python
+        # decoding each (4,079 city names: 20 ms), one cell costs its parse (a value over SQLite's length limit of
+        # 16 MB fails the query: no entry).
+        cell = db.execute(f"SELECT json_group_array(json_array(f, v)) FROM (SELECT DISTINCT LOWER(TRIM({c})) AS f, {c} AS v "
+                          f"FROM {sqlite_name(table)} WHERE typeof({c}) = 'text' LIMIT {_COLUMN_VALUES + 1})").rows[0][0]
+        rows = json.loads(cell) if isinstance(cell, str) else []
+        if len(rows) > _COLUMN_VALUES:
+            raise OverflowError
+        chars = _COLUMN_CHARS.get(db, 0) + sum(len(f) + len(v) for f, v in rows)
+        if chars > _DATABASE_CHARS:
+            raise OverflowError
+        _COLUMN_CHARS[db] = chars
+        folded: dict[str, Any] = {}
+        padded = False
+        for f, v in rows:
+            if folded.setdefault(f, v) != v:
+                folded[f] = _MANY
+            padded = padded or v != v.strip(" ")
+        out = _ColumnText(folded, padded)
+    except DatabaseLostError:  # the database is gone: the run stops, no doubt made without it
+        raise
+    except Exception:  # noqa: BLE001 - no entry: the queries that name this column take the probes
+        out = None
+    memo[key] = out
+    return out
+
+
+def _meet_folded(db: Any, a: tuple[str, str], b: tuple[str, str], ta: _ColumnText, tb: _ColumnText) -> bool:
+    """Some stored value of column *a* and some of *b* fold alike but differ (remembered per database)."""
+    memo = _PAIRS.setdefault(db, {})
     key = (a, b) if a <= b else (b, a)
     hit = memo.get(key)
     if hit is None:
-        if a == b:  # a self-join: two distinct values of the column fold alike (one grouping, no join)
-            col = sqlite_name(a[1])
-            sql = (f"SELECT 1 FROM {sqlite_name(a[0])} WHERE typeof({col}) = 'text' GROUP BY LOWER(TRIM({col})) "
-                   f"HAVING MIN({col} COLLATE BINARY) <> MAX({col} COLLATE BINARY) LIMIT 1")
-        else:
-            sides = []
-            for table, column in key:
-                col = sqlite_name(column)
-                sides.append(f"(SELECT DISTINCT LOWER(TRIM({col})) AS k, {col} COLLATE BINARY AS v FROM {sqlite_name(table)} "
-                             f"WHERE typeof({col}) = 'text')")
-            sql = f"SELECT 1 FROM {sides[0]} AS x JOIN {sides[1]} AS y ON x.k = y.k WHERE x.v <> y.v COLLATE BINARY LIMIT 1"
-        try:
-            hit = bool(db.execute(sql).rows)
-        except DatabaseLostError:  # the database is gone: the run stops, no doubt made without it
-            raise
-        except Exception:  # noqa: BLE001 - not read: the caller doubts
-            return None
+        small, large = (ta.folded, tb.folded) if len(ta.folded) <= len(tb.folded) else (tb.folded, ta.folded)
+        hit = any(v is _MANY or (w := large.get(f)) is not None and (w is _MANY or w != v) for f, v in small.items()
+                  if f in large)
         if len(memo) >= _PAIRS_ENTRIES:
             memo.clear()
         memo[key] = hit
@@ -871,8 +827,8 @@ def _text_or_untyped(declared: str | None) -> bool:
 
 def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
     """Whether the data doubts (:func:`literal_doubt`, :mod:`goldeval.answers.fragile`) may find something in a
-    canonical query: :func:`word_gate`, and where its words find nothing, the column pairs the query compares by
-    name asked with :func:`pairs_meet_folded`.
+    canonical query, read from its tokens and the text values of the columns it may compare (:func:`_column_text`,
+    read once a column), without a parse or a probe.
 
     Args:
         db: An open read-only database.
@@ -880,64 +836,16 @@ def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
         dialect: Its sqlglot dialect.
 
     Returns:
-        False only when nothing can be found (see :func:`word_gate`); the doubts then need not run.
-
-    Example:
-        >>> may_doubt_data(db, "SELECT name FROM country WHERE continent = 'asia'", "sqlite")  # doctest: +SKIP
-        True
-    """
-    found = word_gate(db, canonical, dialect)
-    return found if isinstance(found, bool) else pairs_meet_folded(db, found)
-
-
-def pairs_meet_folded(db: Any, pairs: Sequence[tuple[tuple[str, str], tuple[str, str]]]) -> bool:
-    """Whether some pair of columns (``((table, column), (table, column))``, lower-cased, on an open SQLite database)
-    holds values that fold alike (``LOWER(TRIM(v))``) but differ byte for byte: a join key or column comparison
-    that trimming and case-folding would change. One bounded probe a pair (``LIMIT 1``), remembered per database;
-    a probe that fails counts as True.
-
-    Args:
-        db: An open read-only SQLite database.
-        pairs: The pairs (:func:`word_gate`'s); a column paired with itself is a self-join.
-
-    Returns:
-        True when one pair meets so (or cannot be asked).
-    """
-    return any(_meet_folded(db, a, b) is not False for a, b in pairs)
-
-
-def word_gate(db: Any, canonical: str, dialect: str) -> bool | tuple[tuple[tuple[str, str], tuple[str, str]], ...]:
-    """:func:`may_doubt_data` without its most costly probes: what the query's words find, read from its tokens and
-    bounded probes of the columns it may compare, without a parse.
-
-    Args:
-        db: An open read-only database.
-        canonical: The golden's canonical query.
-        dialect: Its sqlglot dialect.
-
-    Returns:
-        ``True`` or ``False`` when that decides :func:`may_doubt_data` (``False`` only when nothing can be found:
-        below); otherwise the column pairs the query compares by name (``((table, column), (table, column))``),
-        which it may find something in only when :func:`pairs_meet_folded` says they meet folded. A join asks
-        those pairs; the judge asks them on a match only after the column gate found a compared column dirty.
+        False only when nothing can be found (below); the probes then need not run.
 
     The columns it may compare are those of the tables it names whose names stand next to a comparison operator
-    (:func:`_operands`; a query with an ``IN (SELECT …)`` that projects more than one column name takes the
-    doubts). Nothing can be found when the query makes no comparison (:func:`~goldeval.answers.doubt.may_compare`),
-    or when, on SQLite, every string, number and double-quoted word of the query folds to no stored text value of
-    those columns but itself (no literal matches more rows trimmed and case-folded: :func:`_held_folded`, one
-    statement a table, asking only the query's own folded words), no two of those columns that the query compares
-    by name (``a = b``: :func:`_compared_names`) hold values that fold alike but differ (no join key or column
-    comparison changes: :func:`_meet_folded`), no ``LIKE`` meets a padded value (:func:`_padded`), and there is no
-    ``GLOB``, ``ILIKE`` or ``BETWEEN`` (patterns and ranges are left to the doubts). Stored values are told apart
-    byte for byte, whatever the column's collation (a ``NOCASE`` column holding 'Asia' and 'asia' may be doubted;
-    the doubts then ask with the database's own comparison). Anything else, a probe that fails, and other engines:
-    True. Each probe is remembered per open database, so a golden on clean data costs a look-up per word once its
-    words were asked.
-
-    Example:
-        >>> word_gate(db, "SELECT name FROM country WHERE continent = 'asia'", "sqlite")  # doctest: +SKIP
-        True
+    (:func:`_operands`; a query with an ``IN (SELECT …)`` that projects more than one column name takes the probes). Nothing can be found when the query makes no comparison (:func:`~goldeval.answers.doubt.may_compare`), or when, on SQLite,
+    every string, number and double-quoted word of the query folds to no stored value of those columns but itself
+    (no literal matches more rows trimmed and case-folded), no two of those columns that the query compares by name
+    (``a = b``: :func:`_compared_names`; any two with ``IN (SELECT …)``) hold values that fold alike but differ (no
+    join key or column comparison changes), no ``LIKE`` meets a padded value, and
+    there is no ``GLOB``, ``ILIKE`` or ``BETWEEN`` (patterns and ranges are left to the probes). Anything else, and
+    other engines: True.
     """
     from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
 
@@ -961,11 +869,22 @@ def word_gate(db: Any, canonical: str, dialect: str) -> bool | tuple[tuple[tuple
     if not compared:
         return False
     words = {t.text.lower() for t in read.tokens if t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)}
-    tables = {table: sorted(compared.intersection(schema[table])) for table in sorted(words.intersection(schema))}
-    tables = {t: cols for t, cols in tables.items() if cols}  # schema() names are lower-cased
-    if not tables:
-        return False
-    texts: set[str] = set()
+    columns: list[tuple[tuple[str, str], _ColumnText]] = []
+    for table in words.intersection(schema):  # schema() names are lower-cased
+        for col in compared.intersection(schema[table]):
+            text = _column_text(db, table, col)
+            if text is None:
+                return True
+            if text.folded:
+                columns.append(((table, col), text))
+    if not columns:
+        return False  # no compared column holds text: no literal or key can fold to another value
+    if TokenType.LIKE in read.types and any(t.padded for _, t in columns):
+        return True
+    for i, (a, ta) in enumerate(columns):
+        for b, tb in columns[i:]:
+            if ((a[1], b[1]) in pairs or (b[1], a[1]) in pairs) and _meet_folded(db, a, b, ta, tb):
+                return True
     for tok in read.tokens:
         kind = tok.token_type
         if kind is TokenType.NUMBER:
@@ -973,23 +892,15 @@ def word_gate(db: Any, canonical: str, dialect: str) -> bool | tuple[tuple[tuple
                 n = float(tok.text)
             except ValueError:
                 return True
-            texts.update((tok.text, repr(n), str(int(n)) if n.is_integer() else repr(n)))
+            texts = {tok.text, repr(n), str(int(n)) if n.is_integer() else repr(n)}
         elif kind is TokenType.STRING or kind is TokenType.IDENTIFIER:
-            texts.add(tok.text)
-    by_fold: dict[str, list[str]] = {}  # the query's words by their folded value ('Asia' and 'asia' fold alike)
-    for t in sorted(texts):
-        by_fold.setdefault(_sqlite_fold(t), []).append(t)
-    for table, cols in tables.items():
-        held = _held_folded(db, table, cols, set(by_fold))
-        if held is None:
-            return True
-        for col in cols:
-            for f, ts in by_fold.items():
-                v = held[col].get(f)
-                if v is not None and any(v is _MANY or v != t for t in ts):
+            texts = {tok.text}
+        else:
+            continue
+        for text in texts:
+            f = _sqlite_fold(text)
+            for _, t in columns:
+                held = t.folded.get(f)
+                if held is not None and held != text:
                     return True
-    columns = [(table, col) for table, cols in tables.items() for col in cols]
-    if TokenType.LIKE in read.types and any(_padded(db, t, c) is not False for t, c in columns):
-        return True
-    met = tuple((a, b) for i, a in enumerate(columns) for b in columns[i:] if (a[1], b[1]) in pairs or (b[1], a[1]) in pairs)
-    return met or False
+    return False
