@@ -59,6 +59,7 @@ from goldeval.answers.literals import (
     may_doubt_data,
     probe_literal,
     probe_rows,
+    read_column_dirty,
     sqlite_engine,
     sqlite_name,
     stored_column,
@@ -151,8 +152,12 @@ def data_may_be_fragile(db: Any, canonical: str, dialect: str) -> bool:
     if named is not None:  # SQLite: read off the query's tokens, no parse (a match pays for no parse)
         tables: dict[str, list[str]] = {}
         for table, col in named:
-            tables.setdefault(table, []).append(col)
-        # One aggregate query a table for its columns not asked before (columns_dirty), in the order named.
+            found = read_column_dirty(db, table, col)
+            if found:
+                return True
+            if found is None:
+                tables.setdefault(table, []).append(col)
+        # One aggregate query a table for its columns not read (columns_dirty).
         return any(v is not False for table, cols in tables.items() for v in columns_dirty(db, table, cols, dialect).values())
     _, comparisons = canonical_comparisons(db, canonical, dialect)
     asked: set[Any] = set()

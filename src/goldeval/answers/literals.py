@@ -27,7 +27,7 @@ from goldeval.answers.sql import DatabaseLostError, QueryError
 
 __all__ = ["literal_doubt", "canonical_comparisons", "literal_counts", "literal_test", "golden_misses", "probe_literal",
            "probe_rows", "fold", "stored_column", "is_text_column", "foldable", "text_only", "sqlite_name", "sqlite_engine",
-           "may_doubt_data", "column_dirty", "columns_dirty",
+           "may_doubt_data", "column_dirty", "columns_dirty", "read_column_dirty",
            "compared_columns"]
 
 
@@ -662,6 +662,31 @@ def _column_text(db: Any, table: str, column: str) -> _ColumnText | None:
         out = None
     memo[key] = out
     return out
+
+
+def read_column_dirty(db: Any, table: str, column: str) -> bool | None:
+    """:func:`column_dirty` of a column of an open SQLite database, told from its text values as
+    :func:`may_doubt_data` reads them (one read a column a database, shared with the data doubts): a value with
+    spaces around it, or two distinct values (under the column's collation, as ``COUNT(DISTINCT …)`` counts them)
+    that fold alike.
+
+    Args:
+        db: An open read-only SQLite database.
+        table: The table's name (lower-cased).
+        column: The column's name (lower-cased).
+
+    Returns:
+        True (dirty) or False (clean); ``None`` when the column is not read (past the read's bounds, or it fails):
+        the caller asks :func:`column_dirty`.
+
+    Example:
+        >>> read_column_dirty(db, "country", "continent")  # doctest: +SKIP
+        False
+    """
+    text = _column_text(db, table, column)
+    if text is None:
+        return None
+    return text.padded or any(v is _MANY for v in text.folded.values())
 
 
 def _meet_folded(db: Any, a: tuple[str, str], b: tuple[str, str], ta: _ColumnText, tb: _ColumnText) -> bool:
