@@ -59,7 +59,7 @@ from goldeval.answers.literals import (
     may_doubt_data,
     probe_literal,
     probe_rows,
-    read_column_dirty,
+    read_columns_dirty,
     sqlite_engine,
     sqlite_name,
     stored_column,
@@ -152,13 +152,17 @@ def data_may_be_fragile(db: Any, canonical: str, dialect: str) -> bool:
     if named is not None:  # SQLite: read off the query's tokens, no parse (a match pays for no parse)
         tables: dict[str, list[str]] = {}
         for table, col in named:
-            found = read_column_dirty(db, table, col)
-            if found:
+            tables.setdefault(table, []).append(col)
+        for table, cols in tables.items():
+            # The columns' text values, read in one statement a table and shared with the data doubts
+            # (may_doubt_data reads the same); a column past the read's bounds by its aggregate (columns_dirty).
+            read = read_columns_dirty(db, table, cols)
+            if any(read.values()):
                 return True
-            if found is None:
-                tables.setdefault(table, []).append(col)
-        # One aggregate query a table for its columns not read (columns_dirty).
-        return any(v is not False for table, cols in tables.items() for v in columns_dirty(db, table, cols, dialect).values())
+            unread = [c for c, v in read.items() if v is None]
+            if unread and any(v is not False for v in columns_dirty(db, table, unread, dialect).values()):
+                return True
+        return False
     _, comparisons = canonical_comparisons(db, canonical, dialect)
     asked: set[Any] = set()
     for cmp in comparisons:
