@@ -479,9 +479,9 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         # The data doubts (a literal that misses the data, a data-fragile golden) probe the database, so they are
         # asked when golden and prediction disagree, when both found nothing (an empty golden matched by an empty
         # answer: both may miss the data the same way), and on a match only when a text column the golden compares
-        # is dirty (one aggregate query a table a database: issue 26, a match on clean data costs what it did,
-        # and a prediction that reproduces a fragile golden is not a plain pass). goldeval check-goldens asks them
-        # of every golden.
+        # is dirty (one read a table a database, shared with the doubts: issue 26, a match on clean data costs
+        # what it did, and a prediction that reproduces a fragile golden is not a plain pass). goldeval
+        # check-goldens asks them of every golden.
         data_found, normalised = _data_doubts(db, canonical, golden, _prepared_key(canonical, given, cfg), cfg)
         gold_extra = worse_status(gold_extra, data_found)
         if normalised is not None:
