@@ -1,8 +1,8 @@
 """The probes of issue 26's golden doubts (a literal that misses the data, a data-fragile golden, a direction that
-runs against the question) cost nothing on a match beyond the column gate (one aggregate query per compared text
-column per database): they run when golden and prediction disagree, when both found nothing, or on a match whose
-compared column is dirty (a reproduced fragile golden is not a plain pass), and a disagreeing case still gets
-every doubt. Every SQL statement SQLite runs is seen through
+runs against the question) cost nothing on a match beyond the column gate (one statement per table for its compared
+text columns, each column read once per database and shared with the doubts): they run when golden and prediction disagree, when
+both found nothing, or on a match whose compared column is dirty (a reproduced fragile golden is not a plain
+pass), and a disagreeing case still gets every doubt. Every SQL statement SQLite runs is seen through
 ``sqlite3.Connection.set_trace_callback``. The small database is made here; every count is read off its rows.
 """
 
@@ -71,8 +71,10 @@ def _made(tmp_path, name, continents, *, collate=""):
 
 
 def _gates(ran):
-    """The column gate's statements among those SQLite ran (its aggregate: COUNT(DISTINCT …) of the column)."""
-    return [s for s in ran if "COUNT(DISTINCT" in s]
+    """The column gate's statements among those SQLite ran: the read of the compared columns' distinct text values
+    (``json_group_array``, shared with the data doubts), or an aggregate (``COUNT(DISTINCT …)``) for a column past
+    the read's bounds."""
+    return [s for s in ran if "COUNT(DISTINCT" in s or "json_group_array" in s]
 
 
 def test_a_match_on_clean_data_runs_no_probe_beyond_the_column_gate_asked_once_per_column(tmp_path):
@@ -82,8 +84,8 @@ def test_a_match_on_clean_data_runs_no_probe_beyond_the_column_gate_asked_once_p
         asia = "SELECT name FROM country WHERE continent = 'Asia'"
         v, ran = _judged(d, "Which countries are in Asia?", asia, "SELECT c.name FROM country AS c WHERE c.continent = 'Asia'")
         assert v.verdict == "match" and v.gold_status == "verified" and not v.needs_human
-        # The golden's query, the answer's, and one aggregate for country.continent: no literal count, no column
-        # read, no re-run of a folded query.
+        # The golden's query, the answer's, and one gate statement for country.continent (the read of its distinct
+        # text values, which the doubts would share): no literal count, no re-run of a folded query.
         assert len(_gates(ran)) == 1 and '"continent"' in _gates(ran)[0]
         assert [s for s in ran if s not in _gates(ran)] == [asia, "SELECT c.name FROM country AS c WHERE c.continent = 'Asia'"]
         # Another golden on the same column of the same database, matched: the gate is remembered, not asked again.
@@ -91,6 +93,48 @@ def test_a_match_on_clean_data_runs_no_probe_beyond_the_column_gate_asked_once_p
         v2, ran2 = _judged(d, "Which countries are in Europe?", europe, "SELECT name FROM country WHERE 'Europe' = continent")
         assert v2.verdict == "match" and v2.gold_status == "verified"
         assert ran2 == [europe, "SELECT name FROM country WHERE 'Europe' = continent"]
+    finally:
+        d.close()
+
+
+def test_a_match_on_a_clean_table_runs_one_gate_statement_for_the_table(tmp_path):
+    # The golden compares two text columns of one table (continent = 'Asia', name = 'c1'); both are typed one way.
+    # One statement reads the table's two columns (one query a column before: two here), and a second golden on
+    # them asks nothing.
+    d = _made(tmp_path, "clean2.sqlite", ["Asia", "Asia", "Europe"])
+    try:
+        two = "SELECT name FROM country WHERE continent = 'Asia' AND name = 'c1'"
+        answer = "SELECT name FROM country WHERE name = 'c1' AND continent = 'Asia'"
+        v, ran = _judged(d, "Is c1 in Asia?", two, answer)
+        assert v.verdict == "match" and v.gold_status == "verified"
+        assert ran[:2] == [two, answer] and len(ran) == 3 and _gates(ran) == ran[2:]
+        assert '"continent"' in ran[2] and '"name"' in ran[2]
+        again = "SELECT count(*) FROM country WHERE name = 'c0' OR continent = 'Europe'"
+        v2, ran2 = _judged(d, "How many?", again, "SELECT count(name) FROM country WHERE continent = 'Europe' OR name = 'c0'")
+        assert v2.verdict == "match" and len(ran2) == 2 and not _gates(ran2)
+    finally:
+        d.close()
+
+
+@pytest.mark.parametrize("continents, dirty", [
+    (["Asia", "Asia", "asia", "Europe"], True),    # 'Asia' and 'asia' fold alike: dirty
+    (["Asia", "Asia", "Europe"], False),           # typed one way: clean
+])
+def test_a_column_past_the_reads_bounds_is_gated_by_its_aggregate(tmp_path, monkeypatch, continents, dirty):
+    # With room for no column's values (the database's character bound at 1), the gate cannot read
+    # country.continent: it asks the column's aggregate instead, and a reproduced fragile golden on dirty data is
+    # still not a plain pass (continent = 'Asia' keeps c0, c1; folded, c2 too), while clean data stay a match.
+    from goldeval.answers import literals
+
+    monkeypatch.setattr(literals, "_DATABASE_CHARS", 1)
+    d = _made(tmp_path, "bound.sqlite", continents)
+    try:
+        v, ran = _judged(d, "Which countries are in Asia?", ASIA, "SELECT name FROM country WHERE 'Asia' = continent")
+        assert [s for s in ran if "COUNT(DISTINCT" in s] and '"continent"' in [s for s in ran if "COUNT(DISTINCT" in s][0]
+        if dirty:
+            assert v.verdict == "needs_human" and v.details["rule_verdict"]["verdict"] == "match"
+        else:
+            assert v.verdict == "match" and v.gold_status == "verified" and len(_gates(ran)) == 2  # the read tried, the aggregate
     finally:
         d.close()
 

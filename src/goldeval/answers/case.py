@@ -319,6 +319,27 @@ def _data_doubted(db: Any, canonical: Any, golden: Mapping[str, Any], cfg: Answe
             and golden.get("rows") is not None)
 
 
+#: :func:`_match_may_be_fragile` per open database, by canonical query (at most :data:`_PREPARED_ENTRIES`).
+_MATCH_GATE: weakref.WeakKeyDictionary[Any, dict[str, bool]] = weakref.WeakKeyDictionary()
+
+
+def _match_may_be_fragile(db: Any, canonical: str) -> bool:
+    """:func:`~goldeval.answers.fragile.data_may_be_fragile` of a golden's canonical query (a text column it
+    compares is dirty), remembered per open database: a match of a query asked before costs a look-up, not the
+    token read of its columns again."""
+    try:
+        memo = _MATCH_GATE.setdefault(db, {})
+    except TypeError:  # a database object that takes no weak reference: asked each time
+        memo = {}
+    hit = memo.get(canonical)
+    if hit is None:
+        hit = data_may_be_fragile(db, canonical, _dialect(db))
+        if len(memo) >= _PREPARED_ENTRIES:
+            memo.clear()
+        memo[canonical] = hit
+    return hit
+
+
 #: The data doubts of a golden (:func:`~goldeval.answers.fragile.data_doubts`), per open database, by the golden as
 #: the case gave it (:func:`_prepared_key`): asked when a prediction disagrees, or matches a golden on a dirty
 #: column (:func:`~goldeval.answers.fragile.data_may_be_fragile`), then once per golden. Bounded as :data:`_PREPARED` (least recently used out first).
@@ -454,13 +475,13 @@ def judge_case(case: Mapping[str, Any], attempt: Mapping[str, Any] | None, *, db
         oc = CaseOutcome(cid, "unscored", reason=str(exc))
         return CaseResult(oc, _materials(case, attempt, oc, pred, golden) if materials else {"id": cid})
     if _data_doubted(db, canonical, golden, cfg) and (v.verdict != "match" or _found_nothing(golden["rows"])
-                                                      or data_may_be_fragile(db, str(canonical), _dialect(db))):
+                                                      or _match_may_be_fragile(db, str(canonical))):
         # The data doubts (a literal that misses the data, a data-fragile golden) probe the database, so they are
         # asked when golden and prediction disagree, when both found nothing (an empty golden matched by an empty
         # answer: both may miss the data the same way), and on a match only when a text column the golden compares
-        # is dirty (one aggregate query a column a database: issue 26, a match on clean data costs what it did,
-        # and a prediction that reproduces a fragile golden is not a plain pass). goldeval check-goldens asks them
-        # of every golden.
+        # is dirty (one read a table a database, shared with the doubts: issue 26, a match on clean data costs
+        # what it did, and a prediction that reproduces a fragile golden is not a plain pass). goldeval
+        # check-goldens asks them of every golden.
         data_found, normalised = _data_doubts(db, canonical, golden, _prepared_key(canonical, given, cfg), cfg)
         gold_extra = worse_status(gold_extra, data_found)
         if normalised is not None:

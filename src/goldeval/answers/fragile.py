@@ -16,8 +16,8 @@ rows), the golden is ``suspect`` (:func:`data_doubts`), and the prediction is ju
 
 The judge (``answers.case.judge_case``) asks these doubts when golden and prediction disagree, when both found
 nothing (:func:`~goldeval.answers.literals.golden_misses`), and on a match only when the database could make the
-golden fragile (:func:`data_may_be_fragile`: one aggregate query per compared text column per open database, so a
-match on clean data costs no other probe: issue 26, speed); a prediction that reproduces a fragile golden is then
+golden fragile (:func:`data_may_be_fragile`: one read per table of its compared text columns per open database,
+shared with the doubts' own reads, so a match on clean data costs no other probe: issue 26, speed); a prediction that reproduces a fragile golden is then
 ``needs_human``. :func:`data_doubts` and :func:`fragile_doubt`, called on their own with the golden and the
 database, are the golden health check's.
 
@@ -47,6 +47,7 @@ from goldeval.answers.gold import worse_status
 from goldeval.answers.literals import (
     canonical_comparisons,
     column_dirty,
+    columns_dirty,
     compared_columns,
     fold,
     foldable,
@@ -58,6 +59,7 @@ from goldeval.answers.literals import (
     may_doubt_data,
     probe_literal,
     probe_rows,
+    read_columns_dirty,
     sqlite_engine,
     sqlite_name,
     stored_column,
@@ -123,9 +125,12 @@ def data_may_be_fragile(db: Any, canonical: str, dialect: str) -> bool:
     (:func:`~goldeval.answers.literals.column_dirty`: a value with spaces around it, or two values equal trimmed
     and case-folded).
 
-    The judge asks it on a match (``answers.case.judge_case``): a clean column costs its one aggregate query once
-    per open database and the match costs nothing more; a dirty one sends the golden to :func:`data_doubts`, so a
-    prediction that reproduces a fragile golden is not a plain pass.
+    The judge asks it on a match (``answers.case.judge_case``): on SQLite a clean column costs one read of its
+    distinct text values per open database (:func:`~goldeval.answers.literals.read_columns_dirty`, one statement a
+    table, the same read :func:`~goldeval.answers.literals.may_doubt_data` makes, so a later doubt of a golden on
+    that column reads nothing again; a column past the read's bounds by its aggregate, one query a table:
+    :func:`~goldeval.answers.literals.columns_dirty`), and the match costs nothing more; a dirty one sends the
+    golden to :func:`data_doubts`, so a prediction that reproduces a fragile golden is not a plain pass.
 
     Args:
         db: An open read-only database.
@@ -148,7 +153,19 @@ def data_may_be_fragile(db: Any, canonical: str, dialect: str) -> bool:
     """
     named = compared_columns(db, canonical, dialect)
     if named is not None:  # SQLite: read off the query's tokens, no parse (a match pays for no parse)
-        return any(column_dirty(db, Stored(table, col), dialect) is not False for table, col in named)
+        tables: dict[str, list[str]] = {}
+        for table, col in named:
+            tables.setdefault(table, []).append(col)
+        for table, cols in tables.items():
+            # The columns' text values, read in one statement a table and shared with the data doubts
+            # (may_doubt_data reads the same); a column past the read's bounds by its aggregate (columns_dirty).
+            read = read_columns_dirty(db, table, cols)
+            if any(read.values()):
+                return True
+            unread = [c for c, v in read.items() if v is None]
+            if unread and any(v is not False for v in columns_dirty(db, table, unread, dialect).values()):
+                return True
+        return False
     _, comparisons = canonical_comparisons(db, canonical, dialect)
     asked: set[Any] = set()
     for cmp in comparisons:

@@ -21,13 +21,14 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from goldeval.answers.comparisons import query_comparisons
+from goldeval.answers.comparisons import Stored, query_comparisons
 from goldeval.answers.doubt import may_compare, parsed_query, query_tokens, sql_dialect
 from goldeval.answers.sql import DatabaseLostError, QueryError
 
 __all__ = ["literal_doubt", "canonical_comparisons", "literal_counts", "literal_test", "golden_misses", "probe_literal",
            "probe_rows", "fold", "stored_column", "is_text_column", "foldable", "text_only", "sqlite_name", "sqlite_engine",
-           "may_doubt_data", "column_dirty", "compared_columns"]
+           "may_doubt_data", "column_dirty", "columns_dirty", "read_columns_dirty",
+           "compared_columns"]
 
 
 def golden_misses(rows: Sequence[Sequence[Any]]) -> bool:
@@ -372,14 +373,68 @@ def column_dirty(db: Any, stored: Any, dialect: str) -> bool | None:
         return (f"SELECT CASE WHEN COUNT(DISTINCT {col}) <> COUNT(DISTINCT {folded}) THEN 1 "
                 f"WHEN SUM(CASE WHEN {col} <> {trimmed} THEN 1 ELSE 0 END) > 0 THEN 1 ELSE 0 END FROM {table}")
 
-    key = ("dirty", dialect, stored.table.lower(), stored.column.lower(), stored.table_quoted, stored.column_quoted)
     try:
-        rows = probe_rows(db, write, key=key)
+        rows = probe_rows(db, write, key=_dirty_key(stored, dialect))
     except QueryError:
         return None
     if not rows or not rows[0] or rows[0][0] is None:
         return None
     return bool(rows[0][0])
+
+
+def columns_dirty(db: Any, table: str, columns: Sequence[str], dialect: str) -> dict[str, bool | None]:
+    """:func:`column_dirty` of several columns of one table (names as stored, unquoted), asked in one aggregate query
+    over the table on SQLite (one scan: each column's test of :func:`column_dirty` kept to its text values by a
+    ``FILTER`` clause, so each ``COUNT(DISTINCT …)`` compares under the column's own collation, as alone);
+    remembered per open database with :func:`column_dirty`'s answers, so a column is asked once however it is
+    asked. Elsewhere, or when that query fails, each column by :func:`column_dirty`.
+
+    Args:
+        db: An open read-only database.
+        table: The table's name.
+        columns: Its columns' names.
+        dialect: The dialect the queries are printed in.
+
+    Returns:
+        ``{column: True (dirty) / False (clean) / None (not read: the caller treats it as dirty)}``.
+
+    Example:
+        >>> columns_dirty(db, "country", ["continent", "name"], "sqlite")  # doctest: +SKIP
+        {'continent': True, 'name': False}
+
+    Source: goldeval issue 26, "Speed" (one query a table, not one a column).
+    """
+    stored = {c: Stored(table, c) for c in columns}
+    if not (dialect == "sqlite" and sqlite_engine(db)):
+        return {c: column_dirty(db, st, dialect) for c, st in stored.items()}
+    try:
+        memo = _FOLDED.setdefault(db, {})
+    except TypeError:  # a database object that takes no weak reference: each column asked alone
+        return {c: column_dirty(db, st, dialect) for c, st in stored.items()}
+    keys = {c: _dirty_key(st, dialect) for c, st in stored.items()}
+    missing = [c for c in columns if keys[c] not in memo]
+    if len(missing) > 1:
+        parts = []
+        for c in missing:
+            col = sqlite_name(c)
+            only = f"FILTER (WHERE typeof({col}) = 'text')"
+            parts.append(f"COUNT(DISTINCT {col}) {only} <> COUNT(DISTINCT LOWER(TRIM({col}))) {only} "
+                         f"OR COALESCE(SUM({col} <> TRIM({col})) {only}, 0) > 0")
+        try:
+            row = db.execute(f"SELECT {', '.join(parts)} FROM {sqlite_name(table)}").rows[0]
+        except QueryError:
+            row = None  # (a SQLite before 3.30 has no FILTER): each column alone below
+        if row is not None and len(row) == len(missing):
+            if len(memo) + len(missing) >= _FOLDED_ENTRIES:
+                memo.clear()
+            for c, v in zip(missing, row):
+                memo[keys[c]] = [(v,)]
+    return {c: column_dirty(db, st, dialect) for c, st in stored.items()}
+
+
+def _dirty_key(stored: Any, dialect: str) -> tuple[Any, ...]:
+    """What :func:`column_dirty` is remembered by in :func:`probe_rows`' memory."""
+    return ("dirty", dialect, stored.table.lower(), stored.column.lower(), stored.table_quoted, stored.column_quoted)
 
 
 def _folded_values(db: Any, comparison: Any, index: int, dialect: str, *, limit: int = 3) -> list[tuple[Any, int]]:
@@ -569,44 +624,88 @@ def _sqlite_fold(text: str) -> str:
 
 
 def _column_text(db: Any, table: str, column: str) -> _ColumnText | None:
-    """The :class:`_ColumnText` of ``table.column`` on an open SQLite database, read once (one query); ``None`` when
-    it has more than :data:`_COLUMN_VALUES` distinct text values, would take the database's entries past
+    """The :class:`_ColumnText` of ``table.column`` on an open SQLite database (:func:`_columns_text`)."""
+    return _columns_text(db, table, [column]).get(column.lower())
+
+
+def _text_select(table: str, column: str) -> str:
+    """The query of one JSON cell of a column's distinct ``[folded, stored]`` text values (at most
+    :data:`_COLUMN_VALUES` + 1 of them)."""
+    c = sqlite_name(column)
+    return (f"SELECT json_group_array(json_array(f, v)) FROM (SELECT DISTINCT LOWER(TRIM({c})) AS f, {c} AS v "
+            f"FROM {sqlite_name(table)} WHERE typeof({c}) = 'text' LIMIT {_COLUMN_VALUES + 1})")
+
+
+def _columns_text(db: Any, table: str, columns: Sequence[str]) -> dict[str, _ColumnText | None]:
+    """The :class:`_ColumnText` of each of *columns* of *table* on an open SQLite database (by lower-cased name),
+    each read once a database: those not read before in one statement (a JSON cell a column), each alone when
+    that fails (so one column past a limit leaves only its own entry out). An entry is ``None`` when the column
+    has more than :data:`_COLUMN_VALUES` distinct text values, would take the database's entries past
     :data:`_DATABASE_CHARS` characters, or cannot be read."""
     try:
         memo = _COLUMNS.setdefault(db, {})
     except TypeError:
-        return None
-    key = (table.lower(), column.lower())
-    if key in memo:
-        return memo[key]
-    out: _ColumnText | None
-    try:
-        c = sqlite_name(column)
-        # One JSON cell of [folded, stored] pairs, read by the C JSON parser: a row a value costs ~5 us of Python
-        # decoding each (4,079 city names: 20 ms), one cell costs its parse (a value over SQLite's length limit of
-        # 16 MB fails the query: no entry).
-        cell = db.execute(f"SELECT json_group_array(json_array(f, v)) FROM (SELECT DISTINCT LOWER(TRIM({c})) AS f, {c} AS v "
-                          f"FROM {sqlite_name(table)} WHERE typeof({c}) = 'text' LIMIT {_COLUMN_VALUES + 1})").rows[0][0]
-        rows = json.loads(cell) if isinstance(cell, str) else []
-        if len(rows) > _COLUMN_VALUES:
-            raise OverflowError
-        chars = _COLUMN_CHARS.get(db, 0) + sum(len(f) + len(v) for f, v in rows)
-        if chars > _DATABASE_CHARS:
-            raise OverflowError
-        _COLUMN_CHARS[db] = chars
-        folded: dict[str, Any] = {}
-        padded = False
-        for f, v in rows:
-            if folded.setdefault(f, v) != v:
-                folded[f] = _MANY
-            padded = padded or v != v.strip(" ")
-        out = _ColumnText(folded, padded)
-    except DatabaseLostError:  # the database is gone: the run stops, no doubt made without it
-        raise
-    except Exception:  # noqa: BLE001 - no entry: the queries that name this column take the probes
-        out = None
-    memo[key] = out
-    return out
+        return {c.lower(): None for c in columns}
+    t = table.lower()
+    missing = [c for c in dict.fromkeys(c.lower() for c in columns) if (t, c) not in memo]
+    cells: dict[str, Any] = {}
+    if len(missing) > 1:
+        # One JSON cell of [folded, stored] pairs a column, read by the C JSON parser: a row a value costs ~5 us of
+        # Python decoding each (4,079 city names: 20 ms), one cell costs its parse.
+        try:
+            row = db.execute("SELECT " + ", ".join(f"({_text_select(table, c)})" for c in missing)).rows[0]
+            cells = dict(zip(missing, row))
+        except DatabaseLostError:  # the database is gone: the run stops, no doubt made without it
+            raise
+        except Exception:  # noqa: BLE001 - (a value over SQLite's length limit of 16 MB): each column alone below
+            cells = {}
+    for c in missing:
+        out: _ColumnText | None
+        try:
+            cell = cells[c] if c in cells else db.execute(_text_select(table, c)).rows[0][0]
+            rows = json.loads(cell) if isinstance(cell, str) else []
+            if len(rows) > _COLUMN_VALUES:
+                raise OverflowError
+            chars = _COLUMN_CHARS.get(db, 0) + sum(len(f) + len(v) for f, v in rows)
+            if chars > _DATABASE_CHARS:
+                raise OverflowError
+            _COLUMN_CHARS[db] = chars
+            folded: dict[str, Any] = {}
+            padded = False
+            for f, v in rows:
+                if folded.setdefault(f, v) != v:
+                    folded[f] = _MANY
+                padded = padded or v != v.strip(" ")
+            out = _ColumnText(folded, padded)
+        except DatabaseLostError:  # the database is gone: the run stops, no doubt made without it
+            raise
+        except Exception:  # noqa: BLE001 - no entry: the queries that name this column take the probes
+            out = None
+        memo[(t, c)] = out
+    return {c.lower(): memo[(t, c.lower())] for c in columns}
+
+
+def read_columns_dirty(db: Any, table: str, columns: Sequence[str]) -> dict[str, bool | None]:
+    """:func:`column_dirty` of columns of one table of an open SQLite database, told from their text values as
+    :func:`may_doubt_data` reads them (one statement a table for the columns not read before, each column read
+    once a database and shared with the data doubts): a value with spaces around it, or two distinct values (under
+    the column's collation, as ``COUNT(DISTINCT …)`` counts them) that fold alike.
+
+    Args:
+        db: An open read-only SQLite database.
+        table: The table's name (lower-cased).
+        columns: Its columns' names (lower-cased).
+
+    Returns:
+        ``{column: True (dirty) / False (clean) / None}``; ``None`` when the column is not read (past the read's
+        bounds, or it fails): the caller asks :func:`column_dirty`.
+
+    Example:
+        >>> read_columns_dirty(db, "country", ["continent"])  # doctest: +SKIP
+        {'continent': False}
+    """
+    return {c: None if text is None else text.padded or any(v is _MANY for v in text.folded.values())
+            for c, text in _columns_text(db, table, columns).items()}
 
 
 def _meet_folded(db: Any, a: tuple[str, str], b: tuple[str, str], ta: _ColumnText, tb: _ColumnText) -> bool:
@@ -816,8 +915,8 @@ def may_doubt_data(db: Any, canonical: str, dialect: str) -> bool:
     words = {t.text.lower() for t in read.tokens if t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)}
     columns: list[tuple[tuple[str, str], _ColumnText]] = []
     for table in words.intersection(schema):  # schema() names are lower-cased
-        for col in compared.intersection(schema[table]):
-            text = _column_text(db, table, col)
+        cols = sorted(compared.intersection(schema[table]))
+        for col, text in _columns_text(db, table, cols).items():  # one statement a table for the columns not read
             if text is None:
                 return True
             if text.folded:
