@@ -190,12 +190,31 @@ def near_miss_floats(n: int, k: int, seed: int) -> tuple[list[str], list[list], 
     return (names, rows, *_fetched(names, exact, rng))
 
 
+def near_miss_typed(n: int, k: int, seed: int) -> tuple[list[str], list[list], list[str], list[tuple]]:
+    """A typed table (integer, 2-decimal and word columns in turn); one integer cell of the prediction is an unseen
+    text, which makes that column text (issue 31 item 4: "the typed near miss")."""
+    rng = random.Random(seed)
+    names = WORDS[:k]
+
+    def cell(j: int) -> object:
+        kind = j % 3
+        if kind == 0:
+            return rng.randrange(100_000)
+        return round(rng.uniform(0, 1000), 2) if kind == 1 else rng.choice(WORDS)
+
+    rows = [[cell(j) for j in range(k)] for _ in range(n)]
+    pred = [list(r) for r in rows]
+    pred[n // 2][0] = "unseen"
+    return (names, rows, *_fetched(names, pred, rng))
+
+
 NEAR_MISSES = {
     "same domain, labels swapped": near_miss_domain_swap,
     "same domain, neutral names, one cell off": near_miss_domain_neutral,
     "duplicated rows (1 % fan-out)": near_miss_duplicated,
     "all-equal columns, one cell off": near_miss_all_equal,
     "floats needing tolerance": near_miss_floats,
+    "typed, one cell an unseen text": near_miss_typed,
 }
 
 

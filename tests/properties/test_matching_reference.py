@@ -199,8 +199,11 @@ def test_stack_pairs_is_a_dict_of_stacks(g, p):
     assert list(zip(a.tolist(), b.tolist())) == want
 
 
-CELLS = st.one_of(st.none(), st.integers(-3, 3), st.sampled_from([0.5, -0.0, 0.0, 2.0, 1e16, 1e20, 2.5]),
-                  st.sampled_from(["2", "x", "0.5", "02"]))
+CELLS = st.one_of(st.none(), st.integers(-3, 3), st.sampled_from([0.5, -0.0, 0.0, 2.0, 1e16, 1e20, 2.5, float("inf")]),
+                  st.sampled_from(["2", "x", "0.5", "02", "inf", "9007199254740992", "1e+16", "2020-01-01"]),
+                  st.sampled_from([2**53, True]))
+# (a text cell that is a number's text: "inf", and 2**53 and its digits, which stay text, exact identifiers: cell
+# codes then fall back to the texts; the other cells take the numbers' bits in columns that mix text and numbers)
 
 
 @settings(max_examples=150, deadline=None)
@@ -216,3 +219,21 @@ def test_cell_codes_equal_exactly_when_the_texts_are(cols):
     for i in range(len(flat_texts)):
         for j in range(len(flat_texts)):
             assert (flat_codes[i] == flat_codes[j]) == (flat_texts[i] == flat_texts[j])
+
+
+def test_cell_codes_of_a_number_column_beside_a_mixed_one():
+    """Issue 31 item 4 (the typed near miss): a number column and a column of numbers with one text cell are coded
+    by their numbers (no text built for the number column), and still meet exactly where their texts do: 12 and
+    12.0 and "12", 0.5 and "0.5", NULL and NULL; "x" meets only "x"."""
+    g = [make_column("a", [12, 0.5, None, 3, -0.0])]
+    p = [make_column("a", ["12", "0.5", None, "x", 0])]
+    assert g[0].numeric and not p[0].numeric and p[0].numberlike is not None
+    gc, pc = cell_codes(g, p)
+    assert g[0]._text is None  # the number column's texts were never needed
+    assert (gc[:, 0] == pc[:, 0]).tolist() == [True, True, True, False, True]
+    # a text cell that spells a number's text (an identifier from 2**53 on stays text): coded by the texts, and
+    # "9007199254740992" meets the number 2.0**53 written as a float, as their texts do.
+    g2 = [make_column("a", [2.0**53, 1.0])]
+    p2 = [make_column("a", ["9007199254740992", 1])]
+    gc2, pc2 = cell_codes(g2, p2)
+    assert (gc2[:, 0] == pc2[:, 0]).tolist() == [True, True]

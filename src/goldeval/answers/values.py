@@ -60,6 +60,7 @@ __all__ = [
     "REL_TOL",
     "Column",
     "make_column",
+    "number_texts",
     "canonical_text",
     "decimals_written",
     "tolerances",
@@ -355,7 +356,7 @@ class Column:
     """
 
     __slots__ = ("name", "kind", "n", "null", "num", "percent", "raw", "_text", "_decimals", "n_numberlike", "_cache",
-                 "decimal", "binary", "_types")
+                 "decimal", "binary", "_types", "numberlike")
 
     def __init__(self, name: str, kind: str, n: int, null: np.ndarray, num: np.ndarray | None,
                  text: np.ndarray | None, raw: Sequence[Any], percent: bool = False) -> None:
@@ -375,6 +376,10 @@ class Column:
         self.binary = False
         #: The set of the cells' Python types, where the typing saw it (``None``: not known).
         self._types: set[type] | None = None
+        #: A ``text`` column with cells that spell a number (:attr:`n_numberlike` > 0): ``(n,)`` float64, each such
+        #: cell's number (its text is :func:`number_texts` of it), NaN for the other cells. ``None`` otherwise (or
+        #: not noted): its cells are then read through :attr:`text` alone.
+        self.numberlike: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return f"Column({self.name!r}, kind={self.kind!r}, n={self.n})"
@@ -401,7 +406,7 @@ class Column:
     def text(self) -> np.ndarray:
         if self._text is None:
             assert self.num is not None
-            self._text = np.array([None if x != x else _number_text(x) for x in self.num.tolist()], dtype=object)
+            self._text = number_texts(self.num)
         return self._text
 
     @property
@@ -495,6 +500,29 @@ def _number_sources(values: Sequence[Any]) -> tuple[bool, bool]:
 _TYPES_OF_FLAGS = {f: frozenset(t for bit, t in ((1, float), (4, int), (8, type(None))) if f & bit) for f in range(16)}
 
 
+def number_texts(num: np.ndarray) -> np.ndarray:
+    """``(n,)`` object array: :func:`_number_text` of each number of the ``(n,)`` float64 *num*, ``None`` for NaN (a
+    NULL). The whole numbers below 1e16 (most cells of a SQL result) are spelled by NumPy's integer formatting in
+    one pass, the same digits as ``str(int(x))``; the other numbers one ``repr`` each.
+
+    Example:
+        >>> number_texts(np.array([12.0, -0.0, 0.5, float("nan"), 1e16])).tolist()
+        ['12', '0', '0.5', None, '1e+16']
+    """
+    num = np.asarray(num, dtype=np.float64)
+    out = np.empty(num.shape[0], dtype=object)
+    with np.errstate(invalid="ignore"):
+        whole = np.isfinite(num) & (np.abs(num) < 1e16)
+        whole &= num == np.trunc(num)
+    idx = np.flatnonzero(whole)
+    if idx.size:
+        out[idx] = num[idx].astype(np.int64).astype(str).astype(object)
+    rest = np.flatnonzero(~whole)
+    if rest.size:
+        out[rest] = [None if x != x else repr(x) for x in num[rest].tolist()]
+    return out
+
+
 def make_column(name: str, values: Sequence[Any]) -> Column:
     """Normalise one column of cells.
 
@@ -574,18 +602,20 @@ def _remember(joined: str, col: Column) -> None:
     _memo_size[1] += len(joined)
     _STRING_COLUMNS[joined] = (col.kind, col.null.copy(), None if col.num is None else col.num.copy(),
                                None if col._text is None else col._text.copy(), col.percent, col.n_numberlike,
-                               col.decimal, col.binary, None if col._types is None else set(col._types))
+                               col.decimal, col.binary, None if col._types is None else set(col._types),
+                               None if col.numberlike is None else col.numberlike.copy())
 
 
 def _remembered(name: str, values: list[Any], seen: tuple[Any, ...]) -> Column:
     """The Column :func:`_string_column` makes of *values*, from its memo entry (fresh copies of the arrays)."""
-    kind, null, num, text, percent, numberlike, decimal, binary, types = seen
+    kind, null, num, text, percent, numberlike, decimal, binary, types, numbers = seen
     col = Column(name, kind, len(values), null.copy(), None if num is None else num.copy(),
                  None if text is None else text.copy(), values, percent)
     col.n_numberlike = numberlike
     col.decimal = decimal
     col.binary = binary
     col._types = None if types is None else set(types)
+    col.numberlike = None if numbers is None else numbers.copy()
     return col
 
 
@@ -644,4 +674,6 @@ def _other_column(name: str, n: int, values: list[Any], types: set[type]) -> Col
     )
     col = Column(name, kind, n, null, None, text, values, percent)
     col.n_numberlike = sum(1 for k in kinds if k in ("number", "bool"))
+    if col.n_numberlike:
+        col.numberlike = np.array([c if k in ("number", "bool") else np.nan for k, c in zip(kinds, canon)], dtype=float)
     return col
