@@ -18,10 +18,9 @@ from goldeval.cli._common import (
     run_inputs,
     write_json,
 )
-from goldeval.cli._store import store_file, store_path_option
+from goldeval.cli._store import store_files, store_path_option
 from goldeval.cli._types import SEED, Finite
 from goldeval.errors import InputError
-from goldeval.io.outputs import sqlite_files
 from goldeval.runs.store import RunStore
 
 
@@ -54,7 +53,7 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     from goldeval.report.runs import render_compare
     from goldeval.runs.compare import compare_runs  # start-up: the run store loads only when the command runs
 
-    guard_outputs({"--out": out, "--junit": junit}, {"--store": sqlite_files(store_file(store))})
+    guard_outputs({"--out": out, "--junit": junit}, {"--store": store_files(store)})
     with RunStore.open_existing(store) as st:
         a = st.get_run(run_a, with_results=False)
         b = st.get_run(run_b, with_results=False)

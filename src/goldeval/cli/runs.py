@@ -20,9 +20,10 @@ from goldeval.cli._common import (
     write_json,
 )
 from goldeval.cli._groups import SuggestingGroup
-from goldeval.cli._store import store_file, store_path_option
+from goldeval.cli._store import store_file, store_files, store_path_option
 from goldeval.errors import InputError
-from goldeval.io.outputs import sqlite_files, write_output
+from goldeval.io.outputs import write_output
+from goldeval.runs.location import is_server_store
 from goldeval.runs.store import RunStore
 
 
@@ -56,8 +57,8 @@ def list_(store, limit, arm, scorer, as_json, out, quiet):
 
             raise InputError(f"runs list: --json writes the runs to stdout and --out {out} to a file: give one of them.")
         out = "-"
-    guard_outputs({"--out": out}, {"--store": sqlite_files(path)})
-    if not os.path.isfile(path):
+    guard_outputs({"--out": out}, {"--store": store_files(path)})
+    if not is_server_store(path) and not os.path.isfile(path):
         rows = []
         if not quiet:
             click.echo(f"goldeval: no run store at {path} yet (nothing recorded there)", err=True)
@@ -83,7 +84,7 @@ def show(run, store, out, quiet):
     # start-up: the report modules load only when one is written or rendered
     from goldeval.report.runs import render_run
 
-    guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
+    guard_outputs({"--out": out}, {"--store": store_files(store)})
 
     with RunStore.open_existing(store) as st:
         record = st.get_run(run)
@@ -110,7 +111,7 @@ def export(run, store, fmt, out, quiet):
     """Write RUN's per-case records (as recorded) as JSONL or CSV, or the whole run as JSON."""
     from goldeval.runs.export import export_run  # start-up: the run store loads only when the command runs
 
-    guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
+    guard_outputs({"--out": out}, {"--store": store_files(store)})
 
     with RunStore.open_existing(store) as st:
         run_id = st.resolve(run)  # 'latest' or a prefix: say which run was written
@@ -192,7 +193,7 @@ def import_(per_case, store, arm, gates, out, quiet):
     # start-up: the library loads only when the command runs, not for --help
     from goldeval.scoring.registry import register_plugin_metrics
 
-    guard_outputs({"--out": out}, {"PER_CASE": per_case, "--gates": gates, "--store": sqlite_files(store_file(store))})
+    guard_outputs({"--out": out}, {"PER_CASE": per_case, "--gates": gates, "--store": store_files(store)})
     register_plugin_metrics()
     definition = load_definition(gates)
     console = report_console(out, quiet=quiet)
