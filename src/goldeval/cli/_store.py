@@ -46,7 +46,7 @@ def check_store_path(ctx: click.Context | None, param: click.Parameter | None, v
         try:
             check_store_target(value)  # mysql://… is refused, not made a local folder named 'mysql:'
         except InputError as exc:
-            raise click.BadParameter(str(exc).removeprefix(f"--store {store_scheme(value)}://…: "), ctx=ctx, param=param) from None
+            raise click.BadParameter(str(exc).split(": ", 1)[-1], ctx=ctx, param=param) from None
         return value
     if value is not None and not value.strip():
         raise click.BadParameter(

@@ -30,9 +30,10 @@ from goldeval.runs.store import RunStore
 @click.group(cls=SuggestingGroup)
 @exit_codes
 def runs() -> None:
-    """The recorded runs: list, show, export, delete.
+    """The recorded runs: list, show, export, delete, tag.
 
-    RUN is a run id, a unique prefix of one, 'latest' or 'latest~N' (N runs before it).
+    RUN is a run id, a tag (`goldeval runs tag RUN baseline/main`), a unique prefix of an id, 'latest' or
+    'latest~N' (N runs before it).
     """
 
 
@@ -151,6 +152,71 @@ def delete(run, store, yes, quiet):
         deleted = st.delete_run(record["id"])
     if not quiet:
         click.echo(f"goldeval: deleted run {deleted}", err=True)
+    return EXIT_OK
+
+
+@runs.command("tag")
+@exit_codes
+@click.argument("run")
+@click.argument("name")
+@store_path_option
+@click.option("--move", is_flag=True,
+              help="Move NAME to RUN when it already names another run (without it that is refused: a baseline never moves by accident).")
+@quiet_option("Print nothing but errors.")
+@guarded
+def tag(run, name, store, move, quiet):
+    """Name RUN NAME (e.g. baseline/main): NAME then works wherever a run id does.
+
+    \b
+    A tag names one run; a run may have several. A tag that names another run moves only with --move. A tag may
+    not be 'latest' or 'latest~N' nor start with a digit (run ids do). The CI line after a run on main:
+        goldeval runs tag latest baseline/main --move
+    and on a branch:
+        goldeval compare baseline/main latest --fail-on-regression
+    """
+    with RunStore.open_existing(store) as st:
+        done = st.tag(run, name, move=move)
+    if not quiet:
+        if done["previous"] == done["run_id"]:
+            said = f"{name} already names run {done['run_id']}: nothing changed"
+        elif done["previous"] is not None:
+            said = f"{name} moved from run {done['previous']} to run {done['run_id']}"
+        else:
+            said = f"{name} now names run {done['run_id']}"
+        click.echo(f"goldeval: {said}", err=True)
+    return EXIT_OK
+
+
+@runs.command("untag")
+@exit_codes
+@click.argument("name")
+@store_path_option
+@quiet_option("Print nothing but errors.")
+@guarded
+def untag(name, store, quiet):
+    """Remove the tag NAME (the run it named is kept)."""
+    with RunStore.open_existing(store) as st:
+        run_id = st.untag(name)
+    if not quiet:
+        click.echo(f"goldeval: removed tag {name} (it named run {run_id})", err=True)
+    return EXIT_OK
+
+
+@runs.command("tags")
+@exit_codes
+@click.argument("run", required=False)
+@store_path_option
+@click.option("--json", "as_json", is_flag=True, help="Write the tags as JSON on stdout.")
+@guarded
+def tags(run, store, as_json):
+    """The tags and the runs they name (only RUN's tags when given)."""
+    with RunStore.open_existing(store) as st:
+        rows = st.tags(run)
+    if as_json:
+        write_json(rows, "-")
+    else:
+        for r in rows:
+            click.echo(f"{r['name']}\t{r['run_id']}\t{r['tagged_at']}")
     return EXIT_OK
 
 

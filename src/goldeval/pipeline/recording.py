@@ -33,7 +33,7 @@ from goldeval.io.outputs import sqlite_files
 from goldeval.io.reading import file_sha256
 from goldeval.io.streams import relabel
 from goldeval.paths import default_store
-from goldeval.runs.location import is_server_store, store_label
+from goldeval.runs.location import check_store_target, is_server_store, store_label
 __all__ = ["FINISHED_RUNS", "LARGE_INPUT_BYTES", "STREAM_RUNS", "RunRecording", "store_file"]
 
 #: Inputs at least this large (all files together) are recorded by a writer process, and — when there is no
@@ -44,10 +44,15 @@ LARGE_INPUT_BYTES = 8_000_000
 
 def store_file(store: str | None) -> str:
     """The run store: *store* (``--store``: a SQLite file or a ``postgresql://`` URL) or
-    ``goldeval.paths.default_store()`` (``$GOLDEVAL_STORE``, else the default SQLite file)."""
-    if store is not None:
-        return store
-    return default_store()
+    ``goldeval.paths.default_store()`` (``$GOLDEVAL_STORE``, else the default SQLite file).
+
+    Raises:
+        InputError: the store is a URL of a scheme goldeval does not serve (``mysql://…``, from ``--store`` or
+            ``$GOLDEVAL_STORE``): it would otherwise be read as a local path.
+    """
+    target = default_store() if store is None else store
+    check_store_target(target)
+    return target
 
 
 @dataclass(slots=True)

@@ -54,12 +54,12 @@ def check_store_target(target: str | os.PathLike[str]) -> None:
         >>> check_store_target("mysql://ci@db/evals")
         Traceback (most recent call last):
         ...
-        goldeval.errors.InputError: --store mysql://…: goldeval keeps runs in a SQLite file or on a PostgreSQL server (postgresql://user@host:port/dbname), not in a mysql:// store. Give a file path or a postgresql:// URL.
+        goldeval.errors.InputError: run store mysql://… (--store or $GOLDEVAL_STORE): goldeval keeps runs in a SQLite file or on a PostgreSQL server (postgresql://user@host:port/dbname), not in a mysql:// store. Give a file path or a postgresql:// URL.
     """
     scheme = store_scheme(target)
     if scheme is not None and scheme not in SERVED_SCHEMES:
         raise InputError(
-            f"--store {scheme}://…: goldeval keeps runs in a SQLite file or on a PostgreSQL server "
+            f"run store {scheme}://… (--store or $GOLDEVAL_STORE): goldeval keeps runs in a SQLite file or on a PostgreSQL server "
             f"(postgresql://user@host:port/dbname), not in a {scheme}:// store. Give a file path or a postgresql:// URL."
         )
 
