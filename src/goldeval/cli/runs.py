@@ -206,15 +206,22 @@ def untag(name, store, quiet):
 @exit_codes
 @click.argument("run", required=False)
 @store_path_option
-@click.option("--json", "as_json", is_flag=True, help="Write the tags as JSON on stdout.")
+@click.option("--json", "as_json", is_flag=True, help="Write the tags as JSON on stdout instead of lines (as --out -).")
+@out_option("Also write the tags as JSON here ('-' for stdout, instead of the lines).")
+@quiet_option("Print no lines (with --out, only the file is written).")
 @guarded
-def tags(run, store, as_json):
-    """The tags and the runs they name (only RUN's tags when given)."""
+def tags(run, store, as_json, out, quiet):
+    """The tags and the runs they name, one per line: name, run id, when it was set (only RUN's tags when given)."""
+    if as_json:
+        if out not in (None, "-"):
+            raise InputError(f"runs tags: --json writes the tags to stdout and --out {out} to a file: give one of them.")
+        out = "-"
+    guard_outputs({"--out": out}, {"--store": store_files(store)})
     with RunStore.open_existing(store) as st:
         rows = st.tags(run)
-    if as_json:
-        write_json(rows, "-")
-    else:
+    if out is not None:
+        write_json(rows, out)
+    if out != "-" and not quiet:
         for r in rows:
             click.echo(f"{r['name']}\t{r['run_id']}\t{r['tagged_at']}")
     return EXIT_OK
