@@ -10,6 +10,7 @@ from goldeval.report import fmt
 from goldeval.io.printable import printable
 from goldeval.scoring.protocol import Scorer
 from goldeval.scoring.registry import scorer_of
+from goldeval.runs.compare import run_age_seconds
 
 __all__ = ["render_runs_list", "render_run", "render_compare", "age_words"]
 
@@ -259,9 +260,10 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
     label_b = f"B {rb.get('id', '?')} ({rb.get('arm') or 'no arm'})"
     console.print(f"[bold]compare[/] {_e(label_a)} → {_e(label_b)}", highlight=False)
     for side, brief in (("A", ra), ("B", rb)):
-        if brief.get("age_seconds") is not None:
+        age = run_age_seconds(brief.get("created_at"))
+        if age is not None:
             named = f"{brief['ref']} = " if brief.get("ref") and brief.get("ref") != brief.get("id") else ""
-            console.print(f"  {side}: {_e(named)}run {_e(str(brief.get('id')))}, recorded {age_words(brief['age_seconds'])} "
+            console.print(f"  {side}: {_e(named)}run {_e(str(brief.get('id')))}, recorded {age_words(age)} "
                           f"({_e(str(brief.get('created_at'))[:19].replace('T', ' '))} UTC)", highlight=False)
     console.print(f"cases: {cmp['n_common']} in both · {len(cmp['added'])} added in B · {len(cmp['removed'])} removed from A", highlight=False)
     for w in cmp.get("warnings") or []:

@@ -229,7 +229,6 @@ def compare_runs(
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     top: int = 10,
-    now: datetime | None = None,
 ) -> dict[str, Any]:
     """Compare run A with run B, case by case.
 
@@ -238,13 +237,12 @@ def compare_runs(
         run_a, run_b: The runs' stored metadata (id, arm, scorer…), copied into the result; optional.
         seed, n_resamples, confidence: The paired bootstrap's settings (see :func:`paired_bootstrap`).
         top: How many biggest F1 movers to list.
-        now: The time the runs' ages are measured at (default: now, UTC).
 
     Returns:
         A JSON-ready dict:
-        ``runs`` {a, b} (id, arm, scorer, versions; ``age_seconds`` since the run was recorded, so a stale baseline
-        shows; ``ref`` and ``tags`` when the run mapping holds them: the name it was given by, e.g.
-        ``baseline/main``, and its tags); ``n_a``, ``n_b``, ``n_common``; ``added`` (ids in B only),
+        ``runs`` {a, b} (id, arm, ``created_at``, scorer, versions; ``ref`` and ``tags`` when the run mapping holds
+        them: the name it was given by, e.g. ``baseline/main``, and its tags; the renderer shows each run's age from
+        ``created_at``, which keeps this dict the same for the same runs and seed); ``n_a``, ``n_b``, ``n_common``; ``added`` (ids in B only),
         ``removed`` (ids in A only);
         ``verdicts`` (``None`` when neither run holds verdicts): ``pass_rate`` {a, b} (the shared accounting over
         each whole run), ``transitions`` {"pass->fail": n, …}, ``flips`` {``pass_to_fail``, ``fail_to_pass``:
@@ -299,7 +297,7 @@ def compare_runs(
     set_a, set_b = set(ids_a), set(ids_b)
     common = [i for i in ids_a if i in set_b]
     result: dict[str, Any] = {
-        "runs": {"a": _run_brief(run_a, now), "b": _run_brief(run_b, now)},
+        "runs": {"a": _run_brief(run_a), "b": _run_brief(run_b)},
         "n_a": len(ids_a),
         "n_b": len(ids_b),
         "n_common": len(common),
@@ -405,13 +403,12 @@ def run_age_seconds(created_at: str | None, *, now: datetime | None = None) -> f
     return ((now or datetime.now(UTC)) - then).total_seconds()
 
 
-def _run_brief(run: Mapping[str, Any] | None, now: datetime | None = None) -> dict[str, Any] | None:
+def _run_brief(run: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if run is None:
         return None
     keys = ("id", "arm", "created_at", "status", "scorer_name", "scorer_version", "tokenizer", "judge_version",
             "rubric_hash", "dod_hash", "dataset_hash", "goldeval_version", "headline_name", "headline_value")
     brief = {k: run.get(k) for k in keys}
-    brief["age_seconds"] = run_age_seconds(run.get("created_at"), now=now)
     for k in ("ref", "tags"):
         if k in run:
             brief[k] = run[k]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import chain, count, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import orjson
@@ -240,6 +240,9 @@ class RunStore:
         []
     """
 
+    #: The connection: a ``sqlite3.Connection``, or for the PostgreSQL store a ``PgConnection``, which answers the
+    #: same ``execute`` / ``in_transaction`` / ``close`` the methods here use.
+    db: Any
     #: The driver's errors that mean "the store failed" (turned into :class:`StoreError` with :meth:`_explain`).
     db_errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
     #: ORDER BY that lists runs newest first (the insertion order breaks a tie on the timestamp).
@@ -494,7 +497,7 @@ class RunStore:
     @_reading
     def tags(self, ref: str | None = None) -> list[dict[str, Any]]:
         """The tags, by name: ``[{"name", "run_id", "tagged_at"}]``; only the run *ref* names' tags when given."""
-        sql, params = "SELECT name, run_id, tagged_at FROM tags", ()
+        sql, params = "SELECT name, run_id, tagged_at FROM tags", cast(tuple[Any, ...], ())
         if ref is not None:
             sql, params = sql + " WHERE run_id = ?", (self.resolve(ref),)
         try:
