@@ -268,3 +268,24 @@ def test_a_python_worker_that_dies_is_an_executor_failure_not_a_path_to_check(sp
     assert line.startswith("goldeval: error: Spark executor failure while scoring rows.jsonl: Python worker exited "
                            "unexpectedly (crashed)."), line
     assert "internal error" not in line and "Check the path" not in line and "\tat org.apache" not in line
+
+
+def test_a_recorded_spark_run_names_its_run_and_its_parquet_is_not_imported_twice(spark, tmp_path):
+    store, other = str(tmp_path / "runs.db"), str(tmp_path / "laptop.db")
+    out, per_case = tmp_path / "r.json", tmp_path / "cases.parquet"
+    res = CliRunner().invoke(main, ["score", str(PRIMOCK), "--engine", "spark", "--spark-master", "local[2]",
+                                    "--store", store, "-q", "--out", str(out), "--per-case", str(per_case)])
+    assert res.exit_code == 0, res.output
+    results = json.loads(out.read_text())
+    runs = json.loads(CliRunner().invoke(main, ["runs", "list", "--store", store, "--json"]).stdout)
+    assert len(runs) == 1 and results["run"] == {"id": runs[0]["id"], "arm": None, "store": store}
+    # the README's next line: the Parquet is that run, so the store keeps one run of 57 cases
+    res = CliRunner().invoke(main, ["runs", "import", str(per_case), "--store", store])
+    assert res.exit_code == 0, res.output
+    assert f"is run {runs[0]['id']}, recorded in this store when it was scored (57 case(s)); nothing imported" in res.output
+    again = json.loads(CliRunner().invoke(main, ["runs", "list", "--store", store, "--json"]).stdout)
+    assert [(r["id"], r["n_recorded"]) for r in again] == [(runs[0]["id"], 57)]
+    # another store (a laptop) has no such run: the Parquet is imported there as a run of its own
+    res = CliRunner().invoke(main, ["runs", "import", str(per_case), "--store", other, "--out", str(tmp_path / "i.json")])
+    assert res.exit_code == 0 and "57 case(s) recorded as run" in res.output, res.output
+    assert _agg(json.loads((tmp_path / "i.json").read_text())) == _agg(results)

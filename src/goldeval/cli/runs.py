@@ -256,7 +256,8 @@ def import_(per_case, store, arm, gates, out, quiet):
     """Record a Spark run's per-case Parquet (`score --engine spark --per-case PATH`) as a run.
 
     Idempotent on (run, case id): importing the same data again updates the same run, never a second one, and
-    `compare`, `runs show` and the gates work on it as on a local run.
+    `compare`, `runs show` and the gates work on it as on a local run. A Parquet whose Spark run was recorded in
+    this store when it scored (its metadata names the run) is that run: nothing is imported.
     """
 
     # start-up: loaded only when the command runs, not for --help
@@ -279,7 +280,11 @@ def import_(per_case, store, arm, gates, out, quiet):
         done = import_per_case(st, per_case, arm=arm, gate=gate if gates else None)
     verb = "recorded as run" if done["created"] else "already imported: updated run"
     if not quiet:
-        click.echo(f"goldeval: {done['n_cases']} case(s) {verb} {done['run_id']}", err=True)
+        if done["recorded"]:
+            click.echo(f"goldeval: {per_case} is run {done['run_id']}, recorded in this store when it was scored "
+                       f"({done['n_cases']} case(s)); nothing imported", err=True)
+        else:
+            click.echo(f"goldeval: {done['n_cases']} case(s) {verb} {done['run_id']}", err=True)
     if out:
         write_json(done["results"], out)
     sys.exit(codes[0] if codes else EXIT_OK)
