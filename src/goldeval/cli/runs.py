@@ -106,21 +106,41 @@ def show(run, store, out, quiet):
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "json"]), default="jsonl", show_default=True,
               help="jsonl / csv: one line per case; json: the run, its results, every case and its reviews.")
 @out_option("Where to write ('-' for stdout).", default="-")
+@click.option("--bundle", default=None, metavar="FILE.tar.gz", type=click.Path(dir_okay=False),
+              help="Write the whole finished run as a bundle (run, results, cases, reviews) that `goldeval runs import` "
+                   "merges into any store, idempotently. Instead of --format / --out.")
 @quiet_option("Do not say where the export was written.")
 @guarded
-def export(run, store, fmt, out, quiet):
-    """Write RUN's per-case records (as recorded) as JSONL or CSV, or the whole run as JSON."""
+def export(run, store, fmt, out, bundle, quiet):
+    """Write RUN's per-case records (as recorded) as JSONL or CSV, or the whole run as JSON, or as a bundle.
+
+    \b
+    A bundle moves a run between stores without a server (a CI artifact):
+        goldeval runs export latest --bundle run.tar.gz
+        goldeval runs import run.tar.gz --store team.db      # twice: still one run
+    """
     from goldeval.runs.export import export_run  # start-up: the run store loads only when the command runs
 
-    guard_outputs({"--out": out}, {"--store": store_files(store)})
+    if bundle is not None:
+        given = click.get_current_context().get_parameter_source
+        if given("out") is not click.core.ParameterSource.DEFAULT or given("fmt") is not click.core.ParameterSource.DEFAULT:
+            raise InputError(f"runs export: --bundle {bundle} writes the whole run to that file; --format and --out write "
+                             "the cases elsewhere. Give one of them.")
+        out = bundle
+    guard_outputs({"--out" if bundle is None else "--bundle": out}, {"--store": store_files(store)})
 
     with RunStore.open_existing(store) as st:
         run_id = st.resolve(run)  # 'latest' or a prefix: say which run was written
         guard_outputs({"--out": out}, run_inputs(st, run_id))  # never over the run's own input files
-        data = export_run(st, run, fmt)
+        if bundle is not None:
+            from goldeval.runs.bundle import export_bundle  # start-up: loaded only when a bundle is written
+
+            data = export_bundle(st, run_id)
+        else:
+            data = export_run(st, run, fmt)
     write_bytes(data, out)
     if out != "-" and not quiet:
-        click.echo(f"goldeval: run {run_id} exported as {fmt} to {out}", err=True)
+        click.echo(f"goldeval: run {run_id} exported as {'a bundle' if bundle else fmt} to {out}", err=True)
     return EXIT_OK
 
 
@@ -244,7 +264,7 @@ def _confirm(question: str, run_id: str) -> bool:
 
 @runs.command("import")
 @exit_codes
-@click.argument("per_case", metavar="PER_CASE.parquet")
+@click.argument("per_case", metavar="PER_CASE.parquet|BUNDLE.tar.gz")
 @store_path_option
 @click.option("--arm", default=None, metavar="NAME", help="Arm name recorded with the run (model + prompt).")
 @click.option("--gates", default=None, metavar="DOD.toml", type=click.Path(dir_okay=False),
@@ -253,7 +273,11 @@ def _confirm(question: str, run_id: str) -> bool:
 @quiet_option("Print no gate table and no import note (the exit code says whether a gate failed).")
 @guarded
 def import_(per_case, store, arm, gates, out, quiet):
-    """Record a Spark run's per-case Parquet (`score --engine spark --per-case PATH`) as a run.
+    """Record a Spark run's per-case Parquet (`score --engine spark --per-case PATH`) as a run, or merge a run
+    bundle (`runs export RUN --bundle FILE`) into the store.
+
+    A bundle keeps its run id: importing it again (or into a store that has the run) gives one run, its cases
+    upserted and each review added once.
 
     Idempotent on (run, case id): importing the same data again updates the same run, never a second one, and
     `compare`, `runs show` and the gates work on it as on a local run. A Parquet whose Spark run was recorded in
@@ -268,6 +292,21 @@ def import_(per_case, store, arm, gates, out, quiet):
     from goldeval.scoring.registry import register_plugin_metrics
 
     guard_outputs({"--out": out}, {"PER_CASE": per_case, "--gates": gates, "--store": store_files(store)})
+    from goldeval.runs.bundle import import_bundle, is_bundle  # start-up: loaded only when the command runs
+
+    if is_bundle(per_case):
+        if arm is not None or gates is not None:
+            raise InputError(f"runs import {per_case}: a bundle holds a whole run, its arm and gates included; --arm and "
+                             "--gates apply to a per-case Parquet only. Drop them (gate the run with `goldeval gate`).")
+        with RunStore(store) as st:
+            done = import_bundle(st, per_case)
+            results = st.get_run(done["run_id"])["results"] if out else None
+        if not quiet:
+            verb = "imported as run" if done["created"] else "already in the store: merged into run"
+            click.echo(f"goldeval: {done['n_cases']} case(s) and {done['n_reviews']} review(s) {verb} {done['run_id']}", err=True)
+        if out:
+            write_json(results, out)
+        return EXIT_OK
     register_plugin_metrics()
     definition = load_definition(gates)
     console = report_console(out, quiet=quiet)

@@ -429,6 +429,79 @@ class RunStore:
             return None
         return None if row is None else row[0]
 
+    # -- whole rows, as stored (run bundles) ------------------------------------------------------------------
+    @_reading
+    def stored_run(self, ref: str) -> dict[str, Any]:
+        """The run *ref* names as its stored row: every column of ``runs``, JSON columns as the stored text (so a
+        copy made with :meth:`put_stored_run` is the same row, byte for byte)."""
+        run_id = self.resolve(ref)
+        cur = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,))
+        names = [d[0] for d in cur.description]
+        return dict(zip(names, cur.fetchone()))
+
+    @_reading
+    def stored_cases(self, run_id: str) -> Iterator[tuple[Any, ...]]:
+        """The run's case rows as stored, in recording order: ``(case_id, seq, status, verdict, score, reason, raw,
+        data)`` (``data``: the record's JSON text)."""
+        yield from self.db.execute(
+            "SELECT case_id, seq, status, verdict, score, reason, raw, data FROM cases WHERE run_id = ? ORDER BY seq",
+            (run_id,))
+
+    @_reading
+    def stored_reviews(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's review rows as stored (without their local ``id``), oldest first."""
+        cols = ("case_id", "judge_verdict", "verdict", "reviewer", "reviewed_at", "note", "imported_at", "settles")
+        sql = f"SELECT {', '.join(cols)} FROM reviews WHERE run_id = ? ORDER BY id"
+        return [dict(zip(cols, r)) for r in self.db.execute(sql, (run_id,))]
+
+    def put_stored_run(self, row: Mapping[str, Any], cases: Iterable[tuple[Any, ...]], reviews: Iterable[Mapping[str, Any]],
+                       *, batch: int = 5000) -> bool:
+        """Write a run copied from another store (:meth:`stored_run`, :meth:`stored_cases`, :meth:`stored_reviews`),
+        idempotently: the run row is inserted or replaced, each case upserted by ``(run, case id)``, and a review
+        added only when the same review (case, reviewer, time, verdict) is not there yet.
+
+        Args:
+            row: The run's columns; ``id`` and ``run_key`` are required and the rest default to NULL.
+            cases: ``(case_id, seq, status, verdict, score, reason, raw, data)`` rows.
+            reviews: Review rows (``case_id``, ``verdict``, ``reviewer``, ``reviewed_at``, …).
+            batch: Case rows per transaction.
+
+        Returns:
+            True when the run was new to this store.
+
+        Raises:
+            InputError: a run with the same id but another ``run_key`` is already here (a different run: nothing is
+                written).
+        """
+        names = [c.strip() for c in _RUN_COLUMNS.split(",")] + ["results"]
+        values = [row.get(n) for n in names]
+        have = self.db.execute("SELECT run_key FROM runs WHERE id = ?", (row["id"],)).fetchone()
+        if have is not None and have[0] != row["run_key"]:
+            raise InputError(f"run store {self.path}: run {row['id']} is already here and is another run (its key "
+                             f"{str(have[0])[:12]}… differs from {str(row['run_key'])[:12]}…); nothing was imported.")
+        placeholders = ", ".join(["?"] * len(names))
+        updates = ", ".join(f"{n} = excluded.{n}" for n in names if n != "id")
+        self._tx(f"INSERT INTO runs ({', '.join(names)}) VALUES ({placeholders}) ON CONFLICT (id) DO UPDATE SET {updates}",
+                 values)
+        pending: list[tuple[Any, ...]] = []
+        for case in cases:
+            pending.append(tuple(case))
+            if len(pending) >= batch:
+                self.write_cases(row["id"], pending)  # type: ignore[arg-type]
+                pending = []
+        self.write_cases(row["id"], pending)  # type: ignore[arg-type]
+        known = {(r["case_id"], r["reviewer"], r["reviewed_at"], r["verdict"]) for r in self.stored_reviews(row["id"])}
+        for r in reviews:
+            if (r["case_id"], r["reviewer"], r["reviewed_at"], r["verdict"]) in known:
+                continue
+            self._tx(
+                "INSERT INTO reviews (run_id, case_id, judge_verdict, verdict, reviewer, reviewed_at, note, imported_at, settles) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (row["id"], r["case_id"], r.get("judge_verdict"), r["verdict"], r["reviewer"], r["reviewed_at"], r.get("note"),
+                 r.get("imported_at") or now_iso(), int(bool(r.get("settles")))),
+            )
+        return have is None
+
     # -- tags ------------------------------------------------------------------------------------------------
     def tag(self, ref: str, name: str, *, move: bool = False) -> dict[str, Any]:
         """Give the run *ref* names the tag *name* (``baseline/main``): from now on *name* names that run wherever a
