@@ -259,3 +259,32 @@ def test_the_store_url_may_come_from_goldeval_store(pg, tmp_path, env):
     with pg.admin("fromenv") as c:
         assert c.execute("SELECT id FROM runs").fetchall() == [(run_id,)]
     assert not (tmp_path / "home" / "goldeval.db").exists()  # not the SQLite default
+
+
+def test_a_bundle_round_trip_from_sqlite_to_the_server_compares_equal_to_the_last_digit(pg, tmp_path, env):
+    url = fresh_store(pg, "bundles")
+    lite = str(tmp_path / "ci.db")
+    for f in (labels_file(tmp_path / "before.jsonl", 50, wrong_every=5), labels_file(tmp_path / "after.jsonl", 50, wrong_every=3)):
+        r = goldeval("labels", str(f), "--positive", "yes", "--store", lite, "-q", env=env)
+        assert r.returncode == 0, r.stderr
+    ids = []
+    for i, ref in enumerate(("latest~1", "latest")):
+        bundle = tmp_path / f"run{i}.tar.gz"
+        r = goldeval("runs", "export", ref, "--store", lite, "--bundle", str(bundle), env=env)
+        assert r.returncode == 0, r.stderr
+        for _ in range(2):  # twice: one run
+            r = goldeval("runs", "import", str(bundle), "--store", url, env=env)
+            assert r.returncode == 0, r.stderr
+        ids.append(r.stderr.rsplit(" ", 1)[-1].strip())
+    with pg.admin("bundles") as c:
+        assert sorted(c.execute("SELECT id FROM runs").fetchall()) == sorted((i,) for i in ids)
+        assert c.execute("SELECT count(*) FROM cases").fetchone()[0] == 100
+    cmp = {}
+    for store in (lite, url):
+        r = goldeval("compare", *ids, "--store", store, "--out", "-", "-q", "--seed", "7", env=env)
+        assert r.returncode == 0, r.stderr
+        cmp[store] = r.stdout
+    assert cmp[lite] == cmp[url]  # the whole comparison, byte for byte: ids, times, flips, intervals
+    shown = {s: goldeval("runs", "show", ids[1], "--store", s, "--out", "-", "-q", env=env).stdout for s in (lite, url)}
+    a, b = json.loads(shown[lite]), json.loads(shown[url])
+    assert a.pop("run")["store"] != b.pop("run")["store"] and a == b  # the same results, from another store
