@@ -42,7 +42,7 @@ from goldeval.answers.postgres import parse_url
 from goldeval.errors import StoreError
 from goldeval.paths import default_store
 from goldeval.runs.migrations import MIGRATIONS, POSTGRES_MIGRATIONS
-from goldeval.runs.store import NoStoreError, RunStore, now_iso
+from goldeval.runs.store import NoStoreError, RunMeta, RunStore, now_iso
 
 __all__ = ["PostgresRunStore", "LOCK_NAMESPACE", "migrate_postgres", "run_lock_key"]
 
@@ -321,7 +321,7 @@ class PostgresRunStore(RunStore):
     def _unlock(self, run_id: str) -> None:
         self.db.execute("SELECT pg_advisory_unlock(?, ?)", (LOCK_NAMESPACE, run_lock_key(run_id)))
 
-    def create_run(self, meta: Any) -> str:
+    def create_run(self, meta: RunMeta) -> str:
         """Insert a new run (see :meth:`RunStore.create_run`) and hold its lock while this store is open."""
         run_id = super().create_run(meta)
         try:

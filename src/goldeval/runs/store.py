@@ -487,9 +487,9 @@ class RunStore:
         for case in cases:
             pending.append(tuple(case))
             if len(pending) >= batch:
-                self.write_cases(row["id"], pending)  # type: ignore[arg-type]
+                self.write_cases(row["id"], pending)
                 pending = []
-        self.write_cases(row["id"], pending)  # type: ignore[arg-type]
+        self.write_cases(row["id"], pending)
         known = {(r["case_id"], r["reviewer"], r["reviewed_at"], r["verdict"]) for r in self.stored_reviews(row["id"])}
         for r in reviews:
             if (r["case_id"], r["reviewer"], r["reviewed_at"], r["verdict"]) in known:
