@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["home", "default_store_path"]
+__all__ = ["home", "default_store", "default_store_path", "STORE_ENV"]
+
+#: The environment variable that names the run store (a SQLite file or a ``postgresql://`` URL) when ``--store``
+#: is not given.
+STORE_ENV = "GOLDEVAL_STORE"
 
 
 def home() -> Path:
@@ -17,3 +21,10 @@ def home() -> Path:
 def default_store_path() -> Path:
     """The run store's default database file: ``home() / "goldeval.db"``."""
     return home() / "goldeval.db"
+
+
+def default_store() -> str:
+    """The run store used when ``--store`` is not given: ``$GOLDEVAL_STORE`` when set and not blank (a SQLite file
+    or a ``postgresql://`` URL, so a CI job names its team's server once), else :func:`default_store_path`."""
+    env = os.environ.get(STORE_ENV)
+    return env if env and env.strip() else str(default_store_path())

@@ -190,6 +190,8 @@ from goldeval.cli._common import EXIT_CODES_LINE  # noqa: E402
 #: Commands that write no file of their own, so no -o (each still takes -q and ends its help with the exit codes).
 NO_OUT = {
     "runs delete": "it changes the store only",
+    "runs tag": "it changes the store only",
+    "runs untag": "it changes the store only",
     "review import": "the file it writes is the regression file, appended by design and named by --regressions",
 }
 
@@ -211,7 +213,8 @@ def test_the_command_list_is_the_one_checked_below():
     # a new command is checked by the next test automatically; this pins what "every command" meant when written
     assert sorted(leaf_commands()) == [
         "check-goldens", "compare", "gate", "judge", "labels", "llm-judge", "replay", "report", "review export", "review import",
-        "review stats", "runs delete", "runs export", "runs import", "runs list", "runs show", "score",
+        "review stats", "runs delete", "runs export", "runs import", "runs list", "runs show", "runs tag", "runs tags",
+        "runs untag", "score",
     ]
 
 

@@ -69,7 +69,8 @@ def test_every_file_a_readme_command_writes_in_the_repository_is_gitignored():
 def test_runs_export_runs_as_written_in_each_format(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the store is $GOLDEVAL_HOME (tests/conftest.py), the --out path relative to here
     assert CliRunner().invoke(main, ["score", str(PRIMOCK), "-q"]).exit_code == 0
-    (line,) = [c for c in readme_commands() if c.startswith("goldeval runs export")]
+    # the per-case export line (the other, in "Teams and CI", writes a --bundle)
+    (line,) = [c for c in readme_commands() if c.startswith("goldeval runs export") and "--bundle" not in c]
     words = shlex.split(line)[1:]
     assert words[:2] == ["runs", "export"] and "--format" in words
     for fmt in ("jsonl", "csv", "json"):  # the comment: "or --format csv / json"

@@ -193,13 +193,14 @@ def test_exact_match_plugin_runs_through_cli_store_gates_and_spark(spark, tmp_pa
     assert [(r["scorer_name"], r["n_recorded"]) for r in runs] == [("exact_match", 3)], listed.stdout
     # a gate above 0.5 fails on the Spark results (exit 1)
     assert goldeval("gate", "spark.json", "--gates", "fail.toml").returncode == 1
-    # the per-case Parquet imports as a run, idempotently on (run, case id): twice, one run of 3 cases
+    # the per-case Parquet names the run the driver recorded: importing it into the same store, twice, adds no
+    # second run (it added one before the Parquet named its run: [3, 3]); its results are that run's
     for _ in range(2):
         imp = goldeval("runs", "import", "cases.parquet", "--out", "imported.json", "-q")
         assert imp.returncode == 0, imp.stderr
     assert json.loads((tmp_path / "imported.json").read_text())["aggregate"] == agg
     runs = json.loads(goldeval("runs", "list", "--json").stdout)
-    assert sorted(r["n_recorded"] for r in runs) == [3, 3], runs
+    assert [(r["id"], r["n_recorded"]) for r in runs] == [(on_spark["run"]["id"], 3)], runs
 
 
 def test_an_attempt_refused_for_a_nan_reads_on_spark_as_locally(spark, tmp_path):
@@ -268,3 +269,24 @@ def test_a_python_worker_that_dies_is_an_executor_failure_not_a_path_to_check(sp
     assert line.startswith("goldeval: error: Spark executor failure while scoring rows.jsonl: Python worker exited "
                            "unexpectedly (crashed)."), line
     assert "internal error" not in line and "Check the path" not in line and "\tat org.apache" not in line
+
+
+def test_a_recorded_spark_run_names_its_run_and_its_parquet_is_not_imported_twice(spark, tmp_path):
+    store, other = str(tmp_path / "runs.db"), str(tmp_path / "laptop.db")
+    out, per_case = tmp_path / "r.json", tmp_path / "cases.parquet"
+    res = CliRunner().invoke(main, ["score", str(PRIMOCK), "--engine", "spark", "--spark-master", "local[2]",
+                                    "--store", store, "-q", "--out", str(out), "--per-case", str(per_case)])
+    assert res.exit_code == 0, res.output
+    results = json.loads(out.read_text())
+    runs = json.loads(CliRunner().invoke(main, ["runs", "list", "--store", store, "--json"]).stdout)
+    assert len(runs) == 1 and results["run"] == {"id": runs[0]["id"], "arm": None, "store": store}
+    # the README's next line: the Parquet is that run, so the store keeps one run of 57 cases
+    res = CliRunner().invoke(main, ["runs", "import", str(per_case), "--store", store])
+    assert res.exit_code == 0, res.output
+    assert f"is run {runs[0]['id']}, recorded in this store when it was scored (57 case(s)); nothing imported" in res.output
+    again = json.loads(CliRunner().invoke(main, ["runs", "list", "--store", store, "--json"]).stdout)
+    assert [(r["id"], r["n_recorded"]) for r in again] == [(runs[0]["id"], 57)]
+    # another store (a laptop) has no such run: the Parquet is imported there as a run of its own
+    res = CliRunner().invoke(main, ["runs", "import", str(per_case), "--store", other, "--out", str(tmp_path / "i.json")])
+    assert res.exit_code == 0 and "57 case(s) recorded as run" in res.output, res.output
+    assert _agg(json.loads((tmp_path / "i.json").read_text())) == _agg(results)

@@ -314,3 +314,19 @@ def test_golden_changed_lists_the_cases_whose_deciding_golden_differs():
     buf = io.StringIO()
     render_compare(compare_runs(RUN_A, RUN_B), Console(file=buf, width=200))
     assert "deciding golden changed" not in buf.getvalue()
+
+
+def test_a_runs_age_is_measured_from_its_recorded_time_and_said_in_its_largest_unit():
+    from datetime import UTC, datetime
+
+    from goldeval.report.runs import age_words
+    from goldeval.runs.compare import run_age_seconds
+
+    now = datetime(2026, 12, 4, 10, 0, tzinfo=UTC)
+    # 2026-12-01 09:30 → 2026-12-04 10:00 is 3 days and 30 minutes: 3 × 86400 + 1800 = 261000 s
+    assert run_age_seconds("2026-12-01T09:30:00+00:00", now=now) == 261_000.0
+    assert age_words(261_000.0) == "3 days ago"
+    assert run_age_seconds("2026-12-04T09:59:00.5+00:00", now=now) == 59.5 and age_words(59.5) == "just now"
+    assert age_words(3600) == "1 hour ago" and age_words(7199) == "1 hour ago" and age_words(120) == "2 minutes ago"
+    assert age_words(-3600) == "in the future (clock skew?)"  # another machine's clock ahead of this one's
+    assert run_age_seconds(None) is None and run_age_seconds("yesterday") is None

@@ -1000,3 +1000,88 @@ def test_the_writer_process_holds_a_bounded_inbox_when_sqlite_falls_behind(store
     rec.flush()
     assert committed(store.path, rec.run_id) == 401
     rec.close()
+
+
+# -- tags ------------------------------------------------------------------------------------------------------
+
+
+def two_runs(st: RunStore) -> tuple[str, str]:
+    a = st.create_run(meta("ka"))
+    b = st.create_run(meta("kb"))
+    return a, b
+
+
+def test_a_tag_names_its_run_wherever_an_id_is_accepted(tmp_path):
+    with RunStore(tmp_path / "g.db") as st:
+        a, b = two_runs(st)
+        assert st.tag(a, "baseline/main") == {"name": "baseline/main", "run_id": a, "previous": None}
+        assert st.resolve("baseline/main") == a
+        assert st.get_run("baseline/main", with_results=False)["id"] == a
+        assert st.resolve("latest") == b  # a tag changes nothing else
+        assert st.tags() == [{"name": "baseline/main", "run_id": a, "tagged_at": st.tags()[0]["tagged_at"]}]
+        assert st.tags(b) == []
+
+
+def test_a_tag_moves_only_when_told(tmp_path):
+    with RunStore(tmp_path / "g.db") as st:
+        a, b = two_runs(st)
+        st.tag(a, "baseline/main")
+        with pytest.raises(InputError, match=rf"'baseline/main' already names run {a}.*Pass --move to make it name {b}"):
+            st.tag(b, "baseline/main")
+        assert st.resolve("baseline/main") == a  # refused: unchanged
+        assert st.tag(a, "baseline/main")["previous"] == a  # the same run again: nothing to move, no error
+        assert st.tag(b, "baseline/main", move=True)["previous"] == a
+        assert st.resolve("baseline/main") == b
+
+
+def test_deleting_a_run_removes_its_tags_and_untag_keeps_the_run(tmp_path):
+    with RunStore(tmp_path / "g.db") as st:
+        a, b = two_runs(st)
+        st.tag(a, "old")
+        st.tag(b, "new")
+        st.set_status(a, "interrupted")
+        st.delete_run(a)
+        with pytest.raises(InputError, match="no run 'old'"):
+            st.resolve("old")
+        assert st.untag("new") == b
+        assert st.resolve(b) == b
+        with pytest.raises(InputError, match="no tag 'new'"):
+            st.untag("new")
+
+
+@pytest.mark.parametrize("name, why", [
+    ("latest", "names the newest run"), ("latest~2", "names the newest run"), ("2026-main", "starts with a digit"),
+    ("", "non-empty"), ("base line", "without spaces"), ("tab\there", "without spaces"), ("x" * 201, "at most 200"),
+])
+def test_names_that_could_not_always_name_the_same_run_are_refused(tmp_path, name, why):
+    with RunStore(tmp_path / "g.db") as st:
+        a, _ = two_runs(st)
+        with pytest.raises(InputError, match=why):
+            st.tag(a, name)
+        assert st.tags() == []
+
+
+def test_an_exact_id_wins_over_a_tag_and_a_unique_prefix_still_resolves(tmp_path):
+    with RunStore(tmp_path / "g.db") as st:
+        a, b = two_runs(st)
+        st.tag(b, "v1")
+        assert st.resolve(a) == a and st.resolve("v1") == b
+        assert st.resolve(a[:-1]) == a  # the random suffix makes the two ids differ before their last character
+
+
+def test_an_older_read_only_store_without_tags_still_resolves_ids(tmp_path):
+    path = tmp_path / "old.db"
+    old = RunStore(path, _migrate_upto=len(MIGRATIONS) - 1)  # before m004_tags
+    run_id = old.create_run(meta())
+    old.close()
+    path.chmod(0o444)
+    tmp_path.chmod(0o555)
+    try:
+        ro = RunStore(path, readonly=True)
+        assert ro.resolve(run_id) == run_id and ro.tags() == []
+        with pytest.raises(InputError, match="no run 'baseline/main'"):
+            ro.resolve("baseline/main")
+        ro.close()
+    finally:
+        tmp_path.chmod(0o755)
+        path.chmod(0o644)

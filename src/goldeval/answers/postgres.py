@@ -137,12 +137,13 @@ class PostgresTarget:
         return f"PostgresTarget(url={self.url!r}, password={'***' if self.password else None})"
 
 
-def parse_url(url: str) -> PostgresTarget:
+def parse_url(url: str, *, option: str = "--db") -> PostgresTarget:
     """Split the password out of a PostgreSQL URL.
 
     Args:
         url: ``postgresql://user[:password]@host[:port]/dbname[?param=value…]`` (libpq's URI form; a
             ``password=`` query parameter counts as a password too).
+        option: The option the URL was given to, as error messages name it (``--db``, ``--store``).
 
     Returns:
         :class:`PostgresTarget` with the redacted URL and the password.
@@ -151,18 +152,18 @@ def parse_url(url: str) -> PostgresTarget:
         InputError: not a ``postgresql://`` URL, or libpq cannot read it (the message never holds the password).
     """
     if not is_postgres_url(url):
-        raise InputError(f"--db {url!r}: expected a postgresql://user@host:port/dbname URL.")
+        raise InputError(f"{option} {url!r}: expected a postgresql://user@host:port/dbname URL.")
     try:
         parts = urllib.parse.urlsplit(url)
         password = urllib.parse.unquote(parts.password) if parts.password is not None else None
     except ValueError as exc:  # urllib's words may quote the password: the message says what is wrong in its own
-        raise InputError(f"--db {_redact_unsplit(url)}: not a valid PostgreSQL URL ({_unsplit_reason(exc)}). Write "
+        raise InputError(f"{option} {_redact_unsplit(url)}: not a valid PostgreSQL URL ({_unsplit_reason(exc)}). Write "
                          "it as postgresql://user@host:port/dbname (an IPv6 host in brackets: "
                          "postgresql://user@[::1]:5432/dbname).") from None
     if "@" not in parts.netloc and "@" in url.partition("://")[2]:
         # user:pass@host where the password holds a '/', '?' or '#': urllib (and libpq) end the host part there,
         # and the password's pieces would be read, and shown, as the host, the path or the query
-        raise InputError(f"--db {_redact_unsplit(url)}: not a valid PostgreSQL URL (a '/', '?' or '#' comes before "
+        raise InputError(f"{option} {_redact_unsplit(url)}: not a valid PostgreSQL URL (a '/', '?' or '#' comes before "
                          "its '@', so the host part ends inside the user or password). Percent-encode those characters "
                          "in a password (%2F, %3F, %23) and an '@' elsewhere (%40), or give the password in PGPASSWORD.")
     query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
@@ -187,7 +188,7 @@ def parse_url(url: str) -> PostgresTarget:
     except ImportError:
         pass  # reported when connecting
     except Exception as exc:
-        raise InputError(f"--db {redacted}: not a valid PostgreSQL URL ({_scrub(str(exc).strip(), password)}). "
+        raise InputError(f"{option} {redacted}: not a valid PostgreSQL URL ({_scrub(str(exc).strip(), password)}). "
                          "Write it as postgresql://user@host:port/dbname.") from None
     return PostgresTarget(redacted, password)
 

@@ -28,16 +28,26 @@ from typing import Any
 import click
 
 from goldeval.cli._signals import sigterm_raises
+from goldeval.errors import InputError
+from goldeval.io.outputs import sqlite_files
 from goldeval.pipeline.recording import FINISHED_RUNS, LARGE_INPUT_BYTES, STREAM_RUNS, RunRecording, store_file
+from goldeval.runs.location import check_store_target, is_server_store, store_scheme
 
-__all__ = ["StoreOptions", "store_options", "store_path_option", "store_file", "check_store_path", "LARGE_INPUT_BYTES",
+__all__ = ["StoreOptions", "store_options", "store_path_option", "store_file", "store_files", "check_store_path", "LARGE_INPUT_BYTES",
            "FINISHED_RUNS", "STREAM_RUNS"]
 
 def check_store_path(ctx: click.Context | None, param: click.Parameter | None, value: str | None) -> str | None:
-    """The ``--store`` callback: an empty or blank path is a usage error (exit 2) that says what to pass.
+    """The ``--store`` callback: an empty or blank path, or a URL of a scheme goldeval does not serve
+    (``mysql://…``), is a usage error (exit 2) that says what to pass.
 
     ``--store ''`` (an unset shell variable, ``--store "$STORE"``) was read as the current folder and failed with
     "run store .: cannot open it (unable to open database file)", exit 3."""
+    if value is not None and store_scheme(value) is not None:
+        try:
+            check_store_target(value)  # mysql://… is refused, not made a local folder named 'mysql:'
+        except InputError as exc:
+            raise click.BadParameter(str(exc).split(": ", 1)[-1], ctx=ctx, param=param) from None
+        return value
     if value is not None and not value.strip():
         raise click.BadParameter(
             f"expected the path of the run store's SQLite file (e.g. --store runs.db), got {value!r} (an empty "
@@ -45,6 +55,13 @@ def check_store_path(ctx: click.Context | None, param: click.Parameter | None, v
             "(else ./.goldeval/goldeval.db); a scoring command also takes --no-store to record nothing.",
             ctx=ctx, param=param)
     return value
+
+
+def store_files(store: str | None) -> list[str]:
+    """The files of the run store *store* (``--store``, else the default) that no output may overwrite: the SQLite
+    database and its companions, or none for a store on a PostgreSQL server."""
+    path = store_file(store)
+    return [] if is_server_store(path) else sqlite_files(path)
 
 
 def store_path_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -55,7 +72,7 @@ def store_path_option(f: Callable[..., Any]) -> Callable[..., Any]:
         type=click.Path(dir_okay=False, path_type=str),
         default=None,
         callback=check_store_path,
-        help="Run store (SQLite file). Default: $GOLDEVAL_HOME/goldeval.db, else ./.goldeval/goldeval.db.",
+        help="Run store: a SQLite file or a postgresql://user@host/db URL. Default: $GOLDEVAL_STORE, else $GOLDEVAL_HOME/goldeval.db, else ./.goldeval/goldeval.db.",
     )(f)
 
 
@@ -77,7 +94,7 @@ _OPTIONS = [
         type=click.Path(dir_okay=False, path_type=str),
         default=None,
         callback=check_store_path,
-        help="Run store (SQLite file) to record this run in. Default: $GOLDEVAL_HOME/goldeval.db, else ./.goldeval/goldeval.db.",
+        help="Run store to record this run in: a SQLite file or a postgresql://user@host/db URL. Default: $GOLDEVAL_STORE, else $GOLDEVAL_HOME/goldeval.db, else ./.goldeval/goldeval.db.",
     ),
     click.option("--no-store", is_flag=True, default=False, help="Do not record this run."),
     click.option("--arm", default=None, metavar="NAME", help="Arm name recorded with the run (model + prompt), e.g. 'gpt4-v2'."),

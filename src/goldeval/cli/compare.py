@@ -18,10 +18,9 @@ from goldeval.cli._common import (
     run_inputs,
     write_json,
 )
-from goldeval.cli._store import store_file, store_path_option
+from goldeval.cli._store import store_files, store_path_option
 from goldeval.cli._types import SEED, Finite
 from goldeval.errors import InputError
-from goldeval.io.outputs import sqlite_files
 from goldeval.runs.store import RunStore
 
 
@@ -48,16 +47,20 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     Shows cases added or removed; for verdicts the flips (pass → fail, fail → pass, both whys side by side), the
     cases that stayed, near_match that is stable (in both) or flickering (in one only), McNemar's exact test and a
     paired bootstrap interval for the pass-rate difference; for F1 the per-case deltas, the biggest movers and a
-    paired bootstrap interval for the mean difference. RUN is an id, a unique prefix, 'latest' or 'latest~N'.
+    paired bootstrap interval for the mean difference. RUN is an id, a tag (goldeval runs tag), a unique prefix,
+    'latest' or 'latest~N'. Each run's age is shown (a stale baseline is seen). The CI line:
+    goldeval compare baseline/main latest --fail-on-regression
     """
     # start-up: the report modules load only when one is written or rendered
     from goldeval.report.runs import render_compare
     from goldeval.runs.compare import compare_runs  # start-up: the run store loads only when the command runs
 
-    guard_outputs({"--out": out, "--junit": junit}, {"--store": sqlite_files(store_file(store))})
+    guard_outputs({"--out": out, "--junit": junit}, {"--store": store_files(store)})
     with RunStore.open_existing(store) as st:
         a = st.get_run(run_a, with_results=False)
         b = st.get_run(run_b, with_results=False)
+        for ref, run in ((run_a, a), (run_b, b)):  # the name each was given by (baseline/main) and its tags
+            run["ref"], run["tags"] = ref, [t["name"] for t in st.tags(run["id"])]
         guard_outputs({"--out": out, "--junit": junit}, run_inputs(st, a["id"], b["id"]))  # never over their inputs
         cmp = compare_runs(
             st.case_map(a["id"]), st.case_map(b["id"]), run_a=a, run_b=b,

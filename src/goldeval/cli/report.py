@@ -7,11 +7,10 @@ import os
 import click
 
 from goldeval.cli._common import EXIT_OK, echo, exit_codes, guard_outputs, guarded
-from goldeval.cli._store import store_path_option
+from goldeval.cli._store import store_files, store_path_option
 from goldeval.cli._types import SEED, Finite
 from goldeval.errors import InputError
-from goldeval.io.outputs import sqlite_files, write_output
-from goldeval.paths import default_store_path
+from goldeval.io.outputs import write_output
 from goldeval.runs.store import RunStore
 
 
@@ -58,7 +57,7 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
         others["--compare"] = compare_ref
     if results_file is None:
 
-        others["--store"] = sqlite_files(store if store is not None else str(default_store_path()))
+        others["--store"] = store_files(store)
     guard_outputs({"--out": out}, others)
     options = ReportOptions(max_cases=max_cases, redact=redact, min_f1=min_f1, seed=seed, resamples=resamples)
     if results_file is not None:

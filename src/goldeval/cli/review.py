@@ -26,7 +26,8 @@ from goldeval.cli._common import (
 from goldeval.cli._groups import SuggestingGroup
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import llm_cache_files, llm_config, llm_options
-from goldeval.cli._store import store_file, store_path_option
+from goldeval.cli._store import store_file, store_files, store_path_option
+from goldeval.runs.location import is_server_store
 from goldeval.errors import InputError
 from goldeval.io.outputs import sqlite_files
 from goldeval.runs.store import RunStore
@@ -177,7 +178,7 @@ def review_export(run, store, out, quiet, all_cases):
     from goldeval.cli.runs import write_bytes  # start-up: loaded only when the command runs, not for --help
     from goldeval.runs.regressions import export_review  # start-up: the run store loads only when the command runs
 
-    guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store))})
+    guard_outputs({"--out": out}, {"--store": store_files(store)})
     with RunStore.open_existing(store) as st:
         guard_outputs({"--out": out}, run_inputs(st, st.resolve(run)))  # never over the run's own cases or attempts
         rows = export_review(st, run, only_needs_human=not all_cases)
@@ -207,7 +208,7 @@ def review_import(file, store, regressions, reviewer, on_conflict, quiet):
     from goldeval.runs.regressions import import_review  # start-up: the run store loads only when the command runs
 
     # the regressions file is appended to by design; it must not be the reviewed file or the store
-    guard_outputs({"--regressions": regressions}, {"FILE": file, "--store": sqlite_files(store_file(store))})
+    guard_outputs({"--regressions": regressions}, {"FILE": file, "--store": store_files(store)})
 
     with RunStore.open_existing(store) as st:
         result = import_review(st, file, regressions_path=regressions, reviewer=reviewer, on_conflict=on_conflict)
@@ -251,9 +252,9 @@ def review_stats(runs, store, regressions, out, quiet):
     """
     from goldeval.runs.calibration import judge_calibration  # start-up: the run store loads only when the command runs
 
-    guard_outputs({"--out": out}, {"--store": sqlite_files(store_file(store)), "--regressions": regressions})
+    guard_outputs({"--out": out}, {"--store": store_files(store), "--regressions": regressions})
     path = store_file(store)
-    if os.path.exists(path):
+    if is_server_store(path) or os.path.exists(path):
         with RunStore.open_existing(store) as st:
             guard_outputs({"--out": out}, run_inputs(st, *(st.resolve(r) for r in runs)))  # the named runs' inputs
             result = judge_calibration(st, runs, regressions=regressions)

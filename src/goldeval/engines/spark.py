@@ -49,7 +49,7 @@ from goldeval.scoring.protocol import Scorer, duplicate_error
 from goldeval.scoring.registry import get_scorer
 
 __all__ = ["PER_CASE_SCHEMA", "session", "read", "score", "score_path", "aggregate", "iter_records", "executor_failure",
-           "executor_failures"]
+           "executor_failures", "with_run"]
 
 #: The per-case DataFrame's columns (a Spark DDL string).
 PER_CASE_SCHEMA = "id string, line long, status string, error string, score double, record string"
@@ -399,6 +399,27 @@ def _with_repeats_marked(per_case: Any, sc: Any, config: Mapping[str, Any]) -> A
         marked = per_case.mapInArrow(mark, PER_CASE_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     meta = {_META_KEY: {"scorer": sc.name, "version": sc.version, "config": dict(config)}}
     return marked.withColumn("record", F.col("record").alias("record", metadata=meta))
+
+
+def with_run(per_case_df: Any, run_id: str) -> Any:
+    """*per_case_df* with the id of the run it was recorded as in its ``record`` column's metadata (``"run"``), so
+    that its Parquet names that run and ``goldeval runs import`` of it into the same store recognises the run
+    instead of recording the same cases a second time.
+
+    Args:
+        per_case_df: A per-case DataFrame from :func:`score` / :func:`score_path` (its metadata names the scorer).
+        run_id: The run the cases were recorded as.
+
+    Returns:
+        The same rows; only the column's metadata changes.
+
+    Raises:
+        InputError: the DataFrame carries no goldeval metadata.
+    """
+    from pyspark.sql import functions as F  # optional heavy dependency: pyspark (extra spark)
+
+    meta = {_META_KEY: {**_meta(per_case_df), "run": run_id}}
+    return per_case_df.withColumn("record", F.col("record").alias("record", metadata=meta))
 
 
 def _meta(per_case_df: Any) -> dict[str, Any]:

@@ -32,7 +32,8 @@ from goldeval.io import streams as _streams
 from goldeval.io.outputs import sqlite_files
 from goldeval.io.reading import file_sha256
 from goldeval.io.streams import relabel
-from goldeval.paths import default_store_path
+from goldeval.paths import default_store
+from goldeval.runs.location import check_store_target, is_server_store, store_label
 __all__ = ["FINISHED_RUNS", "LARGE_INPUT_BYTES", "STREAM_RUNS", "RunRecording", "store_file"]
 
 #: Inputs at least this large (all files together) are recorded by a writer process, and — when there is no
@@ -42,11 +43,16 @@ LARGE_INPUT_BYTES = 8_000_000
 
 
 def store_file(store: str | None) -> str:
-    """The run store's database file: *store* (``--store``) or ``goldeval.paths.default_store_path()``."""
-    if store is not None:
-        return store
+    """The run store: *store* (``--store``: a SQLite file or a ``postgresql://`` URL) or
+    ``goldeval.paths.default_store()`` (``$GOLDEVAL_STORE``, else the default SQLite file).
 
-    return str(default_store_path())
+    Raises:
+        InputError: the store is a URL of a scheme goldeval does not serve (``mysql://…``, from ``--store`` or
+            ``$GOLDEVAL_STORE``): it would otherwise be read as a local path.
+    """
+    target = default_store() if store is None else store
+    check_store_target(target)
+    return target
 
 
 @dataclass(slots=True)
@@ -89,16 +95,18 @@ class RunRecording:
         return store_file(self.store)
 
     def files(self) -> list[str]:
-        """The store's files (database, -wal, -shm, -journal) for :func:`goldeval.io.outputs.check_outputs`."""
-
-        return sqlite_files(self.path)
+        """The store's files (database, -wal, -shm, -journal) for :func:`goldeval.io.outputs.check_outputs` (none
+        for a store on a server)."""
+        path = self.path
+        return [] if path is None or is_server_store(path) else sqlite_files(path)
 
     @property
     def note(self) -> str | None:
         """One line for stderr saying which run was recorded (``None`` with --no-store or before recording)."""
         if self.run_id is None:
             return None
-        store = f" --store {self.store}" if self.store is not None else ""
+        # a server store is named without its password (PGPASSWORD or ~/.pgpass give it to the next command)
+        store = "" if self.store is None else f" --store {store_label(self.store) if is_server_store(self.store) else self.store}"
         hint = f"; its report: goldeval report {self.run_id}{store} --out report.html"
         if self.resumed:
             return f"run {self.run_id} resumed ({self.n_previous} case(s) reused from the store){hint}"
@@ -109,7 +117,7 @@ class RunRecording:
         ``"run"`` of every results file, so that CI scripts compare runs by id."""
         if self.run_id is None:
             return None
-        return {"id": self.run_id, "arm": self.arm, "store": os.path.abspath(self.path) if self.path else None}
+        return {"id": self.run_id, "arm": self.arm, "store": store_label(self.path) if self.path else None}
 
     def stamp(self, results: dict[str, Any]) -> dict[str, Any]:
         """Put :meth:`run_block` at the top of *results* as ``"run"`` (nothing with --no-store), and name the inputs

@@ -93,13 +93,15 @@ def score_on_spark(scorer_name: str, file: str, options: dict[str, Any], *, mast
                     recorder.record(rec)
             recorder.finish(results)
         if per_case is not None:
-            cases.write.parquet(per_case)
+            # the Parquet names the run its cases were recorded as: `runs import` of it then adds no second run
+            (cases if recorder is None else gs.with_run(cases, recorder.run_id)).write.parquet(per_case)
         if recording.note:
             observer.recorded(recording.note)
         observer.summary(results, scorer)
         report = apply_definition(results, definition, recorder=recorder)
         if report is not None:
             observer.gates(report)
+    recording.stamp(results)  # the top-level "run": {id, arm, store}, as a local run's results (absent without a store)
     _write(results, out, out_format)
     agg = results["aggregate"]
     problem = None
@@ -184,7 +186,7 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
             for rec in gs.iter_records(cases_df):
                 recorder.record(merged.get(str(rec["id"]), rec))
         if per_case is not None:
-            cases_df.write.parquet(per_case)
+            (cases_df if recorder is None else gs.with_run(cases_df, recorder.run_id)).write.parquet(per_case)
         if recording.note:
             observer.recorded(recording.note)
         observer.summary({**results, "per_example": list(merged.values())}, None)
@@ -193,6 +195,7 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
         report = apply_definition(results, definition, recorder=recorder)
         if report is not None:
             observer.gates(report)
+    recording.stamp(results)  # the top-level "run": {id, arm, store}, as a local run's results (absent without a store)
     _write(results, out, out_format)
     agg = results["aggregate"]
     problem = None

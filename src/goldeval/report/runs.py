@@ -10,8 +10,9 @@ from goldeval.report import fmt
 from goldeval.io.printable import printable
 from goldeval.scoring.protocol import Scorer
 from goldeval.scoring.registry import scorer_of
+from goldeval.runs.compare import run_age_seconds
 
-__all__ = ["render_runs_list", "render_run", "render_compare"]
+__all__ = ["render_runs_list", "render_run", "render_compare", "age_words"]
 
 def _e(value: Any) -> str:
     """*value* as text with rich markup escaped: ids, arm names, paths, configuration and judge text are data, and
@@ -232,6 +233,23 @@ def _short(value: object, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def age_words(seconds: float) -> str:
+    """An age in the largest whole unit: ``"3 days ago"``, ``"5 hours ago"``, ``"just now"`` (under a minute); a
+    time in the future (clocks of two machines apart) is ``"in the future (clock skew?)"``.
+
+    Example:
+        >>> age_words(3 * 86400 + 5), age_words(7200), age_words(30)
+        ('3 days ago', '2 hours ago', 'just now')
+    """
+    if seconds < -60:
+        return "in the future (clock skew?)"
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            n = int(seconds // size)
+            return f"{n} {unit}{'s' if n != 1 else ''} ago"
+    return "just now"
+
+
 def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) -> None:
     """``goldeval compare``: cases added/removed, verdict flips with both whys, stable / flickering near_match,
     McNemar, F1 movers and the bootstrap intervals."""
@@ -241,6 +259,12 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
     label_a = f"A {ra.get('id', '?')} ({ra.get('arm') or 'no arm'})"
     label_b = f"B {rb.get('id', '?')} ({rb.get('arm') or 'no arm'})"
     console.print(f"[bold]compare[/] {_e(label_a)} → {_e(label_b)}", highlight=False)
+    for side, brief in (("A", ra), ("B", rb)):
+        age = run_age_seconds(brief.get("created_at"))
+        if age is not None:
+            named = f"{brief['ref']} = " if brief.get("ref") and brief.get("ref") != brief.get("id") else ""
+            console.print(f"  {side}: {_e(named)}run {_e(str(brief.get('id')))}, recorded {age_words(age)} "
+                          f"({_e(str(brief.get('created_at'))[:19].replace('T', ' '))} UTC)", highlight=False)
     console.print(f"cases: {cmp['n_common']} in both · {len(cmp['added'])} added in B · {len(cmp['removed'])} removed from A", highlight=False)
     for w in cmp.get("warnings") or []:
         console.print(f"[yellow]warning: {_e(w)}[/]")

@@ -23,6 +23,7 @@ Tibshirani (1993) ch. 13 (percentile interval); ``DESIGN.md`` "Runs, versions, c
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,7 @@ from goldeval.runs.compare_labels import compare_labels, is_label_run
 from goldeval.runs.columns import case_columns
 from goldeval.verdict import pass_rate
 
-__all__ = ["compare_runs", "mcnemar_exact", "paired_bootstrap", "bucket", "BUCKETS"]
+__all__ = ["compare_runs", "mcnemar_exact", "paired_bootstrap", "bucket", "run_age_seconds", "BUCKETS"]
 
 #: The outcome buckets of a verdict case, in the order the shared pass-rate accounting checks them.
 BUCKETS: tuple[str, ...] = ("pass", "fail", "near_match", "needs_human", "unscored", "verified_wrong")
@@ -239,7 +240,9 @@ def compare_runs(
 
     Returns:
         A JSON-ready dict:
-        ``runs`` {a, b} (id, arm, scorer, versions); ``n_a``, ``n_b``, ``n_common``; ``added`` (ids in B only),
+        ``runs`` {a, b} (id, arm, ``created_at``, scorer, versions; ``ref`` and ``tags`` when the run mapping holds
+        them: the name it was given by, e.g. ``baseline/main``, and its tags; the renderer shows each run's age from
+        ``created_at``, which keeps this dict the same for the same runs and seed); ``n_a``, ``n_b``, ``n_common``; ``added`` (ids in B only),
         ``removed`` (ids in A only);
         ``verdicts`` (``None`` when neither run holds verdicts): ``pass_rate`` {a, b} (the shared accounting over
         each whole run), ``transitions`` {"pass->fail": n, …}, ``flips`` {``pass_to_fail``, ``fail_to_pass``:
@@ -381,12 +384,35 @@ def _differs(run_a: Mapping[str, Any] | None, run_b: Mapping[str, Any] | None) -
     return {k: [run_a.get(k), run_b.get(k)] for k in _PINNED if run_a.get(k) != run_b.get(k)}
 
 
+def run_age_seconds(created_at: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds from *created_at* (a stored ISO 8601 time with its offset) to *now* (default: now, UTC); ``None``
+    when the time is missing or unreadable.
+
+    Example:
+        >>> run_age_seconds("2026-12-01T10:00:00+00:00", now=datetime(2026, 12, 4, 10, 0, tzinfo=UTC))
+        259200.0
+    """
+    if not isinstance(created_at, str):
+        return None
+    try:
+        then = datetime.fromisoformat(created_at)
+    except ValueError:
+        return None
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=UTC)
+    return ((now or datetime.now(UTC)) - then).total_seconds()
+
+
 def _run_brief(run: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if run is None:
         return None
     keys = ("id", "arm", "created_at", "status", "scorer_name", "scorer_version", "tokenizer", "judge_version",
             "rubric_hash", "dod_hash", "dataset_hash", "goldeval_version", "headline_name", "headline_value")
-    return {k: run.get(k) for k in keys}
+    brief = {k: run.get(k) for k in keys}
+    for k in ("ref", "tags"):
+        if k in run:
+            brief[k] = run[k]
+    return brief
 
 
 def _compare_verdicts(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
 from goldeval.errors import InputError
+from goldeval.runs.location import store_label
 from goldeval.runs.store import RunStore
 
 __all__ = ["export_run", "flatten", "with_run_block"]
@@ -38,7 +38,7 @@ def with_run_block(results: Any, run: Mapping[str, Any], store_path: Any) -> Any
     file of a recorded run carries (as the scoring command wrote it); anything that is not a dict is returned as is."""
 
     if isinstance(results, dict):
-        results["run"] = {"id": run["id"], "arm": run.get("arm"), "store": os.path.abspath(store_path)}
+        results["run"] = {"id": run["id"], "arm": run.get("arm"), "store": store_label(store_path)}
     return results
 
 

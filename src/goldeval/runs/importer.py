@@ -132,8 +132,11 @@ def import_per_case(store: Any, path: str | os.PathLike[str], *, arm: str | None
         gate: ``gate(results, recorder)``: called before the run is finished (the CLI applies ``--gates`` there).
 
     Returns:
-        ``{"run_id", "created": bool, "n_cases": int, "results": dict}``; ``results`` is what
-        :func:`goldeval.engines.spark.aggregate` gives for the same per-case data.
+        ``{"run_id", "created": bool, "n_cases": int, "results": dict, "recorded": bool}``; ``results`` is what
+        :func:`goldeval.engines.spark.aggregate` gives for the same per-case data. ``recorded`` is true when the
+        Parquet names a run (the Spark run recorded it when it scored, see
+        :func:`goldeval.engines.spark.with_run`) that is in *store* already: then nothing is written (the cases are
+        there), ``n_cases`` counts that run's cases and ``results`` are its stored results.
 
     Raises:
         InputError: see :func:`per_case_files`, :func:`per_case_meta`, :func:`iter_per_case`; an unknown scorer.
@@ -141,6 +144,17 @@ def import_per_case(store: Any, path: str | os.PathLike[str], *, arm: str | None
 
     files = per_case_files(path)
     meta = per_case_meta(files)
+    named = meta.get("run")
+    if isinstance(named, str) and named:
+        try:
+            run = store.get_run(named)
+        except InputError:  # another store (a laptop importing a CI job's Parquet): imported as a run of its own
+            run = None
+        if run is not None and run["id"] == named:
+            if gate is not None:
+                gate(run["results"], None)  # the gates are read off the stored results; the run is not rewritten
+            return {"run_id": named, "created": False, "n_cases": run["n_recorded"], "results": run["results"],
+                    "recorded": True}
     scorer = get_scorer(meta["scorer"])
     config = meta["config"]
     if str(meta.get("version", scorer.version)) != str(scorer.version):
@@ -182,4 +196,4 @@ def import_per_case(store: Any, path: str | os.PathLike[str], *, arm: str | None
         recorder.close(interrupted=True)
         raise
     recorder.close()
-    return {"run_id": recorder.run_id, "created": created, "n_cases": n_cases, "results": results}
+    return {"run_id": recorder.run_id, "created": created, "n_cases": n_cases, "results": results, "recorded": False}

@@ -333,7 +333,7 @@ class Recorder:
         child_in, self._to_writer = ctx.Pipe(duplex=False)
         self._from_writer, child_out = ctx.Pipe(duplex=False)
         self._proc = ctx.Process(
-            target=writer_main, args=(child_in, child_out, str(self.store.path), self.run_id),
+            target=writer_main, args=(child_in, child_out, self.store.location, self.run_id),
             name=f"goldeval-recorder-{self.run_id}", daemon=True,
         )
         self._proc.start()

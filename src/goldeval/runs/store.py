@@ -5,7 +5,9 @@ writer) with ``synchronous=NORMAL``: a committed transaction survives a killed p
 power cut can lose the last commits. Per-case rows are keyed by ``(run_id, case_id)``, so a case recorded twice
 (a resumed run redoing its last, uncommitted batch) replaces its row and is never duplicated.
 
-Default location: ``goldeval.paths.default_store_path()`` (``$GOLDEVAL_HOME/goldeval.db`` or
+A ``postgresql://`` URL opens the same store on a PostgreSQL server instead (:mod:`goldeval.runs.pgstore`).
+
+Default location: ``goldeval.paths.default_store()`` (``$GOLDEVAL_STORE``, else ``$GOLDEVAL_HOME/goldeval.db`` or
 ``./.goldeval/goldeval.db``); the CLI's ``--store PATH`` moves it.
 
 Source: ``DESIGN.md`` "Runs, versions, comparisons"; issue #5.
@@ -25,17 +27,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import chain, count, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import orjson
 
 from goldeval.errors import InputError, StoreError, shorten
-from goldeval.paths import default_store_path
+from goldeval.paths import default_store
 from goldeval.runs.columns import case_columns
+from goldeval.runs.location import check_store_target, store_scheme
 from goldeval.runs.migrations import MIGRATIONS, migrate
 
-__all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "HEADLINE_METRICS"]
+__all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "check_tag_name", "HEADLINE_METRICS",
+           "MAX_TAG_LENGTH", "NoStoreError"]
 
 #: Aggregate keys tried, in order, for the headline metric shown by ``runs list`` (a results dict may name its
 #: own with ``aggregate["headline"]``).
@@ -171,36 +175,64 @@ def _reading(method: Callable[..., Any]) -> Callable[..., Any]:
         def gen(self: RunStore, *args: Any, **kwargs: Any) -> Any:
             try:
                 yield from method(self, *args, **kwargs)
-            except sqlite3.Error as exc:
-                raise StoreError(_explain(self.path, exc, "reading it failed")) from exc
+            except self.db_errors as exc:
+                raise StoreError(self._explain(exc, "reading it failed")) from exc
         return gen
 
     @functools.wraps(method)
     def wrapper(self: RunStore, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
-        except sqlite3.Error as exc:
-            raise StoreError(_explain(self.path, exc, "reading it failed")) from exc
+        except self.db_errors as exc:
+            raise StoreError(self._explain(exc, "reading it failed")) from exc
     return wrapper
 
 
 class RunStore:
-    """An open run store (one SQLite connection; not shared between threads).
+    """An open run store: one SQLite connection (not shared between threads), or, for a ``postgresql://`` URL, a
+    :class:`goldeval.runs.pgstore.PostgresRunStore` (the same interface on a PostgreSQL server).
 
     Args:
-        path: The database file; created (with its folder) when missing. Default: ``default_store_path()``.
+        path: The database file; created (with its folder) when missing; or a ``postgresql://`` URL. Default:
+            :func:`goldeval.paths.default_store` (``$GOLDEVAL_STORE``, else ``default_store_path()``).
 
     Raises:
         StoreError: the file cannot be opened or is not a goldeval database (or not SQLite at all).
+        InputError: *path* is a URL of a scheme goldeval does not serve (``mysql://…``): it is not made a folder.
 
     Use as a context manager, or call :meth:`close`.
+
+    Example:
+        >>> import tempfile, os
+        >>> with RunStore(os.path.join(tempfile.mkdtemp(), "runs.db")) as st:
+        ...     st.list_runs()
+        []
     """
+
+    #: The connection: a ``sqlite3.Connection``, or for the PostgreSQL store a ``PgConnection``, which answers the
+    #: same ``execute`` / ``in_transaction`` / ``close`` the methods here use.
+    db: Any
+    #: The driver's errors that mean "the store failed" (turned into :class:`StoreError` with :meth:`_explain`).
+    db_errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+    #: ORDER BY that lists runs newest first (the insertion order breaks a tie on the timestamp).
+    newest = "created_at DESC, rowid DESC"
+
+    def __new__(cls, path: str | os.PathLike[str] | None = None, *args: Any, **kwargs: Any) -> RunStore:
+        target = default_store() if path is None else path
+        if cls is RunStore and isinstance(target, str) and store_scheme(target) is not None:
+            check_store_target(target)  # refuses a scheme goldeval does not serve
+            from goldeval.runs.pgstore import PostgresRunStore  # the PostgreSQL backend loads only when named
+
+            return super().__new__(PostgresRunStore)
+        return super().__new__(cls)
 
     def __init__(
         self, path: str | os.PathLike[str] | None = None, *, readonly: bool = False, timeout: float = 30.0,
         _migrate_upto: int | None = None,
     ) -> None:
-        self.path = Path(path) if path is not None else default_store_path()
+        self.path: Any = Path(path) if path is not None else Path(default_store())
+        #: What another process passes to ``RunStore()`` to open this same store (the writer process).
+        self.location = str(self.path)
         self.readonly = readonly
         if readonly:
             self.db = _open_readonly(self.path, timeout)
@@ -240,7 +272,13 @@ class RunStore:
                 looked and how to point it elsewhere).
             StoreError: it cannot be read.
         """
-        p = Path(path) if path is not None else default_store_path()
+        target = default_store() if path is None else path
+        if isinstance(target, str) and store_scheme(target) is not None:
+            check_store_target(target)
+            from goldeval.runs.pgstore import PostgresRunStore  # the PostgreSQL backend loads only when named
+
+            return PostgresRunStore.open_existing(target)
+        p = Path(target)
         if not p.is_file():
             raise NoStoreError(
                 f"run store {p}: no such file, so no run was recorded there. Pass --store with the database the "
@@ -271,10 +309,10 @@ class RunStore:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute(sql, tuple(params))
             self.db.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except self.db_errors as exc:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
-            raise StoreError(_explain(self.path, exc, "write failed")) from exc
+            raise StoreError(self._explain(exc, "write failed")) from exc
 
     # -- runs ------------------------------------------------------------------------------------------------
     def create_run(self, meta: RunMeta) -> str:
@@ -293,10 +331,24 @@ class RunStore:
         )
         return run_id
 
+    def _explain(self, exc: BaseException, doing: str) -> str:
+        """The store error message for a driver error raised while *doing* something."""
+        assert isinstance(exc, sqlite3.Error)
+        return _explain(self.path, exc, doing)
+
+    def _owner_gone(self, run: Mapping[str, Any]) -> bool:
+        """True when the process that marked *run* ``running`` is known to be gone (it ran on this host and its pid
+        is no longer alive): the run is then shown ``interrupted`` and is resumable."""
+        return run["host"] == socket.gethostname() and run["pid"] is not None and not _alive(run["pid"])
+
+    def _owned_elsewhere(self, run: Mapping[str, Any]) -> bool:
+        """True when another live process on this host is scoring *run* (a SQLite store lives on one machine)."""
+        return run["host"] == socket.gethostname() and run["pid"] not in (None, os.getpid()) and _alive(run["pid"])
+
     def _row_to_run(self, row: tuple[Any, ...]) -> dict[str, Any]:
         names = [c.strip() for c in _RUN_COLUMNS.split(",")]
         run = dict(zip(names, row))
-        if run["status"] == "running" and run["host"] == socket.gethostname() and run["pid"] is not None and not _alive(run["pid"]):
+        if run["status"] == "running" and self._owner_gone(run):
             run["status"] = "interrupted"  # its process is gone (killed outright): resumable
         run["inputs"] = _loads(run["inputs"])
         run["config"] = _loads(run["config"])
@@ -305,25 +357,28 @@ class RunStore:
 
     @_reading
     def resolve(self, ref: str) -> str:
-        """The run id *ref* names: an exact id, a unique prefix of one, ``latest`` (the newest run) or ``latest~N``
-        (the N-th run before it: ``goldeval compare latest~1 latest``).
+        """The run id *ref* names: an exact id, a tag (``baseline/main``, see :meth:`tag`), a unique prefix of an id,
+        ``latest`` (the newest run) or ``latest~N`` (the N-th run before it: ``goldeval compare latest~1 latest``).
 
         Raises:
             InputError: no run, or several runs, match *ref*, or *ref* is blank (the message lists up to five of
                 them): the argument is wrong, the store is fine (exit 2, not 3).
         """
         if not isinstance(ref, str) or not ref.strip():
-            raise InputError(f"run store {self.path}: a run reference must name a run (an id, a prefix of one, 'latest' "
-                             f"or 'latest~N'), got {shorten(ref)}. List the runs with `goldeval runs list`.")
+            raise InputError(f"run store {self.path}: a run reference must name a run (an id, a tag, a prefix of an id, "
+                             f"'latest' or 'latest~N'), got {shorten(ref)}. List the runs with `goldeval runs list`.")
         if ref == "latest" or (ref.startswith("latest~") and ref[7:].isdigit()):
             back = int(ref[7:]) if ref != "latest" else 0
-            row = self.db.execute("SELECT id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1 OFFSET ?", (back,)).fetchone()
+            row = self.db.execute(f"SELECT id FROM runs ORDER BY {self.newest} LIMIT 1 OFFSET ?", (back,)).fetchone()
             if row is None:
                 n = self.db.execute("SELECT count(*) FROM runs").fetchone()[0]
                 raise InputError(f"run store {self.path}: holds {n} run(s), so {ref!r} names nothing. List them with `goldeval runs list`.")
             return row[0]
         if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (ref,)).fetchone():
             return ref
+        tagged = self._tagged(ref)
+        if tagged is not None:
+            return tagged
         like = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         rows = [r[0] for r in self.db.execute("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", (like,))]
         if len(rows) == 1:
@@ -334,6 +389,164 @@ class RunStore:
                 " (and pass the same --store)."
             )
         raise InputError(f"run store {self.path}: {shorten(ref)} names several runs ({', '.join(rows[:5])}…). Give more of the id.")
+
+    def _tagged(self, name: str) -> str | None:
+        """The run id tag *name* names, or ``None`` (also for a read-only store made before tags existed)."""
+        try:
+            row = self.db.execute("SELECT run_id FROM tags WHERE name = ?", (name,)).fetchone()
+        except sqlite3.OperationalError:  # a read-only store of the schema before m004: it holds no tag
+            return None
+        return None if row is None else row[0]
+
+    # -- whole rows, as stored (run bundles) ------------------------------------------------------------------
+    @_reading
+    def stored_run(self, ref: str) -> dict[str, Any]:
+        """The run *ref* names as its stored row: every column of ``runs``, JSON columns as the stored text (so a
+        copy made with :meth:`put_stored_run` is the same row, byte for byte)."""
+        run_id = self.resolve(ref)
+        cur = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,))
+        names = [d[0] for d in cur.description]
+        return dict(zip(names, cur.fetchone()))
+
+    @_reading
+    def stored_cases(self, run_id: str) -> Iterator[tuple[Any, ...]]:
+        """The run's case rows as stored, in recording order: ``(case_id, seq, status, verdict, score, reason, raw,
+        data)`` (``data``: the record's JSON text)."""
+        yield from self.db.execute(
+            "SELECT case_id, seq, status, verdict, score, reason, raw, data FROM cases WHERE run_id = ? ORDER BY seq",
+            (run_id,))
+
+    @_reading
+    def stored_reviews(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's review rows as stored (without their local ``id``), oldest first."""
+        cols = ("case_id", "judge_verdict", "verdict", "reviewer", "reviewed_at", "note", "imported_at", "settles")
+        sql = f"SELECT {', '.join(cols)} FROM reviews WHERE run_id = ? ORDER BY id"
+        return [dict(zip(cols, r)) for r in self.db.execute(sql, (run_id,))]
+
+    def put_stored_run(self, row: Mapping[str, Any], cases: Iterable[tuple[Any, ...]], reviews: Iterable[Mapping[str, Any]],
+                       *, batch: int = 5000) -> bool:
+        """Write a run copied from another store (:meth:`stored_run`, :meth:`stored_cases`, :meth:`stored_reviews`),
+        idempotently: the run row is inserted or replaced, each case upserted by ``(run, case id)``, and a review
+        added only when the same review (case, reviewer, time, verdict) is not there yet.
+
+        Args:
+            row: The run's columns; ``id`` and ``run_key`` are required and the rest default to NULL.
+            cases: ``(case_id, seq, status, verdict, score, reason, raw, data)`` rows.
+            reviews: Review rows (``case_id``, ``verdict``, ``reviewer``, ``reviewed_at``, …).
+            batch: Case rows per transaction.
+
+        Returns:
+            True when the run was new to this store.
+
+        Raises:
+            InputError: a run with the same id but another ``run_key`` is already here (a different run: nothing is
+                written).
+        """
+        names = [c.strip() for c in _RUN_COLUMNS.split(",")] + ["results"]
+        values = [row.get(n) for n in names]
+        have = self.db.execute("SELECT run_key FROM runs WHERE id = ?", (row["id"],)).fetchone()
+        if have is not None and have[0] != row["run_key"]:
+            raise InputError(f"run store {self.path}: run {row['id']} is already here and is another run (its key "
+                             f"{str(have[0])[:12]}… differs from {str(row['run_key'])[:12]}…); nothing was imported.")
+        placeholders = ", ".join(["?"] * len(names))
+        updates = ", ".join(f"{n} = excluded.{n}" for n in names if n != "id")
+        self._tx(f"INSERT INTO runs ({', '.join(names)}) VALUES ({placeholders}) ON CONFLICT (id) DO UPDATE SET {updates}",
+                 values)
+        pending: list[tuple[Any, ...]] = []
+        for case in cases:
+            pending.append(tuple(case))
+            if len(pending) >= batch:
+                self.write_cases(row["id"], pending)
+                pending = []
+        self.write_cases(row["id"], pending)
+        known = {(r["case_id"], r["reviewer"], r["reviewed_at"], r["verdict"]) for r in self.stored_reviews(row["id"])}
+        for r in reviews:
+            if (r["case_id"], r["reviewer"], r["reviewed_at"], r["verdict"]) in known:
+                continue
+            self._tx(
+                "INSERT INTO reviews (run_id, case_id, judge_verdict, verdict, reviewer, reviewed_at, note, imported_at, settles) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (row["id"], r["case_id"], r.get("judge_verdict"), r["verdict"], r["reviewer"], r["reviewed_at"], r.get("note"),
+                 r.get("imported_at") or now_iso(), int(bool(r.get("settles")))),
+            )
+        return have is None
+
+    # -- tags ------------------------------------------------------------------------------------------------
+    def tag(self, ref: str, name: str, *, move: bool = False) -> dict[str, Any]:
+        """Give the run *ref* names the tag *name* (``baseline/main``): from now on *name* names that run wherever a
+        run id is accepted (:meth:`resolve`).
+
+        A tag names one run. Setting a tag that already names another run moves it only with ``move=True``: a
+        baseline never changes because a command was retyped. Setting it again on the same run changes nothing.
+
+        Args:
+            ref: The run (an id, a prefix, a tag, ``latest``).
+            name: The tag; see :func:`check_tag_name` for what a tag may be.
+            move: Move the tag when it names another run.
+
+        Returns:
+            ``{"name", "run_id", "previous"}``: ``previous`` is the run the tag named before (``None`` for a new tag;
+            the same run when nothing changed).
+
+        Raises:
+            InputError: *name* is not a valid tag, *ref* names no single run, or the tag names another run and
+                *move* is false (the message names that run and says to pass ``--move``).
+
+        Example:
+            >>> import tempfile, os
+            >>> st = RunStore(os.path.join(tempfile.mkdtemp(), "runs.db"))
+            >>> run_id = st.create_run(RunMeta(run_key="k", scorer_name="labels", scorer_version="1", dataset_hash="d"))
+            >>> st.tag(run_id, "baseline/main")["previous"] is None, st.resolve("baseline/main") == run_id
+            (True, True)
+            >>> st.close()
+        """
+        check_tag_name(name)
+        run_id = self.resolve(ref)
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            row = self.db.execute("SELECT run_id FROM tags WHERE name = ?", (name,)).fetchone()
+            previous = None if row is None else row[0]
+            if previous is not None and previous != run_id and not move:
+                self.db.execute("ROLLBACK")
+                raise InputError(
+                    f"runs tag: {name!r} already names run {previous}; a tag moves only when told. Pass --move to make "
+                    f"it name {run_id}, or choose another name."
+                )
+            if previous is None:
+                self.db.execute("INSERT INTO tags (name, run_id, tagged_at) VALUES (?, ?, ?)", (name, run_id, now_iso()))
+            elif previous != run_id:
+                self.db.execute("UPDATE tags SET run_id = ?, tagged_at = ? WHERE name = ?", (run_id, now_iso(), name))
+            self.db.execute("COMMIT")
+        except self.db_errors as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise StoreError(self._explain(exc, f"tagging run {run_id} failed")) from exc
+        return {"name": name, "run_id": run_id, "previous": previous}
+
+    def untag(self, name: str) -> str:
+        """Remove the tag *name*; returns the run id it named.
+
+        Raises:
+            InputError: there is no such tag.
+        """
+        run_id = self._tagged(name)
+        if run_id is None:
+            raise InputError(f"runs untag: no tag {shorten(name)} in run store {self.path}. List the tags with "
+                             "`goldeval runs tags`.")
+        self._tx("DELETE FROM tags WHERE name = ?", (name,))
+        return run_id
+
+    @_reading
+    def tags(self, ref: str | None = None) -> list[dict[str, Any]]:
+        """The tags, by name: ``[{"name", "run_id", "tagged_at"}]``; only the run *ref* names' tags when given."""
+        sql, params = "SELECT name, run_id, tagged_at FROM tags", cast(tuple[Any, ...], ())
+        if ref is not None:
+            sql, params = sql + " WHERE run_id = ?", (self.resolve(ref),)
+        try:
+            rows = self.db.execute(sql + " ORDER BY name", params).fetchall()
+        except sqlite3.OperationalError:  # a read-only store of the schema before m004
+            return []
+        return [{"name": n, "run_id": r, "tagged_at": t} for n, r, t in rows]
 
     @_reading
     def get_run(self, ref: str, *, with_results: bool = True) -> dict[str, Any]:
@@ -364,7 +577,7 @@ class RunStore:
         sql = f"SELECT {_RUN_COLUMNS}, (SELECT count(*) FROM cases c WHERE c.run_id = runs.id) FROM runs"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY created_at DESC, rowid DESC"
+        sql += f" ORDER BY {self.newest}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         out = []
@@ -378,14 +591,13 @@ class RunStore:
     def find_unfinished(self, run_key: str) -> dict[str, Any] | None:
         """The newest run with *run_key* that did not finish and whose process is not alive on this host (a run
         still being scored by another process is never resumed under it), or ``None``."""
-        host = socket.gethostname()
         rows = self.db.execute(
-            f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_key = ? AND status != 'finished' ORDER BY created_at DESC, rowid DESC",
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_key = ? AND status != 'finished' ORDER BY {self.newest}",
             (run_key,),
         ).fetchall()
         for row in rows:
             run = self._row_to_run(row)
-            if run["host"] == host and run["pid"] not in (None, os.getpid()) and run["status"] == "running" and _alive(run["pid"]):
+            if run["status"] == "running" and self._owned_elsewhere(run):
                 continue
             return run
         return None
@@ -403,7 +615,7 @@ class RunStore:
         could resume, whatever its input files (including runs whose key is still ``pending:``)."""
         rows = self.db.execute(
             f"SELECT {_RUN_COLUMNS} FROM runs WHERE status != 'finished' AND scorer_name = ? AND scorer_version = ? "
-            "ORDER BY created_at DESC, rowid DESC",
+            f"ORDER BY {self.newest}",
             (scorer_name, str(scorer_version)),
         ).fetchall()
         out = []
@@ -429,17 +641,17 @@ class RunStore:
             why = None
             if status == "finished":
                 why = "finished"
-            elif status == "running" and owner == host and pid not in (None, me) and _alive(pid):
+            elif status == "running" and self._owned_elsewhere({"pid": pid, "host": owner, "id": run_id}):
                 why = "running"
             if why is None:
                 self.db.execute(
                     "UPDATE runs SET status = 'running', pid = ?, host = ?, updated_at = ? WHERE id = ?", (me, host, now_iso(), run_id)
                 )
             self.db.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except self.db_errors as exc:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
-            raise StoreError(_explain(self.path, exc, f"claiming run {run_id} failed")) from exc
+            raise StoreError(self._explain(exc, f"claiming run {run_id} failed")) from exc
         return why
 
     def set_status(self, run_id: str, status: str) -> None:
@@ -473,6 +685,10 @@ class RunStore:
             want = orjson.dumps(list(map(str, ids)))
         except (KeyError, TypeError, IndexError, ValueError):  # an entry without an id, not an object, or an id
             return False  # that is not Unicode text (nor a value `in` can compare)
+        return self._scored_ids_json(run_id) == want
+
+    def _scored_ids_json(self, run_id: str) -> bytes:
+        """The ids of the run's ``scored`` cases, in recording order, as one JSON array in orjson's spelling."""
         scored = "SELECT case_id FROM cases WHERE run_id = ? AND status = 'scored' ORDER BY seq"
         try:
             # Compared as one JSON array built by SQLite (one row back, not 100k): equal texts are equal lists,
@@ -482,8 +698,8 @@ class RunStore:
             if "no such function" not in str(exc):
                 raise
             # a SQLite built without its JSON functions (optional before 3.38): the ids come back one by one
-            return orjson.dumps([cid for (cid,) in self.db.execute(scored, (run_id,))]) == want
-        return stored.encode() == want
+            return orjson.dumps([cid for (cid,) in self.db.execute(scored, (run_id,))])
+        return stored.encode()
 
     def _cases_match_digest(self, run_id: str, streamed: Mapping[str, Any]) -> bool:
         """True when the run's ``scored`` case ids (every case's, when *streamed* says ``"status": null``), in
@@ -542,7 +758,7 @@ class RunStore:
         )
 
     def delete_run(self, ref: str) -> str:
-        """Delete a run, its cases and its reviews; returns the id deleted.
+        """Delete a run, its cases, its reviews and its tags; returns the id deleted.
 
         Raises:
             InputError: *ref* names no single run, or a run still being scored by another process (alive on this
@@ -559,13 +775,14 @@ class RunStore:
         try:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("DELETE FROM reviews WHERE run_id = ?", (run_id,))
+            self.db.execute("DELETE FROM tags WHERE run_id = ?", (run_id,))
             self.db.execute("DELETE FROM cases WHERE run_id = ?", (run_id,))
             self.db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
             self.db.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except self.db_errors as exc:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
-            raise StoreError(_explain(self.path, exc, f"delete of {run_id} failed")) from exc
+            raise StoreError(self._explain(exc, f"delete of {run_id} failed")) from exc
         return run_id
 
     # -- cases -----------------------------------------------------------------------------------------------
@@ -602,10 +819,10 @@ class RunStore:
                 part = flat[start:start + step]
                 self.db.execute(_upsert_sql(len(part) // 9), part)
             self.db.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except self.db_errors as exc:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
-            raise StoreError(_explain(self.path, exc, f"writing {n} case rows of run {run_id} failed")) from exc
+            raise StoreError(self._explain(exc, f"writing {n} case rows of run {run_id} failed")) from exc
 
     @_reading
     def next_seq(self, run_id: str) -> int:
@@ -656,6 +873,39 @@ class RunStore:
         except sqlite3.OperationalError:  # a read-only store of the schema before m003: no review settled a conflict
             rows = [(*r, 0) for r in self.db.execute(f"SELECT {', '.join(cols[:-1])} FROM reviews WHERE run_id = ? ORDER BY id", (run_id,))]
         return [{**dict(zip(cols, r)), "settles": bool(r[-1])} for r in rows]
+
+
+#: Longest tag name accepted.
+MAX_TAG_LENGTH = 200
+
+
+def check_tag_name(name: object) -> None:
+    """Refuse a tag name that could not always name the same run.
+
+    A tag is 1 to 200 characters with no whitespace or control character; it may not be ``latest`` or
+    ``latest~N`` (those name the newest runs), and may not start with a digit (run ids do: a tag ``2026`` would hide
+    the runs whose id starts so). ``baseline/main``, ``release-1.4``, ``v2`` are tags.
+
+    Raises:
+        InputError: the name breaks one of these rules (the message says which).
+
+    Example:
+        >>> check_tag_name("baseline/main")
+        >>> check_tag_name("latest")
+        Traceback (most recent call last):
+        ...
+        goldeval.errors.InputError: runs tag: 'latest' cannot be a tag: it names the newest run. Choose another name (e.g. baseline/main).
+    """
+    if not isinstance(name, str) or not name:
+        raise InputError(f"runs tag: a tag must be a non-empty name (e.g. baseline/main), got {shorten(name)}.")
+    if name == "latest" or (name.startswith("latest~") and name[7:].isdigit()):
+        raise InputError(f"runs tag: {name!r} cannot be a tag: it names the newest run. Choose another name (e.g. baseline/main).")
+    if name[0].isdigit():
+        raise InputError(f"runs tag: {shorten(name)} cannot be a tag: it starts with a digit, as run ids do, so it could "
+                         f"hide a run's id prefix. Start it with a letter (e.g. v{name}).")
+    if len(name) > MAX_TAG_LENGTH or any(c.isspace() or not c.isprintable() for c in name):
+        raise InputError(f"runs tag: {shorten(name)} cannot be a tag: a tag is at most {MAX_TAG_LENGTH} printable "
+                         "characters without spaces. Choose another name (e.g. baseline/main).")
 
 
 #: Case rows per INSERT statement: one statement of many rows costs SQLite (and the binding) about 20 % less than

@@ -1,0 +1,177 @@
+"""Run bundles: one finished run as one ``.tar.gz`` file, to move between stores without a server.
+
+``goldeval runs export RUN --bundle run.tar.gz`` writes it; ``goldeval runs import run.tar.gz`` merges it into any
+store (SQLite or PostgreSQL), idempotently: the run keeps its id, its cases are upserted by ``(run, case id)`` and
+a review is added only once, so importing the same bundle twice gives one run. A CI job uploads the bundle as an
+artifact; a later job, a laptop or the team's server imports it.
+
+Inside (plain files, readable with ``tar xzf``):
+
+``bundle.json``   ``{"format": "goldeval-run-bundle", "version": 1, "run": the run's stored row (identity, pinned
+                  versions, the inputs' sha256, the resolved configuration, counts, headline, the results JSON as
+                  stored), "n_cases", "cases_sha256", "n_reviews"}``
+``cases.jsonl``   one case a line, its stored columns ``[case_id, seq, status, verdict, score, reason, raw, data]``
+                  (``data``: the per-case record's JSON text as stored: the case texts the record holds)
+``reviews.jsonl`` the run's human reviews, one a line
+
+The rows are the stored ones, unchanged: numbers travel as JSON numbers (a double's shortest repr, which reads back
+as the same double), so a run compared in the store it came from and in the one it went to gives the same result
+to the last digit. Tags are names a store gives, not part of a run: they stay behind.
+
+Source: goldeval issue 28 item 2; the tar format (POSIX.1-2001 pax) through :mod:`tarfile`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import tarfile
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from goldeval.errors import InputError, shorten
+from goldeval.runs.store import RunStore
+
+__all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "export_bundle", "import_bundle", "is_bundle", "read_bundle"]
+
+BUNDLE_FORMAT = "goldeval-run-bundle"
+BUNDLE_VERSION = 1
+_MEMBERS = ("bundle.json", "cases.jsonl", "reviews.jsonl")
+
+
+def export_bundle(store: RunStore, ref: str) -> bytes:
+    """The bundle (``.tar.gz`` bytes) of the finished run *ref* names.
+
+    Args:
+        store: The open store.
+        ref: A run id, tag, unique prefix or ``latest``.
+
+    Returns:
+        The gzip-compressed tar archive; the same run gives the same bytes (fixed member times and owners).
+
+    Raises:
+        InputError: *ref* names no single run, or a run that has not finished (resume it first: an unfinished run's
+            cases are not all there).
+
+    Example:
+        >>> import tempfile, os
+        >>> from goldeval.runs.store import RunMeta
+        >>> st = RunStore(os.path.join(tempfile.mkdtemp(), "a.db"))
+        >>> run_id = st.create_run(RunMeta(run_key="k", scorer_name="labels", scorer_version="1", dataset_hash="d"))
+        >>> st.finish_run(run_id, {"aggregate": {"n": 0}})
+        >>> read_bundle(io.BytesIO(export_bundle(st, run_id)))["run"]["id"] == run_id
+        True
+        >>> st.close()
+    """
+    row = store.stored_run(ref)
+    if row["status"] != "finished":
+        raise InputError(f"runs export --bundle: run {row['id']} is {row['status']}, not finished, so its cases are not "
+                         "all recorded. Resume it (the same scoring command) and export it when it has finished.")
+    cases = b"".join(orjson.dumps(list(c), option=orjson.OPT_APPEND_NEWLINE) for c in store.stored_cases(row["id"]))
+    reviews = store.stored_reviews(row["id"])
+    head = {
+        "format": BUNDLE_FORMAT, "version": BUNDLE_VERSION, "run": row,
+        "n_cases": cases.count(b"\n"), "cases_sha256": hashlib.sha256(cases).hexdigest(), "n_reviews": len(reviews),
+    }
+    members = {
+        "bundle.json": orjson.dumps(head, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE),
+        "cases.jsonl": cases,
+        "reviews.jsonl": b"".join(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in reviews),
+    }
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name in _MEMBERS:
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(members[name]), 0o644, 0
+            tar.addfile(info, io.BytesIO(members[name]))
+    return gzip.compress(raw.getvalue(), mtime=0)
+
+
+def is_bundle(path: str | os.PathLike[str]) -> bool:
+    """True when *path* is a file that starts like a gzip-compressed tar holding ``bundle.json`` first (what
+    :func:`export_bundle` writes); a Parquet file or folder is not."""
+    if not os.path.isfile(path):
+        return False
+    with open(path, "rb") as fh:
+        if fh.read(2) != b"\x1f\x8b":
+            return False
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            first = tar.next()
+    except (tarfile.TarError, OSError, EOFError):
+        return False
+    return first is not None and first.name == "bundle.json"
+
+
+def read_bundle(source: str | os.PathLike[str] | io.BytesIO) -> dict[str, Any]:
+    """The parts of a bundle: ``{"run": row, "cases": [rows], "reviews": [rows]}``, checked.
+
+    Raises:
+        InputError: not a goldeval run bundle (not a gzip tar, a member missing, another format or a newer version),
+            or its cases do not match the sha256 and count its ``bundle.json`` records (a damaged or edited file).
+    """
+    where = source if isinstance(source, (str, os.PathLike)) else "bundle"
+    try:
+        tar = tarfile.open(source, "r:gz") if isinstance(source, (str, os.PathLike)) else tarfile.open(fileobj=source, mode="r:gz")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise InputError(f"{where}: not a goldeval run bundle (a .tar.gz from `goldeval runs export RUN --bundle`): {exc}.") from None
+    with tar:
+        data: dict[str, bytes] = {}
+        for name in _MEMBERS:
+            try:
+                member = tar.getmember(name)
+                fh = tar.extractfile(member) if member.isfile() else None
+            except KeyError:
+                fh = None
+            if fh is None:
+                raise InputError(f"{where}: not a goldeval run bundle: it holds no {name}. Pass the file "
+                                 "`goldeval runs export RUN --bundle FILE` wrote, unchanged.")
+            data[name] = fh.read()
+    try:
+        head = orjson.loads(data["bundle.json"])
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"{where}: bundle.json is not JSON ({exc}).") from None
+    if not isinstance(head, dict) or head.get("format") != BUNDLE_FORMAT:
+        raise InputError(f"{where}: bundle.json is not a goldeval run bundle's (format {shorten(head.get('format') if isinstance(head, dict) else head)}).")
+    if not isinstance(head.get("version"), int) or head["version"] > BUNDLE_VERSION:
+        raise InputError(f"{where}: a run bundle of version {head.get('version')!r}; this goldeval reads version "
+                         f"{BUNDLE_VERSION}. Upgrade goldeval to import it.")
+    run = head.get("run")
+    if not isinstance(run, dict) or not isinstance(run.get("id"), str) or not isinstance(run.get("run_key"), str):
+        raise InputError(f"{where}: bundle.json names no run (an id and a run_key).")
+    cases = data["cases.jsonl"]
+    if hashlib.sha256(cases).hexdigest() != head.get("cases_sha256") or cases.count(b"\n") != head.get("n_cases"):
+        raise InputError(f"{where}: cases.jsonl does not match the sha256 and count in bundle.json (a damaged or edited "
+                         "bundle); nothing was imported. Export the run again.")
+    return {"run": run, "cases": list(_lines(cases)), "reviews": list(_lines(data["reviews.jsonl"]))}
+
+
+def import_bundle(store: RunStore, source: str | os.PathLike[str]) -> dict[str, Any]:
+    """Merge the run in the bundle *source* into *store* (see :meth:`RunStore.put_stored_run`: idempotent).
+
+    Returns:
+        ``{"run_id", "created": bool, "n_cases", "n_reviews"}``: ``created`` is false when the run was already in
+        the store (its rows are then replaced by the bundle's, which are the same run's).
+
+    Raises:
+        InputError: see :func:`read_bundle`; or the store holds another run under the same id.
+    """
+    parts = read_bundle(source)
+    run = parts["run"]
+    for i, case in enumerate(parts["cases"], 1):
+        if not isinstance(case, list) or len(case) != 8 or not isinstance(case[0], str) or not isinstance(case[7], str):
+            raise InputError(f"{source}: cases.jsonl line {i}: expected [case_id, seq, status, verdict, score, reason, "
+                             f"raw, data], got {shorten(case)}. Export the run again.")
+    created = store.put_stored_run(run, parts["cases"], parts["reviews"])
+    return {"run_id": run["id"], "created": created, "n_cases": len(parts["cases"]), "n_reviews": len(parts["reviews"])}
+
+
+def _lines(blob: bytes) -> Iterator[Any]:
+    for line in blob.splitlines():
+        if line.strip():
+            yield orjson.loads(line)
+
