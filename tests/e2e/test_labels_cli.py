@@ -22,9 +22,11 @@ missed_per_100 = { max = 2 }      # missed per 100 gold positives
 precision      = { min = 0.80 }
 """
 
+#: Issue 3's line word for word, then issue 29's warning: precision 36/42 passes 0.80 on the point, but the low end
+#: of its Wilson interval, (p + z²/2n − z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n) at p = 6/7, n = 42, z = 1.96, is 0.7216.
 PILOT_SUMMARY = (
     "FAIL: 4 escalations missed (10.0 per 100) against the agreed 2 per 100; on these 40 gold escalations the limit "
-    "allows 0 misses. Precision 0.857 passes 0.80."
+    "allows 0 misses. Precision 0.857 passes 0.80. Warning: precision 0.857 passes on the point but not on its 95% Wilson score interval, whose low end is 0.722."
 )
 
 
@@ -90,7 +92,12 @@ def test_gate_command_on_the_written_results(pilot):
     easy.write_text("[gates]\nrecall = { min = 0.9 }\nprecision = { min = 0.8 }\n", encoding="utf-8")
     r = run("gate", out, "--gates", easy, "--out", tmp / "gated.json")
     assert r.exit_code == 0, r.output
-    assert r.stdout.splitlines()[-1] == "PASS: Recall 0.900 passes 0.9. Precision 0.857 passes 0.8."
+    # PASS stands; the line warns that 36/40 and 36/42 cannot show 0.9 and 0.8 beyond this set (Wilson low ends:
+    # 0.7695 for 36/40 and 0.7216 for 36/42, by the formula above PILOT_SUMMARY)
+    assert r.stdout.splitlines()[-1] == (
+        "PASS: Recall 0.900 passes 0.9. Precision 0.857 passes 0.8. Warning: recall 0.900 passes on the point but not on "
+        "its 95% Wilson score interval, whose low end is 0.769; precision 0.857 passes on the point but not on its 95% "
+        "Wilson score interval, whose low end is 0.722.")
     assert json.loads((tmp / "gated.json").read_text())["gates"]["passed"] is True
 
 

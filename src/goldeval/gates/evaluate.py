@@ -373,12 +373,10 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
             if iv is not None and passed and limit is not None:
                 end, side = (iv["low"], "low") if b.op == "min" else (iv["high"], "high")
                 if not _holds(end, b.op, limit):
-                    where_end = (f"the {side} end of its {interval_words(iv['method'], CONFIDENCE)} is "
-                                 f"{_shown(end, info.unit, b.op, limit)}")
-                    interval_warning = (f"{gate.metric} passes on the observed value, but {where_end}, "
-                                        f"{'below' if b.op == 'min' else 'above'} the bound {limit_text}: this set is too "
-                                        "small to show that the bound holds beyond it")
-                    sentence += f" (warning: passes on the point, not on the interval: {where_end})"
+                    interval_warning = (
+                        f"{gate.metric} {_shown(observed, info.unit, b.op, limit)} passes on the point but not on its "
+                        f"{interval_words(iv['method'], CONFIDENCE)}, whose {side} end is "
+                        f"{_shown(end, info.unit, b.op, limit)}")
             out.append(
                 GateResult(
                     metric=gate.metric,
@@ -406,6 +404,9 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
     all_pass = all(r.passed for r in out)
     ordered = [r for r in out if not r.passed] + [r for r in out if r.passed]
     summary = ("PASS: " if all_pass else "FAIL: ") + ". ".join(_capitalize(r.sentence) for r in ordered) + "."
+    narrow = [r.interval_warning for r in out if r.interval_warning]
+    if narrow:  # a warning beside the decision, never another decision: this set cannot show the bound holds beyond it
+        summary += f" Warning: {'; '.join(narrow)}."
     n_failed, n_scored = int_field(agg, "n_failed"), int_field(agg, "n_scored")
     if n_failed:  # never a silent decision on part of the input: the forwarded line says what was left out
         of = f" of {n_failed + n_scored}" if n_scored is not None else ""
