@@ -51,6 +51,7 @@ from goldeval.io.reading import (
     check_input_file,
     decode_line,
     file_sha256,
+    is_delimited,
     is_parquet,
     read_rows,
 )
@@ -128,7 +129,7 @@ def run(
     info: dict[str, Any] | None = None
     if isinstance(source, (str, os.PathLike)):
         path = check_input_file(source)
-        jsonl = not (str(path).lower().endswith(".csv") or is_parquet(path))
+        jsonl = not (is_delimited(path) or is_parquet(path))
         total, sha256, repeated = _first_pass(path, scorer, id_field, src, jsonl)
         if on_total is not None:
             on_total(total)

@@ -31,6 +31,7 @@ from goldeval.io.reading import (
     check_input_file,
     decode_json,
     file_sha256,
+    is_delimited,
     read_rows,
     remember_sha256,
 )
@@ -510,7 +511,7 @@ def _strict_or_none(line: int, raw: bytes) -> Any:
 
 def _items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = None) -> Iterator[Any]:
     low = str(path).lower()
-    if low.endswith(".csv") or low.endswith((".parquet", ".pq")):
+    if is_delimited(low) or low.endswith((".parquet", ".pq")):
         return iter(read_rows(path))
     return _jsonl_items(path, fields)
 
@@ -520,7 +521,7 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
     :func:`score_label_stream` (same options). The results also get ``dataset`` ``{"path", "sha256"}``."""
 
     low = str(path).lower()
-    tabular = low.endswith(".csv") or low.endswith((".parquet", ".pq"))
+    tabular = is_delimited(low) or low.endswith((".parquet", ".pq"))
     if tabular:
         buckets = HashBuckets(max(1, os.path.getsize(path) // 32) if os.path.exists(path) else 1)
         for item in _items(path):

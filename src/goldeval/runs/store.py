@@ -233,6 +233,7 @@ class RunStore:
     ) -> None:
         self.path = Path(path) if path is not None else default_store_path()
         self.readonly = readonly
+        _refuse_non_sqlite(self.path)
         if readonly:
             self.db = _open_readonly(self.path, timeout)
             self.migrations_applied: list[str] = []
@@ -726,6 +727,33 @@ def _explain(path: Path, exc: sqlite3.Error, doing: str) -> str:
     return f"run store {path}: {doing} ({exc}). Check the path and the disk, then retry."
 
 
+class NotAStoreError(StoreError, InputError):
+    """``--store`` names a file that is no goldeval run store (not SQLite at all, or another program's database): a
+    usage error (exit 2), and a :class:`~goldeval.errors.StoreError` for code that catches store problems. A
+    goldeval store that is damaged stays a plain StoreError (exit 3)."""
+
+
+#: The first 16 bytes of every SQLite 3 database file (https://www.sqlite.org/fileformat.html §1.3.1).
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _refuse_non_sqlite(path: Path) -> None:
+    """Refuse a non-empty regular file that does not begin with the SQLite header: it is no store (a JSONL file, a
+    TOML file passed to --store by mistake), never a damaged one."""
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except OSError:
+        return  # SQLite says why
+    if head != SQLITE_HEADER:
+        raise NotAStoreError(
+            f"run store {path}: not a SQLite database (it begins {head!r}), so it is no goldeval run store. --store "
+            "names the database goldeval records runs in (default .goldeval/goldeval.db, or $GOLDEVAL_HOME): pass "
+            "another path, or move the file away if it should be one.")
+
+
 class NoStoreError(StoreError, InputError):
     """There is no run store at the path a reading command was given (or the default one): the user's missing
     file, so an :class:`~goldeval.errors.InputError` (exit 2), and a :class:`~goldeval.errors.StoreError` for code
@@ -772,7 +800,7 @@ def _refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
     names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
     if names and "_migrations" not in names:
         shown = ", ".join(sorted(names)[:5]) + ("…" if len(names) > 5 else "")
-        raise StoreError(
+        raise NotAStoreError(
             f"run store {path}: a SQLite database of another program (tables {shown}; no goldeval _migrations table). "
             "goldeval does not add its tables to it. Pass --store with another path."
         )
@@ -801,7 +829,7 @@ def _open_readonly(path: Path, timeout: float) -> sqlite3.Connection:
         if "_migrations" not in names:
             db.close()
             if names:
-                raise StoreError(
+                raise NotAStoreError(
                     f"run store {path}: a SQLite database of another program (no goldeval _migrations table). "
                     "Pass --store with the database the scoring commands wrote."
                 )
