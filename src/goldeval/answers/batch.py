@@ -25,7 +25,7 @@ from goldeval.io.reading import (
     file_sha256,
     read_rows,
 )
-from goldeval.io.streams import display_name
+from goldeval.io.streams import display_name, input_sha256
 from goldeval.verdict import CaseOutcome, pass_rate
 
 __all__ = ["case_database", "iter_judged", "joined_rows", "judge_answer_file", "judge_file", "llm_materials", "summarize"]
@@ -216,8 +216,8 @@ def judge_file(
                                    cases_name=Path(cases_path).name, attempts_name=Path(attempts_path).name,
                                    keep_materials=keep_materials and keep_per_example)
         inputs: dict[str, Any] = {
-            "cases": display_name(cases_path), "cases_sha256": file_sha256(cases_path),
-            "attempts": display_name(attempts_path), "attempts_sha256": file_sha256(attempts_path),
+            "cases": display_name(cases_path), "cases_sha256": input_sha256(cases_path),
+            "attempts": display_name(attempts_path), "attempts_sha256": input_sha256(attempts_path),
             "db": cfg.db, "db_sha256": db_sha256,
         }
         previous = dict(recorder.previous()) if recorder is not None else {}

@@ -55,7 +55,7 @@ from goldeval.io.reading import (
     is_parquet,
     read_rows,
 )
-from goldeval.io.streams import display_name
+from goldeval.io.streams import display_name, input_sha256
 from goldeval.lifeline import watch
 from goldeval.runs.store import case_columns
 from goldeval.scoring.protocol import Reused, Scorer, duplicate_record, numbered
@@ -134,7 +134,7 @@ def run(
         if on_total is not None:
             on_total(total)
         workers = _workers(workers, total) if jsonl else 1
-        info = {"path": display_name(path), "sha256": sha256}
+        info = {"path": display_name(path), "sha256": input_sha256(path, sha256)}
         chunks: Iterable[list[Any]] = _line_chunks(path) if jsonl else _item_chunks(_read(path, scorer))
         raw_lines = jsonl
     else:

@@ -238,6 +238,9 @@ def _decode_slow(raw: bytes | str, nonfinite: bool, surrogates: bool, first: Exc
             raise JSONLineError(f"not valid JSON ({first or exc}): a carriage return (\\r) not followed by a line "
                                 "feed ends the object before it, so the file looks like it has old Mac line endings; "
                                 "convert them to \\n (e.g. `tr '\\r' '\\n'`).") from None
+        hint = utf16_hint(text.encode("utf-8", "surrogatepass")) if "\x00" in text else None
+        if hint:  # NUL bytes are UTF-8, so UTF-16/32 without a byte order mark fails here, not as "not UTF-8"
+            raise JSONLineError(f"not valid JSON: {hint}.") from None
         raise JSONLineError(f"not valid JSON ({first or exc}). Fix the line: one JSON object per line.") from None
     if not surrogates:
         bad = _lone_surrogate(data)

@@ -36,8 +36,8 @@ from goldeval.errors import InputError
 from goldeval.io.decoding import compression_of, decode_into, encoding_of, new_folder, sniff
 from goldeval.io.reading import file_sha256, remember_sha256
 
-__all__ = ["STDIN", "STREAM_KINDS", "Spooled", "active", "decoded", "display_name", "is_stream", "relabel", "spool",
-           "spooled"]
+__all__ = ["STDIN", "STREAM_KINDS", "Spooled", "active", "decoded", "display_name", "input_sha256", "is_stream", "relabel",
+           "spool", "spooled"]
 
 #: The kinds of a :class:`Spooled` that was read once from a stream (a decoded file can be read again).
 STREAM_KINDS = frozenset({"stdin", "fifo", "device", "socket"})
@@ -223,6 +223,8 @@ def decoded(path: str | os.PathLike[str], *, rows: bool = True, of: Spooled | No
                      size=os.path.getsize(target), kind=f"{of.kind}, {how.kind}" if of else how.kind, _folder=folder,
                      unit="element" if how.json_array else "line")
     _ACTIVE[target] = result
+    # the run's dataset hash is the input's own (as recorded, and as a report checks it): never the decoded copy's
+    remember_sha256(target, result.sha256)
     return result
 
 
@@ -240,6 +242,16 @@ def display_name(path: str | os.PathLike[str]) -> str:
     return sp.name if sp is not None else os.fspath(path)
 
 
+def input_sha256(path: str | os.PathLike[str], computed: str | None = None) -> str:
+    """The sha256 results record for the input *path*: the stream's or the original file's when *path* is the
+    temporary copy of an open spool (a decoded ``.gz`` is recorded by the bytes on disk), else *computed* (a hash the
+    caller took while reading), else :func:`goldeval.io.reading.file_sha256`."""
+    sp = spooled(path)
+    if sp is not None:
+        return sp.sha256
+    return computed if computed is not None else file_sha256(path)
+
+
 def active() -> list[Spooled]:
     """Every spool not closed yet, oldest first."""
     return list(_ACTIVE.values())
@@ -252,27 +264,31 @@ def relabel(obj: Any) -> Any:
     if not _ACTIVE:
         return obj
     pairs = sorted(((s.path, s.name) for s in _ACTIVE.values()), key=lambda p: -len(p[0]))
-    # a JSON array's rows are its elements: 'preds.json:3:' (the decoded file's line 3) reads 'preds.json element 3:'
-    elements = [re.compile(re.escape(os.path.basename(s.path)) + r":(\d+):") for s in _ACTIVE.values() if s.unit == "element"]
-    return _relabel(obj, pairs, elements)
+    # A row's place 'name:N:' names the decoded copy's file: it reads as the user's file ('preds.jsonl.gz:3:'), and
+    # a JSON array's rows are its elements ('preds.json element 3:'). A stream keeps its copy's name ('stdin:3:').
+    places = [(re.compile(r"(?<![\w.-])" + re.escape(os.path.basename(s.path)) + r":(\d+):"),
+               os.path.basename(s.name) + (" element " if s.unit == "element" else ":"))
+              for s in _ACTIVE.values() if not s.is_stream and (s.unit == "element" or os.path.basename(s.path) != os.path.basename(s.name))]
+    return _relabel(obj, pairs, places)
 
 
-def _relabel(obj: Any, pairs: list[tuple[str, str]], elements: list[re.Pattern[str]] = ()) -> Any:  # type: ignore[assignment]
+def _relabel(obj: Any, pairs: list[tuple[str, str]], places: list[tuple[re.Pattern[str], str]] | None = None) -> Any:
+    places = places or []
     if isinstance(obj, str):
         for tmp, label in pairs:
             if tmp in obj:
                 obj = obj.replace(tmp, label)
-        for pattern in elements:
-            obj = pattern.sub(lambda m: m.group(0)[: -len(m.group(1)) - 2] + f" element {m.group(1)}:", obj)
+        for pattern, head in places:
+            obj = pattern.sub(lambda m, head=head: f"{head}{m.group(1)}:", obj)
         return obj
     if isinstance(obj, dict):
         for k, v in obj.items():
             if isinstance(v, (str, dict, list)):
-                obj[k] = _relabel(v, pairs, elements)
+                obj[k] = _relabel(v, pairs, places)
         return obj
     if isinstance(obj, list):
         for i, v in enumerate(obj):
             if isinstance(v, (str, dict, list)):
-                obj[i] = _relabel(v, pairs, elements)
+                obj[i] = _relabel(v, pairs, places)
         return obj
     return obj

@@ -30,12 +30,11 @@ from goldeval.io.reading import (
     file_memo_key,
     check_input_file,
     decode_json,
-    file_sha256,
     is_delimited,
     read_rows,
     remember_sha256,
 )
-from goldeval.io.streams import display_name
+from goldeval.io.streams import display_name, input_sha256
 from goldeval.labels.metrics import read_label_row
 from goldeval.labels.aggregate import LabelsPartial, label_results
 
@@ -546,7 +545,7 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
     items = _items(path, read) if tabular else JsonlLabelRows(path, read, repeated)
     results = score_label_stream(items, positive=positive, id_field=id_field, file_name=name, repeated=repeated,
                                  **options)
-    results["dataset"] = {"path": display_name(path), "sha256": file_sha256(path)}
+    results["dataset"] = {"path": display_name(path), "sha256": input_sha256(path)}
     return results
 
 
