@@ -26,7 +26,8 @@ precision      = { min = 0.80 }
 #: of its Wilson interval, (p + z²/2n − z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n) at p = 6/7, n = 42, z = 1.96, is 0.7216.
 PILOT_SUMMARY = (
     "FAIL: 4 escalations missed (10.0 per 100) against the agreed 2 per 100; on these 40 gold escalations the limit "
-    "allows 0 misses. Precision 0.857 passes 0.80. Warning: precision 0.857 passes on the point but not on its 95% Wilson score interval, whose low end is 0.722."
+    "allows 0 misses. Precision 0.857 passes 0.80. Warning: precision 0.857 passes on the point but not on its 95% "
+    "Wilson score interval, whose low end is 0.722."
 )
 
 
@@ -251,10 +252,12 @@ def test_no_evidence_exits_1_and_failed_rows_are_named_in_the_summary(tmp_path):
     empty.write_text("id,gold,pred\n")
     r = run("labels", empty, "--gates", dod, "--out", "-")
     assert r.exit_code == 2 and "empty.csv: no rows (a header without data?)" in r.stderr and r.stdout == ""
-    tsv = tmp_path / "claims.tsv"  # not JSONL, not CSV: every line fails
+    # tab-separated cells in a file whose name says neither CSV nor TSV: read as JSONL, every line fails
+    # (issue 29: the same bytes named claims.tsv are read as tab-separated, see test_input_kinds.py)
+    tsv = tmp_path / "claims.txt"
     tsv.write_text("id\tgold\tpred\n1\tescalate\tescalate\n")
     r = run("labels", tsv, "--gates", dod)
-    assert r.exit_code == 2 and "none of the 2 rows could be scored; the first failure: claims.tsv:1: not valid JSON" in r.stderr
+    assert r.exit_code == 2 and "none of the 2 rows could be scored; the first failure: claims.txt:1: not valid JSON" in r.stderr
     # scored, but no gold escalation: 0 missed is no evidence, exit 1 and the reason
     slice_ = tmp_path / "slice.jsonl"
     slice_.write_text('{"id": "1", "gold": "approve", "pred": "approve"}\n')
