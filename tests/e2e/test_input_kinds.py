@@ -195,3 +195,21 @@ def test_store_naming_a_file_that_is_not_a_store_is_a_usage_error(tmp_path):
     good = tmp_path / "g.db"
     assert run("labels", claims, "--positive", "escalate", "-q", "--store", good).exit_code == 0
     assert run("runs", "list", "--store", good).exit_code == 0
+
+
+def test_a_report_of_a_run_read_from_a_gz_or_a_json_array_shows_its_texts(tmp_path):
+    rows = [{"id": "a", "prediction": "the cat sat on the mat", "reference": "the cat sat"},
+            {"id": "b", "prediction": "a dog barked twice", "reference": "the dog ran"}]
+    gz = tmp_path / "notes.jsonl.gz"
+    gz.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+    arr = tmp_path / "notes.json"
+    arr.write_text(json.dumps(rows, indent=2))
+    store = tmp_path / "g.db"
+    for path in (gz, arr):
+        assert run("score", path, "--store", store, "-q").exit_code == 0
+        page = tmp_path / f"{path.name}.html"
+        r = run("report", "latest", "--store", store, "--out", page)
+        assert r.exit_code == 0, r.output
+        html = page.read_text()
+        assert "the cat sat on the mat" in html and "a dog barked twice" in html
+        assert "texts are not shown" not in html
