@@ -370,7 +370,7 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                 sentence += f"; {short or allowed_text}"
             iv = info.interval(agg, CONFIDENCE) if info.interval is not None and observed is not None else None
             interval_warning = None
-            if iv is not None and passed and limit is not None:
+            if iv is not None and passed and limit is not None and observed is not None:
                 end, side = (iv["low"], "low") if b.op == "min" else (iv["high"], "high")
                 if not _holds(end, b.op, limit):
                     interval_warning = (

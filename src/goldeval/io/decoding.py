@@ -105,7 +105,7 @@ def utf16_hint(raw: bytes) -> str | None:
 
 def _open_decompressed(path: str, compression: str | None) -> IO[bytes]:
     if compression == "gzip":
-        return gzip.open(path, "rb")
+        return gzip.open(path, "rb")  # type: ignore[return-value]  # a GzipFile is a binary file object
     if compression == "bzip2":
         return bz2.open(path, "rb")
     if compression == "xz":
@@ -114,7 +114,7 @@ def _open_decompressed(path: str, compression: str | None) -> IO[bytes]:
         import zstandard  # optional at import: loaded only for a Zstandard input (a dependency of goldeval)
 
         fh = open(path, "rb")  # noqa: SIM115 - closed with the reader (closefd)
-        return zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)  # type: ignore[return-value]
+        return zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)
     return open(path, "rb")
 
 

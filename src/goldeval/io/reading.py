@@ -288,7 +288,7 @@ def check_input_file(path: str | os.PathLike[str]) -> Path:
     compression, encoding = compression_of(head), encoding_of(head)
     if compression or encoding:
         # the goldeval commands decode such a file first (goldeval.io.streams.decoded); a Python caller got here
-        what = f"{compression}-compressed" if compression else f"{encoding.upper()} text (its byte order mark says so)"
+        what = f"{compression}-compressed" if compression else f"{str(encoding).upper()} text (its byte order mark says so)"
         raise InputError(f"{p}: is {what}; this reader reads plain UTF-8. The goldeval commands read it as it is; in "
                          "Python, decode it first with goldeval.io.streams.decoded(path) and read the path it returns.")
     return p

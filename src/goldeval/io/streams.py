@@ -29,6 +29,7 @@ import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -272,6 +273,11 @@ def relabel(obj: Any) -> Any:
     return _relabel(obj, pairs, places)
 
 
+def _place(head: str) -> Callable[[re.Match[str]], str]:
+    """The replacement of a row's place ``name:N:``: *head* (``"preds.jsonl.gz:"``, ``"preds.json element "``), N, ``:``."""
+    return lambda m: f"{head}{m.group(1)}:"
+
+
 def _relabel(obj: Any, pairs: list[tuple[str, str]], places: list[tuple[re.Pattern[str], str]] | None = None) -> Any:
     places = places or []
     if isinstance(obj, str):
@@ -279,7 +285,7 @@ def _relabel(obj: Any, pairs: list[tuple[str, str]], places: list[tuple[re.Patte
             if tmp in obj:
                 obj = obj.replace(tmp, label)
         for pattern, head in places:
-            obj = pattern.sub(lambda m, head=head: f"{head}{m.group(1)}:", obj)
+            obj = pattern.sub(_place(head), obj)
         return obj
     if isinstance(obj, dict):
         for k, v in obj.items():
