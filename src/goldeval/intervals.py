@@ -30,8 +30,8 @@ from typing import Any
 
 from goldeval.errors import InputError
 
-__all__ = ["WILSON", "NEWCOMBE_PAIRED", "BOOTSTRAP_F1", "BOOTSTRAP_MEAN", "MAX_BOOTSTRAP_VALUES", "wilson_interval",
-           "newcombe_paired_difference", "bootstrap_f1", "bootstrap_mean", "interval_words"]
+__all__ = ["WILSON", "NEWCOMBE_PAIRED", "BOOTSTRAP_F1", "wilson_interval", "newcombe_paired_difference", "bootstrap_f1",
+           "interval_words"]
 
 #: ``interval_method`` of a proportion's interval.
 WILSON = "wilson"
@@ -39,10 +39,6 @@ WILSON = "wilson"
 NEWCOMBE_PAIRED = "newcombe_paired"
 #: ``interval_method`` of the label F1's interval.
 BOOTSTRAP_F1 = "bootstrap_percentile"
-#: ``interval_method`` of a mean's interval (token F1 over examples): the same percentile bootstrap.
-BOOTSTRAP_MEAN = BOOTSTRAP_F1
-#: Most values :func:`bootstrap_mean` resamples (each resample costs one pass over them).
-MAX_BOOTSTRAP_VALUES = 200_000
 
 _NAMES = {
     WILSON: "Wilson score interval",
@@ -215,52 +211,4 @@ def bootstrap_f1(outcomes: Mapping[str, int], *, confidence: float = 0.95, n_res
     f1 = np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(f1, [alpha, 1 - alpha])
-    return [float(lo), float(hi)]
-
-
-def bootstrap_mean(values: Any, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> list[float] | None:
-    """Percentile bootstrap interval of the mean of *values*, resampling them with replacement.
-
-    Args:
-        values: Per-case values, shape ``(n,)`` (e.g. each example's token F1 in [0, 1]).
-        confidence: Coverage in (0, 1). n_resamples: Resamples (≥ 100). seed: Seed of ``numpy.random.default_rng``.
-
-    Returns:
-        ``[low, high]``; ``None`` with no value, or with more than :data:`MAX_BOOTSTRAP_VALUES` (the resampling
-        would cost more than the scoring: the caller shows no interval rather than wait).
-
-    Notes:
-        With few distinct values (≤ 64) a resample is drawn as multinomial counts of them: the same distribution
-        as resampling indices, in O(distinct values).
-
-    Raises:
-        InputError: ``confidence`` outside (0, 1), or fewer than 100 resamples.
-
-    Source: Efron & Tibshirani (1993) ch. 13 (percentile interval).
-
-    Example:
-        >>> bootstrap_mean([0.5, 0.5, 0.5])
-        [0.5, 0.5]
-    """
-    _check_confidence(confidence, "bootstrap_mean")
-    if n_resamples < 100:
-        raise InputError(f"bootstrap_mean: n_resamples must be ≥ 100, got {n_resamples}.")
-    import numpy as np  # start-up: numpy loads only when an interval is computed
-
-    x = np.asarray(values, dtype=float)
-    n = x.size
-    if n == 0 or n > MAX_BOOTSTRAP_VALUES:
-        return None
-    rng = np.random.default_rng(seed)
-    distinct, counts = np.unique(x, return_counts=True)
-    means = np.empty(n_resamples)
-    if distinct.size <= 64:
-        means[:] = rng.multinomial(n, counts / n, size=n_resamples) @ distinct / n
-    else:
-        chunk = max(1, 2_000_000 // n)
-        for start in range(0, n_resamples, chunk):
-            k = min(chunk, n_resamples - start)
-            means[start : start + k] = x[rng.integers(0, n, size=(k, n))].mean(axis=1)
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(means, [alpha, 1 - alpha])
     return [float(lo), float(hi)]

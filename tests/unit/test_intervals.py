@@ -156,21 +156,3 @@ def test_report_headline_of_a_pass_rate_is_wilson_and_says_so():
     head = model["summary"]["headline"]
     assert head["interval_method"] == "wilson" and round(head["ci"][0], 3) == 0.845 and head["ci"][1] == 1.0
     assert "Wilson score interval" in head["interval_note"] and "Wilson 1927" in head["interval_note"]
-
-
-def test_a_mean_gate_shows_its_bootstrap_interval_from_the_examples():
-    # two examples, F1 1 and 2/3 (mean 5/6): a resample of 2 draws has mean 2/3, 5/6 or 1 with chances 1/4, 1/2,
-    # 1/4, so its 2.5% and 97.5% quantiles over 2,000 resamples are 2/3 and 1
-    results = {"scorer": {"name": "token_f1"}, "aggregate": {"n": 2, "n_scored": 2, "n_failed": 0, "undefined": {},
-                                                             "whole_note_f1_mean": 5 / 6},
-               "per_example": [{"id": "a", "whole_note": {"f1": 1.0}}, {"id": "b", "whole_note": {"f1": 2 / 3}}]}
-    r = evaluate_gates(results, parse_gates("[gates]\nwhole_note_f1_mean = { min = 0.8 }\n"))
-    g = r.results[0]
-    assert g.passed and (g.ci_low, g.ci_high, g.interval_method) == (pytest.approx(2 / 3), 1.0, "bootstrap_percentile")
-    assert interval_text(g.to_dict()) == "0.667–1.000 (95% bootstrap)"
-    assert r.summary.endswith("Warning: whole_note_f1_mean 0.833 passes on the point but not on its 95% bootstrap "
-                              "percentile interval, whose low end is 0.667.")
-    # without the per-case values (a results file that left them out) there is no interval, and no warning
-    del results["per_example"]
-    g = evaluate_gates(results, parse_gates("[gates]\nwhole_note_f1_mean = { min = 0.8 }\n")).results[0]
-    assert g.ci_low is None and g.interval_warning is None and interval_text(g.to_dict()) == "—"

@@ -368,7 +368,7 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
             no_evidence = bool(why and why.startswith(f"{gate.metric} has no evidence: "))
             if not passed and (short or allowed_text) and not no_evidence:
                 sentence += f"; {short or allowed_text}"
-            iv = info.interval(agg, CONFIDENCE, results) if info.interval is not None and observed is not None else None
+            iv = info.interval(agg, CONFIDENCE) if info.interval is not None and observed is not None else None
             interval_warning = None
             if iv is not None and passed and limit is not None and observed is not None:
                 end, side = (iv["low"], "low") if b.op == "min" else (iv["high"], "high")

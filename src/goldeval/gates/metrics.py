@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from goldeval.intervals import BOOTSTRAP_F1, BOOTSTRAP_MEAN, WILSON, bootstrap_f1, bootstrap_mean, wilson_interval
+from goldeval.intervals import BOOTSTRAP_F1, WILSON, bootstrap_f1, wilson_interval
 
 __all__ = ["METRICS", "PRODUCERS", "Metric", "Words", "families_of", "known_metrics", "register_producer", "CONFIDENCE"]
 
@@ -53,11 +53,10 @@ class Metric:
             positives for a miss count, nothing predicted positive for precision), read from the counts. A gate on a
             metric without evidence fails with that reason even when the value is defined (``missed`` = 0 on a set
             with no gold positives) or the results file forgot to list it under ``undefined``.
-        interval: ``(aggregate, confidence, results) -> {"low", "high", "method"} | None``: the metric's confidence
-            interval, in the metric's unit, read from the counts the aggregate holds, or from the results' per-case
-            values (``None``: no interval for this metric, or its counts are not in the results). Proportions get a
-            Wilson score interval (:func:`goldeval.intervals.wilson_interval`); the label F1 a bootstrap over its
-            outcome counts; a whole-note mean a bootstrap over the examples' values.
+        interval: ``(aggregate, confidence) -> {"low", "high", "method"} | None``: the metric's confidence interval,
+            in the metric's unit, read from the counts the aggregate holds (``None``: no interval for this metric,
+            or the counts are not in the results). Proportions get a Wilson score interval
+            (:func:`goldeval.intervals.wilson_interval`); the label F1 a bootstrap over its outcome counts.
     """
 
     name: str
@@ -68,7 +67,7 @@ class Metric:
     allowance: Callable[[Mapping[str, Any], str, Fraction, Words], tuple[str, float | None]] | None = None
     subject: Callable[[Mapping[str, Any], str, Words], str] | None = None
     evidence: Callable[[Mapping[str, Any], Words], str | None] | None = None
-    interval: Callable[[Mapping[str, Any], float, Mapping[str, Any]], dict[str, Any] | None] | None = None
+    interval: Callable[[Mapping[str, Any], float], dict[str, Any] | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,7 +283,7 @@ def _wilson(counts: Callable[[Mapping[str, Any]], tuple[int | None, int | None]]
     """An ``interval`` reader: the Wilson interval of ``successes / trials`` as *counts* reads them, times *scale*
     (100 for a rate per 100)."""
 
-    def interval(agg: Mapping[str, Any], confidence: float, results: Mapping[str, Any]) -> dict[str, Any] | None:
+    def interval(agg: Mapping[str, Any], confidence: float) -> dict[str, Any] | None:
         k, n = counts(agg)
         if k is None or n is None or n <= 0 or not 0 <= k <= n:
             return None
@@ -338,25 +337,7 @@ def _healthy_cases(agg):
     return int_field(agg, "n_healthy"), int_field(agg, "n_cases")
 
 
-def _mean_of(key: str):
-    """An ``interval`` reader for a whole-note mean: the bootstrap of ``per_example[i]["whole_note"][key]`` over the
-    scored examples (the rows the mean is taken over), when the results keep their per_example."""
-
-    def interval(agg: Mapping[str, Any], confidence: float, results: Mapping[str, Any]) -> dict[str, Any] | None:
-        per = results.get("per_example")
-        if not isinstance(per, list):
-            return None
-        values = [v for r in per if isinstance(r, Mapping) and isinstance(r.get("whole_note"), Mapping)
-                  and isinstance(v := r["whole_note"].get(key), (int, float)) and not isinstance(v, bool)]
-        if len(values) != int_field(agg, "n_scored"):  # not the values the mean was taken over: no interval
-            return None
-        ci = bootstrap_mean(values, confidence=confidence)
-        return None if ci is None else {"low": ci[0], "high": ci[1], "method": BOOTSTRAP_MEAN}
-
-    return interval
-
-
-def _f1_interval(agg: Mapping[str, Any], confidence: float, results: Mapping[str, Any]) -> dict[str, Any] | None:
+def _f1_interval(agg: Mapping[str, Any], confidence: float) -> dict[str, Any] | None:
     counts = {k: int_field(agg, k) for k in ("tp", "fp", "fn", "tn")}
     if any(v is None for v in counts.values()):
         return None
@@ -403,12 +384,9 @@ METRICS: dict[str, Metric] = dict(
         _m("annotator_agreement", "labels", "raw agreement of the two annotators (with --second-gold-column)", "higher", "fraction"),
         _m("annotator_kappa", "labels", "Cohen's kappa of the two annotators (with --second-gold-column)", "higher", "kappa"),
         # free text (goldeval.freetext, the `score` command)
-        _m("whole_note_f1_mean", "free_text", "macro mean of whole-note token F1 over scored examples", "higher", "fraction", _allow_mean,
-           interval=_mean_of("f1")),
-        _m("whole_note_precision_mean", "free_text", "macro mean of whole-note token precision", "higher", "fraction", _allow_mean,
-           interval=_mean_of("precision")),
-        _m("whole_note_recall_mean", "free_text", "macro mean of whole-note token recall", "higher", "fraction", _allow_mean,
-           interval=_mean_of("recall")),
+        _m("whole_note_f1_mean", "free_text", "macro mean of whole-note token F1 over scored examples", "higher", "fraction", _allow_mean),
+        _m("whole_note_precision_mean", "free_text", "macro mean of whole-note token precision", "higher", "fraction", _allow_mean),
+        _m("whole_note_recall_mean", "free_text", "macro mean of whole-note token recall", "higher", "fraction", _allow_mean),
         _m("section_f1_mean", "free_text", "macro mean over examples of the per-example section-macro token F1", "higher", "fraction", _allow_mean),
         _m("section_precision_mean", "free_text", "macro mean of section token precision", "higher", "fraction", _allow_mean),
         _m("section_recall_mean", "free_text", "macro mean of section token recall", "higher", "fraction", _allow_mean),
