@@ -185,8 +185,8 @@ def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]],
                 "ci": None if ci is None else list(ci), "undefined": und.get("pass_rate"), "interval_method": WILSON}
         items += [[k, agg.get(k)] for k in ("match", "no_match", "decided", "near_match", "needs_human", "unscored", "verified_wrong") if k in agg]
     if head.get("ci") is not None and head.get("interval_method") == WILSON:
-        head["interval_note"] = (f"{interval_words(WILSON, opts.confidence)} of match / (match + no_match) "
-                                 "(Wilson 1927; Newcombe 1998)")
+        head["interval_note"] = (f"{interval_words(WILSON, opts.confidence)} of match / (match + no_match); "
+                                 "Wilson 1927, Newcombe 1998")
     elif head.get("ci") is not None:
         what = "the mean" if kind == "freetext" else "F1, which is no proportion of cases"
         head["interval_note"] = (f"{round(100 * opts.confidence, 1):g}% bootstrap percentile interval of {what}, "
