@@ -213,3 +213,22 @@ def test_a_report_of_a_run_read_from_a_gz_or_a_json_array_shows_its_texts(tmp_pa
         html = page.read_text()
         assert "the cat sat on the mat" in html and "a dog barked twice" in html
         assert "texts are not shown" not in html
+
+
+def test_a_file_read_under_the_wrong_format_is_told_which_format_it_looks_like(tmp_path):
+    # tab-separated cells in a .txt: read as JSONL, and the message names TSV and the ending that reads it
+    txt = tmp_path / "claims.txt"
+    txt.write_text("id\tgold\tpred\n1\tescalate\tescalate\n")
+    r = run("labels", txt, "--positive", "escalate", "--no-store")
+    assert r.exit_code == 2 and "claims.txt:1: not valid JSON" in r.stderr
+    assert "the file looks like TSV; name it .tsv and it is read as TSV" in r.stderr and "iconv" not in r.stderr
+    csv_ = tmp_path / "claims.jsonl"
+    csv_.write_text("id,gold,pred\n1,escalate,escalate\n")
+    r = run("labels", csv_, "--positive", "escalate", "--no-store")
+    assert r.exit_code == 2 and "looks like CSV; name it .csv" in r.stderr
+    # a JSONL row that is broken JSON keeps the plain advice
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "1", "gold": "escalate", "pred": "escalate"}\n{"id": "2", "gold": \n')
+    r = run("labels", bad, "--positive", "escalate", "--no-store", "--out", "-")
+    assert "bad.jsonl:2: not valid JSON" in r.stderr and "looks like" not in r.stderr
+    assert "The file is Parquet: name it .parquet" in not_utf8_advice(b"PAR1\x15\x04\x15\xff")

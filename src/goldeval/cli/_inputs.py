@@ -44,7 +44,7 @@ class FileArg(str):
 
 
 #: Inputs that hold one document, not rows: a JSON array there is no list of rows.
-_DOCUMENTS = ("--gates", "RESULTS_FILE", "RESULTS.JSON")
+_DOCUMENTS = ("--gates", "--rules", "RESULTS_FILE", "RESULTS.JSON")
 
 
 class InputPath(click.ParamType):

@@ -183,6 +183,10 @@ def not_utf8_advice(raw: bytes) -> str:
     if compression:
         return (f"The bytes are {compression}-compressed: give the compressed file to the goldeval command as it is "
                 "(it reads gzip, bzip2, xz and zstd), or decompress it first")
+    if raw.startswith(b"PAR1"):
+        return "The file is Parquet: name it .parquet (or .pq) and it is read as Parquet"
+    if raw.startswith(b"SQLite format 3\x00"):
+        return "The file is a SQLite database, not rows: give it as --db (or --store), and the rows file here"
     hint = utf16_hint(raw)
     if hint:
         return hint[0].upper() + hint[1:]
@@ -241,6 +245,13 @@ def _decode_slow(raw: bytes | str, nonfinite: bool, surrogates: bool, first: Exc
         hint = utf16_hint(text.encode("utf-8", "surrogatepass")) if "\x00" in text else None
         if hint:  # NUL bytes are UTF-8, so UTF-16/32 without a byte order mark fails here, not as "not UTF-8"
             raise JSONLineError(f"not valid JSON: {hint}.") from None
+        stripped = text.lstrip("\ufeff \t")
+        if stripped[:1] not in ("{", "[", '"') and ("\t" in stripped or "," in stripped):
+            sep = "tabs" if "\t" in stripped else "commas"
+            ending = ".tsv" if sep == "tabs" else ".csv"
+            raise JSONLineError(f"not valid JSON ({first or exc}): the line holds cells separated by {sep}, so the file "
+                                f"looks like {ending[1:].upper()}; name it {ending} and it is read as {ending[1:].upper()} "
+                                "(a header row, then one row per case).") from None
         raise JSONLineError(f"not valid JSON ({first or exc}). Fix the line: one JSON object per line.") from None
     if not surrogates:
         bad = _lone_surrogate(data)
