@@ -189,8 +189,12 @@ def test_store_naming_a_file_that_is_not_a_store_is_a_usage_error(tmp_path):
     db.execute("CREATE TABLE users (id INTEGER)")
     db.commit()
     db.close()
-    r = run("runs", "list", "--store", foreign)
-    assert r.exit_code == 2 and "a SQLite database of another program" in r.stderr
+    before = foreign.read_bytes()
+    for args in (("runs", "list"), ("labels", claims, "--positive", "escalate", "-q")):
+        r = run(*args, "--store", foreign)
+        assert r.exit_code == 2 and "a SQLite database of another program" in r.stderr
+    # refused before goldeval set its journal mode: the other program's file is byte for byte as it was
+    assert foreign.read_bytes() == before and not (tmp_path / "app.db-wal").exists()
     # a goldeval store is still read: the silent case
     good = tmp_path / "g.db"
     assert run("labels", claims, "--positive", "escalate", "-q", "--store", good).exit_code == 0
