@@ -236,3 +236,13 @@ def test_a_file_read_under_the_wrong_format_is_told_which_format_it_looks_like(t
     r = run("labels", bad, "--positive", "escalate", "--no-store", "--out", "-")
     assert "bad.jsonl:2: not valid JSON" in r.stderr and "looks like" not in r.stderr
     assert "The file is Parquet: name it .parquet" in not_utf8_advice(b"PAR1\x15\x04\x15\xff")
+
+
+def test_gzip_piped_to_stdin_is_decoded_and_named_as_stdin():
+    piped = gzip.compress(JSONL)  # (gzip writes the time into its header: compress once)
+    r = CliRunner().invoke(main, ["labels", "-", "--positive", "escalate", "--no-store", "--out", "-"],
+                           input=piped, catch_exceptions=False)
+    assert r.exit_code == 0, r.stderr
+    results = json.loads(r.stdout)
+    assert results["aggregate"]["f1"] == pytest.approx(F1, abs=1e-12)
+    assert results["dataset"] == {"path": "-", "sha256": hashlib.sha256(piped).hexdigest()}

@@ -381,7 +381,8 @@ METRICS: dict[str, Metric] = dict(
            "agreement with gold; gate it against annotator_agreement)", "higher", "fraction", _allow_agreement,
            interval=_wilson(_share_of("agreement", "n_scored"))),
         _m("kappa", "labels", "Cohen's kappa of the predictions against gold", "higher", "kappa"),
-        _m("annotator_agreement", "labels", "raw agreement of the two annotators (with --second-gold-column)", "higher", "fraction"),
+        _m("annotator_agreement", "labels", "raw agreement of the two annotators (with --second-gold-column)", "higher", "fraction",
+           interval=_wilson(_share_of("annotator_agreement", "annotator_n"))),
         _m("annotator_kappa", "labels", "Cohen's kappa of the two annotators (with --second-gold-column)", "higher", "kappa"),
         # free text (goldeval.freetext, the `score` command)
         _m("whole_note_f1_mean", "free_text", "macro mean of whole-note token F1 over scored examples", "higher", "fraction", _allow_mean),
