@@ -115,7 +115,9 @@ def test_pilot_summary_line_is_the_issue_example():
     )
     assert evaluate_gates(results, dod).summary == (
         "FAIL: 4 escalations missed (10.0 per 100) against the agreed 2 per 100; on these 40 gold escalations "
-        "the limit allows 0 misses. Precision 0.857 passes 0.80."
+        "the limit allows 0 misses. Precision 0.857 passes 0.80. "
+        # issue 29: a gate that passes on the point but not on its interval says so (36/42: Wilson low end 0.7216)
+        "Warning: precision 0.857 passes on the point but not on its 95% Wilson score interval, whose low end is 0.722."
     )
 
 

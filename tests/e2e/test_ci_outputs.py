@@ -70,7 +70,11 @@ def test_labels_junit_one_testcase_per_gate_and_per_case(tmp_path):
     assert sprops["run"] == results["run"]["id"] and sprops["decision"] == results["gates"]["summary"]
     text = md.read_text()
     assert "goldeval labels: FAIL" in text and results["gates"]["summary"] in text
-    assert "| missed\\_per\\_100 | ≤ 2 | 10.0 | **FAIL** |" in text
+    # the interval column (issue 29): Wilson of 4 missed in 40 gold escalations, per 100 (statsmodels: 4.0–23.1)
+    assert "| missed\\_per\\_100 | ≤ 2 | 10.0 | 4.0–23.1 (95% Wilson) | **FAIL** |" in text
+    # JUnit: each gate carries its interval; the passing precision gate its warning (36/42: Wilson low end 0.722)
+    assert props(precision)["interval_method"] == "wilson" and float(props(precision)["ci_low"]) == pytest.approx(0.72159, abs=1e-5)
+    assert "whose low end is 0.722" in props(precision)["interval_warning"]
 
 
 def test_score_without_gates_one_testcase_that_fails_only_when_nothing_scored(tmp_path):

@@ -22,9 +22,12 @@ missed_per_100 = { max = 2 }      # missed per 100 gold positives
 precision      = { min = 0.80 }
 """
 
+#: Issue 3's line word for word, then issue 29's warning: precision 36/42 passes 0.80 on the point, but the low end
+#: of its Wilson interval, (p + z²/2n − z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n) at p = 6/7, n = 42, z = 1.96, is 0.7216.
 PILOT_SUMMARY = (
     "FAIL: 4 escalations missed (10.0 per 100) against the agreed 2 per 100; on these 40 gold escalations the limit "
-    "allows 0 misses. Precision 0.857 passes 0.80."
+    "allows 0 misses. Precision 0.857 passes 0.80. Warning: precision 0.857 passes on the point but not on its 95% "
+    "Wilson score interval, whose low end is 0.722."
 )
 
 
@@ -90,7 +93,12 @@ def test_gate_command_on_the_written_results(pilot):
     easy.write_text("[gates]\nrecall = { min = 0.9 }\nprecision = { min = 0.8 }\n", encoding="utf-8")
     r = run("gate", out, "--gates", easy, "--out", tmp / "gated.json")
     assert r.exit_code == 0, r.output
-    assert r.stdout.splitlines()[-1] == "PASS: Recall 0.900 passes 0.9. Precision 0.857 passes 0.8."
+    # PASS stands; the line warns that 36/40 and 36/42 cannot show 0.9 and 0.8 beyond this set (Wilson low ends:
+    # 0.7695 for 36/40 and 0.7216 for 36/42, by the formula above PILOT_SUMMARY)
+    assert r.stdout.splitlines()[-1] == (
+        "PASS: Recall 0.900 passes 0.9. Precision 0.857 passes 0.8. Warning: recall 0.900 passes on the point but not on "
+        "its 95% Wilson score interval, whose low end is 0.769; precision 0.857 passes on the point but not on its 95% "
+        "Wilson score interval, whose low end is 0.722.")
     assert json.loads((tmp / "gated.json").read_text())["gates"]["passed"] is True
 
 
@@ -244,10 +252,12 @@ def test_no_evidence_exits_1_and_failed_rows_are_named_in_the_summary(tmp_path):
     empty.write_text("id,gold,pred\n")
     r = run("labels", empty, "--gates", dod, "--out", "-")
     assert r.exit_code == 2 and "empty.csv: no rows (a header without data?)" in r.stderr and r.stdout == ""
-    tsv = tmp_path / "claims.tsv"  # not JSONL, not CSV: every line fails
+    # tab-separated cells in a file whose name says neither CSV nor TSV: read as JSONL, every line fails
+    # (issue 29: the same bytes named claims.tsv are read as tab-separated, see test_input_kinds.py)
+    tsv = tmp_path / "claims.txt"
     tsv.write_text("id\tgold\tpred\n1\tescalate\tescalate\n")
     r = run("labels", tsv, "--gates", dod)
-    assert r.exit_code == 2 and "none of the 2 rows could be scored; the first failure: claims.tsv:1: not valid JSON" in r.stderr
+    assert r.exit_code == 2 and "none of the 2 rows could be scored; the first failure: claims.txt:1: not valid JSON" in r.stderr
     # scored, but no gold escalation: 0 missed is no evidence, exit 1 and the reason
     slice_ = tmp_path / "slice.jsonl"
     slice_.write_text('{"id": "1", "gold": "approve", "pred": "approve"}\n')

@@ -20,7 +20,9 @@ LABELS = REPO / "examples" / "labels"
 SQL = REPO / "examples" / "sql"
 #: The decision line the README prints for the labels pilot.
 LABELS_DECISION = ("FAIL: 4 escalations missed (10.0 per 100) against the agreed 2 per 100; on these 40 gold escalations "
-                   "the limit allows 0 misses. Precision 0.857 passes 0.80.")
+                   "the limit allows 0 misses. Precision 0.857 passes 0.80. "
+                   # issue 29's warning beside the decision: 36/42 has a Wilson low end of 0.7216, below 0.80
+                   "Warning: precision 0.857 passes on the point but not on its 95% Wilson score interval, whose low end is 0.722.")
 
 
 @pytest.fixture(scope="module")

@@ -511,9 +511,15 @@ def test_labels_report(browser, tmp_path):
         assert pg.inner_text("#banner") == "FAIL"
         assert pg.inner_text("#decision-line").startswith("FAIL: 4 escalations missed (10.0 per 100) against the agreed 2 per 100")
         gates = [r.split("\t") for r in pg.locator("#gates tbody tr").all_inner_texts()]
-        assert [(g[0], g[1], g[3]) for g in gates] == [("missed_per_100", "≤ 2", "FAIL"), ("precision", "≥ 0.80", "pass")]
+        # columns: gate, bound, value, interval (issue 29), result, what it allows
+        assert [(g[0], g[1], g[4]) for g in gates] == [("missed_per_100", "≤ 2", "FAIL"), ("precision", "≥ 0.80", "pass")]
         assert gates[0][2] == "10.0" and gates[1][2] == "0.857"
-        assert "40" in gates[0][4]  # what 2 per 100 allows on these 40 gold escalations (0.8: none may be missed)
+        # Wilson intervals, as statsmodels' proportion_confint(k, n, method="wilson") gives them: 4 missed of 40 gold
+        # escalations is 4.0–23.1 per 100; 36 of 42 predicted is 0.722–0.933, whose low end is below the bound 0.80
+        assert (gates[0][3], gates[1][3]) == ("4.0–23.1 (95% Wilson)", "0.722–0.933 (95% Wilson)")
+        assert "40" in gates[0][5]  # what 2 per 100 allows on these 40 gold escalations (0.8: none may be missed)
+        assert pg.inner_text("#decision-line").endswith(
+            "Warning: precision 0.857 passes on the point but not on its 95% Wilson score interval, whose low end is 0.722.")
         # the header: what pins the run
         header = pg.inner_text("#header")
         for want in (rec["id"], "pilot", rec["goldeval_version"], f"labels@{rec['scorer_version']}", _sha256(claims),

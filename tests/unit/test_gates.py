@@ -85,9 +85,12 @@ def test_odd_direction_is_a_warning_not_an_error():
 
 
 def test_bound_is_inclusive_and_rates_unrounded():
-    # 4 tp, 1 fp: precision 4/5 = 0.8 passes min = 0.80; 2 misses of 99: 2.0202 per 100 fails max = 2
+    # 4 tp, 1 fp: precision 4/5 = 0.8 passes min = 0.80; 2 misses of 99: 2.0202 per 100 fails max = 2.
+    # The decision stays PASS; the line warns that 4 of 5 cannot show 0.80 beyond this set: Wilson's low end,
+    # (p + z²/2n − z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n) with p = 0.8, n = 5, z = 1.96, is 0.3755.
     r = evaluate_gates(labels_results(4, 1, 0, 5), parse_gates("[gates]\nprecision = { min = 0.80 }\n"))
-    assert r.passed and r.summary == "PASS: Precision 0.800 passes 0.80."
+    assert r.passed and r.summary == "PASS: Precision 0.800 passes 0.80. Warning: precision 0.800 passes on the point but not on its 95% Wilson score interval, whose low end is 0.376."
+    assert r.results[0].interval_warning and (r.results[0].ci_low, r.results[0].interval_method) == (pytest.approx(0.37553, abs=5e-5), "wilson")
     r = evaluate_gates(labels_results(97, 0, 2, 1), parse_gates("[gates]\nmissed_per_100 = { max = 2 }\n"))
     assert not r.passed and r.results[0].observed == 200 / 99
     assert r.summary == (
@@ -182,8 +185,10 @@ def test_summary_says_what_was_left_out_and_coverage_can_be_gated():
             Row(3, {"id": "c", "gold": "n", "pred": "n"}), Row(4, {"id": "d", "gold": None, "pred": "n"})]
     res = score_label_rows(rows, positive="y")
     r = evaluate_gates(res, parse_gates("[gates]\nrecall = { min = 1 }\n"))
+    # Wilson's low end of 1/1 is 1 / (1 + 1.96²) = 0.2065: a warning beside the PASS, not another decision
     assert r.passed and r.summary == (
-        "PASS: Recall 1.000 passes 1. Not counted: 1 of 4 rows could not be scored (listed under failures)."
+        "PASS: Recall 1.000 passes 1. Warning: recall 1.000 passes on the point but not on its 95% Wilson score interval, whose low end is 0.207. Not counted: 1 of 4 "
+        "rows could not be scored (listed under failures)."
     )
     r = evaluate_gates(res, parse_gates("[gates]\nn_failed = { max = 0 }\nn_scored = { min = 4 }\n"))
     assert [g.status for g in r.results] == ["fail", "fail"] and r.results[0].allowed == 0
@@ -193,8 +198,10 @@ def test_summary_says_what_was_left_out_and_coverage_can_be_gated():
 
 def test_abbreviated_metric_names_are_not_capitalized():
     r = evaluate_gates(labels_results(3, 1, 0, 3), parse_gates("[gates]\nfp = { max = 1 }\nf1 = { min = 0.5 }\n"))
-    # by hand: f1 = 2*3 / (2*3 + 1 + 0) = 6/7 = 0.857
-    assert r.summary == "PASS: fp 1 passes 1. f1 0.857 passes 0.5."
+    # by hand: f1 = 2*3 / (2*3 + 1 + 0) = 6/7 = 0.857. Its bootstrap interval over the 7 cases reaches 0: a
+    # resample without any of the 3 true positives scores F1 0; that has probability (4/7)^7 = 2.0%, and seed 0
+    # draws 53 of the 2,000 resamples so (2.65%, more than the 2.5% tail).
+    assert r.summary == "PASS: fp 1 passes 1. f1 0.857 passes 0.5. Warning: f1 0.857 passes on the point but not on its 95% bootstrap percentile interval, whose low end is 0.000."
 
 
 def test_allowance_wording():
@@ -328,7 +335,9 @@ def test_unusable_input_rows_of_the_answer_judge_are_named_and_allowance_grammar
     res = {"scorer": {"name": "answer_judge"}, "aggregate": {"n": 4, "n_scored": 4, "n_failed": 0, "n_row_failures": 2,
            "pass_rate": 1.0, "match": 4, "no_match": 0, "decided": 4, "undefined": {}}}
     r = evaluate_gates(res, parse_gates("[gates]\npass_rate = { min = 0.75 }\n"))
-    assert r.summary == "PASS: pass_rate 1.000 passes 0.75. 2 input rows were unusable (listed under failures)."
+    # Wilson's low end of 4/4 is 4 / (4 + 1.96²) = 0.5101, below 0.75: the PASS carries a warning
+    assert r.summary == ("PASS: pass_rate 1.000 passes 0.75. Warning: pass_rate 1.000 passes on the point but not on its 95% Wilson score interval, whose low end is 0.510. "
+                         "2 input rows were unusable (listed under failures).")
     # 2.5 per 100 on 40 gold positives allows exactly 1 miss (by hand: 2.5 * 40 / 100 = 1)
     g = evaluate_gates(labels_results(39, 0, 1, 5), parse_gates("[gates]\nmissed_per_100 = { max = 2.5 }\n")).results[0]
     assert g.passed and g.allowed == 1
@@ -346,7 +355,9 @@ def test_model_raw_agreement_is_gateable_against_the_annotators():
     agg = res["aggregate"]
     assert (agg["accuracy"], agg["agreement"], agg["annotator_agreement"]) == (1.0, 0.75, 0.75)
     r = evaluate_gates(res, parse_gates('[gates]\nagreement = { min = "annotator_agreement" }\n'))
-    assert r.passed and r.summary == "PASS: Agreement 0.750 passes annotator_agreement 0.750."
+    # Wilson's low end of 3/4 (p = 0.75, n = 4, z = 1.96) is 0.3006: below the annotators' 0.750, so a warning
+    assert r.passed and r.summary == ("PASS: Agreement 0.750 passes annotator_agreement 0.750. "
+                                      "Warning: agreement 0.750 passes on the point but not on its 95% Wilson score interval, whose low end is 0.301.")
 
 
 def test_a_gates_file_saved_with_a_bom_and_crlf_is_read(tmp_path):

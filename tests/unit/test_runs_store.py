@@ -92,10 +92,15 @@ def test_a_database_from_a_newer_goldeval_is_refused(tmp_path):
 
 
 def test_a_file_that_is_not_sqlite_is_a_store_error(tmp_path):
+    # issue 29: --store naming a file that is not a store is a usage error (InputError, exit 2), still a StoreError
     bad = tmp_path / "g.db"
     bad.write_bytes(b"this is not a database, just text " * 100)
-    with pytest.raises(StoreError, match="not a SQLite database, or a damaged one.*move the file away"):
+    with pytest.raises(StoreError, match=r"not a SQLite database \(it begins b'this is not a da'\), so it is no goldeval "
+                                         r"run store.*move the file away") as info:
         RunStore(bad)
+    assert isinstance(info.value, InputError)
+    with pytest.raises(InputError, match="not a SQLite database"):
+        RunStore(bad, readonly=True)
 
 
 def test_a_damaged_store_is_a_store_error_not_an_internal_error(tmp_path):

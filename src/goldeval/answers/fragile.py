@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from goldeval.answers.answer import judge_answer
-from goldeval.answers.comparisons import Stored, query_comparisons
+from goldeval.answers.comparisons import query_comparisons
 from goldeval.answers.doubt import sql_dialect
 from goldeval.answers.gold import worse_status
 from goldeval.answers.literals import (

@@ -26,6 +26,7 @@ from goldeval.io.reading import (
     check_ids,
     check_input_file,
     decode_line,
+    is_delimited,
     is_parquet,
     read_rows,
     usable_id,
@@ -35,7 +36,7 @@ __all__ = ["AttemptIndex", "repeated_id_hashes"]
 
 
 def _jsonl(path: Path) -> bool:
-    return not (str(path).lower().endswith(".csv") or is_parquet(path))
+    return not (is_delimited(path) or is_parquet(path))
 
 
 def repeated_id_hashes(path: str | Path) -> set[int] | None:

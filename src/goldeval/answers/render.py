@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from goldeval.intervals import WILSON, interval_words, wilson_interval
+
 __all__ = ["render_judge"]
 
 
@@ -37,9 +39,11 @@ def render_judge(results: dict[str, Any], console: Any, *, not_shown: int = 0, k
                       highlight=False, markup=False)
     a = results["aggregate"]
     rate = "undefined (nothing decided)" if a["undefined"].get("pass_rate") else f"{a['pass_rate']:.1%}"
+    ci = wilson_interval(a["match"], a["decided"]) if 0 <= a["match"] <= a["decided"] else None
     console.print(
         f"pass rate {rate} = {a['match']} match / {a['decided']} decided · {a['unscored']} of {a['n']} unscored · "
-        f"near_match {a['near_match']} · needs_human {a['needs_human']} · verified_wrong {a['verified_wrong']} · n {a['n']}",
+        f"near_match {a['near_match']} · needs_human {a['needs_human']} · verified_wrong {a['verified_wrong']} · n {a['n']}"
+        + ("" if ci is None else f" · {interval_words(WILSON, 0.95)} {ci[0]:.1%}–{ci[1]:.1%}"),
         highlight=False,
     )
     if a["n"] and a["unscored"] * 2 > a["n"]:

@@ -56,21 +56,24 @@ def apply_gates(results: dict, gates_path: str | None, console: Any, *, definiti
 
 
 def render_gate_report(report: Any, console: Any) -> None:
-    """A table (gate · observed · limit · result · on this set) and the summary line, unwrapped."""
+    """A table (gate · observed · its interval · limit · result · on this set) and the summary line, unwrapped."""
     from rich.markup import escape  # start-up: rich loads only when a table is rendered
     from rich.table import Table  # start-up: rich loads only when a table is rendered
+
+    from goldeval.gates.evaluate import interval_text  # start-up: the gates load only when a report is rendered
 
     d = report.definition
     who = ", ".join(x for x in (f"agreed by {d['agreed_by']}" if d.get("agreed_by") else "", f"on {d['agreed_on']}" if d.get("agreed_on") else "") if x)
     table = Table(title=escape(f"Definition of done: {d['path']}" + (f" ({who})" if who else "")), title_justify="left")
-    for col in ("gate", "observed", "limit", "result", "on this set"):
+    for col in ("gate", "observed", "interval", "limit", "result", "on this set"):
         table.add_column(col, overflow="fold")
     for r in report.results:
         op = "≥" if r.op == "min" else "≤"
         limit = r.limit_text if r.limit_metric is None else f"{r.limit_metric} ({'?' if r.limit is None else f'{r.limit:.3f}'})"
         observed = r.observed_text if r.observed_text is not None else "—"
         result = "[green]pass[/green]" if r.passed else "[red]FAIL[/red]"
-        table.add_row(r.metric, observed, escape(f"{op} {limit}"), result, escape(r.reason or r.allowed_on_this_set or ""))
+        table.add_row(r.metric, observed, interval_text(r.to_dict()), escape(f"{op} {limit}"), result,
+                      escape(r.reason or r.allowed_on_this_set or ""))
     console.print(table)
     for w in report.warnings:
         console.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)

@@ -54,7 +54,9 @@ class ConsoleObserver(Observer):
     def summary(self, results: dict[str, Any], scorer: Any) -> None:
         self._stop()
         if not self.quiet:
-            self.render(results, scorer, self.console)
+            from goldeval.io.streams import relabel  # start-up: loaded only when the command runs, not for --help
+
+            self.render(relabel(results), scorer, self.console)  # rows named in the user's file, not its decoded copy
 
     def gates(self, report: Any) -> None:
         # start-up: loaded only when the command runs, not for --help

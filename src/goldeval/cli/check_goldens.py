@@ -160,9 +160,9 @@ def _run(cases: str, config: Any, out: str | None, out_format: str, results_path
     )
 
     # start-up: loaded only when the command runs, not for --help
-    from goldeval.io.reading import check_input_file, file_sha256
+    from goldeval.io.reading import check_input_file
     from goldeval.io.resultsfile import ResultsFile  # start-up: loaded only when the command runs, not for --help
-    from goldeval.io.streams import display_name  # start-up: loaded only when the command runs, not for --help
+    from goldeval.io.streams import display_name, input_sha256  # start-up: loaded only when the command runs, not for --help
 
     check_input_file(cases)
     start = time.perf_counter()
@@ -189,7 +189,7 @@ def _run(cases: str, config: Any, out: str | None, out_format: str, results_path
                                                                   for f in d["findings"]]})
             if d["status"] != "healthy" and len(shown) < TABLE_CASES:
                 shown.append(d)
-        inputs: dict[str, Any] = {"cases": display_name(cases), "cases_sha256": file_sha256(cases), "db": config.db}
+        inputs: dict[str, Any] = {"cases": display_name(cases), "cases_sha256": input_sha256(cases), "db": config.db}
         if databases is not None:
             inputs["db_dir"] = config.db_dir
             inputs["databases"] = {name: {"path": p, "sha256": sha} for name, (p, sha) in databases.opened_files.items()}

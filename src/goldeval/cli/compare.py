@@ -35,7 +35,7 @@ from goldeval.runs.store import RunStore
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the paired bootstrap.")
 @click.option("--resamples", type=click.IntRange(min=100, max=1_000_000), default=10_000, show_default=True, help="Bootstrap resamples.")
 @click.option("--confidence", type=Finite(0, 1, min_open=True, max_open=True), default=0.95, show_default=True,
-              help="Coverage of the bootstrap interval.")
+              help="Coverage of the intervals (Newcombe's paired score interval of the pass-rate difference, the bootstrap's of the mean F1).")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="How many biggest F1 movers to list.")
 @click.option("--quiet", "-q", is_flag=True, help="No summary on the console.")
 @junit_option
@@ -45,11 +45,11 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
 
     \b
     Shows cases added or removed; for verdicts the flips (pass → fail, fail → pass, both whys side by side), the
-    cases that stayed, near_match that is stable (in both) or flickering (in one only), McNemar's exact test and a
-    paired bootstrap interval for the pass-rate difference; for F1 the per-case deltas, the biggest movers and a
-    paired bootstrap interval for the mean difference. RUN is an id, a tag (goldeval runs tag), a unique prefix,
-    'latest' or 'latest~N'. Each run's age is shown (a stale baseline is seen). The CI line:
-    goldeval compare baseline/main latest --fail-on-regression
+    cases that stayed, near_match that is stable (in both) or flickering (in one only), McNemar's exact test and
+    Newcombe's paired score interval (Newcombe 1998, method 10) for the pass-rate difference; for F1 the per-case
+    deltas, the biggest movers and a paired bootstrap interval for the mean difference. RUN is an id, a tag
+    (goldeval runs tag), a unique prefix, 'latest' or 'latest~N'. Each run's age is shown (a stale baseline is seen).
+    The CI line: goldeval compare baseline/main latest --fail-on-regression
     """
     # start-up: the report modules load only when one is written or rendered
     from goldeval.report.runs import render_compare

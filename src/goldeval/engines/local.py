@@ -51,10 +51,11 @@ from goldeval.io.reading import (
     check_input_file,
     decode_line,
     file_sha256,
+    is_delimited,
     is_parquet,
     read_rows,
 )
-from goldeval.io.streams import display_name
+from goldeval.io.streams import display_name, input_sha256
 from goldeval.lifeline import watch
 from goldeval.runs.columns import case_columns
 from goldeval.scoring.protocol import Reused, Scorer, duplicate_record, numbered
@@ -128,12 +129,12 @@ def run(
     info: dict[str, Any] | None = None
     if isinstance(source, (str, os.PathLike)):
         path = check_input_file(source)
-        jsonl = not (str(path).lower().endswith(".csv") or is_parquet(path))
+        jsonl = not (is_delimited(path) or is_parquet(path))
         total, sha256, repeated = _first_pass(path, scorer, id_field, src, jsonl)
         if on_total is not None:
             on_total(total)
         workers = _workers(workers, total) if jsonl else 1
-        info = {"path": display_name(path), "sha256": sha256}
+        info = {"path": display_name(path), "sha256": input_sha256(path, sha256)}
         chunks: Iterable[list[Any]] = _line_chunks(path) if jsonl else _item_chunks(_read(path, scorer))
         raw_lines = jsonl
     else:

@@ -37,6 +37,7 @@ from fractions import Fraction
 from typing import Any
 
 from goldeval.errors import InputError, shorten
+from goldeval.intervals import interval_words
 from goldeval.gates.definition import (
     Bound,
     DefinitionOfDone,
@@ -45,6 +46,7 @@ from goldeval.gates.definition import (
     parse_gates,
 )
 from goldeval.gates.metrics import (
+    CONFIDENCE,
     METRICS,
     PRODUCERS,
     Metric,
@@ -72,6 +74,7 @@ __all__ = [
     "evaluate_gates",
     "known_metrics",
     "check_scorer",
+    "interval_text",
 ]
 
 
@@ -95,6 +98,12 @@ class GateResult:
         sentence: The gate in one clause of the summary line. note: The note written in the gates file.
         observed_text: The observed value as shown on screen (rounded, never so far that it seems to contradict
             the verdict: 2.0202 per 100 shows as ``2.02``, not ``2.0``).
+        ci_low, ci_high: The observed value's confidence interval, in the metric's unit (``None`` when the metric
+            has none or the results lack its counts). interval_method: ``wilson`` (a proportion: Wilson score
+            interval) or ``bootstrap_percentile`` (the label F1). interval_confidence: Its coverage (0.95).
+        interval_warning: Set when the gate passes on the observed value but the interval's unfavourable end (the
+            low end under ``min``, the high end under ``max``) lies beyond the bound: a warning beside the decision,
+            never a different decision.
     """
 
     metric: str
@@ -112,6 +121,11 @@ class GateResult:
     line: int | None = None
     note: str | None = None
     observed_text: str | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    interval_method: str | None = None
+    interval_confidence: float | None = None
+    interval_warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -145,6 +159,33 @@ class GateReport:
             "definition": self.definition,
             "warnings": self.warnings,
         }
+
+
+_SHORT_METHOD = {"wilson": "Wilson", "bootstrap_percentile": "bootstrap"}
+
+
+def interval_text(gate: Mapping[str, Any]) -> str:
+    """A gate's interval as a table cell: ``"0.845–1.000 (95% Wilson)"``, or ``"—"`` when it has none.
+
+    Args:
+        gate: One gate as :meth:`GateResult.to_dict` writes it (the ``gates.gates`` list of a results file).
+
+    Returns:
+        The two ends in the metric's unit (3 decimals for a fraction, 1 per 100), the coverage and the method.
+
+    Example:
+        >>> interval_text({"metric": "pass_rate", "ci_low": 0.84536, "ci_high": 1.0, "interval_method": "wilson",
+        ...                "interval_confidence": 0.95})
+        '0.845–1.000 (95% Wilson)'
+    """
+    low, high = gate.get("ci_low"), gate.get("ci_high")
+    if not _is_number(low) or not _is_number(high):
+        return "—"
+    metric = METRICS.get(str(gate.get("metric")))
+    digits = 1 if metric is not None and metric.unit == "per_100" else 3
+    conf = gate.get("interval_confidence") or CONFIDENCE
+    method = _SHORT_METHOD.get(str(gate.get("interval_method")), str(gate.get("interval_method")))
+    return f"{low:.{digits}f}–{high:.{digits}f} ({round(100 * conf, 1):g}% {method})"
 
 
 def _is_number(v: Any) -> bool:
@@ -327,6 +368,15 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
             no_evidence = bool(why and why.startswith(f"{gate.metric} has no evidence: "))
             if not passed and (short or allowed_text) and not no_evidence:
                 sentence += f"; {short or allowed_text}"
+            iv = info.interval(agg, CONFIDENCE) if info.interval is not None and observed is not None else None
+            interval_warning = None
+            if iv is not None and passed and limit is not None and observed is not None:
+                end, side = (iv["low"], "low") if b.op == "min" else (iv["high"], "high")
+                if not _holds(end, b.op, limit):
+                    interval_warning = (
+                        f"{gate.metric} {_shown(observed, info.unit, b.op, limit)} passes on the point but not on its "
+                        f"{interval_words(iv['method'], CONFIDENCE)}, whose {side} end is "
+                        f"{_shown(end, info.unit, b.op, limit)}")
             out.append(
                 GateResult(
                     metric=gate.metric,
@@ -344,11 +394,19 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                     line=gate.line,
                     note=gate.note,
                     observed_text=None if observed is None else _shown(observed, info.unit, b.op, limit),
+                    ci_low=None if iv is None else iv["low"],
+                    ci_high=None if iv is None else iv["high"],
+                    interval_method=None if iv is None else iv["method"],
+                    interval_confidence=None if iv is None else CONFIDENCE,
+                    interval_warning=interval_warning,
                 )
             )
     all_pass = all(r.passed for r in out)
     ordered = [r for r in out if not r.passed] + [r for r in out if r.passed]
     summary = ("PASS: " if all_pass else "FAIL: ") + ". ".join(_capitalize(r.sentence) for r in ordered) + "."
+    narrow = [r.interval_warning for r in out if r.interval_warning]
+    if narrow:  # a warning beside the decision, never another decision: this set cannot show the bound holds beyond it
+        summary += f" Warning: {'; '.join(narrow)}."
     n_failed, n_scored = int_field(agg, "n_failed"), int_field(agg, "n_scored")
     if n_failed:  # never a silent decision on part of the input: the forwarded line says what was left out
         of = f" of {n_failed + n_scored}" if n_scored is not None else ""

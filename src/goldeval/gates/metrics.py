@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["METRICS", "PRODUCERS", "Metric", "Words", "families_of", "known_metrics", "register_producer"]
+from goldeval.intervals import BOOTSTRAP_F1, WILSON, bootstrap_f1, wilson_interval
+
+__all__ = ["METRICS", "PRODUCERS", "Metric", "Words", "families_of", "known_metrics", "register_producer", "CONFIDENCE"]
+
+#: Coverage of the interval shown beside every gate.
+CONFIDENCE = 0.95
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -48,6 +53,10 @@ class Metric:
             positives for a miss count, nothing predicted positive for precision), read from the counts. A gate on a
             metric without evidence fails with that reason even when the value is defined (``missed`` = 0 on a set
             with no gold positives) or the results file forgot to list it under ``undefined``.
+        interval: ``(aggregate, confidence) -> {"low", "high", "method"} | None``: the metric's confidence interval,
+            in the metric's unit, read from the counts the aggregate holds (``None``: no interval for this metric,
+            or the counts are not in the results). Proportions get a Wilson score interval
+            (:func:`goldeval.intervals.wilson_interval`); the label F1 a bootstrap over its outcome counts.
     """
 
     name: str
@@ -58,6 +67,7 @@ class Metric:
     allowance: Callable[[Mapping[str, Any], str, Fraction, Words], tuple[str, float | None]] | None = None
     subject: Callable[[Mapping[str, Any], str, Words], str] | None = None
     evidence: Callable[[Mapping[str, Any], Words], str | None] | None = None
+    interval: Callable[[Mapping[str, Any], float], dict[str, Any] | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,8 +271,82 @@ def _needs_cases(agg, words):
     return "no case was checked on this set" if int_field(agg, "n_cases") == 0 else None
 
 
-def _m(name, family, description, better, unit, allowance=None, subject=None, evidence=None) -> tuple[str, Metric]:
-    return name, Metric(name, family, description, better, unit, allowance, subject, evidence)
+def _count(agg: Mapping[str, Any], key: str) -> int | None:
+    """A count of the aggregate, also where the llm_judge nests its pass-rate counts under ``counts``."""
+    v = int_field(agg, key)
+    if v is None and isinstance(agg.get("counts"), Mapping):
+        v = int_field(agg["counts"], key)
+    return v
+
+
+def _wilson(counts: Callable[[Mapping[str, Any]], tuple[int | None, int | None]], scale: float = 1.0):
+    """An ``interval`` reader: the Wilson interval of ``successes / trials`` as *counts* reads them, times *scale*
+    (100 for a rate per 100)."""
+
+    def interval(agg: Mapping[str, Any], confidence: float) -> dict[str, Any] | None:
+        k, n = counts(agg)
+        if k is None or n is None or n <= 0 or not 0 <= k <= n:
+            return None
+        low, high = wilson_interval(k, n, confidence=confidence)  # type: ignore[misc]  # n > 0: never None
+        return {"low": scale * low, "high": scale * high, "method": WILSON}
+
+    return interval
+
+
+def _share_of(value_key: str, n_key: str):
+    """(successes, trials) of a share the aggregate holds only as a fraction beside its denominator: the numerator is
+    ``round(share * n)`` (a ratio of two whole numbers, so the rounding is exact)."""
+
+    def counts(agg: Mapping[str, Any]) -> tuple[int | None, int | None]:
+        v, n = agg.get(value_key), int_field(agg, n_key)
+        if n is None or not isinstance(v, (int, float)) or isinstance(v, bool) or math.isnan(v):
+            return None, None
+        return round(v * n), n
+
+    return counts
+
+
+def _tp_fp(agg):
+    tp, fp = int_field(agg, "tp"), int_field(agg, "fp")
+    return tp, None if tp is None or fp is None else tp + fp
+
+
+def _tp_gold(agg):
+    tp, fn = int_field(agg, "tp"), int_field(agg, "fn")
+    return tp, None if tp is None or fn is None else tp + fn
+
+
+def _fn_gold(agg):
+    tp, fn = int_field(agg, "tp"), int_field(agg, "fn")
+    return fn, None if tp is None or fn is None else tp + fn
+
+
+def _right_of_all(agg):
+    c = [int_field(agg, k) for k in ("tp", "fp", "fn", "tn")]
+    if any(x is None for x in c):
+        return None, None
+    tp, fp, fn, tn = c
+    return tp + tn, tp + fp + fn + tn  # type: ignore[operator]
+
+
+def _match_decided(agg):
+    return _count(agg, "match"), _decided(agg)
+
+
+def _healthy_cases(agg):
+    return int_field(agg, "n_healthy"), int_field(agg, "n_cases")
+
+
+def _f1_interval(agg: Mapping[str, Any], confidence: float) -> dict[str, Any] | None:
+    counts = {k: int_field(agg, k) for k in ("tp", "fp", "fn", "tn")}
+    if any(v is None for v in counts.values()):
+        return None
+    ci = bootstrap_f1(counts, confidence=confidence)  # type: ignore[arg-type]  # every count checked above
+    return None if ci is None else {"low": ci[0], "high": ci[1], "method": BOOTSTRAP_F1}
+
+
+def _m(name, family, description, better, unit, allowance=None, subject=None, evidence=None, interval=None) -> tuple[str, Metric]:
+    return name, Metric(name, family, description, better, unit, allowance, subject, evidence, interval)
 
 
 #: metric name → :class:`Metric`. A built-in family's lines are here; a third-party scorer's come from its ``metrics``.
@@ -274,15 +358,15 @@ METRICS: dict[str, Metric] = dict(
            "lower", "count", _allow_count_max("rows that could not be scored")),
         # labels (goldeval.labels)
         _m("precision", "labels", "share of predicted positives that are gold positives, tp / (tp + fp)", "higher", "fraction", _allow_precision,
-           evidence=_needs_predicted_positives),
+           evidence=_needs_predicted_positives, interval=_wilson(_tp_fp)),
         _m("recall", "labels", "share of gold positives caught, tp / (tp + fn)", "higher", "fraction", _allow_recall,
-           evidence=_needs_gold_positives),
+           evidence=_needs_gold_positives, interval=_wilson(_tp_gold)),
         _m("f1", "labels", "harmonic mean of precision and recall, 2 tp / (2 tp + fp + fn)", "higher", "fraction",
-           evidence=_needs_any_positive),
+           evidence=_needs_any_positive, interval=_f1_interval),
         _m("missed", "labels", "gold positives not predicted positive (fn)", "lower", "count", _allow_missed,
            lambda agg, v, w: f"{w.count(int(float(v)))} missed", _needs_gold_positives),
         _m("missed_per_100", "labels", "missed per 100 gold positives, 100 fn / (tp + fn)", "lower", "per_100",
-           _allow_missed_per_100, _subject_missed_per_100, _needs_gold_positives),
+           _allow_missed_per_100, _subject_missed_per_100, _needs_gold_positives, _wilson(_fn_gold, 100.0)),
         _m("gold_positives", "labels", "gold positives in the set (tp + fn)", "higher", "count"),
         _m("predicted_positives", "labels", "cases predicted positive (tp + fp)", "lower", "count"),
         _m("tp", "labels", "true positives: gold positive, predicted positive", "higher", "count", _allow_count_max("true positives")),
@@ -291,11 +375,14 @@ METRICS: dict[str, Metric] = dict(
            evidence=_needs_gold_positives),
         _m("tn", "labels", "true negatives", "higher", "count"),
         _m("accuracy", "labels", "share of cases right about the positive label, (tp + tn) / n, one-vs-rest (never the headline: "
-           "approving everything scores high)", "higher", "fraction", _allow_accuracy),
+           "approving everything scores high)", "higher", "fraction", _allow_accuracy,
+           interval=_wilson(_right_of_all)),
         _m("agreement", "labels", "share of cases whose predicted label equals the gold label, over all labels (the model's raw "
-           "agreement with gold; gate it against annotator_agreement)", "higher", "fraction", _allow_agreement),
+           "agreement with gold; gate it against annotator_agreement)", "higher", "fraction", _allow_agreement,
+           interval=_wilson(_share_of("agreement", "n_scored"))),
         _m("kappa", "labels", "Cohen's kappa of the predictions against gold", "higher", "kappa"),
-        _m("annotator_agreement", "labels", "raw agreement of the two annotators (with --second-gold-column)", "higher", "fraction"),
+        _m("annotator_agreement", "labels", "raw agreement of the two annotators (with --second-gold-column)", "higher", "fraction",
+           interval=_wilson(_share_of("annotator_agreement", "annotator_n"))),
         _m("annotator_kappa", "labels", "Cohen's kappa of the two annotators (with --second-gold-column)", "higher", "kappa"),
         # free text (goldeval.freetext, the `score` command)
         _m("whole_note_f1_mean", "free_text", "macro mean of whole-note token F1 over scored examples", "higher", "fraction", _allow_mean),
@@ -306,14 +393,15 @@ METRICS: dict[str, Metric] = dict(
         _m("section_recall_mean", "free_text", "macro mean of section token recall", "higher", "fraction", _allow_mean),
         # data answers (goldeval.answers, the `judge` command)
         _m("pass_rate", "answers", "match / (match + no_match); near_match, needs_human, unscored left out", "higher", "fraction", _allow_pass_rate,
-           evidence=_needs_decided),
+           evidence=_needs_decided, interval=_wilson(_match_decided)),
         _m("match", "answers", "cases judged match", "higher", "count"),
         _m("no_match", "answers", "cases judged no_match", "lower", "count", _allow_count_max("no_match verdicts"),
            evidence=_needs_decided),
         _m("near_match", "answers", "cases judged near_match (neither pass nor fail)", "lower", "count", _allow_count_max("near_match verdicts")),
         _m("needs_human", "answers", "cases a person must decide", "lower", "count", _allow_count_max("cases for a person")),
         _m("unscored", "answers", "cases that could not be scored", "lower", "count", _allow_count_max("unscored cases")),
-        _m("agreement_rate", "answers", "share of cases where the rule verdict and the LLM verdict agree (llm_judge)", "higher", "fraction"),
+        _m("agreement_rate", "answers", "share of cases where the rule verdict and the LLM verdict agree (llm_judge)", "higher", "fraction",
+           interval=_wilson(lambda agg: (int_field(agg, "agreement_agree"), int_field(agg, "agreement_n")))),
         _m("n_flickering", "answers", "cases whose LLM verdict changed between repeats (llm_judge)", "lower", "count", _allow_count_max("flickering cases")),
         _m("cost_usd", "answers", "what the LLM judge calls cost, in USD (llm_judge, with prices configured)", "lower", "amount"),
         _m("latency_p95_s", "answers", "95th percentile of the LLM judge's call latency, in seconds (llm_judge)", "lower", "amount"),
@@ -323,7 +411,8 @@ METRICS: dict[str, Metric] = dict(
            _allow_count_max("cases left unsent by the spend cap")),
         # the golden health check (goldeval.answers.golden_health, the `check-goldens` command)
         _m("share_healthy", "golden_health", "share of cases whose golden no check doubts, n_healthy / n_cases", "higher",
-           "fraction", _allow_share_healthy, evidence=_needs_cases),
+           "fraction", _allow_share_healthy, evidence=_needs_cases,
+           interval=_wilson(_healthy_cases)),
         _m("n_cases", "golden_health", "cases checked (each unusable row of the case file counts, as broken)", "higher", "count"),
         _m("n_healthy", "golden_health", "cases whose golden no check doubts", "higher", "count"),
         _m("n_suspect", "golden_health", "cases whose golden is suspect (a check doubts it)", "lower", "count",
@@ -333,11 +422,14 @@ METRICS: dict[str, Metric] = dict(
         _m("n_broken", "golden_health", "cases whose golden cannot be checked: malformed, its canonical query fails, "
            "its database is missing", "lower", "count", _allow_count_max("broken goldens")),
         # the judge against the settled human verdicts (goldeval.runs.calibration, the `review stats` command)
-        _m("judge_agreement", "calibration", "share of human-settled cases where the judge's decided verdict equals the person's", "higher", "fraction"),
+        _m("judge_agreement", "calibration", "share of human-settled cases where the judge's decided verdict equals the person's", "higher", "fraction",
+           interval=_wilson(_share_of("judge_agreement", "n_scored"))),
         _m("judge_kappa", "calibration", "Cohen's kappa of the judge's decided verdicts against the settled human verdicts", "higher", "kappa"),
-        _m("judge_agreement_rule", "calibration", "judge_agreement over the cases decided by rule", "higher", "fraction"),
+        _m("judge_agreement_rule", "calibration", "judge_agreement over the cases decided by rule", "higher", "fraction",
+           interval=_wilson(_share_of("judge_agreement_rule", "n_rule"))),
         _m("judge_kappa_rule", "calibration", "judge_kappa over the cases decided by rule", "higher", "kappa"),
-        _m("judge_agreement_llm", "calibration", "judge_agreement over the cases decided by the LLM judge", "higher", "fraction"),
+        _m("judge_agreement_llm", "calibration", "judge_agreement over the cases decided by the LLM judge", "higher", "fraction",
+           interval=_wilson(_share_of("judge_agreement_llm", "n_llm"))),
         _m("judge_kappa_llm", "calibration", "judge_kappa over the cases decided by the LLM judge", "higher", "kappa"),
         _m("n_unsettled", "calibration", "cases whose reviewers disagree and were never settled (listed, not counted)", "lower", "count",
            _allow_count_max("unsettled conflicts")),

@@ -1,8 +1,9 @@
 """Input and output files: reading rows, streams, repeated ids, results files, outputs that never clobber inputs.
 
 Owns:
-    :mod:`~goldeval.io.reading`       JSONL / CSV / Parquet rows, streamed, with per-line errors (:func:`read_rows`)
-    :mod:`~goldeval.io.streams`       inputs that are streams (``-``, FIFOs, devices)
+    :mod:`~goldeval.io.reading`       JSONL / CSV / TSV / Parquet rows, streamed, with per-line errors (:func:`read_rows`)
+    :mod:`~goldeval.io.streams`       inputs that are streams (``-``, FIFOs, devices), and decoded files
+    :mod:`~goldeval.io.decoding`      compressed, UTF-16/32 and JSON-array inputs recognised and decoded to plain rows
     :mod:`~goldeval.io.ids`           repeated ids found in memory that does not grow with the rows
     :mod:`~goldeval.io.outputs`       where outputs go: never onto an input, never half-written
     :mod:`~goldeval.io.resultsfile`   a results file written as the rows are scored, and read back

@@ -15,6 +15,7 @@ import csv
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,13 +24,18 @@ from typing import Any
 import orjson
 
 from goldeval.errors import InputError, given, shorten
+from goldeval.io.decoding import compression_of, encoding_of, utf16_hint
 
 __all__ = ["Row", "RowError", "BigInt", "JSONLineError", "decode_json", "decode_line", "jsonl_lines", "check_input_file", "read_rows", "read_jsonl", "read_csv",
-           "read_parquet", "is_parquet",
+           "read_parquet", "is_parquet", "delimiter_of", "is_delimited",
            "file_sha256", "remember_sha256", "check_ids", "usable_id"]
 
 #: File name endings read as Parquet.
 PARQUET_SUFFIXES = (".parquet", ".pq")
+#: A first line that opens a JSON array of rows: "[", "[{", "[]" (a pretty-printed or one-line array).
+_OPENS_ARRAY = re.compile(rb"\s*\[\s*(\{|\]|$)")
+#: File name endings read as delimited text, and their delimiter.
+DELIMITERS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 #: Rows decoded at a time from a Parquet file (memory stays flat whatever the file's size).
 _PARQUET_BATCH = 4096
 
@@ -170,6 +176,23 @@ def loads_exact(text: str | bytes) -> Any:
     return decode_json(text)
 
 
+def not_utf8_advice(raw: bytes) -> str:
+    """What to do about a line that is not UTF-8, fitted to its bytes: compressed bytes are decompressed (never
+    re-encoded), UTF-16/32 text is converted from that encoding, anything else is re-encoded from its legacy one."""
+    compression = compression_of(raw)
+    if compression:
+        return (f"The bytes are {compression}-compressed: give the compressed file to the goldeval command as it is "
+                "(it reads gzip, bzip2, xz and zstd), or decompress it first")
+    if raw.startswith(b"PAR1"):
+        return "The file is Parquet: name it .parquet (or .pq) and it is read as Parquet"
+    if raw.startswith(b"SQLite format 3\x00"):
+        return "The file is a SQLite database, not rows: give it as --db (or --store), and the rows file here"
+    hint = utf16_hint(raw)
+    if hint:
+        return hint[0].upper() + hint[1:]
+    return "Re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8` if it was written in Latin-1"
+
+
 def _lone_surrogate(value: Any) -> str | None:
     """The first string (or key) of *value* that holds a lone surrogate, shortened, else ``None``."""
     stack = [value]
@@ -201,7 +224,7 @@ def _decode_slow(raw: bytes | str, nonfinite: bool, surrogates: bool, first: Exc
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise JSONLineError(f"the line is not UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}). "
-                                "Re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`.") from None
+                                f"{not_utf8_advice(raw)}.") from None
     else:
         text = raw
     constant, number = _nonfinite(nonfinite)
@@ -219,6 +242,16 @@ def _decode_slow(raw: bytes | str, nonfinite: bool, surrogates: bool, first: Exc
             raise JSONLineError(f"not valid JSON ({first or exc}): a carriage return (\\r) not followed by a line "
                                 "feed ends the object before it, so the file looks like it has old Mac line endings; "
                                 "convert them to \\n (e.g. `tr '\\r' '\\n'`).") from None
+        hint = utf16_hint(text.encode("utf-8", "surrogatepass")) if "\x00" in text else None
+        if hint:  # NUL bytes are UTF-8, so UTF-16/32 without a byte order mark fails here, not as "not UTF-8"
+            raise JSONLineError(f"not valid JSON: {hint}.") from None
+        stripped = text.lstrip("\ufeff \t")
+        if stripped[:1] not in ("{", "[", '"') and ("\t" in stripped or "," in stripped):
+            sep = "tabs" if "\t" in stripped else "commas"
+            ending = ".tsv" if sep == "tabs" else ".csv"
+            raise JSONLineError(f"not valid JSON ({first or exc}): the line holds cells separated by {sep}, so the file "
+                                f"looks like {ending[1:].upper()}; name it {ending} and it is read as {ending[1:].upper()} "
+                                "(a header row, then one row per case).") from None
         raise JSONLineError(f"not valid JSON ({first or exc}). Fix the line: one JSON object per line.") from None
     if not surrogates:
         bad = _lone_surrogate(data)
@@ -258,6 +291,17 @@ def check_input_file(path: str | os.PathLike[str]) -> Path:
         raise InputError(f"{p}: is a folder, expected a JSONL, CSV or Parquet file.")
     if p.stat().st_size == 0:
         raise InputError(f"{p}: the file is empty, expected one JSON object per line.")
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return p  # its reader says why
+    compression, encoding = compression_of(head), encoding_of(head)
+    if compression or encoding:
+        # the goldeval commands decode such a file first (goldeval.io.streams.decoded); a Python caller got here
+        what = f"{compression}-compressed" if compression else f"{str(encoding).upper()} text (its byte order mark says so)"
+        raise InputError(f"{p}: is {what}; this reader reads plain UTF-8. The goldeval commands read it as it is; in "
+                         "Python, decode it first with goldeval.io.streams.decoded(path) and read the path it returns.")
     return p
 
 
@@ -335,14 +379,35 @@ def read_jsonl(path: str | os.PathLike[str], *, lenient: bool = False, id_field:
     p = check_input_file(path)
     seen_any = False
     for lineno, raw in jsonl_lines(p):
+        if not seen_any and _OPENS_ARRAY.match(raw):
+            raise InputError(f"{p}: line {lineno} opens a JSON array, and this reader reads one JSON object per line "
+                             "(JSONL). The goldeval commands read a file that is one JSON array as rows; in Python, "
+                             "decode it with goldeval.io.streams.decoded(path), or convert it: `jq -c '.[]' FILE > rows.jsonl`.")
         seen_any = True
         yield decode_line(raw, lineno, p.name, lenient=lenient, id_field=id_field)
     if not seen_any:
         raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
 
 
-def read_csv(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
-    """Stream a CSV file with a header row as :class:`Row` items (values are strings; empty cells are ``None``).
+def delimiter_of(path: str | os.PathLike[str]) -> str | None:
+    """The cell delimiter of a delimited text file by its name: ``","`` for ``.csv``, a tab for ``.tsv`` and
+    ``.tab``; ``None`` for any other name."""
+    low = str(path).lower()
+    for ending, delimiter in DELIMITERS.items():
+        if low.endswith(ending):
+            return delimiter
+    return None
+
+
+def is_delimited(path: str | os.PathLike[str]) -> bool:
+    """Whether *path* is read as CSV or TSV (its name ends in ``.csv``, ``.tsv`` or ``.tab``)."""
+    return delimiter_of(path) is not None
+
+
+def read_csv(path: str | os.PathLike[str], *, delimiter: str | None = None) -> Iterator[Row | RowError]:
+    """Stream a CSV (or TSV) file with a header row as :class:`Row` items (values are strings; empty cells are
+    ``None``). The delimiter is *delimiter*, else the name's (:func:`delimiter_of`: a tab for ``.tsv`` and
+    ``.tab``), else a comma.
 
     A row is numbered by its first line, the header being line 1 (a quoted field that holds a newline makes one
     row, reported at the line it starts on). The file is read strictly (Python's ``csv`` with ``strict=True``): a
@@ -356,7 +421,7 @@ def read_csv(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
     """
     p = check_input_file(path)
     with p.open("rb") as fh:
-        records = _csv_records(fh, p.name)
+        records = _csv_records(fh, p.name, delimiter or delimiter_of(p) or ",")
         header: list[str] | None = None
         for line, cells, error in records:
             if header is None:
@@ -379,7 +444,7 @@ def read_csv(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
         raise InputError(f"{p}: no header row; expected column names on line 1.")
 
 
-def _csv_records(fh: Any, name: str) -> Iterator[tuple[int, list[str], str | None]]:
+def _csv_records(fh: Any, name: str, delimiter: str = ",") -> Iterator[tuple[int, list[str], str | None]]:
     """``(first line, cells, error)`` per CSV record of the binary file *fh*; ``error`` is ``None`` or the message
     of a record that could not be read (bad quoting, not UTF-8), whose reading restarts on the line after its first
     one. The csv module reads one line at a time and never ahead, so a reader per record sees only that record."""
@@ -411,14 +476,14 @@ def _csv_records(fh: Any, name: str) -> Iterator[tuple[int, list[str], str | Non
                 consumed.append(item)
                 yield _csv_text(item[1], item[0], bad, name)
 
-        reader = csv.reader(lines(consumed, bad), strict=True)  # this record's lists, bound now (a closure reads the loop's latest)
+        reader = csv.reader(lines(consumed, bad), strict=True, delimiter=delimiter)  # this record's lists, bound now (a closure reads the loop's latest)
         try:
             cells = next(reader, None)
         except csv.Error as exc:
             pushback.extend(reversed(consumed[1:]))  # read again from the line after the one the row started on
             head = consumed[0][1].decode("utf-8", "replace")
             # the cells before the quote or the carriage return (for the id); that part holds neither, so it reads
-            cells = next(csv.reader([head.split('"', 1)[0].split("\r", 1)[0]]), [])
+            cells = next(csv.reader([head.split('"', 1)[0].split("\r", 1)[0]], delimiter=delimiter), [])
             if "new-line character seen in unquoted field" in str(exc):  # a bare \r: the csv module refuses it
                 yield start, cells, (
                     f"{name}:{start}: a carriage return (\\r) not followed by a line feed, outside quotes; the row is "
@@ -443,7 +508,7 @@ def _csv_text(raw: bytes, line: int, bad: list[str], name: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         bad.append(f"{name}:{line}: the line is not UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1}). "
-                   "Re-encode the file as UTF-8.")
+                   f"{not_utf8_advice(raw)}.")
         return raw.decode("utf-8", "replace")
 
 
@@ -510,9 +575,9 @@ def maps_as_dicts(v: Any) -> Any:
 
 
 def read_rows(path: str | os.PathLike[str], *, lenient: bool = False, id_field: str | None = None) -> Iterator[Row | RowError]:
-    """Stream rows from ``.csv``, ``.parquet`` / ``.pq`` (by extension) or JSONL (anything else). See
-    :func:`read_jsonl` (and its *lenient*, *id_field*), :func:`read_csv`, :func:`read_parquet`."""
-    if str(path).lower().endswith(".csv"):
+    """Stream rows from ``.csv``, ``.tsv`` / ``.tab``, ``.parquet`` / ``.pq`` (by extension) or JSONL (anything
+    else). See :func:`read_jsonl` (and its *lenient*, *id_field*), :func:`read_csv`, :func:`read_parquet`."""
+    if is_delimited(path):
         return read_csv(path)
     if is_parquet(path):
         return read_parquet(path)

@@ -24,17 +24,24 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from goldeval.errors import InputError
-from goldeval.io.reading import remember_sha256
+from goldeval.io.decoding import compression_of, decode_into, encoding_of, new_folder, sniff
+from goldeval.io.reading import file_sha256, remember_sha256
 
-__all__ = ["STDIN", "Spooled", "active", "display_name", "is_stream", "relabel", "spool", "spooled"]
+__all__ = ["STDIN", "STREAM_KINDS", "Spooled", "active", "decoded", "display_name", "input_sha256", "is_stream", "relabel",
+           "spool", "spooled"]
+
+#: The kinds of a :class:`Spooled` that was read once from a stream (a decoded file can be read again).
+STREAM_KINDS = frozenset({"stdin", "fifo", "device", "socket"})
 
 #: The argument that names stdin.
 STDIN = "-"
@@ -54,7 +61,10 @@ class Spooled:
         path: The temporary regular file that holds every byte read (``os.fspath``-able string).
         sha256: Hex sha256 of those bytes.
         size: How many bytes were read.
-        kind: ``"stdin"``, ``"fifo"``, ``"device"`` or ``"socket"``.
+        kind: ``"stdin"``, ``"fifo"``, ``"device"`` or ``"socket"``; for a file decoded by :func:`decoded`, what
+            was decoded (``"gzip"``, ``"utf-16-le"``, ``"json array"``, joined by ", ").
+        unit: What a row's number counts in messages: ``"line"``, or ``"element"`` for a JSON array
+            (``preds.json element 3: …``).
     """
 
     name: str
@@ -63,6 +73,12 @@ class Spooled:
     size: int
     kind: str
     _folder: str = field(default="", repr=False)
+    unit: str = "line"
+
+    @property
+    def is_stream(self) -> bool:
+        """Read once from stdin, a FIFO, a device or a socket (a decoded file can be read again)."""
+        return self.kind.split(", ", 1)[0] in STREAM_KINDS
 
     def close(self) -> None:
         """Remove the temporary file and its folder (idempotent)."""
@@ -100,8 +116,10 @@ def _stdin_name(head: bytes) -> str:
     text = head.lstrip(b"\xef\xbb\xbf").lstrip()
     if head.startswith(b"PAR1"):
         return "stdin.parquet"
-    if not text or text.startswith(b"{"):
-        return "stdin"
+    if not text or text.startswith((b"{", b"[")) or compression_of(head) or encoding_of(head):
+        return "stdin"  # JSONL, or a JSON array, compressed or UTF-16/32 bytes: decoded next (see decoded)
+    if b"\t" in text.split(b"\n", 1)[0]:
+        return "stdin.tsv"
     return "stdin.csv"
 
 
@@ -175,6 +193,42 @@ def spool(path: str | os.PathLike[str], *, stdin: IO[bytes] | None = None, role:
     return result
 
 
+def decoded(path: str | os.PathLike[str], *, rows: bool = True, of: Spooled | None = None) -> Spooled | None:
+    """The regular file *path* decoded into a plain UTF-8 temporary file when it is compressed, UTF-16/32 or (with
+    *rows*) one JSON array (:mod:`goldeval.io.decoding`); ``None`` when it is plain already.
+
+    Args:
+        path: A regular input file.
+        rows: It holds rows (a JSON array is read as rows); ``False`` for a document (TOML, a results JSON).
+        of: The spooled stream *path* is the copy of (stdin read as gzip): the result is named as that stream, and
+            recorded as read from it.
+
+    Returns:
+        A :class:`Spooled` named *path*, with the sha256 of *path*'s own bytes; call :meth:`Spooled.close` when done.
+
+    Raises:
+        InputError: a compressed file that cannot be decompressed, text invalid in the encoding its byte order mark
+            names, a broken JSON array (:func:`goldeval.io.decoding.decode_into`).
+    """
+    name = os.fspath(path)
+    how = sniff(name, rows=rows)
+    if how is None:
+        return None
+    folder = new_folder()
+    try:
+        target = decode_into(name, how, folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    result = Spooled(name=of.name if of else name, path=target, sha256=of.sha256 if of else file_sha256(name),
+                     size=os.path.getsize(target), kind=f"{of.kind}, {how.kind}" if of else how.kind, _folder=folder,
+                     unit="element" if how.json_array else "line")
+    _ACTIVE[target] = result
+    # the run's dataset hash is the input's own (as recorded, and as a report checks it): never the decoded copy's
+    remember_sha256(target, result.sha256)
+    return result
+
+
 def spooled(path: str | os.PathLike[str] | None) -> Spooled | None:
     """The open :class:`Spooled` whose temporary file is *path*, else ``None``."""
     if path is None:
@@ -189,6 +243,16 @@ def display_name(path: str | os.PathLike[str]) -> str:
     return sp.name if sp is not None else os.fspath(path)
 
 
+def input_sha256(path: str | os.PathLike[str], computed: str | None = None) -> str:
+    """The sha256 results record for the input *path*: the stream's or the original file's when *path* is the
+    temporary copy of an open spool (a decoded ``.gz`` is recorded by the bytes on disk), else *computed* (a hash the
+    caller took while reading), else :func:`goldeval.io.reading.file_sha256`."""
+    sp = spooled(path)
+    if sp is not None:
+        return sp.sha256
+    return computed if computed is not None else file_sha256(path)
+
+
 def active() -> list[Spooled]:
     """Every spool not closed yet, oldest first."""
     return list(_ACTIVE.values())
@@ -201,23 +265,36 @@ def relabel(obj: Any) -> Any:
     if not _ACTIVE:
         return obj
     pairs = sorted(((s.path, s.name) for s in _ACTIVE.values()), key=lambda p: -len(p[0]))
-    return _relabel(obj, pairs)
+    # A row's place 'name:N:' names the decoded copy's file: it reads as the user's file ('preds.jsonl.gz:3:'), and
+    # a JSON array's rows are its elements ('preds.json element 3:'). A stream keeps its copy's name ('stdin:3:').
+    places = [(re.compile(r"(?<![\w.-])" + re.escape(os.path.basename(s.path)) + r":(\d+):"),
+               os.path.basename(s.name) + (" element " if s.unit == "element" else ":"))
+              for s in _ACTIVE.values() if not s.is_stream and (s.unit == "element" or os.path.basename(s.path) != os.path.basename(s.name))]
+    return _relabel(obj, pairs, places)
 
 
-def _relabel(obj: Any, pairs: list[tuple[str, str]]) -> Any:
+def _place(head: str) -> Callable[[re.Match[str]], str]:
+    """The replacement of a row's place ``name:N:``: *head* (``"preds.jsonl.gz:"``, ``"preds.json element "``), N, ``:``."""
+    return lambda m: f"{head}{m.group(1)}:"
+
+
+def _relabel(obj: Any, pairs: list[tuple[str, str]], places: list[tuple[re.Pattern[str], str]] | None = None) -> Any:
+    places = places or []
     if isinstance(obj, str):
         for tmp, label in pairs:
             if tmp in obj:
                 obj = obj.replace(tmp, label)
+        for pattern, head in places:
+            obj = pattern.sub(_place(head), obj)
         return obj
     if isinstance(obj, dict):
         for k, v in obj.items():
             if isinstance(v, (str, dict, list)):
-                obj[k] = _relabel(v, pairs)
+                obj[k] = _relabel(v, pairs, places)
         return obj
     if isinstance(obj, list):
         for i, v in enumerate(obj):
             if isinstance(v, (str, dict, list)):
-                obj[i] = _relabel(v, pairs)
+                obj[i] = _relabel(v, pairs, places)
         return obj
     return obj

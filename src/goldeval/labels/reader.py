@@ -30,11 +30,11 @@ from goldeval.io.reading import (
     file_memo_key,
     check_input_file,
     decode_json,
-    file_sha256,
+    is_delimited,
     read_rows,
     remember_sha256,
 )
-from goldeval.io.streams import display_name
+from goldeval.io.streams import display_name, input_sha256
 from goldeval.labels.metrics import read_label_row
 from goldeval.labels.aggregate import LabelsPartial, label_results
 
@@ -510,7 +510,7 @@ def _strict_or_none(line: int, raw: bytes) -> Any:
 
 def _items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = None) -> Iterator[Any]:
     low = str(path).lower()
-    if low.endswith(".csv") or low.endswith((".parquet", ".pq")):
+    if is_delimited(low) or low.endswith((".parquet", ".pq")):
         return iter(read_rows(path))
     return _jsonl_items(path, fields)
 
@@ -520,7 +520,7 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
     :func:`score_label_stream` (same options). The results also get ``dataset`` ``{"path", "sha256"}``."""
 
     low = str(path).lower()
-    tabular = low.endswith(".csv") or low.endswith((".parquet", ".pq"))
+    tabular = is_delimited(low) or low.endswith((".parquet", ".pq"))
     if tabular:
         buckets = HashBuckets(max(1, os.path.getsize(path) // 32) if os.path.exists(path) else 1)
         for item in _items(path):
@@ -545,7 +545,7 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
     items = _items(path, read) if tabular else JsonlLabelRows(path, read, repeated)
     results = score_label_stream(items, positive=positive, id_field=id_field, file_name=name, repeated=repeated,
                                  **options)
-    results["dataset"] = {"path": display_name(path), "sha256": file_sha256(path)}
+    results["dataset"] = {"path": display_name(path), "sha256": input_sha256(path)}
     return results
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from goldeval.intervals import WILSON, interval_words, wilson_interval
 from goldeval.io.printable import printable
 from goldeval.io.streams import relabel
 
@@ -35,20 +36,28 @@ def render_labels(results: dict[str, Any], console: Any) -> None:
     def rate(key: str, digits: int = 3) -> str:
         return "undefined" if key in und else f"{a[key]:.{digits}f}"
 
+    def wilson(k: int, n: int, scale: float = 1.0, digits: int = 3) -> str:
+        ci = wilson_interval(k, n) if 0 <= k <= n else None
+        return "—" if ci is None else f"{scale * ci[0]:.{digits}f}–{scale * ci[1]:.{digits}f}"
+
     t = Table(title=escape(f"labels: positive = {results['positive']!r}"), title_justify="left")
     t.add_column("metric", justify="left")
     t.add_column("value", justify="right")
+    t.add_column(interval_words(WILSON, 0.95), justify="right")
     t.add_column("from", justify="left")
-    t.add_row("precision", rate("precision"), f"{a['tp']} of {a['predicted_positives']} predicted positive")
-    t.add_row("recall", rate("recall"), f"{a['tp']} of {a['gold_positives']} gold positives")
-    t.add_row("missed", str(a["missed"]), f"{rate('missed_per_100', 1)} per 100 gold positives")
-    t.add_row("f1", rate("f1"), "")
-    t.add_row("kappa", rate("kappa"), "Cohen's, predictions vs gold")
-    t.add_row("accuracy", rate("accuracy"), "never the headline")
+    tp, fp, fn, tn = a["tp"], a["fp"], a["fn"], a["tn"]
+    t.add_row("precision", rate("precision"), wilson(tp, tp + fp), f"{tp} of {a['predicted_positives']} predicted positive")
+    t.add_row("recall", rate("recall"), wilson(tp, tp + fn), f"{tp} of {a['gold_positives']} gold positives")
+    t.add_row("missed", str(a["missed"]), wilson(fn, tp + fn, 100.0, 1) + " per 100",
+              f"{rate('missed_per_100', 1)} per 100 gold positives")
+    t.add_row("f1", rate("f1"), "", "")
+    t.add_row("kappa", rate("kappa"), "", "Cohen's, predictions vs gold")
+    t.add_row("accuracy", rate("accuracy"), wilson(tp + tn, tp + fp + fn + tn), "never the headline")
     if "agreement" in a and len(results["per_label"]) > 2:  # binary: the same number as accuracy
-        t.add_row("agreement", rate("agreement"), "all labels: predicted label = gold label")
-    t.add_row("counts", "", f"tp {a['tp']} · fp {a['fp']} · fn {a['fn']} · tn {a['tn']}")
-    t.add_row("cases", str(a["n"]), f"{a['n_scored']} scored, {a['n_failed']} failed, {a['null_predictions']} without a prediction")
+        agree = round(a["agreement"] * a["n_scored"])  # a ratio of two whole numbers: the rounding is exact
+        t.add_row("agreement", rate("agreement"), wilson(agree, a["n_scored"]), "all labels: predicted label = gold label")
+    t.add_row("counts", "", "", f"tp {tp} · fp {fp} · fn {fn} · tn {tn}")
+    t.add_row("cases", str(a["n"]), "", f"{a['n_scored']} scored, {a['n_failed']} failed, {a['null_predictions']} without a prediction")
     console.print(t)
     if len(results["per_label"]) > 2:
         pl = Table(title="per label (one-vs-rest)", title_justify="left")

@@ -39,7 +39,7 @@ from goldeval.engines.local import PARALLEL_MIN_ROWS, run
 from goldeval.freetext.scorer import TokenF1
 from goldeval.freetext.tokens import Tokenizer, get_tokenizer
 from goldeval.io.reading import check_input_file, file_sha256
-from goldeval.io.streams import display_name
+from goldeval.io.streams import display_name, input_sha256
 
 __all__ = ["PARALLEL_MIN_ROWS", "judge_answer_file", "judge_file", "score_file", "score_rows"]
 
@@ -195,8 +195,8 @@ def judge_file(
                                    cases_name=Path(cases_path).name, attempts_name=Path(attempts_path).name,
                                    keep_materials=keep_materials and keep_per_example)
         inputs: dict[str, Any] = {
-            "cases": display_name(cases_path), "cases_sha256": file_sha256(cases_path),
-            "attempts": display_name(attempts_path), "attempts_sha256": file_sha256(attempts_path),
+            "cases": display_name(cases_path), "cases_sha256": input_sha256(cases_path),
+            "attempts": display_name(attempts_path), "attempts_sha256": input_sha256(attempts_path),
             "db": cfg.db, "db_sha256": db_sha256,
         }
         previous = dict(recorder.previous()) if recorder is not None else {}

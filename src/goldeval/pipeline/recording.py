@@ -185,6 +185,7 @@ class RunRecording:
             paths[role] = str(path)
             if (sp := _streams.spooled(path)) is not None:
                 streamed[role] = sp
+        once = {r: sp for r, sp in streamed.items() if sp.is_stream}  # read once: a decoded file can be read again
         dod_hash = file_sha256(dod) if dod is not None else None
         if rubric_hash is None and rubric_text is not None:
             rubric_hash = hashlib.sha256(rubric_text.encode("utf-8")).hexdigest()
@@ -202,7 +203,8 @@ class RunRecording:
                 data_hash = dataset_hash(hashes)
                 files = {r: input_entry(paths[r], h) for r, h in hashes.items() if r in paths}
                 for r, sp in streamed.items():  # the stream's name ('-' for stdin) and the sha256 of what was read
-                    files[r] = {"path": sp.name, "sha256": sp.sha256, "stream": sp.kind}
+                    files[r] = ({"path": sp.name, "sha256": sp.sha256, "stream": sp.kind} if sp.is_stream else
+                                {"path": sp.name, "sha256": sp.sha256, "decoded": sp.kind})
                 for r, ident in (identities or {}).items():
                     files[r] = {"path": ident.get("url"), "sha256": ident_hashes[r], "identity": dict(ident)}
             return RunMeta(
@@ -216,7 +218,7 @@ class RunRecording:
             background = "process" if large else "thread"
             candidates = (
                 store.unfinished_like(scorer_name=scorer_name, scorer_version=str(scorer_version), arm=self.arm, config=config)
-                if large and self.resume is None and not identities and not streamed else None  # hash up front
+                if large and self.resume is None and not identities and not once else None  # hash up front
             )
             if candidates == []:
                 # Nothing to resume: do not hash large inputs up front (the scorer hashes what it reads and reports
@@ -241,11 +243,12 @@ class RunRecording:
                         store.set_identity(run["id"], run_key=meta.run_key, dataset_hash=meta.dataset_hash, inputs=meta.inputs)
                         break
                 # a run read from a stream is resumed only by --resume RUN: the same command may be fed other bytes
-                recorder = start_run(store, meta, resume=self.resume, auto_resume=not streamed, background=background)
+                recorder = start_run(store, meta, resume=self.resume, auto_resume=not once, background=background)
             if streamed:
-                recorder.results_hook = _streams.relabel  # results name '-' / the FIFO, not the temporary copy
+                recorder.results_hook = _streams.relabel  # results name '-' / the FIFO / the file, not the temporary copy
+            if once:
                 STREAM_RUNS.append((recorder.run_id, " and ".join(
-                    f"{role} {'- (stdin)' if sp.kind == 'stdin' else sp.name}" for role, sp in streamed.items())))
+                    f"{role} {'- (stdin)' if sp.kind == 'stdin' else sp.name}" for role, sp in once.items())))
             self.run_id = recorder.run_id
             self.resumed = recorder.resumed
             self.n_previous = len(recorder.previous())

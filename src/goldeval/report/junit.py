@@ -109,8 +109,9 @@ def results_junit(results: Mapping[str, Any], *, cases: bool = False, min_f1: fl
                 f"{g.get('metric')} {bound}", "goldeval.gates", failure=None if g.get("passed") else decision,
                 props={"value": g.get("observed"), "value_shown": g.get("observed_text"), "bound": g.get("limit"),
                        "op": g.get("op"), "limit": g.get("limit_text"), "allowed_on_this_set": g.get("allowed_on_this_set"),
-                       "line": g.get("line")},
-                text=decision,
+                       "line": g.get("line"), "ci_low": g.get("ci_low"), "ci_high": g.get("ci_high"),
+                       "interval_method": g.get("interval_method"), "interval_warning": g.get("interval_warning")},
+                text=decision + (f" Warning: {g['interval_warning']}." if g.get("interval_warning") else ""),
             ))
     else:
         n_scored = agg.get("n_scored", agg.get("n"))

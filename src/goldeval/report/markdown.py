@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from goldeval.gates.evaluate import interval_text
 from goldeval.io.printable import printable
 
 __all__ = ["summary_markdown"]
@@ -49,7 +50,7 @@ def summary_markdown(results: Mapping[str, Any]) -> str:
 
     Returns:
         A heading with the decision (PASS / FAIL / no gates), the plain decision line, a table of gates (gate,
-        bound, value, result, what it allows on this set), and a table of the headline numbers and counts;
+        bound, value, its interval, result, what it allows on this set), and a table of the headline numbers and counts;
         undefined metrics are said so, never shown as a number.
     """
     scorer = (results.get("scorer") or {}).get("name", "goldeval")
@@ -69,11 +70,12 @@ def summary_markdown(results: Mapping[str, Any]) -> str:
         agreed = ", ".join(x for x in (f"agreed by {d['agreed_by']}" if d.get("agreed_by") else "",
                                         f"on {d['agreed_on']}" if d.get("agreed_on") else "") if x)
         lines += [f"Definition of done: {_cell(d.get('path'))}" + (f" ({_cell(agreed)})" if agreed else ""), ""]
-        lines += ["| gate | bound | value | result | on this set |", "|---|---|---|---|---|"]
+        lines += ["| gate | bound | value | interval | result | on this set |", "|---|---|---|---|---|---|"]
         for g in gates.get("gates") or []:
             bound = f"{'≥' if g.get('op') == 'min' else '≤'} {g.get('limit_text')}"
             lines.append(f"| {_cell(g.get('metric'))} | {_cell(bound)} | {_cell(g.get('observed_text'))} | "
-                         f"{'pass' if g.get('passed') else '**FAIL**'} | {_cell(g.get('reason') or g.get('allowed_on_this_set'))} |")
+                         f"{_cell(interval_text(g))} | {'pass' if g.get('passed') else '**FAIL**'} | "
+                         f"{_cell(g.get('reason') or g.get('allowed_on_this_set'))} |")
         lines.append("")
     else:
         lines += ["No definition of done was applied (give `--gates DOD.toml`).", ""]

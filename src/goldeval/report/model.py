@@ -21,6 +21,8 @@ from typing import Any
 
 from goldeval.errors import InputError
 from goldeval.freetext.tokens import get_tokenizer
+from goldeval.gates.evaluate import interval_text
+from goldeval.intervals import BOOTSTRAP_F1, WILSON, bootstrap_f1, interval_words, wilson_interval
 from goldeval.report import charts
 from goldeval.report.marks import (  # noqa: F401 (re-exported)
     shared_marks_python,
@@ -128,6 +130,8 @@ def _decision(results: Mapping[str, Any]) -> dict[str, Any]:
         out.append({
             "metric": g.get("metric"), "bound": f"{'≥' if g.get('op') == 'min' else '≤'} {g.get('limit_text')}",
             "value": g.get("observed_text") if g.get("observed_text") is not None else "—",
+            "interval": interval_text(g),
+            "interval_warning": g.get("interval_warning"),
             "passed": bool(g.get("passed")),
             "on_this_set": g.get("reason") or g.get("allowed_on_this_set") or "",
             "sentence": g.get("sentence") or "",
@@ -146,25 +150,6 @@ def _bootstrap_mean(values: Sequence[float], opts: ReportOptions) -> list[float]
     return b["ci"]
 
 
-def _bootstrap_f1(outcomes: Counter, opts: ReportOptions) -> list[float] | None:
-    """Percentile interval of the positive label's F1, resampling cases: the case outcomes (tp, fp, fn, tn) are
-    drawn as multinomial counts, which is the same distribution as resampling case indices."""
-    import numpy as np  # start-up: numpy / scipy load only when this runs
-
-    n = sum(outcomes.values())
-    if n == 0:
-        return None
-    keys = ("tp", "fp", "fn", "tn")
-    p = np.array([outcomes.get(k, 0) for k in keys], dtype=float) / n
-    draws = np.random.default_rng(opts.seed).multinomial(n, p, size=opts.resamples)
-    tp, fp, fn = draws[:, 0], draws[:, 1], draws[:, 2]
-    denom = 2 * tp + fp + fn
-    f1 = np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
-    alpha = (1 - opts.confidence) / 2
-    lo, hi = np.quantile(f1, [alpha, 1 - alpha])
-    return [float(lo), float(hi)]
-
-
 def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]], opts: ReportOptions) -> dict[str, Any]:
     agg = results.get("aggregate") or {}
     und = agg.get("undefined") or {}
@@ -179,23 +164,33 @@ def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]],
     if kind == "freetext":
         f1s = [c["f1"] for c in cases if c.get("f1") is not None]
         head = {"name": "whole-note F1 (macro)", "key": "whole_note_f1_mean", "value": agg.get("whole_note_f1_mean"),
-                "ci": _bootstrap_mean(f1s, opts), "undefined": und.get("whole_note_f1_mean")}
+                "ci": _bootstrap_mean(f1s, opts), "undefined": und.get("whole_note_f1_mean"), "interval_method": "bootstrap_percentile"}
         items += [["precision (macro)", agg.get("whole_note_precision_mean")], ["recall (macro)", agg.get("whole_note_recall_mean")]]
         if "section_f1_mean" in agg:
             items.append(["section F1 (macro)", agg.get("section_f1_mean")])
     elif kind == "labels":
         outcomes = Counter(c["outcome"] for c in cases if c.get("outcome") in ("tp", "fp", "fn", "tn"))
+        f1_ci = bootstrap_f1(outcomes, confidence=opts.confidence, n_resamples=opts.resamples, seed=opts.seed)
         head = {"name": f"F1 of {results.get('positive')!r}", "key": "f1", "value": agg.get("f1"),
-                "ci": _bootstrap_f1(outcomes, opts) if "f1" not in und else None, "undefined": und.get("f1")}
+                "ci": f1_ci if "f1" not in und else None, "undefined": und.get("f1"), "interval_method": BOOTSTRAP_F1}
         items += [[k, agg.get(k)] for k in ("precision", "recall", "missed", "missed_per_100", "tp", "fp", "fn", "tn") if k in agg]
     elif kind == "answers":
-        passes = [1.0 if c["bucket"] == "pass" else 0.0 for c in cases if c["bucket"] in ("pass", "fail")]
+        # the counts of the headline value itself (the aggregate's), else the cases' buckets (the same accounting)
+        n_pass, n_decided = agg.get("match"), agg.get("decided")
+        if not (isinstance(n_pass, int) and isinstance(n_decided, int) and 0 <= n_pass <= n_decided):
+            n_pass = sum(1 for c in cases if c["bucket"] == "pass")
+            n_decided = sum(1 for c in cases if c["bucket"] in ("pass", "fail"))
+        ci = wilson_interval(n_pass, n_decided, confidence=opts.confidence)
         head = {"name": "pass rate", "key": "pass_rate", "value": None if und.get("pass_rate") else agg.get("pass_rate"),
-                "ci": _bootstrap_mean(passes, opts), "undefined": und.get("pass_rate")}
+                "ci": None if ci is None else list(ci), "undefined": und.get("pass_rate"), "interval_method": WILSON}
         items += [[k, agg.get(k)] for k in ("match", "no_match", "decided", "near_match", "needs_human", "unscored", "verified_wrong") if k in agg]
-    if head.get("ci") is not None:
-        head["interval_note"] = (f"{round(100 * opts.confidence, 1):g}% bootstrap percentile interval, {opts.resamples:,} "
-                                 f"resamples of the cases, seed {opts.seed}")
+    if head.get("ci") is not None and head.get("interval_method") == WILSON:
+        head["interval_note"] = (f"{interval_words(WILSON, opts.confidence)} of match / (match + no_match); "
+                                 "Wilson 1927, Newcombe 1998")
+    elif head.get("ci") is not None:
+        what = "the mean" if kind == "freetext" else "F1, which is no proportion of cases"
+        head["interval_note"] = (f"{round(100 * opts.confidence, 1):g}% bootstrap percentile interval of {what}, "
+                                 f"{opts.resamples:,} resamples of the cases, seed {opts.seed}")
     return {"items": [[k, v] for k, v in items], "headline": head, "unscored": unscored[:1000], "n_unscored": len(unscored),
             "undefined": dict(und)}
 
@@ -450,7 +445,7 @@ def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, An
         ci = head.get("ci") or [None, None]
         g = gates.get("pass_rate")
         out.append({"title": "pass rate = match / (match + no_match)", "svg": charts.interval(
-            "pass rate", head.get("value"), ci[0], ci[1], title="pass rate and its interval",
+            "pass rate", head.get("value"), ci[0], ci[1], title=f"pass rate and its {interval_words(WILSON, opts.confidence)}",
             gate=(g["op"], float(g["limit"])) if g and g.get("limit") is not None else None,
             passed=None if not g else bool(g.get("passed")))})
     return out

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from goldeval.report import fmt
+from goldeval.intervals import NEWCOMBE_PAIRED, interval_words
 from goldeval.io.printable import printable
 from goldeval.scoring.protocol import Scorer
 from goldeval.scoring.registry import scorer_of
@@ -226,6 +227,18 @@ def _ci(b: Mapping[str, Any], scale: float = 1.0, unit: str = "", digits: int = 
     )
 
 
+def _diff(d: Mapping[str, Any] | None, fallback: Mapping[str, Any]) -> str:
+    """A pass-rate difference B − A in points with Newcombe's paired interval (``verdicts.difference``); a results
+    file written before it had one shows its bootstrap interval."""
+    if not d:
+        return _ci(fallback, 100, " pt", 1)
+    if d.get("ci") is None:
+        return d.get("note") or "—"
+    lo, hi = d["ci"]
+    return (f"{100 * d['diff']:+.1f} pt, {interval_words(NEWCOMBE_PAIRED, d['confidence'])} "
+            f"[{100 * lo:+.1f} pt, {100 * hi:+.1f} pt] ({d['n_pairs']} pairs decided in both)")
+
+
 def _short(value: object, width: int = 40) -> str:
     # a field one run does not have reads "none", not Python's None; true/false and lists as the JSON spells them
 
@@ -337,7 +350,7 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
             console.print(f"McNemar exact: {m['note']}")
         else:
             console.print(f"McNemar exact: {m['b']} pass→fail vs {m['c']} fail→pass, two-sided p = {m['p_value']:.4g}")
-        console.print(f"pass-rate difference B − A: {_ci(v['bootstrap'], 100, ' pt', 1)}", highlight=False)
+        console.print(f"pass-rate difference B − A: {_diff(v.get('difference'), v['bootstrap'])}", highlight=False)
     s = cmp.get("scores")
     if s:
         console.print(
@@ -428,7 +441,7 @@ def _render_label_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int
     else:
         console.print(f"McNemar exact: {m['b']} right → wrong vs {m['c']} wrong → right, two-sided p = {m['p_value']:.4g}")
     console.print(f"right-label share difference B − A (one-vs-rest for {_e(_label(b.get('positive')))}): "
-                  f"{_ci(v['bootstrap'], 100, ' pt', 1)}", highlight=False)
+                  f"{_diff(v.get('difference'), v['bootstrap'])}", highlight=False)
     if cmp["regressions"]:
         console.print(f"[red]{len(cmp['regressions'])} case(s) went from a right label to a wrong one: "
                       f"{len(lab['missed']['new'])} new missed positive(s), {len(lab['false_positives']['new'])} new false "

@@ -8,12 +8,15 @@ and the report says so.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from goldeval.answers.sql import open_database, rows_as_lists
-from goldeval.io.reading import Row, decode_json, file_sha256, is_parquet, read_rows
+from goldeval.io.decoding import decode_into, new_folder, sniff
+from goldeval.io.reading import Row, decode_json, file_sha256, is_delimited, is_parquet, read_rows
 from goldeval.runs.identity import recorded_path
 from goldeval.scoring.registry import scorer_of
 
@@ -108,6 +111,11 @@ def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: s
     if want and file_sha256(path) != want:
         notes.append(f"the {role} input {spec['path']} changed since the run (sha256 differs): its texts are not shown")
         return None
+    how = sniff(path) if spec.get("decoded") else None
+    if how is not None:  # compressed, UTF-16/32 or a JSON array: read its plain form, as the run did
+        folder = new_folder()
+        atexit.register(shutil.rmtree, folder, True)
+        return decode_into(path, how, folder)
     return path
 
 
@@ -139,7 +147,7 @@ def _rows_at_lines(path: str, id_field: str, lines: Mapping[str, int]) -> dict[s
 def _keyed_rows(path: str, id_field: str, wanted: Collection[str] | None,
                 lines: Mapping[str, int] | None = None) -> dict[str, dict[str, Any]]:
 
-    jsonl = not (path.lower().endswith(".csv") or is_parquet(path))
+    jsonl = not (is_delimited(path) or is_parquet(path))
     if lines and jsonl and (wanted is None or set(lines) >= set(wanted)):
         use = {cid: lines[cid] for cid in (wanted if wanted is not None else lines)}
         if len(set(use.values())) == len(use):

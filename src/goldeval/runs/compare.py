@@ -12,12 +12,18 @@ Statistics:
   the two-sided p-value is the binomial test of ``b`` successes in ``b + c`` trials at p = ½
   (``scipy.stats.binomtest``). With no discordant pair there is no test: the result says so (``p_value`` is
   ``None``), it does not divide by zero.
-* **Paired bootstrap** of the difference in means (B − A) of the per-case values — the pass indicator over the
-  cases decided in both runs, or the F1 over the cases scored in both — resampling cases with replacement,
-  percentile interval, seeded with ``numpy.random.default_rng(seed)`` so the same inputs give the same interval.
+* **Newcombe's paired score interval** (Newcombe 1998, method 10: :func:`goldeval.intervals.newcombe_paired_difference`)
+  of the pass-rate difference B − A over the cases decided in both runs (``verdicts.difference``): it keeps a
+  positive width where every case flipped the same way, where a percentile bootstrap of 0/1 outcomes collapses to
+  a point.
+* **Paired bootstrap** of the difference in means (B − A) of the per-case values — the F1 over the cases scored in
+  both (``scores.bootstrap``), and, kept beside Newcombe's interval for readers of older results, the pass
+  indicator (``verdicts.bootstrap``) — resampling cases with replacement, percentile interval, seeded with
+  ``numpy.random.default_rng(seed)`` so the same inputs give the same interval.
 
-Source: McNemar (1947), exact form as in ``statsmodels.stats.contingency_tables.mcnemar(exact=True)``; Efron &
-Tibshirani (1993) ch. 13 (percentile interval); ``DESIGN.md`` "Runs, versions, comparisons".
+Source: McNemar (1947), exact form as in ``statsmodels.stats.contingency_tables.mcnemar(exact=True)``; Newcombe,
+Stat Med 17 (1998) 2635–2650; Efron & Tibshirani (1993) ch. 13 (percentile interval); ``DESIGN.md`` "Runs,
+versions, comparisons".
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from goldeval.errors import InputError
+from goldeval.intervals import newcombe_paired_difference
 from goldeval.runs.compare_labels import compare_labels, is_label_run
 from goldeval.runs.columns import case_columns
 from goldeval.verdict import pass_rate
@@ -250,7 +257,9 @@ def compare_runs(
         ``near_match`` {``stable``: [ids], ``flickering``: [{id, a, b}]}, ``left_decided`` (decided in one run
         only), ``golden_changed`` ([{id, a, b}]: cases with a verdict in both runs whose deciding golden differs,
         ``golden_used`` of each side, ``"primary"`` for a record without it), ``mcnemar`` (:func:`mcnemar_exact`),
-        ``bootstrap`` (pass-rate difference B − A over the cases decided in both);
+        ``difference`` (pass-rate difference B − A over the cases decided in both, with Newcombe's paired score
+        interval: ``diff``, ``ci``, ``interval_method`` = ``newcombe_paired``), ``bootstrap`` (the same difference
+        with a paired bootstrap percentile interval);
         ``scores`` (``None`` when no case has a number in both runs): ``n_pairs``, ``mean_a``, ``mean_b``,
         ``mean_delta``, ``improved``, ``worsened``, ``unchanged``, ``deltas`` [{id, a, b, delta}] in case order,
         ``biggest_movers`` (top by |delta|, ties by id), ``scored_in_one_only`` [ids], ``bootstrap``;
@@ -469,6 +478,11 @@ def _compare_verdicts(
         "left_decided": left_decided,
         "golden_changed": golden_changed,
         "mcnemar": mcnemar_exact(len(flips["pass_to_fail"]), len(flips["fail_to_pass"])),
+        "difference": {
+            "metric": "pass_rate",
+            **newcombe_paired_difference(len(stayed["pass"]), len(flips["pass_to_fail"]), len(flips["fail_to_pass"]),
+                                         len(stayed["fail"]), confidence=confidence),
+        },
         "bootstrap": {
             "metric": "pass_rate",
             **paired_bootstrap(pairs_a, pairs_b, n_resamples=n_resamples, confidence=confidence, seed=seed),

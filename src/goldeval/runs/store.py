@@ -234,6 +234,7 @@ class RunStore:
         #: What another process passes to ``RunStore()`` to open this same store (the writer process).
         self.location = str(self.path)
         self.readonly = readonly
+        _refuse_non_sqlite(self.path)
         if readonly:
             self.db = _open_readonly(self.path, timeout)
             self.migrations_applied: list[str] = []
@@ -245,13 +246,15 @@ class RunStore:
             raise StoreError(_cannot_record(self.path, reason)) from None
         try:
             self.db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+            # before any PRAGMA: journal_mode=WAL rewrites the file's header, and another program's database is left
+            # exactly as it was
+            _refuse_foreign(self.db, self.path)
             # A new store gets 16 KiB pages (a no-op on an existing one: its page size is fixed). Case rows of a few
             # hundred bytes, keyed by text: measured 10-15 % less CPU per 100k inserted than the 4 KiB default.
             self.db.execute("PRAGMA page_size=16384")
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
-            _refuse_foreign(self.db, self.path)
         except sqlite3.DatabaseError as exc:
             why = unwritable_reason(self.path)
             if why is not None:  # "unable to open database file" / "readonly database" on a read-only mount or folder
@@ -945,6 +948,33 @@ def _explain(path: Path, exc: sqlite3.Error, doing: str) -> str:
     return f"run store {path}: {doing} ({exc}). Check the path and the disk, then retry."
 
 
+class NotAStoreError(StoreError, InputError):
+    """``--store`` names a file that is no goldeval run store (not SQLite at all, or another program's database): a
+    usage error (exit 2), and a :class:`~goldeval.errors.StoreError` for code that catches store problems. A
+    goldeval store that is damaged stays a plain StoreError (exit 3)."""
+
+
+#: The first 16 bytes of every SQLite 3 database file (https://www.sqlite.org/fileformat.html §1.3.1).
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _refuse_non_sqlite(path: Path) -> None:
+    """Refuse a non-empty regular file that does not begin with the SQLite header: it is no store (a JSONL file, a
+    TOML file passed to --store by mistake), never a damaged one."""
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except OSError:
+        return  # SQLite says why
+    if head != SQLITE_HEADER:
+        raise NotAStoreError(
+            f"run store {path}: not a SQLite database (it begins {head!r}), so it is no goldeval run store. --store "
+            "names the database goldeval records runs in (default .goldeval/goldeval.db, or $GOLDEVAL_HOME): pass "
+            "another path, or move the file away if it should be one.")
+
+
 class NoStoreError(StoreError, InputError):
     """There is no run store at the path a reading command was given (or the default one): the user's missing
     file, so an :class:`~goldeval.errors.InputError` (exit 2), and a :class:`~goldeval.errors.StoreError` for code
@@ -991,7 +1021,7 @@ def _refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
     names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
     if names and "_migrations" not in names:
         shown = ", ".join(sorted(names)[:5]) + ("…" if len(names) > 5 else "")
-        raise StoreError(
+        raise NotAStoreError(
             f"run store {path}: a SQLite database of another program (tables {shown}; no goldeval _migrations table). "
             "goldeval does not add its tables to it. Pass --store with another path."
         )
@@ -1020,7 +1050,7 @@ def _open_readonly(path: Path, timeout: float) -> sqlite3.Connection:
         if "_migrations" not in names:
             db.close()
             if names:
-                raise StoreError(
+                raise NotAStoreError(
                     f"run store {path}: a SQLite database of another program (no goldeval _migrations table). "
                     "Pass --store with the database the scoring commands wrote."
                 )

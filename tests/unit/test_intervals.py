@@ -1,0 +1,158 @@
+"""goldeval.intervals and where its intervals are shown: the Wilson interval of a proportion (checked against
+scipy and statsmodels), Newcombe's paired interval of a pass-rate difference (checked against a published table and
+against the formula by hand), the gate's interval and its warning, compare's difference and the report headline."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy.stats import binomtest
+from statsmodels.stats.proportion import proportion_confint
+
+from goldeval.errors import InputError
+from goldeval.gates.evaluate import evaluate_gates, interval_text, parse_gates
+from goldeval.intervals import bootstrap_f1, newcombe_paired_difference, wilson_interval
+from goldeval.report.model import build_model
+from goldeval.runs.compare import compare_runs
+
+Z = 1.959963984540054  # the 97.5% normal quantile
+
+
+def wilson_by_hand(k: int, n: int) -> tuple[float, float]:
+    """Wilson (1927): (p + z²/2n ± z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n)."""
+    p = k / n
+    centre = p + Z * Z / (2 * n)
+    half = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n))
+    return (centre - half) / (1 + Z * Z / n), (centre + half) / (1 + Z * Z / n)
+
+
+@pytest.mark.parametrize("k, n", [(21, 21), (0, 15), (19, 19), (36, 42), (1, 2), (0, 1), (500, 1000)])
+def test_wilson_equals_scipy_statsmodels_and_the_formula(k, n):
+    low, high = wilson_interval(k, n)
+    sm_low, sm_high = proportion_confint(k, n, alpha=0.05, method="wilson")
+    sp = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    hand = wilson_by_hand(k, n)
+    assert low == pytest.approx(sm_low, abs=1e-12) == pytest.approx(float(sp.low), abs=1e-12)
+    assert high == pytest.approx(sm_high, abs=1e-12) == pytest.approx(float(sp.high), abs=1e-12)
+    assert (low, high) == pytest.approx(hand, abs=1e-12)
+
+
+def test_wilson_is_not_degenerate_at_0_and_100_percent():
+    # issue 29: "pass rate 1.0000 [1.0000, 1.0000]" for 21/21, "0.0000 [0.0000, 0.0000]" for 0/15
+    low, high = wilson_interval(21, 21)
+    assert round(low, 3) == 0.845 and high == 1.0  # by hand: 21 / (21 + 1.96²) = 0.8454
+    low, high = wilson_interval(0, 15)
+    assert low == 0.0 and high > 0 and round(high, 4) == 0.2039  # by hand: 1.96² / (15 + 1.96²) = 0.2039
+
+
+def test_wilson_refuses_what_is_no_proportion_and_has_none_on_no_evidence():
+    assert wilson_interval(0, 0) is None
+    with pytest.raises(InputError, match=r"need 0 <= successes <= n, got successes=3, n=2"):
+        wilson_interval(3, 2)
+    with pytest.raises(InputError, match=r"whole numbers"):
+        wilson_interval(1.5, 2)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"confidence must be in \(0, 1\), got 95"):
+        wilson_interval(1, 2, confidence=95)
+
+
+def test_newcombe_paired_difference_at_minus_100_points_has_width():
+    # 14 cases, every one pass in A and fail in B: a percentile bootstrap of the 0/1 outcomes gives [−1, −1].
+    # By hand: p_A = 1, p_B = 0, φ = 0 (a margin is 0); u_B = 1.96² / (14 + 1.96²) = 0.21531, l_A = 1 − u_B;
+    # high = −1 + sqrt(u_B² + (1 − l_A)²) = −1 + 0.21531·√2 = −0.69551; low = −1 − 0 = −1.
+    r = newcombe_paired_difference(0, 14, 0, 0)
+    assert r["diff"] == -1.0 and r["n_pairs"] == 14 and r["interval_method"] == "newcombe_paired"
+    u_b = Z * Z / (14 + Z * Z)
+    assert r["ci"] == pytest.approx([-1.0, -1.0 + u_b * math.sqrt(2)], abs=1e-12)
+    assert r["ci"][1] - r["ci"][0] > 0.3
+
+
+def test_newcombe_paired_difference_matches_the_published_table():
+    # Fagerland, Lydersen & Laake (2017) §8.5, Cavo et al. (2012): table (59, 6, 16, 80), A − B = −0.0621
+    # (95% CI −0.1186 to −0.0046), as R's contingencytables::Newcombe_square_and_add_CI_paired_2x2 prints. Ours is
+    # B − A, so the mirror image.
+    r = newcombe_paired_difference(59, 6, 16, 80)
+    assert round(r["diff"], 4) == 0.0621
+    assert [round(x, 4) for x in r["ci"]] == [0.0046, 0.1186]
+
+
+def test_newcombe_paired_difference_without_pairs_says_so():
+    r = newcombe_paired_difference(0, 0, 0, 0)
+    assert r["diff"] is None and r["ci"] is None and "no case was decided" in r["note"]
+    with pytest.raises(InputError, match=r"counts must be whole numbers ≥ 0, got \(1, -1, 0, 0\)"):
+        newcombe_paired_difference(1, -1, 0, 0)
+
+
+def test_bootstrap_f1_is_seeded_and_inside_0_1():
+    a = bootstrap_f1({"tp": 36, "fp": 6, "fn": 4, "tn": 154}, seed=3)
+    assert a == bootstrap_f1({"tp": 36, "fp": 6, "fn": 4, "tn": 154}, seed=3)
+    assert 0 < a[0] < 72 / 82 < a[1] < 1  # the point F1 = 2·36 / (2·36 + 6 + 4) = 0.878 lies inside
+    assert bootstrap_f1({}) is None
+
+
+def _judge_results(match: int, no_match: int) -> dict:
+    return {"scorer": {"name": "answer_judge"}, "aggregate": {
+        "n": match + no_match, "n_scored": match + no_match, "n_failed": 0, "pass_rate": match / (match + no_match),
+        "match": match, "no_match": no_match, "decided": match + no_match, "near_match": 0, "needs_human": 0,
+        "unscored": 0, "verified_wrong": 0, "undefined": {}}, "per_example": [
+        {"id": f"q{i}", "status": "scored", "verdict": "match" if i < match else "no_match"} for i in range(match + no_match)]}
+
+
+def test_a_gate_shows_its_wilson_interval_and_warns_when_only_the_point_passes():
+    dod = parse_gates("[gates]\npass_rate = { min = 0.95 }\n")
+    r = evaluate_gates(_judge_results(21, 0), dod)
+    g = r.results[0]
+    assert r.passed and g.passed  # a warning, not another decision
+    assert (round(g.ci_low, 3), g.ci_high, g.interval_method, g.interval_confidence) == (0.845, 1.0, "wilson", 0.95)
+    assert interval_text(g.to_dict()) == "0.845–1.000 (95% Wilson)"
+    assert r.summary.endswith("Warning: pass_rate 1.000 passes on the point but not on its 95% Wilson score interval, "
+                              "whose low end is 0.845.")
+    # silent where the interval clears the bound: 200/200 has its low end at 200 / (200 + 1.96²) = 0.9812 ≥ 0.95
+    r = evaluate_gates(_judge_results(200, 0), dod)
+    assert r.passed and r.results[0].interval_warning is None and "Warning" not in r.summary
+    assert round(r.results[0].ci_low, 4) == 0.9812
+
+
+def test_a_max_gate_on_missed_per_100_warns_on_the_high_end_in_its_unit():
+    # 0 missed of 20 gold positives: 0 per 100 is within max 5; the Wilson high end of 0/20 is
+    # 1.96² / (20 + 1.96²) = 0.1611, i.e. 16.1 per 100, above 5
+    agg = {"n": 40, "n_scored": 40, "n_failed": 0, "tp": 20, "fp": 0, "fn": 0, "tn": 20, "missed": 0, "gold_positives": 20,
+           "predicted_positives": 20, "missed_per_100": 0.0, "undefined": {}}
+    r = evaluate_gates({"scorer": {"name": "labels"}, "aggregate": agg}, parse_gates("[gates]\nmissed_per_100 = { max = 5 }\n"))
+    g = r.results[0]
+    assert g.passed and g.ci_low == 0.0 and round(g.ci_high, 1) == 16.1
+    assert interval_text(g.to_dict()) == "0.0–16.1 (95% Wilson)"
+    assert "whose high end is 16.1" in g.interval_warning and r.summary.startswith("PASS: ")
+
+
+def test_a_failing_gate_keeps_its_interval_and_no_warning():
+    r = evaluate_gates(_judge_results(5, 15), parse_gates("[gates]\npass_rate = { min = 0.95 }\n"))
+    g = r.results[0]
+    assert not g.passed and g.interval_warning is None and g.ci_low is not None and "Warning" not in r.summary
+
+
+def test_compare_gives_the_pass_rate_difference_newcombes_interval():
+    a = {f"c{i}": {"status": "scored", "verdict": "match"} for i in range(14)}
+    b = {f"c{i}": {"status": "scored", "verdict": "no_match"} for i in range(14)}
+    cmp = compare_runs(a, b)
+    d = cmp["verdicts"]["difference"]
+    assert d["diff"] == -1.0 and d["interval_method"] == "newcombe_paired" and d["ci"][1] == pytest.approx(-0.69551, abs=1e-5)
+    assert cmp["verdicts"]["bootstrap"]["ci"] == [-1.0, -1.0]  # the old key stays; it is the degenerate one
+    from io import StringIO
+
+    from rich.console import Console
+
+    from goldeval.report.runs import render_compare
+
+    buf = StringIO()
+    render_compare(cmp, Console(file=buf, width=200, color_system=None))
+    line = next(x for x in buf.getvalue().splitlines() if x.startswith("pass-rate difference"))
+    assert line == ("pass-rate difference B − A: -100.0 pt, 95% Newcombe's paired score interval (Newcombe 1998, method 10) "
+                    "[-100.0 pt, -69.6 pt] (14 pairs decided in both)")
+
+
+def test_report_headline_of_a_pass_rate_is_wilson_and_says_so():
+    model = build_model(_judge_results(21, 0))
+    head = model["summary"]["headline"]
+    assert head["interval_method"] == "wilson" and round(head["ci"][0], 3) == 0.845 and head["ci"][1] == 1.0
+    assert "Wilson score interval" in head["interval_note"] and "Wilson 1927" in head["interval_note"]
