@@ -220,3 +220,25 @@ def test_cli_refuses_a_gate_on_another_variants_metric_and_a_bad_stemmer_value(t
     res = CliRunner().invoke(main, ["score", str(PRIMOCK), "--scorer", "rouge2", "-O", "use_stemmer=maybe", "--no-store"])
     assert res.exit_code == 2
     assert "-O use_stemmer=maybe: scorer 'rouge2' option 'use_stemmer' expects true or false, got 'maybe'." in res.stderr
+
+
+# -- report -------------------------------------------------------------------------------------------------------
+
+def test_the_report_and_the_markdown_summary_lead_with_the_rouge_mean(tmp_path):
+    from goldeval.report.html import render_html
+    from goldeval.report.markdown import summary_markdown
+    from goldeval.report.model import build_model
+    from goldeval.report.sources import load_sources
+
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["score", str(ACI), "--scorer", "rougeL", "--no-store", "-q", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    results = json.loads(out.read_text())
+    agg = results["aggregate"]
+    model = build_model(results, sources=load_sources(results, None))
+    head = model["summary"]["headline"]
+    assert (head["name"], head["key"], head["value"]) == ("rougeL F1 (macro)", "rougeL_f1_mean", agg["rougeL_f1_mean"])
+    assert dict(model["summary"]["items"])["precision (macro)"] == agg["rougeL_precision_mean"]
+    assert "rougeL F1 (macro)" in render_html(model)
+    md = summary_markdown(results)
+    assert f"| rougeL\\_f1\\_mean | {agg['rougeL_f1_mean']:.4f} |" in md
