@@ -33,6 +33,23 @@ def test_primock57_figure_is_identical_on_spark(spark):
     assert results["engine"]["partitions"] >= 2  # really split: the partial sums were merged on the driver
 
 
+@pytest.mark.parametrize(("scorer", "options"), [("rougeL", {"use_stemmer": True}), ("rougeLsum", {})])
+def test_rouge_on_spark_equals_the_local_run(spark, scorer, options):
+    # ACI-Bench: 35 scored rows, 5 failed (null predictions); partial sums merged on the driver, exactly
+    from goldeval.engines import spark as gs
+    from goldeval.io import read_rows
+    from goldeval.scoring.registry import get_scorer
+
+    aci = EXAMPLES / "openscribe_acibench_predictions.jsonl"
+    results = gs.aggregate(gs.score(gs.read(spark, str(aci)), scorer, source=aci.name, **options))
+    sc = get_scorer(scorer)
+    config = sc.configure(**options, source=aci.name)
+    local = sc.aggregate(sc.score_batch(read_rows(aci), config), config)
+    assert _agg(results) == _agg(local)
+    assert (results["aggregate"]["n"], results["aggregate"]["n_failed"]) == (35, 5)
+    assert results["engine"]["partitions"] >= 2
+
+
 def test_labels_pilot_decision_is_identical_on_spark(spark, tmp_path):
     from goldeval.engines import spark as gs
     from goldeval.gates import evaluate_gates, load_gates

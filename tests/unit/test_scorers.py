@@ -108,7 +108,7 @@ def test_answer_judge_equals_judge_file():
 
 
 def test_unknown_scorer_and_option_are_refused_with_what_there_is():
-    with pytest.raises(InputError, match="no such scorer; there are: answer_judge, .*labels, token_f1"):
+    with pytest.raises(InputError, match="no such scorer; there are: answer_judge, .*labels, rouge1, rouge2, rougeL, rougeLsum, semantic_similarity, token_f1"):
         get_scorer("nope")
     with pytest.raises(InputError, match="unknown option.*colour; it takes: id_field, prediction_field"):
         get_scorer("token_f1").configure(colour="red")

@@ -49,7 +49,8 @@ from goldeval.errors import InputError
 )
 @click.option("--quiet", "-q", is_flag=True, help="No summary table (the JSON still goes to --out; with --gates the gate table and decision are still printed).")
 @click.option("--scorer", "scorer_name", default="token_f1", show_default=True, metavar="NAME",
-              help="Scorer: token_f1, or one registered under the entry point group goldeval.scorers.")
+              help="Scorer: token_f1, rouge1, rouge2, rougeL, rougeLsum (-O use_stemmer=true), semantic_similarity "
+                   "(the semantic extra), labels, answer_judge, or one registered under the entry point group goldeval.scorers.")
 @click.option("--option", "-O", "scorer_options", multiple=True, metavar="KEY=VALUE",
               help="An option of the scorer (repeatable), e.g. -O positive=escalate; the value is read as the type the scorer "
                    "declares for that option (text, true/false, an integer, a number).")

@@ -1,10 +1,15 @@
-"""Free text: token rules, multiset overlap, token F1 and section F1, and their Scorer.
+"""Free text: token rules, multiset overlap, token F1 and section F1, ROUGE, semantic similarity, and their Scorers.
 
 Owns:
     :mod:`~goldeval.freetext.tokens`    the token rules (``OPENSCRIBE``, ``UNICODE``; the C fast path of the first)
     :mod:`~goldeval.freetext.overlap`   token F1 / section F1 of two texts (:class:`Overlap`, :class:`SectionOverlap`)
     :mod:`~goldeval.freetext.scorer`    the per-row rule and :class:`TokenF1`, the ``token_f1`` Scorer
     :mod:`~goldeval.freetext.files`     :class:`FreeTextConfig`, :func:`results_head`: what a file's results hold
+    :mod:`~goldeval.freetext.rouge`     ROUGE-1/2/L/Lsum of two texts, equal to rouge-score (via rouge-score-rs)
+    :mod:`~goldeval.freetext.semantic`  cosine of WordLlama embeddings (the ``semantic`` extra; weights in its wheel)
+    :mod:`~goldeval.freetext.pairscorer`  the Scorer of a score of two texts (whole note, sections, exact means)
+    :mod:`~goldeval.freetext.rouge_scorer`  the ``rouge1``, ``rouge2``, ``rougeL``, ``rougeLsum`` Scorers
+    :mod:`~goldeval.freetext.semantic_scorer`  the ``semantic_similarity`` Scorer
 
 May import: :mod:`goldeval.scoring` (the protocol, exact sums), :mod:`goldeval.io`, the foundation modules
 (errors, ...). Never: another domain package, an engine, runs, report, pipeline, cli. Token F1 over a file

@@ -28,7 +28,7 @@ from goldeval.io.reading import BigInt, Row, RowError
 from goldeval.scoring.protocol import Option, Partial, RepeatedIds, Reused, Scorer, failure_entry
 from goldeval.scoring.sums import ExactSum
 
-__all__ = ["FreeTextConfig", "TokenF1", "id_text", "results_head", "score_row", "SCORER_NAME", "SCORER_VERSION"]
+__all__ = ["FreeTextConfig", "TokenF1", "id_text", "read_pair", "results_head", "score_row", "SCORER_NAME", "SCORER_VERSION"]
 
 SCORER_NAME = "token_f1"
 SCORER_VERSION = "1"
@@ -83,19 +83,20 @@ def _scores(ov) -> dict[str, float]:
     return {"precision": ov.precision, "recall": ov.recall, "f1": ov.f1}
 
 
-def score_row(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tokenizer, src: str) -> dict[str, Any]:
-    """Token F1 of one decoded row: its per-case record (see :class:`TokenF1`).
+def read_pair(data: dict[str, Any], line: int, cfg: FreeTextConfig, src: str) -> tuple[str, str | dict, str | dict] | dict[str, Any]:
+    """The id, prediction and reference of one decoded free-text row, or its ``unscored`` record.
+
+    The checks every free-text scorer makes before it scores (token F1, ROUGE, semantic similarity), with the same
+    messages: a usable id, both fields present, not null, a string or an object of sections, section names that
+    JSON can hold (when both sides have sections).
 
     Args:
-        data: The row (a JSON object). line: Its 1-based line (row index), for messages. cfg: Fields and tokenizer.
-        tok: The tokenizer object of ``cfg.tokenizer``. src: The input's name in messages.
+        data: The row (a JSON object). line: Its 1-based line (row index), for messages. cfg: The fields to read
+            (``tokenizer`` is not used here). src: The input's name in messages.
 
     Returns:
-        A scored record (status first, then ``id``, ``line``, ``whole_note`` {precision, recall, f1}, ``tokens``
-        {prediction, reference, overlap}; ``unreadable`` / ``split_word`` flags; ``sections``,
-        ``sections_empty_both``, ``section_macro`` for sectioned rows; ``note`` for a mixed row), or an unscored
-        one ``{"id", "line", "status": "unscored", "error"}`` with the reason (where, what was expected, what was
-        given, what to do).
+        ``(id, prediction, reference)`` (each side a ``str`` or a ``dict`` of sections), or the unscored record
+        ``{"id", "line", "status": "unscored", "error"}`` (where, what was expected, what was given, what to do).
     """
     where = f"{src}:{line}"
     raw_id = data.get(cfg.id_field)
@@ -138,6 +139,38 @@ def score_row(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tokeniz
             )
         values.append(value)
     pred, ref = values
+    if isinstance(pred, dict) and isinstance(ref, dict):
+        for field, sections in ((cfg.prediction_field, pred), (cfg.reference_field, ref)):
+            for name in sections:
+                bad = _lone_surrogate(name) if isinstance(name, str) else None
+                if bad is not None:  # section names are keys of the results: they must be writable as JSON
+                    return _failure(
+                        line, rid,
+                        f"{where}: field '{field}' has a section name that is not Unicode text, {shorten(name)} (the "
+                        f"lone surrogate escape {bad} has no UTF-8 form, so no result could name the section). Fix the name.",
+                    )
+    return rid, pred, ref
+
+
+def score_row(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tokenizer, src: str) -> dict[str, Any]:
+    """Token F1 of one decoded row: its per-case record (see :class:`TokenF1`).
+
+    Args:
+        data: The row (a JSON object). line: Its 1-based line (row index), for messages. cfg: Fields and tokenizer.
+        tok: The tokenizer object of ``cfg.tokenizer``. src: The input's name in messages.
+
+    Returns:
+        A scored record (status first, then ``id``, ``line``, ``whole_note`` {precision, recall, f1}, ``tokens``
+        {prediction, reference, overlap}; ``unreadable`` / ``split_word`` flags; ``sections``,
+        ``sections_empty_both``, ``section_macro`` for sectioned rows; ``note`` for a mixed row), or an unscored
+        one ``{"id", "line", "status": "unscored", "error"}`` with the reason (where, what was expected, what was
+        given, what to do).
+    """
+    where = f"{src}:{line}"
+    read = read_pair(data, line, cfg, src)
+    if isinstance(read, dict):
+        return read
+    rid, pred, ref = read
     try:
         if isinstance(pred, str) and isinstance(ref, str):
             ov = overlap_of_texts(pred, ref, tok)
@@ -157,15 +190,6 @@ def score_row(data: dict[str, Any], line: int, cfg: FreeTextConfig, tok: Tokeniz
                         break
             return rec
         if isinstance(pred, dict) and isinstance(ref, dict):
-            for field, sections in ((cfg.prediction_field, pred), (cfg.reference_field, ref)):
-                for name in sections:
-                    bad = _lone_surrogate(name) if isinstance(name, str) else None
-                    if bad is not None:  # section names are keys of the results: they must be writable as JSON
-                        return _failure(
-                            line, rid,
-                            f"{where}: field '{field}' has a section name that is not Unicode text, {shorten(name)} (the "
-                            f"lone surrogate escape {bad} has no UTF-8 form, so no result could name the section). Fix the name.",
-                        )
             so = section_f1(pred, ref, tokenizer=tok)
             return {
                 "status": "scored",

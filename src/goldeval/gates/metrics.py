@@ -38,12 +38,12 @@ class Metric:
         name: The key in ``aggregate`` (and in the ``[gates]`` table).
         family: Which scorer family produces it: ``labels`` · ``free_text`` · ``answers`` · ``calibration``
             (``review stats``: the judge against the settled human verdicts) · ``golden_health`` (``check-goldens``)
-            · ``common`` (every
-            scorer: ``n_scored``, ``n_failed``).
+            · ``rouge1`` · ``rouge2`` · ``rougeL`` · ``rougeLsum`` · ``semantic_similarity`` (one scorer each) ·
+            ``common`` (every scorer: ``n_scored``, ``n_failed``).
         description: One line for help texts and error messages.
         better: ``higher`` or ``lower``: the direction a customer normally bounds (``min`` / ``max``).
         unit: ``fraction`` (in [0, 1]) · ``per_100`` (in [0, 100]) · ``count`` (int ≥ 0) · ``kappa`` (in [-1, 1]) ·
-            ``amount`` (a real ≥ 0: seconds, USD).
+            ``amount`` (a real ≥ 0: seconds, USD) · ``cosine`` (a cosine similarity, in [-1, 1]).
         allowance: ``(aggregate, op, limit, words) -> (text, allowed)`` or ``None``: what the limit allows **on this
             set** ("2 per 100 on these 40 gold escalations allows 0.8 misses, so passing needs 0 misses"), and that
             allowance as a number when it is a count.
@@ -391,6 +391,17 @@ METRICS: dict[str, Metric] = dict(
         _m("section_f1_mean", "free_text", "macro mean over examples of the per-example section-macro token F1", "higher", "fraction", _allow_mean),
         _m("section_precision_mean", "free_text", "macro mean of section token precision", "higher", "fraction", _allow_mean),
         _m("section_recall_mean", "free_text", "macro mean of section token recall", "higher", "fraction", _allow_mean),
+        # ROUGE (goldeval.freetext.rouge_scorer: `score --scorer rouge1|rouge2|rougeL|rougeLsum`), one family per variant
+        *(_m(f"{rouge}{part}_{m}_mean", rouge, f"macro mean of {rouge} {m}{where}", "higher", "fraction", _allow_mean)
+          for rouge in ("rouge1", "rouge2", "rougeL", "rougeLsum")
+          for part, where in (("", " (whole note) over scored examples"),
+                              ("_section", " over examples of the per-example section macro"))
+          for m in ("f1", "precision", "recall")),
+        # semantic similarity (goldeval.freetext.semantic_scorer: `score --scorer semantic_similarity`)
+        _m("semantic_similarity_mean", "semantic_similarity", "macro mean of the cosine similarity of WordLlama embeddings "
+           "(whole note) over scored examples", "higher", "cosine", _allow_mean),
+        _m("semantic_similarity_section_mean", "semantic_similarity", "macro mean over examples of the per-example section "
+           "macro of the cosine similarity of WordLlama embeddings", "higher", "cosine", _allow_mean),
         # data answers (goldeval.answers, the `judge` command)
         _m("pass_rate", "answers", "match / (match + no_match); near_match, needs_human, unscored left out", "higher", "fraction", _allow_pass_rate,
            evidence=_needs_decided, interval=_wilson(_match_decided)),
@@ -476,7 +487,8 @@ def families_of(name: str | None) -> frozenset[str] | None:
     return PRODUCERS.get(name) if isinstance(name, str) else None
 
 
-UNIT_RANGE = {"fraction": (0.0, 1.0), "per_100": (0.0, 100.0), "count": (0.0, math.inf), "kappa": (-1.0, 1.0), "amount": (0.0, math.inf)}
+UNIT_RANGE = {"fraction": (0.0, 1.0), "per_100": (0.0, 100.0), "count": (0.0, math.inf), "kappa": (-1.0, 1.0), "amount": (0.0, math.inf),
+              "cosine": (-1.0, 1.0)}
 
 
 def known_metrics() -> list[str]:

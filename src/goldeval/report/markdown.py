@@ -80,7 +80,11 @@ def summary_markdown(results: Mapping[str, Any]) -> str:
     else:
         lines += ["No definition of done was applied (give `--gates DOD.toml`).", ""]
     rows = []
-    for key, label in _HEADLINES:
+    headlines = list(_HEADLINES)
+    own = agg.get("headline")  # a scorer's own headline metric (rougeL_f1_mean), shown first
+    if isinstance(own, str) and own in agg and own not in dict(_HEADLINES):
+        headlines.insert(0, (own, _cell(own)))
+    for key, label in headlines:
         if key in agg:
             rows.append((label, "undefined: " + _cell(und[key]) if key in und else _num(agg[key])))
     for key in _COUNTS:

@@ -163,11 +163,17 @@ def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]],
     head: dict[str, Any] = {"name": None, "value": None, "ci": None, "undefined": None}
     if kind == "freetext":
         f1s = [c["f1"] for c in cases if c.get("f1") is not None]
-        head = {"name": "whole-note F1 (macro)", "key": "whole_note_f1_mean", "value": agg.get("whole_note_f1_mean"),
-                "ci": _bootstrap_mean(f1s, opts), "undefined": und.get("whole_note_f1_mean"), "interval_method": "bootstrap_percentile"}
-        items += [["precision (macro)", agg.get("whole_note_precision_mean")], ["recall (macro)", agg.get("whole_note_recall_mean")]]
-        if "section_f1_mean" in agg:
-            items.append(["section F1 (macro)", agg.get("section_f1_mean")])
+        # the scorer's own F1 mean (whole_note_f1_mean for token F1, rougeL_f1_mean for rougeL): <prefix>f1_mean
+        key = _freetext_headline(results)
+        prefix = key[: -len("f1_mean")]
+        name = "whole-note F1" if prefix == "whole_note_" else f"{prefix.rstrip('_')} F1"
+        head = {"name": f"{name} (macro)", "key": key, "value": agg.get(key), "ci": _bootstrap_mean(f1s, opts),
+                "undefined": und.get(key), "interval_method": "bootstrap_percentile"}
+        items += [["precision (macro)", agg.get(f"{prefix}precision_mean")], ["recall (macro)", agg.get(f"{prefix}recall_mean")]]
+        for section_key in (f"{prefix}section_f1_mean", "section_f1_mean"):
+            if section_key in agg:
+                items.append(["section F1 (macro)", agg.get(section_key)])
+                break
     elif kind == "labels":
         outcomes = Counter(c["outcome"] for c in cases if c.get("outcome") in ("tp", "fp", "fn", "tn"))
         f1_ci = bootstrap_f1(outcomes, confidence=opts.confidence, n_resamples=opts.resamples, seed=opts.seed)
@@ -197,6 +203,14 @@ def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]],
 
 # ---------------------------------------------------------------------------------------------------------------
 # cases
+
+
+def _freetext_headline(results: Mapping[str, Any]) -> str:
+    """The aggregate key of a free-text results dict's F1 mean: its scorer's ``headline`` when that is an
+    ``*f1_mean`` key, else token F1's ``whole_note_f1_mean``."""
+    scorer = scorer_of((results.get("scorer") or {}).get("name"))
+    key = scorer.headline if scorer is not None else None
+    return key if isinstance(key, str) and key.endswith("f1_mean") else "whole_note_f1_mean"
 
 
 def _bucket(case: Mapping[str, Any], kind: str, min_f1: float | None) -> str:

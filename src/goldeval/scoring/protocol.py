@@ -77,7 +77,7 @@ class MetricSpec:
     Attributes:
         description: One line for help texts and gate messages.
         better: ``higher`` or ``lower``.
-        unit: ``fraction`` (in [0, 1]) · ``per_100`` · ``count`` · ``kappa`` · ``amount``.
+        unit: ``fraction`` (in [0, 1]) · ``per_100`` · ``count`` · ``kappa`` · ``amount`` · ``cosine`` (in [-1, 1]).
     """
 
     description: str

@@ -22,6 +22,11 @@ __all__ = ["available_scorers", "gate_families", "get_scorer", "register_plugin_
 
 _BUILTIN: dict[str, str] = {
     "token_f1": "goldeval.freetext.scorer:TokenF1",
+    "rouge1": "goldeval.freetext.rouge_scorer:Rouge1",
+    "rouge2": "goldeval.freetext.rouge_scorer:Rouge2",
+    "rougeL": "goldeval.freetext.rouge_scorer:RougeL",
+    "rougeLsum": "goldeval.freetext.rouge_scorer:RougeLsum",
+    "semantic_similarity": "goldeval.freetext.semantic_scorer:SemanticSimilarity",
     "labels": "goldeval.labels.scorer:Labels",
     "answer_judge": "goldeval.answers.scorer:AnswerJudge",
 }
