@@ -102,6 +102,13 @@ def test_the_schema_is_strict_mode_shaped():
         assert obj["additionalProperties"] is False and sorted(obj["required"]) == sorted(obj["properties"])
     with pytest.raises(ValueError, match="got 'auto'"):
         request_fields("auto")
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft202012Validator.check_schema(VERDICT_SCHEMA)
+    validator = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
+    assert validator.is_valid(json.loads(SCHEMA_ANSWER))
+    # The fake server's plain answer (the prompt's contract with column_pairing left out) is not schema-shaped.
+    assert not validator.is_valid({"verdict": "match", "confidence": 9, "why": "w", "gold_status": "verified"})
+    assert not validator.is_valid({**json.loads(SCHEMA_ANSWER), "confidence": 11})
 
 
 # -- refusals ------------------------------------------------------------------------------------------------------
