@@ -193,6 +193,8 @@ def test_is_refusal_both_ways():
     assert not is_refusal(500, "upstream model crashed", forced=False)
     assert not is_refusal(503, "response_format overloaded", forced=False)  # only a 500 can refuse a form
     assert not is_refusal(400, "Unsupported parameter: 'max_tokens'", forced=False)
+    # pydantic-validated servers (llama-cpp-python's) answer 422 to a response_format type they do not know
+    assert is_refusal(422, "Input should be 'text' or 'json_object' [type=literal_error] loc: response_format.type", forced=True)
 
 
 def test_learning_is_shared_by_the_runs_threads(server):

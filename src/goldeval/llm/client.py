@@ -18,7 +18,7 @@ recorded per call:
   connection is a per-call failure. Any other failure is returned in :class:`CallResult` ``.error``;
   a per-call failure never raises.
 * Every call sends the verdict's JSON schema in the form ``response_format`` names
-  (:mod:`goldeval.llm.response_format`). Under ``auto`` a refusal of the form (a 400, or a 500 whose body names
+  (:mod:`goldeval.llm.response_format`). Under ``auto`` a refusal of the form (a 400 or 422, or a 500 whose body names
   the format or schema) is not retried: the same call is sent at once with the next form, and once a later form
   is answered every call of this client starts with it (the client is shared by the run's threads). A forced form
   that is refused raises :class:`~goldeval.errors.JudgeError`: every call would be refused the same way.

@@ -10,8 +10,9 @@ Endpoints that constrain decoding to a schema spell the request differently:
 * ``none`` — no constraint; the answer is read by the forgiving parser (:mod:`goldeval.llm.parse`) alone.
 
 With ``auto`` the judge client sends the forms in that order and learns which one the endpoint takes from its first
-refusal (:func:`is_refusal`): an HTTP 400, or a 500 whose body names the response format or the schema, refuses the
-form; it is not retried, the next form is sent, and the run keeps to the form that was answered. A 500 that names
+refusal (:func:`is_refusal`): an HTTP 400 (or 422, what servers built on FastAPI/pydantic such as
+``llama-cpp-python``'s answer to a value their request model does not allow), or a 500 whose body names the
+response format or the schema, refuses the form; it is not retried, the next form is sent, and the run keeps to the form that was answered. A 500 that names
 neither is a server failure and is retried as any 5xx. Whatever form was used, the answer still goes through the
 forgiving parser: a schema only makes a readable answer likelier.
 
@@ -161,8 +162,9 @@ def is_refusal(status: int, text: str, *, forced: bool) -> bool:
             names the format refuses it; any other 400 is the call's own failure, as without a schema.
 
     Returns:
-        With ``auto`` (*forced* ``False``): a 400 (unless it names another rejected parameter, which fails every
-        call whatever the form), or a 500 that names the format. Forced: a 400 or 500 that names the format.
+        With ``auto`` (*forced* ``False``): a 400 or 422 (unless it names another rejected parameter, which fails
+        every call whatever the form), or a 500 that names the format. Forced: a 400, 422 or 500 that names the
+        format.
 
     Example:
         >>> is_refusal(500, "response_format type json_schema is not supported", forced=False)
@@ -171,6 +173,6 @@ def is_refusal(status: int, text: str, *, forced: bool) -> bool:
         False
     """
     named = names_format(text)
-    if status == 400:
+    if status in (400, 422):
         return named or (not forced and not _REJECTED_PARAMETER.search(text or ""))
     return status == 500 and named
