@@ -19,7 +19,7 @@ forgiving parser: a schema only makes a readable answer likelier.
 The schema is the output contract of the system prompt (:data:`goldeval.llm.prompt.SYSTEM_PROMPT`, "Output") in the
 shape OpenAI's strict mode accepts: every object closed (``additionalProperties: false``) with every property
 required, so ``column_pairing`` is a list of ``{"golden", "answer"}`` pairs rather than an open map (the parser reads
-both shapes).
+both shapes), at most :data:`MAX_PAIRS` of them.
 
 Source: OpenAI "Structured outputs" (``response_format`` json_schema, strict); llama.cpp ``tools/server`` README
 (``response_format`` json_object with ``schema``); Ollama API docs ("Structured outputs", ``format``).
@@ -34,6 +34,7 @@ from goldeval.llm.prompt import canonical_json, sha256_text
 
 __all__ = [
     "RESPONSE_FORMATS",
+    "MAX_PAIRS",
     "SCHEMA_FORMS",
     "VERDICT_SCHEMA",
     "VERDICT_SCHEMA_NAME",
@@ -53,6 +54,11 @@ SCHEMA_FORMS = ("json_schema", "json_object", "format")
 #: The name OpenAI's ``json_schema`` form requires (letters, digits, ``_`` and ``-``).
 VERDICT_SCHEMA_NAME = "goldeval_verdict"
 
+#: The most column pairs an answer may list. Without a bound a small model can repeat one pair until max_tokens
+#: (SmolLM2-135M did, 1,024 tokens of the same pair); a golden with more columns than this gets its first pairs only
+#: (the pairing is reported, the verdict does not depend on it).
+MAX_PAIRS = 16
+
 #: The verdict object as a JSON schema (draft 2020-12 subset that OpenAI strict mode, llama.cpp's grammar
 #: converter and Ollama all accept).
 VERDICT_SCHEMA: dict[str, Any] = {
@@ -63,6 +69,7 @@ VERDICT_SCHEMA: dict[str, Any] = {
         "why": {"type": "string"},
         "column_pairing": {
             "type": "array",
+            "maxItems": MAX_PAIRS,
             "items": {
                 "type": "object",
                 "properties": {"golden": {"type": "string"}, "answer": {"type": ["string", "null"]}},
