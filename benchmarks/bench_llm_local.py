@@ -11,8 +11,9 @@ and the weights: ``tests/local_llm_server.py``). It measures plumbing, not judgi
 2. ``--response-format none`` on the first N cases: how many answers are valid verdict objects without a schema.
 3. ``goldeval judge --llm`` on arm A with ``--repeat R``: the undecided cases judged R times; calls, forms used,
    answers valid under the schema, and the repeats compared (same verdict, same raw text).
-4. ``goldeval llm-judge`` on all 22 cases: with ``--max-calls 5`` (calls made), then without a cap (the cache
-   answers the 5), then unchanged (every answer cached, no call); wall time of each.
+   Then the same command again: every answer from the cache, no call.
+4. ``goldeval llm-judge`` on all 22 cases with ``--max-calls K`` twice: K calls, then the K answered from the cache
+   (free) and K more; wall time of each. ``--full`` adds a run without a cap (every case answered).
 """
 
 from __future__ import annotations
@@ -76,7 +77,9 @@ def calls_of(per_example: list[dict]) -> list[dict]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--no-schema", type=int, default=5, help="cases judged with --response-format none")
+    ap.add_argument("--no-schema", type=int, default=3, help="cases judged with --response-format none")
+    ap.add_argument("--max-calls", type=int, default=3)
+    ap.add_argument("--full", action="store_true", help="also llm-judge every case without a cap")
     args = ap.parse_args()
     why = missing()
     if why:
@@ -92,7 +95,7 @@ def main() -> None:
         # 1. each form forced on one case
         forms = {}
         for form in RESPONSE_FORMATS[1:]:
-            client = JudgeClient(JudgeConfig(model=m.model, base_url=m.base_url, response_format=form, timeout=300))
+            client = JudgeClient(JudgeConfig(model=m.model, base_url=m.base_url, response_format=form, timeout=900))
             msgs, _ = build_messages(materials[0])
             t = time.perf_counter()
             try:
@@ -107,7 +110,7 @@ def main() -> None:
         report["forms"] = forms
 
         # 2. no schema on the first N cases
-        cfg = JudgeConfig(model=m.model, base_url=m.base_url, response_format="none", timeout=300, max_concurrency=1)
+        cfg = JudgeConfig(model=m.model, base_url=m.base_url, response_format="none", timeout=900, max_concurrency=1)
         t = time.perf_counter()
         plain = judge_cases(materials[: args.no_schema], config=cfg)
         pc = calls_of(plain["per_example"])
@@ -117,12 +120,13 @@ def main() -> None:
             "wall_s": round(time.perf_counter() - t, 1),
         }
 
-        endpoint = ["--llm", m.model, "--base-url", m.base_url, "--max-concurrency", "1", "--llm-timeout", "300"]
+        endpoint = ["--llm", m.model, "--base-url", m.base_url, "--max-concurrency", "1", "--llm-timeout", "900"]
         cases, arm = str(SQL / "cases.jsonl"), str(SQL / "arm_a.jsonl")
 
         # 3. judge --llm with repeats
-        _, wall = goldeval(["judge", cases, arm, "--db", str(SQL / "clinic.sqlite"), *endpoint, "--repeat", str(args.repeat),
-                            "--out", "judge.json", "--no-store", "-q"], home)
+        judge = ["judge", cases, arm, "--db", str(SQL / "clinic.sqlite"), *endpoint, "--repeat", str(args.repeat),
+                 "--no-store", "-q"]
+        _, wall = goldeval([*judge, "--out", "judge.json"], home)
         judged = json.loads((home / "judge.json").read_text())["per_example"]
         sent = [r for r in judged if r.get("sent_to_llm")]
         jc = calls_of(sent)
@@ -136,11 +140,18 @@ def main() -> None:
             "identical_raw_across_repeats": sum(len({c["raw"] for c in r["llm"]["calls"]}) == 1 for r in sent),
             "completion_tokens_mean": round(sum(c["completion_tokens"] or 0 for c in jc) / max(1, len(jc)), 1),
             "prompt_tokens_mean": round(sum(c["prompt_tokens"] or 0 for c in jc) / max(1, len(jc)), 1),
+            "latency_s": sorted(round(c["latency_s"], 1) for c in jc),
         }
+        _, wall = goldeval([*judge, "--out", "judge2.json"], home)
+        again = calls_of(json.loads((home / "judge2.json").read_text())["per_example"])
+        report["judge_llm_rerun"] = {"wall_s": round(wall, 1), "calls": len(again), "cached": sum(c["cached"] for c in again)}
 
         # 4. llm-judge: cap, then full (cache answers the capped run's calls), then unchanged
         runs = {}
-        for name, extra in (("max_calls_5", ["--max-calls", "5"]), ("full", []), ("rerun", [])):
+        plan = [("capped", ["--max-calls", str(args.max_calls)]), ("capped_again", ["--max-calls", str(args.max_calls)])]
+        if args.full:
+            plan += [("full", []), ("rerun", [])]
+        for name, extra in plan:
             _, wall = goldeval(["llm-judge", cases, arm, *endpoint, *extra, "--out", f"{name}.json", "--no-store", "-q"], home)
             out = json.loads((home / f"{name}.json").read_text())
             cl = [c for c in calls_of(out["per_example"]) if not c.get("capped")]
