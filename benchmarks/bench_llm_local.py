@@ -74,12 +74,25 @@ def calls_of(per_example: list[dict]) -> list[dict]:
     return [c for r in per_example if r.get("llm") for c in r["llm"]["calls"]]
 
 
+def no_schema(materials: list[dict], m: LocalModel) -> dict:
+    """The same cases judged without a schema: how many answers are still valid verdict objects."""
+    cfg = JudgeConfig(model=m.model, base_url=m.base_url, response_format="none", timeout=900, max_concurrency=1)
+    t = time.perf_counter()
+    pc = calls_of(judge_cases(materials, config=cfg)["per_example"])
+    return {
+        "calls": len(pc), "schema_valid": sum(schema_valid(c["raw"]) for c in pc),
+        "parsed_without_error": sum("parse_error" not in c["verdict"] for c in pc),
+        "wall_s": round(time.perf_counter() - t, 1),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-schema", type=int, default=3, help="cases judged with --response-format none")
     ap.add_argument("--max-calls", type=int, default=3)
     ap.add_argument("--full", action="store_true", help="also llm-judge every case without a cap")
+    ap.add_argument("--forms", default=",".join(RESPONSE_FORMATS[1:]), help="forms probed one call each (comma-separated)")
     args = ap.parse_args()
     why = missing()
     if why:
@@ -94,7 +107,7 @@ def main() -> None:
 
         # 1. each form forced on one case
         forms = {}
-        for form in RESPONSE_FORMATS[1:]:
+        for form in [f for f in args.forms.split(",") if f]:
             client = JudgeClient(JudgeConfig(model=m.model, base_url=m.base_url, response_format=form, timeout=900))
             msgs, _ = build_messages(materials[0])
             t = time.perf_counter()
@@ -110,15 +123,8 @@ def main() -> None:
         report["forms"] = forms
 
         # 2. no schema on the first N cases
-        cfg = JudgeConfig(model=m.model, base_url=m.base_url, response_format="none", timeout=900, max_concurrency=1)
-        t = time.perf_counter()
-        plain = judge_cases(materials[: args.no_schema], config=cfg)
-        pc = calls_of(plain["per_example"])
-        report["no_schema"] = {
-            "calls": len(pc), "schema_valid": sum(schema_valid(c["raw"]) for c in pc),
-            "parsed_without_error": sum("parse_error" not in c["verdict"] for c in pc),
-            "wall_s": round(time.perf_counter() - t, 1),
-        }
+        if args.no_schema:
+            report["no_schema"] = no_schema(materials[: args.no_schema], m)
 
         endpoint = ["--llm", m.model, "--base-url", m.base_url, "--max-concurrency", "1", "--llm-timeout", "900"]
         cases, arm = str(SQL / "cases.jsonl"), str(SQL / "arm_a.jsonl")
