@@ -41,13 +41,16 @@ def model():
 
 
 def goldeval(*args: str, home) -> subprocess.CompletedProcess:
-    env = {"GOLDEVAL_HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "src")}
+    # 700 tokens: the model's finished answers here take 455-466; an answer that runs on is cut sooner.
+    env = {"GOLDEVAL_HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "src"),
+           "GOLDEVAL_JUDGE_MAX_TOKENS": "700"}
     return subprocess.run([sys.executable, "-m", "goldeval", *args], capture_output=True, text=True, env=env,
                           cwd=str(home), timeout=1800)
 
 
 def check_calls(per_example: list[dict]) -> list[dict]:
-    """Every LLM call answered and its answer valid under the schema; returns the calls."""
+    """Every LLM call answered; every finished answer valid under the schema, an answer the endpoint cut at
+    max_tokens read as ``needs_human`` (truncated); returns the calls."""
     validator = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
     calls = [c for r in per_example if r.get("llm") for c in r["llm"]["calls"]]
     for c in calls:
@@ -57,8 +60,13 @@ def check_calls(per_example: list[dict]) -> list[dict]:
         if c["cached"]:
             assert c["attempts"] == 0
         else:
-            assert c["status"] == 200 and c["finish_reason"] == "stop", c
+            assert c["status"] == 200, c
         assert c["response_format"] in SCHEMA_FORMS, c  # a schema form was taken: none was refused down to "none"
+        if c["finish_reason"] == "length":
+            # The grammar holds the answer to the schema token by token, but a small model can go on inside a
+            # string until max_tokens (SmolLM2-135M does on q13): not a verdict, and the judge must say so.
+            assert c["verdict"]["verdict"] == "needs_human" and c["verdict"].get("truncated"), c
+            continue
         answer = json.loads(c["raw"])  # the whole answer is one JSON object, nothing around it
         validator.validate(answer)
         assert "parse_error" not in c["verdict"], c
@@ -79,6 +87,7 @@ def test_judge_llm_and_llm_judge_on_the_clinic_example(model, tmp_path):
     assert sent, "no case went to the LLM: the clinic example's arm A has undecided cases (q11, q13)"
     calls = check_calls(sent)
     assert len(calls) == 2 * len(sent) and all(not c["cached"] for c in calls)
+    assert any(c["finish_reason"] == "stop" for c in calls), "no answer finished within max_tokens"
     for r in sent:  # the repeats compared: two samples, their verdicts and agreement kept
         stab = r["llm"]["stability"]
         assert stab["samples"] == 2 and len(stab["verdicts"]) == 2 and stab["stable"] in (True, False)
