@@ -67,6 +67,7 @@ def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...]
             temperature=kwargs.pop("llm_temperature"), seed=kwargs.pop("llm_seed"), price_in=kwargs.pop("price_in"),
             price_out=kwargs.pop("price_out"), send=kwargs.pop("llm_send"), cache=kwargs.pop("llm_cache"),
             refresh=kwargs.pop("llm_refresh"), max_cost=kwargs.pop("max_cost"), max_calls=kwargs.pop("max_calls"),
+            response_format=kwargs.pop("response_format"),
         )
         return f(*args, llm_opts=opts, **kwargs)
 
@@ -92,6 +93,13 @@ def llm_options(f: Callable[..., Any] | None = None, *, exclude: tuple[str, ...]
                           "Cases left unsent are needs_human: spend cap reached.")),
         ("llm_send", click.option("--llm-send", type=click.Choice(["undecided", "all"]), default="undecided", show_default=True,
                      help="undecided: only cases the rules could not decide; all: also rule-decided ones, to measure agreement (the rule verdict stays final).")),
+        # The choices are goldeval.llm.response_format.RESPONSE_FORMATS, spelled out so that --help does not load the
+        # judge package (JudgeConfig checks the value again).
+        ("response_format", click.option("--response-format", "response_format",
+                     type=click.Choice(["auto", "json_schema", "json_object", "format", "none"]), default=None,
+                     help="How the verdict's JSON schema is sent: auto (default $GOLDEVAL_JUDGE_RESPONSE_FORMAT, else auto: "
+                          "OpenAI json_schema, then llama.cpp json_object+schema, then Ollama format, then none, learnt from "
+                          "the endpoint's first refusal), one of them forced, or none.")),
         ("llm_cache", click.option("--llm-cache/--no-llm-cache", "llm_cache", default=True, show_default=True,
                      help="Reuse cached judge answers ($GOLDEVAL_HOME/judge_cache.db).")),
         ("llm_refresh", click.option("--llm-refresh", is_flag=True, help="Ask the judge again even where a cached answer exists (and replace it).")),

@@ -2,7 +2,8 @@
 
 Parts: :mod:`~goldeval.llm.prompt` (the versioned doctrine and the fenced case prompt),
 :mod:`~goldeval.llm.parse` (judge text → :class:`~goldeval.verdict.Verdict`), :mod:`~goldeval.llm.client`
-(OpenAI-compatible endpoint, retries, time-outs), :mod:`~goldeval.llm.cache` (SQLite call cache) and
+(OpenAI-compatible endpoint, retries, time-outs), :mod:`~goldeval.llm.response_format` (the verdict's JSON schema
+and the forms an endpoint takes it in), :mod:`~goldeval.llm.cache` (SQLite call cache) and
 :mod:`~goldeval.llm.run` (routing, concurrency, repeats, accounting). Importing this package does not import
 the ``openai`` library; building a client does.
 

@@ -6,7 +6,9 @@ keyed by the sha256 of the canonical JSON of:
 * ``JUDGE_VERSION`` and the user-prompt layout version,
 * the system prompt's sha256 (the doctrine),
 * the rubric's sha256,
-* the answer parameters: model, base URL, temperature, seed, max_tokens,
+* the answer parameters: model, base URL, temperature, seed, max_tokens, and the verdict schema's sha256 when the
+  call sends one (``response_format`` other than ``none``; a judge that sends none keeps the keys it had before
+  schemas were sent),
 * the case id and materials (question, golden, rows, rule breakdown, rubric, mustNotUse, the answer's text and
   queries),
 * the sample index (``--repeat 3`` keeps three entries per case) and the rows shown per table (``max_rows``).
@@ -14,7 +16,8 @@ keyed by the sha256 of the canonical JSON of:
 Only completions are cached (the text the endpoint returned, even if it does not parse: the same inputs at
 temperature 0 give the same text, and ``refresh=True`` asks again). Failed calls — time-outs, exhausted retries —
 are never cached, so a re-run tries them again. The user prompt that was sent (with its nonce) is stored beside
-the answer, so every cached verdict can be audited.
+the answer, so every cached verdict can be audited, and so is the response format the answer was given under
+(``json_schema``, ``json_object``, ``format``, ``none``; ``NULL`` in entries written before it was recorded).
 
 Schema migrations are append-only (never edit a shipped one).
 """
@@ -62,6 +65,7 @@ _MIGRATIONS = [
         response_model TEXT
     );
     """,
+    "ALTER TABLE judge_calls ADD COLUMN response_format TEXT;",
 ]
 
 
@@ -143,15 +147,17 @@ class JudgeCache:
 
     def put(self, key: str, *, case_id: str | None, sample: int, params: dict[str, Any], rubric_sha256: str | None,
             user_prompt: str, response: str, prompt_tokens: int | None = None, completion_tokens: int | None = None,
-            latency_s: float | None = None, finish_reason: str | None = None, response_model: str | None = None) -> None:
-        """Store one completed call (replacing an older entry with the same key)."""
+            latency_s: float | None = None, finish_reason: str | None = None, response_model: str | None = None,
+            response_format: str | None = None) -> None:
+        """Store one completed call (replacing an older entry with the same key); *response_format* is the form the
+        answer was given under (:mod:`goldeval.llm.response_format`)."""
         try:
             with self._lock, self._db:
                 self._db.execute(
-                    "INSERT OR REPLACE INTO judge_calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT OR REPLACE INTO judge_calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (key, time.time(), JUDGE_VERSION, SYSTEM_PROMPT_SHA256, rubric_sha256, params.get("model", ""),
                      canonical_json(params), case_id, sample, user_prompt, response, prompt_tokens, completion_tokens,
-                     latency_s, finish_reason, response_model),
+                     latency_s, finish_reason, response_model, response_format),
                 )
         except sqlite3.Error as exc:
             raise StoreError(f"judge cache {self.path}: cannot write ({exc}). Check the disk and permissions.") from None

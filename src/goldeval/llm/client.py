@@ -17,6 +17,11 @@ recorded per call:
   case would wait out its retries and come back ``needs_human``. Once the endpoint has answered, a dropped
   connection is a per-call failure. Any other failure is returned in :class:`CallResult` ``.error``;
   a per-call failure never raises.
+* Every call sends the verdict's JSON schema in the form ``response_format`` names
+  (:mod:`goldeval.llm.response_format`). Under ``auto`` a refusal of the form (a 400 or 422, or a 500 whose body names
+  the format or schema) is not retried: the same call is sent at once with the next form, and once a later form
+  is answered every call of this client starts with it (the client is shared by the run's threads). A forced form
+  that is refused raises :class:`~goldeval.errors.JudgeError`: every call would be refused the same way.
 
 Configuration comes from keyword options, else ``GOLDEVAL_JUDGE_*`` variables, else defaults; the key from the
 provider's own variable ``OPENAI_API_KEY`` (a local server on loopback needs none).
@@ -39,6 +44,7 @@ from urllib.parse import urlparse
 
 from goldeval.errors import InputError, JudgeError, shorten
 from goldeval.llm.budget import CAP_REACHED, SpendMeter, check_cap
+from goldeval.llm.response_format import RESPONSE_FORMATS, VERDICT_SCHEMA_SHA256, forms_to_try, is_refusal, request_fields
 
 __all__ = ["JudgeConfig", "CallResult", "JudgeClient", "parse_retry_after"]
 
@@ -55,11 +61,13 @@ _ENV = {
     "price_out": "GOLDEVAL_JUDGE_PRICE_OUT",
     "max_cost": "GOLDEVAL_JUDGE_MAX_COST",
     "max_calls": "GOLDEVAL_JUDGE_MAX_CALLS",
+    "response_format": "GOLDEVAL_JUDGE_RESPONSE_FORMAT",
 }
 #: The command-line option that sets each field (for error messages).
 _OPTION = {
     "timeout": "--llm-timeout", "temperature": "--llm-temperature", "seed": "--llm-seed",
     "max_concurrency": "--max-concurrency", "price_in": "--price-in", "price_out": "--price-out",
+    "response_format": "--response-format",
 }
 _TYPES = {
     "temperature": float, "seed": int, "timeout": float, "max_retries": int, "max_concurrency": int,
@@ -87,6 +95,9 @@ class JudgeConfig:
         max_cost: Spend cap in USD for one run (``None`` = none); needs both prices and ``max_tokens`` unless
             ``max_calls`` is given (see :mod:`goldeval.llm.budget`).
         max_calls: Cap on HTTP attempts for one run, retries and repeats included (``None`` = none).
+        response_format: How the verdict's JSON schema is sent (:mod:`goldeval.llm.response_format`): ``auto``
+            (default: OpenAI's ``json_schema``, then llama.cpp's ``json_object`` + ``schema``, then Ollama's
+            ``format``, then none, learnt from the endpoint's first refusal), one of those forced, or ``none``.
         api_key: Secret; not part of ``repr`` or any record.
     """
 
@@ -106,6 +117,7 @@ class JudgeConfig:
     price_out: float | None = None
     max_cost: float | None = None
     max_calls: int | None = None
+    response_format: str = "auto"
     api_key: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -124,6 +136,7 @@ class JudgeConfig:
             ("temperature", 0 <= self.temperature <= 2, "a number in [0, 2]"),
             ("price_in", self.price_in is None or self.price_in >= 0, "a price ≥ 0 (USD per million tokens)"),
             ("price_out", self.price_out is None or self.price_out >= 0, "a price ≥ 0 (USD per million tokens)"),
+            ("response_format", self.response_format in RESPONSE_FORMATS, "one of " + ", ".join(RESPONSE_FORMATS)),
         ]
         for name, ok, want in checks:
             if not ok:
@@ -166,14 +179,24 @@ class JudgeConfig:
         return cls(**values)
 
     def answer_params(self) -> dict[str, Any]:
-        """The parameters that change what the judge answers (part of the cache key and of every record)."""
-        return {
+        """The parameters that change what the judge answers (part of the cache key and of every record).
+
+        A call that sends the verdict schema is drawn under that constraint, so the schema's hash is a parameter;
+        with ``response_format="none"`` the request is the unconstrained one and the parameters (and cache keys)
+        are those of a judge that sends no schema. Which schema form carried it is not a parameter: the forms
+        ask one endpoint for the same constraint, and under ``auto`` the form is only known once a call is made
+        (it is recorded per call instead).
+        """
+        params: dict[str, Any] = {
             "model": self.model,
             "base_url": self.base_url,
             "temperature": float(self.temperature),  # 0 and 0.0 are one setting (and one cache key)
             "seed": self.seed,
             "max_tokens": self.max_tokens,
         }
+        if self.response_format != "none":
+            params["verdict_schema_sha256"] = VERDICT_SCHEMA_SHA256
+        return params
 
     def cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
         """USD for one call, or ``None`` when no price is configured or the endpoint reported no usage."""
@@ -200,6 +223,10 @@ class CallResult:
         spend_usd: What the attempts made cost: reported usage at the prices, else each attempt's reserved
             estimate (``None`` without a budget or prices).
         spend_estimated: Attempts whose spend is the reserved estimate (no usage reported).
+        response_format: The form of the last attempt (``json_schema``, ``json_object``, ``format`` or ``none``):
+            for an answered call, the form the answer was given under.
+        refused_formats: The forms the endpoint refused during this call, in order, each
+            ``{"form", "status", "message"}`` (the refusal attempts count in ``attempts``).
     """
 
     text: str | None = None
@@ -215,6 +242,8 @@ class CallResult:
     capped: bool = False
     spend_usd: float | None = None
     spend_estimated: int = 0
+    response_format: str | None = None
+    refused_formats: list[dict[str, Any]] = field(default_factory=list)
 
 
 #: Statuses below 500 that are retried: 408 Request Timeout (a proxy gave up), 409 Conflict (a lock on the provider's
@@ -286,6 +315,8 @@ class JudgeClient:
         self._lock = threading.Lock()
         self._rng = random.Random()
         self._reached = False  # has any request reached the endpoint (any HTTP answer)?
+        self._forms = forms_to_try(config.response_format)
+        self._form_at = 0  # index in self._forms of the first form not refused yet (moves forward only)
 
     def _openai(self) -> Any:
         with self._lock:
@@ -314,6 +345,17 @@ class JudgeClient:
         """Raise JudgeError now, before any run is recorded, when no call could be made: the ``openai`` library is
         missing, or there is no API key for a non-local endpoint. Sends nothing."""
         self._openai()
+
+    @property
+    def response_format(self) -> str:
+        """The form the next call starts with: under ``auto``, the first form the endpoint has not refused."""
+        with self._lock:
+            return self._forms[self._form_at]
+
+    def _learn(self, at: int) -> None:
+        """Calls from now on start at form *at*: an earlier form was refused and this one was answered."""
+        with self._lock:
+            self._form_at = max(self._form_at, at)
 
     def close(self) -> None:
         """Close the HTTP connection pool (the client can be used again: a new pool is opened on the next call)."""
@@ -345,7 +387,11 @@ class JudgeClient:
             kwargs["seed"] = c.seed
         if c.max_tokens is not None:
             kwargs["max_tokens"] = c.max_tokens
-        out = CallResult()
+        forced = c.response_format != "auto"
+        with self._lock:
+            start = at = self._form_at
+        out = CallResult(response_format=self._forms[at])
+        request = {**kwargs, **request_fields(self._forms[at])}
         chars = sum(len(str(m.get("content") or "")) for m in messages)
         t0 = time.perf_counter()
         retries = timeouts = 0
@@ -361,7 +407,7 @@ class JudgeClient:
             out.attempts += 1
             try:
                 try:
-                    resp = client.chat.completions.create(**kwargs)
+                    resp = client.chat.completions.create(**request)
                 except openai.APITimeoutError:
                     out.status = None
                     timeouts += 1
@@ -382,24 +428,38 @@ class JudgeClient:
                             f"LLM judge at {c.base_url or 'api.openai.com'}: HTTP 404 for model {c.model!r} "
                             f"({shorten(exc.message, 120)}). Check --llm and --base-url (it should end in /v1)."
                         ) from None
-                    if exc.status_code == 400 and _UNSUPPORTED.search(str(exc.message)):
-                        raise JudgeError(
-                            f"LLM judge at {c.base_url or 'api.openai.com'}: model {c.model!r} rejects a parameter goldeval "
-                            f"sends ({shorten(exc.message, 200)}). Every call would fail the same way: choose another judge "
-                            "model, or change --llm-temperature / GOLDEVAL_JUDGE_MAX_TOKENS (0 = not sent)."
-                        ) from None
-                    if not (exc.status_code in _RETRIED or exc.status_code >= 500):
-                        out.error = f"HTTP {exc.status_code}: {shorten(exc.message, 200)} (not retried)"
-                        break
-                    if retries >= c.max_retries:
-                        out.error = f"HTTP {exc.status_code} after {out.attempts} attempts (retries exhausted)"
-                        break
-                    asked = parse_retry_after(exc.response.headers)
-                    if asked is not None and asked > c.max_retry_after:
-                        out.error = f"HTTP {exc.status_code}: the server asks to wait {asked:g} s (> {c.max_retry_after:g} s); not retried"
-                        break
-                    wait = asked if asked is not None else self._backoff(retries)
-                    retries += 1
+                    form = self._forms[at]
+                    if form != "none" and is_refusal(exc.status_code, _error_text(exc), forced=forced):
+                        # the endpoint refuses this way of sending the schema: not a failure of the call
+                        out.refused_formats.append({"form": form, "status": exc.status_code, "message": shorten(exc.message, 200)})
+                        if forced:
+                            raise JudgeError(
+                                f"LLM judge at {c.base_url or 'api.openai.com'}: the endpoint refuses --response-format {form} "
+                                f"(HTTP {exc.status_code}: {shorten(exc.message, 200)}). Every call would fail the same way: "
+                                "use --response-format auto (it finds the form the endpoint takes) or none."
+                            ) from None
+                        at += 1  # auto: the next form ("none", the last, is never refused)
+                        request = {**kwargs, **request_fields(self._forms[at])}
+                        out.response_format = self._forms[at]
+                    else:
+                        if exc.status_code == 400 and _UNSUPPORTED.search(str(exc.message)):
+                            raise JudgeError(
+                                f"LLM judge at {c.base_url or 'api.openai.com'}: model {c.model!r} rejects a parameter goldeval "
+                                f"sends ({shorten(exc.message, 200)}). Every call would fail the same way: choose another judge "
+                                "model, or change --llm-temperature / GOLDEVAL_JUDGE_MAX_TOKENS (0 = not sent)."
+                            ) from None
+                        if not (exc.status_code in _RETRIED or exc.status_code >= 500):
+                            out.error = f"HTTP {exc.status_code}: {shorten(exc.message, 200)} (not retried)"
+                            break
+                        if retries >= c.max_retries:
+                            out.error = f"HTTP {exc.status_code} after {out.attempts} attempts (retries exhausted)"
+                            break
+                        asked = parse_retry_after(exc.response.headers)
+                        if asked is not None and asked > c.max_retry_after:
+                            out.error = f"HTTP {exc.status_code}: the server asks to wait {asked:g} s (> {c.max_retry_after:g} s); not retried"
+                            break
+                        wait = asked if asked is not None else self._backoff(retries)
+                        retries += 1
                 except openai.APIConnectionError as exc:
                     out.status = None
                     if retries >= c.max_retries:
@@ -421,6 +481,8 @@ class JudgeClient:
                 else:
                     out.status = 200
                     self._reached = True
+                    if at > start:  # an earlier form was refused and this one answered: later calls start here
+                        self._learn(at)
                     if not hasattr(resp, "choices"):
                         out.error = f"malformed response from the endpoint (not a chat completion): {shorten(resp, 200)}"
                         break
@@ -441,6 +503,11 @@ class JudgeClient:
                 out.waits.append(0.0)
         out.latency_s = time.perf_counter() - t0
         return out
+
+
+def _error_text(exc: Any) -> str:
+    """An HTTP error's message and body, where a refusal of the response format would name it."""
+    return f"{exc.message} {exc.body!r}"
 
 
 def _read_completion(resp: Any, out: CallResult) -> None:

@@ -33,6 +33,9 @@ class LlmOptions:
         price_in, price_out: USD per million prompt / completion tokens. send: ``undecided`` or ``all``.
         cache: Reuse cached answers. refresh: Ask again where a cached answer exists.
         max_cost: Spend cap in USD. max_calls: Cap on HTTP calls.
+        response_format: How the verdict schema is sent: ``auto``, ``json_schema``, ``json_object``, ``format`` or
+            ``none`` (default ``$GOLDEVAL_JUDGE_RESPONSE_FORMAT``, else ``auto``; see
+            :mod:`goldeval.llm.response_format`).
     """
 
     model: str | None = None
@@ -50,6 +53,7 @@ class LlmOptions:
     refresh: bool = False
     max_cost: float | None = None
     max_calls: int | None = None
+    response_format: str | None = None
 
     @property
     def enabled(self) -> bool:
@@ -61,11 +65,14 @@ class LlmOptions:
         if not self.enabled:
             return {}
 
-        return {"llm": {
+        llm: dict[str, Any] = {
             "model": self.model, "base_url": self.base_url, "temperature": self.temperature, "seed": self.seed,
             "repeat": self.repeat, "send": self.send, "judge_version": JUDGE_VERSION,
             "system_prompt_sha256": SYSTEM_PROMPT_SHA256, "dry_run": self.dry_run,
-        }}
+        }
+        if self.response_format is not None:  # absent when not given, so that a run started without it resumes
+            llm["response_format"] = self.response_format
+        return {"llm": llm}
 
 
 def judge_config(opts: LlmOptions, *, cost_cap: bool = True, environ: Mapping[str, str] | None = None) -> Any:
@@ -94,7 +101,7 @@ def judge_config(opts: LlmOptions, *, cost_cap: bool = True, environ: Mapping[st
     return JudgeConfig.from_env(
         env, model=opts.model or None, base_url=opts.base_url, max_concurrency=opts.max_concurrency, timeout=opts.timeout,
         temperature=opts.temperature, seed=opts.seed, price_in=opts.price_in, price_out=opts.price_out,
-        max_cost=opts.max_cost if cost_cap else None, max_calls=opts.max_calls,
+        max_cost=opts.max_cost if cost_cap else None, max_calls=opts.max_calls, response_format=opts.response_format,
     )
 
 

@@ -8,6 +8,8 @@ Forgiving about form:
     U+FEFF, the bidi marks U+200E/F and U+202A–E, U+2066–9, variation selectors…) and surrounding blanks
     removed; ``near-match`` / ``near match`` read as ``near_match``;
   * ``why`` may be spelled ``reason``, ``reasoning``, ``rationale`` or ``explanation``;
+  * ``column_pairing`` may be the prompt's map ``{"<golden column>": "<answer column>"}`` or the verdict schema's
+    list of ``{"golden": ..., "answer": ...}`` pairs;
   * a confidence given as ``"9"``, ``"7/10"``, ``"7 / 10"``, ``"7 out of 10"`` or ``8.0`` reads as 9, 7, 7, 7, 8;
     a non-integral number in 1–10 is rounded *down* (7.5 → 7: rounding never invents certainty);
   * a trailing comma before ``}`` or ``]`` and typographic quotes around keys are repaired; a Python dict literal
@@ -463,8 +465,18 @@ def _why(obj: dict[str, Any]) -> str:
 
 
 def _pairing(value: Any) -> tuple[dict[str, str | None], str | None]:
-    if value in (None, "", {}):
+    """The pairing as ``{golden column: answer column or None}`` from the prompt's map, or from the list of
+    ``{"golden", "answer"}`` pairs the verdict schema asks for (:mod:`goldeval.llm.response_format`)."""
+    if value in (None, "", {}, []):
         return {}, None
+    if isinstance(value, list):
+        pairs: dict[str, Any] = {}
+        for item in value:
+            item = _fold_object(item)[0] if isinstance(item, dict) else None
+            if item is None or not isinstance(item.get("golden"), str):
+                return {}, "column_pairing as a list must hold {\"golden\": ..., \"answer\": ...} objects"
+            pairs[item["golden"]] = item.get("answer")
+        value = pairs
     if not isinstance(value, dict):
         return {}, f"column_pairing must be an object, got {type(value).__name__}"
     out: dict[str, str | None] = {}

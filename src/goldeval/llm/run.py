@@ -124,6 +124,7 @@ def _call_record(sample: int, call: CallResult | None, cached: dict[str, Any] | 
             "error": None, "finish_reason": cached.get("finish_reason"), "response_model": cached.get("response_model"),
             "user_prompt": cached["user_prompt"], "raw": cached["response"], "verdict": _brief(verdict),
             "capped": False, "spend_usd": 0.0 if config.price_in is not None and config.price_out is not None else None,
+            "response_format": cached.get("response_format"), "response_format_refused": [],
         }
     assert call is not None
     return {
@@ -133,6 +134,7 @@ def _call_record(sample: int, call: CallResult | None, cached: dict[str, Any] | 
         "error": call.error, "finish_reason": call.finish_reason, "response_model": call.response_model,
         "nonce": nonce, "user_prompt": user_prompt, "raw": call.text, "verdict": _brief(verdict),
         "capped": call.capped, "spend_usd": call.spend_usd, "spend_estimated_attempts": call.spend_estimated,
+        "response_format": call.response_format, "response_format_refused": call.refused_formats,
     }
 
 
@@ -322,6 +324,7 @@ def judge_cases(
         "judge_version": JUDGE_VERSION, "layout": USER_PROMPT_LAYOUT, "system_prompt_sha256": SYSTEM_PROMPT_SHA256,
         **params, "repeat": repeat, "max_concurrency": config.max_concurrency, "timeout": config.timeout,
         "price_in": config.price_in, "price_out": config.price_out, "send": send,
+        "response_format": config.response_format,
     }
     failures: list[dict[str, Any]] = []
     cases: list[dict[str, Any]] = []
@@ -421,7 +424,8 @@ def judge_cases(
                 cache.put(key, case_id=m["id"], sample=s, params=params, rubric_sha256=rubric_hash(m.get("rubric")),
                           user_prompt=user, response=call.text, prompt_tokens=call.prompt_tokens,
                           completion_tokens=call.completion_tokens, latency_s=call.latency_s,
-                          finish_reason=call.finish_reason, response_model=call.response_model)
+                          finish_reason=call.finish_reason, response_model=call.response_model,
+                          response_format=call.response_format)
         return m["id"], s, v, _call_record(s, call, None, v, user, nonce, config)
 
     def case_done(cid: str) -> None:
