@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from goldeval.runs.migrations import MIGRATIONS, POSTGRES_MIGRATIONS
+from goldeval.runs.backends import open_store
 from goldeval.runs.store import RunStore
 
 from .conftest import RO_PASSWORD
@@ -56,12 +57,12 @@ def test_the_postgres_schema_is_the_sqlite_schema(pg, tmp_path):
     # Same migration names, in order, and the same columns in the same order in every table.
     assert list(POSTGRES_MIGRATIONS) == [m.__name__ for m in MIGRATIONS]
     url = fresh_store(pg, "schema")
-    with RunStore(url) as st:
+    with open_store(url) as st:
         assert st.migrations_applied == [m.__name__ for m in MIGRATIONS]
         pg_cols = {t: [r[0] for r in st.db.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = ? "
             "ORDER BY ordinal_position", (t,))] for t in ("runs", "cases", "reviews", "tags", "_migrations")}
-    with RunStore(url) as again:
+    with open_store(url) as again:
         assert again.migrations_applied == []  # recorded once
     RunStore(tmp_path / "s.db").close()
     lite = sqlite3.connect(tmp_path / "s.db")
@@ -105,7 +106,7 @@ def test_eight_processes_record_runs_into_one_store_at_once(pg, tmp_path, env):
     assert sorted(r["id"] for r in rows) == sorted(ids)  # every run listed
     assert {r["id"]: r["n_recorded"] for r in rows} == dict(zip(ids, sizes))
     # each run's recorded cases are exactly its rows: p0 gets every 2nd row wrong, so 150 of 300 cases are wrong
-    with RunStore(url) as st:
+    with open_store(url) as st:
         wrong = sum(1 for c in st.cases(ids[0]) if c["gold"] != c["pred"])
     assert wrong == 150
 
@@ -162,7 +163,7 @@ def test_a_run_killed_on_one_machine_resumes_on_another(pg, tmp_path, env):
         with pg.admin("resume") as c:
             (run_id, n), = c.execute("SELECT run_id, count(*) FROM cases GROUP BY run_id").fetchall()
         assert 200 <= n <= N_QUICK  # at least the first batch is committed
-        with RunStore(url) as st:
+        with open_store(url) as st:
             # alive on "machine one": listed as running, and no other process may take it
             assert st.get_run(run_id, with_results=False)["status"] == "running"
             assert st.claim(run_id) == "running"
@@ -176,7 +177,7 @@ def test_a_run_killed_on_one_machine_resumes_on_another(pg, tmp_path, env):
         c.execute("UPDATE ctl SET slow = false")
     deadline = time.monotonic() + 30
     while True:  # the server ends the dead session and releases the run's lock
-        with RunStore(url) as st:
+        with open_store(url) as st:
             status = st.get_run(run_id, with_results=False)["status"]
         if status == "interrupted":
             break

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from goldeval.cli import main
 from goldeval.errors import InputError
 from goldeval.runs.location import check_store_target, is_server_store, store_label, store_scheme
+from goldeval.runs.backends import open_store
 from goldeval.runs.store import RunStore
 
 
@@ -30,6 +31,20 @@ def test_a_scheme_goldeval_does_not_serve_is_refused_without_the_rest_of_the_url
     assert "s3cret" not in str(exc.value)
     with pytest.raises(InputError):
         RunStore(target)  # the library refuses too, before any folder is made
+    with pytest.raises(InputError, match=r"not in a \w+:// store"):
+        open_store(target)
+
+
+def test_the_sqlite_store_class_names_open_store_for_a_server_url(tmp_path, monkeypatch):
+    """RunStore is the SQLite store; a postgresql:// URL given to it is refused with the function that opens it
+    (open_store picks the backend), never made a local folder named 'postgresql:'."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=r"open_store\(\)") as exc:
+        RunStore("postgresql://ci:s3cret@db/evals")
+    assert "s3cret" not in str(exc.value)
+    with pytest.raises(InputError, match=r"open_existing_store\(\)"):
+        RunStore.open_existing("postgresql://ci:s3cret@db/evals")
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("target", ["postgresql://ci@db/evals", "postgres://ci@db/evals", "runs.db", "./mysql/x.db"])

@@ -21,7 +21,7 @@ from goldeval.cli._common import (
 from goldeval.cli._store import store_files, store_path_option
 from goldeval.cli._types import SEED, Finite
 from goldeval.errors import InputError
-from goldeval.runs.store import RunStore
+from goldeval.runs.backends import open_existing_store
 
 
 @click.command()
@@ -56,7 +56,7 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     from goldeval.runs.compare import compare_runs  # start-up: the run store loads only when the command runs
 
     guard_outputs({"--out": out, "--junit": junit}, {"--store": store_files(store)})
-    with RunStore.open_existing(store) as st:
+    with open_existing_store(store) as st:
         a = st.get_run(run_a, with_results=False)
         b = st.get_run(run_b, with_results=False)
         for ref, run in ((run_a, a), (run_b, b)):  # the name each was given by (baseline/main) and its tags

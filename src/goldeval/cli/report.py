@@ -11,7 +11,7 @@ from goldeval.cli._store import store_files, store_path_option
 from goldeval.cli._types import SEED, Finite
 from goldeval.errors import InputError
 from goldeval.io.outputs import write_output
-from goldeval.runs.store import RunStore
+from goldeval.runs.backends import open_existing_store
 
 
 @click.command()
@@ -71,7 +71,7 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
         # start-up: the report modules load only when one is written or rendered
         from goldeval.report.build import report_from_store, report_inputs
 
-        with RunStore.open_existing(store) as st:
+        with open_existing_store(store) as st:
             guard_outputs({"--out": out}, report_inputs(store=st, run=run, compare=compare_ref))
             _refuse_replacing_a_file_that_is_no_page(out)
             html, model = report_from_store(st, run, compare=compare_ref, options=options, seed=seed)

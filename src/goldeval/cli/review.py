@@ -30,7 +30,7 @@ from goldeval.cli._store import store_file, store_files, store_path_option
 from goldeval.runs.location import is_server_store
 from goldeval.errors import InputError
 from goldeval.io.outputs import sqlite_files
-from goldeval.runs.store import RunStore
+from goldeval.runs.backends import open_existing_store
 
 DEFAULT_REGRESSIONS = "judge-regressions.jsonl"
 
@@ -179,7 +179,7 @@ def review_export(run, store, out, quiet, all_cases):
     from goldeval.runs.regressions import export_review  # start-up: the run store loads only when the command runs
 
     guard_outputs({"--out": out}, {"--store": store_files(store)})
-    with RunStore.open_existing(store) as st:
+    with open_existing_store(store) as st:
         guard_outputs({"--out": out}, run_inputs(st, st.resolve(run)))  # never over the run's own cases or attempts
         rows = export_review(st, run, only_needs_human=not all_cases)
     data = b"".join(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in rows)
@@ -210,7 +210,7 @@ def review_import(file, store, regressions, reviewer, on_conflict, quiet):
     # the regressions file is appended to by design; it must not be the reviewed file or the store
     guard_outputs({"--regressions": regressions}, {"FILE": file, "--store": store_files(store)})
 
-    with RunStore.open_existing(store) as st:
+    with open_existing_store(store) as st:
         result = import_review(st, file, regressions_path=regressions, reviewer=reviewer, on_conflict=on_conflict)
     if quiet:
         return EXIT_OK
@@ -255,7 +255,7 @@ def review_stats(runs, store, regressions, out, quiet):
     guard_outputs({"--out": out}, {"--store": store_files(store), "--regressions": regressions})
     path = store_file(store)
     if is_server_store(path) or os.path.exists(path):
-        with RunStore.open_existing(store) as st:
+        with open_existing_store(store) as st:
             guard_outputs({"--out": out}, run_inputs(st, *(st.resolve(r) for r in runs)))  # the named runs' inputs
             result = judge_calibration(st, runs, regressions=regressions)
     elif runs or regressions is None:

@@ -24,7 +24,7 @@ from goldeval.cli._store import store_file, store_files, store_path_option
 from goldeval.errors import InputError
 from goldeval.io.outputs import write_output
 from goldeval.runs.location import is_server_store
-from goldeval.runs.store import RunStore
+from goldeval.runs.backends import open_existing_store, open_store
 
 
 @click.group(cls=SuggestingGroup)
@@ -64,7 +64,7 @@ def list_(store, limit, arm, scorer, as_json, out, quiet):
         if not quiet:
             click.echo(f"goldeval: no run store at {path} yet (nothing recorded there)", err=True)
     else:
-        with RunStore.open_existing(path) as st:
+        with open_existing_store(path) as st:
             rows = st.list_runs(limit=limit or None, arm=arm, scorer=scorer)
     if out is not None:
         write_json(rows, out)
@@ -87,7 +87,7 @@ def show(run, store, out, quiet):
 
     guard_outputs({"--out": out}, {"--store": store_files(store)})
 
-    with RunStore.open_existing(store) as st:
+    with open_existing_store(store) as st:
         record = st.get_run(run)
         path = st.path
         guard_outputs({"--out": out}, run_inputs(st, record["id"]))  # never over the run's own input files
@@ -129,7 +129,7 @@ def export(run, store, fmt, out, bundle, quiet):
         out = bundle
     guard_outputs({"--out" if bundle is None else "--bundle": out}, {"--store": store_files(store)})
 
-    with RunStore.open_existing(store) as st:
+    with open_existing_store(store) as st:
         run_id = st.resolve(run)  # 'latest' or a prefix: say which run was written
         guard_outputs({"--out": out}, run_inputs(st, run_id))  # never over the run's own input files
         if bundle is not None:
@@ -160,7 +160,7 @@ def write_bytes(data: bytes, out: str) -> None:
 def delete(run, store, yes, quiet):
     """Delete RUN, its per-case records and its reviews from the store."""
 
-    with RunStore.open_existing(store) as st:
+    with open_existing_store(store) as st:
         record = st.get_run(run, with_results=False)
         if not yes and not _confirm(
             f"delete run {record['id']} ({record['scorer_name']}, arm {record.get('arm') or '—'}, "
@@ -194,7 +194,7 @@ def tag(run, name, store, move, quiet):
     and on a branch:
         goldeval compare baseline/main latest --fail-on-regression
     """
-    with RunStore.open_existing(store) as st:
+    with open_existing_store(store) as st:
         done = st.tag(run, name, move=move)
     if not quiet:
         if done["previous"] == done["run_id"]:
@@ -215,7 +215,7 @@ def tag(run, name, store, move, quiet):
 @guarded
 def untag(name, store, quiet):
     """Remove the tag NAME (the run it named is kept)."""
-    with RunStore.open_existing(store) as st:
+    with open_existing_store(store) as st:
         run_id = st.untag(name)
     if not quiet:
         click.echo(f"goldeval: removed tag {name} (it named run {run_id})", err=True)
@@ -237,7 +237,7 @@ def tags(run, store, as_json, out, quiet):
             raise InputError(f"runs tags: --json writes the tags to stdout and --out {out} to a file: give one of them.")
         out = "-"
     guard_outputs({"--out": out}, {"--store": store_files(store)})
-    with RunStore.open_existing(store) as st:
+    with open_existing_store(store) as st:
         rows = st.tags(run)
     if out is not None:
         write_json(rows, out)
@@ -298,7 +298,7 @@ def import_(per_case, store, arm, gates, out, quiet):
         if arm is not None or gates is not None:
             raise InputError(f"runs import {per_case}: a bundle holds a whole run, its arm and gates included; --arm and "
                              "--gates apply to a per-case Parquet only. Drop them (gate the run with `goldeval gate`).")
-        with RunStore(store) as st:
+        with open_store(store) as st:
             done = import_bundle(st, per_case)
             results = st.get_run(done["run_id"])["results"] if out else None
         if not quiet:
@@ -315,7 +315,7 @@ def import_(per_case, store, arm, gates, out, quiet):
     def gate(results, recorder):
         codes.append(apply_gates(results, gates, console, definition=definition, recorder=recorder))
 
-    with RunStore(store) as st:
+    with open_store(store) as st:
         done = import_per_case(st, per_case, arm=arm, gate=gate if gates else None)
     verb = "recorded as run" if done["created"] else "already imported: updated run"
     if not quiet:

@@ -170,7 +170,8 @@ class RunRecording:
         # start-up: the run store (sqlite3, multiprocessing, the writer) loads only when a run is recorded
         from goldeval.runs.identity import input_entry
         from goldeval.runs.recorder import dataset_hash, run_key, start_run
-        from goldeval.runs.store import RunMeta, RunStore
+        from goldeval.runs.backends import open_store
+        from goldeval.runs.store import RunMeta
 
         paths: dict[str, str] = {}
         streamed: dict[str, Any] = {}  # role -> Spooled: an input read from stdin or a FIFO (see goldeval.io.streams)
@@ -213,7 +214,7 @@ class RunRecording:
                 rubric_hash=rubric_hash, dod_hash=dod_hash, goldeval_version=__version__,
             )
 
-        store = RunStore(self.store)
+        store = open_store(self.store)
         try:
             background = "process" if large else "thread"
             candidates = (

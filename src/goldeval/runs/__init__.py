@@ -6,8 +6,9 @@ report, pipeline, cli.
 
 Modules (import the one you need; this package imports none of them eagerly):
 
+``backends``     :func:`~goldeval.runs.backends.open_store` — opens the store a location names (file or URL).
 ``store``        :class:`~goldeval.runs.store.RunStore` — runs, per-case records, reviews, tags (WAL, migrations).
-``pgstore``      the same store on a PostgreSQL server (``RunStore("postgresql://…")``; advisory-lock claims).
+``pgstore``      the same store on a PostgreSQL server (``open_store("postgresql://…")``; advisory-lock claims).
 ``location``     where a store lives: a file, a ``postgresql://`` URL, a refused scheme; its name without password.
 ``bundle``       run bundles: one finished run as a ``.tar.gz``, imported into any store idempotently.
 ``migrations``   the append-only schema migrations (and their PostgreSQL statements).

@@ -206,7 +206,7 @@ def _applied(conn: Any) -> list[str]:
 
 
 class PostgresRunStore(RunStore):
-    """A run store on a PostgreSQL server (see the module's notes); made by ``RunStore("postgresql://…")``.
+    """A run store on a PostgreSQL server (see the module's notes); made by ``goldeval.runs.backends.open_store("postgresql://…")``.
 
     Args:
         path: ``postgresql://user[:password]@host[:port]/dbname[?param=value…]`` (libpq's URI). Default:

@@ -35,7 +35,7 @@ import orjson
 from goldeval.errors import InputError, StoreError, shorten
 from goldeval.paths import default_store
 from goldeval.runs.columns import case_columns
-from goldeval.runs.location import check_store_target, store_scheme
+from goldeval.runs.location import check_store_target, store_label, store_scheme
 from goldeval.runs.migrations import MIGRATIONS, migrate
 
 __all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "check_tag_name", "HEADLINE_METRICS",
@@ -189,16 +189,18 @@ def _reading(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class RunStore:
-    """An open run store: one SQLite connection (not shared between threads), or, for a ``postgresql://`` URL, a
-    :class:`goldeval.runs.pgstore.PostgresRunStore` (the same interface on a PostgreSQL server).
+    """An open run store: one SQLite connection (not shared between threads). The same interface on a PostgreSQL
+    server is :class:`goldeval.runs.pgstore.PostgresRunStore`; :func:`goldeval.runs.backends.open_store` opens
+    whichever a location names (a file or a ``postgresql://`` URL).
 
     Args:
-        path: The database file; created (with its folder) when missing; or a ``postgresql://`` URL. Default:
+        path: The database file; created (with its folder) when missing. Default:
             :func:`goldeval.paths.default_store` (``$GOLDEVAL_STORE``, else ``default_store_path()``).
 
     Raises:
         StoreError: the file cannot be opened or is not a goldeval database (or not SQLite at all).
-        InputError: *path* is a URL of a scheme goldeval does not serve (``mysql://…``): it is not made a folder.
+        InputError: *path* is a URL (``postgresql://…``: use :func:`goldeval.runs.backends.open_store`; a scheme
+            goldeval does not serve, ``mysql://…``, is refused there too): it is not made a folder.
 
     Use as a context manager, or call :meth:`close`.
 
@@ -217,20 +219,16 @@ class RunStore:
     #: ORDER BY that lists runs newest first (the insertion order breaks a tie on the timestamp).
     newest = "created_at DESC, rowid DESC"
 
-    def __new__(cls, path: str | os.PathLike[str] | None = None, *args: Any, **kwargs: Any) -> RunStore:
-        target = default_store() if path is None else path
-        if cls is RunStore and isinstance(target, str) and store_scheme(target) is not None:
-            check_store_target(target)  # refuses a scheme goldeval does not serve
-            from goldeval.runs.pgstore import PostgresRunStore  # the PostgreSQL backend loads only when named
-
-            return super().__new__(PostgresRunStore)
-        return super().__new__(cls)
-
     def __init__(
         self, path: str | os.PathLike[str] | None = None, *, readonly: bool = False, timeout: float = 30.0,
         _migrate_upto: int | None = None,
     ) -> None:
-        self.path: Any = Path(path) if path is not None else Path(default_store())
+        target = default_store() if path is None else path
+        if isinstance(target, str) and store_scheme(target) is not None:
+            check_store_target(target)  # refuses a scheme goldeval does not serve
+            raise InputError(f"RunStore opens a SQLite file; {store_label(target)} is a server store: open it with "
+                             "goldeval.runs.backends.open_store(), which picks the backend by the location")
+        self.path: Any = Path(target)
         #: What another process passes to ``RunStore()`` to open this same store (the writer process).
         self.location = str(self.path)
         self.readonly = readonly
@@ -278,9 +276,8 @@ class RunStore:
         target = default_store() if path is None else path
         if isinstance(target, str) and store_scheme(target) is not None:
             check_store_target(target)
-            from goldeval.runs.pgstore import PostgresRunStore  # the PostgreSQL backend loads only when named
-
-            return PostgresRunStore.open_existing(target)
+            raise InputError(f"RunStore opens a SQLite file; {store_label(target)} is a server store: open it with "
+                             "goldeval.runs.backends.open_existing_store()")
         p = Path(target)
         if not p.is_file():
             raise NoStoreError(

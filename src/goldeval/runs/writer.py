@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from goldeval.errors import StoreError
-from goldeval.runs.store import RunStore
+from goldeval.runs.backends import open_store
 
 __all__ = ["WRITER_MAX_ROWS_PER_TX"]
 
@@ -76,7 +76,7 @@ def writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None:
     threading.Thread(target=pump, name="goldeval-recorder-inbox", daemon=True).start()
     errors: list[str] = []
     try:
-        store = RunStore(db_path)
+        store = open_store(db_path)
     except BaseException as exc:  # reported on the first sync
         errors.append(str(exc))
         store = None
