@@ -275,7 +275,10 @@
       K.must_not_use.forEach(function (m) {
         var li = el("li", { "data-kind": m.kind }, [el("code", { text: m.entry }),
           el("span", { cls: "effect", text: m.kind === "field" ? "a field: a hard veto, checked by rule on the parsed final query" : "prose: the LLM judge reads it" })]);
-        if (m.used) { li.classList.add("used"); li.appendChild(el("span", { cls: "role", text: "used: " + m.used })); }
+        if (m.used) {  // the veto the rules found: it decided the verdict (decided_by must_not_use)
+          li.classList.add("used");
+          li.appendChild(el("span", { cls: "role", text: (c.decided_by === "must_not_use" ? "▶ decided the verdict: used as " : "used as ") + m.used }));
+        }
         ul.appendChild(li);
       });
       box.appendChild(ul);
