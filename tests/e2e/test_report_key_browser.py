@@ -15,7 +15,10 @@ import re
 
 import pytest
 
-from test_report_browser import ARTIFACTS, CHROMIUM, Q13_RAW, SQL, Page, browser, expect, run  # noqa: F401 (fixture)
+import test_report_browser as base
+from test_report_browser import ARTIFACTS, CHROMIUM, Q13_RAW, SQL, Page, expect, run
+
+browser = base.browser  # the session's Chromium, as test_report_browser launches it (its fixture)
 
 pytestmark = [
     pytest.mark.skipif(not __import__("os").path.exists(CHROMIUM), reason=f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)"),

@@ -267,8 +267,10 @@ def _case_row(case: Mapping[str, Any], kind: str, opts: ReportOptions) -> dict[s
             rule = case.get("rule")
             if isinstance(rule, Mapping):
                 row["rule"] = {k: rule.get(k) for k in ("verdict", "confidence", "why")}
-            details = case.get("details") if isinstance(case.get("details"), Mapping) else {}
-            forbidden = details.get("must_not_use") if isinstance(details.get("must_not_use"), Mapping) else {}
+            given = case.get("details")
+            details: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+            veto = details.get("must_not_use")
+            forbidden: Mapping[str, Any] = veto if isinstance(veto, Mapping) else {}
             # what the judged record says of the key (read by _attach_key, then dropped): its parsed rubric (shown
             # when the case file is no longer there), why the rules held their verdict open, the vetoed fields hit
             row["_recorded"] = {"rubric": details.get("rubric"), "undecided_because": details.get("undecided_because"),
