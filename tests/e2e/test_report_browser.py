@@ -413,7 +413,9 @@ def test_llm_calls_show_prompt_model_raw_answer_and_parsed_verdict(browser, tmp_
             assert "Admissions declined steadily through 2024." in sent["q13"]  # arm_b.jsonl's answer to q13
             # the raw answer character for character, and the verdict parsed from it
             assert call.locator(".llm-raw").inner_text() == Q13_RAW
-            assert re.search(r"parsed verdict\nverdict\s+no_match\nconfidence\s+9\nwhy\s+Reports a steady decline", text)
+            # (its why is the case's, shown once above: the call points back to it, issue 29)
+            assert re.search(r"parsed verdict\nverdict\s+no_match\nconfidence\s+9\nwhy\s+\(the case's why, above\)", text)
+            assert re.search(r"\nwhy\s+Reports a steady decline", pg.locator("tr.detail[data-detail='q13'] > td > table.kv").nth(1).inner_text())
             # q14: nothing to parse: the parsed verdict is needs_human, says why, and the raw text is kept
             pg.click("#case-table tr.case[data-id='q14']")
             call14 = pg.locator("tr.detail[data-detail='q14'] .llm-call")
