@@ -244,6 +244,8 @@
   // no line repeats the case's why word for word: a why given again (the LLM call that decided, the golden that
   // decided) points back to it
   function sameAsWhy(v, why) { return (v != null && v !== "" && v === why) ? "(the case's why, above)" : v; }
+  // a line the why already says word for word (a mismatch or gold note it quotes) is left out
+  function notInWhy(v, why) { return (typeof v === "string" && typeof why === "string" && v !== "" && why.indexOf(v) >= 0) ? null : v; }
 
   // the rubric: each clause with its marker, what the marker does, and the part it played in this verdict
   // (goldeval.answers.rubric.clause_roles)
@@ -354,9 +356,9 @@
       td.appendChild(kv([["outcome", c.outcome], ["second annotator", c.second_gold]]));
     } else if (D.kind === "answers") {
       td.appendChild(kv([["verdict", c.verdict], ["confidence", c.confidence], ["needs a human", c.needs_human_flag ? "yes" : null],
-        ["decided by", c.decided_by], ["golden used", c.golden_used], ["gold_status", c.gold_status], ["gold_note", sameAsWhy(c.gold_note, c.why)],
+        ["decided by", c.decided_by], ["golden used", c.golden_used], ["gold_status", c.gold_status], ["gold_note", notInWhy(c.gold_note, c.why)],
         ["why", compare && c.a ? null : c.why],  // beside A's, as "B why", in a comparison
-        ["mismatch", sameAsWhy(c.mismatch, c.why)], ["agreement (rule vs LLM)", c.agreement]]));
+        ["mismatch", notInWhy(c.mismatch, c.why)], ["agreement (rule vs LLM)", c.agreement]]));
       if (c.golden_verdicts && c.golden_verdicts.length) td.appendChild(goldensTable(c));
       if (D.redacted) td.appendChild(el("p", { cls: "muted", text: "question, answer, query, rows and judge text redacted" }));
       else {
