@@ -66,6 +66,11 @@ def test_no_clause_is_cited_by_a_why_that_does_not_name_it():
     rubric = ["ACCEPT: counts transfers", "ACCEPT: counts day cases"]
     assert roles(rubric, verdict="match", why="Right count; the rubric's ACCEPT covers it.", decided_by="llm") == [("ACCEPT", None)] * 2
     assert roles(Q14, verdict="match", why="347 emergency admissions, as the golden.", decided_by="llm") == [("PREFERRED", None), ("ACCEPT", None)]
+    # a one-word clause is not cited by a why that uses the word (the marker, named alone, still cites it)
+    assert roles(["DIVERGENT: weekly", "ACCEPT: x y"], verdict="near_match", why="Weekly figures, right.", decided_by="llm") == [
+        ("DIVERGENT", None), ("ACCEPT", None)]
+    assert roles(["DIVERGENT: weekly"], verdict="near_match", why="Weekly figures, which the rubric marks DIVERGENT.",
+                 decided_by="llm") == [("DIVERGENT", "decided")]
     # a why that mentions "steady" but not the clause's words in order
     assert roles(Q13, verdict="no_match", why="Not a steady account of the decline.", decided_by="llm")[2] == ("WRONG", None)
 

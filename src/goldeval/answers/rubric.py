@@ -81,8 +81,9 @@ def clause_roles(
           named in ``undecided_because``; a criteria golden's clauses are the whole key, and none is singled out);
         * ``None`` — no part the record shows.
 
-        A ``why`` cites a clause when it holds the clause's words in order (case and punctuation aside), or when it
-        names the clause's marker in capitals and no other clause carries that marker. Only an LLM verdict cites:
+        A ``why`` cites a clause when it holds the clause's words in order (case and punctuation aside; a clause of
+        two words or more: one word is too common to name a clause), or when it names the clause's marker in
+        capitals and no other clause carries that marker. Only an LLM verdict cites:
         the rules decide no verdict by a clause.
 
     Raises:
@@ -109,7 +110,7 @@ def clause_roles(
         role: str | None = None
         if decided_by == "llm" and why_text:
             words = _words(text)
-            cited = (bool(words) and f" {words} " in why_words) or (
+            cited = (words.count(" ") >= 1 and f" {words} " in why_words) or (
                 per_marker[marker] == 1 and re.search(rf"\b{marker}\b", why_text) is not None)
             if cited:
                 if fixes is not None and verdict == fixes:
