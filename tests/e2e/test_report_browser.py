@@ -161,12 +161,13 @@ def test_primock57_report(browser, runs):
         detail = pg.locator(f"tr.detail[data-detail='{first}']")
         assert "prediction (shared tokens marked)" in detail.inner_text()
         assert detail.locator("mark").count() > 10
-        # no --min-f1: an F1 is not a verdict, so no case is a "pass" (newcomer F6): every row reads "scored", the
-        # failures and passes filters are off and say why, and "scored" holds all 57
+        # no --min-f1: an F1 is not a verdict, so no case is a "pass" (newcomer F6): every row reads "scored", there
+        # is no failures or passes chip (only outcomes the scorer can produce: issue 29), a note says why, and
+        # "scored" holds all 57
         assert set(pg.locator("#case-table tbody tr.case td:nth-child(2)").all_inner_texts()) == {"scored"}
-        fail = pg.locator("#filters button[data-filter='fail']")
-        assert fail.is_disabled() and "--min-f1" in fail.get_attribute("title")
-        assert pg.locator("#filters button[data-filter='pass']").is_disabled()
+        chips = pg.locator("#filters button").evaluate_all("bs => bs.map(b => b.dataset.filter)")
+        assert chips == ["all", "scored", "unscored"]
+        assert "--min-f1" in pg.inner_text("#no-threshold")
         pg.fill("#search", "")
         pg.click("#filters button[data-filter='scored']")
         expect(pg.locator("#count")).to_have_text(re.compile(r"^57 of 57"))
@@ -412,7 +413,9 @@ def test_llm_calls_show_prompt_model_raw_answer_and_parsed_verdict(browser, tmp_
             assert "Admissions declined steadily through 2024." in sent["q13"]  # arm_b.jsonl's answer to q13
             # the raw answer character for character, and the verdict parsed from it
             assert call.locator(".llm-raw").inner_text() == Q13_RAW
-            assert re.search(r"parsed verdict\nverdict\s+no_match\nconfidence\s+9\nwhy\s+Reports a steady decline", text)
+            # (its why is the case's, shown once above: the call points back to it, issue 29)
+            assert re.search(r"parsed verdict\nverdict\s+no_match\nconfidence\s+9\nwhy\s+\(the case's why, above\)", text)
+            assert re.search(r"\nwhy\s+Reports a steady decline", pg.locator("tr.detail[data-detail='q13'] > td > table.kv").nth(1).inner_text())
             # q14: nothing to parse: the parsed verdict is needs_human, says why, and the raw text is kept
             pg.click("#case-table tr.case[data-id='q14']")
             call14 = pg.locator("tr.detail[data-detail='q14'] .llm-call")
@@ -532,6 +535,9 @@ def test_labels_report(browser, tmp_path):
         assert [c.split("\n")[0] for c in pg.locator("figure.chart figcaption").all_inner_texts()] == [
             "confusion matrix", "precision and recall against their gates", "missed per 100 gold positives"]
         p.assert_charts_fit()
+        # a label is right or wrong: no near_match, needs_human or changed chip (only outcomes the scorer can produce)
+        chips = pg.locator("#filters button").evaluate_all("bs => bs.map(b => b.dataset.filter)")
+        assert chips == ["all", "fail", "pass", "unscored"]
         pg.click("#filters button[data-filter='fail']")
         expect(pg.locator("#count")).to_have_text(re.compile(r"^10 of 200"))  # 6 false positives + 4 missed
         outcomes = pg.locator("#case-table tbody tr.case td:nth-child(3)").all_inner_texts()

@@ -21,6 +21,8 @@
 * :mod:`~goldeval.answers.scorer` — :class:`AnswerJudge`, the ``answer_judge`` Scorer
 * :mod:`~goldeval.answers.column_pairs` — the :class:`Pairing` result and the parts both pairing paths share
 * :mod:`~goldeval.answers.query_bounds` — every query's time, row and size bounds, its rows and its errors
+* :mod:`~goldeval.answers.rubric` — each rubric clause's marker, the verdict it fixes and the part it played in a
+  verdict (:func:`clause_roles`, what the report's case view shows)
 
 May import: :mod:`goldeval.scoring`, :mod:`goldeval.io`, the foundation modules. Never: another domain package, an
 engine, runs, report, pipeline, cli. The judge over a case file and an attempt file on the local engine

@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from goldeval.answers.forbidden import split_entries
+from goldeval.answers.rubric import clause_roles
 from goldeval.errors import InputError
 from goldeval.freetext.tokens import get_tokenizer
 from goldeval.gates.evaluate import interval_text
@@ -32,11 +34,11 @@ from goldeval.report.marks import (  # noqa: F401 (re-exported)
 )
 from goldeval.report.runs import render_compare
 from goldeval.report.sources import CaseSources, input_files
-from goldeval.runs.compare import bucket, paired_bootstrap
+from goldeval.runs.compare import BUCKETS, bucket, paired_bootstrap
 from goldeval.scoring.registry import scorer_of
 from goldeval.verdict import GOLD_STATUSES
 
-__all__ = ["ReportOptions", "build_model", "llm_calls", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
+__all__ = ["ReportOptions", "build_model", "case_filters", "llm_calls", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
 
 DEFAULT_MAX_CASES = 20_000
 REDACTED = "(redacted)"
@@ -265,6 +267,14 @@ def _case_row(case: Mapping[str, Any], kind: str, opts: ReportOptions) -> dict[s
             rule = case.get("rule")
             if isinstance(rule, Mapping):
                 row["rule"] = {k: rule.get(k) for k in ("verdict", "confidence", "why")}
+            given = case.get("details")
+            details: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+            veto = details.get("must_not_use")
+            forbidden: Mapping[str, Any] = veto if isinstance(veto, Mapping) else {}
+            # what the judged record says of the key (read by _attach_key, then dropped): its parsed rubric (shown
+            # when the case file is no longer there), why the rules held their verdict open, the vetoed fields hit
+            row["_recorded"] = {"rubric": details.get("rubric"), "undecided_because": details.get("undecided_because"),
+                                "hits": forbidden.get("hits")}
             if case.get("agreement") is not None:
                 row["agreement"] = case.get("agreement")
         calls = llm_calls(case, redact=red)
@@ -372,6 +382,79 @@ def _attach_texts(rows: list[dict[str, Any]], kind: str, sources: CaseSources | 
                 r.update(_marked_pair(p, ref, tokenizer))
         elif kind == "answers":
             r.update({k: v for k, v in t.items() if v is not None})
+
+
+#: Coverage values a case may carry, in words (DESIGN.md "Data answers"; the LLM judge's doctrine 14).
+COVERAGE_WORDS = {
+    "derivable": ("the answer had to build the concept from parts (no column or measure names it): a derived answer "
+                  "that matches the golden is a match, and naming no such measure is no deduction"),
+}
+
+
+def _attach_key(r: dict[str, Any]) -> None:
+    """The case's key beside its golden, as ``r["key"]``: the rubric clauses with their markers, what each does and
+    the part it played in the verdict (:func:`goldeval.answers.rubric.clause_roles`), the ``must_not_use`` entries
+    (a field name: a hard veto the rules check on the parsed final query, with the use found; prose: read by the
+    LLM judge) and ``coverage``. The clauses are the case file's; when it is gone, the judged record's parsed ones
+    (``rubric_from`` says so). Leaves ``r`` without its raw ``rubric`` and ``must_not_use``."""
+    rec = r.pop("_recorded", None) or {}
+    rubric, rubric_from = r.pop("rubric", None), "case file"
+    if not rubric and rec.get("rubric"):
+        rubric, rubric_from = rec["rubric"], "judged record"
+    if r.get("golden_kind") is None and rec.get("undecided_because") == "criteria golden":
+        r["golden_kind"] = "criteria"  # the case file is gone; the record says what kind of golden it was
+    key: dict[str, Any] = {}
+    if isinstance(rubric, list) and rubric:
+        key["rubric"] = clause_roles(rubric, verdict=r.get("verdict"), why=r.get("why"), decided_by=r.get("decided_by"),
+                                     undecided_because=rec.get("undecided_because"))
+        if rubric_from != "case file":
+            key["rubric_from"] = rubric_from
+    entries = r.pop("must_not_use", None)
+    if isinstance(entries, list) and entries:
+        hits = {str(h.get("entry")).lower(): h.get("where") for h in rec.get("hits") or [] if isinstance(h, Mapping)}
+        out = []
+        for e in entries:
+            fields, _ = split_entries([str(e)])
+            if fields:
+                t, f = fields[0]
+                out.append({"entry": str(e), "kind": "field", "used": hits.get(f"{t}.{f}" if t else f)})
+            else:
+                out.append({"entry": str(e), "kind": "prose", "used": None})
+        key["must_not_use"] = out
+    coverage = r.pop("coverage", None)
+    if coverage:
+        key["coverage"] = {"value": str(coverage), "meaning": COVERAGE_WORDS.get(str(coverage))}
+    if key:
+        r["key"] = key
+
+
+def case_filters(kind: str, *, min_f1: float | None = None, compare: bool = False) -> list[list[str]]:
+    """The case table's filter chips: ``[[bucket, label], ...]``, one per outcome a scorer of *kind* can produce.
+
+    Args:
+        kind: The report kind (:func:`scorer_kind`).
+        min_f1: Free text: the per-case threshold; without one an F1 is a number, not a pass or a fail, so there
+            is a ``scored`` chip and no pass / fail chip.
+        compare: A comparison: add ``changed``.
+
+    Returns:
+        ``"all"`` first, then the outcomes: data answers ``fail pass near_match needs_human unscored
+        verified_wrong`` (the pass rate's buckets, :data:`goldeval.runs.compare.BUCKETS`); labels ``fail pass
+        unscored`` (a label is right or wrong); free text ``fail pass unscored`` with a threshold, ``scored
+        unscored`` without; any other scorer every bucket.
+
+    Example:
+        >>> [k for k, _ in case_filters("labels")]
+        ['all', 'fail', 'pass', 'unscored']
+    """
+    label = {"fail": "failures", "pass": "passes"}
+    if kind == "labels" or (kind == "freetext" and min_f1 is not None):
+        keys: list[str] = ["fail", "pass", "unscored"]
+    elif kind == "freetext":
+        keys = ["scored", "unscored"]
+    else:  # data answers and any other scorer: every bucket of the pass rate's accounting
+        keys = ["fail", "pass", *[b for b in BUCKETS if b not in ("pass", "fail")]]
+    return [["all", "all"], *[[k, label.get(k, k)] for k in keys], *([["changed", "changed"]] if compare else [])]
 
 
 def _marked_pair(p: Any, ref: Any, tokenizer: Any, *, name: str | None = None) -> dict[str, Any]:
@@ -502,7 +585,9 @@ def build_model(
 
     Returns:
         ``{"kind", "title", "header", "decision", "summary", "charts", "columns", "cases", "sample", "notes",
-        "redacted", "min_f1", "llm", "compare"}`` (``llm``: the LLM judge of the run, see :func:`_llm_info`).
+        "redacted", "min_f1", "llm", "compare", "filters"}`` (``llm``: the LLM judge of the run, see :func:`_llm_info`;
+        ``filters``: :func:`case_filters`). A data-answer case also carries ``key`` (its rubric clauses and the part
+        each played, its ``must_not_use`` entries and ``coverage``: see :func:`_attach_key`) unless redacted.
     """
     opts = options or ReportOptions()
     if compare is None:
@@ -554,11 +639,16 @@ def build_model(
                 tokenizer = None
         # (a function of the ids was called above: what is left is the texts or None)
         _attach_texts(embedded, kind, main_sources if isinstance(main_sources, CaseSources) else None, tokenizer)
+        if kind == "answers":
+            for r in embedded:
+                _attach_key(r)
         if compare is not None and isinstance(sources, CaseSources) and kind == "answers":
             for r in embedded:
                 t = sources.texts.get(r["id"]) or {}
                 if r.get("a") is not None and t.get("final_query") is not None:
                     r["a"]["final_query"] = t.get("final_query")
+    for r in embedded:
+        r.pop("_recorded", None)
     title = f"goldeval report · {(main_run or {}).get('id') or (main_results.get('run') or {}).get('id') or 'results file'}"
     return {
         "kind": kind,
@@ -575,6 +665,7 @@ def build_model(
         "min_f1": opts.min_f1,
         "llm": _llm_info(main_results) if kind == "answers" else None,
         "compare": cmp_view,
+        "filters": case_filters(kind, min_f1=opts.min_f1, compare=compare is not None),
     }
 
 

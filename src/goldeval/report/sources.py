@@ -31,8 +31,8 @@ class CaseSources:
 
     Attributes:
         texts: case id → ``{"prediction", "reference"}`` (free text; str or name → str), or ``{"question",
-            "golden", "final_query", "text", "prediction": {"columns", "rows", "row_count", "source"},
-            "alternatives"?: [{"golden": "alternatives[i]", "table", "canonical_query"}]}`` (data answers).
+            "golden", "golden_kind", "canonical_query", "rubric", "must_not_use", "coverage", "final_query", "text",
+            "prediction": {"columns", "rows", "row_count", "source"}, "alternatives"?: [{"golden": "alternatives[i]", "table", "canonical_query"}]}`` (data answers).
         notes: one line per input that could not be used (missing, changed since the run), for the report.
     """
 
@@ -249,6 +249,7 @@ def load_sources(
                     "canonical_query": (case.get("golden") or {}).get("canonical_query") if isinstance(case.get("golden"), Mapping) else None,
                     "rubric": case.get("rubric"),
                     "must_not_use": case.get("must_not_use"),
+                    "coverage": case.get("coverage"),
                     "final_query": attempt.get("final_query"),
                     "text": attempt.get("text"),
                 }

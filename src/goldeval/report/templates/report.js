@@ -57,11 +57,10 @@
     return c[key];
   }
 
-  var FILTERS = [["all", "all"], ["fail", "failures"], ["pass", "passes"], ["near_match", "near_match"], ["needs_human", "needs_human"],
-                 ["unscored", "unscored"], ["changed", "changed"]];
+  // one chip per outcome this scorer can produce (goldeval.report.model.case_filters), "changed" only in a comparison
+  var FILTERS = D.filters || [["all", "all"]];
   // free text without a threshold: an F1 is a number, not a pass or a fail (give --min-f1 X for those)
   var noThreshold = D.kind === "freetext" && (D.min_f1 === null || D.min_f1 === undefined);
-  if (noThreshold) FILTERS.splice(1, 0, ["scored", "scored"]);
   function matches(c, f) {
     if (f === "all") return true;
     if (f === "changed") return !!c.changed;
@@ -73,6 +72,10 @@
     if (c._hay === undefined) {
       var parts = SEARCHED.map(function (k) { return str(c[k]); });
       (c.section_texts || []).forEach(function (sec) { parts.push(str(sec.prediction), str(sec.reference)); });
+      if (c.key) {
+        (c.key.rubric || []).forEach(function (k) { parts.push(k.marker + ": " + k.text); });
+        (c.key.must_not_use || []).forEach(function (k) { parts.push(k.entry); });
+      }
       c._hay = parts.join("\n").toLowerCase();
     }
     return c._hay;
@@ -83,10 +86,6 @@
   FILTERS.forEach(function (f) {
     var n = cases.filter(function (c) { return matches(c, f[0]); }).length;
     var b = el("button", { type: "button", "data-filter": f[0], "aria-pressed": f[0] === "all" ? "true" : "false", text: f[1] + " (" + n + ")" });
-    if (f[0] === "changed" && !compare) { b.disabled = true; b.title = "give --compare RUN_B to see what changed"; }
-    if (noThreshold && (f[0] === "fail" || f[0] === "pass")) {
-      b.disabled = true; b.title = "free text has no pass or fail without a threshold: make the report with --min-f1 X";
-    }
     b.addEventListener("click", function () {
       state.filter = f[0]; state.page = 0;
       Array.prototype.forEach.call(fbox.children, function (x) { x.setAttribute("aria-pressed", x === b ? "true" : "false"); });
@@ -94,6 +93,8 @@
     });
     fbox.appendChild(b);
   });
+  if (noThreshold) fbox.appendChild(el("span", { cls: "muted", id: "no-threshold",
+    text: "no pass or fail: an F1 is a number, not a verdict (make the report with --min-f1 X for those)" }));
   var search = document.getElementById("search");
   var timer = null;
   search.addEventListener("input", function () {
@@ -213,7 +214,7 @@
 
   // one LLM call: the model asked (and the one that answered), the system prompt by version and sha256, the
   // prompt sent, the raw answer as received and the verdict parsed from it
-  function llmCall(call, i, n) {
+  function llmCall(call, i, n, caseWhy) {
     var L = D.llm || {};
     var v = call.verdict || {};
     var box = el("div", { cls: "llm-call", "data-call": String(i + 1) });
@@ -235,9 +236,72 @@
     }
     box.appendChild(el("h5", { text: "parsed verdict" }));
     box.appendChild(kv([["verdict", v.verdict], ["confidence", v.confidence], ["needs a human", v.needs_human ? "yes" : null],
-      ["why", v.why], ["could not parse", v.parse_error], ["contradicts itself", v.self_contradicting ? "yes" : null],
+      ["why", sameAsWhy(v.why, caseWhy)], ["could not parse", v.parse_error], ["contradicts itself", v.self_contradicting ? "yes" : null],
       ["truncated", v.truncated ? "yes" : null], ["injection noticed", v.injection ? "yes" : null]]));
     return box;
+  }
+
+  // no line repeats the case's why word for word: a why given again (the LLM call that decided, the golden that
+  // decided) points back to it
+  function sameAsWhy(v, why) { return (v != null && v !== "" && v === why) ? "(the case's why, above)" : v; }
+  // a line the why already says word for word (a mismatch or gold note it quotes) is left out
+  function notInWhy(v, why) { return (typeof v === "string" && typeof why === "string" && v !== "" && why.indexOf(v) >= 0) ? null : v; }
+
+  // the rubric: each clause with its marker, what the marker does, and the part it played in this verdict
+  // (goldeval.answers.rubric.clause_roles)
+  var ROLE_WORDS = { decided: "▶ decided the verdict", overridden: "cited by the judge and overridden", cited: "cited by the judge",
+                     held_open: "kept the rule verdict from being final" };
+  function rubricList(clauses) {
+    var ol = el("ol", { cls: "rubric" });
+    clauses.forEach(function (k) {
+      var li = el("li", { cls: "clause m-" + String(k.marker).toLowerCase() + (k.role ? " r-" + k.role : ""), "data-marker": k.marker }, [
+        el("span", { cls: "marker", text: k.marker }), el("span", { cls: "clause-text", text: k.text }),
+        el("span", { cls: "effect", text: "→ " + k.effect })]);
+      if (k.role) { li.setAttribute("data-role", k.role); li.appendChild(el("span", { cls: "role", text: ROLE_WORDS[k.role] || k.role })); }
+      ol.appendChild(li);
+    });
+    return ol;
+  }
+  // the rest of the key: the rubric of a value golden, must_not_use, coverage
+  function keyBlock(c, criteria) {
+    var K = c.key || {};
+    var box = el("div", { cls: "key" });
+    if (K.rubric && K.rubric.length && !criteria) {
+      box.appendChild(el("h4", { text: "rubric (" + K.rubric.length + " clause" + (K.rubric.length === 1 ? "" : "s") + ")" }));
+      box.appendChild(rubricList(K.rubric));
+    }
+    if (K.rubric_from) box.appendChild(el("p", { cls: "muted", text: "the clauses as the judged record keeps them: the case file is not available" }));
+    if (K.must_not_use && K.must_not_use.length) {
+      box.appendChild(el("h4", { text: "must_not_use" }));
+      var ul = el("ul", { cls: "mnu" });
+      K.must_not_use.forEach(function (m) {
+        var li = el("li", { "data-kind": m.kind }, [el("code", { text: m.entry }),
+          el("span", { cls: "effect", text: m.kind === "field" ? "a field: a hard veto, checked by rule on the parsed final query" : "prose: the LLM judge reads it" })]);
+        if (m.used) {  // the veto the rules found: it decided the verdict (decided_by must_not_use)
+          li.classList.add("used");
+          li.appendChild(el("span", { cls: "role", text: (c.decided_by === "must_not_use" ? "▶ decided the verdict: used as " : "used as ") + m.used }));
+        }
+        ul.appendChild(li);
+      });
+      box.appendChild(ul);
+    }
+    if (K.coverage) {
+      box.appendChild(el("h4", { text: "coverage" }));
+      box.appendChild(kv([["coverage", K.coverage.value], ["meaning", K.coverage.meaning]]));
+    }
+    return box.childNodes.length ? box : null;
+  }
+  function goldenBox(c, title) {
+    if (c.golden_kind === "criteria") {
+      var K = c.key || {};
+      var wrap = el("div", { cls: "criteria" }, [el("h4", { text: title + ": the rubric clauses are the whole key" })]);
+      wrap.appendChild(K.rubric && K.rubric.length ? rubricList(K.rubric) : el("p", { cls: "warn", text: "(no rubric clauses given)" }));
+      return wrap;
+    }
+    if (c.golden_kind === "unanswerable") {
+      return el("div", null, [el("h4", { text: title }), el("div", { cls: "text", text: "unanswerable: the data cannot answer this question; only an answer that declines passes" })]);
+    }
+    return rowsTable(c.golden, title);
   }
 
   // a case with alternative goldens: what each golden gave, the one that decided marked
@@ -248,7 +312,7 @@
     c.golden_verdicts.forEach(function (g) {
       var mine = g.golden === c.golden_used;
       t.appendChild(el("tr", mine ? { cls: "decided", "data-golden": g.golden } : { "data-golden": g.golden }, [el("td", { text: (mine ? "▶ " : "") + g.golden }), el("td", { text: str(g.verdict) }),
-        el("td", { text: num(g.confidence) }), el("td", { text: str(g.gold_status) }), el("td", { text: str(g.why) })]));
+        el("td", { text: num(g.confidence) }), el("td", { text: str(g.gold_status) }), el("td", { text: str(sameAsWhy(g.why, c.why)) })]));
     });
     wrap.appendChild(t);
     return wrap;
@@ -292,18 +356,21 @@
       td.appendChild(kv([["outcome", c.outcome], ["second annotator", c.second_gold]]));
     } else if (D.kind === "answers") {
       td.appendChild(kv([["verdict", c.verdict], ["confidence", c.confidence], ["needs a human", c.needs_human_flag ? "yes" : null],
-        ["decided by", c.decided_by], ["golden used", c.golden_used], ["gold_status", c.gold_status], ["gold_note", c.gold_note], ["why", c.why],
-        ["mismatch", c.mismatch], ["agreement (rule vs LLM)", c.agreement]]));
+        ["decided by", c.decided_by], ["golden used", c.golden_used], ["gold_status", c.gold_status], ["gold_note", notInWhy(c.gold_note, c.why)],
+        ["why", compare && c.a ? null : c.why],  // beside A's, as "B why", in a comparison
+        ["mismatch", notInWhy(c.mismatch, c.why)], ["agreement (rule vs LLM)", c.agreement]]));
       if (c.golden_verdicts && c.golden_verdicts.length) td.appendChild(goldensTable(c));
       if (D.redacted) td.appendChild(el("p", { cls: "muted", text: "question, answer, query, rows and judge text redacted" }));
       else {
         td.appendChild(el("h4", { text: "question" }));
         td.appendChild(el("div", { cls: "text", text: c.question == null ? "(not available)" : str(c.question) }));
         var primaryTitle = "golden" + (c.golden_kind ? " (" + c.golden_kind + ")" : "") + (c.golden_verdicts ? ": primary" + (c.golden_used === "primary" ? " (decided)" : "") : "");
-        td.appendChild(el("div", { cls: "side" }, [rowsTable(c.golden, primaryTitle),
+        td.appendChild(el("div", { cls: "side" }, [goldenBox(c, primaryTitle),
                                                       (c.prediction == null && c.text != null && c.final_query == null)
                                                         ? el("div", null, [el("h4", { text: "predicted" }), el("p", { cls: "muted", text: "(no rows: the answer is prose, shown below)" })])
                                                         : rowsTable(c.prediction, "predicted")]));
+        var key = keyBlock(c, c.golden_kind === "criteria");
+        if (key) td.appendChild(key);
         if (c.text != null) { td.appendChild(el("h4", { text: "answer text" })); td.appendChild(el("div", { cls: "text", text: str(c.text) })); }
         if (c.final_query != null) { td.appendChild(el("h4", { text: "final query" })); td.appendChild(el("div", { cls: "text", text: str(c.final_query) })); }
         if (c.canonical_query != null) { td.appendChild(el("h4", { text: "golden's canonical query" })); td.appendChild(el("div", { cls: "text", text: str(c.canonical_query) })); }
@@ -319,7 +386,7 @@
         }
         if (c.rule && c.decided_by !== "rule") {  // the rules' own outcome, kept beside the verdict that decided
           td.appendChild(el("h4", { text: "rule-based outcome" }));
-          td.appendChild(kv([["rule verdict", c.rule.verdict], ["rule confidence", c.rule.confidence], ["rule why", c.rule.why]]));
+          td.appendChild(kv([["rule verdict", c.rule.verdict], ["rule confidence", c.rule.confidence], ["rule why", sameAsWhy(c.rule.why, c.why)]]));
         }
       }
       if (c.located) {
@@ -333,7 +400,7 @@
           td.appendChild(el("div", null, [el("h4", { text: "missing golden rows" }), t]));
         }
       }
-      (c.llm_calls || []).forEach(function (call, i) { td.appendChild(llmCall(call, i, c.llm_calls.length)); });
+      (c.llm_calls || []).forEach(function (call, i) { td.appendChild(llmCall(call, i, c.llm_calls.length, c.why)); });
     }
     return tr;
   }
