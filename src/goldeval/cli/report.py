@@ -81,7 +81,10 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
         n = len(model["cases"])
         sample = model.get("sample")
         extra = f" ({sample['n_total']:,} in the run; sampled, see the page)" if sample else ""
-        click.echo(f"goldeval: report written to {out}: {model['decision']['status']}, {n:,} case(s) embedded{extra}"
+        cmp = model.get("compare")
+        status = (f"{cmp['verdict']['status']} (A {model['decision_a']['status']}, B {model['decision']['status']})"
+                  if cmp else model["decision"]["status"])
+        click.echo(f"goldeval: report written to {out}: {status}, {n:,} case(s) embedded{extra}"
                    + (", texts redacted" if redact else ""), err=True)
         for note in model.get("notes") or []:
             echo(f"goldeval: note: {note}")

@@ -78,7 +78,7 @@ def render_html(model: Mapping[str, Any]) -> str:
     template = env.from_string(_asset("report.html.j2"))
     script = _asset("report.js")
     data = {k: v for k, v in model.items() if k != "charts"}
-    charts = [{"title": c["title"], "svg": Markup(c["svg"]), "note": c.get("note")} for c in model.get("charts") or []]
+    charts = [{"title": c["title"], "svg": Markup(c["svg"]), "note": c.get("note"), "id": c.get("id")} for c in model.get("charts") or []]
     return template.render(
         m=model, charts=charts, css=Markup(_asset("report.css")), script=Markup(script), csp=_csp(script),
         data_json=Markup(embed_json(data)),
