@@ -474,7 +474,8 @@ def timeline(points: Sequence[Mapping[str, Any]], *, title: str, ylabel: str,
             oldest first; a point without a value is skipped (its run is in the page's table); ``passed`` colours
             the point (gates passed green, failed red, not gated blue).
         title, ylabel: Text shown with the chart.
-        changes: ``(when, what)``: a marker at *when* (between the two runs), labelled *what*.
+        changes: ``(when, what)``: a marker at *when* (between the two runs), labelled *what* (short: "1 rubric";
+            the label is drawn inside the axes, along the marker).
         gate: ``("min" | "max", limit)``: the headline's gate as a dashed horizontal line.
         ylim: The y axis (``None``: fitted to the points and intervals).
     """
@@ -497,8 +498,9 @@ def timeline(points: Sequence[Mapping[str, Any]], *, title: str, ylabel: str,
         top = ylim[1] if ylim is not None else max([float(p.get("high") or p["value"]) for p in shown] or [1.0])
         for when, what in changes:
             ax.axvline(when, color="#8d6e63", linestyle="--", linewidth=1, zorder=0)
-            ax.annotate(_shown(what), (when, top), xytext=(2, -2), textcoords="offset points", rotation=90, fontsize=6.5,
-                        ha="left", va="top", color="#5d4037")
+            label = ax.annotate(_shown(what), (when, top), xytext=(2, -2), textcoords="offset points", rotation=90,
+                                fontsize=6.5, ha="left", va="top", color="#5d4037", annotation_clip=True)
+            label.set_in_layout(False)  # a long label stays inside the axes; it never shrinks them to make room
         if gate is not None:
             ax.axhline(gate[1], color="black", linestyle="--", linewidth=0.9)
             ax.annotate(f"gate {gate[0]} {gate[1]:g}", (0.0, gate[1]), xycoords=("axes fraction", "data"), xytext=(2, 2),

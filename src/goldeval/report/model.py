@@ -37,7 +37,7 @@ from goldeval.runs.compare import bucket, paired_bootstrap
 from goldeval.scoring.registry import scorer_of
 from goldeval.verdict import GOLD_STATUSES
 
-__all__ = ["ReportOptions", "build_model", "llm_calls", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
+__all__ = ["ReportOptions", "build_model", "headline_summary", "llm_calls", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
 
 DEFAULT_MAX_CASES = 20_000
 REDACTED = "(redacted)"
@@ -200,6 +200,31 @@ def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]],
                                  f"{opts.resamples:,} resamples of the cases, seed {opts.seed}")
     return {"items": [[k, v] for k, v in items], "headline": head, "unscored": unscored[:1000], "n_unscored": len(unscored),
             "undefined": dict(und)}
+
+
+def headline_summary(results: Mapping[str, Any], options: ReportOptions | None = None) -> dict[str, Any]:
+    """The headline of one run with its interval, exactly as its report's summary shows it.
+
+    Args:
+        results: A results dict with its ``per_example`` (as the store gives it: ``RunStore.get_run(...)["results"]``).
+        options: :class:`ReportOptions` (``confidence``, ``resamples`` and ``seed`` of a bootstrap interval).
+
+    Returns:
+        ``{"name", "key", "value", "ci": [low, high] | None, "undefined", "interval_method", "interval_note"?}``: the
+        pass rate with its Wilson score interval (Wilson 1927), a mean F1 with a bootstrap percentile interval over
+        the cases, the label F1 with a bootstrap over its outcome counts; ``name`` ``None`` for a scorer with no
+        headline the report knows (a third-party scorer: ``kind`` generic).
+
+    Example:
+        >>> h = headline_summary({"scorer": {"name": "answer_judge"}, "aggregate": {"pass_rate": 1.0, "match": 21, "decided": 21},
+        ...                       "per_example": []})
+        >>> h["name"], round(h["ci"][0], 3)
+        ('pass rate', 0.845)
+    """
+    opts = options or ReportOptions()
+    kind = scorer_kind(results)
+    rows = [_case_row(c, kind, opts) for c in results.get("per_example") or [] if isinstance(c, Mapping)]
+    return dict(_summary(results, kind, rows, opts)["headline"])
 
 
 # ---------------------------------------------------------------------------------------------------------------
