@@ -852,3 +852,50 @@ def test_a_case_with_alternative_goldens_shows_each_and_marks_the_one_that_decid
         p.assert_offline()
     finally:
         p.close()
+
+
+def test_runs_page_shows_every_run_and_each_arms_headline_over_time(browser, tmp_path):
+    # issue 29 item 4: `report --runs`. Arm "clinic" judged twice, first with arm A's answers then with arm B's
+    # (another attempts file: the dataset changed between the two runs); arm "notes" scored twice, under the
+    # openscribe then the unicode tokenizer. Arm A: 19/19 decided cases match, Wilson 95% [19/(19 + z²), 1] =
+    # [0.8318, 1]; arm B: 0/15, [0, z²/(15 + z²)] = [0, 0.2039] (z = 1.95996; examples/sql/README.md for the counts).
+    store = tmp_path / "g.db"
+    judge = ["judge", SQL / "cases.jsonl", "--db", SQL / "clinic.sqlite", "--gates", SQL / "dod.toml", "--store", store,
+             "--arm", "clinic", "-q"]
+    run(judge[0], judge[1], SQL / "arm_a.jsonl", *judge[2:])
+    run(judge[0], judge[1], SQL / "arm_b.jsonl", *judge[2:], code=1)
+    run("score", PRIMOCK, "--store", store, "--arm", "notes", "-q")
+    run("score", PRIMOCK, "--store", store, "--arm", "notes", "--tokenizer", "unicode", "-q")
+    listed = [r["id"] for r in json.loads(run("runs", "list", "--store", store, "--json", "--limit", "0"))]
+    out = tmp_path / "runs.html"
+    run("report", "--runs", "--store", store, "--out", out)
+    p = Page(browser, out)
+    try:
+        pg = p.page
+        rows = pg.locator("#runs-table tbody tr.run")
+        assert rows.evaluate_all("rs => rs.map(r => r.dataset.id)") == listed  # every run, newest first
+        clinic = {r["id"]: r for r in rows.evaluate_all(
+            "rs => rs.filter(r => r.dataset.arm === 'clinic').map(r => ({id: r.dataset.id, cells: Array.from(r.cells).map(c => c.innerText)}))")}
+        newest, oldest = listed[2], listed[3]
+        assert clinic[oldest]["cells"][6:9] == ["1.0000", "[0.8318, 1.0000]", clinic[oldest]["cells"][8]]
+        assert clinic[oldest]["cells"][8].startswith("pass") and clinic[newest]["cells"][8].startswith("FAIL")
+        assert clinic[newest]["cells"][6:8] == ["0.0000", "[0.0000, 0.2039]"]
+        assert clinic[newest]["cells"][10].startswith("dataset ")  # what changed since the arm's previous run
+        assert "answer_judge@" in clinic[newest]["cells"][9] and "rubric " in clinic[newest]["cells"][9]  # versions
+        # one chart per arm, with the numbered marker where the measurement changed
+        charts = pg.locator("figure.arm-chart")
+        assert charts.count() == 2
+        chart = pg.locator("figure.arm-chart[data-arm='clinic']")
+        assert "1 dataset" in chart.locator("svg").text_content()
+        assert chart.locator("li[data-change='1']").inner_text().startswith(f"1 · between {oldest} and {newest}: dataset ")
+        notes = pg.locator("figure.arm-chart[data-arm='notes']")
+        assert "1 tokenizer" in notes.locator("svg").text_content()
+        assert "tokenizer openscribe → unicode" in notes.locator("li[data-change='1']").inner_text()
+        p.assert_charts_fit()
+        # sorted by value (a click: ascending), arm B's 0.0000 comes first
+        pg.click("#runs-table th[data-key='value']")
+        assert rows.first.get_attribute("data-id") == newest
+        p.shot("runs_page")
+        p.assert_offline()
+    finally:
+        p.close()
