@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from goldeval.answers.config import JUDGE_VERSION
 from goldeval.cli import main
 
 try:
@@ -877,11 +878,13 @@ def test_runs_page_shows_every_run_and_each_arms_headline_over_time(browser, tmp
         clinic = {r["id"]: r for r in rows.evaluate_all(
             "rs => rs.filter(r => r.dataset.arm === 'clinic').map(r => ({id: r.dataset.id, cells: Array.from(r.cells).map(c => c.innerText)}))")}
         newest, oldest = listed[2], listed[3]
-        assert clinic[oldest]["cells"][6:9] == ["1.0000", "[0.8318, 1.0000]", clinic[oldest]["cells"][8]]
-        assert clinic[oldest]["cells"][8].startswith("pass") and clinic[newest]["cells"][8].startswith("FAIL")
-        assert clinic[newest]["cells"][6:8] == ["0.0000", "[0.0000, 0.2039]"]
-        assert clinic[newest]["cells"][10].startswith("dataset ")  # what changed since the arm's previous run
-        assert "answer_judge@" in clinic[newest]["cells"][9] and "rubric " in clinic[newest]["cells"][9]  # versions
+        # cells: run, arm, when, n, headline, value, interval, gates, versions, changed since the arm's previous run
+        assert clinic[oldest]["cells"][3:7] == ["22", "pass rate", "1.0000", "[0.8318, 1.0000]"]
+        assert clinic[oldest]["cells"][7].startswith("pass") and clinic[newest]["cells"][7].startswith("FAIL")
+        assert clinic[newest]["cells"][5:7] == ["0.0000", "[0.0000, 0.2039]"]
+        assert clinic[newest]["cells"][9].startswith("dataset ") and clinic[oldest]["cells"][9] == ""
+        versions = clinic[newest]["cells"][8]
+        assert versions.startswith("answer_judge@") and f"judge {JUDGE_VERSION}" in versions and "rubric " in versions
         # one chart per arm, with the numbered marker where the measurement changed
         charts = pg.locator("figure.arm-chart")
         assert charts.count() == 2
