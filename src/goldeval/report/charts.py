@@ -313,7 +313,7 @@ def intervals(rows: Sequence[tuple[str, float | None, float | None, float | None
     def draw(fig, ax):
         n = len(rows)
         span = xlim[1] - xlim[0]
-        for i, (label, value, low, high) in enumerate(rows):
+        for i, (_, value, low, high) in enumerate(rows):
             y = n - 1 - i
             if value is None:
                 ax.text((xlim[0] + xlim[1]) / 2, y, "undefined", ha="center", va="center", fontsize=8, color=_OTHER)

@@ -11,7 +11,7 @@ case of both runs, not from the sample the page embeds.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from goldeval.intervals import NEWCOMBE_PAIRED, interval_words
@@ -156,7 +156,7 @@ def _around_zero(ci: list[float]) -> tuple[float, float]:
 
 
 def compare_charts(cmp: Mapping[str, Any], kind: str, *, rows_a: Mapping[str, Mapping[str, Any]],
-                   rows_b: list[Mapping[str, Any]], summary_a: Mapping[str, Any], summary_b: Mapping[str, Any],
+                   rows_b: Sequence[Mapping[str, Any]], summary_a: Mapping[str, Any], summary_b: Mapping[str, Any],
                    results_a: Mapping[str, Any], results_b: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The A-against-B charts, as ``[{"title", "svg", "note"?}]`` (SVG from :mod:`goldeval.report.charts`):
 

@@ -159,7 +159,7 @@ def runs_model(store: Any, *, arm: str | None = None, since: datetime | None = N
         groups.setdefault((row["arm"], row["headline"]), []).append(row)
     arms = []
     for (name, headline), members in groups.items():
-        changes = []
+        changes: list[dict[str, Any]] = []
         previous = None
         for row in members:
             brief = row["_run"]
