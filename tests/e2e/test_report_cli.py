@@ -209,8 +209,11 @@ def test_report_compares_two_results_files(tmp_path):
     run("report", "--results", a, "--compare", b, "--out", out)
     d = _data(out.read_text(encoding="utf-8"))
     c = d["compare"]
-    assert "cases: 57 in both · 0 added in B · 0 removed from A" in c["stat_lines"]
-    assert "F1 over 57 cases scored in both: A 0.279 → B 0.279 · 0 up, 2 down, 55 unchanged" in c["stat_lines"]
+    # the cases and the F1 means are the verdict's (said once, at the top of the page), the note among the lines
+    verdict = dict(c["verdict"]["items"])
+    assert verdict["cases"] == "57 in both · 0 added in B · 0 removed from A"
+    assert verdict["F1 over the cases scored in both"] == "A 0.2786 → B 0.2786 over 57 case(s) · 0 up, 2 down, 55 unchanged"
+    assert c["verdict"]["status"] == "NO VERDICTS" and c["verdict"]["decision"]["applies"] is False
     assert any(ln.startswith("note: the runs were measured differently (") and "tokenizer: openscribe → unicode" in ln
                for ln in c["stat_lines"])
     assert [m["id"] for m in c["movers"]] == ["day4_consultation01", "day4_consultation05"]
