@@ -319,6 +319,11 @@ def test_runs_page_from_the_cli_and_its_usage_errors(tmp_path):
     assert "--since 'May 3rd': expected a date" in run("report", "--runs", "--since", "May 3rd", "--store", store, "--out", out, code=2).output
     assert "takes no RUN" in run("report", "latest", "--runs", "--store", store, "--out", out, code=2).output
     assert "pass --runs too" in run("report", "latest", "--arm", "unicode", "--store", store, "--out", out, code=2).output
+    assert "--tag chooses the runs" in run("report", "latest", "--tag", "x", "--store", store, "--out", out, code=2).output
+    # --tag: the runs that carry it
+    run("runs", "tag", "latest", "baseline/main", "--store", store)
+    res = run("report", "--runs", "--tag", "baseline/main", "--store", store, "--out", out)
+    assert "1 run(s)" in res.stderr and "baseline/main" in out.read_text(encoding="utf-8")
     before = store.read_bytes()
     assert "is the --store" in run("report", "--runs", "--store", store, "--out", store, code=2).output
     assert store.read_bytes() == before

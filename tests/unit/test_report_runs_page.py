@@ -69,6 +69,22 @@ def test_arm_and_since_choose_the_runs_and_nothing_matching_is_refused(store):
             runs_model(st, arm="gamma")
 
 
+def test_tag_chooses_the_runs_that_carry_it_or_a_tag_under_it(store):
+    with RunStore.open_existing(store) as st:
+        runs = [r["id"] for r in st.list_runs()]  # newest first: beta, alpha (worse), alpha (two)
+    with RunStore(store) as st:
+        st.tag(runs[2], "release/2026-11")
+        st.tag(runs[1], "release/2026-12")
+        st.tag(runs[0], "releases")
+    with RunStore.open_existing(store) as st:
+        assert [r["id"] for r in runs_model(st, tag="release/")["rows"]] == [runs[1], runs[2]]
+        assert [r["id"] for r in runs_model(st, tag="releases")["rows"]] == [runs[0]]
+        m = runs_model(st, tag="release/2026-12")
+        assert [r["id"] for r in m["rows"]] == [runs[1]] and m["rows"][0]["tags"] == ["release/2026-12"]
+        with pytest.raises(InputError, match="matches --tag nightly/"):
+            runs_model(st, tag="nightly/")
+
+
 def test_parse_since_reads_dates_and_times_in_utc_and_refuses_the_rest():
     assert parse_since("2026-12-01") == datetime(2026, 12, 1, tzinfo=UTC)
     assert parse_since("2026-12-01T09:30+02:00") == datetime(2026, 12, 1, 7, 30, tzinfo=UTC)

@@ -27,6 +27,9 @@ from goldeval.runs.store import RunStore
               help="A page across runs: every run of the store as a row (headline, interval, gates, versions) and per "
                    "arm a chart of the headline over time, marked where the judge version, rubric or dataset changed.")
 @click.option("--arm", default=None, metavar="NAME", help="With --runs: only this arm's runs.")
+@click.option("--tag", default=None, metavar="TAG",
+              help="With --runs: only runs that carry this tag (goldeval runs tag), or a tag under it when it ends in '/' "
+                   "(release/ chooses release/2026-11, release/2026-12).")
 @click.option("--since", default=None, metavar="DATE",
               help="With --runs: only runs recorded on or after DATE (2026-12-01, or 2026-12-01T09:30; UTC).")
 @store_path_option
@@ -41,7 +44,7 @@ from goldeval.runs.store import RunStore
               help="Bootstrap resamples of the headline interval.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @guarded
-def report(run, compare_ref, results_file, runs_page, arm, since, store, out, max_cases, redact, min_f1, seed, resamples,
+def report(run, compare_ref, results_file, runs_page, arm, tag, since, store, out, max_cases, redact, min_f1, seed, resamples,
            quiet):
     """Write one self-contained HTML report of RUN (an id, a unique prefix, 'latest' or 'latest~N').
 
@@ -51,16 +54,17 @@ def report(run, compare_ref, results_file, runs_page, arm, since, store, out, ma
     PASS/FAIL decision with each gate, the summary with the headline's bootstrap interval, charts for the scorer,
     and a table of cases with filters, search, sorting and rows that open to everything about a case.
     With --compare RUN_B the page leads with the comparison of RUN (A, before) with RUN_B (B, after).
-    With --runs (and no RUN) the page holds every run of the store instead (--arm, --since choose them).
+    With --runs (and no RUN) the page holds every run of the store instead (--arm, --tag, --since choose them).
     """
     # start-up: the report modules load only when one is written or rendered
     from goldeval.report.model import ReportOptions
 
     if runs_page:
-        return _runs_page(arm=arm, since=since, store=store, out=out, seed=seed, resamples=resamples, quiet=quiet,
+        return _runs_page(arm=arm, tag=tag, since=since, store=store, out=out, seed=seed, resamples=resamples, quiet=quiet,
                           others={"RUN": run, "--results": results_file, "--compare": compare_ref})
-    if arm is not None or since is not None:
-        raise InputError(f"report: {'--arm' if arm is not None else '--since'} chooses the runs of the page across runs; "
+    chosen = [k for k, v in (("--arm", arm), ("--tag", tag), ("--since", since)) if v is not None]
+    if chosen:
+        raise InputError(f"report: {chosen[0]} chooses the runs of the page across runs; "
                          "pass --runs too (goldeval report --runs --arm NAME --out runs.html).")
     if (run is None) == (results_file is None):
         raise InputError("report: give RUN (from the store) or --results FILE (a results JSON), not both and not neither.")
@@ -107,7 +111,7 @@ def report(run, compare_ref, results_file, runs_page, arm, since, store, out, ma
     return EXIT_OK
 
 
-def _runs_page(*, arm, since, store, out, seed, resamples, quiet, others) -> int:
+def _runs_page(*, arm, tag, since, store, out, seed, resamples, quiet, others) -> int:
     """``report --runs``: the page across runs of the store (library: :func:`goldeval.report.runs_page.runs_model`)."""
     # start-up: the report modules load only when one is written or rendered
     from goldeval.report.html import render_runs_html
@@ -117,12 +121,12 @@ def _runs_page(*, arm, since, store, out, seed, resamples, quiet, others) -> int
     given = [k for k, v in others.items() if v is not None]
     if given:
         raise InputError(f"report --runs: the page across runs is made of the store's runs; it takes no {' or '.join(given)}. "
-                         "Drop it (choose the runs with --arm and --since), or drop --runs for one run's report.")
+                         "Drop it (choose the runs with --arm, --tag and --since), or drop --runs for one run's report.")
     when = None if since is None else parse_since(since)
     guard_outputs({"--out": out}, {"--store": store_files(store)})
     _refuse_replacing_a_file_that_is_no_page(out)
     with RunStore.open_existing(store) as st:
-        model = runs_model(st, arm=arm, since=when, options=ReportOptions(seed=seed, resamples=resamples))
+        model = runs_model(st, arm=arm, tag=tag, since=when, options=ReportOptions(seed=seed, resamples=resamples))
     write_output(out, render_runs_html(model).encode("utf-8"))
     if not quiet and out != "-":
         click.echo(f"goldeval: runs page written to {out}: {model['n_runs']:,} run(s), {len(model['arms'])} chart(s) "

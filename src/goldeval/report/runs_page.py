@@ -19,7 +19,7 @@ from goldeval.report import charts
 from goldeval.report.model import ReportOptions, headline_summary
 from goldeval.runs.store import gates_passed
 
-__all__ = ["runs_model", "parse_since", "measurement_changes", "CHANGE_FIELDS", "NO_ARM"]
+__all__ = ["runs_model", "parse_since", "measurement_changes", "tag_matches", "CHANGE_FIELDS", "NO_ARM"]
 
 #: What, changing between two runs of one arm, moves the headline by itself: field → the name the page gives it
 #: (the judge's version, the rubric, the dataset; and the scorer's version and tokenizer, which measure anew too).
@@ -112,7 +112,18 @@ def _row(run: Mapping[str, Any], opts: ReportOptions) -> dict[str, Any]:
     return row
 
 
-def runs_model(store: Any, *, arm: str | None = None, since: datetime | None = None,
+def tag_matches(name: str, tag: str) -> bool:
+    """Whether the tag *name* is chosen by ``--tag`` *tag*: the same name, or, for a *tag* ending in ``/``, a name
+    under it (``release/`` chooses ``release/2026-11`` and ``release/2026-12``, not ``release-candidate``).
+
+    Example:
+        >>> tag_matches("release/2026-12", "release/"), tag_matches("baseline/main", "baseline/main"), tag_matches("releases", "release/")
+        (True, True, False)
+    """
+    return name == tag or (tag.endswith("/") and name.startswith(tag))
+
+
+def runs_model(store: Any, *, arm: str | None = None, since: datetime | None = None, tag: str | None = None,
                options: ReportOptions | None = None, store_name: str | None = None) -> dict[str, Any]:
     """Everything the page across runs shows, JSON-ready (charts as SVG strings).
 
@@ -120,6 +131,7 @@ def runs_model(store: Any, *, arm: str | None = None, since: datetime | None = N
         store: An open :class:`goldeval.runs.store.RunStore` (SQLite or PostgreSQL).
         arm: Only this arm's runs (``--arm``).
         since: Only runs recorded at or after this UTC time (:func:`parse_since`).
+        tag: Only runs that carry this tag, or a tag under it when it ends in ``/`` (:func:`tag_matches`).
         options: :class:`~goldeval.report.model.ReportOptions` (the headline intervals' confidence, resamples, seed).
         store_name: How the page names the store (default: the store's path).
 
@@ -138,15 +150,17 @@ def runs_model(store: Any, *, arm: str | None = None, since: datetime | None = N
     listed = store.list_runs(arm=arm)
     if since is not None:
         listed = [r for r in listed if (_when(r) or datetime.min.replace(tzinfo=UTC)) >= since]
-    filters = {"--arm": arm, "--since": since.isoformat() if since else None}
+    tags: dict[str, list[str]] = {}
+    for t in store.tags():
+        tags.setdefault(t["run_id"], []).append(t["name"])
+    if tag is not None:
+        listed = [r for r in listed if any(tag_matches(name, tag) for name in tags.get(r["id"], []))]
+    filters = {"--arm": arm, "--since": since.isoformat() if since else None, "--tag": tag}
     if not listed:
         given = " ".join(f"{k} {v}" for k, v in filters.items() if v is not None)
         raise InputError(f"report --runs: no run in store {store_name or store.path}"
                          + (f" matches {given}; drop a filter, or list the runs with `goldeval runs list`." if given
                             else "; record one first (goldeval score|labels|judge)."))
-    tags: dict[str, list[str]] = {}
-    for t in store.tags():
-        tags.setdefault(t["run_id"], []).append(t["name"])
     rows = []
     for brief in listed:
         run = store.get_run(brief["id"], with_results=brief.get("status") == "finished")
@@ -175,7 +189,8 @@ def runs_model(store: Any, *, arm: str | None = None, since: datetime | None = N
     for row in rows:
         row.pop("_run", None)
     arms.sort(key=lambda a: (a["arm"], str(a["headline"])))
-    return {"title": "goldeval runs" + (f" · arm {arm}" if arm else "") + (f" · since {since.date().isoformat()}" if since else ""),
+    return {"title": "goldeval runs" + (f" · arm {arm}" if arm else "") + (f" · tag {tag}" if tag else "")
+            + (f" · since {since.date().isoformat()}" if since else ""),
             "store": store_name or str(store.path), "filters": {k: v for k, v in filters.items() if v is not None},
             "n_runs": len(rows), "rows": rows, "arms": arms,
             "interval_notes": sorted({r["interval_note"] for r in rows if r.get("interval_note")})}
