@@ -890,6 +890,7 @@ def test_runs_page_shows_every_run_and_each_arms_headline_over_time(browser, tmp
         assert charts.count() == 2
         chart = pg.locator("figure.arm-chart[data-arm='clinic']")
         assert "1 dataset" in chart.locator("svg").text_content()
+        assert chart.locator("svg [id^='run-point-']").count() == 2  # one point (with its interval) per run of the arm
         assert chart.locator("li[data-change='1']").inner_text().startswith(f"1 · between {oldest} and {newest}: dataset ")
         notes = pg.locator("figure.arm-chart[data-arm='notes']")
         assert "1 tokenizer" in notes.locator("svg").text_content()

@@ -106,3 +106,18 @@ def test_the_page_is_one_file_under_the_report_csp_with_every_value_escaped(stor
     assert "default-src &#39;none&#39;" in html and "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert html.count("<tr class=\"run ") == 4 and html.count("<figure class=\"chart arm-chart\"") == 3
+
+
+def test_timeline_draws_the_markers_and_the_gate_and_skips_a_run_without_a_value():
+    from goldeval.report import charts
+
+    t0 = datetime(2026, 12, 1, tzinfo=UTC)
+    points = [{"when": t0, "value": 0.5, "low": 0.4, "high": 0.6, "passed": False},
+              {"when": t0.replace(day=2), "value": None, "low": None, "high": None, "passed": None},
+              {"when": t0.replace(day=3), "value": 0.9, "low": 0.8, "high": 1.0, "passed": True}]
+    svg = charts.timeline(points, title="arm: pass rate", ylabel="pass rate", changes=[(t0.replace(day=2), "1 judge")],
+                          gate=("min", 0.8))
+    assert "1 judge" in svg and "gate min 0.8" in svg and "arm: pass rate" in svg
+    # two points drawn, each named in the SVG; the run without a value is skipped
+    assert svg.count('id="run-point-') == 2 and 'id="run-point-3"' not in svg
+    assert "no run has a value" in charts.timeline([points[1]], title="t", ylabel="y")

@@ -490,11 +490,12 @@ def timeline(points: Sequence[Mapping[str, Any]], *, title: str, ylabel: str,
         ys = [float(p["value"]) for p in shown]
         if len(shown) > 1:
             ax.plot(xs, ys, color=_OTHER, linewidth=0.7, zorder=1)
-        for p, x, y in zip(shown, xs, ys, strict=True):
+        for i, (p, x, y) in enumerate(zip(shown, xs, ys, strict=True)):
             colour = _BAR if p.get("passed") is None else (_PASS if p["passed"] else _FAIL)
             lo = y if p.get("low") is None else float(p["low"])
             hi = y if p.get("high") is None else float(p["high"])
-            ax.errorbar([x], [y], yerr=[[y - lo], [hi - y]], fmt="o", color=colour, capsize=3, markersize=4.5, zorder=2)
+            bar = ax.errorbar([x], [y], yerr=[[y - lo], [hi - y]], fmt="o", color=colour, capsize=3, markersize=4.5, zorder=2)
+            bar.lines[0].set_gid(f"run-point-{i + 1}")  # the SVG names each run's point (the page's tests count them)
         top = ylim[1] if ylim is not None else max([float(p.get("high") or p["value"]) for p in shown] or [1.0])
         for when, what in changes:
             ax.axvline(when, color="#8d6e63", linestyle="--", linewidth=1, zorder=0)
