@@ -120,3 +120,28 @@ def test_paired_scatter_marks_the_movers_and_refuses_unpaired_values():
     assert "worse_case" in svg
     with pytest.raises(ValueError, match="2 values of A for 1 of B"):
         charts.paired_scatter([0.1, 0.2], [0.3], title="t", xlabel="A", ylabel="B")
+
+
+def test_the_compare_page_says_the_comparisons_warnings_and_who_was_decided_in_one_run_only():
+    from goldeval.report.html import render_html
+    from goldeval.report.model import build_model
+
+    # q2 is decided in A only (near_match in B); the runs share q1, q2; q3 is A's alone (removed from A in B)
+    res_a = {"scorer": {"name": "answer_judge"}, "per_example": [{"id": "q1", "verdict": "match", "confidence": 9},
+                                                                 {"id": "q2", "verdict": "match", "confidence": 9},
+                                                                 {"id": "q3", "verdict": "match", "confidence": 9}]}
+    res_b = {"scorer": {"name": "answer_judge"}, "per_example": [{"id": "q1", "verdict": "match", "confidence": 9},
+                                                                 {"id": "q2", "verdict": "near_match", "confidence": 9}]}
+    cmp = compare_runs({c["id"]: c for c in res_a["per_example"]}, {c["id"]: c for c in res_b["per_example"]},
+                       run_a={"id": "ra", "scorer_name": "answer_judge"}, run_b={"id": "rb", "scorer_name": "other"},
+                       n_resamples=200)
+    m = build_model(res_a, compare=cmp, results_b=res_b)
+    assert m["compare"]["warnings"] == ["the runs were made by different scorers (answer_judge vs other); case-by-case "
+                                        "comparison assumes the same kind of score"]
+    assert any(ln.startswith("decided in one run only: 1 (e.g. q2 pass→near_match)") for ln in m["compare"]["stat_lines"])
+    html = render_html(m)
+    assert "warning: the runs were made by different scorers" in html
+    assert dict(m["compare"]["verdict"]["items"])["cases"] == "2 in both · 0 added in B · 1 removed from A"
+    assert m["compare"]["verdict"]["status"] == "NO REGRESSION"  # q1 stayed a pass: 1 decided in both, none fell
+    # the flows count the case only A holds on its own band: q3 match → (not in B)
+    assert "(not in B) 1" in next(c["svg"] for c in m["charts"] if c["id"] == "flows")

@@ -643,9 +643,10 @@ def _compare_view(cmp: Mapping[str, Any], opts: ReportOptions) -> dict[str, Any]
     nm = v.get("near_match") or {}
     # the lines of `goldeval compare` the page lists under the verdict; the cases, McNemar and the differences with
     # their intervals are in the verdict's table (comparison_verdict), not said twice
-    stat_prefixes = ("pass rate A", "pass rate B", "stayed:", "near_match:",
-                     "labels A:", "labels B:", "missed positives:", "false positives:",
-                     "note: the runs were measured differently", "note: the definitions of done differ")
+    stat_prefixes = ("pass rate A", "pass rate B", "stayed:", "near_match:", "decided in one run only",
+                     "deciding golden changed", "labels A:", "labels B:", "missed positives:", "false positives:",
+                     "scored in one run only", "note: the runs were measured differently",
+                     "note: the definitions of done differ")
     movers = list(s.get("biggest_movers") or [])
     if v and cmp.get("labels"):
         flips_summary = (f"the cases whose label turned wrong ({len(flips['pass_to_fail'])}) or right "
@@ -659,6 +660,7 @@ def _compare_view(cmp: Mapping[str, Any], opts: ReportOptions) -> dict[str, Any]
     return {
         "runs": cmp.get("runs"),
         "verdict": comparison_verdict(cmp),
+        "warnings": list(cmp.get("warnings") or []),
         "text": None if opts.redact else lines,
         "stat_lines": [ln for ln in lines.splitlines() if ln.startswith(stat_prefixes)],
         "flips_summary": flips_summary,
