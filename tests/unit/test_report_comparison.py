@@ -145,3 +145,16 @@ def test_the_compare_page_says_the_comparisons_warnings_and_who_was_decided_in_o
     assert m["compare"]["verdict"]["status"] == "NO REGRESSION"  # q1 stayed a pass: 1 decided in both, none fell
     # the flows count the case only A holds on its own band: q3 match → (not in B)
     assert "(not in B) 1" in next(c["svg"] for c in m["charts"] if c["id"] == "flows")
+
+
+def test_a_compare_of_runs_without_verdicts_or_scores_says_there_is_no_chart():
+    from goldeval.report.html import render_html
+    from goldeval.report.model import build_model
+
+    # a scorer goldeval does not know, whose records hold neither a verdict nor an F1: nothing to chart, and it says so
+    res = {"scorer": {"name": "someone_elses"}, "per_example": [{"id": "x", "note": "n/a"}]}
+    m = build_model(res, compare=compare_runs({"x": {"note": "n/a"}}, {"x": {"note": "n/a"}}), results_b=res)
+    assert m["charts"] == []
+    assert 'id="no-charts"' in render_html(m)
+    full = build_model(res, compare=compare_runs(verdicts(x="match"), verdicts(x="match")), results_b=res)
+    assert full["compare"]["verdict"]["status"] == "NO REGRESSION"

@@ -121,3 +121,22 @@ def test_timeline_draws_the_markers_and_the_gate_and_skips_a_run_without_a_value
     # two points drawn, each named in the SVG; the run without a value is skipped
     assert svg.count('id="run-point-') == 2 and 'id="run-point-3"' not in svg
     assert "no run has a value" in charts.timeline([points[1]], title="t", ylabel="y")
+
+
+def test_a_run_that_did_not_finish_is_a_row_with_its_status_and_no_point(store):
+    from goldeval.runs.store import RunMeta
+
+    with RunStore(store) as st:
+        unfinished = st.create_run(RunMeta(run_key="k", scorer_name="token_f1", scorer_version="1", dataset_hash="d",
+                                           arm="alpha"))
+        st.set_status(unfinished, "interrupted")
+    with RunStore.open_existing(store) as st:
+        m = runs_model(st)
+    row = next(r for r in m["rows"] if r["id"] == unfinished)
+    assert row["status"] == "interrupted" and row["value"] is None and row["headline"] is None
+    html = render_runs_html(m)
+    assert "(interrupted)" in html
+    # the alpha arm's chart still holds its two finished runs; the unfinished run has no headline, so no chart
+    alpha = next(a for a in m["arms"] if a["arm"] == "alpha" and a["headline"])
+    assert alpha["n_points"] == 2
+    assert next(a for a in m["arms"] if a["headline"] is None)["chart"] is None

@@ -129,7 +129,7 @@ def _runs_page(*, arm, tag, since, store, out, seed, resamples, quiet, others) -
         model = runs_model(st, arm=arm, tag=tag, since=when, options=ReportOptions(seed=seed, resamples=resamples))
     write_output(out, render_runs_html(model).encode("utf-8"))
     if not quiet and out != "-":
-        click.echo(f"goldeval: runs page written to {out}: {model['n_runs']:,} run(s), {len(model['arms'])} chart(s) "
+        click.echo(f"goldeval: runs page written to {out}: {model['n_runs']:,} run(s), {sum(1 for a in model['arms'] if a['chart'])} chart(s) "
                    "of a headline over time", err=True)
     return EXIT_OK
 
