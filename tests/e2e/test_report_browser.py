@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from goldeval.answers.config import JUDGE_VERSION
 from goldeval.cli import main
 
 try:
@@ -243,8 +244,9 @@ def test_compare_report(browser, runs):
     p = Page(browser, out)
     try:
         pg = p.page
-        stats = pg.inner_text("#compare-stats")
-        assert "McNemar exact" in stats and "pass-rate difference B − A" in stats
+        verdict = pg.inner_text("#compare-verdict")
+        assert "McNemar exact" in verdict and "pass-rate difference B − A" in verdict
+        pg.click("#compare-flips-summary")  # the flipped cases, each with both whys, open on a click
         flips = pg.locator("#compare-flips table.flip-pf tr.flip-pf")
         assert flips.locator("td:first-child").all_inner_texts() == p2f  # pass → fail, in red, both whys
         assert flips.first.evaluate("r => getComputedStyle(r).backgroundColor") == "rgb(253, 236, 234)"  # #fdecea
@@ -259,6 +261,60 @@ def test_compare_report(browser, runs):
         text = pg.locator("tr.detail[data-detail='q01']").inner_text()
         assert "A (before) beside B (after)" in text and "A why" in text and "B why" in text
         p.shot("compare_arm_a_arm_b")
+        p.assert_offline()
+    finally:
+        p.close()
+
+
+def test_compare_page_leads_with_the_comparison(browser, runs):
+    # issue 29 item 3: the compare page opens with the verdict of the comparison, then A-against-B charts, then each
+    # run's gates side by side, then the case table. Arm A → arm B of the clinic example: every one of A's 19
+    # matches that B decided became a no_match (examples/sql/README.md), 14 pass → fail and 0 fail → pass, so
+    # McNemar's exact p is 2 · 0.5**14 = 1.221e-4 and `goldeval compare --fail-on-regression` exits 1.
+    store, ids, d = runs
+    out = d / "compare_first.html"
+    run("report", ids["arm_a"], "--compare", ids["arm_b"], "--store", store, "--out", out)
+    cli = CliRunner().invoke(main, ["compare", ids["arm_a"], ids["arm_b"], "--store", str(store), "--fail-on-regression",
+                                    "--out", "-", "-q"])
+    assert cli.exit_code == 1
+    p2f = [f["id"] for f in json.loads(cli.stdout)["verdicts"]["flips"]["pass_to_fail"]]
+    assert len(p2f) == 14
+    p = Page(browser, out)
+    try:
+        pg = p.page
+        title = pg.inner_text("header.top h1")
+        assert f"A {ids['arm_a']} (arm-a) → B {ids['arm_b']} (arm-b)" in title and pg.title() == title
+        # the order of the page, and the comparison first: at the top of the first screen
+        assert pg.eval_on_selector_all("main > section", "ss => ss.map(s => s.id)") == ["compare", "charts", "gates-ab", "header", "cases"]
+        first = pg.locator("main > section").first
+        assert first.get_attribute("id") == "compare" and first.bounding_box()["y"] < 200
+        assert pg.locator("#compare-banner").bounding_box()["y"] < 900
+        assert pg.inner_text("#compare-banner") == "REGRESSION"
+        assert pg.locator("#compare-banner").evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(198, 40, 40)"  # --fail
+        decision = pg.inner_text("#compare-decision")
+        assert decision.startswith("--fail-on-regression would exit 1: 14 case(s) went from pass to fail: " + ", ".join(p2f[:10]))
+        verdict = dict(r.split("\t", 1) for r in pg.locator("#compare-verdict tr").all_inner_texts())
+        assert verdict["cases"] == "22 in both · 0 added in B · 0 removed from A"
+        assert verdict["pass → fail"].startswith("14: " + ", ".join(p2f[:10])) and verdict["fail → pass"] == "0"
+        assert verdict["McNemar exact"] == "14 pass→fail vs 0 fail→pass, two-sided p = 0.0001221"
+        # Newcombe's paired interval of −100 pt over 14 discordant pairs (README "Runs": [−100, −69.6] pt)
+        assert verdict["pass-rate difference B − A"].startswith("-100.0 pt [-100.0 pt, -69.6 pt], 95% Newcombe")
+        runs_text = pg.inner_text("#compare-runs")
+        assert f"run {ids['arm_a']} · arm arm-a" in runs_text and f"run {ids['arm_b']} · arm arm-b" in runs_text
+        # the charts set A against B: verdict flows (A: 19 match; B: 15 no_match), both pass rates, the difference
+        flows = pg.inner_text("#chart-flows")
+        assert "match 19" in flows and "no_match 15" in flows and "A arm-a" in flows and "B arm-b" in flows
+        assert "A arm-a" in pg.inner_text("#chart-headlines") and "B arm-b" in pg.inner_text("#chart-headlines")
+        assert "-1.0000" in pg.inner_text("#chart-difference")
+        p.assert_charts_fit()
+        # each run's gates side by side: A passes, B fails, at the same height
+        assert pg.inner_text("#banner-a") == "PASS" and pg.inner_text("#banner-b") == "FAIL"
+        box_a, box_b = pg.locator("#run-a").bounding_box(), pg.locator("#run-b").bounding_box()
+        assert abs(box_a["y"] - box_b["y"]) < 1 and box_a["x"] + box_a["width"] <= box_b["x"]
+        assert pg.locator("#gates-a tbody tr").count() == 2 and pg.locator("#gates-b tbody tr.fail").count() == 2
+        # then the case table, B's cases with A's beside them
+        assert "22 of 22 case(s) shown" in p.count_text()
+        p.shot("compare_first_section")
         p.assert_offline()
     finally:
         p.close()
@@ -281,9 +337,16 @@ def test_label_compare_report_speaks_of_labels(browser, tmp_path):
     try:
         pg = p.page
         stats = pg.inner_text("#compare-stats")
+        pg.click("#compare-flips-summary")
         assert "missed positives: 1 in A → 1 in B · 1 new · 1 fixed" in stats
         assert "false positives: 2 in A → 2 in B · 1 new · 1 fixed" in stats
         assert "pass rate" not in stats and "near_match" not in stats
+        # the verdict speaks of labels too: 2 right → wrong (c1, c3), 2 wrong → right (c2, c4)
+        verdict = pg.inner_text("#compare-verdict")
+        assert "right → wrong label\t2: c1, c3" in verdict and "wrong → right label\t2: c2, c4" in verdict
+        assert "McNemar exact\t2 right → wrong vs 2 wrong → right" in verdict
+        assert pg.inner_text("#compare-banner") == "REGRESSION"
+        assert "2 case(s) went from a right label to a wrong one: c1, c3" in pg.inner_text("#compare-decision")
         box = pg.inner_text("#compare-flips")
         assert "right → wrong label (new misses, new false positives): 2" in box and "near_match" not in box
         rows = pg.locator("#compare-flips table.flip-pf tr.flip-pf")
@@ -311,7 +374,12 @@ def test_free_text_compare_at_1280_px_shows_each_line_whole(browser, runs):
         assert "(tokenizer: openscribe → unicode)" in note
         # no line of the block runs past its box
         assert items.evaluate_all("ls => ls.filter(l => l.scrollWidth > l.clientWidth + 1).length") == 0
-        assert "0 up, 2 down" in pg.inner_text("#compare-stats")
+        assert "0 up, 2 down" in pg.inner_text("#compare-verdict")
+        assert pg.inner_text("#compare-banner") == "NO VERDICTS"  # --fail-on-regression does not apply to F1 runs
+        # per-case F1 of A against B, the two movers marked with their ids (shortened in the middle to 18 characters)
+        scatter = pg.inner_text("#chart-paired-f1")
+        assert "day4_consu…ation01" in scatter and "day4_consu…ation05" in scatter
+        pg.click("#compare-flips-summary")
         # the biggest F1 movers: the two notes that moved (README: day4_consultation01 and 05, -0.0010 each)
         movers = [r.split("\t") for r in pg.locator("#compare-flips table.movers tr").all_inner_texts()[1:]]
         assert sorted(m[0] for m in movers[:2]) == ["day4_consultation01", "day4_consultation05"]
@@ -466,6 +534,7 @@ def test_compare_shows_stable_near_match_apart_from_flickering(browser, tmp_path
         stats = pg.inner_text("#compare-stats")
         assert ("near_match: 1 stable (near_match in both: a coverage finding) · 1 flickering (near_match in one run "
                 "only: judge noise, the answers are the same)") in stats
+        pg.click("#compare-flips-summary")
         box = pg.locator("#compare-flips")
         assert "near_match stable in both runs (a coverage finding): q09" in box.inner_text()
         flicker = box.locator("table.flicker tr.flicker")
@@ -583,16 +652,22 @@ def test_compare_fixes_in_green_regressions_in_red_and_the_lines_compare_prints(
     p = Page(browser, out)
     try:
         pg = p.page
+        pg.click("#compare-flips-summary")
         green = pg.locator("#compare-flips table.flip-fp tr.flip-fp")
         assert green.count() == 14 and pg.locator("#compare-flips table.flip-pf tr.flip-pf").count() == 0
         assert green.first.evaluate("r => getComputedStyle(r).backgroundColor") == "rgb(232, 245, 233)"  # #e8f5e9
         first = green.first.locator("td").all_inner_texts()
         assert first[1].startswith("no_match · ") and first[2].startswith("match · ")  # both whys, side by side
-        # the McNemar and bootstrap lines, as `goldeval compare` prints them: 0 pass→fail vs 14 fail→pass, p = 2·0.5**14
-        stats = pg.locator("#compare-stats li").all_inner_texts()
-        mcnemar = next(s for s in stats if s.startswith("McNemar exact"))
-        assert mcnemar == "McNemar exact: 0 pass→fail vs 14 fail→pass, two-sided p = 0.0001221"
+        # McNemar as `goldeval compare` prints it: 0 pass→fail vs 14 fail→pass, p = 2·0.5**14; the other lines too
+        verdict = dict(r.split("\t", 1) for r in pg.locator("#compare-verdict tr").all_inner_texts())
+        assert verdict["McNemar exact"] == "0 pass→fail vs 14 fail→pass, two-sided p = 0.0001221"
         flat = " ".join(cli.split())
+        assert "McNemar exact: " + verdict["McNemar exact"] in flat
+        # Newcombe's interval of the difference as compare prints it: +100.0 pt [+69.6 pt, +100.0 pt] over 14 pairs
+        assert verdict["pass-rate difference B − A"].startswith("+100.0 pt [+69.6 pt, +100.0 pt], 95% Newcombe")
+        assert pg.inner_text("#compare-banner") == "NO REGRESSION"
+        stats = pg.locator("#compare-stats li").all_inner_texts()
+        assert stats
         for line in stats:
             assert " ".join(line.split()) in flat, line
         pg.click("#filters button[data-filter='changed']")
@@ -781,6 +856,56 @@ def test_a_case_with_alternative_goldens_shows_each_and_marks_the_one_that_decid
         plain = pg.locator("tr.detail[data-detail='q2']")
         assert plain.locator(".goldens, .alternative").count() == 0 and "golden used" not in plain.inner_text()
         p.shot("alternative_goldens")
+        p.assert_offline()
+    finally:
+        p.close()
+
+
+def test_runs_page_shows_every_run_and_each_arms_headline_over_time(browser, tmp_path):
+    # issue 29 item 4: `report --runs`. Arm "clinic" judged twice, first with arm A's answers then with arm B's
+    # (another attempts file: the dataset changed between the two runs); arm "notes" scored twice, under the
+    # openscribe then the unicode tokenizer. Arm A: 19/19 decided cases match, Wilson 95% [19/(19 + z²), 1] =
+    # [0.8318, 1]; arm B: 0/15, [0, z²/(15 + z²)] = [0, 0.2039] (z = 1.95996; examples/sql/README.md for the counts).
+    store = tmp_path / "g.db"
+    judge = ["judge", SQL / "cases.jsonl", "--db", SQL / "clinic.sqlite", "--gates", SQL / "dod.toml", "--store", store,
+             "--arm", "clinic", "-q"]
+    run(judge[0], judge[1], SQL / "arm_a.jsonl", *judge[2:])
+    run(judge[0], judge[1], SQL / "arm_b.jsonl", *judge[2:], code=1)
+    run("score", PRIMOCK, "--store", store, "--arm", "notes", "-q")
+    run("score", PRIMOCK, "--store", store, "--arm", "notes", "--tokenizer", "unicode", "-q")
+    listed = [r["id"] for r in json.loads(run("runs", "list", "--store", store, "--json", "--limit", "0"))]
+    out = tmp_path / "runs.html"
+    run("report", "--runs", "--store", store, "--out", out)
+    p = Page(browser, out)
+    try:
+        pg = p.page
+        rows = pg.locator("#runs-table tbody tr.run")
+        assert rows.evaluate_all("rs => rs.map(r => r.dataset.id)") == listed  # every run, newest first
+        clinic = {r["id"]: r for r in rows.evaluate_all(
+            "rs => rs.filter(r => r.dataset.arm === 'clinic').map(r => ({id: r.dataset.id, cells: Array.from(r.cells).map(c => c.innerText)}))")}
+        newest, oldest = listed[2], listed[3]
+        # cells: run, arm, when, n, headline, value, interval, gates, versions, changed since the arm's previous run
+        assert clinic[oldest]["cells"][3:7] == ["22", "pass rate", "1.0000", "[0.8318, 1.0000]"]
+        assert clinic[oldest]["cells"][7].startswith("pass") and clinic[newest]["cells"][7].startswith("FAIL")
+        assert clinic[newest]["cells"][5:7] == ["0.0000", "[0.0000, 0.2039]"]
+        assert clinic[newest]["cells"][9].startswith("dataset ") and clinic[oldest]["cells"][9] == ""
+        versions = clinic[newest]["cells"][8]
+        assert versions.startswith("answer_judge@") and f"judge {JUDGE_VERSION}" in versions and "rubric " in versions
+        # one chart per arm, with the numbered marker where the measurement changed
+        charts = pg.locator("figure.arm-chart")
+        assert charts.count() == 2
+        chart = pg.locator("figure.arm-chart[data-arm='clinic']")
+        assert "1 dataset" in chart.locator("svg").text_content()
+        assert chart.locator("svg [id^='run-point-']").count() == 2  # one point (with its interval) per run of the arm
+        assert chart.locator("li[data-change='1']").inner_text().startswith(f"1 · between {oldest} and {newest}: dataset ")
+        notes = pg.locator("figure.arm-chart[data-arm='notes']")
+        assert "1 tokenizer" in notes.locator("svg").text_content()
+        assert "tokenizer openscribe → unicode" in notes.locator("li[data-change='1']").inner_text()
+        p.assert_charts_fit()
+        # sorted by value (a click: ascending), arm B's 0.0000 comes first
+        pg.click("#runs-table th[data-key='value']")
+        assert rows.first.get_attribute("data-id") == newest
+        p.shot("runs_page")
         p.assert_offline()
     finally:
         p.close()

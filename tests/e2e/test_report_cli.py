@@ -209,8 +209,11 @@ def test_report_compares_two_results_files(tmp_path):
     run("report", "--results", a, "--compare", b, "--out", out)
     d = _data(out.read_text(encoding="utf-8"))
     c = d["compare"]
-    assert "cases: 57 in both · 0 added in B · 0 removed from A" in c["stat_lines"]
-    assert "F1 over 57 cases scored in both: A 0.279 → B 0.279 · 0 up, 2 down, 55 unchanged" in c["stat_lines"]
+    # the cases and the F1 means are the verdict's (said once, at the top of the page), the note among the lines
+    verdict = dict(c["verdict"]["items"])
+    assert verdict["cases"] == "57 in both · 0 added in B · 0 removed from A"
+    assert verdict["F1 over the cases scored in both"] == "A 0.2786 → B 0.2786 over 57 case(s) · 0 up, 2 down, 55 unchanged"
+    assert c["verdict"]["status"] == "NO VERDICTS" and c["verdict"]["decision"]["applies"] is False
     assert any(ln.startswith("note: the runs were measured differently (") and "tokenizer: openscribe → unicode" in ln
                for ln in c["stat_lines"])
     assert [m["id"] for m in c["movers"]] == ["day4_consultation01", "day4_consultation05"]
@@ -296,3 +299,31 @@ def test_a_run_made_with_a_relative_path_reports_its_texts_from_another_folder(t
     first = json.loads(PRIMOCK.read_text(encoding="utf-8").splitlines()[0])
     text = next(v for k, v in first.items() if k not in ("id",) and isinstance(v, str) and len(v) > 40)
     assert json.dumps(text[:30])[1:-1] in html  # the prediction or reference text is embedded
+
+
+def test_runs_page_from_the_cli_and_its_usage_errors(tmp_path):
+    # issue 29 item 4: `goldeval report --runs [--arm A] [--since DATE] --out runs.html`
+    store = tmp_path / "g.db"
+    run("score", PRIMOCK, "--store", store, "--arm", "openscribe", "-q")
+    run("score", PRIMOCK, "--store", store, "--arm", "unicode", "--tokenizer", "unicode", "-q")
+    out = tmp_path / "runs.html"
+    res = run("report", "--runs", "--store", store, "--out", out)
+    assert "runs page written to" in res.stderr and "2 run(s), 2 chart(s)" in res.stderr
+    html = out.read_text(encoding="utf-8")
+    assert html.count('<tr class="run ') == 2 and "default-src &#39;none&#39;" in html
+    res = run("report", "--runs", "--arm", "unicode", "--since", "2000-01-01", "--store", store, "--out", out)
+    assert "1 run(s), 1 chart(s)" in res.stderr
+    assert out.read_text(encoding="utf-8").count('<tr class="run ') == 1
+    # usage errors (exit 2), each before anything is written
+    assert "no run in store" in run("report", "--runs", "--arm", "nobody", "--store", store, "--out", out, code=2).output
+    assert "--since 'May 3rd': expected a date" in run("report", "--runs", "--since", "May 3rd", "--store", store, "--out", out, code=2).output
+    assert "takes no RUN" in run("report", "latest", "--runs", "--store", store, "--out", out, code=2).output
+    assert "pass --runs too" in run("report", "latest", "--arm", "unicode", "--store", store, "--out", out, code=2).output
+    assert "--tag chooses the runs" in run("report", "latest", "--tag", "x", "--store", store, "--out", out, code=2).output
+    # --tag: the runs that carry it
+    run("runs", "tag", "latest", "baseline/main", "--store", store)
+    res = run("report", "--runs", "--tag", "baseline/main", "--store", store, "--out", out)
+    assert "1 run(s)" in res.stderr and "baseline/main" in out.read_text(encoding="utf-8")
+    before = store.read_bytes()
+    assert "is the --store" in run("report", "--runs", "--store", store, "--out", store, code=2).output
+    assert store.read_bytes() == before

@@ -53,7 +53,7 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     """
     # start-up: the report modules load only when one is written or rendered
     from goldeval.report.runs import render_compare
-    from goldeval.runs.compare import compare_runs  # start-up: the run store loads only when the command runs
+    from goldeval.runs.compare import compare_runs, regression_decision  # start-up: the run store loads only when the command runs
 
     guard_outputs({"--out": out, "--junit": junit}, {"--store": store_files(store)})
     with open_existing_store(store) as st:
@@ -82,14 +82,10 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
 
         write_junit(junit, compare_junit(cmp))  # one testcase per flipped case; pass → fail is a <failure>
     if fail_on_regression:
-        if cmp["regressions"]:
-            sys.exit(EXIT_GATE_FAILED)
-        if not cmp["verdicts"]["bootstrap"]["n_pairs"]:
-            # the gate "no pass became a fail" never passes on no evidence: no case was decided in both runs
-            click.echo(
-                f"goldeval: --fail-on-regression: no case was decided (match or no_match) in both runs "
-                f"({cmp['n_common']} case id(s) in common), so nothing shows that no pass became a fail.",
-                err=True,
-            )
+        decision = regression_decision(cmp)  # the same decision the compare page shows
+        if decision["failed"]:
+            if not decision["n_regressions"]:
+                # the gate "no pass became a fail" never passes on no evidence: no case was decided in both runs
+                click.echo(f"goldeval: --fail-on-regression: {decision['reason']}.", err=True)
             sys.exit(EXIT_GATE_FAILED)
     return EXIT_OK

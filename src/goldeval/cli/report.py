@@ -1,4 +1,5 @@
-"""``goldeval report``: one self-contained HTML page for a recorded run, two runs compared, or a results file."""
+"""``goldeval report``: one self-contained HTML page for a recorded run, two runs compared, a results file, or every
+run of the store (``--runs``)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,15 @@ from goldeval.runs.backends import open_existing_store
                    "With --results A.json, a second results file B.json.")
 @click.option("--results", "results_file", default=None, type=click.Path(dir_okay=False, path_type=str),
               help="A results JSON goldeval wrote (instead of RUN from the store).")
+@click.option("--runs", "runs_page", is_flag=True,
+              help="A page across runs: every run of the store as a row (headline, interval, gates, versions) and per "
+                   "arm a chart of the headline over time, marked where the judge version, rubric or dataset changed.")
+@click.option("--arm", default=None, metavar="NAME", help="With --runs: only this arm's runs.")
+@click.option("--tag", default=None, metavar="TAG",
+              help="With --runs: only runs that carry this tag (goldeval runs tag), or a tag under it when it ends in '/' "
+                   "(release/ chooses release/2026-11, release/2026-12).")
+@click.option("--since", default=None, metavar="DATE",
+              help="With --runs: only runs recorded on or after DATE (2026-12-01, or 2026-12-01T09:30; UTC).")
 @store_path_option
 @click.option("--out", "-o", required=True, metavar="report.html", help="Where to write the page ('-' for stdout).")
 @click.option("--max-cases", type=click.IntRange(min=1), default=20_000, show_default=True,
@@ -34,7 +44,8 @@ from goldeval.runs.backends import open_existing_store
               help="Bootstrap resamples of the headline interval.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @guarded
-def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1, seed, resamples, quiet):
+def report(run, compare_ref, results_file, runs_page, arm, tag, since, store, out, max_cases, redact, min_f1, seed, resamples,
+           quiet):
     """Write one self-contained HTML report of RUN (an id, a unique prefix, 'latest' or 'latest~N').
 
     \b
@@ -42,10 +53,19 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
     texts as text (never as markup), and holds: the run's header (versions, hashes, who agreed to the gates), the
     PASS/FAIL decision with each gate, the summary with the headline's bootstrap interval, charts for the scorer,
     and a table of cases with filters, search, sorting and rows that open to everything about a case.
+    With --compare RUN_B the page leads with the comparison of RUN (A, before) with RUN_B (B, after).
+    With --runs (and no RUN) the page holds every run of the store instead (--arm, --tag, --since choose them).
     """
     # start-up: the report modules load only when one is written or rendered
     from goldeval.report.model import ReportOptions
 
+    if runs_page:
+        return _runs_page(arm=arm, tag=tag, since=since, store=store, out=out, seed=seed, resamples=resamples, quiet=quiet,
+                          others={"RUN": run, "--results": results_file, "--compare": compare_ref})
+    chosen = [k for k, v in (("--arm", arm), ("--tag", tag), ("--since", since)) if v is not None]
+    if chosen:
+        raise InputError(f"report: {chosen[0]} chooses the runs of the page across runs; "
+                         "pass --runs too (goldeval report --runs --arm NAME --out runs.html).")
     if (run is None) == (results_file is None):
         raise InputError("report: give RUN (from the store) or --results FILE (a results JSON), not both and not neither.")
     others: dict = {"--results": results_file}
@@ -81,10 +101,36 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
         n = len(model["cases"])
         sample = model.get("sample")
         extra = f" ({sample['n_total']:,} in the run; sampled, see the page)" if sample else ""
-        click.echo(f"goldeval: report written to {out}: {model['decision']['status']}, {n:,} case(s) embedded{extra}"
+        cmp = model.get("compare")
+        status = (f"{cmp['verdict']['status']} (A {model['decision_a']['status']}, B {model['decision']['status']})"
+                  if cmp else model["decision"]["status"])
+        click.echo(f"goldeval: report written to {out}: {status}, {n:,} case(s) embedded{extra}"
                    + (", texts redacted" if redact else ""), err=True)
         for note in model.get("notes") or []:
             echo(f"goldeval: note: {note}")
+    return EXIT_OK
+
+
+def _runs_page(*, arm, tag, since, store, out, seed, resamples, quiet, others) -> int:
+    """``report --runs``: the page across runs of the store (library: :func:`goldeval.report.runs_page.runs_model`)."""
+    # start-up: the report modules load only when one is written or rendered
+    from goldeval.report.html import render_runs_html
+    from goldeval.report.model import ReportOptions
+    from goldeval.report.runs_page import parse_since, runs_model
+
+    given = [k for k, v in others.items() if v is not None]
+    if given:
+        raise InputError(f"report --runs: the page across runs is made of the store's runs; it takes no {' or '.join(given)}. "
+                         "Drop it (choose the runs with --arm, --tag and --since), or drop --runs for one run's report.")
+    when = None if since is None else parse_since(since)
+    guard_outputs({"--out": out}, {"--store": store_files(store)})
+    _refuse_replacing_a_file_that_is_no_page(out)
+    with RunStore.open_existing(store) as st:
+        model = runs_model(st, arm=arm, tag=tag, since=when, options=ReportOptions(seed=seed, resamples=resamples))
+    write_output(out, render_runs_html(model).encode("utf-8"))
+    if not quiet and out != "-":
+        click.echo(f"goldeval: runs page written to {out}: {model['n_runs']:,} run(s), {sum(1 for a in model['arms'] if a['chart'])} chart(s) "
+                   "of a headline over time", err=True)
     return EXIT_OK
 
 

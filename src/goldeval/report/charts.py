@@ -19,7 +19,8 @@ import os.path
 import re
 import textwrap
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # matplotlib is imported only when a chart is drawn
@@ -27,7 +28,8 @@ if TYPE_CHECKING:  # matplotlib is imported only when a chart is drawn
 
 from goldeval.io.printable import printable
 
-__all__ = ["histogram", "scatter", "bars", "confusion", "interval", "tick_labels", "RASTERIZE_ABOVE", "TICK_CHARS"]
+__all__ = ["histogram", "scatter", "bars", "confusion", "interval", "intervals", "flows", "paired_scatter", "timeline",
+           "tick_labels", "RASTERIZE_ABOVE", "TICK_CHARS"]
 
 #: A scatter with more points than this is drawn as one embedded PNG inside the SVG (its size no longer grows
 #: with the number of cases); axes and text stay vector.
@@ -292,3 +294,231 @@ def interval(name: str, value: float | None, low: float | None, high: float | No
         ax.set_xlabel(name)
 
     return _draw(4.2, 1.7, draw)
+
+
+def intervals(rows: Sequence[tuple[str, float | None, float | None, float | None]], *, title: str, xlabel: str,
+              xlim: tuple[float, float] = (0.0, 1.0), zero_line: bool = False,
+              gate: tuple[str, float] | None = None) -> str:
+    """Several values, one a line, each with its interval as an error bar (e.g. run A's and run B's pass rate).
+
+    Args:
+        rows: ``(label, value, low, high)`` per line, top to bottom; ``value`` ``None`` is written "undefined",
+            ``low`` / ``high`` ``None`` draw the point alone.
+        title, xlabel: Text shown with the chart.
+        xlim: The x axis (``(-1, 1)`` for a difference of two proportions).
+        zero_line: A dotted vertical line at 0 (no difference).
+        gate: ``("min" | "max", limit)``: the gate's bound as a dashed line, or ``None``.
+    """
+
+    def draw(fig, ax):
+        n = len(rows)
+        span = xlim[1] - xlim[0]
+        for i, (_, value, low, high) in enumerate(rows):
+            y = n - 1 - i
+            if value is None:
+                ax.text((xlim[0] + xlim[1]) / 2, y, "undefined", ha="center", va="center", fontsize=8, color=_OTHER)
+                continue
+            lo = value if low is None else low
+            hi = value if high is None else high
+            ax.errorbar([value], [y], xerr=[[value - lo], [hi - value]], fmt="o", color=_BAR, capsize=5, markersize=6)
+            frac = (value - xlim[0]) / span
+            text = f"{value:+.4f}  [{lo:+.4f}, {hi:+.4f}]" if zero_line else f"{value:.3f}  [{lo:.3f}, {hi:.3f}]"
+            ax.annotate(text, (value, y), xytext=(0, 7), textcoords="offset points", fontsize=7.5,
+                        ha="left" if frac < 0.25 else "right" if frac > 0.75 else "center")
+        if zero_line:
+            ax.axvline(0, color=_OTHER, linestyle=":", linewidth=1)
+        if gate is not None:
+            ax.axvline(gate[1], color="black", linestyle="--", linewidth=1)
+            right = (gate[1] - xlim[0]) / span < 0.5
+            ax.annotate(f"gate {gate[0]} {gate[1]:g}", (gate[1], -0.55), xytext=(3 if right else -3, 0),
+                        textcoords="offset points", ha="left" if right else "right", fontsize=7)
+        pad = 0.03 * span
+        ax.set_xlim(xlim[0] - pad, xlim[1] + pad)
+        ax.set_ylim(-0.8, n - 0.4)
+        ax.set_yticks(list(range(n)), [_shown(r[0]) for r in reversed(rows)])
+        ax.set_title(title)
+        ax.set_xlabel(xlabel)
+
+    return _draw(4.2, 1.2 + 0.45 * len(rows), draw)
+
+
+def flows(counts: Mapping[tuple[str, str], int], categories: Sequence[str], *, title: str,
+          colors: Mapping[str, str] | None = None, left: str = "A", right: str = "B") -> str:
+    """How cases moved between two runs: run A's categories stacked on the left, run B's on the right, and a band
+    from each A category to each B category as wide as the number of cases that moved that way (an alluvial
+    diagram, as in Rosvall & Bergstrom, PLoS ONE 5 (2010) e8694).
+
+    Args:
+        counts: ``(A's category, B's category) -> cases``; categories missing from *categories* are refused.
+        categories: The categories, top to bottom, on both sides (e.g. match, no_match, near_match …).
+        title: Shown above the chart.
+        colors: category → colour of its blocks; a band takes the colour of the category it ends in, and a band
+            between two different categories is drawn darker than one that stays.
+        left, right: The two columns' captions.
+
+    Raises:
+        ValueError: a count names a category not in *categories*, or is negative.
+    """
+    order = list(categories)
+    for (a, b), n in counts.items():
+        if a not in order or b not in order:
+            raise ValueError(f"flows: category {a if a not in order else b!r} is not one of {order}")
+        if n < 0:
+            raise ValueError(f"flows: a negative count {n} for {a} -> {b}")
+    cols = dict(colors or {})
+
+    def draw(fig, ax):
+        from matplotlib.patches import PathPatch, Rectangle  # start-up: loaded only when a report or CI file is written
+        from matplotlib.path import Path as MPath  # start-up: loaded only when a report or CI file is written
+
+        total = sum(counts.values())
+        if total == 0:
+            ax.text(0.5, 0.5, "no case in either run", ha="center", va="center", transform=ax.transAxes)
+            ax.set_axis_off()
+            ax.set_title(title)
+            return
+        left_n = {c: sum(n for (a, _), n in counts.items() if a == c) for c in order}
+        right_n = {c: sum(n for (_, b), n in counts.items() if b == c) for c in order}
+        gap = 0.03 * total
+        width = 0.08
+
+        def tops(sizes: Mapping[str, int]) -> dict[str, float]:
+            y, out = total + gap * (len(order) - 1), {}
+            for c in order:
+                out[c] = y
+                if sizes[c]:
+                    y -= sizes[c] + gap
+            return out
+
+        top_l, top_r = tops(left_n), tops(right_n)
+        next_l, next_r = dict(top_l), dict(top_r)
+        for a in order:  # bands leave A's block in B's order and reach B's block in A's order: no band crosses itself
+            for b in order:
+                n = counts.get((a, b), 0)
+                if not n:
+                    continue
+                y0, y1 = next_l[a], next_r[b]
+                next_l[a] -= n
+                next_r[b] -= n
+                x0, x1 = width, 1 - width
+                xm = (x0 + x1) / 2
+                verts = [(x0, y0), (xm, y0), (xm, y1), (x1, y1), (x1, y1 - n), (xm, y1 - n), (xm, y0 - n), (x0, y0 - n), (x0, y0)]
+                codes = [MPath.MOVETO, MPath.CURVE4, MPath.CURVE4, MPath.CURVE4, MPath.LINETO, MPath.CURVE4, MPath.CURVE4,
+                         MPath.CURVE4, MPath.CLOSEPOLY]
+                ax.add_patch(PathPatch(MPath(verts, codes), facecolor=cols.get(b, _BAR), edgecolor="none",
+                                       alpha=0.35 if a == b else 0.75))
+                if a != b and n >= 0.25 * total:  # a label only where the band is wide enough to hold it
+                    ax.text(xm, (y0 + y1) / 2 - n / 2, f"{a} → {b}: {n}", ha="center", va="center", fontsize=6.5,
+                            color="#1b1b1b")
+        for sizes, tops_, x, ha, tx in ((left_n, top_l, 0.0, "right", -0.01), (right_n, top_r, 1 - width, "left", 1.01)):
+            for c in order:
+                if not sizes[c]:
+                    continue
+                ax.add_patch(Rectangle((x, tops_[c] - sizes[c]), width, sizes[c], facecolor=cols.get(c, _BAR), edgecolor="white"))
+                ax.text(tx, tops_[c] - sizes[c] / 2, f"{_shown(c)} {sizes[c]}", ha=ha, va="center", fontsize=7.5)
+        ax.text(width / 2, total + gap * len(order), left, ha="center", va="bottom", fontsize=8, fontweight="bold")
+        ax.text(1 - width / 2, total + gap * len(order), right, ha="center", va="bottom", fontsize=8, fontweight="bold")
+        ax.set_xlim(-0.42, 1.42)
+        ax.set_ylim(-gap, total + gap * (len(order) + 1.5))
+        ax.set_axis_off()
+        ax.set_title(title)
+
+    return _draw(4.6, 3.2, draw)
+
+
+def paired_scatter(a: Sequence[float], b: Sequence[float], *, marked: Sequence[tuple[float, float, str]] = (),
+                   title: str, xlabel: str, ylabel: str) -> str:
+    """Each case's value in run A (x) against run B (y), with the diagonal (no change); the *marked* cases (the
+    biggest movers) drawn larger, red below the diagonal (worse in B) and green above it, with their ids.
+
+    Args:
+        a, b: shape ``(n_pairs,)`` each, values in [0, 1] (e.g. per-case F1); rasterized above
+            :data:`RASTERIZE_ABOVE` points.
+        marked: ``(a, b, id)`` of the cases to mark; an id longer than 18 characters is shortened in its middle.
+        title, xlabel, ylabel: Text shown with the chart.
+
+    Raises:
+        ValueError: *a* and *b* differ in length.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"paired_scatter: {len(a)} values of A for {len(b)} of B")
+
+    def draw(fig, ax):
+        many = len(a) > RASTERIZE_ABOVE
+        ax.plot([0, 1], [0, 1], color=_OTHER, linewidth=0.7, linestyle=":")
+        ax.scatter(list(a), list(b), s=4 if many else 12, alpha=0.35 if many else 0.6, color=_BAR, linewidths=0, rasterized=many)
+        for i, (x, y, cid) in enumerate(marked):
+            ax.scatter([x], [y], s=30, color=_FAIL if y < x else _PASS, edgecolors="black", linewidths=0.5, zorder=3)
+            step = 8 * (i % 3)  # movers at nearly one point: their ids one under another, not on top of each other
+            ax.annotate(tick_labels([cid], 18)[0], (x, y), xytext=(4, -3 - step if y < x else 3 + step), textcoords="offset points",
+                        fontsize=6.5, ha="left", va="top" if y < x else "bottom")
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_aspect("equal")
+        ax.set_title(title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+
+    return _draw(3.8, 3.6, draw)
+
+
+def timeline(points: Sequence[Mapping[str, Any]], *, title: str, ylabel: str,
+             changes: Sequence[tuple[datetime, str]] = (), gate: tuple[str, float] | None = None,
+             ylim: tuple[float, float] | None = (0.0, 1.0)) -> str:
+    """A headline over time: one point per run at its time, its interval as an error bar, joined by a thin line;
+    a dashed vertical marker, with what changed, where the measurement changed between two runs (judge version,
+    rubric, dataset).
+
+    Args:
+        points: ``{"when": datetime, "value": float | None, "low", "high": float | None, "passed": bool | None}``,
+            oldest first; a point without a value is skipped (its run is in the page's table); ``passed`` colours
+            the point (gates passed green, failed red, not gated blue).
+        title, ylabel: Text shown with the chart.
+        changes: ``(when, what)``: a marker at *when* (between the two runs), labelled *what* (short: "1 rubric";
+            the label is drawn inside the axes, along the marker).
+        gate: ``("min" | "max", limit)``: the headline's gate as a dashed horizontal line.
+        ylim: The y axis (``None``: fitted to the points and intervals).
+    """
+
+    def draw(fig, ax):
+        import matplotlib.dates as mdates  # start-up: loaded only when a report or CI file is written
+
+        shown = [p for p in points if p.get("value") is not None]
+        if not shown:
+            ax.text(0.5, 0.5, "no run has a value", ha="center", va="center", transform=ax.transAxes)
+        xs = [p["when"] for p in shown]
+        ys = [float(p["value"]) for p in shown]
+        if len(shown) > 1:
+            ax.plot(xs, ys, color=_OTHER, linewidth=0.7, zorder=1)
+        for i, (p, x, y) in enumerate(zip(shown, xs, ys, strict=True)):
+            colour = _BAR if p.get("passed") is None else (_PASS if p["passed"] else _FAIL)
+            lo = y if p.get("low") is None else float(p["low"])
+            hi = y if p.get("high") is None else float(p["high"])
+            bar = ax.errorbar([x], [y], yerr=[[y - lo], [hi - y]], fmt="o", color=colour, capsize=3, markersize=4.5, zorder=2)
+            bar.lines[0].set_gid(f"run-point-{i + 1}")  # the SVG names each run's point (the page's tests count them)
+        top = ylim[1] if ylim is not None else max([float(p.get("high") or p["value"]) for p in shown] or [1.0])
+        for when, what in changes:
+            ax.axvline(when, color="#8d6e63", linestyle="--", linewidth=1, zorder=0)
+            label = ax.annotate(_shown(what), (when, top), xytext=(2, -2), textcoords="offset points", rotation=90,
+                                fontsize=6.5, ha="left", va="top", color="#5d4037", annotation_clip=True)
+            label.set_in_layout(False)  # a long label stays inside the axes; it never shrinks them to make room
+        if gate is not None:
+            ax.axhline(gate[1], color="black", linestyle="--", linewidth=0.9)
+            ax.annotate(f"gate {gate[0]} {gate[1]:g}", (0.0, gate[1]), xycoords=("axes fraction", "data"), xytext=(2, 2),
+                        textcoords="offset points", fontsize=6.5)
+        if ylim is not None:
+            ax.set_ylim(ylim[0] - 0.03 * (ylim[1] - ylim[0]), ylim[1] + 0.03 * (ylim[1] - ylim[0]))
+        if xs:
+            span = (max(xs) - min(xs)) if len(xs) > 1 else None
+            if not span:  # one run, or all at one instant: a window of an hour around it
+                ax.set_xlim(min(xs) - timedelta(minutes=30), max(xs) + timedelta(minutes=30))
+            else:
+                ax.set_xlim(min(xs) - span * 0.05, max(xs) + span * 0.05)
+        locator = mdates.AutoDateLocator(maxticks=6)
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        ax.set_title(title)
+        ax.set_ylabel(ylabel)
+        ax.set_xlabel("recorded (UTC)")
+
+    return _draw(5.6, 3.0, draw)

@@ -31,7 +31,7 @@ import orjson
 
 from goldeval.io.printable import printable
 
-__all__ = ["render_html", "embed_json"]
+__all__ = ["render_html", "render_runs_html", "embed_json"]
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -56,6 +56,27 @@ def _csp(script: str) -> str:
             "base-uri 'none'; form-action 'none'")
 
 
+def _render(template_name: str, script_name: str, **context: Any) -> str:
+    import jinja2  # start-up: loaded only when a report or CI file is written
+    from markupsafe import Markup  # start-up: jinja2's own dependency, loaded with it
+
+
+    def shown(value: Any) -> Any:  # control characters of the user's data escaped, as on the console; markup is ours
+        return value if isinstance(value, Markup) or not isinstance(value, str) else printable(value)
+
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             finalize=shown)
+    template = env.from_string(_asset(template_name))
+    script = _asset(script_name)
+    return template.render(css=Markup(_asset("report.css")), script=Markup(script), csp=_csp(script), **context)
+
+
+def _charts(items: Any) -> list[dict[str, Any]]:
+    from markupsafe import Markup  # start-up: jinja2's own dependency, loaded with it
+
+    return [{"title": c["title"], "svg": Markup(c["svg"]), "note": c.get("note"), "id": c.get("id")} for c in items or []]
+
+
 def render_html(model: Mapping[str, Any]) -> str:
     """The page for *model*, as one string (UTF-8 text, every script, style and chart inline).
 
@@ -66,20 +87,25 @@ def render_html(model: Mapping[str, Any]) -> str:
     Returns:
         The HTML document.
     """
-    import jinja2  # start-up: loaded only when a report or CI file is written
     from markupsafe import Markup  # start-up: jinja2's own dependency, loaded with it
 
-
-    def shown(value: Any) -> Any:  # control characters of the user's data escaped, as on the console; markup is ours
-        return value if isinstance(value, Markup) or not isinstance(value, str) else printable(value)
-
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             finalize=shown)
-    template = env.from_string(_asset("report.html.j2"))
-    script = _asset("report.js")
     data = {k: v for k, v in model.items() if k != "charts"}
-    charts = [{"title": c["title"], "svg": Markup(c["svg"]), "note": c.get("note")} for c in model.get("charts") or []]
-    return template.render(
-        m=model, charts=charts, css=Markup(_asset("report.css")), script=Markup(script), csp=_csp(script),
-        data_json=Markup(embed_json(data)),
-    )
+    return _render("report.html.j2", "report.js", m=model, charts=_charts(model.get("charts")),
+                   data_json=Markup(embed_json(data)))
+
+
+def render_runs_html(model: Mapping[str, Any]) -> str:
+    """The page across runs for *model* (:func:`goldeval.report.runs_page.runs_model`), one self-contained
+    string under the same Content-Security-Policy as a run's report: the runs table is written by the template
+    (every value escaped), each arm's chart is inline SVG, and the one inline script only sorts the table.
+
+    Args:
+        model: ``runs_model``'s dict; each arm's ``chart`` an SVG string from :func:`goldeval.report.charts.timeline`.
+
+    Returns:
+        The HTML document.
+    """
+    from markupsafe import Markup  # start-up: jinja2's own dependency, loaded with it
+
+    arms = [{**a, "chart": None if a.get("chart") is None else Markup(a["chart"])} for a in model.get("arms") or []]
+    return _render("runs.html.j2", "runs.js", m=model, arms=arms)

@@ -32,13 +32,14 @@ from goldeval.report.marks import (  # noqa: F401 (re-exported)
     shared_marks,
     shared_spans,
 )
+from goldeval.report.comparison import compare_charts, comparison_verdict
 from goldeval.report.runs import render_compare
 from goldeval.report.sources import CaseSources, input_files
 from goldeval.runs.compare import BUCKETS, bucket, paired_bootstrap
 from goldeval.scoring.registry import scorer_of
 from goldeval.verdict import GOLD_STATUSES
 
-__all__ = ["ReportOptions", "build_model", "case_filters", "llm_calls", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
+__all__ = ["ReportOptions", "build_model", "case_filters", "headline_summary", "llm_calls", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
 
 DEFAULT_MAX_CASES = 20_000
 REDACTED = "(redacted)"
@@ -201,6 +202,31 @@ def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]],
                                  f"{opts.resamples:,} resamples of the cases, seed {opts.seed}")
     return {"items": [[k, v] for k, v in items], "headline": head, "unscored": unscored[:1000], "n_unscored": len(unscored),
             "undefined": dict(und)}
+
+
+def headline_summary(results: Mapping[str, Any], options: ReportOptions | None = None) -> dict[str, Any]:
+    """The headline of one run with its interval, exactly as its report's summary shows it.
+
+    Args:
+        results: A results dict with its ``per_example`` (as the store gives it: ``RunStore.get_run(...)["results"]``).
+        options: :class:`ReportOptions` (``confidence``, ``resamples`` and ``seed`` of a bootstrap interval).
+
+    Returns:
+        ``{"name", "key", "value", "ci": [low, high] | None, "undefined", "interval_method", "interval_note"?}``: the
+        pass rate with its Wilson score interval (Wilson 1927), a mean F1 with a bootstrap percentile interval over
+        the cases, the label F1 with a bootstrap over its outcome counts; ``name`` ``None`` for a scorer with no
+        headline the report knows (a third-party scorer: ``kind`` generic).
+
+    Example:
+        >>> h = headline_summary({"scorer": {"name": "answer_judge"}, "aggregate": {"pass_rate": 1.0, "match": 21, "decided": 21},
+        ...                       "per_example": []})
+        >>> h["name"], round(h["ci"][0], 3)
+        ('pass rate', 0.845)
+    """
+    opts = options or ReportOptions()
+    kind = scorer_kind(results)
+    rows = [_case_row(c, kind, opts) for c in results.get("per_example") or [] if isinstance(c, Mapping)]
+    return dict(_summary(results, kind, rows, opts)["headline"])
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -580,14 +606,17 @@ def build_model(
             case run reads the texts of the 20,000 it shows).
         compare, results_b, run_b, sources_b: Compare mode: :func:`goldeval.runs.compare.compare_runs` of this run
             (A, before) with run B (after), and B's results, record and texts. The table then shows B's cases with A's
-            beside them, and the summary, decision and charts are B's.
+            beside them; ``summary`` and ``decision`` are B's, ``summary_a`` and ``decision_a`` A's, the charts set A
+            against B (:func:`goldeval.report.comparison.compare_charts`) and ``compare["verdict"]`` is the verdict of
+            the comparison (:func:`goldeval.report.comparison.comparison_verdict`).
         options: :class:`ReportOptions`.
 
     Returns:
-        ``{"kind", "title", "header", "decision", "summary", "charts", "columns", "cases", "sample", "notes",
-        "redacted", "min_f1", "llm", "compare", "filters"}`` (``llm``: the LLM judge of the run, see :func:`_llm_info`;
-        ``filters``: :func:`case_filters`). A data-answer case also carries ``key`` (its rubric clauses and the part
-        each played, its ``must_not_use`` entries and ``coverage``: see :func:`_attach_key`) unless redacted.
+        ``{"kind", "title", "header", "header_a", "decision", "decision_a", "summary", "summary_a", "charts",
+        "columns", "cases", "sample", "notes", "redacted", "min_f1", "llm", "compare", "filters"}`` (``*_a``
+        ``None`` outside compare mode; ``llm``: the LLM judge of the run, see :func:`_llm_info`; ``filters``:
+        :func:`case_filters`). A data-answer case also carries ``key`` (its rubric clauses and the part each
+        played, its ``must_not_use`` entries and ``coverage``: see :func:`_attach_key`) unless redacted.
     """
     opts = options or ReportOptions()
     if compare is None:
@@ -601,6 +630,7 @@ def build_model(
     rows = [_case_row(c, kind, opts) for c in per_example if isinstance(c, Mapping)]
     changed: set[str] = set()
     cmp_view = None
+    before: dict[str, dict[str, Any]] = {}
     if compare is not None:
         before = {str(c.get("id")): _case_row(c, kind, opts) for c in (results.get("per_example") or []) if isinstance(c, Mapping)}
         for r in rows:
@@ -620,7 +650,14 @@ def build_model(
             r["changed"] = r["id"] in changed
         cmp_view = _compare_view(compare, opts)
     summary = _summary(main_results, kind, rows, opts)
-    charts = _chart_inputs(main_results, kind, rows, opts, summary)
+    summary_a = decision_a = None
+    if compare is not None and cmp_view is not None:
+        # the compare page: A's summary and gates beside B's, and charts that set A against B (every case of both)
+        summary_a, decision_a = _summary(results, kind, list(before.values()), opts), _decision(results)
+        charts = compare_charts(compare, kind, rows_a=before, rows_b=rows, summary_a=summary_a, summary_b=summary,
+                                results_a=results, results_b=main_results)
+    else:
+        charts = _chart_inputs(main_results, kind, rows, opts, summary)
     embedded, sample = _select(rows, opts, changed)
     if not opts.redact:
         ids = {r["id"] for r in embedded}
@@ -650,13 +687,18 @@ def build_model(
     for r in embedded:
         r.pop("_recorded", None)
     title = f"goldeval report · {(main_run or {}).get('id') or (main_results.get('run') or {}).get('id') or 'results file'}"
+    if cmp_view is not None:
+        sides = [f"{s['side']} {s['id'] or '?'}" + (f" ({s['arm']})" if s.get("arm") else "") for s in cmp_view["verdict"]["runs"]]
+        title = f"goldeval compare · {sides[0]} → {sides[1]}"
     return {
         "kind": kind,
         "title": title,
         "header": _header(main_results, main_run),
         "header_a": _header(results, run) if compare is not None else None,
         "decision": _decision(main_results),
+        "decision_a": decision_a,
         "summary": summary,
+        "summary_a": summary_a,
         "charts": charts,
         "cases": embedded,
         "sample": sample,
@@ -691,18 +733,33 @@ def _compare_view(cmp: Mapping[str, Any], opts: ReportOptions) -> dict[str, Any]
     flips = {k: [{"id": f["id"], "a": why(f["a"]), "b": why(f["b"])} for f in (v.get("flips") or {}).get(k, [])]
              for k in ("pass_to_fail", "fail_to_pass")}
     nm = v.get("near_match") or {}
-    stat_prefixes = ("cases:", "pass rate A", "pass rate B", "stayed:", "near_match:", "McNemar", "pass-rate difference",
-                     "labels A:", "labels B:", "missed positives:", "false positives:", "right-label share difference",
-                     "F1 over", "mean F1 difference", "note: the runs were measured differently",
+    # the lines of `goldeval compare` the page lists under the verdict; the cases, McNemar and the differences with
+    # their intervals are in the verdict's table (comparison_verdict), not said twice
+    stat_prefixes = ("pass rate A", "pass rate B", "stayed:", "near_match:", "decided in one run only",
+                     "deciding golden changed", "labels A:", "labels B:", "missed positives:", "false positives:",
+                     "scored in one run only", "note: the runs were measured differently",
                      "note: the definitions of done differ")
+    movers = list(s.get("biggest_movers") or [])
+    if v and cmp.get("labels"):
+        flips_summary = (f"the cases whose label turned wrong ({len(flips['pass_to_fail'])}) or right "
+                         f"({len(flips['fail_to_pass'])}), each with both runs' labels")
+    elif v:
+        flips_summary = (f"the flipped cases, each with both whys: {len(flips['pass_to_fail'])} pass → fail, "
+                         f"{len(flips['fail_to_pass'])} fail → pass; near_match {len(nm.get('stable') or [])} stable, "
+                         f"{len(nm.get('flickering') or [])} flickering")
+    else:
+        flips_summary = f"the biggest F1 movers ({len(movers)}), with each run's F1"
     return {
         "runs": cmp.get("runs"),
+        "verdict": comparison_verdict(cmp),
+        "warnings": list(cmp.get("warnings") or []),
         "text": None if opts.redact else lines,
         "stat_lines": [ln for ln in lines.splitlines() if ln.startswith(stat_prefixes)],
+        "flips_summary": flips_summary,
         "flips": flips,
         "stable": list(nm.get("stable") or []),
         "flickering": [{"id": f["id"], "a": why(f["a"]), "b": why(f["b"])} for f in nm.get("flickering") or []],
-        "movers": list(s.get("biggest_movers") or []),
+        "movers": movers,
         "mcnemar": v.get("mcnemar"),
         "bootstrap": v.get("bootstrap") or s.get("bootstrap"),
         "added": list(cmp.get("added") or []),

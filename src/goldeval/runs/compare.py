@@ -40,7 +40,7 @@ from goldeval.runs.compare_labels import compare_labels, is_label_run
 from goldeval.runs.columns import case_columns
 from goldeval.verdict import pass_rate
 
-__all__ = ["compare_runs", "mcnemar_exact", "paired_bootstrap", "bucket", "run_age_seconds", "BUCKETS"]
+__all__ = ["compare_runs", "mcnemar_exact", "paired_bootstrap", "bucket", "run_age_seconds", "regression_decision", "BUCKETS"]
 
 #: The outcome buckets of a verdict case, in the order the shared pass-rate accounting checks them.
 BUCKETS: tuple[str, ...] = ("pass", "fail", "near_match", "needs_human", "unscored", "verified_wrong")
@@ -374,6 +374,52 @@ def compare_runs(
             "bootstrap": paired_bootstrap(a, b, n_resamples=n_resamples, confidence=confidence, seed=seed),
         }
     return result
+
+
+def regression_decision(cmp: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``goldeval compare --fail-on-regression`` decides for a comparison, as data (the CLI exits on it, the
+    compare page shows it).
+
+    The rule: a verdict (or label) comparison fails when any case decided in both runs went from pass to fail, and
+    also when no case was decided (pass or fail) in both runs — a gate never passes on no evidence. A comparison of
+    F1 runs holds no verdict: the flag does not apply (the CLI refuses it, exit 2).
+
+    Args:
+        cmp: What :func:`compare_runs` returns.
+
+    Returns:
+        ``{"applies": bool, "failed": bool | None, "n_regressions": int, "n_decided_in_both": int, "reason": str}``:
+        ``failed`` is ``None`` when the flag does not apply; ``reason`` is one plain sentence without a final stop.
+
+    Example:
+        >>> cmp = compare_runs({"q1": {"verdict": "match"}}, {"q1": {"verdict": "no_match"}})
+        >>> d = regression_decision(cmp)
+        >>> d["failed"], d["reason"]
+        (True, '1 case(s) went from pass to fail: q1')
+    """
+    v = cmp.get("verdicts")
+    if not isinstance(v, Mapping):
+        return {"applies": False, "failed": None, "n_regressions": 0, "n_decided_in_both": 0,
+                "reason": "--fail-on-regression applies to verdict and label runs only: these runs hold per-case scores "
+                          "(F1), so no case can go from pass to fail"}
+    regressions = list(cmp.get("regressions") or [])
+    stayed = v.get("stayed") or {}
+    flips = v.get("flips") or {}
+    n_decided = (len(stayed.get("pass") or []) + len(stayed.get("fail") or []) + len(flips.get("pass_to_fail") or [])
+                 + len(flips.get("fail_to_pass") or []))
+    labels = bool(cmp.get("labels"))
+    if regressions:
+        shown = ", ".join(str(i) for i in regressions[:10]) + (f" … (+{len(regressions) - 10})" if len(regressions) > 10 else "")
+        what = "went from a right label to a wrong one" if labels else "went from pass to fail"
+        return {"applies": True, "failed": True, "n_regressions": len(regressions), "n_decided_in_both": n_decided,
+                "reason": f"{len(regressions)} case(s) {what}: {shown}"}
+    if n_decided == 0:
+        return {"applies": True, "failed": True, "n_regressions": 0, "n_decided_in_both": 0,
+                "reason": f"no case was decided (match or no_match) in both runs ({cmp.get('n_common', 0)} case id(s) in "
+                          "common), so nothing shows that no pass became a fail"}
+    what = "no right label became wrong" if labels else "no case went from pass to fail"
+    return {"applies": True, "failed": False, "n_regressions": 0, "n_decided_in_both": n_decided,
+            "reason": f"{what} ({n_decided} case(s) decided in both runs)"}
 
 
 def _positive(run: Mapping[str, Any] | None) -> Any:
