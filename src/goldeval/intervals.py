@@ -39,7 +39,7 @@ from typing import Any
 from goldeval.errors import InputError
 
 __all__ = ["WILSON", "NEWCOMBE_PAIRED", "BOOTSTRAP_F1", "LANG_REICZIGEL", "MIN_CALIBRATION_PER_CLASS", "wilson_interval",
-           "newcombe_paired_difference", "bootstrap_f1", "rogan_gladen", "interval_words"]
+           "newcombe_paired_difference", "bootstrap_f1", "rogan_gladen", "corrected_words", "interval_words"]
 
 #: ``interval_method`` of a proportion's interval.
 WILSON = "wilson"
@@ -287,7 +287,7 @@ def rogan_gladen(k: int, n: int, *, tp: int, n_pos: int, tn: int, n_neg: int, co
     Example:
         >>> r = rogan_gladen(259, 509, tp=84, n_pos=127, tn=96, n_neg=109)
         >>> round(r["estimate"], 3), round(r["low"], 2), round(r["high"], 2)
-        (0.718, 0.58, 0.87)
+        (0.719, 0.58, 0.87)
     """
     _check_confidence(confidence, "rogan_gladen")
     if not _count_ok(k, n, tp, n_pos, tn, n_neg) or k > n or tp > n_pos or tn > n_neg:
@@ -350,3 +350,33 @@ def rogan_gladen(k: int, n: int, *, tp: int, n_pos: int, tn: int, n_neg: int, co
                                               if name in clip)),
     })
     return out
+
+
+def corrected_words(corrected: Mapping[str, Any]) -> str:
+    """One line that states a corrected pass rate (terminal, report, compare): the estimate, its interval, whether it
+    was clipped, and the judge's measured rates it rests on; or why it is undefined.
+
+    Args:
+        corrected: :func:`rogan_gladen`'s dict (optionally with ``"calibration"``: ``{"source", …}``).
+
+    Returns:
+        The line, percentages to one decimal.
+
+    Example:
+        >>> print(corrected_words(rogan_gladen(259, 509, tp=84, n_pos=127, tn=96, n_neg=109)))
+        pass rate corrected for the judge's error 71.9% (95% Lang–Reiczigel interval 58.5%–86.6%; raw 50.9%; judge sensitivity 0.661 = 84/127, specificity 0.881 = 96/109)
+    """
+    rates = ""
+    if corrected.get("sensitivity") is not None and corrected.get("specificity") is not None:
+        rates = (f"judge sensitivity {corrected['sensitivity']:.3f} = {corrected['tp']}/{corrected['n_pos']}, "
+                 f"specificity {corrected['specificity']:.3f} = {corrected['tn']}/{corrected['n_neg']}")
+    cal = corrected.get("calibration")
+    source = cal.get("source") if isinstance(cal, Mapping) else None
+    on = f" on calibration {source}" if source else ""
+    if corrected.get("undefined"):
+        return f"pass rate corrected for the judge's error: undefined ({corrected['undefined']}){on}"
+    conf = round(100 * float(corrected.get("confidence") or 0.95), 1)
+    clipped = f"; {corrected['clipped_note']}" if corrected.get("clipped") else ""
+    raw = f"; raw {corrected['raw']:.1%}" if corrected.get("raw") is not None else ""
+    return (f"pass rate corrected for the judge's error {corrected['estimate']:.1%} ({conf:g}% Lang–Reiczigel interval "
+            f"{corrected['low']:.1%}–{corrected['high']:.1%}{clipped}{raw}; {rates}{on})")
