@@ -352,12 +352,13 @@ def rogan_gladen(k: int, n: int, *, tp: int, n_pos: int, tn: int, n_neg: int, co
     return out
 
 
-def corrected_words(corrected: Mapping[str, Any]) -> str:
+def corrected_words(corrected: Mapping[str, Any], *, label: str = "pass rate corrected for the judge's error") -> str:
     """One line that states a corrected pass rate (terminal, report, compare): the estimate, its interval, whether it
     was clipped, and the judge's measured rates it rests on; or why it is undefined.
 
     Args:
         corrected: :func:`rogan_gladen`'s dict (optionally with ``"calibration"``: ``{"source", …}``).
+        label: What the line calls the number (``"pass rate B corrected for the judge's error"`` in a comparison).
 
     Returns:
         The line, percentages to one decimal.
@@ -374,9 +375,9 @@ def corrected_words(corrected: Mapping[str, Any]) -> str:
     source = cal.get("source") if isinstance(cal, Mapping) else None
     on = f" on calibration {source}" if source else ""
     if corrected.get("undefined"):
-        return f"pass rate corrected for the judge's error: undefined ({corrected['undefined']}){on}"
+        return f"{label}: undefined ({corrected['undefined']}){on}"
     conf = round(100 * float(corrected.get("confidence") or 0.95), 1)
     clipped = f"; {corrected['clipped_note']}" if corrected.get("clipped") else ""
     raw = f"; raw {corrected['raw']:.1%}" if corrected.get("raw") is not None else ""
-    return (f"pass rate corrected for the judge's error {corrected['estimate']:.1%} ({conf:g}% Lang–Reiczigel interval "
+    return (f"{label} {corrected['estimate']:.1%} ({conf:g}% Lang–Reiczigel interval "
             f"{corrected['low']:.1%}–{corrected['high']:.1%}{clipped}{raw}; {rates}{on})")

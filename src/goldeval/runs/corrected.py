@@ -42,7 +42,7 @@ from goldeval.runs.calibration import judge_calibration
 from goldeval.runs.location import is_server_store
 from goldeval.runs.store import RunStore
 
-__all__ = ["CORRECTED_KEYS", "add_corrected_pass_rate", "calibration_from", "corrected_pass_rate", "judge_error_counts",
+__all__ = ["CORRECTED_KEYS", "add_corrected_pass_rate", "add_corrected_to_comparison", "calibration_from", "corrected_pass_rate", "judge_error_counts",
            "load_calibration"]
 
 #: The aggregate keys the correction adds (all fractions in [0, 1]).
@@ -207,6 +207,39 @@ def add_corrected_pass_rate(results: dict[str, Any], corrected: Mapping[str, Any
     agg["undefined"] = undefined
     results["corrected_pass_rate"] = dict(corrected)
     return results
+
+
+def add_corrected_to_comparison(comparison: dict[str, Any], calibration: Mapping[str, Any], *,
+                                confidence: float = 0.95) -> dict[str, Any]:
+    """Give a comparison of two data-answer runs each run's corrected pass rate, from one calibration set.
+
+    Args:
+        comparison: :func:`goldeval.runs.compare.compare_runs`'s dict (mutated and returned): its
+            ``verdicts.pass_rate`` {a, b} counts are corrected.
+        calibration: :func:`load_calibration`'s results. confidence: The intervals' coverage.
+
+    Returns:
+        *comparison*, with ``"corrected_pass_rate"``: ``{"a", "b"}`` (each :func:`corrected_pass_rate`'s dict) and
+        ``"note"`` (the runs were judged by different judge versions, which one calibration cannot both measure;
+        else ``None``).
+
+    Raises:
+        InputError: the runs hold no data-answer verdicts (F1 or label runs: there is no judge to correct for).
+    """
+    v = comparison.get("verdicts")
+    if not isinstance(v, Mapping) or comparison.get("labels") is not None:
+        raise InputError("--calibration: these runs hold no data-answer verdicts (an F1 or a labels run), so there is no "
+                         "judge's error to correct the pass rate for. Drop --calibration.")
+    out: dict[str, Any] = {side: corrected_pass_rate(v["pass_rate"][side], calibration, confidence=confidence)
+                           for side in ("a", "b")}
+    runs = comparison.get("runs") or {}
+    versions = [(runs.get(side) or {}).get("judge_version") for side in ("a", "b")]
+    out["note"] = None
+    if versions[0] != versions[1]:
+        out["note"] = (f"runs A and B were judged by different judge versions ({versions[0]} and {versions[1]}); one "
+                       "calibration set measures one judge, so at most one of the corrections rests on its own judge's error")
+    comparison["corrected_pass_rate"] = out
+    return comparison
 
 
 def calibration_from(source: str | os.PathLike[str], store: str | None = None) -> dict[str, Any]:
