@@ -6,7 +6,7 @@ import os
 
 import click
 
-from goldeval.cli._common import EXIT_OK, echo, exit_codes, guard_outputs, guarded
+from goldeval.cli._common import EXIT_OK, calibration_option, echo, exit_codes, guard_outputs, guarded
 from goldeval.cli._store import store_files, store_path_option
 from goldeval.cli._types import SEED, Finite
 from goldeval.errors import InputError
@@ -33,15 +33,17 @@ from goldeval.runs.store import RunStore
 @click.option("--resamples", type=click.IntRange(min=100, max=1_000_000), default=2000, show_default=True,
               help="Bootstrap resamples of the headline interval.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+@calibration_option
 @guarded
-def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1, seed, resamples, quiet):
+def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1, seed, resamples, quiet, calibration):
     """Write one self-contained HTML report of RUN (an id, a unique prefix, 'latest' or 'latest~N').
 
     \b
     The page fetches nothing (every script, style and chart is inline; it works offline from file://), shows case
     texts as text (never as markup), and holds: the run's header (versions, hashes, who agreed to the gates), the
     PASS/FAIL decision with each gate, the summary with the headline's bootstrap interval, charts for the scorer,
-    and a table of cases with filters, search, sorting and rows that open to everything about a case.
+    and a table of cases with filters, search, sorting and rows that open to everything about a case. A run judged
+    with --calibration shows its corrected pass rate; give --calibration here to correct any data-answer run.
     """
     # start-up: the report modules load only when one is written or rendered
     from goldeval.report.model import ReportOptions
@@ -58,6 +60,7 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
     if results_file is None:
 
         others["--store"] = store_files(store)
+    others["--calibration"] = calibration
     guard_outputs({"--out": out}, others)
     options = ReportOptions(max_cases=max_cases, redact=redact, min_f1=min_f1, seed=seed, resamples=resamples)
     if results_file is not None:
@@ -66,7 +69,11 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
 
         guard_outputs({"--out": out}, report_inputs(results_path=results_file, compare_results=compare_ref))
         _refuse_replacing_a_file_that_is_no_page(out)
-        html, model = report_from_results(results_file, compare_path=compare_ref, options=options, seed=seed)
+        from goldeval.runs.corrected import calibration_from  # start-up: the run store loads only when the command runs
+
+        calib = None if calibration is None else calibration_from(calibration, store)
+        html, model = report_from_results(results_file, compare_path=compare_ref, options=options, seed=seed,
+                                          calibration=calib)
     else:
         # start-up: the report modules load only when one is written or rendered
         from goldeval.report.build import report_from_store, report_inputs
@@ -74,7 +81,11 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
         with RunStore.open_existing(store) as st:
             guard_outputs({"--out": out}, report_inputs(store=st, run=run, compare=compare_ref))
             _refuse_replacing_a_file_that_is_no_page(out)
-            html, model = report_from_store(st, run, compare=compare_ref, options=options, seed=seed)
+            # start-up: the run store loads only when the command runs
+            from goldeval.runs.corrected import load_calibration
+
+            calib = None if calibration is None else load_calibration(calibration, st)
+            html, model = report_from_store(st, run, compare=compare_ref, options=options, seed=seed, calibration=calib)
 
     write_output(out, html.encode("utf-8"))
     if not quiet and out != "-":
