@@ -140,10 +140,10 @@ def _decided_counts(aggregate: Mapping[str, Any]) -> tuple[int, int]:
     if "match" not in src and isinstance(aggregate.get("counts"), Mapping):
         src = aggregate["counts"]
     m, nm = src.get("match"), src.get("no_match")
-    if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in (m, nm)):
+    if not isinstance(m, int) or not isinstance(nm, int) or isinstance(m, bool) or isinstance(nm, bool) or m < 0 or nm < 0:
         raise InputError(f"corrected pass rate: the results hold no match / no_match counts (match={m!r}, no_match="
                          f"{nm!r}); only a data-answer run (goldeval judge) has a pass rate to correct.")
-    return m, m + nm  # type: ignore[operator]  # both checked above
+    return m, m + nm
 
 
 def corrected_pass_rate(aggregate: Mapping[str, Any], calibration: Mapping[str, Any], *, confidence: float = 0.95,
@@ -176,7 +176,8 @@ def corrected_pass_rate(aggregate: Mapping[str, Any], calibration: Mapping[str, 
     e = judge_error_counts(calibration)
     r = rogan_gladen(k, n, tp=e["tp"], n_pos=e["n_pos"], tn=e["tn"], n_neg=e["n_neg"], confidence=confidence,
                      min_per_class=min_per_class)
-    cal_agg = calibration.get("aggregate") if isinstance(calibration.get("aggregate"), Mapping) else {}
+    cal_agg = calibration.get("aggregate")
+    cal_agg = cal_agg if isinstance(cal_agg, Mapping) else {}
     r["calibration"] = {"source": calibration.get("source"), "runs": list(calibration.get("runs") or []),
                         "n_pairs": e["n_pairs"], "n_excluded": e["n_excluded"],
                         # human verdicts that could not be paired or read, and reviewers never settled: not counted
