@@ -39,7 +39,8 @@ from typing import Any
 from goldeval.errors import InputError
 
 __all__ = ["WILSON", "NEWCOMBE_PAIRED", "BOOTSTRAP_F1", "LANG_REICZIGEL", "MIN_CALIBRATION_PER_CLASS", "wilson_interval",
-           "newcombe_paired_difference", "bootstrap_f1", "rogan_gladen", "corrected_words", "interval_words"]
+           "newcombe_paired_difference", "bootstrap_f1", "rogan_gladen", "corrected_detail", "corrected_words",
+           "interval_words"]
 
 #: ``interval_method`` of a proportion's interval.
 WILSON = "wilson"
@@ -352,9 +353,36 @@ def rogan_gladen(k: int, n: int, *, tp: int, n_pos: int, tn: int, n_neg: int, co
     return out
 
 
+def corrected_detail(corrected: Mapping[str, Any]) -> str:
+    """What a corrected pass rate rests on, in words: its interval, whether it was clipped, the raw rate and the
+    judge's measured rates, the calibration; or why it is undefined. (:func:`corrected_words` puts the number first.)
+
+    Args:
+        corrected: :func:`rogan_gladen`'s dict (optionally with ``"calibration"``: ``{"source", …}``).
+
+    Returns:
+        The words, percentages to one decimal.
+
+    Example:
+        >>> print(corrected_detail(rogan_gladen(20, 100, tp=6, n_pos=10, tn=5, n_neg=10)))
+        undefined: the judge is no better than chance on the calibration: sensitivity 0.600 + specificity 0.500 - 1 = 0.100, and the low end of its 95% interval is -0.290 (not above 0)
+    """
+    cal = corrected.get("calibration")
+    source = cal.get("source") if isinstance(cal, Mapping) else None
+    on = f" on calibration {source}" if source else ""
+    if corrected.get("undefined"):
+        return f"undefined: {corrected['undefined']}{on}"
+    rates = (f"judge sensitivity {corrected['sensitivity']:.3f} = {corrected['tp']}/{corrected['n_pos']}, "
+             f"specificity {corrected['specificity']:.3f} = {corrected['tn']}/{corrected['n_neg']}")
+    conf = round(100 * float(corrected.get("confidence") or 0.95), 1)
+    clipped = f"; {corrected['clipped_note']}" if corrected.get("clipped") else ""
+    raw = f"; raw {corrected['raw']:.1%}" if corrected.get("raw") is not None else ""
+    return f"{conf:g}% Lang–Reiczigel interval {corrected['low']:.1%}–{corrected['high']:.1%}{clipped}{raw}; {rates}{on}"
+
+
 def corrected_words(corrected: Mapping[str, Any], *, label: str = "pass rate corrected for the judge's error") -> str:
-    """One line that states a corrected pass rate (terminal, report, compare): the estimate, its interval, whether it
-    was clipped, and the judge's measured rates it rests on; or why it is undefined.
+    """One line that states a corrected pass rate (terminal, report, compare): the estimate, then
+    :func:`corrected_detail` (its interval, whether it was clipped, the judge's measured rates); or why it is undefined.
 
     Args:
         corrected: :func:`rogan_gladen`'s dict (optionally with ``"calibration"``: ``{"source", …}``).
@@ -367,17 +395,6 @@ def corrected_words(corrected: Mapping[str, Any], *, label: str = "pass rate cor
         >>> print(corrected_words(rogan_gladen(259, 509, tp=84, n_pos=127, tn=96, n_neg=109)))
         pass rate corrected for the judge's error 71.9% (95% Lang–Reiczigel interval 58.5%–86.6%; raw 50.9%; judge sensitivity 0.661 = 84/127, specificity 0.881 = 96/109)
     """
-    rates = ""
-    if corrected.get("sensitivity") is not None and corrected.get("specificity") is not None:
-        rates = (f"judge sensitivity {corrected['sensitivity']:.3f} = {corrected['tp']}/{corrected['n_pos']}, "
-                 f"specificity {corrected['specificity']:.3f} = {corrected['tn']}/{corrected['n_neg']}")
-    cal = corrected.get("calibration")
-    source = cal.get("source") if isinstance(cal, Mapping) else None
-    on = f" on calibration {source}" if source else ""
     if corrected.get("undefined"):
-        return f"{label}: undefined ({corrected['undefined']}){on}"
-    conf = round(100 * float(corrected.get("confidence") or 0.95), 1)
-    clipped = f"; {corrected['clipped_note']}" if corrected.get("clipped") else ""
-    raw = f"; raw {corrected['raw']:.1%}" if corrected.get("raw") is not None else ""
-    return (f"{label} {corrected['estimate']:.1%} ({conf:g}% Lang–Reiczigel interval "
-            f"{corrected['low']:.1%}–{corrected['high']:.1%}{clipped}{raw}; {rates}{on})")
+        return f"{label}: {corrected_detail(corrected)}"
+    return f"{label} {corrected['estimate']:.1%} ({corrected_detail(corrected)})"
