@@ -67,8 +67,11 @@ def test_judge_with_a_calibration_reports_gates_and_records_the_corrected_rate(j
     assert 'id="corrected"' in page and "<strong>0.8462</strong>" in page and "[0.6609, 1.0000]" in page
     # a stricter line on the low end fails the run (exit 1)
     dod.write_text("[gates]\npass_rate_corrected_low = { min = 0.7 }\n")
-    res = run(["judge", cases, attempts, "--calibration", reg, "--gates", str(dod), "--no-store", "-q"])
+    res = run(["judge", cases, attempts, "--calibration", reg, "--gates", str(dod), "--no-store", "-q",
+               "--summary-md", str(tmp / "summary.md")])
     assert res.exit_code == 1 and "pass_rate_corrected_low 0.661 fails 0.7" in " ".join(res.output.split())
+    md = (tmp / "summary.md").read_text()
+    assert "| pass rate corrected for the judge's error | 0.8462 |" in md and "| its 95% interval, low end | 0.6609 |" in md
 
 
 def test_a_calibration_too_small_or_absent_fails_the_gate(judged):
