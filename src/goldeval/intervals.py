@@ -396,5 +396,5 @@ def corrected_words(corrected: Mapping[str, Any], *, label: str = "pass rate cor
         pass rate corrected for the judge's error 71.9% (95% Lang–Reiczigel interval 58.5%–86.6%; raw 50.9%; judge sensitivity 0.661 = 84/127, specificity 0.881 = 96/109)
     """
     if corrected.get("undefined"):
-        return f"{label}: {corrected_detail(corrected)}"
+        return f"{label}: undefined ({corrected_detail(corrected).removeprefix('undefined: ')})"
     return f"{label} {corrected['estimate']:.1%} ({corrected_detail(corrected)})"
