@@ -377,7 +377,8 @@ def corrected_detail(corrected: Mapping[str, Any]) -> str:
     conf = round(100 * float(corrected.get("confidence") or 0.95), 1)
     clipped = f"; {corrected['clipped_note']}" if corrected.get("clipped") else ""
     raw = f"; raw {corrected['raw']:.1%}" if corrected.get("raw") is not None else ""
-    return f"{conf:g}% Lang–Reiczigel interval {corrected['low']:.1%}–{corrected['high']:.1%}{clipped}{raw}; {rates}{on}"
+    warned = "".join(f"; warning: {w}" for w in corrected.get("warnings") or [])
+    return f"{conf:g}% Lang–Reiczigel interval {corrected['low']:.1%}–{corrected['high']:.1%}{clipped}{raw}; {rates}{on}{warned}"
 
 
 def corrected_words(corrected: Mapping[str, Any], *, label: str = "pass rate corrected for the judge's error") -> str:

@@ -15,6 +15,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from goldeval.answers.judge import JUDGE_VERSION
 from goldeval.cli import main
 
 
@@ -131,3 +132,5 @@ def test_a_reviewed_run_is_a_calibration(judged):
     # and c84…c99 (judge no_match, 16). Se = 72/76, Sp = 16/24; (0.8 + 16/24 − 1) / (72/76 + 16/24 − 1)
     assert (c["tp"], c["n_pos"], c["tn"], c["n_neg"]) == (72, 76, 16, 24) and c["calibration"]["runs"] == [run_id]
     assert c["estimate"] == pytest.approx((0.8 + 16 / 24 - 1) / (72 / 76 + 16 / 24 - 1))
+    # the calibrated run was judged by this judge: nothing to warn about
+    assert c["calibration"]["judge_versions"] == [JUDGE_VERSION] and c["warnings"] == []

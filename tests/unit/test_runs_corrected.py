@@ -47,8 +47,8 @@ def test_corrected_pass_rate_of_a_judge_run_and_into_its_results():
     results = {"aggregate": {"pass_rate": 0.8, "match": 80, "no_match": 20, "undefined": {}}}
     c = corrected_pass_rate(results["aggregate"], {**CALIBRATION, "source": "stats.json"})
     assert c["estimate"] == pytest.approx(11 / 13) and c["low"] == pytest.approx(0.660877, abs=1e-6) and c["high"] == 1.0
-    assert c["calibration"] == {"source": "stats.json", "runs": ["R1"], "n_pairs": 69, "n_excluded": 9, "n_failed": 1,
-                                "n_unsettled": 2}
+    assert c["calibration"] == {"source": "stats.json", "runs": ["R1"], "judge_versions": [], "n_pairs": 69,
+                                "n_excluded": 9, "n_failed": 1, "n_unsettled": 2}
     add_corrected_pass_rate(results, c)
     agg = results["aggregate"]
     assert (agg["pass_rate_corrected"], agg["pass_rate_corrected_high"]) == (c["estimate"], 1.0) and agg["undefined"] == {}
@@ -106,3 +106,20 @@ def test_a_comparison_gets_both_corrections_and_a_note_when_the_judges_differ():
     assert add_corrected_to_comparison(cmp, CALIBRATION)["corrected_pass_rate"]["note"] is None
     with pytest.raises(InputError, match="no data-answer verdicts"):
         add_corrected_to_comparison({"verdicts": None, "labels": None}, CALIBRATION)
+
+
+def test_a_calibration_of_another_judge_version_is_warned_about_never_silently_used():
+    cal = {**CALIBRATION, "judge_versions": ["1.5.0"]}
+    c = corrected_pass_rate({"match": 80, "no_match": 20}, cal, judge_version="1.6.0")
+    assert c["warnings"] == ["the calibration measured judge version(s) 1.5.0, and this run was judged by 1.6.0: the "
+                             "correction assumes their errors are the same"]
+    assert c["estimate"] == pytest.approx(11 / 13)  # a warning beside the number, never another number
+    assert corrected_pass_rate({"match": 80, "no_match": 20}, cal, judge_version="1.5.0")["warnings"] == []
+    assert corrected_pass_rate({"match": 80, "no_match": 20}, CALIBRATION, judge_version="1.6.0")["warnings"] == []
+
+
+def test_a_regressions_file_names_the_judge_versions_it_settled_under(tmp_path):
+    reg = tmp_path / "reg.jsonl"
+    reg.write_text("".join(json.dumps({"id": f"p{i}", "verdict": "match", "judge_verdict": "match", "answer": {},
+                                       "judge_version": "answers-1" if i else "answers-2"}) + "\n" for i in range(3)))
+    assert load_calibration(str(reg))["judge_versions"] == ["answers-1", "answers-2"]

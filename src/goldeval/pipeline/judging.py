@@ -197,7 +197,7 @@ def judge_answers(
                 if recording.note:
                     observer.recorded(recording.note)
                 if calib is not None:
-                    add_corrected_pass_rate(results, corrected_pass_rate(results["aggregate"], calib))
+                    add_corrected_pass_rate(results, corrected_pass_rate(results["aggregate"], calib, judge_version=JUDGE_VERSION))
                     if definition is None and recorder is not None:
                         recorder.hold_finish = False
                         recorder.finish(results)

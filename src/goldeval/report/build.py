@@ -54,7 +54,7 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
     opts = options or ReportOptions()
     rec = _finished(store.get_run(run))
     if compare is None:
-        results = _corrected(rec["results"], calibration)
+        results = _corrected(rec["results"], calibration, rec.get("judge_version"))
         sources = None if opts.redact else sources_loader(results, rec)
         model = build_model(results, run=rec, sources=sources, options=opts)
     else:
@@ -62,7 +62,8 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
         rec_b = _finished(store.get_run(compare))
         cmp = compare_runs(store.case_map(rec["id"]), store.case_map(rec_b["id"]), run_a=rec, run_b=rec_b,
                            seed=seed, n_resamples=resamples, confidence=confidence)
-        res_a, res_b = _corrected(rec["results"], calibration), _corrected(rec_b["results"], calibration)
+        res_a = _corrected(rec["results"], calibration, rec.get("judge_version"))
+        res_b = _corrected(rec_b["results"], calibration, rec_b.get("judge_version"))
         if calibration is not None:
             add_corrected_to_comparison(cmp, calibration, confidence=confidence)
         src_a = None if opts.redact else sources_loader(res_a, rec, execute=False)
@@ -72,8 +73,9 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
     return render_html(model), model
 
 
-def _corrected(results: Mapping[str, Any], calibration: Mapping[str, Any] | None) -> Any:
-    """*results* with the pass rate corrected by *calibration* (a copy; unchanged without a calibration).
+def _corrected(results: Mapping[str, Any], calibration: Mapping[str, Any] | None, judge_version: str | None) -> Any:
+    """*results* with the pass rate corrected by *calibration* (a copy; unchanged without a calibration), warned
+    when *judge_version* (the run's) is not one the calibration measured.
 
     Raises:
         InputError: a calibration given for results that hold no pass rate (an F1 or a labels run).
@@ -84,7 +86,7 @@ def _corrected(results: Mapping[str, Any], calibration: Mapping[str, Any] | None
         raise InputError("--calibration: this run holds no data-answer verdicts (an F1 or a labels run), so there is no "
                          "judge's error to correct a pass rate for. Drop --calibration.")
     out = {**results, "aggregate": dict(results.get("aggregate") or {})}
-    return add_corrected_pass_rate(out, corrected_pass_rate(out["aggregate"], calibration))
+    return add_corrected_pass_rate(out, corrected_pass_rate(out["aggregate"], calibration, judge_version=judge_version))
 
 
 def report_inputs(*, store: Any = None, run: str | None = None, compare: str | None = None,
@@ -214,14 +216,16 @@ def report_from_results(path: str, *, compare_path: str | None = None, options: 
             compared (a verdict run and an F1 run).
     """
     opts = options or ReportOptions()
-    results = _corrected(read_results_file(path), calibration)
+    results = read_results_file(path)
+    results = _corrected(results, calibration, run_of_results(results, path).get("judge_version"))
     base = os.path.dirname(os.path.abspath(path))
     sources = None if opts.redact else sources_loader(results, None, base=base)
     if compare_path is None:
         model = build_model(results, run=None, sources=sources, options=opts)
     else:
 
-        results_b = _corrected(read_results_file(compare_path), calibration)
+        results_b = read_results_file(compare_path)
+        results_b = _corrected(results_b, calibration, run_of_results(results_b, compare_path).get("judge_version"))
         cmp = compare_runs(_case_map(results, path), _case_map(results_b, compare_path),
                            run_a=run_of_results(results, path), run_b=run_of_results(results_b, compare_path),
                            seed=seed, n_resamples=resamples, confidence=confidence)

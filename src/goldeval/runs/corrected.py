@@ -40,6 +40,7 @@ from goldeval.paths import default_store
 from goldeval.runs.calibration import SCORER_NAME as CALIBRATION_SCORER
 from goldeval.runs.calibration import judge_calibration
 from goldeval.runs.location import is_server_store
+from goldeval.runs.regressions import read_regressions
 from goldeval.runs.store import RunStore
 
 __all__ = ["CORRECTED_KEYS", "add_corrected_pass_rate", "add_corrected_to_comparison", "calibration_from", "corrected_pass_rate", "judge_error_counts",
@@ -101,7 +102,9 @@ def load_calibration(source: str | os.PathLike[str], store: Any = None) -> dict[
         store: An open :class:`goldeval.runs.store.RunStore` (needed for a run reference), or ``None``.
 
     Returns:
-        The ``judge_calibration`` results, with ``"source"`` set to *source*.
+        The ``judge_calibration`` results, with ``"source"`` set to *source* and ``"judge_versions"``: the judge
+        versions whose verdicts were measured (the runs' in *store*, the regression entries' ``judge_version``;
+        sorted, ``[]`` when none is known).
 
     Raises:
         InputError: *source* is neither a file nor a run of *store*; the file holds no human verdict.
@@ -114,12 +117,31 @@ def load_calibration(source: str | os.PathLike[str], store: Any = None) -> dict[
                 raise InputError(f"--calibration {text}: a results file of scorer {data['scorer'].get('name')!r}, not "
                                  f"{CALIBRATION_SCORER!r}. Give the JSON `goldeval review stats --out` wrote, or a "
                                  "regressions file.")
-            return {**data, "source": text}
-        return {**judge_calibration(store, (), regressions=text), "source": text}
+            return {**data, "source": text, "judge_versions": sorted(_judge_versions(data, store))}
+        cal = judge_calibration(store, (), regressions=text)
+        entries, _ = read_regressions(text)
+        versions = _judge_versions(cal, store) | {e["judge_version"] for e in entries if isinstance(e.get("judge_version"), str)}
+        return {**cal, "source": text, "judge_versions": sorted(versions)}
     if store is None:
         raise InputError(f"--calibration {text}: no such file, and no run store to find a run of that name in. Give a "
                          "regressions file, a `review stats --out` JSON, or a run id in --store.")
-    return {**judge_calibration(store, [text]), "source": text}
+    cal = judge_calibration(store, [text])
+    return {**cal, "source": text, "judge_versions": sorted(_judge_versions(cal, store))}
+
+
+def _judge_versions(calibration: Mapping[str, Any], store: Any) -> set[str]:
+    """The judge versions of the calibration's runs that *store* holds."""
+    if store is None:
+        return set()
+    out = set()
+    for rid in calibration.get("runs") or []:
+        try:
+            v = store.get_run(rid, with_results=False).get("judge_version")
+        except InputError:
+            continue  # a run of another store: its version is unknown here
+        if isinstance(v, str):
+            out.add(v)
+    return out
 
 
 def _results_file(path: str) -> dict[str, Any] | None:
@@ -147,7 +169,7 @@ def _decided_counts(aggregate: Mapping[str, Any]) -> tuple[int, int]:
 
 
 def corrected_pass_rate(aggregate: Mapping[str, Any], calibration: Mapping[str, Any], *, confidence: float = 0.95,
-                        min_per_class: int = MIN_CALIBRATION_PER_CLASS) -> dict[str, Any]:
+                        min_per_class: int = MIN_CALIBRATION_PER_CLASS, judge_version: str | None = None) -> dict[str, Any]:
     """The run's pass rate corrected for the judge's error measured on *calibration*.
 
     Args:
@@ -155,6 +177,8 @@ def corrected_pass_rate(aggregate: Mapping[str, Any], calibration: Mapping[str, 
         calibration: :func:`judge_calibration` results (:func:`load_calibration`).
         confidence: The interval's coverage in (0, 1). min_per_class: The fewest human passes and human fails the
             calibration must hold (:data:`goldeval.intervals.MIN_CALIBRATION_PER_CLASS`, 10).
+        judge_version: The run's judge version: a warning (``warnings``) when the calibration measured other judge
+            versions (``calibration["judge_versions"]``), whose errors need not be this judge's.
 
     Returns:
         :func:`goldeval.intervals.rogan_gladen`'s dict (``estimate``, ``low``, ``high``, ``clipped``,
@@ -178,7 +202,12 @@ def corrected_pass_rate(aggregate: Mapping[str, Any], calibration: Mapping[str, 
                      min_per_class=min_per_class)
     cal_agg = calibration.get("aggregate")
     cal_agg = cal_agg if isinstance(cal_agg, Mapping) else {}
+    measured = [v for v in calibration.get("judge_versions") or [] if isinstance(v, str)]
+    if judge_version is not None and measured and any(v != judge_version for v in measured):
+        r["warnings"].append(f"the calibration measured judge version(s) {', '.join(measured)}, and this run was judged "
+                             f"by {judge_version}: the correction assumes their errors are the same")
     r["calibration"] = {"source": calibration.get("source"), "runs": list(calibration.get("runs") or []),
+                        "judge_versions": measured,
                         "n_pairs": e["n_pairs"], "n_excluded": e["n_excluded"],
                         # human verdicts that could not be paired or read, and reviewers never settled: not counted
                         "n_failed": cal_agg.get("n_failed", 0), "n_unsettled": cal_agg.get("n_unsettled", 0)}
@@ -231,10 +260,11 @@ def add_corrected_to_comparison(comparison: dict[str, Any], calibration: Mapping
     if not isinstance(v, Mapping) or comparison.get("labels") is not None:
         raise InputError("--calibration: these runs hold no data-answer verdicts (an F1 or a labels run), so there is no "
                          "judge's error to correct the pass rate for. Drop --calibration.")
-    out: dict[str, Any] = {side: corrected_pass_rate(v["pass_rate"][side], calibration, confidence=confidence)
-                           for side in ("a", "b")}
     runs = comparison.get("runs") or {}
     versions = [(runs.get(side) or {}).get("judge_version") for side in ("a", "b")]
+    out: dict[str, Any] = {side: corrected_pass_rate(v["pass_rate"][side], calibration, confidence=confidence,
+                                                     judge_version=version)
+                           for side, version in zip(("a", "b"), versions, strict=True)}
     out["note"] = None
     if versions[0] != versions[1]:
         out["note"] = (f"runs A and B were judged by different judge versions ({versions[0]} and {versions[1]}); one "
