@@ -134,3 +134,17 @@ def test_a_reviewed_run_is_a_calibration(judged):
     assert c["estimate"] == pytest.approx((0.8 + 16 / 24 - 1) / (72 / 76 + 16 / 24 - 1))
     # the calibrated run was judged by this judge: nothing to warn about
     assert c["calibration"]["judge_versions"] == [JUDGE_VERSION] and c["warnings"] == []
+
+
+def test_gate_corrects_a_results_file_with_a_calibration(judged):
+    tmp, cases, attempts, reg, _ = judged
+    assert run(["judge", cases, attempts, "--no-store", "-q", "--out", str(tmp / "r.json")]).exit_code == 0
+    dod = tmp / "dod.toml"
+    dod.write_text("[gates]\npass_rate_corrected_low = { min = 0.6 }\n")
+    res = run(["gate", str(tmp / "r.json"), "--gates", str(dod), "--calibration", reg, "--out", str(tmp / "gated.json")])
+    assert res.exit_code == 0, res.output
+    gated = json.loads((tmp / "gated.json").read_text())
+    assert gated["aggregate"]["pass_rate_corrected_low"] == pytest.approx(0.660877, abs=1e-6)
+    assert "pass_rate_corrected" not in json.loads((tmp / "r.json").read_text())["aggregate"]  # the input is untouched
+    res = run(["gate", str(tmp / "r.json"), "--gates", str(dod)])  # without it: absent, so the gate fails
+    assert res.exit_code == 1

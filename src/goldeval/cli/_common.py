@@ -42,7 +42,7 @@ def out_option(help: str, *, default: str | None = None, required: bool = False,
 
 def calibration_option(func: F) -> F:
     """``--calibration FILE|RUN`` (passed as ``calibration``): the human verdicts the pass rate is corrected with
-    (``judge``, ``report``, ``compare``)."""
+    (``judge``, ``report``, ``compare``, ``gate``)."""
     return click.option(
         "--calibration", "calibration", default=None, metavar="FILE|RUN",
         help="Human verdicts that measure the judge (a `review stats --out` JSON, a regressions file, or a run whose "
