@@ -14,9 +14,11 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from fake_openai_server import FakeOpenAI, Reply
 
 from goldeval.answers.judge import JUDGE_VERSION
 from goldeval.cli import main
+from goldeval.runs.store import RunStore
 
 
 def write(path, rows):
@@ -148,3 +150,30 @@ def test_gate_corrects_a_results_file_with_a_calibration(judged):
     assert "pass_rate_corrected" not in json.loads((tmp / "r.json").read_text())["aggregate"]  # the input is untouched
     res = run(["gate", str(tmp / "r.json"), "--gates", str(dod)])  # without it: absent, so the gate fails
     assert res.exit_code == 1
+
+
+def test_the_llm_judge_stage_is_corrected_too(tmp_path):
+    pytest.importorskip("openai")
+
+    cases = [{"id": f"q{i}", "question": f"Why did metric {i} rise?", "golden": {"kind": "criteria"},
+              "rubric": [f"REQUIRED: names cause {i}"]} for i in range(10)]
+    attempts = [{"id": f"q{i}", "text": f"Metric {i} rose."} for i in range(10)]
+
+    def reply(req):  # the LLM judge passes q0…q7 and fails q8, q9: raw 8/10
+        user = req["messages"][1]["content"]
+        i = next(k for k in range(10) if f"metric {k} rise" in user)
+        v = "match" if i < 8 else "no_match"
+        return Reply(content=json.dumps({"verdict": v, "confidence": 8, "why": f"{v} by the fake judge"}))
+
+    store = str(tmp_path / "runs.db")
+    with FakeOpenAI(default=reply) as srv:
+        res = run(["judge", write(tmp_path / "c.jsonl", cases), write(tmp_path / "a.jsonl", attempts), "--llm", "judge-model",
+                   "--base-url", srv.base_url, "--calibration", write(tmp_path / "reg.jsonl", regressions()), "--store", store,
+                   "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 0, res.output
+    c = json.loads((tmp_path / "r.json").read_text())["corrected_pass_rate"]
+    # (0.8 + 0.75 − 1) / (0.9 + 0.75 − 1) = 11/13, as in the rule judge's run: the same raw rate and calibration
+    assert (c["k"], c["n"]) == (8, 10) and c["estimate"] == pytest.approx(11 / 13)
+    with RunStore.open_existing(store) as st:  # the run was finished with it (not on the rule verdicts alone)
+        rec = st.get_run("latest")
+        assert rec["status"] == "finished" and rec["results"]["aggregate"]["pass_rate_corrected"] == pytest.approx(11 / 13)
