@@ -10,6 +10,7 @@ from goldeval.errors import InputError
 from goldeval.gates import METRICS, evaluate_gates, load_gates, parse_gates
 from goldeval.labels import score_label_rows
 from goldeval.io import Row
+from goldeval.runs.corrected import add_corrected_pass_rate, corrected_pass_rate
 
 
 def labels_results(tp, fp, fn, tn, positive="y"):
@@ -426,3 +427,36 @@ def test_an_integer_of_5000_digits_in_a_gates_file_is_refused():
     # an integer under the limit is a number, refused for its range as before
     with pytest.raises(InputError, match=r"outside the metric's range"):
         parse_gates("[gates]\nprecision = { min = " + "1" * 40 + " }\n", source="dod.toml")
+
+
+# ---- the pass rate corrected for the judge's error (goldeval.runs.corrected)
+
+
+def _corrected_results(matrix):
+    res = {"scorer": {"name": "answer_judge"}, "aggregate": {"n": 100, "n_scored": 100, "n_failed": 0, "pass_rate": 0.8,
+                                                              "match": 80, "no_match": 20, "decided": 100, "undefined": {}}}
+    return add_corrected_pass_rate(res, corrected_pass_rate(res["aggregate"], {"by_decided_by": {"all": {"matrix": matrix}}}))
+
+
+def test_gates_on_the_corrected_pass_rate_and_its_low_end():
+    # the hand-worked example of test_intervals.py: 80/100, Se 36/40, Sp 15/20 → 11/13 = 0.846, interval 0.661 to 1
+    res = _corrected_results({"match": {"match": 36, "no_match": 5}, "no_match": {"match": 4, "no_match": 15}})
+    r = evaluate_gates(res, parse_gates("[gates]\npass_rate_corrected = { min = 0.8 }\npass_rate_corrected_low = { min = 0.6 }\n"))
+    assert r.passed
+    g = r.results[0]
+    assert g.observed == pytest.approx(11 / 13) and (g.ci_low, g.ci_high) == (pytest.approx(0.660877, abs=1e-6), 1.0)
+    assert g.interval_method == "lang_reiczigel" and "passes on the point but not on its" in g.interval_warning
+    low = evaluate_gates(res, parse_gates("[gates]\npass_rate_corrected_low = { min = 0.7 }\n")).results[0]
+    assert not low.passed and low.observed == pytest.approx(0.660877, abs=1e-6)
+
+
+def test_a_gate_on_an_undefined_or_absent_corrected_pass_rate_fails():
+    # 9 human fails: below the 10 of each class a correction needs
+    res = _corrected_results({"match": {"match": 36, "no_match": 1}, "no_match": {"match": 4, "no_match": 8}})
+    g = evaluate_gates(res, parse_gates("[gates]\npass_rate_corrected_low = { min = 0.0 }\n")).results[0]
+    assert not g.passed and g.reason.startswith("pass_rate_corrected_low undefined: the calibration holds 40 human-pass and 9")
+    # judged without --calibration: the gate fails, it never passes on no evidence
+    plain = {"scorer": {"name": "answer_judge"}, "aggregate": {"n": 10, "n_scored": 10, "n_failed": 0, "pass_rate": 1.0,
+                                                                "match": 10, "no_match": 0, "decided": 10, "undefined": {}}}
+    g = evaluate_gates(plain, parse_gates("[gates]\npass_rate_corrected = { min = 0.5 }\n")).results[0]
+    assert not g.passed and "pass_rate_corrected is absent from this results file" in g.reason

@@ -12,7 +12,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from goldeval.errors import InputError
 from goldeval.gates.evaluate import evaluate_gates, interval_text, parse_gates
-from goldeval.intervals import bootstrap_f1, newcombe_paired_difference, wilson_interval
+from goldeval.intervals import bootstrap_f1, newcombe_paired_difference, rogan_gladen, wilson_interval
 from goldeval.report.model import build_model
 from goldeval.runs.compare import compare_runs
 
@@ -156,3 +156,73 @@ def test_report_headline_of_a_pass_rate_is_wilson_and_says_so():
     head = model["summary"]["headline"]
     assert head["interval_method"] == "wilson" and round(head["ci"][0], 3) == 0.845 and head["ci"][1] == 1.0
     assert "Wilson score interval" in head["interval_note"] and "Wilson 1927" in head["interval_note"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# rogan_gladen: the pass rate corrected for the judge's measured sensitivity and specificity
+
+
+def test_rogan_gladen_hand_worked_example():
+    # The judge passed 80 of 100 decided cases (AP = 0.8). On the calibration it passed 36 of the 40 cases a person
+    # passed (Se = 0.9) and failed 15 of the 20 a person failed (Sp = 0.75).
+    # Rogan–Gladen: (0.8 + 0.75 − 1) / (0.9 + 0.75 − 1) = 0.55 / 0.65 = 11/13 = 0.846154.
+    # Lang–Reiczigel interval, z = 1.959964, z² = 3.841459:
+    #   AP' = (80 + z²/2) / (100 + z²) = 81.920729 / 103.841459 = 0.788902
+    #   Se' = 37/42 = 0.880952, Sp' = 16/22 = 0.727273, J' = Se' + Sp' − 1 = 0.608225
+    #   P'  = (0.788902 + 0.727273 − 1) / 0.608225 = 0.848657
+    #   var(AP') = 0.788902·0.211098 / 103.841459 = 0.00160375
+    #   var(Se') = 0.880952·0.119048 / 42 = 0.00249703;  var(Sp') = 0.727273·0.272727 / 22 = 0.00901578
+    #   V = (0.00160375 + 0.848657²·0.00249703 + 0.151343²·0.00901578) / 0.608225² = 0.00975478, √V = 0.0987663
+    #   d = 2z²(0.848657·0.00249703 − 0.151343·0.00901578) = 0.00579792
+    #   CI = 0.848657 + 0.00579792 ± 1.959964·0.0987663 = 0.660877 to 1.048034, clipped to 1.
+    r = rogan_gladen(80, 100, tp=36, n_pos=40, tn=15, n_neg=20)
+    assert r["raw"] == 0.8 and r["sensitivity"] == 0.9 and r["specificity"] == 0.75
+    assert r["estimate"] == pytest.approx(11 / 13, abs=1e-12)
+    assert r["low"] == pytest.approx(0.660877, abs=1e-6)
+    assert r["high_unclipped"] == pytest.approx(1.048034, abs=1e-6) and r["high"] == 1.0
+    assert r["clipped"] is True and r["clipped_note"] == "clipped to [0, 1]: high 1.0480"
+    assert r["interval_method"] == "lang_reiczigel" and r["undefined"] is None
+
+
+@pytest.mark.parametrize("k, n, tp, n_pos, tn, n_neg, low, high", [
+    (4060, 11284, 178, 179, 358, 359, 0.349, 0.372),  # example 1
+    (51, 2971, 32, 33, 20, 20, 0.0, 0.053),  # example 2 (low end clipped at 0)
+    (712, 11862, 8, 10, 12, 12, 0.0, 0.147),  # example 3 (AP given as 0.06 of 11862: 712 cases)
+    (259, 509, 84, 127, 96, 109, 0.58, 0.87),  # example 4
+    (51, 509, 23, 41, 187, 195, 0.037, 0.195),  # example 4, second test
+])
+def test_rogan_gladen_matches_lang_reiczigel_published_intervals(k, n, tp, n_pos, tn, n_neg, low, high):
+    # Lang & Reiczigel, Prev Vet Med 113 (2014) 13–22, examples 1–4 (as quoted in R package asht's prevSeSp help)
+    r = rogan_gladen(k, n, tp=tp, n_pos=n_pos, tn=tn, n_neg=n_neg)
+    digits = len(str(low).split(".")[1]) if low else len(str(high).split(".")[1])
+    assert round(r["low"], digits) == low and round(r["high"], digits) == high
+    assert r["low"] <= r["estimate"] <= r["high"]
+
+
+def test_rogan_gladen_clips_a_negative_estimate_and_says_so():
+    # AP 0.2 below the judge's false-pass rate 1 − Sp = 0.25: (0.2 + 0.75 − 1) / 0.65 = −0.0769 → 0
+    r = rogan_gladen(20, 100, tp=36, n_pos=40, tn=15, n_neg=20)
+    assert r["estimate_unclipped"] == pytest.approx(-1 / 13) and r["estimate"] == 0.0 and r["low"] == 0.0
+    assert r["clipped"] and r["clipped_note"].startswith("clipped to [0, 1]: estimate -0.0769, low -0.54")
+    healthy = rogan_gladen(259, 509, tp=84, n_pos=127, tn=96, n_neg=109)
+    assert healthy["clipped"] is False and healthy["clipped_note"] is None
+
+
+def test_rogan_gladen_undefined_on_a_small_calibration_or_a_judge_no_better_than_chance():
+    small = rogan_gladen(80, 100, tp=9, n_pos=9, tn=30, n_neg=30)
+    assert small["estimate"] is None and small["low"] is None
+    assert "9 human-pass and 30 human-fail" in small["undefined"] and "at least 10 of each" in small["undefined"]
+    # Se 0.6, Sp 0.5: J = 0.1, and the low end of its Newcombe interval is below 0
+    chance = rogan_gladen(20, 100, tp=6, n_pos=10, tn=5, n_neg=10)
+    assert chance["estimate"] is None and chance["youden_j"] == pytest.approx(0.1)
+    assert chance["youden_j_low"] < 0 and "no better than chance" in chance["undefined"]
+    # the same rates on 10x the calibration: J's interval clears 0, so the correction is defined
+    assert rogan_gladen(20, 100, tp=60, n_pos=100, tn=90, n_neg=100)["undefined"] is None
+    assert rogan_gladen(0, 0, tp=36, n_pos=40, tn=15, n_neg=20)["undefined"] == "no case was decided (match or no_match) on this set"
+
+
+def test_rogan_gladen_refuses_counts_that_are_no_proportions():
+    with pytest.raises(InputError, match=r"0 <= tp <= n_pos.*tp=41, n_pos=40"):
+        rogan_gladen(80, 100, tp=41, n_pos=40, tn=15, n_neg=20)
+    with pytest.raises(InputError, match=r"confidence must be in \(0, 1\)"):
+        rogan_gladen(80, 100, tp=36, n_pos=40, tn=15, n_neg=20, confidence=1.5)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from goldeval.intervals import WILSON, interval_words, wilson_interval
+from goldeval.intervals import WILSON, corrected_words, interval_words, wilson_interval
 
 __all__ = ["render_judge"]
 
@@ -46,6 +46,8 @@ def render_judge(results: dict[str, Any], console: Any, *, not_shown: int = 0, k
         + ("" if ci is None else f" · {interval_words(WILSON, 0.95)} {ci[0]:.1%}–{ci[1]:.1%}"),
         highlight=False,
     )
+    if isinstance(results.get("corrected_pass_rate"), dict):
+        console.print(corrected_words(results["corrected_pass_rate"]), highlight=False, markup=False)
     if a["n"] and a["unscored"] * 2 > a["n"]:
         # the pass rate speaks for the few cases that could be judged: say so where it cannot be missed
         console.print(

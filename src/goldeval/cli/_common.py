@@ -40,6 +40,17 @@ def out_option(help: str, *, default: str | None = None, required: bool = False,
                         show_default=default is not None, help=help)
 
 
+def calibration_option(func: F) -> F:
+    """``--calibration FILE|RUN`` (passed as ``calibration``): the human verdicts the pass rate is corrected with
+    (``judge``, ``report``, ``compare``, ``gate``)."""
+    return click.option(
+        "--calibration", "calibration", default=None, metavar="FILE|RUN",
+        help="Human verdicts that measure the judge (a `review stats --out` JSON, a regressions file, or a run whose "
+             "reviews were imported): also show the pass rate corrected for the judge's sensitivity and specificity "
+             "(Rogan-Gladen), with a 95% interval that carries the run's and the calibration's sampling error.",
+    )(func)
+
+
 def _console(**kw: Any):
     from goldeval.io.printable import escaping_console  # start-up: loaded only when the command runs, not for --help
 

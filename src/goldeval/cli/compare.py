@@ -10,6 +10,7 @@ from goldeval.cli._ci import junit_option, write_junit
 from goldeval.cli._common import (
     EXIT_GATE_FAILED,
     EXIT_OK,
+    calibration_option,
     exit_codes,
     guard_outputs,
     guarded,
@@ -38,9 +39,10 @@ from goldeval.runs.backends import open_existing_store
               help="Coverage of the intervals (Newcombe's paired score interval of the pass-rate difference, the bootstrap's of the mean F1).")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="How many biggest F1 movers to list.")
 @click.option("--quiet", "-q", is_flag=True, help="No summary on the console.")
+@calibration_option
 @junit_option
 @guarded
-def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confidence, top, quiet, junit):
+def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confidence, top, quiet, calibration, junit):
     """Compare RUN_A (before) with RUN_B (after), matching cases by id.
 
     \b
@@ -49,13 +51,14 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     Newcombe's paired score interval (Newcombe 1998, method 10) for the pass-rate difference; for F1 the per-case
     deltas, the biggest movers and a paired bootstrap interval for the mean difference. RUN is an id, a tag
     (goldeval runs tag), a unique prefix, 'latest' or 'latest~N'. Each run's age is shown (a stale baseline is seen).
+    With --calibration, each run's pass rate is also shown corrected for the judge's measured error.
     The CI line: goldeval compare baseline/main latest --fail-on-regression
     """
     # start-up: the report modules load only when one is written or rendered
     from goldeval.report.runs import render_compare
     from goldeval.runs.compare import compare_runs, regression_decision  # start-up: the run store loads only when the command runs
 
-    guard_outputs({"--out": out, "--junit": junit}, {"--store": store_files(store)})
+    guard_outputs({"--out": out, "--junit": junit}, {"--store": store_files(store), "--calibration": calibration})
     with open_existing_store(store) as st:
         a = st.get_run(run_a, with_results=False)
         b = st.get_run(run_b, with_results=False)
@@ -66,6 +69,11 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
             st.case_map(a["id"]), st.case_map(b["id"]), run_a=a, run_b=b,
             seed=seed, n_resamples=resamples, confidence=confidence, top=top,
         )
+        if calibration is not None:
+            # start-up: the run store loads only when the command runs
+            from goldeval.runs.corrected import add_corrected_to_comparison, load_calibration
+
+            add_corrected_to_comparison(cmp, load_calibration(calibration, st), confidence=confidence)
     if (fail_on_regression or junit) and cmp["verdicts"] is None:
 
         raise InputError(

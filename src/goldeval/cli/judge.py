@@ -10,7 +10,7 @@ import click
 
 from goldeval.cli._answers import check_privileged_role, check_sql_dialect, max_result_bytes, query_options
 from goldeval.cli._ci import ci_options
-from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, exit_codes, fail, guarded, report_console
+from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, calibration_option, exit_codes, fail, guarded, report_console
 from goldeval.cli._gating import gates_option
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import llm_options, render_llm_stage
@@ -41,18 +41,21 @@ from goldeval.errors import InputError
 @spark_options
 @llm_options
 @gates_option
+@calibration_option
 @ci_options
 @store_options
 @guarded
 def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, max_rows, no_canonical, allow_functions,
-          allow_privileged_role, max_result_mb, quiet, engine, spark_master, per_case, gates, run_store, llm_opts, ci):
+          allow_privileged_role, max_result_mb, quiet, engine, spark_master, per_case, gates, calibration, run_store,
+          llm_opts, ci):
     """Judge data answers by rule: verdict per case and the pass rate.
 
     CASES is JSONL {"id", "question", "golden": {"kind", "columns", "rows" | "value", "ordered"?, "top_n"?,
     "canonical_query"?}, "rubric"?, "must_not_use"?}; ATTEMPTS is JSONL {"id", "final_query"?, "columns"?,
     "rows"?, "text"?}. Pass rate = match / (match + no_match); near_match, needs_human, unscored and
     verified_wrong goldens are counted beside it. With --gates (e.g. `pass_rate = { min = 0.9 }`) exit 1 when a
-    gate fails; else exit 0 when judged.
+    gate fails; else exit 0 when judged. With --calibration, the pass rate is also given corrected for the judge's
+    sensitivity and specificity measured on human verdicts (gateable: pass_rate_corrected, pass_rate_corrected_low).
     """
     check_privileged_role(allow_privileged_role, db)
     if engine == "spark":  # the rules on the executors, the LLM stage on the driver (goldeval.engines.spark_judge)
@@ -65,6 +68,9 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
         if allow_functions:
             raise InputError("--allow-function with --engine spark: not supported yet (the Spark judge runs the "
                              "built-in allowlist only). Judge locally, or drop --allow-function.")
+        if calibration is not None:
+            raise InputError("--calibration with --engine spark: not supported yet. Judge locally, or correct the "
+                             "recorded run afterwards: goldeval report RUN --calibration FILE|RUN.")
         if llm_opts.enabled and llm_opts.send == "all":
             raise InputError("--llm-send all with --engine spark: not supported (on Spark only the cases the rules leave "
                              "undecided go to the LLM judge). Drop --llm-send all, or judge locally.")
@@ -111,7 +117,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
 
     ev = judge_answers(cases, attempts, config, llm_opts=llm_opts, gates=gates, recording=run_store, out=out,
                        out_format=out_format, on_example=on_example, observer=Show(console, quiet=quiet, render=render),
-                       guard=ci.outputs())
+                       guard=ci.outputs(), calibration=calibration)
     if ev.dry_run:
         return EXIT_OK
     results = ev.results

@@ -10,7 +10,16 @@ import sys
 import click
 
 from goldeval.cli._ci import ci_options
-from goldeval.cli._common import EXIT_OK, exit_codes, guard_outputs, guarded, quiet_option, report_console, write_json
+from goldeval.cli._common import (
+    EXIT_OK,
+    calibration_option,
+    exit_codes,
+    guard_outputs,
+    guarded,
+    quiet_option,
+    report_console,
+    write_json,
+)
 from goldeval.cli._gating import apply_gates, gates_option, load_definition
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._observe import ConsoleObserver
@@ -92,12 +101,14 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
 @click.option("--gates", "gates", required=True, metavar="DOD.toml", type=INPUT, help="Definition of done (TOML [gates]).")
 @click.option("--out", "-o", default=None, metavar="PATH", help="Write the results with the gate report added ('-' = stdout).")
 @quiet_option("Print no gate table and no decision line (the exit code says pass or fail).")
+@calibration_option
 @ci_options
 @guarded
-def gate(results_file, gates, out, quiet, ci):
+def gate(results_file, gates, out, quiet, calibration, ci):
     """Apply a definition of done to any results file goldeval wrote (labels, free text, data answers).
 
-    A gate on a metric this scorer never produces is bad input (exit 2).
+    A gate on a metric this scorer never produces is bad input (exit 2). With --calibration, a data-answer results
+    file gains the pass rate corrected for the judge's error (pass_rate_corrected, pass_rate_corrected_low) first.
     """
     from goldeval.io.resultsfile import read_results  # start-up: loaded only when the command runs, not for --help
 
@@ -105,10 +116,15 @@ def gate(results_file, gates, out, quiet, ci):
     from goldeval.scoring.registry import register_plugin_metrics
 
     # no output ever overwrites an input (DESIGN.md), RESULTS.json included: write the gated results beside it
-    guard_outputs({"--out": out, **ci.outputs()}, {"RESULTS.json": results_file, "--gates": gates})
+    guard_outputs({"--out": out, **ci.outputs()}, {"RESULTS.json": results_file, "--gates": gates, "--calibration": calibration})
     register_plugin_metrics()  # a third-party scorer's metrics are gateable too
     dod = load_definition(gates)
     results = read_results(str(results_file), gateable=True)
+    if calibration is not None:
+        # start-up: the run store loads only when a calibration is given
+        from goldeval.runs.corrected import add_corrected_pass_rate, calibration_from, corrected_pass_rate
+
+        add_corrected_pass_rate(results, corrected_pass_rate(results["aggregate"], calibration_from(calibration)))
     console = report_console(out, quiet=quiet)
     code = apply_gates(results, gates, console, definition=dod)
     if out is not None:

@@ -7,7 +7,7 @@ import os
 
 import click
 
-from goldeval.cli._common import EXIT_OK, echo, exit_codes, guard_outputs, guarded
+from goldeval.cli._common import EXIT_OK, calibration_option, echo, exit_codes, guard_outputs, guarded
 from goldeval.cli._store import store_files, store_path_option
 from goldeval.cli._types import SEED, Finite
 from goldeval.errors import InputError
@@ -43,9 +43,10 @@ from goldeval.runs.backends import open_existing_store
 @click.option("--resamples", type=click.IntRange(min=100, max=1_000_000), default=2000, show_default=True,
               help="Bootstrap resamples of the headline interval.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+@calibration_option
 @guarded
 def report(run, compare_ref, results_file, runs_page, arm, tag, since, store, out, max_cases, redact, min_f1, seed, resamples,
-           quiet):
+           quiet, calibration):
     """Write one self-contained HTML report of RUN (an id, a unique prefix, 'latest' or 'latest~N').
 
     \b
@@ -55,13 +56,16 @@ def report(run, compare_ref, results_file, runs_page, arm, tag, since, store, ou
     and a table of cases with filters, search, sorting and rows that open to everything about a case.
     With --compare RUN_B the page leads with the comparison of RUN (A, before) with RUN_B (B, after).
     With --runs (and no RUN) the page holds every run of the store instead (--arm, --tag, --since choose them).
+    A run judged with --calibration shows its corrected pass rate; give --calibration here to correct any
+    data-answer run.
     """
     # start-up: the report modules load only when one is written or rendered
     from goldeval.report.model import ReportOptions
 
     if runs_page:
         return _runs_page(arm=arm, tag=tag, since=since, store=store, out=out, seed=seed, resamples=resamples, quiet=quiet,
-                          others={"RUN": run, "--results": results_file, "--compare": compare_ref})
+                          others={"RUN": run, "--results": results_file, "--compare": compare_ref,
+                                  "--calibration": calibration})
     chosen = [k for k, v in (("--arm", arm), ("--tag", tag), ("--since", since)) if v is not None]
     if chosen:
         raise InputError(f"report: {chosen[0]} chooses the runs of the page across runs; "
@@ -78,6 +82,7 @@ def report(run, compare_ref, results_file, runs_page, arm, tag, since, store, ou
     if results_file is None:
 
         others["--store"] = store_files(store)
+    others["--calibration"] = calibration
     guard_outputs({"--out": out}, others)
     options = ReportOptions(max_cases=max_cases, redact=redact, min_f1=min_f1, seed=seed, resamples=resamples)
     if results_file is not None:
@@ -86,7 +91,11 @@ def report(run, compare_ref, results_file, runs_page, arm, tag, since, store, ou
 
         guard_outputs({"--out": out}, report_inputs(results_path=results_file, compare_results=compare_ref))
         _refuse_replacing_a_file_that_is_no_page(out)
-        html, model = report_from_results(results_file, compare_path=compare_ref, options=options, seed=seed)
+        from goldeval.runs.corrected import calibration_from  # start-up: the run store loads only when the command runs
+
+        calib = None if calibration is None else calibration_from(calibration, store)
+        html, model = report_from_results(results_file, compare_path=compare_ref, options=options, seed=seed,
+                                          calibration=calib)
     else:
         # start-up: the report modules load only when one is written or rendered
         from goldeval.report.build import report_from_store, report_inputs
@@ -94,7 +103,11 @@ def report(run, compare_ref, results_file, runs_page, arm, tag, since, store, ou
         with open_existing_store(store) as st:
             guard_outputs({"--out": out}, report_inputs(store=st, run=run, compare=compare_ref))
             _refuse_replacing_a_file_that_is_no_page(out)
-            html, model = report_from_store(st, run, compare=compare_ref, options=options, seed=seed)
+            # start-up: the run store loads only when the command runs
+            from goldeval.runs.corrected import load_calibration
+
+            calib = None if calibration is None else load_calibration(calibration, st)
+            html, model = report_from_store(st, run, compare=compare_ref, options=options, seed=seed, calibration=calib)
 
     write_output(out, html.encode("utf-8"))
     if not quiet and out != "-":
@@ -125,7 +138,7 @@ def _runs_page(*, arm, tag, since, store, out, seed, resamples, quiet, others) -
     when = None if since is None else parse_since(since)
     guard_outputs({"--out": out}, {"--store": store_files(store)})
     _refuse_replacing_a_file_that_is_no_page(out)
-    with RunStore.open_existing(store) as st:
+    with open_existing_store(store) as st:
         model = runs_model(st, arm=arm, tag=tag, since=when, options=ReportOptions(seed=seed, resamples=resamples))
     write_output(out, render_runs_html(model).encode("utf-8"))
     if not quiet and out != "-":

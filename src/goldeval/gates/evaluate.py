@@ -161,7 +161,7 @@ class GateReport:
         }
 
 
-_SHORT_METHOD = {"wilson": "Wilson", "bootstrap_percentile": "bootstrap"}
+_SHORT_METHOD = {"wilson": "Wilson", "bootstrap_percentile": "bootstrap", "lang_reiczigel": "Lang–Reiczigel"}
 
 
 def interval_text(gate: Mapping[str, Any]) -> str:

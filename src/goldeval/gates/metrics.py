@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from goldeval.intervals import BOOTSTRAP_F1, WILSON, bootstrap_f1, wilson_interval
+from goldeval.intervals import BOOTSTRAP_F1, LANG_REICZIGEL, WILSON, bootstrap_f1, wilson_interval
 
 __all__ = ["METRICS", "PRODUCERS", "Metric", "Words", "families_of", "known_metrics", "register_producer", "CONFIDENCE"]
 
@@ -345,6 +345,14 @@ def _f1_interval(agg: Mapping[str, Any], confidence: float) -> dict[str, Any] | 
     return None if ci is None else {"low": ci[0], "high": ci[1], "method": BOOTSTRAP_F1}
 
 
+def _corrected_interval(agg: Mapping[str, Any], confidence: float) -> dict[str, Any] | None:
+    """The corrected pass rate's interval, as the run computed it (:mod:`goldeval.runs.corrected`): its two ends are in
+    the aggregate, computed at the coverage the gates show (0.95)."""
+    low, high = agg.get("pass_rate_corrected_low"), agg.get("pass_rate_corrected_high")
+    ok = all(isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v) for v in (low, high))
+    return {"low": float(low), "high": float(high), "method": LANG_REICZIGEL} if ok else None  # type: ignore[arg-type]
+
+
 def _m(name, family, description, better, unit, allowance=None, subject=None, evidence=None, interval=None) -> tuple[str, Metric]:
     return name, Metric(name, family, description, better, unit, allowance, subject, evidence, interval)
 
@@ -405,6 +413,12 @@ METRICS: dict[str, Metric] = dict(
         # data answers (goldeval.answers, the `judge` command)
         _m("pass_rate", "answers", "match / (match + no_match); near_match, needs_human, unscored left out", "higher", "fraction", _allow_pass_rate,
            evidence=_needs_decided, interval=_wilson(_match_decided)),
+        _m("pass_rate_corrected", "answers", "the pass rate corrected for the judge's sensitivity and specificity measured "
+           "on a calibration set of human verdicts (Rogan–Gladen; judge --calibration)", "higher", "fraction",
+           evidence=_needs_decided, interval=_corrected_interval),
+        _m("pass_rate_corrected_low", "answers", "the low end of the corrected pass rate's 95% Lang–Reiczigel interval "
+           "(the run's and the calibration's sampling error; judge --calibration)", "higher", "fraction",
+           evidence=_needs_decided),
         _m("match", "answers", "cases judged match", "higher", "count"),
         _m("no_match", "answers", "cases judged no_match", "lower", "count", _allow_count_max("no_match verdicts"),
            evidence=_needs_decided),

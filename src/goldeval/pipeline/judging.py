@@ -35,6 +35,7 @@ from goldeval.llm.options import judge_config
 from goldeval.pipeline.files import judge_file
 from goldeval.pipeline.llm_stage import refuse_answering_model
 from goldeval.pipeline.llm_stage import run_llm_stage
+from goldeval.runs.corrected import add_corrected_pass_rate, calibration_from, corrected_pass_rate
 from goldeval.runs.recorder import rubric_text
 
 __all__ = ["judge_answers", "named_databases"]
@@ -84,6 +85,7 @@ def judge_answers(
     on_example: Callable[[dict[str, Any]], None] | None = None,
     observer: Observer | None = None,
     guard: Mapping[str, Any] | None = None,
+    calibration: str | os.PathLike[str] | None = None,
 ) -> Evaluation:
     """Judge *attempts* against *cases* by rule (then by the LLM where the rules cannot decide), record, gate, write.
 
@@ -97,6 +99,11 @@ def judge_answers(
         on_example: Called with each ``per_example`` entry (the merged one with an LLM judge), in order.
         observer: Hooks: ``ready`` (before the first case), ``llm_stage``, ``recorded``, ``summary``, ``gates``.
         guard: More outputs of the caller to check against the inputs before any work.
+        calibration: A calibration set of human verdicts (a ``review stats --out`` JSON, a regressions file, or a
+            run of the store whose reviews were imported; :func:`goldeval.runs.corrected.load_calibration`): the
+            results gain the pass rate corrected for the judge's measured error (``corrected_pass_rate`` and the
+            aggregate's ``pass_rate_corrected``, ``_low``, ``_high``), before the gates read them. Read before any
+            judging.
 
     Returns:
         An :class:`~goldeval.pipeline.result.Evaluation`: ``dry_run`` after an LLM dry run (nothing judged or
@@ -115,10 +122,14 @@ def judge_answers(
     db = config.db
     check_outputs({"--out": out, **(guard or {})},
                   {"CASES": cases, "ATTEMPTS": attempts, "--db": None if server else sqlite_files(db), "--gates": gates,
+                   "--calibration": calibration if calibration is not None and os.path.isfile(calibration) else None,
                    "--store": recording.files(), "judge cache": cache_files(llm_opts),
                    **{f"database {name!r}": sqlite_files(path) for name, path in named.items()}})
     # a bad gates file, or a gate on a metric the judge never produces, fails before any judging
     definition = load_definition(gates, scorer=JUDGE_NAME)
+    # the calibration set is read before any judging (a bad file, a run that is not in the store fail now); it is
+    # read before this run is recorded, so `latest` names the run before it
+    calib = None if calibration is None else calibration_from(calibration, recording.store)
     if llm_opts.dry_run and not llm_opts.enabled:
         raise InputError("--dry-run counts the calls the LLM judge would make: give --llm MODEL with it.")
     if (llm_opts.max_cost is not None or llm_opts.max_calls is not None) and not llm_opts.enabled:
@@ -161,6 +172,8 @@ def judge_answers(
                 rubric_text=rubric_text(cases), dod=gates, identities=identities,
             ) as recorder:
                 hold_finish_for_gates(recorder, definition)  # the run is finished once, with its gate report
+                if calib is not None and recorder is not None:
+                    recorder.hold_finish = True  # ... and with its corrected pass rate
                 observer.ready(database, config)
                 if llm_opts.enabled:
                     # With an LLM judge the run is finished by the LLM stage: if that stage fails (no key, endpoint
@@ -183,6 +196,11 @@ def judge_answers(
                                          keep_per_example=False, on_example=each)
                 if recording.note:
                     observer.recorded(recording.note)
+                if calib is not None:
+                    add_corrected_pass_rate(results, corrected_pass_rate(results["aggregate"], calib, judge_version=JUDGE_VERSION))
+                    if definition is None and recorder is not None:
+                        recorder.hold_finish = False
+                        recorder.finish(results)
                 observer.summary(results, AnswerJudge)
                 report = apply_definition(results, definition, recorder=recorder)
                 if report is not None:

@@ -11,9 +11,10 @@ from typing import Any
 from goldeval.errors import InputError
 from goldeval.io.resultsfile import read_results
 from goldeval.report.html import render_html
-from goldeval.report.model import ReportOptions, build_model
+from goldeval.report.model import ReportOptions, build_model, scorer_kind
 from goldeval.report.sources import input_files, input_paths, load_sources
 from goldeval.runs.compare import compare_runs
+from goldeval.runs.corrected import add_corrected_pass_rate, add_corrected_to_comparison, corrected_pass_rate
 
 __all__ = ["report_from_store", "report_from_results", "read_results_file", "report_inputs", "run_of_results",
            "sources_loader"]
@@ -29,7 +30,8 @@ def sources_loader(results: Mapping[str, Any], run: Mapping[str, Any] | None, **
 
 
 def report_from_store(store: Any, run: str, *, compare: str | None = None, options: ReportOptions | None = None,
-                      seed: int = 0, resamples: int = 10_000, confidence: float = 0.95) -> tuple[str, dict[str, Any]]:
+                      seed: int = 0, resamples: int = 10_000, confidence: float = 0.95,
+                      calibration: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
     """The HTML page of a recorded run, or of two runs compared (*run* before, *compare* after).
 
     Args:
@@ -38,6 +40,9 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
         compare: A second run reference: compare mode (the table shows this run's cases beside *run*'s).
         options: :class:`~goldeval.report.model.ReportOptions`.
         seed, resamples, confidence: The comparison's paired bootstrap (as ``goldeval compare``).
+        calibration: Human verdicts that measure the judge (:func:`goldeval.runs.corrected.load_calibration`): the
+            page shows each data-answer run's pass rate corrected for the judge's error (in place of one the run
+            recorded).
 
     Returns:
         ``(html, model)``.
@@ -49,7 +54,7 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
     opts = options or ReportOptions()
     rec = _finished(store.get_run(run))
     if compare is None:
-        results = rec["results"]
+        results = _corrected(rec["results"], calibration, rec.get("judge_version"))
         sources = None if opts.redact else sources_loader(results, rec)
         model = build_model(results, run=rec, sources=sources, options=opts)
     else:
@@ -57,12 +62,31 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
         rec_b = _finished(store.get_run(compare))
         cmp = compare_runs(store.case_map(rec["id"]), store.case_map(rec_b["id"]), run_a=rec, run_b=rec_b,
                            seed=seed, n_resamples=resamples, confidence=confidence)
-        res_a, res_b = rec["results"], rec_b["results"]
+        res_a = _corrected(rec["results"], calibration, rec.get("judge_version"))
+        res_b = _corrected(rec_b["results"], calibration, rec_b.get("judge_version"))
+        if calibration is not None:
+            add_corrected_to_comparison(cmp, calibration, confidence=confidence)
         src_a = None if opts.redact else sources_loader(res_a, rec, execute=False)
         src_b = None if opts.redact else sources_loader(res_b, rec_b)
         model = build_model(res_a, run=rec, sources=src_a, compare=cmp, results_b=res_b, run_b=rec_b, sources_b=src_b, options=opts)
 
     return render_html(model), model
+
+
+def _corrected(results: Mapping[str, Any], calibration: Mapping[str, Any] | None, judge_version: str | None) -> Any:
+    """*results* with the pass rate corrected by *calibration* (a copy; unchanged without a calibration), warned
+    when *judge_version* (the run's) is not one the calibration measured.
+
+    Raises:
+        InputError: a calibration given for results that hold no pass rate (an F1 or a labels run).
+    """
+    if calibration is None:
+        return results
+    if scorer_kind(results) != "answers":
+        raise InputError("--calibration: this run holds no data-answer verdicts (an F1 or a labels run), so there is no "
+                         "judge's error to correct a pass rate for. Drop --calibration.")
+    out = {**results, "aggregate": dict(results.get("aggregate") or {})}
+    return add_corrected_pass_rate(out, corrected_pass_rate(out["aggregate"], calibration, judge_version=judge_version))
 
 
 def report_inputs(*, store: Any = None, run: str | None = None, compare: str | None = None,
@@ -173,13 +197,16 @@ def _case_map(results: Mapping[str, Any], path: str) -> dict[str, dict[str, Any]
 
 
 def report_from_results(path: str, *, compare_path: str | None = None, options: ReportOptions | None = None,
-                        seed: int = 0, resamples: int = 10_000, confidence: float = 0.95) -> tuple[str, dict[str, Any]]:
+                        seed: int = 0, resamples: int = 10_000, confidence: float = 0.95,
+                        calibration: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
     """The HTML page of a results file, or of two compared (*path* is A, before; *compare_path* is B, after).
 
     Texts are read from the inputs each file names (relative paths resolved from the working folder or from the
     file's folder). Compare mode is the one of :func:`report_from_store`: the same
     :func:`~goldeval.runs.compare.compare_runs` on the two files' per-case records (McNemar, paired bootstrap with
     *seed*, *resamples*, *confidence*), each file described by :func:`run_of_results`.
+
+    *calibration*: as for :func:`report_from_store`.
 
     Returns:
         ``(html, model)``.
@@ -190,6 +217,7 @@ def report_from_results(path: str, *, compare_path: str | None = None, options: 
     """
     opts = options or ReportOptions()
     results = read_results_file(path)
+    results = _corrected(results, calibration, run_of_results(results, path).get("judge_version"))
     base = os.path.dirname(os.path.abspath(path))
     sources = None if opts.redact else sources_loader(results, None, base=base)
     if compare_path is None:
@@ -197,9 +225,12 @@ def report_from_results(path: str, *, compare_path: str | None = None, options: 
     else:
 
         results_b = read_results_file(compare_path)
+        results_b = _corrected(results_b, calibration, run_of_results(results_b, compare_path).get("judge_version"))
         cmp = compare_runs(_case_map(results, path), _case_map(results_b, compare_path),
                            run_a=run_of_results(results, path), run_b=run_of_results(results_b, compare_path),
                            seed=seed, n_resamples=resamples, confidence=confidence)
+        if calibration is not None:
+            add_corrected_to_comparison(cmp, calibration, confidence=confidence)
         src_a = None if opts.redact else sources_loader(results, None, base=base, execute=False)
         src_b = None if opts.redact else sources_loader(results_b, None, base=os.path.dirname(os.path.abspath(compare_path)))
         model = build_model(results, run=None, sources=src_a, compare=cmp, results_b=results_b, run_b=None,

@@ -24,7 +24,7 @@ from goldeval.answers.rubric import clause_roles
 from goldeval.errors import InputError
 from goldeval.freetext.tokens import get_tokenizer
 from goldeval.gates.evaluate import interval_text
-from goldeval.intervals import BOOTSTRAP_F1, WILSON, bootstrap_f1, interval_words, wilson_interval
+from goldeval.intervals import BOOTSTRAP_F1, WILSON, bootstrap_f1, corrected_detail, corrected_words, interval_words, wilson_interval
 from goldeval.report import charts
 from goldeval.report.marks import (  # noqa: F401 (re-exported)
     shared_marks_python,
@@ -200,8 +200,19 @@ def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]],
         what = "the mean" if kind == "freetext" else "F1, which is no proportion of cases"
         head["interval_note"] = (f"{round(100 * opts.confidence, 1):g}% bootstrap percentile interval of {what}, "
                                  f"{opts.resamples:,} resamples of the cases, seed {opts.seed}")
+    corrected = results.get("corrected_pass_rate") if kind == "answers" else None
+    shown_undefined = dict(und)
+    if isinstance(corrected, Mapping):  # its own line says why it is undefined, once
+        shown_undefined = {k: v for k, v in und.items() if not k.startswith("pass_rate_corrected")}
     return {"items": [[k, v] for k, v in items], "headline": head, "unscored": unscored[:1000], "n_unscored": len(unscored),
-            "undefined": dict(und)}
+            "undefined": shown_undefined, "corrected": _corrected_view(corrected) if isinstance(corrected, Mapping) else None}
+
+
+def _corrected_view(c: Mapping[str, Any]) -> dict[str, Any]:
+    """The corrected pass rate as the summary shows it: the numbers and the one line that states them
+    (:func:`goldeval.intervals.corrected_words`)."""
+    return {"value": c.get("estimate"), "low": c.get("low"), "high": c.get("high"), "undefined": c.get("undefined"),
+            "clipped": bool(c.get("clipped")), "line": corrected_words(c), "detail": corrected_detail(c)}
 
 
 def headline_summary(results: Mapping[str, Any], options: ReportOptions | None = None) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from goldeval.report import fmt
-from goldeval.intervals import NEWCOMBE_PAIRED, interval_words
+from goldeval.intervals import NEWCOMBE_PAIRED, corrected_words, interval_words
 from goldeval.io.printable import printable
 from goldeval.scoring.protocol import Scorer
 from goldeval.scoring.registry import scorer_of
@@ -312,6 +312,13 @@ def render_compare(cmp: Mapping[str, Any], console: Any, *, max_rows: int = 20) 
     elif v:
         console.print(f"pass rate A: {_pr(v['pass_rate']['a'])}", highlight=False)
         console.print(f"pass rate B: {_pr(v['pass_rate']['b'])}", highlight=False)
+        corrected = cmp.get("corrected_pass_rate")
+        if isinstance(corrected, Mapping):
+            for side in ("a", "b"):
+                console.print(corrected_words(corrected[side], label=f"pass rate {side.upper()} corrected for the judge's error"),
+                              highlight=False, markup=False)
+            if corrected.get("note"):
+                console.print(f"note: {corrected['note']}", highlight=False, markup=False)
         flips = v["flips"]
         for key, title in (("pass_to_fail", "pass → fail (regressions)"), ("fail_to_pass", "fail → pass (fixes)")):
             rows = flips[key]

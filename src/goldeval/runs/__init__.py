@@ -20,4 +20,5 @@ Modules (import the one you need; this package imports none of them eagerly):
 ``regressions``  the judge-regressions file, replay, review export / import.
 ``reviews``      human reviews of a case settled into one verdict (shared by regressions and calibration).
 ``calibration``  the judge against people: agreement and kappa per decider.
+``corrected``    the pass rate corrected for the judge's measured sensitivity and specificity (Rogan–Gladen).
 """
