@@ -24,7 +24,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_EXCEPTION, Future, wait
+from concurrent.futures import Future, as_completed, wait
 from typing import Any, Literal
 
 from goldeval.errors import InputError, JudgeError, shorten
@@ -474,24 +474,24 @@ def judge_cases(
         pool = DaemonPool(config.max_concurrency, thread_name_prefix="goldeval-judge")
         interrupted = True
         try:
-            futures: set[Future] = {pool.submit(one_call, m, s) for m in judged for s in range(repeat)}
-            while futures:
-                done, futures = wait(futures, return_when=FIRST_EXCEPTION)
-                errors = [e for f in done if (e := f.exception()) is not None]
-                if errors:
-                    for other in futures:
+            futures: list[Future] = [pool.submit(one_call, m, s) for m in judged for s in range(repeat)]
+            # each call as it completes (a case is recorded, and shown done, as soon as its last sample is in)
+            for f in as_completed(futures):
+                error = f.exception()
+                if error is not None:
+                    others = [other for other in futures if other is not f]
+                    for other in others:
                         other.cancel()
                     # The calls still in flight finish (they cannot be interrupted); one of them may hold the
                     # configuration error that made the others stop.
-                    rest = wait(futures)[0]
-                    errors += [e for f in rest if not f.cancelled() and (e := f.exception()) is not None]
+                    rest = wait(others)[0]
+                    errors = [error] + [e for o in rest if not o.cancelled() and (e := o.exception()) is not None]
                     raise next((e for e in errors if not isinstance(e, _Stopped)), errors[0])
-                for f in done:
-                    cid, s, v, crec = f.result()
-                    samples[cid][s] = (v, crec)
-                    pending_count[cid] -= 1
-                    if pending_count[cid] == 0:
-                        case_done(cid)
+                cid, s, v, crec = f.result()
+                samples[cid][s] = (v, crec)
+                pending_count[cid] -= 1
+                if pending_count[cid] == 0:
+                    case_done(cid)
             interrupted = False
         except Exception:
             interrupted = False  # a configuration error: the calls in flight were waited for above
