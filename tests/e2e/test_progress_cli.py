@@ -1,0 +1,200 @@
+"""Progress of the long commands as a user sees it: a bar on stderr under a pseudo-terminal (``judge``,
+``llm-judge``, ``labels``, ``replay``), plain lines every ``$GOLDEVAL_PROGRESS_INTERVAL`` seconds when stderr is not
+a terminal (a CI log), nothing with ``-q``, and never a byte of it on stdout (the results are piped from there)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fake_openai_server import FakeOpenAI, Reply
+
+ROOT = Path(__file__).resolve().parents[2]
+SQL = ROOT / "examples" / "sql"
+LABELS = ROOT / "examples" / "labels" / "pilot_claims.jsonl"
+SPIDER = ROOT / "examples" / "spider" / "regressions"
+#: The rich bar's cursor hiding and the control sequence that starts each redraw.
+ESC = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def goldeval(*args: object) -> list[str]:
+    return [sys.executable, "-c", "from goldeval.cli import main; main()", *[str(a) for a in args]]
+
+
+def quiet_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "GOLDEVAL_PROGRESS_INTERVAL")}
+    return {**env, "GOLDEVAL_HOME": str(tmp_path / "home"), "TERM": "xterm", "COLUMNS": "200", **extra}
+
+
+def on_pty(args: list[object], env: dict[str, str]) -> tuple[int, bytes, str]:
+    """Run goldeval with stderr on a pseudo-terminal and stdout on a pipe: (exit code, stdout, stderr as text with
+    the terminal's control sequences taken out)."""
+    main, sub = pty.openpty()
+    try:
+        proc = subprocess.Popen(goldeval(*args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=sub, env=env)
+    finally:
+        os.close(sub)
+    seen = b""
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([main], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(main, 65536)
+                except OSError:  # the child closed its end (Linux: EIO)
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            elif proc.poll() is not None:
+                break
+        out = proc.stdout.read() if proc.stdout else b""
+        code = proc.wait(timeout=60)
+    finally:
+        os.close(main)
+        if proc.poll() is None:
+            proc.kill()
+    return code, out, ESC.sub(b"", seen).decode("utf-8", "replace")
+
+
+def piped(args: list[object], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(goldeval(*args), stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=300)
+
+
+def judge_args(*more: object) -> list[object]:
+    return ["judge", SQL / "cases.jsonl", SQL / "arm_a.jsonl", "--db", SQL / "clinic.sqlite", "--no-store", *more]
+
+
+def test_judge_draws_a_bar_on_a_terminal_and_keeps_stdout_clean(tmp_path):
+    code, out, err = on_pty(judge_args("--out", "-"), quiet_env(tmp_path))
+    assert code == 0, err
+    # examples/sql/cases.jsonl holds 22 cases: the bar counts them to the end, with the rate and the time left
+    assert "judging" in err and "22/22 cases" in err, err
+    assert re.search(r"\d+\.\d/s", err), err
+    results = json.loads(out)  # stdout is the results JSON and nothing else
+    assert results["aggregate"]["n"] == 22
+    assert b"judging" not in out and b"\x1b" not in out
+
+
+def test_quiet_draws_no_bar(tmp_path):
+    code, out, err = on_pty(judge_args("--out", str(tmp_path / "r.json"), "-q"), quiet_env(tmp_path))
+    assert code == 0, err
+    assert "judging" not in err and "/22" not in err, err
+
+
+def test_labels_draws_a_bar_on_a_terminal(tmp_path):
+    code, out, err = on_pty(["labels", LABELS, "--positive", "escalate", "--no-store", "--out", "-"], quiet_env(tmp_path))
+    assert code == 0, err
+    # pilot_claims.jsonl: 200 lines, one claim each (the README's example)
+    assert "scoring labels" in err and "200/200 rows" in err, err
+    assert json.loads(out)["aggregate"]["n"] == 200
+
+
+def test_replay_draws_a_bar_on_a_terminal(tmp_path):
+    args = ["replay", SPIDER / "judge-regressions.jsonl", "--cases", SPIDER / "cases.jsonl", "--db-dir",
+            SPIDER / "databases", "--out", "-"]
+    code, out, err = on_pty(args, quiet_env(tmp_path))
+    # the shipped file holds 33 settled verdicts (tests/e2e/test_spider_regressions.py)
+    assert "replaying" in err and "33/33 verdicts" in err, err
+    assert json.loads(out)["n"] == 33, err
+    assert code in (0, 1)
+
+
+CASES = [{"id": f"c{i}", "question": "Revenue in 2024?", "golden": {"kind": "value", "columns": ["revenue"], "rows": [[1000 + i]]}}
+         for i in range(3)]
+ATTEMPTS = [{"id": f"c{i}", "text": f"About {1000 + i}.", "model": "answer-model"} for i in range(3)]
+
+
+def write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_llm_judge_shows_calls_cache_failures_and_spend(tmp_path, terminal):
+    pytest.importorskip("openai")
+    cases, attempts = write(tmp_path / "cases.jsonl", CASES), write(tmp_path / "attempts.jsonl", ATTEMPTS)
+    # The fake endpoint reports 120 prompt and 30 completion tokens a call (tests/fake_openai_server.py): at $1 and
+    # $2 per million tokens a call costs 120e-6 + 60e-6 = $0.00018, three calls $0.00054, shown "$0.0005".
+    with FakeOpenAI(default=lambda req: Reply()) as srv:
+        args = ["llm-judge", cases, attempts, "--llm", "judge-model", "--base-url", srv.base_url, "--no-store",
+                "--price-in", "1", "--price-out", "2", "--out", "-"]
+        env = quiet_env(tmp_path, GOLDEVAL_PROGRESS_INTERVAL="0")
+        if terminal:
+            code, out, err = on_pty(args, env)
+        else:
+            done = piped(args, env)
+            code, out, err = done.returncode, done.stdout, done.stderr.decode()
+        assert code == 0, err
+        assert "LLM calls 3 (0 cached, 0 failed), $0.0005 spent" in err, err
+        assert "3/3 cases" in err, err
+        assert json.loads(out)["aggregate"]["n_http_calls"] == 3
+        # again: every call answered from the cache, none made, nothing spent
+        if terminal:
+            code, out, err = on_pty(args, env)
+        else:
+            done = piped(args, env)
+            code, out, err = done.returncode, done.stdout, done.stderr.decode()
+        assert code == 0 and srv.calls == 3, err
+        assert "LLM calls 3 (3 cached, 0 failed), $0.0000 spent" in err, err
+
+
+def test_llm_judge_counts_a_failed_call(tmp_path):
+    pytest.importorskip("openai")
+    cases, attempts = write(tmp_path / "cases.jsonl", CASES[:1]), write(tmp_path / "attempts.jsonl", ATTEMPTS[:1])
+    # a 400 is not retried: the one call fails, the case is needs_human, the run goes on
+    with FakeOpenAI(default=lambda req: Reply(status=400, body=b'{"error": {"message": "bad request"}}')) as srv:
+        done = piped(["llm-judge", cases, attempts, "--llm", "judge-model", "--base-url", srv.base_url, "--no-store",
+                      "--no-llm-cache"], quiet_env(tmp_path, GOLDEVAL_PROGRESS_INTERVAL="0"))
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert "goldeval: LLM judge: 1/1 cases (100%)" in err and "LLM calls 1 (0 cached, 1 failed)" in err, err
+
+
+def test_judge_with_the_llm_stage_shows_both_stages(tmp_path):
+    pytest.importorskip("openai")
+    # a criteria golden: no rule can decide it, so the case goes to the LLM judge
+    cases = write(tmp_path / "cases.jsonl", [{"id": "k1", "question": "Why did admissions rise?",
+                                               "golden": {"kind": "criteria"}, "rubric": ["REQUIRED: names the flu"]}])
+    attempts = write(tmp_path / "attempts.jsonl", [{"id": "k1", "text": "The flu outbreak.", "model": "answer-model"}])
+    with FakeOpenAI(default=lambda req: Reply()) as srv:
+        done = piped(["judge", cases, attempts, "--llm", "judge-model", "--base-url", srv.base_url, "--no-store"],
+                     quiet_env(tmp_path, GOLDEVAL_PROGRESS_INTERVAL="0"))
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert "goldeval: judging: 1/1 cases (100%)" in err, err
+    assert "goldeval: LLM judge: 1/1 cases (100%)" in err and "LLM calls 1 (0 cached, 0 failed)" in err, err
+
+
+def test_a_ci_log_gets_periodic_plain_lines(tmp_path):
+    done = piped(judge_args("--out", "-"), quiet_env(tmp_path, GOLDEVAL_PROGRESS_INTERVAL="0"))
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    lines = [line for line in err.splitlines() if line.startswith("goldeval: judging:")]
+    # interval 0: a line at every case judged, 1/22 to 22/22, in order, plain text
+    assert [int(re.match(r"goldeval: judging: (\d+)/22 cases", line).group(1)) for line in lines] == list(range(1, 23))
+    assert "\x1b" not in err
+    assert json.loads(done.stdout)["aggregate"]["n"] == 22  # none of it on stdout
+
+
+def test_a_short_run_in_a_ci_log_prints_no_progress_line_by_default(tmp_path):
+    # the default interval is 10 s: the 22 cases are judged well within it, so no line is due
+    done = piped(judge_args("--out", str(tmp_path / "r.json")), quiet_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "goldeval: judging:" not in done.stderr.decode()
+
+
+def test_a_bad_interval_is_a_usage_error(tmp_path):
+    done = piped(judge_args(), quiet_env(tmp_path, GOLDEVAL_PROGRESS_INTERVAL="soon"))
+    assert done.returncode == 2
+    assert "$GOLDEVAL_PROGRESS_INTERVAL: expected the seconds between progress lines, a number ≥ 0, got 'soon'" in done.stderr.decode()
