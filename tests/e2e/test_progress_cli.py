@@ -198,3 +198,50 @@ def test_a_bad_interval_is_a_usage_error(tmp_path):
     done = piped(judge_args(), quiet_env(tmp_path, GOLDEVAL_PROGRESS_INTERVAL="soon"))
     assert done.returncode == 2
     assert "$GOLDEVAL_PROGRESS_INTERVAL: expected the seconds between progress lines, a number ≥ 0, got 'soon'" in done.stderr.decode()
+
+
+# --- tables in a CI log --------------------------------------------------------------------------------------------
+
+LONG = "a very long label name that somebody wrote into the file because the taxonomy says so exactly"  # 93 chars
+
+
+def label_rows(tmp_path: Path) -> Path:
+    return write(tmp_path / "labels.jsonl", [
+        {"id": "a", "gold": "escalate", "pred": "escalate"},
+        {"id": "b", "gold": "approve", "pred": "escalate"},
+        {"id": "c", "gold": LONG, "pred": "approve"},
+    ])
+
+
+def table_lines(text: str, title: str) -> list[str]:
+    """The lines of the table under *title* (to the line that closes it)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("└"))
+    return lines[start + 1:end + 1]
+
+
+def test_a_ci_log_gets_wide_tables_and_a_long_label_folds_in_its_own_row(tmp_path):
+    env = quiet_env(tmp_path)
+    env.pop("COLUMNS")
+    done = piped(["labels", label_rows(tmp_path), "--positive", "escalate", "--no-store"], env)
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr
+    # the summary table is 94 columns wide: at rich's 80 of a non-terminal it wrapped; in a log it does not
+    summary = table_lines(out, "labels: positive")
+    assert len(summary[0]) > 80 and "3 scored, 0 failed, 0 without a prediction" in out
+    # the per-label table: the long label folds within its own row, at most 60 cells wide, so the other rows
+    # are not widened to its 93 characters; none of its text is lost
+    per_label = table_lines(out, "per label")
+    cells = [line.split("│")[1] for line in per_label if line.startswith("│")]
+    assert max(len(c) for c in cells) <= 60 + 2  # the cap, and one space of padding each side
+    assert len(cells) == 4  # three labels, the long one over two lines
+    assert " ".join(c.strip() for c in cells[:2]) == repr(LONG)
+    assert all(len(line) <= 160 for line in out.splitlines())
+
+
+def test_columns_sets_the_width_of_a_ci_log(tmp_path):
+    done = piped(["labels", label_rows(tmp_path), "--positive", "escalate", "--no-store"], quiet_env(tmp_path, COLUMNS="70"))
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr
+    assert max(len(line) for line in out.splitlines()) <= 70

@@ -109,3 +109,34 @@ def test_a_bad_interval_is_refused(text):
 def test_an_empty_interval_is_the_default():
     assert line_interval({"GOLDEVAL_PROGRESS_INTERVAL": ""}) == line_interval({}) == 10.0
     assert line_interval({"GOLDEVAL_PROGRESS_INTERVAL": "0"}) == 0.0
+
+
+def test_cap_columns_folds_a_long_cell_and_keeps_set_widths():
+    import io
+
+    from rich.table import Table
+
+    from goldeval.io.printable import cap_columns, escaping_console
+
+    def draw(cap):
+        t = Table(box=None, show_header=False, pad_edge=False)
+        t.add_column("label")
+        t.add_column("n", width=3)  # set by its table: kept
+        for label, n in (("x" * 25, 1), ("short", 2)):
+            t.add_row(label, str(n))
+        buf = io.StringIO()
+        escaping_console(file=buf, width=100, column_cap=cap, color_system=None).print(t)
+        return buf.getvalue().splitlines(), t
+
+    wide, _ = draw(None)
+    # one column of 25 for every row: the second column starts after 25 cells and two of padding, "short" too
+    assert [line.index(n) for line, n in zip(wide, "12", strict=True)] == [27, 27]
+    capped, table = draw(10)
+    # 25 x's fold into 10 + 10 + 5 in their own row; "short" keeps its row; nothing is cut
+    assert [line.split()[0] for line in capped] == ["x" * 10, "x" * 10, "x" * 5, "short"]
+    assert table.columns[0].max_width == 10 and table.columns[0].overflow == "fold"
+    assert table.columns[1].max_width is None and table.columns[1].width == 3
+    t = Table()
+    t.add_column("a", max_width=80)
+    cap_columns(t, 10)
+    assert t.columns[0].max_width == 80
