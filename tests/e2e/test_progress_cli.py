@@ -187,6 +187,17 @@ def test_a_ci_log_gets_periodic_plain_lines(tmp_path):
     assert json.loads(done.stdout)["aggregate"]["n"] == 22  # none of it on stdout
 
 
+def test_check_goldens_shows_its_progress(tmp_path):
+    args = ["check-goldens", SQL / "cases.jsonl", "--db", SQL / "clinic.sqlite", "--out", "-"]
+    done = piped(args, quiet_env(tmp_path, GOLDEVAL_PROGRESS_INTERVAL="0"))
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert "goldeval: checking goldens: 22/22 cases (100%)" in err
+    assert json.loads(done.stdout)["aggregate"]["n_cases"] == 22
+    code, out, err = on_pty(args, quiet_env(tmp_path))
+    assert code == 0 and "checking goldens" in err and "22/22 cases" in err, err
+
+
 def test_a_short_run_in_a_ci_log_prints_no_progress_line_by_default(tmp_path):
     # the default interval is 10 s: the 22 cases are judged well within it, so no line is due
     done = piped(judge_args("--out", str(tmp_path / "r.json")), quiet_env(tmp_path))
