@@ -9,7 +9,7 @@ done of the total, the rate, the time left and, for the LLM judge, the calls mad
 so far; it is transient (gone once the summary prints). Elsewhere (a CI log, a file) one line is written when at
 least ``GOLDEVAL_PROGRESS_INTERVAL`` seconds (default 10) have passed since the start or the last line::
 
-    goldeval: judging: 120/343 cases (35%), 4.1 cases/s, about 54 s left; LLM calls 80 (12 cached, 1 failed), $0.0123 spent
+    goldeval: judging: 120/343 cases (34%), 4.1 cases/s, about 54 s left
 
 A run shorter than the interval prints no line at all.
 """
