@@ -595,7 +595,8 @@ def count_rows(path: str | os.PathLike[str]) -> int:
     Example:
         >>> import tempfile, os
         >>> path = os.path.join(tempfile.mkdtemp(), "c.jsonl")
-        >>> _ = open(path, "w").write('{"id": "a"}\n\n{"id": "b"}\n')
+        >>> with open(path, "w") as fh:
+        ...     _ = fh.write(chr(10).join(['{"id": "a"}', '', '{"id": "b"}', '']))  # a blank line between
         >>> count_rows(path)
         2
     """
