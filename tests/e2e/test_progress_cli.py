@@ -198,6 +198,30 @@ def test_check_goldens_shows_its_progress(tmp_path):
     assert code == 0 and "checking goldens" in err and "22/22 cases" in err, err
 
 
+def test_replay_with_the_llm_judge_shows_its_calls(tmp_path):
+    pytest.importorskip("openai")
+    cases = write(tmp_path / "cases.jsonl", [
+        {"id": "k1", "question": "Why did admissions rise?", "golden": {"kind": "criteria"}, "rubric": ["REQUIRED: names the flu"]},
+        {"id": "v1", "question": "Admissions?", "golden": {"kind": "value", "columns": ["n"], "rows": [[12]]}},
+    ])
+    # k1 cannot be decided by rule (a criteria golden): the LLM is asked; v1 is decided by rule (same rows)
+    reg = write(tmp_path / "judge-regressions.jsonl", [
+        {"id": "k1", "answer": {"id": "k1", "text": "The flu outbreak."}, "verdict": "match", "reviewer": "ana"},
+        {"id": "v1", "answer": {"id": "v1", "columns": ["n"], "rows": [[12]]}, "verdict": "match", "reviewer": "bo"},
+    ])
+    with FakeOpenAI(default=lambda req: Reply()) as srv:
+        done = piped(["replay", reg, "--cases", cases, "--llm", "judge-model", "--base-url", srv.base_url],
+                     quiet_env(tmp_path, GOLDEVAL_PROGRESS_INTERVAL="0"))
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    lines = [line for line in err.splitlines() if line.startswith("goldeval: replaying:")]
+    # one line a verdict replayed; the LLM tally counts the one call (no price given to a replay: no spend figure)
+    assert [line.split(",")[0] for line in lines] == ["goldeval: replaying: 1/2 verdicts (50%)",
+                                                      "goldeval: replaying: 2/2 verdicts (100%)"], err
+    assert lines[-1].endswith("; LLM calls 1 (0 cached, 0 failed)"), err
+    assert srv.calls == 1
+
+
 def test_a_short_run_in_a_ci_log_prints_no_progress_line_by_default(tmp_path):
     # the default interval is 10 s: the 22 cases are judged well within it, so no line is due
     done = piped(judge_args("--out", str(tmp_path / "r.json")), quiet_env(tmp_path))

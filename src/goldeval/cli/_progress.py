@@ -167,7 +167,9 @@ class ProgressDisplay:
 
     def llm(self, tally: dict[str, Any]) -> None:
         """The LLM judge's running tally (:class:`goldeval.llm.accounting.CallTally` as a dict): ``cases`` done
-        (the units of this stage), ``calls``, ``cached``, ``failed``, ``spend_usd`` (``None``: no price)."""
+        (the units of this stage), ``calls``, ``cached``, ``failed``, ``spend_usd`` (``None``: no price). Where the
+        units are something else (a replay's verdicts, of which only some go to the LLM), set :attr:`tally` and
+        call :meth:`advance` instead."""
         self.tally = dict(tally)
         if not self._started:
             self.start(self.tally.get("sent"))

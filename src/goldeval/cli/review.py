@@ -105,9 +105,16 @@ def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_
         judge = with_llm(judge, config=llm_config(llm_opts, cost_cap=False), cache=cache)
         version = f"{version} + LLM judge {LLM_JUDGE_VERSION} ({llm_opts.model})"
     try:
+        tally = getattr(judge, "tally", None)  # with --llm: the calls made, cached and failed so far
+
+        def advance(k: int) -> None:
+            if tally is not None:
+                display.tally = tally.to_dict()
+            display.advance(k)
+
         with ProgressDisplay("replaying", unit="verdicts", quiet=quiet) as display:
             result = run_replay(regressions, cases, judge, judge_version=version, on_total=display.start,
-                                progress=display.advance)
+                                progress=advance)
     finally:
         if cache is not None:
             cache.close()
