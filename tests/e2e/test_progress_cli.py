@@ -222,6 +222,22 @@ def test_replay_with_the_llm_judge_shows_its_calls(tmp_path):
     assert srv.calls == 1
 
 
+def test_report_shows_that_it_is_under_way(tmp_path):
+    env = quiet_env(tmp_path)
+    recorded = ["judge", SQL / "cases.jsonl", SQL / "arm_a.jsonl", "--db", SQL / "clinic.sqlite", "--store", tmp_path / "s.db", "-q"]
+    done = piped(recorded, env)  # a recorded run to report on
+    assert done.returncode == 0, done.stderr
+    code, out, err = on_pty(["report", "latest", "--store", tmp_path / "s.db", "--out", tmp_path / "r.html"], env)
+    assert code == 0 and "building the report" in err, err
+    done = piped(["report", "latest", "--store", tmp_path / "s.db", "--out", tmp_path / "r2.html"],
+                 quiet_env(tmp_path, GOLDEVAL_PROGRESS_INTERVAL="0"))
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    # building a page takes well over the shortest interval (0.1 s): at least one line, then the page
+    assert re.search(r"^goldeval: building the report: \d+ s so far$", err, re.M), err
+    assert "report written to" in err
+
+
 def test_a_short_run_in_a_ci_log_prints_no_progress_line_by_default(tmp_path):
     # the default interval is 10 s: the 22 cases are judged well within it, so no line is due
     done = piped(judge_args("--out", str(tmp_path / "r.json")), quiet_env(tmp_path))

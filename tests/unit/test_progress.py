@@ -140,3 +140,34 @@ def test_cap_columns_folds_a_long_cell_and_keeps_set_widths():
     t.add_column("a", max_width=80)
     cap_columns(t, 10)
     assert t.columns[0].max_width == 80
+
+
+def test_an_activity_writes_a_line_per_interval_until_the_work_ends(monkeypatch):
+    import time
+
+    from goldeval.cli._progress import Activity
+
+    monkeypatch.setenv("GOLDEVAL_PROGRESS_INTERVAL", "0.1")
+    lines: list[str] = []
+    assert Activity("building the report", write=lines.append, terminal=False).run(lambda: time.sleep(0.45) or 7) == 7
+    # 0.45 s of work at one line every 0.1 s: about four lines (a loaded machine may write fewer), then none
+    assert 1 <= len(lines) <= 5 and all(line.startswith("goldeval: building the report: ") and line.endswith(" s so far")
+                                        for line in lines)
+    n = len(lines)
+    time.sleep(0.3)
+    assert len(lines) == n  # the timer stopped with the work
+
+
+def test_an_activity_stops_when_the_work_fails_and_is_silent_when_quiet(monkeypatch):
+    from goldeval.cli._progress import Activity
+
+    monkeypatch.setenv("GOLDEVAL_PROGRESS_INTERVAL", "0")  # 0 is taken as the shortest interval, 0.1 s
+    lines: list[str] = []
+
+    def fails() -> None:
+        raise InputError("no such run")
+
+    with pytest.raises(InputError, match="no such run"):
+        Activity("building the report", write=lines.append, terminal=False).run(fails)
+    Activity("building the report", write=lines.append, terminal=False, quiet=True).run(lambda: None)
+    assert lines == []

@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from goldeval.cli._common import stderr_console
 from goldeval.errors import InputError
 
-__all__ = ["DEFAULT_INTERVAL_S", "INTERVAL_ENV", "ProgressDisplay", "line_interval", "progress_line"]
+__all__ = ["DEFAULT_INTERVAL_S", "INTERVAL_ENV", "Activity", "ProgressDisplay", "line_interval", "progress_line"]
 
 #: Seconds between two plain progress lines when stderr is not a terminal.
 DEFAULT_INTERVAL_S = 10.0
@@ -204,3 +205,55 @@ class ProgressDisplay:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+#: The shortest time between two lines of an :class:`Activity` (it has no update to wait for: an interval of 0 would
+#: write without end).
+ACTIVITY_MIN_INTERVAL_S = 0.1
+T = TypeVar("T")
+
+
+class Activity:
+    """Work with nothing to count (a report being built): on a terminal a transient spinner with the time so far;
+    elsewhere a plain line every ``$GOLDEVAL_PROGRESS_INTERVAL`` seconds (at least every 0.1 s) from a timer
+    thread, ``goldeval: building the report: 20 s so far``. ``quiet``: nothing.
+
+    Example::
+
+        html, model = Activity("building the report", quiet=quiet).run(report_from_store, store, run)
+    """
+
+    def __init__(self, what: str, *, quiet: bool = False, write: Callable[[str], None] | None = None,
+                 terminal: bool | None = None) -> None:
+        self.what, self.quiet = what, quiet
+        self.write = write if write is not None else (lambda line: click.echo(line, err=True))
+        self._terminal = terminal
+        self.interval = max(line_interval(), ACTIVITY_MIN_INTERVAL_S) if not quiet else DEFAULT_INTERVAL_S
+
+    def run(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``func(*args, **kwargs)``, shown as under way until it returns or raises."""
+        if self.quiet:
+            return func(*args, **kwargs)
+        terminal = self._terminal if self._terminal is not None else bool(stderr_console().is_terminal)
+        if terminal:
+            # start-up: rich loads only when a bar is drawn
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            with Progress(SpinnerColumn(), TextColumn(self.what), TimeElapsedColumn(), console=stderr_console(),
+                          transient=True) as bar:
+                bar.add_task(self.what, total=None)
+                return func(*args, **kwargs)
+        done = threading.Event()
+        t0 = time.monotonic()
+
+        def tick() -> None:
+            while not done.wait(self.interval):
+                self.write(f"goldeval: {self.what}: {_duration(time.monotonic() - t0)} so far")
+
+        thread = threading.Thread(target=tick, name="goldeval-activity", daemon=True)
+        thread.start()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            done.set()
+            thread.join()

@@ -7,6 +7,7 @@ import os
 import click
 
 from goldeval.cli._common import EXIT_OK, echo, exit_codes, guard_outputs, guarded
+from goldeval.cli._progress import Activity
 from goldeval.cli._store import store_files, store_path_option
 from goldeval.cli._types import SEED, Finite
 from goldeval.errors import InputError
@@ -66,7 +67,8 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
 
         guard_outputs({"--out": out}, report_inputs(results_path=results_file, compare_results=compare_ref))
         _refuse_replacing_a_file_that_is_no_page(out)
-        html, model = report_from_results(results_file, compare_path=compare_ref, options=options, seed=seed)
+        html, model = Activity("building the report", quiet=quiet).run(
+            report_from_results, results_file, compare_path=compare_ref, options=options, seed=seed)
     else:
         # start-up: the report modules load only when one is written or rendered
         from goldeval.report.build import report_from_store, report_inputs
@@ -74,7 +76,8 @@ def report(run, compare_ref, results_file, store, out, max_cases, redact, min_f1
         with RunStore.open_existing(store) as st:
             guard_outputs({"--out": out}, report_inputs(store=st, run=run, compare=compare_ref))
             _refuse_replacing_a_file_that_is_no_page(out)
-            html, model = report_from_store(st, run, compare=compare_ref, options=options, seed=seed)
+            html, model = Activity("building the report", quiet=quiet).run(
+                report_from_store, st, run, compare=compare_ref, options=options, seed=seed)
 
     write_output(out, html.encode("utf-8"))
     if not quiet and out != "-":
