@@ -129,7 +129,6 @@ class ProgressDisplay:
         self.total: int | None = None
         self.done = 0
         self.tally: dict[str, Any] | None = None
-        self.lines = 0
         self._t0 = self._last = 0.0
         self._started = False
         self._bar: Any = None
@@ -187,7 +186,6 @@ class ProgressDisplay:
             self._bar.update(self._task, completed=self.done, rate=rate, llm=_llm_text(self.tally))
         elif not self.terminal and now - self._last >= self.interval:
             self._last = now
-            self.lines += 1
             self.write(progress_line(self.what, self.unit, self.done, self.total, elapsed, self.tally))
 
     def _stop_bar(self) -> None:
