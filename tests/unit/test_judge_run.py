@@ -402,3 +402,39 @@ def test_a_timed_out_call_does_not_make_the_cost_undefined(server):
     assert agg["n_call_errors"] == 1 and agg["cost_usd"] == pytest.approx(0.0006) and "cost_usd" not in agg["undefined"]
     agg = judge_cases([case(1)], config=cfg(server, price_in=2.5))["aggregate"]
     assert agg["undefined"]["cost_usd"] == "only --price-in was given; --price-out is needed too (USD per million tokens)"
+
+
+def test_progress_reports_each_case_with_calls_cache_and_spend(server, tmp_path):
+    from goldeval.llm.accounting import CallTally
+
+    cache = JudgeCache(tmp_path / "cache.db")
+    rule_decided = case(9, rule={"verdict": "match", "confidence": 10, "needs_human": False, "why": "all rows", "decided_by": "rule"})
+    cases = [case(i) for i in range(4)] + [rule_decided]
+    seen: list[dict] = []
+    # price $1 / $2 per million tokens; the server reports 120 + 30 tokens a call: $0.00018 a call
+    config = cfg(server, price_in=1.0, price_out=2.0, max_concurrency=2)
+    judge_cases(cases, config=config, cache=cache, repeat=2, progress=lambda t: seen.append(t.to_dict()))
+    # once before the first call (4 cases go to the LLM, the rule-decided one does not), then once a case
+    assert seen[0] == {"sent": 4, "cases": 0, "calls": 0, "cached": 0, "failed": 0, "spend_usd": 0.0}
+    assert [s["cases"] for s in seen] == [0, 1, 2, 3, 4]
+    assert [s["calls"] for s in seen] == [0, 2, 4, 6, 8]  # two samples a case
+    assert seen[-1]["cached"] == 0 and seen[-1]["failed"] == 0
+    assert seen[-1]["spend_usd"] == pytest.approx(8 * 0.00018)
+    # again: all 8 calls from the cache, nothing spent
+    seen.clear()
+    judge_cases(cases, config=config, cache=cache, repeat=2, progress=lambda t: seen.append(t.to_dict()))
+    assert seen[-1] == {"sent": 4, "cases": 4, "calls": 8, "cached": 8, "failed": 0, "spend_usd": 0.0}
+    assert server.calls == 8
+    # the tally counts as the aggregate does: a failed call, a cached one, and a call the cap refused before
+    # its first attempt (never went out: not a call)
+    t = CallTally(sent=1)
+    t.add({"llm": {"calls": [{"cached": False, "error": "timed out", "attempts": 3},
+                             {"cached": True, "error": None, "attempts": 0},
+                             {"cached": False, "error": "spend cap reached", "capped": True, "attempts": 0}]}})
+    assert (t.cases, t.calls, t.cached, t.failed) == (1, 2, 1, 1)
+
+
+def test_no_progress_call_on_a_dry_run(server, tmp_path):
+    seen = []
+    judge_cases([case(1)], config=cfg(server), dry_run=True, progress=seen.append)
+    assert seen == [] and server.calls == 0

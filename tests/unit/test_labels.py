@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import FakeRecorder
 
@@ -295,3 +297,28 @@ def test_a_bad_second_annotator_cell_does_not_drop_the_case_from_the_model_score
     assert (agg["n_scored"], agg["n_failed"], agg["fn"], agg["recall"]) == (3, 0, 1, 0.5)
     assert agg["annotator_n"] == 2
     assert res["warnings"] == [{"line": 2, "id": "2", "warning": "x.jsonl:2: field 'b' must be a string label, got 3.5; the case is scored but left out of the annotator agreement."}]
+
+
+@pytest.mark.parametrize("kind", ["plain_jsonl", "ruled_jsonl", "second_annotator", "csv"])
+def test_score_label_path_reports_its_progress(tmp_path, kind):
+    from goldeval.labels.reader import score_label_path
+
+    n = 2500  # more than one 64 KiB block of JSONL, and more than one batch of 1,000 CSV rows
+    if kind == "csv":
+        f = tmp_path / "labels.csv"
+        f.write_text("id,gold,pred\n" + "".join(f"r{i},{'yes' if i % 5 == 0 else 'no'},yes\n" for i in range(n)))
+    else:
+        f = tmp_path / "labels.jsonl"
+        # "ruled": integer ids, read row by row by the rules; "plain": string ids, counted by the C reader
+        rid = (lambda i: i) if kind == "ruled_jsonl" else (lambda i: f"r{i}-" + "x" * 20)
+        # "second_annotator": a fourth field, read by Python alone
+        f.write_text("".join(json.dumps({"id": rid(i), "gold": "yes" if i % 5 == 0 else "no", "pred": "yes", "gold2": "no"})
+                             + "\n" for i in range(n)))
+    totals, steps = [], []
+    more = {"second_gold_field": "gold2"} if kind == "second_annotator" else {}
+    res = score_label_path(f, positive="yes", on_total=totals.append, progress=steps.append, keep_per_example=False,
+                           **more)
+    # every row is read once: the total is the file's rows (lines), and the steps add up to it
+    assert totals == [n] and sum(steps) == n and len(steps) > 1
+    # 500 of the 2,500 rows are gold "yes", every prediction "yes": tp 500, fp 2,000
+    assert (res["aggregate"]["tp"], res["aggregate"]["fp"]) == (500, 2000)

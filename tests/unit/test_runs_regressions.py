@@ -128,3 +128,29 @@ def test_an_unwritable_regression_file_is_an_input_error_and_a_retry_completes_i
         again = import_review(st, filled, regressions_path=tmp_path / "r.jsonl")
         assert (again["n_imported"], again["n_already"], again["n_appended"]) == (0, 1, 1)
         assert len(st.reviews(rec.run_id)) == 1
+
+
+def test_replay_reports_progress_one_entry_at_a_time(tmp_path, cases):
+    reg = write(tmp_path / "r.jsonl", [
+        {"id": "q1", "answer": {"rows": [[3]]}, "verdict": "match"},
+        {"id": "q9", "answer": {"rows": []}, "verdict": "match"},  # no such case: a failure, still one done
+        {"id": "q2", "answer": {"rows": [["a"]]}, "verdict": "match"},
+        "not json",  # not an entry at all: not counted in the total
+    ])
+    seen: list[tuple[str, int, int]] = []  # (event, value, entries judged when it came)
+    judged = []
+
+    def judge(case, answer):
+        judged.append(case["id"])
+        return fake_judge(case, answer)
+
+    out = replay(reg, cases, judge, on_total=lambda n: seen.append(("total", n, len(judged))),
+                 progress=lambda k: seen.append(("done", k, len(judged))))
+    # three usable entries; each counted once it is finished (q9 fails without reaching the judge)
+    assert seen == [("total", 3, 0), ("done", 1, 1), ("done", 1, 1), ("done", 1, 2)]
+    assert (out["n_replayed"], out["n_failed"]) == (2, 2)
+
+
+def test_replay_without_progress_callbacks_is_unchanged(tmp_path, cases):
+    reg = write(tmp_path / "r.jsonl", [{"id": "q1", "answer": {"rows": [[3]]}, "verdict": "match"}])
+    assert replay(reg, cases, fake_judge)["same"] == ["q1"]

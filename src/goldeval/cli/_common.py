@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, TypeVar
@@ -49,12 +50,35 @@ def calibration_option(func: F) -> F:
              "reviews were imported): also show the pass rate corrected for the judge's sensitivity and specificity "
              "(Rogan-Gladen), with a 95% interval that carries the run's and the calibration's sampling error.",
     )(func)
+#: Columns of the console when no terminal says how wide it is and $COLUMNS is not set (a CI log): wide enough
+#: that a table does not wrap, as it did at rich's 80.
+LOG_WIDTH = 160
+#: The widest a table column grows on such a console: a longer cell folds onto more lines of its own row.
+LOG_COLUMN_CAP = 60
 
 
 def _console(**kw: Any):
     from goldeval.io.printable import escaping_console  # start-up: loaded only when the command runs, not for --help
 
-    return escaping_console(**kw)  # control characters in ids, arms, labels are printed escaped
+    console = escaping_console(**kw)  # control characters in ids, arms, labels are printed escaped
+    if not console.is_terminal and "width" not in kw:
+        # A CI log: $COLUMNS (rich reads it) or a terminal on another standard stream (``cmd | less``) says the
+        # width; else a wide default. One long label folds in its own row instead of widening every row.
+        console.column_cap = LOG_COLUMN_CAP
+        if not (os.environ.get("COLUMNS") or "").isdigit() and not _any_terminal_width():
+            console.width = LOG_WIDTH
+    return console
+
+
+def _any_terminal_width() -> bool:
+    """Whether stdin, stdout or stderr is a terminal that reports its width (rich then uses it)."""
+    for fd in (0, 1, 2):
+        try:
+            if os.get_terminal_size(fd).columns:
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
 
 
 def stderr_console():
@@ -107,8 +131,6 @@ def guarded(func: F) -> F:
             fail("aborted: a confirmation got no answer (no terminal?). Pass --yes to confirm on the command line.", EXIT_BAD_INPUT)
         except BrokenPipeError:
             # the reader stopped reading (`| head`): stop quietly, as a shell pipeline expects (128 + SIGPIPE)
-            import os
-
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(EXIT_BROKEN_PIPE)
         except Exception as exc:  # an internal bug: say so plainly, keep the traceback on request

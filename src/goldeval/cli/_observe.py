@@ -1,5 +1,5 @@
 """The CLI's :class:`~goldeval.pipeline.result.Observer`: what a scoring command shows while the pipeline runs —
-a progress bar on stderr for 2,000 rows or more, the run's note on stderr, the summary, the gate table."""
+progress on stderr (:mod:`goldeval.cli._progress`), the run's note on stderr, the summary, the gate table."""
 
 from __future__ import annotations
 
@@ -8,43 +8,41 @@ from typing import Any
 
 import click
 
-from goldeval.cli._common import stderr_console
+from goldeval.cli._progress import ProgressDisplay
 from goldeval.pipeline.result import Observer
 
 __all__ = ["ConsoleObserver"]
 
 
 class ConsoleObserver(Observer):
-    """Prints a run as it goes. ``quiet``: no bar, note or summary (the gate table and decision still print).
+    """Prints a run as it goes. ``quiet``: no progress, note or summary (the gate table and decision still print).
     ``render(results, scorer, console)`` prints the summary; ``note=False`` leaves the run's note to the command
-    (``labels`` prints it after the gate table). Use as a context manager: the bar stops on exit."""
+    (``labels`` prints it after the gate table). Progress goes to stderr (:class:`~goldeval.cli._progress.ProgressDisplay`:
+    a bar on a terminal from ``min_total`` rows, else a plain line every ``$GOLDEVAL_PROGRESS_INTERVAL`` s), named
+    *what*, in *unit*; the LLM stage of ``judge --llm`` is a second stage with its calls, cache hits, failures and
+    spend. Use as a context manager: the bar stops on exit."""
 
     def __init__(self, console: Any, *, quiet: bool, render: Callable[[dict[str, Any], Any, Any], None],
-                 note: bool = True) -> None:
+                 note: bool = True, what: str = "scoring", unit: str = "rows", min_total: int = 0) -> None:
         self.console, self.quiet, self.render, self.note = console, quiet, render, note
-        self._bar: Any = None
-        self._task: Any = None
+        self.display = ProgressDisplay(what, unit=unit, quiet=quiet, min_total=min_total)
 
     def total(self, total: int) -> None:
-        if self.quiet or total < 2000:
-            return
-        # start-up: rich loads only when a table is rendered
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-
-        self._bar = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                             console=stderr_console(), transient=True)
-        self._bar.start()
-        self._task = self._bar.add_task("rows", total=total)
+        self.display.start(total)
 
     def progress(self, k: int) -> None:
-        if self._bar is not None:
-            self._bar.advance(self._task, k)
+        self.display.advance(k)
+
+    def llm_progress(self, tally: Any) -> None:
+        if tally.sent == 0:  # nothing goes to the judge: no stage to show
+            return
+        if tally.cases == 0:  # the stage begins: its own bar, in cases sent to the judge
+            self.display.unit = "cases"
+            self.display.start(tally.sent, what="LLM judge")
+        self.display.llm(tally.to_dict())
 
     def _stop(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
+        self.display.stop()
 
     def recorded(self, note: str) -> None:
         self._stop()

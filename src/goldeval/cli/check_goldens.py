@@ -25,6 +25,7 @@ from goldeval.cli._common import (
 )
 from goldeval.cli._gating import apply_gates, gates_option, load_definition
 from goldeval.cli._inputs import INPUT
+from goldeval.cli._progress import ProgressDisplay
 from goldeval.errors import InputError
 from goldeval.gates.definition import parse_gates
 from goldeval.gates.evaluate import check_scorer
@@ -160,7 +161,7 @@ def _run(cases: str, config: Any, out: str | None, out_format: str, results_path
     )
 
     # start-up: loaded only when the command runs, not for --help
-    from goldeval.io.reading import check_input_file
+    from goldeval.io.reading import check_input_file, count_rows
     from goldeval.io.resultsfile import ResultsFile  # start-up: loaded only when the command runs, not for --help
     from goldeval.io.streams import display_name, input_sha256  # start-up: loaded only when the command runs, not for --help
 
@@ -181,7 +182,10 @@ def _run(cases: str, config: Any, out: str | None, out_format: str, results_path
         databases = config.open_database_dir()
         if databases is not None:
             stack.callback(databases.close)
+        display = stack.enter_context(ProgressDisplay("checking goldens", unit="cases", quiet=quiet))
+        display.start(count_rows(cases))
         for h in check_goldens(cases, db=db, databases=databases, config=config):
+            display.advance()
             d = h.to_dict()
             for writer in writers:
                 writer.example(d)
@@ -195,6 +199,7 @@ def _run(cases: str, config: Any, out: str | None, out_format: str, results_path
             inputs["databases"] = {name: {"path": p, "sha256": sha} for name, (p, sha) in databases.opened_files.items()}
         results = {**head, "inputs": inputs, "aggregate": summarize_health(entries),
                    "elapsed_sec": time.perf_counter() - start}
+        display.stop()  # before the table
         render_health(shown, results["aggregate"], report_console(out, quiet=quiet))
         # the gate table and decision are printed even with -q (as every gated command does)
         code = apply_gates(results, None, report_console(out), definition=definition) if definition is not None else 0

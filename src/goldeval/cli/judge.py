@@ -113,11 +113,13 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
             _settle_start_up(database, config)
 
         def llm_stage(self, stage: Any) -> None:
+            self.display.stop()  # the bar goes before the stage's line is printed
             render_llm_stage(stage, llm_opts, None if quiet else console)
 
-    ev = judge_answers(cases, attempts, config, llm_opts=llm_opts, gates=gates, recording=run_store, out=out,
-                       out_format=out_format, on_example=on_example, observer=Show(console, quiet=quiet, render=render),
-                       guard=ci.outputs(), calibration=calibration)
+    with Show(console, quiet=quiet, render=render, what="judging", unit="cases") as observer:
+        ev = judge_answers(cases, attempts, config, llm_opts=llm_opts, gates=gates, recording=run_store, out=out,
+                           out_format=out_format, on_example=on_example, observer=observer, guard=ci.outputs(),
+                           calibration=calibration)
     if ev.dry_run:
         return EXIT_OK
     results = ev.results

@@ -82,11 +82,11 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
     # the examples stream to --out and, for --junit-cases, to the JUnit cases (kept: one per case); the run's note
     # is printed after the gate table (below)
     junit_cases: list[dict] | None = [] if ci.junit_cases else None
-    observer = ConsoleObserver(console, quiet=quiet, render=lambda results, scorer, c: scorer.render_summary(results, c),
-                               note=False)
-    ev = evaluate(scorer, file, options=options, gates=gates, definition=dod, recording=run_store, out=out,
-                  out_format=out_format, keep_cases=False, observer=observer, guard=ci.outputs(), input_role="labels",
-                  on_example=None if junit_cases is None else junit_cases.append)
+    with ConsoleObserver(console, quiet=quiet, render=lambda results, scorer, c: scorer.render_summary(results, c),
+                         note=False, what="scoring labels", unit="rows") as observer:
+        ev = evaluate(scorer, file, options=options, gates=gates, definition=dod, recording=run_store, out=out,
+                      out_format=out_format, keep_cases=False, observer=observer, guard=ci.outputs(), input_role="labels",
+                      on_example=None if junit_cases is None else junit_cases.append)
     if run_store.note and not quiet:
         click.echo(f"goldeval: {run_store.note}", err=True)
     results = ev.results

@@ -14,6 +14,7 @@ import click
 from goldeval.cli._common import EXIT_OK, exit_codes, guard_outputs, guarded, out_option, report_console, write_json
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import dry_run_cap_text, llm_cache_files, llm_config, llm_options, spend_line
+from goldeval.cli._progress import ProgressDisplay
 from goldeval.cli._store import store_options
 from goldeval.errors import InputError
 from goldeval.io.reading import file_sha256
@@ -125,8 +126,11 @@ def llm_judge(cases, attempts, rules_path, out, quiet, llm_opts, run_store):
             scorer_name=SCORER_NAME, scorer_version=JUDGE_VERSION, inputs={"cases": cases, "attempts": attempts, "rules": rules_path},
             config=cfg, judge_version=JUDGE_VERSION, rubric_hash=rubric_hash(rubrics) if rubrics else None,
         ) as recorder:
-            results = judge_cases(materials, config=config, cache=cache, repeat=llm_opts.repeat, send=llm_opts.send,
-                                  refresh=llm_opts.refresh, recorder=recorder)
+            # progress on stderr: cases judged of those sent, calls, cache hits, failures, spend so far
+            with ProgressDisplay("LLM judge", unit="cases", quiet=quiet) as display:
+                results = judge_cases(materials, config=config, cache=cache, repeat=llm_opts.repeat, send=llm_opts.send,
+                                      refresh=llm_opts.refresh, recorder=recorder,
+                                      progress=lambda tally: display.llm(tally.to_dict()) if tally.sent else None)
     finally:
         if cache is not None:
             cache.close()

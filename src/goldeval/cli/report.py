@@ -8,6 +8,7 @@ import os
 import click
 
 from goldeval.cli._common import EXIT_OK, calibration_option, echo, exit_codes, guard_outputs, guarded
+from goldeval.cli._progress import Activity
 from goldeval.cli._store import store_files, store_path_option
 from goldeval.cli._types import SEED, Finite
 from goldeval.errors import InputError
@@ -94,8 +95,8 @@ def report(run, compare_ref, results_file, runs_page, arm, tag, since, store, ou
         from goldeval.runs.corrected import calibration_from  # start-up: the run store loads only when the command runs
 
         calib = None if calibration is None else calibration_from(calibration, store)
-        html, model = report_from_results(results_file, compare_path=compare_ref, options=options, seed=seed,
-                                          calibration=calib)
+        html, model = Activity("building the report", quiet=quiet).run(
+            report_from_results, results_file, compare_path=compare_ref, options=options, seed=seed, calibration=calib)
     else:
         # start-up: the report modules load only when one is written or rendered
         from goldeval.report.build import report_from_store, report_inputs
@@ -107,7 +108,8 @@ def report(run, compare_ref, results_file, runs_page, arm, tag, since, store, ou
             from goldeval.runs.corrected import load_calibration
 
             calib = None if calibration is None else load_calibration(calibration, st)
-            html, model = report_from_store(st, run, compare=compare_ref, options=options, seed=seed, calibration=calib)
+            html, model = Activity("building the report", quiet=quiet).run(
+                report_from_store, st, run, compare=compare_ref, options=options, seed=seed, calibration=calib)
 
     write_output(out, html.encode("utf-8"))
     if not quiet and out != "-":

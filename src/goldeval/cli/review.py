@@ -26,6 +26,7 @@ from goldeval.cli._common import (
 from goldeval.cli._groups import SuggestingGroup
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import llm_cache_files, llm_config, llm_options
+from goldeval.cli._progress import ProgressDisplay
 from goldeval.cli._store import store_file, store_files, store_path_option
 from goldeval.runs.location import is_server_store
 from goldeval.errors import InputError
@@ -104,7 +105,16 @@ def replay(regressions, cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_
         judge = with_llm(judge, config=llm_config(llm_opts, cost_cap=False), cache=cache)
         version = f"{version} + LLM judge {LLM_JUDGE_VERSION} ({llm_opts.model})"
     try:
-        result = run_replay(regressions, cases, judge, judge_version=version)
+        tally = getattr(judge, "tally", None)  # with --llm: the calls made, cached and failed so far
+
+        def advance(k: int) -> None:
+            if tally is not None:
+                display.tally = tally.to_dict()
+            display.advance(k)
+
+        with ProgressDisplay("replaying", unit="verdicts", quiet=quiet) as display:
+            result = run_replay(regressions, cases, judge, judge_version=version, on_total=display.start,
+                                progress=advance)
     finally:
         if cache is not None:
             cache.close()

@@ -85,7 +85,9 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
     console = report_console(out)
     # the examples stream to --out and, for --junit-cases, as (id, status, F1) to the JUnit cases
     junit_cases: list[dict] | None = [] if ci.junit_cases and engine != "spark" else None
-    with ConsoleObserver(console, quiet=quiet, render=_render if engine != "spark" else _render_generic) as observer:
+    # a bar on a terminal from 2,000 rows (a smaller file is done before a bar is worth drawing)
+    with ConsoleObserver(console, quiet=quiet, render=_render if engine != "spark" else _render_generic,
+                         what="scoring", unit="rows", min_total=2000) as observer:
         ev = evaluate(scorer if engine != "spark" else scorer_name, file, options=options, gates=gates,
                       recording=run_store, out=out, out_format=out_format, workers=workers, engine=engine,
                       spark_master=spark_master, per_case=per_case, keep_cases=False,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["escaping_console", "printable"]
+__all__ = ["cap_columns", "escaping_console", "printable"]
 
 #: C0 controls but line feed and tab, DEL, the C1 controls, and the bidirectional formatting characters.
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -57,19 +57,43 @@ def printable(text: str, *, keep_newlines: bool = True) -> str:
 _CONSOLE_CLASS: list[type] = []
 
 
-def escaping_console(**options: Any) -> Any:
+def cap_columns(table: Any, cap: int) -> None:
+    """Let no column of a rich ``Table`` grow past *cap* cells: a longer cell folds onto more lines of its own row
+    (nothing is cut), instead of widening the column, and so every row, for all. Columns given a ``width`` or
+    ``max_width`` by their table keep it."""
+    for column in table.columns:
+        if column.width is None and column.max_width is None:
+            column.max_width = cap
+            if column.overflow == "ellipsis":  # (rich's default; "fold" keeps every character)
+                column.overflow = "fold"
+
+
+def escaping_console(*, column_cap: int | None = None, **options: Any) -> Any:
     """A ``rich.console.Console(**options)`` that escapes control characters (:func:`printable`, line feeds and tabs
     kept: they are layout) in every string it turns into text — what it prints, table cells and titles — before it
-    measures and lays them out, so the escaped text is measured as it is shown."""
+    measures and lays them out, so the escaped text is measured as it is shown.
+
+    With *column_cap*, every table it renders (nested ones too) has its columns capped at that many cells
+    (:func:`cap_columns`): one long label folds in its own row rather than widening every row."""
     if not _CONSOLE_CLASS:
         from rich.console import Console  # start-up: rich loads only when a table is rendered
+        from rich.table import Table  # start-up: rich loads only when a table is rendered
 
         class EscapingConsole(Console):
+            column_cap: int | None = None
+
             def render_str(self, text: str, **kw: Any) -> Any:  # every str becomes Text here (print, Table cells)
                 return super().render_str(printable(text), **kw)
 
+            def render(self, renderable: Any, options: Any = None) -> Any:  # every renderable, nested ones too
+                if self.column_cap is not None and isinstance(renderable, Table):
+                    cap_columns(renderable, self.column_cap)
+                return super().render(renderable, options)
+
         _CONSOLE_CLASS.append(EscapingConsole)
-    return _CONSOLE_CLASS[0](**options)
+    console = _CONSOLE_CLASS[0](**options)
+    console.column_cap = column_cap
+    return console
 
 
 def fmt(value: float | int | None, digits: int = 3) -> str:

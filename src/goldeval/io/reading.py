@@ -28,7 +28,7 @@ from goldeval.io.decoding import compression_of, encoding_of, utf16_hint
 
 __all__ = ["Row", "RowError", "BigInt", "JSONLineError", "decode_json", "decode_line", "jsonl_lines", "check_input_file", "read_rows", "read_jsonl", "read_csv",
            "read_parquet", "is_parquet", "delimiter_of", "is_delimited",
-           "file_sha256", "remember_sha256", "check_ids", "usable_id"]
+           "file_sha256", "remember_sha256", "check_ids", "count_rows", "usable_id"]
 
 #: File name endings read as Parquet.
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -582,6 +582,27 @@ def read_rows(path: str | os.PathLike[str], *, lenient: bool = False, id_field: 
     if is_parquet(path):
         return read_parquet(path)
     return read_jsonl(path, lenient=lenient, id_field=id_field)
+
+
+def count_rows(path: str | os.PathLike[str]) -> int:
+    """How many rows :func:`read_rows` yields for *path* (rows and row errors alike): the non-blank lines of a
+    JSONL file (counted without parsing them), the records of a CSV / TSV file, the rows of a Parquet file. For a
+    progress display's total.
+
+    Raises:
+        InputError: as :func:`read_rows` (a CSV or Parquet file that cannot be read).
+
+    Example:
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "c.jsonl")
+        >>> with open(path, "w") as fh:
+        ...     _ = fh.write(chr(10).join(['{"id": "a"}', '', '{"id": "b"}', '']))  # a blank line between
+        >>> count_rows(path)
+        2
+    """
+    if is_delimited(path) or is_parquet(path):
+        return sum(1 for _ in read_rows(path))
+    return sum(1 for _ in jsonl_lines(path))
 
 
 def check_ids(items: Iterator[Row | RowError], *, id_field: str = "id", file_name: str = "",

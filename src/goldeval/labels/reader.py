@@ -45,7 +45,7 @@ try:  # the optional C fast path (see _fast.c); the loop of score_label_stream s
 except ImportError:  # pragma: no cover - the extension is optional
     _fast_label_lines = _fast_label_flush = _fast_label_table = None
 
-__all__ = ["JsonlLabelRows", "score_label_stream", "score_label_path", "label_id"]
+__all__ = ["JsonlLabelRows", "counted", "score_label_stream", "score_label_path", "label_id"]
 
 #: Per-example records are held back (not streamed, not recorded) until the positive label has been seen, up to
 #: this many: a typo in --positive is then refused before anything is recorded, in all but very large files.
@@ -411,8 +411,10 @@ class JsonlLabelRows:
     hash is not among the repeated ones, a gold label and a prediction that need no rule (a string not starting
     or ending with white space; the prediction may be null), and a (gold, prediction) pair already counted."""
 
-    def __init__(self, path: str | os.PathLike[str], fields: tuple[str, ...], repeated: set[int]) -> None:
+    def __init__(self, path: str | os.PathLike[str], fields: tuple[str, ...], repeated: set[int],
+                 progress: Callable[[int], None] | None = None) -> None:
         self.path = path
+        self.progress = progress
         self.fields = fields
         self.id_field, self.gold_field, self.pred_field = fields[:3]
         self.repeated = repeated
@@ -437,7 +439,7 @@ class JsonlLabelRows:
 
     def __iter__(self) -> Iterator[Any]:
         if self._ready is None:
-            yield from _jsonl_items(self.path, self.fields)
+            yield from counted(_jsonl_items(self.path, self.fields), self.progress)
             return
 
         p = check_input_file(self.path)
@@ -495,6 +497,8 @@ class JsonlLabelRows:
                         continue
                     seen_any = True
                     yield _strict_item(p.name, lineno, raw)
+                if self.progress is not None:  # the lines of this block (a last one without a line feed too)
+                    self.progress(block.count(b"\n") + (0 if block.endswith(b"\n") else 1))
         if not seen_any:
             raise InputError(f"{p}: holds no rows (only blank lines), expected one JSON object per line.")
 
@@ -515,34 +519,63 @@ def _items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = None) 
     return _jsonl_items(path, fields)
 
 
-def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_field: str = "id", **options: Any) -> dict[str, Any]:
+def counted(items: Iterable[Any], progress: Callable[[int], None] | None, every: int = 1000) -> Iterator[Any]:
+    """*items* as they come, with ``progress(k)`` called after each *every* of them and once for the rest."""
+    if progress is None:
+        yield from items
+        return
+    k = 0
+    for item in items:
+        yield item
+        k += 1
+        if k == every:
+            progress(k)
+            k = 0
+    if k:
+        progress(k)
+
+
+def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_field: str = "id",
+                     on_total: Callable[[int], None] | None = None, progress: Callable[[int], None] | None = None,
+                     **options: Any) -> dict[str, Any]:
     """Read a JSONL, CSV or Parquet label file twice — ids first (for repeats), then the rows — and score it with
-    :func:`score_label_stream` (same options). The results also get ``dataset`` ``{"path", "sha256"}``."""
+    :func:`score_label_stream` (same options). The results also get ``dataset`` ``{"path", "sha256"}``.
+
+    *on_total* is called once after the first pass with the rows of a CSV / Parquet file or the lines of a JSONL
+    file; *progress* with the rows (lines) read since its last call, as the second pass goes (for a progress
+    display)."""
 
     low = str(path).lower()
     tabular = is_delimited(low) or low.endswith((".parquet", ".pq"))
     if tabular:
         buckets = HashBuckets(max(1, os.path.getsize(path) // 32) if os.path.exists(path) else 1)
+        n_rows = 0
         for item in _items(path):
+            n_rows += 1
             if isinstance(item, RowError):
                 continue
             rid = label_id(item.data.get(id_field))
             if rid is not None:
                 buckets.add(hash(rid))
         repeated = buckets.repeated()
+        if on_total is not None:
+            on_total(n_rows)
     else:
 
 
         check_input_file(path)
         before, hasher = file_memo_key(path), hashlib.sha256()  # the dataset's sha256 from the same read
-        repeated = scan_jsonl_ids(path, id_field, label_id, slow_decode=_strict_or_none, ids_as_text=True, hasher=hasher)[2]
+        n_lines, _, repeated = scan_jsonl_ids(path, id_field, label_id, slow_decode=_strict_or_none, ids_as_text=True,
+                                              hasher=hasher)
+        if on_total is not None:
+            on_total(n_lines)
         if file_memo_key(path) == before:  # (unchanged while read: file_sha256 need not read it again)
             remember_sha256(path, hasher.hexdigest())
     name = os.path.basename(str(path))
     read: tuple[str, ...] = (id_field, options.get("gold_field", "gold"), options.get("pred_field", "pred"))
     if options.get("second_gold_field"):
         read += (options["second_gold_field"],)
-    items = _items(path, read) if tabular else JsonlLabelRows(path, read, repeated)
+    items = counted(_items(path, read), progress) if tabular else JsonlLabelRows(path, read, repeated, progress)
     results = score_label_stream(items, positive=positive, id_field=id_field, file_name=name, repeated=repeated,
                                  **options)
     results["dataset"] = {"path": display_name(path), "sha256": input_sha256(path)}

@@ -129,7 +129,8 @@ class Labels(Scorer):
         render_labels(dict(results), console)
 
     def score_path(self, path: str, config: Mapping[str, Any], *, recorder: Any = None, keep_cases: bool = True,
-                   on_examples: Any = None, on_example_lines: Any = None) -> dict[str, Any]:
+                   on_examples: Any = None, on_example_lines: Any = None, on_total: Any = None,
+                   progress: Any = None) -> dict[str, Any]:
         """The labels batch kernel (:func:`goldeval.labels.reader.score_label_path`): ids read first (repeats kept as
         hashes), then one pass into the pair counts, plain JSONL rows counted by the C reader with no dict per row.
         No row scored is refused (InputError, with the first failure); the results carry ``dataset``."""
@@ -137,7 +138,8 @@ class Labels(Scorer):
             path, positive=config["positive"], id_field=config["id_field"], gold_field=config["gold_field"],
             pred_field=config["pred_field"], second_gold_field=config["second_gold_field"],
             require_positive=config["require_positive"], recorder=recorder, refuse_empty=True,
-            keep_per_example=keep_cases, on_examples=on_examples, on_example_lines=on_example_lines)
+            keep_per_example=keep_cases, on_examples=on_examples, on_example_lines=on_example_lines, on_total=on_total,
+            progress=progress)
 
     def results_head(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """``scorer`` and ``positive``: the first keys of a labels results file."""

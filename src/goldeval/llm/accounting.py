@@ -8,6 +8,7 @@ Split from :mod:`goldeval.llm.run` (which routes and makes the calls); the keys 
 from __future__ import annotations
 
 import statistics
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from goldeval.llm.budget import SpendMeter
@@ -16,9 +17,51 @@ from goldeval.llm.client import JudgeConfig
 from goldeval.llm.prompt import SYSTEM_PROMPT, build_user_prompt
 from goldeval.verdict import pass_rate
 
-__all__ = ["SCORER_NAME", "dry_run_cap", "pct", "results"]
+__all__ = ["SCORER_NAME", "CallTally", "dry_run_cap", "pct", "results"]
 
 SCORER_NAME = "llm_judge"
+
+
+@dataclass(slots=True)
+class CallTally:
+    """The running tally of an LLM judge run, for a progress display (the final figures are in ``aggregate``).
+
+    Attributes:
+        sent: Cases that go to the LLM in this run (resumed and rule-decided cases excluded).
+        cases: Of those, cases finished (every sample answered, failed or stopped by the spend cap).
+        calls: Calls answered so far, over HTTP or from the cache (a call the spend cap refused before its first
+            attempt is not counted), as ``aggregate["n_calls"]`` counts them.
+        cached: Of those, answered from the cache. failed: Of those, failed (time-out, retries exhausted;
+            ``aggregate["n_call_errors"]``).
+        spend_usd: Spent so far (USD; the endpoint's usage, else the reserved estimate), ``None`` without prices.
+
+    Example:
+        >>> t = CallTally(sent=2)
+        >>> t.add({"llm": {"calls": [{"cached": True, "error": None}, {"cached": False, "error": "timed out"}]}})
+        >>> (t.cases, t.calls, t.cached, t.failed)
+        (1, 2, 1, 1)
+    """
+
+    sent: int = 0
+    cases: int = 0
+    calls: int = 0
+    cached: int = 0
+    failed: int = 0
+    spend_usd: float | None = None
+
+    def add(self, record: dict[str, Any]) -> None:
+        """Count one finished case's record (its ``llm["calls"]``) as :func:`results` counts calls."""
+        self.cases += 1
+        for c in (record.get("llm") or {}).get("calls") or []:
+            if c.get("capped") and not c.get("attempts") and not c.get("cached"):
+                continue  # never went out
+            self.calls += 1
+            self.cached += 1 if c.get("cached") else 0
+            self.failed += 1 if c.get("error") and not c.get("capped") else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a dict (``sent``, ``cases``, ``calls``, ``cached``, ``failed``, ``spend_usd``)."""
+        return asdict(self)
 
 
 def pct(values: list[float], q: float) -> float:

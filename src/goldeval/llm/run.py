@@ -24,11 +24,11 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_EXCEPTION, Future, wait
+from concurrent.futures import Future, as_completed, wait
 from typing import Any, Literal
 
 from goldeval.errors import InputError, JudgeError, shorten
-from goldeval.llm.accounting import SCORER_NAME
+from goldeval.llm.accounting import SCORER_NAME, CallTally
 from goldeval.llm.accounting import dry_run_cap as _dry_run_cap
 from goldeval.llm.accounting import results as _results
 from goldeval.llm.budget import CAP_REACHED, SpendMeter
@@ -277,6 +277,7 @@ def judge_cases(
     max_rows: int = 60,
     on_case: Callable[[dict[str, Any]], None] | None = None,
     budget: SpendMeter | None = None,
+    progress: Callable[[CallTally], None] | None = None,
 ) -> dict[str, Any]:
     """Judge a batch of cases with the LLM where the rules could not decide.
 
@@ -299,6 +300,9 @@ def judge_cases(
             attempt — each sample of *repeat*, each retry — is reserved before it is made; cache hits are free.
             A case whose call the cap refused is ``needs_human`` with ``reason`` ``"spend cap reached"``
             (``capped: True``; a resumed run judges it again).
+        progress: Called with the running :class:`~goldeval.llm.accounting.CallTally` (the same object each time:
+            read it, do not keep it) once before the first call (``sent`` set, nothing done) and after each case
+            sent to the LLM is finished, from the calling thread; not called by a dry run.
 
     Returns:
         The results dict. ``per_example`` items: ``id``, ``status``, the final verdict's fields, ``decided_by``,
@@ -395,6 +399,9 @@ def judge_cases(
 
     # 2. the LLM calls, bounded concurrency; cache hits answered without a call.
     judged = [m for m, goes, _ in plan if goes and m["id"] not in previous]
+    tally = CallTally(sent=len(judged), spend_usd=meter.summary()["spent_usd"])
+    if progress is not None:
+        progress(tally)
     routing = {m["id"]: why for m, _, why in plan}
     own_client = client or JudgeClient(config)
     samples: dict[str, list[tuple[Verdict, dict[str, Any]] | None]] = {m["id"]: [None] * repeat for m in judged}
@@ -456,6 +463,10 @@ def judge_cases(
             if decided_by == "llm":
                 rec["reason"] = CAP_REACHED
         finish_case(rec)
+        if progress is not None:
+            tally.add(rec)
+            tally.spend_usd = meter.summary()["spent_usd"]
+            progress(tally)
 
     stop = threading.Event()
     if judged:
@@ -463,24 +474,24 @@ def judge_cases(
         pool = DaemonPool(config.max_concurrency, thread_name_prefix="goldeval-judge")
         interrupted = True
         try:
-            futures: set[Future] = {pool.submit(one_call, m, s) for m in judged for s in range(repeat)}
-            while futures:
-                done, futures = wait(futures, return_when=FIRST_EXCEPTION)
-                errors = [e for f in done if (e := f.exception()) is not None]
-                if errors:
-                    for other in futures:
+            futures: list[Future] = [pool.submit(one_call, m, s) for m in judged for s in range(repeat)]
+            # each call as it completes (a case is recorded, and shown done, as soon as its last sample is in)
+            for f in as_completed(futures):
+                error = f.exception()
+                if error is not None:
+                    others = [other for other in futures if other is not f]
+                    for other in others:
                         other.cancel()
                     # The calls still in flight finish (they cannot be interrupted); one of them may hold the
                     # configuration error that made the others stop.
-                    rest = wait(futures)[0]
-                    errors += [e for f in rest if not f.cancelled() and (e := f.exception()) is not None]
+                    rest = wait(others)[0]
+                    errors = [error] + [e for o in rest if not o.cancelled() and (e := o.exception()) is not None]
                     raise next((e for e in errors if not isinstance(e, _Stopped)), errors[0])
-                for f in done:
-                    cid, s, v, crec = f.result()
-                    samples[cid][s] = (v, crec)
-                    pending_count[cid] -= 1
-                    if pending_count[cid] == 0:
-                        case_done(cid)
+                cid, s, v, crec = f.result()
+                samples[cid][s] = (v, crec)
+                pending_count[cid] -= 1
+                if pending_count[cid] == 0:
+                    case_done(cid)
             interrupted = False
         except Exception:
             interrupted = False  # a configuration error: the calls in flight were waited for above

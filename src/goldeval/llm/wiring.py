@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from goldeval.llm.accounting import CallTally
 from goldeval.llm.budget import CAP_REACHED, SpendMeter
 from goldeval.llm.client import JudgeClient
 from goldeval.llm.run import judge_cases
@@ -184,10 +185,15 @@ def with_llm(rule_judge: Callable[[dict[str, Any], dict[str, Any]], Any], *, con
         budget: A shared :class:`goldeval.llm.budget.SpendMeter` (one cap for the whole replay); default one
             from *config* (``max_calls``). A case the cap leaves unjudged raises ``ValueError("spend cap reached
             …")``, so the replay lists it as not replayed rather than as a changed verdict.
+
+    The returned callable carries ``budget`` (the meter) and ``tally``: the running
+    :class:`~goldeval.llm.accounting.CallTally` of the cases sent to the LLM (``sent`` stays 0: how many will be is
+    not known in advance), for a progress display.
     """
 
     shared = client or JudgeClient(config)
     meter = budget if budget is not None else SpendMeter.from_config(config)
+    tally = CallTally()
 
     def judge(case: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
         rule = rule_judge(case, answer)
@@ -196,10 +202,14 @@ def with_llm(rule_judge: Callable[[dict[str, Any], dict[str, Any]], Any], *, con
         if res["failures"]:
             raise ValueError(res["failures"][0]["error"])
         rec = res["per_example"][0]
+        if rec.get("sent_to_llm"):
+            tally.add(rec)
+            tally.spend_usd = meter.summary()["spent_usd"]
         if rec.get("capped"):
             raise ValueError(f"{CAP_REACHED} ({meter.summary()['reached']}): the LLM judge was not asked; raise --max-calls "
                              "to replay it")
         return rec
 
     judge.budget = meter  # type: ignore[attr-defined]
+    judge.tally = tally  # type: ignore[attr-defined]
     return judge

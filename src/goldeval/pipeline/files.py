@@ -38,7 +38,7 @@ from goldeval.answers.scorer import AnswerJudge
 from goldeval.engines.local import PARALLEL_MIN_ROWS, run
 from goldeval.freetext.scorer import TokenF1
 from goldeval.freetext.tokens import Tokenizer, get_tokenizer
-from goldeval.io.reading import check_input_file, file_sha256
+from goldeval.io.reading import check_input_file, count_rows, file_sha256
 from goldeval.io.streams import display_name, input_sha256
 
 __all__ = ["PARALLEL_MIN_ROWS", "judge_answer_file", "judge_file", "score_file", "score_rows"]
@@ -147,6 +147,8 @@ def judge_file(
     db: Any = None,
     keep_per_example: bool = True,
     on_example: Any = None,
+    on_total: Callable[[int], None] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Judge a case file against an attempt file; the results object every scorer writes.
 
@@ -165,6 +167,9 @@ def judge_file(
         keep_per_example: Keep every case in ``results["per_example"]`` (default). False: the cases stream to
             *on_example* (and to the store) and that key holds ``{"$streamed": true, "n", "ids_sha256", ...}``.
         on_example: Called with each ``per_example`` entry, in case-file order, as soon as it is judged.
+        on_total: Called once, before the first case, with the number of rows of the case file (its non-blank
+            lines for JSONL), for a progress display.
+        progress: Called with 1 as each case is judged (or reused from a resumed run).
 
     Returns:
         ``{"scorer": {"name", "version"}, "config", "inputs", "aggregate": {"pass_rate", "match", "no_match",
@@ -200,8 +205,18 @@ def judge_file(
             "db": cfg.db, "db_sha256": db_sha256,
         }
         previous = dict(recorder.previous()) if recorder is not None else {}
+        if on_total is not None:
+            on_total(count_rows(cases_path))
+        each = on_example
+        if progress is not None:  # (the engine reports a chunk of 500 rows at once: a judged case is slower)
+
+            def each(entry: dict[str, Any]) -> None:
+                if on_example is not None:
+                    on_example(entry)
+                progress(1)
+
         out = run(scorer, joined_rows(cases_path, attempts_path, previous=previous), sconfig, recorder=recorder,
-                  keep_cases=keep_per_example, on_example=on_example, unique_ids=True, extra={"inputs": inputs},
+                  keep_cases=keep_per_example, on_example=each, unique_ids=True, extra={"inputs": inputs},
                   finish=False)
         identity = db.identity() if db is not None and hasattr(db, "identity") else None
         used = dict(databases.opened_files) if databases is not None else None

@@ -97,7 +97,9 @@ def judge_answers(
         recording: The run's :class:`~goldeval.pipeline.recording.RunRecording` (default: the default store).
         out, out_format: The results file (``'-'``: stdout), ``json`` or ``jsonl``.
         on_example: Called with each ``per_example`` entry (the merged one with an LLM judge), in order.
-        observer: Hooks: ``ready`` (before the first case), ``llm_stage``, ``recorded``, ``summary``, ``gates``.
+        observer: Hooks: ``ready`` (before the first case), ``total`` (the cases) and ``progress`` (one a case
+            judged by rule), ``llm_progress`` (the LLM stage's running tally), ``llm_stage``, ``recorded``,
+            ``summary``, ``gates``.
         guard: More outputs of the caller to check against the inputs before any work.
         calibration: A calibration set of human verdicts (a ``review stats --out`` JSON, a regressions file, or a
             run of the store whose reviews were imported; :func:`goldeval.runs.corrected.load_calibration`): the
@@ -180,8 +182,10 @@ def judge_answers(
                     # down) the run is left interrupted (resumable), never finished on the rule verdicts alone.
 
                     results = judge_file(cases, attempts, config=config, recorder=_NoFinish(recorder) if recorder is not None else None,
-                                         keep_materials=True, db=database)
-                    stage = run_llm_stage(results, cases, attempts, llm_opts, answer_config=config, recorder=recorder)
+                                         keep_materials=True, db=database, on_total=observer.total,
+                                         progress=observer.progress)
+                    stage = run_llm_stage(results, cases, attempts, llm_opts, answer_config=config, recorder=recorder,
+                                          progress=None if llm_opts.dry_run else observer.llm_progress)
                     observer.llm_stage(stage)
                     if stage.results is None:  # a dry run: the output gets the rule results and the count
                         if out:
@@ -193,7 +197,8 @@ def judge_answers(
                         each(entry)
                 else:
                     results = judge_file(cases, attempts, config=config, recorder=recorder, db=database,
-                                         keep_per_example=False, on_example=each)
+                                         keep_per_example=False, on_example=each, on_total=observer.total,
+                                         progress=observer.progress)
                 if recording.note:
                     observer.recorded(recording.note)
                 if calib is not None:

@@ -9,9 +9,11 @@ back as an :class:`LlmStage` for the caller to show.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from goldeval.llm.accounting import CallTally
 from goldeval.llm.options import LlmOptions, judge_config
 from goldeval.answers.judge import llm_materials
 from goldeval.errors import InputError
@@ -108,7 +110,8 @@ def refuse_answering_model(attempts_path: str, judge_model: str | None) -> None:
 
 
 def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: str, opts: LlmOptions, *,
-                  answer_config: Any = None, recorder: Any = None) -> LlmStage:
+                  answer_config: Any = None, recorder: Any = None,
+                  progress: Callable[[CallTally], None] | None = None) -> LlmStage:
     """Send the cases of *rule_results* that the rules could not decide to the LLM judge and merge the verdicts.
 
     Args:
@@ -158,7 +161,7 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
     try:
         judged = judge_cases(
             materials, config=config, cache=cache, repeat=opts.repeat, dry_run=opts.dry_run, send=opts.send,
-            refresh=opts.refresh,  # no recorder here: the merged records are recorded below; a re-run is free via the cache
+            refresh=opts.refresh, progress=progress,  # no recorder here: the merged records are recorded below; a re-run is free via the cache
         )
     finally:
         if cache is not None:

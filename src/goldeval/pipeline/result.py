@@ -21,10 +21,17 @@ class Observer:
     """
 
     def total(self, total: int) -> None:
-        """The input holds *total* rows (known after the first pass over a file)."""
+        """The input holds *total* rows (known after the first pass over a file; for the data-answer judge, the
+        cases of the case file)."""
 
     def progress(self, k: int) -> None:
-        """*k* more rows were scored."""
+        """*k* more rows were scored (the data-answer judge: one call per case judged by rule)."""
+
+    def llm_progress(self, tally: Any) -> None:
+        """The LLM judge of the rules-then-LLM stage is under way: *tally* is the running
+        :class:`~goldeval.llm.accounting.CallTally` (``sent`` cases, ``cases`` done, ``calls``, ``cached``,
+        ``failed``, ``spend_usd``), given once before the first call and after each case judged. Read it here;
+        it changes after the call returns."""
 
     def ready(self, database: Any, config: Any) -> None:
         """The run is recorded and its database (if any) open: the first case comes next (the data-answer judge)."""

@@ -166,7 +166,8 @@ def evaluate(
         ) as recorder:
             hold_finish_for_gates(recorder, definition)  # the run is finished once, with its gate report
             if kernel:
-                results = scorer.score_path(file, config, recorder=recorder, keep_cases=keep_cases, **sink)
+                results = scorer.score_path(file, config, recorder=recorder, keep_cases=keep_cases,
+                                            on_total=observer.total, progress=observer.progress, **sink)
             else:
                 # (here, not above: the engine loads multiprocessing, which a batch kernel never needs)
 

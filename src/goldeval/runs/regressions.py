@@ -19,7 +19,7 @@ Source: ``DESIGN.md`` "Runs, versions, comparisons" (human-overruled verdicts fo
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -117,12 +117,22 @@ def _read_cases(path: str | os.PathLike[str], *, id_field: str = "id") -> dict[s
     return out
 
 
+def _each_then(items: Sequence[Any], progress: Callable[[int], None] | None) -> Iterator[Any]:
+    """*items*, calling ``progress(1)`` once the loop body is done with each (a ``continue`` included)."""
+    for item in items:
+        yield item
+        if progress is not None:
+            progress(1)
+
+
 def replay(
     regressions_path: str | os.PathLike[str],
     cases_path: str | os.PathLike[str],
     judge: Judge,
     *,
     judge_version: str | None = None,
+    on_total: Callable[[int], None] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Re-judge every human-settled verdict of a regression file with the current judge.
 
@@ -134,6 +144,8 @@ def replay(
             (``InputError``) it raises for one entry makes that entry a failure, not a crash; a ``JudgeError`` (the
             endpoint cannot be reached) stops the replay.
         judge_version: The current judge's version, copied into the result.
+        on_total: Called once, before the first is judged, with the number of usable entries (a progress display).
+        progress: Called with 1 after each entry is replayed (or fails).
 
     Returns:
         ``{"judge_version", "n", "n_same", "n_changed", "n_failed", "changed": [{"id", "line", "settled", "now",
@@ -150,7 +162,9 @@ def replay(
     changed: list[dict[str, Any]] = []
     same: list[str] = []
     name = Path(regressions_path).name
-    for e in entries:
+    if on_total is not None:
+        on_total(len(entries))
+    for e in _each_then(entries, progress):
         case = cases.get(e["id"])
         if case is None:
             failures.append({"line": e["line"], "id": e["id"], "error": f"{name}:{e['line']}: case {e['id']!r} is not in {Path(cases_path).name}. Pass the case file the verdict was settled on (--cases)."})

@@ -365,7 +365,8 @@ class Scorer(abc.ABC):
         render_scorer(dict(results), console)
 
     def score_path(self, path: str, config: Mapping[str, Any], *, recorder: Any = None, keep_cases: bool = True,
-                   on_examples: Any = None, on_example_lines: Any = None) -> dict[str, Any]:
+                   on_examples: Any = None, on_example_lines: Any = None, on_total: Any = None,
+                   progress: Any = None) -> dict[str, Any]:
         """The scorer's batch kernel: score the whole file at *path* in one pass, faster than row by row, with the
         same records and numbers as :meth:`score_batch` + :meth:`finish`. Optional: :attr:`has_batch_kernel` says
         whether a scorer has one; the pipeline uses it for one process on a local file.
@@ -376,6 +377,8 @@ class Scorer(abc.ABC):
                 ``finish`` called with the results). keep_cases: Keep ``per_example`` in the results.
             on_examples: Called with lists of ``per_example`` entries, in order.
             on_example_lines: Called with ``(body, n)``: the JSON of *n* entries, one a line, in order.
+            on_total: Called once with the rows (or lines) the file holds, before the scoring pass (progress).
+            progress: Called with the rows (lines) scored since its last call, as the pass goes (progress).
 
         Returns:
             The results dict.
