@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+#: The session's one headless Chromium (the `browser` fixture): tests/browser_session.py.
+pytest_plugins = ["browser_session"]
+
 # A test run started with SIGINT ignored (`bash -c 'python -m pytest &'`, a CI runner that backgrounds the job)
 # hands SIG_IGN to every goldeval it starts, and Python then never raises KeyboardInterrupt in them: each Ctrl-C
 # test would fail (the child goes on and exits 0). An ignored signal survives exec, a handled one is reset to the

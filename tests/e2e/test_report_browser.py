@@ -32,10 +32,8 @@ REPO = Path(__file__).resolve().parents[2]
 PRIMOCK = REPO / "examples" / "data" / "openscribe_primock57_predictions.jsonl"
 SQL = REPO / "examples" / "sql"
 LABELS = REPO / "examples" / "labels"
-CHROMIUM = os.environ.get("GOLDEVAL_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("GOLDEVAL_CHROMIUM", "/usr/bin/chromium")  # (the `browser` fixture: tests/browser_session.py)
 ARTIFACTS = Path(os.environ.get("GOLDEVAL_TEST_ARTIFACTS", REPO / "test-artifacts")) / "report"
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 # .ci/run sets GOLDEVAL_REQUIRE_BROWSER=1: there a missing browser is an error, never a quiet skip
 if os.environ.get("GOLDEVAL_REQUIRE_BROWSER") == "1" and (not os.path.exists(CHROMIUM) or expect is None):
@@ -52,16 +50,6 @@ def run(*args, code: int = 0) -> str:
     result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
     assert result.exit_code == code, (args, result.output)
     return result.output
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield b
-        b.close()
 
 
 class Page:

@@ -15,10 +15,8 @@ import re
 
 import pytest
 
-import test_report_browser as base
 from test_report_browser import ARTIFACTS, CHROMIUM, Q13_RAW, SQL, Page, expect, run
 
-browser = base.browser  # the session's Chromium, as test_report_browser launches it (its fixture)
 
 pytestmark = [
     pytest.mark.skipif(not __import__("os").path.exists(CHROMIUM), reason=f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)"),
