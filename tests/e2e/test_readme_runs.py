@@ -26,6 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +43,20 @@ README = REPO / "README.md"
 BIN = Path(sys.executable).parent
 
 
+def _person_reviews(cwd: Path) -> None:
+    """The README's "a person fills verdict, reviewer, note": every exported case gets a verdict (the first half
+    match, the rest no_match: a reviewer who disagrees with some of the judge's calls)."""
+    for name in ("review.jsonl", "audit.jsonl"):
+        path = cwd / name
+        if not path.is_file():
+            continue
+        rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+        assert rows, f"{name}: the README's export wrote no case to review"
+        for i, row in enumerate(rows):
+            row.update(verdict="match" if i < (len(rows) + 1) // 2 else "no_match", reviewer="readme-test", note="checked")
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
 @dataclass
 class Plan:
     """How one README block runs: exit statuses by command index (default 0), substitutions, figures its output
@@ -52,6 +67,9 @@ class Plan:
     shows: dict[int, list[str]] = field(default_factory=dict)
     skip: str | None = None
     needs: str | None = None  # "java" | "postgres"
+    #: What the README leaves to a person between two commands, done by the test after command *i* (the block then
+    #: runs one command at a time).
+    between: dict[int, Callable[[Path], None]] = field(default_factory=dict)
 
 
 #: Every README block, keyed by its first command line's start. RUN-like placeholders are bound in ``subs`` (a
@@ -84,17 +102,26 @@ PLANS: dict[str, Plan] = {
                                                           "calls on a local Parquet file are tests/spark/test_spark_engine.py's"),
     "goldeval score examples/data/openscribe_primock57_predictions.jsonl --arm openscribe-rule":
         Plan(exits={4: 2},  # --resume of a finished run: refused, as its comment says
-             subs={"--resume RUN": "--resume {preds_run}", "RUN_A RUN_B": "latest~1 latest",
+             subs={"--resume RUN": "--resume {preds_run}", "RUN_A RUN_B": "{judge_pair}",
                    "runs delete RUN": "runs delete {unicode_run}"}),
-    "goldeval runs tag latest baseline/main": Plan(exits={1: 2}),
-    "goldeval review export RUN --out review.jsonl": Plan(subs={"RUN": "{judge_run}"}),
+    # the CI line compares verdicts: "latest" there is a judged run (after the runs section, the newest is a score)
+    "goldeval runs tag latest baseline/main": Plan(subs={"runs tag latest baseline/main": "runs tag {judge_prev} baseline/main",
+                                                         "compare baseline/main latest": "compare baseline/main {judge_run}"}),
+    # the person said no_match where the (fake) LLM says match: replay reports the change, exit 1 as its comment says
+    "goldeval review export RUN --out review.jsonl": Plan(subs={"RUN": "{rules_run}"}, between={0: _person_reviews}, exits={2: 1}),
     "goldeval replay examples/spider/regressions": Plan(shows={0: ["33 unchanged"]}),
-    "goldeval review export RUN --all": Plan(subs={"[RUN ...] ": "", "RUN": "{judge_run}"}),
+    "goldeval review export RUN --all": Plan(subs={"[RUN ...] ": "", "[--regressions judge-regressions.jsonl]": "--regressions judge-regressions.jsonl",
+                                                   "RUN": "{rules_run}"}, between={0: _person_reviews},
+                                             # the test's reviewer disagrees with half the judge's calls (kappa 0.1),
+                                             # and no case was the LLM's: the judge's definition of done fails
+                                             exits={3: 1}, shows={3: ["judge_kappa", "FAIL"]}),
     "goldeval report latest --out report.html": Plan(subs={"RUN": "{judge_run}"}),
     "goldeval labels examples/labels/pilot_claims.jsonl --gates examples/labels/dod.toml --junit":
-        Plan(exits={0: 1, 1: 1}, subs={"RUN_A RUN_B": "latest~1 latest"}),
+        # 3: arm A → arm B, 15 passes became fails; 4: the test reviewer settled half the cases no_match
+        Plan(exits={0: 1, 1: 1, 3: 1, 4: 1}, subs={"RUN_A RUN_B": "{judge_pair}"}),
     "goldeval judge examples/sql/cases.jsonl examples/sql/arm_b.jsonl --db examples/sql/clinic.sqlite --store":
-        Plan(exits={0: 1}, subs={"runs tag RUN": "runs tag {team_run}", "baseline/main RUN": "baseline/main {team_run}"}),
+        Plan(subs={"runs tag RUN": "runs tag {team_run}", "baseline/main RUN": "baseline/main {team_run}",
+                   "runs export RUN": "runs export {judge_run}"}),  # the bundle: a run of the local store (no server)
     "# test_release.py": Plan(),
 }
 
@@ -160,6 +187,14 @@ def _fill(text: str, env: dict[str, str], cwd: Path) -> str:
     fills = {"tmp": str(cwd.parent)}
     if "{judge_run}" in text:
         fills["judge_run"] = newest(lambda r: r.get("scorer_name") == "answer_judge")
+    if "{judge_pair}" in text:  # RUN_A RUN_B of --fail-on-regression: two runs with verdicts (the newest two judged)
+        judged = [r["id"] for r in runs if r.get("scorer_name") == "answer_judge" and r.get("status") == "finished"]
+        assert len(judged) >= 2, runs
+        fills["judge_pair"] = f"{judged[1]} {judged[0]}"
+    if "{rules_run}" in text:  # a judged run the LLM did not finish: its needs_human cases are a person's to review
+        fills["rules_run"] = newest(lambda r: r.get("scorer_name") == "answer_judge" and "gpt-4o-mini" not in json.dumps(r.get("config")))
+    if "{judge_prev}" in text:
+        fills["judge_prev"] = [r["id"] for r in runs if r.get("scorer_name") == "answer_judge"][1]
     if "{preds_run}" in text:
         fills["preds_run"] = newest(lambda r: r.get("arm") == "openscribe-rule")
     if "{unicode_run}" in text:
@@ -177,7 +212,7 @@ def _bash(cmds: list[str], plan: Plan, env: dict[str, str], cwd: Path, line: int
     command of the block records, one bash per command, each filled just before it runs."""
     head = ["exec 2>&1", "export PATH=" + str(BIN) + ":$PATH"]
     cmds = [cmd.replace("{tmp}", str(cwd.parent)) for cmd in _subbed(cmds, plan)]
-    lazy = any(re.search(r"\{[a-z_]+\}", cmd) for cmd in cmds)
+    lazy = bool(plan.between) or any(re.search(r"\{[a-z_]+\}", cmd) for cmd in cmds)
     parts = [[i] for i in range(len(cmds))] if lazy else [list(range(len(cmds)))]
     stdout = ""
     for part in parts:
@@ -187,6 +222,9 @@ def _bash(cmds: list[str], plan: Plan, env: dict[str, str], cwd: Path, line: int
             script += [f"echo '@@begin {i}'", cmd, f"echo \"@@rc {i} $?\""]
         r = subprocess.run(["bash", "-c", "\n".join(script)], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
         stdout += r.stdout
+        for i in part:
+            if i in plan.between:
+                plan.between[i](cwd)
     outputs: dict[int, str] = {}
     codes: dict[int, int] = {}
     current = None
@@ -230,6 +268,11 @@ def _python(block: Block, plan: Plan, env: dict[str, str], cwd: Path) -> None:
         text = text.replace(old, new)
     if text.startswith("# test_release.py"):
         (cwd / "test_release.py").write_text(text)
+        # its results.json is the pilot's labels results (the README's labels block wrote it; later blocks wrote
+        # other runs' results there): written again as that block did
+        r = subprocess.run([str(BIN / "goldeval"), "labels", "examples/labels/pilot_claims.jsonl", "--gates",
+                            "examples/labels/dod.toml", "--out", "results.json", "--no-store", "-q"], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 1, r.stderr  # its gate fails, as in the README
         r = subprocess.run([str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_release.py"], cwd=cwd,
                            env=env, capture_output=True, text=True, timeout=300)
         # results.json is the pilot's labels results: the gate fails, as the README's comment shows
@@ -263,7 +306,7 @@ def test_every_readme_block_runs_as_written(tmp_path: Path, fake_llm: FakeOpenAI
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GOLDEVAL_", "PG", "OPENAI_"))}
     env.update({"GOLDEVAL_HOME": str(tmp_path / "home"), "GOLDEVAL_JUDGE_BASE_URL": fake_llm.base_url,
                 "OPENAI_API_KEY": "sk-test", "GOLDEVAL_STORE_TEAM": str(tmp_path / "team.db"),
-                "GOLDEVAL_STORE": "", "PYTHONPATH": os.environ.get("PYTHONPATH", ""), "COLUMNS": "200"})
+                "GOLDEVAL_STORE": "", "PYTHONPATH": os.pathsep.join(str(Path(p).resolve()) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p), "COLUMNS": "200"})
     env["PATH"] = f"{BIN}:{env.get('PATH', '')}"
     ran, skipped = [], []
     for block in readme_blocks():
