@@ -9,6 +9,8 @@ Host connections need a password (scram-sha-256), so the tests exercise the pass
 superuser's password is random per server.
 
     python tests/postgres/pgserver.py     # start one, print its superuser URL, stop it on Enter
+    eval "$(python tests/postgres/pgserver.py start --dir /tmp/pg)"   # in the background: exports PGHOST, PGPORT, ...
+    python tests/postgres/pgserver.py stop --dir /tmp/pg
 """
 
 from __future__ import annotations
@@ -137,13 +139,60 @@ def from_environment() -> PostgresServer | None:
                           owned=False)
 
 
-if __name__ == "__main__":  # pragma: no cover - a manual helper
+def _state_file(folder: str) -> Path:
+    return Path(folder) / "pgserver.json"
+
+
+def main(argv: list[str]) -> int:  # pragma: no cover - a manual helper, run by tests/e2e/test_readme_runs.py
+    """``pgserver.py``: start one, print its superuser URL, stop it on Enter.
+    ``pgserver.py start --dir DIR``: start one in the background and print ``export`` lines for a shell
+    (``PGHOST``, ``PGPORT``, ``PGUSER``, ``PGPASSWORD``: what ``psql``, ``createdb`` and goldeval read), keeping what
+    ``stop`` needs in DIR/pgserver.json. ``pgserver.py stop --dir DIR``: stop it and remove its data."""
+    import argparse
+    import json
+    import shlex
+
+    ap = argparse.ArgumentParser(description="a throwaway PostgreSQL server on loopback (random port and password)")
+    ap.add_argument("action", nargs="?", choices=("start", "stop"), help="start in the background / stop one started so")
+    ap.add_argument("--dir", help="folder that remembers the server between start and stop (created)")
+    args = ap.parse_args(argv)
     why = missing_reason()
     if why:
-        sys.exit(why)
-    srv = PostgresServer().start()
-    print(srv.url(), flush=True)
-    try:
-        input("server running; press Enter to stop it\n")
-    finally:
-        srv.stop()
+        print(why, file=sys.stderr)
+        return 2
+    if args.action is None:
+        srv = PostgresServer().start()
+        print(srv.url(), flush=True)
+        try:
+            input("server running; press Enter to stop it\n")
+        finally:
+            srv.stop()
+        return 0
+    if not args.dir:
+        ap.error(f"{args.action} needs --dir DIR")
+    state = _state_file(args.dir)
+    if args.action == "start":
+        if state.exists():
+            print(f"{state} exists: a server started there runs already (stop it first: pgserver.py stop --dir {args.dir})",
+                  file=sys.stderr)
+            return 2
+        srv = PostgresServer().start()
+        Path(args.dir).mkdir(parents=True, exist_ok=True)
+        state.write_text(json.dumps({"port": srv.port, "password": srv.password, "root": str(srv.root), "host": srv.host}))
+        os.chmod(state, 0o600)
+        for key, value in (("PGHOST", srv.host), ("PGPORT", str(srv.port)), ("PGUSER", SUPERUSER), ("PGPASSWORD", srv.password)):
+            print(f"export {key}={shlex.quote(value)}")
+        print(f"# a throwaway PostgreSQL server runs on {srv.host}:{srv.port}; stop it with: "
+              f"python tests/postgres/pgserver.py stop --dir {shlex.quote(args.dir)}")
+        return 0
+    if not state.exists():
+        print(f"no server was started with --dir {args.dir} ({state} is absent)", file=sys.stderr)
+        return 2
+    saved = json.loads(state.read_text())
+    PostgresServer(port=saved["port"], password=saved["password"], root=Path(saved["root"]), host=saved["host"]).stop()
+    state.unlink()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - a manual helper
+    sys.exit(main(sys.argv[1:]))
