@@ -57,6 +57,11 @@ class ConsoleObserver(Observer):
             from goldeval.io.streams import relabel  # start-up: loaded only when the command runs, not for --help
 
             self.render(relabel(results), scorer, self.console)  # rows named in the user's file, not its decoded copy
+            if results.get("slices"):
+                from goldeval.scoring.render import render_slices  # start-up: as above
+
+                render_slices(results, self.console, columns=getattr(scorer, "slice_columns", ()),
+                              headline=getattr(scorer, "headline", None))
 
     def gates(self, report: Any) -> None:
         # start-up: loaded only when the command runs, not for --help

@@ -284,7 +284,7 @@ def _reusing(items: Iterable[Any], previous: Mapping[str, Mapping[str, Any]], id
             rid = item.data.get(id_field)
             prev = previous.get(str(rid)) if rid is not None else None
             if prev is not None and prev.get("status") == "scored" and prev.get("line") == item.line:
-                yield Reused(item.line, {**prev, "reused": True})
+                yield Reused(item.line, {**prev, "reused": True}, item.data)
                 continue
         yield item
 

@@ -40,6 +40,7 @@ from goldeval.freetext.scorer import TokenF1
 from goldeval.freetext.tokens import Tokenizer, get_tokenizer
 from goldeval.io.reading import check_input_file, file_sha256
 from goldeval.io.streams import display_name, input_sha256
+from goldeval.scoring.slices import sliced
 
 __all__ = ["PARALLEL_MIN_ROWS", "judge_answer_file", "judge_file", "score_file", "score_rows"]
 
@@ -147,6 +148,7 @@ def judge_file(
     db: Any = None,
     keep_per_example: bool = True,
     on_example: Any = None,
+    slice_by: str | None = None,
 ) -> dict[str, Any]:
     """Judge a case file against an attempt file; the results object every scorer writes.
 
@@ -165,6 +167,8 @@ def judge_file(
         keep_per_example: Keep every case in ``results["per_example"]`` (default). False: the cases stream to
             *on_example* (and to the store) and that key holds ``{"$streamed": true, "n", "ids_sha256", ...}``.
         on_example: Called with each ``per_example`` entry, in case-file order, as soon as it is judged.
+        slice_by: A case field (``difficulty``, ``db``): the aggregate per value of it too, under ``slices``
+            (:func:`goldeval.scoring.slices.sliced`; each case's ``slice`` in its entry).
 
     Returns:
         ``{"scorer": {"name", "version"}, "config", "inputs", "aggregate": {"pass_rate", "match", "no_match",
@@ -188,7 +192,9 @@ def judge_file(
         # queries read (the connection holds it open), and the run records that file's sha256.
         db_sha256 = file_sha256(cfg.db) if cfg.db and db is not None and not hasattr(db, "identity") else None
         databases = cfg.open_database_dir()
-        scorer = AnswerJudge(db=db, databases=databases, answer=cfg)
+        scorer: AnswerJudge = AnswerJudge(db=db, databases=databases, answer=cfg)
+        if slice_by is not None:
+            scorer = sliced(scorer, slice_by)  # type: ignore[assignment]  # (a subclass of AnswerJudge)
         sconfig = scorer.configure(db=cfg.db, timeout_s=cfg.timeout_s, max_rows=cfg.max_rows, check_canonical=cfg.check_canonical,
                                    engine=cfg.engine, sql_dialect=cfg.sql_dialect, db_dir=cfg.db_dir,
                                    max_result_bytes=cfg.max_result_bytes,

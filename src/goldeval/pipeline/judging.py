@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from goldeval.errors import InputError
-from goldeval.pipeline.gating import apply_definition, hold_finish_for_gates, load_definition
+from goldeval.pipeline.gating import apply_definition, check_slice_gates, hold_finish_for_gates, load_definition
 from goldeval.pipeline.recording import RunRecording
 from goldeval.pipeline.result import Evaluation, Observer
 from goldeval.answers.databases import DatabaseDir
@@ -84,6 +84,7 @@ def judge_answers(
     on_example: Callable[[dict[str, Any]], None] | None = None,
     observer: Observer | None = None,
     guard: Mapping[str, Any] | None = None,
+    slice_by: str | None = None,
 ) -> Evaluation:
     """Judge *attempts* against *cases* by rule (then by the LLM where the rules cannot decide), record, gate, write.
 
@@ -97,6 +98,8 @@ def judge_answers(
         on_example: Called with each ``per_example`` entry (the merged one with an LLM judge), in order.
         observer: Hooks: ``ready`` (before the first case), ``llm_stage``, ``recorded``, ``summary``, ``gates``.
         guard: More outputs of the caller to check against the inputs before any work.
+        slice_by: A case field (``difficulty``, ``db``): every metric per value of it too (``results["slices"]``,
+            after the LLM stage when there is one); gates under ``[gates.slices.NAME]`` read them.
 
     Returns:
         An :class:`~goldeval.pipeline.result.Evaluation`: ``dry_run`` after an LLM dry run (nothing judged or
@@ -119,6 +122,7 @@ def judge_answers(
                    **{f"database {name!r}": sqlite_files(path) for name, path in named.items()}})
     # a bad gates file, or a gate on a metric the judge never produces, fails before any judging
     definition = load_definition(gates, scorer=JUDGE_NAME)
+    check_slice_gates(definition, slice_by)
     if llm_opts.dry_run and not llm_opts.enabled:
         raise InputError("--dry-run counts the calls the LLM judge would make: give --llm MODEL with it.")
     if (llm_opts.max_cost is not None or llm_opts.max_calls is not None) and not llm_opts.enabled:
@@ -167,8 +171,9 @@ def judge_answers(
                     # down) the run is left interrupted (resumable), never finished on the rule verdicts alone.
 
                     results = judge_file(cases, attempts, config=config, recorder=_NoFinish(recorder) if recorder is not None else None,
-                                         keep_materials=True, db=database)
-                    stage = run_llm_stage(results, cases, attempts, llm_opts, answer_config=config, recorder=recorder)
+                                         keep_materials=True, db=database, slice_by=slice_by)
+                    stage = run_llm_stage(results, cases, attempts, llm_opts, answer_config=config, recorder=recorder,
+                                          slice_by=slice_by)
                     observer.llm_stage(stage)
                     if stage.results is None:  # a dry run: the output gets the rule results and the count
                         if out:
@@ -180,7 +185,7 @@ def judge_answers(
                         each(entry)
                 else:
                     results = judge_file(cases, attempts, config=config, recorder=recorder, db=database,
-                                         keep_per_example=False, on_example=each)
+                                         keep_per_example=False, on_example=each, slice_by=slice_by)
                 if recording.note:
                     observer.recorded(recording.note)
                 observer.summary(results, AnswerJudge)
