@@ -128,7 +128,7 @@ def _decision(results: Mapping[str, Any]) -> dict[str, Any]:
     out = []
     for g in gates.get("gates") or []:
         out.append({
-            "metric": g.get("metric"), "bound": f"{'≥' if g.get('op') == 'min' else '≤'} {g.get('limit_text')}",
+            "metric": g.get("metric") if g.get("slice") is None else f"{g.get('metric')} [slice {g['slice']}]", "bound": f"{'≥' if g.get('op') == 'min' else '≤'} {g.get('limit_text')}",
             "value": g.get("observed_text") if g.get("observed_text") is not None else "—",
             "interval": interval_text(g),
             "interval_warning": g.get("interval_warning"),
@@ -199,6 +199,40 @@ def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]],
                                  f"{opts.resamples:,} resamples of the cases, seed {opts.seed}")
     return {"items": [[k, v] for k, v in items], "headline": head, "unscored": unscored[:1000], "n_unscored": len(unscored),
             "undefined": dict(und)}
+
+
+def slices_view(results: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The report's table of a run scored with ``--slice-by``: a row per slice, a column per metric.
+
+    Args:
+        results: A results dict; ``None`` is returned without ``slices``.
+
+    Returns:
+        ``{"field", "columns", "rows": [{"name", "cells", "error"}], "errors"}``: the columns are the scorer's
+        ``slice_columns`` (else ``n``, ``n_scored`` and its headline), each cell the slice's value (a number, or
+        ``"undefined"`` when the slice lists it under ``undefined``, ``None`` when absent); ``error`` is why a slice
+        could not be aggregated; ``errors`` counts the rows whose field named no slice.
+
+    Example:
+        >>> v = slices_view({"scorer": {"name": "answer_judge"}, "slice_by": "db",
+        ...                  "slices": {"a": {"n": 2, "pass_rate": 0.5, "undefined": {}}}})
+        >>> v["columns"][:2], v["rows"][0]["cells"][:2]
+        (['n', 'pass_rate'], [2, 0.5])
+    """
+    slices = results.get("slices")
+    if not isinstance(slices, Mapping) or not slices:
+        return None
+    scorer = scorer_of((results.get("scorer") or {}).get("name"))
+    cols = list(getattr(scorer, "slice_columns", ()) or [c for c in ("n", "n_scored", getattr(scorer, "headline", None)) if c])
+    rows = []
+    for name, agg in slices.items():
+        if not isinstance(agg, Mapping):
+            continue
+        given = agg.get("undefined")
+        und: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        rows.append({"name": str(name), "error": agg.get("error"),
+                     "cells": [None if "error" in agg else "undefined" if c in und else agg.get(c) for c in cols]})
+    return {"field": results.get("slice_by"), "columns": cols, "rows": rows, "errors": len(results.get("slice_errors") or [])}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -501,8 +535,8 @@ def build_model(
         options: :class:`ReportOptions`.
 
     Returns:
-        ``{"kind", "title", "header", "decision", "summary", "charts", "columns", "cases", "sample", "notes",
-        "redacted", "min_f1", "llm", "compare"}`` (``llm``: the LLM judge of the run, see :func:`_llm_info`).
+        ``{"kind", "title", "header", "decision", "summary", "slices", "charts", "columns", "cases", "sample", "notes",
+        "redacted", "min_f1", "llm", "compare"}`` (``slices``: :func:`slices_view`, ``None`` for a run not sliced) (``llm``: the LLM judge of the run, see :func:`_llm_info`).
     """
     opts = options or ReportOptions()
     if compare is None:
@@ -567,6 +601,7 @@ def build_model(
         "header_a": _header(results, run) if compare is not None else None,
         "decision": _decision(main_results),
         "summary": summary,
+        "slices": slices_view(main_results),
         "charts": charts,
         "cases": embedded,
         "sample": sample,
