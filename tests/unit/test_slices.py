@@ -330,3 +330,58 @@ def test_report_shows_a_slices_table_and_names_slice_gates():
     table = table[: table.index("</section>")]
     assert "Per slice of difficulty" in table and "<th>hard</th><td>4</td><td>0.5000</td>" in table
     assert "<th>(none)</th><td>1</td><td>undefined</td>" in table
+
+
+def test_markdown_summary_has_a_slices_table():
+    from goldeval.report.markdown import summary_markdown
+
+    dod = parse_gates("[gates.slices.hard]\npass_rate = { min = 0.6 }\n", source="dod.toml")
+    hard = {"pass_rate": 0.5, "match": 2, "no_match": 2, "decided": 4, "n": 4, "n_scored": 4, "undefined": {}}
+    empty = {"pass_rate": 0.0, "n": 1, "n_scored": 0, "undefined": {"pass_rate": "nothing was decided"}}
+    results = _sliced_answers({"hard": hard, "(none)": empty})
+    results["gates"] = evaluate_gates(results, dod).to_dict()
+    md = summary_markdown(results)
+    assert "| pass\\_rate \\[slice hard\\] | ≥ 0.6 | 0.500 |" in md  # (Markdown's own characters escaped)
+    assert "Per slice of difficulty:" in md and "| hard | 4 | 0.5000 |" in md and "| (none) | 1 | undefined |" in md
+    assert "Per slice" not in summary_markdown({"scorer": {"name": "token_f1"}, "aggregate": {"n": 1}})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a resumed run
+
+
+class _Recorder:
+    def __init__(self, previous):
+        self._previous, self.recorded = previous, []
+
+    def previous(self):
+        return self._previous
+
+    def record(self, case):
+        self.recorded.append(dict(case))
+
+    def finish(self, results):
+        pass
+
+
+@pytest.mark.parametrize("stored_slice", [True, False], ids=["stored-with-slice", "stored-before-slicing"])
+def test_a_resumed_run_gives_the_slices_of_a_fresh_run(tmp_path, stored_slice):
+    """Half the cases come from the store (reused, not scored again): their slice is the recorded one, or read from
+    their row when the run was recorded before --slice-by was given."""
+    from goldeval.engines.local import run
+
+    rows = [{"id": f"r{i}", "prediction": "a b" if i % 2 else "a", "reference": "a b", "difficulty": ["easy", "hard"][i % 2]}
+            for i in range(6)]
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    s = sliced(get_scorer("token_f1"), "difficulty")
+    config = s.configure(source=path.name)
+    fresh = run(s, path, config, keep_cases=False)
+    first = list(s.score_batch(rows[:3], config))
+    previous = {r["id"]: (r if stored_slice else {k: v for k, v in r.items() if k != "slice"}) for r in first}
+    rec = _Recorder(previous)
+    resumed = run(s, path, config, recorder=rec, keep_cases=False)
+    assert [c["id"] for c in rec.recorded] == ["r3", "r4", "r5"]  # the first three were reused
+    assert resumed["slices"] == fresh["slices"]
+    # by hand: easy rows (even i) score F1 2/3 (P 1, R 1/2), hard rows 1
+    assert {k: v["whole_note_f1_mean"] for k, v in resumed["slices"].items()} == {"easy": 2 / 3, "hard": 1.0}

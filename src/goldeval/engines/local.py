@@ -566,7 +566,7 @@ class _Job:
             if ids is not None and rid is not None and "duplicate_of" not in rec:
                 first = ids.first_line(rid, rec["line"])
                 if first is not None:
-                    rec = duplicate_record(src, rec["line"], rid, first)
+                    rec = duplicate_record(src, rec["line"], rid, first, like=rec)
                     clean = False
             self.partial_rows += 1
             add(rec)

@@ -133,6 +133,8 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
         cases, attempts: The case and attempt files (any path Spark reads). db: One SQLite / DuckDB file.
         timeout_s, max_rows, check_canonical, max_result_bytes: The rule judge's query bounds and checks.
         master, per_case, out, out_format, gates, recording, observer, guard: As :func:`score_on_spark`.
+        slice_by: A case field: the verdicts' aggregate per value of it too (``results["slices"]``, after the LLM
+            stage when there is one).
         llm_opts: :class:`~goldeval.llm.options.LlmOptions` (``model=None``: rules only).
 
     Returns:
@@ -151,9 +153,6 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
                    "--gates": gates, "--store": recording.files(), "judge cache": cache_files(llm_opts)})
     definition = load_definition(gates, scorer=JUDGE_NAME)
     check_slice_gates(definition, slice_by)
-    if slice_by is not None:
-        raise InputError("--slice-by with judge --engine spark: not supported yet (goldeval score --engine spark slices "
-                         "on Spark). Judge locally, or drop --slice-by.")
     if llm_opts.dry_run and not llm_opts.enabled:
         raise InputError("--dry-run counts the calls the LLM judge would make: give --llm MODEL with it.")
     if llm_opts.enabled:
@@ -169,7 +168,8 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
     spark = gs.session(master)
     with gs.executor_failures(f"judging {cases}"):
         cases_df, failures = spark_judge.judge(spark, cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows,
-                                               check_canonical=check_canonical, keep_materials=llm_opts.enabled, **limits)
+                                               check_canonical=check_canonical, keep_materials=llm_opts.enabled,
+                                               slice_by=slice_by, **limits)
         results = gs.aggregate(cases_df)
     results["failures"] = failures
     results["aggregate"]["n_row_failures"] = len(failures)

@@ -58,6 +58,7 @@ from goldeval.scoring.render import render_scorer
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "SLICE_KEY",
     "MetricSpec",
     "Option",
     "Partial",
@@ -453,11 +454,19 @@ def duplicate_error(source: str, line: int, rid: str, first: int) -> str:
     return f"{source}:{line}: id {rid!r} repeats line {first}. Ids must be unique; remove or rename the duplicate."
 
 
-def duplicate_record(source: str, line: int, rid: str, first: int) -> dict[str, Any]:
+#: The record key of a case's slice (``--slice-by``; :mod:`goldeval.scoring.slices`), kept on a repeated id's record.
+SLICE_KEY = "slice"
+
+
+def duplicate_record(source: str, line: int, rid: str, first: int, *, like: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The record of a row whose id repeats the row at line *first*: unscored, ``duplicate_of`` that line, never
-    recorded under the id (the same record in every engine)."""
-    return {"id": rid, "line": line, "status": "unscored", "duplicate_of": first,
-            "error": duplicate_error(source, line, rid, first)}
+    recorded under the id (the same record in every engine). It keeps the ``slice`` of *like* (the row's own
+    record), so a sliced run counts it, unscored, in its slice as in the whole."""
+    rec = {"id": rid, "line": line, "status": "unscored", "duplicate_of": first,
+           "error": duplicate_error(source, line, rid, first)}
+    if like is not None and SLICE_KEY in like:
+        rec[SLICE_KEY] = like[SLICE_KEY]
+    return rec
 
 
 class RepeatedIds:
@@ -475,7 +484,7 @@ class RepeatedIds:
         first = self.seen.setdefault(rid, line)
         if first == line:  # (lines are unique: only the row itself has its line)
             return rec
-        return duplicate_record(self.source, line, rid, first)
+        return duplicate_record(self.source, line, rid, first, like=rec)
 
 
 def failure_entry(rec: Mapping[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,7 @@ import orjson
 
 from goldeval.errors import InputError, shorten
 from goldeval.io.reading import Row, RowError
-from goldeval.scoring.protocol import Partial, Reused, Scorer, numbered
+from goldeval.scoring.protocol import SLICE_KEY, Partial, Reused, Scorer, numbered
 
 __all__ = ["BAD_SLICE", "NO_SLICE", "SLICE_KEY", "SlicedPartial", "SlicedScorer", "slice_names", "sliced", "unsliced"]
 
@@ -43,8 +43,6 @@ __all__ = ["BAD_SLICE", "NO_SLICE", "SLICE_KEY", "SlicedPartial", "SlicedScorer"
 NO_SLICE = "(none)"
 #: The slice of a row whose field holds a value that names no slice (an object, a nested list).
 BAD_SLICE = "(invalid)"
-#: The record key that holds a case's slice (a name, or a list of names for a tag column).
-SLICE_KEY = "slice"
 _SLICE_ERROR = "slice_error"
 #: ``slice_value``'s answer for an item that belongs to no slice (a data-answer row failure: not a case).
 NOT_A_CASE = object()
