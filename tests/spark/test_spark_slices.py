@@ -72,3 +72,37 @@ def test_judge_slices_on_spark_equal_the_local_judge(spark, tmp_path):
     local, on_spark = (json.loads(outs[e].read_text()) for e in ("local", "spark"))
     assert sorted(on_spark["slices"]) == ["easy", "hard", "medium"]
     assert on_spark["slices"] == local["slices"]
+
+
+def test_judge_slices_after_the_llm_stage_on_spark_equal_the_local_ones(spark, tmp_path, monkeypatch):
+    """Arm A leaves 2 cases needs_human (README); the LLM (a local test server) calls both match. Each slice counts
+    them as the whole does, on Spark as locally."""
+    import pytest
+
+    pytest.importorskip("openai")
+    from fake_openai_server import FakeOpenAI, Reply
+
+    cases = [json.loads(x) for x in (SQL / "cases.jsonl").read_text().splitlines() if x.strip()]
+    for i, c in enumerate(cases):
+        c["difficulty"] = ["easy", "hard"][i % 2]
+    cp = tmp_path / "cases.jsonl"
+    cp.write_text("".join(json.dumps(c) + "\n" for c in cases))
+
+    def reply(req):
+        return Reply(content='{"verdict": "match", "confidence": 9, "why": "The answer gives the asked values."}')
+
+    outs = {}
+    with FakeOpenAI(default=reply) as srv:
+        for engine in ("local", "spark"):
+            monkeypatch.setenv("GOLDEVAL_HOME", str(tmp_path / engine))
+            res = CliRunner().invoke(main, ["judge", str(cp), str(SQL / "arm_a.jsonl"), "--db", str(SQL / "clinic.sqlite"),
+                                            "--llm", "judge-model", "--base-url", srv.base_url, "--engine", engine,
+                                            "--slice-by", "difficulty", "--no-store", "-q", "--out", str(tmp_path / f"{engine}.json")])
+            assert res.exit_code == 0, res.output
+            outs[engine] = json.loads((tmp_path / f"{engine}.json").read_text())
+    local, on_spark = outs["local"], outs["spark"]
+    assert sum(v["needs_human"] for v in local["slices"].values()) == local["aggregate"]["needs_human"] == 0
+    for name, want in local["slices"].items():
+        got = on_spark["slices"][name]
+        for key in ("pass_rate", "match", "no_match", "decided", "near_match", "needs_human", "unscored", "verified_wrong", "n"):
+            assert got[key] == want[key], (name, key)
