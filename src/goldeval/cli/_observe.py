@@ -58,10 +58,13 @@ class ConsoleObserver(Observer):
 
             self.render(relabel(results), scorer, self.console)  # rows named in the user's file, not its decoded copy
             if results.get("slices"):
-                from goldeval.scoring.render import render_slices  # start-up: as above
+                # start-up: as above
+                from goldeval.scoring.registry import scorer_of
+                from goldeval.scoring.render import render_slices
 
-                render_slices(results, self.console, columns=getattr(scorer, "slice_columns", ()),
-                              headline=getattr(scorer, "headline", None))
+                shown = scorer if scorer is not None else scorer_of((results.get("scorer") or {}).get("name"))
+                render_slices(results, self.console, columns=getattr(shown, "slice_columns", ()),
+                              headline=getattr(shown, "headline", None))
 
     def gates(self, report: Any) -> None:
         # start-up: loaded only when the command runs, not for --help
