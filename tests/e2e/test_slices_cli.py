@@ -112,3 +112,30 @@ def test_judge_slices_by_a_case_field(tmp_path):
     for e in r["per_example"]:
         by_slice.setdefault(e["slice"], []).append(e["verdict"] if e.get("status") == "scored" else None)
     assert hard["match"] == by_slice["hard"].count("match")
+
+
+def test_a_third_party_scorer_gets_slices_and_slice_gates(tmp_path):
+    """tests/plugins/exact_match, installed through its entry point: nothing in it knows of slices."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    rows = [{"id": "a", "prediction": "Paris ", "reference": "Paris", "lang": "fr"},   # match after strip
+            {"id": "b", "prediction": "Lyon", "reference": "Paris", "lang": "fr"},     # no match
+            {"id": "c", "prediction": "Rome", "reference": "Rome", "lang": "it"},      # match
+            {"id": "a", "prediction": "x", "reference": "x", "lang": "it"}]            # repeats line 1: unscored
+    _write(tmp_path / "em.jsonl", rows)
+    (tmp_path / "dod.toml").write_text("[gates.slices.fr]\nexact_match_rate = { min = 0.6 }\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "tests" / "plugins" / "exact_match"), str(REPO / "src")]),
+           "GOLDEVAL_HOME": str(tmp_path / "home")}
+    res = subprocess.run([sys.executable, "-m", "goldeval", "score", "em.jsonl", "--scorer", "exact_match", "--slice-by",
+                          "lang", "--gates", "dod.toml", "--out", "r.json"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 1, res.stdout + res.stderr  # by hand: fr 1 of 2 = 0.5 < 0.6
+    r = json.loads((tmp_path / "r.json").read_text())
+    fr, it = r["slices"]["fr"], r["slices"]["it"]
+    assert (fr["n"], fr["n_exact"], fr["exact_match_rate"]) == (2, 1, 0.5)
+    assert (it["n"], it["n_scored"], it["n_failed"], it["exact_match_rate"]) == (2, 1, 1, 1.0)  # the repeat counts, unscored
+    assert "Slice lang = fr: exact_match_rate 0.500 fails 0.6" in res.stdout

@@ -221,8 +221,8 @@ class SlicedScorer(Scorer):
         aggregate the scorer gives on that slice's records alone, ``elapsed_sec`` left out; names sorted, with
         ``"(none)"`` and ``"(invalid)"`` last) and ``slice_errors`` when a row's field named no slice.
 
-        A slice the scorer cannot finish (an error only that slice's rows show) holds ``{"n", "error"}`` instead:
-        a gate on it fails with the message."""
+        A slice the scorer cannot finish (an error only that slice's rows show) holds ``{"error": message}``
+        instead: a gate on it fails with the message."""
         if not isinstance(partial, SlicedPartial):
             raise TypeError(f"{type(self).__name__}.finish: expected the partial new_partial made, got {type(partial).__name__}")
         plain = self._unsliced_class
