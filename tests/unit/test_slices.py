@@ -385,3 +385,21 @@ def test_a_resumed_run_gives_the_slices_of_a_fresh_run(tmp_path, stored_slice):
     assert resumed["slices"] == fresh["slices"]
     # by hand: easy rows (even i) score F1 2/3 (P 1, R 1/2), hard rows 1
     assert {k: v["whole_note_f1_mean"] for k, v in resumed["slices"].items()} == {"easy": 2 / 3, "hard": 1.0}
+
+
+def test_the_console_lists_at_most_max_slices():
+    import io
+
+    from rich.console import Console
+
+    from goldeval.scoring.render import render_slices
+
+    results = {"slice_by": "id", "slices": {f"s{i:03d}": {"n": 1, "n_scored": 1} for i in range(60)}}
+    out = io.StringIO()
+    render_slices(results, Console(file=out, width=100), max_slices=50)
+    text = out.getvalue()
+    assert "s049" in text and "s050" not in text and "… and 10 more slices" in text
+    out = io.StringIO()
+    render_slices({"slice_by": "id", "slices": {"a": {"n": 1}}}, Console(file=out, width=100), max_slices=50)
+    shown = " ".join(out.getvalue().split())  # (the title wraps at the table's width)
+    assert "more slices" not in shown and "per slice of id (1 slice)" in shown

@@ -46,7 +46,8 @@ def render_scorer(results: dict[str, Any], console: Any, *, max_failures: int = 
             console.print(f"  … and {len(failures) - max_failures} more (all are listed in the JSON under 'failures')")
 
 
-def render_slices(results: dict[str, Any], console: Any, *, columns: tuple[str, ...] = (), headline: str | None = None) -> None:
+def render_slices(results: dict[str, Any], console: Any, *, columns: tuple[str, ...] = (), headline: str | None = None,
+                  max_slices: int = 50) -> None:
     """Print ``results["slices"]`` (a run with ``--slice-by``) as one table: a row per slice, a column per metric.
 
     Args:
@@ -63,12 +64,14 @@ def render_slices(results: dict[str, Any], console: Any, *, columns: tuple[str, 
     from rich.table import Table  # start-up: rich loads only when a table is rendered
 
     cols = list(columns) or [c for c in ("n", "n_scored", headline) if c]
-    table = Table(title=escape(f"per slice of {results.get('slice_by', '?')} ({len(slices)} slices)"), title_justify="left")
+    table = Table(title=escape(f"per slice of {results.get('slice_by', '?')} ({len(slices)} {'slice' if len(slices) == 1 else 'slices'})"), title_justify="left")
     table.add_column("slice", overflow="fold")
     for c in cols:
         table.add_column(c, justify="right")
     errors = []
-    for name, agg in slices.items():
+    for i, (name, agg) in enumerate(slices.items()):
+        if i == max_slices:
+            break
         if not isinstance(agg, dict):
             continue
         if "error" in agg:
@@ -82,6 +85,9 @@ def render_slices(results: dict[str, Any], console: Any, *, columns: tuple[str, 
             cells.append("undefined" if c in undefined else "—" if v is None else v if isinstance(v, str) else fmt(v))
         table.add_row(escape(str(name)), *cells)
     console.print(table)
+    if len(slices) > max_slices:
+        console.print(f"… and {len(slices) - max_slices} more slices (all are in the results under 'slices')",
+                      markup=False, highlight=False, soft_wrap=True)
     for name, error in errors:
         console.print(f"slice {name}: not aggregated: {error}", markup=False, highlight=False, soft_wrap=True)
     bad = results.get("slice_errors") or []
