@@ -186,3 +186,23 @@ def test_llm_dry_run_records_nothing(tmp_path):
                                     "--llm", "judge-model", "--dry-run", "--store", str(store), "-q"])
     assert res.exit_code == 0, res.output
     assert not store.exists()
+
+
+def test_slices_count_the_llm_verdicts(files):
+    """--slice-by with --llm: each slice is aggregated again after the LLM stage. By hand (reply above): slice a =
+    j1 (rule match) and j2 (LLM no_match) → 1/2; slice b = j3 (veto no_match) and j4 (LLM match) → 1/2; neither
+    keeps a needs_human the LLM decided."""
+    cases, attempts, tmp = files
+    sliced_cases = [{**c, "team": "a" if c["id"] in ("j1", "j2") else "b"} for c in CASES]
+    cases = write(tmp / "sliced_cases.jsonl", sliced_cases)
+    dod = tmp / "dod.toml"
+    dod.write_text("[gates.slices.b]\npass_rate = { min = 0.5 }\n")
+    with FakeOpenAI(default=reply) as srv:
+        res = CliRunner().invoke(main, ["judge", cases, attempts, "--llm", "judge-model", "--base-url", srv.base_url,
+                                        "--slice-by", "team", "--gates", str(dod), "--out", str(tmp / "r.json"), "-q"],
+                                 catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    out = json.loads((tmp / "r.json").read_text())
+    got = {k: (v["match"], v["no_match"], v["needs_human"], v["pass_rate"]) for k, v in out["slices"].items()}
+    assert got == {"a": (1, 1, 0, 0.5), "b": (1, 1, 0, 0.5)}
+    assert out["gates"]["passed"] and out["gates"]["gates"][0]["observed"] == 0.5

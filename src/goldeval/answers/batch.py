@@ -44,7 +44,7 @@ def joined_rows(cases_path: str | Path, attempts_path: str | Path, *,
 
     Yields:
         ``{"id", "case", "case_line", "attempt", "attempt_line", "attempt_error"}`` per case;
-        ``{"reused": record, "case_line"}`` for a case *previous* (a resumed run's cases) already holds, scored or
+        ``{"reused": record, "case_line", "case"}`` for a case *previous* (a resumed run's cases) already holds, scored or
         unscored; ``{"row_failure": {"line", "id", "error", "file"}}`` for each row of either file that cannot be
         used (the case file's as they come; then the attempt file's, and its attempts without a case).
 
@@ -71,7 +71,7 @@ def joined_rows(cases_path: str | Path, attempts_path: str | Path, *,
             att = attempts.find(cid)  # (a case's attempt is used even when the case is reused)
             prev = previous.get(cid)
             if prev is not None and prev.get("status") in ("scored", "unscored"):
-                yield {"reused": prev, "case_line": item.line}
+                yield {"reused": prev, "case_line": item.line, "case": item.data}
                 continue
             yield {"id": cid, "case": item.data, "case_line": item.line, "attempt": att[1] if att else None,
                    "attempt_line": att[0] if att else None, "attempt_error": attempt_errors.get(cid) if att is None else None}

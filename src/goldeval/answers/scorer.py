@@ -19,6 +19,7 @@ from goldeval.answers.join import read_keyed_rows
 from goldeval.answers.render import render_judge
 from goldeval.io.reading import Row
 from goldeval.scoring.protocol import MetricSpec, Option, Partial, Scorer, counter_merge
+from goldeval.scoring.slices import NOT_A_CASE
 from goldeval.verdict import CaseOutcome, pass_rate_class
 
 __all__ = ["AnswerJudge", "join_answer_files"]
@@ -55,6 +56,7 @@ class AnswerJudge(Scorer):
     }
     metrics = {"pass_rate": MetricSpec("match / (match + no_match)")}
     headline = "pass_rate"
+    slice_columns = ("n", "pass_rate", "match", "no_match", "near_match", "needs_human", "unscored", "verified_wrong")
     report_kind = "answers"
     gate_families = ("answers",)
     inputs_as_hashes = ("llm_judge",)  # `goldeval llm-judge --out` names each input by its sha256
@@ -110,6 +112,17 @@ class AnswerJudge(Scorer):
                             sql_dialect=config.get("sql_dialect"), db_dir=config.get("db_dir"),
                             allow_privileged_role=bool(config.get("allow_privileged_role")),
                             max_result_bytes=config.get("max_result_bytes", 256_000_000))
+
+    def slice_value(self, data: Mapping[str, Any], field: str) -> Any:
+        """The slice field of a joined row's case (``difficulty``, ``db``), else of its attempt; a row failure (a
+        malformed line, no case) is in no slice (:data:`goldeval.scoring.slices.NOT_A_CASE`)."""
+        if "row_failure" in data:
+            return NOT_A_CASE
+        for side in ("case", "attempt"):
+            part = data.get(side)
+            if isinstance(part, Mapping) and part.get(field) is not None:
+                return part[field]
+        return None
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         """Records of joined rows (dicts, or :class:`~goldeval.io.reading.Row` items holding them): a row failure's

@@ -26,7 +26,7 @@ from goldeval.cli._common import EXIT_GATE_FAILED, EXIT_OK
 from goldeval.cli._inputs import INPUT
 from goldeval.pipeline.gating import apply_definition, hold_finish_for_gates, load_definition
 
-__all__ = ["gates_option", "apply_gates", "hold_finish_for_gates", "load_definition", "render_gate_report"]
+__all__ = ["gates_option", "apply_gates", "hold_finish_for_gates", "load_definition", "render_gate_report", "slice_option"]
 
 
 def gates_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -38,6 +38,19 @@ def gates_option(func: Callable[..., Any]) -> Callable[..., Any]:
         metavar="DOD.toml",
         type=INPUT,
         help="Definition of done (TOML [gates]); exit 1 when a gate fails. Its sha256 is recorded in the results.",
+    )(func)
+
+
+def slice_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--slice-by FIELD``: every metric per value of a case field too (passed to the command as ``slice_by``)."""
+    return click.option(
+        "--slice-by",
+        "slice_by",
+        default=None,
+        metavar="FIELD",
+        help="A case field (difficulty, db, a tag column): every metric per value of it too, under 'slices' in the "
+             "results, on the console and in JUnit; a row without it is in the slice '(none)'. Gates may name a "
+             "slice: [gates.slices.hard] pass_rate = { min = 0.6 }.",
     )(func)
 
 
@@ -72,7 +85,7 @@ def render_gate_report(report: Any, console: Any) -> None:
         limit = r.limit_text if r.limit_metric is None else f"{r.limit_metric} ({'?' if r.limit is None else f'{r.limit:.3f}'})"
         observed = r.observed_text if r.observed_text is not None else "—"
         result = "[green]pass[/green]" if r.passed else "[red]FAIL[/red]"
-        table.add_row(r.metric, observed, interval_text(r.to_dict()), escape(f"{op} {limit}"), result,
+        table.add_row(r.metric if r.slice is None else escape(f"{r.metric} [{r.slice}]"), observed, interval_text(r.to_dict()), escape(f"{op} {limit}"), result,
                       escape(r.reason or r.allowed_on_this_set or ""))
     console.print(table)
     for w in report.warnings:

@@ -55,6 +55,14 @@ class ConsoleObserver(Observer):
             from goldeval.io.streams import relabel  # start-up: loaded only when the command runs, not for --help
 
             self.render(relabel(results), scorer, self.console)  # rows named in the user's file, not its decoded copy
+            if results.get("slices"):
+                # start-up: as above
+                from goldeval.scoring.registry import scorer_of
+                from goldeval.scoring.render import render_slices
+
+                shown = scorer if scorer is not None else scorer_of((results.get("scorer") or {}).get("name"))
+                render_slices(results, self.console, columns=getattr(shown, "slice_columns", ()),
+                              headline=getattr(shown, "headline", None))
 
     def gates(self, report: Any) -> None:
         # start-up: loaded only when the command runs, not for --help

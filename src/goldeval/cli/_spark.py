@@ -29,7 +29,8 @@ def spark_options(f: Any) -> Any:
 
 def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: float, max_rows: int, check_canonical: bool,
                    master: str, per_case: str | None, out: str | None, quiet: bool, gates: str | None, run_store: Any,
-                   llm_opts: Any, ci: Any = None, out_format: str = "json", max_result_bytes: int | None = None) -> None:
+                   llm_opts: Any, ci: Any = None, out_format: str = "json", max_result_bytes: int | None = None,
+                   slice_by: str | None = None) -> None:
     """``goldeval judge CASES ATTEMPTS --engine spark``: :func:`goldeval.pipeline.spark.judge_on_spark`, shown on
     the console; exits with the gate code (2 when no case could be judged, 0 after a dry run)."""
     from goldeval.answers.render import render_judge  # start-up: the answer judge loads only when the command runs
@@ -42,7 +43,7 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
     ev = judge(cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=check_canonical,
                master=master, per_case=per_case, out=out, gates=gates, recording=run_store, llm_opts=llm_opts,
                observer=observer, guard=ci.outputs() if ci is not None else None, out_format=out_format,
-               max_result_bytes=max_result_bytes)
+               max_result_bytes=max_result_bytes, slice_by=slice_by)
     results = ev.results
     if ev.dry_run:
         dr = results["llm_dry_run"]

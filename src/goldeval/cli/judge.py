@@ -11,7 +11,7 @@ import click
 from goldeval.cli._answers import check_privileged_role, check_sql_dialect, max_result_bytes, query_options
 from goldeval.cli._ci import ci_options
 from goldeval.cli._common import EXIT_BAD_INPUT, EXIT_OK, calibration_option, exit_codes, fail, guarded, report_console
-from goldeval.cli._gating import gates_option
+from goldeval.cli._gating import gates_option, slice_option
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._llm import llm_options, render_llm_stage
 from goldeval.cli._observe import ConsoleObserver
@@ -42,11 +42,12 @@ from goldeval.errors import InputError
 @llm_options
 @gates_option
 @calibration_option
+@slice_option
 @ci_options
 @store_options
 @guarded
 def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, max_rows, no_canonical, allow_functions,
-          allow_privileged_role, max_result_mb, quiet, engine, spark_master, per_case, gates, calibration, run_store,
+          allow_privileged_role, max_result_mb, quiet, engine, spark_master, per_case, gates, calibration, slice_by, run_store,
           llm_opts, ci):
     """Judge data answers by rule: verdict per case and the pass rate.
 
@@ -77,7 +78,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
         return judge_on_spark(cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=not no_canonical,
                               max_result_bytes=max_result_bytes(max_result_mb),
                               master=spark_master, per_case=per_case, out=out, quiet=quiet, gates=gates,
-                              run_store=run_store, llm_opts=llm_opts, ci=ci, out_format=out_format)
+                              run_store=run_store, llm_opts=llm_opts, ci=ci, out_format=out_format, slice_by=slice_by)
     if per_case is not None:
         raise InputError("--per-case writes the per-case Parquet of a Spark run: give it with --engine spark.")
     # start-up: the answer judge (it loads numpy) loads only when the command runs, not for --help
@@ -119,7 +120,7 @@ def judge(cases, attempts, db, db_dir, sql_dialect, out, out_format, timeout_s, 
     with Show(console, quiet=quiet, render=render, what="judging", unit="cases") as observer:
         ev = judge_answers(cases, attempts, config, llm_opts=llm_opts, gates=gates, recording=run_store, out=out,
                            out_format=out_format, on_example=on_example, observer=observer, guard=ci.outputs(),
-                           calibration=calibration)
+                           calibration=calibration, slice_by=slice_by)
     if ev.dry_run:
         return EXIT_OK
     results = ev.results

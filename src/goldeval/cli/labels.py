@@ -20,7 +20,7 @@ from goldeval.cli._common import (
     report_console,
     write_json,
 )
-from goldeval.cli._gating import apply_gates, gates_option, load_definition
+from goldeval.cli._gating import apply_gates, gates_option, load_definition, slice_option
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._observe import ConsoleObserver
 from goldeval.cli._store import store_options
@@ -40,6 +40,7 @@ from goldeval.errors import InputError
               help="A second annotator's label: adds annotator agreement, kappa and the disagreements.")
 @click.option("--allow-absent-positive", is_flag=True, help="Score even when the positive label occurs in neither gold nor pred (a slice with no positives).")
 @gates_option
+@slice_option
 @click.option("--out", "-o", default=None, metavar="PATH", help="Write the results JSON here ('-' = stdout; the summary then goes to stderr).")
 @click.option(
     "--out-format", type=click.Choice(["json", "jsonl"]), default="json", show_default=True,
@@ -49,8 +50,8 @@ from goldeval.errors import InputError
 @ci_options
 @store_options
 @guarded
-def labels(file, positive, id_column, gold_column, pred_column, second_gold_column, allow_absent_positive, gates, out,
-           out_format, quiet, run_store, ci):
+def labels(file, positive, id_column, gold_column, pred_column, second_gold_column, allow_absent_positive, gates, slice_by,
+           out, out_format, quiet, run_store, ci):
     """Precision, recall and missed positives of predicted labels against gold labels.
 
     FILE is JSONL rows {"id", "gold", "pred"} or a CSV with those columns (names selectable).
@@ -86,7 +87,7 @@ def labels(file, positive, id_column, gold_column, pred_column, second_gold_colu
                          note=False, what="scoring labels", unit="rows") as observer:
         ev = evaluate(scorer, file, options=options, gates=gates, definition=dod, recording=run_store, out=out,
                       out_format=out_format, keep_cases=False, observer=observer, guard=ci.outputs(), input_role="labels",
-                      on_example=None if junit_cases is None else junit_cases.append)
+                      on_example=None if junit_cases is None else junit_cases.append, slice_by=slice_by)
     if run_store.note and not quiet:
         click.echo(f"goldeval: {run_store.note}", err=True)
     results = ev.results

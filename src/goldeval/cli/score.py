@@ -13,7 +13,7 @@ import click
 
 from goldeval.cli._ci import ci_options
 from goldeval.cli._common import EXIT_BAD_INPUT, exit_codes, fail, guarded, report_console
-from goldeval.cli._gating import gates_option
+from goldeval.cli._gating import gates_option, slice_option
 from goldeval.cli._inputs import INPUT
 from goldeval.cli._observe import ConsoleObserver
 from goldeval.cli._spark import spark_options
@@ -56,11 +56,12 @@ from goldeval.errors import InputError
                    "declares for that option (text, true/false, an integer, a number).")
 @spark_options
 @gates_option
+@slice_option
 @ci_options
 @store_options
 @guarded
 def score(file, prediction_field, reference_field, id_field, tokenizer, out, out_format, workers, quiet, scorer_name,
-          scorer_options, engine, spark_master, per_case, gates, run_store, ci):
+          scorer_options, engine, spark_master, per_case, gates, slice_by, run_store, ci):
     """Token F1 (precision, recall, F1) of every row of FILE, per example and macro-averaged (or --scorer NAME).
 
     FILE is JSONL, CSV or Parquet: {"id", "prediction", "reference"} per row, texts as strings or objects of
@@ -92,7 +93,7 @@ def score(file, prediction_field, reference_field, id_field, tokenizer, out, out
                       recording=run_store, out=out, out_format=out_format, workers=workers, engine=engine,
                       spark_master=spark_master, per_case=per_case, keep_cases=False,
                       on_example=None if junit_cases is None else (lambda entry: junit_cases.append(_slim(entry))),
-                      observer=observer, guard=ci.outputs(), batch_kernel=False)
+                      observer=observer, guard=ci.outputs(), batch_kernel=False, slice_by=slice_by)
     results = ev.results
     ci.write(results if junit_cases is None else {**results, "per_example": junit_cases})
     if ev.problem is not None:

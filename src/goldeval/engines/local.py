@@ -284,7 +284,7 @@ def _reusing(items: Iterable[Any], previous: Mapping[str, Mapping[str, Any]], id
             rid = item.data.get(id_field)
             prev = previous.get(str(rid)) if rid is not None else None
             if prev is not None and prev.get("status") == "scored" and prev.get("line") == item.line:
-                yield Reused(item.line, {**prev, "reused": True})
+                yield Reused(item.line, {**prev, "reused": True}, item.data)
                 continue
         yield item
 
@@ -566,7 +566,7 @@ class _Job:
             if ids is not None and rid is not None and "duplicate_of" not in rec:
                 first = ids.first_line(rid, rec["line"])
                 if first is not None:
-                    rec = duplicate_record(src, rec["line"], rid, first)
+                    rec = duplicate_record(src, rec["line"], rid, first, like=rec)
                     clean = False
             self.partial_rows += 1
             add(rec)

@@ -45,7 +45,8 @@ import orjson
 from goldeval.errors import GoldevalError, InputError
 from goldeval.io.reading import Row, maps_as_dicts, decode_line, is_parquet
 from goldeval.runs.columns import case_columns
-from goldeval.scoring.protocol import Scorer, duplicate_error
+from goldeval.scoring.protocol import SLICE_KEY, Scorer, duplicate_error
+from goldeval.scoring.slices import SlicedScorer, sliced
 from goldeval.scoring.registry import get_scorer
 
 __all__ = ["PER_CASE_SCHEMA", "session", "read", "score", "score_path", "aggregate", "iter_records", "executor_failure",
@@ -392,12 +393,17 @@ def _with_repeats_marked(per_case: Any, sc: Any, config: Mapping[str, Any]) -> A
                         line = d["line"][i]
                         err = duplicate_error(source, line, rid, first)
                         rec = {"id": rid, "line": line, "status": "unscored", "duplicate_of": first, "error": err}
+                        own = orjson.loads(d["record"][i]) if d["record"][i] else {}
+                        if SLICE_KEY in own:  # (a sliced run counts it, unscored, in its slice as in the whole)
+                            rec[SLICE_KEY] = own[SLICE_KEY]
                         d["status"][i], d["error"][i], d["score"][i] = "unscored", err, None
                         d["record"][i] = orjson.dumps(rec).decode()
                 yield pa.RecordBatch.from_pydict(d, schema=schema)
 
         marked = per_case.mapInArrow(mark, PER_CASE_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     meta = {_META_KEY: {"scorer": sc.name, "version": sc.version, "config": dict(config)}}
+    if isinstance(sc, SlicedScorer):  # aggregate() then slices as the scoring did
+        meta[_META_KEY]["slice_by"] = sc.slice_by
     return marked.withColumn("record", F.col("record").alias("record", metadata=meta))
 
 
@@ -451,6 +457,8 @@ def aggregate(per_case_df: Any, *, scorer: str | Any | None = None, config: Mapp
 
     meta = _meta(per_case_df) if scorer is None or config is None else {}
     sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer or meta["scorer"])
+    if scorer is None and meta.get("slice_by"):
+        sc = sliced(sc, meta["slice_by"])  # scored with --slice-by: the slices are aggregated again
     cfg = dict(config if config is not None else meta["config"])
 
     def fold(batches: Iterator[Any]) -> Iterator[Any]:

@@ -35,8 +35,9 @@ from goldeval.errors import InputError, given
 from goldeval.io.reading import RowError
 from goldeval.llm import JudgeCache, judge_cases
 from goldeval.llm.wiring import from_answer_materials, merge_llm
-from goldeval.scoring.protocol import duplicate_error
+from goldeval.scoring.protocol import SLICE_KEY, duplicate_error
 from goldeval.scoring.registry import get_scorer
+from goldeval.scoring.slices import sliced
 from goldeval.verdict import pass_rate_class
 from goldeval.llm.options import judge_config
 
@@ -112,7 +113,7 @@ def row_failures(cases_keyed: Any, attempts_keyed: Any, cases_name: str, attempt
 
 def judge(spark: Any, cases_path: str, attempts_path: str, *, db: str | None = None, timeout_s: float = 5.0,
           max_rows: int = 1_000_000, check_canonical: bool = True, keep_materials: bool = False,
-          max_result_bytes: int = 256_000_000) -> tuple[Any, list[dict[str, Any]]]:
+          max_result_bytes: int = 256_000_000, slice_by: str | None = None) -> tuple[Any, list[dict[str, Any]]]:
     """Judge *cases_path* against *attempts_path* on Spark by rule.
 
     Args:
@@ -122,6 +123,8 @@ def judge(spark: Any, cases_path: str, attempts_path: str, *, db: str | None = N
         timeout_s, max_rows, check_canonical: As ``goldeval judge``.
         max_result_bytes: Size limit per query, bytes (``goldeval judge --max-result-mb``).
         keep_materials: Keep the LLM materials of needs_human cases in their records (for :func:`llm_stage`).
+        slice_by: A case field: each record gets its ``slice`` and :func:`goldeval.engines.spark.aggregate` gives
+            ``slices`` (the slice field is in the DataFrame's metadata).
 
     Returns:
         ``(per-case DataFrame, row failures)``: the DataFrame as :func:`goldeval.engines.spark.score` returns it (one row per
@@ -140,6 +143,8 @@ def judge(spark: Any, cases_path: str, attempts_path: str, *, db: str | None = N
     if db is not None and not url and not os.path.isfile(db):
         raise InputError(f"--db {db}: no such file. Check the path.")
     scorer = get_scorer("answer_judge")
+    if slice_by is not None:
+        scorer = sliced(scorer, slice_by)
     config = scorer.configure(db=db, timeout_s=timeout_s, max_rows=max_rows, check_canonical=check_canonical,
                               max_result_bytes=max_result_bytes, cases_name=cname, attempts_name=aname)
     db_name = None
@@ -172,8 +177,30 @@ def judge(spark: Any, cases_path: str, attempts_path: str, *, db: str | None = N
             yield pa.RecordBatch.from_pydict(gs._record_columns(records), schema=schema)
 
     per_case = joined.mapInArrow(run, gs.PER_CASE_SCHEMA)
-    meta = {gs._META_KEY: {"scorer": scorer.name, "version": scorer.version, "config": config}}
+    meta = {gs._META_KEY: {"scorer": scorer.name, "version": scorer.version, "config": config,
+                           **({"slice_by": slice_by} if slice_by is not None else {})}}
     return per_case.withColumn("record", F.col("record").alias("record", metadata=meta)), failures
+
+
+def _slice_list(names: Any) -> list[str]:
+    return [names] if isinstance(names, str) else list(names or [])
+
+
+def _recount(agg: dict[str, Any], moves: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """Move each case of *moves* (its rule record, its merged record) from its rule verdict's pass-rate class to
+    its merged one in *agg*, and derive ``decided`` and ``pass_rate`` again (undefined when nothing is decided)."""
+    counts = {k: agg[k] for k in ("match", "no_match", "near_match", "needs_human", "unscored", "verified_wrong")}
+    for old, new in moves:
+        counts[pass_rate_class(old)] -= 1
+        counts[pass_rate_class(new)] += 1
+    decided = counts["match"] + counts["no_match"]
+    agg.update(counts)
+    agg["decided"] = decided
+    agg["pass_rate"] = counts["match"] / decided if decided else 0.0
+    if decided:
+        agg["undefined"].pop("pass_rate", None)
+    else:
+        agg["undefined"]["pass_rate"] = "no case was decided match or no_match"
 
 
 def llm_stage(per_case: Any, rule_results: dict[str, Any], opts: Any, *, attempts_path: str | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
@@ -225,18 +252,13 @@ def llm_stage(per_case: Any, rule_results: dict[str, Any], opts: Any, *, attempt
     merge_llm(sub, llm_results)
     merged = {str(r["id"]): r for r in sub["per_example"]}
     agg = rule_results["aggregate"]
-    counts = {k: agg[k] for k in ("match", "no_match", "near_match", "needs_human", "unscored", "verified_wrong")}
-    for cid, new in merged.items():
-        counts[pass_rate_class(records[cid])] -= 1
-        counts[pass_rate_class(new)] += 1
-    decided = counts["match"] + counts["no_match"]
-    agg.update(counts)
-    agg["decided"] = decided
-    agg["pass_rate"] = counts["match"] / decided if decided else 0.0
-    if decided:
-        agg["undefined"].pop("pass_rate", None)
-    else:
-        agg["undefined"]["pass_rate"] = "no case was decided match or no_match"
+    moves = [(records[cid], new) for cid, new in merged.items()]
+    _recount(agg, moves)
+    slices = rule_results.get("slices")
+    if isinstance(slices, dict):  # (--slice-by) each slice counts the LLM's verdicts of its cases as the whole does
+        for name, sagg in slices.items():
+            if "error" not in sagg:
+                _recount(sagg, [(old, new) for old, new in moves if name in _slice_list(old.get(SLICE_KEY))])
     agg["llm_judge"] = sub["aggregate"].get("llm_judge")
     rule_results["llm_judge"] = sub.get("llm_judge")
     return rule_results, merged

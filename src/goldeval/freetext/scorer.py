@@ -269,6 +269,7 @@ class TokenF1(Scorer):
         "tokenizer": Option("openscribe", str, "token rule: openscribe (reproduces the published figures) or unicode"),
     }
     headline = "whole_note_f1_mean"
+    slice_columns = ("n", "n_failed", "whole_note_f1_mean", "whole_note_precision_mean", "whole_note_recall_mean")
     lenient_json = True
     report_kind = "freetext"
     gate_families = ("free_text",)

@@ -71,12 +71,16 @@ class Bound:
 
 @dataclass(frozen=True, slots=True)
 class GateSpec:
-    """One line of ``[gates]``: a metric, its bounds, the line it was written on, and an optional note."""
+    """One line of ``[gates]``: a metric, its bounds, the line it was written on, and an optional note.
+
+    ``slice`` names the slice the gate reads (a line under ``[gates.slices.NAME]``: the metric of that slice of a
+    run scored with ``--slice-by``), ``None`` for the whole run."""
 
     metric: str
     bounds: tuple[Bound, ...]
     line: int | None
     note: str | None = None
+    slice: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,8 +234,8 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
     names = known_metrics()
     gates: list[GateSpec] = []
     warnings: list[str] = []
-    for metric, spec in gates_table.items():
-        path = f"gates.{metric}"
+
+    def one_gate(metric: str, spec: Any, path: str, slice_name: str | None) -> None:
         loc = at(path)
         if metric not in METRICS:
             raise InputError(
@@ -302,7 +306,27 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
                     f"{loc}: gate {metric!r} has a {b.op} bound, but {metric} is better when {info.better}; check it is meant."
                 )
         line = at(path)[len(source) + 1:]
-        gates.append(GateSpec(metric, tuple(bounds), int(line) if line.isdigit() else None, note))
+        gates.append(GateSpec(metric, tuple(bounds), int(line) if line.isdigit() else None, note, slice_name))
+
+    for metric, spec in gates_table.items():
+        if metric != "slices":
+            one_gate(metric, spec, f"gates.{metric}", None)
+            continue
+        # [gates.slices.hard] pass_rate = { min = 0.6 }: gates on one slice of a run scored with --slice-by
+        if not isinstance(spec, dict) or not spec:
+            raise InputError(
+                f"{at('gates.slices')}: gates.slices must hold one table per slice, e.g. [gates.slices.hard] then "
+                f"pass_rate = {{ min = 0.6 }} on the next line; got {_toml_short(spec)}."
+            )
+        for name, table in spec.items():
+            spath = f"gates.slices.{name}"
+            if not isinstance(table, dict) or not table:
+                raise InputError(
+                    f"{at(spath)}: slice {name!r} must be a table of gates, e.g. [gates.slices.{name}] then "
+                    f"pass_rate = {{ min = 0.6 }}; got {_toml_short(table)}."
+                )
+            for sm, sspec in table.items():
+                one_gate(sm, sspec, f"{spath}.{sm}", name)
     return DefinitionOfDone(
         gates=tuple(gates),
         source=source,

@@ -104,6 +104,9 @@ class GateResult:
         interval_warning: Set when the gate passes on the observed value but the interval's unfavourable end (the
             low end under ``min``, the high end under ``max``) lies beyond the bound: a warning beside the decision,
             never a different decision.
+        slice: The slice the gate read (``[gates.slices.NAME]``), ``None`` for the whole run (then absent from
+            :meth:`to_dict`). A slice gate reads ``results["slices"][NAME]``; a run without slices, a slice no case
+            is in, or one the scorer could not aggregate fails it, with the reason.
     """
 
     metric: str
@@ -126,9 +129,13 @@ class GateResult:
     interval_method: str | None = None
     interval_confidence: float | None = None
     interval_warning: str | None = None
+    slice: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if out["slice"] is None:  # a gate on the whole run: its dict as before slices were gateable
+            del out["slice"]
+        return out
 
 
 @dataclass(slots=True)
@@ -275,7 +282,6 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
             f"results: aggregate.undefined must be an object of metric -> reason, got {shorten(undefined)}. "
             "Pass the JSON a goldeval scoring command wrote with --out, unedited."
         )
-    nothing_scored = int_field(agg, "n_scored") == 0
     scorer_name, families = _results_families(results, agg)
     run_positive = results.get("positive")
     if dod.positive is not None and run_positive is not None and str(run_positive) != dod.positive:
@@ -295,31 +301,37 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                 "Use the definition of done written for this scorer."
             )
 
-    def read(metric: str) -> tuple[float | None, str | None]:
-        """(value, None) or (None, reason it cannot be compared)."""
-        if metric in agg:
-            value = agg[metric]
-        elif isinstance(agg.get("counts"), Mapping) and metric in agg["counts"]:
-            value = agg["counts"][metric]  # the llm_judge nests the pass-rate counts
-        else:
-            return None, f"{metric} is absent from this results file (the scorer did not produce it for this run)"
-        if nothing_scored:
-            return None, f"{metric} has no evidence: nothing was scored on this set"
-        if metric in undefined:
-            return None, f"{metric} undefined: {undefined[metric]}"
-        if not _is_number(value):
-            # as the file spells it: a JSON null is 'null', not Python's 'None'
+    def gate_results(agg: Mapping[str, Any], gate: GateSpec, label: str) -> list[GateResult]:
+        """The results of one gate's bounds on *agg* (the whole run's aggregate, or one slice's); *label* starts
+        each sentence (``""`` for the whole run, ``"slice difficulty = hard: "`` for a slice)."""
+        undefined = agg.get("undefined") or {}
+        undefined = undefined if isinstance(undefined, Mapping) else {}
+        nothing_scored = int_field(agg, "n_scored") == 0
+        out: list[GateResult] = []
 
-            spelled = json.dumps(value, ensure_ascii=False, default=str)
-            return None, f"{metric} is not a number in this results file (got {spelled if len(spelled) <= 60 else spelled[:59] + '…'})"
-        evidence = METRICS[metric].evidence
-        missing = evidence(agg, words) if evidence is not None else None
-        if missing:
-            return None, f"{metric} has no evidence: {missing}"
-        return float(value), None
+        def read(metric: str) -> tuple[float | None, str | None]:
+            """(value, None) or (None, reason it cannot be compared)."""
+            if metric in agg:
+                value = agg[metric]
+            elif isinstance(agg.get("counts"), Mapping) and metric in agg["counts"]:
+                value = agg["counts"][metric]  # the llm_judge nests the pass-rate counts
+            else:
+                return None, f"{metric} is absent from this results file (the scorer did not produce it for this run)"
+            if nothing_scored:
+                return None, f"{metric} has no evidence: nothing was scored on this set"
+            if metric in undefined:
+                return None, f"{metric} undefined: {undefined[metric]}"
+            if not _is_number(value):
+                # as the file spells it: a JSON null is 'null', not Python's 'None'
 
-    out: list[GateResult] = []
-    for gate in dod.gates:
+                spelled = json.dumps(value, ensure_ascii=False, default=str)
+                return None, f"{metric} is not a number in this results file (got {spelled if len(spelled) <= 60 else spelled[:59] + '…'})"
+            evidence = METRICS[metric].evidence
+            missing = evidence(agg, words) if evidence is not None else None
+            if missing:
+                return None, f"{metric} has no evidence: {missing}"
+            return float(value), None
+
         where = f"{dod.source}:{gate.line}" if gate.line else dod.source
         check_family(gate.metric, where)
         info = METRICS[gate.metric]
@@ -390,7 +402,7 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                     reason=reason,
                     allowed_on_this_set=allowed_text,
                     allowed=allowed,
-                    sentence=sentence,
+                    sentence=label + sentence,
                     line=gate.line,
                     note=gate.note,
                     observed_text=None if observed is None else _shown(observed, info.unit, b.op, limit),
@@ -398,9 +410,42 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                     ci_high=None if iv is None else iv["high"],
                     interval_method=None if iv is None else iv["method"],
                     interval_confidence=None if iv is None else CONFIDENCE,
-                    interval_warning=interval_warning,
+                    interval_warning=label + interval_warning if interval_warning else None,
+                    slice=gate.slice,
                 )
             )
+        return out
+
+    slices = results.get("slices")
+    slice_by = results.get("slice_by")
+
+    def slice_gate(gate: GateSpec) -> list[GateResult]:
+        """A gate under ``[gates.slices.NAME]``: evaluated on that slice's aggregate; fails, with the reason, on a
+        run without slices, a slice no case is in, or a slice the scorer could not aggregate."""
+        name = str(gate.slice)
+        label = f"slice {slice_by} = {name}: " if isinstance(slice_by, str) else f"slice {name}: "
+        sagg = slices.get(name) if isinstance(slices, Mapping) else None
+        if isinstance(sagg, Mapping) and "error" not in sagg:
+            return gate_results(sagg, gate, label)
+        check_family(gate.metric, f"{dod.source}:{gate.line}" if gate.line else dod.source)
+        if not isinstance(slices, Mapping):
+            why = ("this results file has no slices (the run was not scored with --slice-by); score it with "
+                   "--slice-by FIELD to gate a slice")
+        elif sagg is None:
+            known = ", ".join(repr(k) for k in slices) or "none"
+            why = (f"slice {name!r} is absent: no case has {slice_by or 'the slice field'} = {name!r} "
+                   f"(slices in this run: {known})")
+        else:
+            why = f"slice {name!r} could not be aggregated: {sagg.get('error') if isinstance(sagg, Mapping) else shorten(sagg)}"
+        return [GateResult(metric=gate.metric, op=b.op, limit=b.value, limit_text=b.text, limit_metric=b.ref,
+                           observed=None, passed=False, status="fail", reason=why, allowed_on_this_set=None,
+                           allowed=None, sentence=f"{label}{gate.metric} fails {b.text}: {why}", line=gate.line,
+                           note=gate.note, slice=gate.slice)
+                for b in gate.bounds]
+
+    out: list[GateResult] = []
+    for gate in dod.gates:
+        out.extend(gate_results(agg, gate, "") if gate.slice is None else slice_gate(gate))
     all_pass = all(r.passed for r in out)
     ordered = [r for r in out if not r.passed] + [r for r in out if r.passed]
     summary = ("PASS: " if all_pass else "FAIL: ") + ". ".join(_capitalize(r.sentence) for r in ordered) + "."

@@ -57,6 +57,7 @@ class Labels(Scorer):
         "require_positive": Option(True, bool, "refuse a positive label that occurs in neither gold nor pred"),
     }
     headline = "f1"
+    slice_columns = ("n", "n_scored", "gold_positives", "precision", "recall", "missed_per_100", "f1")
     report_kind = "labels"
     gate_families = ("labels",)
 
@@ -154,3 +155,8 @@ class Labels(Scorer):
 
     def finish(self, partial: Partial, config: Mapping[str, Any]) -> dict[str, Any]:
         return label_results(partial, config)
+
+    def slice_config(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A slice may legitimately hold no positive (the whole run is checked for one): precision and recall are
+        then undefined on it, never an error."""
+        return {**config, "require_positive": False}

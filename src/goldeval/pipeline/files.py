@@ -40,6 +40,7 @@ from goldeval.freetext.scorer import TokenF1
 from goldeval.freetext.tokens import Tokenizer, get_tokenizer
 from goldeval.io.reading import check_input_file, count_rows, file_sha256
 from goldeval.io.streams import display_name, input_sha256
+from goldeval.scoring.slices import sliced
 
 __all__ = ["PARALLEL_MIN_ROWS", "judge_answer_file", "judge_file", "score_file", "score_rows"]
 
@@ -149,6 +150,7 @@ def judge_file(
     on_example: Any = None,
     on_total: Callable[[int], None] | None = None,
     progress: Callable[[int], None] | None = None,
+    slice_by: str | None = None,
 ) -> dict[str, Any]:
     """Judge a case file against an attempt file; the results object every scorer writes.
 
@@ -170,6 +172,8 @@ def judge_file(
         on_total: Called once, before the first case, with the number of rows of the case file (its non-blank
             lines for JSONL), for a progress display.
         progress: Called with 1 as each case is judged (or reused from a resumed run).
+        slice_by: A case field (``difficulty``, ``db``): the aggregate per value of it too, under ``slices``
+            (:func:`goldeval.scoring.slices.sliced`; each case's ``slice`` in its entry).
 
     Returns:
         ``{"scorer": {"name", "version"}, "config", "inputs", "aggregate": {"pass_rate", "match", "no_match",
@@ -193,7 +197,9 @@ def judge_file(
         # queries read (the connection holds it open), and the run records that file's sha256.
         db_sha256 = file_sha256(cfg.db) if cfg.db and db is not None and not hasattr(db, "identity") else None
         databases = cfg.open_database_dir()
-        scorer = AnswerJudge(db=db, databases=databases, answer=cfg)
+        scorer: AnswerJudge = AnswerJudge(db=db, databases=databases, answer=cfg)
+        if slice_by is not None:
+            scorer = sliced(scorer, slice_by)  # type: ignore[assignment]  # (a subclass of AnswerJudge)
         sconfig = scorer.configure(db=cfg.db, timeout_s=cfg.timeout_s, max_rows=cfg.max_rows, check_canonical=cfg.check_canonical,
                                    engine=cfg.engine, sql_dialect=cfg.sql_dialect, db_dir=cfg.db_dir,
                                    max_result_bytes=cfg.max_result_bytes,

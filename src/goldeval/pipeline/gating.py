@@ -6,7 +6,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_GATE_FAILED", "EXIT_OK", "apply_definition", "hold_finish_for_gates", "load_definition"]
+from goldeval.errors import InputError
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_GATE_FAILED", "EXIT_OK", "apply_definition", "check_slice_gates", "hold_finish_for_gates",
+           "load_definition"]
 
 #: The exit decisions of a run (the CLI exits with them): every gate passes (or none given), a gate fails, nothing
 #: could be scored.
@@ -40,6 +43,27 @@ def load_definition(gates_path: str | os.PathLike[str] | None, *, scorer: str | 
         gate_families(scorer)  # the scorer's metric families, registered with the gates (Scorer.gate_families)
         check_scorer(dod, scorer)
     return dod
+
+
+def check_slice_gates(definition: Any, slice_by: str | None) -> None:
+    """Refuse, before anything is scored, a definition of done that gates a slice (``[gates.slices.NAME]``) of a run
+    scored without ``--slice-by``: such a gate could only fail.
+
+    Args:
+        definition: A :class:`~goldeval.gates.definition.DefinitionOfDone`, or ``None``.
+        slice_by: The run's slice field, or ``None``.
+
+    Raises:
+        InputError: a slice gate and no slice field, with the gate's line and what to pass.
+    """
+    if definition is None or slice_by is not None:
+        return
+    gate = next((g for g in definition.gates if getattr(g, "slice", None) is not None), None)
+    if gate is not None:
+        where = f"{definition.source}:{gate.line}" if gate.line else definition.source
+        raise InputError(f"{where}: gate on {gate.metric!r} of slice {gate.slice!r} ([gates.slices.{gate.slice}]), but the "
+                         "run is not sliced. Pass --slice-by FIELD (the case field whose values name the slices, e.g. "
+                         "--slice-by difficulty), or drop the slice gates.")
 
 
 def hold_finish_for_gates(recorder: Any, definition: Any) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from goldeval.errors import InputError
-from goldeval.pipeline.gating import apply_definition, hold_finish_for_gates, load_definition
+from goldeval.pipeline.gating import apply_definition, check_slice_gates, hold_finish_for_gates, load_definition
 from goldeval.pipeline.recording import RunRecording
 from goldeval.pipeline.result import Evaluation, Observer
 from goldeval.answers.databases import DatabaseDir
@@ -86,6 +86,7 @@ def judge_answers(
     observer: Observer | None = None,
     guard: Mapping[str, Any] | None = None,
     calibration: str | os.PathLike[str] | None = None,
+    slice_by: str | None = None,
 ) -> Evaluation:
     """Judge *attempts* against *cases* by rule (then by the LLM where the rules cannot decide), record, gate, write.
 
@@ -106,6 +107,8 @@ def judge_answers(
             results gain the pass rate corrected for the judge's measured error (``corrected_pass_rate`` and the
             aggregate's ``pass_rate_corrected``, ``_low``, ``_high``), before the gates read them. Read before any
             judging.
+        slice_by: A case field (``difficulty``, ``db``): every metric per value of it too (``results["slices"]``,
+            after the LLM stage when there is one); gates under ``[gates.slices.NAME]`` read them.
 
     Returns:
         An :class:`~goldeval.pipeline.result.Evaluation`: ``dry_run`` after an LLM dry run (nothing judged or
@@ -131,6 +134,7 @@ def judge_answers(
     definition = load_definition(gates, scorer=JUDGE_NAME)
     # the calibration set is read before any judging (a bad file, a run that is not in the store fail now); it is
     # read before this run is recorded, so `latest` names the run before it
+    check_slice_gates(definition, slice_by)
     calib = None if calibration is None else calibration_from(calibration, recording.store)
     if llm_opts.dry_run and not llm_opts.enabled:
         raise InputError("--dry-run counts the calls the LLM judge would make: give --llm MODEL with it.")
@@ -183,9 +187,9 @@ def judge_answers(
 
                     results = judge_file(cases, attempts, config=config, recorder=_NoFinish(recorder) if recorder is not None else None,
                                          keep_materials=True, db=database, on_total=observer.total,
-                                         progress=observer.progress)
+                                         progress=observer.progress, slice_by=slice_by)
                     stage = run_llm_stage(results, cases, attempts, llm_opts, answer_config=config, recorder=recorder,
-                                          progress=None if llm_opts.dry_run else observer.llm_progress)
+                                          progress=None if llm_opts.dry_run else observer.llm_progress, slice_by=slice_by)
                     observer.llm_stage(stage)
                     if stage.results is None:  # a dry run: the output gets the rule results and the count
                         if out:
@@ -198,7 +202,7 @@ def judge_answers(
                 else:
                     results = judge_file(cases, attempts, config=config, recorder=recorder, db=database,
                                          keep_per_example=False, on_example=each, on_total=observer.total,
-                                         progress=observer.progress)
+                                         progress=observer.progress, slice_by=slice_by)
                 if recording.note:
                     observer.recorded(recording.note)
                 if calib is not None:

@@ -16,6 +16,7 @@ from typing import Any
 from goldeval.llm.accounting import CallTally
 from goldeval.llm.options import LlmOptions, judge_config
 from goldeval.answers.judge import llm_materials
+from goldeval.answers.scorer import AnswerJudge
 from goldeval.errors import InputError
 from goldeval.io.reading import Row
 from goldeval.io.reading import RowError
@@ -27,6 +28,7 @@ from goldeval.llm.run import same_model
 from goldeval.llm.wiring import case_materials
 from goldeval.llm.wiring import from_answer_materials
 from goldeval.llm.wiring import merge_llm
+from goldeval.scoring.slices import sliced
 
 __all__ = ["LlmStage", "read_checked", "refuse_answering_model", "run_llm_stage"]
 
@@ -111,7 +113,7 @@ def refuse_answering_model(attempts_path: str, judge_model: str | None) -> None:
 
 def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: str, opts: LlmOptions, *,
                   answer_config: Any = None, recorder: Any = None,
-                  progress: Callable[[CallTally], None] | None = None) -> LlmStage:
+                  progress: Callable[[CallTally], None] | None = None, slice_by: str | None = None) -> LlmStage:
     """Send the cases of *rule_results* that the rules could not decide to the LLM judge and merge the verdicts.
 
     Args:
@@ -124,6 +126,8 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
         answer_config: The rule judge's :class:`~goldeval.answers.judge.AnswerConfig` (for ``send="all"``).
         recorder: The run's recorder: the merged records of the cases sent are recorded again (the store keeps the
             last record of a case) and the run is finished with the merged results.
+        slice_by: The run's slice field: the merged results' ``slices`` are aggregated again from the merged cases
+            (each carries its ``slice``), so a slice counts the LLM's verdicts as the whole does.
 
     Returns:
         An :class:`LlmStage`; after a dry run its ``results`` is ``None`` and ``rule_results["llm_dry_run"]`` holds
@@ -170,6 +174,11 @@ def run_llm_stage(rule_results: dict[str, Any], cases_path: str, attempts_path: 
         rule_results["llm_dry_run"] = judged
         return LlmStage(None, judged, config.model, len(by_id))
     merged = merge_llm(rule_results, judged)
+    if slice_by is not None:
+        judge = sliced(AnswerJudge(answer=answer_config), slice_by)
+        jconfig = judge.configure()
+        merged["slices"] = judge.finish(judge.new_partial(jconfig, keep_cases=False).update(merged["per_example"]),
+                                        jconfig)["slices"]
     if recorder is not None:
         sent = {r["id"] for r in judged["per_example"] if r.get("sent_to_llm")}
         for rec in merged["per_example"]:

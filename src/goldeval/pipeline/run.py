@@ -15,12 +15,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from goldeval.errors import InputError
-from goldeval.pipeline.gating import apply_definition, hold_finish_for_gates, load_definition
+from goldeval.pipeline.gating import apply_definition, check_slice_gates, hold_finish_for_gates, load_definition
 from goldeval.pipeline.recording import RunRecording
 from goldeval.pipeline.result import Evaluation, Observer
 from goldeval.io.outputs import check_outputs
 from goldeval.io.resultsfile import ResultsFile
 from goldeval.scoring.registry import get_scorer
+from goldeval.scoring.slices import sliced
 
 __all__ = ["evaluate"]
 
@@ -49,6 +50,7 @@ def evaluate(
     batch_kernel: bool = True,
     definition: Any = None,
     input_role: str = "predictions",
+    slice_by: str | None = None,
 ) -> Evaluation:
     """Run *scorer* over *source* with the run store, resume, gates and outputs; return what it decided.
 
@@ -79,6 +81,9 @@ def evaluate(
             or 1; ``False`` scores it row by row on the local engine (``goldeval score``).
         definition: The definition of done already loaded from *gates* (it is not read again).
         input_role: The input's role in the run's record and key (``predictions``; ``goldeval labels``: ``labels``).
+        slice_by: A case field (``difficulty``, a tag column): every metric also per value of it, under
+            ``results["slices"]`` (:func:`goldeval.scoring.slices.sliced`), and gates under ``[gates.slices.NAME]``
+            read them. ``None``: no slices; a definition of done with slice gates is then refused before scoring.
 
     Returns:
         An :class:`~goldeval.pipeline.result.Evaluation`: the results, the gate report, the run id, the exit
@@ -108,7 +113,8 @@ def evaluate(
         name = scorer if isinstance(scorer, str) else scorer.name
         from goldeval.pipeline.spark import score_on_spark  # start-up: the Spark path loads the judge (numpy, scipy)
         return score_on_spark(name, file, dict(options or {}), master=spark_master, per_case=per_case, out=out_path,
-                              out_format=out_format, gates=gates, recording=recording, observer=observer, guard=guard)
+                              out_format=out_format, gates=gates, recording=recording, observer=observer, guard=guard,
+                              slice_by=slice_by)
     if engine != "local":
         raise InputError(f"evaluate: engine must be 'local' or 'spark', got {engine!r}.")
     if per_case is not None:
@@ -123,6 +129,9 @@ def evaluate(
     # a bad gates file, or a gate on a metric this scorer never produces, fails before any scoring
     if definition is None:
         definition = load_definition(gates, scorer=scorer.name)
+    check_slice_gates(definition, slice_by)
+    if slice_by is not None:
+        scorer = sliced(scorer, slice_by)  # (no batch kernel: the rows are scored one by one, each read for its slice)
     if "positive" in scorer.options and definition is not None and getattr(definition, "positive", None) is not None:
         # as `goldeval labels` does: the agreed positive label of the definition of done is the run's
         if opts.get("positive") is not None and opts["positive"] != definition.positive:

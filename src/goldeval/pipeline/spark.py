@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from goldeval.errors import InputError
-from goldeval.pipeline.gating import apply_definition, hold_finish_for_gates, load_definition
+from goldeval.pipeline.gating import apply_definition, check_slice_gates, hold_finish_for_gates, load_definition
 from goldeval.pipeline.recording import RunRecording
 from goldeval.pipeline.result import Evaluation, Observer
 from goldeval.answers.judge import AnswerConfig
@@ -31,6 +31,7 @@ from goldeval.pipeline.llm_stage import refuse_answering_model
 from goldeval.runs.recorder import rubric_text
 from goldeval.scoring.registry import get_scorer
 from goldeval.scoring.registry import with_extra
+from goldeval.scoring.slices import sliced
 
 __all__ = ["judge_on_spark", "score_on_spark"]
 
@@ -43,7 +44,7 @@ def _write(results: dict[str, Any], out: str | None, out_format: str) -> None:
 def score_on_spark(scorer_name: str, file: str, options: dict[str, Any], *, master: str, per_case: str | None,
                    out: str | None, gates: str | os.PathLike[str] | None, recording: RunRecording,
                    observer: Observer | None = None, guard: Mapping[str, Any] | None = None,
-                   out_format: str = "json") -> Evaluation:
+                   out_format: str = "json", slice_by: str | None = None) -> Evaluation:
     """Score *file* with the scorer *scorer_name* on Spark (see the module docstring).
 
     Args:
@@ -52,6 +53,8 @@ def score_on_spark(scorer_name: str, file: str, options: dict[str, Any], *, mast
             DataFrame (must not exist). out, out_format: The results file (``jsonl`` writes the results, which hold
             no ``per_example``, as one line). gates: A definition of done. recording: The run's recording policy.
         observer: Hooks (note, summary, gate report). guard: More outputs to check before any work.
+        slice_by: A case field: every metric per value of it too (``results["slices"]``), folded on the executors
+            from the same partials as the whole (:func:`goldeval.scoring.slices.sliced`).
 
     Returns:
         An :class:`~goldeval.pipeline.result.Evaluation` (``problem`` when no row could be scored).
@@ -70,6 +73,9 @@ def score_on_spark(scorer_name: str, file: str, options: dict[str, Any], *, mast
         raise InputError(f"the {scorer.name} scorer does not score one file's rows: {scorer.one_file_hint}")
     config = scorer.configure(**options, source=os.path.basename(file.rstrip("/")))
     definition = load_definition(gates, scorer=scorer.name)
+    check_slice_gates(definition, slice_by)
+    if slice_by is not None:
+        scorer = sliced(scorer, slice_by)
     if per_case is not None and os.path.exists(per_case):
         raise InputError(f"--per-case {per_case}: already exists; Spark writes a folder there. Choose a new path or remove it.")
     t0 = time.perf_counter()
@@ -82,7 +88,7 @@ def score_on_spark(scorer_name: str, file: str, options: dict[str, Any], *, mast
         config=scorer.store_config(config), tokenizer=config.get("tokenizer"), dod=gates,
     ) as recorder:
         hold_finish_for_gates(recorder, definition)
-        results = with_extra(scorer, gs.aggregate(cases), extra)
+        results = with_extra(scorer, gs.aggregate(cases, scorer=scorer, config=config), extra)
         results["engine"]["master"] = master
         if "elapsed_sec" in results["aggregate"]:
             results["aggregate"]["elapsed_sec"] = time.perf_counter() - t0
@@ -119,7 +125,7 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
                    master: str, per_case: str | None, out: str | None, gates: str | os.PathLike[str] | None,
                    recording: RunRecording, llm_opts: Any, observer: Observer | None = None,
                    guard: Mapping[str, Any] | None = None, out_format: str = "json",
-                   max_result_bytes: int | None = None) -> Evaluation:
+                   max_result_bytes: int | None = None, slice_by: str | None = None) -> Evaluation:
     """Judge *attempts* against *cases* on Spark: the rules on the executors, the LLM stage (``llm_opts``) on the
     driver; see :mod:`goldeval.engines.spark_judge`.
 
@@ -127,6 +133,8 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
         cases, attempts: The case and attempt files (any path Spark reads). db: One SQLite / DuckDB file.
         timeout_s, max_rows, check_canonical, max_result_bytes: The rule judge's query bounds and checks.
         master, per_case, out, out_format, gates, recording, observer, guard: As :func:`score_on_spark`.
+        slice_by: A case field: the verdicts' aggregate per value of it too (``results["slices"]``, after the LLM
+            stage when there is one).
         llm_opts: :class:`~goldeval.llm.options.LlmOptions` (``model=None``: rules only).
 
     Returns:
@@ -144,6 +152,7 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
                   {"CASES": local.get("cases"), "ATTEMPTS": local.get("attempts"), "--db": sqlite_files(db),
                    "--gates": gates, "--store": recording.files(), "judge cache": cache_files(llm_opts)})
     definition = load_definition(gates, scorer=JUDGE_NAME)
+    check_slice_gates(definition, slice_by)
     if llm_opts.dry_run and not llm_opts.enabled:
         raise InputError("--dry-run counts the calls the LLM judge would make: give --llm MODEL with it.")
     if llm_opts.enabled:
@@ -159,7 +168,8 @@ def judge_on_spark(cases: str, attempts: str, *, db: str | None, timeout_s: floa
     spark = gs.session(master)
     with gs.executor_failures(f"judging {cases}"):
         cases_df, failures = spark_judge.judge(spark, cases, attempts, db=db, timeout_s=timeout_s, max_rows=max_rows,
-                                               check_canonical=check_canonical, keep_materials=llm_opts.enabled, **limits)
+                                               check_canonical=check_canonical, keep_materials=llm_opts.enabled,
+                                               slice_by=slice_by, **limits)
         results = gs.aggregate(cases_df)
     results["failures"] = failures
     results["aggregate"]["n_row_failures"] = len(failures)

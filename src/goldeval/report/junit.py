@@ -7,6 +7,8 @@ Shapes (one ``<testsuites>`` document with one ``<testsuite>`` per run):
   ``op`` and ``allowed_on_this_set`` are ``<properties>`` of the testcase. The suite's properties name the run,
   the scorer and the definition of done.
 * **no gates**: one testcase, ``scored``, that fails only when nothing could be scored (no evidence is not a pass).
+* **slices** (a run scored with ``--slice-by``): one testcase per slice (``classname`` ``goldeval.slices``, ``name``
+  ``FIELD = VALUE``) with the slice's metrics as properties; a gate on a slice is named ``slice NAME: metric bound``.
 * ``cases=True``: also one testcase per case (``classname`` ``goldeval.cases``): ``no_match``, a false positive or a
   missed positive fails, and so does an F1 below ``min_f1`` when given; an unscored case is an ``<error>`` with its
   reason; near_match / needs_human / verified_wrong cases are ``<skipped>`` with the verdict as message (undecided
@@ -105,9 +107,10 @@ def results_junit(results: Mapping[str, Any], *, cases: bool = False, min_f1: fl
             decision = g.get("sentence") or ""
             if g.get("reason") and g["reason"] not in decision:
                 decision = f"{decision}: {g['reason']}" if decision else g["reason"]
+            name = f"{g.get('metric')} {bound}" if g.get("slice") is None else f"slice {g['slice']}: {g.get('metric')} {bound}"
             suite.add_testcase(_case(
-                f"{g.get('metric')} {bound}", "goldeval.gates", failure=None if g.get("passed") else decision,
-                props={"value": g.get("observed"), "value_shown": g.get("observed_text"), "bound": g.get("limit"),
+                name, "goldeval.gates", failure=None if g.get("passed") else decision,
+                props={"slice": g.get("slice"), "value": g.get("observed"), "value_shown": g.get("observed_text"), "bound": g.get("limit"),
                        "op": g.get("op"), "limit": g.get("limit_text"), "allowed_on_this_set": g.get("allowed_on_this_set"),
                        "line": g.get("line"), "ci_low": g.get("ci_low"), "ci_high": g.get("ci_high"),
                        "interval_method": g.get("interval_method"), "interval_warning": g.get("interval_warning")},
@@ -120,10 +123,39 @@ def results_junit(results: Mapping[str, Any], *, cases: bool = False, min_f1: fl
             "scored", "goldeval.run", failure=f"nothing could be scored ({agg.get('n_failed', 0)} failed)" if nothing else None,
             props={"n": agg.get("n"), "n_scored": n_scored, "n_failed": agg.get("n_failed")},
         ))
+    for c in _slice_tests(results):
+        suite.add_testcase(c)
     if cases:
         for c in _case_tests(results, min_f1):
             suite.add_testcase(c)
     return _bytes([suite])
+
+
+def _slice_tests(results: Mapping[str, Any]) -> list[Any]:
+    """One testcase per slice of a run scored with ``--slice-by`` (``classname`` ``goldeval.slices``): its scalar
+    metrics as properties (an undefined one as ``undefined``); skipped when nothing in it was scored (no evidence is
+    neither a pass nor a fail), an error when the scorer could not aggregate it. A gate on a slice is a
+    ``goldeval.gates`` testcase, as any gate."""
+    slices = results.get("slices")
+    if not isinstance(slices, Mapping):
+        return []
+    by = results.get("slice_by") or "slice"
+    out = []
+    for name, agg in slices.items():
+        if not isinstance(agg, Mapping):
+            continue
+        title = f"{by} = {name}"
+        if "error" in agg:
+            out.append(_case(title, "goldeval.slices", error=f"not aggregated: {agg['error']}"))
+            continue
+        given = agg.get("undefined")
+        undefined: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        props = {k: ("undefined" if k in undefined else v) for k, v in agg.items()
+                 if isinstance(v, (int, float, str)) and not isinstance(v, bool)}
+        n_scored = agg.get("n_scored", agg.get("n"))
+        out.append(_case(title, "goldeval.slices", props=props,
+                         skipped=None if n_scored else f"nothing was scored in this slice ({agg.get('n', 0)} rows)"))
+    return out
 
 
 def _case_tests(results: Mapping[str, Any], min_f1: float | None) -> list[Any]:

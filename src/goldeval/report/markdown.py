@@ -76,7 +76,8 @@ def summary_markdown(results: Mapping[str, Any]) -> str:
         lines += ["| gate | bound | value | interval | result | on this set |", "|---|---|---|---|---|---|"]
         for g in gates.get("gates") or []:
             bound = f"{'≥' if g.get('op') == 'min' else '≤'} {g.get('limit_text')}"
-            lines.append(f"| {_cell(g.get('metric'))} | {_cell(bound)} | {_cell(g.get('observed_text'))} | "
+            name = g.get("metric") if g.get("slice") is None else f"{g.get('metric')} [slice {g['slice']}]"
+            lines.append(f"| {_cell(name)} | {_cell(bound)} | {_cell(g.get('observed_text'))} | "
                          f"{_cell(interval_text(g))} | {'pass' if g.get('passed') else '**FAIL**'} | "
                          f"{_cell(g.get('reason') or g.get('allowed_on_this_set'))} |")
         lines.append("")
@@ -95,7 +96,29 @@ def summary_markdown(results: Mapping[str, Any]) -> str:
             rows.append((key, _num(agg[key])))
     if rows:
         lines += ["| metric | value |", "|---|---|"] + [f"| {label} | {value} |" for label, value in rows] + [""]
+    lines += _slices_table(results, [k for k, _ in headlines])
     if run.get("id"):
         store = f" --store {printable(run['store'], keep_newlines=False)}" if run.get("store") else ""
         lines += [f"Report: `goldeval report {run['id']}{store} --out report.html`", ""]
     return "\n".join(lines)
+
+
+def _slices_table(results: Mapping[str, Any], headline_keys: list[str]) -> list[str]:
+    """A run scored with ``--slice-by``: a table of its slices (``n`` and the headline numbers the slices hold, at
+    most three; an undefined value said so, a slice not aggregated with its error). No lines without slices."""
+    slices = results.get("slices")
+    if not isinstance(slices, Mapping) or not slices:
+        return []
+    present = [k for k in headline_keys if any(isinstance(a, Mapping) and k in a for a in slices.values())][:3]
+    lines = [f"Per slice of {_cell(results.get('slice_by'))}:", "",
+             "| slice | n | " + " | ".join(_cell(k) for k in present) + " |", "|---|---|" + "---|" * len(present)]
+    for name, agg in slices.items():
+        if not isinstance(agg, Mapping):
+            continue
+        given = agg.get("undefined")
+        und: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        cells = ["undefined" if k in und else _num(agg.get(k)) for k in present]
+        if "error" in agg and cells:
+            cells = [f"not aggregated: {_cell(agg['error'])}"] + ["—"] * (len(cells) - 1)
+        lines.append(f"| {_cell(name)} | {_num(agg.get('n'))} | " + " | ".join(cells) + " |")
+    return lines + [""]

@@ -131,7 +131,7 @@ def _decision(results: Mapping[str, Any]) -> dict[str, Any]:
     out = []
     for g in gates.get("gates") or []:
         out.append({
-            "metric": g.get("metric"), "bound": f"{'≥' if g.get('op') == 'min' else '≤'} {g.get('limit_text')}",
+            "metric": g.get("metric") if g.get("slice") is None else f"{g.get('metric')} [slice {g['slice']}]", "bound": f"{'≥' if g.get('op') == 'min' else '≤'} {g.get('limit_text')}",
             "value": g.get("observed_text") if g.get("observed_text") is not None else "—",
             "interval": interval_text(g),
             "interval_warning": g.get("interval_warning"),
@@ -238,6 +238,40 @@ def headline_summary(results: Mapping[str, Any], options: ReportOptions | None =
     kind = scorer_kind(results)
     rows = [_case_row(c, kind, opts) for c in results.get("per_example") or [] if isinstance(c, Mapping)]
     return dict(_summary(results, kind, rows, opts)["headline"])
+
+
+def slices_view(results: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The report's table of a run scored with ``--slice-by``: a row per slice, a column per metric.
+
+    Args:
+        results: A results dict; ``None`` is returned without ``slices``.
+
+    Returns:
+        ``{"field", "columns", "rows": [{"name", "cells", "error"}], "errors"}``: the columns are the scorer's
+        ``slice_columns`` (else ``n``, ``n_scored`` and its headline), each cell the slice's value (a number, or
+        ``"undefined"`` when the slice lists it under ``undefined``, ``None`` when absent); ``error`` is why a slice
+        could not be aggregated; ``errors`` counts the rows whose field named no slice.
+
+    Example:
+        >>> v = slices_view({"scorer": {"name": "answer_judge"}, "slice_by": "db",
+        ...                  "slices": {"a": {"n": 2, "pass_rate": 0.5, "undefined": {}}}})
+        >>> v["columns"][:2], v["rows"][0]["cells"][:2]
+        (['n', 'pass_rate'], [2, 0.5])
+    """
+    slices = results.get("slices")
+    if not isinstance(slices, Mapping) or not slices:
+        return None
+    scorer = scorer_of((results.get("scorer") or {}).get("name"))
+    cols = list(getattr(scorer, "slice_columns", ()) or [c for c in ("n", "n_scored", getattr(scorer, "headline", None)) if c])
+    rows = []
+    for name, agg in slices.items():
+        if not isinstance(agg, Mapping):
+            continue
+        given = agg.get("undefined")
+        und: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        rows.append({"name": str(name), "error": agg.get("error"),
+                     "cells": [None if "error" in agg else "undefined" if c in und else agg.get(c) for c in cols]})
+    return {"field": results.get("slice_by"), "columns": cols, "rows": rows, "errors": len(results.get("slice_errors") or [])}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -623,11 +657,12 @@ def build_model(
         options: :class:`ReportOptions`.
 
     Returns:
-        ``{"kind", "title", "header", "header_a", "decision", "decision_a", "summary", "summary_a", "charts",
+        ``{"kind", "title", "header", "header_a", "decision", "decision_a", "summary", "summary_a", "slices", "charts",
         "columns", "cases", "sample", "notes", "redacted", "min_f1", "llm", "compare", "filters"}`` (``*_a``
-        ``None`` outside compare mode; ``llm``: the LLM judge of the run, see :func:`_llm_info`; ``filters``:
-        :func:`case_filters`). A data-answer case also carries ``key`` (its rubric clauses and the part each
-        played, its ``must_not_use`` entries and ``coverage``: see :func:`_attach_key`) unless redacted.
+        ``None`` outside compare mode; ``slices``: :func:`slices_view`, ``None`` for a run not sliced; ``llm``: the
+        LLM judge of the run, see :func:`_llm_info`; ``filters``: :func:`case_filters`). A data-answer case also
+        carries ``key`` (its rubric clauses and the part each played, its ``must_not_use`` entries and ``coverage``:
+        see :func:`_attach_key`) unless redacted.
     """
     opts = options or ReportOptions()
     if compare is None:
@@ -710,6 +745,7 @@ def build_model(
         "decision_a": decision_a,
         "summary": summary,
         "summary_a": summary_a,
+        "slices": slices_view(main_results),
         "charts": charts,
         "cases": embedded,
         "sample": sample,

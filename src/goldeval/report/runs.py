@@ -11,6 +11,7 @@ from goldeval.intervals import NEWCOMBE_PAIRED, corrected_words, interval_words
 from goldeval.io.printable import printable
 from goldeval.scoring.protocol import Scorer
 from goldeval.scoring.registry import scorer_of
+from goldeval.scoring.render import render_slices
 from goldeval.runs.compare import run_age_seconds
 
 __all__ = ["render_runs_list", "render_run", "render_compare", "age_words"]
@@ -200,6 +201,7 @@ def render_run(run: Mapping[str, Any], console: Any) -> None:
         scorer.render_summary(results, console)
     else:
         render_generic(results, console)
+    render_slices(results, console, columns=getattr(scorer, "slice_columns", ()), headline=getattr(scorer, "headline", None))
     gates = results.get("gates")
     if isinstance(gates, Mapping) and gates.get("summary"):
         style = "green" if gates.get("passed") else "red"

@@ -58,6 +58,7 @@ from goldeval.scoring.render import render_scorer
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "SLICE_KEY",
     "MetricSpec",
     "Option",
     "Partial",
@@ -214,6 +215,9 @@ class Scorer(abc.ABC):
     options: ClassVar[Mapping[str, Any]] = {}
     metrics: ClassVar[Mapping[str, MetricSpec]] = {}
     headline: ClassVar[str | None] = None
+    #: The aggregate keys the terminal's slice table shows, one column each (``--slice-by``); empty: ``n``,
+    #: ``n_scored`` and :attr:`headline`. Every key is in ``results["slices"]`` either way.
+    slice_columns: ClassVar[tuple[str, ...]] = ()
     lenient_json: ClassVar[bool] = False
     #: How the run store rebuilds ``per_example`` from the recorded cases when the entries were streamed, not kept:
     #: ``"scored"`` — the entries are the ``scored`` cases without ``status`` (the default :meth:`example_entry`);
@@ -393,6 +397,23 @@ class Scorer(abc.ABC):
         """Whether this scorer implements :meth:`score_path`."""
         return type(self).score_path is not Scorer.score_path
 
+    def slice_value(self, data: Mapping[str, Any], field: str) -> Any:
+        """The value of the slice field *field* in one input row (``--slice-by``; :func:`goldeval.scoring.slices.sliced`),
+        ``None`` when the row has none. Default: the row's own field. The data-answer judge reads the case.
+
+        Args:
+            data: The row as :meth:`score_batch` receives it (a decoded JSON object, a CSV row). field: The field.
+
+        Returns:
+            Any JSON value (:func:`goldeval.scoring.slices.slice_names` names its slices), or ``None``.
+        """
+        return data.get(field)
+
+    def slice_config(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The configuration one slice's partial is finished under (``--slice-by``). Default: *config*. A labels
+        slice may hold no positive at all, so the labels scorer does not require one there."""
+        return config
+
     def check_run_config(self, config: Mapping[str, Any]) -> None:
         """Refuse, before anything is read or recorded, a configuration no run can score under (e.g. no positive
         label). Default: every configuration :meth:`configure` accepted runs.
@@ -436,11 +457,19 @@ def duplicate_error(source: str, line: int, rid: str, first: int) -> str:
     return f"{source}:{line}: id {rid!r} repeats line {first}. Ids must be unique; remove or rename the duplicate."
 
 
-def duplicate_record(source: str, line: int, rid: str, first: int) -> dict[str, Any]:
+#: The record key of a case's slice (``--slice-by``; :mod:`goldeval.scoring.slices`), kept on a repeated id's record.
+SLICE_KEY = "slice"
+
+
+def duplicate_record(source: str, line: int, rid: str, first: int, *, like: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The record of a row whose id repeats the row at line *first*: unscored, ``duplicate_of`` that line, never
-    recorded under the id (the same record in every engine)."""
-    return {"id": rid, "line": line, "status": "unscored", "duplicate_of": first,
-            "error": duplicate_error(source, line, rid, first)}
+    recorded under the id (the same record in every engine). It keeps the ``slice`` of *like* (the row's own
+    record), so a sliced run counts it, unscored, in its slice as in the whole."""
+    rec = {"id": rid, "line": line, "status": "unscored", "duplicate_of": first,
+           "error": duplicate_error(source, line, rid, first)}
+    if like is not None and SLICE_KEY in like:
+        rec[SLICE_KEY] = like[SLICE_KEY]
+    return rec
 
 
 class RepeatedIds:
@@ -458,7 +487,7 @@ class RepeatedIds:
         first = self.seen.setdefault(rid, line)
         if first == line:  # (lines are unique: only the row itself has its line)
             return rec
-        return duplicate_record(self.source, line, rid, first)
+        return duplicate_record(self.source, line, rid, first, like=rec)
 
 
 def failure_entry(rec: Mapping[str, Any]) -> dict[str, Any]:
@@ -467,12 +496,13 @@ def failure_entry(rec: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class Reused:
-    """A row whose case the resumed run already holds: :meth:`Scorer.score_batch` yields ``record`` as it is."""
+    """A row whose case the resumed run already holds: :meth:`Scorer.score_batch` yields ``record`` as it is.
+    ``data`` is the row itself when the engine has it (a sliced run reads its slice field from it)."""
 
-    __slots__ = ("line", "record")
+    __slots__ = ("data", "line", "record")
 
-    def __init__(self, line: int, record: dict[str, Any]) -> None:
-        self.line, self.record = line, record
+    def __init__(self, line: int, record: dict[str, Any], data: Mapping[str, Any] | None = None) -> None:
+        self.line, self.record, self.data = line, record, data
 
 
 def _reusing(rows: Iterable[Any], previous: Mapping[str, Mapping[str, Any]]) -> Iterator[Any]:
@@ -485,7 +515,7 @@ def _reusing(rows: Iterable[Any], previous: Mapping[str, Mapping[str, Any]]) -> 
             rid = item.data.get("id")
             prev = previous.get(str(rid)) if rid is not None else None
             if prev is not None and prev.get("status") == "scored" and prev.get("line") == item.line:
-                yield Reused(item.line, {**prev, "reused": True})
+                yield Reused(item.line, {**prev, "reused": True}, item.data)
                 continue
         yield item
 
