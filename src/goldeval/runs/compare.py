@@ -36,6 +36,7 @@ import numpy as np
 
 from goldeval.errors import InputError
 from goldeval.intervals import newcombe_paired_difference
+from goldeval.resample import resample_means
 from goldeval.runs.compare_labels import compare_labels, is_label_run
 from goldeval.runs.columns import case_columns
 from goldeval.verdict import pass_rate
@@ -157,8 +158,13 @@ def paired_bootstrap(
 
     Notes:
         When the differences take few distinct values (≤ 64, e.g. pass indicators: −1, 0, 1), a resample is
-        drawn as multinomial counts of those values — the same distribution as resampling indices, in
-        O(distinct values) per resample instead of O(n_pairs).
+        drawn as multinomial counts of those values (``numpy.random.default_rng(seed).multinomial``) — the same
+        distribution as resampling indices, in O(distinct values) per resample instead of O(n_pairs). Otherwise
+        the case indices come from :func:`goldeval.resample.resample_means` (a seeded counter-based stream, in C
+        on every core the process may use; the same bits in NumPy without the extension): 10,000 resamples of
+        100,000 pairs take about a second instead of 3.5 s. Its draws are not ``default_rng(seed).integers``,
+        so such an interval differs from the one drawn by earlier versions within its Monte Carlo error; for a
+        given seed it is fixed.
 
     Raises:
         InputError: shapes differ, or ``confidence`` / ``n_resamples`` out of range.
@@ -181,9 +187,9 @@ def paired_bootstrap(
         return {**out, "diff": None, "ci": None, "note": "no pair: no case has a value in both runs"}
     d = y - x
     n = d.size
-    rng = np.random.default_rng(seed)
     values, counts = np.unique(d, return_counts=True)
     if values.size <= 64:
+        rng = np.random.default_rng(seed)
         # (n_resamples, n_values) counts, drawn in blocks of at most ~2M cells so memory stays bounded (one block —
         # the same draws — for the default 10,000 resamples)
         block = max(1, 2_000_000 // values.size)
@@ -192,12 +198,9 @@ def paired_bootstrap(
             k = min(block, n_resamples - start)
             means[start : start + k] = rng.multinomial(n, counts / n, size=k) @ values / n
     else:
-        means = np.empty(n_resamples)
-        chunk = max(1, 2_000_000 // n)
-        for start in range(0, n_resamples, chunk):
-            k = min(chunk, n_resamples - start)
-            idx = rng.integers(0, n, size=(k, n))
-            means[start : start + k] = d[idx].mean(axis=1)
+        # case indices from goldeval.resample's counter-based stream: the C kernel on every core, the same bits
+        # without it (10^9 draws for 10,000 resamples of 100,000 cases)
+        means = resample_means(d, n_resamples, seed)
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     return {**out, "diff": float(d.mean()), "ci": [float(low), float(high)], "note": None}
