@@ -13,6 +13,7 @@ from goldeval.io.resultsfile import read_results
 from goldeval.report.html import render_html
 from goldeval.report.model import ReportOptions, build_model
 from goldeval.report.sources import input_files, input_paths, load_sources
+from goldeval.runs.inputs import stored_run_inputs
 from goldeval.runs.compare import compare_runs
 
 __all__ = ["report_from_store", "report_from_results", "read_results_file", "report_inputs", "run_of_results",
@@ -83,8 +84,7 @@ def report_inputs(*, store: Any = None, run: str | None = None, compare: str | N
     else:
         for ref in [run, compare]:
             if ref is not None:
-                rec = store.get_run(ref)
-                found.append(input_paths(rec.get("results") or {}, rec))
+                found.append(stored_run_inputs(store, ref))
     out: dict[str, list[str]] = {}
     for paths in found:
         for role, path in paths.items():

@@ -552,16 +552,19 @@ class RunStore:
         return [{"name": n, "run_id": r, "tagged_at": t} for n, r, t in rows]
 
     @_reading
-    def get_run(self, ref: str, *, with_results: bool = True) -> dict[str, Any]:
+    def get_run(self, ref: str, *, with_results: bool = True, with_cases: bool = True) -> dict[str, Any]:
         """The run *ref* names (see :meth:`resolve`) as a dict of its columns; ``results`` is the stored results
-        dict (``None`` until the run finished). Raises InputError when *ref* names no single run."""
+        dict (``None`` until the run finished). With ``with_cases=False`` a ``per_example`` kept in the cases table
+        stays its reference (``{"$cases": …}``) instead of every case read back: for readers of the results' other
+        keys (a run's inputs), at a 100,000-case run 0.8 s and its records' memory less. Raises InputError when
+        *ref* names no single run."""
         run_id = self.resolve(ref)
         row = self.db.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         run = self._row_to_run(row)
         if with_results:
             results = _loads(self.db.execute("SELECT results FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
             cases_ref = results.get("per_example") if isinstance(results, dict) else None
-            if isinstance(cases_ref, dict) and cases_ref.get("$cases"):
+            if with_cases and isinstance(cases_ref, dict) and cases_ref.get("$cases"):
                 results["per_example"] = self._per_example_from_cases(run_id, cases_ref)
             run["results"] = results
         run["n_recorded"] = self.db.execute("SELECT count(*) FROM cases WHERE run_id = ?", (run_id,)).fetchone()[0]
