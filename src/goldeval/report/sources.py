@@ -19,6 +19,7 @@ from goldeval.io.decoding import decode_into, new_folder, sniff
 from goldeval.io.reading import Row, decode_json, file_sha256, is_delimited, is_parquet, read_rows
 from goldeval.runs.identity import recorded_path
 from goldeval.runs.inputs import input_files, input_paths
+from goldeval.scoring.registry import scorer_of
 
 __all__ = ["CaseSources", "load_sources", "input_files", "input_paths"]
 

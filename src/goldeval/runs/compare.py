@@ -35,7 +35,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-import orjson
 
 from goldeval.errors import InputError
 from goldeval.intervals import newcombe_paired_difference
@@ -139,24 +138,24 @@ class CompareCases(Mapping[str, Mapping[str, Any]]):
     __slots__ = ("_rows",)
 
     def __init__(self, records: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
-        rows: dict[str, float | tuple[str | None, float | None] | dict[str, Any]] = {}
+        rows: dict[str, float | tuple[Any, float | None] | dict[str, Any]] = {}
         for cid, record in records:
-            view = compare_view(record)
-            if view.keys() <= _STATUS_AND_SCORE:
-                score = view.get("f1")
-                if view.get("status") == "scored" and score.__class__ is float:
+            if _NOT_STATUS.isdisjoint(record):  # its view is its status and score: a free-text case
+                status = record.get("status")
+                score = case_columns(record)[2]
+                if status == "scored" and score.__class__ is float:
                     rows[cid] = score  # the common case: a scored case's number alone (24 bytes)
                 else:
-                    rows[cid] = (view.get("status"), score)
+                    rows[cid] = (sys.intern(status) if status.__class__ is str else status, score)
             else:
-                rows[cid] = view
+                rows[cid] = compare_view(record)
         self._rows = rows
 
     @classmethod
     def of_run(cls, store: Any, run_id: str) -> CompareCases:
         """The cases of the stored run *run_id* (a :class:`goldeval.runs.store.RunStore`, SQLite or PostgreSQL),
         decoded one at a time."""
-        return cls((row[0], orjson.loads(row[-1])) for row in store.stored_cases(run_id))
+        return cls(store.case_records(run_id))
 
     def __getitem__(self, cid: str) -> Mapping[str, Any]:
         row = self._rows[cid]
@@ -179,7 +178,7 @@ class CompareCases(Mapping[str, Mapping[str, Any]]):
         return len(self._rows)
 
 
-_STATUS_AND_SCORE = frozenset(("status", "f1"))
+_NOT_STATUS = frozenset(COMPARE_FIELDS) - {"status"}
 
 
 def _has_verdicts(cases: Mapping[str, Mapping[str, Any]]) -> bool:

@@ -843,6 +843,13 @@ class RunStore:
             yield orjson.loads(data)
 
     @_reading
+    def case_records(self, run_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``(case id, per-case record)`` of each case of *run_id*, in recording order, decoded one at a time (for
+        a reader that keeps only part of each record: :class:`goldeval.runs.compare.CompareCases`)."""
+        for cid, data in self.db.execute("SELECT case_id, data FROM cases WHERE run_id = ? ORDER BY seq", (run_id,)):
+            yield cid, orjson.loads(data)
+
+    @_reading
     def cases(self, ref: str) -> list[dict[str, Any]]:
         """All per-case records of the run *ref* names, in recording order."""
         return list(self.iter_cases(self.resolve(ref)))
