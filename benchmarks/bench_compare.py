@@ -12,7 +12,9 @@ a fresh process:
   (what any comparison must at least do: the issue's "reading both runs' rows");
 * **compare**: ``goldeval compare RUN_A RUN_B -q --out cmp.json`` of this tree (default 10,000 resamples);
 * **before** (with ``--before SRC``): the same command run from another ``src`` folder, e.g. the tree before this
-  change: ``git archive f80b2c3 src | tar -x -C /tmp/base`` then ``--before /tmp/base/src``.
+  change: ``git archive f80b2c3 src | tar -x -C /tmp/base`` then ``--before /tmp/base/src``;
+* **report** (with ``--report``): ``goldeval report RUN_A -q --out page.html`` (a page of 20,000 of its 100,000
+  cases, texts read back from the corpus), and **report_before** from ``--before``'s tree.
 
 Each figure is read by a small wrapper process around the contender: wall time, ``ru_utime + ru_stime`` of its
 waited children (RUSAGE_CHILDREN: the goldeval process and its threads, and any process it started) and their
@@ -22,7 +24,7 @@ compare JSONs of this tree and ``--before`` agree (everything but the bootstrap 
 
 Usage::
 
-    python benchmarks/bench_compare.py [--n 100000] [--repeat 5] [--before /tmp/base/src]
+    python benchmarks/bench_compare.py [--n 100000] [--repeat 5] [--before /tmp/base/src] [--report]
 """
 
 from __future__ import annotations
@@ -89,7 +91,9 @@ def runs(n: int, env: dict[str, str]) -> tuple[Path, str, str]:
 
 
 def measure(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
-    out = subprocess.run([sys.executable, "-c", _WRAPPER, *cmd], env=env, check=True, capture_output=True, text=True)
+    # from the corpus's folder: a report reads the texts back from the input path the run recorded
+    out = subprocess.run([sys.executable, "-c", _WRAPPER, *cmd], env=env, check=True, capture_output=True, text=True,
+                         cwd=HERE / "out")
     res = json.loads(out.stdout.strip().splitlines()[-1])
     if res["rc"] != 0:
         sys.exit(f"bench_compare: {' '.join(cmd)} exited {res['rc']}")
@@ -105,6 +109,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--before", help="another tree's src folder, run the same way (e.g. the tree before a change)")
+    ap.add_argument("--report", action="store_true", help="also time `goldeval report RUN_A --out page.html` (and --before's)")
     args = ap.parse_args()
 
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
@@ -118,6 +123,11 @@ def main() -> None:
     if args.before:
         contenders["before"] = ([sys.executable, "-m", "goldeval", "compare", a, b, "-q", "--out", str(out_dir / "cmp_before.json")],
                                 {**home_env, "PYTHONPATH": args.before})
+    if args.report:
+        contenders["report"] = ([sys.executable, "-m", "goldeval", "report", a, "-q", "--out", str(out_dir / "page_this.html")], home_env)
+        if args.before:
+            contenders["report_before"] = ([sys.executable, "-m", "goldeval", "report", a, "-q", "--out",
+                                            str(out_dir / "page_before.html")], {**home_env, "PYTHONPATH": args.before})
     load0 = os.getloadavg()
     got: dict[str, list[dict[str, float]]] = {k: [] for k in contenders}
     for _ in range(args.repeat):
@@ -137,6 +147,9 @@ def main() -> None:
         ci_this, ci_before = this["scores"].pop("bootstrap"), before["scores"].pop("bootstrap")
         print(f"  the two JSONs {'agree' if this == before else 'DIFFER'} but for the bootstrap; its interval: "
               f"{ci_this['ci']} (this) vs {ci_before['ci']} (before), diff {ci_this['diff']} vs {ci_before['diff']}")
+    if args.report and args.before:
+        same = (out_dir / "page_this.html").read_bytes() == (out_dir / "page_before.html").read_bytes()
+        print(f"  the two pages are {'the same bytes' if same else 'DIFFERENT (the run-F1 interval is drawn from the new stream)'}")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import heapq
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -170,6 +170,15 @@ class CompareCases(Mapping[str, Mapping[str, Any]]):
                 out["f1"] = score
             return out
         return row  # type: ignore[return-value]
+
+    def score(self, cid: str) -> float | None:
+        """The headline score of case *cid* (``case_columns(self[cid])[2]``), without building its view."""
+        row = self._rows[cid]
+        if row.__class__ is float:
+            return row
+        if row.__class__ is tuple:
+            return row[1]
+        return case_columns(row)[2]  # type: ignore[arg-type]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._rows)
@@ -453,9 +462,10 @@ def compare_runs(
     scores_a: list[float] = []
     scores_b: list[float] = []
     one_only = []
+    score_a, score_b = _score_reader(cases_a), _score_reader(cases_b)
     for cid in common:
-        sa = case_columns(cases_a[cid])[2]
-        sb = case_columns(cases_b[cid])[2]
+        sa = score_a(cid)
+        sb = score_b(cid)
         if sa is not None and sb is not None:
             pair_ids.append(cid)
             scores_a.append(sa)
@@ -484,6 +494,14 @@ def compare_runs(
             "bootstrap": paired_bootstrap(a, b, n_resamples=n_resamples, confidence=confidence, seed=seed),
         }
     return result
+
+
+def _score_reader(cases: Mapping[str, Mapping[str, Any]]) -> Callable[[str], float | None]:
+    """case id → its headline score (:func:`goldeval.runs.columns.case_columns`), read straight from a
+    :class:`CompareCases`."""
+    if isinstance(cases, CompareCases):
+        return cases.score
+    return lambda cid: case_columns(cases[cid])[2]
 
 
 def _positive(run: Mapping[str, Any] | None) -> Any:
