@@ -25,6 +25,7 @@ compare JSONs of this tree and ``--before`` agree (everything but the bootstrap 
 Usage::
 
     python benchmarks/bench_compare.py [--n 100000] [--repeat 5] [--before /tmp/base/src] [--report]
+    python benchmarks/bench_compare.py --kernel [--n 100000] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -104,13 +105,53 @@ def fmt(xs: list[float], unit: str) -> str:
     return f"{statistics.median(xs):.2f} {unit} ({min(xs):.2f}-{max(xs):.2f})"
 
 
+def kernel(n: int, repeat: int) -> None:
+    """In this process: 10,000 paired-bootstrap resamples of n continuous differences, drawn as before (NumPy's
+    ``default_rng(seed).integers`` in blocks of ~2M cells, a gather and a mean: the code of f80b2c3) and by
+    :func:`goldeval.resample.resample_means` on one and on two threads, interleaved; CPU of this process (its threads
+    included)."""
+    import time
+
+    import numpy as np
+
+    sys.path.insert(0, str(REPO / "src"))
+    from goldeval.resample import resample_means
+
+    d = np.random.default_rng(0).random(n) - 0.5
+
+    def before() -> None:
+        rng, means, chunk = np.random.default_rng(0), np.empty(10_000), max(1, 2_000_000 // n)
+        for start in range(0, 10_000, chunk):
+            k = min(chunk, 10_000 - start)
+            means[start : start + k] = d[rng.integers(0, n, size=(k, n))].mean(axis=1)
+
+    ways = {"before (numpy integers)": before, "resample_means, 1 thread": lambda: resample_means(d, 10_000, 0, threads=1),
+            "resample_means, 2 threads": lambda: resample_means(d, 10_000, 0, threads=2)}
+    got: dict[str, list[tuple[float, float]]] = {k: [] for k in ways}
+    load0 = os.getloadavg()[0]
+    for _ in range(repeat):
+        for name, f in ways.items():
+            t, c = time.perf_counter(), time.process_time()
+            f()
+            got[name].append((time.perf_counter() - t, time.process_time() - c))
+    print(f"bootstrap kernel, 10,000 resamples x {n:,} draws; load average {load0:.2f} before, {os.getloadavg()[0]:.2f} after")
+    base = statistics.median(c for _, c in got["before (numpy integers)"])
+    for name, rows in got.items():
+        wall, cpu = [w for w, _ in rows], [c for _, c in rows]
+        print(f"  {name:26s} wall {fmt(wall, 's')}  cpu {fmt(cpu, 's')}  cpu ratio to before {statistics.median(cpu) / base:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--before", help="another tree's src folder, run the same way (e.g. the tree before a change)")
     ap.add_argument("--report", action="store_true", help="also time `goldeval report RUN_A --out page.html` (and --before's)")
+    ap.add_argument("--kernel", action="store_true", help="only time the bootstrap kernel in this process (before vs now)")
     args = ap.parse_args()
+    if args.kernel:
+        kernel(args.n, args.repeat)
+        return
 
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     db, a, b = runs(args.n, env)
