@@ -41,7 +41,7 @@ from goldeval.intervals import newcombe_paired_difference
 from goldeval.resample import resample_means
 from goldeval.runs.compare_labels import compare_labels, is_label_run
 from goldeval.runs.columns import case_columns
-from goldeval.verdict import pass_rate
+from goldeval.verdict import pass_rate, pass_rate_class
 
 __all__ = ["compare_runs", "compare_view", "CompareCases", "COMPARE_FIELDS", "mcnemar_exact", "paired_bootstrap", "bucket", "run_age_seconds", "BUCKETS"]
 
@@ -75,19 +75,16 @@ def _as_verdict_record(case: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def bucket(case: Mapping[str, Any]) -> str:
     """The outcome bucket of one per-case record (one of ``BUCKETS``), as :func:`goldeval.verdict.pass_rate`
-    counts it — this calls that function on the single case, so the two can never disagree."""
-    pr = pass_rate([dict(_as_verdict_record(case))]).to_dict()
-    for key, name in _FROM_PASS_RATE.items():
-        if pr[key]:
-            return name
-    return "unscored"
+    counts it — this calls the function that ``pass_rate`` counts each case by
+    (:func:`goldeval.verdict.pass_rate_class`), so the two can never disagree."""
+    return _FROM_PASS_RATE.get(pass_rate_class(_as_verdict_record(case)), "unscored")
 
 
 #: The fields of a per-case record that a comparison reads (besides its headline score): the verdict and how it
 #: was decided, a label case's gold, prediction and outcome, the why shown beside a flip.
 COMPARE_FIELDS: tuple[str, ...] = ("status", "verdict", "correct", "outcome", "gold", "pred", "golden_used", "confidence",
                                    "why", "reason", "needs_human", "gold_status")
-_SHARED_STRINGS = ("status", "verdict", "outcome", "gold_status", "golden_used")
+_SHARED_STRINGS = ("status", "verdict", "outcome", "gold_status", "golden_used", "gold", "pred")
 
 
 def compare_view(record: Mapping[str, Any]) -> dict[str, Any]:
