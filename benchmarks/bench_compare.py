@@ -108,14 +108,14 @@ def fmt(xs: list[float], unit: str) -> str:
 def kernel(n: int, repeat: int) -> None:
     """In this process: 10,000 paired-bootstrap resamples of n continuous differences, drawn as before (NumPy's
     ``default_rng(seed).integers`` in blocks of ~2M cells, a gather and a mean: the code of f80b2c3) and by
-    :func:`goldeval.resample.resample_means` on one and on two threads, interleaved; CPU of this process (its threads
-    included)."""
+    :func:`goldeval.resample.resample_means` on one and on two threads, and by its NumPy definition (what runs
+    without the C extension: the same bits), interleaved; CPU of this process (its threads included)."""
     import time
 
     import numpy as np
 
     sys.path.insert(0, str(REPO / "src"))
-    from goldeval.resample import resample_means
+    from goldeval.resample import resample_means, resample_means_numpy
 
     d = np.random.default_rng(0).random(n) - 0.5
 
@@ -126,7 +126,8 @@ def kernel(n: int, repeat: int) -> None:
             means[start : start + k] = d[rng.integers(0, n, size=(k, n))].mean(axis=1)
 
     ways = {"before (numpy integers)": before, "resample_means, 1 thread": lambda: resample_means(d, 10_000, 0, threads=1),
-            "resample_means, 2 threads": lambda: resample_means(d, 10_000, 0, threads=2)}
+            "resample_means, 2 threads": lambda: resample_means(d, 10_000, 0, threads=2),
+            "NumPy definition (no C)": lambda: resample_means_numpy(d, 10_000, 0)}
     got: dict[str, list[tuple[float, float]]] = {k: [] for k in ways}
     load0 = os.getloadavg()[0]
     for _ in range(repeat):

