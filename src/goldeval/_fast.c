@@ -41,6 +41,11 @@
  *
  * all_close(g, p, half, rel) -> bool
  *
+ * and the paired bootstrap's resampled means (goldeval.resample.resample_means, the same draws and the same
+ * additions in the same order, so the same bits):
+ *
+ * resample_means(d, key, key_retry, first, out) -> None
+ *
  * Arguments are C-contiguous buffers (NumPy arrays): float64, and int64 for weight (or None). Compiled with
  * -ffp-contract=off: every float expression rounds as NumPy's elementwise operations do.
  */
@@ -1436,6 +1441,77 @@ done:
     return out;
 }
 
+/*
+ * resample_means(d, key, key_retry, first, out) -> None
+ *
+ * d: (n,) float64, 1 <= n < 2**31; key, key_retry: uint64 stream keys; first: index of the first resample (>= 0);
+ * out: (k,) writable float64. out[i] = the mean of resample first + i: the sum of d[idx(p)] over its n draws
+ * p = (first + i) * n + j, j = 0..n-1, added in four lanes (lane j % 4, each lane in order of j, a lane that gets
+ * no draw at the end gets + 0.0 as the NumPy definition's zero padding does), then (l0 + l1) + (l2 + l3), divided by n.
+ * Draw p: x = the low (p even) or high (p odd) 32 bits of splitmix64(key + GAMMA * (p / 2 + 1)); Lemire's
+ * multiply-shift idx = (x * n) >> 32, rejected while the low 32 bits of x * n are below 2**32 mod n, when x is
+ * drawn again as the low 32 bits of splitmix64(key_retry + GAMMA * (p * 64 + a + 1)), a = 1, 2, ...
+ * The GIL is released: callers run disjoint ranges of resamples on threads.
+ */
+#define BOOT_GAMMA 0x9E3779B97F4A7C15ULL
+#define BOOT_BATCH 1024
+static inline uint64_t splitmix_mix(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static PyObject *resample_means(PyObject *self, PyObject *args) {
+    PyObject *d_o, *out_o;
+    unsigned long long key, key_r;
+    long long first;
+    if (!PyArg_ParseTuple(args, "OKKLO:resample_means", &d_o, &key, &key_r, &first, &out_o)) return NULL;
+    if (first < 0) { PyErr_SetString(PyExc_ValueError, "first must be >= 0"); return NULL; }
+    Py_buffer d, out;
+    if (get_buffer(d_o, &d, "d", "d") < 0) return NULL;
+    if (PyObject_GetBuffer(out_o, &out, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) { PyBuffer_Release(&d); return NULL; }
+    const char *f = out.format ? out.format : "B";
+    Py_ssize_t n = d.len / 8, k = out.len / 8;
+    if (out.itemsize != 8 || f[strlen(f) - 1] != 'd' || n < 1 || n >= ((Py_ssize_t)1 << 31)) {
+        PyBuffer_Release(&d); PyBuffer_Release(&out);
+        PyErr_SetString(PyExc_TypeError, "d must hold 1 to 2**31 - 1 float64 values and out must be a writable float64 array");
+        return NULL;
+    }
+    const double *v = (const double *)d.buf;
+    double *o = (double *)out.buf;
+    const uint64_t un = (uint64_t)n;
+    const uint32_t t = (uint32_t)(((uint64_t)1 << 32) % un);
+    Py_BEGIN_ALLOW_THREADS
+    uint32_t idx[BOOT_BATCH];
+    for (Py_ssize_t i = 0; i < k; i++) {
+        uint64_t p = ((uint64_t)first + (uint64_t)i) * un;
+        double lane[4] = {0.0, 0.0, 0.0, 0.0};
+        /* the draws' indices a batch at a time, then their values: the loads of a batch overlap in the CPU */
+        for (Py_ssize_t j0 = 0; j0 < n; j0 += BOOT_BATCH) {
+            Py_ssize_t len = n - j0 < BOOT_BATCH ? n - j0 : BOOT_BATCH;
+            uint64_t word = splitmix_mix(key + BOOT_GAMMA * ((p >> 1) + 1));
+            for (Py_ssize_t b = 0; b < len; b++, p++) {
+                if (!(p & 1) && b) word = splitmix_mix(key + BOOT_GAMMA * ((p >> 1) + 1));  /* one word, two draws */
+                uint64_t x = (p & 1) ? (word >> 32) : (word & 0xFFFFFFFFULL);
+                uint64_t m = x * un;
+                for (uint64_t a = 1; (uint32_t)m < t; a++) {
+                    x = splitmix_mix(key_r + BOOT_GAMMA * (p * 64 + a + 1)) & 0xFFFFFFFFULL;
+                    m = x * un;
+                }
+                idx[b] = (uint32_t)(m >> 32);
+            }
+            /* j0 is a multiple of 4 (BOOT_BATCH is), so draw j0 + b goes to lane b % 4 */
+            for (Py_ssize_t b = 0; b < len; b++) lane[b & 3] += v[idx[b]];
+        }
+        for (Py_ssize_t j = n; j & 3; j++) lane[j & 3] += 0.0;
+        o[i] = ((lane[0] + lane[1]) + (lane[2] + lane[3])) / (double)n;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&d);
+    PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"overlap_counts", overlap_counts, METH_VARARGS,
      "overlap_counts(prediction, reference) -> (n_prediction, n_reference, n_overlap) under the openscribe rule."},
@@ -1471,6 +1547,8 @@ static PyMethodDef methods[] = {
      "scan_ids(block, quoted) -> (n_lines, hashes, slow): the prefix rule's id hashes of a block of JSONL (goldeval.ids)."},
     {"partition_hashes", partition_hashes, METH_VARARGS,
      "partition_hashes(hashes, n) -> (bytes, counts): int64 hashes ordered by bucket h % n (goldeval.ids.HashBuckets)."},
+    {"resample_means", resample_means, METH_VARARGS,
+     "resample_means(d, key, key_retry, first, out) -> None: bootstrap resample means (goldeval.resample)."},
     {"repeated_of", repeated_of, METH_VARARGS, "repeated_of(hashes) -> list[int]: the int64 values that occur more than once."},
     {NULL, NULL, 0, NULL}};
 

@@ -18,7 +18,8 @@ import pytest
 from goldeval.errors import InputError
 from goldeval.pipeline.files import score_file
 from goldeval.report.build import report_from_results
-from goldeval.report.html import embed_json, render_html
+from goldeval.report import html as html_mod
+from goldeval.report.html import embed_json, render_html, write_html
 from goldeval.report.model import ReportOptions, build_model, shared_spans
 from goldeval.report.sources import load_sources
 from goldeval.freetext.tokens import OPENSCRIBE, UNICODE
@@ -85,6 +86,24 @@ def test_a_hostile_text_appears_only_escaped(tmp_path):
     assert "alert(1)" in html  # embedded (the page shows it) ...
     assert "</script><script>alert(1)" not in html  # ... but never as markup
     assert html.count("<script") == 2  # the JSON block and the page's own script
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1_000])
+def test_the_page_written_in_chunks_is_the_rendered_page_byte_for_byte(tmp_path, monkeypatch, chunk):
+    # 57 PriMock57 cases plus rows whose texts hold what embed_json escapes (<, >, &, U+2028, U+2029) and non-ASCII
+    # letters: cut into chunks of 1 and 7 cases (a chunk boundary between every pair of cases), and in one piece
+    src = tmp_path / "mixed.jsonl"
+    rows = [json.loads(line) for line in PRIMOCK.read_text().splitlines()]
+    rows += [{"id": f"x{k}", "prediction": f"a<b> & c\u2028d\u2029 café {k}", "reference": "a b c d café"} for k in range(9)]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    results = score_file(src)
+    model = build_model(results, sources=load_sources(results, None))
+    assert len(model["cases"]) == 66
+    monkeypatch.setattr(html_mod, "CHUNK_ITEMS", chunk)
+    out = tmp_path / "page.html"
+    with open(out, "wb") as fh:
+        write_html(model, fh)
+    assert out.read_bytes() == render_html(model).encode("utf-8")
 
 
 def test_max_cases_keeps_every_non_pass_and_states_the_sample(primock_results):

@@ -9,7 +9,7 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
 from goldeval.errors import InputError
-from goldeval.runs.compare import BUCKETS, bucket, compare_runs, mcnemar_exact, paired_bootstrap
+from goldeval.runs.compare import BUCKETS, CompareCases, bucket, compare_runs, compare_view, mcnemar_exact, paired_bootstrap
 from goldeval.verdict import pass_rate
 
 
@@ -145,6 +145,22 @@ def test_bootstrap_f1_interval_agrees_with_scipy():
     # independent draws: the endpoints agree to Monte-Carlo error (sd of the mean diff here is ~0.003)
     assert ours["ci"][0] == pytest.approx(lo, abs=1e-3)
     assert ours["ci"][1] == pytest.approx(hi, abs=1e-3)
+
+
+def test_bootstrap_of_many_valued_differences_agrees_with_scipy_at_5000_pairs():
+    # 5,000 pairs with continuous F1 differences: the resamples come from goldeval.resample's stream (not
+    # default_rng(seed).integers), so the endpoints agree with scipy.stats.bootstrap (paired, percentile) to Monte
+    # Carlo error only. sd of the mean difference: 0.05 / sqrt(5,000) = 7.1e-4; each endpoint's Monte Carlo error
+    # at 10,000 resamples is ~2% of that; 1.5e-4 is ~10 of those errors.
+    rng = np.random.default_rng(17)
+    a = rng.uniform(0.3, 0.9, 5_000)
+    b = np.clip(a + rng.normal(0.01, 0.05, 5_000), 0, 1)
+    ours = paired_bootstrap(a, b, n_resamples=10_000, confidence=0.95, seed=0)
+    lo, hi = _scipy_paired_ci(a, b, n_resamples=10_000, confidence=0.95, seed=1)
+    assert ours["ci"][0] == pytest.approx(lo, abs=1.5e-4)
+    assert ours["ci"][1] == pytest.approx(hi, abs=1.5e-4)
+    assert ours == paired_bootstrap(a, b, n_resamples=10_000, confidence=0.95, seed=0)  # the same seeded result
+    assert ours["ci"] != paired_bootstrap(a, b, n_resamples=10_000, confidence=0.95, seed=1)["ci"]
 
 
 def test_bootstrap_pass_rate_interval_agrees_with_scipy():
@@ -330,3 +346,37 @@ def test_a_runs_age_is_measured_from_its_recorded_time_and_said_in_its_largest_u
     assert age_words(3600) == "1 hour ago" and age_words(7199) == "1 hour ago" and age_words(120) == "2 minutes ago"
     assert age_words(-3600) == "in the future (clock skew?)"  # another machine's clock ahead of this one's
     assert run_age_seconds(None) is None and run_age_seconds("yesterday") is None
+
+
+def test_compare_view_keeps_what_a_comparison_reads():
+    rec = {"id": "c1", "line": 4, "status": "scored", "whole_note": {"precision": 0.5, "recall": 1.0, "f1": 2 / 3},
+           "tokens": {"prediction": 4, "reference": 2, "overlap": 2}}
+    assert compare_view(rec) == {"status": "scored", "f1": 2 / 3}
+    judged = v("no_match", "wrong year", golden_used="alternatives[0]", raw="judge text " * 50, column_pairing={"x": "y"})
+    assert compare_view(judged) == {k: judged[k] for k in ("status", "verdict", "confidence", "needs_human", "why",
+                                                           "gold_status", "golden_used")}
+    label = {"status": "scored", "gold": "escalate", "pred": None, "outcome": "fn", "line": 9}
+    assert compare_view(label) == {"status": "scored", "gold": "escalate", "pred": None, "outcome": "fn"}
+
+
+@pytest.mark.parametrize("runs", ["verdicts", "scores", "labels"])
+def test_compare_cases_give_the_same_comparison_as_the_records(runs):
+    if runs == "verdicts":
+        a, b = RUN_A, RUN_B
+    elif runs == "scores":
+        a = {"c1": f1(0.5), "c2": f1(0.2), "c3": f1(0.9), "c4": {"id": "c4", "status": "unscored", "error": "x"},
+             "c5": {"status": "scored", "f1": 0.25}, "c6": {"f1": 0.5}}  # no status: scored, as every reader takes it
+        b = {"c1": f1(0.7), "c2": f1(0.2), "c3": f1(0.4), "c4": f1(0.3), "c5": {"status": "scored", "score": 1},
+             "c6": {"status": "unscored", "reason": "bad row"}}
+    else:
+        a = {"x": {"status": "scored", "gold": "escalate", "pred": "escalate", "outcome": "tp"},
+             "y": {"status": "scored", "gold": "approve", "pred": "approve", "outcome": "tn"}}
+        b = {"x": {"status": "scored", "gold": "escalate", "pred": None, "outcome": "fn"},
+             "y": {"status": "scored", "gold": "approve", "pred": "approve", "outcome": "tn"}}
+    want = compare_runs(a, b, seed=2, top=3)
+    ca, cb = CompareCases(a.items()), CompareCases(b.items())
+    assert list(ca) == list(a) and len(cb) == len(b)
+    assert compare_runs(ca, cb, seed=2, top=3) == want
+    if runs == "scores":  # kept as the bare score, given back as its view
+        assert ca._rows["c1"] == 0.5 and ca["c1"] == {"status": "scored", "f1": 0.5}
+        assert ca["c4"] == {"status": "unscored"} and ca["c6"] == {"f1": 0.5}

@@ -56,7 +56,7 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
     """
     # start-up: the report modules load only when one is written or rendered
     from goldeval.report.runs import render_compare
-    from goldeval.runs.compare import compare_runs, regression_decision  # start-up: the run store loads only when the command runs
+    from goldeval.runs.compare import CompareCases, compare_runs, regression_decision  # start-up: the run store loads only when the command runs
 
     guard_outputs({"--out": out, "--junit": junit}, {"--store": store_files(store), "--calibration": calibration})
     with open_existing_store(store) as st:
@@ -66,7 +66,8 @@ def compare(run_a, run_b, store, fail_on_regression, out, seed, resamples, confi
             run["ref"], run["tags"] = ref, [t["name"] for t in st.tags(run["id"])]
         guard_outputs({"--out": out, "--junit": junit}, run_inputs(st, a["id"], b["id"]))  # never over their inputs
         cmp = compare_runs(
-            st.case_map(a["id"]), st.case_map(b["id"]), run_a=a, run_b=b,
+            # each record read down to what a comparison reads as it is decoded: ~200 bytes a free-text case
+            CompareCases.of_run(st, a["id"]), CompareCases.of_run(st, b["id"]), run_a=a, run_b=b,
             seed=seed, n_resamples=resamples, confidence=confidence, top=top,
         )
         if calibration is not None:

@@ -12,7 +12,7 @@ from goldeval.cli._progress import Activity
 from goldeval.cli._store import store_files, store_path_option
 from goldeval.cli._types import SEED, Finite
 from goldeval.errors import InputError
-from goldeval.io.outputs import write_output
+from goldeval.io.outputs import open_output, write_output
 from goldeval.runs.backends import open_existing_store
 
 
@@ -88,18 +88,18 @@ def report(run, compare_ref, results_file, runs_page, arm, tag, since, store, ou
     options = ReportOptions(max_cases=max_cases, redact=redact, min_f1=min_f1, seed=seed, resamples=resamples)
     if results_file is not None:
         # start-up: the report modules load only when one is written or rendered
-        from goldeval.report.build import report_from_results, report_inputs
+        from goldeval.report.build import report_inputs, report_model_from_results
 
         guard_outputs({"--out": out}, report_inputs(results_path=results_file, compare_results=compare_ref))
         _refuse_replacing_a_file_that_is_no_page(out)
         from goldeval.runs.corrected import calibration_from  # start-up: the run store loads only when the command runs
 
         calib = None if calibration is None else calibration_from(calibration, store)
-        html, model = Activity("building the report", quiet=quiet).run(
-            report_from_results, results_file, compare_path=compare_ref, options=options, seed=seed, calibration=calib)
+        model = Activity("building the report", quiet=quiet).run(
+            report_model_from_results, results_file, compare_path=compare_ref, options=options, seed=seed, calibration=calib)
     else:
         # start-up: the report modules load only when one is written or rendered
-        from goldeval.report.build import report_from_store, report_inputs
+        from goldeval.report.build import report_inputs, report_model_from_store
 
         with open_existing_store(store) as st:
             guard_outputs({"--out": out}, report_inputs(store=st, run=run, compare=compare_ref))
@@ -108,10 +108,14 @@ def report(run, compare_ref, results_file, runs_page, arm, tag, since, store, ou
             from goldeval.runs.corrected import load_calibration
 
             calib = None if calibration is None else load_calibration(calibration, st)
-            html, model = Activity("building the report", quiet=quiet).run(
-                report_from_store, st, run, compare=compare_ref, options=options, seed=seed, calibration=calib)
+            model = Activity("building the report", quiet=quiet).run(
+                report_model_from_store, st, run, compare=compare_ref, options=options, seed=seed, calibration=calib)
 
-    write_output(out, html.encode("utf-8"))
+    # start-up: the report modules load only when one is written or rendered
+    from goldeval.report.html import write_html
+
+    with open_output(out) as fh:  # the page a chunk of cases at a time, never one string (atomic for a file)
+        write_html(model, fh)
     if not quiet and out != "-":
         n = len(model["cases"])
         sample = model.get("sample")

@@ -13,10 +13,11 @@ from goldeval.io.resultsfile import read_results
 from goldeval.report.html import render_html
 from goldeval.report.model import ReportOptions, build_model, scorer_kind
 from goldeval.report.sources import input_files, input_paths, load_sources
-from goldeval.runs.compare import compare_runs
+from goldeval.runs.compare import CompareCases, compare_runs
 from goldeval.runs.corrected import add_corrected_pass_rate, add_corrected_to_comparison, corrected_pass_rate
+from goldeval.runs.inputs import stored_run_inputs
 
-__all__ = ["report_from_store", "report_from_results", "read_results_file", "report_inputs", "run_of_results",
+__all__ = ["report_from_store", "report_from_results", "report_model_from_store", "report_model_from_results", "read_results_file", "report_inputs", "run_of_results",
            "sources_loader"]
 
 
@@ -32,7 +33,18 @@ def sources_loader(results: Mapping[str, Any], run: Mapping[str, Any] | None, **
 def report_from_store(store: Any, run: str, *, compare: str | None = None, options: ReportOptions | None = None,
                       seed: int = 0, resamples: int = 10_000, confidence: float = 0.95,
                       calibration: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-    """The HTML page of a recorded run, or of two runs compared (*run* before, *compare* after).
+    """``(html, model)``: :func:`report_model_from_store` and the page as one string (:func:`render_html`).
+    To write a page, :func:`~goldeval.report.html.write_html` of the model holds far less (the page is never one
+    string)."""
+    model = report_model_from_store(store, run, compare=compare, options=options, seed=seed, resamples=resamples,
+                                    confidence=confidence, calibration=calibration)
+    return render_html(model), model
+
+
+def report_model_from_store(store: Any, run: str, *, compare: str | None = None, options: ReportOptions | None = None,
+                            seed: int = 0, resamples: int = 10_000, confidence: float = 0.95,
+                            calibration: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The report model of a recorded run, or of two runs compared (*run* before, *compare* after).
 
     Args:
         store: An open :class:`goldeval.runs.store.RunStore`.
@@ -45,7 +57,7 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
             recorded).
 
     Returns:
-        ``(html, model)``.
+        The model (:func:`~goldeval.report.model.build_model`).
 
     Raises:
         StoreError: no such run. InputError: a run that did not finish (it has no results yet), or runs that cannot
@@ -60,7 +72,7 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
     else:
 
         rec_b = _finished(store.get_run(compare))
-        cmp = compare_runs(store.case_map(rec["id"]), store.case_map(rec_b["id"]), run_a=rec, run_b=rec_b,
+        cmp = compare_runs(CompareCases.of_run(store, rec["id"]), CompareCases.of_run(store, rec_b["id"]), run_a=rec, run_b=rec_b,
                            seed=seed, n_resamples=resamples, confidence=confidence)
         res_a = _corrected(rec["results"], calibration, rec.get("judge_version"))
         res_b = _corrected(rec_b["results"], calibration, rec_b.get("judge_version"))
@@ -70,7 +82,7 @@ def report_from_store(store: Any, run: str, *, compare: str | None = None, optio
         src_b = None if opts.redact else sources_loader(res_b, rec_b)
         model = build_model(res_a, run=rec, sources=src_a, compare=cmp, results_b=res_b, run_b=rec_b, sources_b=src_b, options=opts)
 
-    return render_html(model), model
+    return model
 
 
 def _corrected(results: Mapping[str, Any], calibration: Mapping[str, Any] | None, judge_version: str | None) -> Any:
@@ -107,8 +119,7 @@ def report_inputs(*, store: Any = None, run: str | None = None, compare: str | N
     else:
         for ref in [run, compare]:
             if ref is not None:
-                rec = store.get_run(ref)
-                found.append(input_paths(rec.get("results") or {}, rec))
+                found.append(stored_run_inputs(store, ref))
     out: dict[str, list[str]] = {}
     for paths in found:
         for role, path in paths.items():
@@ -199,7 +210,16 @@ def _case_map(results: Mapping[str, Any], path: str) -> dict[str, dict[str, Any]
 def report_from_results(path: str, *, compare_path: str | None = None, options: ReportOptions | None = None,
                         seed: int = 0, resamples: int = 10_000, confidence: float = 0.95,
                         calibration: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-    """The HTML page of a results file, or of two compared (*path* is A, before; *compare_path* is B, after).
+    """``(html, model)``: :func:`report_model_from_results` and the page as one string (:func:`render_html`)."""
+    model = report_model_from_results(path, compare_path=compare_path, options=options, seed=seed, resamples=resamples,
+                                      confidence=confidence, calibration=calibration)
+    return render_html(model), model
+
+
+def report_model_from_results(path: str, *, compare_path: str | None = None, options: ReportOptions | None = None,
+                              seed: int = 0, resamples: int = 10_000, confidence: float = 0.95,
+                              calibration: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The report model of a results file, or of two compared (*path* is A, before; *compare_path* is B, after).
 
     Texts are read from the inputs each file names (relative paths resolved from the working folder or from the
     file's folder). Compare mode is the one of :func:`report_from_store`: the same
@@ -209,7 +229,7 @@ def report_from_results(path: str, *, compare_path: str | None = None, options: 
     *calibration*: as for :func:`report_from_store`.
 
     Returns:
-        ``(html, model)``.
+        The model (:func:`~goldeval.report.model.build_model`).
 
     Raises:
         InputError: a file that is not a goldeval results file, a repeated case id, or two files that cannot be
@@ -236,4 +256,4 @@ def report_from_results(path: str, *, compare_path: str | None = None, options: 
         model = build_model(results, run=None, sources=src_a, compare=cmp, results_b=results_b, run_b=None,
                             sources_b=src_b, options=opts)
 
-    return render_html(model), model
+    return model

@@ -1,0 +1,45 @@
+"""`goldeval compare` holds little a case: each stored case is read down to what a comparison reads (a free-text
+case to its score) as it is decoded, the runs' inputs are found without reading their cases, and the JSON is
+written without a second copy.
+
+Peak RSS of the whole invocation (tests/peak_rss.py) at two sizes in fresh processes, a ratio of memory and never a
+timing. What a case must cost: its two scores, its row of ``deltas`` ({id, a, b, delta}: ~220 bytes as Python
+objects) and that row in the JSON written (~150 bytes), ~0.7 KiB in all; the whole records of both runs held in
+memory, as compare did before, cost ~2.8 KiB a case (371 MB at 100,000 cases, benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from peak_rss import peak_kib
+
+SIZES = (2_000, 40_000)
+
+
+def _score(path, n, seed, env):
+    words = ["bp", "138/86", "well-controlled", "metformin", "500", "mg", "daily", "chest", "pain", "denies"]
+    with open(path, "w") as fh:
+        for k in range(n):
+            ref = " ".join(words[(k + j) % 10] for j in range(6))
+            pred = " ".join(words[(k * seed + j * 3) % 10] for j in range(5 + k % 3))
+            fh.write(json.dumps({"id": f"c{k}", "prediction": pred, "reference": ref}) + "\n")
+    peak_kib(["score", str(path), "-q", "--workers", "1"], env)  # records the run (exit 0 is checked)
+
+
+def test_compare_memory_a_case_is_small(tmp_path):
+    peaks = []
+    for n in SIZES:
+        env = {**os.environ, "GOLDEVAL_HOME": str(tmp_path / f"home{n}")}
+        _score(tmp_path / f"a{n}.jsonl", n, 1, env)
+        _score(tmp_path / f"b{n}.jsonl", n, 7, env)
+        out = tmp_path / f"cmp{n}.json"
+        peaks.append(peak_kib(["compare", "latest~1", "latest", "-q", "--out", str(out)], env))
+        cmp = json.loads(out.read_text())
+        assert cmp["scores"]["n_pairs"] == n and len(cmp["scores"]["deltas"]) == n  # every case compared
+        assert cmp["scores"]["bootstrap"]["ci"] is not None
+    small, large = peaks
+    per_case = (large - small) * 1024 / (SIZES[1] - SIZES[0])
+    assert per_case < 1024, (peaks, f"{per_case:.0f} bytes a case")
+    assert large / small < 1.8, peaks  # 38,000 more cases: less than 80% above the peak at 2,000 (it was 2.3x)
