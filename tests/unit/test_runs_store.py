@@ -1090,3 +1090,13 @@ def test_an_older_read_only_store_without_tags_still_resolves_ids(tmp_path):
     finally:
         tmp_path.chmod(0o755)
         path.chmod(0o644)
+
+
+def test_the_score_column_of_a_semantic_record_is_its_whole_note_similarity():
+    """The semantic_similarity scorer's records hold ``whole_note.similarity`` and no F1: the store's score column
+    (what compare pairs case by case) is that similarity, not empty; an F1 record keeps its F1."""
+    from goldeval.runs.columns import case_columns
+
+    assert case_columns({"id": "a", "whole_note": {"similarity": 0.75}})[2] == 0.75
+    assert case_columns({"id": "b", "whole_note": {"precision": 0.5, "recall": 1.0, "f1": 2 / 3}})[2] == 2 / 3
+    assert case_columns({"id": "c", "whole_note": {}})[2] is None

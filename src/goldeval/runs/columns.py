@@ -15,7 +15,8 @@ __all__ = ["case_columns"]
 def case_columns(case: Mapping[str, Any], *, status: str | None = None) -> tuple[str, str | None, float | None, str | None, str | None]:
     """The indexed columns of one per-case record: ``(status, verdict, score, reason, raw)``.
 
-    ``score`` is the case's headline number: ``f1``, else ``whole_note.f1``, else ``score``; ``verdict`` is a
+    ``score`` is the case's headline number: ``f1``, else ``whole_note.f1`` (``whole_note.similarity`` for the
+    semantic scorer's records, which hold no F1), else ``score``; ``verdict`` is a
     verdict name when the record holds one. ``status`` is the record's, else *status*, else ``"scored"``.
     """
     get = case.get
@@ -28,7 +29,12 @@ def case_columns(case: Mapping[str, Any], *, status: str | None = None) -> tuple
     score = get("f1")
     if score is None:
         whole = get("whole_note")
-        score = whole.get("f1") if isinstance(whole, Mapping) else get("score")
+        if isinstance(whole, Mapping):  # a pair scorer's whole note: its F1 (token F1, ROUGE), else its similarity
+            score = whole.get("f1")
+            if score is None:
+                score = whole.get("similarity")
+        else:
+            score = get("score")
     if score is not None and (score.__class__ is not float):
         score = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
     reason = get("reason")
