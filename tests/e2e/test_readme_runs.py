@@ -57,6 +57,21 @@ def _person_reviews(cwd: Path) -> None:
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
+def _slice_dod(cwd: Path) -> None:
+    """The README's "dod.toml: the TOML below": the first ``toml`` block after the slices section's command block,
+    written where the command reads it."""
+    text = README.read_text(encoding="utf-8")
+    at = text.index("### Per-slice metrics and gates")
+    toml = re.search(r"^```toml\n(.*?)^```", text[at:], flags=re.S | re.M)
+    assert toml, "the slices section has no toml block"
+    (cwd.parent / "spider-din" / "dod.toml").write_text(toml.group(1), encoding="utf-8")
+
+
+def _corrected_dod(cwd: Path) -> None:
+    """The gate the README's comment names: ``pass_rate_corrected_low = { min = 0.7 }``."""
+    (cwd / "corrected-dod.toml").write_text("[gates]\npass_rate_corrected_low = { min = 0.7 }\n", encoding="utf-8")
+
+
 @dataclass
 class Plan:
     """How one README block runs: exit statuses by command index (default 0), substitutions, figures its output
@@ -66,7 +81,7 @@ class Plan:
     subs: dict[str, str] = field(default_factory=dict)
     shows: dict[int, list[str]] = field(default_factory=dict)
     skip: str | None = None
-    needs: str | None = None  # "java" | "postgres"
+    needs: str | None = None  # "java" | "postgres" | "spider"
     #: What the README leaves to a person between two commands, done by the test after command *i* (the block then
     #: runs one command at a time).
     between: dict[int, Callable[[Path], None]] = field(default_factory=dict)
@@ -89,6 +104,15 @@ PLANS: dict[str, Plan] = {
         Plan(exits={0: 1, 1: 1}, shows={0: ["4 escalations missed", "0.722"]}),
     "goldeval judge examples/sql/cases.jsonl examples/sql/arm_a.jsonl --db examples/sql/clinic.sqlite --out a.json":
         Plan(exits={1: 1}, shows={0: ["19 match / 19 decided"]}),
+    # ../shared is the shared data beside the checkout (a link in the test's folder); dod.toml: the README's TOML
+    "python examples/spider/to_cli.py": Plan(needs="spider", subs={"/tmp/spider-din": "{tmp}/spider-din"},
+                                             between={0: _slice_dod}, shows={1: ["world_1", "0.868", "0.911"]}),
+    # cases.jsonl/attempts.jsonl: the clinic example; the calibration is what the review blocks above recorded
+    "goldeval judge cases.jsonl attempts.jsonl --calibration": Plan(
+        subs={"cases.jsonl attempts.jsonl": "examples/sql/cases.jsonl examples/sql/arm_a.jsonl --db examples/sql/clinic.sqlite",
+              "--calibration RUN": "--calibration {rules_run}", "--gates dod.toml": "--gates corrected-dod.toml"},
+        between={0: _corrected_dod}, shows={0: ["corrected"], 3: ["no better than chance"]},
+        exits={3: 1}),  # the test's reviewer disagrees with the judge: no better than chance, so the gate fails
     "goldeval check-goldens": Plan(shows={0: ["21 healthy / 22 cases"]}),
     "eval \"$(python tests/postgres/pgserver.py start": Plan(needs="postgres", shows={4: ["19 match / 19 decided"]},
                                                           subs={"/tmp/goldeval-pg": "{tmp}/pg", "/tmp/clinic": "{tmp}/clinic"}),
@@ -115,7 +139,10 @@ PLANS: dict[str, Plan] = {
                                              # the test's reviewer disagrees with half the judge's calls (kappa 0.1),
                                              # and no case was the LLM's: the judge's definition of done fails
                                              exits={3: 1}, shows={3: ["judge_kappa", "FAIL"]}),
-    "goldeval report latest --out report.html": Plan(subs={"RUN": "{judge_run}"}),
+    # compare two runs of one kind: the newest two judged (the newest runs before this block mix scorers)
+    "goldeval report latest --out report.html": Plan(subs={"RUN": "{judge_run}",
+                                                           "report latest~1 --compare latest": "report {judge_prev} --compare {judge_run}",
+                                                           "--arm arm-b": "--arm openscribe-rule"}),  # an arm this README recorded
     "goldeval labels examples/labels/pilot_claims.jsonl --gates examples/labels/dod.toml --junit":
         # 3: arm A → arm B, 15 passes became fails; 4: the test reviewer settled half the cases no_match
         Plan(exits={0: 1, 1: 1, 3: 1, 4: 1}, subs={"RUN_A RUN_B": "{judge_pair}"}),
@@ -175,6 +202,10 @@ def _run_ids(env: dict[str, str], cwd: Path) -> list[dict]:
     return json.loads(r.stdout)
 
 
+#: Placeholders bound once per README run (the run the review blocks reviewed is the one later blocks calibrate with).
+_BOUND: dict[str, str] = {}
+
+
 def _fill(text: str, env: dict[str, str], cwd: Path) -> str:
     runs = _run_ids(env, cwd)
 
@@ -191,8 +222,10 @@ def _fill(text: str, env: dict[str, str], cwd: Path) -> str:
         judged = [r["id"] for r in runs if r.get("scorer_name") == "answer_judge" and r.get("status") == "finished"]
         assert len(judged) >= 2, runs
         fills["judge_pair"] = f"{judged[1]} {judged[0]}"
-    if "{rules_run}" in text:  # a judged run the LLM did not finish: its needs_human cases are a person's to review
-        fills["rules_run"] = newest(lambda r: r.get("scorer_name") == "answer_judge" and "gpt-4o-mini" not in json.dumps(r.get("config")))
+    if "{rules_run}" in text and "rules_run" in _BOUND:  # the run the README's reviews were recorded for
+        fills["rules_run"] = _BOUND["rules_run"]
+    elif "{rules_run}" in text:  # a judged run the LLM did not finish: its needs_human cases are a person's to review
+        fills["rules_run"] = _BOUND["rules_run"] = newest(lambda r: r.get("scorer_name") == "answer_judge" and "gpt-4o-mini" not in json.dumps(r.get("config")))
     if "{judge_prev}" in text:
         fills["judge_prev"] = [r["id"] for r in runs if r.get("scorer_name") == "answer_judge"][1]
     if "{preds_run}" in text:
@@ -294,6 +327,7 @@ def fake_llm():
 
 def test_every_readme_block_runs_as_written(tmp_path: Path, fake_llm: FakeOpenAI):
     """The whole README in one folder, in order (later blocks use the runs earlier ones recorded)."""
+    _BOUND.clear()
     work = tmp_path / "repo"
     work.mkdir()
     shutil.copytree(REPO / "examples", work / "examples")
@@ -303,6 +337,10 @@ def test_every_readme_block_runs_as_written(tmp_path: Path, fake_llm: FakeOpenAI
     shutil.copy2(REPO / "examples" / "data" / "openscribe_primock57_predictions.jsonl", work / "preds.jsonl")
     shutil.copy2(REPO / "examples" / "labels" / "pilot_claims.jsonl", work / "labels.jsonl")
     shutil.copy2(REPO / "examples" / "labels" / "dod.toml", work / "dod.toml")
+    # the README's ../shared (the data beside the checkout): a link to it beside the test's folder
+    shared = Path(os.environ.get("GOLDEVAL_SHARED", REPO.parent / "shared")).resolve()
+    if shared.is_dir():
+        (tmp_path / "shared").symlink_to(shared)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GOLDEVAL_", "PG", "OPENAI_"))}
     env.update({"GOLDEVAL_HOME": str(tmp_path / "home"), "GOLDEVAL_JUDGE_BASE_URL": fake_llm.base_url,
                 "OPENAI_API_KEY": "sk-test", "GOLDEVAL_STORE_TEAM": str(tmp_path / "team.db"),
@@ -313,6 +351,9 @@ def test_every_readme_block_runs_as_written(tmp_path: Path, fake_llm: FakeOpenAI
         plan = PLANS[block.key]
         if plan.skip:
             skipped.append((block.line, plan.skip))
+            continue
+        if plan.needs == "spider" and not (shared / "data" / "spider" / "database").is_dir():
+            skipped.append((block.line, f"the Spider data is absent ({shared}/data/spider)"))
             continue
         if plan.needs == "java" and shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
             skipped.append((block.line, "Java is absent (the Spark engine needs it)"))

@@ -40,6 +40,8 @@ def test_children_of_a_suite_started_with_sigint_ignored_can_be_interrupted(tmp_
     (tmp_path / "test_inner.py").write_text(INNER)
     # the repository's conftest is loaded as it is in the real run (rootdir = the repo, the inner file beside it)
     (tmp_path / "conftest.py").write_text((REPO / "tests" / "conftest.py").read_text())
+    for plugin in ("browser_session.py",):  # the plugins it registers (pytest_plugins), beside it as in tests/
+        (tmp_path / plugin).write_text((REPO / "tests" / plugin).read_text())
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_inner.py")],
                           cwd=tmp_path, capture_output=True, text=True, preexec_fn=_ignore_sigint, timeout=120)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
