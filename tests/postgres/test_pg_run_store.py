@@ -61,7 +61,7 @@ def test_the_postgres_schema_is_the_sqlite_schema(pg, tmp_path):
         assert st.migrations_applied == [m.__name__ for m in MIGRATIONS]
         pg_cols = {t: [r[0] for r in st.db.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = ? "
-            "ORDER BY ordinal_position", (t,))] for t in ("runs", "cases", "reviews", "tags", "_migrations")}
+            "ORDER BY ordinal_position", (t,))] for t in ("runs", "cases", "reviews", "tags", "run_inputs", "_migrations")}
     with open_store(url) as again:
         assert again.migrations_applied == []  # recorded once
     RunStore(tmp_path / "s.db").close()
