@@ -8,11 +8,16 @@ example of examples/sql), read here before the files are deleted.
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import shutil
 import sqlite3
+import tarfile
 from pathlib import Path
 
+import pytest
+import zstandard
 from click.testing import CliRunner
 
 from goldeval.cli import main
@@ -149,3 +154,82 @@ def test_deleting_a_run_deletes_its_kept_texts(tmp_path):
     assert len(kept_rows(store)) == 1
     run("runs", "delete", "latest", "--store", store, "--yes")
     assert kept_rows(store) == []
+
+
+def test_review_export_after_the_inputs_were_deleted_has_question_golden_and_answer(tmp_path):
+    # arm A of the clinic example leaves q11 and q13 to a person (examples/sql/README.md: needs_human 2)
+    cases, attempts = tmp_path / "cases.jsonl", tmp_path / "arm_a.jsonl"
+    shutil.copy(SQL / "cases.jsonl", cases)
+    shutil.copy(SQL / "arm_a.jsonl", attempts)
+    want_c, want_a = rows(cases), rows(attempts)
+    store = tmp_path / "g.db"
+    run("judge", cases, attempts, "--db", SQL / "clinic.sqlite", "--store", store, "-q")
+    cases.unlink()
+    attempts.unlink()
+    out = tmp_path / "review.jsonl"
+    run("review", "export", "latest", "--store", store, "--out", out, "-q")
+    got = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert sorted(r["id"] for r in got) == ["q11", "q13"]
+    for r in got:
+        assert (r["question"], r["golden"], r["rubric"]) == (want_c[r["id"]]["question"], want_c[r["id"]]["golden"], want_c[r["id"]].get("rubric"))
+        assert r["answer"] == want_a[r["id"]]  # the attempt row, as the deleted file held it
+        assert "copy kept in the run store" in r["source_note"]
+    # with --no-texts nothing was kept: the same export says the files are gone and has no question
+    shutil.copy(SQL / "cases.jsonl", cases)
+    shutil.copy(SQL / "arm_a.jsonl", attempts)
+    store2 = tmp_path / "g2.db"
+    run("judge", cases, attempts, "--db", SQL / "clinic.sqlite", "--store", store2, "--no-texts", "-q")
+    cases.unlink()
+    run("review", "export", "latest", "--store", store2, "--out", out, "-q")
+    got = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert all(r["question"] is None and "is gone" in r["source_note"] for r in got)
+
+
+def test_a_bundle_carries_the_kept_texts_to_another_store(tmp_path):
+    preds = tmp_path / "preds.jsonl"
+    shutil.copy(PRIMOCK, preds)
+    want = rows(preds)
+    ci, laptop = tmp_path / "ci.db", tmp_path / "laptop.db"
+    run("score", preds, "--store", ci, "-q")
+    preds.unlink()
+    bundle = tmp_path / "run.tar.gz"
+    run("runs", "export", "latest", "--store", ci, "--bundle", bundle)
+    run("runs", "import", bundle, "--store", laptop)
+    run("runs", "import", bundle, "--store", laptop)  # idempotent: the kept input is replaced, not doubled
+    assert kept_rows(laptop) == kept_rows(ci)
+    with open_store(laptop) as st:
+        model = report_model_from_store(st, "latest")
+    assert {c["id"]: (c["prediction"], c["reference"]) for c in model["cases"]} == {
+        i: (r["prediction"], r["reference"]) for i, r in want.items()}
+
+
+@pytest.mark.parametrize("edit", ["frame", "sha256"])
+def test_a_bundle_whose_kept_input_was_edited_is_refused(tmp_path, edit):
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text('{"id": "a", "prediction": "x y", "reference": "x"}\n', encoding="utf-8")
+    store = tmp_path / "g.db"
+    run("score", preds, "--store", store, "-q")
+    bundle = tmp_path / "run.tar.gz"
+    run("runs", "export", "latest", "--store", store, "--bundle", bundle)
+    members = {}
+    with tarfile.open(bundle, "r:gz") as tar:
+        for m in tar.getmembers():
+            members[m.name] = tar.extractfile(m).read()
+    if edit == "frame":  # another text in the member: its frame is not the one listed
+        members["inputs/predictions.zst"] = zstandard.ZstdCompressor().compress(b'{"id": "a", "prediction": "EDITED", "reference": "x"}\n')
+        message = "inputs/predictions.zst does not decompress"
+    else:  # the member intact, bundle.json's record of it edited
+        head = json.loads(members["bundle.json"])
+        head["inputs"]["predictions"]["content_sha256"] = "0" * 64
+        members["bundle.json"] = json.dumps(head).encode()
+        message = "inputs/predictions.zst does not match the size and sha256 in bundle.json"
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    bundle.write_bytes(gzip.compress(raw.getvalue()))
+    out = run("runs", "import", bundle, "--store", tmp_path / "other.db", code=2)
+    assert message in out and "nothing was imported" in out
+    assert not (tmp_path / "other.db").exists() or kept_rows(tmp_path / "other.db") == []
