@@ -84,3 +84,15 @@ def test_a_store_of_the_previous_schema_gains_run_inputs(tmp_path):
     with RunStore(path) as st:
         assert st.migrations_applied == ["m005_run_inputs"]
         assert st.kept_inputs("no-such-run") == {}
+
+
+def test_evaluate_keeps_the_texts_unless_told_not_to(tmp_path):
+    from goldeval import evaluate
+
+    src = tmp_path / "p.jsonl"
+    src.write_bytes(b'{"id": "a", "prediction": "bp 120/80", "reference": "bp 120/80"}\n')
+    kept = evaluate("token_f1", src, store=str(tmp_path / "s.db"))
+    bare = evaluate("token_f1", src, store=str(tmp_path / "s.db"), texts=False, arm="no-texts")
+    with RunStore(tmp_path / "s.db") as st:
+        assert list(st.kept_inputs(kept.run_id)) == ["predictions"]
+        assert st.kept_inputs(bare.run_id) == {}
