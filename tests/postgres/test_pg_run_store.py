@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from goldeval.report.build import report_model_from_store
 from goldeval.runs.migrations import MIGRATIONS, POSTGRES_MIGRATIONS
 from goldeval.runs.backends import open_store
 from goldeval.runs.store import RunStore
@@ -61,7 +62,7 @@ def test_the_postgres_schema_is_the_sqlite_schema(pg, tmp_path):
         assert st.migrations_applied == [m.__name__ for m in MIGRATIONS]
         pg_cols = {t: [r[0] for r in st.db.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = ? "
-            "ORDER BY ordinal_position", (t,))] for t in ("runs", "cases", "reviews", "tags", "_migrations")}
+            "ORDER BY ordinal_position", (t,))] for t in ("runs", "cases", "reviews", "tags", "run_inputs", "_migrations")}
     with open_store(url) as again:
         assert again.migrations_applied == []  # recorded once
     RunStore(tmp_path / "s.db").close()
@@ -289,3 +290,24 @@ def test_a_bundle_round_trip_from_sqlite_to_the_server_compares_equal_to_the_las
     shown = {s: goldeval("runs", "show", ids[1], "--store", s, "--out", "-", "-q", env=env).stdout for s in (lite, url)}
     a, b = json.loads(shown[lite]), json.loads(shown[url])
     assert a.pop("run")["store"] != b.pop("run")["store"] and a == b  # the same results, from another store
+
+
+def test_a_report_from_the_server_shows_the_texts_of_a_deleted_input(pg, tmp_path, env):
+    # issue 29 item 6 on PostgreSQL: the input file kept in run_inputs (BYTEA), restored when the file is gone; the
+    # expected texts are the PriMock57 file's own rows (Open-Scribe's published predictions), read before deletion
+    url = fresh_store(pg, "texts")
+    src = Path(__file__).resolve().parents[2] / "examples" / "data" / "openscribe_primock57_predictions.jsonl"
+    preds = tmp_path / "preds.jsonl"
+    preds.write_bytes(src.read_bytes())
+    want = {r["id"]: r for r in map(json.loads, preds.read_text(encoding="utf-8").splitlines())}
+    r = goldeval("score", str(preds), "--store", url, "-q", env=env)
+    assert r.returncode == 0, r.stderr
+    preds.unlink()
+    with open_store(url) as st:
+        run_id = st.resolve("latest")
+        kept = st.kept_inputs(run_id)
+        assert list(kept) == ["predictions"] and kept["predictions"]["size"] == len(src.read_bytes())
+        model = report_model_from_store(st, run_id)
+    assert {c["id"]: (c["prediction"], c["reference"]) for c in model["cases"]} == {
+        i: (w["prediction"], w["reference"]) for i, w in want.items()}
+    assert any("copy kept in the run store" in n for n in model["notes"])

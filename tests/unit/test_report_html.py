@@ -114,11 +114,35 @@ def test_max_cases_keeps_every_non_pass_and_states_the_sample(primock_results):
     ids = [c["id"] for c in model["cases"]]
     assert len(ids) == 20 and set(below) <= set(ids)
     s = model["sample"]
-    assert (s["n_total"], s["n_embedded"], s["n_kept"], s["n_sampled"]) == (57, 20, len(below), 20 - len(below))
-    assert "random sample" in s["note"] and "runs export" in s["note"]
+    room = 20 - len(below)
+    # of the room left, half (rounded down, at least one) goes to the lowest-F1 passes, the rest to the sample
+    assert (s["n_total"], s["n_embedded"], s["n_kept"], s["n_worst"], s["n_sampled"]) == (
+        57, 20, len(below), max(1, room // 2), room - max(1, room // 2))
+    assert "random sample" in s["note"] and "runs export" in s["note"] and "lowest whole-note F1" in s["note"]
     # the summary and the charts still count all 57
     assert dict(model["summary"]["items"])["scored"] == 57
     assert "per-example F1 (57 scored)" in model["charts"][0]["svg"]
+
+
+def test_a_sampled_page_always_holds_the_worst_cases_by_f1(primock_results):
+    # No threshold: every PriMock57 note is "scored", nothing is a failure, so before this only a random sample of 10
+    # was embedded. The 5 lowest whole-note F1 (half of 10) are now always there, whatever the seed; worked out
+    # here from the published per-example F1 of Open-Scribe's run, sorted ascending.
+    f1 = {str(r["id"]): r["whole_note"]["f1"] for r in primock_results["per_example"]}
+    lowest5 = sorted(f1, key=lambda i: (f1[i], i))[:5]
+    for seed in (0, 1, 2):
+        model = build_model(primock_results, options=ReportOptions(max_cases=10, seed=seed))
+        ids = {c["id"] for c in model["cases"]}
+        assert len(ids) == 10 and set(lowest5) <= ids
+        assert (model["sample"]["n_worst"], model["sample"]["n_sampled"]) == (5, 5)
+    # under the limit nothing is sampled: no worst-case selection either
+    assert build_model(primock_results, options=ReportOptions(max_cases=57))["sample"] is None
+    # a labels run: no per-case F1, so no "worst" part; the non-passes are kept as before
+    rows = [{"id": f"c{i}", "status": "scored", "outcome": "tp" if i % 3 else "fn", "gold": "yes", "pred": "yes" if i % 3 else "no"}
+            for i in range(30)]
+    res = {"scorer": {"name": "labels"}, "aggregate": {}, "per_example": rows, "positive": "yes"}
+    s = build_model(res, options=ReportOptions(max_cases=12))["sample"]
+    assert s["n_worst"] == 0 and s["n_kept"] == 10 and s["n_sampled"] == 2
 
 
 def test_redact_leaves_out_every_text(primock_results):

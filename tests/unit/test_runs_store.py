@@ -1076,7 +1076,7 @@ def test_an_exact_id_wins_over_a_tag_and_a_unique_prefix_still_resolves(tmp_path
 
 def test_an_older_read_only_store_without_tags_still_resolves_ids(tmp_path):
     path = tmp_path / "old.db"
-    old = RunStore(path, _migrate_upto=len(MIGRATIONS) - 1)  # before m004_tags
+    old = RunStore(path, _migrate_upto=[m.__name__ for m in MIGRATIONS].index("m004_tags"))  # before m004_tags
     run_id = old.create_run(meta())
     old.close()
     path.chmod(0o444)

@@ -4,7 +4,7 @@ Usage in a scoring command (``score``, ``labels``, ``judge``)::
 
     @click.command()
     ...
-    @store_options            # adds --store PATH, --no-store, --arm NAME, --resume RUN_ID
+    @store_options            # adds --store PATH, --no-store, --no-texts, --arm NAME, --resume RUN_ID
     @guarded
     def score(..., run_store):
         with run_store.recording(
@@ -97,6 +97,9 @@ _OPTIONS = [
         help="Run store to record this run in: a SQLite file or a postgresql://user@host/db URL. Default: $GOLDEVAL_STORE, else $GOLDEVAL_HOME/goldeval.db, else ./.goldeval/goldeval.db.",
     ),
     click.option("--no-store", is_flag=True, default=False, help="Do not record this run."),
+    click.option("--no-texts", is_flag=True, default=False,
+                 help="Record the run without its texts (sensitive data): the input files are not kept in the store, so a "
+                      "report shows texts only while the inputs are unchanged."),
     click.option("--arm", default=None, metavar="NAME", help="Arm name recorded with the run (model + prompt), e.g. 'gpt4-v2'."),
     click.option(
         "--resume",
@@ -108,12 +111,13 @@ _OPTIONS = [
 
 
 def store_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Add ``--store``, ``--no-store``, ``--arm``, ``--resume``; the command receives them as ``run_store``
+    """Add ``--store``, ``--no-store``, ``--no-texts``, ``--arm``, ``--resume``; the command receives them as ``run_store``
     (a :class:`StoreOptions`)."""
 
     @functools.wraps(f)
-    def wrapper(*args: Any, store: str | None = None, no_store: bool = False, arm: str | None = None, resume: str | None = None, **kwargs: Any) -> Any:
-        return f(*args, run_store=StoreOptions(store=store, no_store=no_store, arm=arm, resume=resume), **kwargs)
+    def wrapper(*args: Any, store: str | None = None, no_store: bool = False, no_texts: bool = False, arm: str | None = None,
+                resume: str | None = None, **kwargs: Any) -> Any:
+        return f(*args, run_store=StoreOptions(store=store, no_store=no_store, no_texts=no_texts, arm=arm, resume=resume), **kwargs)
 
     for option in reversed(_OPTIONS):
         wrapper = option(wrapper)

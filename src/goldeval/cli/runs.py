@@ -107,7 +107,7 @@ def show(run, store, out, quiet):
               help="jsonl / csv: one line per case; json: the run, its results, every case and its reviews.")
 @out_option("Where to write ('-' for stdout).", default="-")
 @click.option("--bundle", default=None, metavar="FILE.tar.gz", type=click.Path(dir_okay=False),
-              help="Write the whole finished run as a bundle (run, results, cases, reviews) that `goldeval runs import` "
+              help="Write the whole finished run as a bundle (run, results, cases, reviews, and the texts kept with it) that `goldeval runs import` "
                    "merges into any store, idempotently. Instead of --format / --out.")
 @quiet_option("Do not say where the export was written.")
 @guarded

@@ -23,11 +23,11 @@ import os
 import secrets
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from goldeval import __version__
-from goldeval.errors import InputError
+from goldeval.errors import InputError, StoreError
 from goldeval.io import streams as _streams
 from goldeval.io.outputs import sqlite_files
 from goldeval.io.reading import file_sha256
@@ -65,6 +65,9 @@ class RunRecording:
 
     Attributes:
         store: The store's SQLite file (``None``: :func:`store_file`'s default). no_store: Record nothing.
+        no_texts: Record the run without its texts: the input files are not kept in the store (for sensitive data; a
+            report then reads the texts from the inputs while they are unchanged, as before texts were kept).
+            Without it a finished run keeps its input files, compressed (:mod:`goldeval.runs.texts`).
         arm: The arm name recorded with the run. resume: The id of the run to resume (else an unfinished run of
             the same inputs is resumed). run_id, resumed, n_previous: Set by :meth:`recording`.
 
@@ -75,11 +78,14 @@ class RunRecording:
 
     store: str | None = None
     no_store: bool = False
+    no_texts: bool = False
     arm: str | None = None
     resume: str | None = None
     run_id: str | None = None
     resumed: bool = False
     n_previous: int = 0
+    #: Why an input's texts were not kept with the finished run (changed while it was scored, the store refused).
+    texts_notes: list[str] = field(default_factory=list)
 
     def signal_guard(self) -> contextlib.AbstractContextManager[None]:
         """The context the scoring runs in once the run is started. Here: nothing (a library leaves the process's
@@ -108,6 +114,8 @@ class RunRecording:
         # a server store is named without its password (PGPASSWORD or ~/.pgpass give it to the next command)
         store = "" if self.store is None else f" --store {store_label(self.store) if is_server_store(self.store) else self.store}"
         hint = f"; its report: goldeval report {self.run_id}{store} --out report.html"
+        if self.texts_notes:
+            hint += " (" + "; ".join(self.texts_notes) + ")"
         if self.resumed:
             return f"run {self.run_id} resumed ({self.n_previous} case(s) reused from the store){hint}"
         return f"run {self.run_id} recorded{hint}"
@@ -267,8 +275,22 @@ class RunRecording:
                 recorder.close()
                 if recorder.finished:
                     FINISHED_RUNS.append(recorder.run_id)
+                    if not self.no_texts:
+                        self.texts_notes = _keep_texts(store, recorder.run_id, paths)
         finally:
             store.close()
+
+
+def _keep_texts(store: Any, run_id: str, paths: Mapping[str, str]) -> list[str]:
+    """Keep the finished run's input files in the store (:func:`goldeval.runs.texts.keep_inputs`); what could not be
+    kept is a note, never a failure of the run (its scores are recorded already)."""
+    from goldeval.runs.texts import keep_inputs  # start-up: loads with the store (see recording)
+
+    try:
+        inputs = store.get_run(run_id, with_results=False, with_cases=False)["inputs"] or {}
+        return keep_inputs(store, run_id, paths, inputs)
+    except StoreError as exc:
+        return [f"the texts of run {run_id} were not kept in the store ({exc})"]
 
 
 def _canonical_json(obj: Any) -> bytes:

@@ -36,6 +36,7 @@ def evaluate(
     arm: str | None = None,
     resume: str | None = None,
     record: bool = True,
+    texts: bool = True,
     recording: RunRecording | None = None,
     out: str | None = None,
     out_format: str = "json",
@@ -65,7 +66,9 @@ def evaluate(
         store, arm, resume, record: Where the run is recorded (default ``$GOLDEVAL_HOME/goldeval.db``, else
             ``./.goldeval/goldeval.db``), its arm, the id of a run to resume; ``record=False`` records nothing. An
             unfinished run of the same inputs, scorer, configuration and arm is resumed.
-        recording: A :class:`~goldeval.pipeline.recording.RunRecording` to use instead of those four (the CLI's).
+        texts: Keep the input file (the case texts) with the finished run in the store, compressed, so that a report
+            shows them after the file moved (:mod:`goldeval.runs.texts`); ``False`` is the CLI's ``--no-texts``.
+        recording: A :class:`~goldeval.pipeline.recording.RunRecording` to use instead of those five (the CLI's).
         out, out_format: A results file (``'-'``: stdout), ``json`` or ``jsonl``; the per-example entries stream
             to it as they are scored. An output that is an input, the gates or the store is refused.
         workers: Processes for the local engine (default: every core for 10k rows or more).
@@ -105,7 +108,7 @@ def evaluate(
 
     observer = observer if observer is not None else Observer()
     if recording is None:
-        recording = RunRecording(store=store, no_store=not record, arm=arm, resume=resume)
+        recording = RunRecording(store=store, no_store=not record, no_texts=not texts, arm=arm, resume=resume)
     file = os.fspath(source)
     out_path = None if out is None else os.fspath(out)
     if engine == "spark":

@@ -12,7 +12,7 @@ from goldeval.errors import InputError
 from goldeval.io.resultsfile import read_results
 from goldeval.report.html import render_html
 from goldeval.report.model import ReportOptions, build_model, scorer_kind
-from goldeval.report.sources import input_files, input_paths, load_sources
+from goldeval.report.sources import input_files, input_paths, kept_copies, load_sources
 from goldeval.runs.compare import CompareCases, compare_runs
 from goldeval.runs.corrected import add_corrected_pass_rate, add_corrected_to_comparison, corrected_pass_rate
 from goldeval.runs.inputs import stored_run_inputs
@@ -67,7 +67,7 @@ def report_model_from_store(store: Any, run: str, *, compare: str | None = None,
     rec = _finished(store.get_run(run))
     if compare is None:
         results = _corrected(rec["results"], calibration, rec.get("judge_version"))
-        sources = None if opts.redact else sources_loader(results, rec)
+        sources = None if opts.redact else sources_loader(results, rec, kept=kept_copies(store, rec))
         model = build_model(results, run=rec, sources=sources, options=opts)
     else:
 
@@ -78,8 +78,8 @@ def report_model_from_store(store: Any, run: str, *, compare: str | None = None,
         res_b = _corrected(rec_b["results"], calibration, rec_b.get("judge_version"))
         if calibration is not None:
             add_corrected_to_comparison(cmp, calibration, confidence=confidence)
-        src_a = None if opts.redact else sources_loader(res_a, rec, execute=False)
-        src_b = None if opts.redact else sources_loader(res_b, rec_b)
+        src_a = None if opts.redact else sources_loader(res_a, rec, execute=False, kept=kept_copies(store, rec))
+        src_b = None if opts.redact else sources_loader(res_b, rec_b, kept=kept_copies(store, rec_b))
         model = build_model(res_a, run=rec, sources=src_a, compare=cmp, results_b=res_b, run_b=rec_b, sources_b=src_b, options=opts)
 
     return model

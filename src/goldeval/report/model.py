@@ -7,8 +7,9 @@ missed positive), ``near_match``, ``needs_human``, ``unscored``, ``verified_wron
 a fail only against a threshold: with ``min_f1`` it is ``fail`` below it and ``pass`` at or above it; without one it
 is ``scored`` (an F1 is a number, not a verdict); ``unscored`` when it failed.
 
-Above ``max_cases`` the page embeds every case that is not a pass (failing, changed, undecided, unscored) and a
-seeded random sample of the passes, and says how many of each; the whole run stays in the store.
+Above ``max_cases`` the page embeds every case that is not a pass (failing, changed, undecided, unscored), the worst
+of the passing (or scored) cases by the headline's per-case number (the lowest whole-note F1: half the room left)
+and a seeded random sample of the others, and says how many of each; the whole run stays in the store.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ class ReportOptions:
     """Options of one report.
 
     Attributes:
-        max_cases: Most cases embedded (default 20,000); above it, every non-passing case and a sample of the rest.
+        max_cases: Most cases embedded (default 20,000); above it, every non-passing case, the lowest-F1 of the rest
+            (half the room left) and a sample of the others.
         redact: Leave out every case text (predictions, references, answers, questions, whys, queries, rows, judge
             text, row error messages); keep ids, numbers and verdicts.
         min_f1: Free text: a case below this F1 counts as a failure (``None``: no per-case threshold).
@@ -417,23 +419,31 @@ def _llm_info(results: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _select(rows: list[dict[str, Any]], opts: ReportOptions, changed: set[str]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """Every case when they fit, else every non-pass or changed case plus a seeded sample of the passes."""
+    """Every case when they fit, else every non-pass or changed case, then the worst of the rest by the headline's
+    per-case number (the lowest whole-note F1: half the room left, at least one) and a seeded sample of the others."""
     if len(rows) <= opts.max_cases:
         return rows, None
     # a free-text case without a threshold ("scored") is sampled like a pass: nothing says it failed
     keep = [r for r in rows if r["bucket"] not in ("pass", "scored") or r["id"] in changed]
     rest = [r for r in rows if r["bucket"] in ("pass", "scored") and r["id"] not in changed]
     room = max(0, opts.max_cases - len(keep))
-    sample = random.Random(opts.seed).sample(rest, min(room, len(rest)))
-    chosen = {id(r) for r in keep} | {id(r) for r in sample}
+    # the worst passing / scored cases by the headline (the lowest F1, ties by id) are always on the page: a random
+    # sample alone could leave out the very cases a reviewer opens first
+    ranked = sorted((r for r in rest if isinstance(r.get("f1"), (int, float))), key=lambda r: (r["f1"], r["id"]))
+    worst = ranked[:min(len(ranked), max(1, room // 2))] if room else []
+    taken = {id(r) for r in worst}
+    others = [r for r in rest if id(r) not in taken]
+    sample = random.Random(opts.seed).sample(others, min(room - len(worst), len(others)))
+    chosen = {id(r) for r in keep} | taken | {id(r) for r in sample}
     out = [r for r in rows if id(r) in chosen]
     what = "passing" if any(r["bucket"] == "pass" for r in rest) or not rest else "scored"
+    lowest = (f", the {len(worst):,} {what} cases of lowest whole-note F1 (up to {worst[-1]['f1']:.4f})" if worst else "")
     note = (f"This run has {len(rows):,} cases; the report embeds {len(out):,}: every case that is not a pass or that "
-            f"changed ({len(keep):,}) and a random sample of {len(sample):,} of the {len(rest):,} {what} cases (seed "
-            f"{opts.seed}). The charts and the summary count every case. The whole run stays in the store: "
+            f"changed ({len(keep):,}){lowest} and a random sample of {len(sample):,} of the {len(others):,} other {what} "
+            f"cases (seed {opts.seed}). The charts and the summary count every case. The whole run stays in the store: "
             "`goldeval runs export RUN` writes every case.")
-    return out, {"n_total": len(rows), "n_embedded": len(out), "n_kept": len(keep), "n_sampled": len(sample),
-                 "n_passing": len(rest), "note": note}
+    return out, {"n_total": len(rows), "n_embedded": len(out), "n_kept": len(keep), "n_worst": len(worst),
+                 "n_sampled": len(sample), "n_passing": len(rest), "note": note}
 
 
 def _attach_texts(rows: list[dict[str, Any]], kind: str, sources: CaseSources | None, tokenizer: Any) -> None:

@@ -1,9 +1,10 @@
-"""The case texts a report shows, read back from the run's input files.
+"""The case texts a report shows, read back from the run's input files or from the copies kept in the store.
 
-The run store and the results file keep ids, numbers and verdicts, not the texts (a note is stored once, in its
-input file). A report reads the inputs named in the run (or the results file) again, and uses a file only when
-its sha256 is still the one recorded: a file that changed or moved is not shown as if it were what was scored,
-and the report says so.
+The cases table and the results file keep ids, numbers and verdicts, not the texts. A report reads the inputs
+named in the run (or the results file) again, and uses a file only when its sha256 is still the one recorded: a
+file that changed or moved is not shown as if it were what was scored. A run recorded without ``--no-texts`` keeps
+its input files in the store (:mod:`goldeval.runs.texts`): then the kept copy is read in its place, and the page
+says which texts come from the store. Without a kept copy the report says the texts are not shown.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from goldeval.answers.sql import open_database, rows_as_lists
@@ -19,9 +20,10 @@ from goldeval.io.decoding import decode_into, new_folder, sniff
 from goldeval.io.reading import Row, decode_json, file_sha256, is_delimited, is_parquet, read_rows
 from goldeval.runs.identity import recorded_path
 from goldeval.runs.inputs import input_files, input_paths
+from goldeval.runs.texts import restore_input
 from goldeval.scoring.registry import scorer_of
 
-__all__ = ["CaseSources", "load_sources", "input_files", "input_paths"]
+__all__ = ["CaseSources", "KeptCopy", "kept_copies", "load_sources", "input_files", "input_paths"]
 
 #: Rows of a golden or predicted table kept per case in a report (the counts are kept whole).
 MAX_TABLE_ROWS = 200
@@ -42,29 +44,71 @@ class CaseSources:
         self.notes: list[str] = []
 
 
-def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: str | None) -> str | None:
-    """The path of an input whose bytes still hash to the recorded sha256, else ``None`` (and a note)."""
+#: role, the sha256 the run records for it → the path of the copy kept in the run store, or ``None`` (see
+#: :func:`kept_copies`).
+KeptCopy = Callable[[str, "str | None"], "str | None"]
+
+
+def kept_copies(store: Any, run: Mapping[str, Any]) -> KeptCopy:
+    """A :data:`KeptCopy` for *run*: each input kept with it (:mod:`goldeval.runs.texts`) written, when first asked
+    for, into a temporary folder removed when the process ends.
+
+    Args:
+        store: The open store the run is in. run: The stored run (its ``id``).
+
+    Example:
+        ``load_sources(results, run, kept=kept_copies(store, run))`` shows the texts of a run whose inputs are gone.
+    """
+    folder: list[str] = []
+    done: dict[tuple[str, str | None], str | None] = {}
+
+    def copy(role: str, sha256: str | None) -> str | None:
+        if (role, sha256) not in done:
+            if not folder:
+                folder.append(new_folder())
+                atexit.register(shutil.rmtree, folder[0], True)
+            done[(role, sha256)] = restore_input(store, str(run["id"]), role, sha256, folder[0])
+        return done[(role, sha256)]
+
+    return copy
+
+
+def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: str | None,
+            kept: KeptCopy | None = None) -> str | None:
+    """The path of an input whose bytes still hash to the recorded sha256, else the copy kept in the run store
+    (*kept*; a note says the texts come from it), else ``None`` (and a note saying why nothing is shown)."""
 
     if not spec or not spec.get("path"):
         return None
-    if spec["path"] == "-" or spec.get("stream"):  # read once from stdin or a FIFO: no copy was kept
-        where = "stdin (-)" if spec["path"] == "-" else f"the stream {spec['path']}"
-        notes.append(f"the {role} input was read from {where} and not kept: its texts are not shown")
+
+    def instead(why: str) -> str | None:
+        copy = kept(role, spec.get("sha256")) if kept is not None else None
+        if copy is not None:
+            notes.append(f"the {role} input {why}: its texts are shown from the copy kept in the run store")
+            return copy
+        notes.append(f"the {role} input {why}: its texts are not shown")
         return None
+
+    if spec["path"] == "-" or spec.get("stream"):  # read once from stdin or a FIFO: the copy kept, if any
+        where = "stdin (-)" if spec["path"] == "-" else f"the stream {spec['path']}"
+        return instead(f"was read from {where}, not a file")
     path = recorded_path(spec, base) or str(spec["path"])
     if not os.path.isfile(path):
         # a recorded path is as the user typed it: a relative one is read from the working folder, so a report made
         # from another folder did not find an input that was still there (and said it was gone)
         if os.path.isabs(str(spec["path"])):
-            notes.append(f"the {role} input {spec['path']} is not there any more: its texts are not shown")
-        else:
-            notes.append(f"the {role} input {spec['path']} is not found from {os.getcwd()}: its texts are not shown (the "
-                         "path is relative to the folder the run was made in: run `goldeval report` from there)")
+            return instead(f"{spec['path']} is not there any more")
+        copy = kept(role, spec.get("sha256")) if kept is not None else None
+        if copy is not None:
+            notes.append(f"the {role} input {spec['path']} is not found from {os.getcwd()}: its texts are shown from the "
+                         "copy kept in the run store")
+            return copy
+        notes.append(f"the {role} input {spec['path']} is not found from {os.getcwd()}: its texts are not shown (the "
+                     "path is relative to the folder the run was made in: run `goldeval report` from there)")
         return None
     want = spec.get("sha256")
     if want and file_sha256(path) != want:
-        notes.append(f"the {role} input {spec['path']} changed since the run (sha256 differs): its texts are not shown")
-        return None
+        return instead(f"{spec['path']} changed since the run (sha256 differs)")
     how = sniff(path) if spec.get("decoded") else None
     if how is not None:  # compressed, UTF-16/32 or a JSON array: read its plain form, as the run did
         folder = new_folder()
@@ -142,6 +186,7 @@ def load_sources(
     base: str | None = None,
     execute: bool = True,
     lines: Mapping[str, int] | None = None,
+    kept: KeptCopy | None = None,
 ) -> CaseSources:
     """Read the case texts of a run back from its inputs.
 
@@ -156,6 +201,8 @@ def load_sources(
         lines: Free text: case id → the line of the predictions file it was scored from (``per_example[].line``).
             With it only the wanted lines are decoded (the file's sha256 is checked first, so the lines are the
             ones scored); a line that does not hold its case falls back to reading every row.
+        kept: Where an input is gone, changed or was a stream, the copy kept with the run in the store
+            (:func:`kept_copies`); the notes say which texts come from it. ``None``: the input files only.
 
     Returns:
         A :class:`CaseSources`. Nothing raises for a missing or changed input: that is a note.
@@ -167,7 +214,7 @@ def load_sources(
     files = input_files(results, run)
     config = {**((run or {}).get("config") or {}), **(results.get("config") or {})}
     if kind == "freetext":
-        path = _usable("predictions", files.get("predictions"), src.notes, base)
+        path = _usable("predictions", files.get("predictions"), src.notes, base, kept)
         if path is None:
             return src
         pf, rf = config.get("prediction_field", "prediction"), config.get("reference_field", "reference")
@@ -178,8 +225,8 @@ def load_sources(
             src.notes.append("this llm-judge results file records its inputs' sha256, not their paths: the questions, "
                              "goldens and answers are not shown (make the report from the store: goldeval report RUN)")
             return src
-        cases_path = _usable("cases", files.get("cases"), src.notes, base)
-        attempts_path = _usable("attempts", files.get("attempts"), src.notes, base)
+        cases_path = _usable("cases", files.get("cases"), src.notes, base, kept)
+        attempts_path = _usable("attempts", files.get("attempts"), src.notes, base, kept)
         cases = _keyed_rows(cases_path, "id", wanted) if cases_path else {}
         attempts = _keyed_rows(attempts_path, "id", wanted) if attempts_path else {}
         db = None

@@ -13,6 +13,10 @@ Inside (plain files, readable with ``tar xzf``):
 ``cases.jsonl``   one case a line, its stored columns ``[case_id, seq, status, verdict, score, reason, raw, data]``
                   (``data``: the per-case record's JSON text as stored: the case texts the record holds)
 ``reviews.jsonl`` the run's human reviews, one a line
+``inputs/ROLE.zst`` each input file kept with the run (its case texts, :mod:`goldeval.runs.texts`): its zstd frames
+                  one after the other (``zstd -d`` reads them as one file); ``bundle.json``'s ``"inputs"`` gives per
+                  role ``{"sha256", "name", "size", "content_sha256", "frames": [compressed bytes of each frame]}``.
+                  None for a run recorded with ``--no-texts``. A bundle without them is still version 1.
 
 The rows are the stored ones, unchanged: numbers travel as JSON numbers (a double's shortest repr, which reads back
 as the same double), so a run compared in the store it came from and in the one it went to gives the same result
@@ -27,11 +31,13 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import tarfile
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
+import zstandard
 
 from goldeval.errors import InputError, shorten
 from goldeval.runs.store import RunStore
@@ -73,18 +79,31 @@ def export_bundle(store: RunStore, ref: str) -> bytes:
                          "all recorded. Resume it (the same scoring command) and export it when it has finished.")
     cases = b"".join(orjson.dumps(list(c), option=orjson.OPT_APPEND_NEWLINE) for c in store.stored_cases(row["id"]))
     reviews = store.stored_reviews(row["id"])
+    kept: dict[str, Any] = {}
+    kept_members: dict[str, bytes] = {}
+    for role, info in store.kept_inputs(row["id"]).items():
+        frames = list(store.kept_input_parts(row["id"], role))
+        content = hashlib.sha256()
+        dec = zstandard.ZstdDecompressor()
+        for frame in frames:
+            content.update(dec.decompress(frame))
+        kept[role] = {"sha256": info["sha256"], "name": info["name"], "size": info["size"],
+                      "content_sha256": content.hexdigest(), "frames": [len(f) for f in frames]}
+        kept_members[f"inputs/{role}.zst"] = b"".join(frames)
     head = {
         "format": BUNDLE_FORMAT, "version": BUNDLE_VERSION, "run": row,
         "n_cases": cases.count(b"\n"), "cases_sha256": hashlib.sha256(cases).hexdigest(), "n_reviews": len(reviews),
+        **({"inputs": kept} if kept else {}),
     }
     members = {
         "bundle.json": orjson.dumps(head, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE),
         "cases.jsonl": cases,
         "reviews.jsonl": b"".join(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in reviews),
+        **kept_members,
     }
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for name in _MEMBERS:
+        for name in members:
             info = tarfile.TarInfo(name)
             info.size, info.mode, info.mtime = len(members[name]), 0o644, 0
             tar.addfile(info, io.BytesIO(members[name]))
@@ -108,7 +127,8 @@ def is_bundle(path: str | os.PathLike[str]) -> bool:
 
 
 def read_bundle(source: str | os.PathLike[str] | io.BytesIO) -> dict[str, Any]:
-    """The parts of a bundle: ``{"run": row, "cases": [rows], "reviews": [rows]}``, checked.
+    """The parts of a bundle: ``{"run": row, "cases": [rows], "reviews": [rows], "inputs": {role: {"sha256", "name",
+    "size", "frames": [(size, zstd frame)]}}}``, checked.
 
     Raises:
         InputError: not a goldeval run bundle (not a gzip tar, a member missing, another format or a newer version),
@@ -131,6 +151,11 @@ def read_bundle(source: str | os.PathLike[str] | io.BytesIO) -> dict[str, Any]:
                 raise InputError(f"{where}: not a goldeval run bundle: it holds no {name}. Pass the file "
                                  "`goldeval runs export RUN --bundle FILE` wrote, unchanged.")
             data[name] = fh.read()
+        try:
+            head = orjson.loads(data["bundle.json"])
+        except orjson.JSONDecodeError as exc:
+            raise InputError(f"{where}: bundle.json is not JSON ({exc}).") from None
+        kept = _kept_inputs(tar, head.get("inputs") if isinstance(head, dict) else None, where)
     try:
         head = orjson.loads(data["bundle.json"])
     except orjson.JSONDecodeError as exc:
@@ -147,7 +172,56 @@ def read_bundle(source: str | os.PathLike[str] | io.BytesIO) -> dict[str, Any]:
     if hashlib.sha256(cases).hexdigest() != head.get("cases_sha256") or cases.count(b"\n") != head.get("n_cases"):
         raise InputError(f"{where}: cases.jsonl does not match the sha256 and count in bundle.json (a damaged or edited "
                          "bundle); nothing was imported. Export the run again.")
-    return {"run": run, "cases": list(_lines(cases)), "reviews": list(_lines(data["reviews.jsonl"]))}
+    return {"run": run, "cases": list(_lines(cases)), "reviews": list(_lines(data["reviews.jsonl"])), "inputs": kept}
+
+
+def _kept_inputs(tar: tarfile.TarFile, spec: Any, where: Any) -> dict[str, dict[str, Any]]:
+    """role → ``{"sha256", "name", "size", "frames": [bytes]}`` of the inputs a bundle carries (``inputs/ROLE.zst``),
+    each checked against the ``content_sha256`` and size its ``bundle.json`` records.
+
+    Raises:
+        InputError: a member named in ``bundle.json`` is missing, cut, or does not decompress to what was recorded.
+    """
+    if spec is None:
+        return {}
+    if not isinstance(spec, dict):
+        raise InputError(f"{where}: bundle.json's inputs is {shorten(spec)}, not an object of role → kept input.")
+    out: dict[str, dict[str, Any]] = {}
+    for role, info in spec.items():
+        name = f"inputs/{role}.zst"
+        try:
+            member = tar.getmember(name)
+            fh = tar.extractfile(member) if member.isfile() else None
+        except KeyError:
+            fh = None
+        lengths = info.get("frames") if isinstance(info, dict) else None
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", role) or not isinstance(info.get("sha256") if isinstance(info, dict) else None, str):
+            raise InputError(f"{where}: bundle.json names a kept input {shorten(role)} that is not a plain role with a sha256 "
+                             "(a damaged or edited bundle); nothing was imported. Export the run again.")
+        if fh is None or not isinstance(lengths, list) or not all(isinstance(n, int) and n > 0 for n in lengths):
+            raise InputError(f"{where}: bundle.json names the kept {role} input, and {name} is missing or its frames are "
+                             "not listed (a damaged or edited bundle); nothing was imported. Export the run again.")
+        blob = fh.read()
+        frames, at = [], 0
+        for n in lengths:
+            frames.append(blob[at:at + n])
+            at += n
+        content = hashlib.sha256()
+        sizes: list[int] = []
+        try:
+            dec = zstandard.ZstdDecompressor()
+            for frame in frames:
+                plain = dec.decompress(frame)
+                content.update(plain)
+                sizes.append(len(plain))
+        except zstandard.ZstdError as exc:
+            raise InputError(f"{where}: {name} does not decompress ({exc}); nothing was imported. Export the run again.") from None
+        if at != len(blob) or content.hexdigest() != info.get("content_sha256") or sum(sizes) != info.get("size"):
+            raise InputError(f"{where}: {name} does not match the size and sha256 in bundle.json (a damaged or edited "
+                             "bundle); nothing was imported. Export the run again.")
+        out[role] = {"sha256": info.get("sha256"), "name": info.get("name"), "size": sum(sizes),
+                     "frames": list(zip(sizes, frames, strict=True))}
+    return out
 
 
 def import_bundle(store: RunStore, source: str | os.PathLike[str]) -> dict[str, Any]:
@@ -167,6 +241,8 @@ def import_bundle(store: RunStore, source: str | os.PathLike[str]) -> dict[str, 
             raise InputError(f"{source}: cases.jsonl line {i}: expected [case_id, seq, status, verdict, score, reason, "
                              f"raw, data], got {shorten(case)}. Export the run again.")
     created = store.put_stored_run(run, parts["cases"], parts["reviews"])
+    for role, kept in parts["inputs"].items():
+        store.keep_input(run["id"], role, str(kept["sha256"]), str(kept["name"]), kept["frames"])
     return {"run_id": run["id"], "created": created, "n_cases": len(parts["cases"]), "n_reviews": len(parts["reviews"])}
 
 

@@ -14,6 +14,8 @@ Schema after all migrations (see each step below):
 ``cases``      one row per (run, case id): status, verdict, headline number, reason, raw judge text, the record.
 ``reviews``    human verdicts imported by ``goldeval review import`` (m002).
 ``tags``       names given to runs (``goldeval runs tag RUN baseline/main``), usable wherever a run id is (m004).
+``run_inputs`` the input files of a run as it read them, zstd-compressed in parts: the case texts a report, ``review
+               export`` and ``runs export`` show once the inputs moved (m005; none with ``--no-texts``).
 
 A PostgreSQL store (:mod:`goldeval.runs.pgstore`) has the same tables, columns and migration names: each migration
 below has its PostgreSQL statements in :data:`POSTGRES_MIGRATIONS` (``DOUBLE PRECISION`` for SQLite's ``REAL``,
@@ -125,12 +127,35 @@ def m004_tags(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX tags_run ON tags(run_id)")
 
 
+def m005_run_inputs(db: sqlite3.Connection) -> None:
+    """``run_inputs``: each input file of a run (role ``predictions``, ``cases``, ``attempts``…), as the scorer read it
+    (a stream's or a decoded file's plain copy), in parts of up to 8 MiB each compressed as one zstd frame. ``sha256``
+    is the input's sha256 as the run records it (``runs.inputs``), ``name`` the name of the file read (its ending says
+    its format: ``.jsonl``, ``.csv``, ``.parquet``), ``size`` the part's uncompressed bytes. Deleting a
+    run deletes its kept inputs."""
+    db.execute(
+        """
+        CREATE TABLE run_inputs (
+            run_id  TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            role    TEXT NOT NULL,
+            part    INTEGER NOT NULL,
+            sha256  TEXT NOT NULL,
+            name    TEXT NOT NULL,
+            size    INTEGER NOT NULL,
+            data    BLOB NOT NULL,
+            PRIMARY KEY (run_id, role, part)
+        )
+        """
+    )
+
+
 #: The migrations in the order they apply. Append only; never edit, rename or reorder a shipped one.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_runs_and_cases,
     m002_reviews_and_key_index,
     m003_review_settles,
     m004_tags,
+    m005_run_inputs,
 ]
 
 #: The same migrations for a PostgreSQL store: name → its statements (the same tables and columns; a test checks
@@ -211,6 +236,20 @@ POSTGRES_MIGRATIONS: dict[str, tuple[str, ...]] = {
         )
         """,
         "CREATE INDEX tags_run ON tags(run_id)",
+    ),
+    "m005_run_inputs": (
+        """
+        CREATE TABLE run_inputs (
+            run_id  TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            role    TEXT NOT NULL,
+            part    BIGINT NOT NULL,
+            sha256  TEXT NOT NULL,
+            name    TEXT NOT NULL,
+            size    BIGINT NOT NULL,
+            data    BYTEA NOT NULL,
+            PRIMARY KEY (run_id, role, part)
+        )
+        """,
     ),
 }
 

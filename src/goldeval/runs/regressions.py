@@ -19,6 +19,7 @@ Source: ``DESIGN.md`` "Runs, versions, comparisons" (human-overruled verdicts fo
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from goldeval.runs.compare import bucket
 from goldeval.runs.identity import recorded_path
 from goldeval.runs.reviews import settle_reviews
 from goldeval.runs.store import RunStore, now_iso
+from goldeval.runs.texts import restore_input
 
 __all__ = [
     "settled_verdicts",
@@ -215,18 +217,25 @@ replay_regressions = replay
 # review export / import
 
 
-def _input_rows(run: Mapping[str, Any], roles: tuple[str, ...]) -> tuple[dict[str, dict[str, Any]], str | None]:
-    """Rows (id → row) of the run's first input file in *roles* whose bytes still match the recorded hash."""
+def _input_rows(store: RunStore, run: Mapping[str, Any], roles: tuple[str, ...]) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """Rows (id → row) of the run's first input file in *roles* whose bytes still match the recorded hash, else of the
+    copy kept with the run in the store (:mod:`goldeval.runs.texts`); and a note when the file was not used."""
     for role in roles:
         f = (run.get("inputs") or {}).get(role)
         if not f:
             continue
         path = recorded_path(f)
         if not path or not os.path.isfile(path):
-            return {}, f"the {role} file {path} is gone"
-        if file_sha256(path) != f.get("sha256"):
-            return {}, f"the {role} file {path} changed since the run"
-        return _read_cases(path), None
+            why = f"the {role} file {path} is gone"
+        elif file_sha256(path) != f.get("sha256"):
+            why = f"the {role} file {path} changed since the run"
+        else:
+            return _read_cases(path), None
+        with tempfile.TemporaryDirectory(prefix="goldeval-kept-") as folder:
+            copy = restore_input(store, run["id"], role, f.get("sha256"), folder)
+            if copy is not None:
+                return _read_cases(copy), f"{why}: read from the copy kept in the run store"
+        return {}, why
     return {}, None
 
 
@@ -268,7 +277,8 @@ def export_review(store: RunStore, ref: str, *, only_needs_human: bool = True) -
         ``[{"run_id", "id", "question", "golden", "answer", "judge_verdict", "confidence", "why", "raw",
         "judge_version", "verdict": None, "reviewer": None, "note": None}]`` in recording order. ``question`` /
         ``golden`` / ``answer`` come from the run's input files when they are unchanged (``answer`` prefers the
-        answer stored with the case); otherwise they are ``None`` and ``source_note`` says why. The person fills
+        answer stored with the case), else from the copies kept with the run in the store (``source_note`` then says
+        so); otherwise they are ``None`` and ``source_note`` says why. The person fills
         ``verdict`` (match | near_match | no_match), ``reviewer`` and, optionally, ``note``.
 
     Raises:
@@ -276,8 +286,8 @@ def export_review(store: RunStore, ref: str, *, only_needs_human: bool = True) -
     """
     run = store.get_run(ref, with_results=False)
     _require_verdicts(store, run)
-    cases, case_note = _input_rows(run, ("cases",))
-    answers, answer_note = _input_rows(run, ("attempts", "answers", "predictions"))
+    cases, case_note = _input_rows(store, run, ("cases",))
+    answers, answer_note = _input_rows(store, run, ("attempts", "answers", "predictions"))
     out = []
     for rec in store.iter_cases(run["id"]):
         if only_needs_human and not _is_needs_human(rec):
@@ -286,7 +296,8 @@ def export_review(store: RunStore, ref: str, *, only_needs_human: bool = True) -
             continue
         cid = rec.get("id")
         case = cases.get(cid) or {}
-        answer = rec.get("answer") or rec.get("prediction") or answers.get(cid)
+        recorded = rec.get("answer") or rec.get("prediction")
+        answer = recorded or answers.get(cid)
         row: dict[str, Any] = {
             "run_id": run["id"],
             "id": cid,
@@ -303,7 +314,9 @@ def export_review(store: RunStore, ref: str, *, only_needs_human: bool = True) -
             "reviewer": None,
             "note": None,
         }
-        notes = [n for n in (case_note if not case else None, answer_note if answer is None else None) if n]
+        # a note says why a text is missing, or that it was read from the copy kept in the store
+        notes = [n for n in (case_note if not case or cases else None,
+                             answer_note if answer is None or (answers and not recorded) else None) if n]
         if notes:
             row["source_note"] = "; ".join(notes)
         out.append(row)

@@ -779,6 +779,7 @@ class RunStore:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("DELETE FROM reviews WHERE run_id = ?", (run_id,))
             self.db.execute("DELETE FROM tags WHERE run_id = ?", (run_id,))
+            self.db.execute("DELETE FROM run_inputs WHERE run_id = ?", (run_id,))
             self.db.execute("DELETE FROM cases WHERE run_id = ?", (run_id,))
             self.db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
             self.db.execute("COMMIT")
@@ -858,6 +859,66 @@ class RunStore:
             cid: orjson.loads(data)
             for cid, data in self.db.execute("SELECT case_id, data FROM cases WHERE run_id = ? ORDER BY seq", (run_id,))
         }
+
+    # -- kept inputs (the case texts) -------------------------------------------------------------------------
+    def keep_input(self, run_id: str, role: str, sha256: str, name: str, parts: Iterable[tuple[int, bytes]]) -> int:
+        """Store one input file of *run_id* as the scorer read it, replacing what was kept for *role* before (a
+        resumed run finishing again), in one transaction: a failure half-way keeps nothing of it.
+
+        Args:
+            run_id: The run. role: The input's role (``predictions``, ``cases``…). sha256: The input's sha256 as
+                the run records it (``inputs[role]["sha256"]``). name: The name of the file read (its ending says
+                its format).
+            parts: ``(uncompressed size, compressed bytes)`` of each part, in order
+                (:func:`goldeval.runs.texts.compressed_parts`); an exception raised by it (the file changed while
+                it was read) rolls the transaction back and is raised again.
+
+        Returns:
+            The compressed bytes stored.
+
+        Raises:
+            StoreError: the store refused the write.
+        """
+        stored = 0
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("DELETE FROM run_inputs WHERE run_id = ? AND role = ?", (run_id, role))
+            for i, (size, data) in enumerate(parts):
+                self.db.execute("INSERT INTO run_inputs (run_id, role, part, sha256, name, size, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                (run_id, role, i, sha256, name, size, data))
+                stored += len(data)
+            self.db.execute("COMMIT")
+        except BaseException as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            if isinstance(exc, self.db_errors):
+                raise StoreError(self._explain(exc, f"keeping the {role} input of run {run_id} failed")) from exc
+            raise
+        return stored
+
+    @_reading
+    def kept_inputs(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """role → ``{"sha256", "name", "size", "stored", "parts"}`` of each input file kept with *run_id* (``size``: its
+        bytes as read, ``stored``: compressed); empty for a run recorded with ``--no-texts``, before texts were kept,
+        or in a read-only store of an older schema."""
+        sql = ("SELECT role, MIN(sha256), MIN(name), SUM(size), SUM(LENGTH(data)), COUNT(*) FROM run_inputs WHERE run_id = ? "
+               "GROUP BY role ORDER BY role")
+        try:
+            rows = list(self.db.execute(sql, (run_id,)))
+        except sqlite3.OperationalError:  # a read-only store of the schema before m005: nothing kept
+            return {}
+        return {r[0]: {"sha256": r[1], "name": r[2], "size": int(r[3]), "stored": int(r[4]), "parts": int(r[5])} for r in rows}
+
+    @_reading
+    def kept_input_parts(self, run_id: str, role: str) -> Iterator[bytes]:
+        """The compressed parts of the *role* input kept with *run_id*, in order (nothing when none was kept)."""
+        n = self.db.execute("SELECT COUNT(*) FROM run_inputs WHERE run_id = ? AND role = ?", (run_id, role)).fetchone()[0]
+        for part in range(int(n)):  # one part in memory at a time
+            row = self.db.execute("SELECT data FROM run_inputs WHERE run_id = ? AND role = ? AND part = ?",
+                                  (run_id, role, part)).fetchone()
+            if row is None:
+                raise StoreError(f"run store {store_label(self.location)}: part {part} of the {role} input of run {run_id} is missing.")
+            yield bytes(row[0])
 
     # -- reviews ---------------------------------------------------------------------------------------------
     def add_review(

@@ -1,0 +1,141 @@
+"""The case texts kept with a run: its input files, as the scorer read them, compressed in the run store.
+
+A report, ``review export`` and ``runs export`` show a case's texts (prediction, reference, question, golden,
+answer) read from the run's inputs. Those files move, change and get deleted; so when a run finishes, each of its
+input files is kept in the store's ``run_inputs`` table (migration ``m005_run_inputs``): the bytes the scorer read
+(a stream's or a decoded ``.gz`` / UTF-16 / JSON-array file's plain copy), in parts of :data:`PART_BYTES`, each a
+zstd frame (level :data:`ZSTD_LEVEL`). A file is kept whole, failed rows included, so the readers that parse an
+input (:func:`goldeval.report.sources.load_sources`) read the kept copy exactly as they read the file.
+
+``--no-texts`` (a scoring command's option, :attr:`goldeval.pipeline.recording.RunRecording.no_texts`) keeps
+nothing: today's behaviour, for sensitive data. A database (``--db``) is not a text and is never kept.
+
+Why whole files and zstd: the per-case texts are most of an input's bytes, and one compressor over a file's parts
+shares its dictionary across rows (short rows compress several times better together than one by one); see
+``benchmarks/README.md`` for the bytes a case costs with and without texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import zstandard
+
+from goldeval.errors import InputError, StoreError
+
+__all__ = ["PART_BYTES", "ZSTD_LEVEL", "KEPT_ROLES_SKIPPED", "compressed_parts", "keep_inputs", "restore_input"]
+
+#: Uncompressed bytes per stored part: each part is one zstd frame, so memory stays bounded whatever the file's size.
+PART_BYTES = 8 << 20
+
+#: zstd's default level: about 300 MB/s on one core for JSONL, several times smaller than the text.
+ZSTD_LEVEL = 3
+
+#: Input roles that are not texts and are never kept (a database file can be gigabytes, and is not shown as text).
+KEPT_ROLES_SKIPPED = frozenset({"db"})
+
+
+class _Changed(Exception):
+    """The file's bytes no longer hash to the sha256 the run recorded (it changed after it was scored)."""
+
+
+def compressed_parts(path: str, sha256: str | None = None) -> Iterator[tuple[int, bytes]]:
+    """``(uncompressed size, zstd frame)`` of each :data:`PART_BYTES` part of the file *path*, in order.
+
+    Args:
+        path: The file. sha256: When given, the bytes read must hash to it; if not, the last step raises
+            (after every part was produced, so a caller writing the parts in one transaction rolls it back).
+
+    Raises:
+        _Changed: the file's sha256 is not *sha256* (a module-private exception: :func:`keep_inputs` handles it).
+
+    Example:
+        >>> import tempfile
+        >>> f = tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False); _ = f.write(b'{"id": 1}\\n' * 1000); f.close()
+        >>> [(size, len(frame) < 100) for size, frame in compressed_parts(f.name)]
+        [(10000, True)]
+    """
+    comp = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while True:
+            chunk = fh.read(PART_BYTES)
+            if not chunk:
+                break
+            h.update(chunk)
+            yield len(chunk), comp.compress(chunk)
+    if sha256 is not None and h.hexdigest() != sha256:
+        raise _Changed(path)
+
+
+def keep_inputs(store: Any, run_id: str, paths: Mapping[str, str], inputs: Mapping[str, Any]) -> list[str]:
+    """Keep each input file of a finished run in the store (:meth:`goldeval.runs.store.RunStore.keep_input`).
+
+    Args:
+        store: The open store (SQLite or PostgreSQL).
+        run_id: The run.
+        paths: role → the file the scorer read (for a stream or a decoded file: its plain temporary copy).
+        inputs: The run's recorded ``inputs`` (role → ``{"path", "sha256", "stream"?, "decoded"?}``): a file read
+            directly must still hash to its recorded sha256 (else it changed after it was scored and is not kept).
+
+    Returns:
+        One note per input not kept (changed since it was scored, or no sha256 recorded); empty when all were.
+
+    Raises:
+        StoreError: the store refused a write (the run itself is recorded already; its texts are not kept).
+    """
+    notes: list[str] = []
+    for role, path in paths.items():
+        spec = inputs.get(role) if isinstance(inputs, Mapping) else None
+        if role in KEPT_ROLES_SKIPPED or not isinstance(spec, Mapping) or spec.get("identity"):
+            continue
+        sha = spec.get("sha256")
+        if not isinstance(sha, str) or not sha:
+            notes.append(f"the {role} input has no recorded sha256: its texts were not kept with run {run_id}")
+            continue
+        copied = bool(spec.get("stream") or spec.get("decoded"))  # our own temporary copy: nothing can change it
+        try:
+            store.keep_input(run_id, role, sha, os.path.basename(path), compressed_parts(path, None if copied else sha))
+        except _Changed:
+            notes.append(f"the {role} input {spec.get('path')} changed while it was scored: its texts were not kept with run {run_id}")
+        except OSError as exc:
+            notes.append(f"the {role} input {spec.get('path')} could not be read again ({exc.strerror}): its texts were not kept")
+    return notes
+
+
+def restore_input(store: Any, run_id: str, role: str, sha256: str | None, folder: str) -> str | None:
+    """Write the *role* input kept with *run_id* into *folder* and return its path, or ``None`` when none was kept
+    (``--no-texts``, a run recorded before texts were kept) or the kept one is not the input with *sha256*.
+
+    Args:
+        store: The open store. run_id, role: Which input. sha256: The sha256 the run records for it (the kept copy
+            must be of that input); ``None`` accepts whatever was kept. folder: An existing folder to write into.
+
+    Raises:
+        StoreError: a kept part cannot be decompressed or its size differs from the one recorded (a damaged store).
+        InputError: *role* holds a path separator.
+    """
+    if os.sep in role or (os.altsep and os.altsep in role):
+        raise InputError(f"restore_input: role {role!r} is not a plain name.")
+    kept = store.kept_inputs(run_id).get(role)
+    if kept is None or (sha256 is not None and kept["sha256"] != sha256):
+        return None
+    # the name as read (its ending says how to parse it: .jsonl, .csv, .parquet), made safe as one file name
+    name = os.path.basename(str(kept.get("name") or "input.jsonl").replace("\\", "/")) or "input.jsonl"
+    target = os.path.join(folder, f"{role}-{name}")
+    dec = zstandard.ZstdDecompressor()
+    written = 0
+    with open(target, "wb") as out:
+        for frame in store.kept_input_parts(run_id, role):
+            try:
+                data = dec.decompress(frame)
+            except zstandard.ZstdError as exc:
+                raise StoreError(f"run store: the kept {role} input of run {run_id} cannot be decompressed ({exc}).") from exc
+            out.write(data)
+            written += len(data)
+    if written != kept["size"]:
+        raise StoreError(f"run store: the kept {role} input of run {run_id} holds {written} bytes, {kept['size']} recorded.")
+    return target
