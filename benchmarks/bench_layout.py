@@ -45,6 +45,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from measure import measure
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
@@ -59,33 +61,13 @@ _RUN = (
 )
 
 
-#: Runs the command in argv[1:] and prints its wall seconds, CPU seconds of the process tree and peak RSS KiB. A
-#: small process of its own, so that the peak (carried across ``exec`` on Linux) is floored at its size, not at this
-#: script's, which holds the Spider rows.
-_MEASURE = (
-    "import ctypes, os, resource, sys, time\n"
-    "ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come back here\n"
-    "t = time.perf_counter()\n"
-    "pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ)\n"
-    "_, status, _ = os.wait4(pid, 0)\n"
-    "wall = time.perf_counter() - t\n"
-    "while True:  # every descendant left behind (a forkserver's children), so that its usage is counted\n"
-    "    try:\n"
-    "        os.wait()\n"
-    "    except ChildProcessError:\n"
-    "        break\n"
-    "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-    "print(wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, os.waitstatus_to_exitcode(status))\n"
-)
-
-
 def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float, int]:
-    """(wall s, CPU s of the process tree, peak RSS MiB of its largest process, exit code) of one run of *cmd*."""
-    proc = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], env=env, capture_output=True, text=True, check=True)
-    wall, cpu, kib, code = proc.stdout.split()[-4:]
-    if int(code) not in (0, 1):
-        raise SystemExit(f"{' '.join(cmd[3:])}: exit {code}\n{proc.stderr[-3000:]}")
-    return float(wall), float(cpu), int(kib) / 1024, int(code)
+    """(wall s, CPU s of the process tree, peak RSS MiB of its largest process, exit code) of one run of *cmd*
+    (:func:`measure.measure`)."""
+    m = measure(cmd, env)
+    if m.exit_code not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd[3:])}: exit {m.exit_code}\n{m.stderr}")
+    return m.wall_s, m.cpu_s, m.largest_rss_mib, m.exit_code
 
 
 def floor_mib() -> float:

@@ -36,28 +36,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from measure import measure
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 SHARED = Path(os.environ.get("GOLDEVAL_SHARED", REPO.parent / "shared"))
 VARIANTS = ("rouge1", "rouge2", "rougeL", "rougeLsum")
-
-#: Runs the command in argv[1:] and prints its wall seconds, the CPU seconds of its process tree, peak RSS KiB and
-#: its exit code (the measure of benchmarks/bench_layout.py).
-_MEASURE = (
-    "import ctypes, os, resource, sys, time\n"
-    "ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come back here\n"
-    "t = time.perf_counter()\n"
-    "pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ)\n"
-    "_, status, _ = os.wait4(pid, 0)\n"
-    "wall = time.perf_counter() - t\n"
-    "while True:\n"
-    "    try:\n"
-    "        os.wait()\n"
-    "    except ChildProcessError:\n"
-    "        break\n"
-    "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-    "print(wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, os.waitstatus_to_exitcode(status))\n"
-)
 
 #: rouge-score over the first argv[3] pairs of argv[1] (variant argv[2]); the F-measures and the CPU seconds of the
 #: loop (reading and scoring, without the interpreter's and rouge-score's start-up) to argv[4] as JSON.
@@ -77,13 +61,12 @@ _ROUGE_SCORE = (
 
 
 def run_once(cmd: list[str]) -> tuple[float, float, float]:
-    """``(wall s, CPU s of the process tree, peak RSS MiB)`` of *cmd*; raises when it fails."""
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    proc = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], env=env, capture_output=True, text=True, check=True)
-    wall, cpu, rss, code = proc.stdout.split()
-    if int(code) != 0:
-        raise SystemExit(f"bench_rouge: {' '.join(cmd)} exited {code}")
-    return float(wall), float(cpu), int(rss) / 1024
+    """``(wall s, CPU s of the process tree, peak RSS MiB of its largest process)`` of *cmd* (:func:`measure.measure`);
+    raises when it fails."""
+    m = measure(cmd, {**os.environ, "PYTHONPATH": str(REPO / "src")})
+    if m.exit_code != 0:
+        raise SystemExit(f"bench_rouge: {' '.join(cmd)} exited {m.exit_code}\n{m.stderr}")
+    return m.wall_s, m.cpu_s, m.largest_rss_mib
 
 
 def spread(xs: list[float], fmt: str = ".1f") -> str:
