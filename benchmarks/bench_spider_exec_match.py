@@ -18,7 +18,8 @@ that alternates by round. CPU is ``time.process_time()`` plus the children's (``
 started below 10,000 rows, counted anyway), a case = the pass's CPU / the rows. Memory is the process tree's
 peak RSS (``ru_maxrss`` of self and children). Reports per tree the goldeval / anchor ratio per round (median,
 range) and of the minima, the ms a case, the load average before and after. Compare ratios, not milliseconds.
-``--before`` adds another tree (e.g. main's ``src``) in the same interleaved rounds.
+``--before`` adds another tree (e.g. main's ``src``) in the same interleaved rounds; ``--gc-freeze`` moves start-up's
+objects out of the collector's reach after start-up, as ``goldeval judge`` does before its first case.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "examples" / "spider"))
 
-#: argv: src, spider rows (JSONL), cases, attempts, first-case cases, first-case attempts, database folder, anchor first.
+#: argv: src, spider rows (JSONL), cases, attempts, first-case cases, first-case attempts, database folder, anchor
+#: first, gc.freeze() after start-up.
 _CHILD = r"""
-import json, resource, sys, time
+import gc, json, resource, sys, time
 src = sys.argv[1]; sys.path.insert(0, src)
 import sqlite3
 from collections import Counter
@@ -78,6 +80,8 @@ judge_file(sys.argv[5], sys.argv[6], config=cfg)  # start-up: imports, the first
 for name in sorted({r["db_id"] for r in rows}):
     con_of(name)
 anchor(rows[:1])
+if sys.argv[9] == "1":
+    gc.freeze()  # what `goldeval judge` does at the end of its start-up (cli/judge.py), for both sides
 out = {}
 for side in (("anchor", "goldeval") if sys.argv[8] == "1" else ("goldeval", "anchor")):
     t = cpu()
@@ -101,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file", default="spider_dinsql-gpt4_cases.jsonl")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--before", type=Path, help="the src folder of another tree, measured in the same rounds")
+    ap.add_argument("--gc-freeze", action="store_true",
+                    help="gc.freeze() after start-up, as the judge command does before its first case")
     args = ap.parse_args(argv)
     path = args.data / args.file
     if not path.is_file():
@@ -124,11 +130,11 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(args.rounds):
             for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
                 out = subprocess.run([sys.executable, "-c", _CHILD, str(trees[name]), *files, str(args.data / "database"),
-                                      "1" if r % 2 == 0 else "0"], capture_output=True, text=True, check=True).stdout
+                                      "1" if r % 2 == 0 else "0", "1" if args.gc_freeze else "0"], capture_output=True, text=True, check=True).stdout
                 res[name].append(json.loads(out.strip().splitlines()[-1]))
     load.append(os.getloadavg()[0])
     print(f"{args.file}: {len(rows)} rows, CPU ms a case after start-up (process tree), {args.rounds} interleaved rounds, "
-          f"load average {load[0]:.2f} before, {load[1]:.2f} after")
+          f"load average {load[0]:.2f} before, {load[1]:.2f} after" + (", gc.freeze() after start-up" if args.gc_freeze else ""))
     for name, xs in res.items():
         ratio = [x["goldeval"] / x["anchor"] for x in xs]
         a, g = [x["anchor"] for x in xs], [x["goldeval"] for x in xs]
