@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 
 from goldeval.answers.doubt import criterion_phrases, selects_star, unasked_columns
+from goldeval.answers.exact import exact_rows, named_in_order
 from goldeval.answers.gold import worse_status
 from goldeval.answers.matching import cell_codes, stack_pairs
 from goldeval.answers.multiplicity import question_fixes_multiplicity, same_set
 from goldeval.answers.order_keys import apply_order_key, order_keys
-from goldeval.answers.pairing import Pairing, pair_columns
+from goldeval.answers.pairing import Pairing, pair_columns, unique_names
 from goldeval.answers.rows import RELABELLED
 from goldeval.answers.rows import compare_rows as _compare_rows
 from goldeval.answers.shapes import table_columns, computed_floats
@@ -58,6 +59,9 @@ def judge_table(
     gcols: list[Column] | None = None,
 ) -> Verdict:
     rate_cols = list(golden.get("rate_columns") or [])
+    exact = _exact_match(golden, g_names, g_rows, p_names, p_rows, rate_cols, gold)
+    if exact is not None:
+        return exact
     gcols = gcols if gcols is not None else table_columns(g_names, g_rows)
     pcols = table_columns(p_names, p_rows)
     pairing = pair_columns(gcols, pcols, rate_columns=rate_cols, rel_tol=rel_tol)
@@ -320,6 +324,33 @@ def judge_table(
             why += f" ({rc.mismatch})"
         why += "."
     return make_verdict("no_match", conf, why, located=located, mismatch=rc.mismatch, details=details, **common)
+
+
+def _exact_match(golden: Mapping[str, Any], g_names: list[str], g_rows: list[list[Any]], p_names: list[str],
+                 p_rows: list[list[Any]], rate_cols: list[str], gold: tuple[str, str | None]) -> Verdict | None:
+    """The complete match :func:`judge_table` answers, built without the general machinery, when the prediction is
+    the golden exactly: its columns the golden's in order and named alike
+    (:func:`~goldeval.answers.exact.named_in_order`), its rows the golden's cell for cell
+    (:func:`~goldeval.answers.exact.exact_rows`), and no top-N. The same verdict record as the general path: each
+    golden column paired with its namesake by ``name+values`` at agreement 1.0, every row located, confidence 10
+    (tests/unit/test_answers_exact.py holds both paths side by side). ``None`` otherwise: the general code decides."""
+    if golden.get("top_n") or not named_in_order(g_names, p_names, rate_columns=rate_cols):
+        return None
+    ordered = bool(golden.get("ordered"))
+    if not exact_rows(g_rows, p_rows, len(g_names), ordered=ordered):
+        return None
+    n, k = len(g_rows), len(g_names)
+    pairing = Pairing(unique_names(g_names), unique_names(p_names))
+    for i, name in enumerate(pairing.golden_names):
+        pairing.index[i] = i
+        pairing.scale[i] = 1.0
+        pairing.agreement[name] = 1.0
+    pairing.basis = {name: "name+values" for name in pairing.golden_names}
+    details: dict[str, Any] = {"pairing": pairing.to_dict(), "golden_shape": [n, k], "prediction_shape": [n, k],
+                               "rows": {"order": "same" if ordered else None, "top_n": None}}
+    return make_verdict("match", 10, f"Every golden row ({n}) is located under the pairing {_pairs_text(pairing)}.",
+                        located={"golden_rows": n, "found": n, "missing": [], "extra": 0}, mismatch=None,
+                        details=details, column_pairing=pairing.mapping, gold_status=gold[0], gold_note=gold[1])
 
 
 def _tie_break_pinned(golden: Mapping[str, Any], g_names: list[str]) -> str | None:
