@@ -10,7 +10,10 @@ What it does, in order:
    Rows given in memory skip it (their ids are kept instead).
 2. **Scoring** in chunks of 500 rows (or 2 MiB): each chunk is decoded (:func:`goldeval.io.reading.decode_line`, the
    scorer's ``lenient_json``) and scored by ``score_batch``, in this process or, for JSONL with ``workers`` > 1, in a
-   pool of processes (a window of ``2 × workers`` chunks in flight, results taken in order). A worker also
+   pool of processes (a window of ``2 × workers`` chunks in flight, results taken in order). A pool's chunk is a
+   byte range of the file (offset, length, first line number: :func:`_range_chunks`), which the worker reads and
+   decodes itself (:func:`_range_lines`), so neither the rows' bytes nor their decoding pass through this process,
+   which only finds the ranges' line boundaries (a count of newlines, in C). A worker also
    serializes a chunk's records for the store when every row of it is a new scored case, so that work stays off
    this process, which every record passes through.
 3. **Per record**, in input order: a row whose id repeats an earlier row's becomes unscored
@@ -127,6 +130,7 @@ def run(
     src = config.get("source") or "rows"
     id_field = config.get("id_field") or "id"
     info: dict[str, Any] | None = None
+    path: Path | None = None
     if isinstance(source, (str, os.PathLike)):
         path = check_input_file(source)
         jsonl = not (is_delimited(path) or is_parquet(path))
@@ -135,7 +139,7 @@ def run(
             on_total(total)
         workers = _workers(workers, total) if jsonl else 1
         info = {"path": display_name(path), "sha256": input_sha256(path, sha256)}
-        chunks: Iterable[list[Any]] = _line_chunks(path) if jsonl else _item_chunks(_read(path, scorer))
+        chunks: Iterable[Any] = _line_chunks(path) if jsonl else _item_chunks(_read(path, scorer))
         raw_lines = jsonl
     else:
         repeated, workers, raw_lines = None, 1, False
@@ -158,7 +162,8 @@ def run(
                  entries_json=job.as_json, all_cases=job.all_cases)
     t0 = time.perf_counter()
     if raw_lines and workers > 1:
-        _score_in_pool(job, plan, chunks, workers, progress)
+        assert path is not None
+        _score_in_pool(job, plan, _range_chunks(path), workers, progress)
     else:
         # In this process each case is recorded as soon as score_batch yields it (folded: in _score_chunk; else in
         # _Job.take_records, after the repeated-id check), so an interrupt loses only the case in flight.
@@ -263,6 +268,72 @@ def _line_chunks(path: Path) -> Iterator[list[tuple[int, bytes]]]:
                 chunk, size = [], 0
     if chunk:
         yield chunk
+
+
+class Span(NamedTuple):
+    """A pool's chunk: a byte range of a JSONL file, whole lines, that a worker reads and decodes itself."""
+
+    path: str  #: the file
+    offset: int  #: first byte of the range
+    length: int  #: bytes in the range (it ends after a newline, or at the end of the file)
+    first_line: int  #: 1-based number of the range's first line
+    n_lines: int  #: lines in the range, blank ones included (the last one may lack its newline)
+
+
+def _range_chunks(path: Path) -> Iterator[Span]:
+    """The lines of *path* as :class:`Span` chunks of at most :data:`_CHUNK_ROWS` lines, each ending at the first
+    line boundary past :data:`_CHUNK_BYTES` bytes (so about the chunks of :func:`_line_chunks`, blank lines counted).
+
+    Only newlines are looked at here (``bytes.count`` / ``bytes.find``, in C): reading, splitting and decoding the
+    rows is the worker's (:func:`_range_lines`), so a row's bytes never cross a process boundary.
+    """
+    name = os.fspath(path)
+    offset, line = 0, 1
+    rows, find = _CHUNK_ROWS, bytes.find
+    with open(path, "rb") as fh:
+        while True:
+            block = fh.read(_CHUNK_BYTES)
+            if not block:
+                return
+            if not block.endswith(b"\n"):
+                block += fh.readline()  # whole lines only
+            n, start = len(block), 0
+            k = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+            while k > rows:  # cut at every _CHUNK_ROWS-th newline
+                end = start
+                for _ in range(rows):
+                    end = find(block, b"\n", end) + 1
+                yield Span(name, offset + start, end - start, line, rows)
+                line += rows
+                k -= rows
+                start = end
+            yield Span(name, offset + start, n - start, line, k)
+            line += k
+            offset += n
+
+
+def _range_lines(span: Span) -> list[tuple[int, bytes]]:
+    """The non-blank lines of *span* as ``(line number, bytes)``, each with its newline, read from the file: the
+    lines :func:`_line_chunks` gives for the same range (a byte-order mark at the start of line 1 dropped)."""
+    with open(span.path, "rb") as fh:
+        data = os.pread(fh.fileno(), span.length, span.offset)
+    if len(data) != span.length:
+        raise InputError(f"{span.path}: the file changed while it was scored (expected {span.length} bytes at byte "
+                         f"{span.offset}, read {len(data)}). Score a file that is not being written.")
+    lines = data.splitlines(keepends=True) if b"\r" not in data else _newline_split(data)
+    if span.first_line == 1 and lines and lines[0].startswith(b"\xef\xbb\xbf"):
+        lines[0] = lines[0][3:]
+    return [(line, raw) for line, raw in enumerate(lines, start=span.first_line) if raw.strip()]
+
+
+def _newline_split(data: bytes) -> list[bytes]:
+    """*data* split after each ``\\n`` only (as a binary file's lines are: ``\\r`` is not a line end here)."""
+    parts = data.split(b"\n")
+    last = parts.pop()
+    out = [p + b"\n" for p in parts]
+    if last:
+        out.append(last)
+    return out
 
 
 def _item_chunks(items: Iterable[Any]) -> Iterator[list[Any]]:
@@ -449,13 +520,15 @@ def _pool_init(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, owner: An
     _W.update(scorer=scorer, config=config, plan=plan, src=config.get("source") or "rows")
 
 
-def _pool_chunk(chunk: list[tuple[int, bytes]]) -> _Chunk:
+def _pool_chunk(span: Span) -> _Chunk:
+    """In a worker: read, decode and score the lines of one byte range of the file."""
     scorer, src = _W["scorer"], _W["src"]
     lenient = scorer.lenient_json
-    return _score_chunk(scorer, _W["config"], _W["plan"], (decode_line(raw, line, src, lenient=lenient) for line, raw in chunk))
+    return _score_chunk(scorer, _W["config"], _W["plan"],
+                        (decode_line(raw, line, src, lenient=lenient) for line, raw in _range_lines(span)))
 
 
-def _score_in_pool(job: _Job, plan: _Plan, chunks: Iterable[list[tuple[int, bytes]]], workers: int, progress: Any) -> None:
+def _score_in_pool(job: _Job, plan: _Plan, chunks: Iterable[Span], workers: int, progress: Any) -> None:
     ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
     owner = _arm(ctx)
     window: list[Future[_Chunk]] = []
