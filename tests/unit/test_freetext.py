@@ -232,6 +232,24 @@ def test_whitespace_id_is_refused(tmp_path):
     assert res["aggregate"]["n_failed"] == 1 and "field 'id' must be a non-empty string" in res["failures"][0]["error"]
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_blank_ids_are_refused_and_a_repeated_id_found_by_the_compiled_id_pass(tmp_path, workers):
+    # The repeated-id pass reads token F1's ids in C (TokenF1.ids_as_text): two blank ids must still be refused as
+    # blank (never as repeats of each other), and a real repeat must still be found, with the line it repeats.
+    rows = ['{"id": "  ", "prediction": "a", "reference": "a"}', '{"id": "x", "prediction": "a b", "reference": "a"}',
+            '{"id": "  ", "prediction": "a", "reference": "a"}', '{"id": "x", "prediction": "a", "reference": "a"}',
+            '{"id": "y", "prediction": "a", "reference": "a b"}']
+    f = tmp_path / "p.jsonl"
+    f.write_text("\n".join(rows) * 1 + "\n", encoding="utf-8")
+    res = score_file(f, workers=workers)
+    errors = {e["line"]: e["error"] for e in res["failures"]}
+    assert sorted(errors) == [1, 3, 4]
+    assert "field 'id' must be a non-empty string" in errors[1] and "field 'id' must be a non-empty string" in errors[3]
+    assert "line 2" in errors[4] and "x" in errors[4]
+    # the two scored rows: "a b" vs "a" (P 1/2, R 1, F1 2/3) and "a" vs "a b" (P 1, R 1/2, F1 2/3)
+    assert [(e["id"], e["whole_note"]["f1"]) for e in res["per_example"]] == [("x", pytest.approx(2 / 3)), ("y", pytest.approx(2 / 3))]
+
+
 def test_partly_unreadable_text_is_scored_and_flagged(tmp_path):
     # "BP 120/80" vs "血压 120/80 正常": the rule reads [bp, 120/80] vs [120/80]: P 1/2, R 1, F1 2/3 —
     # the Chinese words are not read, so the row is flagged and counted.

@@ -245,7 +245,8 @@ def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool
             return None
         return item.data
 
-    n_lines, n_rows, repeated = scan_jsonl_ids(path, id_field, scorer.id_of, hasher=hasher, slow_decode=slow)
+    n_lines, n_rows, repeated = scan_jsonl_ids(path, id_field, scorer.id_of, hasher=hasher, slow_decode=slow,
+                                               ids_as_text=scorer.ids_as_text)
     if n_rows and state["not_utf8"] == n_rows and state["first_bad"] is not None:
         raise state["first_bad"]
     return n_lines, hasher.hexdigest(), repeated
