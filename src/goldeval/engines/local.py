@@ -83,6 +83,7 @@ def run(
     on_total: Callable[[int], None] | None = None,
     on_example: Callable[[dict[str, Any]], None] | None = None,
     on_example_json: Callable[[bytes], None] | None = None,
+    on_example_lines: Callable[[bytes, int], None] | None = None,
     keep_cases: bool = True,
     extra: Mapping[str, Any] | None = None,
     unique_ids: bool = False,
@@ -110,6 +111,9 @@ def run(
         on_example_json: Instead of *on_example*: called with each entry's JSON (bytes, one line, as
             ``orjson.dumps`` writes it), serialized where the row was scored (e.g.
             :meth:`goldeval.io.resultsfile.ResultsFile.example_json`).
+        on_example_lines: Instead of *on_example* / *on_example_json*: called with ``(body, n)``, *n* entries' JSON
+            each followed by a newline (e.g. :meth:`goldeval.io.resultsfile.ResultsFile.example_lines`): a pool's
+            worker joins a chunk's entries into one body, so this process makes one call a chunk, not one an entry.
         keep_cases: Keep every entry in ``results["per_example"]`` (default). False: that key holds
             ``{"$streamed": true, "n": int, "ids_sha256": str}`` instead (the number of entries and the sha256 of the
             JSON array of the scored ids, in order, which the run store checks its cases against).
@@ -150,16 +154,22 @@ def run(
     if info is not None:
         info["workers"] = workers
     ids = None if unique_ids else IdIndex(repeated)
-    if on_example is not None and on_example_json is not None:
-        raise InputError("local.run: give on_example or on_example_json, not both.")
+    if sum(f is not None for f in (on_example, on_example_json, on_example_lines)) > 1:
+        raise InputError("local.run: give one of on_example, on_example_json and on_example_lines.")
+    if on_example_lines is not None:  # (one entry at a time where the entries are made here)
+        lines = on_example_lines
+
+        def on_example_json(data: bytes) -> None:
+            lines(data + b"\n", 1)
+
     job = _Job(scorer, config, src, id_field, recorder, previous, ids, keep_cases, on_example or on_example_json,
-               as_json=on_example_json is not None)
+               as_json=on_example_json is not None, on_lines=on_example_lines)
     # With no repeated id anywhere (the usual case, known from the first pass) and nothing to reuse, each chunk is
     # folded into a partial where it is scored (a worker) and the partials are merged here in order: this process
     # then only merges, streams the entries and records. Otherwise the records are folded here, one by one.
     plan = _Plan(fold=not previous and (unique_ids or (repeated is not None and not repeated)), keep=keep_cases,
                  entries=job.on_example is not None, serialize=job.serialize, record=recorder is not None,
-                 entries_json=job.as_json, all_cases=job.all_cases)
+                 entries_json=job.as_json, all_cases=job.all_cases, lines=on_example_lines is not None)
     t0 = time.perf_counter()
     if raw_lines and workers > 1:
         assert path is not None
@@ -167,7 +177,7 @@ def run(
     else:
         # In this process each case is recorded as soon as score_batch yields it (folded: in _score_chunk; else in
         # _Job.take_records, after the repeated-id check), so an interrupt loses only the case in flight.
-        plan_here = plan._replace(serialize=False)
+        plan_here = plan._replace(serialize=False, lines=False)
         record_now = recorder.record if recorder is not None else None
         lenient = scorer.lenient_json
         for chunk in chunks:
@@ -378,13 +388,16 @@ class _Plan(NamedTuple):
     record: bool = False  # there is a recorder
     entries_json: bool = False  # the sink takes each entry's JSON (bytes), not a dict
     all_cases: bool = False  # every case with an id is a per_example entry (Scorer.per_example_from_cases "all")
+    lines: bool = False  # the entries' JSON goes back joined, one body a chunk (run's on_example_lines)
 
 
 class _Chunk(NamedTuple):
     """A scored chunk. Folded: ``partial``, ``n_rows``, ``n_scored`` and ``scored_ids`` (the JSON of the scored ids,
     comma-joined), ``entries`` (when asked), ``to_record`` (the records to record one by one, when ``stored`` is
     None). Not folded: ``records`` (all of them, in order). ``stored``: ``(keys, newline-joined JSON)`` for
-    ``Recorder.record_serialized`` when every row was a new case and serializing was asked."""
+    ``Recorder.record_serialized`` when every row was a new case and serializing was asked. ``lines``: the
+    entries' JSON as one body, each followed by a newline, and their number (instead of ``entries``, when the plan
+    says ``lines``)."""
 
     records: list[dict[str, Any]] | None
     partial: Any
@@ -394,6 +407,7 @@ class _Chunk(NamedTuple):
     entries: list[dict[str, Any]] | None
     to_record: list[Mapping[str, Any]] | None
     stored: Any
+    lines: tuple[bytes, int] | None = None
 
 
 #: The start of a scored record's JSON when ``status`` is its first member (token F1's records, the default).
@@ -464,6 +478,9 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
                 if entry is not None:
                     put(dumps(entry, option=_DUMPS) if plan.entries_json else entry)
     stored = (keys, parts) if keys else None
+    if plan.lines and entries:  # one body for the chunk: this process writes it in one call
+        return _Chunk(None, part, n, len(scored), b",".join(scored), None, to_record or None, stored,
+                      (b"\n".join(entries) + b"\n", len(entries)))
     return _Chunk(None, part, n, len(scored), b",".join(scored), entries, to_record or None, stored)
 
 
@@ -575,13 +592,15 @@ class _Job:
     """The main process's side: repeated ids, the partial, the per-example sink, the recorder."""
 
     def __init__(self, scorer: Scorer, config: Mapping[str, Any], src: str, id_field: str, recorder: Any,
-                 previous: Mapping[str, Any], ids: IdIndex | None, keep: bool, on_example: Any, *, as_json: bool = False) -> None:
+                 previous: Mapping[str, Any], ids: IdIndex | None, keep: bool, on_example: Any, *, as_json: bool = False,
+                 on_lines: Callable[[bytes, int], None] | None = None) -> None:
         self.scorer, self.config, self.src, self.id_field = scorer, config, src, id_field
         self.recorder, self.previous, self.ids = recorder, previous, ids
         self.partial = scorer.new_partial(config, keep_cases=keep)
         self.partial_rows = 0
         self.on_example = on_example
         self.as_json = as_json
+        self.on_lines = on_lines
         self.n_scored = 0
         #: sha256 of the JSON array of the scored ids, in order (what the store checks its cases against)
         self.ids_hasher = hashlib.sha256(b"[")
@@ -605,6 +624,8 @@ class _Job:
         if chunk.n_scored:
             self.ids_hasher.update((b"," if self.n_scored else b"") + chunk.scored_ids)
             self.n_scored += chunk.n_scored
+        if chunk.lines is not None and self.on_lines is not None:
+            self.on_lines(*chunk.lines)
         if chunk.entries:
             on_example = self.on_example
             for entry in chunk.entries:
