@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -184,3 +185,27 @@ def test_score_refuses_a_scorer_that_joins_two_files(tmp_path):
     assert not store.exists()
     ok = CliRunner().invoke(main, ["score", str(f), "--scorer", "token_f1", "--no-store"])
     assert ok.exit_code == 0, ok.output
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_two_workers_write_the_same_results_file_as_one(tmp_path, fmt):
+    # With --workers 2 each worker sends back a chunk's per_example entries as one body, which this process writes
+    # in one call (ResultsFile.example_lines); one worker writes them one by one. The files must be the same bytes
+    # but for the seconds taken; the expected mean is Open-Scribe's published ACI-Bench figure (tests/unit/test_freetext.py).
+    rows = (EXAMPLES / "openscribe_acibench_predictions.jsonl").read_bytes().splitlines(keepends=True)
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b"".join(rows) + b"".join(  # 1,240 rows: three chunks, the failed rows spread over them
+        json.dumps({**json.loads(r), "id": f"copy{k}-{i}"}).encode() + b"\n" for k in range(30) for i, r in enumerate(rows)))
+    outs = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"out{workers}.{fmt}"
+        res = CliRunner().invoke(main, ["score", str(src), "--workers", workers, "--out", str(out), "--out-format", fmt,
+                                        "--no-store", "-q"])
+        assert res.exit_code == 0, res.output
+        outs.append(out.read_bytes())
+    elapsed = re.compile(rb'"elapsed_sec": ?[0-9.e-]+|"workers": ?[12]')
+    one, two = (elapsed.sub(b"", b) for b in outs)
+    assert one == two and outs[0] != outs[1]
+    last = json.loads(outs[1]) if fmt == "json" else json.loads(outs[1].splitlines()[-1])
+    assert last["aggregate"]["n"] == 31 * 35 and last["aggregate"]["n_failed"] == 31 * 5
+    assert last["aggregate"]["whole_note_f1_mean"] == pytest.approx(0.4465338141844892, abs=1e-12)

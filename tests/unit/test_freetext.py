@@ -154,6 +154,46 @@ def test_parallel_equals_sequential(tmp_path):
     assert one["aggregate"]["whole_note_f1_mean"] == two["aggregate"]["whole_note_f1_mean"] == pytest.approx(0.27861937781204515, abs=1e-12)
 
 
+def _lines(path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+@pytest.mark.parametrize("repeat_an_id", [False, True])
+def test_parallel_workers_read_their_own_ranges_as_one_process_reads_the_file(tmp_path, repeat_an_id):
+    # A pool's worker reads and decodes its own byte range of the file (engines/local.py, Span). Everything a line
+    # reader must get right is placed on and around the 500-line boundaries the ranges are cut at: a byte-order mark
+    # on line 1, blank lines (counted as lines, never as rows), a CRLF line (\r is not a line end), a line that is
+    # not JSON, and a last line without its newline. With a repeated id the records are folded in this process
+    # (the other path of local.run). Expected values: the published ACI-Bench figures (module docstring) for its 40
+    # rows copied once, and every per-example entry and failure (with its line number) equal to one process's.
+    aci, primock = _lines(ACI), _lines(PRIMOCK)
+    body: list[bytes] = [b"\xef\xbb\xbf" + aci[0]] + aci[1:]
+    for k in range(20):  # 1,140 more rows: two ranges of 500 lines and a shorter one
+        body += [json.dumps({**json.loads(line), "id": f"p{k}-{i}"}).encode() + b"\n" for i, line in enumerate(primock)]
+    body.insert(498, b"\n")
+    body.insert(500, b"   \r\n")
+    body.insert(501, b"{not json\n")
+    crlf = json.loads(primock[3])
+    body.insert(999, json.dumps({**crlf, "id": "crlf"}).encode() + b"\r\n")
+    if repeat_an_id:
+        body.insert(1000, json.dumps({**crlf, "id": "crlf"}).encode() + b"\n")
+    body[-1] = body[-1].rstrip(b"\n")
+    f = tmp_path / "mixed.jsonl"
+    f.write_bytes(b"".join(body))
+    one, two = score_file(f, workers=1), score_file(f, workers=2)
+    assert two["input"]["workers"] == 2
+    assert one["per_example"] == two["per_example"] and one["failures"] == two["failures"]
+    assert one["aggregate"] == {**two["aggregate"], "elapsed_sec": one["aggregate"]["elapsed_sec"]}
+    lines = [e["line"] for e in two["per_example"]] + [e["line"] for e in two["failures"]]
+    n_rows = 40 + 20 * 57 + 2 + repeat_an_id  # the ACI rows, the PriMock copies, the CRLF row, the line not JSON, the repeat
+    assert sorted(lines) == [n for n in range(1, len(body) + 1) if n not in (499, 501)] and len(lines) == n_rows
+    assert [f["line"] for f in two["failures"] if "not json" in f["error"] or "JSON" in f["error"]][:1] == [502]
+    aci_only = score_file(ACI, workers=1)["per_example"]
+    assert two["per_example"][:35] == aci_only  # the BOM line reads as the plain file's first row
+    agg = two["aggregate"]
+    assert agg["n_failed"] == 5 + 1 + repeat_an_id and agg["n"] == 35 + 20 * 57 + 1
+
+
 def test_score_rows_matches_score_file():
     rows = [json.loads(line) for line in PRIMOCK.read_text(encoding="utf-8").splitlines()]
     assert score_rows(rows)["aggregate"]["whole_note_f1_mean"] == score_file(PRIMOCK)["aggregate"]["whole_note_f1_mean"]
@@ -190,6 +230,24 @@ def test_nan_and_infinity_literals_do_not_fail_the_row(tmp_path):
 def test_whitespace_id_is_refused(tmp_path):
     res = score_file(_one_row_file(tmp_path, '{"id": "  ", "prediction": "a", "reference": "a"}'))
     assert res["aggregate"]["n_failed"] == 1 and "field 'id' must be a non-empty string" in res["failures"][0]["error"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_blank_ids_are_refused_and_a_repeated_id_found_by_the_compiled_id_pass(tmp_path, workers):
+    # The repeated-id pass reads token F1's ids in C (TokenF1.ids_as_text): two blank ids must still be refused as
+    # blank (never as repeats of each other), and a real repeat must still be found, with the line it repeats.
+    rows = ['{"id": "  ", "prediction": "a", "reference": "a"}', '{"id": "x", "prediction": "a b", "reference": "a"}',
+            '{"id": "  ", "prediction": "a", "reference": "a"}', '{"id": "x", "prediction": "a", "reference": "a"}',
+            '{"id": "y", "prediction": "a", "reference": "a b"}']
+    f = tmp_path / "p.jsonl"
+    f.write_text("\n".join(rows) * 1 + "\n", encoding="utf-8")
+    res = score_file(f, workers=workers)
+    errors = {e["line"]: e["error"] for e in res["failures"]}
+    assert sorted(errors) == [1, 3, 4]
+    assert "field 'id' must be a non-empty string" in errors[1] and "field 'id' must be a non-empty string" in errors[3]
+    assert "line 2" in errors[4] and "x" in errors[4]
+    # the two scored rows: "a b" vs "a" (P 1/2, R 1, F1 2/3) and "a" vs "a b" (P 1, R 1/2, F1 2/3)
+    assert [(e["id"], e["whole_note"]["f1"]) for e in res["per_example"]] == [("x", pytest.approx(2 / 3)), ("y", pytest.approx(2 / 3))]
 
 
 def test_partly_unreadable_text_is_scored_and_flagged(tmp_path):

@@ -10,7 +10,10 @@ What it does, in order:
    Rows given in memory skip it (their ids are kept instead).
 2. **Scoring** in chunks of 500 rows (or 2 MiB): each chunk is decoded (:func:`goldeval.io.reading.decode_line`, the
    scorer's ``lenient_json``) and scored by ``score_batch``, in this process or, for JSONL with ``workers`` > 1, in a
-   pool of processes (a window of ``2 × workers`` chunks in flight, results taken in order). A worker also
+   pool of processes (a window of ``2 × workers`` chunks in flight, results taken in order). A pool's chunk is a
+   byte range of the file (offset, length, first line number: :func:`_range_chunks`), which the worker reads and
+   decodes itself (:func:`_range_lines`), so neither the rows' bytes nor their decoding pass through this process,
+   which only finds the ranges' line boundaries (a count of newlines, in C). A worker also
    serializes a chunk's records for the store when every row of it is a new scored case, so that work stays off
    this process, which every record passes through.
 3. **Per record**, in input order: a row whose id repeats an earlier row's becomes unscored
@@ -80,6 +83,7 @@ def run(
     on_total: Callable[[int], None] | None = None,
     on_example: Callable[[dict[str, Any]], None] | None = None,
     on_example_json: Callable[[bytes], None] | None = None,
+    on_example_lines: Callable[[bytes, int], None] | None = None,
     keep_cases: bool = True,
     extra: Mapping[str, Any] | None = None,
     unique_ids: bool = False,
@@ -107,6 +111,9 @@ def run(
         on_example_json: Instead of *on_example*: called with each entry's JSON (bytes, one line, as
             ``orjson.dumps`` writes it), serialized where the row was scored (e.g.
             :meth:`goldeval.io.resultsfile.ResultsFile.example_json`).
+        on_example_lines: Instead of *on_example* / *on_example_json*: called with ``(body, n)``, *n* entries' JSON
+            each followed by a newline (e.g. :meth:`goldeval.io.resultsfile.ResultsFile.example_lines`): a pool's
+            worker joins a chunk's entries into one body, so this process makes one call a chunk, not one an entry.
         keep_cases: Keep every entry in ``results["per_example"]`` (default). False: that key holds
             ``{"$streamed": true, "n": int, "ids_sha256": str}`` instead (the number of entries and the sha256 of the
             JSON array of the scored ids, in order, which the run store checks its cases against).
@@ -127,6 +134,7 @@ def run(
     src = config.get("source") or "rows"
     id_field = config.get("id_field") or "id"
     info: dict[str, Any] | None = None
+    path: Path | None = None
     if isinstance(source, (str, os.PathLike)):
         path = check_input_file(source)
         jsonl = not (is_delimited(path) or is_parquet(path))
@@ -135,7 +143,7 @@ def run(
             on_total(total)
         workers = _workers(workers, total) if jsonl else 1
         info = {"path": display_name(path), "sha256": input_sha256(path, sha256)}
-        chunks: Iterable[list[Any]] = _line_chunks(path) if jsonl else _item_chunks(_read(path, scorer))
+        chunks: Iterable[Any] = _line_chunks(path) if jsonl else _item_chunks(_read(path, scorer))
         raw_lines = jsonl
     else:
         repeated, workers, raw_lines = None, 1, False
@@ -146,23 +154,30 @@ def run(
     if info is not None:
         info["workers"] = workers
     ids = None if unique_ids else IdIndex(repeated)
-    if on_example is not None and on_example_json is not None:
-        raise InputError("local.run: give on_example or on_example_json, not both.")
+    if sum(f is not None for f in (on_example, on_example_json, on_example_lines)) > 1:
+        raise InputError("local.run: give one of on_example, on_example_json and on_example_lines.")
+    if on_example_lines is not None:  # (one entry at a time where the entries are made here)
+        lines = on_example_lines
+
+        def on_example_json(data: bytes) -> None:
+            lines(data + b"\n", 1)
+
     job = _Job(scorer, config, src, id_field, recorder, previous, ids, keep_cases, on_example or on_example_json,
-               as_json=on_example_json is not None)
+               as_json=on_example_json is not None, on_lines=on_example_lines)
     # With no repeated id anywhere (the usual case, known from the first pass) and nothing to reuse, each chunk is
     # folded into a partial where it is scored (a worker) and the partials are merged here in order: this process
     # then only merges, streams the entries and records. Otherwise the records are folded here, one by one.
     plan = _Plan(fold=not previous and (unique_ids or (repeated is not None and not repeated)), keep=keep_cases,
                  entries=job.on_example is not None, serialize=job.serialize, record=recorder is not None,
-                 entries_json=job.as_json, all_cases=job.all_cases)
+                 entries_json=job.as_json, all_cases=job.all_cases, lines=on_example_lines is not None)
     t0 = time.perf_counter()
     if raw_lines and workers > 1:
-        _score_in_pool(job, plan, chunks, workers, progress)
+        assert path is not None
+        _score_in_pool(job, plan, _range_chunks(path), workers, progress)
     else:
         # In this process each case is recorded as soon as score_batch yields it (folded: in _score_chunk; else in
         # _Job.take_records, after the repeated-id check), so an interrupt loses only the case in flight.
-        plan_here = plan._replace(serialize=False)
+        plan_here = plan._replace(serialize=False, lines=False)
         record_now = recorder.record if recorder is not None else None
         lenient = scorer.lenient_json
         for chunk in chunks:
@@ -240,7 +255,8 @@ def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool
             return None
         return item.data
 
-    n_lines, n_rows, repeated = scan_jsonl_ids(path, id_field, scorer.id_of, hasher=hasher, slow_decode=slow)
+    n_lines, n_rows, repeated = scan_jsonl_ids(path, id_field, scorer.id_of, hasher=hasher, slow_decode=slow,
+                                               ids_as_text=scorer.ids_as_text)
     if n_rows and state["not_utf8"] == n_rows and state["first_bad"] is not None:
         raise state["first_bad"]
     return n_lines, hasher.hexdigest(), repeated
@@ -263,6 +279,72 @@ def _line_chunks(path: Path) -> Iterator[list[tuple[int, bytes]]]:
                 chunk, size = [], 0
     if chunk:
         yield chunk
+
+
+class Span(NamedTuple):
+    """A pool's chunk: a byte range of a JSONL file, whole lines, that a worker reads and decodes itself."""
+
+    path: str  #: the file
+    offset: int  #: first byte of the range
+    length: int  #: bytes in the range (it ends after a newline, or at the end of the file)
+    first_line: int  #: 1-based number of the range's first line
+    n_lines: int  #: lines in the range, blank ones included (the last one may lack its newline)
+
+
+def _range_chunks(path: Path) -> Iterator[Span]:
+    """The lines of *path* as :class:`Span` chunks of at most :data:`_CHUNK_ROWS` lines, each ending at the first
+    line boundary past :data:`_CHUNK_BYTES` bytes (so about the chunks of :func:`_line_chunks`, blank lines counted).
+
+    Only newlines are looked at here (``bytes.count`` / ``bytes.find``, in C): reading, splitting and decoding the
+    rows is the worker's (:func:`_range_lines`), so a row's bytes never cross a process boundary.
+    """
+    name = os.fspath(path)
+    offset, line = 0, 1
+    rows, find = _CHUNK_ROWS, bytes.find
+    with open(path, "rb") as fh:
+        while True:
+            block = fh.read(_CHUNK_BYTES)
+            if not block:
+                return
+            if not block.endswith(b"\n"):
+                block += fh.readline()  # whole lines only
+            n, start = len(block), 0
+            k = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+            while k > rows:  # cut at every _CHUNK_ROWS-th newline
+                end = start
+                for _ in range(rows):
+                    end = find(block, b"\n", end) + 1
+                yield Span(name, offset + start, end - start, line, rows)
+                line += rows
+                k -= rows
+                start = end
+            yield Span(name, offset + start, n - start, line, k)
+            line += k
+            offset += n
+
+
+def _range_lines(span: Span) -> list[tuple[int, bytes]]:
+    """The non-blank lines of *span* as ``(line number, bytes)``, each with its newline, read from the file: the
+    lines :func:`_line_chunks` gives for the same range (a byte-order mark at the start of line 1 dropped)."""
+    with open(span.path, "rb") as fh:
+        data = os.pread(fh.fileno(), span.length, span.offset)
+    if len(data) != span.length:
+        raise InputError(f"{span.path}: the file changed while it was scored (expected {span.length} bytes at byte "
+                         f"{span.offset}, read {len(data)}). Score a file that is not being written.")
+    lines = data.splitlines(keepends=True) if b"\r" not in data else _newline_split(data)
+    if span.first_line == 1 and lines and lines[0].startswith(b"\xef\xbb\xbf"):
+        lines[0] = lines[0][3:]
+    return [(line, raw) for line, raw in enumerate(lines, start=span.first_line) if raw.strip()]
+
+
+def _newline_split(data: bytes) -> list[bytes]:
+    """*data* split after each ``\\n`` only (as a binary file's lines are: ``\\r`` is not a line end here)."""
+    parts = data.split(b"\n")
+    last = parts.pop()
+    out = [p + b"\n" for p in parts]
+    if last:
+        out.append(last)
+    return out
 
 
 def _item_chunks(items: Iterable[Any]) -> Iterator[list[Any]]:
@@ -306,13 +388,16 @@ class _Plan(NamedTuple):
     record: bool = False  # there is a recorder
     entries_json: bool = False  # the sink takes each entry's JSON (bytes), not a dict
     all_cases: bool = False  # every case with an id is a per_example entry (Scorer.per_example_from_cases "all")
+    lines: bool = False  # the entries' JSON goes back joined, one body a chunk (run's on_example_lines)
 
 
 class _Chunk(NamedTuple):
     """A scored chunk. Folded: ``partial``, ``n_rows``, ``n_scored`` and ``scored_ids`` (the JSON of the scored ids,
     comma-joined), ``entries`` (when asked), ``to_record`` (the records to record one by one, when ``stored`` is
     None). Not folded: ``records`` (all of them, in order). ``stored``: ``(keys, newline-joined JSON)`` for
-    ``Recorder.record_serialized`` when every row was a new case and serializing was asked."""
+    ``Recorder.record_serialized`` when every row was a new case and serializing was asked. ``lines``: the
+    entries' JSON as one body, each followed by a newline, and their number (instead of ``entries``, when the plan
+    says ``lines``)."""
 
     records: list[dict[str, Any]] | None
     partial: Any
@@ -322,6 +407,7 @@ class _Chunk(NamedTuple):
     entries: list[dict[str, Any]] | None
     to_record: list[Mapping[str, Any]] | None
     stored: Any
+    lines: tuple[bytes, int] | None = None
 
 
 #: The start of a scored record's JSON when ``status`` is its first member (token F1's records, the default).
@@ -392,6 +478,9 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
                 if entry is not None:
                     put(dumps(entry, option=_DUMPS) if plan.entries_json else entry)
     stored = (keys, parts) if keys else None
+    if plan.lines and entries:  # one body for the chunk: this process writes it in one call
+        return _Chunk(None, part, n, len(scored), b",".join(scored), None, to_record or None, stored,
+                      (b"\n".join(entries) + b"\n", len(entries)))
     return _Chunk(None, part, n, len(scored), b",".join(scored), entries, to_record or None, stored)
 
 
@@ -449,13 +538,15 @@ def _pool_init(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, owner: An
     _W.update(scorer=scorer, config=config, plan=plan, src=config.get("source") or "rows")
 
 
-def _pool_chunk(chunk: list[tuple[int, bytes]]) -> _Chunk:
+def _pool_chunk(span: Span) -> _Chunk:
+    """In a worker: read, decode and score the lines of one byte range of the file."""
     scorer, src = _W["scorer"], _W["src"]
     lenient = scorer.lenient_json
-    return _score_chunk(scorer, _W["config"], _W["plan"], (decode_line(raw, line, src, lenient=lenient) for line, raw in chunk))
+    return _score_chunk(scorer, _W["config"], _W["plan"],
+                        (decode_line(raw, line, src, lenient=lenient) for line, raw in _range_lines(span)))
 
 
-def _score_in_pool(job: _Job, plan: _Plan, chunks: Iterable[list[tuple[int, bytes]]], workers: int, progress: Any) -> None:
+def _score_in_pool(job: _Job, plan: _Plan, chunks: Iterable[Span], workers: int, progress: Any) -> None:
     ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
     owner = _arm(ctx)
     window: list[Future[_Chunk]] = []
@@ -501,13 +592,15 @@ class _Job:
     """The main process's side: repeated ids, the partial, the per-example sink, the recorder."""
 
     def __init__(self, scorer: Scorer, config: Mapping[str, Any], src: str, id_field: str, recorder: Any,
-                 previous: Mapping[str, Any], ids: IdIndex | None, keep: bool, on_example: Any, *, as_json: bool = False) -> None:
+                 previous: Mapping[str, Any], ids: IdIndex | None, keep: bool, on_example: Any, *, as_json: bool = False,
+                 on_lines: Callable[[bytes, int], None] | None = None) -> None:
         self.scorer, self.config, self.src, self.id_field = scorer, config, src, id_field
         self.recorder, self.previous, self.ids = recorder, previous, ids
         self.partial = scorer.new_partial(config, keep_cases=keep)
         self.partial_rows = 0
         self.on_example = on_example
         self.as_json = as_json
+        self.on_lines = on_lines
         self.n_scored = 0
         #: sha256 of the JSON array of the scored ids, in order (what the store checks its cases against)
         self.ids_hasher = hashlib.sha256(b"[")
@@ -531,6 +624,8 @@ class _Job:
         if chunk.n_scored:
             self.ids_hasher.update((b"," if self.n_scored else b"") + chunk.scored_ids)
             self.n_scored += chunk.n_scored
+        if chunk.lines is not None and self.on_lines is not None:
+            self.on_lines(*chunk.lines)
         if chunk.entries:
             on_example = self.on_example
             for entry in chunk.entries:

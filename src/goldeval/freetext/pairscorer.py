@@ -80,6 +80,7 @@ class PairScorer(Scorer):
     # -- the Scorer ----------------------------------------------------------------------------------------------
 
     id_of = staticmethod(id_text)
+    ids_as_text = True  # (id_text keeps an ASCII id as it is, blank ones refused: the first pass reads them in C)
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         cfg = FreeTextConfig(config["prediction_field"], config["reference_field"], config["id_field"])

@@ -289,6 +289,7 @@ class TokenF1(Scorer):
                             reference_field=config["reference_field"], id_field=config["id_field"])
 
     id_of = staticmethod(id_text)  # (the function itself: the first pass calls it once a row)
+    ids_as_text = True  # (id_text keeps an ASCII id as it is, blank ones refused: the first pass reads them in C)
 
     def score_batch(self, rows: Iterable[Any], config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         cfg = FreeTextConfig(config["prediction_field"], config["reference_field"], config["id_field"], config["tokenizer"])

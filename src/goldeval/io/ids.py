@@ -210,10 +210,13 @@ def scan_jsonl_ids(
             orjson read as a float (an integer past 64 bits, read exactly by :func:`goldeval.io.reading.decode_json`):
             it must read a line as the scoring pass does (None: such lines are skipped; the scoring pass reports
             them). May raise (a file that is not UTF-8).
-        ids_as_text: The caller vouches that *id_of* gives every non-empty string as it is
-            (:func:`goldeval.labels.reader.label_id`, :func:`goldeval.io.reading.usable_id`): the prefix rule below then runs
+        ids_as_text: The caller vouches that *id_of* gives every non-empty ASCII string without a backslash
+            either as it is or, when it is blank (whitespace only), ``None`` (:func:`goldeval.labels.reader.label_id`,
+            :func:`goldeval.io.reading.usable_id`, :meth:`goldeval.scoring.protocol.Scorer.id_of`): the prefix rule below then runs
             in C (:func:`goldeval._fast.scan_ids`, the hash of an ASCII id being that of its bytes) and only the
-            lines it does not take are read here, one at a time, by the same rule.
+            lines it does not take are read here, one at a time, by the same rule. A blank id's hash is then counted
+            as an id's: the repeated hashes may hold one more value (the scoring pass looks the ids up by text, so
+            that costs a dict entry, never a wrong answer).
 
     An ASCII line that starts ``{"<id_field>":"…"`` and names the field once is read without a full parse (the id is the
     text up to the next quote, taken only when it holds no escape); every other line is parsed by orjson. The file

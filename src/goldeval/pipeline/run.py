@@ -171,7 +171,7 @@ def evaluate(
         if on_example is not None:
             sink = {"on_examples": to_writer_and_caller_batch} if kernel else {"on_example": to_writer_and_caller}
         elif writer is not None:
-            sink = {"on_example_lines": writer.example_lines} if kernel else {"on_example_json": writer.example_json}
+            sink = {"on_example_lines": writer.example_lines}  # (a kernel's, or the pool's workers' bodies of entries)
         with recording.recording(
             scorer_name=scorer.name, scorer_version=scorer.version, inputs={input_role: file},
             config=scorer.store_config(config), tokenizer=config.get("tokenizer"), dod=gates,

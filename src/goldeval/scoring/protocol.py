@@ -208,6 +208,10 @@ class Scorer(abc.ABC):
         lenient_json: Read JSONL lines leniently (:func:`goldeval.io.reading.decode_line`: NaN literals and lone
             surrogate escapes read with the standard library instead of failing the row). Default ``False``: every
             engine reads the rows as :func:`goldeval.io.reading.read_jsonl` does.
+        ids_as_text: :meth:`id_of` gives every ASCII string id (no escape) as it is, or ``None`` when it is blank
+            (as the default :meth:`id_of` does): the repeated-id pass may then read a JSONL file's ids in C
+            (:func:`goldeval.io.ids.scan_jsonl_ids`). Default ``False``; a scorer that keeps the default
+            :meth:`id_of` (or one with that rule) may set it.
     """
 
     name: ClassVar[str]
@@ -219,6 +223,7 @@ class Scorer(abc.ABC):
     #: ``n_scored`` and :attr:`headline`. Every key is in ``results["slices"]`` either way.
     slice_columns: ClassVar[tuple[str, ...]] = ()
     lenient_json: ClassVar[bool] = False
+    ids_as_text: ClassVar[bool] = False
     #: How the run store rebuilds ``per_example`` from the recorded cases when the entries were streamed, not kept:
     #: ``"scored"`` — the entries are the ``scored`` cases without ``status`` (the default :meth:`example_entry`);
     #: ``"all"`` — every recorded case, as :meth:`case_record` stored it, is an entry; ``None`` — the entries are
