@@ -363,9 +363,11 @@ class PostgresRunStore(RunStore):
         except self.db_errors as exc:
             raise StoreError(self._explain(exc, f"writing {n} case rows of run {run_id} failed")) from exc
 
+    def _has_blocks(self) -> bool:
+        return True  # a server store is read only at the current schema (see open_existing), which has case_blocks
+
     def _scored_ids_json(self, run_id: str) -> bytes:
-        rows = self.db.execute("SELECT case_id FROM cases WHERE run_id = ? AND status = 'scored' ORDER BY seq", (run_id,))
-        return orjson.dumps([cid for (cid,) in rows])
+        return orjson.dumps([row[0] for row in self._case_rows(run_id, status="scored")])
 
 
 def _without_nul(row: tuple[Any, ...]) -> tuple[Any, ...]:
