@@ -150,8 +150,8 @@ def score_label_stream(
     fast = getattr(items, "bind", None)
     if fast is not None:  # the C reader may score a row itself once nothing about the row can need more than counting
         can = (recorder is None or bulk) and second_gold_field is None and (not need_rec or only_lines)
-        emit = ((1 if on_example_lines is not None else 0) | (2 if bulk else 0)) if only_lines else 0
-        fast = fast(lambda: can and first_fields is not None and (held is None or not need_rec), positive, emit) if (can and (not need_rec or streaming)) else None
+        emit_mask = ((1 if on_example_lines is not None else 0) | (2 if bulk else 0)) if only_lines else 0
+        fast = fast(lambda: can and first_fields is not None and (held is None or not need_rec), positive, emit_mask) if (can and (not need_rec or streaming)) else None
 
     def emit(rec: dict[str, Any], case: dict[str, Any] | None) -> None:
         nonlocal n_emitted, batch
@@ -183,7 +183,7 @@ def score_label_stream(
         lines += b"\n"
         n_lines += 1
         if len(lines) >= LINES_BYTES:
-            on_example_lines(bytes(lines), n_lines)  # type: ignore[misc]
+            on_example_lines(bytes(lines), n_lines)
             lines = bytearray()
             n_lines = 0
 
