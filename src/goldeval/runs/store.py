@@ -567,7 +567,7 @@ class RunStore:
             run["results"] = results
         run["n_recorded"] = self.db.execute("SELECT count(*) FROM cases WHERE run_id = ?", (run_id,)).fetchone()[0]
         if self._has_blocks():
-            run["n_recorded"] += self.db.execute("SELECT coalesce(sum(n), 0) FROM case_blocks WHERE run_id = ?",
+            run["n_recorded"] += self.db.execute("SELECT CAST(coalesce(sum(n), 0) AS BIGINT) FROM case_blocks WHERE run_id = ?",
                                                  (run_id,)).fetchone()[0]
         return run
 
@@ -581,7 +581,7 @@ class RunStore:
         if scorer is not None:
             where.append("scorer_name = ?")
             params.append(scorer)
-        in_blocks = "+ (SELECT coalesce(sum(n), 0) FROM case_blocks b WHERE b.run_id = runs.id)" if self._has_blocks() else ""
+        in_blocks = "+ (SELECT CAST(coalesce(sum(n), 0) AS BIGINT) FROM case_blocks b WHERE b.run_id = runs.id)" if self._has_blocks() else ""
         sql = f"SELECT {_RUN_COLUMNS}, (SELECT count(*) FROM cases c WHERE c.run_id = runs.id) {in_blocks} FROM runs"
         if where:
             sql += " WHERE " + " AND ".join(where)
