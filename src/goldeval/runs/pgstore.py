@@ -37,7 +37,6 @@ from itertools import chain
 from typing import Any
 
 import orjson
-import zstandard
 
 from goldeval.answers.postgres import parse_url
 from goldeval.errors import StoreError
@@ -380,10 +379,6 @@ class PostgresRunStore(RunStore):
             case = orjson.loads(line)
             keys.append((case["id"], *case_columns(case)))
         self.write_case_columns(run_id, (seq0, keys, lines))
-
-    def write_compressed_block(self, run_id: str, seq0: int, n: int, blob: bytes, id_blob: bytes) -> None:
-        dctx = zstandard.ZstdDecompressor()
-        self.write_case_block(run_id, seq0, n, dctx.decompress(blob), dctx.decompress(id_blob))
 
     def _has_blocks(self) -> bool:
         return True  # a server store is read only at the current schema (see open_existing), which has case_blocks

@@ -40,12 +40,11 @@ from goldeval.runs.identity import (
     rubric_text,
     run_key,
 )
-from goldeval.runs.store import RunMeta, RunStore, case_columns, compress_block
+from goldeval.runs.store import RunMeta, RunStore, case_columns
 from goldeval.runs.writer import (  # noqa: F401  (message_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
     WRITER_MAX_ROWS_PER_TX,
     batch_rows,
     batch_message,
-    block_message,
     message_columns,
     widen_pipe,
     writer_main,
@@ -244,7 +243,8 @@ class Recorder:
     def record_lines(self, records: bytes, n: int, ids: bytes) -> None:
         """Queue *n* scored cases another part of goldeval serialized in bulk (``goldeval labels``' C reader): they
         reach the store as compressed blocks of about :data:`BLOCK_BYTES` (:meth:`RunStore.write_case_block`), read
-        back as the ``cases`` rows :meth:`record` would have stored for the same records.
+        back as the ``cases`` rows :meth:`record` would have stored for the same records. Blocks are written on the
+        writer thread (in the caller with ``background=False``), whatever ``background`` says for batches.
 
         Args:
             records: The records' JSON, newline-separated, each on one line and each an object with a string
@@ -289,16 +289,10 @@ class Recorder:
         body, ids = b"\n".join(lines), b",".join(line_ids)
         if not self.background:
             self.store.write_case_block(self.run_id, seq0, n, body, ids)
-        elif self.background == "process":
-            if self._proc is None:
-                self._start_process()
-            data = block_message(seq0, n, *compress_block(body, ids))
-            try:
-                with signals_held():  # a Ctrl-C / SIGTERM half-way through would cut the message
-                    self._to_writer.send_bytes(data)
-            except (BrokenPipeError, OSError) as exc:
-                raise StoreError(f"run store: the writer process of run {self.run_id} is gone ({exc}); the run can be resumed.") from exc
         else:
+            # On the writer thread, with background="process" too: a block is one INSERT of a compressed blob
+            # (compressing and SQLite release the GIL), so a writer process would only add its start-up and a copy
+            # of every byte through a pipe. Batches of record() still go to the process; flush() waits for both.
             self._start_thread()
             self._queue.put((seq0, n, body, ids))  # blocks while the writer is a batch behind
         self._last_commit = self._clock()

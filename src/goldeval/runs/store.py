@@ -42,7 +42,7 @@ from goldeval.runs.location import check_store_target, store_label, store_scheme
 from goldeval.runs.migrations import MIGRATIONS, migrate
 
 __all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "check_tag_name", "HEADLINE_METRICS",
-           "MAX_TAG_LENGTH", "NoStoreError", "compress_block"]
+           "MAX_TAG_LENGTH", "NoStoreError"]
 
 #: Aggregate keys tried, in order, for the headline metric shown by ``runs list`` (a results dict may name its
 #: own with ``aggregate["headline"]``).
@@ -869,15 +869,8 @@ class RunStore:
         if given != n:
             raise StoreError(f"run store: a block of {n} cases of run {run_id} came with {given} records; nothing of "
                              "it was stored.")
-        self.write_compressed_block(run_id, seq0, n, *compress_block(records, ids))
-
-    def write_compressed_block(self, run_id: str, seq0: int, n: int, blob: bytes, id_blob: bytes) -> None:
-        """:meth:`write_case_block` for records and ids already compressed by :func:`compress_block` (the recorder
-        compresses them before they cross to its writer process: a twentieth of the bytes). Not checked here.
-
-        Raises:
-            StoreError: the write failed (nothing of the block is stored).
-        """
+        cctx = zstandard.ZstdCompressor(level=_ZSTD_BLOCK_LEVEL)  # (one per call: a compressor is not thread-safe)
+        blob, id_blob = cctx.compress(records), cctx.compress(ids)
         try:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("INSERT INTO case_blocks (run_id, seq0, n, ids, data) VALUES (?, ?, ?, ?, ?)",
@@ -1070,14 +1063,7 @@ def check_tag_name(name: object) -> None:
 
 #: How a case block is compressed (level 1: the block is written beside the scorer, and the records of labels are
 #: repetitive enough that a higher level saves little).
-_ZSTD_BLOCK = zstandard.ZstdCompressor(level=1)
-
-
-def compress_block(records: bytes, ids: bytes) -> tuple[bytes, bytes]:
-    """``(records, ids)`` of a case block (see :meth:`RunStore.write_case_block`) as the store keeps them: each one
-    zstd frame."""
-    return _ZSTD_BLOCK.compress(records), _ZSTD_BLOCK.compress(ids)
-
+_ZSTD_BLOCK_LEVEL = 1
 
 def _block_rows(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[Any, ...]]:
     """The ``cases`` rows the blocks stand for (see :meth:`RunStore.write_case_block`), in order; only those of

@@ -3,10 +3,7 @@ the scorer (see :class:`goldeval.runs.recorder.Recorder`, ``background="process"
 
 A batch travels as one message (:func:`batch_message`): a JSON header ``[seq of the first record, [[case id,
 status, verdict, score, reason, raw], ...]]``, a newline, then the records' JSON, one per line. The writer answers
-``sync`` / ``stop`` with ``{"n": cases committed, "error": str | None}``. A block of cases recorded in bulk
-(:func:`block_message`) is ``B``, a JSON header ``[seq of the first record, number of records, bytes of ids]``, a
-newline, then the ids and the records of the block as the store keeps them (:func:`compress_block`); it is stored as
-it came (:meth:`RunStore.write_compressed_block`).
+``sync`` / ``stop`` with ``{"n": cases committed, "error": str | None}``.
 
 Moved out of :mod:`goldeval.runs.recorder` (which re-exports what it uses); the definitions are unchanged.
 """
@@ -99,15 +96,6 @@ def writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None:
             if msg == b"stop":
                 break
             continue
-        if msg[:1] == b"B":  # a block: stored as it came, in its own transaction
-            try:
-                if not errors and store is not None:
-                    seq0, k, blob, id_blob = block_parts(msg)
-                    store.write_compressed_block(run_id, seq0, k, blob, id_blob)
-                    n += k
-            except BaseException as exc:
-                errors.append(str(exc))
-            continue
         batches: list[Any] = []
         n_rows = 0
         try:
@@ -121,7 +109,7 @@ def writer_main(conn_in: Any, conn_out: Any, db_path: str, run_id: str) -> None:
                     msg = inbox.get_nowait()
                 except queue.Empty:
                     break
-                if msg is None or msg in (b"sync", b"stop") or msg[:1] == b"B":
+                if msg is None or msg in (b"sync", b"stop"):
                     held = True  # handled by the outer loop once these rows are committed
                     break
             if batches and store is not None:
@@ -139,20 +127,6 @@ def batch_message(seq0: int, keys: list[tuple[Any, ...]], body: bytes) -> bytes:
     is one line: orjson escapes every newline in the strings it writes, and :meth:`Recorder.record` flattens raw
     JSON given as a Fragment)."""
     return orjson.dumps([seq0, keys]) + b"\n" + body
-
-
-def block_message(seq0: int, n: int, blob: bytes, id_blob: bytes) -> bytes:
-    """*n* records recorded in bulk, as the writer process receives them: ``B``, a JSON header ``[seq0, n,
-    len(id_blob)]``, a newline, *id_blob*, then *blob* (their ids and records compressed by
-    :func:`goldeval.runs.store.compress_block`)."""
-    return b"B" + orjson.dumps([seq0, n, len(id_blob)]) + b"\n" + id_blob + blob
-
-
-def block_parts(message: bytes) -> tuple[int, int, bytes, bytes]:
-    """A block message (:func:`block_message`) → ``(seq0, n, blob, id_blob)``."""
-    head, _, rest = message[1:].partition(b"\n")
-    seq0, n, n_ids = orjson.loads(head)
-    return seq0, n, rest[n_ids:], rest[:n_ids]
 
 
 def batch_rows(seq0: int, keys: list[Any], body: bytes) -> tuple[int, list[Any], list[str]]:
