@@ -37,6 +37,7 @@ from itertools import chain
 from typing import Any
 
 import orjson
+import zstandard
 
 from goldeval.answers.postgres import parse_url
 from goldeval.errors import StoreError
@@ -363,13 +364,15 @@ class PostgresRunStore(RunStore):
         except self.db_errors as exc:
             raise StoreError(self._explain(exc, f"writing {n} case rows of run {run_id} failed")) from exc
 
-    def write_case_block(self, run_id: str, seq0: int, n: int, records: bytes, ids: bytes) -> None:
+    def write_case_block(self, run_id: str, seq0: int, n: int, records: bytes, ids: bytes, *, compressed: bool = False) -> None:
         """A server store keeps every case a row of ``cases`` (the table a team's other readers of the database
         query): the block's records are written as the rows :meth:`RunStore.write_case_block` stands them for.
 
         Raises:
             StoreError: the records are not *n* lines, or the write failed (nothing of the block is stored).
         """
+        if compressed:
+            records = zstandard.ZstdDecompressor().decompress(records)
         lines = records.decode().split("\n")
         if len(lines) != n:
             raise StoreError(f"run store: a block of {n} cases of run {run_id} came with {len(lines)} records; nothing "

@@ -42,7 +42,7 @@ from goldeval.runs.location import check_store_target, store_label, store_scheme
 from goldeval.runs.migrations import MIGRATIONS, migrate
 
 __all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "check_tag_name", "HEADLINE_METRICS",
-           "MAX_TAG_LENGTH", "NoStoreError"]
+           "MAX_TAG_LENGTH", "NoStoreError", "compress_block"]
 
 #: Aggregate keys tried, in order, for the headline metric shown by ``runs list`` (a results dict may name its
 #: own with ``aggregate["headline"]``).
@@ -841,7 +841,7 @@ class RunStore:
                 self.db.execute("ROLLBACK")
             raise StoreError(self._explain(exc, f"writing {n} case rows of run {run_id} failed")) from exc
 
-    def write_case_block(self, run_id: str, seq0: int, n: int, records: bytes, ids: bytes) -> None:
+    def write_case_block(self, run_id: str, seq0: int, n: int, records: bytes, ids: bytes, *, compressed: bool = False) -> None:
         """Store *n* ``scored`` cases recorded in bulk, ``seq0`` … ``seq0 + n - 1``, as one compressed block (one row of
         ``case_blocks``, one transaction): every reader of the run's cases (:meth:`stored_cases`, :meth:`iter_cases`,
         :meth:`case_map`, :meth:`get_run`, counts, bundles) reads them back as the ``cases`` rows :meth:`write_cases`
@@ -854,6 +854,8 @@ class RunStore:
                 ``case_id``, ``status``, ``verdict``, ``score``, ``reason`` and ``raw`` are read from them
                 (:func:`case_columns`) when read back.
             ids: The records' ids as JSON (orjson's spelling), comma-separated, in the same order.
+            compressed: *records* and *ids* are already as the store keeps them (:func:`compress_block`): then
+                only read back are the records counted (a block of another count is reported damaged).
 
         Notes:
             A block is for cases recorded once (a run's first recording of those ids): a block row is never
@@ -865,12 +867,14 @@ class RunStore:
         """
         if n <= 0:
             return
-        given = records.count(b"\n") + 1
-        if given != n:
-            raise StoreError(f"run store: a block of {n} cases of run {run_id} came with {given} records; nothing of "
-                             "it was stored.")
-        cctx = zstandard.ZstdCompressor(level=_ZSTD_BLOCK_LEVEL)  # (one per call: a compressor is not thread-safe)
-        blob, id_blob = cctx.compress(records), cctx.compress(ids)
+        if compressed:
+            blob, id_blob = records, ids
+        else:
+            given = records.count(b"\n") + 1
+            if given != n:
+                raise StoreError(f"run store: a block of {n} cases of run {run_id} came with {given} records; nothing "
+                                 "of it was stored.")
+            blob, id_blob = compress_block(records, ids)
         try:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("INSERT INTO case_blocks (run_id, seq0, n, ids, data) VALUES (?, ?, ?, ?, ?)",
@@ -1064,6 +1068,13 @@ def check_tag_name(name: object) -> None:
 #: How a case block is compressed (level 1: the block is written beside the scorer, and the records of labels are
 #: repetitive enough that a higher level saves little).
 _ZSTD_BLOCK_LEVEL = 1
+
+
+def compress_block(records: bytes, ids: bytes) -> tuple[bytes, bytes]:
+    """A case block's records and ids (see :meth:`RunStore.write_case_block`) as the store keeps them: each one zstd
+    frame (a compressor per call: one is not thread-safe)."""
+    cctx = zstandard.ZstdCompressor(level=_ZSTD_BLOCK_LEVEL)
+    return cctx.compress(records), cctx.compress(ids)
 
 def _block_rows(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[Any, ...]]:
     """The ``cases`` rows the blocks stand for (see :meth:`RunStore.write_case_block`), in order; only those of
