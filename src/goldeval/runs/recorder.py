@@ -7,6 +7,8 @@ Protocol (what a batch scorer may rely on; ``recorder=None`` means nothing is re
     recorder.record(case, status="scored")  # optional: the same, stored as {"status", **case} without a copy
                                             # (the free-text scorer uses it when record takes status=, see
                                             # goldeval.freetext; else it passes {"status": "scored", **case})
+    recorder.record_lines(records, n, ids)  # optional: n scored cases serialized in bulk, recorded once each
+                                            # (goldeval.labels' C path; stored as compressed blocks)
     recorder.finish(results)        # the whole results dict; may be called again (e.g. after gates): last wins
 
 Writes are batched: the pending records are handed over in one batch every ``batch_size`` (200) cases or every
