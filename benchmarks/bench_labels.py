@@ -3,6 +3,7 @@
     python benchmarks/bench_labels.py [--sizes 200,1000000] [--rounds 7]
     python benchmarks/bench_labels.py --cli FILE --positive LABEL [--rounds 5]
     python benchmarks/bench_labels.py --parts FILE --positive LABEL [--rounds 3]
+    python benchmarks/bench_labels.py --store-cost FILE --positive LABEL [--rounds 5]
 
 Library (default): ``goldeval.score_labels(gold, pred, positive="escalate")`` against the anchor
 ``sklearn.metrics.precision_recall_fscore_support(gold, pred, average="binary", pos_label="escalate")`` on the same
@@ -21,6 +22,13 @@ Parts (``--parts``): in-process CPU seconds of the pieces of that command, each 
 ``--rounds``: the id pass (``scan_jsonl_ids``), the scoring pass (reading + pair counts) without per_example, the
 same with the per_example JSON handed to a sink that drops it, and the whole ``score_label_path`` writing --out to
 /dev/null; each with the C paths and, for comparison, without them (the Python definitions).
+
+Store cost (``--store-cost``): ``goldeval labels FILE --positive LABEL -q`` recording the run (a fresh store each
+round: the default, texts kept; and ``--no-texts``) against the same with ``--no-store``, interleaved (the order
+alternates), each in a fresh process. Wall seconds; CPU of the whole process tree (the command, its forkserver and
+the store's writer process): the larger of ``RUSAGE_CHILDREN`` and the sum over the tree's processes sampled with
+psutil every 20 ms; peak RSS summed over the tree. Ratios store / no-store per round, median (min–max). Bytes a
+case: the ``--no-texts`` store after ``VACUUM`` less an empty store after ``VACUUM``, over the cases recorded.
 """
 
 from __future__ import annotations
@@ -136,6 +144,98 @@ def command(path: str, positive: str, rounds: int) -> None:
     print(f"  ratio anchor / goldeval (wall): {_spread([x / y for x, y in zip(a, g)], 1, '.2f')}")
 
 
+def _tree_run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """Run *cmd*; ``(wall seconds, CPU seconds of its process tree, peak RSS bytes of the tree)`` (see the module
+    docstring)."""
+    import resource
+    import subprocess
+
+    import psutil
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    p = psutil.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    seen: dict[int, float] = {}
+    peak = 0
+    while p.poll() is None:
+        rss = 0
+        try:
+            tree = [p, *p.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            tree = []
+        for q in tree:
+            try:
+                c = q.cpu_times()
+                seen[q.pid] = c.user + c.system
+                rss += q.memory_info().rss
+            except psutil.NoSuchProcess:
+                pass
+        peak = max(peak, rss)
+        time.sleep(0.02)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit {p.returncode}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ru = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, max(ru, sum(seen.values())), peak
+
+
+def store_cost(path: str, positive: str, rounds: int) -> None:
+    import shutil
+    import tempfile
+
+    cli = [sys.executable, "-c", "from goldeval.cli import main; main()", "labels", path, "--positive", positive, "-q"]
+    runs = {"store (texts kept)": cli, "store --no-texts": cli + ["--no-texts"], "--no-store": cli + ["--no-store"]}
+    wall: dict[str, list[float]] = {k: [] for k in runs}
+    cpu: dict[str, list[float]] = {k: [] for k in runs}
+    rss: dict[str, list[float]] = {k: [] for k in runs}
+    per_case: list[float] = []
+    loads = []
+    for r in range(rounds):
+        for name in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
+            home = tempfile.mkdtemp(prefix="goldeval-bench-")
+            try:
+                w, c, m = _tree_run(runs[name], {**os.environ, "GOLDEVAL_HOME": home})
+                wall[name].append(w)
+                cpu[name].append(c)
+                rss[name].append(m / 2**20)
+                if name == "store --no-texts":
+                    per_case.append(_bytes_a_case(os.path.join(home, "goldeval.db")))
+            finally:
+                shutil.rmtree(home, ignore_errors=True)
+            loads.append(os.getloadavg()[0])
+    print(f"{path}: goldeval labels -q, {rounds} rounds interleaved; 1-minute load average {min(loads):.1f}–{max(loads):.1f}")
+    print(f"  {'':22s} {'wall s':>20} {'CPU s (tree)':>20} {'peak RSS MiB (tree)':>22}")
+    for name in runs:
+        print(f"  {name:22s} {_spread(wall[name], 1, '.2f'):>20} {_spread(cpu[name], 1, '.2f'):>20} {_spread(rss[name], 1, '.0f'):>22}")
+    base_w, base_c = wall["--no-store"], cpu["--no-store"]
+    for name in ("store (texts kept)", "store --no-texts"):
+        print(f"  {name} / --no-store: wall {_spread([a / b for a, b in zip(wall[name], base_w)], 1, '.2f')}, "
+              f"CPU {_spread([a / b for a, b in zip(cpu[name], base_c)], 1, '.2f')}")
+    print(f"  bytes a case in the store (--no-texts, after VACUUM, less the empty store): {_spread(per_case, 1, '.1f')}")
+
+
+def _bytes_a_case(db: str) -> float:
+    """Bytes a recorded case takes in the store *db*: its size after VACUUM less its size after VACUUM with every
+    case deleted (the run rows kept), over the cases recorded."""
+    import sqlite3
+
+    con = sqlite3.connect(db, isolation_level=None)
+    try:
+        (n,) = con.execute("SELECT (SELECT count(*) FROM cases) + (SELECT coalesce(sum(n), 0) FROM case_blocks)").fetchone()
+        sizes = []
+        for step in ("full", "empty"):
+            if step == "empty":
+                con.execute("DELETE FROM cases")
+                con.execute("DELETE FROM case_blocks")
+            out = f"{db}.{step}"
+            con.execute("VACUUM INTO ?", (out,))
+            sizes.append(os.path.getsize(out))
+    finally:
+        con.close()
+    return (sizes[0] - sizes[1]) / n
+
+
 def parts(path: str, positive: str, rounds: int) -> None:
     from goldeval.io import ids
     from goldeval.labels import reader as labelfile
@@ -192,6 +292,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--cli", metavar="FILE", help="time the goldeval labels command on FILE instead")
     ap.add_argument("--parts", metavar="FILE", help="in-process CPU of the parts of that command on FILE")
+    ap.add_argument("--store-cost", metavar="FILE", help="goldeval labels on FILE with the store against --no-store")
     ap.add_argument("--positive", default="label003")
     ap.add_argument("--matrix", action="store_true", help="also time confusion_matrix against sklearn's (1e6 labels)")
     args = ap.parse_args()
@@ -200,6 +301,9 @@ def main() -> int:
         return 0
     if args.parts:
         parts(args.parts, args.positive, args.rounds)
+        return 0
+    if args.store_cost:
+        store_cost(args.store_cost, args.positive, args.rounds)
         return 0
     ok = library([int(x) for x in args.sizes.split(",")], args.rounds)
     if args.matrix:

@@ -1136,8 +1136,11 @@ static inline void put_num(Buf *b, Py_ssize_t v) {  /* (room reserved by the cal
  * str whose hash is not in *repeated*; gold_key holds a plain label; pred_key holds a plain label or null; and the
  * pair (gold, pred) is already a key of *counts* (so nothing about a label's first row can change). For each
  * plain row counts[(gold, pred)] gets 1 more: held in *table* (label_table) until label_flush(table, counts),
- * which the caller must call before it reads a count (adding to counts meanwhile is fine); with *emit* its entry
- * {"id","line","gold","pred","outcome"} is added to body as orjson.dumps writes it, followed by a newline.
+ * which the caller must call before it reads a count (adding to counts meanwhile is fine). *emit* is a bit mask:
+ * with 1 its entry {"id","line","gold","pred","outcome"} is added to body as orjson.dumps writes it, followed by a
+ * newline; with 2 the run store's record of the case, {"id","status":"scored","line","gold","pred","outcome"}, is
+ * added to records (each followed by a newline) and the id's JSON to ids (each followed by a comma), and the result
+ * is (pos, lineno, n_rows, n_null, body, records, ids).
  * A line that loads refuses with *refused* (orjson.JSONDecodeError) stops the run; any other error is raised.
  */
 static PyObject *label_lines(PyObject *self, PyObject *args) {
@@ -1145,7 +1148,7 @@ static PyObject *label_lines(PyObject *self, PyObject *args) {
     Py_ssize_t pos, lineno;
     PyObject *loads, *refused, *want[3], *counts, *repeated, *positive, *dumps, *cap;
     int emit;
-    if (!PyArg_ParseTuple(args, "y*nnOOUUUO!OUOpO", &blk, &pos, &lineno, &loads, &refused, &want[0], &want[1], &want[2],
+    if (!PyArg_ParseTuple(args, "y*nnOOUUUO!OUOiO", &blk, &pos, &lineno, &loads, &refused, &want[0], &want[1], &want[2],
                           &PyDict_Type, &counts, &repeated, &positive, &dumps, &emit, &cap))
         return NULL;
     LabelTable *table = (LabelTable *)PyCapsule_GetPointer(cap, "goldeval._fast.LabelTable");
@@ -1154,7 +1157,7 @@ static PyObject *label_lines(PyObject *self, PyObject *args) {
     const char *base = (const char *)blk.buf;
     Py_ssize_t end = blk.len, n_rows = 0, n_null = 0;
     int check_repeats = PySet_GET_SIZE(repeated) > 0;
-    Buf out = {NULL, 0, 0}, tmp = {NULL, 0, 0};
+    Buf out = {NULL, 0, 0}, tmp = {NULL, 0, 0}, recs = {NULL, 0, 0}, ids = {NULL, 0, 0};
     PyObject *result = NULL, **seen = table->seen;
     Pair *pairs = table->pairs;
     if (pos < 0 || pos > end) { PyErr_SetString(PyExc_ValueError, "pos out of range"); goto done; }
@@ -1246,7 +1249,17 @@ static PyObject *label_lines(PyObject *self, PyObject *args) {
         lineno++;
         n_rows++;
         if (p == Py_None) n_null++;
-        if (emit) {
+        if (emit & 2) {
+            Py_ssize_t id0 = ids.n;
+            char num[24];
+            Buf nb = {num, 0, (Py_ssize_t)sizeof num};
+            put_num(&nb, lineno);
+            if (put_json_str(&ids, rid, dumps) < 0 || buf_put(&recs, "{\"id\":", 6) < 0
+                || buf_put(&recs, ids.p + id0, ids.n - id0) < 0 || buf_put(&ids, ",", 1) < 0
+                || buf_put(&recs, ",\"status\":\"scored\",\"line\":", 26) < 0 || buf_put(&recs, num, nb.n) < 0
+                || buf_put(&recs, e->json, e->json_len) < 0) { Py_DECREF(data); goto done; }
+        }
+        if (emit & 1) {
             if (buf_put(&out, "{\"id\":", 6) < 0 || put_json_str(&out, rid, dumps) < 0) { Py_DECREF(data); goto done; }
             if (out.n + 32 + e->json_len > out.cap) {  /* room for the rest: the line number and the pair's part */
                 Py_ssize_t need = out.n + 32 + e->json_len, cap = out.cap ? out.cap : 1 << 16;
@@ -1266,11 +1279,18 @@ static PyObject *label_lines(PyObject *self, PyObject *args) {
     }
     {
         PyObject *body = PyBytes_FromStringAndSize(out.p ? out.p : "", out.n);
-        if (body) result = Py_BuildValue("nnnnN", pos, lineno, n_rows, n_null, body);
+        if (body && (emit & 2)) {
+            PyObject *r = PyBytes_FromStringAndSize(recs.p ? recs.p : "", recs.n);
+            PyObject *d = r ? PyBytes_FromStringAndSize(ids.p ? ids.p : "", ids.n) : NULL;
+            if (d) result = Py_BuildValue("nnnnNNN", pos, lineno, n_rows, n_null, body, r, d);
+            else { Py_DECREF(body); Py_XDECREF(r); }
+        } else if (body) result = Py_BuildValue("nnnnN", pos, lineno, n_rows, n_null, body);
     }
 done:
     PyMem_Free(out.p);
     PyMem_Free(tmp.p);
+    PyMem_Free(recs.p);
+    PyMem_Free(ids.p);
     PyBuffer_Release(&blk);
     return result;
 }

@@ -192,15 +192,23 @@ def test_the_run_is_recorded_in_the_store_with_its_gates(pilot):
         store.close()
 
 
-def test_an_interrupted_labels_run_resumes_without_redoing_cases(pilot, monkeypatch):
-    """Kill the scoring half-way (record fails at the 101st case), then run the same command: the 100 recorded
-    cases are reused from the store, only the other 100 are recorded, and the numbers are the pilot's."""
+@pytest.mark.parametrize("c_path", [True, False], ids=["c-path-blocks", "python-path"])
+def test_an_interrupted_labels_run_resumes_without_redoing_cases(pilot, monkeypatch, c_path):
+    """Kill the scoring half-way (recording fails once 100 cases were handed to the store), then run the same
+    command: the cases recorded are reused from the store, only the others are recorded, and the numbers are the
+    pilot's (tp 36, fp 6, fn 4, tn 154). With the C label path the cases reach the store in blocks
+    (Recorder.record_lines); without it one by one (Recorder.record)."""
+    from goldeval.labels import reader
     from goldeval.runs import recorder as rec_mod
     from goldeval.runs.store import RunStore
 
+    if not c_path:
+        monkeypatch.setattr(reader, "_fast_label_lines", None)
+    elif reader._fast_label_lines is None:
+        pytest.skip("the C extension is not built")
     tmp, claims, dod = pilot
     db = tmp / "runs.db"
-    real_record = rec_mod.Recorder.record
+    real_record, real_lines = rec_mod.Recorder.record, rec_mod.Recorder.record_lines
     calls: list[str] = []
 
     def record_then_die(self, case):
@@ -209,12 +217,21 @@ def test_an_interrupted_labels_run_resumes_without_redoing_cases(pilot, monkeypa
         calls.append(case["id"])
         real_record(self, case)
 
+    def lines_then_die(self, records, n, ids):
+        if len(calls) + n > 100:
+            raise RuntimeError("killed half-way")
+        calls.extend(json.loads(f"[{ids.decode()}]"))
+        real_lines(self, records, n, ids)
+
     monkeypatch.setattr(rec_mod.Recorder, "record", record_then_die)
+    monkeypatch.setattr(rec_mod.Recorder, "record_lines", lines_then_die)
     r = run("labels", claims, "--gates", dod, "--store", db)
     assert r.exit_code == 3 and "killed half-way" in r.stderr
+    n_first = len(calls)
+    assert 0 < n_first <= 100 and (n_first == 100 or c_path)
     store = RunStore(str(db))
     (first,) = store.list_runs()
-    assert first["status"] == "interrupted" and first["n_recorded"] == 100
+    assert first["status"] == "interrupted" and first["n_recorded"] == n_first
     store.close()
 
     calls.clear()
@@ -225,8 +242,8 @@ def test_an_interrupted_labels_run_resumes_without_redoing_cases(pilot, monkeypa
 
     monkeypatch.setattr(rec_mod.Recorder, "record", counting)
     r = run("labels", claims, "--gates", dod, "--store", db, "--out", tmp / "r.json")
-    assert r.exit_code == 1 and "resumed (100 case(s) reused" in r.stderr
-    assert len(calls) == 100 and calls[0] == "claim-100"
+    assert r.exit_code == 1 and f"resumed ({n_first} case(s) reused" in r.stderr
+    assert len(calls) == 200 - n_first and calls[0] == f"claim-{n_first:03d}"
     agg = json.loads((tmp / "r.json").read_text())["aggregate"]
     assert (agg["tp"], agg["fp"], agg["fn"], agg["tn"]) == (36, 6, 4, 154)
 
@@ -370,3 +387,94 @@ def test_a_results_file_written_with_out_format_jsonl_is_read_by_gate_report_and
     dry = run("llm-judge", sql / "cases.jsonl", sql / "arm_a.jsonl", "--rules", out, "--llm", "m",
               "--base-url", "http://127.0.0.1:9/v1", "--dry-run")
     assert dry.exit_code == 0 and "2 of 22 cases go to the LLM judge" in dry.output, dry.output  # q11, q13
+
+
+def _mixed_label_rows() -> str:
+    """3,000 label rows that take every way through the reader: plain rows (scored by the C label path when it is
+    built), ids that need escaping (a quote, a backslash, non-ASCII), integer ids, null and missing predictions, a
+    prediction with white space around it (a warning), a null gold label and a repeated id (unscored failures), a
+    line that is not JSON, and new (gold, pred) pairs late in the file (the Python path scores a pair's first row)."""
+    lines = []
+    labels = ["escalate", "approve", "review"]
+    for i in range(3000):
+        g, p = labels[i % 3], labels[(i * 7) // 5 % 3]
+        row: dict = {"id": f"r{i}", "gold": g, "pred": p}
+        if i % 97 == 5:
+            row["id"] = f'q"{i}\\é'
+        elif i % 89 == 3:
+            row["id"] = i
+        if i % 53 == 7:
+            row["pred"] = None
+        elif i % 61 == 8:
+            del row["pred"]
+        elif i == 1500:
+            row["pred"] = " approve"
+        elif i == 2500:
+            row["pred"] = "hold"  # a new pair, late
+        if i == 1200:
+            row["gold"] = None
+        if i == 2000:
+            row["id"] = "r10"  # repeats line 11
+        lines.append(json.dumps(row, ensure_ascii=False))
+        if i == 2200:
+            lines.append("{not json")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("way", ["c", "python-bulk"])
+def test_labels_recorded_in_bulk_read_back_as_the_python_path_records_them(tmp_path, monkeypatch, way):
+    """The cases a labels run records in bulk (compressed blocks, from the C label path or from the Python loop)
+    read back exactly as the cases the Python path records one by one (Recorder.record): every stored row (case id, seq, status, verdict, score, reason, raw, record
+    JSON), the results with their per_example rebuilt from the store, the counts, `runs export` (JSONL and JSON),
+    and a bundle imported into another store. Expected values: the Python path's own store (the definition)."""
+    from goldeval.labels import reader
+    from goldeval.runs import recorder as rec_mod
+    from goldeval.runs.store import RunStore
+
+    if way == "c" and reader._fast_label_lines is None:
+        pytest.skip("the C extension is not built")
+    data = tmp_path / "mixed.jsonl"
+    data.write_text(_mixed_label_rows(), encoding="utf-8")
+    dbs = {"c": tmp_path / "c.db", "py": tmp_path / "py.db"}
+    for name, db in dbs.items():
+        with monkeypatch.context() as m:
+            if name == "py" or way == "python-bulk":
+                m.setattr(reader, "_fast_label_lines", None)
+            if name == "py":  # the definition: every case through Recorder.record
+                m.delattr(rec_mod.Recorder, "record_lines")
+            r = run("labels", data, "--positive", "escalate", "--store", db, "--out", tmp_path / f"{name}.json")
+            assert r.exit_code == 0, r.output
+    out_c, out_py = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("c", "py"))
+    assert out_c["per_example"] == out_py["per_example"] and out_c["aggregate"] == out_py["aggregate"]
+    assert len(out_py["failures"]) == 3 and out_c["failures"] == out_py["failures"]
+    stores = {name: RunStore(str(db)) for name, db in dbs.items()}
+    try:
+        (run_c,), (run_py,) = stores["c"].list_runs(), stores["py"].list_runs()
+        n_blocks = stores["c"].db.execute("SELECT count(*), sum(n) FROM case_blocks").fetchone()
+        assert n_blocks[0] >= 1 and n_blocks[1] > 2500  # most cases went through the C path's blocks
+        assert stores["py"].db.execute("SELECT count(*) FROM case_blocks").fetchone()[0] == 0
+        assert run_c["n_recorded"] == run_py["n_recorded"] == 3000 - 1  # the repeated id is not a case
+        assert list(stores["c"].stored_cases(run_c["id"])) == list(stores["py"].stored_cases(run_py["id"]))
+        assert stores["c"].case_map(run_c["id"]) == stores["py"].case_map(run_py["id"])
+        assert stores["c"].next_seq(run_c["id"]) == stores["py"].next_seq(run_py["id"]) == 2999
+        res_c = stores["c"].get_run(run_c["id"])["results"]
+        res_py = stores["py"].get_run(run_py["id"])["results"]
+        assert res_c["per_example"] == res_py["per_example"] == out_py["per_example"]
+        assert {k: v for k, v in res_c.items() if k != "run"} == {k: v for k, v in res_py.items() if k != "run"}
+        ids = (run_c["id"], run_py["id"])
+    finally:
+        for st in stores.values():
+            st.close()
+    got = [run("runs", "export", rid, "--store", db).stdout for rid, db in zip(ids, dbs.values())]
+    assert got[0] == got[1] and got[0].count("\n") == 2999
+    whole = [json.loads(run("runs", "export", rid, "--store", db, "--format", "json").stdout)
+             for rid, db in zip(ids, dbs.values())]
+    assert whole[0].keys() == whole[1].keys() and "cases" in whole[0]
+    for w in whole:  # (the run: its id, store and times)
+        del w["run"], w["results"]["run"]
+    assert whole[0] == whole[1]
+    bundle, other = tmp_path / "c.tar.gz", tmp_path / "other.db"
+    assert run("runs", "export", ids[0], "--store", dbs["c"], "--bundle", bundle).exit_code == 0
+    assert run("runs", "import", bundle, "--store", other).exit_code == 0
+    with RunStore(str(other)) as imported, RunStore(str(dbs["py"])) as py:
+        assert list(imported.stored_cases(ids[0])) == list(py.stored_cases(ids[1]))

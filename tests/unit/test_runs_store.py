@@ -1100,3 +1100,94 @@ def test_the_score_column_of_a_semantic_record_is_its_whole_note_similarity():
     assert case_columns({"id": "a", "whole_note": {"similarity": 0.75}})[2] == 0.75
     assert case_columns({"id": "b", "whole_note": {"precision": 0.5, "recall": 1.0, "f1": 2 / 3}})[2] == 2 / 3
     assert case_columns({"id": "c", "whole_note": {}})[2] is None
+
+
+# --- case blocks (cases recorded in bulk) --------------------------------------------------------------------------
+
+
+def _label_case(cid: str, line: int, status: str = "scored") -> dict:
+    return {"id": cid, "status": status, "line": line, "gold": "a", "pred": "b", "outcome": "fp"}
+
+
+def _block(cases: list[dict]) -> tuple[bytes, bytes]:
+    return b"\n".join(orjson.dumps(c) for c in cases), b",".join(orjson.dumps(c["id"]) for c in cases)
+
+
+@pytest.mark.parametrize("background", [False, "thread", "process"])
+def test_a_block_reads_back_as_the_rows_record_stores_among_the_other_cases(tmp_path, background):
+    """Cases recorded one by one (Recorder.record) and in blocks (Recorder.record_lines), interleaved, read back in
+    recording order exactly as the same cases recorded one by one: the rows (case id, seq, status, verdict, score,
+    reason, raw, JSON), the records, the counts and the next seq. Expected: a second store fed only by record()."""
+    cases = [_label_case(f"c{i}", i + 1) for i in range(10)] + [_label_case('q"é\\', 11)]
+    cases[4] = {"id": "c4", "status": "unscored", "line": 5, "reason": "gold is null"}
+    with RunStore(tmp_path / "bulk.db") as bulk, RunStore(tmp_path / "rows.db") as rows:
+        run_b, run_r = bulk.create_run(meta()), rows.create_run(meta())
+        with Recorder(bulk, run_b, background=background) as rec:
+            body, ids = _block(cases[:2])
+            rec.record_lines(body, 2, ids)
+            rec.record(cases[2])
+            rec.record(cases[3])
+            rec.record(cases[4])
+            body, ids = _block(cases[5:])
+            rec.record_lines(body, 6, ids)
+            assert rec.n_recorded == 11
+        with Recorder(rows, run_r, background=False) as rec:
+            for c in cases:
+                rec.record(c)
+        assert bulk.db.execute("SELECT count(*), sum(n) FROM case_blocks").fetchone() == (2, 8)
+        assert list(bulk.stored_cases(run_b)) == list(rows.stored_cases(run_r))
+        assert list(bulk.iter_cases(run_b)) == cases
+        assert bulk.case_map(run_b) == rows.case_map(run_r)
+        assert bulk.next_seq(run_b) == rows.next_seq(run_r) == 11
+        assert bulk.get_run(run_b)["n_recorded"] == bulk.list_runs()[0]["n_recorded"] == 11
+        assert bulk.delete_run(run_b) == run_b
+        assert bulk.db.execute("SELECT count(*) FROM case_blocks").fetchone()[0] == 0
+
+
+def test_a_finished_run_with_blocks_rebuilds_its_per_example_and_checks_the_ids_digest(store):
+    """finish_run checks the streamed per_example's ids digest against the stored scored cases (blocks included,
+    read from their ids without decoding the records): the same ids in the same order → no note; another order →
+    the note that says the per_example is rebuilt from the recorded cases."""
+    import hashlib
+
+    cases = [_label_case(f"c{i}", i + 1) for i in range(6)]
+    digest = hashlib.sha256(b"[" + b",".join(orjson.dumps(c["id"]) for c in cases) + b"]").hexdigest()
+    swapped = hashlib.sha256(b'["c1","c0","c2","c3","c4","c5"]').hexdigest()
+    for sha, note in ((digest, False), (swapped, True)):
+        run_id = store.create_run(meta(f"k-{note}"))
+        store.write_case_block(run_id, 0, 3, *_block(cases[:3]))
+        store.write_cases(run_id, [(cases[3]["id"], 3, "scored", None, None, None, None, orjson.dumps(cases[3]).decode())])
+        store.write_case_block(run_id, 4, 2, *_block(cases[4:]))
+        streamed = {"$streamed": True, "n": 6, "ids_sha256": sha, "drop_keys": ["status"]}
+        store.finish_run(run_id, {"aggregate": {"n": 6}, "per_example": streamed}, per_example_in_cases=True)
+        res = store.get_run(run_id)["results"]
+        assert res["per_example"] == [{k: v for k, v in c.items() if k != "status"} for c in cases]
+        stored = orjson.loads(store.db.execute("SELECT results FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+        assert ("note" in stored["per_example"]) is note
+
+
+def test_a_block_whose_records_are_not_as_many_as_announced_is_refused(store):
+    run_id = store.create_run(meta())
+    body, ids = _block([_label_case("a", 1), _label_case("b", 2)])
+    with pytest.raises(StoreError, match="a block of 3 cases of run .* came with 2 records; nothing of it was stored"):
+        store.write_case_block(run_id, 0, 3, body, ids)
+    rec = Recorder(store, run_id, background="thread")
+    rec.record_lines(body, 3, ids)
+    with pytest.raises(StoreError, match="a block of 3 cases of run .* came with 2 ids; nothing of it was stored"):
+        rec.close()
+    assert store.db.execute("SELECT count(*) FROM case_blocks").fetchone()[0] == 0
+    # already compressed (as the recorder hands blocks to its writer thread): a wrong count is found when read
+    from goldeval.runs.store import compress_block
+
+    store.write_case_block(run_id, 0, 3, *compress_block(body, ids + b',"c"'), compressed=True)
+    with pytest.raises(StoreError, match="a block of 3 cases from seq 0 holds 2 records; the store is damaged"):
+        list(store.iter_cases(run_id))
+
+
+def test_a_block_holding_a_case_that_is_not_scored_is_reported_damaged(store):
+    """A block holds scored cases only (its ids are the scored ids the digest reads): one that does not is a
+    damaged store, said so, never a silently different list."""
+    run_id = store.create_run(meta())
+    store.write_case_block(run_id, 0, 2, *_block([_label_case("a", 1), _label_case("b", 2, status="unscored")]))
+    with pytest.raises(StoreError, match="has status 'unscored', and a block holds scored cases only"):
+        list(store.iter_cases(run_id))

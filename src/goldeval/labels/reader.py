@@ -138,13 +138,20 @@ def score_label_stream(
     lines = bytearray()  # with on_example_lines: the entries' JSON not yet handed over, and how many
     n_lines = 0
     dumps = orjson.dumps
+    # A new run whose recorder takes records in bulk: the rows the C reader scores reach it as their per_example
+    # JSON (plus "status"), a block at a time (Recorder.record_lines); the other rows are recorded one by one.
+    bulk = (recorder is not None and not previous and second_gold_field is None and not keep_per_example
+            and hasattr(recorder, "record_lines"))
     # ... and its bytes form: no dict at all for the rows the C reader scores (JsonlLabelRows), the JSON of the others
-    only_lines = on_example_lines is not None and per_example is None and on_example is None and recorder is None and on_examples is None
+    only_lines = ((on_example_lines is not None or bulk) and per_example is None and on_example is None
+                  and (recorder is None or bulk) and on_examples is None)
+    record_lines = recorder.record_lines if bulk else None
     n_fast = 0
     fast = getattr(items, "bind", None)
     if fast is not None:  # the C reader may score a row itself once nothing about the row can need more than counting
-        can = recorder is None and second_gold_field is None and (not need_rec or only_lines)
-        fast = fast(lambda: can and first_fields is not None and (held is None or not need_rec), positive, only_lines) if (can and (not need_rec or streaming)) else None
+        can = (recorder is None or bulk) and second_gold_field is None and (not need_rec or only_lines)
+        emit_mask = ((1 if on_example_lines is not None else 0) | (2 if bulk else 0)) if only_lines else 0
+        fast = fast(lambda: can and first_fields is not None and (held is None or not need_rec), positive, emit_mask) if (can and (not need_rec or streaming)) else None
 
     def emit(rec: dict[str, Any], case: dict[str, Any] | None) -> None:
         nonlocal n_emitted, batch
@@ -159,19 +166,24 @@ def score_label_stream(
                 batch = []
         if on_example_lines is not None:
             lines_add(rec)
-        if digest:
-            ids_hasher.update((b"," if n_emitted else b"") + orjson.dumps(rec["id"]))
+        if digest or record_lines is not None:
+            id_json = orjson.dumps(rec["id"])
+            ids_hasher.update((b"," if n_emitted else b"") + id_json)
         n_emitted += 1
-        if case is not None and record is not None:
+        if case is not None and record_lines is not None:  # in the same block as the C reader's records around it
+            record_lines(dumps(case), 1, id_json)
+        elif case is not None and record is not None:
             record(case)
 
     def lines_add(rec: dict[str, Any]) -> None:
         nonlocal n_lines, lines
+        if on_example_lines is None:  # (bulk recording without --out: the entries go to the store only)
+            return
         lines += dumps(rec)
         lines += b"\n"
         n_lines += 1
         if len(lines) >= LINES_BYTES:
-            on_example_lines(bytes(lines), n_lines)  # type: ignore[misc]
+            on_example_lines(bytes(lines), n_lines)
             lines = bytearray()
             n_lines = 0
 
@@ -190,17 +202,20 @@ def score_label_stream(
         elif t is Row:
             line, data = item.line, item.data
         elif t is _Stretch:  # rows the C reader scores itself (JsonlLabelRows): their counts, and their entries' JSON
-            k, nulls, body = item.run(counts)
+            k, nulls, body, records, ids = item.run(counts)
             n_rows += k - 1  # (this item is not a row)
             n_null += nulls
+            if records and record_lines is not None:  # the records the Python path below would record, in bulk
+                ids_hasher.update((b"," if n_emitted else b"") + ids[:-1])
+                record_lines(records[:-1], k, ids[:-1])
             n_emitted += k
             n_fast += k
-            if body:  # handed over as it is, after the entries of the rows before it
+            if body and on_example_lines is not None:  # handed over as it is, after the entries of the rows before it
                 if n_lines:
-                    on_example_lines(bytes(lines), n_lines)  # type: ignore[misc]
+                    on_example_lines(bytes(lines), n_lines)
                     lines = bytearray()
                     n_lines = 0
-                on_example_lines(body, k)  # type: ignore[misc]
+                on_example_lines(body, k)
             continue
         elif t is RowError or isinstance(item, RowError):
             failures.append({"line": item.line, "id": item.id, "error": item.error})
@@ -281,7 +296,7 @@ def score_label_stream(
                     if len(batch) >= BATCH:
                         on_examples(batch)  # type: ignore[misc]
                         batch = []
-                elif only_lines:
+                elif only_lines and record is None:
                     lines_add(rec)
                     n_emitted += 1
                 else:
@@ -391,15 +406,17 @@ class _Stretch:
         self.rows = rows
         self.block, self.pos, self.lineno = b"", 0, 0
 
-    def run(self, counts: dict) -> tuple[int, int, bytes]:
+    def run(self, counts: dict) -> tuple[int, int, bytes, bytes | None, bytes | None]:
         """Score the plain rows from :attr:`pos` into *counts* (C: :func:`goldeval._fast.label_lines`):
-        ``(rows scored, null predictions, their per_example JSON or b"")``; :attr:`pos` and :attr:`lineno` move
-        past them."""
+        ``(rows scored, null predictions, their per_example JSON or b"", their case records or None, their ids'
+        JSON or None)`` (records and ids with ``emit & 2``: each record followed by a newline, each id by a comma);
+        :attr:`pos` and :attr:`lineno` move past them."""
         r = self.rows
-        self.pos, self.lineno, k, nulls, body = _fast_label_lines(
+        out = _fast_label_lines(
             self.block, self.pos, self.lineno, orjson.loads, orjson.JSONDecodeError, r.id_field, r.gold_field,
             r.pred_field, counts, r.repeated, r.positive, orjson.dumps, r.emit, r.table)
-        return k, nulls, body
+        self.pos, self.lineno, k, nulls, body = out[:5]
+        return k, nulls, body, out[5] if len(out) > 5 else None, out[6] if len(out) > 6 else None
 
 
 class JsonlLabelRows:
@@ -419,13 +436,14 @@ class JsonlLabelRows:
         self.id_field, self.gold_field, self.pred_field = fields[:3]
         self.repeated = repeated
         self.positive = ""
-        self.emit = False
+        self.emit = 0
         self._ready: Callable[[], bool] | None = None
         self.table: Any = None  # label_lines' state: the pairs met and the rows not yet added to the counts
 
-    def bind(self, ready: Callable[[], bool], positive: str | None, emit: bool) -> JsonlLabelRows | None:
-        """Let C score the plain rows whenever ``ready()``; *emit*: with their per_example JSON. ``None`` (and
-        nothing bound) where the C module is missing or the rows read more fields than id, gold and pred."""
+    def bind(self, ready: Callable[[], bool], positive: str | None, emit: int) -> JsonlLabelRows | None:
+        """Let C score the plain rows whenever ``ready()``; *emit* a bit mask: 1 with their per_example JSON, 2
+        with their run store records and ids (see :meth:`_Stretch.run`). ``None`` (and nothing bound) where the C
+        module is missing or the rows read more fields than id, gold and pred."""
         if _fast_label_lines is None or len(self.fields) != 3:
             return None
         self._ready, self.positive, self.emit = ready, positive if positive is not None else "", emit

@@ -16,6 +16,8 @@ Schema after all migrations (see each step below):
 ``tags``       names given to runs (``goldeval runs tag RUN baseline/main``), usable wherever a run id is (m004).
 ``run_inputs`` the input files of a run as it read them, zstd-compressed in parts: the case texts a report, ``review
                export`` and ``runs export`` show once the inputs moved (m005; none with ``--no-texts``).
+``case_blocks`` cases recorded in bulk (``goldeval labels``' C path): one row per block of consecutive ``seq``, the
+               records' JSON zstd-compressed; read back as the ``cases`` rows they stand for (m006).
 
 A PostgreSQL store (:mod:`goldeval.runs.pgstore`) has the same tables, columns and migration names: each migration
 below has its PostgreSQL statements in :data:`POSTGRES_MIGRATIONS` (``DOUBLE PRECISION`` for SQLite's ``REAL``,
@@ -149,6 +151,28 @@ def m005_run_inputs(db: sqlite3.Connection) -> None:
     )
 
 
+def m006_case_blocks(db: sqlite3.Connection) -> None:
+    """``case_blocks``: ``scored`` cases recorded in bulk, ``n`` consecutive ones from ``seq0`` in one row. ``data``
+    is one zstd frame of the records' JSON, newline-separated (each record on one line, as the ``data`` column of
+    ``cases`` holds it); their ``case_id``, ``status``, ``verdict``, ``score``, ``reason`` and ``raw`` are read from
+    each record (:func:`goldeval.runs.columns.case_columns`). ``ids`` is one zstd frame of the case ids' JSON,
+    comma-separated (the ids digest a finished run is checked by, without decoding the records). A case of a block
+    is recorded once: its id is in no other block and no ``cases`` row of the run (see
+    :meth:`goldeval.runs.store.RunStore.write_case_block`). Deleting a run deletes its blocks."""
+    db.execute(
+        """
+        CREATE TABLE case_blocks (
+            run_id  TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            seq0    INTEGER NOT NULL,
+            n       INTEGER NOT NULL,
+            ids     BLOB NOT NULL,
+            data    BLOB NOT NULL,
+            PRIMARY KEY (run_id, seq0)
+        ) WITHOUT ROWID
+        """
+    )
+
+
 #: The migrations in the order they apply. Append only; never edit, rename or reorder a shipped one.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_runs_and_cases,
@@ -156,6 +180,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m003_review_settles,
     m004_tags,
     m005_run_inputs,
+    m006_case_blocks,
 ]
 
 #: The same migrations for a PostgreSQL store: name → its statements (the same tables and columns; a test checks
@@ -248,6 +273,18 @@ POSTGRES_MIGRATIONS: dict[str, tuple[str, ...]] = {
             size    BIGINT NOT NULL,
             data    BYTEA NOT NULL,
             PRIMARY KEY (run_id, role, part)
+        )
+        """,
+    ),
+    "m006_case_blocks": (
+        """
+        CREATE TABLE case_blocks (
+            run_id  TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            seq0    BIGINT NOT NULL,
+            n       BIGINT NOT NULL,
+            ids     BYTEA NOT NULL,
+            data    BYTEA NOT NULL,
+            PRIMARY KEY (run_id, seq0)
         )
         """,
     ),

@@ -37,12 +37,13 @@ from itertools import chain
 from typing import Any
 
 import orjson
+import zstandard
 
 from goldeval.answers.postgres import parse_url
 from goldeval.errors import StoreError
 from goldeval.paths import default_store
 from goldeval.runs.migrations import MIGRATIONS, POSTGRES_MIGRATIONS
-from goldeval.runs.store import NoStoreError, RunMeta, RunStore, now_iso
+from goldeval.runs.store import NoStoreError, RunMeta, RunStore, case_columns, now_iso
 
 __all__ = ["PostgresRunStore", "LOCK_NAMESPACE", "migrate_postgres", "run_lock_key"]
 
@@ -363,9 +364,30 @@ class PostgresRunStore(RunStore):
         except self.db_errors as exc:
             raise StoreError(self._explain(exc, f"writing {n} case rows of run {run_id} failed")) from exc
 
+    def write_case_block(self, run_id: str, seq0: int, n: int, records: bytes, ids: bytes, *, compressed: bool = False) -> None:
+        """A server store keeps every case a row of ``cases`` (the table a team's other readers of the database
+        query): the block's records are written as the rows :meth:`RunStore.write_case_block` stands them for.
+
+        Raises:
+            StoreError: the records are not *n* lines, or the write failed (nothing of the block is stored).
+        """
+        if compressed:
+            records = zstandard.ZstdDecompressor().decompress(records)
+        lines = records.decode().split("\n")
+        if len(lines) != n:
+            raise StoreError(f"run store: a block of {n} cases of run {run_id} came with {len(lines)} records; nothing "
+                             "of it was stored.")
+        keys = []
+        for line in lines:
+            case = orjson.loads(line)
+            keys.append((case["id"], *case_columns(case)))
+        self.write_case_columns(run_id, (seq0, keys, lines))
+
+    def _has_blocks(self) -> bool:
+        return True  # a server store is read only at the current schema (see open_existing), which has case_blocks
+
     def _scored_ids_json(self, run_id: str) -> bytes:
-        rows = self.db.execute("SELECT case_id FROM cases WHERE run_id = ? AND status = 'scored' ORDER BY seq", (run_id,))
-        return orjson.dumps([cid for (cid,) in rows])
+        return orjson.dumps([row[0] for row in self._case_rows(run_id, status="scored")])
 
 
 def _without_nul(row: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -7,6 +7,8 @@ Protocol (what a batch scorer may rely on; ``recorder=None`` means nothing is re
     recorder.record(case, status="scored")  # optional: the same, stored as {"status", **case} without a copy
                                             # (the free-text scorer uses it when record takes status=, see
                                             # goldeval.freetext; else it passes {"status": "scored", **case})
+    recorder.record_lines(records, n, ids)  # optional: n scored cases serialized in bulk, recorded once each
+                                            # (goldeval.labels' C path; stored as compressed blocks)
     recorder.finish(results)        # the whole results dict; may be called again (e.g. after gates): last wins
 
 Writes are batched: the pending records are handed over in one batch every ``batch_size`` (200) cases or every
@@ -40,7 +42,7 @@ from goldeval.runs.identity import (
     rubric_text,
     run_key,
 )
-from goldeval.runs.store import RunMeta, RunStore, case_columns
+from goldeval.runs.store import RunMeta, RunStore, case_columns, compress_block
 from goldeval.runs.writer import (  # noqa: F401  (message_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
     WRITER_MAX_ROWS_PER_TX,
     batch_rows,
@@ -110,6 +112,11 @@ class Recorder:
         # so a Ctrl-C between two statements can never leave keys and records out of step.
         self._pending: list[tuple[Any, bytes]] = []
         self._n_pending = 0  # records in _pending (an entry of record_serialized holds several)
+        # record_lines(): the records' JSON not handed over yet (older than anything in _pending), how many, bytes
+        self._lines: list[bytes] = []
+        self._line_ids: list[bytes] = []
+        self._n_lines = 0
+        self._lines_bytes = 0
         self._last_commit = clock()
         self._seq = store.next_seq(run_id)  # the seq of the next record handed to the writer
         self._seq0 = self._seq
@@ -124,7 +131,7 @@ class Recorder:
         self._from_writer: Any = None
         self._unanswered = 0  # sync / stop messages sent to the writer process whose reply was not read yet
         self._deferred = deferred
-        self._queue: queue.Queue[tuple[int, list[Any], list[str]] | None] = queue.Queue(maxsize=1)
+        self._queue: queue.Queue[tuple[Any, ...] | None] = queue.Queue(maxsize=1)
         self._thread: threading.Thread | None = None
         self._writer_error: BaseException | None = None
         #: Set by a scorer that records every ``per_example`` entry as a ``scored`` case (entry + ``"status"``), in
@@ -142,7 +149,7 @@ class Recorder:
     @property
     def n_recorded(self) -> int:
         """Cases recorded through this Recorder (committed or not)."""
-        return self._seq - self._seq0 + self._n_pending
+        return self._seq - self._seq0 + self._n_pending + self._n_lines
 
     # -- the protocol ----------------------------------------------------------------------------------------
     def previous(self) -> dict[str, dict[str, Any]]:
@@ -167,6 +174,8 @@ class Recorder:
         """
         if self.closed:
             self._check_open()
+        if self._n_lines:  # the bulk records before this one keep their place
+            self._send_lines()
         cid = case.get("id")
         if cid is None:
             if case.get("line") is None:
@@ -222,6 +231,8 @@ class Recorder:
             self._check_open()
         if not keys:
             return
+        if self._n_lines:
+            self._send_lines()
         n_records = records.count(b"\n") + 1
         if n_records != len(keys):  # the writer would refuse the whole batch, with the cases recorded around these
             raise InputError(f"Recorder.record_serialized: {len(keys)} case keys and {n_records} record(s) (newline-joined); "
@@ -230,6 +241,64 @@ class Recorder:
         self._n_pending += len(keys)
         if self._n_pending >= self.batch_size or self._clock() - self._last_commit >= self.max_delay:
             self._send()
+
+    def record_lines(self, records: bytes, n: int, ids: bytes) -> None:
+        """Queue *n* scored cases another part of goldeval serialized in bulk (``goldeval labels``' C reader): they
+        reach the store as compressed blocks of about :data:`BLOCK_BYTES` (:meth:`RunStore.write_case_block`), read
+        back as the ``cases`` rows :meth:`record` would have stored for the same records. Blocks are written on the
+        writer thread (in the caller with ``background=False``), whatever ``background`` says for batches.
+
+        Args:
+            records: The records' JSON, newline-separated, each on one line and each an object with a string
+                ``"id"`` (the case id) and ``"status": "scored"``: exactly what :meth:`record` would store for each.
+            n: How many records *records* holds.
+            ids: Their ids' JSON as orjson writes it, comma-separated, in the same order.
+
+        Notes:
+            For cases this run records once: each id is recorded in no other call of this recorder and was not
+            recorded before by the run (a resumed run with previous cases must use :meth:`record`), since a block
+            is never replaced by a later record of the same id.
+
+        Raises:
+            StoreError: the commit failed (a block whose records are not as many as announced is refused whole by
+                :meth:`RunStore.write_case_block`, on the writer thread: raised by the next call), or the recorder
+                is closed.
+        """
+        if self.closed:
+            self._check_open()
+        if n <= 0:
+            return
+        if self._pending:  # the records before these keep their place
+            self._send()
+        self._lines.append(records)
+        self._line_ids.append(ids)
+        self._n_lines += n
+        self._lines_bytes += len(records)
+        if self._lines_bytes >= BLOCK_BYTES:
+            self._send_lines()
+
+    def _send_lines(self) -> None:
+        """Hand the records of :meth:`record_lines` over as one block (or store it here when not ``background``)."""
+        if not self._n_lines:
+            return
+        self._raise_writer_error()
+        lines, line_ids, n = self._lines, self._line_ids, self._n_lines
+        self._lines, self._line_ids, self._n_lines, self._lines_bytes = [], [], 0, 0
+        seq0, self._seq = self._seq, self._seq + n
+        body, ids = b"\n".join(lines), b",".join(line_ids)
+        if not self.background:
+            self.store.write_case_block(self.run_id, seq0, n, body, ids)
+        else:
+            # On the writer thread, with background="process" too: a block is one INSERT of a compressed blob, so a
+            # writer process would only add its start-up and a copy of every byte through a pipe. Batches of
+            # record() still go to the process; flush() waits for both. Compressed here: the thread then allocates
+            # little (what a thread allocates stays in its own malloc arena, ~2 MiB more peak RSS at 80k cases).
+            if ids.count(b",") + 1 != n:
+                raise StoreError(f"run store: a block of {n} cases of run {self.run_id} came with "
+                                 f"{ids.count(b',') + 1} ids; nothing of it was stored.")
+            self._start_thread()
+            self._queue.put((seq0, n, *compress_block(body, ids)))  # blocks while the writer is a batch behind
+        self._last_commit = self._clock()
 
     def finish(self, results: dict[str, Any]) -> None:
         """Commit what is pending, then store the whole results dict and mark the run ``finished``.
@@ -267,6 +336,7 @@ class Recorder:
     def _send(self) -> None:
         """Hand the pending records to the writer (or commit them here when not ``background``)."""
         self._raise_writer_error()
+        self._send_lines()
         if self._pending:
             pending, self._pending = self._pending, []
             self._n_pending = 0
@@ -292,11 +362,14 @@ class Recorder:
                 except (BrokenPipeError, OSError) as exc:
                     raise StoreError(f"run store: the writer process of run {self.run_id} is gone ({exc}); the run can be resumed.") from exc
             else:
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._write_loop, name=f"goldeval-recorder-{self.run_id}", daemon=True)
-                    self._thread.start()
+                self._start_thread()
                 self._queue.put(batch_rows(seq0, keys, body))  # blocks while the writer is a batch behind
         self._last_commit = self._clock()
+
+    def _start_thread(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._write_loop, name=f"goldeval-recorder-{self.run_id}", daemon=True)
+            self._thread.start()
 
     def _write_loop(self) -> None:
         while True:
@@ -305,7 +378,10 @@ class Recorder:
                 if batch is None:
                     return
                 if self._writer_error is None:
-                    self.store.write_case_columns(self.run_id, batch)
+                    if batch[1].__class__ is int:  # a block of record_lines: (seq0, n, records, ids), compressed
+                        self.store.write_case_block(self.run_id, *batch, compressed=True)
+                    else:
+                        self.store.write_case_columns(self.run_id, batch)
             except BaseException as exc:  # handed to the caller's thread on its next call
                 self._writer_error = exc
             finally:
@@ -433,6 +509,11 @@ def _status_prefix(status: str) -> bytes:
     except TypeError as exc:  # a lone surrogate: not Unicode text
         raise InputError(f"Recorder.record: status must be Unicode text, got {shorten(status)} ({exc}).") from None
     return _STATUS_PREFIX.setdefault(status, b'{"status":' + text + b",")
+
+#: Bytes of records :meth:`Recorder.record_lines` gathers before it hands them over as one block (about 2,500
+#: label cases): large enough that a block compresses well (5 bytes a label case) and costs one row, small enough
+#: that the blocks pending, queued and being written stay a few MiB (the labels memory test's flat peak).
+BLOCK_BYTES = 1 << 18
 
 #: How long the scorer waits for the writer process to commit what it was sent (``sync``) or to stop.
 WRITER_REPLY_TIMEOUT_S = 600.0

@@ -3,7 +3,9 @@
 The database is opened in WAL mode (readers — ``goldeval runs list`` while a run is scoring — never block the
 writer) with ``synchronous=NORMAL``: a committed transaction survives a killed process; only an OS crash or a
 power cut can lose the last commits. Per-case rows are keyed by ``(run_id, case_id)``, so a case recorded twice
-(a resumed run redoing its last, uncommitted batch) replaces its row and is never duplicated.
+(a resumed run redoing its last, uncommitted batch) replaces its row and is never duplicated. Cases recorded in bulk
+(``goldeval labels``' C path, :meth:`RunStore.write_case_block`) are kept as zstd blocks of many cases a row
+(``case_blocks``: 5 bytes a label case instead of ~166) and read back as the rows they stand for.
 
 A ``postgresql://`` URL opens the same store on a PostgreSQL server instead (:mod:`goldeval.runs.pgstore`).
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import heapq
 import inspect
 import os
 import secrets
@@ -26,11 +29,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import chain, count, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import quote
 
 import orjson
+import zstandard
 
 from goldeval.errors import InputError, StoreError, shorten
 from goldeval.paths import default_store
@@ -39,7 +44,7 @@ from goldeval.runs.location import check_store_target, store_label, store_scheme
 from goldeval.runs.migrations import MIGRATIONS, migrate
 
 __all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "check_tag_name", "HEADLINE_METRICS",
-           "MAX_TAG_LENGTH", "NoStoreError"]
+           "MAX_TAG_LENGTH", "NoStoreError", "compress_block"]
 
 #: Aggregate keys tried, in order, for the headline metric shown by ``runs list`` (a results dict may name its
 #: own with ``aggregate["headline"]``).
@@ -412,9 +417,7 @@ class RunStore:
     def stored_cases(self, run_id: str) -> Iterator[tuple[Any, ...]]:
         """The run's case rows as stored, in recording order: ``(case_id, seq, status, verdict, score, reason, raw,
         data)`` (``data``: the record's JSON text)."""
-        yield from self.db.execute(
-            "SELECT case_id, seq, status, verdict, score, reason, raw, data FROM cases WHERE run_id = ? ORDER BY seq",
-            (run_id,))
+        yield from self._case_rows(run_id)
 
     @_reading
     def stored_reviews(self, run_id: str) -> list[dict[str, Any]]:
@@ -565,6 +568,9 @@ class RunStore:
                 results["per_example"] = self._per_example_from_cases(run_id, cases_ref)
             run["results"] = results
         run["n_recorded"] = self.db.execute("SELECT count(*) FROM cases WHERE run_id = ?", (run_id,)).fetchone()[0]
+        if self._has_blocks():
+            run["n_recorded"] += self.db.execute("SELECT CAST(coalesce(sum(n), 0) AS BIGINT) FROM case_blocks WHERE run_id = ?",
+                                                 (run_id,)).fetchone()[0]
         return run
 
     @_reading
@@ -577,7 +583,8 @@ class RunStore:
         if scorer is not None:
             where.append("scorer_name = ?")
             params.append(scorer)
-        sql = f"SELECT {_RUN_COLUMNS}, (SELECT count(*) FROM cases c WHERE c.run_id = runs.id) FROM runs"
+        in_blocks = "+ (SELECT CAST(coalesce(sum(n), 0) AS BIGINT) FROM case_blocks b WHERE b.run_id = runs.id)" if self._has_blocks() else ""
+        sql = f"SELECT {_RUN_COLUMNS}, (SELECT count(*) FROM cases c WHERE c.run_id = runs.id) {in_blocks} FROM runs"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += f" ORDER BY {self.newest}"
@@ -665,12 +672,9 @@ class RunStore:
         """Rebuild a results dict's ``per_example`` from the cases table (see :meth:`finish_run`)."""
         drop = tuple(ref.get("drop_keys") or ())
         status = ref.get("status", "scored")  # None: every case (a judge's per_example holds the unscored ones too)
-        where = "run_id = ?" + ("" if status is None else " AND status = ?")
         out = []
-        for (data,) in self.db.execute(
-            f"SELECT data FROM cases WHERE {where} ORDER BY seq", (run_id,) if status is None else (run_id, status)
-        ):
-            rec = orjson.loads(data)
+        for row in self._case_rows(run_id, status=status):
+            rec = orjson.loads(row[7])
             for k in drop:
                 rec.pop(k, None)
             out.append(rec)
@@ -693,6 +697,8 @@ class RunStore:
     def _scored_ids_json(self, run_id: str) -> bytes:
         """The ids of the run's ``scored`` cases, in recording order, as one JSON array in orjson's spelling."""
         scored = "SELECT case_id FROM cases WHERE run_id = ? AND status = 'scored' ORDER BY seq"
+        if self._run_has_blocks(run_id):  # merged with the bulk-recorded cases, in orjson's spelling
+            return orjson.dumps([row[0] for row in self._case_rows(run_id, status="scored")])
         try:
             # Compared as one JSON array built by SQLite (one row back, not 100k): equal texts are equal lists,
             # whichever encoder wrote them; a text that differs only in escaping keeps per_example in the run row.
@@ -713,9 +719,16 @@ class RunStore:
         status = streamed.get("status", "scored")
         where = "run_id = ?" + ("" if status is None else " AND status = ?")
         params = (run_id,) if status is None else (run_id, status)
-        for (cid,) in self.db.execute(f"SELECT case_id FROM cases WHERE {where} ORDER BY seq", params):
-            h.update((b"," if n else b"") + orjson.dumps(cid))
-            n += 1
+        table = ((seq, 1, orjson.dumps(cid)) for cid, seq in
+                 self.db.execute(f"SELECT case_id, seq FROM cases WHERE {where} ORDER BY seq", params))
+        blocks: Iterable[tuple[int, int, bytes]] = ()
+        if status in (None, "scored") and self._run_has_blocks(run_id):  # a block's cases are all scored
+            dctx = zstandard.ZstdDecompressor()
+            blocks = ((seq0, k, dctx.decompress(bytes(ids))) for seq0, k, ids in self.db.execute(
+                "SELECT seq0, n, ids FROM case_blocks WHERE run_id = ? ORDER BY seq0", (run_id,)))
+        for _, k, ids in heapq.merge(table, blocks, key=itemgetter(0)):
+            h.update((b"," if n else b"") + ids)
+            n += k
         h.update(b"]")
         return n == streamed.get("n") and h.hexdigest() == streamed.get("ids_sha256")
 
@@ -781,6 +794,8 @@ class RunStore:
             self.db.execute("DELETE FROM tags WHERE run_id = ?", (run_id,))
             self.db.execute("DELETE FROM run_inputs WHERE run_id = ?", (run_id,))
             self.db.execute("DELETE FROM cases WHERE run_id = ?", (run_id,))
+            if self._has_blocks():
+                self.db.execute("DELETE FROM case_blocks WHERE run_id = ?", (run_id,))
             self.db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
             self.db.execute("COMMIT")
         except self.db_errors as exc:
@@ -828,24 +843,97 @@ class RunStore:
                 self.db.execute("ROLLBACK")
             raise StoreError(self._explain(exc, f"writing {n} case rows of run {run_id} failed")) from exc
 
+    def write_case_block(self, run_id: str, seq0: int, n: int, records: bytes, ids: bytes, *, compressed: bool = False) -> None:
+        """Store *n* ``scored`` cases recorded in bulk, ``seq0`` … ``seq0 + n - 1``, as one compressed block (one row of
+        ``case_blocks``, one transaction): every reader of the run's cases (:meth:`stored_cases`, :meth:`iter_cases`,
+        :meth:`case_map`, :meth:`get_run`, counts, bundles) reads them back as the ``cases`` rows :meth:`write_cases`
+        would have stored for the same records, in ``seq`` order among the run's other cases.
+
+        Args:
+            run_id: The run. seq0: The ``seq`` of the first record. n: How many records.
+            records: The records' JSON (objects with a string ``"id"`` and ``"status": "scored"``),
+                newline-separated, each on one line: exactly the ``data`` each would have in ``cases``. Their
+                ``case_id``, ``status``, ``verdict``, ``score``, ``reason`` and ``raw`` are read from them
+                (:func:`case_columns`) when read back.
+            ids: The records' ids as JSON (orjson's spelling), comma-separated, in the same order.
+            compressed: *records* and *ids* are already as the store keeps them (:func:`compress_block`): then
+                only read back are the records counted (a block of another count is reported damaged).
+
+        Notes:
+            A block is for cases recorded once (a run's first recording of those ids): a block row is never
+            replaced by a later record of the same id, as a ``cases`` row is. The caller guarantees it
+            (:meth:`goldeval.runs.recorder.Recorder.record_lines`).
+
+        Raises:
+            StoreError: the records are not *n* lines, or the write failed (nothing of the block is stored).
+        """
+        if n <= 0:
+            return
+        if compressed:
+            blob, id_blob = records, ids
+        else:
+            given = records.count(b"\n") + 1
+            if given != n:
+                raise StoreError(f"run store: a block of {n} cases of run {run_id} came with {given} records; nothing "
+                                 "of it was stored.")
+            blob, id_blob = compress_block(records, ids)
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("INSERT INTO case_blocks (run_id, seq0, n, ids, data) VALUES (?, ?, ?, ?, ?)",
+                            (run_id, seq0, n, id_blob, blob))
+            self.db.execute("COMMIT")
+        except self.db_errors as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise StoreError(self._explain(exc, f"writing a block of {n} cases of run {run_id} failed")) from exc
+
+    def _has_blocks(self) -> bool:
+        """Whether the store has the ``case_blocks`` table (a read-only store of an older schema may not)."""
+        has = getattr(self, "_blocks_table", None)
+        if has is None:
+            has = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'case_blocks'").fetchone() is not None
+            self._blocks_table = has
+        return has
+
+    def _run_has_blocks(self, run_id: str) -> bool:
+        return self._has_blocks() and self.db.execute(
+            "SELECT 1 FROM case_blocks WHERE run_id = ? LIMIT 1", (run_id,)).fetchone() is not None
+
+    def _case_rows(self, run_id: str, *, status: str | None = None) -> Iterator[tuple[Any, ...]]:
+        """The run's case rows ``(case_id, seq, status, verdict, score, reason, raw, data)`` in ``seq`` order: the
+        ``cases`` table's merged with the blocks' (decoded one block at a time); only those of *status* when given."""
+        where = "run_id = ?" + ("" if status is None else " AND status = ?")
+        table = self.db.execute(f"SELECT case_id, seq, status, verdict, score, reason, raw, data FROM cases WHERE {where} "
+                                "ORDER BY seq", (run_id,) if status is None else (run_id, status))
+        if not self._run_has_blocks(run_id):
+            yield from table
+            return
+        blocks = self.db.execute("SELECT seq0, n, data FROM case_blocks WHERE run_id = ? ORDER BY seq0", (run_id,))
+        yield from heapq.merge(table, _block_rows(blocks, status), key=itemgetter(1))
+
     @_reading
     def next_seq(self, run_id: str) -> int:
         """One more than the highest ``seq`` recorded for *run_id* (0 for a run with no case yet)."""
         row = self.db.execute("SELECT max(seq) FROM cases WHERE run_id = ?", (run_id,)).fetchone()
-        return 0 if row[0] is None else row[0] + 1
+        last = -1 if row[0] is None else row[0]
+        if self._has_blocks():
+            (end,) = self.db.execute("SELECT max(seq0 + n) FROM case_blocks WHERE run_id = ?", (run_id,)).fetchone()
+            if end is not None:
+                last = max(last, end - 1)
+        return last + 1
 
     @_reading
     def iter_cases(self, run_id: str) -> Iterator[dict[str, Any]]:
         """The per-case records of *run_id* (as recorded), in the order they were recorded."""
-        for (data,) in self.db.execute("SELECT data FROM cases WHERE run_id = ? ORDER BY seq", (run_id,)):
-            yield orjson.loads(data)
+        for row in self._case_rows(run_id):
+            yield orjson.loads(row[7])
 
     @_reading
     def case_records(self, run_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(case id, per-case record)`` of each case of *run_id*, in recording order, decoded one at a time (for
         a reader that keeps only part of each record: :class:`goldeval.runs.compare.CompareCases`)."""
-        for cid, data in self.db.execute("SELECT case_id, data FROM cases WHERE run_id = ? ORDER BY seq", (run_id,)):
-            yield cid, orjson.loads(data)
+        for row in self._case_rows(run_id):
+            yield row[0], orjson.loads(row[7])
 
     @_reading
     def cases(self, ref: str) -> list[dict[str, Any]]:
@@ -856,8 +944,8 @@ class RunStore:
     def case_map(self, run_id: str) -> dict[str, dict[str, Any]]:
         """case id → per-case record for *run_id*."""
         return {
-            cid: orjson.loads(data)
-            for cid, data in self.db.execute("SELECT case_id, data FROM cases WHERE run_id = ? ORDER BY seq", (run_id,))
+            row[0]: orjson.loads(row[7])
+            for row in self._case_rows(run_id)
         }
 
     # -- kept inputs (the case texts) -------------------------------------------------------------------------
@@ -977,6 +1065,37 @@ def check_tag_name(name: object) -> None:
     if len(name) > MAX_TAG_LENGTH or any(c.isspace() or not c.isprintable() for c in name):
         raise InputError(f"runs tag: {shorten(name)} cannot be a tag: a tag is at most {MAX_TAG_LENGTH} printable "
                          "characters without spaces. Choose another name (e.g. baseline/main).")
+
+
+#: How a case block is compressed (level 1: the block is written beside the scorer, and the records of labels are
+#: repetitive enough that a higher level saves little).
+_ZSTD_BLOCK_LEVEL = 1
+
+
+def compress_block(records: bytes, ids: bytes) -> tuple[bytes, bytes]:
+    """A case block's records and ids (see :meth:`RunStore.write_case_block`) as the store keeps them: each one zstd
+    frame (a compressor per call: one is not thread-safe)."""
+    cctx = zstandard.ZstdCompressor(level=_ZSTD_BLOCK_LEVEL)
+    return cctx.compress(records), cctx.compress(ids)
+
+def _block_rows(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[Any, ...]]:
+    """The ``cases`` rows the blocks stand for (see :meth:`RunStore.write_case_block`), in order; only those of
+    *status* when given."""
+    dctx = zstandard.ZstdDecompressor()
+    loads = orjson.loads
+    for seq0, n, blob in blocks:
+        records = dctx.decompress(bytes(blob)).decode().split("\n")
+        if len(records) != n:
+            raise StoreError(f"run store: a block of {n} cases from seq {seq0} holds {len(records)} records; the store "
+                             "is damaged.")
+        for seq, data in enumerate(records, seq0):
+            case = loads(data)
+            columns = case_columns(case)
+            if columns[0] != "scored":
+                raise StoreError(f"run store: the case of seq {seq} in a block has status {columns[0]!r}, and a block "
+                                 "holds scored cases only; the store is damaged.")
+            if status is None or columns[0] == status:
+                yield (case["id"], seq, *columns, data)
 
 
 #: Case rows per INSERT statement: one statement of many rows costs SQLite (and the binding) about 20 % less than
