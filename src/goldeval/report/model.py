@@ -21,8 +21,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from goldeval.answers.forbidden import split_entries
-from goldeval.answers.rubric import clause_roles
 from goldeval.errors import InputError
 from goldeval.freetext.tokens import get_tokenizer
 from goldeval.gates.evaluate import interval_text
@@ -550,6 +548,10 @@ def _attach_key(r: dict[str, Any]) -> None:
     (a field name: a hard veto the rules check on the parsed final query, with the use found; prose: read by the
     LLM judge) and ``coverage``. The clauses are the case file's; when it is gone, the judged record's parsed ones
     (``rubric_from`` says so). Leaves ``r`` without its raw ``rubric`` and ``must_not_use``."""
+    # start-up: the data-answer judge (sqlglot, scipy: ~1 s) loads only for a data-answer page
+    from goldeval.answers.forbidden import split_entries
+    from goldeval.answers.rubric import clause_roles
+
     rec = r.pop("_recorded", None) or {}
     rubric, rubric_from = r.pop("rubric", None), "case file"
     if not rubric and rec.get("rubric"):

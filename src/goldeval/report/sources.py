@@ -16,7 +16,6 @@ from array import array
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from goldeval.answers.sql import open_database, rows_as_lists
 from goldeval.io.decoding import decode_into, new_folder, sniff
 from goldeval.io.reading import Row, decode_json, file_sha256, is_delimited, is_parquet, read_rows
 from goldeval.runs.identity import recorded_path
@@ -264,6 +263,8 @@ def load_sources(
         finally:
             loader.close()
     elif kind == "answers":
+        # start-up: the data-answer judge's packages (sqlglot, scipy: ~1 s) load only for a data-answer page
+        from goldeval.answers.sql import open_database
         if run is None and files and not any(f.get("path") for f in files.values()):
             src.notes.append("this llm-judge results file records its inputs' sha256, not their paths: the questions, "
                              "goldens and answers are not shown (make the report from the store: goldeval report RUN)")
@@ -381,6 +382,8 @@ class TextLoader:
 
 def _executed(db: Any, sql: str) -> dict[str, Any]:
     """The first rows of *sql* run read-only, or the database's message."""
+    # start-up: loaded with open_database, for a data-answer page only
+    from goldeval.answers.sql import rows_as_lists
 
     try:
         res = db.execute(sql)
