@@ -87,7 +87,7 @@ def render_html(model: Mapping[str, Any]) -> str:
         The HTML document: the bytes :func:`write_html` writes, decoded.
     """
     head, data, tail = _page_around_data(model)
-    return head + embed_json({k: list(v) if isinstance(v, Chunked) else v for k, v in data.items()}) + tail
+    return head + embed_json(_whole(data)) + tail
 
 
 @runtime_checkable
@@ -98,6 +98,12 @@ class Chunked(Protocol):
     def __len__(self) -> int: ...
 
     def chunks(self, size: int) -> Iterator[list[Any]]: ...
+
+
+def _whole(data: Mapping[str, Any]) -> dict[str, Any]:
+    """*data* with each :class:`Chunked` value read into one list (the page rendered as one string)."""
+    return {k: [item for chunk in v.chunks(CHUNK_ITEMS) for item in chunk] if isinstance(v, Chunked) else v
+            for k, v in data.items()}
 
 
 #: Cases (items of a top-level list of the model) serialized at a time by :func:`write_html`.
@@ -121,7 +127,7 @@ def write_html(model: Mapping[str, Any], fh: IO[bytes]) -> None:
     head, data, tail = _page_around_data(model)
     fh.write(head.encode("utf-8"))
     if not all(isinstance(k, str) for k in data):
-        fh.write(embed_json({k: list(v) if isinstance(v, Chunked) else v for k, v in data.items()}).encode("utf-8"))  # keys orjson would convert: one piece, as render_html does
+        fh.write(embed_json(_whole(data)).encode("utf-8"))  # keys orjson would convert: one piece, as render_html does
     else:
         fh.write(b"{")
         for i, (key, value) in enumerate(data.items()):
