@@ -60,7 +60,7 @@ def report_model_from_store(store: Any, run: str, *, compare: str | None = None,
         stream: One run (no *compare*): read its cases from the store with a cursor, twice, and never hold them
             (``build_model(records=...)``): ``cases`` is then an :class:`~goldeval.report.model.EmbeddedCases` whose
             texts are read as :func:`~goldeval.report.html.write_html` writes the page, which is the same page.
-            A 100,000-case page is written in ~1/2 the memory.
+            A 100,000-case run's page is written in a third of the memory (139 against 433 MiB).
 
     Returns:
         The model (:func:`~goldeval.report.model.build_model`).
