@@ -1502,26 +1502,54 @@ static PyObject *resample_means(PyObject *self, PyObject *args) {
     const uint64_t un = (uint64_t)n;
     const uint32_t t = (uint32_t)(((uint64_t)1 << 32) % un);
     Py_BEGIN_ALLOW_THREADS
+    uint32_t xs[BOOT_BATCH + 2];
     uint32_t idx[BOOT_BATCH];
     for (Py_ssize_t i = 0; i < k; i++) {
         uint64_t p = ((uint64_t)first + (uint64_t)i) * un;
         double lane[4] = {0.0, 0.0, 0.0, 0.0};
-        /* the draws' indices a batch at a time, then their values: the loads of a batch overlap in the CPU */
+        /* a batch at a time, in three loops without a data-dependent branch, so that the CPU overlaps them: the
+         * batch's words (word w holds draws 2w, low half, and 2w + 1, high half), the multiply-shift of each draw
+         * with a flag for the rare rejection (below 2**-14 a draw at 100,000 values; then the batch's rejected draws
+         * are drawn again, as the definition says), then the loads of the values */
         for (Py_ssize_t j0 = 0; j0 < n; j0 += BOOT_BATCH) {
             Py_ssize_t len = n - j0 < BOOT_BATCH ? n - j0 : BOOT_BATCH;
-            uint64_t word = splitmix_mix(key + BOOT_GAMMA * ((p >> 1) + 1));
-            for (Py_ssize_t b = 0; b < len; b++, p++) {
-                if (!(p & 1) && b) word = splitmix_mix(key + BOOT_GAMMA * ((p >> 1) + 1));  /* one word, two draws */
-                uint64_t x = (p & 1) ? (word >> 32) : (word & 0xFFFFFFFFULL);
-                uint64_t m = x * un;
-                for (uint64_t a = 1; (uint32_t)m < t; a++) {
-                    x = splitmix_mix(key_r + BOOT_GAMMA * (p * 64 + a + 1)) & 0xFFFFFFFFULL;
-                    m = x * un;
-                }
+            const uint64_t odd = p & 1;
+            const Py_ssize_t nw = (Py_ssize_t)((len + (Py_ssize_t)odd + 1) >> 1);
+            const uint64_t base = key + BOOT_GAMMA * ((p >> 1) + 1);
+            for (Py_ssize_t w = 0; w < nw; w++) {
+                uint64_t word = splitmix_mix(base + BOOT_GAMMA * (uint64_t)w);
+                xs[2 * w] = (uint32_t)word;
+                xs[2 * w + 1] = (uint32_t)(word >> 32);
+            }
+            const uint32_t *x = xs + odd;  /* x[b]: draw p + b */
+            uint32_t rejected = 0;
+            for (Py_ssize_t b = 0; b < len; b++) {
+                uint64_t m = (uint64_t)x[b] * un;
                 idx[b] = (uint32_t)(m >> 32);
+                rejected |= (uint32_t)((uint32_t)m < t);
+            }
+            if (rejected) {
+                for (Py_ssize_t b = 0; b < len; b++) {
+                    uint64_t m = (uint64_t)x[b] * un;
+                    if ((uint32_t)m >= t) continue;
+                    const uint64_t q = p + (uint64_t)b;
+                    for (uint64_t a = 1; (uint32_t)m < t; a++)
+                        m = (splitmix_mix(key_r + BOOT_GAMMA * (q * 64 + a + 1)) & 0xFFFFFFFFULL) * un;
+                    idx[b] = (uint32_t)(m >> 32);
+                }
             }
             /* j0 is a multiple of 4 (BOOT_BATCH is), so draw j0 + b goes to lane b % 4 */
-            for (Py_ssize_t b = 0; b < len; b++) lane[b & 3] += v[idx[b]];
+            Py_ssize_t b = 0;
+            double l0 = lane[0], l1 = lane[1], l2 = lane[2], l3 = lane[3];
+            for (; b + 4 <= len; b += 4) {
+                l0 += v[idx[b]];
+                l1 += v[idx[b + 1]];
+                l2 += v[idx[b + 2]];
+                l3 += v[idx[b + 3]];
+            }
+            lane[0] = l0; lane[1] = l1; lane[2] = l2; lane[3] = l3;
+            for (; b < len; b++) lane[b & 3] += v[idx[b]];
+            p += (uint64_t)len;
         }
         for (Py_ssize_t j = n; j & 3; j++) lane[j & 3] += 0.0;
         o[i] = ((lane[0] + lane[1]) + (lane[2] + lane[3])) / (double)n;

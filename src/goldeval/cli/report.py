@@ -109,7 +109,8 @@ def report(run, compare_ref, results_file, runs_page, arm, tag, since, store, ou
 
             calib = None if calibration is None else load_calibration(calibration, st)
             model = Activity("building the report", quiet=quiet).run(
-                report_model_from_store, st, run, compare=compare_ref, options=options, seed=seed, calibration=calib)
+                report_model_from_store, st, run, compare=compare_ref, options=options, seed=seed, calibration=calib,
+                stream=True)  # one run's cases read from the store with a cursor, their texts as the page is written
 
     # start-up: the report modules load only when one is written or rendered
     from goldeval.report.html import write_html

@@ -134,7 +134,7 @@ def histogram(values: Sequence[float], *, title: str, xlabel: str, bins: int = 2
     """
 
     def draw(fig, ax):
-        ax.hist(list(values), bins=bins, range=(0.0, 1.0), color=_BAR, edgecolor="white", linewidth=0.5)
+        ax.hist(_points(values), bins=bins, range=(0.0, 1.0), color=_BAR, edgecolor="white", linewidth=0.5)
         if threshold is not None:
             ax.axvline(threshold, color=_FAIL, linestyle="--", linewidth=1, label=f"threshold {threshold:g}")
             ax.legend(frameon=False)
@@ -153,7 +153,7 @@ def scatter(x: Sequence[float], y: Sequence[float], *, title: str, xlabel: str, 
 
     def draw(fig, ax):
         many = len(x) > RASTERIZE_ABOVE
-        ax.scatter(list(x), list(y), s=4 if many else 12, alpha=0.35 if many else 0.7, color=_BAR, linewidths=0,
+        ax.scatter(_points(x), _points(y), s=4 if many else 12, alpha=0.35 if many else 0.7, color=_BAR, linewidths=0,
                    rasterized=many)
         ax.plot([0, 1], [0, 1], color=_OTHER, linewidth=0.6, linestyle=":")
         ax.set_xlim(-0.02, 1.02)
@@ -164,6 +164,16 @@ def scatter(x: Sequence[float], y: Sequence[float], *, title: str, xlabel: str, 
         ax.set_ylabel(ylabel)
 
     return _draw(3.4, 3.2, draw)
+
+
+def _points(values: Sequence[Any]) -> Any:
+    """*values* as matplotlib reads them fastest: a float array when every value is a number (a list of 100,000
+    Python floats is masked value by value: 1.1 s of a 1.5 s scatter), else the list as it is (``None`` kept)."""
+    import numpy as np  # start-up: loaded with matplotlib, only when a chart is drawn
+
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return np.asarray(values, dtype=float)
+    return list(values)
 
 
 def bars(names: Sequence[str], values: Sequence[float], *, title: str, ylabel: str,

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from importlib import resources
-from typing import IO, Any
+from typing import IO, Any, Protocol, runtime_checkable
 
 import orjson
 
 from goldeval.io.printable import printable
 
-__all__ = ["render_html", "render_runs_html", "write_html", "embed_json", "CHUNK_ITEMS"]
+__all__ = ["render_html", "render_runs_html", "write_html", "embed_json", "CHUNK_ITEMS", "Chunked"]
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -87,7 +87,23 @@ def render_html(model: Mapping[str, Any]) -> str:
         The HTML document: the bytes :func:`write_html` writes, decoded.
     """
     head, data, tail = _page_around_data(model)
-    return head + embed_json(data) + tail
+    return head + embed_json(_whole(data)) + tail
+
+
+@runtime_checkable
+class Chunked(Protocol):
+    """A list of the model given a chunk of items at a time (:class:`goldeval.report.model.EmbeddedCases`: the
+    cases, whose texts are read as each chunk is written)."""
+
+    def __len__(self) -> int: ...
+
+    def chunks(self, size: int) -> Iterator[list[Any]]: ...
+
+
+def _whole(data: Mapping[str, Any]) -> dict[str, Any]:
+    """*data* with each :class:`Chunked` value read into one list (the page rendered as one string)."""
+    return {k: [item for chunk in v.chunks(CHUNK_ITEMS) for item in chunk] if isinstance(v, Chunked) else v
+            for k, v in data.items()}
 
 
 #: Cases (items of a top-level list of the model) serialized at a time by :func:`write_html`.
@@ -111,12 +127,18 @@ def write_html(model: Mapping[str, Any], fh: IO[bytes]) -> None:
     head, data, tail = _page_around_data(model)
     fh.write(head.encode("utf-8"))
     if not all(isinstance(k, str) for k in data):
-        fh.write(embed_json(data).encode("utf-8"))  # keys orjson would convert: one piece, as render_html does
+        fh.write(embed_json(_whole(data)).encode("utf-8"))  # keys orjson would convert: one piece, as render_html does
     else:
         fh.write(b"{")
         for i, (key, value) in enumerate(data.items()):
             fh.write((b"," if i else b"") + embed_json(key).encode("utf-8") + b":")
-            if isinstance(value, list) and len(value) > CHUNK_ITEMS:
+            if isinstance(value, Chunked):  # cases whose texts are read a chunk at a time, as they are written
+                fh.write(b"[")
+                for i_chunk, chunk in enumerate(value.chunks(CHUNK_ITEMS)):
+                    if chunk:
+                        fh.write((b"," if i_chunk else b"") + embed_json(chunk)[1:-1].encode("utf-8"))
+                fh.write(b"]")
+            elif isinstance(value, list) and len(value) > CHUNK_ITEMS:
                 fh.write(b"[")
                 for start in range(0, len(value), CHUNK_ITEMS):
                     piece = embed_json(value[start : start + CHUNK_ITEMS])[1:-1]

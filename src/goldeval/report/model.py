@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import io
 import random
+from array import array
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from goldeval.answers.forbidden import split_entries
-from goldeval.answers.rubric import clause_roles
 from goldeval.errors import InputError
 from goldeval.freetext.tokens import get_tokenizer
 from goldeval.gates.evaluate import interval_text
@@ -40,7 +39,7 @@ from goldeval.runs.compare import BUCKETS, bucket, paired_bootstrap
 from goldeval.scoring.registry import scorer_of
 from goldeval.verdict import GOLD_STATUSES
 
-__all__ = ["ReportOptions", "build_model", "case_filters", "headline_summary", "llm_calls", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
+__all__ = ["CaseTally", "EmbeddedCases", "ReportOptions", "build_model", "case_filters", "headline_summary", "llm_calls", "shared_spans", "shared_marks", "compact_spans", "scorer_kind", "DEFAULT_MAX_CASES"]
 
 DEFAULT_MAX_CASES = 20_000
 REDACTED = "(redacted)"
@@ -155,19 +154,90 @@ def _bootstrap_mean(values: Sequence[float], opts: ReportOptions) -> list[float]
     return b["ci"]
 
 
-def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]], opts: ReportOptions) -> dict[str, Any]:
+def _failure_ids(results: Mapping[str, Any]) -> set[Any]:
+    """The ids of the results' ``failures`` (those a hash can hold: another can equal no case id, a str)."""
+    out: set[Any] = set()
+    for f in results.get("failures") or []:
+        cid = f.get("id")
+        try:
+            out.add(cid)
+        except TypeError:  # an id that is a list or an object: no case row carries it
+            pass
+    return out
+
+
+class CaseTally:
+    """What the summary and the charts read of every case of a run, gathered one case row at a time
+    (:func:`_case_row`), so that a run's cases need never be held together.
+
+    Attributes:
+        f1s, precisions, recalls: Free text: the F1, precision and recall of each case with an F1, in the run's order.
+        outcomes: Labels: tp / fp / fn / tn counts. buckets: cases per bucket. gold_status: data answers: cases per
+            status.
+        unscored: The first :data:`MAX_UNSCORED_SHOWN` unscored cases with a reason whose id is not among the
+            results' failures (nor an earlier one's), ``{"id", "line", "reason"}``; ``n_unscored`` counts them all.
+
+    Args:
+        kind: The report kind (:func:`scorer_kind`).
+        failure_ids: The ids of the results' ``failures`` (listed first by the summary).
+    """
+
+    def __init__(self, kind: str, failure_ids: set[Any]) -> None:
+        self.kind = kind
+        self.f1s: list[Any] = []
+        self.precisions: list[Any] = []
+        self.recalls: list[Any] = []
+        self.outcomes: Counter[str] = Counter()
+        self.buckets: Counter[str] = Counter()
+        self.gold_status: Counter[Any] = Counter()
+        self.unscored: list[dict[str, Any]] = []
+        self.n_unscored = 0
+        self._seen = set(failure_ids)
+
+    @classmethod
+    def of(cls, kind: str, rows: Sequence[Mapping[str, Any]], results: Mapping[str, Any]) -> CaseTally:
+        """The tally of *rows* (case rows of *results*' run)."""
+        tally = cls(kind, _failure_ids(results))
+        for r in rows:
+            tally.add(r)
+        return tally
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        """Count one case row."""
+        b = row["bucket"]
+        self.buckets[b] += 1
+        if self.kind == "freetext" and row.get("f1") is not None:
+            self.f1s.append(row["f1"])
+            self.precisions.append(row["precision"])
+            self.recalls.append(row["recall"])
+        if row.get("outcome") in ("tp", "fp", "fn", "tn"):
+            self.outcomes[row["outcome"]] += 1
+        if row.get("gold_status"):
+            self.gold_status[row["gold_status"]] += 1
+        if b == "unscored" and row.get("reason") and row["id"] not in self._seen:
+            self._seen.add(row["id"])
+            self.n_unscored += 1
+            if len(self.unscored) < MAX_UNSCORED_SHOWN:
+                self.unscored.append({"id": row["id"], "line": row.get("line"), "reason": row["reason"]})
+
+
+#: Unscored cases the summary lists (every one is counted).
+MAX_UNSCORED_SHOWN = 1000
+
+
+def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]] | CaseTally, opts: ReportOptions) -> dict[str, Any]:
+    tally = cases if isinstance(cases, CaseTally) else CaseTally.of(kind, cases, results)
     agg = results.get("aggregate") or {}
     und = agg.get("undefined") or {}
     failures = results.get("failures") or []
     unscored = [{"id": f.get("id"), "line": f.get("line"), "reason": REDACTED if opts.redact else f.get("error")} for f in failures]
-    for c in cases:
-        if c["bucket"] == "unscored" and c.get("reason") and not any(u["id"] == c["id"] for u in unscored):
-            unscored.append({"id": c["id"], "line": c.get("line"), "reason": REDACTED if opts.redact else c["reason"]})
+    n_unscored = len(unscored) + tally.n_unscored
+    unscored += [{**u, "reason": REDACTED if opts.redact else u["reason"]} for u in tally.unscored[: max(0, MAX_UNSCORED_SHOWN - len(unscored))]]
     n_rows = agg.get("n_rows", agg.get("n", 0) if kind != "freetext" else agg.get("n", 0) + agg.get("n_failed", 0))
-    items = [["cases (rows)", n_rows], ["scored", agg.get("n_scored", agg.get("n"))], ["unscored or failed", len(unscored)]]
+    items = [["cases (rows)", n_rows], ["scored", agg.get("n_scored", agg.get("n"))], ["unscored or failed", n_unscored]]
     head: dict[str, Any] = {"name": None, "value": None, "ci": None, "undefined": None}
     if kind == "freetext":
-        f1s = [c["f1"] for c in cases if c.get("f1") is not None]
+        f1s = tally.f1s
         # the scorer's own F1 mean (whole_note_f1_mean for token F1, rougeL_f1_mean for rougeL): <prefix>f1_mean
         key = _freetext_headline(results)
         prefix = key[: -len("f1_mean")]
@@ -180,7 +250,7 @@ def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]],
                 items.append(["section F1 (macro)", agg.get(section_key)])
                 break
     elif kind == "labels":
-        outcomes = Counter(c["outcome"] for c in cases if c.get("outcome") in ("tp", "fp", "fn", "tn"))
+        outcomes = tally.outcomes
         f1_ci = bootstrap_f1(outcomes, confidence=opts.confidence, n_resamples=opts.resamples, seed=opts.seed)
         head = {"name": f"F1 of {results.get('positive')!r}", "key": "f1", "value": agg.get("f1"),
                 "ci": f1_ci if "f1" not in und else None, "undefined": und.get("f1"), "interval_method": BOOTSTRAP_F1}
@@ -189,8 +259,8 @@ def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]],
         # the counts of the headline value itself (the aggregate's), else the cases' buckets (the same accounting)
         n_pass, n_decided = agg.get("match"), agg.get("decided")
         if not (isinstance(n_pass, int) and isinstance(n_decided, int) and 0 <= n_pass <= n_decided):
-            n_pass = sum(1 for c in cases if c["bucket"] == "pass")
-            n_decided = sum(1 for c in cases if c["bucket"] in ("pass", "fail"))
+            n_pass = tally.buckets["pass"]
+            n_decided = tally.buckets["pass"] + tally.buckets["fail"]
         ci = wilson_interval(n_pass, n_decided, confidence=opts.confidence)
         head = {"name": "pass rate", "key": "pass_rate", "value": None if und.get("pass_rate") else agg.get("pass_rate"),
                 "ci": None if ci is None else list(ci), "undefined": und.get("pass_rate"), "interval_method": WILSON}
@@ -206,7 +276,7 @@ def _summary(results: Mapping[str, Any], kind: str, cases: list[dict[str, Any]],
     shown_undefined = dict(und)
     if isinstance(corrected, Mapping):  # its own line says why it is undefined, once
         shown_undefined = {k: v for k, v in und.items() if not k.startswith("pass_rate_corrected")}
-    return {"items": [[k, v] for k, v in items], "headline": head, "unscored": unscored[:1000], "n_unscored": len(unscored),
+    return {"items": [[k, v] for k, v in items], "headline": head, "unscored": unscored[:MAX_UNSCORED_SHOWN], "n_unscored": n_unscored,
             "undefined": shown_undefined, "corrected": _corrected_view(corrected) if isinstance(corrected, Mapping) else None}
 
 
@@ -478,6 +548,10 @@ def _attach_key(r: dict[str, Any]) -> None:
     (a field name: a hard veto the rules check on the parsed final query, with the use found; prose: read by the
     LLM judge) and ``coverage``. The clauses are the case file's; when it is gone, the judged record's parsed ones
     (``rubric_from`` says so). Leaves ``r`` without its raw ``rubric`` and ``must_not_use``."""
+    # start-up: the data-answer judge (sqlglot, scipy: ~1 s) loads only for a data-answer page
+    from goldeval.answers.forbidden import split_entries
+    from goldeval.answers.rubric import clause_roles
+
     rec = r.pop("_recorded", None) or {}
     rubric, rubric_from = r.pop("rubric", None), "case file"
     if not rubric and rec.get("rubric"):
@@ -556,18 +630,19 @@ def _marked_pair(p: Any, ref: Any, tokenizer: Any, *, name: str | None = None) -
 # charts
 
 
-def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, Any]], opts: ReportOptions,
+def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, Any]] | CaseTally, opts: ReportOptions,
                   summary: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The charts as ``[{"title", "svg"}]`` (drawn by :mod:`goldeval.report.charts` from every case)."""
+    """The charts as ``[{"title", "svg"}]`` (drawn by :mod:`goldeval.report.charts` from every case: its rows, or
+    their :class:`CaseTally`)."""
+    tally = rows if isinstance(rows, CaseTally) else CaseTally.of(kind, rows, results)
 
     agg = results.get("aggregate") or {}
     gates = {g.get("metric"): g for g in ((results.get("gates") or {}).get("gates") or [])} if isinstance(results.get("gates"), Mapping) else {}
     out: list[dict[str, Any]] = []
     if kind == "freetext":
-        scored = [r for r in rows if r.get("f1") is not None]
-        out.append({"title": "per-example F1", "svg": charts.histogram([r["f1"] for r in scored], title=f"per-example F1 ({len(scored)} scored)",
+        out.append({"title": "per-example F1", "svg": charts.histogram(tally.f1s, title=f"per-example F1 ({len(tally.f1s)} scored)",
                                                                      xlabel="whole-note F1", threshold=opts.min_f1)})
-        out.append({"title": "precision against recall", "svg": charts.scatter([r["recall"] for r in scored], [r["precision"] for r in scored],
+        out.append({"title": "precision against recall", "svg": charts.scatter(tally.recalls, tally.precisions,
                                                                             title="precision against recall", xlabel="recall", ylabel="precision")})
         sections = agg.get("sections")
         if isinstance(sections, Mapping) and sections:
@@ -607,7 +682,9 @@ def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, An
         # ≤ 5 is needs_human
         names = ["match", "no_match", "near_match", "needs_human", "unscored", "verified_wrong"]
         as_name = {"pass": "match", "fail": "no_match"}
-        counts = Counter(as_name.get(r["bucket"], r["bucket"]) for r in rows)
+        counts: Counter[str] = Counter()
+        for b, k in tally.buckets.items():
+            counts[as_name.get(b, b)] += k
         values = [counts.get(v, 0) for v in names]
         out.append({"title": "verdicts, as the pass rate counts them", "counts": dict(zip(names, values)),
                     "note": ("Each case counted once, as in the summary: a case whose golden was judged verified_wrong is "
@@ -616,7 +693,7 @@ def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, An
                     "svg": charts.bars(names, values, title="verdicts (as the pass rate counts them)", ylabel="cases",
                                        colors=["#2e7d32", "#c62828", "#0277bd", "#ef6c00", "#6d6d6d", "#8d6e63"])})
 
-        gs = Counter(r.get("gold_status") for r in rows if r.get("gold_status"))
+        gs = tally.gold_status
         out.append({"title": "gold_status", "svg": charts.bars(list(GOLD_STATUSES), [gs.get(s, 0) for s in GOLD_STATUSES], title="gold_status counts",
                                                              ylabel="cases")})
         head = summary["headline"]
@@ -649,8 +726,10 @@ def build_model(
     run_b: Mapping[str, Any] | None = None,
     sources_b: CaseSources | Callable[[set[str]], CaseSources] | None = None,
     options: ReportOptions | None = None,
+    records: Callable[[], Iterable[Any]] | None = None,
 ) -> dict[str, Any]:
-    """Everything one report shows, JSON-ready (charts as SVG strings).
+    """Everything one report shows, JSON-ready (charts as SVG strings; with *records*, the cases as
+    :class:`EmbeddedCases`).
 
     Args:
         results: The results dict of the run (with ``per_example``), as a scoring command wrote it or as the store
@@ -665,6 +744,13 @@ def build_model(
             against B (:func:`goldeval.report.comparison.compare_charts`) and ``compare["verdict"]`` is the verdict of
             the comparison (:func:`goldeval.report.comparison.comparison_verdict`).
         options: :class:`ReportOptions`.
+        records: One run (no *compare*): a function that returns an iterator of the run's per-case records each
+            time it is called (e.g. :meth:`goldeval.runs.store.RunStore.per_example_records`), read in place of
+            ``results["per_example"]``. The cases are then streamed: one pass counts what the summary and charts
+            show (:class:`CaseTally`) and chooses the cases to embed (the same ones, :func:`_select`), a second
+            decodes only those, and ``cases`` is an :class:`EmbeddedCases` whose texts (free text) are read a chunk
+            at a time as :func:`goldeval.report.html.write_html` writes the page: the same page, and memory that
+            does not grow with the run (the 100,000 records are never held).
 
     Returns:
         ``{"kind", "title", "header", "header_a", "decision", "decision_a", "summary", "summary_a", "slices", "charts",
@@ -682,6 +768,8 @@ def build_model(
     else:
         main_results, main_run, main_sources = results_b, run_b, sources_b
     kind = scorer_kind(main_results)
+    if records is not None and compare is None:
+        return _streamed_model(main_results, main_run, main_sources, kind, records, opts)
     per_example = list(main_results.get("per_example") or [])
     rows = [_case_row(c, kind, opts) for c in per_example if isinstance(c, Mapping)]
     changed: set[str] = set()
@@ -718,18 +806,12 @@ def build_model(
     if not opts.redact:
         ids = {r["id"] for r in embedded}
         if callable(main_sources):
-            main_sources = main_sources(ids)
+            main_sources = _read_once(main_sources, ids)
         if compare is not None and callable(sources):
-            sources = sources(ids)
+            sources = _read_once(sources, ids)
     notes = list(main_sources.notes if isinstance(main_sources, CaseSources) else [])
     if not opts.redact:
-        tokenizer = None
-        if kind == "freetext":
-
-            try:
-                tokenizer = get_tokenizer(((main_results.get("tokenizer") or {}).get("name")) or "openscribe")
-            except Exception:  # an unknown rule: texts are shown without marks
-                tokenizer = None
+        tokenizer = _tokenizer(main_results, kind)
         # (a function of the ids was called above: what is left is the texts or None)
         _attach_texts(embedded, kind, main_sources if isinstance(main_sources, CaseSources) else None, tokenizer)
         if kind == "answers":
@@ -765,6 +847,190 @@ def build_model(
         "llm": _llm_info(main_results) if kind == "answers" else None,
         "compare": cmp_view,
         "filters": case_filters(kind, min_f1=opts.min_f1, compare=compare is not None),
+    }
+
+
+def _read_once(sources: Callable[[set[str]], CaseSources], ids: set[str]) -> CaseSources:
+    """The texts of *ids* from a function of the ids (a :class:`~goldeval.report.sources.TextLoader` is closed
+    after it)."""
+    try:
+        return sources(ids)
+    finally:
+        close = getattr(sources, "close", None)
+        if callable(close):
+            close()
+
+
+def _tokenizer(results: Mapping[str, Any], kind: str) -> Any:
+    """The token rule that marks a free-text case's shared tokens (``None``: no marks; an unknown rule)."""
+    if kind != "freetext":
+        return None
+    try:
+        return get_tokenizer(((results.get("tokenizer") or {}).get("name")) or "openscribe")
+    except Exception:  # an unknown rule: texts are shown without marks
+        return None
+
+
+class EmbeddedCases:
+    """The cases a page embeds, held as their table rows, each chunk's texts (and shared-token marks) read and
+    attached only when that chunk is written (:func:`goldeval.report.html.write_html` asks for :meth:`chunks`).
+
+    Iterating it (or ``list(...)``) gives every case as :func:`build_model` without *records* gives it. It holds the
+    rows of the embedded cases (numbers, verdicts, ids: ~1 KB a case); a chunk's texts are dropped once written.
+
+    Args:
+        rows: The embedded cases' rows, in the page's order, without texts.
+        finish: ``chunk rows -> the chunk's cases`` with their texts: new dicts; *rows* are left as they are.
+        close: Called when a pass over the chunks ends (the input file held open between chunks).
+    """
+
+    def __init__(self, rows: list[dict[str, Any]], finish: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+                 close: Callable[[], None] | None = None) -> None:
+        self._rows, self._finish, self._close = rows, finish, close
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def chunks(self, size: int) -> Iterator[list[dict[str, Any]]]:
+        """The cases, *size* at a time, each chunk with its texts."""
+        try:
+            for start in range(0, len(self._rows), size):
+                yield self._finish(self._rows[start : start + size])
+        finally:
+            if self._close is not None:
+                self._close()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for chunk in self.chunks(1_000):
+            yield from chunk
+
+
+def _streamed_rows(records: Callable[[], Iterable[Any]], kind: str, opts: ReportOptions,
+                   tally: CaseTally) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """:func:`_select` of the case rows of *records* (every case of one run), without holding them: one pass counts
+    each row into *tally* and keeps what the choice needs (the positions of the cases that are not a pass, of the
+    others, and the lowest F1s among them, at most ``max(1, max_cases // 2)``), a second builds the rows of the
+    cases chosen. The same cases as :func:`_select` in the same order, the same sample note: the seeded sample
+    draws positions among the others exactly as ``random.Random(seed).sample`` draws them from the list of those
+    cases (it depends on their number, never on what they are)."""
+    keep: list[int] = []
+    rest = array("q")
+    worst_pool: list[tuple[Any, str, int]] = []  # (F1, id, position): the sort of _select, ties in the run's order
+    cap = max(1, opts.max_cases // 2)
+    n_ranked, n, any_pass = 0, 0, False
+    held: list[dict[str, Any]] | None = []  # every row while they fit: no second pass for a run that fits
+    for c in records():
+        if not isinstance(c, Mapping):
+            continue
+        r = _case_row(c, kind, opts)
+        tally.add(r)
+        if held is not None:
+            held.append(r)
+            if len(held) > opts.max_cases:
+                held = None
+        if r["bucket"] not in ("pass", "scored"):
+            keep.append(n)
+        else:
+            rest.append(n)
+            any_pass = any_pass or r["bucket"] == "pass"
+            f1 = r.get("f1")
+            if isinstance(f1, (int, float)):
+                n_ranked += 1
+                worst_pool.append((f1, r["id"], n))
+                if len(worst_pool) >= 2 * cap + 4096:
+                    worst_pool.sort()
+                    del worst_pool[cap:]
+        n += 1
+    if held is not None:
+        return held, None
+    room = max(0, opts.max_cases - len(keep))
+    worst_pool.sort()
+    worst = worst_pool[:min(n_ranked, max(1, room // 2))] if room else []
+    taken = {w[2] for w in worst}
+    others = array("q", (p for p in rest if p not in taken))
+    picks = random.Random(opts.seed).sample(range(len(others)), min(room - len(worst), len(others)))
+    chosen = set(keep) | taken | {others[j] for j in picks}
+    rows: list[dict[str, Any]] = []
+    pos = 0
+    for c in records():
+        if not isinstance(c, Mapping):
+            continue
+        if pos in chosen:
+            rows.append(_case_row(c, kind, opts))
+        pos += 1
+    if pos != n:
+        raise InputError(f"report: the run's cases changed while the report was read ({n:,} cases, then {pos:,}). "
+                         "Make the report again once the run is not being written.")
+    what = "passing" if any_pass or not rest else "scored"
+    lowest = (f", the {len(worst):,} {what} cases of lowest whole-note F1 (up to {worst[-1][0]:.4f})" if worst else "")
+    note = (f"This run has {n:,} cases; the report embeds {len(rows):,}: every case that is not a pass or that "
+            f"changed ({len(keep):,}){lowest} and a random sample of {len(picks):,} of the {len(others):,} other {what} "
+            f"cases (seed {opts.seed}). The charts and the summary count every case. The whole run stays in the store: "
+            "`goldeval runs export RUN` writes every case.")
+    return rows, {"n_total": n, "n_embedded": len(rows), "n_kept": len(keep), "n_worst": len(worst),
+                  "n_sampled": len(picks), "n_passing": len(rest), "note": note}
+
+
+def _streamed_model(results: Mapping[str, Any], run: Mapping[str, Any] | None,
+                    sources: CaseSources | Callable[[set[str]], CaseSources] | None, kind: str,
+                    records: Callable[[], Iterable[Any]], opts: ReportOptions) -> dict[str, Any]:
+    """:func:`build_model` of one run whose cases come from *records* (see there)."""
+    tally = CaseTally(kind, _failure_ids(results))
+    rows, sample = _streamed_rows(records, kind, opts, tally)
+    summary = _summary(results, kind, tally, opts)
+    charts = _chart_inputs(results, kind, tally, opts, summary)
+    del tally
+    notes: list[str] = []
+    cases: list[dict[str, Any]] | EmbeddedCases
+    chunked = getattr(sources, "chunked", False) and callable(getattr(sources, "notes", None))
+    if opts.redact or sources is None:
+        for r in rows:
+            r.pop("_recorded", None)
+        cases = rows
+    elif chunked:
+        loader: Any = sources
+        notes = list(loader.notes())
+        tokenizer = _tokenizer(results, kind)
+
+        def finish(chunk: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            out = [dict(r) for r in chunk]
+            lines = {r["id"]: r["line"] for r in out if isinstance(r.get("line"), int) and not isinstance(r.get("line"), bool)}
+            _attach_texts(out, kind, loader({r["id"] for r in out}, lines), tokenizer)
+            for r in out:
+                if kind == "answers":
+                    _attach_key(r)
+                r.pop("_recorded", None)
+            return out
+
+        cases = EmbeddedCases(rows, finish, getattr(loader, "close", None))
+    else:
+        src = _read_once(sources, {r["id"] for r in rows}) if callable(sources) else sources
+        notes = list(src.notes)
+        _attach_texts(rows, kind, src, _tokenizer(results, kind))
+        for r in rows:
+            if kind == "answers":
+                _attach_key(r)
+            r.pop("_recorded", None)
+        cases = rows
+    return {
+        "kind": kind,
+        "title": f"goldeval report · {(run or {}).get('id') or (results.get('run') or {}).get('id') or 'results file'}",
+        "header": _header(results, run),
+        "header_a": None,
+        "decision": _decision(results),
+        "decision_a": None,
+        "summary": summary,
+        "summary_a": None,
+        "slices": slices_view(results),
+        "charts": charts,
+        "cases": cases,
+        "sample": sample,
+        "notes": notes,
+        "redacted": opts.redact,
+        "min_f1": opts.min_f1,
+        "llm": _llm_info(results) if kind == "answers" else None,
+        "compare": None,
+        "filters": case_filters(kind, min_f1=opts.min_f1, compare=False),
     }
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+from array import array
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from goldeval.answers.sql import open_database, rows_as_lists
 from goldeval.io.decoding import decode_into, new_folder, sniff
 from goldeval.io.reading import Row, decode_json, file_sha256, is_delimited, is_parquet, read_rows
 from goldeval.runs.identity import recorded_path
@@ -23,7 +23,7 @@ from goldeval.runs.inputs import input_files, input_paths
 from goldeval.runs.texts import restore_input
 from goldeval.scoring.registry import scorer_of
 
-__all__ = ["CaseSources", "KeptCopy", "kept_copies", "load_sources", "input_files", "input_paths"]
+__all__ = ["CaseSources", "KeptCopy", "LineFile", "TextLoader", "kept_copies", "load_sources", "input_files", "input_paths"]
 
 #: Rows of a golden or predicted table kept per case in a report (the counts are kept whole).
 MAX_TABLE_ROWS = 200
@@ -117,39 +117,82 @@ def _usable(role: str, spec: Mapping[str, Any] | None, notes: list[str], base: s
     return path
 
 
-def _rows_at_lines(path: str, id_field: str, lines: Mapping[str, int]) -> dict[str, dict[str, Any]] | None:
+class LineFile:
+    """Random access to the lines of a file by number, read forward once: the byte offset of each line passed is
+    remembered (8 bytes a line), so lines asked for in order cost one sequential read of the file, and a line
+    before the last one read costs a seek.
+
+    Args:
+        path: The file (opened in binary; lines end at ``\\n``, as iterating the file splits them).
+
+    Example:
+        ``LineFile(path).line(3)`` is the third line's bytes (with its ``\\n``), ``None`` past the end.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fh = open(path, "rb")  # noqa: SIM115 (kept open across calls; closed by close())
+        self._starts = array("q")  # byte offset of line k + 1 at index k, for every line read so far
+        self._end = 0  # the offset just after the last line read
+
+    def line(self, number: int) -> bytes | None:
+        """The bytes of line *number* (1-based), ``None`` when the file has fewer lines."""
+        if number < 1:
+            return None
+        if number <= len(self._starts):
+            self._fh.seek(self._starts[number - 1])
+            return self._fh.readline() or None
+        self._fh.seek(self._end)
+        raw = b""
+        while len(self._starts) < number:
+            raw = self._fh.readline()
+            if not raw:
+                return None
+            self._starts.append(self._end)
+            self._end += len(raw)
+        return raw
+
+    def close(self) -> None:
+        """Close the file."""
+        self._fh.close()
+
+
+def _rows_at_lines(lf: LineFile, id_field: str, lines: Mapping[str, int]) -> dict[str, dict[str, Any]] | None:
     """The rows of *lines* (case id → its 1-based line in the file, as the scorer recorded it), decoding only those
     lines; ``None`` when a line is not there or does not hold its case (then the caller reads every row)."""
 
-    at = {ln: cid for cid, ln in lines.items()}
     out: dict[str, dict[str, Any]] = {}
-    with open(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            cid = at.get(lineno)
-            if cid is None:
-                continue
-            try:
-                text = raw.decode("utf-8")
-                if lineno == 1 and text.startswith("\ufeff"):
-                    text = text[1:]
-                data = decode_json(text, nonfinite=True, surrogates=True)  # as the scorers read it, exactly
-            except ValueError:
-                return None
-            rid = data.get(id_field) if isinstance(data, dict) else None
-            if isinstance(rid, bool) or not isinstance(rid, (str, int)) or str(rid) != cid:
-                return None
-            out[cid] = data
-    return out if len(out) == len(at) else None
+    for lineno, cid in sorted((ln, cid) for cid, ln in lines.items()):
+        raw = lf.line(lineno)
+        if raw is None:
+            return None
+        try:
+            text = raw.decode("utf-8")
+            if lineno == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            data = decode_json(text, nonfinite=True, surrogates=True)  # as the scorers read it, exactly
+        except ValueError:
+            return None
+        rid = data.get(id_field) if isinstance(data, dict) else None
+        if isinstance(rid, bool) or not isinstance(rid, (str, int)) or str(rid) != cid:
+            return None
+        out[cid] = data
+    return out
 
 
 def _keyed_rows(path: str, id_field: str, wanted: Collection[str] | None,
-                lines: Mapping[str, int] | None = None) -> dict[str, dict[str, Any]]:
+                lines: Mapping[str, int] | None = None, line_file: LineFile | None = None) -> dict[str, dict[str, Any]]:
 
     jsonl = not (is_delimited(path) or is_parquet(path))
     if lines and jsonl and (wanted is None or set(lines) >= set(wanted)):
         use = {cid: lines[cid] for cid in (wanted if wanted is not None else lines)}
         if len(set(use.values())) == len(use):
-            found = _rows_at_lines(path, id_field, use)
+            lf = line_file if line_file is not None and line_file.path == path else LineFile(path)
+            try:
+                found = _rows_at_lines(lf, id_field, use)
+            finally:
+                if lf is not line_file:
+                    lf.close()
             if found is not None:
                 return found
     out: dict[str, dict[str, Any]] = {}
@@ -214,13 +257,14 @@ def load_sources(
     files = input_files(results, run)
     config = {**((run or {}).get("config") or {}), **(results.get("config") or {})}
     if kind == "freetext":
-        path = _usable("predictions", files.get("predictions"), src.notes, base, kept)
-        if path is None:
-            return src
-        pf, rf = config.get("prediction_field", "prediction"), config.get("reference_field", "reference")
-        for cid, row in _keyed_rows(path, config.get("id_field", "id"), wanted, lines).items():
-            src.texts[cid] = {"prediction": row.get(pf), "reference": row.get(rf)}
+        loader = TextLoader(results, run, base=base, lines=lines, kept=kept)
+        try:
+            return loader(wanted)
+        finally:
+            loader.close()
     elif kind == "answers":
+        # start-up: the data-answer judge's packages (sqlglot, scipy: ~1 s) load only for a data-answer page
+        from goldeval.answers.sql import open_database
         if run is None and files and not any(f.get("path") for f in files.values()):
             src.notes.append("this llm-judge results file records its inputs' sha256, not their paths: the questions, "
                              "goldens and answers are not shown (make the report from the store: goldeval report RUN)")
@@ -272,8 +316,74 @@ def load_sources(
     return src
 
 
+
+class TextLoader:
+    """The case texts of one run read a chunk of cases at a time: the input is found (and its sha256 checked, or
+    its kept copy written) once, and each call decodes only the lines of the cases asked for.
+
+    A free-text run's predictions file is read forward through a :class:`LineFile`, so the chunks of a page, asked
+    for in the run's order, cost one read of the file together. Other runs (data answers: cases, attempts and a
+    database to execute on) are read whole by each call, as :func:`load_sources` does: ``chunked`` is ``False``
+    for them, and a caller should ask once for every case it shows.
+
+    Args:
+        results, run, base, execute, kept: As :func:`load_sources`.
+        lines: case id → line of the predictions file (``per_example[].line``), the default of each call's.
+
+    Example:
+        ``loader = TextLoader(results, run); loader.notes(); loader({"c1", "c2"}, lines={"c1": 1, "c2": 2}).texts``
+    """
+
+    def __init__(self, results: Mapping[str, Any], run: Mapping[str, Any] | None, *, base: str | None = None,
+                 execute: bool = True, lines: Mapping[str, int] | None = None, kept: KeptCopy | None = None) -> None:
+        self.results, self.run, self.base, self.execute, self.lines, self.kept = results, run, base, execute, lines, kept
+        scorer = ((results.get("scorer") or {}).get("name")) or (run or {}).get("scorer_name")
+        found = scorer_of(scorer)
+        self.kind = found.report_kind if found is not None else "generic"
+        #: True when a call per chunk of cases reads no more than one call for them all (free text).
+        self.chunked = self.kind == "freetext"
+        self._notes: list[str] | None = None
+        self._path: str | None = None
+        self._line_file: LineFile | None = None
+
+    def notes(self) -> list[str]:
+        """What the page must say about the inputs (gone, changed, read from the kept copy); finds the input once."""
+        if self._notes is None:
+            self._notes = []
+            if self.chunked:
+                self._path = _usable("predictions", input_files(self.results, self.run).get("predictions"), self._notes,
+                                     self.base, self.kept)
+                if self._path is not None and not (is_delimited(self._path) or is_parquet(self._path)):
+                    self._line_file = LineFile(self._path)
+        return self._notes
+
+    def __call__(self, wanted: Collection[str] | None, lines: Mapping[str, int] | None = None) -> CaseSources:
+        """The texts of the cases *wanted* (``None``: all), with the notes; *lines* as :func:`load_sources`'s
+        (default: the loader's)."""
+        if not self.chunked:
+            return load_sources(self.results, self.run, wanted=wanted, base=self.base, execute=self.execute,
+                                lines=self.lines if lines is None else lines, kept=self.kept)
+        src = CaseSources()
+        src.notes = list(self.notes())
+        if self._path is None:
+            return src
+        config = {**((self.run or {}).get("config") or {}), **(self.results.get("config") or {})}
+        pf, rf = config.get("prediction_field", "prediction"), config.get("reference_field", "reference")
+        for cid, row in _keyed_rows(self._path, config.get("id_field", "id"), wanted, self.lines if lines is None else lines,
+                                    self._line_file).items():
+            src.texts[cid] = {"prediction": row.get(pf), "reference": row.get(rf)}
+        return src
+
+    def close(self) -> None:
+        """Close the input file held open between calls."""
+        if self._line_file is not None:
+            self._line_file.close()
+            self._line_file = None
+
 def _executed(db: Any, sql: str) -> dict[str, Any]:
     """The first rows of *sql* run read-only, or the database's message."""
+    # start-up: loaded with open_database, for a data-answer page only
+    from goldeval.answers.sql import rows_as_lists
 
     try:
         res = db.execute(sql)

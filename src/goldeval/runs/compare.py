@@ -133,10 +133,11 @@ class CompareCases(Mapping[str, Mapping[str, Any]]):
         ({'status': 'scored', 'f1': 0.5}, {'status': 'scored', 'verdict': 'match', 'why': 'same rows'}, ['c1', 'c2'])
     """
 
-    __slots__ = ("_rows",)
+    __slots__ = ("_rows", "_views")
 
     def __init__(self, records: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
         rows: dict[str, float | tuple[Any, float | None] | dict[str, Any]] = {}
+        views = 0
         for cid, record in records:
             if _NOT_STATUS.isdisjoint(record):  # its view is its status and score: a free-text case
                 status = record.get("status")
@@ -147,7 +148,15 @@ class CompareCases(Mapping[str, Mapping[str, Any]]):
                     rows[cid] = (sys.intern(status) if status.__class__ is str else status, score)
             else:
                 rows[cid] = compare_view(record)
+                views += 1
         self._rows = rows
+        self._views = views
+
+    @property
+    def scores_only(self) -> bool:
+        """True when every case's view is its status and score (no verdict, label outcome or reason: a free-text
+        run), so that no case need be looked at to know the run holds no verdict."""
+        return self._views == 0
 
     @classmethod
     def of_run(cls, store: Any, run_id: str) -> CompareCases:
@@ -189,6 +198,8 @@ _NOT_STATUS = frozenset(COMPARE_FIELDS) - {"status"}
 
 
 def _has_verdicts(cases: Mapping[str, Mapping[str, Any]]) -> bool:
+    if isinstance(cases, CompareCases) and cases.scores_only:
+        return False  # every case is a status and a score
     return any(
         isinstance(c.get("verdict"), (str, Mapping)) or isinstance(c.get("correct"), bool) or c.get("outcome") in _LABEL_OUTCOMES
         for c in cases.values()
@@ -204,6 +215,8 @@ def _kind(cases: Mapping[str, Mapping[str, Any]]) -> str | None:
     only, ``None`` when no case holds either (an empty or wholly unscored run)."""
     if _has_verdicts(cases):
         return "verdicts"
+    if isinstance(cases, CompareCases):
+        return "scores" if any(cases.score(cid) is not None for cid in cases) else None
     if any(case_columns(c)[2] is not None for c in cases.values()):
         return "scores"
     return None

@@ -43,6 +43,8 @@ def _scored(case: Mapping[str, Any]) -> bool:
 
 def is_label_run(cases: Mapping[str, Mapping[str, Any]]) -> bool:
     """``True`` when *cases* (case id → stored record) hold label outcomes and no verdict: a ``labels`` run."""
+    if getattr(cases, "scores_only", False):
+        return False  # a CompareCases whose every case is a status and a score: no outcome, no verdict
     has_outcome = False
     for c in cases.values():
         if c.get("verdict") is not None or isinstance(c.get("correct"), bool):

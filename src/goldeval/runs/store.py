@@ -670,15 +670,29 @@ class RunStore:
 
     def _per_example_from_cases(self, run_id: str, ref: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Rebuild a results dict's ``per_example`` from the cases table (see :meth:`finish_run`)."""
+        return list(self.per_example_records(run_id, ref))
+
+    @_reading
+    def per_example_records(self, run_id: str, ref: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+        """The entries of a results dict's ``per_example`` kept in the cases table, one at a time, in recording order.
+
+        Args:
+            run_id: The run's id (:meth:`resolve`).
+            ref: The ``{"$cases": true, "status", "drop_keys"}`` that :meth:`finish_run` stored in place of the list
+                (what ``get_run(ref, with_cases=False)["results"]["per_example"]`` holds).
+
+        Returns:
+            An iterator of per-case records (dicts), decoded as the cursor reaches them: a reader that keeps only
+            part of each (a report's summary, charts and sample) holds no more than that, at any number of cases.
+            ``list(...)`` of it is the ``per_example`` :meth:`get_run` rebuilds.
+        """
         drop = tuple(ref.get("drop_keys") or ())
         status = ref.get("status", "scored")  # None: every case (a judge's per_example holds the unscored ones too)
-        out = []
         for row in self._case_rows(run_id, status=status):
             rec = orjson.loads(row[7])
             for k in drop:
                 rec.pop(k, None)
-            out.append(rec)
-        return out
+            yield rec
 
     def _cases_hold(self, run_id: str, per_example: list[Any]) -> bool:
         """True when the run's ``scored`` case rows, in recording order, have exactly the ids of *per_example* (so
