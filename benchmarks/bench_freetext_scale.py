@@ -36,29 +36,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from measure import measure as tree_measure
+
 import orjson
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 SHARED = Path(os.environ.get("GOLDEVAL_SHARED", REPO.parent / "shared"))
-
-#: Runs argv[1:], prints wall seconds, CPU seconds of its whole process tree, the largest process's peak RSS (KiB)
-#: and the exit code (as benchmarks/bench_rouge.py does).
-_MEASURE = (
-    "import ctypes, os, resource, sys, time\n"
-    "ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come back here\n"
-    "t = time.perf_counter()\n"
-    "pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ)\n"
-    "_, status, _ = os.wait4(pid, 0)\n"
-    "wall = time.perf_counter() - t\n"
-    "while True:\n"
-    "    try:\n"
-    "        os.wait()\n"
-    "    except ChildProcessError:\n"
-    "        break\n"
-    "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-    "print(wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, os.waitstatus_to_exitcode(status))\n"
-)
 
 #: The SQuAD v1.1 evaluation script's normalisation and F1 (its code), streaming argv[1]'s first argv[2] rows; prints
 #: the rows read and the seconds of the loop (process time and wall; start-up excluded).
@@ -99,15 +83,12 @@ def load() -> str:
 
 
 def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float, str]:
-    """``(wall s, CPU s of the process tree, peak RSS MiB, stdout of cmd)``; raises when *cmd* fails."""
-    proc = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"bench_freetext_scale: {' '.join(cmd)}: {proc.stderr[-2000:]}")
-    *out, last = proc.stdout.strip().splitlines()
-    wall, cpu, rss, code = last.split()
-    if int(code) != 0:
-        raise SystemExit(f"bench_freetext_scale: {' '.join(cmd)} exited {code}")
-    return float(wall), float(cpu), int(rss) / 1024, "\n".join(out)
+    """``(wall s, CPU s of the process tree, peak RSS MiB of its largest process, stdout of cmd)``
+    (:func:`measure.measure`); raises when *cmd* fails."""
+    m = tree_measure(cmd, env, stdout=subprocess.PIPE)
+    if m.exit_code != 0:
+        raise SystemExit(f"bench_freetext_scale: {' '.join(cmd)} exited {m.exit_code}: {m.stderr[-2000:]}")
+    return m.wall_s, m.cpu_s, m.largest_rss_mib, m.stdout.strip()
 
 
 def corpus(kind: str, n: int, work: Path) -> Path:

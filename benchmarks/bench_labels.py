@@ -26,8 +26,8 @@ same with the per_example JSON handed to a sink that drops it, and the whole ``s
 Store cost (``--store-cost``): ``goldeval labels FILE --positive LABEL -q`` recording the run (a fresh store each
 round: the default, texts kept; and ``--no-texts``) against the same with ``--no-store``, interleaved (the order
 alternates), each in a fresh process. Wall seconds; CPU of the whole process tree (the command, its forkserver and
-the store's writer process): the larger of ``RUSAGE_CHILDREN`` and the sum over the tree's processes sampled with
-psutil every 20 ms; peak RSS summed over the tree. Ratios store / no-store per round, median (min–max). Bytes a
+the store's writer process) and the peak PSS summed over the tree, both from ``benchmarks/measure.py`` (a child
+subreaper: every descendant is waited for and counted). Ratios store / no-store per round, median (min–max). Bytes a
 case: the ``--no-texts`` store after ``VACUUM`` less an empty store after ``VACUUM``, over the cases recorded.
 """
 
@@ -39,6 +39,8 @@ import random
 import statistics
 import sys
 import time
+
+from measure import measure
 
 
 def make_labels(n: int, seed: int = 20261102) -> tuple[list[str], list[str]]:
@@ -145,39 +147,12 @@ def command(path: str, positive: str, rounds: int) -> None:
 
 
 def _tree_run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """Run *cmd*; ``(wall seconds, CPU seconds of its process tree, peak RSS bytes of the tree)`` (see the module
-    docstring)."""
-    import resource
-    import subprocess
-
-    import psutil
-
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    p = psutil.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    seen: dict[int, float] = {}
-    peak = 0
-    while p.poll() is None:
-        rss = 0
-        try:
-            tree = [p, *p.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            tree = []
-        for q in tree:
-            try:
-                c = q.cpu_times()
-                seen[q.pid] = c.user + c.system
-                rss += q.memory_info().rss
-            except psutil.NoSuchProcess:
-                pass
-        peak = max(peak, rss)
-        time.sleep(0.02)
-    wall = time.perf_counter() - t0
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)}: exit {p.returncode}")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    ru = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return wall, max(ru, sum(seen.values())), peak
+    """Run *cmd*; ``(wall seconds, CPU seconds of its process tree, peak PSS bytes summed over the tree)``
+    (:func:`measure.measure`)."""
+    m = measure(cmd, env)
+    if m.exit_code != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit {m.exit_code}\n{m.stderr}")
+    return m.wall_s, m.cpu_s, int(m.tree_pss_mib * 2**20)
 
 
 def store_cost(path: str, positive: str, rounds: int) -> None:
@@ -205,7 +180,7 @@ def store_cost(path: str, positive: str, rounds: int) -> None:
                 shutil.rmtree(home, ignore_errors=True)
             loads.append(os.getloadavg()[0])
     print(f"{path}: goldeval labels -q, {rounds} rounds interleaved; 1-minute load average {min(loads):.1f}–{max(loads):.1f}")
-    print(f"  {'':22s} {'wall s':>20} {'CPU s (tree)':>20} {'peak RSS MiB (tree)':>22}")
+    print(f"  {'':22s} {'wall s':>20} {'CPU s (tree)':>20} {'peak PSS MiB (tree)':>22}")
     for name in runs:
         print(f"  {name:22s} {_spread(wall[name], 1, '.2f'):>20} {_spread(cpu[name], 1, '.2f'):>20} {_spread(rss[name], 1, '.0f'):>22}")
     base_w, base_c = wall["--no-store"], cpu["--no-store"]

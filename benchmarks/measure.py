@@ -93,6 +93,7 @@ class Measurement:
         tree_pss_mib: Largest sampled sum of PSS over the tree, MiB.
         exit_code: The command's exit code.
         stderr: The end (last 3,000 characters) of the command's standard error.
+        stdout: The command's standard output when ``measure(..., stdout=subprocess.PIPE)``, else ``""``.
     """
 
     wall_s: float
@@ -101,6 +102,7 @@ class Measurement:
     tree_pss_mib: float
     exit_code: int
     stderr: str = ""
+    stdout: str = ""
 
 
 def measure(cmd: Sequence[str], env: Mapping[str, str] | None = None, *, interval: float = 0.02,
@@ -111,7 +113,8 @@ def measure(cmd: Sequence[str], env: Mapping[str, str] | None = None, *, interva
         cmd: The command, e.g. ``[sys.executable, "-m", "goldeval", "score", "notes.jsonl", "--no-store"]``.
         env: Its environment (default: this process's).
         interval: Seconds between memory samples.
-        stdout: Where the command's standard output goes (default: discarded; a file object or descriptor).
+        stdout: Where the command's standard output goes (default: discarded; a file object or descriptor, or
+            ``subprocess.PIPE`` to return it as ``Measurement.stdout``).
         cwd: Its working directory.
 
     Returns:
@@ -138,7 +141,8 @@ def measure(cmd: Sequence[str], env: Mapping[str, str] | None = None, *, interva
         with open(result) as fh:
             got = json.load(fh)
     return Measurement(wall_s=got["wall"], cpu_s=got["cpu"], largest_rss_mib=got["maxrss_kib"] / 1024,
-                       tree_pss_mib=got["tree_bytes"] / 2**20, exit_code=got["exit"], stderr=proc.stderr[-3000:])
+                       tree_pss_mib=got["tree_bytes"] / 2**20, exit_code=got["exit"], stderr=proc.stderr[-3000:],
+                       stdout=proc.stdout or "")
 
 
 def load_average() -> str:
