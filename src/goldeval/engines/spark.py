@@ -26,6 +26,11 @@ come to the driver, and are broadcast back to mark the later rows.
 (counts, and :class:`goldeval.scoring.sums.ExactSum` for every mean: exact dyadic sums, no rounding), which travels
 pickled to the driver: one small row per partition, never the cases. The driver merges them exactly, in line
 order, and rounds each mean once — equal to the local run to the last digit. Spark's ``avg`` is never used.
+
+**No case kept** (no store, no per-case Parquet): :func:`fold_path` skips the per-case DataFrame. Each task reads
+a byte range of a local JSONL file with the local engine's reader and folds its records into one partial as they
+come; one row a task (the partial and its ids' hashes) comes back. Repeated ids send the file through
+:func:`score_path`, so the numbers stay those of the local run.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Spark orchestration of a run (``--engine spark``): the driver reads the input with Spark, scores it on the
 executors, aggregates exactly from one partial state per partition, records each case as it streams back partition
 by partition (never all rows at once), gates, and writes the results; ``per_case`` writes the per-case DataFrame as
-Parquet (for ``goldeval runs import``). The data-answer judge runs its rules on the executors and the LLM stage on
+Parquet (for ``goldeval runs import``). A run that keeps no case (``--no-store``, no ``per_case``) on a local JSONL
+file with a ``local[...]`` master folds each task's byte range where it is scored
+(:func:`goldeval.engines.spark.fold_path`): no per-case DataFrame is built. The data-answer judge runs its rules on the executors and the LLM stage on
 the driver. A Spark run is not resumable (a re-run is a new run; ``runs import`` is idempotent).
 """
 
