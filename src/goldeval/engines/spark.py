@@ -390,8 +390,11 @@ def foldable(spark: Any, path: str) -> bool:
     local = _local_file(path)
     if local is None or is_parquet(path.rstrip("/")) or not str(spark.sparkContext.master).startswith("local"):
         return False
-    with open(local, "rb") as fh:
-        head = fh.read(16)
+    try:
+        with open(local, "rb") as fh:
+            head = fh.read(16)
+    except OSError:  # unreadable here: score_path's reading says why
+        return False
     return bool(head) and compression_of(head) is None and encoding_of(head) is None
 
 
