@@ -26,11 +26,17 @@ come to the driver, and are broadcast back to mark the later rows.
 (counts, and :class:`goldeval.scoring.sums.ExactSum` for every mean: exact dyadic sums, no rounding), which travels
 pickled to the driver: one small row per partition, never the cases. The driver merges them exactly, in line
 order, and rounds each mean once — equal to the local run to the last digit. Spark's ``avg`` is never used.
+
+**No case kept** (no store, no per-case Parquet): :func:`fold_path` skips the per-case DataFrame. Each task reads
+a byte range of a local JSONL file with the local engine's reader and folds its records into one partial as they
+come; one row a task (the partial and its ids' hashes) comes back. Repeated ids send the file through
+:func:`score_path`, so the numbers stay those of the local run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import os
 import pickle
@@ -43,14 +49,16 @@ from urllib.parse import urlparse
 import orjson
 
 from goldeval.errors import GoldevalError, InputError
+from goldeval.io.decoding import compression_of, encoding_of
+from goldeval.io.ids import HashBuckets
 from goldeval.io.reading import Row, maps_as_dicts, decode_line, is_parquet
 from goldeval.runs.columns import case_columns
 from goldeval.scoring.protocol import SLICE_KEY, Scorer, duplicate_error
 from goldeval.scoring.slices import SlicedScorer, sliced
 from goldeval.scoring.registry import get_scorer
 
-__all__ = ["PER_CASE_SCHEMA", "session", "read", "score", "score_path", "aggregate", "iter_records", "executor_failure",
-           "executor_failures", "with_run"]
+__all__ = ["PER_CASE_SCHEMA", "FOLD_RANGE_BYTES", "session", "read", "score", "score_path", "aggregate", "fold_path",
+           "foldable", "line_ranges", "iter_records", "executor_failure", "executor_failures", "with_run"]
 
 #: The per-case DataFrame's columns (a Spark DDL string).
 PER_CASE_SCHEMA = "id string, line long, status string, error string, score double, record string"
@@ -360,6 +368,183 @@ def score_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source:
 
     per_case = spark.createDataFrame(lines.mapPartitions(run), PER_CASE_SCHEMA)
     return _with_repeats_marked(per_case, sc, config)
+
+
+#: About how many bytes of the input one :func:`fold_path` task reads (a range ends at the end of a line).
+FOLD_RANGE_BYTES = 32 << 20
+_BOM = b"\xef\xbb\xbf"
+_FOLD_SCHEMA = "first_line long, n_rows long, state binary, ids binary"
+
+
+def foldable(spark: Any, path: str) -> bool:
+    """Whether :func:`fold_path` can score *path* on *spark*: a plain JSONL file on this machine (not Parquet, not
+    compressed, no UTF-16/32 byte order mark) and a ``local[...]`` master, whose executors open the file by its name.
+
+    Args:
+        spark: The SparkSession. path: The input, as given to :func:`score_path`.
+
+    Returns:
+        ``True`` or ``False``; never raises for a path that is not a local file (``False``).
+    """
+
+    local = _local_file(path)
+    if local is None or is_parquet(path.rstrip("/")) or not str(spark.sparkContext.master).startswith("local"):
+        return False
+    try:
+        with open(local, "rb") as fh:
+            head = fh.read(16)
+    except OSError:  # unreadable here: score_path's reading says why
+        return False
+    return bool(head) and compression_of(head) is None and encoding_of(head) is None
+
+
+def fold_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source: str | None = None, hasher: Any = None,
+              range_bytes: int = FOLD_RANGE_BYTES, **options: Any) -> dict[str, Any]:
+    """The results of :func:`aggregate` over :func:`score_path` of *path*, to the last digit, without a per-case
+    DataFrame: for a run that keeps no case (no store, no ``--per-case``).
+
+    The driver cuts the file into byte ranges of whole lines (about *range_bytes* each, at least one per core of
+    the session) while it reads it once (*hasher* fed every byte: the input's sha256 in the same read). Each Spark
+    task reads its range with the local engine's reader (:func:`goldeval.io.reading.decode_line`: the same rows
+    fail with the same messages and line numbers), scores it with ``score_batch`` and folds the records into the
+    scorer's :class:`~goldeval.scoring.protocol.Partial` as they come: one row per task comes back, the pickled
+    partial and the 64-bit hashes (BLAKE2b of the id's text) of its ids. The driver merges the partials in line
+    order. The hashes (8 bytes a row, on the driver) tell whether any id occurs twice; if one does (or two ids
+    share a hash), the file is scored again by :func:`score_path`, whose rows mark each repeat as unscored as
+    the local engine does, and that aggregate is returned.
+
+    Args:
+        spark: A session whose master is ``local[...]`` (see :func:`foldable`).
+        path: A plain JSONL file on this machine.
+        scorer: A scorer name or a :class:`~goldeval.scoring.protocol.Scorer` (a sliced one folds its slices).
+        source: The input's name in messages (default: the path's base name).
+        hasher: A ``hashlib`` object fed every byte of the file, in order (e.g. ``hashlib.sha256()``).
+        range_bytes: About how many bytes a task reads.
+        **options: The scorer's options (:meth:`~goldeval.scoring.protocol.Scorer.configure`).
+
+    Returns:
+        The scorer's results without ``per_example``, plus ``engine``: ``{"name": "spark", "partitions"}`` (the
+        number of tasks), as :func:`aggregate` gives them.
+
+    Raises:
+        InputError: *path* is not :func:`foldable`; an unknown scorer or option.
+    """
+
+    if not foldable(spark, path):
+        raise InputError(f"{path}: fold_path reads a plain JSONL file on this machine with a local[...] master; "
+                         "use aggregate(score_path(...)) for any other path or master.")
+    source = source or os.path.basename(path.rstrip("/"))
+    sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer)
+    config = sc.configure(**options, source=source)
+    local = str(_local_file(path))
+    n_ranges = max(int(spark.sparkContext.defaultParallelism), -(-os.path.getsize(local) // max(1, range_bytes)))
+    ranges = line_ranges(local, n_ranges, hasher=hasher)
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa  # optional heavy dependency: pyarrow (extras parquet, spark)
+
+        for batch in batches:
+            for i in batch.column("id").to_pylist():
+                start, end, line = ranges[i]
+                part, n, ids = _fold_range(sc, config, local, start, end, line)
+                yield pa.RecordBatch.from_pydict(
+                    {"first_line": [line], "n_rows": [n], "state": [pickle.dumps(part, protocol=5)], "ids": [ids]},
+                    schema=pa.schema([("first_line", pa.int64()), ("n_rows", pa.int64()), ("state", pa.binary()),
+                                      ("ids", pa.binary())]))
+
+    tasks = spark.range(0, len(ranges), 1, len(ranges)).mapInArrow(run, _FOLD_SCHEMA)
+    with executor_failures(f"scoring {path}"):
+        states = tasks.collect()
+    buckets = HashBuckets(sum(r["n_rows"] for r in states))
+    for r in states:
+        buckets.add_bytes(r["ids"])
+    if buckets.repeated():  # an id on two rows: the rows that repeat it are unscored, as locally
+        return aggregate(score_path(spark, path, sc, **config), scorer=sc, config=config)
+    total = sc.new_partial(config, keep_cases=False)
+    for r in sorted(states, key=lambda r: r["first_line"]):
+        total.merge(pickle.loads(r["state"]))
+    results = sc.finish(total, config)
+    results.pop("per_example", None)
+    results["engine"] = {"name": "spark", "partitions": len(ranges)}
+    return results
+
+
+def line_ranges(path: str, n: int, *, hasher: Any = None) -> list[tuple[int, int, int]]:
+    """*path* cut into at most *n* byte ranges of whole lines, in one read.
+
+    Args:
+        path: A file. n: How many ranges to aim for (about equal in bytes; fewer when the file has fewer lines).
+        hasher: A ``hashlib`` object fed every byte read, in order.
+
+    Returns:
+        ``[(start, end, first line number), ...]``: byte offsets (``end`` exclusive) and the 1-based number of the
+        range's first line; together they cover the file. ``[]`` for an empty file.
+
+    Example: a file ``b"a\nb\nc\n"`` cut in 2 gives ``[(0, 4, 1), (4, 6, 3)]``.
+    """
+
+    size = os.path.getsize(path)
+    targets = [size * k // max(1, n) for k in range(1, max(1, n))]
+    cuts: list[tuple[int, int]] = [(0, 1)]  # (offset of a line's start, its line number)
+    off = newlines = t = 0
+    with open(path, "rb") as fh:
+        while True:
+            block = fh.read(1 << 20)
+            if not block:
+                break
+            if hasher is not None:
+                hasher.update(block)
+            end = off + len(block)
+            while t < len(targets) and targets[t] <= end:
+                at = max(targets[t] - 1 - off, 0)  # a range starts after the first newline at or after target - 1
+                nl = block.find(b"\n", at)
+                if nl < 0:
+                    targets[t] = end + 1  # no line ends here: the next block's first newline
+                    break
+                cut = off + nl + 1
+                if cut > cuts[-1][0] and cut < size:
+                    cuts.append((cut, newlines + block.count(b"\n", 0, nl + 1) + 1))
+                t += 1
+            newlines += block.count(b"\n")
+            off = end
+    if size == 0:
+        return []
+    return [(start, nxt, line) for (start, line), (nxt, _) in zip(cuts, [*cuts[1:], (size, 0)], strict=True)]
+
+
+def _fold_range(sc: Any, config: Mapping[str, Any], path: str, start: int, end: int, line: int) -> tuple[Any, int, bytes]:
+    """Score the lines of *path* in ``[start, end)`` (the first numbered *line*), folded: ``(partial, rows, id
+    hashes)`` (8 bytes an id, see :func:`fold_path`)."""
+
+    src = config.get("source") or "rows"
+    lenient = sc.lenient_json
+
+    def items() -> Iterator[Any]:
+        lineno, pos = line, start
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            for raw in fh:
+                if pos >= end:
+                    break
+                pos += len(raw)
+                if lineno == 1 and raw.startswith(_BOM):
+                    raw = raw[3:]
+                if raw.strip():
+                    yield decode_line(raw, lineno, src, lenient=lenient)
+                lineno += 1
+
+    part = sc.new_partial(config, keep_cases=False)
+    add = part.add
+    ids = bytearray()
+    blake = hashlib.blake2b
+    n = 0
+    for rec in sc.score_batch(items(), config):
+        n += 1
+        add(rec)
+        rid = rec.get("id")
+        if rid is not None and "duplicate_of" not in rec:
+            ids += blake(str(rid).encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return part, n, bytes(ids)
 
 
 def _with_repeats_marked(per_case: Any, sc: Any, config: Mapping[str, Any]) -> Any:

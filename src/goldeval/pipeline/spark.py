@@ -1,12 +1,15 @@
 """Spark orchestration of a run (``--engine spark``): the driver reads the input with Spark, scores it on the
 executors, aggregates exactly from one partial state per partition, records each case as it streams back partition
 by partition (never all rows at once), gates, and writes the results; ``per_case`` writes the per-case DataFrame as
-Parquet (for ``goldeval runs import``). The data-answer judge runs its rules on the executors and the LLM stage on
+Parquet (for ``goldeval runs import``). A run that keeps no case (``--no-store``, no ``per_case``) on a local JSONL
+file with a ``local[...]`` master folds each task's byte range where it is scored
+(:func:`goldeval.engines.spark.fold_path`): no per-case DataFrame is built. The data-answer judge runs its rules on the executors and the LLM stage on
 the driver. A Spark run is not resumable (a re-run is a new run; ``runs import`` is idempotent).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Mapping
@@ -80,15 +83,24 @@ def score_on_spark(scorer_name: str, file: str, options: dict[str, Any], *, mast
         raise InputError(f"--per-case {per_case}: already exists; Spark writes a folder there. Choose a new path or remove it.")
     t0 = time.perf_counter()
     spark = gs.session(master)
+    # No case is kept (no store, no --per-case): each task folds its byte range into one partial (gs.fold_path),
+    # the file's sha256 taken in the read that cuts it. Else the per-case DataFrame, which the store reads.
+    folded = None
     with gs.executor_failures(f"scoring {file}"):
-        cases = gs.score_path(spark, file, scorer, **config)
-    extra = {"input": {"path": file, "sha256": _sha256(file) if local_file else None}}
+        if recording.no_store and per_case is None and gs.foldable(spark, file):
+            hasher = hashlib.sha256()
+            folded = gs.fold_path(spark, file, scorer, hasher=hasher, **config)
+            sha256: str | None = hasher.hexdigest()
+        else:
+            cases = gs.score_path(spark, file, scorer, **config)
+            sha256 = _sha256(file) if local_file else None
+    extra = {"input": {"path": file, "sha256": sha256}}
     with gs.executor_failures(f"scoring {file}"), recording.recording(
         scorer_name=scorer.name, scorer_version=scorer.version, inputs={"predictions": file} if local_file else {},
         config=scorer.store_config(config), tokenizer=config.get("tokenizer"), dod=gates,
     ) as recorder:
         hold_finish_for_gates(recorder, definition)
-        results = with_extra(scorer, gs.aggregate(cases, scorer=scorer, config=config), extra)
+        results = with_extra(scorer, folded if folded is not None else gs.aggregate(cases, scorer=scorer, config=config), extra)
         results["engine"]["master"] = master
         if "elapsed_sec" in results["aggregate"]:
             results["aggregate"]["elapsed_sec"] = time.perf_counter() - t0

@@ -1,0 +1,169 @@
+"""Spark `local[2]` after start-up and as a whole process, against `goldeval score --workers 2`, interleaved.
+
+Usage (Java 17 and the spark extra installed):
+
+    python benchmarks/make_short_corpus.py --n 1000000 --out /tmp/short_1m.jsonl
+    python benchmarks/bench_spark_fold.py /tmp/short_1m.jsonl --rounds 3 [--old]
+
+Each round runs, one after the other (paired: the machine's load falls on both alike):
+
+- ``workers2``: a fresh ``goldeval score FILE --workers 2 --no-store -q --out R --out-format jsonl`` process;
+- ``spark``: a fresh process that starts the ``local[2]`` session (:func:`goldeval.engines.spark.session`), runs
+  an empty job (one empty task per core through ``mapInArrow``: the JVM, the Python workers started), runs a
+  second empty job (``empty``: what any job costs on the warm session), then runs the same ``goldeval score FILE
+  --engine spark --no-store ...`` command in-process on that session (``score``). After start-up = ``score`` −
+  ``empty``; whole = the process's wall time.
+- ``--old``: also the per-case DataFrame path (``aggregate(score_path(...))``) in the same warm process, timed
+  after ``score`` (``old``), for the before/after ratio. The whole-process wall then leaves ``old`` out; its CPU
+  and memory do not (run without ``--old`` for those).
+
+CPU and memory are counted over the whole process tree (the JVM, its Python daemon and workers, the local
+engine's forkserver and workers): the tree is sampled every 0.2 s with psutil; CPU is the sum over every process
+seen of its last user+system time (a process that ends between two samples loses at most 0.2 s), memory the
+largest sum of the tree's RSS at one sample. The 1-minute load average is read before and after each run. Every
+run's ``whole_note_f1_mean``, precision and recall must equal the ``--workers 2`` run's to the last digit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import psutil
+
+_SPARK = r"""
+import json, sys, time
+from goldeval.engines import spark as gs
+from goldeval.cli import main
+t0 = time.perf_counter()
+spark = gs.session("local[2]")
+spark.sparkContext.setLogLevel("ERROR")
+def empty(batches):
+    yield from ()
+def job():
+    t = time.perf_counter()
+    spark.range(0, 2, 1, 2).mapInArrow(empty, "id long").collect()
+    return time.perf_counter() - t
+job()
+started = time.perf_counter() - t0
+e = job()
+t = time.perf_counter()
+try:
+    main(["score", sys.argv[1], "--engine", "spark", "--spark-master", "local[2]", "--no-store", "-q", "--out",
+          sys.argv[2], "--out-format", "jsonl"], standalone_mode=False)
+except SystemExit as exc:  # the CLI exits with the gates' code
+    assert not exc.code, exc.code
+s = time.perf_counter() - t
+old = None
+if sys.argv[3] == "1":
+    t = time.perf_counter()
+    agg = gs.aggregate(gs.score_path(spark, sys.argv[1], "token_f1"))["aggregate"]
+    old = time.perf_counter() - t
+    print("OLD_AGG", json.dumps(agg), file=sys.stderr)
+print("TIMES", json.dumps({"startup": started, "empty": e, "score": s, "old": old}), file=sys.stderr)
+"""
+
+
+def _last_line(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        fh.seek(max(0, size - (1 << 16)))
+        return fh.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+
+
+def _tree_run(cmd: list[str]) -> dict:
+    """Run *cmd*; wall seconds, CPU seconds and peak RSS (MiB) of its whole process tree, its stderr."""
+    load0 = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        root = psutil.Process(p.pid)
+        cpu: dict[int, float] = {}
+        peak = 0
+        while p.poll() is None:
+            try:
+                procs = [root, *root.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                break
+            rss = 0
+            for q in procs:
+                try:
+                    ct = q.cpu_times()
+                    cpu[q.pid] = ct.user + ct.system
+                    rss += q.memory_info().rss
+                except psutil.NoSuchProcess:
+                    pass
+            peak = max(peak, rss)
+            time.sleep(0.2)
+        wall = time.perf_counter() - t0
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+    if p.returncode != 0:
+        raise SystemExit(f"{cmd}: exit {p.returncode}\n{stderr[-3000:]}")
+    return {"wall": wall, "cpu": sum(cpu.values()), "peak_mib": peak / 2**20, "load": (load0, os.getloadavg()[0]),
+            "stderr": stderr}
+
+
+def _figures(out: str) -> tuple:
+    agg = json.loads(_last_line(out))["aggregate"]
+    return agg["whole_note_f1_mean"], agg["whole_note_precision_mean"], agg["whole_note_recall_mean"], agg["n_rows"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("file")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--old", action="store_true", help="also time the per-case DataFrame path in the Spark process")
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.jsonl")
+        for r in range(args.rounds):
+            w = _tree_run([sys.executable, "-m", "goldeval", "score", args.file, "--workers", "2", "--no-store", "-q",
+                           "--out", out, "--out-format", "jsonl"])
+            wf = _figures(out)
+            os.remove(out)
+            s = _tree_run([sys.executable, "-c", _SPARK, args.file, out, "1" if args.old else "0"])
+            sf = _figures(out)
+            os.remove(out)
+            assert sf == wf, f"Spark {sf} != --workers 2 {wf}"
+            times = json.loads(next(x for x in s["stderr"].splitlines() if x.startswith("TIMES ")).split(" ", 1)[1])
+            if args.old:
+                old = json.loads(next(x for x in s["stderr"].splitlines() if x.startswith("OLD_AGG ")).split(" ", 1)[1])
+                assert (old["whole_note_f1_mean"], old["whole_note_precision_mean"], old["whole_note_recall_mean"],
+                        old["n_rows"]) == wf
+            after = times["score"] - times["empty"]
+            s["wall"] -= times["old"] or 0  # (the old path's run is not part of the whole process a user runs)
+            row = {"round": r + 1, "workers2": w, "spark": s, "times": times, "after": after}
+            rows.append(row)
+            print(f"round {r + 1}: --workers 2 {w['wall']:.1f} s wall, {w['cpu']:.1f} s CPU, {w['peak_mib']:.0f} MiB "
+                  f"(load {w['load'][0]:.1f}->{w['load'][1]:.1f}) | spark whole {s['wall']:.1f} s wall, {s['cpu']:.1f} s "
+                  f"CPU, {s['peak_mib']:.0f} MiB (load {s['load'][0]:.1f}->{s['load'][1]:.1f}); start-up "
+                  f"{times['startup']:.1f} s, empty job {times['empty']:.2f} s, score {times['score']:.1f} s, after "
+                  f"start-up {after:.1f} s = {after / w['wall']:.2f}x; whole {s['wall'] / w['wall']:.2f}x"
+                  + (f"; old path {times['old']:.1f} s = {times['old'] / times['score']:.2f}x the new" if args.old else ""),
+                  flush=True)
+    med = statistics.median
+    loads = [x for row in rows for k in ("workers2", "spark") for x in row[k]["load"]]
+    print()
+    print(f"{os.path.basename(args.file)}, {wf[3]:,} rows, {args.rounds} paired rounds; whole_note_f1_mean {wf[0]!r} "
+          "on both, every round")
+    print(f"after start-up / --workers 2 wall: median {med(r['after'] / r['workers2']['wall'] for r in rows):.2f} "
+          f"({min(r['after'] / r['workers2']['wall'] for r in rows):.2f}-{max(r['after'] / r['workers2']['wall'] for r in rows):.2f})")
+    print(f"whole process / --workers 2 wall: median {med(r['spark']['wall'] / r['workers2']['wall'] for r in rows):.2f}; "
+          f"CPU {med(r['spark']['cpu'] / r['workers2']['cpu'] for r in rows):.2f}; peak tree RSS "
+          f"{med(r['spark']['peak_mib'] for r in rows):.0f} MiB vs {med(r['workers2']['peak_mib'] for r in rows):.0f} MiB")
+    if args.old:
+        print(f"old per-case path / new: median {med(r['times']['old'] / r['times']['score'] for r in rows):.2f}")
+    print(f"1-minute load average around the runs: median {med(loads):.1f}, {min(loads):.1f}-{max(loads):.1f}")
+
+
+if __name__ == "__main__":
+    main()

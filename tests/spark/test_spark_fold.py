@@ -1,0 +1,155 @@
+"""goldeval.engines.spark.fold_path: each task reads a byte range of the file with the local reader and folds it
+into one partial; the figures equal the local run's (and score_path's) to the last digit, repeated ids included."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+
+import pytest
+
+from conftest import EXAMPLES
+from goldeval.errors import InputError
+from goldeval.pipeline.files import score_file
+
+PRIMOCK = EXAMPLES / "openscribe_primock57_predictions.jsonl"
+ACI = EXAMPLES / "openscribe_acibench_predictions.jsonl"
+
+
+def _agg(results):
+    return {k: v for k, v in results["aggregate"].items() if k != "elapsed_sec"}
+
+
+def test_line_ranges_cut_at_line_starts_with_their_line_numbers(tmp_path):
+    from goldeval.engines.spark import line_ranges
+
+    f = tmp_path / "abc.txt"
+    f.write_bytes(b"a\nb\nc\n")
+    # by hand: 6 bytes cut in 2 aims at byte 3 (inside line 2, "b\n" at 2-3): the next line starts at byte 4, line 3
+    assert line_ranges(str(f), 2) == [(0, 4, 1), (4, 6, 3)]
+    assert line_ranges(str(f), 1) == [(0, 6, 1)]
+    # more ranges than lines: one range a line at most, never an empty one
+    assert line_ranges(str(f), 10) == [(0, 2, 1), (2, 4, 2), (4, 6, 3)]
+    g = tmp_path / "blank.txt"
+    g.write_bytes(b"xxxxxxxx\n\n\nyy")  # one long line, two blank lines, a last line without a newline
+    # by hand: 13 bytes in 3 aims at bytes 4 and 8: both fall in line 1 (bytes 0-8), whose end is the one cut: line
+    # 2 starts at byte 9, and the last range holds the two blank lines and "yy"
+    assert line_ranges(str(g), 3) == [(0, 9, 1), (9, 13, 2)]
+
+
+def test_line_ranges_feed_the_hasher_every_byte(tmp_path):
+    from goldeval.engines.spark import line_ranges
+
+    h = hashlib.sha256()
+    ranges = line_ranges(str(ACI), 7, hasher=h)
+    data = ACI.read_bytes()
+    assert h.hexdigest() == hashlib.sha256(data).hexdigest()
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
+    for (_, end, _), (start, _, line) in zip(ranges, ranges[1:]):  # contiguous, each starting a line
+        assert end == start and data[start - 1:start] == b"\n"
+        assert line == data[:start].count(b"\n") + 1
+
+
+@pytest.mark.parametrize("range_bytes", [1, 20_000, 1 << 25])
+def test_fold_path_gives_the_published_figures(spark, range_bytes):
+    # Open-Scribe's published figures (DESIGN.md): PriMock57 0.27861937781204515 over 57; ACI-Bench test1
+    # 0.4465338141844892 over 35 scored, 5 failed. range_bytes=1 puts every line in its own task.
+    from goldeval.engines import spark as gs
+
+    for path, figure in ((PRIMOCK, 0.27861937781204515), (ACI, 0.4465338141844892)):
+        results = gs.fold_path(spark, str(path), "token_f1", range_bytes=range_bytes)
+        local = score_file(path)
+        assert results["aggregate"]["whole_note_f1_mean"] == figure
+        assert _agg(results) == _agg(local) and results["failures"] == local["failures"]
+        assert results["engine"]["name"] == "spark"
+    assert gs.fold_path(spark, str(ACI), "token_f1", range_bytes=range_bytes)["engine"]["partitions"] >= 2
+
+
+def _odd_file(tmp_path):
+    """A byte order mark, blank lines, a null prediction (line 4), a line that is not JSON (7), a Latin-1 byte (9),
+    a last line without a newline: each failing line fails alone, with its line number (decode_line's rules)."""
+    rows = PRIMOCK.read_text().splitlines()[:10]
+    bad = json.loads(rows[2])
+    bad["prediction"] = None
+    lines = [rows[0].encode(), rows[1].encode(), b"", json.dumps(bad).encode(), rows[3].encode(), b"   ",
+             b"{not json", rows[4].encode(), b'{"id": "latin", "prediction": "caf\xe9", "reference": "a"}',
+             rows[5].encode(), rows[6].encode()]
+    f = tmp_path / "odd.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf" + b"\n".join(lines))
+    return f
+
+
+@pytest.mark.parametrize("range_bytes", [1, 900, 1 << 25])
+def test_fold_path_reports_failing_lines_as_locally(spark, tmp_path, range_bytes):
+    from goldeval.engines import spark as gs
+
+    f = _odd_file(tmp_path)
+    local = score_file(f)
+    assert [x["line"] for x in local["failures"]] == [4, 7, 9]
+    assert "byte 0xe9" in local["failures"][2]["error"]
+    results = gs.fold_path(spark, str(f), "token_f1", range_bytes=range_bytes)
+    assert results["failures"] == local["failures"]
+    assert _agg(results) == _agg(local)
+    assert (results["aggregate"]["n"], results["aggregate"]["n_failed"]) == (6, 3)  # rows 1, 2, 5, 8, 10, 11 scored
+
+
+def test_a_repeated_id_is_unscored_as_locally(spark, tmp_path):
+    # line 11 repeats line 2's id in another task's range: the file is scored again by score_path, which marks it
+    from goldeval.engines import spark as gs
+
+    rows = PRIMOCK.read_text().splitlines()[:12]
+    rows[10] = rows[1]
+    f = tmp_path / "rep.jsonl"
+    f.write_text("\n".join(rows) + "\n")
+    local = score_file(f)
+    assert [x["line"] for x in local["failures"]] == [11] and "repeats line 2" in local["failures"][0]["error"]
+    results = gs.fold_path(spark, str(f), "token_f1", range_bytes=2000)
+    assert results["failures"] == local["failures"]
+    assert _agg(results) == _agg(local) and results["aggregate"]["n"] == 11
+    # without the repeat, the same file folds with no failure
+    rows[10] = PRIMOCK.read_text().splitlines()[10]
+    f.write_text("\n".join(rows) + "\n")
+    assert gs.fold_path(spark, str(f), "token_f1", range_bytes=2000)["failures"] == []
+
+
+def test_fold_path_folds_slices_as_locally(spark, tmp_path):
+    # two slices of one file fold from the same partials: each gives Open-Scribe's published figure (README)
+    from goldeval.engines import spark as gs
+    from goldeval.scoring.registry import get_scorer
+    from goldeval.scoring.slices import sliced
+
+    lines = [json.dumps({**json.loads(x), "set": "primock"}) for x in PRIMOCK.read_text().splitlines() if x.strip()]
+    lines += [json.dumps({**json.loads(x), "set": "aci"}) for x in ACI.read_text().splitlines() if x.strip()]
+    f = tmp_path / "both.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    results = gs.fold_path(spark, str(f), sliced(get_scorer("token_f1"), "set"), range_bytes=50_000)
+    assert results["slices"]["primock"]["whole_note_f1_mean"] == 0.27861937781204515
+    assert results["slices"]["aci"]["whole_note_f1_mean"] == 0.4465338141844892
+
+
+def test_only_a_plain_local_jsonl_file_folds(spark, tmp_path):
+    from goldeval.engines import spark as gs
+
+    assert gs.foldable(spark, str(ACI))
+    z = tmp_path / "aci.jsonl.gz"
+    z.write_bytes(gzip.compress(ACI.read_bytes()))
+    assert not gs.foldable(spark, str(z))
+    assert not gs.foldable(spark, str(tmp_path / "missing.jsonl"))
+    with pytest.raises(InputError, match=r"aci\.jsonl\.gz: fold_path reads a plain JSONL file"):
+        gs.fold_path(spark, str(z), "token_f1")
+
+
+def test_cli_spark_without_store_folds_and_matches_the_local_run(spark, tmp_path):
+    from click.testing import CliRunner
+
+    from goldeval.cli import main
+
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["score", str(ACI), "--engine", "spark", "--spark-master", "local[2]", "--no-store",
+                                    "-q", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    results = json.loads(out.read_text())
+    local = score_file(ACI)
+    assert _agg(results) == _agg(local) and results["failures"] == local["failures"]
+    assert results["input"]["sha256"] == hashlib.sha256(ACI.read_bytes()).hexdigest()  # taken in the read that cuts it
