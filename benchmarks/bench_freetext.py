@@ -22,7 +22,6 @@ import collections
 import json
 import os
 import re
-import resource
 import statistics
 import string
 import subprocess

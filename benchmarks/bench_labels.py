@@ -151,7 +151,7 @@ def _tree_run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     (:func:`measure.measure`)."""
     m = measure(cmd, env)
     if m.exit_code != 0:
-        raise SystemExit(f"{' '.join(cmd)}: exit {m.exit_code}\n{m.stderr}")
+        raise SystemExit(f"{' '.join(cmd)}: exit {m.exit_code}\n{m.stderr[-3000:]}")
     return m.wall_s, m.cpu_s, int(m.tree_pss_mib * 2**20)
 
 

@@ -66,7 +66,7 @@ def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float, 
     (:func:`measure.measure`)."""
     m = measure(cmd, env)
     if m.exit_code not in (0, 1):
-        raise SystemExit(f"{' '.join(cmd[3:])}: exit {m.exit_code}\n{m.stderr}")
+        raise SystemExit(f"{' '.join(cmd[3:])}: exit {m.exit_code}\n{m.stderr[-3000:]}")
     return m.wall_s, m.cpu_s, m.largest_rss_mib, m.exit_code
 
 

@@ -65,7 +65,7 @@ def run_once(cmd: list[str]) -> tuple[float, float, float]:
     raises when it fails."""
     m = measure(cmd, {**os.environ, "PYTHONPATH": str(REPO / "src")})
     if m.exit_code != 0:
-        raise SystemExit(f"bench_rouge: {' '.join(cmd)} exited {m.exit_code}\n{m.stderr}")
+        raise SystemExit(f"bench_rouge: {' '.join(cmd)} exited {m.exit_code}\n{m.stderr[-3000:]}")
     return m.wall_s, m.cpu_s, m.largest_rss_mib
 
 

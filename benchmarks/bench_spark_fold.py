@@ -18,9 +18,10 @@ Each round runs, one after the other (paired: the machine's load falls on both a
   and memory do not (run without ``--old`` for those).
 
 CPU and memory are counted over the whole process tree (the JVM, its Python daemon and workers, the local
-engine's forkserver and workers): the tree is sampled every 0.2 s with psutil; CPU is the sum over every process
-seen of its last user+system time (a process that ends between two samples loses at most 0.2 s), memory the
-largest sum of the tree's RSS at one sample. The 1-minute load average is read before and after each run. Every
+engine's forkserver and workers) by `benchmarks/measure.py`: CPU from ``RUSAGE_CHILDREN`` of a child subreaper that
+waits for every descendant (nothing lost between samples), memory the largest sum of the tree's PSS, sampled every
+0.2 s (the figures in benchmarks/README.md's item 3 section were taken before the merge with psutil's per-process
+CPU times and the RSS sum, which counts pages shared by forked workers more than once). The 1-minute load average is read before and after each run. Every
 run's ``whole_note_f1_mean``, precision and recall must equal the ``--workers 2`` run's to the last digit.
 """
 
@@ -30,12 +31,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
-import psutil
+from measure import measure
 
 _SPARK = r"""
 import json, sys, time
@@ -79,36 +78,15 @@ def _last_line(path: str) -> bytes:
 
 
 def _tree_run(cmd: list[str]) -> dict:
-    """Run *cmd*; wall seconds, CPU seconds and peak RSS (MiB) of its whole process tree, its stderr."""
+    """Run *cmd*; wall seconds, CPU seconds of its whole process tree (every descendant waited for: the JVM, Python
+    workers, a forkserver's children), peak memory (MiB, the sampled PSS sum over the tree) and its stderr, measured
+    by :func:`measure.measure`."""
     load0 = os.getloadavg()[0]
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
-        root = psutil.Process(p.pid)
-        cpu: dict[int, float] = {}
-        peak = 0
-        while p.poll() is None:
-            try:
-                procs = [root, *root.children(recursive=True)]
-            except psutil.NoSuchProcess:
-                break
-            rss = 0
-            for q in procs:
-                try:
-                    ct = q.cpu_times()
-                    cpu[q.pid] = ct.user + ct.system
-                    rss += q.memory_info().rss
-                except psutil.NoSuchProcess:
-                    pass
-            peak = max(peak, rss)
-            time.sleep(0.2)
-        wall = time.perf_counter() - t0
-        err.seek(0)
-        stderr = err.read().decode(errors="replace")
-    if p.returncode != 0:
-        raise SystemExit(f"{cmd}: exit {p.returncode}\n{stderr[-3000:]}")
-    return {"wall": wall, "cpu": sum(cpu.values()), "peak_mib": peak / 2**20, "load": (load0, os.getloadavg()[0]),
-            "stderr": stderr}
+    m = measure(cmd, interval=0.2)
+    if m.exit_code != 0:
+        raise SystemExit(f"{cmd}: exit {m.exit_code}\n{m.stderr[-3000:]}")
+    return {"wall": m.wall_s, "cpu": m.cpu_s, "peak_mib": m.tree_pss_mib, "load": (load0, os.getloadavg()[0]),
+            "stderr": m.stderr}
 
 
 def _figures(out: str) -> tuple:

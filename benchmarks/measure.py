@@ -92,7 +92,7 @@ class Measurement:
         largest_rss_mib: Peak RSS of the largest single process, MiB (kernel high-water mark, exact).
         tree_pss_mib: Largest sampled sum of PSS over the tree, MiB.
         exit_code: The command's exit code.
-        stderr: The end (last 3,000 characters) of the command's standard error.
+        stderr: The command's standard error, whole.
         stdout: The command's standard output when ``measure(..., stdout=subprocess.PIPE)``, else ``""``.
     """
 
@@ -141,7 +141,7 @@ def measure(cmd: Sequence[str], env: Mapping[str, str] | None = None, *, interva
         with open(result) as fh:
             got = json.load(fh)
     return Measurement(wall_s=got["wall"], cpu_s=got["cpu"], largest_rss_mib=got["maxrss_kib"] / 1024,
-                       tree_pss_mib=got["tree_bytes"] / 2**20, exit_code=got["exit"], stderr=proc.stderr[-3000:],
+                       tree_pss_mib=got["tree_bytes"] / 2**20, exit_code=got["exit"], stderr=proc.stderr,
                        stdout=proc.stdout or "")
 
 
