@@ -56,6 +56,7 @@ from goldeval.io.reading import (
     file_sha256,
     is_delimited,
     is_parquet,
+    line_blocks,
     read_rows,
 )
 from goldeval.io.streams import display_name, input_sha256
@@ -302,12 +303,7 @@ def _range_chunks(path: Path) -> Iterator[Span]:
     offset, line = 0, 1
     rows, find = _CHUNK_ROWS, bytes.find
     with open(path, "rb") as fh:
-        while True:
-            block = fh.read(_CHUNK_BYTES)
-            if not block:
-                return
-            if not block.endswith(b"\n"):
-                block += fh.readline()  # whole lines only
+        for block in line_blocks(fh, _CHUNK_BYTES):
             n, start = len(block), 0
             k = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
             while k > rows:  # cut at every _CHUNK_ROWS-th newline

@@ -21,6 +21,8 @@ import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from goldeval.io.reading import line_blocks
+
 __all__ = ["HashBuckets", "IdIndex", "repeated_hashes", "scan_jsonl_ids"]
 
 try:  # the optional C fast path (see _fast.c); the Python below stays the definition and the fallback
@@ -272,12 +274,7 @@ def scan_jsonl_ids(
         return 1
 
     with open(path, "rb") as fh:
-        while True:
-            block = fh.read(SCAN_BLOCK)
-            if not block:
-                break
-            if not block.endswith(b"\n"):
-                block += fh.readline()  # whole lines only
+        for block in line_blocks(fh, SCAN_BLOCK):
             if update is not None:
                 update(block)
             if n_lines == 0 and block.startswith(b"\xef\xbb\xbf"):

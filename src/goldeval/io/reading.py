@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -28,7 +28,7 @@ from goldeval.io.decoding import compression_of, encoding_of, utf16_hint
 
 __all__ = ["Row", "RowError", "BigInt", "JSONLineError", "decode_json", "decode_line", "jsonl_lines", "check_input_file", "read_rows", "read_jsonl", "read_csv",
            "read_parquet", "is_parquet", "delimiter_of", "is_delimited",
-           "file_sha256", "remember_sha256", "check_ids", "count_rows", "usable_id"]
+           "file_sha256", "remember_sha256", "check_ids", "count_rows", "usable_id", "line_blocks"]
 
 #: File name endings read as Parquet.
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -681,3 +681,29 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
         _SHA256_MEMO.clear()
     _SHA256_MEMO[key] = digest
     return digest
+
+
+def line_blocks(fh: BinaryIO, size: int) -> Iterator[bytes]:
+    r"""The bytes of *fh* from where it stands to its end, in blocks of whole lines: each block is a ``read(size)``
+    extended to the next line feed (the last block may end without one). Joined, the blocks are the file's bytes.
+
+    Args:
+        fh: A file opened in binary mode.
+        size: Bytes a block holds before it is extended to a line's end (> 0).
+
+    Returns:
+        An iterator of non-empty ``bytes``, each ending with ``b"\n"`` except perhaps the last.
+
+    Example:
+        >>> import io
+        >>> list(line_blocks(io.BytesIO(b"ab\ncd\nef"), 1))
+        [b'ab\n', b'cd\n', b'ef']
+    """
+    read, readline = fh.read, fh.readline
+    while True:
+        block = read(size)
+        if not block:
+            return
+        if not block.endswith(b"\n"):
+            block += readline()  # whole lines only
+        yield block

@@ -31,6 +31,7 @@ from goldeval.io.reading import (
     check_input_file,
     decode_json,
     is_delimited,
+    line_blocks,
     read_rows,
     remember_sha256,
 )
@@ -467,12 +468,7 @@ class JsonlLabelRows:
         seen_any = False
         lineno = skip = misses = 0
         with p.open("rb") as fh:
-            while True:
-                block = fh.read(READ_BLOCK)
-                if not block:
-                    break
-                if not block.endswith(b"\n"):
-                    block += fh.readline()  # whole lines only
+            for block in line_blocks(fh, READ_BLOCK):
                 pos, end = 0, len(block)
                 while pos < end:
                     if skip:
