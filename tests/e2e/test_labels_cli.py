@@ -391,7 +391,7 @@ def test_a_results_file_written_with_out_format_jsonl_is_read_by_gate_report_and
 
 def _mixed_label_rows() -> str:
     """3,000 label rows that take every way through the reader: plain rows (scored by the C label path when it is
-    built), ids that need escaping (a quote, a backslash, non-ASCII), integer ids, null and missing predictions, a
+    built), ids that need escaping (a quote, a backslash, non-ASCII), ids holding a comma, integer ids, null and missing predictions, a
     prediction with white space around it (a warning), a null gold label and a repeated id (unscored failures), a
     line that is not JSON, and new (gold, pred) pairs late in the file (the Python path scores a pair's first row)."""
     lines = []
@@ -401,6 +401,8 @@ def _mixed_label_rows() -> str:
         row: dict = {"id": f"r{i}", "gold": g, "pred": p}
         if i % 97 == 5:
             row["id"] = f'q"{i}\\é'
+        elif i % 101 == 9:  # a comma inside an id: a block's ids are comma-separated JSON, so not a separator
+            row["id"] = f'r,{i}' if i % 2 else f'"a,b",{i}'
         elif i % 89 == 3:
             row["id"] = i
         if i % 53 == 7:

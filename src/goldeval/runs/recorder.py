@@ -293,9 +293,10 @@ class Recorder:
             # writer process would only add its start-up and a copy of every byte through a pipe. Batches of
             # record() still go to the process; flush() waits for both. Compressed here: the thread then allocates
             # little (what a thread allocates stays in its own malloc arena, ~2 MiB more peak RSS at 80k cases).
-            if ids.count(b",") + 1 != n:
+            n_ids = _count_ids(ids)
+            if n_ids != n:
                 raise StoreError(f"run store: a block of {n} cases of run {self.run_id} came with "
-                                 f"{ids.count(b',') + 1} ids; nothing of it was stored.")
+                                 f"{n_ids} ids; nothing of it was stored.")
             self._start_thread()
             self._queue.put((seq0, n, *compress_block(body, ids)))  # blocks while the writer is a batch behind
         self._last_commit = self._clock()
@@ -586,3 +587,13 @@ def start_run(
                 return Recorder(store, run["id"], resumed=True, batch_size=batch_size, max_delay=max_delay, background=background)
     run_id = store.create_run(meta)
     return Recorder(store, run_id, resumed=False, batch_size=batch_size, max_delay=max_delay, background=background, deferred=deferred)
+
+
+def _count_ids(ids: bytes) -> int:
+    """How many ids the comma-separated JSON of *ids* holds (as :meth:`Recorder.record_lines` takes them), parsed:
+    a comma inside an id's string (``"a,1"``) is not a separator. ``-1`` when it is not such a list."""
+    try:
+        got = orjson.loads(b"[" + ids + b"]")
+    except orjson.JSONDecodeError:
+        return -1
+    return len(got)
