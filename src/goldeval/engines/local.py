@@ -167,18 +167,21 @@ def run(
     # With no repeated id anywhere (the usual case, known from the first pass) and nothing to reuse, each chunk is
     # folded into a partial where it is scored (a worker) and the partials are merged here in order: this process
     # then only merges, streams the entries and records. Otherwise the records are folded here, one by one.
-    plan = _Plan(fold=not previous and (unique_ids or (repeated is not None and not repeated)), keep=keep_cases,
+    fold = not previous and (unique_ids or (repeated is not None and not repeated))
+    plan = _Plan(fold=fold, keep=keep_cases,
                  entries=job.on_example is not None, serialize=job.serialize, record=recorder is not None,
-                 entries_json=job.as_json, all_cases=job.all_cases, lines=on_example_lines is not None)
+                 entries_json=job.as_json, all_cases=job.all_cases, lines=on_example_lines is not None, bulk=fold and job.bulk)
     t0 = time.perf_counter()
     if raw_lines and workers > 1:
         assert path is not None
         _score_in_pool(job, plan, _range_chunks(path), workers, progress)
     else:
         # In this process each case is recorded as soon as score_batch yields it (folded: in _score_chunk; else in
-        # _Job.take_records, after the repeated-id check), so an interrupt loses only the case in flight.
-        plan_here = plan._replace(serialize=False, lines=False)
-        record_now = recorder.record if recorder is not None else None
+        # _Job.take_records, after the repeated-id check), so an interrupt loses only the case in flight; folded
+        # for a recorder that takes blocks, a chunk's cases are recorded in bulk once it is scored (an interrupt
+        # loses the chunk and the block not written yet: the resumed run redoes them).
+        plan_here = plan._replace(serialize=plan.bulk, lines=False)
+        record_now = recorder.record if recorder is not None and not plan.bulk else None
         lenient = scorer.lenient_json
         for chunk in chunks:
             items: Iterable[Any] = (decode_line(raw, line, src, lenient=lenient) for line, raw in chunk) if raw_lines else chunk
@@ -389,13 +392,17 @@ class _Plan(NamedTuple):
     entries_json: bool = False  # the sink takes each entry's JSON (bytes), not a dict
     all_cases: bool = False  # every case with an id is a per_example entry (Scorer.per_example_from_cases "all")
     lines: bool = False  # the entries' JSON goes back joined, one body a chunk (run's on_example_lines)
+    bulk: bool = False  # serialized, the scored cases go to Recorder.record_lines (blocks), the others as keys
 
 
 class _Chunk(NamedTuple):
     """A scored chunk. Folded: ``partial``, ``n_rows``, ``n_scored`` and ``scored_ids`` (the JSON of the scored ids,
     comma-joined), ``entries`` (when asked), ``to_record`` (the records to record one by one, when ``stored`` is
     None). Not folded: ``records`` (all of them, in order). ``stored``: ``(keys, newline-joined JSON)`` for
-    ``Recorder.record_serialized`` when every row was a new case and serializing was asked. ``lines``: the
+    ``Recorder.record_serialized`` when every row was a new case and serializing was asked; with the plan's
+    ``bulk``, a list of segments in order instead, each ``(True, [id JSON, ...], [JSON, ...])`` for
+    ``Recorder.record_lines`` (scored cases with a string id) or ``(False, keys, [JSON, ...])`` for
+    ``Recorder.record_serialized`` (the others). ``lines``: the
     entries' JSON as one body, each followed by a newline, and their number (instead of ``entries``, when the plan
     says ``lines``)."""
 
@@ -436,6 +443,12 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
     as_json = plan.entries_json and _entries_are_records(scorer)
     keys: list[tuple[Any, ...]] | None = [] if plan.serialize else None
     parts: list[bytes] = []
+    # plan.bulk: the serialized cases as segments of one kind each, in order (see _Chunk.stored)
+    bulk = plan.bulk and keys is not None
+    segments: list[tuple[bool, list[Any], list[bytes]]] = []
+    in_block: bool | None = None  # the kind of the last segment (None: no segment yet)
+    seg_keys: list[Any] = []
+    seg_parts: list[bytes] = []
     to_record: list[Mapping[str, Any]] = []  # after the serialized prefix: recorded one by one (Recorder.record says why)
     scored: list[bytes] = []
     dumps = orjson.dumps
@@ -462,6 +475,18 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
                 if data is None or b"\n" in data or (columns[2] is not None and not (-1e308 < columns[2] < 1e308)):
                     to_record.append(case)  # (not JSON, a newline, ±inf: Recorder.record's own rules)
                     data = None
+                elif bulk:
+                    # a block holds scored cases whose id, read back from the JSON, is the key's: those go to
+                    # record_lines; any other case to record_serialized, each in its place. (An id whose JSON holds
+                    # a comma too: record_lines counts a block's cases by the commas between their ids.)
+                    block = (columns[0] == "scored" and rid.__class__ is str and case.get("id") == rid
+                             and b"," not in (id_json := dumps(rid)))
+                    if block is not in_block:
+                        in_block = block
+                        seg_keys, seg_parts = [], []
+                        segments.append((block, seg_keys, seg_parts))
+                    seg_keys.append(id_json if block else (rid if rid.__class__ is str else str(rid), *columns))
+                    seg_parts.append(data)
                 else:
                     keys.append((rid if rid.__class__ is str else str(rid), *columns))
                     parts.append(data)
@@ -477,7 +502,7 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
                 entry = example(rec)
                 if entry is not None:
                     put(dumps(entry, option=_DUMPS) if plan.entries_json else entry)
-    stored = (keys, parts) if keys else None
+    stored = (segments or None) if bulk else ((keys, parts) if keys else None)
     if plan.lines and entries:  # one body for the chunk: this process writes it in one call
         return _Chunk(None, part, n, len(scored), b",".join(scored), None, to_record or None, stored,
                       (b"\n".join(entries) + b"\n", len(entries)))
@@ -605,6 +630,10 @@ class _Job:
         #: sha256 of the JSON array of the scored ids, in order (what the store checks its cases against)
         self.ids_hasher = hashlib.sha256(b"[")
         self.serialize = not previous and hasattr(recorder, "record_serialized")
+        #: A new run whose recorder takes records in bulk (Recorder.record_lines): a folded chunk's scored cases
+        #: reach the store as compressed blocks, read back as the cases rows record_serialized would have stored.
+        #: (Folded only with no repeated id and nothing to reuse: each id is then recorded once, as blocks need.)
+        self.bulk = self.serialize and hasattr(recorder, "record_lines")
         self.all_cases = scorer.per_example_from_cases == "all"
         mode = scorer.per_example_from_cases
         # (a kept per_example list is checked by the store against its scored cases only: "all" needs the marker)
@@ -632,7 +661,15 @@ class _Job:
                 on_example(entry)
         recorder = self.recorder
         if recorder is not None:
-            if chunk.stored is not None:
+            if chunk.stored is None:
+                pass
+            elif chunk.stored.__class__ is list:  # segments (_Plan.bulk): blocks of scored cases, and the others
+                for block, keys, parts in chunk.stored:
+                    if block:
+                        recorder.record_lines(b"\n".join(parts), len(parts), b",".join(keys))
+                    else:
+                        recorder.record_serialized(keys, b"\n".join(parts))
+            else:
                 keys, parts = chunk.stored
                 recorder.record_serialized(keys, b"\n".join(parts))
             for case in chunk.to_record or ():  # (already in their stored form)
