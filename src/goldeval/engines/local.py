@@ -88,6 +88,7 @@ def run(
     extra: Mapping[str, Any] | None = None,
     unique_ids: bool = False,
     finish: bool = True,
+    record_blocks: bool = False,
 ) -> dict[str, Any]:
     """Score *source* with *scorer*, record each case, aggregate: the results dict of :meth:`Scorer.finish`.
 
@@ -122,6 +123,11 @@ def run(
         unique_ids: The rows' ids are known to be unique (the judge's join checked them): no id is kept.
         finish: Call ``recorder.finish(results)`` (default); False leaves it to the caller (which adds to the
             results first).
+        record_blocks: A new run's scored cases may reach a recorder that has ``record_lines`` in bulk, as
+            compressed blocks (``goldeval score``); only for a caller that records no case of the run again after
+            this (a block is never replaced, as a ``cases`` row is: the judge's LLM stage records cases again, so
+            ``goldeval judge`` leaves it False). Where blocks cannot be used (a resumed run, repeated ids) the cases
+            are recorded one row each, as with False.
 
     Returns:
         The scorer's results, ``aggregate["elapsed_sec"]`` (when the scorer has one) the seconds of the scoring
@@ -163,7 +169,7 @@ def run(
             lines(data + b"\n", 1)
 
     job = _Job(scorer, config, src, id_field, recorder, previous, ids, keep_cases, on_example or on_example_json,
-               as_json=on_example_json is not None, on_lines=on_example_lines)
+               as_json=on_example_json is not None, on_lines=on_example_lines, blocks=record_blocks)
     # With no repeated id anywhere (the usual case, known from the first pass) and nothing to reuse, each chunk is
     # folded into a partial where it is scored (a worker) and the partials are merged here in order: this process
     # then only merges, streams the entries and records. Otherwise the records are folded here, one by one.
@@ -618,7 +624,7 @@ class _Job:
 
     def __init__(self, scorer: Scorer, config: Mapping[str, Any], src: str, id_field: str, recorder: Any,
                  previous: Mapping[str, Any], ids: IdIndex | None, keep: bool, on_example: Any, *, as_json: bool = False,
-                 on_lines: Callable[[bytes, int], None] | None = None) -> None:
+                 on_lines: Callable[[bytes, int], None] | None = None, blocks: bool = False) -> None:
         self.scorer, self.config, self.src, self.id_field = scorer, config, src, id_field
         self.recorder, self.previous, self.ids = recorder, previous, ids
         self.partial = scorer.new_partial(config, keep_cases=keep)
@@ -633,7 +639,7 @@ class _Job:
         #: A new run whose recorder takes records in bulk (Recorder.record_lines): a folded chunk's scored cases
         #: reach the store as compressed blocks, read back as the cases rows record_serialized would have stored.
         #: (Folded only with no repeated id and nothing to reuse: each id is then recorded once, as blocks need.)
-        self.bulk = self.serialize and hasattr(recorder, "record_lines")
+        self.bulk = blocks and self.serialize and hasattr(recorder, "record_lines")
         self.all_cases = scorer.per_example_from_cases == "all"
         mode = scorer.per_example_from_cases
         # (a kept per_example list is checked by the store against its scored cases only: "all" needs the marker)
