@@ -406,7 +406,7 @@ class _Chunk(NamedTuple):
     comma-joined), ``entries`` (when asked), ``to_record`` (the records to record one by one, when ``stored`` is
     None). Not folded: ``records`` (all of them, in order). ``stored``: ``(keys, newline-joined JSON)`` for
     ``Recorder.record_serialized`` when every row was a new case and serializing was asked; with the plan's
-    ``bulk``, a list of segments in order instead, each ``(True, [id JSON, ...], [JSON, ...])`` for
+    ``bulk``, a list of segments in order instead, each ``(True, the ids' JSON comma-joined, [JSON, ...])`` for
     ``Recorder.record_lines`` (scored cases with a string id) or ``(False, keys, [JSON, ...])`` for
     ``Recorder.record_serialized`` (the others). ``lines``: the
     entries' JSON as one body, each followed by a newline, and their number (instead of ``entries``, when the plan
@@ -456,9 +456,10 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
     seg_keys: list[Any] = []
     seg_parts: list[bytes] = []
     to_record: list[Mapping[str, Any]] = []  # after the serialized prefix: recorded one by one (Recorder.record says why)
-    scored: list[bytes] = []
+    scored: list[Any] = []  # the scored ids (their JSON, comma-joined, is one orjson call at the end)
     dumps = orjson.dumps
     all_cases, record = plan.all_cases, plan.record
+    same_form = type(scorer).case_record is Scorer.case_record  # the stored form of a record is the record
     n = 0
     for rec in scorer.score_batch(items, config):
         n += 1
@@ -467,35 +468,51 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
         rid = rec.get("id")
         data = None
         if rid is not None and (status == "scored" or (all_cases and status == "unscored")):
-            scored.append(dumps(rid))
+            scored.append(rid)
         if record and rid is not None:
-            case = stored_form(rec)
+            case = rec if same_form else stored_form(rec)
             if record_now is not None:
                 record_now(case)
             elif keys is not None and not to_record:
-                columns = case_columns(case)
-                try:
-                    data = dumps(case, option=_DUMPS)
-                except TypeError:
-                    data = None
-                if data is None or b"\n" in data or (columns[2] is not None and not (-1e308 < columns[2] < 1e308)):
-                    to_record.append(case)  # (not JSON, a newline, ±inf: Recorder.record's own rules)
-                    data = None
-                elif bulk:
-                    # a block holds scored cases whose id, read back from the JSON, is the key's: those go to
-                    # record_lines; any other case to record_serialized, each in its place. (An id whose JSON holds
-                    # a comma too: record_lines counts a block's cases by the commas between their ids.)
-                    block = (columns[0] == "scored" and rid.__class__ is str and case.get("id") == rid
-                             and b"," not in (id_json := dumps(rid)))
-                    if block is not in_block:
-                        in_block = block
-                        seg_keys, seg_parts = [], []
-                        segments.append((block, seg_keys, seg_parts))
-                    seg_keys.append(id_json if block else (rid if rid.__class__ is str else str(rid), *columns))
-                    seg_parts.append(data)
-                else:
-                    keys.append((rid if rid.__class__ is str else str(rid), *columns))
-                    parts.append(data)
+                as_row = True  # (not taken into a block below)
+                if bulk and rid.__class__ is str and (status == "scored" if same_form else
+                                                      (case.get("id") is rid and case.get("status") == "scored")):
+                    # A block holds scored cases whose columns are read back from their JSON: the id (a string, the
+                    # key's), the status, and a score that is finite (orjson writes ±inf and NaN as null: JSON
+                    # without null has none). An id with a comma is not one (its JSON has the comma too):
+                    # record_lines counts a block's cases by the commas between their ids. Any other case goes by
+                    # the general path below.
+                    try:
+                        data = dumps(case, option=_DUMPS)
+                    except TypeError:
+                        data = None
+                    if data is not None and b"null" not in data and b"\n" not in data and "," not in rid:
+                        if in_block is not True:
+                            in_block = True
+                            seg_keys, seg_parts = [], []
+                            segments.append((True, seg_keys, seg_parts))
+                        seg_keys.append(rid)
+                        seg_parts.append(data)
+                        as_row = False
+                if as_row:
+                    columns = case_columns(case)
+                    try:
+                        data = dumps(case, option=_DUMPS)
+                    except TypeError:
+                        data = None
+                    if data is None or b"\n" in data or (columns[2] is not None and not (-1e308 < columns[2] < 1e308)):
+                        to_record.append(case)  # (not JSON, a newline, ±inf: Recorder.record's own rules)
+                        data = None
+                    elif bulk:  # recorded as a row, in its place among the blocks (record_serialized)
+                        if in_block is not False:
+                            in_block = False
+                            seg_keys, seg_parts = [], []
+                            segments.append((False, seg_keys, seg_parts))
+                        seg_keys.append((rid if rid.__class__ is str else str(rid), *columns))
+                        seg_parts.append(data)
+                    else:
+                        keys.append((rid if rid.__class__ is str else str(rid), *columns))
+                        parts.append(data)
             else:
                 to_record.append(case)
         if put is not None:
@@ -508,11 +525,14 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
                 entry = example(rec)
                 if entry is not None:
                     put(dumps(entry, option=_DUMPS) if plan.entries_json else entry)
-    stored = (segments or None) if bulk else ((keys, parts) if keys else None)
+    # a block's ids as their JSON, comma-joined (one orjson call: an array's items are comma-separated, no spaces)
+    stored = ([(True, dumps(k)[1:-1], p) if b else (b, k, p) for b, k, p in segments] or None) if bulk else \
+        ((keys, parts) if keys else None)
+    scored_ids = dumps(scored)[1:-1]
     if plan.lines and entries:  # one body for the chunk: this process writes it in one call
-        return _Chunk(None, part, n, len(scored), b",".join(scored), None, to_record or None, stored,
+        return _Chunk(None, part, n, len(scored), scored_ids, None, to_record or None, stored,
                       (b"\n".join(entries) + b"\n", len(entries)))
-    return _Chunk(None, part, n, len(scored), b",".join(scored), entries, to_record or None, stored)
+    return _Chunk(None, part, n, len(scored), scored_ids, entries, to_record or None, stored)
 
 
 def _entries_are_records(scorer: Scorer) -> bool:
@@ -672,7 +692,7 @@ class _Job:
             elif chunk.stored.__class__ is list:  # segments (_Plan.bulk): blocks of scored cases, and the others
                 for block, keys, parts in chunk.stored:
                     if block:
-                        recorder.record_lines(b"\n".join(parts), len(parts), b",".join(keys))
+                        recorder.record_lines(b"\n".join(parts), len(parts), keys)
                     else:
                         recorder.record_serialized(keys, b"\n".join(parts))
             else:
