@@ -2,6 +2,7 @@
 """Token F1 on one and two workers, whole process, interleaved with the SQuAD-style anchor (issue 31 items 2 and 7).
 
     python benchmarks/bench_freetext_scale.py [--corpus long|short] [--rounds 3] [--before OLD/src] [--store]
+    python benchmarks/bench_freetext_scale.py --store-cost [--corpus short] [--rounds 3] [--before OLD/src]
 
 Corpora (written once into ``--work``): ``long`` = ``../shared/bench/make_corpus.py --n 100000`` (seed 20240501,
 ~250-token references, ~300-token predictions, 417 MB); ``short`` = ``make_short_corpus.py --n 1000000`` (a dozen
@@ -23,6 +24,12 @@ CPU, the anchor's scaled time over goldeval's (× squad, higher is faster) for w
 speed-up (w1 wall / w2 wall) and CPU per case at each worker count; the load average before each round. The scores
 are checked in the same run: every arm's aggregate and per_example (``elapsed_sec`` aside) equal w1's, to the last
 digit (exit 1 otherwise).
+
+Store cost (``--store-cost``, issue 31 item 1): ``goldeval score FILE -q`` (the default workers) recording the run in
+a fresh store with the texts kept (the default) and with ``--no-texts``, against ``--no-store``, interleaved (the
+order reversed every other round); ratios per round. With ``--before OLD/src`` also that tree's store arms. Bytes a
+case: the ``--no-texts`` store after ``VACUUM`` less the same store after ``VACUUM`` with its cases deleted, over the
+cases recorded. The three arms' results files must hold the same aggregate and per_example (exit 1 otherwise).
 """
 
 from __future__ import annotations
@@ -113,6 +120,89 @@ def spread(xs: list[float], fmt: str = ".2f") -> str:
     return f"{statistics.median(xs):{fmt}} ({min(xs):{fmt}}–{max(xs):{fmt}})"
 
 
+def bytes_a_case(db: Path) -> float:
+    """Bytes a recorded case takes in the store *db*: its size after VACUUM less its size after VACUUM with every
+    case (rows and blocks) deleted, the run rows kept, over the cases recorded."""
+    import sqlite3
+
+    con = sqlite3.connect(db, isolation_level=None)
+    try:
+        blocks = con.execute("SELECT 1 FROM sqlite_master WHERE name = 'case_blocks'").fetchone() is not None
+        n = con.execute("SELECT count(*) FROM cases").fetchone()[0]
+        if blocks:
+            n += con.execute("SELECT coalesce(sum(n), 0) FROM case_blocks").fetchone()[0]
+        sizes = []
+        for step in ("full", "empty"):
+            if step == "empty":
+                con.execute("DELETE FROM cases")
+                if blocks:
+                    con.execute("DELETE FROM case_blocks")
+            out = f"{db}.{step}"
+            con.execute("VACUUM INTO ?", (out,))
+            sizes.append(os.path.getsize(out))
+            os.unlink(out)
+    finally:
+        con.close()
+    return (sizes[0] - sizes[1]) / n
+
+
+def store_cost(path: Path, n: int, rounds: int, work: Path, before: Path | None) -> int:
+    """The ``--store-cost`` comparison (see the module docstring); 0 when every arm's results are equal."""
+    trees = {"": REPO / "src"} | ({"before ": before.resolve()} if before is not None else {})
+    arms: dict[str, tuple[list[str], dict[str, str], Path]] = {}
+    for tag, src in trees.items():
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        for name, extra in (("store (texts kept)", []), ("store --no-texts", ["--no-texts"]), ("--no-store", ["--no-store"])):
+            if tag and name == "--no-store":
+                continue
+            out = work / f"cost_{len(arms)}.json"
+            arms[tag + name] = ([sys.executable, "-m", "goldeval", "score", str(path), "-q", *extra, "--out", str(out)],
+                                env, out)
+    names = list(arms)
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    print(f"corpus: {path} ({n:,} rows, {path.stat().st_size / 1e6:.0f} MB); goldeval score -q, default workers; "
+          f"{rounds} rounds interleaved; {os.cpu_count()} CPUs; HEAD {head}")
+    wall: dict[str, list[float]] = {a: [] for a in names}
+    cpu: dict[str, list[float]] = {a: [] for a in names}
+    rss: dict[str, list[float]] = {a: [] for a in names}
+    per_case: dict[str, list[float]] = {a: [] for a in names if "--no-texts" in a}
+    loads = []
+    for rnd in range(rounds):
+        loads.append(load())
+        for a in (names if rnd % 2 == 0 else names[::-1]):
+            cmd, env, _ = arms[a]
+            home = work / "cost_home"
+            shutil.rmtree(home, ignore_errors=True)
+            w, c, r, _ = measure(cmd, {**env, "GOLDEVAL_HOME": str(home)})
+            wall[a].append(w)
+            cpu[a].append(c)
+            rss[a].append(r)
+            if a in per_case:
+                per_case[a].append(bytes_a_case(home / "goldeval.db"))
+            shutil.rmtree(home, ignore_errors=True)
+        print(f"round {rnd + 1}: load before {loads[-1]}; " + ", ".join(f"{a} {wall[a][-1]:.2f}s/{cpu[a][-1]:.2f}s" for a in names),
+              flush=True)
+    base = results_of(arms["--no-store"][2])
+    ok = True
+    for a in names:
+        same = results_of(arms[a][2]) == base
+        ok &= same
+        print(f"{a}: aggregate and per_example equal to --no-store's: {same}")
+    print(f"\nload average before each round: {'; '.join(loads)}; after: {load()}")
+    print(f"{'arm':<28}{'wall s':>22}{'tree CPU s':>22}{'largest RSS MiB':>17}")
+    for a in names:
+        print(f"{a:<28}{spread(wall[a]):>22}{spread(cpu[a]):>22}{max(rss[a]):>17.0f}")
+    for a in names:
+        if a == "--no-store":
+            continue
+        rw = [x / y for x, y in zip(wall[a], wall["--no-store"], strict=True)]
+        rc = [x / y for x, y in zip(cpu[a], cpu["--no-store"], strict=True)]
+        print(f"{a} / --no-store (per round): wall {spread(rw)}, CPU {spread(rc)}")
+    for a, xs in per_case.items():
+        print(f"{a}: bytes a case in the store (after VACUUM, less the store without its cases): {spread(xs, '.1f')}")
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", choices=("long", "short"), default="long")
@@ -121,12 +211,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--anchor-rows", type=int, default=None, help="rows the anchor reads (default N/5)")
     ap.add_argument("--before", type=Path, default=None, help="another tree's src folder: its w1/w2 arms too")
     ap.add_argument("--store", action="store_true", help="also w1/w2 with a fresh run store (texts kept)")
+    ap.add_argument("--store-cost", action="store_true",
+                    help="goldeval score with the store (texts kept, --no-texts) against --no-store, and bytes a case")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "goldeval_bench_scale")
     args = ap.parse_args(argv)
     n = args.n or (100_000 if args.corpus == "long" else 1_000_000)
     anchor_rows = args.anchor_rows or n // 5
     args.work.mkdir(parents=True, exist_ok=True)
     path = corpus(args.corpus, n, args.work)
+    if args.store_cost:
+        return store_cost(path, n, args.rounds, args.work, args.before)
     squad = args.work / "squad_anchor.py"
     squad.write_text(SQUAD)
 

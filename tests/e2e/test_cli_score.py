@@ -209,3 +209,102 @@ def test_two_workers_write_the_same_results_file_as_one(tmp_path, fmt):
     last = json.loads(outs[1]) if fmt == "json" else json.loads(outs[1].splitlines()[-1])
     assert last["aggregate"]["n"] == 31 * 35 and last["aggregate"]["n_failed"] == 31 * 5
     assert last["aggregate"]["whole_note_f1_mean"] == pytest.approx(0.4465338141844892, abs=1e-12)
+
+
+def _mixed_score_rows() -> bytes:
+    """1,240 free-text rows (three chunks of 500): Open-Scribe's ACI-Bench predictions (35 scored, 5 failed: no
+    prediction) repeated under new ids, among them numbers, ids with a comma (which a block cannot hold) and ids
+    JSON escapes (a quote, a backslash, a non-ASCII letter)."""
+    rows = (EXAMPLES / "openscribe_acibench_predictions.jsonl").read_bytes().splitlines()
+    out = []
+    for k in range(31):
+        for i, r in enumerate(rows):
+            row = json.loads(r)
+            n = k * len(rows) + i
+            row["id"] = f"copy{k}-{i}"
+            if n % 97 == 5:
+                row["id"] = f'q"{n}\\é'
+            elif n % 89 == 3:
+                row["id"] = 100_000 + n  # a number
+            elif n % 83 == 2:
+                row["id"] = f"a,{n}"  # a comma in the id's JSON: not in a block (record_lines counts commas)
+            out.append(json.dumps(row, ensure_ascii=False).encode())
+    return b"\n".join(out) + b"\n"
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_score_recorded_in_blocks_reads_back_as_the_one_row_a_case_path(tmp_path, monkeypatch, workers):
+    """A new `goldeval score` run records its scored cases as compressed blocks (Recorder.record_lines): every stored
+    row (case id, seq, status, verdict, score, reason, raw, record JSON) reads back as the one-row-a-case path
+    stores it, and so do the results with their per_example rebuilt from the store, `runs export` (JSONL and JSON),
+    an imported bundle and the report page. Expected values: the one-row-a-case path's own store (the definition:
+    Recorder.record_lines removed), and Open-Scribe's published ACI-Bench mean (tests/unit/test_freetext.py)."""
+    from goldeval.runs import recorder as rec_mod
+    from goldeval.runs.store import RunStore
+
+    src = tmp_path / "mixed.jsonl"
+    src.write_bytes(_mixed_score_rows())
+    dbs = {"bulk": tmp_path / "bulk.db", "rows": tmp_path / "rows.db"}
+    for name, db in dbs.items():
+        with monkeypatch.context() as m:
+            if name == "rows":
+                m.delattr(rec_mod.Recorder, "record_lines")
+            res = CliRunner().invoke(main, ["score", str(src), "--workers", workers, "--store", str(db), "-q",
+                                            "--out", str(tmp_path / f"{name}.json")])
+            assert res.exit_code == 0, res.output
+    out_b, out_r = (json.loads((tmp_path / f"{n}.json").read_text()) for n in dbs)
+    assert out_b["aggregate"]["n"] == 31 * 35 and out_b["aggregate"]["n_failed"] == 31 * 5
+    assert out_b["aggregate"]["whole_note_f1_mean"] == pytest.approx(0.4465338141844892, abs=1e-12)
+    for doc in (out_b, out_r):
+        doc["aggregate"].pop("elapsed_sec")
+        doc.pop("run")
+    assert out_b == out_r
+    stores = {name: RunStore(str(db)) for name, db in dbs.items()}
+    try:
+        (run_b,), (run_r,) = stores["bulk"].list_runs(), stores["rows"].list_runs()
+        blocks = stores["bulk"].db.execute("SELECT count(*), sum(n) FROM case_blocks").fetchone()
+        assert blocks[0] >= 3 and blocks[1] > 1000  # most scored cases went into blocks
+        # one row each: the failed rows (unscored), and the scored ones whose id a block cannot hold (a comma; a
+        # number is recorded as its text by token F1, so it can)
+        failed = {r["id"] for r in out_b["failures"]}
+        comma = [r["id"] for r in map(json.loads, src.read_bytes().splitlines()) if "," in str(r["id"])]
+        expect = 31 * 5 + sum(1 for i in comma if i not in failed)
+        assert 0 < len(comma) - sum(1 for i in comma if i not in failed) < len(comma)  # (commas on both kinds)
+        assert stores["bulk"].db.execute("SELECT count(*) FROM cases").fetchone()[0] == expect
+        assert blocks[1] == 1240 - expect
+        assert stores["rows"].db.execute("SELECT count(*) FROM case_blocks").fetchone()[0] == 0
+        assert run_b["n_recorded"] == run_r["n_recorded"] == 1240
+        assert list(stores["bulk"].stored_cases(run_b["id"])) == list(stores["rows"].stored_cases(run_r["id"]))
+        assert stores["bulk"].case_map(run_b["id"]) == stores["rows"].case_map(run_r["id"])
+        assert stores["bulk"].next_seq(run_b["id"]) == stores["rows"].next_seq(run_r["id"]) == 1240
+        res_b = stores["bulk"].get_run(run_b["id"])["results"]
+        res_r = stores["rows"].get_run(run_r["id"])["results"]
+        assert res_b["per_example"] == res_r["per_example"] and len(res_b["per_example"]) == 31 * 35
+        drop = ("run", "aggregate", "input")
+        assert {k: v for k, v in res_b.items() if k not in drop} == {k: v for k, v in res_r.items() if k not in drop}
+        ids = (run_b["id"], run_r["id"])
+    finally:
+        for st in stores.values():
+            st.close()
+    got = [CliRunner().invoke(main, ["runs", "export", rid, "--store", str(db)]).stdout for rid, db in zip(ids, dbs.values())]
+    assert got[0] == got[1] and got[0].count("\n") == 1240
+    whole = [json.loads(CliRunner().invoke(main, ["runs", "export", rid, "--store", str(db), "--format", "json"]).stdout)
+             for rid, db in zip(ids, dbs.values())]
+    for w in whole:  # (the run: its id, store, times and the seconds taken)
+        del w["run"], w["results"]["run"]
+        w["results"]["aggregate"].pop("elapsed_sec")
+    assert whole[0] == whole[1] and len(whole[0]["cases"]) == 1240
+    pages = []
+    for rid, db, name in zip(ids, dbs.values(), dbs):
+        page = tmp_path / f"{name}.html"
+        res = CliRunner().invoke(main, ["report", rid, "--store", str(db), "--out", str(page)])
+        assert res.exit_code == 0, res.output
+        pages.append(page.read_text(encoding="utf-8"))
+    when = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")  # the run's creation time (to the second)
+    same = [when.sub("WHEN", page.replace(rid, "RUN")) for page, rid in zip(pages, ids)]
+    assert same[0] == same[1] and same[0].count("copy30-") > 0
+    bundle, other = tmp_path / "b.tar.gz", tmp_path / "other.db"
+    assert CliRunner().invoke(main, ["runs", "export", ids[0], "--store", str(dbs["bulk"]), "--bundle", str(bundle)]).exit_code == 0
+    assert CliRunner().invoke(main, ["runs", "import", str(bundle), "--store", str(other)]).exit_code == 0
+    with RunStore(str(other)) as imported, RunStore(str(dbs["rows"])) as rows_store:
+        assert list(imported.stored_cases(ids[0])) == list(rows_store.stored_cases(ids[1]))

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import zstandard
 
 pytestmark = pytest.mark.slow
 
@@ -38,12 +39,13 @@ def corpus(tmp_path_factory) -> Path:
 
 
 def committed(db: Path) -> int:
-    """Case rows committed so far (0 while the store or its tables do not exist yet)."""
+    """Cases committed so far, as rows and in blocks (0 while the store or its tables do not exist yet)."""
     if not db.exists():
         return 0
     con = sqlite3.connect(db, timeout=5)
     try:
-        return con.execute("SELECT count(*) FROM cases").fetchone()[0]
+        return (con.execute("SELECT count(*) FROM cases").fetchone()[0]
+                + con.execute("SELECT coalesce(sum(n), 0) FROM case_blocks").fetchone()[0])
     except sqlite3.OperationalError:
         return 0
     finally:
@@ -146,7 +148,12 @@ def stored(db: Path) -> tuple[list[tuple], list[dict]]:
     con = sqlite3.connect(db)
     try:
         runs = con.execute("SELECT id, status FROM runs").fetchall()
-        cases = [json.loads(r[0]) for r in con.execute("SELECT data FROM cases ORDER BY seq")]
+        # the cases rows and the blocks' records (zstd frames of newline-separated records, from seq0), by seq
+        by_seq = list(con.execute("SELECT seq, data FROM cases"))
+        for seq0, blob in con.execute("SELECT seq0, data FROM case_blocks"):
+            by_seq += enumerate(zstandard.ZstdDecompressor().decompress(blob).decode().split("\n"), seq0)
+        cases = [json.loads(data) for _, data in sorted(by_seq)]
+        assert len({seq for seq, _ in by_seq}) == len(by_seq)  # no seq twice
         return runs, cases
     finally:
         con.close()

@@ -79,7 +79,8 @@ def committed(db: Path) -> int:
         return 0
     con = sqlite3.connect(db, timeout=5)
     try:
-        return con.execute("SELECT count(*) FROM cases").fetchone()[0]
+        # (rows, and the cases recorded in blocks)
+        return con.execute("SELECT (SELECT count(*) FROM cases) + (SELECT coalesce(sum(n), 0) FROM case_blocks)").fetchone()[0]
     except sqlite3.OperationalError:
         return 0
     finally:
@@ -150,7 +151,8 @@ def test_kill_9_of_score_with_workers_leaves_no_process_and_the_run_resumes(corp
     con = sqlite3.connect(db)
     try:
         ((run_id, status, n_before),) = con.execute(
-            "SELECT r.id, r.status, (SELECT count(*) FROM cases c WHERE c.run_id = r.id) FROM runs r").fetchall()
+            "SELECT r.id, r.status, (SELECT count(*) FROM cases c WHERE c.run_id = r.id) "
+            "+ (SELECT coalesce(sum(n), 0) FROM case_blocks b WHERE b.run_id = r.id) FROM runs r").fetchall()
     finally:
         con.close()
     assert status in ("running", "interrupted") and 0 < n_before < N_ROWS

@@ -180,7 +180,7 @@ def test_a_run_read_from_stdin_resumes_only_by_resume_id(tmp_path: Path) -> None
         if db.exists():
             con = sqlite3.connect(db, timeout=5)
             try:
-                n = con.execute("SELECT count(*) FROM cases").fetchone()[0]
+                n = con.execute("SELECT (SELECT count(*) FROM cases) + (SELECT coalesce(sum(n), 0) FROM case_blocks)").fetchone()[0]
             except sqlite3.OperationalError:
                 pass
             finally:

@@ -89,6 +89,7 @@ def run(
     extra: Mapping[str, Any] | None = None,
     unique_ids: bool = False,
     finish: bool = True,
+    record_blocks: bool = False,
 ) -> dict[str, Any]:
     """Score *source* with *scorer*, record each case, aggregate: the results dict of :meth:`Scorer.finish`.
 
@@ -123,6 +124,11 @@ def run(
         unique_ids: The rows' ids are known to be unique (the judge's join checked them): no id is kept.
         finish: Call ``recorder.finish(results)`` (default); False leaves it to the caller (which adds to the
             results first).
+        record_blocks: A new run's scored cases may reach a recorder that has ``record_lines`` in bulk, as
+            compressed blocks (``goldeval score``); only for a caller that records no case of the run again after
+            this (a block is never replaced, as a ``cases`` row is: the judge's LLM stage records cases again, so
+            ``goldeval judge`` leaves it False). Where blocks cannot be used (a resumed run, repeated ids) the cases
+            are recorded one row each, as with False.
 
     Returns:
         The scorer's results, ``aggregate["elapsed_sec"]`` (when the scorer has one) the seconds of the scoring
@@ -164,22 +170,25 @@ def run(
             lines(data + b"\n", 1)
 
     job = _Job(scorer, config, src, id_field, recorder, previous, ids, keep_cases, on_example or on_example_json,
-               as_json=on_example_json is not None, on_lines=on_example_lines)
+               as_json=on_example_json is not None, on_lines=on_example_lines, blocks=record_blocks)
     # With no repeated id anywhere (the usual case, known from the first pass) and nothing to reuse, each chunk is
     # folded into a partial where it is scored (a worker) and the partials are merged here in order: this process
     # then only merges, streams the entries and records. Otherwise the records are folded here, one by one.
-    plan = _Plan(fold=not previous and (unique_ids or (repeated is not None and not repeated)), keep=keep_cases,
+    fold = not previous and (unique_ids or (repeated is not None and not repeated))
+    plan = _Plan(fold=fold, keep=keep_cases,
                  entries=job.on_example is not None, serialize=job.serialize, record=recorder is not None,
-                 entries_json=job.as_json, all_cases=job.all_cases, lines=on_example_lines is not None)
+                 entries_json=job.as_json, all_cases=job.all_cases, lines=on_example_lines is not None, bulk=fold and job.bulk)
     t0 = time.perf_counter()
     if raw_lines and workers > 1:
         assert path is not None
         _score_in_pool(job, plan, _range_chunks(path), workers, progress)
     else:
         # In this process each case is recorded as soon as score_batch yields it (folded: in _score_chunk; else in
-        # _Job.take_records, after the repeated-id check), so an interrupt loses only the case in flight.
-        plan_here = plan._replace(serialize=False, lines=False)
-        record_now = recorder.record if recorder is not None else None
+        # _Job.take_records, after the repeated-id check), so an interrupt loses only the case in flight; folded
+        # for a recorder that takes blocks, a chunk's cases are recorded in bulk once it is scored (an interrupt
+        # loses the chunk and the block not written yet: the resumed run redoes them).
+        plan_here = plan._replace(serialize=plan.bulk, lines=False)
+        record_now = recorder.record if recorder is not None and not plan.bulk else None
         lenient = scorer.lenient_json
         for chunk in chunks:
             items: Iterable[Any] = (decode_line(raw, line, src, lenient=lenient) for line, raw in chunk) if raw_lines else chunk
@@ -385,13 +394,17 @@ class _Plan(NamedTuple):
     entries_json: bool = False  # the sink takes each entry's JSON (bytes), not a dict
     all_cases: bool = False  # every case with an id is a per_example entry (Scorer.per_example_from_cases "all")
     lines: bool = False  # the entries' JSON goes back joined, one body a chunk (run's on_example_lines)
+    bulk: bool = False  # serialized, the scored cases go to Recorder.record_lines (blocks), the others as keys
 
 
 class _Chunk(NamedTuple):
     """A scored chunk. Folded: ``partial``, ``n_rows``, ``n_scored`` and ``scored_ids`` (the JSON of the scored ids,
     comma-joined), ``entries`` (when asked), ``to_record`` (the records to record one by one, when ``stored`` is
     None). Not folded: ``records`` (all of them, in order). ``stored``: ``(keys, newline-joined JSON)`` for
-    ``Recorder.record_serialized`` when every row was a new case and serializing was asked. ``lines``: the
+    ``Recorder.record_serialized`` when every row was a new case and serializing was asked; with the plan's
+    ``bulk``, a list of segments in order instead, each ``(True, the ids' JSON comma-joined, [JSON, ...])`` for
+    ``Recorder.record_lines`` (scored cases with a string id) or ``(False, keys, [JSON, ...])`` for
+    ``Recorder.record_serialized`` (the others). ``lines``: the
     entries' JSON as one body, each followed by a newline, and their number (instead of ``entries``, when the plan
     says ``lines``)."""
 
@@ -432,10 +445,17 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
     as_json = plan.entries_json and _entries_are_records(scorer)
     keys: list[tuple[Any, ...]] | None = [] if plan.serialize else None
     parts: list[bytes] = []
+    # plan.bulk: the serialized cases as segments of one kind each, in order (see _Chunk.stored)
+    bulk = plan.bulk and keys is not None
+    segments: list[tuple[bool, list[Any], list[bytes]]] = []
+    in_block: bool | None = None  # the kind of the last segment (None: no segment yet)
+    seg_keys: list[Any] = []
+    seg_parts: list[bytes] = []
     to_record: list[Mapping[str, Any]] = []  # after the serialized prefix: recorded one by one (Recorder.record says why)
-    scored: list[bytes] = []
+    scored: list[Any] = []  # the scored ids (their JSON, comma-joined, is one orjson call at the end)
     dumps = orjson.dumps
     all_cases, record = plan.all_cases, plan.record
+    same_form = type(scorer).case_record is Scorer.case_record  # the stored form of a record is the record
     n = 0
     for rec in scorer.score_batch(items, config):
         n += 1
@@ -444,23 +464,51 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
         rid = rec.get("id")
         data = None
         if rid is not None and (status == "scored" or (all_cases and status == "unscored")):
-            scored.append(dumps(rid))
+            scored.append(rid)
         if record and rid is not None:
-            case = stored_form(rec)
+            case = rec if same_form else stored_form(rec)
             if record_now is not None:
                 record_now(case)
             elif keys is not None and not to_record:
-                columns = case_columns(case)
-                try:
-                    data = dumps(case, option=_DUMPS)
-                except TypeError:
-                    data = None
-                if data is None or b"\n" in data or (columns[2] is not None and not (-1e308 < columns[2] < 1e308)):
-                    to_record.append(case)  # (not JSON, a newline, ±inf: Recorder.record's own rules)
-                    data = None
-                else:
-                    keys.append((rid if rid.__class__ is str else str(rid), *columns))
-                    parts.append(data)
+                as_row = True  # (not taken into a block below)
+                if bulk and rid.__class__ is str and (status == "scored" if same_form else
+                                                      (case.get("id") is rid and case.get("status") == "scored")):
+                    # A block holds scored cases whose columns are read back from their JSON: the id (a string, the
+                    # key's), the status, and a score that is finite (orjson writes ±inf and NaN as null: JSON
+                    # without null has none). An id with a comma is not one (its JSON has the comma too):
+                    # record_lines counts a block's cases by the commas between their ids. Any other case goes by
+                    # the general path below.
+                    try:
+                        data = dumps(case, option=_DUMPS)
+                    except TypeError:
+                        data = None
+                    if data is not None and b"null" not in data and b"\n" not in data and "," not in rid:
+                        if in_block is not True:
+                            in_block = True
+                            seg_keys, seg_parts = [], []
+                            segments.append((True, seg_keys, seg_parts))
+                        seg_keys.append(rid)
+                        seg_parts.append(data)
+                        as_row = False
+                if as_row:
+                    columns = case_columns(case)
+                    try:
+                        data = dumps(case, option=_DUMPS)
+                    except TypeError:
+                        data = None
+                    if data is None or b"\n" in data or (columns[2] is not None and not (-1e308 < columns[2] < 1e308)):
+                        to_record.append(case)  # (not JSON, a newline, ±inf: Recorder.record's own rules)
+                        data = None
+                    elif bulk:  # recorded as a row, in its place among the blocks (record_serialized)
+                        if in_block is not False:
+                            in_block = False
+                            seg_keys, seg_parts = [], []
+                            segments.append((False, seg_keys, seg_parts))
+                        seg_keys.append((rid if rid.__class__ is str else str(rid), *columns))
+                        seg_parts.append(data)
+                    else:
+                        keys.append((rid if rid.__class__ is str else str(rid), *columns))
+                        parts.append(data)
             else:
                 to_record.append(case)
         if put is not None:
@@ -473,11 +521,14 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
                 entry = example(rec)
                 if entry is not None:
                     put(dumps(entry, option=_DUMPS) if plan.entries_json else entry)
-    stored = (keys, parts) if keys else None
+    # a block's ids as their JSON, comma-joined (one orjson call: an array's items are comma-separated, no spaces)
+    stored = ([(True, dumps(k)[1:-1], p) if b else (b, k, p) for b, k, p in segments] or None) if bulk else \
+        ((keys, parts) if keys else None)
+    scored_ids = dumps(scored)[1:-1]
     if plan.lines and entries:  # one body for the chunk: this process writes it in one call
-        return _Chunk(None, part, n, len(scored), b",".join(scored), None, to_record or None, stored,
+        return _Chunk(None, part, n, len(scored), scored_ids, None, to_record or None, stored,
                       (b"\n".join(entries) + b"\n", len(entries)))
-    return _Chunk(None, part, n, len(scored), b",".join(scored), entries, to_record or None, stored)
+    return _Chunk(None, part, n, len(scored), scored_ids, entries, to_record or None, stored)
 
 
 def _entries_are_records(scorer: Scorer) -> bool:
@@ -589,7 +640,7 @@ class _Job:
 
     def __init__(self, scorer: Scorer, config: Mapping[str, Any], src: str, id_field: str, recorder: Any,
                  previous: Mapping[str, Any], ids: IdIndex | None, keep: bool, on_example: Any, *, as_json: bool = False,
-                 on_lines: Callable[[bytes, int], None] | None = None) -> None:
+                 on_lines: Callable[[bytes, int], None] | None = None, blocks: bool = False) -> None:
         self.scorer, self.config, self.src, self.id_field = scorer, config, src, id_field
         self.recorder, self.previous, self.ids = recorder, previous, ids
         self.partial = scorer.new_partial(config, keep_cases=keep)
@@ -601,6 +652,10 @@ class _Job:
         #: sha256 of the JSON array of the scored ids, in order (what the store checks its cases against)
         self.ids_hasher = hashlib.sha256(b"[")
         self.serialize = not previous and hasattr(recorder, "record_serialized")
+        #: A new run whose recorder takes records in bulk (Recorder.record_lines): a folded chunk's scored cases
+        #: reach the store as compressed blocks, read back as the cases rows record_serialized would have stored.
+        #: (Folded only with no repeated id and nothing to reuse: each id is then recorded once, as blocks need.)
+        self.bulk = blocks and self.serialize and hasattr(recorder, "record_lines")
         self.all_cases = scorer.per_example_from_cases == "all"
         mode = scorer.per_example_from_cases
         # (a kept per_example list is checked by the store against its scored cases only: "all" needs the marker)
@@ -628,7 +683,15 @@ class _Job:
                 on_example(entry)
         recorder = self.recorder
         if recorder is not None:
-            if chunk.stored is not None:
+            if chunk.stored is None:
+                pass
+            elif chunk.stored.__class__ is list:  # segments (_Plan.bulk): blocks of scored cases, and the others
+                for block, keys, parts in chunk.stored:
+                    if block:
+                        recorder.record_lines(b"\n".join(parts), len(parts), keys)
+                    else:
+                        recorder.record_serialized(keys, b"\n".join(parts))
+            else:
                 keys, parts = chunk.stored
                 recorder.record_serialized(keys, b"\n".join(parts))
             for case in chunk.to_record or ():  # (already in their stored form)

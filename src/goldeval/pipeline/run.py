@@ -184,8 +184,9 @@ def evaluate(
                 # (here, not above: the engine loads multiprocessing, which a batch kernel never needs)
 
                 from goldeval.engines.local import run  # start-up: multiprocessing loads only for row-by-row scoring
+                # (record_blocks: nothing records a case of this run again, so its scored cases may go as blocks)
                 results = run(scorer, file, config, workers=workers, recorder=recorder, progress=observer.progress,
-                              on_total=observer.total, keep_cases=keep_cases, **sink)
+                              on_total=observer.total, keep_cases=keep_cases, record_blocks=True, **sink)
             if recording.note:
                 observer.recorded(recording.note)
             observer.summary(results, scorer)

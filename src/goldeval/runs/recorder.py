@@ -8,7 +8,8 @@ Protocol (what a batch scorer may rely on; ``recorder=None`` means nothing is re
                                             # (the free-text scorer uses it when record takes status=, see
                                             # goldeval.freetext; else it passes {"status": "scored", **case})
     recorder.record_lines(records, n, ids)  # optional: n scored cases serialized in bulk, recorded once each
-                                            # (goldeval.labels' C path; stored as compressed blocks)
+                                            # (goldeval.labels' C path, and the local engine's folded chunks
+                                            # for goldeval score; stored as compressed blocks)
     recorder.finish(results)        # the whole results dict; may be called again (e.g. after gates): last wins
 
 Writes are batched: the pending records are handed over in one batch every ``batch_size`` (200) cases or every
@@ -243,7 +244,8 @@ class Recorder:
             self._send()
 
     def record_lines(self, records: bytes, n: int, ids: bytes) -> None:
-        """Queue *n* scored cases another part of goldeval serialized in bulk (``goldeval labels``' C reader): they
+        """Queue *n* scored cases another part of goldeval serialized in bulk (``goldeval labels``' C reader, the local
+        engine's workers for ``goldeval score``): they
         reach the store as compressed blocks of about :data:`BLOCK_BYTES` (:meth:`RunStore.write_case_block`), read
         back as the ``cases`` rows :meth:`record` would have stored for the same records. Blocks are written on the
         writer thread (in the caller with ``background=False``), whatever ``background`` says for batches.
