@@ -44,6 +44,7 @@ import tempfile
 from pathlib import Path
 
 from measure import measure as tree_measure
+from squad import SQUAD_FUNCTIONS
 
 import orjson
 
@@ -53,25 +54,8 @@ SHARED = Path(os.environ.get("GOLDEVAL_SHARED", REPO.parent / "shared"))
 
 #: The SQuAD v1.1 evaluation script's normalisation and F1 (its code), streaming argv[1]'s first argv[2] rows; prints
 #: the rows read and the seconds of the loop (process time and wall; start-up excluded).
-SQUAD = r'''
-import collections, re, string, sys, time, orjson
-def normalize_answer(s):
-    def remove_articles(text):
-        return re.sub(r"\b(a|an|the)\b", " ", text)
-    def white_space_fix(text):
-        return " ".join(text.split())
-    def remove_punc(text):
-        exclude = set(string.punctuation)
-        return "".join(ch for ch in text if ch not in exclude)
-    return white_space_fix(remove_articles(remove_punc(s.lower())))
-def f1_score(prediction, ground_truth):
-    p, g = normalize_answer(prediction).split(), normalize_answer(ground_truth).split()
-    common = collections.Counter(p) & collections.Counter(g)
-    num_same = sum(common.values())
-    if num_same == 0:
-        return 0.0
-    precision, recall = num_same / len(p), num_same / len(g)
-    return (2 * precision * recall) / (precision + recall)
+SQUAD = SQUAD_FUNCTIONS + r'''
+import sys, time, orjson
 limit = int(sys.argv[2])
 c, w = time.process_time(), time.perf_counter()
 total = n = 0

@@ -10,8 +10,10 @@ plus a copy of the built ``_fast`` extension); "after" is the installed goldeval
 
 Rows printed:
 1. ``goldeval score FILE --out /dev/null`` (``--no-store`` and with a fresh store): peak RSS of the largest process
-   (``RUSAGE_CHILDREN`` of a wrapper), wall seconds. Anchor: a SQuAD-style scorer (the SQuAD v1.1 script's
-   normalisation and ``f1_score``, streaming the file, running sums) in its own process.
+   (``benchmarks/measure.py``), wall seconds. Anchor: a SQuAD-style scorer (the SQuAD v1.1 script's normalisation
+   and ``f1_score``, from ``benchmarks/squad.py``, streaming the file, running sums) in its own process. Before
+   issue 31 this anchor built its punctuation set once per character, about 10× slower than the real script: the
+   ratios printed before then overstate goldeval.
 2. ``goldeval labels FILE --positive label003 --out /dev/null``: same measures. Anchor: scikit-learn's
    ``precision_recall_fscore_support`` and ``cohen_kappa_score`` on the file's labels (read with orjson) in its
    own process.
@@ -29,30 +31,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from measure import measure as tree_measure
+from squad import SQUAD_FUNCTIONS
+
 HERE = Path(__file__).resolve().parent
 
-_PEAK = (
-    "import resource, subprocess, sys, time\n"
-    "t = time.perf_counter()\n"
-    "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-    "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode)\n"
-)
-
-SQUAD = r'''
-import collections, re, string, sys, orjson
-def normalize_answer(s):
-    s = s.lower()
-    s = "".join(ch for ch in s if ch not in set(string.punctuation))
-    s = re.sub(r"\b(a|an|the)\b", " ", s)
-    return " ".join(s.split())
-def f1_score(prediction, ground_truth):
-    p, g = normalize_answer(prediction).split(), normalize_answer(ground_truth).split()
-    common = collections.Counter(p) & collections.Counter(g)
-    num_same = sum(common.values())
-    if num_same == 0:
-        return 0.0
-    precision, recall = num_same / len(p), num_same / len(g)
-    return (2 * precision * recall) / (precision + recall)
+SQUAD = SQUAD_FUNCTIONS + r'''
+import sys, orjson
 total = n = 0
 with open(sys.argv[1], "rb") as fh:
     for line in fh:
@@ -74,10 +59,10 @@ print(precision_recall_fscore_support(gold, pred, labels=["label003"], average=N
 
 
 def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MiB of the largest process, exit code) of one command."""
-    out = subprocess.run([sys.executable, "-c", _PEAK, *argv], capture_output=True, text=True, env=env, check=True)
-    wall, kib, code = out.stdout.split()
-    return float(wall), int(kib) / 1024, int(code)
+    """(wall seconds, peak RSS MiB of the largest process of the tree, exit code) of one command
+    (:func:`measure.measure`: every descendant waited for, a forkserver's workers and the store's writer too)."""
+    m = tree_measure(argv, env)
+    return m.wall_s, m.largest_rss_mib, m.exit_code
 
 
 def summary(values: list[float]) -> str:
