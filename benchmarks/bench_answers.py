@@ -281,8 +281,8 @@ def near_misses(sizes: list[int], rounds: int, widths: list[int], width_rows: in
         for label, make in NEAR_MISSES.items():
             gn, gr, pn, pr = make(n, 10, seed=1)
             golden = {"kind": "value", "columns": gn, "rows": gr}
-            tj, ta, v, a = _interleaved(lambda: judge_answer("q", golden, {"columns": pn, "rows": pr}),
-                                        lambda: hash_signature_judge(gn, gr, pn, pr), rounds)
+            tj, ta, v, a = _interleaved(lambda g=golden, pn=pn, pr=pr: judge_answer("q", g, {"columns": pn, "rows": pr}),
+                                        lambda gn=gn, gr=gr, pn=pn, pr=pr: hash_signature_judge(gn, gr, pn, pr), rounds)
             ratios = [x / y for x, y in zip(tj, ta)]
             print(f"  {label:42s} {n:>8,} {_spread(tj):>22} {_spread(ta):>22} {_spread(ratios):>20}  {v.verdict} | {a.split(':')[0]}")
     print(f"\nwidth scaling, same domain with labels swapped, {width_rows:,} rows (CPU s, median (min–max) of {rounds} rounds)")
@@ -290,8 +290,8 @@ def near_misses(sizes: list[int], rounds: int, widths: list[int], width_rows: in
     for k in widths:
         gn, gr, pn, pr = near_miss_domain_swap(width_rows, k, seed=3)
         golden = {"kind": "value", "columns": gn, "rows": gr}
-        tj, ta, v, _ = _interleaved(lambda: judge_answer("q", golden, {"columns": pn, "rows": pr}),
-                                    lambda: hash_signature_judge(gn, gr, pn, pr), rounds)
+        tj, ta, v, _ = _interleaved(lambda g=golden, pn=pn, pr=pr: judge_answer("q", g, {"columns": pn, "rows": pr}),
+                                    lambda gn=gn, gr=gr, pn=pn, pr=pr: hash_signature_judge(gn, gr, pn, pr), rounds)
         ratios = [x / y for x, y in zip(tj, ta)]
         # The permutation search looks for a column order that makes the row multisets equal: with the labels
         # swapped one exists (the values), so it is "found" or it gives up.
@@ -331,8 +331,8 @@ def main() -> None:
     print(f"  anchor: every cell of both tables into columns {anchor_np:.3f} s; sorted() of both tables' rows {anchor_sort:.3f} s")
     for rename in (False, True):
         p_names, p_rows = shuffled(names, rows, seed=2, rename=rename)
-        secs, v = timed(lambda: judge_answer("q", golden, {"columns": p_names, "rows": p_rows}))
-        cpu = cpu_timed(lambda: judge_answer("q", golden, {"columns": p_names, "rows": p_rows}))
+        secs, v = timed(lambda pn=p_names, pr=p_rows: judge_answer("q", golden, {"columns": pn, "rows": pr}))
+        cpu = cpu_timed(lambda pn=p_names, pr=p_rows: judge_answer("q", golden, {"columns": pn, "rows": pr}))
         label = "names replaced (c0…c9)" if rename else "names kept"
         print(f"  judge, {label:24s} wall {secs:.3f} s, CPU {cpu:.3f} s  verdict {v.verdict}  ({secs / anchor_np:.1f}× the np.array "
               f"anchor, {secs / anchor_sort:.1f}× the sort anchor){'  UNDER 1 s' if cpu < 1 else '  OVER 1 s'}")
@@ -350,7 +350,7 @@ def main() -> None:
         names, rows = make_table(args.width_rows, k, seed=10 + k)
         golden = {"kind": "value", "columns": names, "rows": rows}
         p_names, p_rows = shuffled(names, rows, seed=20 + k, rename=True)
-        secs, v = timed(lambda: judge_answer("q", golden, {"columns": p_names, "rows": p_rows}))
+        secs, v = timed(lambda g=golden, pn=p_names, pr=p_rows: judge_answer("q", g, {"columns": pn, "rows": pr}))
         assert v.verdict == "match", v.why
         outcome, s_secs, tried = permutation_search(rows, p_rows, args.budget)
         per = s_secs / tried

@@ -92,9 +92,9 @@ def library(sizes: list[int], rounds: int) -> bool:
             got = {}
             for which in order:
                 if which == "sk":
-                    got[which] = _timed(lambda: precision_recall_fscore_support(gold, pred, average="binary", pos_label="escalate"))
+                    got[which] = _timed(lambda g=gold, p=pred: precision_recall_fscore_support(g, p, average="binary", pos_label="escalate"))
                 else:
-                    got[which] = _timed(lambda: score_labels(gold, pred, positive="escalate"))
+                    got[which] = _timed(lambda g=gold, p=pred: score_labels(g, p, positive="escalate"))
             (a, sk), (b, ge) = got["sk"], got["ge"]
             t_sk.append(a)
             t_ge.append(b)
@@ -245,9 +245,9 @@ def parts(path: str, positive: str, rounds: int) -> None:
     for c in (True, False):
         use_c(c)
         repeated = scan(c)
-        jobs = {"id pass (scan_jsonl_ids)": lambda: scan(c),
-                "scoring pass, no per_example": lambda: stream(repeated, None),
-                "scoring pass + per_example JSON": lambda: stream(repeated, lambda body, n: None),
+        jobs = {"id pass (scan_jsonl_ids)": lambda c=c: scan(c),
+                "scoring pass, no per_example": lambda r=repeated: stream(r, None),
+                "scoring pass + per_example JSON": lambda r=repeated: stream(r, lambda body, n: None),
                 "score_label_path, --out /dev/null": whole}
         cpu: dict[str, list[float]] = {k: [] for k in jobs}
         for _ in range(rounds):
