@@ -7,6 +7,7 @@ import pytest
 
 from goldeval.cli._progress import DEFAULT_INTERVAL_S, ProgressDisplay, line_interval, progress_line
 from goldeval.errors import InputError
+from goldeval.io.printable import fmt_seconds
 
 
 class Clock:
@@ -171,3 +172,16 @@ def test_an_activity_stops_when_the_work_fails_and_is_silent_when_quiet(monkeypa
         Activity("building the report", write=lines.append, terminal=False).run(fails)
     Activity("building the report", write=lines.append, terminal=False, quiet=True).run(lambda: None)
     assert lines == []
+
+
+def test_durations_on_the_screen_keep_their_digits():
+    # Worked by hand: 3.8 ms must not read "0.00 s" (the score table's "elapsed" did, for PriMock57's 57 rows);
+    # below 10 ms one decimal of ms, below a second whole ms, from 999.5 ms on seconds to two decimals.
+    assert fmt_seconds(0.0038) == "3.8 ms"
+    assert fmt_seconds(0.0) == "0 ms"
+    assert fmt_seconds(0.0099) == "9.9 ms"
+    assert fmt_seconds(0.00996) == "10 ms"
+    assert fmt_seconds(0.25) == "250 ms"
+    assert fmt_seconds(0.9994) == "999 ms"
+    assert fmt_seconds(0.9996) == "1.00 s"
+    assert fmt_seconds(2.456) == "2.46 s"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from goldeval.io.printable import fmt
+from goldeval.io.printable import fmt, fmt_seconds
 
 __all__ = ["render_freetext"]
 
@@ -37,7 +37,7 @@ def render_freetext(results: dict[str, Any], console: Any, *, max_failures: int 
             value = "undefined" if key in agg.get("undefined", {}) else fmt(agg[key])
             table.add_row(label, value)
     table.add_row("tokenizer", f"{agg['tokenizer']}@{agg.get('tokenizer_version', '?')}")
-    table.add_row("elapsed", f"{agg['elapsed_sec']:.2f} s")
+    table.add_row("elapsed", fmt_seconds(agg["elapsed_sec"]))
     console.print(table)
     sections = agg.get("sections")
     if sections:

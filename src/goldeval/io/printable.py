@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["cap_columns", "escaping_console", "printable"]
+__all__ = ["cap_columns", "escaping_console", "fmt", "fmt_seconds", "printable"]
 
 #: C0 controls but line feed and tab, DEL, the C1 controls, and the bidirectional formatting characters.
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -105,3 +105,27 @@ def fmt(value: float | int | None, digits: int = 3) -> str:
     if isinstance(value, int):
         return str(value)
     return f"{value:.{digits}f}"
+
+
+def fmt_seconds(seconds: float) -> str:
+    """A duration for the screen, with the digits that show it: ``0.0038`` → ``3.8 ms``, ``2.456`` → ``2.46 s``.
+
+    Under a second it is milliseconds to two significant figures' worth (one decimal under 10 ms, none above), so a
+    run of a few milliseconds never reads as ``0.00 s``; from a second on, seconds to two decimals.
+
+    Args:
+        seconds: A non-negative duration in seconds (``float``).
+
+    Returns:
+        ``str``; ``"0 ms"`` for zero.
+
+    Examples:
+        >>> fmt_seconds(0.0038), fmt_seconds(0.25), fmt_seconds(2.456), fmt_seconds(0.0)
+        ('3.8 ms', '250 ms', '2.46 s', '0 ms')
+    """
+    if seconds >= 0.9995:  # 999.5 ms and up would print as "1000 ms"
+        return f"{seconds:.2f} s"
+    ms = seconds * 1000
+    if ms >= 9.95:
+        return f"{ms:.0f} ms"
+    return f"{ms:.1f} ms" if ms > 0 else "0 ms"
