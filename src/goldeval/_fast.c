@@ -46,6 +46,11 @@
  *
  * resample_means(d, key, key_retry, first, out) -> None
  *
+ * and token F1's plain JSONL rows, read, scored and written in one pass (goldeval.freetext.scorer, whose Python path
+ * stays the definition and the fallback, line by line):
+ *
+ * f1_lines(lines, start, id_key, pred_key, ref_key, emit) -> (stop, n, body, records, ids, sums)
+ *
  * Arguments are C-contiguous buffers (NumPy arrays): float64, and int64 for weight (or None). Compiled with
  * -ffp-contract=off: every float expression rounds as NumPy's elementwise operations do.
  */
@@ -1560,6 +1565,520 @@ static PyObject *resample_means(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+
+/* ---- token F1: the plain rows of a JSONL file, read, tokenized, counted and written in one pass (goldeval.freetext
+ * .scorer.TokenF1.line_kernel; the Python path there, decode_line + score_row, stays the definition and the
+ * fallback: it handles every line this kernel leaves to it, and tests/unit/test_freetext_lines.py checks the two
+ * agree byte for byte) ---- */
+
+/* A plain line: only ASCII bytes; one JSON object (RFC 8259 grammar, JSON white space around it, nesting at most
+ * F1_DEPTH) whose id field is a string (escapes allowed, decoding to ASCII, at least one character 0x21..0x7e, and its
+ * JSON holding neither ',' nor "null": such ids go to the store as rows, see engines/local.py) or an integer of at
+ * most 18 digits (not -0), whose two text fields are strings decoding to ASCII, and in which none of the three
+ * fields occurs twice. Any other line is left to Python. */
+#define F1_DEPTH 64
+
+typedef struct { const unsigned char *p, *end; } Cur;
+
+static inline void f1_ws(Cur *c) {
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')) c->p++;
+}
+
+static inline int hexval(unsigned char h) {
+    if (h >= '0' && h <= '9') return h - '0';
+    if (h >= 'a' && h <= 'f') return h - 'a' + 10;
+    if (h >= 'A' && h <= 'F') return h - 'A' + 10;
+    return -1;
+}
+
+/* A JSON string at c->p (its opening quote), decoded into out (when out is not NULL; room: the string's bytes), with
+ * A-Z lowered when lower. Returns its decoded length, or -1 when it is not a string this kernel reads (a control
+ * byte, a bad escape, an escape of a code point >= 0x80). */
+static Py_ssize_t f1_string(Cur *c, unsigned char *out, int lower) {
+    const unsigned char *p = c->p, *end = c->end;
+    if (p >= end || *p != '"') return -1;
+    p++;
+    Py_ssize_t n = 0;
+    for (;;) {
+        if (p >= end) return -1;
+        unsigned char ch = *p;
+        if (ch == '"') { p++; break; }
+        if (ch < 0x20) return -1;
+        if (ch == '\\') {
+            if (p + 1 >= end) return -1;
+            unsigned char e = p[1];
+            p += 2;
+            switch (e) {
+            case '"': ch = '"'; break;
+            case '\\': ch = '\\'; break;
+            case '/': ch = '/'; break;
+            case 'b': ch = '\b'; break;
+            case 'f': ch = '\f'; break;
+            case 'n': ch = '\n'; break;
+            case 'r': ch = '\r'; break;
+            case 't': ch = '\t'; break;
+            case 'u': {
+                if (p + 4 > end) return -1;
+                int a = hexval(p[0]), b = hexval(p[1]), d = hexval(p[2]), f = hexval(p[3]);
+                if (a < 0 || b < 0 || d < 0 || f < 0) return -1;
+                int cp = (a << 12) | (b << 8) | (d << 4) | f;
+                if (cp >= 0x80) return -1;
+                ch = (unsigned char)cp;
+                p += 4;
+                break;
+            }
+            default: return -1;
+            }
+        } else {
+            if (ch >= 0x80) return -1;
+            p++;
+        }
+        if (out) out[n] = (lower && ch >= 'A' && ch <= 'Z') ? (unsigned char)(ch + 32) : ch;
+        n++;
+    }
+    c->p = p;
+    return n;
+}
+
+static int f1_number(Cur *c) {
+    const unsigned char *p = c->p, *end = c->end;
+    if (p < end && *p == '-') p++;
+    if (p >= end) return -1;
+    if (*p == '0') p++;
+    else if (*p >= '1' && *p <= '9') { while (p < end && *p >= '0' && *p <= '9') p++; }
+    else return -1;
+    if (p < end && *p == '.') {
+        p++;
+        if (p >= end || !(*p >= '0' && *p <= '9')) return -1;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || !(*p >= '0' && *p <= '9')) return -1;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    c->p = p;
+    return 0;
+}
+
+/* Skip one JSON value (validated); -1 when it is not one this kernel reads. */
+static int f1_skip(Cur *c, int depth) {
+    if (c->p >= c->end) return -1;
+    unsigned char ch = *c->p;
+    if (ch == '"') return f1_string(c, NULL, 0) < 0 ? -1 : 0;
+    if (ch == '-' || (ch >= '0' && ch <= '9')) return f1_number(c);
+    if (ch == 't' || ch == 'f' || ch == 'n') {
+        const char *w = ch == 't' ? "true" : ch == 'f' ? "false" : "null";
+        size_t k = strlen(w);
+        if ((size_t)(c->end - c->p) < k || memcmp(c->p, w, k) != 0) return -1;
+        c->p += k;
+        return 0;
+    }
+    if (depth >= F1_DEPTH) return -1;
+    if (ch == '[') {
+        c->p++;
+        f1_ws(c);
+        if (c->p < c->end && *c->p == ']') { c->p++; return 0; }
+        for (;;) {
+            f1_ws(c);
+            if (f1_skip(c, depth + 1) < 0) return -1;
+            f1_ws(c);
+            if (c->p >= c->end) return -1;
+            if (*c->p == ',') { c->p++; continue; }
+            if (*c->p == ']') { c->p++; return 0; }
+            return -1;
+        }
+    }
+    if (ch == '{') {
+        c->p++;
+        f1_ws(c);
+        if (c->p < c->end && *c->p == '}') { c->p++; return 0; }
+        for (;;) {
+            f1_ws(c);
+            if (f1_string(c, NULL, 0) < 0) return -1;
+            f1_ws(c);
+            if (c->p >= c->end || *c->p != ':') return -1;
+            c->p++;
+            f1_ws(c);
+            if (f1_skip(c, depth + 1) < 0) return -1;
+            f1_ws(c);
+            if (c->p >= c->end) return -1;
+            if (*c->p == ',') { c->p++; continue; }
+            if (*c->p == '}') { c->p++; return 0; }
+            return -1;
+        }
+    }
+    return -1;
+}
+
+/* A double in [0, 1] as orjson.dumps writes it: the shortest round-trip digits (those of repr), in decimal notation
+ * from 1e-5 on ("0.00001", "0.25", "1.0"), below as d.ddde-N ("2.5e-7"). -1 for any other value (none occurs). */
+static int put_score(Buf *b, double x) {
+    if (!(x >= 0.0 && x <= 1.0)) return -1;
+    if (x == 0.0) return buf_put(b, "0.0", 3);
+    if (x == 1.0) return buf_put(b, "1.0", 3);
+    char *r = PyOS_double_to_string(x, 'r', 0, 0, NULL);  /* "0.00ddd" (x >= 1e-4) or "d[.ddd]e-NN" */
+    if (!r) return -1;
+    char digits[32];
+    int nd = 0, e;
+    const char *q = r, *ep = strchr(r, 'e');
+    if (ep) {  /* the first digit stands at 10**e */
+        for (; q < ep; q++) if (*q != '.' && nd < 31) digits[nd++] = *q;
+        e = atoi(ep + 1);
+    } else {
+        q = strchr(r, '.');
+        int z = 0;
+        if (!q) { PyMem_Free(r); return -1; }
+        q++;
+        while (*q == '0') { z++; q++; }
+        for (; *q && nd < 31; q++) digits[nd++] = *q;
+        e = -(z + 1);
+    }
+    PyMem_Free(r);
+    if (nd == 0) return -1;
+    char out[64];
+    int k = 0;
+    if (e >= -5) {  /* (e < 0: x < 1) */
+        out[k++] = '0'; out[k++] = '.';
+        for (int z = 0; z < -e - 1; z++) out[k++] = '0';
+        for (int z = 0; z < nd; z++) out[k++] = digits[z];
+    } else {
+        out[k++] = digits[0];
+        if (nd > 1) { out[k++] = '.'; for (int z = 1; z < nd; z++) out[k++] = digits[z]; }
+        k += snprintf(out + k, sizeof out - k, "e%d", e);
+    }
+    return buf_put(b, out, k);
+}
+
+/* An ASCII text as orjson.dumps writes it (between quotes; '"' and '\\' escaped, control characters as \b \t \n \f
+ * \r or \u00xx, DEL as is). */
+static int put_ascii_json(Buf *b, const unsigned char *s, Py_ssize_t n) {
+    static const char hex[] = "0123456789abcdef";
+    if (buf_put(b, "\"", 1) < 0) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char ch = s[i];
+        char esc[6];
+        int k = 0;
+        if (ch == '"' || ch == '\\') { esc[0] = '\\'; esc[1] = (char)ch; k = 2; }
+        else if (ch < 0x20) {
+            esc[0] = '\\'; k = 2;
+            switch (ch) {
+            case '\b': esc[1] = 'b'; break;
+            case '\t': esc[1] = 't'; break;
+            case '\n': esc[1] = 'n'; break;
+            case '\f': esc[1] = 'f'; break;
+            case '\r': esc[1] = 'r'; break;
+            default: esc[1] = 'u'; esc[2] = '0'; esc[3] = '0'; esc[4] = hex[ch >> 4]; esc[5] = hex[ch & 15]; k = 6;
+            }
+        }
+        if (k) { if (buf_put(b, esc, k) < 0) return -1; }
+        else {
+            Py_ssize_t j = i;
+            while (j < n && s[j] >= 0x20 && s[j] != '"' && s[j] != '\\') j++;
+            if (buf_put(b, (const char *)s + i, j - i) < 0) return -1;
+            i = j - 1;
+        }
+    }
+    return buf_put(b, "\"", 1);
+}
+
+/* Exact sums of one metric's values by denominator, as ExactSum keeps them: value = n / 2**k (lowest terms). */
+#define F1_DENOMS 1075
+typedef struct { unsigned __int128 num[F1_DENOMS]; unsigned char used[F1_DENOMS]; } Ratios;
+
+static inline void ratio_add(Ratios *r, double x) {
+    if (x == 0.0) { r->used[0] = 1; return; }  /* 0.0.as_integer_ratio() == (0, 1) */
+    int e;
+    double f = frexp(x, &e);                      /* x = f * 2**e, 0.5 <= f < 1 */
+    uint64_t m = (uint64_t)ldexp(f, 53);
+    int k = 53 - e;                               /* x = m / 2**k */
+    int tz = __builtin_ctzll(m);
+    if (tz > k) tz = k;
+    m >>= tz; k -= tz;
+    if (k < 0) { m <<= -k; k = 0; }               /* (x >= 2: never here) */
+    r->num[k] += m;
+    r->used[k] = 1;
+}
+
+static PyObject *u128_long(unsigned __int128 v) {
+    PyObject *hi = PyLong_FromUnsignedLongLong((unsigned long long)(v >> 64));
+    PyObject *lo = PyLong_FromUnsignedLongLong((unsigned long long)v);
+    PyObject *s = PyLong_FromLong(64), *r = NULL;
+    if (hi && lo && s) {
+        PyObject *t = PyNumber_Lshift(hi, s);
+        if (t) { r = PyNumber_Or(t, lo); Py_DECREF(t); }
+    }
+    Py_XDECREF(hi); Py_XDECREF(lo); Py_XDECREF(s);
+    return r;
+}
+
+/* [(2**k, numerator), ...] of the denominators used. */
+static PyObject *ratios_list(const Ratios *r) {
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    for (int k = 0; k < F1_DENOMS; k++) {
+        if (!r->used[k]) continue;
+        PyObject *one = PyLong_FromLong(1), *kk = PyLong_FromLong(k);
+        PyObject *d = (one && kk) ? PyNumber_Lshift(one, kk) : NULL;
+        Py_XDECREF(one); Py_XDECREF(kk);
+        PyObject *n = d ? u128_long(r->num[k]) : NULL;
+        PyObject *pair = n ? PyTuple_Pack(2, d, n) : NULL;
+        Py_XDECREF(d); Py_XDECREF(n);
+        if (!pair || PyList_Append(out, pair) < 0) { Py_XDECREF(pair); Py_DECREF(out); return NULL; }
+        Py_DECREF(pair);
+    }
+    return out;
+}
+
+typedef struct { uint64_t h; Py_ssize_t start, len; } Tok;
+typedef struct { uint64_t h; const unsigned char *ptr; Py_ssize_t len, count; uint32_t gen; } F1Slot;
+
+typedef struct {
+    unsigned char *ref, *pred;  /* decoded, lowered texts */
+    Py_ssize_t ref_cap, pred_cap;
+    Tok *toks;
+    Py_ssize_t tok_cap;
+    F1Slot *table;
+    size_t table_cap;
+    uint32_t gen;
+} F1Work;
+
+static int grow(void **p, Py_ssize_t *cap, Py_ssize_t need, size_t item) {
+    if (need <= *cap) return 0;
+    Py_ssize_t c = *cap ? *cap : 256;
+    while (c < need) c *= 2;
+    void *q = PyMem_Realloc(*p, (size_t)c * item);
+    if (!q) { PyErr_NoMemory(); return -1; }
+    *p = q; *cap = c;
+    return 0;
+}
+
+/* (n_pred, n_ref, n_overlap) of two lowered ASCII texts under the openscribe rule (as overlap_counts). -1: no memory. */
+static int f1_counts(F1Work *w, const unsigned char *pb, Py_ssize_t np_, const unsigned char *rb, Py_ssize_t nr_,
+                     Py_ssize_t out[3]) {
+    Py_ssize_t pos = 0, st, ln, n_ref = 0, n_pred = 0, n_overlap = 0;
+    while (next_token(rb, nr_, &pos, &st, &ln)) {
+        if (grow((void **)&w->toks, &w->tok_cap, n_ref + 1, sizeof(Tok)) < 0) return -1;
+        w->toks[n_ref].start = st; w->toks[n_ref].len = ln; w->toks[n_ref].h = fnv1a(rb + st, ln);
+        n_ref++;
+    }
+    if (n_ref) {
+        size_t cap = 16;
+        while (cap < (size_t)(2 * n_ref)) cap <<= 1;
+        if (cap > w->table_cap) {
+            PyMem_Free(w->table);
+            w->table = (F1Slot *)PyMem_Calloc(cap, sizeof(F1Slot));
+            if (!w->table) { w->table_cap = 0; PyErr_NoMemory(); return -1; }
+            w->table_cap = cap;
+            w->gen = 0;
+        }
+        if (++w->gen == 0) {  /* (wrapped: clear the stamps) */
+            memset(w->table, 0, w->table_cap * sizeof(F1Slot));
+            w->gen = 1;
+        }
+        uint32_t gen = w->gen;
+        size_t mask = cap - 1;  /* (the first cap slots of the table) */
+        F1Slot *table = w->table;
+        for (Py_ssize_t t = 0; t < n_ref; t++) {
+            const Tok *tk = &w->toks[t];
+            size_t j = (size_t)tk->h & mask;
+            for (;;) {
+                F1Slot *sl = &table[j];
+                if (sl->gen != gen) { sl->gen = gen; sl->ptr = rb + tk->start; sl->len = tk->len; sl->h = tk->h; sl->count = 1; break; }
+                if (sl->h == tk->h && sl->len == tk->len && memcmp(sl->ptr, rb + tk->start, tk->len) == 0) { sl->count++; break; }
+                j = (j + 1) & mask;
+            }
+        }
+        pos = 0;
+        while (next_token(pb, np_, &pos, &st, &ln)) {
+            n_pred++;
+            uint64_t h = fnv1a(pb + st, ln);
+            size_t j = (size_t)h & mask;
+            for (;;) {
+                F1Slot *sl = &table[j];
+                if (sl->gen != gen) break;
+                if (sl->h == h && sl->len == ln && memcmp(sl->ptr, pb + st, ln) == 0) {
+                    if (sl->count > 0) { sl->count--; n_overlap++; }
+                    break;
+                }
+                j = (j + 1) & mask;
+            }
+        }
+    } else {
+        pos = 0;
+        while (next_token(pb, np_, &pos, &st, &ln)) n_pred++;
+    }
+    out[0] = n_pred; out[1] = n_ref; out[2] = n_overlap;
+    return 0;
+}
+
+/*
+ * f1_lines(lines, start, id_key, pred_key, ref_key, emit) -> (stop, n, body, records, ids, (f1, precision, recall))
+ *
+ * Scores the items of lines[start:] (a list of (line number, bytes of one line)) while each is a plain line (above),
+ * and stops at the first that is not (stop: its index; len(lines) at the end). Each plain line is scored as
+ * goldeval.freetext.scorer.score_row scores it under the openscribe rule, and n counts them. ids: the JSON of their
+ * ids (orjson.dumps of the id text), comma-separated. With emit bit 1, body holds each one's per_example entry
+ * {"id","line","whole_note":{"precision","recall","f1"},"tokens":{"prediction","reference","overlap"}} as orjson.dumps
+ * writes it, each followed by a newline; with bit 2, records holds each one's run-store record (the same with
+ * "status":"scored" first), newline-separated. The last item: for f1, precision and recall, the exact sum of the n
+ * values as [(2**k, numerator), ...] (ExactSum.add_ratios). The keys are UTF-8 bytes.
+ */
+static PyObject *f1_lines(PyObject *self, PyObject *args) {
+    PyObject *lines;
+    Py_ssize_t start;
+    const char *want[3];
+    Py_ssize_t want_n[3];
+    int emit;
+    if (!PyArg_ParseTuple(args, "O!ny#y#y#i:f1_lines", &PyList_Type, &lines, &start, &want[0], &want_n[0], &want[1],
+                          &want_n[1], &want[2], &want_n[2], &emit))
+        return NULL;
+    Py_ssize_t total = PyList_GET_SIZE(lines), i = start < 0 ? 0 : start, n = 0;
+    Buf body = {NULL, 0, 0}, recs = {NULL, 0, 0}, ids = {NULL, 0, 0}, one = {NULL, 0, 0};
+    F1Work w;
+    memset(&w, 0, sizeof w);
+    Ratios *sums = (Ratios *)PyMem_Calloc(3, sizeof(Ratios));
+    PyObject *result = NULL;
+    if (!sums) { PyErr_NoMemory(); return NULL; }
+    for (; i < total; i++) {
+        PyObject *item = PyList_GET_ITEM(lines, i);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 || !PyBytes_Check(PyTuple_GET_ITEM(item, 1))
+            || !PyLong_Check(PyTuple_GET_ITEM(item, 0)))
+            break;
+        Py_ssize_t lineno = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 0));
+        if (lineno == -1 && PyErr_Occurred()) goto done;
+        PyObject *raw = PyTuple_GET_ITEM(item, 1);
+        const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(raw);
+        Py_ssize_t len = PyBytes_GET_SIZE(raw);
+        Cur c = {s, s + len};
+        const unsigned char *at[3] = {NULL, NULL, NULL};  /* each field's value */
+        int ok = 0;
+        f1_ws(&c);
+        if (c.p >= c.end || *c.p != '{') break;
+        c.p++;
+        f1_ws(&c);
+        if (c.p < c.end && *c.p == '}') break;  /* (no field: Python says which is missing) */
+        for (;;) {
+            f1_ws(&c);
+            if (grow((void **)&w.ref, &w.ref_cap, c.end - c.p, 1) < 0) goto done;
+            Py_ssize_t kn = f1_string(&c, w.ref, 0);
+            if (kn < 0) break;
+            int which = -1;
+            for (int j = 0; j < 3; j++)
+                if (kn == want_n[j] && memcmp(w.ref, want[j], kn) == 0) which = j;  /* (one name for two fields: the last) */
+            int dup = 0;
+            for (int j = 0; j < 3; j++)
+                if (kn == want_n[j] && memcmp(w.ref, want[j], kn) == 0) { if (at[j]) dup = 1; }
+            if (dup) break;
+            f1_ws(&c);
+            if (c.p >= c.end || *c.p != ':') break;
+            c.p++;
+            f1_ws(&c);
+            if (which >= 0)
+                for (int j = 0; j < 3; j++)
+                    if (kn == want_n[j] && memcmp(w.ref, want[j], kn) == 0) at[j] = c.p;
+            if (f1_skip(&c, 1) < 0) break;
+            f1_ws(&c);
+            if (c.p >= c.end) break;
+            if (*c.p == ',') { c.p++; continue; }
+            if (*c.p == '}') { c.p++; f1_ws(&c); ok = c.p == c.end; break; }
+            break;
+        }
+        if (!ok || !at[0] || !at[1] || !at[2]) break;
+        /* the whole line is ASCII (a byte >= 0x80 outside a string is refused by the grammar; inside, by f1_string) */
+        /* the id: a string, or an integer of at most 18 digits */
+        Py_ssize_t id0 = ids.n;
+        if (*at[0] == '"') {
+            Cur ic = {at[0], s + len};
+            if (grow((void **)&w.pred, &w.pred_cap, len, 1) < 0) goto done;
+            Py_ssize_t idn = f1_string(&ic, w.pred, 0);
+            if (idn < 0) break;
+            int visible = 0;
+            for (Py_ssize_t j = 0; j < idn; j++) if (w.pred[j] > 0x20 && w.pred[j] < 0x7f) { visible = 1; break; }
+            if (!visible) break;  /* (blank: Python refuses it) */
+            if (put_ascii_json(&ids, w.pred, idn) < 0) goto done;
+        } else {
+            const unsigned char *p = at[0];
+            if (*p == '-') p++;
+            const unsigned char *d0 = p;
+            while (p < s + len && *p >= '0' && *p <= '9') p++;
+            Py_ssize_t nd = p - d0;
+            if (nd == 0 || nd > 18 || (p < s + len && (*p == '.' || *p == 'e' || *p == 'E'))) break;
+            if (at[0][0] == '-' && nd == 1 && *d0 == '0') break;  /* -0 is the id "0" */
+            if (buf_put(&ids, "\"", 1) < 0 || buf_put(&ids, (const char *)at[0], p - at[0]) < 0 || buf_put(&ids, "\"", 1) < 0)
+                goto done;
+        }
+        {
+            Py_ssize_t idl = ids.n - id0;
+            int bad = memchr(ids.p + id0, ',', idl) != NULL;
+            for (Py_ssize_t j = id0; !bad && j + 4 <= ids.n; j++) if (memcmp(ids.p + j, "null", 4) == 0) bad = 1;
+            if (bad) { ids.n = id0; break; }
+        }
+        /* the texts */
+        Py_ssize_t cnt[3];
+        {
+            Cur pc = {at[1], s + len}, rc = {at[2], s + len};
+            if (*at[1] != '"' || *at[2] != '"') { ids.n = id0; break; }
+            if (grow((void **)&w.pred, &w.pred_cap, len, 1) < 0 || grow((void **)&w.ref, &w.ref_cap, len, 1) < 0) goto done;
+            Py_ssize_t pn = f1_string(&pc, w.pred, 1), rn = f1_string(&rc, w.ref, 1);
+            if (pn < 0 || rn < 0) { ids.n = id0; break; }
+            if (f1_counts(&w, w.pred, pn, w.ref, rn, cnt) < 0) goto done;
+        }
+        double prec, rec, f1;
+        Py_ssize_t ov = cnt[2];
+        if (cnt[0] == 0 || cnt[1] == 0) { prec = rec = f1 = (cnt[0] == cnt[1]) ? 1.0 : 0.0; ov = 0; }
+        else if (ov == 0) { prec = rec = f1 = 0.0; }
+        else {
+            prec = (double)ov / (double)cnt[0];
+            rec = (double)ov / (double)cnt[1];
+            f1 = 2 * prec * rec / (prec + rec);
+        }
+        /* the entry after its id: ,"line":N,"whole_note":{...},"tokens":{...}} */
+        one.n = 0;
+        char num[32];
+        int k = snprintf(num, sizeof num, "%zd", lineno);
+        if (buf_put(&one, ",\"line\":", 8) < 0 || buf_put(&one, num, k) < 0
+            || buf_put(&one, ",\"whole_note\":{\"precision\":", 27) < 0 || put_score(&one, prec) < 0
+            || buf_put(&one, ",\"recall\":", 10) < 0 || put_score(&one, rec) < 0
+            || buf_put(&one, ",\"f1\":", 6) < 0 || put_score(&one, f1) < 0
+            || buf_put(&one, "},\"tokens\":{\"prediction\":", 25) < 0) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "f1_lines: a score outside [0, 1]");
+            goto done;
+        }
+        k = snprintf(num, sizeof num, "%zd", cnt[0]);
+        if (buf_put(&one, num, k) < 0 || buf_put(&one, ",\"reference\":", 13) < 0) goto done;
+        k = snprintf(num, sizeof num, "%zd", cnt[1]);
+        if (buf_put(&one, num, k) < 0 || buf_put(&one, ",\"overlap\":", 11) < 0) goto done;
+        k = snprintf(num, sizeof num, "%zd", ov);
+        if (buf_put(&one, num, k) < 0 || buf_put(&one, "}}", 2) < 0) goto done;
+        if (emit & 1) {
+            if (buf_put(&body, "{\"id\":", 6) < 0 || buf_put(&body, ids.p + id0, ids.n - id0) < 0
+                || buf_put(&body, one.p, one.n) < 0 || buf_put(&body, "\n", 1) < 0) goto done;
+        }
+        if (emit & 2) {
+            if ((recs.n && buf_put(&recs, "\n", 1) < 0) || buf_put(&recs, "{\"status\":\"scored\",\"id\":", 24) < 0
+                || buf_put(&recs, ids.p + id0, ids.n - id0) < 0 || buf_put(&recs, one.p, one.n) < 0) goto done;
+        }
+        if (buf_put(&ids, ",", 1) < 0) goto done;
+        ratio_add(&sums[0], f1);
+        ratio_add(&sums[1], prec);
+        ratio_add(&sums[2], rec);
+        n++;
+    }
+    {
+        PyObject *a = ratios_list(&sums[0]), *b = a ? ratios_list(&sums[1]) : NULL, *d = b ? ratios_list(&sums[2]) : NULL;
+        if (!d) { Py_XDECREF(a); Py_XDECREF(b); goto done; }
+        result = Py_BuildValue("nny#y#y#(NNN)", i, n, body.p ? body.p : "", body.n, recs.p ? recs.p : "", recs.n,
+                               ids.p ? ids.p : "", ids.n ? ids.n - 1 : 0, a, b, d);
+    }
+done:
+    PyMem_Free(body.p); PyMem_Free(recs.p); PyMem_Free(ids.p); PyMem_Free(one.p);
+    PyMem_Free(w.ref); PyMem_Free(w.pred); PyMem_Free(w.toks); PyMem_Free(w.table);
+    PyMem_Free(sums);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"overlap_counts", overlap_counts, METH_VARARGS,
      "overlap_counts(prediction, reference) -> (n_prediction, n_reference, n_overlap) under the openscribe rule."},
@@ -1597,6 +2116,9 @@ static PyMethodDef methods[] = {
      "partition_hashes(hashes, n) -> (bytes, counts): int64 hashes ordered by bucket h % n (goldeval.ids.HashBuckets)."},
     {"resample_means", resample_means, METH_VARARGS,
      "resample_means(d, key, key_retry, first, out) -> None: bootstrap resample means (goldeval.resample)."},
+    {"f1_lines", f1_lines, METH_VARARGS,
+     "f1_lines(lines, start, id_key, pred_key, ref_key, emit) -> (stop, n, body, records, ids, sums): the plain rows of "
+     "a token F1 JSONL chunk (goldeval.freetext.scorer.TokenF1.line_kernel)."},
     {"repeated_of", repeated_of, METH_VARARGS, "repeated_of(hashes) -> list[int]: the int64 values that occur more than once."},
     {NULL, NULL, 0, NULL}};
 
