@@ -1593,7 +1593,7 @@ static inline int hexval(unsigned char h) {
 
 /* A JSON string at c->p (its opening quote), decoded into out (when out is not NULL; room: the string's bytes), with
  * A-Z lowered when lower. Returns its decoded length, or -1 when it is not a string this kernel reads (a control
- * byte, a bad escape, an escape of a code point >= 0x80). */
+ * byte, a byte >= 0x80, a bad escape, or, when decoded, an escape of a code point >= 0x80). */
 static Py_ssize_t f1_string(Cur *c, unsigned char *out, int lower) {
     const unsigned char *p = c->p, *end = c->end;
     if (p >= end || *p != '"') return -1;
@@ -1622,7 +1622,10 @@ static Py_ssize_t f1_string(Cur *c, unsigned char *out, int lower) {
                 int a = hexval(p[0]), b = hexval(p[1]), d = hexval(p[2]), f = hexval(p[3]);
                 if (a < 0 || b < 0 || d < 0 || f < 0) return -1;
                 int cp = (a << 12) | (b << 8) | (d << 4) | f;
-                if (cp >= 0x80) return -1;
+                if (cp >= 0x80) {
+                    if (out) return -1;
+                    cp = 0;  /* (a value only skipped: any escape; the lenient reading takes lone surrogates too) */
+                }
                 ch = (unsigned char)cp;
                 p += 4;
                 break;
