@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import orjson
 import pytest
@@ -80,7 +81,8 @@ TRICKY: list[tuple[bytes, bool]] = [
 ]
 
 
-def _python(line: int, raw: bytes, cfg: FreeTextConfig = FreeTextConfig()) -> dict:
+def _python(line: int, raw: bytes, cfg: FreeTextConfig | None = None) -> dict:
+    cfg = cfg or FreeTextConfig()
     item = decode_line(raw, line, "f.jsonl", lenient=True)
     assert type(item) is Row, item
     return score_row(item.data, line, cfg, OPENSCRIBE, "f.jsonl")
@@ -188,8 +190,9 @@ def test_cli_score_is_the_same_to_the_byte_with_and_without_the_kernel(tmp_path,
                 m.setattr(TokenF1, "line_kernel", lambda self, config: None)
             if arm == "kernel1":
                 real = TokenF1.line_kernel
+                by_kernel: list[int] = []
 
-                def counting(self, config, real=real):
+                def counting(self, config, real=real, by_kernel=by_kernel):
                     kernel = real(self, config)
 
                     def count(lines, start, emit):
@@ -199,7 +202,6 @@ def test_cli_score_is_the_same_to_the_byte_with_and_without_the_kernel(tmp_path,
 
                     return count
 
-                by_kernel: list[int] = []
                 m.setattr(TokenF1, "line_kernel", counting)
             workers = "2" if arm == "kernel2" else "1"
             got = []
@@ -222,7 +224,6 @@ def test_cli_score_is_the_same_to_the_byte_with_and_without_the_kernel(tmp_path,
             outs[arm] = (got[0], got[1], cases)
             if arm == "kernel1":
                 assert sum(by_kernel) > 2 * 900  # (two runs, --out json and jsonl; 1 in 4 rows has non-ASCII text)
-    import re
     vary = re.compile(rb'"elapsed_sec": ?[0-9.e-]+|"workers": ?[12]|"run": ?\{[^{}]*\}')
     ref = outs["python"]
     for arm in ("kernel1", "kernel2"):
