@@ -1717,10 +1717,18 @@ static int f1_skip(Cur *c, int depth) {
 
 /* A double in [0, 1] as orjson.dumps writes it: the shortest round-trip digits (those of repr), in decimal notation
  * from 1e-5 on ("0.00001", "0.25", "1.0"), below as d.ddde-N ("2.5e-7"). -1 for any other value (none occurs). */
+typedef struct { uint64_t bits; int len; char s[28]; } ScoreText;
+#define SCORE_CACHE 8192
+static ScoreText score_cache[SCORE_CACHE];  /* the text of recent values by their bits (bits 0: an empty slot) */
+
 static int put_score(Buf *b, double x) {
     if (!(x >= 0.0 && x <= 1.0)) return -1;
     if (x == 0.0) return buf_put(b, "0.0", 3);
     if (x == 1.0) return buf_put(b, "1.0", 3);
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    ScoreText *memo = &score_cache[(bits ^ (bits >> 29) ^ (bits >> 41)) & (SCORE_CACHE - 1)];
+    if (memo->bits == bits) return buf_put(b, memo->s, memo->len);
     char *r = PyOS_double_to_string(x, 'r', 0, 0, NULL);  /* "0.00ddd" (x >= 1e-4) or "d[.ddd]e-NN" */
     if (!r) return -1;
     char digits[32];
@@ -1751,6 +1759,7 @@ static int put_score(Buf *b, double x) {
         if (nd > 1) { out[k++] = '.'; for (int z = 1; z < nd; z++) out[k++] = digits[z]; }
         k += snprintf(out + k, sizeof out - k, "e%d", e);
     }
+    if (k <= (int)sizeof memo->s) { memo->bits = bits; memo->len = k; memcpy(memo->s, out, k); }
     return buf_put(b, out, k);
 }
 
@@ -1840,6 +1849,8 @@ typedef struct { uint64_t h; const unsigned char *ptr; Py_ssize_t len, count; ui
 typedef struct {
     unsigned char *ref, *pred;  /* decoded, lowered texts */
     Py_ssize_t ref_cap, pred_cap;
+    unsigned char *key, *idb;  /* a decoded key, the decoded id */
+    Py_ssize_t key_cap, idb_cap;
     Tok *toks;
     Py_ssize_t tok_cap;
     F1Slot *table;
@@ -1857,13 +1868,31 @@ static int grow(void **p, Py_ssize_t *cap, Py_ssize_t need, size_t item) {
     return 0;
 }
 
+/* A token's hash a word (8 bytes) at a time; the buffer must be readable 8 bytes past the token (masked off). */
+static inline uint64_t word_hash(const unsigned char *p, Py_ssize_t len) {
+    uint64_t h = (uint64_t)len * 0x9E3779B97F4A7C15ULL, v;
+    while (len >= 8) {
+        memcpy(&v, p, 8);
+        h = (h ^ v) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+        p += 8; len -= 8;
+    }
+    if (len) {
+        memcpy(&v, p, 8);
+        v &= ~0ULL >> (64 - 8 * len);
+        h = (h ^ v) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    return h ^ (h >> 29);
+}
+
 /* (n_pred, n_ref, n_overlap) of two lowered ASCII texts under the openscribe rule (as overlap_counts). -1: no memory. */
 static int f1_counts(F1Work *w, const unsigned char *pb, Py_ssize_t np_, const unsigned char *rb, Py_ssize_t nr_,
                      Py_ssize_t out[3]) {
     Py_ssize_t pos = 0, st, ln, n_ref = 0, n_pred = 0, n_overlap = 0;
     while (next_token(rb, nr_, &pos, &st, &ln)) {
         if (grow((void **)&w->toks, &w->tok_cap, n_ref + 1, sizeof(Tok)) < 0) return -1;
-        w->toks[n_ref].start = st; w->toks[n_ref].len = ln; w->toks[n_ref].h = fnv1a(rb + st, ln);
+        w->toks[n_ref].start = st; w->toks[n_ref].len = ln; w->toks[n_ref].h = word_hash(rb + st, ln);
         n_ref++;
     }
     if (n_ref) {
@@ -1896,7 +1925,7 @@ static int f1_counts(F1Work *w, const unsigned char *pb, Py_ssize_t np_, const u
         pos = 0;
         while (next_token(pb, np_, &pos, &st, &ln)) {
             n_pred++;
-            uint64_t h = fnv1a(pb + st, ln);
+            uint64_t h = word_hash(pb + st, ln);
             size_t j = (size_t)h & mask;
             for (;;) {
                 F1Slot *sl = &table[j];
@@ -1956,7 +1985,13 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
         Py_ssize_t len = PyBytes_GET_SIZE(raw);
         Cur c = {s, s + len};
         const unsigned char *at[3] = {NULL, NULL, NULL};  /* each field's value */
+        Py_ssize_t got[3] = {-1, -1, -1};  /* the decoded length of each field that is a string */
         int ok = 0;
+        /* (room for any decoded string of the line, and 8 bytes more for the hash's word loads) */
+        if (grow((void **)&w.key, &w.key_cap, len + 8, 1) < 0 || grow((void **)&w.idb, &w.idb_cap, len + 8, 1) < 0
+            || grow((void **)&w.pred, &w.pred_cap, len + 8, 1) < 0 || grow((void **)&w.ref, &w.ref_cap, len + 8, 1) < 0)
+            goto done;
+        unsigned char *dest[3] = {w.idb, w.pred, w.ref};
         f1_ws(&c);
         if (c.p >= c.end || *c.p != '{') break;
         c.p++;
@@ -1964,24 +1999,24 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
         if (c.p < c.end && *c.p == '}') break;  /* (no field: Python says which is missing) */
         for (;;) {
             f1_ws(&c);
-            if (grow((void **)&w.ref, &w.ref_cap, c.end - c.p, 1) < 0) goto done;
-            Py_ssize_t kn = f1_string(&c, w.ref, 0);
+            Py_ssize_t kn = f1_string(&c, w.key, 0);
             if (kn < 0) break;
-            int which = -1;
+            int which = -1, matches = 0;
             for (int j = 0; j < 3; j++)
-                if (kn == want_n[j] && memcmp(w.ref, want[j], kn) == 0) which = j;  /* (one name for two fields: the last) */
-            int dup = 0;
-            for (int j = 0; j < 3; j++)
-                if (kn == want_n[j] && memcmp(w.ref, want[j], kn) == 0) { if (at[j]) dup = 1; }
-            if (dup) break;
+                if (kn == want_n[j] && memcmp(w.key, want[j], kn) == 0) { which = j; matches++; }
+            if (matches > 1 || (which >= 0 && at[which])) break;  /* (one name for two fields; a field twice) */
             f1_ws(&c);
             if (c.p >= c.end || *c.p != ':') break;
             c.p++;
             f1_ws(&c);
-            if (which >= 0)
-                for (int j = 0; j < 3; j++)
-                    if (kn == want_n[j] && memcmp(w.ref, want[j], kn) == 0) at[j] = c.p;
-            if (f1_skip(&c, 1) < 0) break;
+            if (which >= 0) {
+                at[which] = c.p;
+                if (c.p < c.end && *c.p == '"') {  /* decoded (the texts lowered) as it is read */
+                    got[which] = f1_string(&c, dest[which], which > 0);
+                    if (got[which] < 0) break;
+                } else if (which > 0) break;  /* (a text that is not a string: Python says why) */
+                else if (f1_skip(&c, 1) < 0) break;
+            } else if (f1_skip(&c, 1) < 0) break;
             f1_ws(&c);
             if (c.p >= c.end) break;
             if (*c.p == ',') { c.p++; continue; }
@@ -1992,15 +2027,12 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
         /* the whole line is ASCII (a byte >= 0x80 outside a string is refused by the grammar; inside, by f1_string) */
         /* the id: a string, or an integer of at most 18 digits */
         Py_ssize_t id0 = ids.n;
-        if (*at[0] == '"') {
-            Cur ic = {at[0], s + len};
-            if (grow((void **)&w.pred, &w.pred_cap, len, 1) < 0) goto done;
-            Py_ssize_t idn = f1_string(&ic, w.pred, 0);
-            if (idn < 0) break;
+        if (got[0] >= 0) {
+            Py_ssize_t idn = got[0];
             int visible = 0;
-            for (Py_ssize_t j = 0; j < idn; j++) if (w.pred[j] > 0x20 && w.pred[j] < 0x7f) { visible = 1; break; }
+            for (Py_ssize_t j = 0; j < idn; j++) if (w.idb[j] > 0x20 && w.idb[j] < 0x7f) { visible = 1; break; }
             if (!visible) break;  /* (blank: Python refuses it) */
-            if (put_ascii_json(&ids, w.pred, idn) < 0) goto done;
+            if (put_ascii_json(&ids, w.idb, idn) < 0) goto done;
         } else {
             const unsigned char *p = at[0];
             if (*p == '-') p++;
@@ -2020,14 +2052,7 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
         }
         /* the texts */
         Py_ssize_t cnt[3];
-        {
-            Cur pc = {at[1], s + len}, rc = {at[2], s + len};
-            if (*at[1] != '"' || *at[2] != '"') { ids.n = id0; break; }
-            if (grow((void **)&w.pred, &w.pred_cap, len, 1) < 0 || grow((void **)&w.ref, &w.ref_cap, len, 1) < 0) goto done;
-            Py_ssize_t pn = f1_string(&pc, w.pred, 1), rn = f1_string(&rc, w.ref, 1);
-            if (pn < 0 || rn < 0) { ids.n = id0; break; }
-            if (f1_counts(&w, w.pred, pn, w.ref, rn, cnt) < 0) goto done;
-        }
+        if (f1_counts(&w, w.pred, got[1], w.ref, got[2], cnt) < 0) goto done;
         double prec, rec, f1;
         Py_ssize_t ov = cnt[2];
         if (cnt[0] == 0 || cnt[1] == 0) { prec = rec = f1 = (cnt[0] == cnt[1]) ? 1.0 : 0.0; ov = 0; }
@@ -2040,8 +2065,9 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
         /* the entry after its id: ,"line":N,"whole_note":{...},"tokens":{...}} */
         one.n = 0;
         char num[32];
-        int k = snprintf(num, sizeof num, "%zd", lineno);
-        if (buf_put(&one, ",\"line\":", 8) < 0 || buf_put(&one, num, k) < 0
+        Buf nb = {num, 0, (Py_ssize_t)sizeof num};
+        put_num(&nb, lineno);
+        if (buf_put(&one, ",\"line\":", 8) < 0 || buf_put(&one, num, nb.n) < 0
             || buf_put(&one, ",\"whole_note\":{\"precision\":", 27) < 0 || put_score(&one, prec) < 0
             || buf_put(&one, ",\"recall\":", 10) < 0 || put_score(&one, rec) < 0
             || buf_put(&one, ",\"f1\":", 6) < 0 || put_score(&one, f1) < 0
@@ -2049,12 +2075,12 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "f1_lines: a score outside [0, 1]");
             goto done;
         }
-        k = snprintf(num, sizeof num, "%zd", cnt[0]);
-        if (buf_put(&one, num, k) < 0 || buf_put(&one, ",\"reference\":", 13) < 0) goto done;
-        k = snprintf(num, sizeof num, "%zd", cnt[1]);
-        if (buf_put(&one, num, k) < 0 || buf_put(&one, ",\"overlap\":", 11) < 0) goto done;
-        k = snprintf(num, sizeof num, "%zd", ov);
-        if (buf_put(&one, num, k) < 0 || buf_put(&one, "}}", 2) < 0) goto done;
+        nb.n = 0; put_num(&nb, cnt[0]);
+        if (buf_put(&one, num, nb.n) < 0 || buf_put(&one, ",\"reference\":", 13) < 0) goto done;
+        nb.n = 0; put_num(&nb, cnt[1]);
+        if (buf_put(&one, num, nb.n) < 0 || buf_put(&one, ",\"overlap\":", 11) < 0) goto done;
+        nb.n = 0; put_num(&nb, ov);
+        if (buf_put(&one, num, nb.n) < 0 || buf_put(&one, "}}", 2) < 0) goto done;
         if (emit & 1) {
             if (buf_put(&body, "{\"id\":", 6) < 0 || buf_put(&body, ids.p + id0, ids.n - id0) < 0
                 || buf_put(&body, one.p, one.n) < 0 || buf_put(&body, "\n", 1) < 0) goto done;
@@ -2077,7 +2103,7 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
     }
 done:
     PyMem_Free(body.p); PyMem_Free(recs.p); PyMem_Free(ids.p); PyMem_Free(one.p);
-    PyMem_Free(w.ref); PyMem_Free(w.pred); PyMem_Free(w.toks); PyMem_Free(w.table);
+    PyMem_Free(w.ref); PyMem_Free(w.pred); PyMem_Free(w.key); PyMem_Free(w.idb); PyMem_Free(w.toks); PyMem_Free(w.table);
     PyMem_Free(sums);
     return result;
 }
