@@ -59,6 +59,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 typedef struct { const unsigned char *ptr; Py_ssize_t len; uint64_t hash; Py_ssize_t count; } Slot;
 
@@ -1600,6 +1603,26 @@ static Py_ssize_t f1_string(Cur *c, unsigned char *out, int lower) {
     p++;
     Py_ssize_t n = 0;
     for (;;) {
+#if defined(__SSE2__)
+        /* 16 plain bytes at a time (no quote, backslash, control byte or byte >= 0x80), copied lowered. The store
+         * may write up to 16 bytes past what is kept: out has room for the whole line (n <= bytes read so far). */
+        while (end - p >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)p);
+            __m128i sp = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                      _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));  /* (signed: bytes >= 0x80 are < 0x20) */
+            int m = _mm_movemask_epi8(sp);
+            if (out) {
+                __m128i o = v;
+                if (lower) {
+                    __m128i up = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('A' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('Z' + 1)));
+                    o = _mm_add_epi8(v, _mm_and_si128(up, _mm_set1_epi8(32)));
+                }
+                _mm_storeu_si128((__m128i *)(out + n), o);
+            }
+            if (m) { int k = __builtin_ctz((unsigned)m); n += k; p += k; break; }
+            n += 16; p += 16;
+        }
+#endif
         if (p >= end) return -1;
         unsigned char ch = *p;
         if (ch == '"') { p++; break; }
@@ -1853,6 +1876,8 @@ typedef struct {
     Py_ssize_t key_cap, idb_cap;
     Tok *toks;
     Py_ssize_t tok_cap;
+    uint64_t *masks;
+    Py_ssize_t masks_cap;
     F1Slot *table;
     size_t table_cap;
     uint32_t gen;
@@ -1886,15 +1911,103 @@ static inline uint64_t word_hash(const unsigned char *p, Py_ssize_t len) {
     return h ^ (h >> 29);
 }
 
-/* (n_pred, n_ref, n_overlap) of two lowered ASCII texts under the openscribe rule (as overlap_counts). -1: no memory. */
+/* Whether two tokens of len bytes are equal, a word at a time (both readable 8 bytes past their end). */
+static inline int tok_eq(const unsigned char *a, const unsigned char *b, Py_ssize_t len) {
+    uint64_t x, y;
+    while (len >= 8) {
+        memcpy(&x, a, 8); memcpy(&y, b, 8);
+        if (x != y) return 0;
+        a += 8; b += 8; len -= 8;
+    }
+    if (!len) return 1;
+    memcpy(&x, a, 8); memcpy(&y, b, 8);
+    return ((x ^ y) & (~0ULL >> (64 - 8 * len))) == 0;
+}
+
+/* Bit j of the 64-byte block at b (n <= 64 bytes): its byte is a letter or digit (a-z0-9) in *alnum, a joiner
+ * (. ' / -) in *join. */
+static inline void block_masks(const unsigned char *b, Py_ssize_t n, uint64_t *alnum, uint64_t *join) {
+    uint64_t A = 0, J = 0;
+    Py_ssize_t j = 0;
+#if defined(__SSE2__)
+    for (; j + 16 <= n; j += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(b + j));
+        __m128i az = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('a' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('z' + 1)));
+        __m128i d = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+        __m128i jn = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('.')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\''))),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')), _mm_cmpeq_epi8(v, _mm_set1_epi8('-'))));
+        A |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_or_si128(az, d)) << j;
+        J |= (uint64_t)(unsigned)_mm_movemask_epi8(jn) << j;
+    }
+#endif
+    for (; j < n; j++) {
+        A |= (uint64_t)is_alnum(b[j]) << j;
+        J |= (uint64_t)is_joiner(b[j]) << j;
+    }
+    *alnum = A; *join = J;
+}
+
+/* The tokens of a lowered ASCII text under the openscribe rule, as (start, length) into w->toks (count returned;
+ * -1: no memory): a byte is in a token when it is a letter or digit, or a joiner with a letter or digit on both
+ * sides (the leftmost-greedy matches of [a-z0-9]+(?:[.'/-][a-z0-9]+)* are exactly the maximal runs of such bytes),
+ * found 64 bytes at a time by bit masks. Hashes are filled in (word_hash). */
+static Py_ssize_t token_spans(F1Work *w, const unsigned char *b, Py_ssize_t n) {
+    Py_ssize_t nw = (n + 63) / 64, k, count = 0;
+    if (grow((void **)&w->masks, &w->masks_cap, 2 * nw + 2, sizeof(uint64_t)) < 0) return -1;
+    if (grow((void **)&w->toks, &w->tok_cap, n / 2 + 2, sizeof(Tok)) < 0) return -1;
+    uint64_t *A = w->masks, *J = w->masks + nw + 1;
+    for (k = 0; k < nw; k++) {
+        Py_ssize_t m = n - 64 * k;
+        block_masks(b + 64 * k, m < 64 ? m : 64, &A[k], &J[k]);
+    }
+    A[nw] = 0;
+    /* in-token bits, then each run's first and last bit */
+    uint64_t prevA = 0, prevT = 0, T = 0, nextT;
+    Tok *toks = w->toks;
+    Py_ssize_t open = -1;
+    for (k = 0; k <= nw; k++) {
+        /* T of block k is computed one step ahead, so that a run's last bit can look at the next block's first */
+        uint64_t Tk = 0;
+        if (k < nw) {
+            uint64_t a = A[k], left = (a << 1) | (prevA >> 63), right = (a >> 1) | (A[k + 1] << 63);
+            Tk = a | (J[k] & left & right);
+            prevA = a;
+        }
+        if (k > 0) {
+            nextT = Tk;
+            uint64_t starts = T & ~((T << 1) | (prevT >> 63));
+            uint64_t ends = T & ~((T >> 1) | (nextT << 63));
+            Py_ssize_t base = 64 * (k - 1);
+            while (starts | ends) {
+                /* runs alternate: a start (if a run is not open) then its end */
+                if (open < 0) {
+                    if (!starts) break;
+                    int j = __builtin_ctzll(starts);
+                    starts &= starts - 1;
+                    open = base + j;
+                } else {
+                    if (!ends) break;
+                    int j = __builtin_ctzll(ends);
+                    ends &= ends - 1;
+                    Py_ssize_t st = open, ln = base + j - open + 1;
+                    toks[count].start = st; toks[count].len = ln; toks[count].h = word_hash(b + st, ln);
+                    count++;
+                    open = -1;
+                }
+            }
+            prevT = T;
+        }
+        T = Tk;
+    }
+    return count;
+}
+
+/* (n_pred, n_ref, n_overlap) of two lowered ASCII texts under the openscribe rule (as overlap_counts); each text
+ * readable 8 bytes past its end. -1: no memory. */
 static int f1_counts(F1Work *w, const unsigned char *pb, Py_ssize_t np_, const unsigned char *rb, Py_ssize_t nr_,
                      Py_ssize_t out[3]) {
-    Py_ssize_t pos = 0, st, ln, n_ref = 0, n_pred = 0, n_overlap = 0;
-    while (next_token(rb, nr_, &pos, &st, &ln)) {
-        if (grow((void **)&w->toks, &w->tok_cap, n_ref + 1, sizeof(Tok)) < 0) return -1;
-        w->toks[n_ref].start = st; w->toks[n_ref].len = ln; w->toks[n_ref].h = word_hash(rb + st, ln);
-        n_ref++;
-    }
+    Py_ssize_t n_ref = token_spans(w, rb, nr_), n_pred = 0, n_overlap = 0;
+    if (n_ref < 0) return -1;
     if (n_ref) {
         size_t cap = 16;
         while (cap < (size_t)(2 * n_ref)) cap <<= 1;
@@ -1918,19 +2031,19 @@ static int f1_counts(F1Work *w, const unsigned char *pb, Py_ssize_t np_, const u
             for (;;) {
                 F1Slot *sl = &table[j];
                 if (sl->gen != gen) { sl->gen = gen; sl->ptr = rb + tk->start; sl->len = tk->len; sl->h = tk->h; sl->count = 1; break; }
-                if (sl->h == tk->h && sl->len == tk->len && memcmp(sl->ptr, rb + tk->start, tk->len) == 0) { sl->count++; break; }
+                if (sl->h == tk->h && sl->len == tk->len && tok_eq(sl->ptr, rb + tk->start, tk->len)) { sl->count++; break; }
                 j = (j + 1) & mask;
             }
         }
-        pos = 0;
-        while (next_token(pb, np_, &pos, &st, &ln)) {
-            n_pred++;
-            uint64_t h = word_hash(pb + st, ln);
-            size_t j = (size_t)h & mask;
+        n_pred = token_spans(w, pb, np_);
+        if (n_pred < 0) return -1;
+        for (Py_ssize_t t = 0; t < n_pred; t++) {
+            const Tok *tk = &w->toks[t];
+            size_t j = (size_t)tk->h & mask;
             for (;;) {
                 F1Slot *sl = &table[j];
                 if (sl->gen != gen) break;
-                if (sl->h == h && sl->len == ln && memcmp(sl->ptr, pb + st, ln) == 0) {
+                if (sl->h == tk->h && sl->len == tk->len && tok_eq(sl->ptr, pb + tk->start, tk->len)) {
                     if (sl->count > 0) { sl->count--; n_overlap++; }
                     break;
                 }
@@ -1938,8 +2051,8 @@ static int f1_counts(F1Work *w, const unsigned char *pb, Py_ssize_t np_, const u
             }
         }
     } else {
-        pos = 0;
-        while (next_token(pb, np_, &pos, &st, &ln)) n_pred++;
+        n_pred = token_spans(w, pb, np_);
+        if (n_pred < 0) return -1;
     }
     out[0] = n_pred; out[1] = n_ref; out[2] = n_overlap;
     return 0;
@@ -2103,7 +2216,7 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
     }
 done:
     PyMem_Free(body.p); PyMem_Free(recs.p); PyMem_Free(ids.p); PyMem_Free(one.p);
-    PyMem_Free(w.ref); PyMem_Free(w.pred); PyMem_Free(w.key); PyMem_Free(w.idb); PyMem_Free(w.toks); PyMem_Free(w.table);
+    PyMem_Free(w.ref); PyMem_Free(w.pred); PyMem_Free(w.key); PyMem_Free(w.idb); PyMem_Free(w.toks); PyMem_Free(w.masks); PyMem_Free(w.table);
     PyMem_Free(sums);
     return result;
 }
