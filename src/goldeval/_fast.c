@@ -1315,24 +1315,24 @@ done:
 
 /* 1 when hay is ASCII and holds needle (k >= 1 bytes) exactly once by bytes.count (non-overlapping), else 0. */
 static int ascii_once(const unsigned char *hay, Py_ssize_t n, const unsigned char *needle, Py_ssize_t k) {
-    Py_ssize_t c = 0, i = 0;
-    unsigned char first = needle[0], any = 0;
-    while (i < n) {
-        unsigned char ch = hay[i];
-        any |= ch;
-        if (ch == first && i + k <= n) {
-            Py_ssize_t j = 1;
-            while (j < k && hay[i + j] == needle[j]) j++;
-            if (j == k) {
-                for (j = 1; j < k; j++) any |= hay[i + j];
-                if (++c > 1) return 0;
-                i += k;
-                continue;
-            }
-        }
-        i++;
+    /* ASCII: every byte below 0x80, a word at a time */
+    uint64_t acc = 0, v;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) { memcpy(&v, hay + i, 8); acc |= v; }
+    for (; i < n; i++) acc |= hay[i];
+    if (acc & 0x8080808080808080ULL) return 0;
+    /* the first occurrence (leftmost), then none from its end on: exactly one non-overlapping occurrence */
+    const unsigned char *end = hay + n, *p = hay, *found = NULL;
+    while (end - p >= k) {
+        p = (const unsigned char *)memchr(p, needle[0], (size_t)(end - p - k + 1));
+        if (!p) break;
+        if (memcmp(p, needle, (size_t)k) == 0) {
+            if (found) return 0;
+            found = p;
+            p += k;
+        } else p++;
     }
-    return c == 1 && !(any & 0x80);
+    return found != NULL;
 }
 
 /*
