@@ -181,7 +181,9 @@ def run(
     t0 = time.perf_counter()
     if raw_lines and workers > 1:
         assert path is not None
-        _score_in_pool(job, plan, _range_chunks(path), workers, progress)
+        # (a chunk the line kernel scores is cut by bytes only: no per-row find here, fewer and larger chunks)
+        rows = None if _line_kernel(scorer, config, plan) is not None else _CHUNK_ROWS
+        _score_in_pool(job, plan, _range_chunks(path, rows), workers, progress)
     else:
         # In this process each case is recorded as soon as score_batch yields it (folded: in _score_chunk; else in
         # _Job.take_records, after the repeated-id check), so an interrupt loses only the case in flight; folded
@@ -193,13 +195,16 @@ def run(
         # the scorer's compiled line kernel, where it applies: then a chunk's entries come back as one body too
         plan_kernel = plan._replace(serialize=plan.bulk)
         kernel = _line_kernel(scorer, config, plan_kernel) if raw_lines and record_now is None else None
-        for chunk in chunks:
-            if kernel is not None:
+        if kernel is not None:  # the file's lines by byte ranges, as a pool's workers read them
+            assert path is not None
+            chunks = ()
+            for span in _range_chunks(path, None):
+                span_lines = _range_lines(span)
                 job.take(_score_chunk(scorer, config, plan_kernel, (), sink=None if plan.lines else job.on_example,
-                                      lines=chunk, kernel=kernel))
+                                      lines=span_lines, kernel=kernel))
                 if progress is not None:
-                    progress(len(chunk))
-                continue
+                    progress(len(span_lines))
+        for chunk in chunks:
             items: Iterable[Any] = (decode_line(raw, line, src, lenient=lenient) for line, raw in chunk) if raw_lines else chunk
             if previous:
                 items = _reusing(items, previous, id_field)
@@ -310,16 +315,19 @@ class Span(NamedTuple):
     n_lines: int  #: lines in the range, blank ones included (the last one may lack its newline)
 
 
-def _range_chunks(path: Path) -> Iterator[Span]:
-    """The lines of *path* as :class:`Span` chunks of at most :data:`_CHUNK_ROWS` lines, each ending at the first
-    line boundary past :data:`_CHUNK_BYTES` bytes (so about the chunks of :func:`_line_chunks`, blank lines counted).
+def _range_chunks(path: Path, rows: int | None = _CHUNK_ROWS) -> Iterator[Span]:
+    """The lines of *path* as :class:`Span` chunks of at most *rows* lines (default :data:`_CHUNK_ROWS`; ``None``:
+    no limit), each ending at the first line boundary past :data:`_CHUNK_BYTES` bytes (so, by default, about the
+    chunks of :func:`_line_chunks`, blank lines counted).
 
     Only newlines are looked at here (``bytes.count`` / ``bytes.find``, in C): reading, splitting and decoding the
     rows is the worker's (:func:`_range_lines`), so a row's bytes never cross a process boundary.
     """
     name = os.fspath(path)
     offset, line = 0, 1
-    rows, find = _CHUNK_ROWS, bytes.find
+    find = bytes.find
+    if rows is None:
+        rows = 1 << 62
     with open(path, "rb") as fh:
         for block in line_blocks(fh, _CHUNK_BYTES):
             n, start = len(block), 0
@@ -348,7 +356,8 @@ def _range_lines(span: Span) -> list[tuple[int, bytes]]:
     lines = data.splitlines(keepends=True) if b"\r" not in data else _newline_split(data)
     if span.first_line == 1 and lines and lines[0].startswith(b"\xef\xbb\xbf"):
         lines[0] = lines[0][3:]
-    return [(line, raw) for line, raw in enumerate(lines, start=span.first_line) if raw.strip()]
+    # (a blank line is all ASCII white space, as bytes.strip() reads it; isspace() stops at the first other byte)
+    return [(line, raw) for line, raw in enumerate(lines, start=span.first_line) if not raw.isspace()]
 
 
 def _newline_split(data: bytes) -> list[bytes]:
