@@ -49,7 +49,7 @@
  * and token F1's plain JSONL rows, read, scored and written in one pass (goldeval.freetext.scorer, whose Python path
  * stays the definition and the fallback, line by line):
  *
- * f1_lines(lines, start, id_key, pred_key, ref_key, emit) -> (stop, n, body, records, ids, sums)
+ * f1_lines(block, pos, lineno, id_key, pred_key, ref_key, emit) -> (pos, lineno, n, body, records, ids, sums)
  *
  * Arguments are C-contiguous buffers (NumPy arrays): float64, and int64 for weight (or None). Compiled with
  * -ffp-contract=off: every float expression rounds as NumPy's elementwise operations do.
@@ -2059,10 +2059,12 @@ static int f1_counts(F1Work *w, const unsigned char *pb, Py_ssize_t np_, const u
 }
 
 /*
- * f1_lines(lines, start, id_key, pred_key, ref_key, emit) -> (stop, n, body, records, ids, (f1, precision, recall))
+ * f1_lines(block, pos, lineno, id_key, pred_key, ref_key, emit) -> (pos, lineno, n, body, records, ids, (f1, precision, recall))
  *
- * Scores the items of lines[start:] (a list of (line number, bytes of one line)) while each is a plain line (above),
- * and stops at the first that is not (stop: its index; len(lines) at the end). Each plain line is scored as
+ * Scores the lines of block[pos:] (bytes of lines, each ending after a newline, the last one perhaps without; lineno
+ * = the number of the line at pos) while each is a plain line (above) or blank (only ASCII white space, as
+ * bytes.isspace() reads it: skipped, counted), and stops at the first that is neither (pos and lineno: its start and
+ * number; len(block) at the end). Each plain line is scored as
  * goldeval.freetext.scorer.score_row scores it under the openscribe rule, and n counts them. ids: the JSON of their
  * ids (orjson.dumps of the id text), comma-separated. With emit bit 1, body holds each one's per_example entry
  * {"id","line","whole_note":{"precision","recall","f1"},"tokens":{"prediction","reference","overlap"}} as orjson.dumps
@@ -2071,31 +2073,28 @@ static int f1_counts(F1Work *w, const unsigned char *pb, Py_ssize_t np_, const u
  * values as [(2**k, numerator), ...] (ExactSum.add_ratios). The keys are UTF-8 bytes.
  */
 static PyObject *f1_lines(PyObject *self, PyObject *args) {
-    PyObject *lines;
-    Py_ssize_t start;
+    Py_buffer blk;
+    Py_ssize_t pos, lineno;
     const char *want[3];
     Py_ssize_t want_n[3];
     int emit;
-    if (!PyArg_ParseTuple(args, "O!ny#y#y#i:f1_lines", &PyList_Type, &lines, &start, &want[0], &want_n[0], &want[1],
+    if (!PyArg_ParseTuple(args, "y*nny#y#y#i:f1_lines", &blk, &pos, &lineno, &want[0], &want_n[0], &want[1],
                           &want_n[1], &want[2], &want_n[2], &emit))
         return NULL;
-    Py_ssize_t total = PyList_GET_SIZE(lines), i = start < 0 ? 0 : start, n = 0;
+    const unsigned char *base = (const unsigned char *)blk.buf;
+    Py_ssize_t end = blk.len, n = 0;
+    if (pos < 0 || pos > end) { PyBuffer_Release(&blk); PyErr_SetString(PyExc_ValueError, "f1_lines: pos out of range"); return NULL; }
     Buf body = {NULL, 0, 0}, recs = {NULL, 0, 0}, ids = {NULL, 0, 0}, one = {NULL, 0, 0};
     F1Work w;
     memset(&w, 0, sizeof w);
     Ratios *sums = (Ratios *)PyMem_Calloc(3, sizeof(Ratios));
     PyObject *result = NULL;
-    if (!sums) { PyErr_NoMemory(); return NULL; }
-    for (; i < total; i++) {
-        PyObject *item = PyList_GET_ITEM(lines, i);
-        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 || !PyBytes_Check(PyTuple_GET_ITEM(item, 1))
-            || !PyLong_Check(PyTuple_GET_ITEM(item, 0)))
-            break;
-        Py_ssize_t lineno = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 0));
-        if (lineno == -1 && PyErr_Occurred()) goto done;
-        PyObject *raw = PyTuple_GET_ITEM(item, 1);
-        const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(raw);
-        Py_ssize_t len = PyBytes_GET_SIZE(raw);
+    if (!sums) { PyBuffer_Release(&blk); PyErr_NoMemory(); return NULL; }
+    while (pos < end) {
+        const unsigned char *s = base + pos, *nl = (const unsigned char *)memchr(s, '\n', (size_t)(end - pos));
+        Py_ssize_t len = nl ? (nl - s) + 1 : end - pos, j = 0;
+        while (j < len && (s[j] == ' ' || s[j] == '\n' || s[j] == '\t' || s[j] == '\r' || s[j] == '\v' || s[j] == '\f')) j++;
+        if (j == len) { pos += len; lineno++; continue; }  /* a blank line (bytes.isspace): not a row */
         Cur c = {s, s + len};
         const unsigned char *at[3] = {NULL, NULL, NULL};  /* each field's value */
         Py_ssize_t got[3] = {-1, -1, -1};  /* the decoded length of each field that is a string */
@@ -2207,17 +2206,20 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
         ratio_add(&sums[1], prec);
         ratio_add(&sums[2], rec);
         n++;
+        pos += len;
+        lineno++;
     }
     {
         PyObject *a = ratios_list(&sums[0]), *b = a ? ratios_list(&sums[1]) : NULL, *d = b ? ratios_list(&sums[2]) : NULL;
         if (!d) { Py_XDECREF(a); Py_XDECREF(b); goto done; }
-        result = Py_BuildValue("nny#y#y#(NNN)", i, n, body.p ? body.p : "", body.n, recs.p ? recs.p : "", recs.n,
+        result = Py_BuildValue("nnny#y#y#(NNN)", pos, lineno, n, body.p ? body.p : "", body.n, recs.p ? recs.p : "", recs.n,
                                ids.p ? ids.p : "", ids.n ? ids.n - 1 : 0, a, b, d);
     }
 done:
     PyMem_Free(body.p); PyMem_Free(recs.p); PyMem_Free(ids.p); PyMem_Free(one.p);
     PyMem_Free(w.ref); PyMem_Free(w.pred); PyMem_Free(w.key); PyMem_Free(w.idb); PyMem_Free(w.toks); PyMem_Free(w.masks); PyMem_Free(w.table);
     PyMem_Free(sums);
+    PyBuffer_Release(&blk);
     return result;
 }
 
@@ -2259,7 +2261,7 @@ static PyMethodDef methods[] = {
     {"resample_means", resample_means, METH_VARARGS,
      "resample_means(d, key, key_retry, first, out) -> None: bootstrap resample means (goldeval.resample)."},
     {"f1_lines", f1_lines, METH_VARARGS,
-     "f1_lines(lines, start, id_key, pred_key, ref_key, emit) -> (stop, n, body, records, ids, sums): the plain rows of "
+     "f1_lines(block, pos, lineno, id_key, pred_key, ref_key, emit) -> (pos, lineno, n, body, records, ids, sums): the plain rows of "
      "a token F1 JSONL chunk (goldeval.freetext.scorer.TokenF1.line_kernel)."},
     {"repeated_of", repeated_of, METH_VARARGS, "repeated_of(hashes) -> list[int]: the int64 values that occur more than once."},
     {NULL, NULL, 0, NULL}};

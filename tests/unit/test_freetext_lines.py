@@ -98,8 +98,8 @@ def _kernel():
 @pytest.mark.parametrize("raw,plain", TRICKY)
 def test_each_tricky_line_is_scored_as_python_scores_it_or_left_to_python(raw, plain):
     kernel = _kernel()
-    stop, n, body, records, ids, sums = kernel([(7, raw)], 0, 3)
-    assert (stop, n) == ((1, 1) if plain else (0, 0))
+    pos, line, n, body, records, ids, sums = kernel(raw, 0, 7, 3)
+    assert (pos, line, n) == ((len(raw), 8, 1) if plain else (0, 7, 0))
     if not plain:
         assert body == records == ids == b"" and sums == ([], [], [])
         return
@@ -118,17 +118,31 @@ def test_each_tricky_line_is_scored_as_python_scores_it_or_left_to_python(raw, p
 
 
 def test_a_stretch_stops_at_the_first_line_left_to_python_and_resumes_after_it():
+    # The tricky lines in one block, with blank lines (ASCII white space only, \v and \f too: bytes.isspace) between
+    # them and a last line without its newline: the kernel skips and counts the blank ones, stops at each line it
+    # leaves (its start and number), and resumes after it.
     kernel = _kernel()
-    lines = [(i + 1, raw) for i, (raw, _) in enumerate(TRICKY)]
-    i, seen = 0, []
-    while i < len(lines):
-        stop, n, body, records, ids, _ = kernel(lines, i, 3)
-        assert n == stop - i and body.count(b"\n") == n and (records.count(b"\n") + 1 if n else 0) == n
+    blanks = [b"\n", b"  \t\r\n", b"\x0b\x0c\n"]
+    parts, numbers = [], []
+    for i, (raw, _) in enumerate(TRICKY):
+        parts.append(raw)
+        numbers.append(len(parts))
+        parts.append(blanks[i % 3])
+    block = b"".join(parts)[:-1] + b"\n" + TRICKY[0][0].rstrip(b"\n")  # (the last line without a newline)
+    pos, line, seen, where = 0, 1, [], []
+    while pos < len(block):
+        pos, line, n, body, records, _, _ = kernel(block, pos, line, 3)
+        assert body.count(b"\n") == n and (records.count(b"\n") + 1 if n else 0) == n
         seen += [True] * n
-        if stop < len(lines):
+        if pos < len(block):
             seen.append(False)
-        i = stop + 1
-    assert seen == [plain for _, plain in TRICKY]
+            where.append(line)
+            end = block.find(b"\n", pos) + 1 or len(block)
+            assert block[pos:end] == dict(zip(numbers, (r for r, _ in TRICKY)))[line]  # the line left, by number
+            pos, line = end, line + 1
+    assert seen == [plain for _, plain in TRICKY] + [True]
+    assert where == [numbers[i] for i, (_, plain) in enumerate(TRICKY) if not plain]
+    assert line == len(parts) + 2  # (past the last line: the parts, then the one without a newline)
 
 
 def test_scores_are_written_as_orjson_writes_them_down_to_tiny_values():
@@ -143,8 +157,9 @@ def test_scores_are_written_as_orjson_writes_them_down_to_tiny_values():
         pred = "y " * ov + "p " * (n_pred - ov)
         ref = "Y " * ov + "r " * (n_ref - ov)
         lines.append((k, orjson.dumps({"id": f"c{k}", "prediction": pred, "reference": ref}) + b"\n"))
-    stop, n, body, records, _, _ = _kernel()(lines, 0, 3)
-    assert stop == n == len(lines)
+    block = b"".join(raw for _, raw in lines)
+    pos, _, n, body, records, _, _ = _kernel()(block, 0, 1, 3)
+    assert pos == len(block) and n == len(lines)
     want = [orjson.dumps(_python(k, raw)) for k, raw in lines]
     assert records.split(b"\n") == want
     assert b"e-6" in records and b"0.0000" in records  # both notations occur
@@ -195,9 +210,9 @@ def test_cli_score_is_the_same_to_the_byte_with_and_without_the_kernel(tmp_path,
                 def counting(self, config, real=real, by_kernel=by_kernel):
                     kernel = real(self, config)
 
-                    def count(lines, start, emit):
-                        got = kernel(lines, start, emit)
-                        by_kernel.append(got[1])
+                    def count(block, pos, line, emit):
+                        got = kernel(block, pos, line, emit)
+                        by_kernel.append(got[2])
                         return got
 
                     return count
@@ -266,11 +281,11 @@ def test_kernel_reads_the_fields_the_config_names():
     kernel = TokenF1().line_kernel({"id_field": "key", "prediction_field": "out", "reference_field": "gold",
                                     "tokenizer": "openscribe"})
     raw = b'{"key": "k1", "out": "a b", "gold": "a", "id": 3, "prediction": 5}\n'
-    stop, n, _, records, ids, _ = kernel([(1, raw)], 0, 2)
-    assert (stop, n, ids) == (1, 1, b'"k1"')
+    pos, _, n, _, records, ids, _ = kernel(raw, 0, 1, 2)
+    assert (pos, n, ids) == (len(raw), 1, b'"k1"')
     cfg = FreeTextConfig("out", "gold", "key")
     assert records == orjson.dumps(_python(1, raw, cfg))
-    assert kernel([(1, b'{"id": "k1", "prediction": "a", "reference": "a"}\n')], 0, 2)[:2] == (0, 0)  # fields missing
+    assert kernel(b'{"id": "k1", "prediction": "a", "reference": "a"}\n', 0, 1, 2)[:3] == (0, 1, 0)  # fields missing
 
 
 def test_add_ratios_equals_adding_each_float():
@@ -311,6 +326,32 @@ def test_random_texts_tokenize_as_the_regular_expression_does():
                 n += len(p)
             texts.append("".join(pieces))
         lines.append((k, b'{"id":"r%d","prediction":"%s","reference":"%s"}\n' % (k, texts[0].encode(), texts[1].encode())))
-    stop, n, _, records, _, _ = _kernel()(lines, 0, 2)
-    assert stop == n == len(lines)
+    block = b"".join(raw for _, raw in lines)
+    pos, _, n, _, records, _, _ = _kernel()(block, 0, 1, 2)
+    assert pos == len(block) and n == len(lines)
     assert records.split(b"\n") == [orjson.dumps(_python(k, raw)) for k, raw in lines]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_entries_one_at_a_time_are_the_same_with_the_kernel(tmp_path, monkeypatch, workers):
+    # local.run's on_example_json sink takes one entry's JSON a call (not a chunk's body): a kernel's stretch is cut
+    # into its entries. Expected: the Python path's entries (line_kernel off), in order, and the same aggregate.
+    from goldeval.engines.local import run
+
+    rows = _mixed_file(tmp_path)
+    src = tmp_path / "rows.jsonl"
+    src.write_bytes(b"".join(rows))
+    scorer = TokenF1()
+    config = scorer.configure(source="rows.jsonl")
+    got = {}
+    for arm in ("python", "kernel"):
+        with monkeypatch.context() as m:
+            if arm == "python":
+                m.setattr(TokenF1, "line_kernel", lambda self, config: None)
+            entries: list[bytes] = []
+            res = run(scorer, src, config, workers=1 if arm == "python" else workers, on_example_json=entries.append,
+                      keep_cases=False)
+            res["aggregate"].pop("elapsed_sec")
+            got[arm] = (entries, res["aggregate"], res["failures"], res["per_example"])
+    assert got["kernel"] == got["python"]
+    assert len(got["python"][0]) == got["python"][1]["n"] > 1000

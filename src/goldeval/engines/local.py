@@ -199,11 +199,11 @@ def run(
             assert path is not None
             chunks = ()
             for span in _range_chunks(path, None):
-                span_lines = _range_lines(span)
-                job.take(_score_chunk(scorer, config, plan_kernel, (), sink=None if plan.lines else job.on_example,
-                                      lines=span_lines, kernel=kernel))
+                done = _score_chunk(scorer, config, plan_kernel, (), sink=None if plan.lines else job.on_example,
+                                    block=_range_block(span), kernel=kernel)
+                job.take(done)
                 if progress is not None:
-                    progress(len(span_lines))
+                    progress(done.n_rows)
         for chunk in chunks:
             items: Iterable[Any] = (decode_line(raw, line, src, lenient=lenient) for line, raw in chunk) if raw_lines else chunk
             if previous:
@@ -345,14 +345,28 @@ def _range_chunks(path: Path, rows: int | None = _CHUNK_ROWS) -> Iterator[Span]:
             offset += n
 
 
-def _range_lines(span: Span) -> list[tuple[int, bytes]]:
-    """The non-blank lines of *span* as ``(line number, bytes)``, each with its newline, read from the file: the
-    lines :func:`_line_chunks` gives for the same range (a byte-order mark at the start of line 1 dropped)."""
+def _range_block(span: Span) -> tuple[bytes, int]:
+    """The bytes of *span* read from the file (a byte-order mark at the start of line 1 dropped), and the number of
+    their first line: what a line kernel reads (:func:`_kernel_records`)."""
+    data = _range_bytes(span)
+    if span.first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data, span.first_line
+
+
+def _range_bytes(span: Span) -> bytes:
     with open(span.path, "rb") as fh:
         data = os.pread(fh.fileno(), span.length, span.offset)
     if len(data) != span.length:
         raise InputError(f"{span.path}: the file changed while it was scored (expected {span.length} bytes at byte "
                          f"{span.offset}, read {len(data)}). Score a file that is not being written.")
+    return data
+
+
+def _range_lines(span: Span) -> list[tuple[int, bytes]]:
+    """The non-blank lines of *span* as ``(line number, bytes)``, each with its newline, read from the file: the
+    lines :func:`_line_chunks` gives for the same range (a byte-order mark at the start of line 1 dropped)."""
+    data = _range_bytes(span)
     lines = data.splitlines(keepends=True) if b"\r" not in data else _newline_split(data)
     if span.first_line == 1 and lines and lines[0].startswith(b"\xef\xbb\xbf"):
         lines[0] = lines[0][3:]
@@ -442,15 +456,15 @@ _SCORED = b'{"status":"scored",'
 
 
 def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: Iterable[Any], sink: Any = None,
-                 record_now: Any = None, lines: list[tuple[int, bytes]] | None = None, kernel: Any = None) -> _Chunk:
+                 record_now: Any = None, block: tuple[bytes, int] | None = None, kernel: Any = None) -> _Chunk:
     """Score one chunk of items (here or in a worker process) as *plan* says. Folded, the records are taken one
     at a time as ``score_batch`` yields them and dropped (nothing per row outlives the chunk but bytes), so the
     garbage collector has no young containers to promote. In this process the entries go to *sink* and the cases
     to *record_now* (``Recorder.record``) at once: a case is recorded as soon as it is scored, so an interrupt
     loses only the one in flight.
 
-    With a *kernel* (:func:`_line_kernel`) and the chunk's non-blank *lines* (``[(line number, bytes), ...]``,
-    what *items* decodes), the plain lines are scored by the kernel in stretches (:class:`_Stretch`: no record is
+    With a *kernel* (:func:`_line_kernel`) and the chunk's *block* (its bytes and the number of its first line, what
+    *items* decodes: :func:`_range_block`), the plain lines are scored by the kernel in stretches (:class:`_Stretch`: no record is
     made for them) and every other line by ``score_batch`` as before, in order; what the chunk gives back is the
     same to the byte."""
     if not plan.fold:
@@ -484,8 +498,8 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
     all_cases, record = plan.all_cases, plan.record
     same_form = type(scorer).case_record is Scorer.case_record  # the stored form of a record is the record
     n = 0
-    if kernel is not None and lines is not None:
-        stream: Iterable[Any] = _kernel_records(scorer, config, lines, kernel,
+    if kernel is not None and block is not None:
+        stream: Iterable[Any] = _kernel_records(scorer, config, block, kernel,
                                                 (1 if put is not None else 0) | (2 if bulk else 0))
     else:
         stream = scorer.score_batch(items, config)
@@ -605,23 +619,25 @@ class _Stretch(NamedTuple):
     sums: Any
 
 
-def _kernel_records(scorer: Scorer, config: Mapping[str, Any], lines: list[tuple[int, bytes]], kernel: Any,
+def _kernel_records(scorer: Scorer, config: Mapping[str, Any], block: tuple[bytes, int], kernel: Any,
                     emit: int) -> Iterator[Any]:
-    """The records of *lines* in order: a :class:`_Stretch` for each run of lines the kernel scores, and the
-    records ``score_batch`` makes of each line it leaves (decoded as every line is, :func:`decode_line`).
+    """The records of the lines of *block* (bytes, the number of the first line) in order: a :class:`_Stretch` for
+    each run of lines the kernel scores (blank lines skipped, counted), and the records ``score_batch`` makes of
+    each line it leaves (that line's bytes, decoded as every line is: :func:`decode_line`).
 
     Only for a file with no repeated id (a folded chunk): ``score_batch`` sees these lines one at a time."""
     src = config.get("source") or "rows"
     lenient = scorer.lenient_json
-    i, total = 0, len(lines)
-    while i < total:
-        stop, k, body, records, ids, sums = kernel(lines, i, emit)
+    data, line = block
+    pos, total = 0, len(data)
+    while pos < total:
+        pos, line, k, body, records, ids, sums = kernel(data, pos, line, emit)
         if k:
             yield _Stretch(k, body, records, ids, sums)
-        if stop < total:
-            line, raw = lines[stop]
-            yield from scorer.score_batch((decode_line(raw, line, src, lenient=lenient),), config)
-        i = stop + 1
+        if pos < total:  # a line left to Python (not blank: the kernel skips those)
+            end = data.find(b"\n", pos) + 1 or total
+            yield from scorer.score_batch((decode_line(data[pos:end], line, src, lenient=lenient),), config)
+            pos, line = end, line + 1
 
 
 def _ids_json(keys: list[Any]) -> bytes:
@@ -720,7 +736,7 @@ def _pool_chunk(span: Span) -> _Chunk:
     scorer, src, kernel = _W["scorer"], _W["src"], _W["kernel"]
     lenient = scorer.lenient_json
     if kernel is not None:
-        return _score_chunk(scorer, _W["config"], _W["plan"], (), lines=_range_lines(span), kernel=kernel)
+        return _score_chunk(scorer, _W["config"], _W["plan"], (), block=_range_block(span), kernel=kernel)
     return _score_chunk(scorer, _W["config"], _W["plan"],
                         (decode_line(raw, line, src, lenient=lenient) for line, raw in _range_lines(span)))
 

@@ -315,15 +315,16 @@ class TokenF1(Scorer):
                 rec = _failure(i, None, f"{src}:{i}: expected an object, got {shorten(item)}.")
             yield check(rec)
 
-    def line_kernel(self, config: Mapping[str, Any]) -> Callable[[list[tuple[int, bytes]], int, int], tuple[Any, ...]] | None:
+    def line_kernel(self, config: Mapping[str, Any]) -> Callable[[bytes, int, int, int], tuple[Any, ...]] | None:
         """The compiled reader-scorer of plain JSONL lines for *config*, or ``None`` where there is none (the C
         extension is not built, the tokenizer is not ``openscribe``, or a subclass scores rows its own way).
 
-        The engine (:mod:`goldeval.engines.local`) calls it as ``kernel(lines, start, emit)`` on a chunk's
-        non-blank lines (``[(line number, bytes), ...]``) of a file with no repeated id, and gets
-        ``(stop, n, body, records, ids, sums)``: the lines ``lines[start:stop]`` are the *n* plain rows (every one
-        scored; see ``f1_lines`` in ``_fast.c``), ``lines[stop]`` (when ``stop < len(lines)``) is one the kernel
-        leaves to :meth:`score_batch`. Their records are not made: *body* holds their ``per_example`` entries' JSON
+        The engine (:mod:`goldeval.engines.local`) calls it as ``kernel(block, pos, line, emit)`` on a chunk of
+        a file with no repeated id (*block*: bytes of whole lines, a byte-order mark removed; *line*: the number
+        of the line at *pos*), and gets ``(pos, line, n, body, records, ids, sums)``: the lines from the *pos*
+        given up to the *pos* returned are *n* plain rows (every one scored; see ``f1_lines`` in ``_fast.c``) and
+        blank lines (skipped); the line at the returned *pos* (number *line*), when ``pos < len(block)``, is one the
+        kernel leaves to :meth:`score_batch`. Their records are not made: *body* holds their ``per_example`` entries' JSON
         each followed by a newline (``emit`` bit 1; exactly ``orjson.dumps`` of what :meth:`example_entry` gives),
         *records* their run-store records' JSON, newline-separated (bit 2; ``orjson.dumps`` of the record), *ids*
         their ids' JSON comma-separated, and *sums* the ``(f1, precision, recall)`` exact sums for
@@ -335,8 +336,8 @@ class TokenF1(Scorer):
         keys = tuple(config[k].encode("utf-8", "surrogatepass") for k in ("id_field", "prediction_field", "reference_field"))
         kernel = _fast_f1_lines
 
-        def lines_kernel(lines: list[tuple[int, bytes]], start: int, emit: int) -> tuple[Any, ...]:
-            return kernel(lines, start, *keys, emit)
+        def lines_kernel(block: bytes, pos: int, line: int, emit: int) -> tuple[Any, ...]:
+            return kernel(block, pos, line, *keys, emit)
 
         return lines_kernel
 
