@@ -524,7 +524,7 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
                 seg_more[0] += k - 1
             if put is not None:
                 if plan.lines and sink is None:
-                    put(rec.body[:-1])
+                    put(memoryview(rec.body)[:-1])  # (joined below: no copy of the body here)
                     more_entries += k - 1
                 else:
                     for one in rec.body.split(b"\n")[:-1]:
@@ -595,7 +595,7 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
                     put(dumps(entry, option=_DUMPS) if plan.entries_json else entry)
     # a block's ids as their JSON, comma-joined (one orjson call: an array's items are comma-separated, no spaces)
     # each segment: (True, its ids' JSON, its records' JSON, n) for record_lines, (False, keys, JSON, n) else
-    stored = ([(True, _ids_json(k), b"\n".join(p), len(p) + m[0]) if b else (b, k, b"\n".join(p), len(p))
+    stored = ([(True, _ids_json(k), p[0] if len(p) == 1 else b"\n".join(p), len(p) + m[0]) if b else (b, k, b"\n".join(p), len(p))
                for b, k, p, m in segments] or None) if bulk else ((keys, parts) if keys else None)
     if scored or not scored_json:
         scored_json.append(dumps(scored)[1:-1])
@@ -603,7 +603,7 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
     scored_ids = scored_json[0] if len(scored_json) == 1 else b",".join(scored_json)
     if plan.lines and entries:  # one body for the chunk: this process writes it in one call
         return _Chunk(None, part, n, n_scored, scored_ids, None, to_record or None, stored,
-                      (b"\n".join(entries) + b"\n", len(entries) + more_entries))
+                      (b"\n".join([*entries, b""]), len(entries) + more_entries))
     return _Chunk(None, part, n, n_scored, scored_ids, entries, to_record or None, stored)
 
 
