@@ -46,6 +46,11 @@
  *
  * resample_means(d, key, key_retry, first, out) -> None
  *
+ * and token F1's plain JSONL rows, read, scored and written in one pass (goldeval.freetext.scorer, whose Python path
+ * stays the definition and the fallback, line by line):
+ *
+ * f1_lines(block, pos, lineno, id_key, pred_key, ref_key, emit) -> (pos, lineno, n, body, records, ids, sums)
+ *
  * Arguments are C-contiguous buffers (NumPy arrays): float64, and int64 for weight (or None). Compiled with
  * -ffp-contract=off: every float expression rounds as NumPy's elementwise operations do.
  */
@@ -54,6 +59,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 typedef struct { const unsigned char *ptr; Py_ssize_t len; uint64_t hash; Py_ssize_t count; } Slot;
 
@@ -1307,24 +1315,24 @@ done:
 
 /* 1 when hay is ASCII and holds needle (k >= 1 bytes) exactly once by bytes.count (non-overlapping), else 0. */
 static int ascii_once(const unsigned char *hay, Py_ssize_t n, const unsigned char *needle, Py_ssize_t k) {
-    Py_ssize_t c = 0, i = 0;
-    unsigned char first = needle[0], any = 0;
-    while (i < n) {
-        unsigned char ch = hay[i];
-        any |= ch;
-        if (ch == first && i + k <= n) {
-            Py_ssize_t j = 1;
-            while (j < k && hay[i + j] == needle[j]) j++;
-            if (j == k) {
-                for (j = 1; j < k; j++) any |= hay[i + j];
-                if (++c > 1) return 0;
-                i += k;
-                continue;
-            }
-        }
-        i++;
+    /* ASCII: every byte below 0x80, a word at a time */
+    uint64_t acc = 0, v;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) { memcpy(&v, hay + i, 8); acc |= v; }
+    for (; i < n; i++) acc |= hay[i];
+    if (acc & 0x8080808080808080ULL) return 0;
+    /* the first occurrence (leftmost), then none from its end on: exactly one non-overlapping occurrence */
+    const unsigned char *end = hay + n, *p = hay, *found = NULL;
+    while (end - p >= k) {
+        p = (const unsigned char *)memchr(p, needle[0], (size_t)(end - p - k + 1));
+        if (!p) break;
+        if (memcmp(p, needle, (size_t)k) == 0) {
+            if (found) return 0;
+            found = p;
+            p += k;
+        } else p++;
     }
-    return c == 1 && !(any & 0x80);
+    return found != NULL;
 }
 
 /*
@@ -1560,6 +1568,661 @@ static PyObject *resample_means(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+
+/* ---- token F1: the plain rows of a JSONL file, read, tokenized, counted and written in one pass (goldeval.freetext
+ * .scorer.TokenF1.line_kernel; the Python path there, decode_line + score_row, stays the definition and the
+ * fallback: it handles every line this kernel leaves to it, and tests/unit/test_freetext_lines.py checks the two
+ * agree byte for byte) ---- */
+
+/* A plain line: only ASCII bytes; one JSON object (RFC 8259 grammar, JSON white space around it, nesting at most
+ * F1_DEPTH) whose id field is a string (escapes allowed, decoding to ASCII, at least one character 0x21..0x7e, and its
+ * JSON holding neither ',' nor "null": such ids go to the store as rows, see engines/local.py) or an integer of at
+ * most 18 digits (not -0), whose two text fields are strings decoding to ASCII, and in which none of the three
+ * fields occurs twice. Any other line is left to Python. */
+#define F1_DEPTH 64
+
+typedef struct { const unsigned char *p, *end; } Cur;
+
+static inline void f1_ws(Cur *c) {
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')) c->p++;
+}
+
+static inline int hexval(unsigned char h) {
+    if (h >= '0' && h <= '9') return h - '0';
+    if (h >= 'a' && h <= 'f') return h - 'a' + 10;
+    if (h >= 'A' && h <= 'F') return h - 'A' + 10;
+    return -1;
+}
+
+/* A JSON string at c->p (its opening quote), decoded into out (when out is not NULL; room: the string's bytes), with
+ * A-Z lowered when lower. Returns its decoded length, or -1 when it is not a string this kernel reads (a control
+ * byte, a byte >= 0x80, a bad escape, or, when decoded, an escape of a code point >= 0x80). */
+static Py_ssize_t f1_string(Cur *c, unsigned char *out, int lower) {
+    const unsigned char *p = c->p, *end = c->end;
+    if (p >= end || *p != '"') return -1;
+    p++;
+    Py_ssize_t n = 0;
+    for (;;) {
+#if defined(__SSE2__)
+        /* 16 plain bytes at a time (no quote, backslash, control byte or byte >= 0x80), copied lowered. The store
+         * may write up to 16 bytes past what is kept: out has room for the whole line (n <= bytes read so far). */
+        while (end - p >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)p);
+            __m128i sp = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                      _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));  /* (signed: bytes >= 0x80 are < 0x20) */
+            int m = _mm_movemask_epi8(sp);
+            if (out) {
+                __m128i o = v;
+                if (lower) {
+                    __m128i up = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('A' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('Z' + 1)));
+                    o = _mm_add_epi8(v, _mm_and_si128(up, _mm_set1_epi8(32)));
+                }
+                _mm_storeu_si128((__m128i *)(out + n), o);
+            }
+            if (m) { int k = __builtin_ctz((unsigned)m); n += k; p += k; break; }
+            n += 16; p += 16;
+        }
+#endif
+        if (p >= end) return -1;
+        unsigned char ch = *p;
+        if (ch == '"') { p++; break; }
+        if (ch < 0x20) return -1;
+        if (ch == '\\') {
+            if (p + 1 >= end) return -1;
+            unsigned char e = p[1];
+            p += 2;
+            switch (e) {
+            case '"': ch = '"'; break;
+            case '\\': ch = '\\'; break;
+            case '/': ch = '/'; break;
+            case 'b': ch = '\b'; break;
+            case 'f': ch = '\f'; break;
+            case 'n': ch = '\n'; break;
+            case 'r': ch = '\r'; break;
+            case 't': ch = '\t'; break;
+            case 'u': {
+                if (p + 4 > end) return -1;
+                int a = hexval(p[0]), b = hexval(p[1]), d = hexval(p[2]), f = hexval(p[3]);
+                if (a < 0 || b < 0 || d < 0 || f < 0) return -1;
+                int cp = (a << 12) | (b << 8) | (d << 4) | f;
+                if (cp >= 0x80) {
+                    if (out) return -1;
+                    cp = 0;  /* (a value only skipped: any escape; the lenient reading takes lone surrogates too) */
+                }
+                ch = (unsigned char)cp;
+                p += 4;
+                break;
+            }
+            default: return -1;
+            }
+        } else {
+            if (ch >= 0x80) return -1;
+            p++;
+        }
+        if (out) out[n] = (lower && ch >= 'A' && ch <= 'Z') ? (unsigned char)(ch + 32) : ch;
+        n++;
+    }
+    c->p = p;
+    return n;
+}
+
+static int f1_number(Cur *c) {
+    const unsigned char *p = c->p, *end = c->end;
+    if (p < end && *p == '-') p++;
+    if (p >= end) return -1;
+    if (*p == '0') p++;
+    else if (*p >= '1' && *p <= '9') { while (p < end && *p >= '0' && *p <= '9') p++; }
+    else return -1;
+    if (p < end && *p == '.') {
+        p++;
+        if (p >= end || !(*p >= '0' && *p <= '9')) return -1;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || !(*p >= '0' && *p <= '9')) return -1;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    c->p = p;
+    return 0;
+}
+
+/* Skip one JSON value (validated); -1 when it is not one this kernel reads. */
+static int f1_skip(Cur *c, int depth) {
+    if (c->p >= c->end) return -1;
+    unsigned char ch = *c->p;
+    if (ch == '"') return f1_string(c, NULL, 0) < 0 ? -1 : 0;
+    if (ch == '-' || (ch >= '0' && ch <= '9')) return f1_number(c);
+    if (ch == 't' || ch == 'f' || ch == 'n') {
+        const char *w = ch == 't' ? "true" : ch == 'f' ? "false" : "null";
+        size_t k = strlen(w);
+        if ((size_t)(c->end - c->p) < k || memcmp(c->p, w, k) != 0) return -1;
+        c->p += k;
+        return 0;
+    }
+    if (depth >= F1_DEPTH) return -1;
+    if (ch == '[') {
+        c->p++;
+        f1_ws(c);
+        if (c->p < c->end && *c->p == ']') { c->p++; return 0; }
+        for (;;) {
+            f1_ws(c);
+            if (f1_skip(c, depth + 1) < 0) return -1;
+            f1_ws(c);
+            if (c->p >= c->end) return -1;
+            if (*c->p == ',') { c->p++; continue; }
+            if (*c->p == ']') { c->p++; return 0; }
+            return -1;
+        }
+    }
+    if (ch == '{') {
+        c->p++;
+        f1_ws(c);
+        if (c->p < c->end && *c->p == '}') { c->p++; return 0; }
+        for (;;) {
+            f1_ws(c);
+            if (f1_string(c, NULL, 0) < 0) return -1;
+            f1_ws(c);
+            if (c->p >= c->end || *c->p != ':') return -1;
+            c->p++;
+            f1_ws(c);
+            if (f1_skip(c, depth + 1) < 0) return -1;
+            f1_ws(c);
+            if (c->p >= c->end) return -1;
+            if (*c->p == ',') { c->p++; continue; }
+            if (*c->p == '}') { c->p++; return 0; }
+            return -1;
+        }
+    }
+    return -1;
+}
+
+/* A double in [0, 1] as orjson.dumps writes it: the shortest round-trip digits (those of repr), in decimal notation
+ * from 1e-5 on ("0.00001", "0.25", "1.0"), below as d.ddde-N ("2.5e-7"). -1 for any other value (none occurs). */
+typedef struct { uint64_t bits; int len; char s[28]; } ScoreText;
+#define SCORE_CACHE 8192
+static ScoreText score_cache[SCORE_CACHE];  /* the text of recent values by their bits (bits 0: an empty slot) */
+
+static int put_score(Buf *b, double x) {
+    if (!(x >= 0.0 && x <= 1.0)) return -1;
+    if (x == 0.0) return buf_put(b, "0.0", 3);
+    if (x == 1.0) return buf_put(b, "1.0", 3);
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    ScoreText *memo = &score_cache[(bits ^ (bits >> 29) ^ (bits >> 41)) & (SCORE_CACHE - 1)];
+    if (memo->bits == bits) return buf_put(b, memo->s, memo->len);
+    char *r = PyOS_double_to_string(x, 'r', 0, 0, NULL);  /* "0.00ddd" (x >= 1e-4) or "d[.ddd]e-NN" */
+    if (!r) return -1;
+    char digits[32];
+    int nd = 0, e;
+    const char *q = r, *ep = strchr(r, 'e');
+    if (ep) {  /* the first digit stands at 10**e */
+        for (; q < ep; q++) if (*q != '.' && nd < 31) digits[nd++] = *q;
+        e = atoi(ep + 1);
+    } else {
+        q = strchr(r, '.');
+        int z = 0;
+        if (!q) { PyMem_Free(r); return -1; }
+        q++;
+        while (*q == '0') { z++; q++; }
+        for (; *q && nd < 31; q++) digits[nd++] = *q;
+        e = -(z + 1);
+    }
+    PyMem_Free(r);
+    if (nd == 0) return -1;
+    char out[64];
+    int k = 0;
+    if (e >= -5) {  /* (e < 0: x < 1) */
+        out[k++] = '0'; out[k++] = '.';
+        for (int z = 0; z < -e - 1; z++) out[k++] = '0';
+        for (int z = 0; z < nd; z++) out[k++] = digits[z];
+    } else {
+        out[k++] = digits[0];
+        if (nd > 1) { out[k++] = '.'; for (int z = 1; z < nd; z++) out[k++] = digits[z]; }
+        k += snprintf(out + k, sizeof out - k, "e%d", e);
+    }
+    if (k <= (int)sizeof memo->s) { memo->bits = bits; memo->len = k; memcpy(memo->s, out, k); }
+    return buf_put(b, out, k);
+}
+
+/* An ASCII text as orjson.dumps writes it (between quotes; '"' and '\\' escaped, control characters as \b \t \n \f
+ * \r or \u00xx, DEL as is). */
+static int put_ascii_json(Buf *b, const unsigned char *s, Py_ssize_t n) {
+    static const char hex[] = "0123456789abcdef";
+    if (buf_put(b, "\"", 1) < 0) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char ch = s[i];
+        char esc[6];
+        int k = 0;
+        if (ch == '"' || ch == '\\') { esc[0] = '\\'; esc[1] = (char)ch; k = 2; }
+        else if (ch < 0x20) {
+            esc[0] = '\\'; k = 2;
+            switch (ch) {
+            case '\b': esc[1] = 'b'; break;
+            case '\t': esc[1] = 't'; break;
+            case '\n': esc[1] = 'n'; break;
+            case '\f': esc[1] = 'f'; break;
+            case '\r': esc[1] = 'r'; break;
+            default: esc[1] = 'u'; esc[2] = '0'; esc[3] = '0'; esc[4] = hex[ch >> 4]; esc[5] = hex[ch & 15]; k = 6;
+            }
+        }
+        if (k) { if (buf_put(b, esc, k) < 0) return -1; }
+        else {
+            Py_ssize_t j = i;
+            while (j < n && s[j] >= 0x20 && s[j] != '"' && s[j] != '\\') j++;
+            if (buf_put(b, (const char *)s + i, j - i) < 0) return -1;
+            i = j - 1;
+        }
+    }
+    return buf_put(b, "\"", 1);
+}
+
+/* Exact sums of one metric's values by denominator, as ExactSum keeps them: value = n / 2**k (lowest terms). */
+#define F1_DENOMS 1075
+typedef struct { unsigned __int128 num[F1_DENOMS]; unsigned char used[F1_DENOMS]; } Ratios;
+
+static inline void ratio_add(Ratios *r, double x) {
+    if (x == 0.0) { r->used[0] = 1; return; }  /* 0.0.as_integer_ratio() == (0, 1) */
+    int e;
+    double f = frexp(x, &e);                      /* x = f * 2**e, 0.5 <= f < 1 */
+    uint64_t m = (uint64_t)ldexp(f, 53);
+    int k = 53 - e;                               /* x = m / 2**k */
+    int tz = __builtin_ctzll(m);
+    if (tz > k) tz = k;
+    m >>= tz; k -= tz;
+    if (k < 0) { m <<= -k; k = 0; }               /* (x >= 2: never here) */
+    r->num[k] += m;
+    r->used[k] = 1;
+}
+
+static PyObject *u128_long(unsigned __int128 v) {
+    PyObject *hi = PyLong_FromUnsignedLongLong((unsigned long long)(v >> 64));
+    PyObject *lo = PyLong_FromUnsignedLongLong((unsigned long long)v);
+    PyObject *s = PyLong_FromLong(64), *r = NULL;
+    if (hi && lo && s) {
+        PyObject *t = PyNumber_Lshift(hi, s);
+        if (t) { r = PyNumber_Or(t, lo); Py_DECREF(t); }
+    }
+    Py_XDECREF(hi); Py_XDECREF(lo); Py_XDECREF(s);
+    return r;
+}
+
+/* [(2**k, numerator), ...] of the denominators used. */
+static PyObject *ratios_list(const Ratios *r) {
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    for (int k = 0; k < F1_DENOMS; k++) {
+        if (!r->used[k]) continue;
+        PyObject *one = PyLong_FromLong(1), *kk = PyLong_FromLong(k);
+        PyObject *d = (one && kk) ? PyNumber_Lshift(one, kk) : NULL;
+        Py_XDECREF(one); Py_XDECREF(kk);
+        PyObject *n = d ? u128_long(r->num[k]) : NULL;
+        PyObject *pair = n ? PyTuple_Pack(2, d, n) : NULL;
+        Py_XDECREF(d); Py_XDECREF(n);
+        if (!pair || PyList_Append(out, pair) < 0) { Py_XDECREF(pair); Py_DECREF(out); return NULL; }
+        Py_DECREF(pair);
+    }
+    return out;
+}
+
+typedef struct { uint64_t h; Py_ssize_t start, len; } Tok;
+typedef struct { uint64_t h; const unsigned char *ptr; Py_ssize_t len, count; uint32_t gen; } F1Slot;
+
+typedef struct {
+    unsigned char *ref, *pred;  /* decoded, lowered texts */
+    Py_ssize_t ref_cap, pred_cap;
+    unsigned char *key, *idb;  /* a decoded key, the decoded id */
+    Py_ssize_t key_cap, idb_cap;
+    Tok *toks;
+    Py_ssize_t tok_cap;
+    uint64_t *masks;
+    Py_ssize_t masks_cap;
+    F1Slot *table;
+    size_t table_cap;
+    uint32_t gen;
+} F1Work;
+
+static int grow(void **p, Py_ssize_t *cap, Py_ssize_t need, size_t item) {
+    if (need <= *cap) return 0;
+    Py_ssize_t c = *cap ? *cap : 256;
+    while (c < need) c *= 2;
+    void *q = PyMem_Realloc(*p, (size_t)c * item);
+    if (!q) { PyErr_NoMemory(); return -1; }
+    *p = q; *cap = c;
+    return 0;
+}
+
+/* A token's hash a word (8 bytes) at a time; the buffer must be readable 8 bytes past the token (masked off). */
+static inline uint64_t word_hash(const unsigned char *p, Py_ssize_t len) {
+    uint64_t h = (uint64_t)len * 0x9E3779B97F4A7C15ULL, v;
+    while (len >= 8) {
+        memcpy(&v, p, 8);
+        h = (h ^ v) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+        p += 8; len -= 8;
+    }
+    if (len) {
+        memcpy(&v, p, 8);
+        v &= ~0ULL >> (64 - 8 * len);
+        h = (h ^ v) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    return h ^ (h >> 29);
+}
+
+/* Whether two tokens of len bytes are equal, a word at a time (both readable 8 bytes past their end). */
+static inline int tok_eq(const unsigned char *a, const unsigned char *b, Py_ssize_t len) {
+    uint64_t x, y;
+    while (len >= 8) {
+        memcpy(&x, a, 8); memcpy(&y, b, 8);
+        if (x != y) return 0;
+        a += 8; b += 8; len -= 8;
+    }
+    if (!len) return 1;
+    memcpy(&x, a, 8); memcpy(&y, b, 8);
+    return ((x ^ y) & (~0ULL >> (64 - 8 * len))) == 0;
+}
+
+/* Bit j of the 64-byte block at b (n <= 64 bytes): its byte is a letter or digit (a-z0-9) in *alnum, a joiner
+ * (. ' / -) in *join. */
+static inline void block_masks(const unsigned char *b, Py_ssize_t n, uint64_t *alnum, uint64_t *join) {
+    uint64_t A = 0, J = 0;
+    Py_ssize_t j = 0;
+#if defined(__SSE2__)
+    for (; j + 16 <= n; j += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(b + j));
+        __m128i az = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('a' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('z' + 1)));
+        __m128i d = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+        __m128i jn = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('.')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\''))),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')), _mm_cmpeq_epi8(v, _mm_set1_epi8('-'))));
+        A |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_or_si128(az, d)) << j;
+        J |= (uint64_t)(unsigned)_mm_movemask_epi8(jn) << j;
+    }
+#endif
+    for (; j < n; j++) {
+        A |= (uint64_t)is_alnum(b[j]) << j;
+        J |= (uint64_t)is_joiner(b[j]) << j;
+    }
+    *alnum = A; *join = J;
+}
+
+/* The tokens of a lowered ASCII text under the openscribe rule, as (start, length) into w->toks (count returned;
+ * -1: no memory): a byte is in a token when it is a letter or digit, or a joiner with a letter or digit on both
+ * sides (the leftmost-greedy matches of [a-z0-9]+(?:[.'/-][a-z0-9]+)* are exactly the maximal runs of such bytes),
+ * found 64 bytes at a time by bit masks. Hashes are filled in (word_hash). */
+static Py_ssize_t token_spans(F1Work *w, const unsigned char *b, Py_ssize_t n) {
+    Py_ssize_t nw = (n + 63) / 64, k, count = 0;
+    if (grow((void **)&w->masks, &w->masks_cap, 2 * nw + 2, sizeof(uint64_t)) < 0) return -1;
+    if (grow((void **)&w->toks, &w->tok_cap, n / 2 + 2, sizeof(Tok)) < 0) return -1;
+    uint64_t *A = w->masks, *J = w->masks + nw + 1;
+    for (k = 0; k < nw; k++) {
+        Py_ssize_t m = n - 64 * k;
+        block_masks(b + 64 * k, m < 64 ? m : 64, &A[k], &J[k]);
+    }
+    A[nw] = 0;
+    /* in-token bits, then each run's first and last bit */
+    uint64_t prevA = 0, prevT = 0, T = 0, nextT;
+    Tok *toks = w->toks;
+    Py_ssize_t open = -1;
+    for (k = 0; k <= nw; k++) {
+        /* T of block k is computed one step ahead, so that a run's last bit can look at the next block's first */
+        uint64_t Tk = 0;
+        if (k < nw) {
+            uint64_t a = A[k], left = (a << 1) | (prevA >> 63), right = (a >> 1) | (A[k + 1] << 63);
+            Tk = a | (J[k] & left & right);
+            prevA = a;
+        }
+        if (k > 0) {
+            nextT = Tk;
+            uint64_t starts = T & ~((T << 1) | (prevT >> 63));
+            uint64_t ends = T & ~((T >> 1) | (nextT << 63));
+            Py_ssize_t base = 64 * (k - 1);
+            while (starts | ends) {
+                /* runs alternate: a start (if a run is not open) then its end */
+                if (open < 0) {
+                    if (!starts) break;
+                    int j = __builtin_ctzll(starts);
+                    starts &= starts - 1;
+                    open = base + j;
+                } else {
+                    if (!ends) break;
+                    int j = __builtin_ctzll(ends);
+                    ends &= ends - 1;
+                    Py_ssize_t st = open, ln = base + j - open + 1;
+                    toks[count].start = st; toks[count].len = ln; toks[count].h = word_hash(b + st, ln);
+                    count++;
+                    open = -1;
+                }
+            }
+            prevT = T;
+        }
+        T = Tk;
+    }
+    return count;
+}
+
+/* (n_pred, n_ref, n_overlap) of two lowered ASCII texts under the openscribe rule (as overlap_counts); each text
+ * readable 8 bytes past its end. -1: no memory. */
+static int f1_counts(F1Work *w, const unsigned char *pb, Py_ssize_t np_, const unsigned char *rb, Py_ssize_t nr_,
+                     Py_ssize_t out[3]) {
+    Py_ssize_t n_ref = token_spans(w, rb, nr_), n_pred = 0, n_overlap = 0;
+    if (n_ref < 0) return -1;
+    if (n_ref) {
+        size_t cap = 16;
+        while (cap < (size_t)(2 * n_ref)) cap <<= 1;
+        if (cap > w->table_cap) {
+            PyMem_Free(w->table);
+            w->table = (F1Slot *)PyMem_Calloc(cap, sizeof(F1Slot));
+            if (!w->table) { w->table_cap = 0; PyErr_NoMemory(); return -1; }
+            w->table_cap = cap;
+            w->gen = 0;
+        }
+        if (++w->gen == 0) {  /* (wrapped: clear the stamps) */
+            memset(w->table, 0, w->table_cap * sizeof(F1Slot));
+            w->gen = 1;
+        }
+        uint32_t gen = w->gen;
+        size_t mask = cap - 1;  /* (the first cap slots of the table) */
+        F1Slot *table = w->table;
+        for (Py_ssize_t t = 0; t < n_ref; t++) {
+            const Tok *tk = &w->toks[t];
+            size_t j = (size_t)tk->h & mask;
+            for (;;) {
+                F1Slot *sl = &table[j];
+                if (sl->gen != gen) { sl->gen = gen; sl->ptr = rb + tk->start; sl->len = tk->len; sl->h = tk->h; sl->count = 1; break; }
+                if (sl->h == tk->h && sl->len == tk->len && tok_eq(sl->ptr, rb + tk->start, tk->len)) { sl->count++; break; }
+                j = (j + 1) & mask;
+            }
+        }
+        n_pred = token_spans(w, pb, np_);
+        if (n_pred < 0) return -1;
+        for (Py_ssize_t t = 0; t < n_pred; t++) {
+            const Tok *tk = &w->toks[t];
+            size_t j = (size_t)tk->h & mask;
+            for (;;) {
+                F1Slot *sl = &table[j];
+                if (sl->gen != gen) break;
+                if (sl->h == tk->h && sl->len == tk->len && tok_eq(sl->ptr, pb + tk->start, tk->len)) {
+                    if (sl->count > 0) { sl->count--; n_overlap++; }
+                    break;
+                }
+                j = (j + 1) & mask;
+            }
+        }
+    } else {
+        n_pred = token_spans(w, pb, np_);
+        if (n_pred < 0) return -1;
+    }
+    out[0] = n_pred; out[1] = n_ref; out[2] = n_overlap;
+    return 0;
+}
+
+/*
+ * f1_lines(block, pos, lineno, id_key, pred_key, ref_key, emit) -> (pos, lineno, n, body, records, ids, (f1, precision, recall))
+ *
+ * Scores the lines of block[pos:] (bytes of lines, each ending after a newline, the last one perhaps without; lineno
+ * = the number of the line at pos) while each is a plain line (above) or blank (only ASCII white space, as
+ * bytes.isspace() reads it: skipped, counted), and stops at the first that is neither (pos and lineno: its start and
+ * number; len(block) at the end). Each plain line is scored as
+ * goldeval.freetext.scorer.score_row scores it under the openscribe rule, and n counts them. ids: the JSON of their
+ * ids (orjson.dumps of the id text), comma-separated. With emit bit 1, body holds each one's per_example entry
+ * {"id","line","whole_note":{"precision","recall","f1"},"tokens":{"prediction","reference","overlap"}} as orjson.dumps
+ * writes it, each followed by a newline; with bit 2, records holds each one's run-store record (the same with
+ * "status":"scored" first), newline-separated. The last item: for f1, precision and recall, the exact sum of the n
+ * values as [(2**k, numerator), ...] (ExactSum.add_ratios). The keys are UTF-8 bytes.
+ */
+static PyObject *f1_lines(PyObject *self, PyObject *args) {
+    Py_buffer blk;
+    Py_ssize_t pos, lineno;
+    const char *want[3];
+    Py_ssize_t want_n[3];
+    int emit;
+    if (!PyArg_ParseTuple(args, "y*nny#y#y#i:f1_lines", &blk, &pos, &lineno, &want[0], &want_n[0], &want[1],
+                          &want_n[1], &want[2], &want_n[2], &emit))
+        return NULL;
+    const unsigned char *base = (const unsigned char *)blk.buf;
+    Py_ssize_t end = blk.len, n = 0;
+    if (pos < 0 || pos > end) { PyBuffer_Release(&blk); PyErr_SetString(PyExc_ValueError, "f1_lines: pos out of range"); return NULL; }
+    Buf body = {NULL, 0, 0}, recs = {NULL, 0, 0}, ids = {NULL, 0, 0}, one = {NULL, 0, 0};
+    F1Work w;
+    memset(&w, 0, sizeof w);
+    Ratios *sums = (Ratios *)PyMem_Calloc(3, sizeof(Ratios));
+    PyObject *result = NULL;
+    if (!sums) { PyBuffer_Release(&blk); PyErr_NoMemory(); return NULL; }
+    while (pos < end) {
+        const unsigned char *s = base + pos, *nl = (const unsigned char *)memchr(s, '\n', (size_t)(end - pos));
+        Py_ssize_t len = nl ? (nl - s) + 1 : end - pos, j = 0;
+        while (j < len && (s[j] == ' ' || s[j] == '\n' || s[j] == '\t' || s[j] == '\r' || s[j] == '\v' || s[j] == '\f')) j++;
+        if (j == len) { pos += len; lineno++; continue; }  /* a blank line (bytes.isspace): not a row */
+        Cur c = {s, s + len};
+        const unsigned char *at[3] = {NULL, NULL, NULL};  /* each field's value */
+        Py_ssize_t got[3] = {-1, -1, -1};  /* the decoded length of each field that is a string */
+        int ok = 0;
+        /* (room for any decoded string of the line, and 8 bytes more for the hash's word loads) */
+        if (grow((void **)&w.key, &w.key_cap, len + 8, 1) < 0 || grow((void **)&w.idb, &w.idb_cap, len + 8, 1) < 0
+            || grow((void **)&w.pred, &w.pred_cap, len + 8, 1) < 0 || grow((void **)&w.ref, &w.ref_cap, len + 8, 1) < 0)
+            goto done;
+        unsigned char *dest[3] = {w.idb, w.pred, w.ref};
+        f1_ws(&c);
+        if (c.p >= c.end || *c.p != '{') break;
+        c.p++;
+        f1_ws(&c);
+        if (c.p < c.end && *c.p == '}') break;  /* (no field: Python says which is missing) */
+        for (;;) {
+            f1_ws(&c);
+            Py_ssize_t kn = f1_string(&c, w.key, 0);
+            if (kn < 0) break;
+            int which = -1, matches = 0;
+            for (int j = 0; j < 3; j++)
+                if (kn == want_n[j] && memcmp(w.key, want[j], kn) == 0) { which = j; matches++; }
+            if (matches > 1 || (which >= 0 && at[which])) break;  /* (one name for two fields; a field twice) */
+            f1_ws(&c);
+            if (c.p >= c.end || *c.p != ':') break;
+            c.p++;
+            f1_ws(&c);
+            if (which >= 0) {
+                at[which] = c.p;
+                if (c.p < c.end && *c.p == '"') {  /* decoded (the texts lowered) as it is read */
+                    got[which] = f1_string(&c, dest[which], which > 0);
+                    if (got[which] < 0) break;
+                } else if (which > 0) break;  /* (a text that is not a string: Python says why) */
+                else if (f1_skip(&c, 1) < 0) break;
+            } else if (f1_skip(&c, 1) < 0) break;
+            f1_ws(&c);
+            if (c.p >= c.end) break;
+            if (*c.p == ',') { c.p++; continue; }
+            if (*c.p == '}') { c.p++; f1_ws(&c); ok = c.p == c.end; break; }
+            break;
+        }
+        if (!ok || !at[0] || !at[1] || !at[2]) break;
+        /* the whole line is ASCII (a byte >= 0x80 outside a string is refused by the grammar; inside, by f1_string) */
+        /* the id: a string, or an integer of at most 18 digits */
+        Py_ssize_t id0 = ids.n;
+        if (got[0] >= 0) {
+            Py_ssize_t idn = got[0];
+            int visible = 0;
+            for (Py_ssize_t j = 0; j < idn; j++) if (w.idb[j] > 0x20 && w.idb[j] < 0x7f) { visible = 1; break; }
+            if (!visible) break;  /* (blank: Python refuses it) */
+            if (put_ascii_json(&ids, w.idb, idn) < 0) goto done;
+        } else {
+            const unsigned char *p = at[0];
+            if (*p == '-') p++;
+            const unsigned char *d0 = p;
+            while (p < s + len && *p >= '0' && *p <= '9') p++;
+            Py_ssize_t nd = p - d0;
+            if (nd == 0 || nd > 18 || (p < s + len && (*p == '.' || *p == 'e' || *p == 'E'))) break;
+            if (at[0][0] == '-' && nd == 1 && *d0 == '0') break;  /* -0 is the id "0" */
+            if (buf_put(&ids, "\"", 1) < 0 || buf_put(&ids, (const char *)at[0], p - at[0]) < 0 || buf_put(&ids, "\"", 1) < 0)
+                goto done;
+        }
+        {
+            Py_ssize_t idl = ids.n - id0;
+            int bad = memchr(ids.p + id0, ',', idl) != NULL;
+            for (Py_ssize_t j = id0; !bad && j + 4 <= ids.n; j++) if (memcmp(ids.p + j, "null", 4) == 0) bad = 1;
+            if (bad) { ids.n = id0; break; }
+        }
+        /* the texts */
+        Py_ssize_t cnt[3];
+        if (f1_counts(&w, w.pred, got[1], w.ref, got[2], cnt) < 0) goto done;
+        double prec, rec, f1;
+        Py_ssize_t ov = cnt[2];
+        if (cnt[0] == 0 || cnt[1] == 0) { prec = rec = f1 = (cnt[0] == cnt[1]) ? 1.0 : 0.0; ov = 0; }
+        else if (ov == 0) { prec = rec = f1 = 0.0; }
+        else {
+            prec = (double)ov / (double)cnt[0];
+            rec = (double)ov / (double)cnt[1];
+            f1 = 2 * prec * rec / (prec + rec);
+        }
+        /* the entry after its id: ,"line":N,"whole_note":{...},"tokens":{...}} */
+        one.n = 0;
+        char num[32];
+        Buf nb = {num, 0, (Py_ssize_t)sizeof num};
+        put_num(&nb, lineno);
+        if (buf_put(&one, ",\"line\":", 8) < 0 || buf_put(&one, num, nb.n) < 0
+            || buf_put(&one, ",\"whole_note\":{\"precision\":", 27) < 0 || put_score(&one, prec) < 0
+            || buf_put(&one, ",\"recall\":", 10) < 0 || put_score(&one, rec) < 0
+            || buf_put(&one, ",\"f1\":", 6) < 0 || put_score(&one, f1) < 0
+            || buf_put(&one, "},\"tokens\":{\"prediction\":", 25) < 0) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "f1_lines: a score outside [0, 1]");
+            goto done;
+        }
+        nb.n = 0; put_num(&nb, cnt[0]);
+        if (buf_put(&one, num, nb.n) < 0 || buf_put(&one, ",\"reference\":", 13) < 0) goto done;
+        nb.n = 0; put_num(&nb, cnt[1]);
+        if (buf_put(&one, num, nb.n) < 0 || buf_put(&one, ",\"overlap\":", 11) < 0) goto done;
+        nb.n = 0; put_num(&nb, ov);
+        if (buf_put(&one, num, nb.n) < 0 || buf_put(&one, "}}", 2) < 0) goto done;
+        if (emit & 1) {
+            if (buf_put(&body, "{\"id\":", 6) < 0 || buf_put(&body, ids.p + id0, ids.n - id0) < 0
+                || buf_put(&body, one.p, one.n) < 0 || buf_put(&body, "\n", 1) < 0) goto done;
+        }
+        if (emit & 2) {
+            if ((recs.n && buf_put(&recs, "\n", 1) < 0) || buf_put(&recs, "{\"status\":\"scored\",\"id\":", 24) < 0
+                || buf_put(&recs, ids.p + id0, ids.n - id0) < 0 || buf_put(&recs, one.p, one.n) < 0) goto done;
+        }
+        if (buf_put(&ids, ",", 1) < 0) goto done;
+        ratio_add(&sums[0], f1);
+        ratio_add(&sums[1], prec);
+        ratio_add(&sums[2], rec);
+        n++;
+        pos += len;
+        lineno++;
+    }
+    {
+        PyObject *a = ratios_list(&sums[0]), *b = a ? ratios_list(&sums[1]) : NULL, *d = b ? ratios_list(&sums[2]) : NULL;
+        if (!d) { Py_XDECREF(a); Py_XDECREF(b); goto done; }
+        result = Py_BuildValue("nnny#y#y#(NNN)", pos, lineno, n, body.p ? body.p : "", body.n, recs.p ? recs.p : "", recs.n,
+                               ids.p ? ids.p : "", ids.n ? ids.n - 1 : 0, a, b, d);
+    }
+done:
+    PyMem_Free(body.p); PyMem_Free(recs.p); PyMem_Free(ids.p); PyMem_Free(one.p);
+    PyMem_Free(w.ref); PyMem_Free(w.pred); PyMem_Free(w.key); PyMem_Free(w.idb); PyMem_Free(w.toks); PyMem_Free(w.masks); PyMem_Free(w.table);
+    PyMem_Free(sums);
+    PyBuffer_Release(&blk);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"overlap_counts", overlap_counts, METH_VARARGS,
      "overlap_counts(prediction, reference) -> (n_prediction, n_reference, n_overlap) under the openscribe rule."},
@@ -1597,6 +2260,9 @@ static PyMethodDef methods[] = {
      "partition_hashes(hashes, n) -> (bytes, counts): int64 hashes ordered by bucket h % n (goldeval.ids.HashBuckets)."},
     {"resample_means", resample_means, METH_VARARGS,
      "resample_means(d, key, key_retry, first, out) -> None: bootstrap resample means (goldeval.resample)."},
+    {"f1_lines", f1_lines, METH_VARARGS,
+     "f1_lines(block, pos, lineno, id_key, pred_key, ref_key, emit) -> (pos, lineno, n, body, records, ids, sums): the plain rows of "
+     "a token F1 JSONL chunk (goldeval.freetext.scorer.TokenF1.line_kernel)."},
     {"repeated_of", repeated_of, METH_VARARGS, "repeated_of(hashes) -> list[int]: the int64 values that occur more than once."},
     {NULL, NULL, 0, NULL}};
 

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import orjson
 
@@ -181,7 +181,9 @@ def run(
     t0 = time.perf_counter()
     if raw_lines and workers > 1:
         assert path is not None
-        _score_in_pool(job, plan, _range_chunks(path), workers, progress)
+        # (a chunk the line kernel scores is cut by bytes only: no per-row find here, fewer and larger chunks)
+        rows = None if _line_kernel(scorer, config, plan) is not None else _CHUNK_ROWS
+        _score_in_pool(job, plan, _range_chunks(path, rows), workers, progress)
     else:
         # In this process each case is recorded as soon as score_batch yields it (folded: in _score_chunk; else in
         # _Job.take_records, after the repeated-id check), so an interrupt loses only the case in flight; folded
@@ -190,6 +192,18 @@ def run(
         plan_here = plan._replace(serialize=plan.bulk, lines=False)
         record_now = recorder.record if recorder is not None and not plan.bulk else None
         lenient = scorer.lenient_json
+        # the scorer's compiled line kernel, where it applies: then a chunk's entries come back as one body too
+        plan_kernel = plan._replace(serialize=plan.bulk)
+        kernel = _line_kernel(scorer, config, plan_kernel) if raw_lines and record_now is None else None
+        if kernel is not None:  # the file's lines by byte ranges, as a pool's workers read them
+            assert path is not None
+            chunks = ()
+            for span in _range_chunks(path, None):
+                done = _score_chunk(scorer, config, plan_kernel, (), sink=None if plan.lines else job.on_example,
+                                    block=_range_block(span), kernel=kernel)
+                job.take(done)
+                if progress is not None:
+                    progress(done.n_rows)
         for chunk in chunks:
             items: Iterable[Any] = (decode_line(raw, line, src, lenient=lenient) for line, raw in chunk) if raw_lines else chunk
             if previous:
@@ -301,16 +315,19 @@ class Span(NamedTuple):
     n_lines: int  #: lines in the range, blank ones included (the last one may lack its newline)
 
 
-def _range_chunks(path: Path) -> Iterator[Span]:
-    """The lines of *path* as :class:`Span` chunks of at most :data:`_CHUNK_ROWS` lines, each ending at the first
-    line boundary past :data:`_CHUNK_BYTES` bytes (so about the chunks of :func:`_line_chunks`, blank lines counted).
+def _range_chunks(path: Path, rows: int | None = _CHUNK_ROWS) -> Iterator[Span]:
+    """The lines of *path* as :class:`Span` chunks of at most *rows* lines (default :data:`_CHUNK_ROWS`; ``None``:
+    no limit), each ending at the first line boundary past :data:`_CHUNK_BYTES` bytes (so, by default, about the
+    chunks of :func:`_line_chunks`, blank lines counted).
 
     Only newlines are looked at here (``bytes.count`` / ``bytes.find``, in C): reading, splitting and decoding the
     rows is the worker's (:func:`_range_lines`), so a row's bytes never cross a process boundary.
     """
     name = os.fspath(path)
     offset, line = 0, 1
-    rows, find = _CHUNK_ROWS, bytes.find
+    find = bytes.find
+    if rows is None:
+        rows = 1 << 62
     with open(path, "rb") as fh:
         for block in line_blocks(fh, _CHUNK_BYTES):
             n, start = len(block), 0
@@ -328,18 +345,33 @@ def _range_chunks(path: Path) -> Iterator[Span]:
             offset += n
 
 
-def _range_lines(span: Span) -> list[tuple[int, bytes]]:
-    """The non-blank lines of *span* as ``(line number, bytes)``, each with its newline, read from the file: the
-    lines :func:`_line_chunks` gives for the same range (a byte-order mark at the start of line 1 dropped)."""
+def _range_block(span: Span) -> tuple[bytes, int]:
+    """The bytes of *span* read from the file (a byte-order mark at the start of line 1 dropped), and the number of
+    their first line: what a line kernel reads (:func:`_kernel_records`)."""
+    data = _range_bytes(span)
+    if span.first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data, span.first_line
+
+
+def _range_bytes(span: Span) -> bytes:
     with open(span.path, "rb") as fh:
         data = os.pread(fh.fileno(), span.length, span.offset)
     if len(data) != span.length:
         raise InputError(f"{span.path}: the file changed while it was scored (expected {span.length} bytes at byte "
                          f"{span.offset}, read {len(data)}). Score a file that is not being written.")
+    return data
+
+
+def _range_lines(span: Span) -> list[tuple[int, bytes]]:
+    """The non-blank lines of *span* as ``(line number, bytes)``, each with its newline, read from the file: the
+    lines :func:`_line_chunks` gives for the same range (a byte-order mark at the start of line 1 dropped)."""
+    data = _range_bytes(span)
     lines = data.splitlines(keepends=True) if b"\r" not in data else _newline_split(data)
     if span.first_line == 1 and lines and lines[0].startswith(b"\xef\xbb\xbf"):
         lines[0] = lines[0][3:]
-    return [(line, raw) for line, raw in enumerate(lines, start=span.first_line) if raw.strip()]
+    # (a blank line is all ASCII white space, as bytes.strip() reads it; isspace() stops at the first other byte)
+    return [(line, raw) for line, raw in enumerate(lines, start=span.first_line) if not raw.isspace()]
 
 
 def _newline_split(data: bytes) -> list[bytes]:
@@ -402,9 +434,9 @@ class _Chunk(NamedTuple):
     comma-joined), ``entries`` (when asked), ``to_record`` (the records to record one by one, when ``stored`` is
     None). Not folded: ``records`` (all of them, in order). ``stored``: ``(keys, newline-joined JSON)`` for
     ``Recorder.record_serialized`` when every row was a new case and serializing was asked; with the plan's
-    ``bulk``, a list of segments in order instead, each ``(True, the ids' JSON comma-joined, [JSON, ...])`` for
-    ``Recorder.record_lines`` (scored cases with a string id) or ``(False, keys, [JSON, ...])`` for
-    ``Recorder.record_serialized`` (the others). ``lines``: the
+    ``bulk``, a list of segments in order instead, each ``(True, the ids' JSON comma-joined, the records' JSON
+    newline-joined, n)`` for ``Recorder.record_lines`` (scored cases with a string id) or ``(False, keys, the JSON
+    newline-joined, n)`` for ``Recorder.record_serialized`` (the others). ``lines``: the
     entries' JSON as one body, each followed by a newline, and their number (instead of ``entries``, when the plan
     says ``lines``)."""
 
@@ -424,12 +456,17 @@ _SCORED = b'{"status":"scored",'
 
 
 def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: Iterable[Any], sink: Any = None,
-                 record_now: Any = None) -> _Chunk:
+                 record_now: Any = None, block: tuple[bytes, int] | None = None, kernel: Any = None) -> _Chunk:
     """Score one chunk of items (here or in a worker process) as *plan* says. Folded, the records are taken one
     at a time as ``score_batch`` yields them and dropped (nothing per row outlives the chunk but bytes), so the
     garbage collector has no young containers to promote. In this process the entries go to *sink* and the cases
     to *record_now* (``Recorder.record``) at once: a case is recorded as soon as it is scored, so an interrupt
-    loses only the one in flight."""
+    loses only the one in flight.
+
+    With a *kernel* (:func:`_line_kernel`) and the chunk's *block* (its bytes and the number of its first line, what
+    *items* decodes: :func:`_range_block`), the plain lines are scored by the kernel in stretches (:class:`_Stretch`: no record is
+    made for them) and every other line by ``score_batch`` as before, in order; what the chunk gives back is the
+    same to the byte."""
     if not plan.fold:
         records = list(scorer.score_batch(items, config))
         stored = _serialized(scorer, records) if plan.serialize else None
@@ -447,17 +484,52 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
     parts: list[bytes] = []
     # plan.bulk: the serialized cases as segments of one kind each, in order (see _Chunk.stored)
     bulk = plan.bulk and keys is not None
-    segments: list[tuple[bool, list[Any], list[bytes]]] = []
+    segments: list[tuple[bool, list[Any], list[bytes], list[int]]] = []
     in_block: bool | None = None  # the kind of the last segment (None: no segment yet)
     seg_keys: list[Any] = []
     seg_parts: list[bytes] = []
+    seg_more = [0]  # cases of the segment beyond len(seg_parts) (a kernel's stretch is one part of many cases)
+    scored_json: list[bytes] = []  # the scored ids' JSON before those in `scored` (a kernel's stretches)
+    n_scored = 0
+    more_entries = 0  # entries beyond len(entries) (a stretch's body is one item)
     to_record: list[Mapping[str, Any]] = []  # after the serialized prefix: recorded one by one (Recorder.record says why)
     scored: list[Any] = []  # the scored ids (their JSON, comma-joined, is one orjson call at the end)
     dumps = orjson.dumps
     all_cases, record = plan.all_cases, plan.record
     same_form = type(scorer).case_record is Scorer.case_record  # the stored form of a record is the record
     n = 0
-    for rec in scorer.score_batch(items, config):
+    if kernel is not None and block is not None:
+        stream: Iterable[Any] = _kernel_records(scorer, config, block, kernel,
+                                                (1 if put is not None else 0) | (2 if bulk else 0))
+    else:
+        stream = scorer.score_batch(items, config)
+    for rec in stream:
+        if rec.__class__ is _Stretch:  # plain lines the kernel scored: no record, their JSON and sums as they are
+            k = rec.n
+            n += k
+            cast(Any, part).add_lines(k, rec.sums)  # (a scorer with line_kernel has a partial with add_lines)
+            if scored:
+                scored_json.append(dumps(scored)[1:-1])
+                n_scored += len(scored)
+                scored.clear()
+            scored_json.append(rec.ids)
+            n_scored += k
+            if bulk:
+                if in_block is not True:
+                    in_block = True
+                    seg_keys, seg_parts, seg_more = [], [], [0]
+                    segments.append((True, seg_keys, seg_parts, seg_more))
+                seg_keys.append(rec.ids)
+                seg_parts.append(rec.records)
+                seg_more[0] += k - 1
+            if put is not None:
+                if plan.lines and sink is None:
+                    put(memoryview(rec.body)[:-1])  # (joined below: no copy of the body here)
+                    more_entries += k - 1
+                else:
+                    for one in rec.body.split(b"\n")[:-1]:
+                        put(one)
+            continue
         n += 1
         add(rec)
         status = rec.get("status")
@@ -485,8 +557,8 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
                     if data is not None and b"null" not in data and b"\n" not in data and "," not in rid:
                         if in_block is not True:
                             in_block = True
-                            seg_keys, seg_parts = [], []
-                            segments.append((True, seg_keys, seg_parts))
+                            seg_keys, seg_parts, seg_more = [], [], [0]
+                            segments.append((True, seg_keys, seg_parts, seg_more))
                         seg_keys.append(rid)
                         seg_parts.append(data)
                         as_row = False
@@ -502,8 +574,8 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
                     elif bulk:  # recorded as a row, in its place among the blocks (record_serialized)
                         if in_block is not False:
                             in_block = False
-                            seg_keys, seg_parts = [], []
-                            segments.append((False, seg_keys, seg_parts))
+                            seg_keys, seg_parts, seg_more = [], [], [0]
+                            segments.append((False, seg_keys, seg_parts, seg_more))
                         seg_keys.append((rid if rid.__class__ is str else str(rid), *columns))
                         seg_parts.append(data)
                     else:
@@ -522,13 +594,86 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
                 if entry is not None:
                     put(dumps(entry, option=_DUMPS) if plan.entries_json else entry)
     # a block's ids as their JSON, comma-joined (one orjson call: an array's items are comma-separated, no spaces)
-    stored = ([(True, dumps(k)[1:-1], p) if b else (b, k, p) for b, k, p in segments] or None) if bulk else \
-        ((keys, parts) if keys else None)
-    scored_ids = dumps(scored)[1:-1]
+    # each segment: (True, its ids' JSON, its records' JSON, n) for record_lines, (False, keys, JSON, n) else
+    stored = ([(True, _ids_json(k), p[0] if len(p) == 1 else b"\n".join(p), len(p) + m[0]) if b else (b, k, b"\n".join(p), len(p))
+               for b, k, p, m in segments] or None) if bulk else ((keys, parts) if keys else None)
+    if scored or not scored_json:
+        scored_json.append(dumps(scored)[1:-1])
+        n_scored += len(scored)
+    scored_ids = scored_json[0] if len(scored_json) == 1 else b",".join(scored_json)
     if plan.lines and entries:  # one body for the chunk: this process writes it in one call
-        return _Chunk(None, part, n, len(scored), scored_ids, None, to_record or None, stored,
-                      (b"\n".join(entries) + b"\n", len(entries)))
-    return _Chunk(None, part, n, len(scored), scored_ids, entries, to_record or None, stored)
+        return _Chunk(None, part, n, n_scored, scored_ids, None, to_record or None, stored,
+                      (b"\n".join([*entries, b""]), len(entries) + more_entries))
+    return _Chunk(None, part, n, n_scored, scored_ids, entries, to_record or None, stored)
+
+
+class _Stretch(NamedTuple):
+    """Plain lines a scorer's line kernel scored in one call (:meth:`goldeval.freetext.scorer.TokenF1.line_kernel`):
+    how many, their entries' JSON each followed by a newline, their records' JSON newline-separated, their ids'
+    JSON comma-separated, the exact sums for the partial's ``add_lines``."""
+
+    n: int
+    body: bytes
+    records: bytes
+    ids: bytes
+    sums: Any
+
+
+def _kernel_records(scorer: Scorer, config: Mapping[str, Any], block: tuple[bytes, int], kernel: Any,
+                    emit: int) -> Iterator[Any]:
+    """The records of the lines of *block* (bytes, the number of the first line) in order: a :class:`_Stretch` for
+    each run of lines the kernel scores (blank lines skipped, counted), and the records ``score_batch`` makes of
+    each line it leaves (that line's bytes, decoded as every line is: :func:`decode_line`).
+
+    Only for a file with no repeated id (a folded chunk): ``score_batch`` sees these lines one at a time."""
+    src = config.get("source") or "rows"
+    lenient = scorer.lenient_json
+    data, line = block
+    pos, total = 0, len(data)
+    while pos < total:
+        pos, line, k, body, records, ids, sums = kernel(data, pos, line, emit)
+        if k:
+            yield _Stretch(k, body, records, ids, sums)
+        if pos < total:  # a line left to Python (not blank: the kernel skips those)
+            end = data.find(b"\n", pos) + 1 or total
+            yield from scorer.score_batch((decode_line(data[pos:end], line, src, lenient=lenient),), config)
+            pos, line = end, line + 1
+
+
+def _ids_json(keys: list[Any]) -> bytes:
+    """The JSON of a block's ids, comma-separated: *keys* holds ids (``str``) and a stretch's ids already as JSON
+    (``bytes``), in order."""
+    if not any(k.__class__ is bytes for k in keys):
+        return orjson.dumps(keys)[1:-1]
+    out: list[bytes] = []
+    run: list[Any] = []
+    for k in keys:
+        if k.__class__ is bytes:
+            if run:
+                out.append(orjson.dumps(run)[1:-1])
+                run = []
+            out.append(k)
+        else:
+            run.append(k)
+    if run:
+        out.append(orjson.dumps(run)[1:-1])
+    return b",".join(out)
+
+
+def _line_kernel(scorer: Scorer, config: Mapping[str, Any], plan: _Plan) -> Any:
+    """The scorer's compiled line kernel (``line_kernel(config)``, e.g. token F1's) when this plan can use it: a
+    folded chunk whose entries are not kept, go to a sink as JSON (or nowhere) and are the records without
+    ``status``, and whose cases (if recorded) go to the store in blocks as the records themselves; else ``None``."""
+    make = getattr(scorer, "line_kernel", None)
+    if make is None or not plan.fold or plan.keep or plan.all_cases:
+        return None
+    if plan.entries and not (plan.entries_json and _entries_are_records(scorer)):
+        return None
+    if plan.record and not (plan.bulk and plan.serialize):
+        return None
+    if type(scorer).case_record is not Scorer.case_record:
+        return None
+    return make(config)
 
 
 def _entries_are_records(scorer: Scorer) -> bool:
@@ -582,13 +727,16 @@ def _pool_init(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, owner: An
     # with the pool. (A SIGTERM sent to the whole process group killed the workers and broke the pool.)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _W.update(scorer=scorer, config=config, plan=plan, src=config.get("source") or "rows")
+    _W.update(scorer=scorer, config=config, plan=plan, src=config.get("source") or "rows",
+              kernel=_line_kernel(scorer, config, plan))
 
 
 def _pool_chunk(span: Span) -> _Chunk:
     """In a worker: read, decode and score the lines of one byte range of the file."""
-    scorer, src = _W["scorer"], _W["src"]
+    scorer, src, kernel = _W["scorer"], _W["src"], _W["kernel"]
     lenient = scorer.lenient_json
+    if kernel is not None:
+        return _score_chunk(scorer, _W["config"], _W["plan"], (), block=_range_block(span), kernel=kernel)
     return _score_chunk(scorer, _W["config"], _W["plan"],
                         (decode_line(raw, line, src, lenient=lenient) for line, raw in _range_lines(span)))
 
@@ -686,11 +834,11 @@ class _Job:
             if chunk.stored is None:
                 pass
             elif chunk.stored.__class__ is list:  # segments (_Plan.bulk): blocks of scored cases, and the others
-                for block, keys, parts in chunk.stored:
+                for block, keys, body, count in chunk.stored:
                     if block:
-                        recorder.record_lines(b"\n".join(parts), len(parts), keys)
+                        recorder.record_lines(body, count, keys)
                     else:
-                        recorder.record_serialized(keys, b"\n".join(parts))
+                        recorder.record_serialized(keys, body)
             else:
                 keys, parts = chunk.stored
                 recorder.record_serialized(keys, b"\n".join(parts))

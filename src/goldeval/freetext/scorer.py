@@ -11,7 +11,7 @@ Source: output keys of Open-Scribe ``eval/run_eval.py``; scores as :func:`goldev
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -27,6 +27,11 @@ from goldeval.freetext.tokens import Tokenizer, get_tokenizer, split_word
 from goldeval.io.reading import BigInt, Row, RowError
 from goldeval.scoring.protocol import Option, Partial, RepeatedIds, Reused, Scorer, failure_entry
 from goldeval.scoring.sums import ExactSum
+
+try:  # the optional C reader-scorer of plain rows (see _fast.c); score_row stays the definition and the fallback
+    from goldeval._fast import f1_lines as _fast_f1_lines
+except ImportError:  # pragma: no cover - the extension is optional
+    _fast_f1_lines = None
 
 __all__ = ["FreeTextConfig", "TokenF1", "id_text", "read_pair", "results_head", "score_row", "SCORER_NAME", "SCORER_VERSION"]
 
@@ -310,6 +315,32 @@ class TokenF1(Scorer):
                 rec = _failure(i, None, f"{src}:{i}: expected an object, got {shorten(item)}.")
             yield check(rec)
 
+    def line_kernel(self, config: Mapping[str, Any]) -> Callable[[bytes, int, int, int], tuple[Any, ...]] | None:
+        """The compiled reader-scorer of plain JSONL lines for *config*, or ``None`` where there is none (the C
+        extension is not built, the tokenizer is not ``openscribe``, or a subclass scores rows its own way).
+
+        The engine (:mod:`goldeval.engines.local`) calls it as ``kernel(block, pos, line, emit)`` on a chunk of
+        a file with no repeated id (*block*: bytes of whole lines, a byte-order mark removed; *line*: the number
+        of the line at *pos*), and gets ``(pos, line, n, body, records, ids, sums)``: the lines from the *pos*
+        given up to the *pos* returned are *n* plain rows (every one scored; see ``f1_lines`` in ``_fast.c``) and
+        blank lines (skipped); the line at the returned *pos* (number *line*), when ``pos < len(block)``, is one the
+        kernel leaves to :meth:`score_batch`. Their records are not made: *body* holds their ``per_example`` entries' JSON
+        each followed by a newline (``emit`` bit 1; exactly ``orjson.dumps`` of what :meth:`example_entry` gives),
+        *records* their run-store records' JSON, newline-separated (bit 2; ``orjson.dumps`` of the record), *ids*
+        their ids' JSON comma-separated, and *sums* the ``(f1, precision, recall)`` exact sums for
+        :meth:`_TokenF1Partial.add_lines`. Only for a partial without ``keep_cases``. A plain row is scored exactly
+        as :func:`score_row` scores it (tests/unit/test_freetext_lines.py compares the two byte for byte).
+        """
+        if _fast_f1_lines is None or config.get("tokenizer") != "openscribe" or type(self).score_batch is not TokenF1.score_batch:
+            return None
+        keys = tuple(config[k].encode("utf-8", "surrogatepass") for k in ("id_field", "prediction_field", "reference_field"))
+        kernel = _fast_f1_lines
+
+        def lines_kernel(block: bytes, pos: int, line: int, emit: int) -> tuple[Any, ...]:
+            return kernel(block, pos, line, *keys, emit)
+
+        return lines_kernel
+
     def new_partial(self, config: Mapping[str, Any], *, keep_cases: bool = True) -> Partial:
         return _TokenF1Partial(keep_cases)
 
@@ -417,6 +448,15 @@ class _TokenF1Partial(Partial):
                 if name not in empty:
                     for m in _M:
                         acc[m].add_float(scores[m])
+
+    def add_lines(self, n: int, sums: tuple[Any, Any, Any]) -> None:
+        """Fold *n* plain scored rows that :meth:`TokenF1.line_kernel` scored (no flags, no sections, no entries
+        kept): what :meth:`add` does for each of their records. *sums*: the kernel's exact sums of f1, precision
+        and recall, ``[(denominator, numerator), ...]`` each."""
+        assert not self.keep, "add_lines: the kernel's rows have no per_example dicts"
+        self.n_rows += n
+        for m, ratios in zip(("f1", "precision", "recall"), sums, strict=True):
+            self.sums[m].add_ratios(n, ratios)
 
     def merge(self, other: Partial) -> None:
         assert isinstance(other, _TokenF1Partial)

@@ -136,6 +136,30 @@ class ExactSum:
         self.count += 1
         self._all_int = False
 
+    def add_ratios(self, count: int, ratios: Iterable[tuple[int, int]]) -> None:
+        """Add *count* finite floats given by their exact ratios, summed by denominator: for each ``(d, n)`` in
+        *ratios*, *n* is the sum of the numerators of the values whose ``as_integer_ratio()`` has denominator *d*
+        (a power of two). The same state as :meth:`add_float` of each value (a compiled scorer sums its values
+        so, e.g. ``goldeval._fast.f1_lines``).
+
+        Args:
+            count: How many values the ratios sum (an int >= 0).
+            ratios: ``(denominator, numerator sum)`` pairs of ints.
+
+        Examples:
+            >>> a, b = ExactSum(), ExactSum()
+            >>> for x in (0.5, 0.25, 0.75): a.add_float(x)
+            >>> b.add_ratios(3, [(2, 1), (4, 1 + 3)])
+            >>> a == b and a.mean() == 0.5
+            True
+        """
+        partials = self._partials
+        for d, n in ratios:
+            partials[d] = partials.get(d, 0) + n
+        self.count += count
+        if count:
+            self._all_int = False
+
     def merge(self, other: ExactSum) -> None:
         """Add everything *other* holds (exactly; *other* is not changed).
 
