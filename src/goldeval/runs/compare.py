@@ -40,7 +40,7 @@ from goldeval.errors import InputError
 from goldeval.intervals import newcombe_paired_difference
 from goldeval.resample import resample_means
 from goldeval.runs.compare_labels import compare_labels, is_label_run
-from goldeval.runs.columns import case_columns
+from goldeval.runs.columns import case_columns, case_score
 from goldeval.verdict import pass_rate, pass_rate_class
 
 __all__ = ["compare_runs", "compare_view", "CompareCases", "COMPARE_FIELDS", "mcnemar_exact", "paired_bootstrap", "bucket", "run_age_seconds",
@@ -141,7 +141,7 @@ class CompareCases(Mapping[str, Mapping[str, Any]]):
         for cid, record in records:
             if _NOT_STATUS.isdisjoint(record):  # its view is its status and score: a free-text case
                 status = record.get("status")
-                score = case_columns(record)[2]
+                score = case_score(record)
                 if status == "scored" and score.__class__ is float:
                     rows[cid] = score  # the common case: a scored case's number alone (24 bytes)
                 else:

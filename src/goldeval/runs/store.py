@@ -39,7 +39,7 @@ import zstandard
 
 from goldeval.errors import InputError, StoreError, shorten
 from goldeval.paths import default_store
-from goldeval.runs.columns import case_columns
+from goldeval.runs.columns import case_columns, case_status
 from goldeval.runs.location import check_store_target, store_label, store_scheme
 from goldeval.runs.migrations import MIGRATIONS, migrate
 
@@ -688,8 +688,7 @@ class RunStore:
         """
         drop = tuple(ref.get("drop_keys") or ())
         status = ref.get("status", "scored")  # None: every case (a judge's per_example holds the unscored ones too)
-        for row in self._case_rows(run_id, status=status):
-            rec = orjson.loads(row[7])
+        for _, rec in self._case_records(run_id, status=status):
             for k in drop:
                 rec.pop(k, None)
             yield rec
@@ -925,6 +924,22 @@ class RunStore:
         blocks = self.db.execute("SELECT seq0, n, data FROM case_blocks WHERE run_id = ? ORDER BY seq0", (run_id,))
         yield from heapq.merge(table, _block_rows(blocks, status), key=itemgetter(1))
 
+    def _case_records(self, run_id: str, *, status: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``(case id, record)`` of each of the run's cases in ``seq`` order, as :meth:`_case_rows` gives them with the
+        record decoded from ``data``; a block's records are decoded once (reading a block's case already decodes
+        each record for its columns), not a second time from the text."""
+        loads = orjson.loads
+        if not self._run_has_blocks(run_id):
+            for row in self._case_rows(run_id, status=status):
+                yield row[0], loads(row[7])
+            return
+        where = "run_id = ?" + ("" if status is None else " AND status = ?")
+        table = self.db.execute(f"SELECT case_id, seq, data FROM cases WHERE {where} ORDER BY seq",
+                                (run_id,) if status is None else (run_id, status))
+        blocks = self.db.execute("SELECT seq0, n, data FROM case_blocks WHERE run_id = ? ORDER BY seq0", (run_id,))
+        for row in heapq.merge(table, _block_records(blocks, status), key=itemgetter(1)):
+            yield row[0], (row[2] if row[2].__class__ is dict else loads(row[2]))
+
     @_reading
     def next_seq(self, run_id: str) -> int:
         """One more than the highest ``seq`` recorded for *run_id* (0 for a run with no case yet)."""
@@ -939,15 +954,14 @@ class RunStore:
     @_reading
     def iter_cases(self, run_id: str) -> Iterator[dict[str, Any]]:
         """The per-case records of *run_id* (as recorded), in the order they were recorded."""
-        for row in self._case_rows(run_id):
-            yield orjson.loads(row[7])
+        for _, record in self._case_records(run_id):
+            yield record
 
     @_reading
     def case_records(self, run_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(case id, per-case record)`` of each case of *run_id*, in recording order, decoded one at a time (for
         a reader that keeps only part of each record: :class:`goldeval.runs.compare.CompareCases`)."""
-        for row in self._case_rows(run_id):
-            yield row[0], orjson.loads(row[7])
+        yield from self._case_records(run_id)
 
     @_reading
     def cases(self, ref: str) -> list[dict[str, Any]]:
@@ -957,10 +971,7 @@ class RunStore:
     @_reading
     def case_map(self, run_id: str) -> dict[str, dict[str, Any]]:
         """case id → per-case record for *run_id*."""
-        return {
-            row[0]: orjson.loads(row[7])
-            for row in self._case_rows(run_id)
-        }
+        return dict(self._case_records(run_id))
 
     # -- kept inputs (the case texts) -------------------------------------------------------------------------
     def keep_input(self, run_id: str, role: str, sha256: str, name: str, parts: Iterable[tuple[int, bytes]]) -> int:
@@ -1092,24 +1103,47 @@ def compress_block(records: bytes, ids: bytes) -> tuple[bytes, bytes]:
     cctx = zstandard.ZstdCompressor(level=_ZSTD_BLOCK_LEVEL)
     return cctx.compress(records), cctx.compress(ids)
 
-def _block_rows(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[Any, ...]]:
-    """The ``cases`` rows the blocks stand for (see :meth:`RunStore.write_case_block`), in order; only those of
-    *status* when given."""
+def _block_texts(blocks: Iterable[tuple[int, int, bytes]]) -> Iterator[tuple[int, str]]:
+    """``(seq, JSON text)`` of each case the blocks stand for (see :meth:`RunStore.write_case_block`), in order."""
     dctx = zstandard.ZstdDecompressor()
-    loads = orjson.loads
     for seq0, n, blob in blocks:
         records = dctx.decompress(bytes(blob)).decode().split("\n")
         if len(records) != n:
             raise StoreError(f"run store: a block of {n} cases from seq {seq0} holds {len(records)} records; the store "
                              "is damaged.")
-        for seq, data in enumerate(records, seq0):
-            case = loads(data)
-            columns = case_columns(case)
-            if columns[0] != "scored":
-                raise StoreError(f"run store: the case of seq {seq} in a block has status {columns[0]!r}, and a block "
-                                 "holds scored cases only; the store is damaged.")
-            if status is None or columns[0] == status:
-                yield (case["id"], seq, *columns, data)
+        yield from enumerate(records, seq0)
+
+
+def _not_scored(seq: int, status: str) -> StoreError:
+    return StoreError(f"run store: the case of seq {seq} in a block has status {status!r}, and a block holds scored "
+                      "cases only; the store is damaged.")
+
+
+def _block_rows(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[Any, ...]]:
+    """The ``cases`` rows the blocks stand for (see :meth:`RunStore.write_case_block`), in order; only those of
+    *status* when given."""
+    loads = orjson.loads
+    for seq, data in _block_texts(blocks):
+        case = loads(data)
+        columns = case_columns(case)
+        if columns[0] != "scored":
+            raise _not_scored(seq, columns[0])
+        if status is None or columns[0] == status:
+            yield (case["id"], seq, *columns, data)
+
+
+def _block_records(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """``(case id, seq, record)`` of each case the blocks stand for, in order, each record decoded once and checked
+    as :func:`_block_rows` checks it (its status, ``case_columns(record)[0]``, is ``scored``); only those of
+    *status* when given."""
+    loads = orjson.loads
+    for seq, data in _block_texts(blocks):
+        case = loads(data)
+        got = case_status(case)
+        if got != "scored":
+            raise _not_scored(seq, got)
+        if status is None or got == status:
+            yield case["id"], seq, case
 
 
 #: Case rows per INSERT statement: one statement of many rows costs SQLite (and the binding) about 20 % less than
