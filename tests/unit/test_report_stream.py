@@ -176,3 +176,26 @@ def test_line_file_reads_lines_in_any_order(tmp_path):
             assert list(fh) == [lf.line(i) for i in range(1, 5)]
     finally:
         lf.close()
+
+
+@pytest.mark.parametrize("scan", [1, 2, 3, 7, 1 << 20])
+def test_line_file_finds_lines_across_its_read_blocks_as_readline_does(tmp_path, monkeypatch, scan):
+    """LineFile passes over lines a block at a time (SCAN_BYTES): with blocks of 1, 2, 3 and 7 bytes every line
+    and newline falls across a block's edge somewhere. Expected: the lines iterating the file gives (the reference:
+    readline), asked for forwards, backwards, past the end and again, on files with empty lines, CRLF, bytes that are
+    no UTF-8, a line longer than a block, a last line with and without its newline, and an empty file."""
+    monkeypatch.setattr(LineFile, "SCAN_BYTES", scan)
+    files = [b"", b"\n", b"x", b"one\ntwo\r\n\nfour", b"a\n\n\nb\n", "é\u2028ü\n".encode() + b"\xff\xfe\n" + b"L" * 50 + b"\nz\n"]
+    for i, body in enumerate(files):
+        p = tmp_path / f"f{i}.jsonl"
+        p.write_bytes(body)
+        with open(p, "rb") as fh:
+            want = list(fh)
+        n = len(want)
+        for order in (range(1, n + 3), range(n + 2, 0, -1), [n + 2, 1, n, 2, n + 1, 1]):
+            lf = LineFile(str(p))
+            try:
+                for k in order:
+                    assert lf.line(k) == (want[k - 1] if 1 <= k <= n else None), (body, scan, list(order), k)
+            finally:
+                lf.close()
