@@ -199,3 +199,39 @@ def test_line_file_finds_lines_across_its_read_blocks_as_readline_does(tmp_path,
                     assert lf.line(k) == (want[k - 1] if 1 <= k <= n else None), (body, scan, list(order), k)
             finally:
                 lf.close()
+
+
+def test_the_inputs_sha256_taken_ahead_still_sees_a_changed_input(tmp_path):
+    """report_model_from_store(stream=True) hashes the free-text input in a thread while the cases are read
+    (TextLoader.prefetch): a healthy input is used (no note, the texts shown); an input changed after the run, or
+    changed after the thread hashed it, is said to have changed and its texts are not read from it (the sha256 memo
+    is keyed by the file's size and mtime, so the change is hashed again). Expected: the notes of _usable, the same
+    page as the one built from every record."""
+    from goldeval.report.build import sources_loader
+
+    pred = tmp_path / "pred.jsonl"
+    shutil.copy(PRIMOCK, pred)
+    store = tmp_path / "g.db"
+    _run("score", pred, "--store", store, "-q")
+    with RunStore(store) as st:
+        rec = st.get_run("latest", with_cases=False)
+        loader = sources_loader(rec["results"], rec)
+        loader.prefetch()
+        assert loader.notes() == []  # healthy: the hash taken ahead is the recorded one
+        assert loader({"placeholder"}).notes == []
+        loader.close()
+        _, streamed, page_held, page_streamed = _both(store, ReportOptions())
+        assert page_streamed == page_held and streamed["notes"] == []
+
+        loader = sources_loader(rec["results"], rec)
+        loader.prefetch()
+        loader._hashing.join()  # the thread is done: the memo holds the unchanged file's sha256
+        with open(pred, "ab") as fh:
+            fh.write(b"\n")
+        assert any("changed since the run (sha256 differs)" in n for n in loader.notes())
+        loader.close()
+        held, streamed, page_held, page_streamed = _both(store, ReportOptions())
+        assert page_streamed == page_held
+        assert any("changed since the run" in n for n in streamed["notes"]) and streamed["notes"] == held["notes"]
+        # the texts shown are the copy kept with the run (the changed file's are not)
+        assert any("shown from the copy kept in the run store" in n for n in streamed["notes"])

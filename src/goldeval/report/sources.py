@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import threading
 from array import array
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -375,9 +376,37 @@ class TextLoader:
         self._notes: list[str] | None = None
         self._path: str | None = None
         self._line_file: LineFile | None = None
+        self._hashing: threading.Thread | None = None
+
+    def prefetch(self) -> None:
+        """Start hashing the free-text input in a background thread, so that :meth:`notes` finds its sha256 known
+        (:func:`goldeval.io.reading.file_sha256` remembers it for the unchanged file) while the caller reads the
+        run's cases: the hash and the file's reads release the GIL, a 417 MB input's ~0.3 s then costs a busy
+        caller no time. Nothing for other inputs, a stream, or a loader whose notes were read. A failure in the
+        thread is left to :meth:`notes`, which hashes the file again and says what went wrong."""
+        if not self.chunked or self._notes is not None or self._hashing is not None:
+            return
+        spec = input_files(self.results, self.run).get("predictions")
+        if not spec or not spec.get("sha256") or not spec.get("path") or spec["path"] == "-" or spec.get("stream"):
+            return
+        path = recorded_path(spec, self.base) or str(spec["path"])
+        if not os.path.isfile(path):
+            return
+
+        def work() -> None:
+            try:
+                file_sha256(path)
+            except Exception:  # noqa: BLE001 (notes() hashes the file again and reports what went wrong)
+                return
+
+        self._hashing = threading.Thread(target=work, name="goldeval-input-sha256", daemon=True)
+        self._hashing.start()
 
     def notes(self) -> list[str]:
         """What the page must say about the inputs (gone, changed, read from the kept copy); finds the input once."""
+        if self._hashing is not None:  # the sha256 prefetch() started: done before the input is checked
+            self._hashing.join()
+            self._hashing = None
         if self._notes is None:
             self._notes = []
             if self.chunked:
