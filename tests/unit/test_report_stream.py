@@ -235,3 +235,33 @@ def test_the_inputs_sha256_taken_ahead_still_sees_a_changed_input(tmp_path):
         assert any("changed since the run" in n for n in streamed["notes"]) and streamed["notes"] == held["notes"]
         # the texts shown are the copy kept with the run (the changed file's are not)
         assert any("shown from the copy kept in the run store" in n for n in streamed["notes"])
+
+
+def test_the_free_text_row_is_case_rows_own():
+    """_freetext_row (the streamed report's loop) gives _case_row's dict, key order included (the page's JSON
+    keeps it), on every shape of free-text record: scored, unscored with a reason or an error, no whole note, an
+    F1 of None, 0 and -0.0, at, above and below --min-f1, sections (one null), an int id, non-ASCII and escapes,
+    redacted. Expected: _case_row, the definition."""
+    from goldeval.report.model import _freetext_row
+
+    wn = {"precision": 0.5, "recall": 1.0, "f1": 2 / 3}
+    records = [
+        {"status": "scored", "id": "p0", "line": 1, "whole_note": wn, "tokens": {"prediction": 3, "reference": 4, "overlap": 2}},
+        {"status": "unscored", "id": "é\u2028\"", "line": 2, "reason": "empty prediction"},
+        {"status": "unscored", "id": 7, "error": "boom", "whole_note": wn},
+        {"id": "no-status", "whole_note": {"f1": 0.0}},
+        {"status": "scored", "id": "neg0", "whole_note": {"f1": -0.0, "precision": 0.0}},
+        {"status": "scored", "id": "nof1", "whole_note": {"precision": 0.5}},
+        {"status": "scored", "id": "bare"},
+        {"status": "scored", "id": "sec", "whole_note": {"f1": 0.3}, "sections": {"S": {"f1": 0.1}, "O": None}},
+        {"status": "scored", "id": "secs-not-a-mapping", "whole_note": {"f1": 0.3}, "sections": ["S"]},
+    ]
+    for opts in (ReportOptions(), ReportOptions(min_f1=0.3), ReportOptions(min_f1=0.0), ReportOptions(min_f1=0.9, redact=True)):
+        for rec in records:
+            want = _case_row(rec, "freetext", opts)
+            got = _freetext_row(rec, "freetext", opts)
+            assert got == want and list(got) == list(want), (rec, opts.min_f1)
+    # the buckets by hand: min_f1 0.3 → an F1 of 0.3 passes (not below), 2/3 passes, 0.0 fails, no F1 is unscored
+    by_id = {str(r["id"]): _freetext_row(r, "freetext", ReportOptions(min_f1=0.3))["bucket"] for r in records}
+    assert by_id == {"p0": "pass", "é\u2028\"": "unscored", "7": "unscored", "no-status": "fail", "neg0": "fail",
+                     "nof1": "unscored", "bare": "unscored", "sec": "pass", "secs-not-a-mapping": "pass"}
