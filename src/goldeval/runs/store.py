@@ -39,9 +39,10 @@ import zstandard
 
 from goldeval.errors import InputError, StoreError, shorten
 from goldeval.paths import default_store
-from goldeval.runs.columns import case_columns, case_status
+from goldeval.runs.columns import case_columns
 from goldeval.runs.location import check_store_target, store_label, store_scheme
 from goldeval.runs.migrations import MIGRATIONS, migrate
+from goldeval.runs.columns import case_status  # (the status column alone: _block_records)
 
 __all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "check_tag_name", "HEADLINE_METRICS",
            "MAX_TAG_LENGTH", "NoStoreError", "compress_block"]
@@ -924,22 +925,6 @@ class RunStore:
         blocks = self.db.execute("SELECT seq0, n, data FROM case_blocks WHERE run_id = ? ORDER BY seq0", (run_id,))
         yield from heapq.merge(table, _block_rows(blocks, status), key=itemgetter(1))
 
-    def _case_records(self, run_id: str, *, status: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
-        """``(case id, record)`` of each of the run's cases in ``seq`` order, as :meth:`_case_rows` gives them with the
-        record decoded from ``data``; a block's records are decoded once (reading a block's case already decodes
-        each record for its columns), not a second time from the text."""
-        loads = orjson.loads
-        if not self._run_has_blocks(run_id):
-            for row in self._case_rows(run_id, status=status):
-                yield row[0], loads(row[7])
-            return
-        where = "run_id = ?" + ("" if status is None else " AND status = ?")
-        table = self.db.execute(f"SELECT case_id, seq, data FROM cases WHERE {where} ORDER BY seq",
-                                (run_id,) if status is None else (run_id, status))
-        blocks = self.db.execute("SELECT seq0, n, data FROM case_blocks WHERE run_id = ? ORDER BY seq0", (run_id,))
-        for row in heapq.merge(table, _block_records(blocks, status), key=itemgetter(1)):
-            yield row[0], (row[2] if row[2].__class__ is dict else loads(row[2]))
-
     @_reading
     def next_seq(self, run_id: str) -> int:
         """One more than the highest ``seq`` recorded for *run_id* (0 for a run with no case yet)."""
@@ -950,6 +935,32 @@ class RunStore:
             if end is not None:
                 last = max(last, end - 1)
         return last + 1
+
+    def _case_records(self, run_id: str, *, status: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``(case id, record)`` of each of the run's cases in ``seq`` order: :meth:`_case_rows` with each row's
+        ``data`` decoded, except that the records of a block of JSON lines are decoded once (reading a block's
+        case for its columns already decodes it), not a second time from their text. A store whose ``case_blocks``
+        has another layout than the one :func:`_block_records` reads is read through :meth:`_case_rows`."""
+        loads = orjson.loads
+        if not (self._run_has_blocks(run_id) and self._json_line_blocks()):
+            for row in self._case_rows(run_id, status=status):
+                yield row[0], loads(row[7])
+            return
+        where = "run_id = ?" + ("" if status is None else " AND status = ?")
+        table = self.db.execute(f"SELECT case_id, seq, data FROM cases WHERE {where} ORDER BY seq",
+                                (run_id,) if status is None else (run_id, status))
+        blocks = self.db.execute("SELECT seq0, n, data FROM case_blocks WHERE run_id = ? ORDER BY seq0", (run_id,))
+        for row in heapq.merge(table, _block_records(blocks, status), key=itemgetter(1)):
+            yield row[0], (row[2] if row[2].__class__ is dict else loads(row[2]))
+
+    def _json_line_blocks(self) -> bool:
+        """Whether ``case_blocks`` has exactly the columns of migration m006 (``run_id, seq0, n, ids, data``), whose
+        blocks all hold their records as JSON lines: the layout :func:`_block_records` reads."""
+        known = getattr(self, "_block_layout_known", None)
+        if known is None:
+            cols = sorted(str(r[1]) for r in self.db.execute("PRAGMA table_info(case_blocks)"))
+            known = self._block_layout_known = cols == ["data", "ids", "n", "run_id", "seq0"]
+        return known
 
     @_reading
     def iter_cases(self, run_id: str) -> Iterator[dict[str, Any]]:
@@ -1103,47 +1114,24 @@ def compress_block(records: bytes, ids: bytes) -> tuple[bytes, bytes]:
     cctx = zstandard.ZstdCompressor(level=_ZSTD_BLOCK_LEVEL)
     return cctx.compress(records), cctx.compress(ids)
 
-def _block_texts(blocks: Iterable[tuple[int, int, bytes]]) -> Iterator[tuple[int, str]]:
-    """``(seq, JSON text)`` of each case the blocks stand for (see :meth:`RunStore.write_case_block`), in order."""
+def _block_rows(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[Any, ...]]:
+    """The ``cases`` rows the blocks stand for (see :meth:`RunStore.write_case_block`), in order; only those of
+    *status* when given."""
     dctx = zstandard.ZstdDecompressor()
+    loads = orjson.loads
     for seq0, n, blob in blocks:
         records = dctx.decompress(bytes(blob)).decode().split("\n")
         if len(records) != n:
             raise StoreError(f"run store: a block of {n} cases from seq {seq0} holds {len(records)} records; the store "
                              "is damaged.")
-        yield from enumerate(records, seq0)
-
-
-def _not_scored(seq: int, status: str) -> StoreError:
-    return StoreError(f"run store: the case of seq {seq} in a block has status {status!r}, and a block holds scored "
-                      "cases only; the store is damaged.")
-
-
-def _block_rows(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[Any, ...]]:
-    """The ``cases`` rows the blocks stand for (see :meth:`RunStore.write_case_block`), in order; only those of
-    *status* when given."""
-    loads = orjson.loads
-    for seq, data in _block_texts(blocks):
-        case = loads(data)
-        columns = case_columns(case)
-        if columns[0] != "scored":
-            raise _not_scored(seq, columns[0])
-        if status is None or columns[0] == status:
-            yield (case["id"], seq, *columns, data)
-
-
-def _block_records(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[str, int, dict[str, Any]]]:
-    """``(case id, seq, record)`` of each case the blocks stand for, in order, each record decoded once and checked
-    as :func:`_block_rows` checks it (its status, ``case_columns(record)[0]``, is ``scored``); only those of
-    *status* when given."""
-    loads = orjson.loads
-    for seq, data in _block_texts(blocks):
-        case = loads(data)
-        got = case_status(case)
-        if got != "scored":
-            raise _not_scored(seq, got)
-        if status is None or got == status:
-            yield case["id"], seq, case
+        for seq, data in enumerate(records, seq0):
+            case = loads(data)
+            columns = case_columns(case)
+            if columns[0] != "scored":
+                raise StoreError(f"run store: the case of seq {seq} in a block has status {columns[0]!r}, and a block "
+                                 "holds scored cases only; the store is damaged.")
+            if status is None or columns[0] == status:
+                yield (case["id"], seq, *columns, data)
 
 
 #: Case rows per INSERT statement: one statement of many rows costs SQLite (and the binding) about 20 % less than
@@ -1316,3 +1304,24 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def _block_records(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """``(case id, seq, record)`` of each case that blocks of JSON lines stand for, in order, each record decoded
+    once and checked as :func:`_block_rows` checks it (the block's count; its status, ``case_columns(record)[0]``,
+    is ``scored``); only those of *status* when given."""
+    dctx = zstandard.ZstdDecompressor()
+    loads = orjson.loads
+    for seq0, n, blob in blocks:
+        records = dctx.decompress(bytes(blob)).decode().split("\n")
+        if len(records) != n:
+            raise StoreError(f"run store: a block of {n} cases from seq {seq0} holds {len(records)} records; the store "
+                             "is damaged.")
+        for seq, data in enumerate(records, seq0):
+            case = loads(data)
+            got = case_status(case)
+            if got != "scored":
+                raise StoreError(f"run store: the case of seq {seq} in a block has status {got!r}, and a block holds "
+                                 "scored cases only; the store is damaged.")
+            if status is None or got == status:
+                yield case["id"], seq, case
