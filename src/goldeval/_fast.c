@@ -1684,6 +1684,9 @@ static PyObject *resample_means(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
+    {"resample_kernels", resample_kernels, METH_NOARGS,
+     "resample_kernels() -> tuple[str, ...]: the kernels resample_means(d, key, key_retry, first, out, kernel) runs on "
+     "this CPU, fastest first (every one gives the same bits)."},
     {"overlap_counts", overlap_counts, METH_VARARGS,
      "overlap_counts(prediction, reference) -> (n_prediction, n_reference, n_overlap) under the openscribe rule."},
     {"shared_marks", shared_marks, METH_VARARGS,
@@ -1719,9 +1722,7 @@ static PyMethodDef methods[] = {
     {"partition_hashes", partition_hashes, METH_VARARGS,
      "partition_hashes(hashes, n) -> (bytes, counts): int64 hashes ordered by bucket h % n (goldeval.ids.HashBuckets)."},
     {"resample_means", resample_means, METH_VARARGS,
-     "resample_means(d, key, key_retry, first, out[, kernel]) -> None: bootstrap resample means (goldeval.resample)."},
-    {"resample_kernels", resample_kernels, METH_NOARGS,
-     "resample_kernels() -> tuple[str, ...]: the resample_means kernels this CPU runs, fastest first."},
+     "resample_means(d, key, key_retry, first, out) -> None: bootstrap resample means (goldeval.resample)."},
     {"repeated_of", repeated_of, METH_VARARGS, "repeated_of(hashes) -> list[int]: the int64 values that occur more than once."},
     {NULL, NULL, 0, NULL}};
 
