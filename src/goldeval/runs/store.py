@@ -947,9 +947,13 @@ class RunStore:
                 yield row[0], loads(row[7])
             return
         where = "run_id = ?" + ("" if status is None else " AND status = ?")
-        table = self.db.execute(f"SELECT case_id, seq, data FROM cases WHERE {where} ORDER BY seq",
-                                (run_id,) if status is None else (run_id, status))
+        params = (run_id,) if status is None else (run_id, status)
         blocks = self.db.execute("SELECT seq0, n, data FROM case_blocks WHERE run_id = ? ORDER BY seq0", (run_id,))
+        if self.db.execute(f"SELECT 1 FROM cases WHERE {where} LIMIT 1", params).fetchone() is None:
+            for cid, _, record in _block_records(blocks, status):  # blocks only (a score run): nothing to merge
+                yield cid, record
+            return
+        table = self.db.execute(f"SELECT case_id, seq, data FROM cases WHERE {where} ORDER BY seq", params)
         for row in heapq.merge(table, _block_records(blocks, status), key=itemgetter(1)):
             yield row[0], (row[2] if row[2].__class__ is dict else loads(row[2]))
 
