@@ -8,8 +8,9 @@ bootstrap resamples case indices: 10,000 resamples x N draws), scored once into 
 (cached). Then, interleaved for ``--repeat`` rounds so that load on the machine hits every contender alike, each in
 a fresh process:
 
-* **anchor**: a Python process that reads both runs' case rows from the store and decodes every record with orjson
-  (what any comparison must at least do: the issue's "reading both runs' rows");
+* **anchor**: a Python process that reads both runs' case rows from the store (the ``cases`` table's rows and the
+  ``case_blocks`` a ``score`` run records its cases in, decompressed) and decodes every record with orjson (what any
+  comparison must at least do: the issue's "reading both runs' rows");
 * **compare**: ``goldeval compare RUN_A RUN_B -q --out cmp.json`` of this tree (default 10,000 resamples);
 * **before** (with ``--before SRC``): the same command run from another ``src`` folder, e.g. the tree before this
   change: ``git archive f80b2c3 src | tar -x -C /tmp/base`` then ``--before /tmp/base/src``;
@@ -19,8 +20,9 @@ a fresh process:
 Each figure is read by a small wrapper process around the contender: wall time, ``ru_utime + ru_stime`` of its
 waited children (RUSAGE_CHILDREN: the goldeval process and its threads, and any process it started) and their
 ``ru_maxrss`` (Linux carries it across exec, so it includes the wrapper's own ~10 MB: never less than goldeval's).
-Prints median (min-max) of each, the ratios to the anchor, the load average before and after, and whether the
-compare JSONs of this tree and ``--before`` agree (everything but the bootstrap interval, whose draws changed).
+Prints median (min-max) of each, the ratios to the anchor and (with ``--before``) to the tree before, the load
+average before and after, whether the compare JSONs of this tree and ``--before`` are the same bytes (bootstrap
+interval included: the same seeded draws) and whether the two pages are.
 
 Usage::
 
@@ -52,10 +54,21 @@ _WRAPPER = (
 )
 
 _ANCHOR = (
-    "import sqlite3, sys, orjson\n"
+    "import sqlite3, sys, orjson, zstandard\n"
     "db = sqlite3.connect(sys.argv[1])\n"
-    "maps = [{cid: orjson.loads(data) for cid, data in db.execute("
-    "'SELECT case_id, data FROM cases WHERE run_id = ? ORDER BY seq', (run,))} for run in sys.argv[2:]]\n"
+    "dctx = zstandard.ZstdDecompressor()\n"
+    "def rows(run):\n"
+    "    yield from db.execute('SELECT case_id, data FROM cases WHERE run_id = ? ORDER BY seq', (run,))\n"
+    "    for (blob,) in db.execute('SELECT data FROM case_blocks WHERE run_id = ? ORDER BY seq0', (run,)):\n"
+    "        for text in dctx.decompress(bytes(blob)).split(b'\\n'):\n"
+    "            yield None, text\n"
+    "maps = []\n"
+    "for run in sys.argv[2:]:\n"
+    "    m = {}\n"
+    "    for cid, data in rows(run):\n"
+    "        rec = orjson.loads(data)\n"
+    "        m[rec['id'] if cid is None else cid] = rec\n"
+    "    maps.append(m)\n"
     "assert all(len(m) for m in maps)\n"
 )
 
@@ -125,7 +138,16 @@ def kernel(n: int, repeat: int) -> None:
             k = min(chunk, 10_000 - start)
             means[start : start + k] = d[rng.integers(0, n, size=(k, n))].mean(axis=1)
 
-    ways = {"before (numpy integers)": before, "resample_means, 1 thread": lambda: resample_means(d, 10_000, 0, threads=1),
+    from goldeval import _fast
+    from goldeval.resample import stream_keys
+
+    key, retry = stream_keys(0)
+
+    def scalar() -> None:  # the portable C kernel alone (what a CPU without AVX-512 runs), one thread
+        _fast.resample_means(d, key, retry, 0, np.empty(10_000), "scalar")
+
+    ways = {"before (numpy integers)": before, "C scalar kernel, 1 thread": scalar,
+            "resample_means, 1 thread": lambda: resample_means(d, 10_000, 0, threads=1),
             "resample_means, 2 threads": lambda: resample_means(d, 10_000, 0, threads=2),
             "NumPy definition (no C)": lambda: resample_means_numpy(d, 10_000, 0)}
     got: dict[str, list[tuple[float, float]]] = {k: [] for k in ways}
@@ -135,7 +157,8 @@ def kernel(n: int, repeat: int) -> None:
             t, c = time.perf_counter(), time.process_time()
             f()
             got[name].append((time.perf_counter() - t, time.process_time() - c))
-    print(f"bootstrap kernel, 10,000 resamples x {n:,} draws; load average {load0:.2f} before, {os.getloadavg()[0]:.2f} after")
+    print(f"bootstrap kernel, 10,000 resamples x {n:,} draws; load average {load0:.2f} before, {os.getloadavg()[0]:.2f} after; "
+          f"C kernels on this CPU: {', '.join(_fast.resample_kernels())}")
     base = statistics.median(c for _, c in got["before (numpy integers)"])
     for name, rows in got.items():
         wall, cpu = [w for w, _ in rows], [c for _, c in rows]
@@ -184,11 +207,17 @@ def main() -> None:
         print(f"  {name:8s} wall {fmt(wall, 's')}  cpu {fmt(cpu, 's')}  peak {fmt(rss, 'MiB')}  "
               f"ratio to anchor: wall {statistics.median(wall) / anchor['wall']:.2f}, cpu {statistics.median(cpu) / anchor['cpu']:.2f}")
     if args.before:
+        for a_name, b_name in (("compare", "before"), ("report", "report_before")):
+            if a_name in got and b_name in got:
+                ratio = {k: statistics.median(r[k] for r in got[a_name]) / statistics.median(r[k] for r in got[b_name])
+                         for k in ("wall", "cpu", "rss_mib")}
+                print(f"  {a_name} / {b_name}: wall {ratio['wall']:.2f}, cpu {ratio['cpu']:.2f}, peak {ratio['rss_mib']:.2f}")
+        same_bytes = (out_dir / "cmp_this.json").read_bytes() == (out_dir / "cmp_before.json").read_bytes()
         this = json.loads((out_dir / "cmp_this.json").read_text())
         before = json.loads((out_dir / "cmp_before.json").read_text())
-        ci_this, ci_before = this["scores"].pop("bootstrap"), before["scores"].pop("bootstrap")
-        print(f"  the two JSONs {'agree' if this == before else 'DIFFER'} but for the bootstrap; its interval: "
-              f"{ci_this['ci']} (this) vs {ci_before['ci']} (before), diff {ci_this['diff']} vs {ci_before['diff']}")
+        ci_this, ci_before = this["scores"]["bootstrap"], before["scores"]["bootstrap"]
+        print(f"  the two JSONs are {'the same bytes' if same_bytes else 'DIFFERENT'} (bootstrap interval included: "
+              f"{ci_this['ci']} (this) vs {ci_before['ci']} (before))")
     if args.report and args.before:
         same = (out_dir / "page_this.html").read_bytes() == (out_dir / "page_before.html").read_bytes()
         print(f"  the two pages are {'the same bytes' if same else 'DIFFERENT (the run-F1 interval is drawn from the new stream)'}")

@@ -44,7 +44,7 @@
  * and the paired bootstrap's resampled means (goldeval.resample.resample_means, the same draws and the same
  * additions in the same order, so the same bits):
  *
- * resample_means(d, key, key_retry, first, out) -> None
+ * resample_means(d, key, key_retry, first, out[, kernel]) -> None; resample_kernels() -> tuple[str, ...]
  *
  * and token F1's plain JSONL rows, read, scored and written in one pass (goldeval.freetext.scorer, whose Python path
  * stays the definition and the fallback, line by line):
@@ -1470,7 +1470,7 @@ done:
 }
 
 /*
- * resample_means(d, key, key_retry, first, out) -> None
+ * resample_means(d, key, key_retry, first, out[, kernel]) -> None
  *
  * d: (n,) float64, 1 <= n < 2**31; key, key_retry: uint64 stream keys; first: index of the first resample (>= 0);
  * out: (k,) writable float64. out[i] = the mean of resample first + i: the sum of d[idx(p)] over its n draws
@@ -1479,46 +1479,51 @@ done:
  * Draw p: x = the low (p even) or high (p odd) 32 bits of splitmix64(key + GAMMA * (p / 2 + 1)); Lemire's
  * multiply-shift idx = (x * n) >> 32, rejected while the low 32 bits of x * n are below 2**32 mod n, when x is
  * drawn again as the low 32 bits of splitmix64(key_retry + GAMMA * (p * 64 + a + 1)), a = 1, 2, ...
+ * kernel: "auto" (default: the fastest this CPU runs), "scalar" (portable C) or "avx512" (x86-64 with AVX-512 F and
+ * DQ); every kernel gives the same bits (integer draws are exact; the four lanes are added in the same order, one
+ * double at a time, without contraction). resample_kernels() -> tuple of the kernels this CPU runs, fastest first.
  * The GIL is released: callers run disjoint ranges of resamples on threads.
  */
 #define BOOT_GAMMA 0x9E3779B97F4A7C15ULL
 #define BOOT_BATCH 1024
+#define BOOT_M1 0xBF58476D1CE4E5B9ULL
+#define BOOT_M2 0x94D049BB133111EBULL
 static inline uint64_t splitmix_mix(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z = (z ^ (z >> 30)) * BOOT_M1;
+    z = (z ^ (z >> 27)) * BOOT_M2;
     return z ^ (z >> 31);
 }
 
-static PyObject *resample_means(PyObject *self, PyObject *args) {
-    PyObject *d_o, *out_o;
-    unsigned long long key, key_r;
-    long long first;
-    if (!PyArg_ParseTuple(args, "OKKLO:resample_means", &d_o, &key, &key_r, &first, &out_o)) return NULL;
-    if (first < 0) { PyErr_SetString(PyExc_ValueError, "first must be >= 0"); return NULL; }
-    Py_buffer d, out;
-    if (get_buffer(d_o, &d, "d", "d") < 0) return NULL;
-    if (PyObject_GetBuffer(out_o, &out, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) { PyBuffer_Release(&d); return NULL; }
-    const char *f = out.format ? out.format : "B";
-    Py_ssize_t n = d.len / 8, k = out.len / 8;
-    if (out.itemsize != 8 || f[strlen(f) - 1] != 'd' || n < 1 || n >= ((Py_ssize_t)1 << 31)) {
-        PyBuffer_Release(&d); PyBuffer_Release(&out);
-        PyErr_SetString(PyExc_TypeError, "d must hold 1 to 2**31 - 1 float64 values and out must be a writable float64 array");
-        return NULL;
+typedef void (*boot_kernel)(const double *v, uint64_t n, uint64_t key, uint64_t key_r, uint64_t first, double *o,
+                            Py_ssize_t k);
+
+/* The batch's rejected draws drawn again (the rare case: below 2**-14 a draw at 100,000 values): x[b] is draw p + b,
+ * idx[b] its index, rewritten where the multiply-shift was rejected. */
+static void boot_redraw(const uint32_t *x, uint32_t *idx, Py_ssize_t len, uint64_t p, uint64_t key_r, uint64_t un,
+                        uint32_t t) {
+    for (Py_ssize_t b = 0; b < len; b++) {
+        uint64_t m = (uint64_t)x[b] * un;
+        if ((uint32_t)m >= t) continue;
+        const uint64_t q = p + (uint64_t)b;
+        for (uint64_t a = 1; (uint32_t)m < t; a++)
+            m = (splitmix_mix(key_r + BOOT_GAMMA * (q * 64 + a + 1)) & 0xFFFFFFFFULL) * un;
+        idx[b] = (uint32_t)(m >> 32);
     }
-    const double *v = (const double *)d.buf;
-    double *o = (double *)out.buf;
-    const uint64_t un = (uint64_t)n;
+}
+
+/* The portable kernel: a batch at a time, in three loops without a data-dependent branch, so that the CPU overlaps
+ * them: the batch's words (word w holds draws 2w, low half, and 2w + 1, high half), the multiply-shift of each draw
+ * with a flag for the rare rejection (then the batch's rejected draws are drawn again, as the definition says), then
+ * the loads of the values. */
+static void boot_scalar(const double *v, uint64_t un, uint64_t key, uint64_t key_r, uint64_t first, double *o,
+                        Py_ssize_t k) {
+    const Py_ssize_t n = (Py_ssize_t)un;
     const uint32_t t = (uint32_t)(((uint64_t)1 << 32) % un);
-    Py_BEGIN_ALLOW_THREADS
     uint32_t xs[BOOT_BATCH + 2];
     uint32_t idx[BOOT_BATCH];
     for (Py_ssize_t i = 0; i < k; i++) {
-        uint64_t p = ((uint64_t)first + (uint64_t)i) * un;
+        uint64_t p = (first + (uint64_t)i) * un;
         double lane[4] = {0.0, 0.0, 0.0, 0.0};
-        /* a batch at a time, in three loops without a data-dependent branch, so that the CPU overlaps them: the
-         * batch's words (word w holds draws 2w, low half, and 2w + 1, high half), the multiply-shift of each draw
-         * with a flag for the rare rejection (below 2**-14 a draw at 100,000 values; then the batch's rejected draws
-         * are drawn again, as the definition says), then the loads of the values */
         for (Py_ssize_t j0 = 0; j0 < n; j0 += BOOT_BATCH) {
             Py_ssize_t len = n - j0 < BOOT_BATCH ? n - j0 : BOOT_BATCH;
             const uint64_t odd = p & 1;
@@ -1536,16 +1541,7 @@ static PyObject *resample_means(PyObject *self, PyObject *args) {
                 idx[b] = (uint32_t)(m >> 32);
                 rejected |= (uint32_t)((uint32_t)m < t);
             }
-            if (rejected) {
-                for (Py_ssize_t b = 0; b < len; b++) {
-                    uint64_t m = (uint64_t)x[b] * un;
-                    if ((uint32_t)m >= t) continue;
-                    const uint64_t q = p + (uint64_t)b;
-                    for (uint64_t a = 1; (uint32_t)m < t; a++)
-                        m = (splitmix_mix(key_r + BOOT_GAMMA * (q * 64 + a + 1)) & 0xFFFFFFFFULL) * un;
-                    idx[b] = (uint32_t)(m >> 32);
-                }
-            }
+            if (rejected) boot_redraw(x, idx, len, p, key_r, un, t);
             /* j0 is a multiple of 4 (BOOT_BATCH is), so draw j0 + b goes to lane b % 4 */
             Py_ssize_t b = 0;
             double l0 = lane[0], l1 = lane[1], l2 = lane[2], l3 = lane[3];
@@ -1562,6 +1558,133 @@ static PyObject *resample_means(PyObject *self, PyObject *args) {
         for (Py_ssize_t j = n; j & 3; j++) lane[j & 3] += 0.0;
         o[i] = ((lane[0] + lane[1]) + (lane[2] + lane[3])) / (double)n;
     }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define BOOT_AVX512 1
+#include <immintrin.h>
+/* The same draws eight words (sixteen draws) at a time in AVX-512 registers: SplitMix64 with 64-bit multiplies
+ * (vpmullq), the multiply-shift of each word's low and high half (vpmuludq) kept as the pair of 32-bit indices in
+ * the word's place (so the index array reads as the scalar kernel's), the rejection flag as a mask over every half
+ * made (a few beyond the batch: they only send the batch to boot_redraw, which looks at the batch's own draws).
+ * The values are loaded one by one (a gather is no faster here) and added four lanes at a time in one 256-bit
+ * register: lane l of the register is lane l of the definition, each lane added in order, so the same bits. */
+__attribute__((target("avx512f,avx512dq")))
+static void boot_avx512(const double *v, uint64_t un, uint64_t key, uint64_t key_r, uint64_t first, double *o,
+                        Py_ssize_t k) {
+    const Py_ssize_t n = (Py_ssize_t)un;
+    const uint32_t t = (uint32_t)(((uint64_t)1 << 32) % un);
+    /* uint32 arrays written only by vector stores (which may alias anything) and read as uint32: word w at [2w, 2w + 1] */
+    uint32_t wb[BOOT_BATCH + 32] __attribute__((aligned(64)));  /* the words */
+    uint32_t ib[BOOT_BATCH + 32] __attribute__((aligned(64)));  /* their halves' indices, the same places */
+    const __m512i g8 = _mm512_set1_epi64((long long)(BOOT_GAMMA * 8));
+    const __m512i steps = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64((long long)BOOT_GAMMA));
+    const __m512i m1 = _mm512_set1_epi64((long long)BOOT_M1), m2 = _mm512_set1_epi64((long long)BOOT_M2);
+    const __m512i nn = _mm512_set1_epi64((long long)un), tt = _mm512_set1_epi64((long long)t);
+    const __m512i low = _mm512_set1_epi64(0xFFFFFFFFLL), high = _mm512_set1_epi64((long long)0xFFFFFFFF00000000ULL);
+    for (Py_ssize_t i = 0; i < k; i++) {
+        uint64_t p = (first + (uint64_t)i) * un;
+        __m256d acc = _mm256_setzero_pd();
+        double lane[4];
+        for (Py_ssize_t j0 = 0; j0 < n; j0 += BOOT_BATCH) {
+            Py_ssize_t len = n - j0 < BOOT_BATCH ? n - j0 : BOOT_BATCH;
+            const uint64_t odd = p & 1;
+            const Py_ssize_t nw = (Py_ssize_t)((len + (Py_ssize_t)odd + 1) >> 1);
+            __m512i z0 = _mm512_add_epi64(_mm512_set1_epi64((long long)(key + BOOT_GAMMA * ((p >> 1) + 1))), steps);
+            __mmask8 rejected = 0;
+            for (Py_ssize_t w = 0; w < nw; w += 8) {
+                __m512i z = z0;
+                z0 = _mm512_add_epi64(z0, g8);
+                z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), m1);
+                z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), m2);
+                z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+                _mm512_store_si512((void *)(wb + 2 * w), z);
+                const __m512i ml = _mm512_mul_epu32(z, nn);                          /* low half x n */
+                const __m512i mh = _mm512_mul_epu32(_mm512_srli_epi64(z, 32), nn);   /* high half x n */
+                rejected |= _mm512_cmplt_epu64_mask(_mm512_and_si512(ml, low), tt)
+                          | _mm512_cmplt_epu64_mask(_mm512_and_si512(mh, low), tt);
+                _mm512_store_si512((void *)(ib + 2 * w), _mm512_or_si512(_mm512_srli_epi64(ml, 32), _mm512_and_si512(mh, high)));
+            }
+            /* little-endian: the uint32 at 2w is word w's low half (draw 2w), at 2w + 1 its high half */
+            uint32_t *idx = ib + odd;  /* idx[b]: draw p + b */
+            if (rejected) boot_redraw(wb + odd, idx, len, p, key_r, un, t);
+            Py_ssize_t b = 0;
+            for (; b + 4 <= len; b += 4)
+                acc = _mm256_add_pd(acc, _mm256_set_pd(v[idx[b + 3]], v[idx[b + 2]], v[idx[b + 1]], v[idx[b]]));
+            if (b < len) {
+                _mm256_storeu_pd(lane, acc);
+                for (; b < len; b++) lane[b & 3] += v[idx[b]];
+                acc = _mm256_loadu_pd(lane);
+            }
+            p += (uint64_t)len;
+        }
+        _mm256_storeu_pd(lane, acc);
+        for (Py_ssize_t j = n; j & 3; j++) lane[j & 3] += 0.0;
+        o[i] = ((lane[0] + lane[1]) + (lane[2] + lane[3])) / (double)n;
+    }
+}
+
+static int boot_has_avx512(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+}
+#endif
+
+/* name -> kernel, or NULL (a Python error set) when this CPU cannot run it or the name is unknown */
+static boot_kernel boot_kernel_named(const char *name) {
+#ifdef BOOT_AVX512
+    const int avx512 = boot_has_avx512();
+#else
+    const int avx512 = 0;
+#endif
+    if (strcmp(name, "auto") == 0) {
+#ifdef BOOT_AVX512
+        if (avx512) return boot_avx512;
+#endif
+        return boot_scalar;
+    }
+    if (strcmp(name, "scalar") == 0) return boot_scalar;
+    if (strcmp(name, "avx512") == 0) {
+#ifdef BOOT_AVX512
+        if (avx512) return boot_avx512;
+#endif
+        PyErr_SetString(PyExc_ValueError, "resample_means: this CPU (or build) has no avx512 kernel; see resample_kernels()");
+        return NULL;
+    }
+    PyErr_Format(PyExc_ValueError, "resample_means: unknown kernel %s (auto, scalar, avx512)", name);
+    return NULL;
+}
+
+static PyObject *resample_kernels(PyObject *self, PyObject *noargs) {
+#ifdef BOOT_AVX512
+    if (boot_has_avx512()) return Py_BuildValue("(ss)", "avx512", "scalar");
+#endif
+    return Py_BuildValue("(s)", "scalar");
+}
+
+static PyObject *resample_means(PyObject *self, PyObject *args) {
+    PyObject *d_o, *out_o;
+    unsigned long long key, key_r;
+    long long first;
+    const char *kernel_name = "auto";
+    if (!PyArg_ParseTuple(args, "OKKLO|s:resample_means", &d_o, &key, &key_r, &first, &out_o, &kernel_name)) return NULL;
+    if (first < 0) { PyErr_SetString(PyExc_ValueError, "first must be >= 0"); return NULL; }
+    boot_kernel kernel = boot_kernel_named(kernel_name);
+    if (kernel == NULL) return NULL;
+    Py_buffer d, out;
+    if (get_buffer(d_o, &d, "d", "d") < 0) return NULL;
+    if (PyObject_GetBuffer(out_o, &out, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) { PyBuffer_Release(&d); return NULL; }
+    const char *f = out.format ? out.format : "B";
+    Py_ssize_t n = d.len / 8, k = out.len / 8;
+    if (out.itemsize != 8 || f[strlen(f) - 1] != 'd' || n < 1 || n >= ((Py_ssize_t)1 << 31)) {
+        PyBuffer_Release(&d); PyBuffer_Release(&out);
+        PyErr_SetString(PyExc_TypeError, "d must hold 1 to 2**31 - 1 float64 values and out must be a writable float64 array");
+        return NULL;
+    }
+    const double *v = (const double *)d.buf;
+    double *o = (double *)out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    kernel(v, (uint64_t)n, (uint64_t)key, (uint64_t)key_r, (uint64_t)first, o, k);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&d);
     PyBuffer_Release(&out);
@@ -2224,6 +2347,9 @@ done:
 }
 
 static PyMethodDef methods[] = {
+    {"resample_kernels", resample_kernels, METH_NOARGS,
+     "resample_kernels() -> tuple[str, ...]: the kernels resample_means(d, key, key_retry, first, out, kernel) runs on "
+     "this CPU, fastest first (every one gives the same bits)."},
     {"overlap_counts", overlap_counts, METH_VARARGS,
      "overlap_counts(prediction, reference) -> (n_prediction, n_reference, n_overlap) under the openscribe rule."},
     {"shared_marks", shared_marks, METH_VARARGS,

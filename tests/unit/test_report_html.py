@@ -35,6 +35,26 @@ def test_embed_json_cannot_close_the_script_block_and_reads_back_unchanged():
     assert json.loads(text) == obj
 
 
+def test_the_page_bytes_of_embedded_json_are_embed_json_encoded():
+    """write_html escapes orjson's bytes (_embed_bytes) instead of a decoded str: the same bytes as
+    embed_json(obj).encode("utf-8") (the definition) on every escaped character, beside and inside other non-ASCII
+    (U+2028 and U+2029 are E2 80 A8/A9; é, 中 and 😀 hold other E2 or 80 bytes), in keys, and at the ends."""
+    import numpy as np
+
+    from goldeval.report.html import _embed_bytes
+
+    objs = [
+        {"a": "</script><script>alert(1)</script>", "b": "<!-- x -->", "c": "a & b", "d": "\u2028"},
+        ["\u2028\u2029", "é\u2028中\u2029😀", "\u20ac\u2027\u202a", "⁂ – “quoted”", "<", ">&<"],
+        {"<k>": {"&": ["\u2029", 1.5, None, True]}, "\u2028": -0.0},
+        [{"id": "x", "marks": np.array([1, 2, 3])}],
+        "", "\u2028", [],
+    ]
+    for obj in objs:
+        assert _embed_bytes(obj) == embed_json(obj).encode("utf-8"), obj
+    assert b"<" not in _embed_bytes(objs[0]) and b"\xe2\x80\xa8" not in _embed_bytes(objs[1])
+
+
 def test_shared_spans_mark_the_multiset_overlap_by_hand():
     # prediction tokens: bp 138/86 bp high; reference: bp 138/86 normal -> shared once each: bp, 138/86.
     # The second "BP" of the prediction is not shared (the reference has one "bp").

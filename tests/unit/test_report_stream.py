@@ -176,3 +176,92 @@ def test_line_file_reads_lines_in_any_order(tmp_path):
             assert list(fh) == [lf.line(i) for i in range(1, 5)]
     finally:
         lf.close()
+
+
+@pytest.mark.parametrize("scan", [1, 2, 3, 7, 1 << 20])
+def test_line_file_finds_lines_across_its_read_blocks_as_readline_does(tmp_path, monkeypatch, scan):
+    """LineFile passes over lines a block at a time (SCAN_BYTES): with blocks of 1, 2, 3 and 7 bytes every line
+    and newline falls across a block's edge somewhere. Expected: the lines iterating the file gives (the reference:
+    readline), asked for forwards, backwards, past the end and again, on files with empty lines, CRLF, bytes that are
+    no UTF-8, a line longer than a block, a last line with and without its newline, and an empty file."""
+    monkeypatch.setattr(LineFile, "SCAN_BYTES", scan)
+    files = [b"", b"\n", b"x", b"one\ntwo\r\n\nfour", b"a\n\n\nb\n", "é\u2028ü\n".encode() + b"\xff\xfe\n" + b"L" * 50 + b"\nz\n"]
+    for i, body in enumerate(files):
+        p = tmp_path / f"f{i}.jsonl"
+        p.write_bytes(body)
+        with open(p, "rb") as fh:
+            want = list(fh)
+        n = len(want)
+        for order in (range(1, n + 3), range(n + 2, 0, -1), [n + 2, 1, n, 2, n + 1, 1]):
+            lf = LineFile(str(p))
+            try:
+                for k in order:
+                    assert lf.line(k) == (want[k - 1] if 1 <= k <= n else None), (body, scan, list(order), k)
+            finally:
+                lf.close()
+
+
+def test_the_inputs_sha256_taken_ahead_still_sees_a_changed_input(tmp_path):
+    """report_model_from_store(stream=True) hashes the free-text input in a thread while the cases are read
+    (TextLoader.prefetch): a healthy input is used (no note, the texts shown); an input changed after the run, or
+    changed after the thread hashed it, is said to have changed and its texts are not read from it (the sha256 memo
+    is keyed by the file's size and mtime, so the change is hashed again). Expected: the notes of _usable, the same
+    page as the one built from every record."""
+    from goldeval.report.build import sources_loader
+
+    pred = tmp_path / "pred.jsonl"
+    shutil.copy(PRIMOCK, pred)
+    store = tmp_path / "g.db"
+    _run("score", pred, "--store", store, "-q")
+    with RunStore(store) as st:
+        rec = st.get_run("latest", with_cases=False)
+        loader = sources_loader(rec["results"], rec)
+        loader.prefetch()
+        assert loader.notes() == []  # healthy: the hash taken ahead is the recorded one
+        assert loader({"placeholder"}).notes == []
+        loader.close()
+        _, streamed, page_held, page_streamed = _both(store, ReportOptions())
+        assert page_streamed == page_held and streamed["notes"] == []
+
+        loader = sources_loader(rec["results"], rec)
+        loader.prefetch()
+        loader._hashing.join()  # the thread is done: the memo holds the unchanged file's sha256
+        with open(pred, "ab") as fh:
+            fh.write(b"\n")
+        assert any("changed since the run (sha256 differs)" in n for n in loader.notes())
+        loader.close()
+        held, streamed, page_held, page_streamed = _both(store, ReportOptions())
+        assert page_streamed == page_held
+        assert any("changed since the run" in n for n in streamed["notes"]) and streamed["notes"] == held["notes"]
+        # the texts shown are the copy kept with the run (the changed file's are not)
+        assert any("shown from the copy kept in the run store" in n for n in streamed["notes"])
+
+
+def test_the_free_text_row_is_case_rows_own():
+    """_freetext_row (the streamed report's loop) gives _case_row's dict, key order included (the page's JSON
+    keeps it), on every shape of free-text record: scored, unscored with a reason or an error, no whole note, an
+    F1 of None, 0 and -0.0, at, above and below --min-f1, sections (one null), an int id, non-ASCII and escapes,
+    redacted. Expected: _case_row, the definition."""
+    from goldeval.report.model import _freetext_row
+
+    wn = {"precision": 0.5, "recall": 1.0, "f1": 2 / 3}
+    records = [
+        {"status": "scored", "id": "p0", "line": 1, "whole_note": wn, "tokens": {"prediction": 3, "reference": 4, "overlap": 2}},
+        {"status": "unscored", "id": "é\u2028\"", "line": 2, "reason": "empty prediction"},
+        {"status": "unscored", "id": 7, "error": "boom", "whole_note": wn},
+        {"id": "no-status", "whole_note": {"f1": 0.0}},
+        {"status": "scored", "id": "neg0", "whole_note": {"f1": -0.0, "precision": 0.0}},
+        {"status": "scored", "id": "nof1", "whole_note": {"precision": 0.5}},
+        {"status": "scored", "id": "bare"},
+        {"status": "scored", "id": "sec", "whole_note": {"f1": 0.3}, "sections": {"S": {"f1": 0.1}, "O": None}},
+        {"status": "scored", "id": "secs-not-a-mapping", "whole_note": {"f1": 0.3}, "sections": ["S"]},
+    ]
+    for opts in (ReportOptions(), ReportOptions(min_f1=0.3), ReportOptions(min_f1=0.0), ReportOptions(min_f1=0.9, redact=True)):
+        for rec in records:
+            want = _case_row(rec, "freetext", opts)
+            got = _freetext_row(rec, "freetext", opts)
+            assert got == want and list(got) == list(want), (rec, opts.min_f1)
+    # the buckets by hand: min_f1 0.3 → an F1 of 0.3 passes (not below), 2/3 passes, 0.0 fails, no F1 is unscored
+    by_id = {str(r["id"]): _freetext_row(r, "freetext", ReportOptions(min_f1=0.3))["bucket"] for r in records}
+    assert by_id == {"p0": "pass", "é\u2028\"": "unscored", "7": "unscored", "no-status": "fail", "neg0": "fail",
+                     "nof1": "unscored", "bare": "unscored", "sec": "pass", "secs-not-a-mapping": "pass"}

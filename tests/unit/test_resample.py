@@ -115,3 +115,71 @@ def test_bad_arguments_are_refused():
     with pytest.raises(InputError, match="got True"):
         stream_keys(True)
     assert resample_means(np.zeros(3), 0, 0).shape == (0,)
+
+
+def _kernels() -> tuple[str, ...]:
+    fast = pytest.importorskip("goldeval._fast")
+    return tuple(fast.resample_kernels())
+
+
+def _order_sensitive(n: int) -> np.ndarray:
+    """Values whose sums change in the last bits when added in another order (1e16 beside ±1 and thirds), with a
+    -0.0, subnormals, and the largest doubles (a sum overflows to ±inf in some resamples)."""
+    rng = np.random.default_rng(n)
+    d = rng.normal(size=n) / 3.0
+    d[::5] = 1e16
+    d[1::7] = -1e16
+    d[2::11] = -0.0
+    d[3::13] = 5e-324
+    if n > 50:
+        d[17] = np.finfo(float).max
+        d[31] = np.finfo(float).max
+    return d
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 1_023, 1_024, 1_025, 2_047, 2_049, 99_991, 100_000])
+def test_every_c_kernel_gives_the_numpy_definitions_bits(n):
+    # the AVX-512 kernel makes sixteen draws at a time, as pairs of 32-bit indices in 64-bit words, and adds four
+    # lanes in one register: every shape of batch (a resample starting on a word's high half: odd n and first,
+    # a batch of 1,024 draws and a few over, a tail of 1-3 draws) and values whose sums depend on the order of the
+    # additions give the definition's bits. n = 100,000 rejects one draw in ~64,000 (2**32 mod n = 67,296), so
+    # some of the 7 resamples redraw one.
+    d = _order_sensitive(n)
+    key, retry = stream_keys(8)
+    for first in (0, 3):
+        want = resample_means_numpy(d, 7, seed=8, first=first)
+        for kernel in _kernels():
+            got = np.empty(7)
+            resample._fast_resample_means(d, key, retry, first, got, kernel)
+            assert got.tobytes() == want.tobytes(), (kernel, n, first)
+
+
+def test_every_c_kernel_redraws_rejected_draws_as_the_definition():
+    # n = 3,000,001: 2**32 mod n = 1,965,865, so ~1 draw in 2,185 is rejected and drawn again (~2,700 of these 6e6)
+    n = 3_000_001
+    assert (1 << 32) % n == 1_965_865
+    d = np.random.default_rng(1).random(n)
+    key, retry = stream_keys(2)
+    want = resample_means_numpy(d, 2, seed=2)
+    for kernel in _kernels():
+        got = np.empty(2)
+        resample._fast_resample_means(d, key, retry, 0, got, kernel)
+        assert got.tobytes() == want.tobytes(), kernel
+
+
+def test_kernel_names_are_checked():
+    fast = pytest.importorskip("goldeval._fast")
+    kernels = _kernels()
+    assert kernels[-1] == "scalar" and set(kernels) <= {"avx512", "scalar"}
+    out = np.empty(2)
+    with pytest.raises(ValueError, match="unknown kernel sse9"):
+        fast.resample_means(np.ones(3), 1, 2, 0, out, "sse9")
+    if "avx512" not in kernels:
+        with pytest.raises(ValueError, match="no avx512 kernel"):
+            fast.resample_means(np.ones(3), 1, 2, 0, out, "avx512")
+    key, retry = stream_keys(0)
+    want = resample_means_numpy(np.arange(5.0), 2, seed=0)
+    for kernel in ("auto", *kernels):  # a healthy call: every kernel, and the default, give the definition's means
+        out[:] = -1.0
+        fast.resample_means(np.arange(5.0), key, retry, 0, out, kernel)
+        assert out.tobytes() == want.tobytes(), kernel

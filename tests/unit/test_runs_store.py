@@ -1191,3 +1191,52 @@ def test_a_block_holding_a_case_that_is_not_scored_is_reported_damaged(store):
     store.write_case_block(run_id, 0, 2, *_block([_label_case("a", 1), _label_case("b", 2, status="unscored")]))
     with pytest.raises(StoreError, match="has status 'unscored', and a block holds scored cases only"):
         list(store.iter_cases(run_id))
+
+
+_ODD_RECORDS = [
+    {"id": "é\u2028\"q\\", "status": "scored", "whole_note": {"precision": 0.5, "recall": 1.0, "f1": 2 / 3}, "line": 1},
+    {"id": "n1", "status": "scored", "f1": 1, "whole_note": {"f1": 0.25}},          # f1 first, an int made a float
+    {"id": "n2", "status": "scored", "whole_note": {"similarity": 0.125}},          # the semantic scorer's
+    {"id": "n3", "status": "scored", "whole_note": [0.5], "score": 0.75},           # a whole note that is no mapping
+    {"id": "n4", "status": "scored", "score": True},                                # a bool is no score
+    {"id": "n5", "status": "scored", "score": "0.5"},                               # nor is a string
+    {"id": "n6", "status": "scored", "whole_note": {"f1": None}, "score": 0.5},     # f1 null: no fallback to score
+    {"id": "n7", "status": "scored", "verdict": {"verdict": "match"}, "why": "同じ", "f1": -0.0},
+    {"id": "n8", "status": "scored", "tokens": {"prediction": 2 ** 62}, "f1": 1e-310},  # a big int, a subnormal
+]
+
+
+def test_case_status_and_score_are_case_columns_own(store):
+    """case_status and case_score (what compare and a block's reading use) are case_columns' first and third
+    columns on every shape of record above, and on a status that is no string or is empty."""
+    from goldeval.runs.columns import case_score, case_status
+
+    odd = [*_ODD_RECORDS, {"id": "s1", "status": 3}, {"id": "s2", "status": ""}, {"id": "s3"}]
+    for rec in odd:
+        cols = case_columns(rec)
+        assert (case_status(rec), case_score(rec)) == (cols[0], cols[2]), rec
+    # worked out by hand from the rule: f1, else whole_note.f1, else whole_note.similarity, else score; floats only
+    assert [case_score(r) for r in _ODD_RECORDS] == [2 / 3, 1.0, 0.125, 0.75, None, None, None, -0.0, 1e-310]
+    assert [case_status(r) for r in odd[-3:]] == ["3", "scored", "scored"]
+
+
+def test_records_of_blocks_and_rows_are_the_records_decoded_from_their_text(tmp_path):
+    """The records read back from a run recorded in blocks and rows, interleaved (each block record decoded once),
+    are the records decoded from the stored text of each case row (stored_cases), for every reader: case_records,
+    iter_cases, per_example_records, case_map; non-ASCII ids, escapes, odd scores. Expected: orjson.loads of the
+    stored text, and the records themselves."""
+    with RunStore(tmp_path / "g.db") as st:
+        run = st.create_run(meta())
+        recs = [{**r, "status": "scored"} for r in _ODD_RECORDS]
+        st.write_case_block(run, 0, 3, *_block(recs[:3]))
+        st.write_cases(run, [(r["id"], i, "scored", None, None, None, None, orjson.dumps(r).decode())
+                             for i, r in enumerate(recs[3:5], 3)])
+        st.write_case_block(run, 5, 4, *_block(recs[5:]))
+        from_text = [(row[0], orjson.loads(row[7])) for row in st.stored_cases(run)]
+        assert [cid for cid, _ in from_text] == [r["id"] for r in recs]
+        assert list(st.case_records(run)) == from_text == [(r["id"], r) for r in recs]
+        assert list(st.iter_cases(run)) == recs
+        assert st.case_map(run) == dict(from_text)
+        ref = {"$cases": True, "status": "scored", "drop_keys": ["status", "line"]}
+        assert list(st.per_example_records(run, ref)) == [{k: v for k, v in r.items() if k not in ("status", "line")}
+                                                          for r in recs]

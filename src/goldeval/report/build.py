@@ -87,6 +87,8 @@ def report_model_from_store(store: Any, run: str, *, compare: str | None = None,
                 return iter(listed)
         results = {**results, "per_example": []}  # the cases are read from records(), never held
         sources = None if opts.redact else sources_loader(results, rec, kept=kept_copies(store, rec))
+        if sources is not None:
+            sources.prefetch()  # the input's sha256 taken in a thread while the cases are read
         model = build_model(results, run=rec, sources=sources, options=opts, records=records)
     elif compare is None:
         results = _corrected(rec["results"], calibration, rec.get("judge_version"))

@@ -430,6 +430,38 @@ def _case_row(case: Mapping[str, Any], kind: str, opts: ReportOptions) -> dict[s
     return row
 
 
+def _freetext_row(case: Mapping[str, Any], kind: str, opts: ReportOptions) -> dict[str, Any]:
+    """:func:`_case_row` of a free-text record (*kind* ``"freetext"``), which stays the definition: the same keys in
+    the same order, the same values (``_bucket``'s rule written out), in one pass and a third of the time: the
+    streamed report's loop over every case of a 100,000-case run (tests/unit/test_report_stream.py holds the two
+    equal)."""
+    get = case.get
+    scored = get("status", "scored") == "scored"
+    wn = get("whole_note") or {}
+    f1 = wn.get("f1")
+    min_f1 = opts.min_f1
+    if not scored or f1 is None:
+        bucket_ = "unscored"
+    elif min_f1 is None:
+        bucket_ = "scored"
+    else:
+        bucket_ = "fail" if f1 < min_f1 else "pass"
+    row: dict[str, Any] = {"id": str(get("id")), "bucket": bucket_, "line": get("line")}
+    if not scored:
+        row["reason"] = REDACTED if opts.redact else (get("reason") or get("error"))
+    row["f1"] = f1
+    row["precision"] = wn.get("precision")
+    row["recall"] = wn.get("recall")
+    tk = get("tokens") or {}
+    row["tokens_pred"] = tk.get("prediction")
+    row["tokens_ref"] = tk.get("reference")
+    row["overlap"] = tk.get("overlap")
+    sections = get("sections")
+    if sections is not None and isinstance(sections, Mapping):
+        row["sections"] = {name: (s or {}).get("f1") for name, s in case["sections"].items()}
+    return row
+
+
 #: What the page shows of each LLM call (as :func:`goldeval.llm.run.judge_cases` records it): the numbers and the
 #: parsed verdict always; the prompt sent, the raw answer and the judge's why only when the report is not redacted.
 _CALL_NUMBERS = ("sample", "cached", "status", "latency_s", "attempts", "prompt_tokens", "completion_tokens", "cost_usd",
@@ -919,10 +951,11 @@ def _streamed_rows(records: Callable[[], Iterable[Any]], kind: str, opts: Report
     cap = max(1, opts.max_cases // 2)
     n_ranked, n, any_pass = 0, 0, False
     held: list[dict[str, Any]] | None = []  # every row while they fit: no second pass for a run that fits
+    row_of = _freetext_row if kind == "freetext" else _case_row
     for c in records():
-        if not isinstance(c, Mapping):
+        if c.__class__ is not dict and not isinstance(c, Mapping):
             continue
-        r = _case_row(c, kind, opts)
+        r = row_of(c, kind, opts)
         tally.add(r)
         if held is not None:
             held.append(r)
@@ -953,10 +986,10 @@ def _streamed_rows(records: Callable[[], Iterable[Any]], kind: str, opts: Report
     rows: list[dict[str, Any]] = []
     pos = 0
     for c in records():
-        if not isinstance(c, Mapping):
+        if c.__class__ is not dict and not isinstance(c, Mapping):
             continue
         if pos in chosen:
-            rows.append(_case_row(c, kind, opts))
+            rows.append(row_of(c, kind, opts))
         pos += 1
     if pos != n:
         raise InputError(f"report: the run's cases changed while the report was read ({n:,} cases, then {pos:,}). "

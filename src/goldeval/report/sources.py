@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import threading
 from array import array
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -122,35 +123,65 @@ class LineFile:
     remembered (8 bytes a line), so lines asked for in order cost one sequential read of the file, and a line
     before the last one read costs a seek.
 
+    The lines passed over are found a block at a time (:data:`SCAN_BYTES`, ``bytes.find`` of each ``\n``), never
+    read as a bytes object each: a line asked for is read alone once its offsets are known. The same bytes as
+    ``readline`` gives at that line.
+
     Args:
-        path: The file (opened in binary; lines end at ``\\n``, as iterating the file splits them).
+        path: The file (opened in binary; lines end at ``\n``, as iterating the file splits them).
 
     Example:
-        ``LineFile(path).line(3)`` is the third line's bytes (with its ``\\n``), ``None`` past the end.
+        ``LineFile(path).line(3)`` is the third line's bytes (with its ``\n``), ``None`` past the end.
     """
+
+    #: Bytes read a step while lines are passed over.
+    SCAN_BYTES = 1 << 20
 
     def __init__(self, path: str) -> None:
         self.path = path
         self._fh = open(path, "rb")  # noqa: SIM115 (kept open across calls; closed by close())
-        self._starts = array("q")  # byte offset of line k + 1 at index k, for every line read so far
-        self._end = 0  # the offset just after the last line read
+        self._starts = array("q")  # byte offset of line k + 1 at index k, for every line found so far
+        self._end = 0  # the offset just after the last line found (where the next line starts)
+        self._block, self._block_at, self._scan = b"", 0, 0  # the block read last, its offset, where its scan stands
 
     def line(self, number: int) -> bytes | None:
         """The bytes of line *number* (1-based), ``None`` when the file has fewer lines."""
         if number < 1:
             return None
-        if number <= len(self._starts):
-            self._fh.seek(self._starts[number - 1])
-            return self._fh.readline() or None
-        self._fh.seek(self._end)
-        raw = b""
-        while len(self._starts) < number:
-            raw = self._fh.readline()
-            if not raw:
+        starts = self._starts
+        if number > len(starts):
+            self._find(number)
+            if number > len(starts):
                 return None
-            self._starts.append(self._end)
-            self._end += len(raw)
-        return raw
+        begin = starts[number - 1]
+        end = starts[number] if number < len(starts) else self._end  # just after its "\n" (or the end of the file)
+        at = self._block_at
+        if at <= begin and end <= at + len(self._block):  # in the block read last: no read
+            return self._block[begin - at : end - at]
+        self._fh.seek(begin)
+        return self._fh.readline() or None
+
+    def _find(self, number: int) -> None:
+        """Record the starts of the lines up to *number* (fewer at the end of the file)."""
+        starts, start = self._starts, self._end
+        block, at, i = self._block, self._block_at, self._scan
+        while len(starts) < number:
+            j = block.find(b"\n", i)
+            if j >= 0:
+                starts.append(start)
+                start = at + j + 1
+                i = j + 1
+                continue
+            at += len(block)
+            self._fh.seek(at)
+            block, i = self._fh.read(self.SCAN_BYTES), 0
+            if not block:  # the end: a last line without "\n" is a line (readline gives it)
+                if at > start:
+                    starts.append(start)
+                    start = at
+                break
+        self._end = start
+        self._block, self._block_at, self._scan = block, at, i
 
     def close(self) -> None:
         """Close the file."""
@@ -345,9 +376,37 @@ class TextLoader:
         self._notes: list[str] | None = None
         self._path: str | None = None
         self._line_file: LineFile | None = None
+        self._hashing: threading.Thread | None = None
+
+    def prefetch(self) -> None:
+        """Start hashing the free-text input in a background thread, so that :meth:`notes` finds its sha256 known
+        (:func:`goldeval.io.reading.file_sha256` remembers it for the unchanged file) while the caller reads the
+        run's cases: the hash and the file's reads release the GIL, a 417 MB input's ~0.3 s then costs a busy
+        caller no time. Nothing for other inputs, a stream, or a loader whose notes were read. A failure in the
+        thread is left to :meth:`notes`, which hashes the file again and says what went wrong."""
+        if not self.chunked or self._notes is not None or self._hashing is not None:
+            return
+        spec = input_files(self.results, self.run).get("predictions")
+        if not spec or not spec.get("sha256") or not spec.get("path") or spec["path"] == "-" or spec.get("stream"):
+            return
+        path = recorded_path(spec, self.base) or str(spec["path"])
+        if not os.path.isfile(path):
+            return
+
+        def work() -> None:
+            try:
+                file_sha256(path)
+            except Exception:  # noqa: BLE001 (notes() hashes the file again and reports what went wrong)
+                return
+
+        self._hashing = threading.Thread(target=work, name="goldeval-input-sha256", daemon=True)
+        self._hashing.start()
 
     def notes(self) -> list[str]:
         """What the page must say about the inputs (gone, changed, read from the kept copy); finds the input once."""
+        if self._hashing is not None:  # the sha256 prefetch() started: done before the input is checked
+            self._hashing.join()
+            self._hashing = None
         if self._notes is None:
             self._notes = []
             if self.chunked:

@@ -42,6 +42,7 @@ from goldeval.paths import default_store
 from goldeval.runs.columns import case_columns
 from goldeval.runs.location import check_store_target, store_label, store_scheme
 from goldeval.runs.migrations import MIGRATIONS, migrate
+from goldeval.runs.columns import case_status  # (the status column alone: _block_records)
 
 __all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "check_tag_name", "HEADLINE_METRICS",
            "MAX_TAG_LENGTH", "NoStoreError", "compress_block"]
@@ -688,8 +689,7 @@ class RunStore:
         """
         drop = tuple(ref.get("drop_keys") or ())
         status = ref.get("status", "scored")  # None: every case (a judge's per_example holds the unscored ones too)
-        for row in self._case_rows(run_id, status=status):
-            rec = orjson.loads(row[7])
+        for _, rec in self._case_records(run_id, status=status):
             for k in drop:
                 rec.pop(k, None)
             yield rec
@@ -936,18 +936,47 @@ class RunStore:
                 last = max(last, end - 1)
         return last + 1
 
+    def _case_records(self, run_id: str, *, status: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``(case id, record)`` of each of the run's cases in ``seq`` order: :meth:`_case_rows` with each row's
+        ``data`` decoded, except that the records of a block of JSON lines are decoded once (reading a block's
+        case for its columns already decodes it), not a second time from their text. A store whose ``case_blocks``
+        has another layout than the one :func:`_block_records` reads is read through :meth:`_case_rows`."""
+        loads = orjson.loads
+        if not (self._run_has_blocks(run_id) and self._json_line_blocks()):
+            for row in self._case_rows(run_id, status=status):
+                yield row[0], loads(row[7])
+            return
+        where = "run_id = ?" + ("" if status is None else " AND status = ?")
+        params = (run_id,) if status is None else (run_id, status)
+        blocks = self.db.execute("SELECT seq0, n, data FROM case_blocks WHERE run_id = ? ORDER BY seq0", (run_id,))
+        if self.db.execute(f"SELECT 1 FROM cases WHERE {where} LIMIT 1", params).fetchone() is None:
+            for cid, _, record in _block_records(blocks, status):  # blocks only (a score run): nothing to merge
+                yield cid, record
+            return
+        table = self.db.execute(f"SELECT case_id, seq, data FROM cases WHERE {where} ORDER BY seq", params)
+        for row in heapq.merge(table, _block_records(blocks, status), key=itemgetter(1)):
+            yield row[0], (row[2] if row[2].__class__ is dict else loads(row[2]))
+
+    def _json_line_blocks(self) -> bool:
+        """Whether ``case_blocks`` has exactly the columns of migration m006 (``run_id, seq0, n, ids, data``), whose
+        blocks all hold their records as JSON lines: the layout :func:`_block_records` reads."""
+        known = getattr(self, "_block_layout_known", None)
+        if known is None:
+            cols = sorted(str(r[1]) for r in self.db.execute("PRAGMA table_info(case_blocks)"))
+            known = self._block_layout_known = cols == ["data", "ids", "n", "run_id", "seq0"]
+        return known
+
     @_reading
     def iter_cases(self, run_id: str) -> Iterator[dict[str, Any]]:
         """The per-case records of *run_id* (as recorded), in the order they were recorded."""
-        for row in self._case_rows(run_id):
-            yield orjson.loads(row[7])
+        for _, record in self._case_records(run_id):
+            yield record
 
     @_reading
     def case_records(self, run_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(case id, per-case record)`` of each case of *run_id*, in recording order, decoded one at a time (for
         a reader that keeps only part of each record: :class:`goldeval.runs.compare.CompareCases`)."""
-        for row in self._case_rows(run_id):
-            yield row[0], orjson.loads(row[7])
+        yield from self._case_records(run_id)
 
     @_reading
     def cases(self, ref: str) -> list[dict[str, Any]]:
@@ -957,10 +986,7 @@ class RunStore:
     @_reading
     def case_map(self, run_id: str) -> dict[str, dict[str, Any]]:
         """case id → per-case record for *run_id*."""
-        return {
-            row[0]: orjson.loads(row[7])
-            for row in self._case_rows(run_id)
-        }
+        return dict(self._case_records(run_id))
 
     # -- kept inputs (the case texts) -------------------------------------------------------------------------
     def keep_input(self, run_id: str, role: str, sha256: str, name: str, parts: Iterable[tuple[int, bytes]]) -> int:
@@ -1282,3 +1308,24 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def _block_records(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """``(case id, seq, record)`` of each case that blocks of JSON lines stand for, in order, each record decoded
+    once and checked as :func:`_block_rows` checks it (the block's count; its status, ``case_columns(record)[0]``,
+    is ``scored``); only those of *status* when given."""
+    dctx = zstandard.ZstdDecompressor()
+    loads = orjson.loads
+    for seq0, n, blob in blocks:
+        records = dctx.decompress(bytes(blob)).decode().split("\n")
+        if len(records) != n:
+            raise StoreError(f"run store: a block of {n} cases from seq {seq0} holds {len(records)} records; the store "
+                             "is damaged.")
+        for seq, data in enumerate(records, seq0):
+            case = loads(data)
+            got = case_status(case)
+            if got != "scored":
+                raise StoreError(f"run store: the case of seq {seq} in a block has status {got!r}, and a block holds "
+                                 "scored cases only; the store is damaged.")
+            if status is None or got == status:
+                yield case["id"], seq, case
