@@ -608,13 +608,26 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
 
 
         check_input_file(path)
-        before, hasher = file_memo_key(path), hashlib.sha256()  # the dataset's sha256 from the same read
-        n_lines, _, repeated = scan_jsonl_ids(path, id_field, label_id, slow_decode=_strict_or_none, ids_as_text=True,
-                                              hasher=hasher)
+        # the dataset's sha256 from the same read; where the run keeps its inputs, their compressed copy too
+        # (goldeval.runs.texts.InputCopy: the run then keeps it without reading the file again)
+        recorder = options.get("recorder")
+        copy = recorder.input_copy(path) if recorder is not None and hasattr(recorder, "input_copy") else None
+        before, hasher = file_memo_key(path), copy if copy is not None else hashlib.sha256()
+        try:
+            n_lines, _, repeated = scan_jsonl_ids(path, id_field, label_id, slow_decode=_strict_or_none, ids_as_text=True,
+                                                  hasher=hasher)
+        except BaseException:
+            if copy is not None:
+                copy.discard()
+            raise
         if on_total is not None:
             on_total(n_lines)
         if file_memo_key(path) == before:  # (unchanged while read: file_sha256 need not read it again)
             remember_sha256(path, hasher.hexdigest())
+            if copy is not None:
+                copy.close()
+        elif copy is not None:
+            copy.discard()
     name = os.path.basename(str(path))
     read: tuple[str, ...] = (id_field, options.get("gold_field", "gold"), options.get("pred_field", "pred"))
     if options.get("second_gold_field"):

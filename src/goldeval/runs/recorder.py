@@ -25,6 +25,7 @@ Source: issue #5 ("Resume"); the protocol is the one in the project notes ("Run 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import queue
 import threading
 import time
@@ -46,6 +47,7 @@ from goldeval.runs.identity import (
 )
 from goldeval.runs.blocks import ZSTD_BLOCK_LEVEL, check_tail, compress_block, encode_coded
 from goldeval.runs.store import RunMeta, RunStore, case_columns
+from goldeval.runs.texts import KEPT_ROLES_SKIPPED, InputCopy
 from goldeval.runs.writer import (  # noqa: F401  (message_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
     WRITER_MAX_ROWS_PER_TX,
     batch_rows,
@@ -153,6 +155,11 @@ class Recorder:
         #: with the gate report; killed in between, the run is left interrupted (resumable), never finished
         #: without its decision.
         self.hold_finish = False
+        #: role → path of the inputs the run keeps when it finishes (set by the recording policy unless
+        #: ``--no-texts``): :meth:`input_copy` offers a copy of those only.
+        self.keep_texts_of: dict[str, str] = {}
+        #: role → the :class:`~goldeval.runs.texts.InputCopy` made through :meth:`input_copy`.
+        self.input_copies: dict[str, InputCopy] = {}
         #: Called on the results dict before :meth:`finish` stores it, returning the dict to store (the CLI names
         #: an input read from stdin ``-`` there instead of its temporary copy); ``None``: stored as given.
         self.results_hook: Callable[[dict[str, Any]], dict[str, Any]] | None = None
@@ -161,6 +168,18 @@ class Recorder:
     def n_recorded(self) -> int:
         """Cases recorded through this Recorder (committed or not)."""
         return self._seq - self._seq0 + self._n_pending + self._n_lines + self._n_coded
+
+    def input_copy(self, path: str | os.PathLike[str]) -> InputCopy | None:
+        """A :class:`~goldeval.runs.texts.InputCopy` for a scorer about to read the input *path* whole, in order, from
+        its start (its first pass): fed those bytes and closed, it is what the finished run keeps of that input (the
+        file is not read again). ``None`` when the run keeps no texts, *path* is none of its inputs, or a copy of it
+        was asked for already."""
+        target = os.path.abspath(path)
+        for role, p in self.keep_texts_of.items():
+            if role not in KEPT_ROLES_SKIPPED and role not in self.input_copies and os.path.abspath(p) == target:
+                copy = self.input_copies[role] = InputCopy()
+                return copy
+        return None
 
     # -- the protocol ----------------------------------------------------------------------------------------
     def previous(self) -> dict[str, dict[str, Any]]:
