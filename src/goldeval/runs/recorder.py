@@ -8,8 +8,15 @@ Protocol (what a batch scorer may rely on; ``recorder=None`` means nothing is re
                                             # (the free-text scorer uses it when record takes status=, see
                                             # goldeval.freetext; else it passes {"status": "scored", **case})
     recorder.record_lines(records, n, ids)  # optional: n scored cases serialized in bulk, recorded once each
-                                            # (goldeval.labels' C path, and the local engine's folded chunks
-                                            # for goldeval score; stored as compressed blocks)
+                                            # (the local engine's folded chunks for goldeval score, goldeval
+                                            # labels with a recorder without record_coded; stored as compressed
+                                            # blocks of JSON records)
+    recorder.record_coded(ids, n, first_line, codes, used, tails)  # optional: n scored cases of the shape
+                                            # {"id", "status": "scored", "line"} + a tail from a small table, as
+                                            # columns (goldeval labels, C path and Python rows; coded blocks,
+                                            # goldeval.runs.blocks)
+    recorder.input_copy(path)               # optional: an InputCopy to feed while reading an input whole (its
+                                            # first pass): the finished run keeps it instead of reading it again
     recorder.finish(results)        # the whole results dict; may be called again (e.g. after gates): last wins
 
 Writes are batched: the pending records are handed over in one batch every ``batch_size`` (200) cases or every

@@ -4,8 +4,10 @@ The database is opened in WAL mode (readers — ``goldeval runs list`` while a r
 writer) with ``synchronous=NORMAL``: a committed transaction survives a killed process; only an OS crash or a
 power cut can lose the last commits. Per-case rows are keyed by ``(run_id, case_id)``, so a case recorded twice
 (a resumed run redoing its last, uncommitted batch) replaces its row and is never duplicated. Cases recorded in bulk
-(``goldeval labels``' C path, :meth:`RunStore.write_case_block`) are kept as zstd blocks of many cases a row
-(``case_blocks``: 5 bytes a label case instead of ~166) and read back as the rows they stand for.
+(``goldeval labels``, ``goldeval score``'s folded chunks: :meth:`RunStore.write_case_block`,
+:meth:`RunStore.write_coded_block`) are kept as zstd blocks of many cases a row (``case_blocks``, formats in
+:mod:`goldeval.runs.blocks`: ~1.7 bytes a label case in a coded block instead of ~166 in a row) and read back as
+the rows they stand for.
 
 A ``postgresql://`` URL opens the same store on a PostgreSQL server instead (:mod:`goldeval.runs.pgstore`).
 

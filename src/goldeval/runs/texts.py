@@ -95,7 +95,7 @@ class InputCopy:
     """
 
     #: Compressed bytes held in memory before the temporary file goes to disk.
-    SPOOL_BYTES = 16 << 20
+    SPOOL_BYTES = 8 << 20
 
     def __init__(self, *, background: bool = True) -> None:
         """*background*: compress the parts on a thread of the copy's own (zstd releases the GIL), beside the reader
