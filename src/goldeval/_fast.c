@@ -984,7 +984,8 @@ done:
 
 typedef struct { char *p; Py_ssize_t n, cap; } Buf;
 
-static int buf_put(Buf *b, const char *s, Py_ssize_t n) {
+/* Room for n more bytes in b (-1: out of memory, the error set). */
+static int buf_reserve(Buf *b, Py_ssize_t n) {
     if (b->n + n > b->cap) {
         Py_ssize_t cap = b->cap ? b->cap : 1 << 16;
         while (cap < b->n + n) cap *= 2;
@@ -992,6 +993,11 @@ static int buf_put(Buf *b, const char *s, Py_ssize_t n) {
         if (!q) { PyErr_NoMemory(); return -1; }
         b->p = q; b->cap = cap;
     }
+    return 0;
+}
+
+static int buf_put(Buf *b, const char *s, Py_ssize_t n) {
+    if (buf_reserve(b, n) < 0) return -1;
     memcpy(b->p + b->n, s, n);
     b->n += n;
     return 0;
@@ -1301,8 +1307,21 @@ static PyObject *label_lines(PyObject *self, PyObject *args) {
                 e->stamp = call;
             }
             uint32_t code = (uint32_t)e->code;
-            if (put_json_str(&ids, rid, dumps) < 0 || buf_put(&ids, ",", 1) < 0
-                || buf_put(&codes, (const char *)&code, 4) < 0) { Py_DECREF(data); goto done; }
+            Py_ssize_t idn = PyUnicode_GET_LENGTH(rid), k = 0;
+            const unsigned char *idd = (const unsigned char *)PyUnicode_DATA(rid);
+            if (PyUnicode_IS_ASCII(rid))  /* the common id: as is between quotes (put_json_str's rule, inlined) */
+                while (k < idn && idd[k] >= 0x20 && idd[k] != '"' && idd[k] != '\\') k++;
+            if (buf_reserve(&ids, idn + 3) < 0 || buf_reserve(&codes, 4) < 0) { Py_DECREF(data); goto done; }
+            if (k == idn && PyUnicode_IS_ASCII(rid)) {
+                char *w = ids.p + ids.n;
+                w[0] = '"';
+                memcpy(w + 1, idd, idn);
+                w[idn + 1] = '"';
+                w[idn + 2] = ',';
+                ids.n += idn + 3;
+            } else if (put_json_str(&ids, rid, dumps) < 0 || buf_put(&ids, ",", 1) < 0) { Py_DECREF(data); goto done; }
+            memcpy(codes.p + codes.n, &code, 4);
+            codes.n += 4;
         }
         if (emit & 1) {
             if (buf_put(&out, "{\"id\":", 6) < 0 || put_json_str(&out, rid, dumps) < 0) { Py_DECREF(data); goto done; }

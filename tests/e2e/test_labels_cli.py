@@ -227,7 +227,7 @@ def test_an_interrupted_labels_run_resumes_without_redoing_cases(pilot, monkeypa
     def coded_then_die(self, ids, n, *rest):
         if len(calls) + n > 100:
             raise RuntimeError("killed half-way")
-        calls.extend(json.loads(f"[{ids.decode()}]"))
+        calls.extend(json.loads(f"[{bytes(ids).decode()}]"))
         real_coded(self, ids, n, *rest)
 
     monkeypatch.setattr(rec_mod.Recorder, "record", record_then_die)

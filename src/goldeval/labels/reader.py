@@ -222,8 +222,11 @@ def score_label_stream(
             n_rows += k - 1  # (this item is not a row)
             n_null += nulls
             if k and record_coded is not None:  # the cases the Python path below would record, as columns
-                ids_hasher.update((b"," if n_emitted else b"") + ids[:-1])
-                record_coded(ids[:-1], k, first, records, item.used, tails)
+                id_view = memoryview(ids)[:-1]  # (each id is followed by a comma: not the last)
+                if n_emitted:
+                    ids_hasher.update(b",")
+                ids_hasher.update(id_view)
+                record_coded(id_view, k, first, records, item.used, tails)
             elif records and record_lines is not None:  # the records the Python path below would record, in bulk
                 ids_hasher.update((b"," if n_emitted else b"") + ids[:-1])
                 record_lines(records[:-1], k, ids[:-1])

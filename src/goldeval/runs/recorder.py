@@ -131,7 +131,7 @@ class Recorder:
         self._lines_bytes = 0
         # record_coded(): the ids' JSON chunks, the codes' chunks, the [first line, count] runs and the codes used,
         # not handed over yet (older than anything in _pending, as _lines), and how many cases
-        self._coded_ids: list[bytes] = []
+        self._coded_ids: list[bytes | memoryview] = []
         self._coded_codes: list[bytes] = []
         self._coded_lines: list[list[int]] = []
         self._coded_used: set[int] = set()
@@ -317,7 +317,7 @@ class Recorder:
         if self._lines_bytes >= BLOCK_BYTES:
             self._send_lines()
 
-    def record_coded(self, ids: bytes, n: int, first_line: int, codes: bytes, used: Iterable[int],
+    def record_coded(self, ids: bytes | memoryview, n: int, first_line: int, codes: bytes, used: Iterable[int],
                      tails: Mapping[bytes, int]) -> None:
         """Queue *n* scored cases whose records are ``{"id": <id>, "status": "scored", "line": <line>`` and a tail from a
         small table (``goldeval labels``: ``,"gold":…,"pred":…,"outcome":"tp"}``), given as columns: they reach the
@@ -328,7 +328,8 @@ class Recorder:
         of a few hundred KiB.
 
         Args:
-            ids: The *n* cases' ids as JSON (orjson's spelling: strings), comma-separated, in order.
+            ids: The *n* cases' ids as JSON (orjson's spelling: strings), comma-separated, in order (bytes, or a
+                memoryview of bytes: kept, not copied, until the block is stored).
             n: How many cases (≥ 1; 0 records nothing).
             first_line: The first case's line; the others follow it one a line (``first_line + i``).
             codes: One uint32 a case in native byte order (``array("I")`` bytes): its tail's code.
