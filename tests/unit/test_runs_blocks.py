@@ -196,19 +196,17 @@ def test_a_coded_block_reads_as_the_records_it_stands_for():
 # -- the input copy -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("background", [True, False])
 @pytest.mark.parametrize("size", [0, 1, 999, 1000, 1001, 2999, 3000, 7777])
-def test_the_input_copy_is_the_parts_compressed_parts_makes(tmp_path, monkeypatch, size, background):
+def test_the_input_copy_is_the_parts_compressed_parts_makes(tmp_path, monkeypatch, size):
     """Fed in chunks of random sizes (smaller and larger than a part, 1,000 bytes here), the copy holds the same
-    (size, zstd frame) parts as compressed_parts of the file, byte for byte, and the file's sha256 (compressed
-    on its own thread or in the caller)."""
+    (size, zstd frame) parts as compressed_parts of the file, byte for byte, and the file's sha256."""
     monkeypatch.setattr(texts, "PART_BYTES", 1000)
     rng = random.Random(size)
     data = bytes(rng.randrange(256) if i % 3 else 65 for i in range(size))
     path = tmp_path / "in.jsonl"
     path.write_bytes(data)
     for trial in range(5):
-        copy, pos = InputCopy(background=background), 0
+        copy, pos = InputCopy(), 0
         while pos < size:
             k = rng.choice([1, 7, 999, 1000, 1001, 2500]) if trial else size
             copy.update(data[pos:pos + k])

@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import queue
 import tempfile
-import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -97,22 +95,15 @@ class InputCopy:
     #: Compressed bytes held in memory before the temporary file goes to disk.
     SPOOL_BYTES = 8 << 20
 
-    def __init__(self, *, background: bool = True) -> None:
-        """*background*: compress the parts on a thread of the copy's own (zstd releases the GIL), beside the reader
-        (the CPU is the same, the reader does not wait for it); two part buffers then."""
+    def __init__(self) -> None:
         self._sha = hashlib.sha256()
         self._cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
-        self._buf = bytearray(PART_BYTES)  # the part being filled, up to _fill
+        self._buf = bytearray()  # the part being filled, up to _fill (it grows to a part's size, then is reused)
         self._fill = 0
         self._file: Any = tempfile.SpooledTemporaryFile(max_size=self.SPOOL_BYTES)
         self._sizes: list[tuple[int, int]] = []  # (uncompressed size, compressed size) of each part written
         self.closed = False
         self.discarded = False
-        self._background = background
-        self._thread: threading.Thread | None = None
-        self._work: queue.Queue[tuple[bytearray, int] | None] = queue.Queue()
-        self._free: queue.Queue[bytearray] = queue.Queue()
-        self._error: BaseException | None = None
 
     def update(self, data: bytes) -> None:
         """The next bytes of the file (and of its sha256)."""
@@ -121,9 +112,10 @@ class InputCopy:
         self._sha.update(data)
         buf, fill, start, n = self._buf, self._fill, 0, len(data)
         while n - start >= PART_BYTES - fill:  # (one buffer for every part: its pages are touched once)
+            # (a slice assignment past the buffer's end extends it: buf stays the bytes up to fill, then the rest)
             take = PART_BYTES - fill
             buf[fill:PART_BYTES] = data[start:start + take] if start or take < n else data
-            buf = self._hand(buf, PART_BYTES)
+            self._write(buf)
             start += take
             fill = 0
         if start < n:
@@ -131,43 +123,10 @@ class InputCopy:
             fill += n - start
         self._fill = fill
 
-    def _hand(self, buf: bytearray, size: int) -> bytearray:
-        """Compress ``buf[:size]`` (here, or on the copy's thread); the buffer to fill next."""
-        if not self._background:
-            self._write(buf, size)
-            return buf
-        if self._error is not None:
-            raise self._error
-        if self._thread is None:
-            self._free.put(bytearray(PART_BYTES))  # the second buffer
-            self._thread = threading.Thread(target=self._loop, name="goldeval-input-copy", daemon=True)
-            self._thread.start()
-        self._work.put((buf, size))
-        self._buf = self._free.get()  # waits while both are being compressed or queued
-        return self._buf
-
-    def _loop(self) -> None:
-        while True:
-            item = self._work.get()
-            if item is None:
-                return
-            try:
-                if self._error is None:
-                    self._write(*item)
-            except BaseException as exc:  # raised by the reader's next update, or by close
-                self._error = exc
-            self._free.put(item[0])
-
-    def _write(self, buf: bytearray, size: int) -> None:
-        frame = self._cctx.compress(memoryview(buf)[:size] if size < len(buf) else buf)
+    def _write(self, part: bytes | bytearray | memoryview) -> None:
+        frame = self._cctx.compress(part)
         self._file.write(frame)
-        self._sizes.append((size, len(frame)))
-
-    def _stop(self) -> None:
-        if self._thread is not None:
-            self._work.put(None)
-            self._thread.join()
-            self._thread = None
+        self._sizes.append((len(part), len(frame)))
 
     def hexdigest(self) -> str:
         """The sha256 of the bytes fed so far."""
@@ -177,18 +136,13 @@ class InputCopy:
         """The file was fed whole: compress its last part."""
         if not self.closed:
             if self._fill:
-                self._hand(self._buf, self._fill)
-            self._stop()
+                self._write(memoryview(self._buf)[:self._fill])
             self._buf, self._fill = bytearray(), 0
             self.closed = True
-            if self._error is not None:
-                self.discard()
-                raise self._error
 
     def discard(self) -> None:
         """Drop the copy (it is not the file's bytes): :meth:`parts` then refuses."""
         self.closed = self.discarded = True
-        self._stop()
         self._buf, self._fill = bytearray(), 0
         self._file.close()
 
