@@ -3,7 +3,7 @@
     python benchmarks/bench_labels.py [--sizes 200,1000000] [--rounds 7]
     python benchmarks/bench_labels.py --cli FILE --positive LABEL [--rounds 5]
     python benchmarks/bench_labels.py --parts FILE --positive LABEL [--rounds 3]
-    python benchmarks/bench_labels.py --store-cost FILE --positive LABEL [--rounds 5]
+    python benchmarks/bench_labels.py --store-cost FILE --positive LABEL [--rounds 5] [--before OLD/src]
 
 Library (default): ``goldeval.score_labels(gold, pred, positive="escalate")`` against the anchor
 ``sklearn.metrics.precision_recall_fscore_support(gold, pred, average="binary", pos_label="escalate")`` on the same
@@ -28,7 +28,10 @@ round: the default, texts kept; and ``--no-texts``) against the same with ``--no
 alternates), each in a fresh process. Wall seconds; CPU of the whole process tree (the command, its forkserver and
 the store's writer process) and the peak PSS summed over the tree, both from ``benchmarks/measure.py`` (a child
 subreaper: every descendant is waited for and counted). Ratios store / no-store per round, median (min–max). Bytes a
-case: the ``--no-texts`` store after ``VACUUM`` less an empty store after ``VACUUM``, over the cases recorded.
+case: the ``--no-texts`` store after ``VACUUM`` less an empty store after ``VACUUM``, over the cases recorded. Each
+command runs with its modules' bytecode cached, as an installed goldeval (``PYTHONDONTWRITEBYTECODE`` is dropped from
+its environment). ``--before SRC`` adds the same three arms run from another tree's ``src`` (``PYTHONPATH``), in the
+same interleaved rounds, and their ratios.
 """
 
 from __future__ import annotations
@@ -155,12 +158,19 @@ def _tree_run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     return m.wall_s, m.cpu_s, int(m.tree_pss_mib * 2**20)
 
 
-def store_cost(path: str, positive: str, rounds: int) -> None:
+def store_cost(path: str, positive: str, rounds: int, before: str | None = None) -> None:
     import shutil
     import tempfile
 
     cli = [sys.executable, "-c", "from goldeval.cli import main; main()", "labels", path, "--positive", positive, "-q"]
     runs = {"store (texts kept)": cli, "store --no-texts": cli + ["--no-texts"], "--no-store": cli + ["--no-store"]}
+    # each arm starts as an installed goldeval does: its modules' bytecode cached (compiled once, not every run)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    envs = {name: env for name in runs}
+    if before is not None:  # the same arms of another tree (its src folder), in the same interleaved rounds
+        for name in list(runs):
+            runs[f"before: {name}"] = runs[name]
+            envs[f"before: {name}"] = {**env, "PYTHONPATH": os.path.abspath(before)}
     wall: dict[str, list[float]] = {k: [] for k in runs}
     cpu: dict[str, list[float]] = {k: [] for k in runs}
     rss: dict[str, list[float]] = {k: [] for k in runs}
@@ -170,7 +180,7 @@ def store_cost(path: str, positive: str, rounds: int) -> None:
         for name in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
             home = tempfile.mkdtemp(prefix="goldeval-bench-")
             try:
-                w, c, m = _tree_run(runs[name], {**os.environ, "GOLDEVAL_HOME": home})
+                w, c, m = _tree_run(runs[name], {**envs[name], "GOLDEVAL_HOME": home})
                 wall[name].append(w)
                 cpu[name].append(c)
                 rss[name].append(m / 2**20)
@@ -180,13 +190,14 @@ def store_cost(path: str, positive: str, rounds: int) -> None:
                 shutil.rmtree(home, ignore_errors=True)
             loads.append(os.getloadavg()[0])
     print(f"{path}: goldeval labels -q, {rounds} rounds interleaved; 1-minute load average {min(loads):.1f}–{max(loads):.1f}")
-    print(f"  {'':22s} {'wall s':>20} {'CPU s (tree)':>20} {'peak PSS MiB (tree)':>22}")
+    print(f"  {'':30s} {'wall s':>20} {'CPU s (tree)':>20} {'peak PSS MiB (tree)':>22}")
     for name in runs:
-        print(f"  {name:22s} {_spread(wall[name], 1, '.2f'):>20} {_spread(cpu[name], 1, '.2f'):>20} {_spread(rss[name], 1, '.0f'):>22}")
-    base_w, base_c = wall["--no-store"], cpu["--no-store"]
-    for name in ("store (texts kept)", "store --no-texts"):
-        print(f"  {name} / --no-store: wall {_spread([a / b for a, b in zip(wall[name], base_w)], 1, '.2f')}, "
-              f"CPU {_spread([a / b for a, b in zip(cpu[name], base_c)], 1, '.2f')}")
+        print(f"  {name:30s} {_spread(wall[name], 1, '.2f'):>20} {_spread(cpu[name], 1, '.2f'):>20} {_spread(rss[name], 1, '.0f'):>22}")
+    for prefix in ("", "before: ") if before is not None else ("",):
+        base_w, base_c = wall[prefix + "--no-store"], cpu[prefix + "--no-store"]
+        for name in (prefix + "store (texts kept)", prefix + "store --no-texts"):
+            print(f"  {name} / {prefix}--no-store: wall {_spread([a / b for a, b in zip(wall[name], base_w)], 1, '.2f')}, "
+                  f"CPU {_spread([a / b for a, b in zip(cpu[name], base_c)], 1, '.2f')}")
     print(f"  bytes a case in the store (--no-texts, after VACUUM, less the empty store): {_spread(per_case, 1, '.1f')}")
 
 
@@ -268,6 +279,8 @@ def main() -> int:
     ap.add_argument("--cli", metavar="FILE", help="time the goldeval labels command on FILE instead")
     ap.add_argument("--parts", metavar="FILE", help="in-process CPU of the parts of that command on FILE")
     ap.add_argument("--store-cost", metavar="FILE", help="goldeval labels on FILE with the store against --no-store")
+    ap.add_argument("--before", metavar="SRC", help="with --store-cost: also the same arms run from this src folder "
+                    "(another tree's, e.g. an export of main with its _fast built), interleaved")
     ap.add_argument("--positive", default="label003")
     ap.add_argument("--matrix", action="store_true", help="also time confusion_matrix against sklearn's (1e6 labels)")
     args = ap.parse_args()
@@ -278,7 +291,7 @@ def main() -> int:
         parts(args.parts, args.positive, args.rounds)
         return 0
     if args.store_cost:
-        store_cost(args.store_cost, args.positive, args.rounds)
+        store_cost(args.store_cost, args.positive, args.rounds, args.before)
         return 0
     ok = library([int(x) for x in args.sizes.split(",")], args.rounds)
     if args.matrix:

@@ -992,7 +992,8 @@ done:
 
 typedef struct { char *p; Py_ssize_t n, cap; } Buf;
 
-static int buf_put(Buf *b, const char *s, Py_ssize_t n) {
+/* Room for n more bytes in b (-1: out of memory, the error set). */
+static int buf_reserve(Buf *b, Py_ssize_t n) {
     if (b->n + n > b->cap) {
         Py_ssize_t cap = b->cap ? b->cap : 1 << 16;
         while (cap < b->n + n) cap *= 2;
@@ -1000,6 +1001,11 @@ static int buf_put(Buf *b, const char *s, Py_ssize_t n) {
         if (!q) { PyErr_NoMemory(); return -1; }
         b->p = q; b->cap = cap;
     }
+    return 0;
+}
+
+static int buf_put(Buf *b, const char *s, Py_ssize_t n) {
+    if (buf_reserve(b, n) < 0) return -1;
     memcpy(b->p + b->n, s, n);
     b->n += n;
     return 0;
@@ -1042,6 +1048,8 @@ typedef struct {
     Py_ssize_t add;     /* rows to add to counts[key] */
     char *json;         /* ',"gold":<gold>,"pred":<pred>,"outcome":"xx"}\n' */
     Py_ssize_t json_len;
+    Py_ssize_t code;    /* emit & 4: the pair's code (its tail's index in the tails dict); -1: not looked up yet */
+    Py_ssize_t stamp;   /* emit & 4: the call (LabelTable.calls) that last listed this code among the codes used */
 } Pair;
 
 #define PAIRS 1024  /* slots (a power of two); at most PAIRS / 2 pairs are held, then they are added to counts */
@@ -1097,6 +1105,7 @@ typedef struct {
     Pair pairs[PAIRS];
     int held;
     PyObject *seen[3];
+    Py_ssize_t calls;   /* label_lines calls with emit & 4 so far (stamps the pairs used in a call) */
 } LabelTable;
 
 static void label_table_free(PyObject *cap) {
@@ -1148,24 +1157,38 @@ static inline void put_num(Buf *b, Py_ssize_t v) {  /* (room reserved by the cal
  * with 1 its entry {"id","line","gold","pred","outcome"} is added to body as orjson.dumps writes it, followed by a
  * newline; with 2 the run store's record of the case, {"id","status":"scored","line","gold","pred","outcome"}, is
  * added to records (each followed by a newline) and the id's JSON to ids (each followed by a comma), and the result
- * is (pos, lineno, n_rows, n_null, body, records, ids).
+ * is (pos, lineno, n_rows, n_null, body, records, ids). With 4 (instead of 2: the run store's coded block,
+ * goldeval.runs.blocks) the case records are not written: the result is (pos, lineno, n_rows, n_null, body, codes,
+ * ids, used), where ids is as with 2, codes holds one uint32 (native byte order) a row: the index of the row's
+ * tail, ',"gold":<gold>,"pred":<pred>,"outcome":"xx"}' (what its record holds after its line number), in the
+ * dict *tails* (the 15th argument, tail bytes -> code, shared with the caller: a tail met for the first time is
+ * added with the next code, len(tails)), and used lists the codes of this call's rows once each. The rows of one
+ * call are the lines lineno + 1 ... lineno + n_rows (consecutive: a blank line stops the run).
  * A line that loads refuses with *refused* (orjson.JSONDecodeError) stops the run; any other error is raised.
  */
 static PyObject *label_lines(PyObject *self, PyObject *args) {
     Py_buffer blk;
     Py_ssize_t pos, lineno;
-    PyObject *loads, *refused, *want[3], *counts, *repeated, *positive, *dumps, *cap;
+    PyObject *loads, *refused, *want[3], *counts, *repeated, *positive, *dumps, *cap, *tails = NULL;
     int emit;
-    if (!PyArg_ParseTuple(args, "y*nnOOUUUO!OUOiO", &blk, &pos, &lineno, &loads, &refused, &want[0], &want[1], &want[2],
-                          &PyDict_Type, &counts, &repeated, &positive, &dumps, &emit, &cap))
+    if (!PyArg_ParseTuple(args, "y*nnOOUUUO!OUOiO|O!", &blk, &pos, &lineno, &loads, &refused, &want[0], &want[1], &want[2],
+                          &PyDict_Type, &counts, &repeated, &positive, &dumps, &emit, &cap, &PyDict_Type, &tails))
         return NULL;
     LabelTable *table = (LabelTable *)PyCapsule_GetPointer(cap, "goldeval._fast.LabelTable");
     if (!table) { PyBuffer_Release(&blk); return NULL; }
+    if ((emit & 4) && (!tails || (emit & 2))) {
+        PyBuffer_Release(&blk);
+        PyErr_SetString(PyExc_ValueError, "emit & 4 needs the tails dict, and excludes emit & 2");
+        return NULL;
+    }
+    PyObject *used = (emit & 4) ? PyList_New(0) : NULL;
+    if ((emit & 4) && !used) { PyBuffer_Release(&blk); return NULL; }
+    Py_ssize_t call = (emit & 4) ? ++table->calls : 0;
     if (!PyAnySet_Check(repeated)) { PyBuffer_Release(&blk); PyErr_SetString(PyExc_TypeError, "repeated must be a set"); return NULL; }
     const char *base = (const char *)blk.buf;
     Py_ssize_t end = blk.len, n_rows = 0, n_null = 0;
     int check_repeats = PySet_GET_SIZE(repeated) > 0;
-    Buf out = {NULL, 0, 0}, tmp = {NULL, 0, 0}, recs = {NULL, 0, 0}, ids = {NULL, 0, 0};
+    Buf out = {NULL, 0, 0}, tmp = {NULL, 0, 0}, recs = {NULL, 0, 0}, ids = {NULL, 0, 0}, codes = {NULL, 0, 0};
     PyObject *result = NULL, **seen = table->seen;
     Pair *pairs = table->pairs;
     if (pos < 0 || pos > end) { PyErr_SetString(PyExc_ValueError, "pos out of range"); goto done; }
@@ -1231,7 +1254,7 @@ static PyObject *label_lines(PyObject *self, PyObject *args) {
                     if (PyErr_Occurred()) { Py_DECREF(data); goto done; }
                     plain = 0;
                 } else {
-                    e->h = h; e->key = key; e->add = 0;
+                    e->h = h; e->key = key; e->add = 0; e->code = -1; e->stamp = 0;
                     table->held++;
                 }
             }
@@ -1267,6 +1290,47 @@ static PyObject *label_lines(PyObject *self, PyObject *args) {
                 || buf_put(&recs, ",\"status\":\"scored\",\"line\":", 26) < 0 || buf_put(&recs, num, nb.n) < 0
                 || buf_put(&recs, e->json, e->json_len) < 0) { Py_DECREF(data); goto done; }
         }
+        if (emit & 4) {
+            if (e->code < 0) {  /* the pair's tail (its JSON without the newline) looked up once in this slot */
+                PyObject *tail = PyBytes_FromStringAndSize(e->json, e->json_len - 1);
+                PyObject *c = tail ? PyDict_GetItemWithError(tails, tail) : NULL;
+                if (c) e->code = PyLong_AsSsize_t(c);
+                else if (tail && !PyErr_Occurred()) {
+                    PyObject *nc = PyLong_FromSsize_t(PyDict_GET_SIZE(tails));
+                    if (nc && PyDict_SetItem(tails, tail, nc) == 0) e->code = PyDict_GET_SIZE(tails) - 1;
+                    Py_XDECREF(nc);
+                }
+                Py_XDECREF(tail);
+                if (e->code < 0 || e->code > 0xFFFFFFFFLL) {
+                    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "tails: a code must be an int in 0 .. 2**32 - 1");
+                    e->code = -1;
+                    Py_DECREF(data); goto done;
+                }
+            }
+            if (e->stamp != call) {
+                PyObject *c = PyLong_FromSsize_t(e->code);
+                int rc = c ? PyList_Append(used, c) : -1;
+                Py_XDECREF(c);
+                if (rc < 0) { Py_DECREF(data); goto done; }
+                e->stamp = call;
+            }
+            uint32_t code = (uint32_t)e->code;
+            Py_ssize_t idn = PyUnicode_GET_LENGTH(rid), k = 0;
+            const unsigned char *idd = (const unsigned char *)PyUnicode_DATA(rid);
+            if (PyUnicode_IS_ASCII(rid))  /* the common id: as is between quotes (put_json_str's rule, inlined) */
+                while (k < idn && idd[k] >= 0x20 && idd[k] != '"' && idd[k] != '\\') k++;
+            if (buf_reserve(&ids, idn + 3) < 0 || buf_reserve(&codes, 4) < 0) { Py_DECREF(data); goto done; }
+            if (k == idn && PyUnicode_IS_ASCII(rid)) {
+                char *w = ids.p + ids.n;
+                w[0] = '"';
+                memcpy(w + 1, idd, idn);
+                w[idn + 1] = '"';
+                w[idn + 2] = ',';
+                ids.n += idn + 3;
+            } else if (put_json_str(&ids, rid, dumps) < 0 || buf_put(&ids, ",", 1) < 0) { Py_DECREF(data); goto done; }
+            memcpy(codes.p + codes.n, &code, 4);
+            codes.n += 4;
+        }
         if (emit & 1) {
             if (buf_put(&out, "{\"id\":", 6) < 0 || put_json_str(&out, rid, dumps) < 0) { Py_DECREF(data); goto done; }
             if (out.n + 32 + e->json_len > out.cap) {  /* room for the rest: the line number and the pair's part */
@@ -1292,9 +1356,16 @@ static PyObject *label_lines(PyObject *self, PyObject *args) {
             PyObject *d = r ? PyBytes_FromStringAndSize(ids.p ? ids.p : "", ids.n) : NULL;
             if (d) result = Py_BuildValue("nnnnNNN", pos, lineno, n_rows, n_null, body, r, d);
             else { Py_DECREF(body); Py_XDECREF(r); }
+        } else if (body && (emit & 4)) {
+            PyObject *c = PyBytes_FromStringAndSize(codes.p ? codes.p : "", codes.n);
+            PyObject *d = c ? PyBytes_FromStringAndSize(ids.p ? ids.p : "", ids.n) : NULL;
+            if (d) { result = Py_BuildValue("nnnnNNNO", pos, lineno, n_rows, n_null, body, c, d, used); }
+            else { Py_DECREF(body); Py_XDECREF(c); }
         } else if (body) result = Py_BuildValue("nnnnN", pos, lineno, n_rows, n_null, body);
     }
 done:
+    Py_XDECREF(used);
+    PyMem_Free(codes.p);
     PyMem_Free(out.p);
     PyMem_Free(tmp.p);
     PyMem_Free(recs.p);
@@ -2376,7 +2447,7 @@ static PyMethodDef methods[] = {
     {"common_min_count", common_min_count, METH_VARARGS,
      "common_min_count(a, b) -> int: size of the multiset intersection of two sorted float64 arrays (pairing)."},
     {"label_lines", label_lines, METH_VARARGS,
-     "label_lines(block, pos, lineno, loads, refused, id_key, gold_key, pred_key, counts, repeated, positive, dumps, emit, table)"
+     "label_lines(block, pos, lineno, loads, refused, id_key, gold_key, pred_key, counts, repeated, positive, dumps, emit, table[, tails])"
      " -> (pos, lineno, n_rows, n_null, body): the plain rows of a JSONL label file (goldeval.labelfile)."},
     {"label_table", label_table, METH_NOARGS, "label_table() -> capsule: label_lines' state for one run."},
     {"label_flush", label_flush, METH_VARARGS, "label_flush(table, counts) -> None: add label_lines' pending counts."},

@@ -196,8 +196,8 @@ def test_the_run_is_recorded_in_the_store_with_its_gates(pilot):
 def test_an_interrupted_labels_run_resumes_without_redoing_cases(pilot, monkeypatch, c_path):
     """Kill the scoring half-way (recording fails once 100 cases were handed to the store), then run the same
     command: the cases recorded are reused from the store, only the others are recorded, and the numbers are the
-    pilot's (tp 36, fp 6, fn 4, tn 154). With the C label path the cases reach the store in blocks
-    (Recorder.record_lines); without it one by one (Recorder.record)."""
+    pilot's (tp 36, fp 6, fn 4, tn 154). With the C label path the cases reach the store in coded blocks
+    (Recorder.record_coded); without it one by one (Recorder.record)."""
     from goldeval.labels import reader
     from goldeval.runs import recorder as rec_mod
     from goldeval.runs.store import RunStore
@@ -209,6 +209,7 @@ def test_an_interrupted_labels_run_resumes_without_redoing_cases(pilot, monkeypa
     tmp, claims, dod = pilot
     db = tmp / "runs.db"
     real_record, real_lines = rec_mod.Recorder.record, rec_mod.Recorder.record_lines
+    real_coded = rec_mod.Recorder.record_coded
     calls: list[str] = []
 
     def record_then_die(self, case):
@@ -223,8 +224,15 @@ def test_an_interrupted_labels_run_resumes_without_redoing_cases(pilot, monkeypa
         calls.extend(json.loads(f"[{ids.decode()}]"))
         real_lines(self, records, n, ids)
 
+    def coded_then_die(self, ids, n, *rest):
+        if len(calls) + n > 100:
+            raise RuntimeError("killed half-way")
+        calls.extend(json.loads(f"[{bytes(ids).decode()}]"))
+        real_coded(self, ids, n, *rest)
+
     monkeypatch.setattr(rec_mod.Recorder, "record", record_then_die)
     monkeypatch.setattr(rec_mod.Recorder, "record_lines", lines_then_die)
+    monkeypatch.setattr(rec_mod.Recorder, "record_coded", coded_then_die)
     r = run("labels", claims, "--gates", dod, "--store", db)
     assert r.exit_code == 3 and "killed half-way" in r.stderr
     n_first = len(calls)
@@ -423,9 +431,10 @@ def _mixed_label_rows() -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("way", ["c", "python-bulk"])
+@pytest.mark.parametrize("way", ["c", "python-bulk", "c-json-lines"])
 def test_labels_recorded_in_bulk_read_back_as_the_python_path_records_them(tmp_path, monkeypatch, way):
-    """The cases a labels run records in bulk (compressed blocks, from the C label path or from the Python loop)
+    """The cases a labels run records in bulk (compressed blocks, from the C label path or from the Python loop;
+    coded blocks, Recorder.record_coded, or with a recorder without it blocks of JSON records, Recorder.record_lines)
     read back exactly as the cases the Python path records one by one (Recorder.record): every stored row (case id, seq, status, verdict, score, reason, raw, record
     JSON), the results with their per_example rebuilt from the store, the counts, `runs export` (JSONL and JSON),
     and a bundle imported into another store. Expected values: the Python path's own store (the definition)."""
@@ -433,7 +442,7 @@ def test_labels_recorded_in_bulk_read_back_as_the_python_path_records_them(tmp_p
     from goldeval.runs import recorder as rec_mod
     from goldeval.runs.store import RunStore
 
-    if way == "c" and reader._fast_label_lines is None:
+    if way != "python-bulk" and reader._fast_label_lines is None:
         pytest.skip("the C extension is not built")
     data = tmp_path / "mixed.jsonl"
     data.write_text(_mixed_label_rows(), encoding="utf-8")
@@ -444,6 +453,8 @@ def test_labels_recorded_in_bulk_read_back_as_the_python_path_records_them(tmp_p
                 m.setattr(reader, "_fast_label_lines", None)
             if name == "py":  # the definition: every case through Recorder.record
                 m.delattr(rec_mod.Recorder, "record_lines")
+            if name == "py" or way == "c-json-lines":
+                m.delattr(rec_mod.Recorder, "record_coded")
             r = run("labels", data, "--positive", "escalate", "--store", db, "--out", tmp_path / f"{name}.json")
             assert r.exit_code == 0, r.output
     out_c, out_py = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("c", "py"))
@@ -452,8 +463,9 @@ def test_labels_recorded_in_bulk_read_back_as_the_python_path_records_them(tmp_p
     stores = {name: RunStore(str(db)) for name, db in dbs.items()}
     try:
         (run_c,), (run_py,) = stores["c"].list_runs(), stores["py"].list_runs()
-        n_blocks = stores["c"].db.execute("SELECT count(*), sum(n) FROM case_blocks").fetchone()
+        n_blocks = stores["c"].db.execute("SELECT count(*), sum(n), min(format), max(format) FROM case_blocks").fetchone()
         assert n_blocks[0] >= 1 and n_blocks[1] > 2500  # most cases went through the C path's blocks
+        assert n_blocks[2:] == ((1, 1) if way == "c-json-lines" else (2, 2))  # JSON lines, or coded
         assert stores["py"].db.execute("SELECT count(*) FROM case_blocks").fetchone()[0] == 0
         assert run_c["n_recorded"] == run_py["n_recorded"] == 3000 - 1  # the repeated id is not a case
         assert list(stores["c"].stored_cases(run_c["id"])) == list(stores["py"].stored_cases(run_py["id"]))

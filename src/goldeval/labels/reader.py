@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -147,12 +148,18 @@ def score_label_stream(
     only_lines = ((on_example_lines is not None or bulk) and per_example is None and on_example is None
                   and (recorder is None or bulk) and on_examples is None)
     record_lines = recorder.record_lines if bulk else None
+    # ... as coded blocks where the recorder takes them (Recorder.record_coded): each case's id, line and the code of
+    # its record's tail (',"gold":…,"pred":…,"outcome":…}') in *tails*, which the C reader shares
+    record_coded = getattr(recorder, "record_coded", None) if bulk else None
+    tails: dict[bytes, int] = {}
     n_fast = 0
     fast = getattr(items, "bind", None)
     if fast is not None:  # the C reader may score a row itself once nothing about the row can need more than counting
         can = (recorder is None or bulk) and second_gold_field is None and (not need_rec or only_lines)
-        emit_mask = ((1 if on_example_lines is not None else 0) | (2 if bulk else 0)) if only_lines else 0
-        fast = fast(lambda: can and first_fields is not None and (held is None or not need_rec), positive, emit_mask) if (can and (not need_rec or streaming)) else None
+        emit_mask = ((1 if on_example_lines is not None else 0) | ((4 if record_coded is not None else 2) if bulk else 0)
+                     if only_lines else 0)
+        fast = fast(lambda: can and first_fields is not None and (held is None or not need_rec), positive, emit_mask,
+                    tails) if (can and (not need_rec or streaming)) else None
 
     def emit(rec: dict[str, Any], case: dict[str, Any] | None) -> None:
         nonlocal n_emitted, batch
@@ -171,7 +178,14 @@ def score_label_stream(
             id_json = orjson.dumps(rec["id"])
             ids_hasher.update((b"," if n_emitted else b"") + id_json)
         n_emitted += 1
-        if case is not None and record_lines is not None:  # in the same block as the C reader's records around it
+        if case is not None and record_coded is not None:  # in the same block as the C reader's cases around it
+            tail = b''.join((b',"gold":', dumps(case["gold"]), b',"pred":', dumps(case["pred"]), b',"outcome":"',
+                             case["outcome"].encode(), b'"}'))
+            code = tails.get(tail)
+            if code is None:
+                code = tails[tail] = len(tails)
+            record_coded(id_json, 1, case["line"], code.to_bytes(4, sys.byteorder), (code,), tails)
+        elif case is not None and record_lines is not None:  # in the same block as the C reader's records around it
             record_lines(dumps(case), 1, id_json)
         elif case is not None and record is not None:
             record(case)
@@ -203,10 +217,17 @@ def score_label_stream(
         elif t is Row:
             line, data = item.line, item.data
         elif t is _Stretch:  # rows the C reader scores itself (JsonlLabelRows): their counts, and their entries' JSON
+            first = item.lineno + 1
             k, nulls, body, records, ids = item.run(counts)
             n_rows += k - 1  # (this item is not a row)
             n_null += nulls
-            if records and record_lines is not None:  # the records the Python path below would record, in bulk
+            if k and record_coded is not None:  # the cases the Python path below would record, as columns
+                id_view = memoryview(ids)[:-1]  # (each id is followed by a comma: not the last)
+                if n_emitted:
+                    ids_hasher.update(b",")
+                ids_hasher.update(id_view)
+                record_coded(id_view, k, first, records, item.used, tails)
+            elif records and record_lines is not None:  # the records the Python path below would record, in bulk
                 ids_hasher.update((b"," if n_emitted else b"") + ids[:-1])
                 record_lines(records[:-1], k, ids[:-1])
             n_emitted += k
@@ -401,21 +422,29 @@ READ_BLOCK = 1 << 16
 class _Stretch:
     """Handed to the scoring loop by :class:`JsonlLabelRows`: :meth:`run` scores the plain rows from here on."""
 
-    __slots__ = ("rows", "block", "pos", "lineno")
+    __slots__ = ("rows", "block", "pos", "lineno", "used")
 
     def __init__(self, rows: JsonlLabelRows) -> None:
         self.rows = rows
         self.block, self.pos, self.lineno = b"", 0, 0
+        self.used: list[int] = []
 
     def run(self, counts: dict) -> tuple[int, int, bytes, bytes | None, bytes | None]:
         """Score the plain rows from :attr:`pos` into *counts* (C: :func:`goldeval._fast.label_lines`):
         ``(rows scored, null predictions, their per_example JSON or b"", their case records or None, their ids'
-        JSON or None)`` (records and ids with ``emit & 2``: each record followed by a newline, each id by a comma);
-        :attr:`pos` and :attr:`lineno` move past them."""
+        JSON or None)`` (records and ids with ``emit & 2``: each record followed by a newline, each id by a comma;
+        with ``emit & 4`` the records' tail codes instead of the records, one uint32 a row, and :attr:`used` the
+        codes met); :attr:`pos` and :attr:`lineno` move past them."""
         r = self.rows
-        out = _fast_label_lines(
-            self.block, self.pos, self.lineno, orjson.loads, orjson.JSONDecodeError, r.id_field, r.gold_field,
-            r.pred_field, counts, r.repeated, r.positive, orjson.dumps, r.emit, r.table)
+        if r.emit & 4:
+            out = _fast_label_lines(
+                self.block, self.pos, self.lineno, orjson.loads, orjson.JSONDecodeError, r.id_field, r.gold_field,
+                r.pred_field, counts, r.repeated, r.positive, orjson.dumps, r.emit, r.table, r.tails)
+            self.used = out[7]
+        else:
+            out = _fast_label_lines(
+                self.block, self.pos, self.lineno, orjson.loads, orjson.JSONDecodeError, r.id_field, r.gold_field,
+                r.pred_field, counts, r.repeated, r.positive, orjson.dumps, r.emit, r.table)
         self.pos, self.lineno, k, nulls, body = out[:5]
         return k, nulls, body, out[5] if len(out) > 5 else None, out[6] if len(out) > 6 else None
 
@@ -440,14 +469,18 @@ class JsonlLabelRows:
         self.emit = 0
         self._ready: Callable[[], bool] | None = None
         self.table: Any = None  # label_lines' state: the pairs met and the rows not yet added to the counts
+        self.tails: dict[bytes, int] = {}
 
-    def bind(self, ready: Callable[[], bool], positive: str | None, emit: int) -> JsonlLabelRows | None:
+    def bind(self, ready: Callable[[], bool], positive: str | None, emit: int,
+             tails: dict[bytes, int] | None = None) -> JsonlLabelRows | None:
         """Let C score the plain rows whenever ``ready()``; *emit* a bit mask: 1 with their per_example JSON, 2
-        with their run store records and ids (see :meth:`_Stretch.run`). ``None`` (and nothing bound) where the C
-        module is missing or the rows read more fields than id, gold and pred."""
+        with their run store records and ids, 4 with their ids and tail codes in *tails* instead (see
+        :meth:`_Stretch.run`). ``None`` (and nothing bound) where the C module is missing or the rows read more
+        fields than id, gold and pred."""
         if _fast_label_lines is None or len(self.fields) != 3:
             return None
         self._ready, self.positive, self.emit = ready, positive if positive is not None else "", emit
+        self.tails = tails if tails is not None else {}
         self.table = _fast_label_table()
         return self
 
@@ -578,13 +611,26 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
 
 
         check_input_file(path)
-        before, hasher = file_memo_key(path), hashlib.sha256()  # the dataset's sha256 from the same read
-        n_lines, _, repeated = scan_jsonl_ids(path, id_field, label_id, slow_decode=_strict_or_none, ids_as_text=True,
-                                              hasher=hasher)
+        # the dataset's sha256 from the same read; where the run keeps its inputs, their compressed copy too
+        # (goldeval.runs.texts.InputCopy: the run then keeps it without reading the file again)
+        recorder = options.get("recorder")
+        copy = recorder.input_copy(path) if recorder is not None and hasattr(recorder, "input_copy") else None
+        before, hasher = file_memo_key(path), copy if copy is not None else hashlib.sha256()
+        try:
+            n_lines, _, repeated = scan_jsonl_ids(path, id_field, label_id, slow_decode=_strict_or_none, ids_as_text=True,
+                                                  hasher=hasher)
+        except BaseException:
+            if copy is not None:
+                copy.discard()
+            raise
         if on_total is not None:
             on_total(n_lines)
         if file_memo_key(path) == before:  # (unchanged while read: file_sha256 need not read it again)
             remember_sha256(path, hasher.hexdigest())
+            if copy is not None:
+                copy.close()
+        elif copy is not None:
+            copy.discard()
     name = os.path.basename(str(path))
     read: tuple[str, ...] = (id_field, options.get("gold_field", "gold"), options.get("pred_field", "pred"))
     if options.get("second_gold_field"):

@@ -223,6 +223,7 @@ class RunRecording:
             )
 
         store = open_store(self.store)
+        recorder: Any = None
         try:
             background = "process" if large else "thread"
             candidates = (
@@ -258,6 +259,8 @@ class RunRecording:
             if once:
                 STREAM_RUNS.append((recorder.run_id, " and ".join(
                     f"{role} {'- (stdin)' if sp.kind == 'stdin' else sp.name}" for role, sp in once.items())))
+            if not self.no_texts:  # the scorer may copy these as it reads them (Recorder.input_copy)
+                recorder.keep_texts_of = dict(paths)
             self.run_id = recorder.run_id
             self.resumed = recorder.resumed
             self.n_previous = len(recorder.previous())
@@ -276,19 +279,22 @@ class RunRecording:
                 if recorder.finished:
                     FINISHED_RUNS.append(recorder.run_id)
                     if not self.no_texts:
-                        self.texts_notes = _keep_texts(store, recorder.run_id, paths)
+                        self.texts_notes = _keep_texts(store, recorder.run_id, paths, recorder.input_copies)
         finally:
+            for copy in recorder.input_copies.values() if recorder is not None else ():
+                copy.discard()  # (its temporary file)
             store.close()
 
 
-def _keep_texts(store: Any, run_id: str, paths: Mapping[str, str]) -> list[str]:
-    """Keep the finished run's input files in the store (:func:`goldeval.runs.texts.keep_inputs`); what could not be
-    kept is a note, never a failure of the run (its scores are recorded already)."""
+def _keep_texts(store: Any, run_id: str, paths: Mapping[str, str], copies: Mapping[str, Any]) -> list[str]:
+    """Keep the finished run's input files in the store (:func:`goldeval.runs.texts.keep_inputs`; *copies*: those the
+    scorer made as it read them); what could not be kept is a note, never a failure of the run (its scores are
+    recorded already)."""
     from goldeval.runs.texts import keep_inputs  # start-up: loads with the store (see recording)
 
     try:
         inputs = store.get_run(run_id, with_results=False, with_cases=False)["inputs"] or {}
-        return keep_inputs(store, run_id, paths, inputs)
+        return keep_inputs(store, run_id, paths, inputs, copies)
     except StoreError as exc:
         return [f"the texts of run {run_id} were not kept in the store ({exc})"]
 

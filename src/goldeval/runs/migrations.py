@@ -17,7 +17,8 @@ Schema after all migrations (see each step below):
 ``run_inputs`` the input files of a run as it read them, zstd-compressed in parts: the case texts a report, ``review
                export`` and ``runs export`` show once the inputs moved (m005; none with ``--no-texts``).
 ``case_blocks`` cases recorded in bulk (``goldeval labels``' C path): one row per block of consecutive ``seq``, the
-               records' JSON zstd-compressed; read back as the ``cases`` rows they stand for (m006).
+               records' JSON zstd-compressed; read back as the ``cases`` rows they stand for (m006); ``format`` says
+               how a block is laid out: the records' JSON or coded (m007, :mod:`goldeval.runs.blocks`).
 
 A PostgreSQL store (:mod:`goldeval.runs.pgstore`) has the same tables, columns and migration names: each migration
 below has its PostgreSQL statements in :data:`POSTGRES_MIGRATIONS` (``DOUBLE PRECISION`` for SQLite's ``REAL``,
@@ -173,6 +174,13 @@ def m006_case_blocks(db: sqlite3.Connection) -> None:
     )
 
 
+def m007_case_block_format(db: sqlite3.Connection) -> None:
+    """``case_blocks.format``: how a block's ``data`` is laid out (:mod:`goldeval.runs.blocks`): 1, the records' JSON
+    one a line (every block written before); 2, coded (ids, line numbers and a code a case into a table of record
+    tails). A goldeval that knows only m006 refuses the store (an unknown migration) instead of misreading a block."""
+    db.execute("ALTER TABLE case_blocks ADD COLUMN format INTEGER NOT NULL DEFAULT 1")
+
+
 #: The migrations in the order they apply. Append only; never edit, rename or reorder a shipped one.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_runs_and_cases,
@@ -181,6 +189,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m004_tags,
     m005_run_inputs,
     m006_case_blocks,
+    m007_case_block_format,
 ]
 
 #: The same migrations for a PostgreSQL store: name → its statements (the same tables and columns; a test checks
@@ -288,6 +297,7 @@ POSTGRES_MIGRATIONS: dict[str, tuple[str, ...]] = {
         )
         """,
     ),
+    "m007_case_block_format": ("ALTER TABLE case_blocks ADD COLUMN format INTEGER NOT NULL DEFAULT 1",),
 }
 
 

@@ -42,6 +42,7 @@ import zstandard
 from goldeval.answers.postgres import parse_url
 from goldeval.errors import StoreError
 from goldeval.paths import default_store
+from goldeval.runs.blocks import FORMAT_CODED, block_rows
 from goldeval.runs.migrations import MIGRATIONS, POSTGRES_MIGRATIONS
 from goldeval.runs.store import NoStoreError, RunMeta, RunStore, case_columns, now_iso
 
@@ -383,8 +384,21 @@ class PostgresRunStore(RunStore):
             keys.append((case["id"], *case_columns(case)))
         self.write_case_columns(run_id, (seq0, keys, lines))
 
+    def write_coded_block(self, run_id: str, seq0: int, n: int, data: bytes, ids: bytes) -> None:
+        """A server store keeps every case a row of ``cases``: the coded block's cases are written as the rows
+        :meth:`RunStore.write_coded_block` stands them for (:func:`goldeval.runs.blocks.block_rows`).
+
+        Raises:
+            StoreError: the block is not *n* cases (nothing of it is stored), or the write failed.
+        """
+        rows = list(block_rows([(seq0, n, data, ids, FORMAT_CODED)], None))
+        self.write_case_columns(run_id, (seq0, [(r[0], *r[2:7]) for r in rows], [r[7] for r in rows]))
+
     def _has_blocks(self) -> bool:
         return True  # a server store is read only at the current schema (see open_existing), which has case_blocks
+
+    def _blocks_have_format(self) -> bool:
+        return True  # (the same: m007 is applied)
 
     def _scored_ids_json(self, run_id: str) -> bytes:
         return orjson.dumps([row[0] for row in self._case_rows(run_id, status="scored")])

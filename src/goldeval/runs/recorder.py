@@ -8,8 +8,15 @@ Protocol (what a batch scorer may rely on; ``recorder=None`` means nothing is re
                                             # (the free-text scorer uses it when record takes status=, see
                                             # goldeval.freetext; else it passes {"status": "scored", **case})
     recorder.record_lines(records, n, ids)  # optional: n scored cases serialized in bulk, recorded once each
-                                            # (goldeval.labels' C path, and the local engine's folded chunks
-                                            # for goldeval score; stored as compressed blocks)
+                                            # (the local engine's folded chunks for goldeval score, goldeval
+                                            # labels with a recorder without record_coded; stored as compressed
+                                            # blocks of JSON records)
+    recorder.record_coded(ids, n, first_line, codes, used, tails)  # optional: n scored cases of the shape
+                                            # {"id", "status": "scored", "line"} + a tail from a small table, as
+                                            # columns (goldeval labels, C path and Python rows; coded blocks,
+                                            # goldeval.runs.blocks)
+    recorder.input_copy(path)               # optional: an InputCopy to feed while reading an input whole (its
+                                            # first pass): the finished run keeps it instead of reading it again
     recorder.finish(results)        # the whole results dict; may be called again (e.g. after gates): last wins
 
 Writes are batched: the pending records are handed over in one batch every ``batch_size`` (200) cases or every
@@ -25,13 +32,15 @@ Source: issue #5 ("Resume"); the protocol is the one in the project notes ("Run 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import orjson
+import zstandard
 
 from goldeval.errors import InputError, StoreError, shorten
 from goldeval.io.reading import file_sha256
@@ -43,7 +52,9 @@ from goldeval.runs.identity import (
     rubric_text,
     run_key,
 )
-from goldeval.runs.store import RunMeta, RunStore, case_columns, compress_block
+from goldeval.runs.blocks import ZSTD_BLOCK_LEVEL, check_tail, compress_block, encode_coded
+from goldeval.runs.store import RunMeta, RunStore, case_columns
+from goldeval.runs.texts import KEPT_ROLES_SKIPPED, InputCopy
 from goldeval.runs.writer import (  # noqa: F401  (message_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
     WRITER_MAX_ROWS_PER_TX,
     batch_rows,
@@ -118,6 +129,14 @@ class Recorder:
         self._line_ids: list[bytes] = []
         self._n_lines = 0
         self._lines_bytes = 0
+        # record_coded(): the ids' JSON chunks, the codes' chunks, the [first line, count] runs and the codes used,
+        # not handed over yet (older than anything in _pending, as _lines), and how many cases
+        self._coded_ids: list[bytes | memoryview] = []
+        self._coded_codes: list[bytes] = []
+        self._coded_lines: list[list[int]] = []
+        self._coded_used: set[int] = set()
+        self._n_coded = 0
+        self._tails: list[bytes] = []  # code -> tail, as checked (the tails dict of record_coded, in code order)
         self._last_commit = clock()
         self._seq = store.next_seq(run_id)  # the seq of the next record handed to the writer
         self._seq0 = self._seq
@@ -143,6 +162,11 @@ class Recorder:
         #: with the gate report; killed in between, the run is left interrupted (resumable), never finished
         #: without its decision.
         self.hold_finish = False
+        #: role → path of the inputs the run keeps when it finishes (set by the recording policy unless
+        #: ``--no-texts``): :meth:`input_copy` offers a copy of those only.
+        self.keep_texts_of: dict[str, str] = {}
+        #: role → the :class:`~goldeval.runs.texts.InputCopy` made through :meth:`input_copy`.
+        self.input_copies: dict[str, InputCopy] = {}
         #: Called on the results dict before :meth:`finish` stores it, returning the dict to store (the CLI names
         #: an input read from stdin ``-`` there instead of its temporary copy); ``None``: stored as given.
         self.results_hook: Callable[[dict[str, Any]], dict[str, Any]] | None = None
@@ -150,7 +174,19 @@ class Recorder:
     @property
     def n_recorded(self) -> int:
         """Cases recorded through this Recorder (committed or not)."""
-        return self._seq - self._seq0 + self._n_pending + self._n_lines
+        return self._seq - self._seq0 + self._n_pending + self._n_lines + self._n_coded
+
+    def input_copy(self, path: str | os.PathLike[str]) -> InputCopy | None:
+        """A :class:`~goldeval.runs.texts.InputCopy` for a scorer about to read the input *path* whole, in order, from
+        its start (its first pass): fed those bytes and closed, it is what the finished run keeps of that input (the
+        file is not read again). ``None`` when the run keeps no texts, *path* is none of its inputs, or a copy of it
+        was asked for already."""
+        target = os.path.abspath(path)
+        for role, p in self.keep_texts_of.items():
+            if role not in KEPT_ROLES_SKIPPED and role not in self.input_copies and os.path.abspath(p) == target:
+                copy = self.input_copies[role] = InputCopy()
+                return copy
+        return None
 
     # -- the protocol ----------------------------------------------------------------------------------------
     def previous(self) -> dict[str, dict[str, Any]]:
@@ -175,7 +211,7 @@ class Recorder:
         """
         if self.closed:
             self._check_open()
-        if self._n_lines:  # the bulk records before this one keep their place
+        if self._n_lines or self._n_coded:  # the bulk records before this one keep their place
             self._send_lines()
         cid = case.get("id")
         if cid is None:
@@ -232,7 +268,7 @@ class Recorder:
             self._check_open()
         if not keys:
             return
-        if self._n_lines:
+        if self._n_lines or self._n_coded:
             self._send_lines()
         n_records = records.count(b"\n") + 1
         if n_records != len(keys):  # the writer would refuse the whole batch, with the cases recorded around these
@@ -272,6 +308,8 @@ class Recorder:
             return
         if self._pending:  # the records before these keep their place
             self._send()
+        if self._n_coded:
+            self._send_coded()
         self._lines.append(records)
         self._line_ids.append(ids)
         self._n_lines += n
@@ -279,8 +317,99 @@ class Recorder:
         if self._lines_bytes >= BLOCK_BYTES:
             self._send_lines()
 
+    def record_coded(self, ids: bytes | memoryview, n: int, first_line: int, codes: bytes, used: Iterable[int],
+                     tails: Mapping[bytes, int]) -> None:
+        """Queue *n* scored cases whose records are ``{"id": <id>, "status": "scored", "line": <line>`` and a tail from a
+        small table (``goldeval labels``: ``,"gold":…,"pred":…,"outcome":"tp"}``), given as columns: they reach the
+        store as coded blocks (:data:`goldeval.runs.blocks.FORMAT_CODED`) of about :data:`CODED_BLOCK_CASES` cases,
+        read back as the ``cases`` rows :meth:`record` would have stored for the same records (the record of a case
+        is ``'{"id":' + id + ',"status":"scored","line":' + line + tail``). A block is written in the caller (on the
+        writer thread when earlier batches started one), whatever ``background`` says: it is one INSERT of a blob
+        of a few hundred KiB.
+
+        Args:
+            ids: The *n* cases' ids as JSON (orjson's spelling: strings), comma-separated, in order (bytes, or a
+                memoryview of bytes: kept, not copied, until the block is stored).
+            n: How many cases (≥ 1; 0 records nothing).
+            first_line: The first case's line; the others follow it one a line (``first_line + i``).
+            codes: One uint32 a case in native byte order (``array("I")`` bytes): its tail's code.
+            used: The codes *codes* holds (each at least once; more are allowed).
+            tails: tail bytes → code, every code used so far and never changed (the caller adds a new tail with the
+                next code, ``len(tails)``: :func:`goldeval._fast.label_lines` does with ``emit & 4``). A tail is
+                ``,"name":value…}`` (members and the closing brace, on one line, naming neither ``id``, ``status``
+                nor ``line``).
+
+        Notes:
+            For cases this run records once, as :meth:`record_lines`. The count of *ids* is trusted here and
+            checked when the block is read back (a block whose ids are not *n* is reported damaged).
+
+        Raises:
+            InputError: *codes* is not *n* uint32, a code is not one of *tails*', or a tail is not of that form
+                (nothing of the call is queued).
+            StoreError: the commit failed, or the recorder is closed.
+        """
+        if self.closed:
+            self._check_open()
+        if n <= 0:
+            return
+        if len(codes) != 4 * n:
+            raise InputError(f"Recorder.record_coded: {n} cases and {len(codes)} bytes of codes; give one uint32 a case.")
+        known = self._tails
+        if len(tails) > len(known):  # new tails: checked once each, kept in code order
+            new = list(tails.items())[len(known):]
+            for tail, code in new:
+                if code != len(known):
+                    raise InputError(f"Recorder.record_coded: tail {tail[:60]!r} has code {code}; the next code is {len(known)} "
+                                     "(codes are given in order, 0, 1, 2…, and never change).")
+                try:
+                    check_tail(tail)
+                except StoreError as exc:
+                    raise InputError(f"Recorder.record_coded: {exc}") from None
+                known.append(tail)
+        used = used if isinstance(used, (list, set, tuple)) else list(used)
+        if used and (max(used) >= len(known) or min(used) < 0):
+            raise InputError(f"Recorder.record_coded: a code of {sorted(used)[:10]} is not one of the {len(known)} tails given.")
+        if self._pending:  # the records before these keep their place
+            self._send()
+        if self._n_lines:
+            self._send_lines()
+        self._coded_ids.append(ids)
+        self._coded_codes.append(codes)
+        runs = self._coded_lines
+        if runs and runs[-1][0] + runs[-1][1] == first_line:
+            runs[-1][1] += n
+        else:
+            runs.append([first_line, n])
+        self._coded_used.update(used)
+        self._n_coded += n
+        if self._n_coded >= CODED_BLOCK_CASES:
+            self._send_coded()
+
+    def _send_coded(self) -> None:
+        """Store the cases of :meth:`record_coded` as one coded block (compressed and written here, or queued for
+        the writer thread when one runs: one connection is never used by two threads at once)."""
+        if not self._n_coded:
+            return
+        self._raise_writer_error()
+        n, tails = self._n_coded, self._tails
+        data = encode_coded(self._coded_lines, b"".join(self._coded_codes), {c: tails[c] for c in sorted(self._coded_used)})
+        ids = b",".join(self._coded_ids)
+        self._coded_ids, self._coded_codes, self._coded_lines, self._coded_used, self._n_coded = [], [], [], set(), 0
+        seq0, self._seq = self._seq, self._seq + n
+        cctx = zstandard.ZstdCompressor(level=ZSTD_BLOCK_LEVEL)
+        block = (seq0, n, cctx.compress(data), cctx.compress(ids))
+        if self._thread is not None:
+            self._queue.put(("coded", *block))
+        else:
+            with signals_held():  # a Ctrl-C half-way would leave the transaction open
+                self.store.write_coded_block(self.run_id, *block)
+        self._last_commit = self._clock()
+
     def _send_lines(self) -> None:
-        """Hand the records of :meth:`record_lines` over as one block (or store it here when not ``background``)."""
+        """Hand the records of :meth:`record_lines` over as one block (or store it here when not ``background``),
+        and those of :meth:`record_coded` (:meth:`_send_coded`)."""
+        if self._n_coded:
+            self._send_coded()
         if not self._n_lines:
             return
         self._raise_writer_error()
@@ -381,7 +510,9 @@ class Recorder:
                 if batch is None:
                     return
                 if self._writer_error is None:
-                    if batch[1].__class__ is int:  # a block of record_lines: (seq0, n, records, ids), compressed
+                    if batch[0] == "coded":  # a block of record_coded: ("coded", seq0, n, data, ids), compressed
+                        self.store.write_coded_block(self.run_id, *batch[1:])
+                    elif batch[1].__class__ is int:  # a block of record_lines: (seq0, n, records, ids), compressed
                         self.store.write_case_block(self.run_id, *batch, compressed=True)
                     else:
                         self.store.write_case_columns(self.run_id, batch)
@@ -517,6 +648,11 @@ def _status_prefix(status: str) -> bytes:
 #: label cases): large enough that a block compresses well (5 bytes a label case) and costs one row, small enough
 #: that the blocks pending, queued and being written stay a few MiB (the labels memory test's flat peak).
 BLOCK_BYTES = 1 << 18
+
+#: Cases :meth:`Recorder.record_coded` gathers before it stores them as one coded block: ~1 MiB of ids and codes
+#: pending (flat peak memory at any number of cases), one row and one transaction for 65,536 cases (a million label
+#: cases: 16 blocks, where blocks of JSON records took 270).
+CODED_BLOCK_CASES = 1 << 16
 
 #: How long the scorer waits for the writer process to commit what it was sent (``sync``) or to stop.
 WRITER_REPLY_TIMEOUT_S = 600.0

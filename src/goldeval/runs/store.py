@@ -4,8 +4,10 @@ The database is opened in WAL mode (readers — ``goldeval runs list`` while a r
 writer) with ``synchronous=NORMAL``: a committed transaction survives a killed process; only an OS crash or a
 power cut can lose the last commits. Per-case rows are keyed by ``(run_id, case_id)``, so a case recorded twice
 (a resumed run redoing its last, uncommitted batch) replaces its row and is never duplicated. Cases recorded in bulk
-(``goldeval labels``' C path, :meth:`RunStore.write_case_block`) are kept as zstd blocks of many cases a row
-(``case_blocks``: 5 bytes a label case instead of ~166) and read back as the rows they stand for.
+(``goldeval labels``, ``goldeval score``'s folded chunks: :meth:`RunStore.write_case_block`,
+:meth:`RunStore.write_coded_block`) are kept as zstd blocks of many cases a row (``case_blocks``, formats in
+:mod:`goldeval.runs.blocks`: ~1.7 bytes a label case in a coded block instead of ~166 in a row) and read back as
+the rows they stand for.
 
 A ``postgresql://`` URL opens the same store on a PostgreSQL server instead (:mod:`goldeval.runs.pgstore`).
 
@@ -39,6 +41,7 @@ import zstandard
 
 from goldeval.errors import InputError, StoreError, shorten
 from goldeval.paths import default_store
+from goldeval.runs.blocks import FORMAT_CODED, FORMAT_JSON_LINES, block_rows, compress_block
 from goldeval.runs.columns import case_columns
 from goldeval.runs.location import check_store_target, store_label, store_scheme
 from goldeval.runs.migrations import MIGRATIONS, migrate
@@ -901,6 +904,35 @@ class RunStore:
                 self.db.execute("ROLLBACK")
             raise StoreError(self._explain(exc, f"writing a block of {n} cases of run {run_id} failed")) from exc
 
+    def write_coded_block(self, run_id: str, seq0: int, n: int, data: bytes, ids: bytes) -> None:
+        """Store *n* ``scored`` cases, ``seq0`` … ``seq0 + n - 1``, as one coded block (format 2, see
+        :mod:`goldeval.runs.blocks`), in one transaction; read back as the ``cases`` rows they stand for, as a block of
+        :meth:`write_case_block` is.
+
+        Args:
+            run_id: The run. seq0: The first case's seq. n: The cases.
+            data: One zstd frame of :func:`goldeval.runs.blocks.encode_coded`'s bytes.
+            ids: One zstd frame of the cases' ids' JSON, comma-separated (as for :meth:`write_case_block`).
+
+        Notes:
+            For cases recorded once, as :meth:`write_case_block`. The block is checked when it is read back (a block
+            whose ids, codes or line numbers are not *n* is reported damaged).
+
+        Raises:
+            StoreError: the write failed (nothing of the block is stored).
+        """
+        if n <= 0:
+            return
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("INSERT INTO case_blocks (run_id, seq0, n, ids, data, format) VALUES (?, ?, ?, ?, ?, ?)",
+                            (run_id, seq0, n, ids, data, FORMAT_CODED))
+            self.db.execute("COMMIT")
+        except self.db_errors as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise StoreError(self._explain(exc, f"writing a block of {n} cases of run {run_id} failed")) from exc
+
     def _has_blocks(self) -> bool:
         """Whether the store has the ``case_blocks`` table (a read-only store of an older schema may not)."""
         has = getattr(self, "_blocks_table", None)
@@ -922,8 +954,18 @@ class RunStore:
         if not self._run_has_blocks(run_id):
             yield from table
             return
-        blocks = self.db.execute("SELECT seq0, n, data FROM case_blocks WHERE run_id = ? ORDER BY seq0", (run_id,))
-        yield from heapq.merge(table, _block_rows(blocks, status), key=itemgetter(1))
+        fmt = "format" if self._blocks_have_format() else str(FORMAT_JSON_LINES)
+        blocks = self.db.execute(f"SELECT seq0, n, data, ids, {fmt} FROM case_blocks WHERE run_id = ? ORDER BY seq0", (run_id,))
+        yield from heapq.merge(table, block_rows(blocks, status), key=itemgetter(1))
+
+    def _blocks_have_format(self) -> bool:
+        """Whether ``case_blocks`` has its ``format`` column (m007; a read-only store of m006 has not: its blocks are
+        all format 1)."""
+        has = getattr(self, "_format_column", None)
+        if has is None:
+            has = any(r[1] == "format" for r in self.db.execute("PRAGMA table_info(case_blocks)"))
+            self._format_column = has
+        return has
 
     @_reading
     def next_seq(self, run_id: str) -> int:
@@ -1105,37 +1147,6 @@ def check_tag_name(name: object) -> None:
     if len(name) > MAX_TAG_LENGTH or any(c.isspace() or not c.isprintable() for c in name):
         raise InputError(f"runs tag: {shorten(name)} cannot be a tag: a tag is at most {MAX_TAG_LENGTH} printable "
                          "characters without spaces. Choose another name (e.g. baseline/main).")
-
-
-#: How a case block is compressed (level 1: the block is written beside the scorer, and the records of labels are
-#: repetitive enough that a higher level saves little).
-_ZSTD_BLOCK_LEVEL = 1
-
-
-def compress_block(records: bytes, ids: bytes) -> tuple[bytes, bytes]:
-    """A case block's records and ids (see :meth:`RunStore.write_case_block`) as the store keeps them: each one zstd
-    frame (a compressor per call: one is not thread-safe)."""
-    cctx = zstandard.ZstdCompressor(level=_ZSTD_BLOCK_LEVEL)
-    return cctx.compress(records), cctx.compress(ids)
-
-def _block_rows(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[Any, ...]]:
-    """The ``cases`` rows the blocks stand for (see :meth:`RunStore.write_case_block`), in order; only those of
-    *status* when given."""
-    dctx = zstandard.ZstdDecompressor()
-    loads = orjson.loads
-    for seq0, n, blob in blocks:
-        records = dctx.decompress(bytes(blob)).decode().split("\n")
-        if len(records) != n:
-            raise StoreError(f"run store: a block of {n} cases from seq {seq0} holds {len(records)} records; the store "
-                             "is damaged.")
-        for seq, data in enumerate(records, seq0):
-            case = loads(data)
-            columns = case_columns(case)
-            if columns[0] != "scored":
-                raise StoreError(f"run store: the case of seq {seq} in a block has status {columns[0]!r}, and a block "
-                                 "holds scored cases only; the store is damaged.")
-            if status is None or columns[0] == status:
-                yield (case["id"], seq, *columns, data)
 
 
 #: Case rows per INSERT statement: one statement of many rows costs SQLite (and the binding) about 20 % less than

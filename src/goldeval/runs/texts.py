@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -26,13 +27,15 @@ import zstandard
 
 from goldeval.errors import InputError, StoreError
 
-__all__ = ["PART_BYTES", "ZSTD_LEVEL", "KEPT_ROLES_SKIPPED", "compressed_parts", "keep_inputs", "restore_input"]
+__all__ = ["PART_BYTES", "ZSTD_LEVEL", "KEPT_ROLES_SKIPPED", "InputCopy", "compressed_parts", "keep_inputs", "restore_input"]
 
 #: Uncompressed bytes per stored part: each part is one zstd frame, so memory stays bounded whatever the file's size.
 PART_BYTES = 8 << 20
 
-#: zstd's default level: about 300 MB/s on one core for JSONL, several times smaller than the text.
-ZSTD_LEVEL = 3
+#: zstd level 1: measured on this project's 2-core machine (issue 31 item 1), 8 MiB parts: 1M short label rows
+#: (52.9 MB) 0.057 s and 2.92 MB against level 3's 0.070 s and 3.63 MB; 200k short free-text rows (42.5 MB) 0.12 s and
+#: 11.9 MB against 0.22 s and 10.8 MB (+10 %). The copy is made while a run is recorded, so its CPU is the run's.
+ZSTD_LEVEL = 1
 
 #: Input roles that are not texts and are never kept (a database file can be gigabytes, and is not shown as text).
 KEPT_ROLES_SKIPPED = frozenset({"db"})
@@ -71,7 +74,89 @@ def compressed_parts(path: str, sha256: str | None = None) -> Iterator[tuple[int
         raise _Changed(path)
 
 
-def keep_inputs(store: Any, run_id: str, paths: Mapping[str, str], inputs: Mapping[str, Any]) -> list[str]:
+class InputCopy:
+    """The compressed parts of an input file made while a scorer reads it whole (its first pass, which hashes it), so
+    that keeping the file with the finished run does not read, hash and compress it again.
+
+    Fed every byte of the file in order, from the start (:meth:`update`, as a ``hashlib`` object is: it is one, the
+    file's sha256, :meth:`hexdigest`), it cuts the bytes into the :data:`PART_BYTES` parts :func:`compressed_parts`
+    makes and compresses each as it does (the same zstd frames, byte for byte), held in a temporary file spooled to
+    disk past a few MiB (memory does not grow with the file). :meth:`close` ends it; a copy fed anything else
+    (an interrupted read, a file that changed while read) is dropped with :meth:`discard` and the file is kept
+    from disk as before (:func:`keep_inputs`).
+
+    Example:
+        >>> copy = InputCopy()
+        >>> copy.update(b'{"id": 1}\\n' * 1000); copy.close()
+        >>> [(size, len(frame) < 100) for size, frame in copy.parts()], copy.hexdigest()[:12]
+        ([(10000, True)], 'a360bac4d094')
+    """
+
+    #: Compressed bytes held in memory before the temporary file goes to disk.
+    SPOOL_BYTES = 8 << 20
+
+    def __init__(self) -> None:
+        self._sha = hashlib.sha256()
+        self._cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+        self._buf = bytearray()  # the part being filled, up to _fill (it grows to a part's size, then is reused)
+        self._fill = 0
+        self._file: Any = tempfile.SpooledTemporaryFile(max_size=self.SPOOL_BYTES)
+        self._sizes: list[tuple[int, int]] = []  # (uncompressed size, compressed size) of each part written
+        self.closed = False
+        self.discarded = False
+
+    def update(self, data: bytes) -> None:
+        """The next bytes of the file (and of its sha256)."""
+        if self.closed:
+            raise ValueError("InputCopy.update: the copy is closed")
+        self._sha.update(data)
+        buf, fill, start, n = self._buf, self._fill, 0, len(data)
+        while n - start >= PART_BYTES - fill:  # (one buffer for every part: its pages are touched once)
+            # (a slice assignment past the buffer's end extends it: buf stays the bytes up to fill, then the rest)
+            take = PART_BYTES - fill
+            buf[fill:PART_BYTES] = data[start:start + take] if start or take < n else data
+            self._write(buf)
+            start += take
+            fill = 0
+        if start < n:
+            buf[fill:fill + n - start] = data[start:] if start else data
+            fill += n - start
+        self._fill = fill
+
+    def _write(self, part: bytes | bytearray | memoryview) -> None:
+        frame = self._cctx.compress(part)
+        self._file.write(frame)
+        self._sizes.append((len(part), len(frame)))
+
+    def hexdigest(self) -> str:
+        """The sha256 of the bytes fed so far."""
+        return self._sha.hexdigest()
+
+    def close(self) -> None:
+        """The file was fed whole: compress its last part."""
+        if not self.closed:
+            if self._fill:
+                self._write(memoryview(self._buf)[:self._fill])
+            self._buf, self._fill = bytearray(), 0
+            self.closed = True
+
+    def discard(self) -> None:
+        """Drop the copy (it is not the file's bytes): :meth:`parts` then refuses."""
+        self.closed = self.discarded = True
+        self._buf, self._fill = bytearray(), 0
+        self._file.close()
+
+    def parts(self) -> Iterator[tuple[int, bytes]]:
+        """``(uncompressed size, zstd frame)`` of each part, in order, as :func:`compressed_parts` gives them."""
+        if not self.closed or self.discarded:
+            raise ValueError("InputCopy.parts: the copy is not complete")
+        self._file.seek(0)
+        for size, stored in self._sizes:
+            yield size, self._file.read(stored)
+
+
+def keep_inputs(store: Any, run_id: str, paths: Mapping[str, str], inputs: Mapping[str, Any],
+                copies: Mapping[str, InputCopy] | None = None) -> list[str]:
     """Keep each input file of a finished run in the store (:meth:`goldeval.runs.store.RunStore.keep_input`).
 
     Args:
@@ -80,6 +165,9 @@ def keep_inputs(store: Any, run_id: str, paths: Mapping[str, str], inputs: Mappi
         paths: role → the file the scorer read (for a stream or a decoded file: its plain temporary copy).
         inputs: The run's recorded ``inputs`` (role → ``{"path", "sha256", "stream"?, "decoded"?}``): a file read
             directly must still hash to its recorded sha256 (else it changed after it was scored and is not kept).
+        copies: role → the :class:`InputCopy` the scorer made as it read that input: kept as it is when it is
+            complete and hashes to the recorded sha256 (the bytes the run's hash is of), without reading the file
+            again; any other role is kept from its file.
 
     Returns:
         One note per input not kept (changed since it was scored, or no sha256 recorded); empty when all were.
@@ -97,6 +185,10 @@ def keep_inputs(store: Any, run_id: str, paths: Mapping[str, str], inputs: Mappi
             notes.append(f"the {role} input has no recorded sha256: its texts were not kept with run {run_id}")
             continue
         copied = bool(spec.get("stream") or spec.get("decoded"))  # our own temporary copy: nothing can change it
+        made = (copies or {}).get(role)
+        if made is not None and made.closed and not made.discarded and made.hexdigest() == sha:
+            store.keep_input(run_id, role, sha, os.path.basename(path), made.parts())
+            continue
         try:
             store.keep_input(run_id, role, sha, os.path.basename(path), compressed_parts(path, None if copied else sha))
         except _Changed:

@@ -1,0 +1,270 @@
+"""Coded case blocks (goldeval.runs.blocks, Recorder.record_coded) against the one-row-a-case records of
+Recorder.record (the definition), and the input copy made while a file is read (goldeval.runs.texts.InputCopy)
+against compressed_parts (the definition).
+
+Expected values: the rows a second store holds after Recorder.record of the same records, and the parts
+compressed_parts makes of the same bytes; nothing here is a hand-typed result except where said."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+from array import array
+
+import orjson
+import pytest
+import zstandard
+
+from goldeval.errors import InputError, StoreError
+from goldeval.runs import texts
+from goldeval.runs.blocks import FORMAT_CODED, block_rows, encode_coded
+from goldeval.runs.migrations import MIGRATIONS
+from goldeval.runs.recorder import Recorder
+from goldeval.runs.store import RunMeta, RunStore
+from goldeval.runs.texts import InputCopy, compressed_parts, keep_inputs
+
+
+def meta(key: str = "k1") -> RunMeta:
+    return RunMeta(run_key=key, scorer_name="labels", scorer_version="1", dataset_hash="d" * 64)
+
+
+def _label_record(cid: str, line: int, gold: str, pred: str | None, positive: str = "yes") -> dict:
+    outcome = ("tp" if pred == positive else "fn") if gold == positive else ("fp" if pred == positive else "tn")
+    return {"id": cid, "status": "scored", "line": line, "gold": gold, "pred": pred, "outcome": outcome}
+
+
+def _tail(rec: dict) -> bytes:
+    """What the record holds after its line number (as goldeval.labels.reader builds it)."""
+    return (b',"gold":' + orjson.dumps(rec["gold"]) + b',"pred":' + orjson.dumps(rec["pred"]) + b',"outcome":"'
+            + rec["outcome"].encode() + b'"}')
+
+
+class _Coder:
+    """Feeds records to Recorder.record_coded as goldeval labels does: runs of consecutive lines, one tails dict."""
+
+    def __init__(self, rec: Recorder) -> None:
+        self.rec, self.tails = rec, {}
+
+    def send(self, records: list[dict]) -> None:
+        """One call a run of consecutive lines (a call's cases are on consecutive lines, as a C stretch's)."""
+        cut = next((i for i in range(1, len(records)) if records[i]["line"] != records[i - 1]["line"] + 1), None)
+        if cut is not None:
+            self.send(records[:cut])
+            self.send(records[cut:])
+            return
+        codes, used = array("I"), set()
+        for r in records:
+            code = self.tails.setdefault(_tail(r), len(self.tails))
+            codes.append(code)
+            used.add(code)
+        ids = b",".join(orjson.dumps(r["id"]) for r in records)
+        self.rec.record_coded(ids, len(records), records[0]["line"], codes.tobytes(), used, self.tails)
+
+
+def _tricky_records(n: int, seed: int) -> list[dict]:
+    """Ids and labels with quotes, backslashes, commas, control characters, non-ASCII (é, 漢, an emoji, U+2028),
+    nulls, and more distinct (gold, pred) pairs than one byte could code (30 labels: up to 900 tails)."""
+    rng = random.Random(seed)
+    odd = ['q"', "b\\s", "c,d", "t\tab", "nl\n", "é", "漢字", "🙂", "\u2028", "\x7f", "", " sp "]
+    labels = ["yes", "no"] + [f"l{i}{rng.choice(odd)}" for i in range(28)]
+    out, line = [], 1
+    for i in range(n):
+        cid = f"r{i}" if i % 5 else f"{rng.choice(odd)}{i}{rng.choice(odd)}"
+        pred = None if i % 17 == 3 else rng.choice(labels)
+        out.append(_label_record(cid, line, rng.choice(labels), pred))
+        line += 1 if i % 23 else rng.randint(2, 4)  # gaps: blank lines, failed rows
+    return out
+
+
+@pytest.mark.parametrize("background", [False, "thread"])
+def test_coded_blocks_read_back_as_the_rows_record_stores(tmp_path, monkeypatch, background):
+    """Tricky records in coded blocks (several blocks: 300 cases a block here), interleaved with cases recorded one
+    by one (an unscored one among them) and a block of JSON records, read back exactly as a store fed only by
+    Recorder.record: the rows (id, seq, status, verdict, score, reason, raw, record JSON, byte for byte), the
+    records, the case map, the next seq, the finished run's per_example rebuilt from them."""
+    import goldeval.runs.recorder as rec_mod
+
+    monkeypatch.setattr(rec_mod, "CODED_BLOCK_CASES", 300)
+    recs = _tricky_records(2000, seed=31)
+    unscored = {"id": "u1", "status": "unscored", "line": 99999, "reason": "gold is null"}
+    with RunStore(tmp_path / "coded.db") as coded, RunStore(tmp_path / "rows.db") as rows:
+        run_c, run_r = coded.create_run(meta()), rows.create_run(meta())
+        with Recorder(coded, run_c, background=background) as rec:
+            coder = _Coder(rec)
+            for start in range(0, 1000, 97):  # stretches of up to 97 records, as the C reader hands them over
+                coder.send(recs[start:min(start + 97, 1000)])
+            rec.record(unscored)
+            rec.record(recs[1000])
+            body = b"\n".join(orjson.dumps(r) for r in recs[1001:1100])
+            rec.record_lines(body, 99, b",".join(orjson.dumps(r["id"]) for r in recs[1001:1100]))
+            for r in recs[1100:]:  # one at a time, as the Python path's rows
+                coder.send([r])
+            assert rec.n_recorded == 2001
+        with Recorder(rows, run_r, background=False) as rec:
+            for r in recs[:1000] + [unscored] + recs[1000:]:
+                rec.record(r)
+        formats = dict(coded.db.execute("SELECT format, sum(n) FROM case_blocks GROUP BY format").fetchall())
+        assert formats == {1: 99, 2: 1900} and len(coder.tails) > 256
+        assert list(coded.stored_cases(run_c)) == list(rows.stored_cases(run_r))
+        assert list(coded.iter_cases(run_c)) == recs[:1000] + [unscored] + recs[1000:]
+        assert coded.case_map(run_c) == rows.case_map(run_r)
+        assert coded.next_seq(run_c) == rows.next_seq(run_r) == 2001
+
+
+def test_a_store_of_the_previous_schema_keeps_reading_its_json_blocks(tmp_path):
+    """A block of JSON records written before m007 (no format column) reads back as before once the store is
+    migrated, and beside a coded block of the same run."""
+    path = tmp_path / "old.db"
+    recs = [_label_record(f"c{i}", i + 1, "yes", "no") for i in range(6)]
+    with RunStore(path, _migrate_upto=len(MIGRATIONS) - 1) as old:
+        assert "format" not in {r[1] for r in old.db.execute("PRAGMA table_info(case_blocks)")}
+        run_id = old.create_run(meta())
+        old.write_case_block(run_id, 0, 3, b"\n".join(orjson.dumps(r) for r in recs[:3]),
+                             b",".join(orjson.dumps(r["id"]) for r in recs[:3]))
+        assert list(old.iter_cases(run_id)) == recs[:3]
+    with RunStore(path) as new:
+        rec = Recorder(new, run_id, background=False)
+        rec._seq = 3
+        _Coder(rec).send(recs[3:])
+        rec.close()
+        assert new.db.execute("SELECT format FROM case_blocks ORDER BY seq0").fetchall() == [(1,), (2,)]
+        assert list(new.iter_cases(run_id)) == recs
+
+
+@pytest.fixture()
+def rec(tmp_path):
+    with RunStore(tmp_path / "g.db") as st:
+        r = Recorder(st, st.create_run(meta()), background=False)
+        yield r
+        r.close()
+
+
+def test_record_coded_refuses_codes_and_tails_it_cannot_store(rec):
+    ok = b',"gold":"a","pred":null,"outcome":"tn"}'
+    one = array("I", [0]).tobytes()
+    with pytest.raises(InputError, match="1 cases and 8 bytes of codes"):
+        rec.record_coded(b'"a"', 1, 1, one * 2, [0], {ok: 0})
+    with pytest.raises(InputError, match="names id again"):
+        rec.record_coded(b'"a"', 1, 1, one, [0], {b',"id":"b"}': 0})
+    with pytest.raises(InputError, match="must be"):
+        rec.record_coded(b'"a"', 1, 1, one, [0], {b'"gold":"a"}': 0})
+    with pytest.raises(InputError, match="not JSON"):
+        rec.record_coded(b'"a"', 1, 1, one, [0], {b',"gold":a}': 0})
+    with pytest.raises(InputError, match="has code 3; the next code is 0"):
+        rec.record_coded(b'"a"', 1, 1, one, [0], {ok: 3})
+    with pytest.raises(InputError, match="is not one of the 1 tails"):
+        rec.record_coded(b'"a"', 1, 1, array("I", [1]).tobytes(), [1], {ok: 0})
+    assert rec.n_recorded == 0
+    rec.record_coded(b'"a"', 1, 1, one, [0], {ok: 0})  # (silent on a healthy call)
+    assert rec.n_recorded == 1
+
+
+def _raw_block(store: RunStore, run_id: str, n: int, ids: bytes, lines, codes, tails) -> None:
+    cctx = zstandard.ZstdCompressor()
+    data = encode_coded(lines, array("I", codes).tobytes(), tails)
+    store.write_coded_block(run_id, 0, n, cctx.compress(data), cctx.compress(ids))
+
+
+@pytest.mark.parametrize("ids, lines, codes, tails, why", [
+    (b'"a","b"', [[1, 3]], [0, 0, 0], {0: b',"x":1}'}, "holds 3 codes, 2 ids and 3 line numbers"),
+    (b'"a","b","c"', [[1, 2]], [0, 0, 0], {0: b',"x":1}'}, "holds 3 codes, 3 ids and 2 line numbers"),
+    (b'"a","b","c"', [[1, 3]], [0, 1, 0], {0: b',"x":1}'}, "the code 1, which it does not define"),
+    (b'"a",2,"c"', [[1, 3]], [0, 0, 0], {0: b',"x":1}'}, "an id that is not text"),
+    (b'"a","b","c"', [[1, 3]], [0, 0, 0], {0: b',"line":1}'}, "names line again"),
+])
+def test_a_coded_block_that_is_not_what_its_row_says_is_reported_damaged(tmp_path, ids, lines, codes, tails, why):
+    with RunStore(tmp_path / "g.db") as st:
+        run_id = st.create_run(meta())
+        _raw_block(st, run_id, 3, ids, lines, codes, tails)
+        with pytest.raises(StoreError, match=why):
+            list(st.iter_cases(run_id))
+
+
+def test_a_coded_block_reads_as_the_records_it_stands_for():
+    """By hand: two cases on lines 7 and 9 (a gap), one tail each."""
+    cctx = zstandard.ZstdCompressor()
+    data = encode_coded([[7, 1], [9, 1]], array("I", [1, 0]).tobytes(), {0: b',"k":null}', 1: b',"k":"\xc3\xa9"}'})
+    rows = list(block_rows([(5, 2, cctx.compress(data), cctx.compress(b'"a","b\\"c"'), FORMAT_CODED)], None))
+    assert rows == [("a", 5, "scored", None, None, None, None, '{"id":"a","status":"scored","line":7,"k":"é"}'),
+                    ('b"c', 6, "scored", None, None, None, None, '{"id":"b\\"c","status":"scored","line":9,"k":null}')]
+    assert list(block_rows([(5, 2, cctx.compress(data), cctx.compress(b'"a","b"'), FORMAT_CODED)], "unscored")) == []
+    with pytest.raises(StoreError, match="format 9, which this goldeval does not know"):
+        list(block_rows([(0, 1, b"", b"", 9)], None))
+
+
+# -- the input copy -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [0, 1, 999, 1000, 1001, 2999, 3000, 7777])
+def test_the_input_copy_is_the_parts_compressed_parts_makes(tmp_path, monkeypatch, size):
+    """Fed in chunks of random sizes (smaller and larger than a part, 1,000 bytes here), the copy holds the same
+    (size, zstd frame) parts as compressed_parts of the file, byte for byte, and the file's sha256."""
+    monkeypatch.setattr(texts, "PART_BYTES", 1000)
+    rng = random.Random(size)
+    data = bytes(rng.randrange(256) if i % 3 else 65 for i in range(size))
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(data)
+    for trial in range(5):
+        copy, pos = InputCopy(), 0
+        while pos < size:
+            k = rng.choice([1, 7, 999, 1000, 1001, 2500]) if trial else size
+            copy.update(data[pos:pos + k])
+            pos += k
+        copy.close()
+        assert list(copy.parts()) == list(compressed_parts(str(path)))
+        assert copy.hexdigest() == hashlib.sha256(data).hexdigest()
+        copy.discard()
+        with pytest.raises(ValueError, match="not complete"):
+            list(copy.parts())
+
+
+def test_keep_inputs_keeps_the_copy_made_while_read_and_only_one_of_the_recorded_bytes(tmp_path):
+    """keep_inputs stores a complete copy whose sha256 is the recorded one without reading the file (here changed
+    since: its new bytes are not kept), and reads the file as before when the copy is of other bytes or
+    incomplete (here: the changed file does not hash to the recorded sha256: not kept, with a note)."""
+    path = tmp_path / "labels.jsonl"
+    first = b'{"id":"a","gold":"x","pred":"y"}\n' * 50
+    path.write_bytes(first)
+    sha = hashlib.sha256(first).hexdigest()
+    copy = InputCopy()
+    copy.update(first)
+    copy.close()
+    path.write_bytes(first + b'{"id":"b","gold":"x","pred":"y"}\n')  # changed after it was read
+    with RunStore(tmp_path / "g.db") as st:
+        inputs = {"labels": {"path": str(path), "sha256": sha}}
+        run_a, run_b, run_c = (st.create_run(meta(k)) for k in ("a", "b", "c"))
+        assert keep_inputs(st, run_a, {"labels": str(path)}, inputs, {"labels": copy}) == []
+        assert list(st.kept_input_parts(run_a, "labels")) == [frame for _, frame in copy.parts()]
+        assert zstandard.ZstdDecompressor().decompress(next(st.kept_input_parts(run_a, "labels"))) == first
+        other = InputCopy()
+        other.update(b"other bytes")
+        other.close()
+        for run_id, copies in ((run_b, {"labels": other}), (run_c, None)):
+            notes = keep_inputs(st, run_id, {"labels": str(path)}, inputs, copies)
+            assert len(notes) == 1 and "changed while it was scored" in notes[0]
+            assert st.kept_inputs(run_id) == {}
+
+
+def test_a_labels_run_keeps_the_copy_it_made_in_its_first_pass(tmp_path, monkeypatch):
+    """goldeval labels with texts kept: the kept parts are compressed_parts of the input (the same frames), and the
+    file is not read again after the scoring (compressed_parts is not called)."""
+    from click.testing import CliRunner
+
+    from goldeval.cli import main
+
+    path = tmp_path / "l.jsonl"
+    rows = [orjson.dumps({"id": f"r{i}", "gold": "yes" if i % 3 else "no", "pred": "yes" if i % 4 else "no"})
+            for i in range(3000)]
+    path.write_bytes(b"\n".join(rows) + b"\n")
+    want = list(compressed_parts(str(path)))
+    calls = []
+    monkeypatch.setattr(texts, "compressed_parts", lambda *a, **k: calls.append(a) or iter(()))
+    db = tmp_path / "g.db"
+    r = CliRunner().invoke(main, ["labels", str(path), "--positive", "yes", "--store", str(db), "-q"])
+    assert r.exit_code == 0, r.output
+    with RunStore(db) as st:
+        (run,) = st.list_runs()
+        assert [bytes(p) for p in st.kept_input_parts(run["id"], "labels")] == [f for _, f in want]
+        assert st.kept_inputs(run["id"])["labels"]["size"] == os.path.getsize(path)
+    assert calls == []
