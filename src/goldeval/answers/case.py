@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from goldeval.answers.answer import judge_answer, not_confident_against_doubt
-from goldeval.answers.canonical import hidden_tie_pool, limit_tie_rows
+from goldeval.answers.canonical import deferred_tie_pool, limit_tie_rows
 from goldeval.answers.config import AnswerConfig, CaseResult
 from goldeval.answers.direction import direction_doubt
 from goldeval.answers.doubt import filter_doubt
@@ -150,7 +150,7 @@ def _fresh(golden: Mapping[str, Any]) -> dict[str, Any]:
     top = out.get("top_n")
     if isinstance(top, Mapping) and isinstance(top.get("tie_rows"), list):
         out["top_n"] = dict(top) | {"tie_rows": [list(r) for r in top["tie_rows"]]}
-    pool = out.get("tie_pool")
+    pool = out.get("tie_pool")  # (a DeferredTiePool is shared: it keeps no rows, and gives a caller its own)
     if isinstance(pool, Mapping):
         out["tie_pool"] = {k: ([list(r) for r in v] if k in ("above", "ties") else list(v) if isinstance(v, list) else v)
                            for k, v in pool.items()}
@@ -296,7 +296,9 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
         if ties is not None:
             golden["top_n"] = dict(top) | {"tie_rows": ties}
     elif db is not None and canonical and cfg.check_canonical and not top and golden.get("kind", "value") == "value":
-        pool = hidden_tie_pool(db, canonical, golden)
+        # The hidden tie pool, worked out only if the table rule asks for it (a prediction that does not match
+        # row for row): a match never runs its query (issue 31 item 5).
+        pool = deferred_tie_pool(db, canonical, golden)
         if pool is not None:
             golden["tie_pool"] = pool
     return golden, (gold_extra, filtered)
