@@ -132,6 +132,19 @@ class DeferredTiePool:
         self.canonical = canonical
         self.shape = shape
 
+    def _identity(self) -> tuple[Any, ...]:
+        return (id(self._db()), self.canonical, self.shape)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when both work out the same pool: the same database object, canonical query and shape."""
+        return isinstance(other, DeferredTiePool) and self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
+    def __repr__(self) -> str:
+        return f"DeferredTiePool({self.canonical!r}, shape={self.shape!r})"
+
     def resolve(self) -> dict[str, Any] | None:
         """The pool :func:`hidden_tie_pool` gives (row lists of the caller's own), or ``None`` (no tie beyond the
         LIMIT, or it cannot be worked out, or the database is gone)."""
