@@ -305,8 +305,27 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
 
 
 def _found_nothing(rows: Any) -> bool:
-    """:func:`~goldeval.answers.literals.golden_misses` of a golden's rows (those that are rows)."""
-    return golden_misses([r for r in rows if isinstance(r, (list, tuple))] if isinstance(rows, list) else [])
+    """:func:`~goldeval.answers.literals.golden_misses` of a golden's rows (those that are rows), read until the
+    answer is known: a cell that is not NULL and a second cell settle it (more than one cell and not all NULL), so
+    a match of a long golden does not list every cell (issue 31 item 5). ``golden_misses`` stays the definition
+    (tests/unit/test_judge_fast_paths.py compares them)."""
+    if not isinstance(rows, list):
+        return golden_misses([])
+    seen, first, all_null = 0, None, True
+    for r in rows:
+        if not isinstance(r, (list, tuple)):
+            continue
+        for c in r:
+            seen += 1
+            if seen == 1:
+                first = c
+            if c is not None:
+                all_null = False
+            if seen >= 2 and not all_null:
+                return False
+    if seen == 0 or all_null:
+        return True  # no rows or no cells, or every cell NULL
+    return seen == 1 and isinstance(first, (int, float)) and not isinstance(first, bool) and first == 0
 
 
 def _dialect(db: Any) -> str:
