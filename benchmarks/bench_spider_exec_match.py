@@ -20,6 +20,12 @@ peak RSS (``ru_maxrss`` of self and children). Reports per tree the goldeval / a
 range) and of the minima, the ms a case, the load average before and after. Compare ratios, not milliseconds.
 ``--before`` adds another tree (e.g. main's ``src``) in the same interleaved rounds; ``--gc-freeze`` moves start-up's
 objects out of the collector's reach after start-up, as ``goldeval judge`` does before its first case.
+
+``--instructions`` counts instead of timing (a figure the machine's load does not move): each side's pass alone,
+after the same start-up, under ``valgrind --tool=callgrind`` with collection only inside ``operator.call`` (the
+pass is run through it), once per tree and side (``PYTHONHASHSEED=0``; two runs at a time). Reports the
+instructions a case of each side and their ratio goldeval / anchor per tree. An instruction count ranks Python
+changes; it does not weigh SQLite's and the interpreter's instructions as the CPU does (count_judge_instructions.py).
 """
 
 from __future__ import annotations
@@ -38,9 +44,9 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "examples" / "spider"))
 
 #: argv: src, spider rows (JSONL), cases, attempts, first-case cases, first-case attempts, database folder, anchor
-#: first, gc.freeze() after start-up.
+#: first, gc.freeze() after start-up, and (optional) the one side to run inside operator.call (--instructions).
 _CHILD = r"""
-import gc, json, resource, sys, time
+import gc, json, operator, resource, sys, time
 src = sys.argv[1]; sys.path.insert(0, src)
 import sqlite3
 from collections import Counter
@@ -83,6 +89,9 @@ anchor(rows[:1])
 if sys.argv[9] == "1":
     gc.freeze()  # what `goldeval judge` does at the end of its start-up (cli/judge.py), for both sides
 out = {}
+if len(sys.argv) > 10:  # --instructions: this side's pass alone, inside operator.call (valgrind collects only there)
+    operator.call(anchor, rows) if sys.argv[10] == "anchor" else operator.call(judge_file, sys.argv[3], sys.argv[4], config=cfg)
+    sys.exit(0)
 for side in (("anchor", "goldeval") if sys.argv[8] == "1" else ("goldeval", "anchor")):
     t = cpu()
     if side == "anchor":
@@ -107,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--before", type=Path, help="the src folder of another tree, measured in the same rounds")
     ap.add_argument("--gc-freeze", action="store_true",
                     help="gc.freeze() after start-up, as the judge command does before its first case")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count each side's instructions under valgrind (callgrind) instead of timing the rounds")
     args = ap.parse_args(argv)
     path = args.data / args.file
     if not path.is_file():
@@ -127,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
             (work / f"{name}_attempts.jsonl").write_text("".join(json.dumps(x) + "\n" for x in attempts), encoding="utf-8")
         files = [str(work / f) for f in ("rows.jsonl", "full_cases.jsonl", "full_attempts.jsonl", "one_cases.jsonl",
                                           "one_attempts.jsonl")]
+        if args.instructions:
+            return _instructions(trees, files, args, len(rows))
         for r in range(args.rounds):
             for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
                 out = subprocess.run([sys.executable, "-c", _CHILD, str(trees[name]), *files, str(args.data / "database"),
@@ -143,6 +156,38 @@ def main(argv: list[str] | None = None) -> int:
               f"({min(ratio):.2f}–{max(ratio):.2f}), of the minima {min(g) / min(a):.2f}; "
               f"peak RSS {max(x['peak_rss_mib'] for x in xs):.0f} MiB; matches: goldeval {xs[0]['goldeval_match']}, "
               f"anchor {xs[0]['anchor_matches']}")
+    return 0
+
+
+
+def _instructions(trees: dict[str, Path], files: list[str], args: argparse.Namespace, n: int) -> int:
+    """``--instructions``: each tree's anchor and goldeval pass counted alone (see the module docstring)."""
+    import shutil
+    from concurrent.futures import ThreadPoolExecutor
+
+    sys.path.insert(0, str(HERE))
+    from count_judge_instructions import _count
+
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed (apt-get install valgrind); nothing counted.", file=sys.stderr)
+        return 2
+    jobs = [(name, side) for name in trees for side in ("anchor", "goldeval")]
+
+    def one(job: tuple[str, str]) -> int:
+        name, side = job
+        cmd = [sys.executable, "-c", _CHILD, str(trees[name]), *files, str(args.data / "database"), "1",
+               "1" if args.gc_freeze else "0", side]
+        return _count(cmd, ("--collect-atstart=no", "--toggle-collect=_operator_call"))
+
+    load = os.getloadavg()[0]
+    with ThreadPoolExecutor(2) as pool:
+        counts = dict(zip(jobs, pool.map(one, jobs)))
+    print(f"{args.file}: {n} rows, instructions of each side's pass alone (callgrind), load average {load:.2f} before")
+    for name in trees:
+        a, g = counts[(name, "anchor")], counts[(name, "goldeval")]
+        print(f"  {name:6s}: goldeval {g / n / 1e6:.3f} M a case, anchor {a / n / 1e6:.3f} M a case; goldeval / anchor {g / a:.2f}")
+    if "before" in trees:
+        print(f"  goldeval after / before: {counts[('after', 'goldeval')] / counts[('before', 'goldeval')]:.4f}")
     return 0
 
 

@@ -243,3 +243,31 @@ def test_a_measure_scaled_one_to_one_is_not_a_relabel(db):
     # the same rows with the codes relabelled as names (text) and the populations right: still the relabel rule
     named = [["Aruba", 29034], ["Afghanistan", 1966800], ["Angola", 2022000]]
     assert _judge(db, POP, POP_GOLD, rows=named, columns=["name", "population"], use_db=False).verdict == "needs_human"
+
+
+def test_a_lookup_literal_is_the_text_sqlglot_prints(db):
+    # relabel._literal writes a string cell as SQLite text itself (issue 31 item 5: sqlglot's generator, a call a
+    # value, was a quarter of a Spider file's judge time); sqlglot's SQLite print of exp.Literal.string stays the
+    # definition: the same text on hand-made strings (quotes, backslashes, control characters, non-ASCII, astral
+    # code points) and 20,000 random ones, and the lookup finds the same pairs as with sqlglot's texts.
+    import random
+
+    from sqlglot import exp
+
+    from goldeval.answers import relabel
+
+    hand = ["", "a", "O'Brien", "''", "'", "\\", "\\'", "a\\nb", "a\nb", "a\r\nb", "\t", "\x00", "\x1b", "\x7f", "é",
+            "ß", "İ", "\u2028", "😀", "$$", "[x]", '"q"', "--", "/*", "%_"]
+    rng = random.Random(5)
+    pool = [(0, 127), (128, 0x2FFF), (0xE000, 0x10FFFF)]
+    rand = ["".join(chr(rng.randint(*rng.choice(pool))) for _ in range(rng.randint(0, 8))) for _ in range(20_000)]
+    for v in hand + rand:
+        assert relabel._literal(v) == exp.Literal.string(v).sql(dialect="sqlite"), repr(v)
+    assert [relabel._literal(v) for v in (None, True, 13.0, 2.5, 7, b"x")] == [None, None, "13", "2.5", "7", None]
+    # The lookup itself (country codes answered by names, one with a quote): the same pairs either way.
+    names = ["Aruba", "Afghanistan", "O'Hare"]
+    got = relabel._pairs(db, "country", "code", "name", ["ABW", "AFG"], names)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(relabel, "_literal", lambda v: exp.Literal.string(v).sql(dialect="sqlite") if isinstance(v, str) else None)
+        assert relabel._pairs(db, "country", "code", "name", ["ABW", "AFG"], names) == got
+    assert sorted(got) == [("ABW", "Aruba"), ("AFG", "Afghanistan")]

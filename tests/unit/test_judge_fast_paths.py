@@ -244,3 +244,98 @@ def test_the_text_checks_never_skip_what_the_tokens_would_find(dialect, monkeypa
         # The text checks do skip tokenizing: ~a third of Spider's queries need no token for any of the three.
         monkeypatch.undo()
         assert sum(not any(doubt._text_may_hold(q, dialect, *n) for n in (("=",), ("where",), ("order",))) for q in texts) > 100
+
+
+#: Comparisons with a subquery operand written every way found (issue 31 item 5): a unary + (sqlglot drops it, the
+#: operand stays a Subquery), nested parentheses, a WITH or VALUES subquery, the subquery on the left, chained
+#: comparisons, a comment inside the parentheses; and ones whose operand is not a Subquery (COLLATE, a cast, ANY /
+#: ALL, IN, a unary minus, an arithmetic operand).
+_SUBQUERY_OPERANDS = [
+    "SELECT a FROM t WHERE a == (SELECT 1)", "SELECT a FROM t WHERE a != (SELECT 1)", "SELECT a FROM t WHERE a <> (SELECT 1)",
+    "SELECT a FROM t WHERE (SELECT 1) >= a", "SELECT a FROM t WHERE a > ((SELECT 1))", "SELECT a FROM t WHERE a < ( (SELECT 1) )",
+    "SELECT a FROM t WHERE a > (WITH x AS (SELECT 1) SELECT * FROM x)", "SELECT a FROM t WHERE a <= (VALUES (1))",
+    "SELECT a FROM t WHERE a = +(SELECT 1)", "SELECT a FROM t WHERE a = + + (SELECT 1)", "SELECT a FROM t WHERE a = -(SELECT 1)",
+    "SELECT a FROM t WHERE a = (SELECT 1) COLLATE NOCASE", "SELECT a FROM t WHERE a = ALL (SELECT 1)",
+    "SELECT a FROM t WHERE a = (SELECT 1) + 0", "SELECT a FROM t WHERE (SELECT 1) = a = b", "SELECT a FROM t WHERE a = b = (SELECT 1)",
+    "SELECT a FROM t WHERE a = (/* c */ SELECT 1)", "SELECT a FROM t WHERE CASE WHEN a THEN 1 END = (SELECT 1)",
+    "SELECT a FROM t WHERE a IN (SELECT 1) AND b > 2", "SELECT a FROM t WHERE NOT a = (SELECT 1)",
+    "SELECT a FROM t WHERE a IN (SELECT b FROM u WHERE c > (SELECT max(c) FROM u))", "SELECT a FROM t WHERE (a, b) = (SELECT 1, 2)",
+    "SELECT a FROM t WHERE a > 1 AND b IN (SELECT c FROM u WHERE d = 2)", "SELECT a FROM t WHERE a = (SELECT 1)::INT",
+]
+
+
+def _compares_with_subquery(sql, dialect):
+    """What filter_doubt reads off the tree: a comparison in the top-level WHERE with a Subquery operand."""
+    from sqlglot import exp
+
+    tree = parsed_select(sql, dialect)
+    cmp = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ)
+    return tree is not None and tree.args.get("where") is not None and any(
+        isinstance(c.this, exp.Subquery) or isinstance(c.expression, exp.Subquery) for c in tree.args["where"].find_all(*cmp))
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "duckdb", "postgres"])
+def test_the_subquery_comparison_token_check_never_skips_what_the_parse_finds(dialect):
+    # may_compare_with_subquery lets filter_doubt skip its parse; wherever the parsed tree holds a comparison with a
+    # subquery operand the tokens must say "may" (every Spider query, the three files, and the texts above).
+    from goldeval.answers.doubt import may_compare_with_subquery
+
+    texts = QUERIES + _TRICKY + _SUBQUERY_OPERANDS + _spider_queries()
+    found = [q for q in texts if _compares_with_subquery(q, dialect)]
+    assert len(found) >= 17  # the made-up operands alone: 17 of the 24 parse to a Subquery operand
+    assert all(may_compare_with_subquery(q, dialect) for q in found), [q for q in found if not may_compare_with_subquery(q, dialect)]
+    # ... and it does rule some out: IN subqueries, ANY / ALL, arithmetic beside a subquery are no such operand.
+    assert not may_compare_with_subquery("SELECT a FROM t WHERE a IN (SELECT b FROM u)", dialect)
+    assert not may_compare_with_subquery("SELECT a FROM t WHERE a > 1 AND b IN (SELECT c FROM u WHERE d = 2)", dialect)
+    assert may_compare_with_subquery("SELECT a FROM t WHERE a > (SELECT avg(a) FROM t)", dialect)
+    if len(texts) > 100:  # Spider's queries beside the clone: 121 of the 217 that may filter by a subquery are ruled out
+        assert sum(may_filter_by_subquery(q, "sqlite") and not may_compare_with_subquery(q, dialect) for q in texts) > 50
+
+
+def test_filter_doubt_with_the_token_check_is_filter_doubt_without_it(tmp_path, monkeypatch):
+    # The doubt itself, with the check and with it switched off, on queries it skips and ones it reads (a WHERE
+    # that keeps 119 of 120 rows against a subquery is still found).
+    from goldeval.answers import doubt
+
+    path = tmp_path / "c.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE country (name TEXT, area INTEGER)")
+    con.executemany("INSERT INTO country VALUES (?, ?)", [(f"c{i}", i + 1) for i in range(120)])
+    con.commit()
+    con.close()
+    queries = ["SELECT name FROM country WHERE area > (SELECT min(area) FROM country)",
+               "SELECT name FROM country WHERE area > +(SELECT min(area) FROM country)",
+               "SELECT name FROM country WHERE (SELECT min(area) FROM country) < area",
+               "SELECT name FROM country WHERE area IN (SELECT area FROM country WHERE area > 1)",
+               "SELECT name FROM country WHERE area > 1 AND name IN (SELECT name FROM country)"]
+    with ReadOnlyDatabase(path) as db:
+        got = [filter_doubt(db, q, golden_rows=119) for q in queries]
+        monkeypatch.setattr(doubt, "may_compare_with_subquery", lambda *a: True)
+        ref = [filter_doubt(db, q, golden_rows=119) for q in queries]
+    assert got == ref
+    assert [s for s, _ in got] == ["suspect", "suspect", "suspect", "verified", "verified"]
+
+
+def test_found_nothing_is_golden_misses_of_the_rows():
+    # case._found_nothing stops reading once a cell that is not NULL and a second cell are seen; golden_misses (every
+    # cell listed) is the definition: compared on hand-made rows and on 3,000 random ones.
+    import random
+
+    from goldeval.answers import case as case_mod
+    from goldeval.answers.literals import golden_misses
+
+    def ref(rows):
+        return golden_misses([r for r in rows if isinstance(r, (list, tuple))] if isinstance(rows, list) else [])
+
+    hand = [[], [[]], [[], []], [[None]], [[None, None], [None]], [[0]], [[0.0]], [[-0.0]], [[False]], [[0, None]],
+            [[None], [0]], [[1]], [["0"]], [[0], [0]], [[None], "x", [0]], "rows", None, [(0,)], [(None,), ()],
+            [[float("nan")]], [[None, 1]], [[1, None]]]
+    for rows in hand:
+        assert case_mod._found_nothing(rows) == ref(rows), rows
+    rng = random.Random(31)
+    cells = [None, None, 0, 0.0, 1, -1, "", "a", True, False, 2.5]
+    for _ in range(3000):
+        rows = [[rng.choice(cells) for _ in range(rng.randint(0, 3))] if rng.random() > 0.1 else rng.choice(["x", 5, None])
+                for _ in range(rng.randint(0, 4))]
+        assert case_mod._found_nothing(rows) == ref(rows), rows
+    assert case_mod._found_nothing([[None]]) and case_mod._found_nothing([[0]]) and not case_mod._found_nothing([[0, 1]])

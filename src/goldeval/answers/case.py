@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from goldeval.answers.answer import judge_answer, not_confident_against_doubt
-from goldeval.answers.canonical import hidden_tie_pool, limit_tie_rows
+from goldeval.answers.canonical import deferred_tie_pool, limit_tie_rows
 from goldeval.answers.config import AnswerConfig, CaseResult
 from goldeval.answers.direction import direction_doubt
 from goldeval.answers.doubt import filter_doubt
@@ -150,7 +150,7 @@ def _fresh(golden: Mapping[str, Any]) -> dict[str, Any]:
     top = out.get("top_n")
     if isinstance(top, Mapping) and isinstance(top.get("tie_rows"), list):
         out["top_n"] = dict(top) | {"tie_rows": [list(r) for r in top["tie_rows"]]}
-    pool = out.get("tie_pool")
+    pool = out.get("tie_pool")  # (a DeferredTiePool is shared: it keeps no rows, and gives a caller its own)
     if isinstance(pool, Mapping):
         out["tie_pool"] = {k: ([list(r) for r in v] if k in ("above", "ties") else list(v) if isinstance(v, list) else v)
                            for k, v in pool.items()}
@@ -296,15 +296,36 @@ def _golden_from_database(db: Any, canonical: Any, golden: dict[str, Any], cfg: 
         if ties is not None:
             golden["top_n"] = dict(top) | {"tie_rows": ties}
     elif db is not None and canonical and cfg.check_canonical and not top and golden.get("kind", "value") == "value":
-        pool = hidden_tie_pool(db, canonical, golden)
+        # The hidden tie pool, worked out only if the table rule asks for it (a prediction that does not match
+        # row for row): a match never runs its query (issue 31 item 5).
+        pool = deferred_tie_pool(db, canonical, golden)
         if pool is not None:
             golden["tie_pool"] = pool
     return golden, (gold_extra, filtered)
 
 
 def _found_nothing(rows: Any) -> bool:
-    """:func:`~goldeval.answers.literals.golden_misses` of a golden's rows (those that are rows)."""
-    return golden_misses([r for r in rows if isinstance(r, (list, tuple))] if isinstance(rows, list) else [])
+    """:func:`~goldeval.answers.literals.golden_misses` of a golden's rows (those that are rows), read until the
+    answer is known: a cell that is not NULL and a second cell settle it (more than one cell and not all NULL), so
+    a match of a long golden does not list every cell (issue 31 item 5). ``golden_misses`` stays the definition
+    (tests/unit/test_judge_fast_paths.py compares them)."""
+    if not isinstance(rows, list):
+        return golden_misses([])
+    seen, first, all_null = 0, None, True
+    for r in rows:
+        if not isinstance(r, (list, tuple)):
+            continue
+        for c in r:
+            seen += 1
+            if seen == 1:
+                first = c
+            if c is not None:
+                all_null = False
+            if seen >= 2 and not all_null:
+                return False
+    if seen == 0 or all_null:
+        return True  # no rows or no cells, or every cell NULL
+    return seen == 1 and isinstance(first, (int, float)) and not isinstance(first, bool) and first == 0
 
 
 def _dialect(db: Any) -> str:

@@ -284,6 +284,55 @@ def may_filter_by_subquery(canonical: str, dialect: str) -> bool:
     return TokenType.WHERE in read.types and (read.selects > 1 or read.froms > 1 or bool(read.types & {TokenType.VALUES, TokenType.WITH}))
 
 
+#: The tokens of the comparisons :func:`filter_doubt` reads (``exp.GT``, ``GTE``, ``LT``, ``LTE``, ``EQ``, ``NEQ``), by
+#: name (sqlglot's ``TokenType``: ``=`` and ``==`` are ``EQ``, ``<>`` and ``!=`` are ``NEQ``).
+_ORDER_COMPARISON_TOKENS = ("EQ", "NEQ", "GT", "GTE", "LT", "LTE")
+
+
+def may_compare_with_subquery(canonical: str, dialect: str) -> bool:
+    """False only when the tokens show that no comparison of :func:`filter_doubt`'s (``=``, ``<>``, ``<``, ``<=``,
+    ``>``, ``>=``) has a parenthesised operand: no such token is preceded by ``)`` or followed, past any unary
+    ``+`` or ``-``, by ``(``. A subquery operand (``x > (SELECT …)``, ``(SELECT …) = x``) is always written in
+    parentheses next to its operator (sqlglot drops a unary ``+``); so then :func:`filter_doubt` can find nothing,
+    and its parse is not needed (issue 31 item 5: a match then parses nothing). Tested against the parse on every
+    Spider query and made-up ones (tests/unit/test_judge_fast_paths.py).
+
+    Args:
+        canonical: The query text.
+        dialect: Its sqlglot dialect.
+
+    Returns:
+        True when the tokens cannot rule such an operand out (or the tokenizer refuses the text).
+
+    Example:
+        >>> may_compare_with_subquery("SELECT a FROM t WHERE b IN (SELECT c FROM u)", "sqlite")
+        False
+        >>> may_compare_with_subquery("SELECT a FROM t WHERE b > (SELECT avg(b) FROM t)", "sqlite")
+        True
+    """
+    from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
+
+    read = query_tokens(canonical, dialect)
+    if read is None:
+        return True
+    kinds = {getattr(TokenType, name) for name in _ORDER_COMPARISON_TOKENS}
+    if not read.types & kinds:
+        return False
+    tokens = read.tokens
+    unary = (TokenType.PLUS, TokenType.DASH)
+    for i, tok in enumerate(tokens):
+        if tok.token_type not in kinds:
+            continue
+        if i and tokens[i - 1].token_type is TokenType.R_PAREN:
+            return True
+        j = i + 1
+        while j < len(tokens) and tokens[j].token_type in unary:
+            j += 1
+        if j < len(tokens) and tokens[j].token_type is TokenType.L_PAREN:
+            return True
+    return False
+
+
 def may_order_and_limit(canonical: str, dialect: str) -> bool:
     """False only when the tokens hold no ``ORDER BY`` or no ``LIMIT`` (what a hidden tie pool needs)."""
     from sqlglot.tokens import TokenType  # start-up: sqlglot loads only when a query is parsed
@@ -308,7 +357,7 @@ def filter_doubt(db: Any, canonical: str, *, dialect: str = "sqlite", min_rows: 
     from sqlglot import exp  # start-up: sqlglot loads only when a query is parsed
 
 
-    if not may_filter_by_subquery(canonical, dialect):
+    if not may_filter_by_subquery(canonical, dialect) or not may_compare_with_subquery(canonical, dialect):
         return ("verified", None)
     tree = parsed_select(canonical, dialect)
     if tree is None or tree.args.get("where") is None:

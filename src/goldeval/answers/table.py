@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from goldeval.answers.canonical import resolved_tie_pool
 from goldeval.answers.doubt import criterion_phrases, selects_star, unasked_columns
 from goldeval.answers.exact import exact_rows, named_in_order
 from goldeval.answers.gold import worse_status
@@ -260,7 +261,7 @@ def judge_table(
                           "answers the question (a name where a code was given) is not a rule's call.", "relabelled key column",
                           located=located, mismatch=rc.mismatch, details=details, **common)
     # A canonical ORDER BY … LIMIT with ties beyond the limit: another tie-break may be right.
-    tie_pool = golden.get("tie_pool")
+    tie_pool = resolved_tie_pool(golden.get("tie_pool")) if rc.top_n is None else None  # (deferred: worked out here)
     if isinstance(tie_pool, Mapping) and rc.top_n is None:
         above = [list(r) for r in tie_pool.get("above") or []]
         ties = [list(r) for r in tie_pool.get("ties") or []]
