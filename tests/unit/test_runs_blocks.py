@@ -268,3 +268,28 @@ def test_a_labels_run_keeps_the_copy_it_made_in_its_first_pass(tmp_path, monkeyp
         assert [bytes(p) for p in st.kept_input_parts(run["id"], "labels")] == [f for _, f in want]
         assert st.kept_inputs(run["id"])["labels"]["size"] == os.path.getsize(path)
     assert calls == []
+
+
+def test_a_run_of_json_blocks_is_read_by_the_block_decoder_and_a_run_with_coded_blocks_is_not(tmp_path):
+    """In one store (m007: case_blocks has its format column), a run whose blocks are all JSON lines (what `score`
+    records) takes the one-decode path of its records, and a run holding a coded block (what `labels` records) the
+    row path; both read back exactly the records written. (The one-decode path was first chosen by the table's
+    columns being m006's, so with m007 no run took it: the same records, slower.)"""
+    recs = _tricky_records(400, seed=7)
+    with RunStore(tmp_path / "g.db") as st:
+        run_json, run_coded = st.create_run(meta("j")), st.create_run(meta("c"))
+        with Recorder(st, run_json, background=False) as rec:
+            for start in range(0, 400, 100):
+                part = recs[start:start + 100]
+                rec.record_lines(b"\n".join(orjson.dumps(r) for r in part), len(part),
+                                 b",".join(orjson.dumps(r["id"]) for r in part))
+        with Recorder(st, run_coded, background=False) as rec:
+            _Coder(rec).send(recs[:200])
+            rec.record_lines(b"\n".join(orjson.dumps(r) for r in recs[200:]), 200,
+                             b",".join(orjson.dumps(r["id"]) for r in recs[200:]))
+        formats = dict(st.db.execute("SELECT run_id, group_concat(DISTINCT format) FROM case_blocks GROUP BY run_id"))
+        assert formats == {run_json: "1", run_coded: "2,1"} or formats == {run_json: "1", run_coded: "1,2"}
+        assert st._json_line_blocks(run_json) is True
+        assert st._json_line_blocks(run_coded) is False
+        assert list(st.iter_cases(run_json)) == recs == list(st.iter_cases(run_coded))
+        assert st.case_map(run_json) == st.case_map(run_coded) == {r["id"]: r for r in recs}

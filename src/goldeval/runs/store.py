@@ -984,7 +984,7 @@ class RunStore:
         case for its columns already decodes it), not a second time from their text. A store whose ``case_blocks``
         has another layout than the one :func:`_block_records` reads is read through :meth:`_case_rows`."""
         loads = orjson.loads
-        if not (self._run_has_blocks(run_id) and self._json_line_blocks()):
+        if not (self._run_has_blocks(run_id) and self._json_line_blocks(run_id)):
             for row in self._case_rows(run_id, status=status):
                 yield row[0], loads(row[7])
             return
@@ -999,14 +999,15 @@ class RunStore:
         for row in heapq.merge(table, _block_records(blocks, status), key=itemgetter(1)):
             yield row[0], (row[2] if row[2].__class__ is dict else loads(row[2]))
 
-    def _json_line_blocks(self) -> bool:
-        """Whether ``case_blocks`` has exactly the columns of migration m006 (``run_id, seq0, n, ids, data``), whose
-        blocks all hold their records as JSON lines: the layout :func:`_block_records` reads."""
-        known = getattr(self, "_block_layout_known", None)
-        if known is None:
-            cols = sorted(str(r[1]) for r in self.db.execute("PRAGMA table_info(case_blocks)"))
-            known = self._block_layout_known = cols == ["data", "ids", "n", "run_id", "seq0"]
-        return known
+    def _json_line_blocks(self, run_id: str) -> bool:
+        """Whether every block of *run_id* holds its records as JSON lines (format 1, the layout
+        :func:`_block_records` reads): always so in a store of m006 (no ``format`` column), else when the run has no
+        block of another format (a labels run's coded blocks, format 2, are read through :meth:`_case_rows`)."""
+        if not self._blocks_have_format():
+            return True
+        other = self.db.execute("SELECT 1 FROM case_blocks WHERE run_id = ? AND format != ? LIMIT 1",
+                                (run_id, FORMAT_JSON_LINES)).fetchone()
+        return other is None
 
     @_reading
     def iter_cases(self, run_id: str) -> Iterator[dict[str, Any]]:
