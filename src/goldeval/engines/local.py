@@ -71,6 +71,9 @@ __all__ = ["PARALLEL_MIN_ROWS", "run"]
 PARALLEL_MIN_ROWS = 10_000
 _CHUNK_ROWS = 500
 _CHUNK_BYTES = 2 << 20  # a chunk also ends at 2 MiB, so memory stays flat when rows are large
+#: About the lines of a chunk a line kernel scores (no record is made per row there, so a chunk can be larger: fewer
+#: chunks through the pool's pipes, and still a bounded output a chunk, ~0.4 MB for short rows).
+_KERNEL_ROWS = 4 * _CHUNK_ROWS
 
 
 def run(
@@ -318,9 +321,9 @@ class Span(NamedTuple):
 def _range_chunks(path: Path, *, exact: bool = True) -> Iterator[Span]:
     """The lines of *path* as :class:`Span` chunks of at most :data:`_CHUNK_ROWS` lines, each ending at the first
     line boundary past :data:`_CHUNK_BYTES` bytes (so about the chunks of :func:`_line_chunks`, blank lines counted).
-    With ``exact=False`` (chunks a line kernel reads) a block of more lines than that is cut into as many chunks as
-    it needs of about equal bytes, each at the first line boundary from its share (so about :data:`_CHUNK_ROWS`
-    lines each, found without looking for every line's end).
+    With ``exact=False`` (chunks a line kernel reads) a block of more than :data:`_KERNEL_ROWS` lines is cut into
+    as many chunks as it needs of about equal bytes, each at the first line boundary from its share (so about
+    :data:`_KERNEL_ROWS` lines each, found without looking for every line's end).
 
     Only newlines are looked at here (``bytes.count`` / ``bytes.find``, in C): reading, splitting and decoding the
     rows is the worker's (:func:`_range_lines`), so a row's bytes never cross a process boundary.
@@ -332,8 +335,8 @@ def _range_chunks(path: Path, *, exact: bool = True) -> Iterator[Span]:
         for block in line_blocks(fh, _CHUNK_BYTES):
             n, start = len(block), 0
             k = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
-            if not exact and k > rows:
-                parts = -(-k // rows)
+            if not exact and k > _KERNEL_ROWS:
+                parts = -(-k // _KERNEL_ROWS)
                 for p in range(1, parts):
                     end = find(block, b"\n", max(start, n * p // parts - 1)) + 1
                     if end <= 0 or end >= n:
