@@ -355,3 +355,30 @@ def test_entries_one_at_a_time_are_the_same_with_the_kernel(tmp_path, monkeypatc
             got[arm] = (entries, res["aggregate"], res["failures"], res["per_example"])
     assert got["kernel"] == got["python"]
     assert len(got["python"][0]) == got["python"][1]["n"] > 1000
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_byte_ranges_cover_the_file_line_by_line(tmp_path, exact):
+    # The chunks a pool's workers read (engines/local.py _range_chunks): cut at every 500th line (exact) or, for the
+    # line kernel, about 2,000 lines at about equal bytes from a line boundary on (no find of every line's end). Either way
+    # they cover the file in order, byte for byte, each starting on a line whose number it carries, with the lines
+    # of its bytes counted; a last line without a newline counts. Rows of 20 to 2,000 bytes, 9 MB.
+    from goldeval.engines import local
+
+    rnd = random.Random(5)
+    lines = [b'{"id":"r%d","t":"%s"}\n' % (i, b"x" * rnd.choice([20, 60, 200, 2000])) for i in range(12_000)]
+    lines[-1] = lines[-1].rstrip(b"\n")
+    data = b"".join(lines)
+    f = tmp_path / "r.jsonl"
+    f.write_bytes(data)
+    spans = list(local._range_chunks(f, exact=exact))
+    assert b"".join(data[s.offset:s.offset + s.length] for s in spans) == data
+    line = 1
+    for s in spans:
+        piece = data[s.offset:s.offset + s.length]
+        assert s.first_line == line and s.n_lines == piece.count(b"\n") + (0 if piece.endswith(b"\n") else 1)
+        assert s.offset == 0 or data[s.offset - 1:s.offset] == b"\n"
+        line += s.n_lines
+    assert line - 1 == len(lines)
+    sizes = [s.n_lines for s in spans]
+    assert max(sizes) <= (500 if exact else 6000) and len(spans) >= len(lines) // 6000

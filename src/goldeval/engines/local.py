@@ -71,6 +71,9 @@ __all__ = ["PARALLEL_MIN_ROWS", "run"]
 PARALLEL_MIN_ROWS = 10_000
 _CHUNK_ROWS = 500
 _CHUNK_BYTES = 2 << 20  # a chunk also ends at 2 MiB, so memory stays flat when rows are large
+#: About the lines of a chunk a line kernel scores (no record is made per row there, so a chunk can be larger: fewer
+#: chunks through the pool's pipes, and still a bounded output a chunk, ~0.4 MB for short rows).
+_KERNEL_ROWS = 4 * _CHUNK_ROWS
 
 
 def run(
@@ -181,9 +184,9 @@ def run(
     t0 = time.perf_counter()
     if raw_lines and workers > 1:
         assert path is not None
-        # (a chunk the line kernel scores is cut by bytes only: no per-row find here, fewer and larger chunks)
-        rows = None if _line_kernel(scorer, config, plan) is not None else _CHUNK_ROWS
-        _score_in_pool(job, plan, _range_chunks(path, rows), workers, progress)
+        # (chunks a line kernel scores are cut by bytes: no find of every line's end here)
+        exact = _line_kernel(scorer, config, plan) is None
+        _score_in_pool(job, plan, _range_chunks(path, exact=exact), workers, progress)
     else:
         # In this process each case is recorded as soon as score_batch yields it (folded: in _score_chunk; else in
         # _Job.take_records, after the repeated-id check), so an interrupt loses only the case in flight; folded
@@ -198,7 +201,7 @@ def run(
         if kernel is not None:  # the file's lines by byte ranges, as a pool's workers read them
             assert path is not None
             chunks = ()
-            for span in _range_chunks(path, None):
+            for span in _range_chunks(path, exact=False):
                 done = _score_chunk(scorer, config, plan_kernel, (), sink=None if plan.lines else job.on_example,
                                     block=_range_block(span), kernel=kernel)
                 job.take(done)
@@ -315,24 +318,35 @@ class Span(NamedTuple):
     n_lines: int  #: lines in the range, blank ones included (the last one may lack its newline)
 
 
-def _range_chunks(path: Path, rows: int | None = _CHUNK_ROWS) -> Iterator[Span]:
-    """The lines of *path* as :class:`Span` chunks of at most *rows* lines (default :data:`_CHUNK_ROWS`; ``None``:
-    no limit), each ending at the first line boundary past :data:`_CHUNK_BYTES` bytes (so, by default, about the
-    chunks of :func:`_line_chunks`, blank lines counted).
+def _range_chunks(path: Path, *, exact: bool = True) -> Iterator[Span]:
+    """The lines of *path* as :class:`Span` chunks of at most :data:`_CHUNK_ROWS` lines, each ending at the first
+    line boundary past :data:`_CHUNK_BYTES` bytes (so about the chunks of :func:`_line_chunks`, blank lines counted).
+    With ``exact=False`` (chunks a line kernel reads) a block of more than :data:`_KERNEL_ROWS` lines is cut into
+    as many chunks as it needs of about equal bytes, each at the first line boundary from its share (so about
+    :data:`_KERNEL_ROWS` lines each, found without looking for every line's end).
 
     Only newlines are looked at here (``bytes.count`` / ``bytes.find``, in C): reading, splitting and decoding the
     rows is the worker's (:func:`_range_lines`), so a row's bytes never cross a process boundary.
     """
     name = os.fspath(path)
     offset, line = 0, 1
-    find = bytes.find
-    if rows is None:
-        rows = 1 << 62
+    rows, find, count = _CHUNK_ROWS, bytes.find, bytes.count
     with open(path, "rb") as fh:
         for block in line_blocks(fh, _CHUNK_BYTES):
             n, start = len(block), 0
             k = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
-            while k > rows:  # cut at every _CHUNK_ROWS-th newline
+            if not exact and k > _KERNEL_ROWS:
+                parts = -(-k // _KERNEL_ROWS)
+                for p in range(1, parts):
+                    end = find(block, b"\n", max(start, n * p // parts - 1)) + 1
+                    if end <= 0 or end >= n:
+                        break
+                    m = count(block, b"\n", start, end)
+                    yield Span(name, offset + start, end - start, line, m)
+                    line += m
+                    k -= m
+                    start = end
+            while exact and k > rows:  # cut at every _CHUNK_ROWS-th newline
                 end = start
                 for _ in range(rows):
                     end = find(block, b"\n", end) + 1
