@@ -10,6 +10,7 @@ left to Python, as this file says for each row.
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 
@@ -382,3 +383,38 @@ def test_byte_ranges_cover_the_file_line_by_line(tmp_path, exact):
     assert line - 1 == len(lines)
     sizes = [s.n_lines for s in spans]
     assert max(sizes) <= (500 if exact else 6000) and len(spans) >= len(lines) // 6000
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: every automatic choice is one process")
+def test_automatic_workers_are_one_process_where_the_line_kernel_reads_the_file(tmp_path):
+    """`goldeval score` without --workers on a file past PARALLEL_MIN_ROWS: one process where the compiled line
+    kernel scores the plain rows (openscribe), measured faster than a pool (benchmarks/README.md, "Issue 31, lead");
+    every core where it does not (the unicode rule: no kernel); an explicit --workers 2 is obeyed. The numbers are
+    the same in all three (the worker count is an implementation choice, never a result)."""
+    from goldeval.engines.local import PARALLEL_MIN_ROWS
+
+    fast = pytest.importorskip("goldeval._fast", reason="no C build: no line kernel, every file goes to a pool")
+    if not hasattr(fast, "f1_lines"):
+        pytest.skip("this C build has no line kernel")
+
+    f = tmp_path / "rows.jsonl"
+    rng = random.Random(3)
+    words = ["bp", "138/86", "chest", "pain", "no", "fever", "well-controlled", "7.1"]
+    with open(f, "w") as fh:
+        for i in range(PARALLEL_MIN_ROWS + 500):
+            fh.write(json.dumps({"id": f"r{i}", "prediction": " ".join(rng.choices(words, k=6)),
+                                 "reference": " ".join(rng.choices(words, k=6))}) + "\n")
+
+    def run(*extra: str) -> dict:
+        out = tmp_path / f"out{len(list(tmp_path.iterdir()))}.json"
+        r = CliRunner().invoke(main, ["score", str(f), "--no-store", "-q", "--out", str(out), *extra])
+        assert r.exit_code == 0, r.output
+        return orjson.loads(out.read_bytes())
+
+    auto, forced, unicode_auto = run(), run("--workers", "2"), run("--tokenizer", "unicode")
+    assert auto["input"]["workers"] == 1
+    assert forced["input"]["workers"] == 2
+    assert unicode_auto["input"]["workers"] == os.cpu_count()
+    assert auto["per_example"] == forced["per_example"]
+    assert {k: v for k, v in auto["aggregate"].items() if k != "elapsed_sec"} == \
+        {k: v for k, v in forced["aggregate"].items() if k != "elapsed_sec"}

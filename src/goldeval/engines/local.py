@@ -103,7 +103,8 @@ def run(
             from 1).
         config: What ``scorer.configure`` returned (its ``source`` names the input in messages).
         workers: Processes to score a JSONL file with (default 1). ``None``: one below :data:`PARALLEL_MIN_ROWS`
-            rows, else every core. Capped at the number of cores. CSV, Parquet, rows in memory and a resumed run
+            rows, else every core, except where the scorer's compiled line kernel scores the file (token F1 under
+            ``openscribe`` on plain rows): one process, which is faster there. Capped at the number of cores. CSV, Parquet, rows in memory and a resumed run
             are scored in this process. More than one worker starts processes, so a script that asks for them
             needs the usual ``if __name__ == "__main__":`` guard (Python's multiprocessing rule); the scorer must
             pickle.
@@ -143,6 +144,7 @@ def run(
     """
     src = config.get("source") or "rows"
     id_field = config.get("id_field") or "id"
+    automatic = workers is None
     info: dict[str, Any] | None = None
     path: Path | None = None
     if isinstance(source, (str, os.PathLike)):
@@ -181,6 +183,14 @@ def run(
     plan = _Plan(fold=fold, keep=keep_cases,
                  entries=job.on_example is not None, serialize=job.serialize, record=recorder is not None,
                  entries_json=job.as_json, all_cases=job.all_cases, lines=on_example_lines is not None, bulk=fold and job.bulk)
+    if automatic and workers > 1 and raw_lines and _line_kernel(scorer, config, plan) is not None:
+        # Chosen, not asked for: where the scorer's compiled line kernel reads and scores the file (token F1's
+        # openscribe rule on plain rows), one process is faster than a pool on these files: ~1.8 µs a short row
+        # against a pool's start (~0.3 s of CPU) and every entry through a pipe twice (benchmarks/README.md,
+        # "Issue 31, lead": 1M short rows 1.6-1.8 s wall with one process, 2.0-2.7 s with two; 100k long notes even).
+        workers = 1
+        if info is not None:
+            info["workers"] = workers
     t0 = time.perf_counter()
     if raw_lines and workers > 1:
         assert path is not None

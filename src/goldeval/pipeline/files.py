@@ -13,7 +13,8 @@ Free text: rows are ``{"id", "prediction", "reference"}`` with strings (whole no
 plus what a user needs: the tokenizer, ``n_scored``, ``n_rows``, ``failures`` with line numbers, section scores.
 As upstream, ``n`` counts the scored rows and failed rows are left out of the means (that is how the published
 PriMock57 and ACI-Bench figures were computed); unlike upstream, every failure is listed with its line and reason.
-Large files (≥ ``PARALLEL_MIN_ROWS`` rows) are scored on every core when ``workers`` is ``None``. With
+Large files (≥ ``PARALLEL_MIN_ROWS`` rows) are scored on every core when ``workers`` is ``None`` (in one process
+where token F1's compiled line kernel reads the file: faster there, see :func:`goldeval.engines.local.run`). With
 ``keep_per_example=False`` (what ``goldeval score`` does: the examples stream to ``--out`` and to the store) memory
 does not grow with the file: means are exact running sums, repeated ids are found by a first pass (see
 ``goldeval.io.ids``).
@@ -73,7 +74,7 @@ def score_file(
         prediction_field, reference_field, id_field: Field names to read.
         tokenizer: Token rule name or object (default ``openscribe``, the published figures' rule).
         workers: Processes to score with (default 1). ``None``: automatic — one below ``PARALLEL_MIN_ROWS`` rows,
-            else every core (what the CLI does). More than one worker starts processes, so a script that asks for
+            else every core (what the CLI does), one where the compiled line kernel reads the file. More than one worker starts processes, so a script that asks for
             them needs the usual ``if __name__ == "__main__":`` guard (Python's multiprocessing rule). Capped at the
             number of cores.
         recorder: Run-store recorder (``previous()``, ``record(case)``, ``finish(results)``) or ``None``.
