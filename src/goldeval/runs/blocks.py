@@ -30,9 +30,9 @@ import orjson
 import zstandard
 
 from goldeval.errors import StoreError
-from goldeval.runs.columns import case_columns
+from goldeval.runs.columns import case_columns, case_status
 
-__all__ = ["FORMAT_JSON_LINES", "FORMAT_CODED", "CODED_KEYS", "ZSTD_BLOCK_LEVEL", "compress_block", "encode_coded",
+__all__ = ["FORMAT_JSON_LINES", "FORMAT_CODED", "CODED_KEYS", "ZSTD_BLOCK_LEVEL", "block_records", "compress_block", "encode_coded",
            "check_tail", "block_rows"]
 
 #: ``case_blocks.format`` of a block of JSON lines (every block written before migration m007).
@@ -132,18 +132,50 @@ def block_rows(blocks: Iterable[tuple[Any, ...]], status: str | None) -> Iterato
         if fmt != FORMAT_JSON_LINES:
             raise StoreError(f"run store: the block from seq {seq0} has format {fmt!r}, which this goldeval does not "
                              "know (written by a newer goldeval?). Upgrade goldeval.")
-        records = dctx.decompress(bytes(blob)).decode().split("\n")
-        if len(records) != n:
-            raise StoreError(f"run store: a block of {n} cases from seq {seq0} holds {len(records)} records; the store "
-                             "is damaged.")
-        for seq, data in enumerate(records, seq0):
+        for seq, data in enumerate(_json_lines(dctx, seq0, n, blob), seq0):
             case = loads(data)
             columns = case_columns(case)
             if columns[0] != "scored":
-                raise StoreError(f"run store: the case of seq {seq} in a block has status {columns[0]!r}, and a block "
-                                 "holds scored cases only; the store is damaged.")
+                raise _not_scored(seq, columns[0])
             if status is None or columns[0] == status:
                 yield (case["id"], seq, *columns, data)
+
+
+def block_records(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """``(case id, seq, record)`` of each case that blocks of JSON lines (format 1) stand for, in order, each record
+    decoded once and checked as :func:`block_rows` checks it; only those of *status* when given. For a reader that
+    wants the records, not the ``cases`` rows: the row's columns are not built.
+
+    Args:
+        blocks: ``(seq0, n, data)`` of each block, by ``seq0``; every one of format 1.
+
+    Raises:
+        StoreError: a block does not hold *n* records, or holds a case that is not ``scored``: the store is damaged.
+    """
+    dctx = zstandard.ZstdDecompressor()
+    loads = orjson.loads
+    for seq0, n, blob in blocks:
+        for seq, data in enumerate(_json_lines(dctx, seq0, n, blob), seq0):
+            case = loads(data)
+            got = case_status(case)
+            if got != "scored":
+                raise _not_scored(seq, got)
+            if status is None or got == status:
+                yield case["id"], seq, case
+
+
+def _json_lines(dctx: Any, seq0: int, n: int, blob: Any) -> list[str]:
+    """The *n* records (JSON texts) of one format-1 block."""
+    records: list[str] = dctx.decompress(bytes(blob)).decode().split("\n")
+    if len(records) != n:
+        raise StoreError(f"run store: a block of {n} cases from seq {seq0} holds {len(records)} records; the store "
+                         "is damaged.")
+    return records
+
+
+def _not_scored(seq: int, got: Any) -> StoreError:
+    return StoreError(f"run store: the case of seq {seq} in a block has status {got!r}, and a block holds scored cases "
+                      "only; the store is damaged.")
 
 
 def _coded_rows(dctx: Any, seq0: int, n: int, blob: bytes, id_blob: bytes) -> Iterator[tuple[Any, ...]]:

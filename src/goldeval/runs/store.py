@@ -41,11 +41,10 @@ import zstandard
 
 from goldeval.errors import InputError, StoreError, shorten
 from goldeval.paths import default_store
-from goldeval.runs.blocks import FORMAT_CODED, FORMAT_JSON_LINES, block_rows, compress_block
+from goldeval.runs.blocks import FORMAT_CODED, FORMAT_JSON_LINES, block_records, block_rows, compress_block
 from goldeval.runs.columns import case_columns
 from goldeval.runs.location import check_store_target, store_label, store_scheme
 from goldeval.runs.migrations import MIGRATIONS, migrate
-from goldeval.runs.columns import case_status  # (the status column alone: _block_records)
 
 __all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "check_tag_name", "HEADLINE_METRICS",
            "MAX_TAG_LENGTH", "NoStoreError", "compress_block"]
@@ -982,7 +981,7 @@ class RunStore:
         """``(case id, record)`` of each of the run's cases in ``seq`` order: :meth:`_case_rows` with each row's
         ``data`` decoded, except that the records of a block of JSON lines are decoded once (reading a block's
         case for its columns already decodes it), not a second time from their text. A store whose ``case_blocks``
-        has another layout than the one :func:`_block_records` reads is read through :meth:`_case_rows`."""
+        has another layout than the one :func:`block_records` reads is read through :meth:`_case_rows`."""
         loads = orjson.loads
         if not (self._run_has_blocks(run_id) and self._json_line_blocks(run_id)):
             for row in self._case_rows(run_id, status=status):
@@ -992,16 +991,16 @@ class RunStore:
         params = (run_id,) if status is None else (run_id, status)
         blocks = self.db.execute("SELECT seq0, n, data FROM case_blocks WHERE run_id = ? ORDER BY seq0", (run_id,))
         if self.db.execute(f"SELECT 1 FROM cases WHERE {where} LIMIT 1", params).fetchone() is None:
-            for cid, _, record in _block_records(blocks, status):  # blocks only (a score run): nothing to merge
+            for cid, _, record in block_records(blocks, status):  # blocks only (a score run): nothing to merge
                 yield cid, record
             return
         table = self.db.execute(f"SELECT case_id, seq, data FROM cases WHERE {where} ORDER BY seq", params)
-        for row in heapq.merge(table, _block_records(blocks, status), key=itemgetter(1)):
+        for row in heapq.merge(table, block_records(blocks, status), key=itemgetter(1)):
             yield row[0], (row[2] if row[2].__class__ is dict else loads(row[2]))
 
     def _json_line_blocks(self, run_id: str) -> bool:
         """Whether every block of *run_id* holds its records as JSON lines (format 1, the layout
-        :func:`_block_records` reads): always so in a store of m006 (no ``format`` column), else when the run has no
+        :func:`block_records` reads): always so in a store of m006 (no ``format`` column), else when the run has no
         block of another format (a labels run's coded blocks, format 2, are read through :meth:`_case_rows`)."""
         if not self._blocks_have_format():
             return True
@@ -1320,24 +1319,3 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return True
-
-
-def _block_records(blocks: Iterable[tuple[int, int, bytes]], status: str | None) -> Iterator[tuple[str, int, dict[str, Any]]]:
-    """``(case id, seq, record)`` of each case that blocks of JSON lines stand for, in order, each record decoded
-    once and checked as :func:`_block_rows` checks it (the block's count; its status, ``case_columns(record)[0]``,
-    is ``scored``); only those of *status* when given."""
-    dctx = zstandard.ZstdDecompressor()
-    loads = orjson.loads
-    for seq0, n, blob in blocks:
-        records = dctx.decompress(bytes(blob)).decode().split("\n")
-        if len(records) != n:
-            raise StoreError(f"run store: a block of {n} cases from seq {seq0} holds {len(records)} records; the store "
-                             "is damaged.")
-        for seq, data in enumerate(records, seq0):
-            case = loads(data)
-            got = case_status(case)
-            if got != "scored":
-                raise StoreError(f"run store: the case of seq {seq} in a block has status {got!r}, and a block holds "
-                                 "scored cases only; the store is damaged.")
-            if status is None or got == status:
-                yield case["id"], seq, case
