@@ -153,3 +153,34 @@ def test_cli_spark_without_store_folds_and_matches_the_local_run(spark, tmp_path
     local = score_file(ACI)
     assert _agg(results) == _agg(local) and results["failures"] == local["failures"]
     assert results["input"]["sha256"] == hashlib.sha256(ACI.read_bytes()).hexdigest()  # taken in the read that cuts it
+
+
+@pytest.mark.parametrize("n_ranges", [1, 3, 7])
+def test_a_task_folds_its_range_with_the_line_kernel_as_with_score_batch(tmp_path, monkeypatch, n_ranges):
+    """_fold_range with token F1's compiled line kernel (what a local worker uses) gives what it gives row by row
+    through score_batch: the same partial (finished: the aggregate and the failures), row count and id hashes, on
+    the published files and on the odd one (BOM, blank lines, a null text, a line not JSON, a Latin-1 byte, no last
+    newline), cut into 1, 3 and 7 ranges. No Spark session: a task's work alone."""
+    from goldeval.engines import spark as gs
+    from goldeval.freetext.scorer import TokenF1
+
+    if TokenF1().line_kernel(TokenF1().configure(source="x")) is None:
+        pytest.skip("no C build: no line kernel")
+    for path in (PRIMOCK, ACI, _odd_file(tmp_path)):
+        sc = TokenF1()
+        config = sc.configure(source=path.name)
+        ranges = gs.line_ranges(str(path), n_ranges)
+        with_kernel = [gs._fold_range(sc, config, str(path), *r) for r in ranges]
+        with monkeypatch.context() as m:
+            m.setattr(TokenF1, "line_kernel", lambda self, config: None)
+            by_rows = [gs._fold_range(sc, config, str(path), *r) for r in ranges]
+        for (kp, kn, kids), (rp, rn, rids) in zip(with_kernel, by_rows, strict=True):
+            assert (kn, kids) == (rn, rids)
+            assert kp.n_rows == rp.n_rows
+        total_k, total_r = sc.new_partial(config, keep_cases=False), sc.new_partial(config, keep_cases=False)
+        for (kp, _, _), (rp, _, _) in zip(with_kernel, by_rows, strict=True):
+            total_k.merge(kp)
+            total_r.merge(rp)
+        fk, fr = sc.finish(total_k, config), sc.finish(total_r, config)
+        assert _agg(fk) == _agg(fr) and fk["failures"] == fr["failures"]
+        assert _agg(fk) == _agg(score_file(path))
