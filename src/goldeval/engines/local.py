@@ -65,7 +65,7 @@ from goldeval.runs.columns import case_columns
 from goldeval.scoring.protocol import Reused, Scorer, duplicate_record, numbered
 from goldeval.scoring.registry import with_extra
 
-__all__ = ["PARALLEL_MIN_ROWS", "run"]
+__all__ = ["PARALLEL_MIN_ROWS", "Stretch", "kernel_records", "run"]
 
 #: Files with at least this many rows are scored on every core when ``workers`` is ``None``.
 PARALLEL_MIN_ROWS = 10_000
@@ -371,7 +371,7 @@ def _range_chunks(path: Path, *, exact: bool = True) -> Iterator[Span]:
 
 def _range_block(span: Span) -> tuple[bytes, int]:
     """The bytes of *span* read from the file (a byte-order mark at the start of line 1 dropped), and the number of
-    their first line: what a line kernel reads (:func:`_kernel_records`)."""
+    their first line: what a line kernel reads (:func:`kernel_records`)."""
     data = _range_bytes(span)
     if span.first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -488,7 +488,7 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
     loses only the one in flight.
 
     With a *kernel* (:func:`_line_kernel`) and the chunk's *block* (its bytes and the number of its first line, what
-    *items* decodes: :func:`_range_block`), the plain lines are scored by the kernel in stretches (:class:`_Stretch`: no record is
+    *items* decodes: :func:`_range_block`), the plain lines are scored by the kernel in stretches (:class:`Stretch`: no record is
     made for them) and every other line by ``score_batch`` as before, in order; what the chunk gives back is the
     same to the byte."""
     if not plan.fold:
@@ -523,12 +523,12 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
     same_form = type(scorer).case_record is Scorer.case_record  # the stored form of a record is the record
     n = 0
     if kernel is not None and block is not None:
-        stream: Iterable[Any] = _kernel_records(scorer, config, block, kernel,
+        stream: Iterable[Any] = kernel_records(scorer, config, block, kernel,
                                                 (1 if put is not None else 0) | (2 if bulk else 0))
     else:
         stream = scorer.score_batch(items, config)
     for rec in stream:
-        if rec.__class__ is _Stretch:  # plain lines the kernel scored: no record, their JSON and sums as they are
+        if rec.__class__ is Stretch:  # plain lines the kernel scored: no record, their JSON and sums as they are
             k = rec.n
             n += k
             cast(Any, part).add_lines(k, rec.sums)  # (a scorer with line_kernel has a partial with add_lines)
@@ -631,10 +631,11 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
     return _Chunk(None, part, n, n_scored, scored_ids, entries, to_record or None, stored)
 
 
-class _Stretch(NamedTuple):
-    """Plain lines a scorer's line kernel scored in one call (:meth:`goldeval.freetext.scorer.TokenF1.line_kernel`):
-    how many, their entries' JSON each followed by a newline, their records' JSON newline-separated, their ids'
-    JSON comma-separated, the exact sums for the partial's ``add_lines``."""
+class Stretch(NamedTuple):
+    """Plain lines a scorer's line kernel scored in one call (:meth:`goldeval.freetext.scorer.TokenF1.line_kernel`),
+    as :func:`kernel_records` yields them: ``n`` how many; ``body`` their entries' JSON, each followed by a newline
+    (emit bit 1); ``records`` their store records' JSON, newline-separated (bit 2); ``ids`` their ids' JSON,
+    comma-separated; ``sums`` the exact sums for the partial's ``add_lines``."""
 
     n: int
     body: bytes
@@ -643,13 +644,32 @@ class _Stretch(NamedTuple):
     sums: Any
 
 
-def _kernel_records(scorer: Scorer, config: Mapping[str, Any], block: tuple[bytes, int], kernel: Any,
+def kernel_records(scorer: Scorer, config: Mapping[str, Any], block: tuple[bytes, int], kernel: Any,
                     emit: int) -> Iterator[Any]:
-    """The records of the lines of *block* (bytes, the number of the first line) in order: a :class:`_Stretch` for
-    each run of lines the kernel scores (blank lines skipped, counted), and the records ``score_batch`` makes of
-    each line it leaves (that line's bytes, decoded as every line is: :func:`decode_line`).
+    """The records of the lines of *block* in order: a :class:`Stretch` for each run of lines the kernel scores
+    (blank lines skipped), and the records ``score_batch`` makes of each line it leaves (that line's bytes, decoded
+    as every line is: :func:`goldeval.io.reading.decode_line`, so a failing line fails with its own line number).
+    What a local worker and a Spark fold task (:func:`goldeval.engines.spark.fold_path`) both read a range with.
 
-    Only for a file with no repeated id (a folded chunk): ``score_batch`` sees these lines one at a time."""
+    Args:
+        scorer: A scorer with a line kernel (e.g. :class:`goldeval.freetext.scorer.TokenF1`).
+        config: What ``scorer.configure`` returned.
+        block: ``(bytes of whole lines, number of the first line)``, a byte-order mark already removed.
+        kernel: ``scorer.line_kernel(config)`` (not ``None``).
+        emit: The kernel's bit mask: 1 the entries' JSON (``Stretch.body``), 2 the store records
+            (``Stretch.records``); 0 for neither (the ids and sums always come).
+
+    Only for a file with no repeated id (a folded chunk): ``score_batch`` sees these lines one at a time.
+
+    Example (with the C build): line 1 is plain, line 2 blank, line 3 not JSON (left to ``score_batch``)::
+
+        >>> from goldeval.freetext.scorer import TokenF1
+        >>> sc = TokenF1(); cfg = sc.configure(source="x")
+        >>> rows = b'{"id":"a","prediction":"x y","reference":"x"}\\n\\n{bad\\n'
+        >>> out = list(kernel_records(sc, cfg, (rows, 1), sc.line_kernel(cfg), 0))  # doctest: +SKIP
+        >>> out[0].n, out[0].ids, out[1]["line"], out[1]["status"]  # doctest: +SKIP
+        (1, b'"a"', 3, 'unscored')
+    """
     src = config.get("source") or "rows"
     lenient = scorer.lenient_json
     data, line = block
@@ -657,7 +677,7 @@ def _kernel_records(scorer: Scorer, config: Mapping[str, Any], block: tuple[byte
     while pos < total:
         pos, line, k, body, records, ids, sums = kernel(data, pos, line, emit)
         if k:
-            yield _Stretch(k, body, records, ids, sums)
+            yield Stretch(k, body, records, ids, sums)
         if pos < total:  # a line left to Python (not blank: the kernel skips those)
             end = data.find(b"\n", pos) + 1 or total
             yield from scorer.score_batch((decode_line(data[pos:end], line, src, lenient=lenient),), config)

@@ -48,6 +48,7 @@ from urllib.parse import urlparse
 
 import orjson
 
+from goldeval.engines.local import Stretch, kernel_records
 from goldeval.errors import GoldevalError, InputError
 from goldeval.io.decoding import compression_of, encoding_of
 from goldeval.io.ids import HashBuckets
@@ -553,12 +554,10 @@ def _fold_range(sc: Any, config: Mapping[str, Any], path: str, start: int, end: 
 
 def _fold_range_kernel(sc: Any, config: Mapping[str, Any], kernel: Any, path: str, start: int, end: int,
                        line: int) -> tuple[Any, int, bytes]:
-    """:func:`_fold_range` where the scorer has a compiled line kernel (token F1 under ``openscribe``:
-    :meth:`goldeval.freetext.scorer.TokenF1.line_kernel`, what a local worker uses): the range is read in one call
-    and its plain rows scored in C, folded with the partial's ``add_lines``; a line the kernel leaves (a failure,
-    non-ASCII text, sections…) is scored by ``score_batch`` as :func:`_fold_range` scores every line. The same
+    """:func:`_fold_range` where the scorer has a compiled line kernel (token F1 under ``openscribe``): the range is
+    read in one call and scored as a local worker scores its range (:func:`goldeval.engines.local.kernel_records`:
+    the plain rows in C, folded with the partial's ``add_lines``; any other line through ``score_batch``). The same
     partial, row count and id hashes (the ids' text, as the kernel writes it in JSON)."""
-    src = config.get("source") or "rows"
     with open(path, "rb") as fh:
         fh.seek(start)
         block = fh.read(end - start)
@@ -567,25 +566,19 @@ def _fold_range_kernel(sc: Any, config: Mapping[str, Any], kernel: Any, path: st
     part = sc.new_partial(config, keep_cases=False)
     ids = bytearray()
     blake = hashlib.blake2b
-    pos, lineno, n, size = 0, line, 0, len(block)
-    while pos < size:
-        pos, lineno, k, _, _, id_json, sums = kernel(block, pos, lineno, 0)
-        if k:
-            part.add_lines(k, sums)
-            n += k
-            for rid in orjson.loads(b"[" + id_json + b"]"):
-                ids += blake(rid.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-        if pos < size:  # a line left to score_batch: not blank (the kernel skips those)
-            stop = block.find(b"\n", pos)
-            stop = size if stop < 0 else stop + 1
-            item = decode_line(block[pos:stop], lineno, src, lenient=sc.lenient_json)
-            for rec in sc.score_batch([item], config):
-                n += 1
-                part.add(rec)
-                rid = rec.get("id")
-                if rid is not None and "duplicate_of" not in rec:
-                    ids += blake(str(rid).encode("utf-8", "surrogatepass"), digest_size=8).digest()
-            pos, lineno = stop, lineno + 1
+    n = 0
+    for rec in kernel_records(sc, config, (block, line), kernel, 0):
+        if rec.__class__ is Stretch:
+            part.add_lines(rec.n, rec.sums)
+            n += rec.n
+            texts = orjson.loads(b"[" + rec.ids + b"]")
+        else:
+            n += 1
+            part.add(rec)
+            rid = rec.get("id")
+            texts = [] if rid is None or "duplicate_of" in rec else [str(rid)]
+        for text in texts:
+            ids += blake(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return part, n, bytes(ids)
 
 
