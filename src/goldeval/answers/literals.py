@@ -600,10 +600,13 @@ class _ColumnText:
         folded: Each folded value (``LOWER(TRIM(v))`` as SQLite computes it) → the one stored value that folds to
             it, or :data:`_MANY` when several do.
         padded: A stored value has spaces around it (a ``LIKE`` may change when trimmed).
+        many: Some folded value is :data:`_MANY` in *folded* (two stored values fold alike), noted as *folded* is
+            built, so that :func:`read_columns_dirty` does not scan every value again on each call.
     """
 
     folded: dict[str, Any]
     padded: bool
+    many: bool = False
 
 
 _COLUMNS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], _ColumnText | None]] = weakref.WeakKeyDictionary()
@@ -671,12 +674,13 @@ def _columns_text(db: Any, table: str, columns: Sequence[str]) -> dict[str, _Col
                 raise OverflowError
             _COLUMN_CHARS[db] = chars
             folded: dict[str, Any] = {}
-            padded = False
+            padded = many = False
             for f, v in rows:
                 if folded.setdefault(f, v) != v:
                     folded[f] = _MANY
+                    many = True
                 padded = padded or v != v.strip(" ")
-            out = _ColumnText(folded, padded)
+            out = _ColumnText(folded, padded, many)
         except DatabaseLostError:  # the database is gone: the run stops, no doubt made without it
             raise
         except Exception:  # noqa: BLE001 - no entry: the queries that name this column take the probes
@@ -704,7 +708,7 @@ def read_columns_dirty(db: Any, table: str, columns: Sequence[str]) -> dict[str,
         >>> read_columns_dirty(db, "country", ["continent"])  # doctest: +SKIP
         {'continent': False}
     """
-    return {c: None if text is None else text.padded or any(v is _MANY for v in text.folded.values())
+    return {c: None if text is None else text.padded or text.many
             for c, text in _columns_text(db, table, columns).items()}
 
 
