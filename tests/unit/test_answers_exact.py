@@ -6,8 +6,10 @@ off). Expected values are read off the tables by hand; the verdict texts are the
 from __future__ import annotations
 
 import json
+import math
 import random
 import sqlite3
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -252,3 +254,127 @@ def test_spider_rows_same_record(monkeypatch: pytest.MonkeyPatch) -> None:
         for d in dbs.values():
             d.close()
     assert taken_all >= 50  # most of these rows are exact matches (by hand: the DIN-SQL file's exact-match rows)
+
+
+# --- exact_rows against the row-by-row reading it replaced (issue 31 item 5, hC) --------------------------------
+
+def _reference_exact_rows(golden_rows, pred_rows, width, *, ordered):
+    """exact_rows as first written (h27, row by row and cell by cell in Python): the definition the list-at-once
+    version must agree with on every input."""
+    n = len(golden_rows)
+    if n == 0 or len(pred_rows) != n or width < 1 or n * width > EXACT_MAX_CELLS:
+        return False
+    for rows in (golden_rows, pred_rows):
+        for r in rows:
+            if type(r) not in (list, tuple) or len(r) != width:
+                return False
+    exact_set = {int, str, float}
+
+    def column_type(rows, j):
+        t = type(rows[0][j])
+        if t not in exact_set:
+            return None
+        for r in rows:
+            x = r[j]
+            if type(x) is not t or (t is float and not math.isfinite(x)):
+                return None
+        return t
+
+    same_place = True
+    for g, p in zip(golden_rows, pred_rows):
+        types = tuple(map(type, g))
+        if types != tuple(map(type, p)) or not exact_set.issuperset(types) or tuple(g) != tuple(p):
+            same_place = False
+            break
+        if float in types and not all(math.isfinite(x) for x in g if type(x) is float):
+            return False
+    if same_place:
+        return True
+    if ordered:
+        return False
+    for j in range(width):
+        t = column_type(golden_rows, j)
+        if t is None or column_type(pred_rows, j) is not t:
+            return False
+    return dict.__eq__(Counter(map(tuple, golden_rows)), Counter(map(tuple, pred_rows)))
+
+
+class _Odd(list):
+    """A list subclass: not a row the exact path reads."""
+
+
+_NAN = float("nan")
+#: Hand-made pairs of (golden, prediction, width), each an edge the list-at-once reading must treat as the reference.
+_EDGE_ROWS = [
+    ([[1, "a"], [2, "b"]], [[1, "a"], [2, "b"]], 2),
+    ([[1, "a"], [2, "b"]], [(2, "b"), (1, "a")], 2),
+    ([[1], [1]], [[1], [2]], 1),
+    ([[3]], [[3.0]], 1),
+    ([[3.0]], [[3]], 1),
+    ([[1, 2.0], [2, 1.0]], [[2, 1], [1, 2]], 2),
+    ([[True]], [[1]], 1),
+    ([[1]], [[True]], 1),
+    ([["1"]], [[1]], 1),
+    ([[None]], [[None]], 1),
+    ([[_NAN]], [[_NAN]], 1),
+    ([[1.0], [_NAN]], [[1.0], [_NAN]], 1),
+    ([[1.0], [_NAN]], [[_NAN], [1.0]], 1),
+    ([[2.0], [1.0]], [[1.0], [float("inf")]], 1),
+    ([[float("inf")], [1.0]], [[1.0], [float("inf")]], 1),
+    ([[1, "x"], [2, float("-inf")]], [[2, float("-inf")], [1, "x"]], 2),
+    ([[-0.0]], [[0.0]], 1),
+    ([["é"], ["Ω≈ç"], ["😀"]], [["😀"], ["é"], ["Ω≈ç"]], 1),
+    ([["a\\0b"], ["a\x00b"]], [["a\x00b"], ["a\\0b"]], 1),
+    ([["Joe"], ["joe"]], [["joe"], ["Joe "]], 1),
+    ([(1, 2)], [[1, 2]], 2),
+    ([_Odd([1])], [[1]], 1),
+    ([[1]], [_Odd([1])], 1),
+    ([[1, 2]], [[1]], 2),
+    ([[1], [2]], [[1], [2, 3]], 1),
+    ([[1]], [[1], [1]], 1),
+    ([], [], 1),
+    ([[1]], [[1]], 0),
+    ([[b"x"]], [[b"x"]], 1),
+    ([[1, 2]], [[1, [2]]], 2),
+    ([[1, 2]], [[1, {"a": 2}]], 2),
+    ([[1, "a"], [1, "a"], [2, "b"]], [[2, "b"], [1, "a"], [1, "a"]], 2),
+    ([[1, "a"], [1, "a"], [2, "b"]], [[2, "b"], [2, "b"], [1, "a"]], 2),
+    ([[2 ** 70]], [[2 ** 70]], 1),
+    ([[2 ** 70]], [[float(2 ** 70)]], 1),
+]
+
+
+@pytest.mark.parametrize("ordered", [False, True])
+def test_exact_rows_is_the_row_by_row_reading_on_edges(ordered: bool) -> None:
+    for g, p, w in _EDGE_ROWS:
+        assert exact_rows(g, p, w, ordered=ordered) is _reference_exact_rows(g, p, w, ordered=ordered), (g, p, w)
+    # Not all False: the edges hold proofs both ways (hand-read: the first two unordered, the first ordered).
+    assert exact_rows(*_EDGE_ROWS[0], ordered=ordered)
+    assert exact_rows(*_EDGE_ROWS[1], ordered=False) and not exact_rows(*_EDGE_ROWS[1], ordered=True)
+    assert not exact_rows(*_EDGE_ROWS[10], ordered=ordered)  # a NaN: no proof
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_exact_rows_is_the_row_by_row_reading_on_random_tables(seed: int) -> None:
+    rng = random.Random(seed)
+    pool = [0, 1, -1, 2 ** 63, 1.0, 0.5, -0.0, float("inf"), _NAN, "a", "A", " a", "", "ü", None, True, False, b"a"]
+    outcomes = Counter()
+    for _ in range(400):
+        k, n = rng.randint(1, 3), rng.randint(1, 6)
+        cols = [rng.sample(pool, 3) for _ in range(k)]
+        g = [[rng.choice(cols[j]) for j in range(k)] for _ in range(n)]
+        p = [list(r) for r in g]
+        if rng.random() < 0.6:
+            rng.shuffle(p)
+        if rng.random() < 0.4:
+            r, c = rng.randrange(n), rng.randrange(k)
+            p[r][c] = rng.choice(pool)
+        if rng.random() < 0.3:
+            p = [tuple(r) for r in p]
+        if rng.random() < 0.05:
+            p = p[:-1]
+        ordered = rng.random() < 0.4
+        got = exact_rows(g, p, k, ordered=ordered)
+        assert got is _reference_exact_rows(g, p, k, ordered=ordered), (g, p, k, ordered)
+        outcomes[got] += 1
+    assert outcomes[True] and outcomes[False]  # both answers reached
