@@ -21,6 +21,9 @@ range) and of the minima, the ms a case, the load average before and after. Comp
 ``--before`` adds another tree (e.g. main's ``src``) in the same interleaved rounds; ``--gc-freeze`` moves start-up's
 objects out of the collector's reach after start-up, as ``goldeval judge`` does before its first case.
 
+``--per-database`` times each database's rows as a pass of its own (goldeval's cold on that database, the
+anchor's, their order and the databases' alternating by round) and reports the ratio per database and of the sums.
+
 ``--instructions`` counts instead of timing (a figure the machine's load does not move): each side's pass alone,
 after the same start-up, under ``valgrind --tool=callgrind`` with collection only inside ``operator.call`` (the
 pass is run through it), once per tree and side (``PYTHONHASHSEED=0``; two runs at a time). Reports the
@@ -38,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -89,6 +93,20 @@ anchor(rows[:1])
 if sys.argv[9] == "1":
     gc.freeze()  # what `goldeval judge` does at the end of its start-up (cli/judge.py), for both sides
 out = {}
+if len(sys.argv) > 10 and sys.argv[10].endswith(".json"):  # --per-database: each database's rows as a pass of its own
+    parts = json.load(open(sys.argv[10], encoding="utf-8"))
+    for part in (parts if sys.argv[8] == "1" else parts[::-1]):
+        sub = [json.loads(l) for l in open(part["rows"], encoding="utf-8") if l.strip()]
+        for side in (("anchor", "goldeval") if sys.argv[8] == "1" else ("goldeval", "anchor")):
+            t = cpu()
+            if side == "anchor":
+                anchor(sub)
+            else:
+                judge_file(part["cases"], part["attempts"], config=cfg)
+            out.setdefault(part["db"], {})[side] = (cpu() - t) * 1e3
+        out[part["db"]]["n"] = len(sub)
+    print(json.dumps(out))
+    sys.exit(0)
 if len(sys.argv) > 10:  # --instructions: this side's pass alone, inside operator.call (valgrind collects only there)
     operator.call(anchor, rows) if sys.argv[10] == "anchor" else operator.call(judge_file, sys.argv[3], sys.argv[4], config=cfg)
     sys.exit(0)
@@ -118,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="gc.freeze() after start-up, as the judge command does before its first case")
     ap.add_argument("--instructions", action="store_true",
                     help="count each side's instructions under valgrind (callgrind) instead of timing the rounds")
+    ap.add_argument("--per-database", action="store_true",
+                    help="time each database's rows as a pass of its own (anchor and goldeval, order alternating), "
+                         "and report the ratio per database and of the sums")
     args = ap.parse_args(argv)
     path = args.data / args.file
     if not path.is_file():
@@ -140,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
                                           "one_attempts.jsonl")]
         if args.instructions:
             return _instructions(trees, files, args, len(rows))
+        if args.per_database:
+            return _per_database(trees, files, args, rows, work)
         for r in range(args.rounds):
             for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
                 out = subprocess.run([sys.executable, "-c", _CHILD, str(trees[name]), *files, str(args.data / "database"),
@@ -158,6 +181,51 @@ def main(argv: list[str] | None = None) -> int:
               f"anchor {xs[0]['anchor_matches']}")
     return 0
 
+
+
+def _per_database(trees: dict[str, Path], files: list[str], args: argparse.Namespace, rows: list[dict[str, Any]],
+                  work: Path) -> int:
+    """``--per-database``: after the same start-up, each database's rows as a pass of their own, goldeval's cold on
+    that database (its first open in the process, as in a run), the anchor's on its connection; the databases'
+    order and the two sides' order alternate by round. Reports per tree and database the goldeval / anchor ratio
+    per round (median, range), and the same for the sums over the databases ("all")."""
+    from to_cli import convert
+
+    parts = []
+    for db in sorted({r["db_id"] for r in rows}):
+        sub = [r for r in rows if r["db_id"] == db]
+        cases, attempts = convert(sub)
+        names = {k: work / f"{db}_{k}.jsonl" for k in ("rows", "cases", "attempts")}
+        for k, xs in (("rows", sub), ("cases", cases), ("attempts", attempts)):
+            names[k].write_text("".join(json.dumps(x) + "\n" for x in xs), encoding="utf-8")
+        parts.append({"db": db, **{k: str(v) for k, v in names.items()}})
+    manifest = work / "parts.json"
+    manifest.write_text(json.dumps(parts), encoding="utf-8")
+    res: dict[str, list[dict[str, Any]]] = {k: [] for k in trees}
+    load = [os.getloadavg()[0]]
+    for r in range(args.rounds):
+        for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
+            out = subprocess.run([sys.executable, "-c", _CHILD, str(trees[name]), *files, str(args.data / "database"),
+                                  "1" if r % 2 == 0 else "0", "1" if args.gc_freeze else "0", str(manifest)],
+                                 capture_output=True, text=True, check=True).stdout
+            res[name].append(json.loads(out.strip().splitlines()[-1]))
+    load.append(os.getloadavg()[0])
+    print(f"{args.file}: {len(rows)} rows, each database a pass of its own, CPU after start-up, {args.rounds} "
+          f"interleaved rounds, load average {load[0]:.2f} before, {load[1]:.2f} after"
+          + (", gc.freeze() after start-up" if args.gc_freeze else ""))
+    for name, xs in res.items():
+        for db in [p["db"] for p in parts] + ["all"]:
+            if db == "all":
+                g = [sum(x[p["db"]]["goldeval"] for p in parts) for x in xs]
+                a = [sum(x[p["db"]]["anchor"] for p in parts) for x in xs]
+                n = len(rows)
+            else:
+                g, a, n = [x[db]["goldeval"] for x in xs], [x[db]["anchor"] for x in xs], xs[0][db]["n"]
+            ratio = [gi / ai for gi, ai in zip(g, a)]
+            print(f"  {name:6s} {db:30s} {n:4d} rows: goldeval {statistics.median(g) / n:.3f} ms a case, anchor "
+                  f"{statistics.median(a) / n:.3f}; goldeval / anchor per round {statistics.median(ratio):.2f} "
+                  f"({min(ratio):.2f}–{max(ratio):.2f})")
+    return 0
 
 
 def _instructions(trees: dict[str, Path], files: list[str], args: argparse.Namespace, n: int) -> int:
