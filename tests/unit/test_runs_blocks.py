@@ -196,27 +196,63 @@ def test_a_coded_block_reads_as_the_records_it_stands_for():
 # -- the input copy -------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("streamed", [False, True])
 @pytest.mark.parametrize("size", [0, 1, 999, 1000, 1001, 2999, 3000, 7777])
-def test_the_input_copy_is_the_parts_compressed_parts_makes(tmp_path, monkeypatch, size):
-    """Fed in chunks of random sizes (smaller and larger than a part, 1,000 bytes here), the copy holds the same
-    (size, zstd frame) parts as compressed_parts of the file, byte for byte, and the file's sha256."""
+def test_the_input_copy_is_the_parts_compressed_parts_makes(tmp_path, monkeypatch, size, streamed):
+    """Fed in chunks of random sizes (smaller and larger than a part, 1,000 bytes here), the copy holds the parts of
+    compressed_parts of the file and the file's sha256: without a size the same (size, zstd frame) parts byte for
+    byte; told the file's size (streamed: each part compressed as it is fed), the same part sizes, each frame
+    decompressing to the same bytes as compressed_parts' frame and saying its size in its header (what
+    ZstdDecompressor.decompress, used by every reader of a kept input, needs)."""
     monkeypatch.setattr(texts, "PART_BYTES", 1000)
     rng = random.Random(size)
     data = bytes(rng.randrange(256) if i % 3 else 65 for i in range(size))
     path = tmp_path / "in.jsonl"
     path.write_bytes(data)
+    want = list(compressed_parts(str(path)))
+    assert [n for n, _ in want] == [min(1000, size - at) for at in range(0, size, 1000)]  # (the parts, by hand)
+    dctx = zstandard.ZstdDecompressor()
     for trial in range(5):
-        copy, pos = InputCopy(), 0
+        copy, pos = InputCopy(size if streamed else None), 0
         while pos < size:
             k = rng.choice([1, 7, 999, 1000, 1001, 2500]) if trial else size
             copy.update(data[pos:pos + k])
             pos += k
         copy.close()
-        assert list(copy.parts()) == list(compressed_parts(str(path)))
+        got = list(copy.parts())
+        if streamed:
+            assert [n for n, _ in got] == [n for n, _ in want]
+            assert [dctx.decompress(f) for _, f in got] == [dctx.decompress(f) for _, f in want]
+            assert [zstandard.frame_content_size(f) for _, f in got] == [n for n, _ in want]
+            assert b"".join(dctx.decompress(f) for _, f in got) == data
+        else:
+            assert got == want
         assert copy.hexdigest() == hashlib.sha256(data).hexdigest()
         copy.discard()
         with pytest.raises(ValueError, match="not complete"):
             list(copy.parts())
+
+
+@pytest.mark.parametrize("fed", [0, 2499, 2501, 5000])
+def test_a_copy_told_a_size_and_fed_other_than_that_is_discarded(monkeypatch, fed):
+    """A copy told the file holds 2,500 bytes (parts of 1,000) and fed fewer or more (the file changed while it was
+    read) is discarded when closed: parts() refuses, so keep_inputs reads the file instead. Fed exactly 2,500 it is
+    kept (the healthy case)."""
+    monkeypatch.setattr(texts, "PART_BYTES", 1000)
+    data = bytes(range(256)) * 20
+    for n, kept in ((fed, False), (2500, True)):
+        copy = InputCopy(2500)
+        for at in range(0, n, 700):
+            copy.update(data[at:min(n, at + 700)])
+        copy.close()
+        assert copy.closed and copy.discarded is not kept
+        if kept:
+            assert [size for size, _ in copy.parts()] == [1000, 1000, 500]
+        else:
+            with pytest.raises(ValueError, match="not complete"):
+                list(copy.parts())
+    with pytest.raises(ValueError, match="size must be"):
+        InputCopy(-1)
 
 
 def test_keep_inputs_keeps_the_copy_made_while_read_and_only_one_of_the_recorded_bytes(tmp_path):
@@ -247,8 +283,9 @@ def test_keep_inputs_keeps_the_copy_made_while_read_and_only_one_of_the_recorded
 
 
 def test_a_labels_run_keeps_the_copy_it_made_in_its_first_pass(tmp_path, monkeypatch):
-    """goldeval labels with texts kept: the kept parts are compressed_parts of the input (the same frames), and the
-    file is not read again after the scoring (compressed_parts is not called)."""
+    """goldeval labels with texts kept: the kept parts are the parts of compressed_parts of the input (the same
+    sizes and bytes once decompressed; the frames are streamed, so not the same bytes), and the file is not read
+    again after the scoring (compressed_parts is not called)."""
     from click.testing import CliRunner
 
     from goldeval.cli import main
@@ -265,8 +302,44 @@ def test_a_labels_run_keeps_the_copy_it_made_in_its_first_pass(tmp_path, monkeyp
     assert r.exit_code == 0, r.output
     with RunStore(db) as st:
         (run,) = st.list_runs()
-        assert [bytes(p) for p in st.kept_input_parts(run["id"], "labels")] == [f for _, f in want]
+        dctx = zstandard.ZstdDecompressor()
+        assert [dctx.decompress(p) for p in st.kept_input_parts(run["id"], "labels")] == [dctx.decompress(f) for _, f in want]
         assert st.kept_inputs(run["id"])["labels"]["size"] == os.path.getsize(path)
+    assert calls == []
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_score_run_keeps_the_copy_it_made_in_its_first_pass(tmp_path, monkeypatch, workers):
+    """goldeval score with texts kept (the local engine's first pass, which hashes the file, feeds the copy): the
+    kept input decompresses to the file's bytes, in compressed_parts' part sizes, and the file is not read again
+    after the scoring (compressed_parts is not called); --no-texts keeps nothing. Rows with non-ASCII text, escapes
+    and a blank line between them, parts of 4 KiB so the copy spans several."""
+    from click.testing import CliRunner
+
+    from goldeval.cli import main
+
+    monkeypatch.setattr(texts, "PART_BYTES", 4096)
+    path = tmp_path / "p.jsonl"
+    rows = [orjson.dumps({"id": f"r{i}", "prediction": f"the caf\u00e9 \"{i}\" was open", "reference": "the café was open"})
+            for i in range(300)]
+    data = b"\n".join(rows[:150]) + b"\n\n" + b"\n".join(rows[150:]) + b"\n"
+    path.write_bytes(data)
+    want = list(compressed_parts(str(path)))
+    assert len(want) == -(-len(data) // 4096) > 2
+    calls = []
+    monkeypatch.setattr(texts, "compressed_parts", lambda *a, **k: calls.append(a) or iter(()))
+    db = tmp_path / "g.db"
+    for extra in ([], ["--no-texts"]):
+        r = CliRunner().invoke(main, ["score", str(path), "--store", str(db), "-q", "--workers", workers,
+                                      "--out", str(tmp_path / "o.json"), *extra])
+        assert r.exit_code == 0, r.output
+    with RunStore(db) as st:
+        kept_run, bare_run = sorted(st.list_runs(), key=lambda run: run["created_at"])
+        dctx = zstandard.ZstdDecompressor()
+        parts = [dctx.decompress(p) for p in st.kept_input_parts(kept_run["id"], "predictions")]
+        assert parts == [dctx.decompress(f) for _, f in want] and b"".join(parts) == data
+        assert st.kept_inputs(kept_run["id"])["predictions"]["size"] == len(data)
+        assert st.kept_inputs(bare_run["id"]) == {}
     assert calls == []
 
 

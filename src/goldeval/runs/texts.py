@@ -80,36 +80,60 @@ class InputCopy:
 
     Fed every byte of the file in order, from the start (:meth:`update`, as a ``hashlib`` object is: it is one, the
     file's sha256, :meth:`hexdigest`), it cuts the bytes into the :data:`PART_BYTES` parts :func:`compressed_parts`
-    makes and compresses each as it does (the same zstd frames, byte for byte), held in a temporary file spooled to
-    disk past a few MiB (memory does not grow with the file). :meth:`close` ends it; a copy fed anything else
-    (an interrupted read, a file that changed while read) is dropped with :meth:`discard` and the file is kept
-    from disk as before (:func:`keep_inputs`).
+    makes, each one zstd frame that decompresses to the part's bytes and records its size in its header, held in
+    a temporary file spooled to disk past :data:`SPOOL_BYTES` (memory does not grow with the file). :meth:`close`
+    ends it; a copy fed anything else (an interrupted read, a file that changed while read) is dropped with
+    :meth:`discard` and the file is kept from disk as before (:func:`keep_inputs`).
+
+    Args:
+        size: The file's size in bytes, when known (:meth:`goldeval.runs.recorder.Recorder.input_copy` gives it):
+            each part is then compressed as it streams in (``ZstdCompressor.compressobj`` with the part's size
+            pledged), so nothing but the compressor's window (~1 MiB at level 1) is held, whatever the part's size.
+            A copy fed more or fewer bytes than *size* is discarded at :meth:`close`. ``None``: each part is gathered
+            in one buffer and compressed whole, the frames :func:`compressed_parts` writes byte for byte (the copy
+            holds up to a part, 8 MiB, while it is fed). The frames differ by a few bytes between the two ways;
+            both decompress to the same bytes, which is what every reader of a kept input checks.
 
     Example:
         >>> copy = InputCopy()
         >>> copy.update(b'{"id": 1}\\n' * 1000); copy.close()
         >>> [(size, len(frame) < 100) for size, frame in copy.parts()], copy.hexdigest()[:12]
         ([(10000, True)], 'a360bac4d094')
+        >>> streamed = InputCopy(size=10000)
+        >>> streamed.update(b'{"id": 1}\\n' * 600); streamed.update(b'{"id": 1}\\n' * 400); streamed.close()
+        >>> [(size, zstandard.ZstdDecompressor().decompress(frame) == b'{"id": 1}\\n' * 1000) for size, frame in streamed.parts()]
+        [(10000, True)]
     """
 
-    #: Compressed bytes held in memory before the temporary file goes to disk.
-    SPOOL_BYTES = 8 << 20
+    #: Compressed bytes held in memory before the temporary file goes to disk (a small input's copy stays in memory;
+    #: 1 MiB, so that the peak memory of a run does not grow with its input: issue 15's memory tests).
+    SPOOL_BYTES = 1 << 20
 
-    def __init__(self) -> None:
+    def __init__(self, size: int | None = None) -> None:
+        if size is not None and (not isinstance(size, int) or size < 0):
+            raise ValueError(f"InputCopy: size must be a whole number of bytes >= 0 or None, got {size!r}.")
         self._sha = hashlib.sha256()
         self._cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
-        self._buf = bytearray()  # the part being filled, up to _fill (it grows to a part's size, then is reused)
+        self._size = size
+        self._fed = 0  # bytes fed so far
+        self._cobj: Any = None  # size given: the streaming compressor of the part being fed
+        self._part = 0  # size given: that part's size and the compressed bytes written of it so far
+        self._part_out = 0
+        self._buf = bytearray()  # size None: the part being filled, up to _fill (it grows to a part's size, then is reused)
         self._fill = 0
         self._file: Any = tempfile.SpooledTemporaryFile(max_size=self.SPOOL_BYTES)
         self._sizes: list[tuple[int, int]] = []  # (uncompressed size, compressed size) of each part written
         self.closed = False
         self.discarded = False
 
-    def update(self, data: bytes) -> None:
+    def update(self, data: bytes | bytearray | memoryview) -> None:
         """The next bytes of the file (and of its sha256)."""
         if self.closed:
             raise ValueError("InputCopy.update: the copy is closed")
         self._sha.update(data)
+        if self._size is not None:
+            self._stream(data)
+            return
         buf, fill, start, n = self._buf, self._fill, 0, len(data)
         while n - start >= PART_BYTES - fill:  # (one buffer for every part: its pages are touched once)
             # (a slice assignment past the buffer's end extends it: buf stays the bytes up to fill, then the rest)
@@ -123,6 +147,33 @@ class InputCopy:
             fill += n - start
         self._fill = fill
 
+    def _stream(self, data: bytes | bytearray | memoryview) -> None:
+        """:meth:`update` with the file's size known: each part's bytes go through its own streaming compressor."""
+        size, n = self._size, len(data)
+        assert size is not None
+        if self._fed + n > size:  # more bytes than the file had: not its copy (close discards it)
+            self._fed += n
+            self._cobj = None
+            return
+        view, start, write = memoryview(data).cast("B"), 0, self._file.write
+        while start < n:
+            if self._cobj is None:  # a part starts here: its size is pledged (written in the frame's header)
+                self._part = min(PART_BYTES, size - self._fed)
+                self._part_out = 0
+                self._cobj = self._cctx.compressobj(size=self._part)
+            take = min(n - start, self._part - (self._fed % PART_BYTES))
+            out = self._cobj.compress(view[start:start + take])
+            start += take
+            self._fed += take
+            if self._fed % PART_BYTES == 0 or self._fed == size:  # the part is complete
+                out += self._cobj.flush()
+                self._cobj = None
+                self._sizes.append((self._part, self._part_out + len(out)))
+            else:
+                self._part_out += len(out)
+            if out:
+                write(out)
+
     def _write(self, part: bytes | bytearray | memoryview) -> None:
         frame = self._cctx.compress(part)
         self._file.write(frame)
@@ -133,9 +184,14 @@ class InputCopy:
         return self._sha.hexdigest()
 
     def close(self) -> None:
-        """The file was fed whole: compress its last part."""
+        """The file was fed whole: compress its last part (a copy given a size and fed other than that many bytes
+        is discarded here: :meth:`parts` then refuses, and :func:`keep_inputs` reads the file instead)."""
         if not self.closed:
-            if self._fill:
+            if self._size is not None:
+                if self._fed != self._size:
+                    self.discard()
+                    return
+            elif self._fill:
                 self._write(memoryview(self._buf)[:self._fill])
             self._buf, self._fill = bytearray(), 0
             self.closed = True
@@ -143,11 +199,12 @@ class InputCopy:
     def discard(self) -> None:
         """Drop the copy (it is not the file's bytes): :meth:`parts` then refuses."""
         self.closed = self.discarded = True
-        self._buf, self._fill = bytearray(), 0
+        self._buf, self._fill, self._cobj = bytearray(), 0, None
         self._file.close()
 
     def parts(self) -> Iterator[tuple[int, bytes]]:
-        """``(uncompressed size, zstd frame)`` of each part, in order, as :func:`compressed_parts` gives them."""
+        """``(uncompressed size, zstd frame)`` of each part, in order, as :func:`compressed_parts` gives them (with
+        a size given, frames that differ by a few bytes and decompress to the same parts)."""
         if not self.closed or self.discarded:
             raise ValueError("InputCopy.parts: the copy is not complete")
         self._file.seek(0)
