@@ -18,7 +18,7 @@ import zstandard
 
 from goldeval.errors import InputError, StoreError
 from goldeval.runs import texts
-from goldeval.runs.blocks import FORMAT_CODED, block_rows, encode_coded
+from goldeval.runs.blocks import FORMAT_CODED, FORMAT_CODED_STATUS_FIRST, block_rows, encode_coded
 from goldeval.runs.migrations import MIGRATIONS
 from goldeval.runs.recorder import Recorder
 from goldeval.runs.store import RunMeta, RunStore
@@ -366,3 +366,144 @@ def test_a_run_of_json_blocks_is_read_by_the_block_decoder_and_a_run_with_coded_
         assert st._json_line_blocks(run_coded) is False
         assert list(st.iter_cases(run_json)) == recs == list(st.iter_cases(run_coded))
         assert st.case_map(run_json) == st.case_map(run_coded) == {r["id"]: r for r in recs}
+
+
+# -- record_lines' blocks coded (format 3: goldeval score's records) -------------------------------------------------
+
+
+def _f1_record(cid: str, line: int, p: int, r: int, o: int) -> dict:
+    """A record as goldeval score stores a token-F1 case ({"status", "id", "line", "whole_note", "tokens"}): the
+    scores of o shared tokens among p predicted and r reference ones, as freetext.scorer.score_row computes them."""
+    prec, rec = (o / p if p else 0.0), (o / r if r else 0.0)
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    return {"status": "scored", "id": cid, "line": line, "whole_note": {"precision": prec, "recall": rec, "f1": f1},
+            "tokens": {"prediction": p, "reference": r, "overlap": o}}
+
+
+def _f1_records(n: int, seed: int) -> list[dict]:
+    """Score records with odd ids (every 301st: a quote, a backslash or a tab, written with an escape: not coded;
+    else every 7th: non-ASCII, U+2028, DEL, a comma, 'null': coded), gaps between line numbers, and tails from a few
+    dozen token counts."""
+    rng = random.Random(seed)
+    escaped = ['q"', "b\\s", "t\tab"]
+    odd = ["é", "漢字", "🙂", "\u2028", "c,d", "null", " sp ", "\x7f"]
+    out, line = [], 1
+    for i in range(n):
+        cid = f"r{i}" if i % 7 else f"{rng.choice(escaped if i % 301 == 0 else odd)}{i}"
+        p, r = rng.randint(1, 6), rng.randint(1, 6)
+        out.append(_f1_record(cid, line, p, r, rng.randint(0, min(p, r))))
+        line += 1 if i % 19 else rng.randint(2, 40)
+    return out
+
+
+def _send_lines(rec: Recorder, records: list[dict], size: int) -> None:
+    for start in range(0, len(records), size):
+        part = records[start:start + size]
+        rec.record_lines(b"\n".join(orjson.dumps(r) for r in part), len(part), b",".join(orjson.dumps(r["id"]) for r in part))
+
+
+@pytest.mark.parametrize("coder", [True, False])
+@pytest.mark.parametrize("background", [False, "thread"])
+def test_score_records_in_coded_blocks_read_back_as_the_rows_record_stores(tmp_path, monkeypatch, coder, background):
+    """goldeval score's records through record_lines, in blocks of ~50 records (BLOCK_BYTES 8 KiB here): with the C
+    coder, a block whose every id is without an escape is coded (format 3) and the others stay JSON lines (format 1);
+    without it (the pure-Python path) every block is JSON lines. Either way the run reads back exactly as a store
+    fed only by Recorder.record: the rows byte for byte, the records, the case map, the next seq."""
+    import goldeval.runs.recorder as rec_mod
+
+    if coder and rec_mod._fast_tail_table is None:
+        pytest.skip("goldeval._fast is not built")
+    if not coder:
+        monkeypatch.setattr(rec_mod, "_fast_tail_table", None)
+    monkeypatch.setattr(rec_mod, "BLOCK_BYTES", 8192)
+    recs = _f1_records(3000, seed=5)
+    assert 5 < sum(any(c in r["id"] for c in '"\\\t') for r in recs) < 15  # (both kinds of block below)
+    with RunStore(tmp_path / "lines.db") as st, RunStore(tmp_path / "rows.db") as rows:
+        run_l, run_r = st.create_run(meta()), rows.create_run(meta())
+        with Recorder(st, run_l, background=background) as rec:
+            _send_lines(rec, recs, 37)
+        with Recorder(rows, run_r, background=False) as rec:
+            for r in recs:
+                rec.record(r)
+        formats = dict(st.db.execute("SELECT format, sum(n) FROM case_blocks GROUP BY format").fetchall())
+        if coder:
+            assert set(formats) == {1, 3} and formats[3] > 1000
+        else:
+            assert formats == {1: 3000}
+        assert list(st.stored_cases(run_l)) == list(rows.stored_cases(run_r))
+        assert list(st.iter_cases(run_l)) == recs
+        assert st.case_map(run_l) == rows.case_map(run_r)
+        assert st.next_seq(run_l) == rows.next_seq(run_r) == 3000
+        assert st._scored_ids_json(run_l) == rows._scored_ids_json(run_r)
+
+
+def test_record_lines_codes_only_records_of_the_shape_it_rebuilds(tmp_path, monkeypatch):
+    """A block is coded only when every record is {"status":"scored","id":<string>,"line":<str(int)>, ... and its
+    ids are the records' own: a labels record (id first), a line written 1.0, an id written with an escape (orjson
+    would not), an id given that is not the record's, each keeps its block as JSON lines; the healthy block beside them is coded. Every
+    record reads back as written."""
+    import goldeval.runs.recorder as rec_mod
+
+    if rec_mod._fast_tail_table is None:
+        pytest.skip("goldeval._fast is not built")
+    good = [orjson.dumps(_f1_record(f"g{i}", i + 1, 3, 4, 2)) for i in range(3)]
+    odd = [
+        orjson.dumps(_label_record("a", 1, "yes", "no")),
+        good[0].replace(b'"line":1', b'"line":1.0'),
+        good[0].replace(b'"id":"g0"', b'"id":"\\u00e9"'),  # (orjson would write the é itself)
+    ]
+    with RunStore(tmp_path / "g.db") as st:
+        run_id = st.create_run(meta())
+        written = []
+        with Recorder(st, run_id, background=False) as rec:
+            for bad in odd:
+                body = b"\n".join([good[1], bad])
+                rec.record_lines(body, 2, b'"g1",' + (b'"a"' if b'"id":"a"' in bad else b'"g0"' if b'"g0"' in bad else b'"\\u00e9"'))
+                rec.flush()
+                written += [good[1], bad]
+            rec.record_lines(b"\n".join(good), 3, b'"g0","g1","x2"')  # the third id is not the record's
+            rec.flush()
+            rec.record_lines(b"\n".join(good), 3, b'"g0","g1","g2"')
+            rec.flush()
+        formats = [f for (f,) in st.db.execute("SELECT format FROM case_blocks ORDER BY seq0")]
+        assert formats == [1, 1, 1, 1, 3]
+        assert [row[7] for row in st.stored_cases(run_id)][-3:] == [g.decode() for g in good]
+        assert [row[7] for row in st.stored_cases(run_id)][:6] == [w.decode() for w in written]
+
+
+def test_record_lines_stops_coding_when_tails_pass_the_cap(tmp_path, monkeypatch):
+    """Records whose tails are nearly all different (here: LINE_TAILS_CAP = 40, 60 distinct tails) stop being coded
+    once the table is full, for the rest of the run; what was coded and what was not read back as written."""
+    import goldeval.runs.recorder as rec_mod
+
+    if rec_mod._fast_tail_table is None:
+        pytest.skip("goldeval._fast is not built")
+    monkeypatch.setattr(rec_mod, "LINE_TAILS_CAP", 40)
+    recs = [_f1_record(f"r{i}", i + 1, 100 + i % 60, 200, 50) for i in range(400)]
+    with RunStore(tmp_path / "g.db") as st:
+        run_id = st.create_run(meta())
+        with Recorder(st, run_id, background=False) as rec:
+            for start in range(0, 400, 20):
+                part = recs[start:start + 20]
+                rec.record_lines(b"\n".join(orjson.dumps(r) for r in part), 20, b",".join(orjson.dumps(r["id"]) for r in part))
+                rec.flush()
+            assert rec._line_table is None and len(rec._line_tails) == 40
+        formats = [f for (f,) in st.db.execute("SELECT format FROM case_blocks ORDER BY seq0")]
+        assert formats[:2] == [3, 3] and set(formats[2:]) == {1}
+        assert list(st.iter_cases(run_id)) == recs
+
+
+def test_a_damaged_status_first_block_is_refused(tmp_path):
+    """A format-3 block whose codes name a tail it does not define, or whose ids are fewer than its cases, is
+    reported damaged; the healthy one reads as its records (built by hand: the spelling of the module's notes)."""
+    cctx = zstandard.ZstdCompressor()
+    data = encode_coded([[5, 2]], array("I", [0, 0]).tobytes(), {0: b',"k":1}'})
+    rows = list(block_rows([(0, 2, cctx.compress(data), cctx.compress(b'"a","b"'), FORMAT_CODED_STATUS_FIRST)], None))
+    assert [r[7] for r in rows] == ['{"status":"scored","id":"a","line":5,"k":1}', '{"status":"scored","id":"b","line":6,"k":1}']
+    bad = encode_coded([[5, 2]], array("I", [0, 1]).tobytes(), {0: b',"k":1}'})
+    with pytest.raises(StoreError, match="the code 1, which it does not define"):
+        list(block_rows([(0, 2, cctx.compress(bad), cctx.compress(b'"a","b"'), FORMAT_CODED_STATUS_FIRST)], None))
+    with pytest.raises(StoreError, match="holds 2 codes, 1 ids"):
+        list(block_rows([(0, 2, cctx.compress(data), cctx.compress(b'"a"'), FORMAT_CODED_STATUS_FIRST)], None))
+    with RunStore(tmp_path / "g.db") as st, pytest.raises(StoreError, match="format 2 or 3"):
+        st.write_coded_block(st.create_run(meta()), 0, 2, cctx.compress(data), cctx.compress(b'"a","b"'), 1)

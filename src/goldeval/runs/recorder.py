@@ -52,7 +52,7 @@ from goldeval.runs.identity import (
     rubric_text,
     run_key,
 )
-from goldeval.runs.blocks import ZSTD_BLOCK_LEVEL, check_tail, compress_block, encode_coded
+from goldeval.runs.blocks import FORMAT_CODED_STATUS_FIRST, ZSTD_BLOCK_LEVEL, check_tail, compress_block, encode_coded
 from goldeval.runs.store import RunMeta, RunStore, case_columns
 from goldeval.runs.texts import KEPT_ROLES_SKIPPED, InputCopy
 from goldeval.runs.writer import (  # noqa: F401  (message_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
@@ -64,6 +64,12 @@ from goldeval.runs.writer import (  # noqa: F401  (message_columns, WRITER_MAX_R
     writer_main,
 )
 from goldeval.signals import signals_held
+
+try:  # the optional C coder of record_lines' blocks (see _fast.c); a block of JSON lines stays the definition
+    from goldeval._fast import code_records as _fast_code_records
+    from goldeval._fast import tail_table as _fast_tail_table
+except ImportError:  # pragma: no cover - (without the C build: every block is JSON lines, read back the same)
+    _fast_code_records = _fast_tail_table = None
 
 __all__ = ["RecorderProtocol", "Recorder", "run_key", "dataset_hash", "rubric_text", "hashes_from_results", "start_run"]
 
@@ -137,6 +143,12 @@ class Recorder:
         self._coded_used: set[int] = set()
         self._n_coded = 0
         self._tails: list[bytes] = []  # code -> tail, as checked (the tails dict of record_coded, in code order)
+        # record_lines() blocks coded by C (format 3): its table of tails (None: not coded, for the rest of the run),
+        # the tails by code, how many of them are checked
+        self._line_table: Any = _fast_tail_table() if _fast_tail_table is not None else None
+        self._line_tails: list[bytes] = []
+        self._line_tails_checked = 0
+        self._line_members: dict[int, bytes] = {}  # code -> its member of a block header's tails (encode_coded)
         self._last_commit = clock()
         self._seq = store.next_seq(run_id)  # the seq of the next record handed to the writer
         self._seq0 = self._seq
@@ -422,20 +434,59 @@ class Recorder:
         self._lines, self._line_ids, self._n_lines, self._lines_bytes = [], [], 0, 0
         seq0, self._seq = self._seq, self._seq + n
         body, ids = b"\n".join(lines), b",".join(line_ids)
-        if not self.background:
+        coded = self._code_lines(body, ids, n)
+        if coded is not None:  # (the ids are the records', one each: counted by the coder)
+            cctx = zstandard.ZstdCompressor(level=ZSTD_BLOCK_LEVEL)
+            data, id_blob = cctx.compress(coded), cctx.compress(ids)
+            if self._thread is not None:
+                self._queue.put(("coded", seq0, n, data, id_blob, FORMAT_CODED_STATUS_FIRST))
+            else:
+                with signals_held():  # a Ctrl-C half-way would leave the transaction open
+                    self.store.write_coded_block(self.run_id, seq0, n, data, id_blob, FORMAT_CODED_STATUS_FIRST)
+        elif not self.background:
             self.store.write_case_block(self.run_id, seq0, n, body, ids)
         else:
-            # On the writer thread, with background="process" too: a block is one INSERT of a compressed blob, so a
-            # writer process would only add its start-up and a copy of every byte through a pipe. Batches of
-            # record() still go to the process; flush() waits for both. Compressed here: the thread then allocates
-            # little (what a thread allocates stays in its own malloc arena, ~2 MiB more peak RSS at 80k cases).
+            # Compressed and written here, with background="process" too: a block is one INSERT of a compressed
+            # blob, so a writer process would only add its start-up and a copy of every byte through a pipe, and
+            # a writer thread costs more than it overlaps: the scorer's compiled kernel holds the GIL, so each
+            # hand-over waited for the thread to be scheduled (1M short rows, cProfile: 0.35 s of wall in
+            # queue.put for 0.02 s of INSERTs; issue 31 item 1). On the writer thread only when batches of
+            # record() started one (one connection is never used by two threads at once); flush() waits for both.
             n_ids = _count_ids(ids)
             if n_ids != n:
                 raise StoreError(f"run store: a block of {n} cases of run {self.run_id} came with "
                                  f"{n_ids} ids; nothing of it was stored.")
-            self._start_thread()
-            self._queue.put((seq0, n, *compress_block(body, ids)))  # blocks while the writer is a batch behind
+            block = (seq0, n, *compress_block(body, ids))
+            if self._thread is not None:
+                self._queue.put(block)  # blocks while the writer is a batch behind
+            else:
+                with signals_held():  # a Ctrl-C half-way would leave the transaction open
+                    self.store.write_case_block(self.run_id, *block, compressed=True)
         self._last_commit = self._clock()
+
+    def _code_lines(self, body: bytes, ids: bytes, n: int) -> bytes | None:
+        """A block of :meth:`record_lines` as a coded block's data (:data:`FORMAT_CODED_STATUS_FIRST`, before
+        compression), or ``None`` when it stays JSON lines: a record not of that format's shape (see
+        :mod:`goldeval.runs.blocks`), ids that are not the records', no C build, or a run whose tails passed
+        :data:`LINE_TAILS_CAP` (its records are too varied for a table to pay; not tried again in this run)."""
+        table = self._line_table
+        if table is None:
+            return None
+        known = self._line_tails
+        got = _fast_code_records(body, ids, n, table, known, LINE_TAILS_CAP)
+        for tail in known[self._line_tails_checked:]:  # each new tail checked once (an unused one stays harmless)
+            try:
+                check_tail(tail)
+            except StoreError:  # (not from orjson: a member twice); nothing more is coded in this run
+                self._line_table = None
+                return None
+        self._line_tails_checked = len(known)
+        if got is None:
+            if len(known) >= LINE_TAILS_CAP:
+                self._line_table = None
+            return None
+        codes, lines, used = got
+        return encode_coded(lines, codes, {c: known[c] for c in sorted(used)}, self._line_members)
 
     def finish(self, results: dict[str, Any]) -> None:
         """Commit what is pending, then store the whole results dict and mark the run ``finished``.
@@ -658,6 +709,11 @@ BLOCK_BYTES = 1 << 18
 #: pending (flat peak memory at any number of cases), one row and one transaction for 65,536 cases (a million label
 #: cases: 16 blocks, where blocks of JSON records took 270).
 CODED_BLOCK_CASES = 1 << 16
+
+#: Most distinct tails (a record's members after its line number) the coded blocks of :meth:`Recorder.record_lines`
+#: hold in one run: 1M short token-F1 rows have 306 (their token counts), so a few thousand is room; records
+#: whose tails are nearly all different (long notes' counts) stop being coded once past it (~1 MiB of tails kept).
+LINE_TAILS_CAP = 1 << 13
 
 #: How long the scorer waits for the writer process to commit what it was sent (``sync``) or to stop.
 WRITER_REPLY_TIMEOUT_S = 600.0
