@@ -196,7 +196,7 @@ def test_a_coded_block_reads_as_the_records_it_stands_for():
 # -- the input copy -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("streamed", [False, True, "thread"])
 @pytest.mark.parametrize("size", [0, 1, 999, 1000, 1001, 2999, 3000, 7777])
 def test_the_input_copy_is_the_parts_compressed_parts_makes(tmp_path, monkeypatch, size, streamed):
     """Fed in chunks of random sizes (smaller and larger than a part, 1,000 bytes here), the copy holds the parts of
@@ -205,6 +205,8 @@ def test_the_input_copy_is_the_parts_compressed_parts_makes(tmp_path, monkeypatc
     decompressing to the same bytes as compressed_parts' frame and saying its size in its header (what
     ZstdDecompressor.decompress, used by every reader of a kept input, needs)."""
     monkeypatch.setattr(texts, "PART_BYTES", 1000)
+    if streamed == "thread":  # (batches of 300 bytes: the compressing thread runs from the first one)
+        monkeypatch.setattr(InputCopy, "BATCH_BYTES", 300)
     rng = random.Random(size)
     data = bytes(rng.randrange(256) if i % 3 else 65 for i in range(size))
     path = tmp_path / "in.jsonl"
@@ -214,11 +216,15 @@ def test_the_input_copy_is_the_parts_compressed_parts_makes(tmp_path, monkeypatc
     dctx = zstandard.ZstdDecompressor()
     for trial in range(5):
         copy, pos = InputCopy(size if streamed else None), 0
+        buf = bytearray()
         while pos < size:
             k = rng.choice([1, 7, 999, 1000, 1001, 2500]) if trial else size
-            copy.update(data[pos:pos + k])
+            buf[:] = data[pos:pos + k]
+            copy.update(memoryview(buf) if trial % 2 else data[pos:pos + k])  # (a reused buffer: copied when kept)
             pos += k
+        buf[:] = b"x" * len(buf)
         copy.close()
+        assert copy.ready()
         got = list(copy.parts())
         if streamed:
             assert [n for n, _ in got] == [n for n, _ in want]
@@ -233,19 +239,21 @@ def test_the_input_copy_is_the_parts_compressed_parts_makes(tmp_path, monkeypatc
             list(copy.parts())
 
 
+@pytest.mark.parametrize("batch", [300, 1 << 20])
 @pytest.mark.parametrize("fed", [0, 2499, 2501, 5000])
-def test_a_copy_told_a_size_and_fed_other_than_that_is_discarded(monkeypatch, fed):
+def test_a_copy_told_a_size_and_fed_other_than_that_is_discarded(monkeypatch, fed, batch):
     """A copy told the file holds 2,500 bytes (parts of 1,000) and fed fewer or more (the file changed while it was
     read) is discarded when closed: parts() refuses, so keep_inputs reads the file instead. Fed exactly 2,500 it is
-    kept (the healthy case)."""
+    kept (the healthy case). With and without the compressing thread (batches of 300 bytes, or one batch)."""
     monkeypatch.setattr(texts, "PART_BYTES", 1000)
+    monkeypatch.setattr(InputCopy, "BATCH_BYTES", batch)
     data = bytes(range(256)) * 20
     for n, kept in ((fed, False), (2500, True)):
         copy = InputCopy(2500)
         for at in range(0, n, 700):
             copy.update(data[at:min(n, at + 700)])
         copy.close()
-        assert copy.closed and copy.discarded is not kept
+        assert copy.closed and copy.discarded is not kept and copy.ready() is kept
         if kept:
             assert [size for size, _ in copy.parts()] == [1000, 1000, 500]
         else:
@@ -253,6 +261,10 @@ def test_a_copy_told_a_size_and_fed_other_than_that_is_discarded(monkeypatch, fe
                 list(copy.parts())
     with pytest.raises(ValueError, match="size must be"):
         InputCopy(-1)
+    half = InputCopy(2500)  # discarded half-way (an interrupted first pass): the thread ends, nothing is kept
+    half.update(data[:1200])
+    half.discard()
+    assert half.ready() is False and half._thread is None
 
 
 def test_keep_inputs_keeps_the_copy_made_while_read_and_only_one_of_the_recorded_bytes(tmp_path):
