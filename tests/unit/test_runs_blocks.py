@@ -519,3 +519,30 @@ def test_a_damaged_status_first_block_is_refused(tmp_path):
         list(block_rows([(0, 2, cctx.compress(data), cctx.compress(b'"a"'), FORMAT_CODED_STATUS_FIRST)], None))
     with RunStore(tmp_path / "g.db") as st, pytest.raises(StoreError, match="format 2 or 3"):
         st.write_coded_block(st.create_run(meta()), 0, 2, cctx.compress(data), cctx.compress(b'"a","b"'), 1)
+
+
+def test_coded_cases_of_both_formats_keep_their_order(tmp_path):
+    """record_coded's cases (format 2, label records) and record_lines' coded ones (format 3, score records) pending
+    in turn, with a JSON-lines block and a case recorded one by one between them: each kind is stored before the
+    next kind is gathered, so the run reads back in the order recorded, as a store fed only by Recorder.record."""
+    labels = [_label_record(f"l{i}", i + 1, "yes" if i % 3 else "no", "yes") for i in range(50)]
+    scores = [_f1_record(f"s{i}", 100 + i, 3, 4, i % 4) for i in range(50)]
+    odd = {"status": "scored", "id": 'q"1', "line": 400, "k": 1}  # (an escaped id: a block of JSON lines)
+    order = labels[:20] + scores[:30] + labels[20:] + [odd] + scores[30:]
+    with RunStore(tmp_path / "g.db") as st, RunStore(tmp_path / "rows.db") as rows:
+        run_id, run_r = st.create_run(meta()), rows.create_run(meta())
+        with Recorder(st, run_id, background=False) as rec:
+            coder = _Coder(rec)
+            coder.send(labels[:20])
+            _send_lines(rec, scores[:30], 10)
+            coder.send(labels[20:])
+            _send_lines(rec, [odd], 1)
+            rec.record(scores[30])
+            _send_lines(rec, scores[31:], 7)
+        with Recorder(rows, run_r, background=False) as rec:
+            for r in order:
+                rec.record(r)
+        formats = [f for (f,) in st.db.execute("SELECT format FROM case_blocks ORDER BY seq0")]
+        assert formats == [2, 3, 2, 1, 3]
+        assert list(st.iter_cases(run_id)) == order
+        assert list(st.stored_cases(run_id)) == list(rows.stored_cases(run_r))

@@ -52,7 +52,14 @@ from goldeval.runs.identity import (
     rubric_text,
     run_key,
 )
-from goldeval.runs.blocks import FORMAT_CODED_STATUS_FIRST, ZSTD_BLOCK_LEVEL, check_tail, compress_block, encode_coded
+from goldeval.runs.blocks import (
+    FORMAT_CODED,
+    FORMAT_CODED_STATUS_FIRST,
+    ZSTD_BLOCK_LEVEL,
+    check_tail,
+    compress_block,
+    encode_coded,
+)
 from goldeval.runs.store import RunMeta, RunStore, case_columns
 from goldeval.runs.texts import KEPT_ROLES_SKIPPED, InputCopy
 from goldeval.runs.writer import (  # noqa: F401  (message_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
@@ -142,6 +149,7 @@ class Recorder:
         self._coded_lines: list[list[int]] = []
         self._coded_used: set[int] = set()
         self._n_coded = 0
+        self._coded_fmt = FORMAT_CODED  # the pending coded cases' format: 2 (record_coded) or 3 (record_lines)
         self._tails: list[bytes] = []  # code -> tail, as checked (the tails dict of record_coded, in code order)
         # record_lines() blocks coded by C (format 3): its table of tails (None: not coded, for the rest of the run),
         # the tails by code, how many of them are checked
@@ -325,6 +333,27 @@ class Recorder:
             return
         if self._pending:  # the records before these keep their place
             self._send()
+        coded = self._code_lines(records, ids, n)
+        if coded is not None:  # goldeval score's records: gathered as a coded block (format 3), as record_coded's
+            if self._n_lines:
+                self._send_lines()
+            if self._n_coded and self._coded_fmt != FORMAT_CODED_STATUS_FIRST:
+                self._send_coded()
+            codes, lines, used = coded
+            self._coded_fmt = FORMAT_CODED_STATUS_FIRST
+            self._coded_ids.append(ids)
+            self._coded_codes.append(codes)
+            runs = self._coded_lines
+            if runs and runs[-1][0] + runs[-1][1] == lines[0][0]:
+                runs[-1][1] += lines[0][1]
+                runs.extend(lines[1:])
+            else:
+                runs.extend(lines)
+            self._coded_used.update(used)
+            self._n_coded += n
+            if self._n_coded >= LINE_CODED_CASES:
+                self._send_coded()
+            return
         if self._n_coded:
             self._send_coded()
         self._lines.append(records)
@@ -390,6 +419,9 @@ class Recorder:
             self._send()
         if self._n_lines:
             self._send_lines()
+        if self._n_coded and self._coded_fmt != FORMAT_CODED:
+            self._send_coded()
+        self._coded_fmt = FORMAT_CODED
         self._coded_ids.append(ids)
         self._coded_codes.append(codes)
         runs = self._coded_lines
@@ -408,13 +440,19 @@ class Recorder:
         if not self._n_coded:
             return
         self._raise_writer_error()
-        n, tails = self._n_coded, self._tails
-        data = encode_coded(self._coded_lines, b"".join(self._coded_codes), {c: tails[c] for c in sorted(self._coded_used)})
+        n, fmt = self._n_coded, self._coded_fmt
+        if fmt == FORMAT_CODED_STATUS_FIRST:  # (record_lines' cases: their tails table, its header members cached)
+            known = self._line_tails
+            data = encode_coded(self._coded_lines, b"".join(self._coded_codes),
+                                {c: known[c] for c in sorted(self._coded_used)}, self._line_members)
+        else:
+            tails = self._tails
+            data = encode_coded(self._coded_lines, b"".join(self._coded_codes), {c: tails[c] for c in sorted(self._coded_used)})
         ids = b",".join(self._coded_ids)
         self._coded_ids, self._coded_codes, self._coded_lines, self._coded_used, self._n_coded = [], [], [], set(), 0
         seq0, self._seq = self._seq, self._seq + n
         cctx = zstandard.ZstdCompressor(level=ZSTD_BLOCK_LEVEL)
-        block = (seq0, n, cctx.compress(data), cctx.compress(ids))
+        block = (seq0, n, cctx.compress(data), cctx.compress(ids), fmt)
         if self._thread is not None:
             self._queue.put(("coded", *block))
         else:
@@ -434,16 +472,7 @@ class Recorder:
         self._lines, self._line_ids, self._n_lines, self._lines_bytes = [], [], 0, 0
         seq0, self._seq = self._seq, self._seq + n
         body, ids = b"\n".join(lines), b",".join(line_ids)
-        coded = self._code_lines(body, ids, n)
-        if coded is not None:  # (the ids are the records', one each: counted by the coder)
-            cctx = zstandard.ZstdCompressor(level=ZSTD_BLOCK_LEVEL)
-            data, id_blob = cctx.compress(coded), cctx.compress(ids)
-            if self._thread is not None:
-                self._queue.put(("coded", seq0, n, data, id_blob, FORMAT_CODED_STATUS_FIRST))
-            else:
-                with signals_held():  # a Ctrl-C half-way would leave the transaction open
-                    self.store.write_coded_block(self.run_id, seq0, n, data, id_blob, FORMAT_CODED_STATUS_FIRST)
-        elif not self.background:
+        if not self.background:
             self.store.write_case_block(self.run_id, seq0, n, body, ids)
         else:
             # Compressed and written here, with background="process" too: a block is one INSERT of a compressed
@@ -464,11 +493,12 @@ class Recorder:
                     self.store.write_case_block(self.run_id, *block, compressed=True)
         self._last_commit = self._clock()
 
-    def _code_lines(self, body: bytes, ids: bytes, n: int) -> bytes | None:
-        """A block of :meth:`record_lines` as a coded block's data (:data:`FORMAT_CODED_STATUS_FIRST`, before
-        compression), or ``None`` when it stays JSON lines: a record not of that format's shape (see
-        :mod:`goldeval.runs.blocks`), ids that are not the records', no C build, or a run whose tails passed
-        :data:`LINE_TAILS_CAP` (its records are too varied for a table to pay; not tried again in this run)."""
+    def _code_lines(self, body: bytes, ids: bytes, n: int) -> tuple[bytes, list[list[int]], list[int]] | None:
+        """The records of one :meth:`record_lines` call as a coded block's columns (:data:`FORMAT_CODED_STATUS_FIRST`):
+        ``(codes, [first line, count] runs, codes used)``, or ``None`` when they stay JSON lines: a record not of
+        that format's shape (see :mod:`goldeval.runs.blocks`), ids that are not the records', no C build, or a run
+        whose tails passed :data:`LINE_TAILS_CAP` (its records are too varied for a table to pay; not tried again in
+        this run)."""
         table = self._line_table
         if table is None:
             return None
@@ -485,8 +515,9 @@ class Recorder:
             if len(known) >= LINE_TAILS_CAP:
                 self._line_table = None
             return None
-        codes, lines, used = got
-        return encode_coded(lines, codes, {c: known[c] for c in sorted(used)}, self._line_members)
+        if not got[1]:  # (no record: nothing to gather)
+            return None
+        return got
 
     def finish(self, results: dict[str, Any]) -> None:
         """Commit what is pending, then store the whole results dict and mark the run ``finished``.
@@ -700,15 +731,23 @@ def _status_prefix(status: str) -> bytes:
         raise InputError(f"Recorder.record: status must be Unicode text, got {shorten(status)} ({exc}).") from None
     return _STATUS_PREFIX.setdefault(status, b'{"status":' + text + b",")
 
-#: Bytes of records :meth:`Recorder.record_lines` gathers before it hands them over as one block (about 2,500
-#: label cases): large enough that a block compresses well (5 bytes a label case) and costs one row, small enough
-#: that the blocks pending, queued and being written stay a few MiB (the labels memory test's flat peak).
+#: Bytes of records :meth:`Recorder.record_lines` gathers before it stores them as one block of JSON lines (about
+#: 2,500 label cases): large enough that a block compresses well (5 bytes a label case) and costs one row, small
+#: enough that the block pending and its joined copy stay well under a MiB (the score memory tests' flat peak: 2 MiB
+#: blocks took the 2,000 → 60,000-row ratio from 1.16 to 1.24). Records it codes (format 3) are gathered as
+#: :meth:`Recorder.record_coded`'s are, :data:`CODED_BLOCK_CASES` a block.
 BLOCK_BYTES = 1 << 18
 
 #: Cases :meth:`Recorder.record_coded` gathers before it stores them as one coded block: ~1 MiB of ids and codes
 #: pending (flat peak memory at any number of cases), one row and one transaction for 65,536 cases (a million label
 #: cases: 16 blocks, where blocks of JSON records took 270).
 CODED_BLOCK_CASES = 1 << 16
+
+#: Cases :meth:`Recorder.record_lines` gathers before it stores those it codes as one block (format 3): a million
+#: short score cases make 62 blocks (510 blocks of JSON lines before; one table of tails a block, ~40 KB before
+#: compression for those cases). Fewer than CODED_BLOCK_CASES: the ids pending and their joined copy grow with the
+#: cases up to here, and the score memory test's 2,000 → 60,000-row ratio (bound 1.2) read 1.17-1.19 with 65,536.
+LINE_CODED_CASES = 1 << 14
 
 #: Most distinct tails (a record's members after its line number) the coded blocks of :meth:`Recorder.record_lines`
 #: hold in one run: 1M short token-F1 rows have 306 (their token counts), so a few thousand is room; records
