@@ -10,7 +10,7 @@ Protocol (what a batch scorer may rely on; ``recorder=None`` means nothing is re
     recorder.record_lines(records, n, ids)  # optional: n scored cases serialized in bulk, recorded once each
                                             # (the local engine's folded chunks for goldeval score, goldeval
                                             # labels with a recorder without record_coded; stored as compressed
-                                            # blocks of JSON records)
+                                            # blocks of JSON records, or coded where their shape allows: format 3)
     recorder.record_coded(ids, n, first_line, codes, used, tails)  # optional: n scored cases of the shape
                                             # {"id", "status": "scored", "line"} + a tail from a small table, as
                                             # columns (goldeval labels, C path and Python rows; coded blocks,
@@ -308,8 +308,11 @@ class Recorder:
         """Queue *n* scored cases another part of goldeval serialized in bulk (``goldeval labels``' C reader, the local
         engine's workers for ``goldeval score``): they
         reach the store as compressed blocks of about :data:`BLOCK_BYTES` (:meth:`RunStore.write_case_block`), read
-        back as the ``cases`` rows :meth:`record` would have stored for the same records. Blocks are written on the
-        writer thread (in the caller with ``background=False``), whatever ``background`` says for batches.
+        back as the ``cases`` rows :meth:`record` would have stored for the same records; where the C build codes a
+        call's records (each ``{"status":"scored","id":…,"line":…`` and a tail, ``goldeval score``'s), they are
+        gathered as coded blocks of :data:`LINE_CODED_CASES` cases instead (format 3, :mod:`goldeval.runs.blocks`:
+        the same rows read back). Blocks are compressed and written in the caller (on the writer thread when
+        batches of :meth:`record` started one), whatever ``background`` says for batches.
 
         Args:
             records: The records' JSON, newline-separated, each on one line and each an object with a string
@@ -735,7 +738,7 @@ def _status_prefix(status: str) -> bytes:
 #: 2,500 label cases): large enough that a block compresses well (5 bytes a label case) and costs one row, small
 #: enough that the block pending and its joined copy stay well under a MiB (the score memory tests' flat peak: 2 MiB
 #: blocks took the 2,000 → 60,000-row ratio from 1.16 to 1.24). Records it codes (format 3) are gathered as
-#: :meth:`Recorder.record_coded`'s are, :data:`CODED_BLOCK_CASES` a block.
+#: :meth:`Recorder.record_coded`'s are, :data:`LINE_CODED_CASES` a block.
 BLOCK_BYTES = 1 << 18
 
 #: Cases :meth:`Recorder.record_coded` gathers before it stores them as one coded block: ~1 MiB of ids and codes
