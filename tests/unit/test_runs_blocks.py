@@ -205,8 +205,9 @@ def test_the_input_copy_is_the_parts_compressed_parts_makes(tmp_path, monkeypatc
     decompressing to the same bytes as compressed_parts' frame and saying its size in its header (what
     ZstdDecompressor.decompress, used by every reader of a kept input, needs)."""
     monkeypatch.setattr(texts, "PART_BYTES", 1000)
-    if streamed == "thread":  # (batches of 300 bytes: the compressing thread runs from the first one)
-        monkeypatch.setattr(InputCopy, "BATCH_BYTES", 300)
+    if streamed == "thread":  # (a thread reading the file 333 bytes at a time, for any file of 300 bytes or more)
+        monkeypatch.setattr(InputCopy, "THREAD_BYTES", 300)
+        monkeypatch.setattr(InputCopy, "READ_BYTES", 333)
     rng = random.Random(size)
     data = bytes(rng.randrange(256) if i % 3 else 65 for i in range(size))
     path = tmp_path / "in.jsonl"
@@ -215,7 +216,8 @@ def test_the_input_copy_is_the_parts_compressed_parts_makes(tmp_path, monkeypatc
     assert [n for n, _ in want] == [min(1000, size - at) for at in range(0, size, 1000)]  # (the parts, by hand)
     dctx = zstandard.ZstdDecompressor()
     for trial in range(5):
-        copy, pos = InputCopy(size if streamed else None), 0
+        copy, pos = InputCopy(size if streamed else None, path if streamed == "thread" else None), 0
+        assert (copy._thread is not None) == (streamed == "thread" and size >= 300)
         buf = bytearray()
         while pos < size:
             k = rng.choice([1, 7, 999, 1000, 1001, 2500]) if trial else size
@@ -239,17 +241,19 @@ def test_the_input_copy_is_the_parts_compressed_parts_makes(tmp_path, monkeypatc
             list(copy.parts())
 
 
-@pytest.mark.parametrize("batch", [300, 1 << 20])
+@pytest.mark.parametrize("thread", [False, True])
 @pytest.mark.parametrize("fed", [0, 2499, 2501, 5000])
-def test_a_copy_told_a_size_and_fed_other_than_that_is_discarded(monkeypatch, fed, batch):
+def test_a_copy_told_a_size_and_fed_other_than_that_is_discarded(tmp_path, monkeypatch, fed, thread):
     """A copy told the file holds 2,500 bytes (parts of 1,000) and fed fewer or more (the file changed while it was
     read) is discarded when closed: parts() refuses, so keep_inputs reads the file instead. Fed exactly 2,500 it is
-    kept (the healthy case). With and without the compressing thread (batches of 300 bytes, or one batch)."""
+    kept (the healthy case). With and without the thread that compresses the file itself."""
     monkeypatch.setattr(texts, "PART_BYTES", 1000)
-    monkeypatch.setattr(InputCopy, "BATCH_BYTES", batch)
+    monkeypatch.setattr(InputCopy, "THREAD_BYTES", 300)
     data = bytes(range(256)) * 20
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(data[:2500])
     for n, kept in ((fed, False), (2500, True)):
-        copy = InputCopy(2500)
+        copy = InputCopy(2500, path if thread else None)
         for at in range(0, n, 700):
             copy.update(data[at:min(n, at + 700)])
         copy.close()
@@ -261,10 +265,51 @@ def test_a_copy_told_a_size_and_fed_other_than_that_is_discarded(monkeypatch, fe
                 list(copy.parts())
     with pytest.raises(ValueError, match="size must be"):
         InputCopy(-1)
-    half = InputCopy(2500)  # discarded half-way (an interrupted first pass): the thread ends, nothing is kept
+    half = InputCopy(2500, path)  # discarded half-way (an interrupted first pass): the thread ends, nothing is kept
     half.update(data[:1200])
     half.discard()
     assert half.ready() is False and half._thread is None
+
+
+@pytest.mark.parametrize("change", ["same size", "longer", "shorter"])
+def test_a_file_changed_before_the_thread_read_it_is_not_kept_from_the_copy(tmp_path, monkeypatch, change):
+    """The compressing thread reads the file itself: when the file changes after the copy was made (before or while
+    the thread reads it; here the thread is held after its first read until the file is rewritten), the copy is not
+    ready (its identity, or its size, is not the one the first pass read) and keep_inputs keeps nothing of the new
+    bytes: the file no longer hashes to the recorded sha256 (a note says so). The unchanged file (the healthy case,
+    test_the_input_copy_is_the_parts_compressed_parts_makes) is kept."""
+    import threading
+
+    monkeypatch.setattr(texts, "PART_BYTES", 1000)
+    monkeypatch.setattr(InputCopy, "THREAD_BYTES", 300)
+    monkeypatch.setattr(InputCopy, "READ_BYTES", 400)
+    first = b'{"id":"a","gold":"x","pred":"y"}\n' * 100
+    path = tmp_path / "l.jsonl"
+    path.write_bytes(first)
+    go, held = threading.Event(), threading.Event()
+    stream = InputCopy._stream
+
+    def slow(self, data):
+        held.set()
+        go.wait(10)
+        stream(self, data)
+
+    monkeypatch.setattr(InputCopy, "_stream", slow)
+    copy = InputCopy(len(first), path)
+    copy.update(first)  # (the first pass: the bytes it hashed)
+    copy.close()
+    assert held.wait(10)
+    new = {"same size": first.replace(b'"x"', b'"z"'), "longer": first + b"{}\n", "shorter": first[:-40]}[change]
+    path.write_bytes(new)
+    os.utime(path, ns=(1, 1))  # (a modification time of its own, whatever the clock's resolution)
+    go.set()
+    assert copy.ready() is False
+    with RunStore(tmp_path / "g.db") as st:
+        run_id = st.create_run(meta())
+        notes = keep_inputs(st, run_id, {"labels": str(path)}, {"labels": {"path": str(path), "sha256": copy.hexdigest()}},
+                            {"labels": copy})
+        assert len(notes) == 1 and "changed while it was scored" in notes[0]
+        assert st.kept_inputs(run_id) == {}
 
 
 def test_keep_inputs_keeps_the_copy_made_while_read_and_only_one_of_the_recorded_bytes(tmp_path):

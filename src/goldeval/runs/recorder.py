@@ -200,8 +200,9 @@ class Recorder:
         """A :class:`~goldeval.runs.texts.InputCopy` for a scorer about to read the input *path* whole, in order, from
         its start (its first pass): fed those bytes and closed, it is what the finished run keeps of that input (the
         file is not read again). ``None`` when the run keeps no texts, *path* is none of its inputs, or a copy of it
-        was asked for already. The copy is told the file's size now, so it compresses as it is fed and holds
-        no part in memory (a file that then is not fed as that many bytes is not kept from the copy)."""
+        was asked for already. The copy is told the file's size and path now: it compresses the file on a thread
+        beside the scorer (a small file: as it is fed) and holds no part in memory (a file that is not fed as that
+        many bytes, or that changed before the thread read it, is not kept from the copy)."""
         target = os.path.abspath(path)
         for role, p in self.keep_texts_of.items():
             if role not in KEPT_ROLES_SKIPPED and role not in self.input_copies and os.path.abspath(p) == target:
@@ -209,7 +210,7 @@ class Recorder:
                     size = os.path.getsize(target)
                 except OSError:  # (the scorer's own read reports it)
                     return None
-                copy = self.input_copies[role] = InputCopy(size)
+                copy = self.input_copies[role] = InputCopy(size, target)
                 return copy
         return None
 

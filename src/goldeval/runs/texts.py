@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import queue
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
@@ -28,6 +27,7 @@ from typing import Any
 import zstandard
 
 from goldeval.errors import InputError, StoreError
+from goldeval.io.reading import file_memo_key
 
 __all__ = ["PART_BYTES", "ZSTD_LEVEL", "KEPT_ROLES_SKIPPED", "InputCopy", "compressed_parts", "keep_inputs", "restore_input"]
 
@@ -90,14 +90,18 @@ class InputCopy:
     Args:
         size: The file's size in bytes, when known (:meth:`goldeval.runs.recorder.Recorder.input_copy` gives it):
             each part is then compressed as it streams in (``ZstdCompressor.compressobj`` with the part's size
-            pledged), on a thread beside the reader once the file passes :data:`BATCH_BYTES` (zstd releases the
-            GIL: the reader's hashing and scanning and the compression share two cores), so nothing but the
-            compressor's window (~1 MiB at level 1) and the batches waiting for it are held, whatever the file's
-            size. A copy fed more or fewer bytes than *size* is discarded at :meth:`close`; :meth:`ready` waits for
-            the thread. ``None``: each part is gathered
+            pledged), so nothing but the compressor's window (~1 MiB at level 1) is held, whatever the part's size.
+            A copy fed more or fewer bytes than *size* is discarded at :meth:`close`. ``None``: each part is gathered
             in one buffer and compressed whole, the frames :func:`compressed_parts` writes byte for byte (the copy
             holds up to a part, 8 MiB, while it is fed). The frames differ by a few bytes between the two ways;
             both decompress to the same bytes, which is what every reader of a kept input checks.
+        path: With *size*, the file itself: a file of :data:`THREAD_BYTES` or more is then compressed by a thread
+            that reads it on its own, beside the scorer (its first pass and its scoring: zstd and the reads release
+            the GIL, so the compression takes the second core instead of the scorer's time), and the bytes fed
+            are only hashed. The copy is usable (:meth:`ready`, which waits for the thread) when the thread read
+            *size* bytes and the file's identity (:func:`goldeval.io.reading.file_memo_key`: path, inode, size,
+            modification time in ns) is the same after its read as when the copy was made, i.e. before the first
+            pass read it (the rule by which goldeval trusts a file's remembered sha256).
 
     Example:
         >>> copy = InputCopy()
@@ -113,34 +117,36 @@ class InputCopy:
     #: Compressed bytes held in memory before the temporary file goes to disk (a small input's copy stays in memory;
     #: 1 MiB, so that the peak memory of a run does not grow with its input: issue 15's memory tests).
     SPOOL_BYTES = 1 << 20
-    #: With a size: bytes handed to the compressing thread at a time, and how many such batches may wait for it (the
-    #: reader waits when it is that far ahead: at most ~3 MiB of the file held, whatever its size).
-    BATCH_BYTES = 1 << 20
-    BATCHES_WAITING = 2
+    #: With a path: the smallest file compressed on a thread (a smaller one is compressed as it is fed), and the
+    #: bytes the thread reads at a time.
+    THREAD_BYTES = 1 << 20
+    READ_BYTES = 1 << 20
 
-    def __init__(self, size: int | None = None) -> None:
+    def __init__(self, size: int | None = None, path: str | os.PathLike[str] | None = None) -> None:
         if size is not None and (not isinstance(size, int) or size < 0):
             raise ValueError(f"InputCopy: size must be a whole number of bytes >= 0 or None, got {size!r}.")
         self._sha = hashlib.sha256()
         self._cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
         self._size = size
         self._fed = 0  # bytes fed so far
-        self._at = 0  # size given: bytes compressed so far (by the thread, once it runs)
+        self._at = 0  # size given: bytes compressed so far (by the thread, when one runs)
         self._cobj: Any = None  # size given: the streaming compressor of the part being compressed
         self._part = 0  # size given: that part's size and the compressed bytes written of it so far
         self._part_out = 0
-        self._batch: list[bytes] = []  # size given: bytes fed and not handed to the thread yet
-        self._batch_n = 0
-        self._queue: queue.Queue[list[bytes] | None] = queue.Queue(maxsize=self.BATCHES_WAITING)
-        self._thread: threading.Thread | None = None
-        self._stop = False
-        self._error: BaseException | None = None
         self._buf = bytearray()  # size None: the part being filled, up to _fill (it grows to a part's size, then is reused)
         self._fill = 0
         self._file: Any = tempfile.SpooledTemporaryFile(max_size=self.SPOOL_BYTES)
         self._sizes: list[tuple[int, int]] = []  # (uncompressed size, compressed size) of each part written
+        self._thread: threading.Thread | None = None
+        self._stop = False
+        self._error: BaseException | None = None
         self.closed = False
         self.discarded = False
+        if size is not None and path is not None and size >= self.THREAD_BYTES:
+            self._key = file_memo_key(path)
+            self._thread = threading.Thread(target=self._read_loop, args=(os.fspath(path),), name="goldeval-input-copy",
+                                            daemon=True)
+            self._thread.start()
 
     def update(self, data: bytes | bytearray | memoryview) -> None:
         """The next bytes of the file (and of its sha256)."""
@@ -148,14 +154,9 @@ class InputCopy:
             raise ValueError("InputCopy.update: the copy is closed")
         self._sha.update(data)
         if self._size is not None:
-            n = len(data)
-            self._fed += n
-            if self._fed > self._size:  # more bytes than the file had: not its copy (close discards it)
-                return
-            self._batch.append(data if data.__class__ is bytes else bytes(data))  # (read later: a buffer may change)
-            self._batch_n += n
-            if self._batch_n >= self.BATCH_BYTES:
-                self._hand_over()
+            self._fed += len(data)
+            if self._thread is None and self._fed <= self._size:  # (past the size: not its copy, close discards it)
+                self._stream(data)
             return
         buf, fill, start, n = self._buf, self._fill, 0, len(data)
         while n - start >= PART_BYTES - fill:  # (one buffer for every part: its pages are touched once)
@@ -170,32 +171,28 @@ class InputCopy:
             fill += n - start
         self._fill = fill
 
-    def _hand_over(self) -> None:
-        """Give the bytes fed since the last hand-over to the compressing thread (started on the first)."""
-        batch, self._batch, self._batch_n = self._batch, [], 0
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._compress_loop, name="goldeval-input-copy", daemon=True)
-            self._thread.start()
-        self._queue.put(batch)  # (waits while the thread is BATCHES_WAITING batches behind)
+    def _read_loop(self, path: str) -> None:
+        """The compressing thread: the file read again from its start (from the page cache, as the first pass just
+        read it), compressed part by part; its identity checked after."""
+        try:
+            with open(path, "rb") as fh:
+                while not self._stop:
+                    chunk = fh.read(self.READ_BYTES)
+                    if not chunk:
+                        break
+                    if self._at + len(chunk) > (self._size or 0):
+                        raise _Changed(path)
+                    self._stream(chunk)
+            if not self._stop and (self._at != self._size or file_memo_key(path) != self._key):
+                raise _Changed(path)
+        except BaseException as exc:  # (the copy is then not ready: the file is kept from disk, or not at all)
+            self._error = exc
 
-    def _compress_loop(self) -> None:
-        """The compressing thread: each batch in order, until None (zstd and the file writes release the GIL)."""
-        while True:
-            batch = self._queue.get()
-            if batch is None:
-                return
-            if self._error is None and not self._stop:
-                try:
-                    for data in batch:
-                        self._stream(data)
-                except BaseException as exc:  # (the copy is then not ready: the file is kept from disk)
-                    self._error = exc
-
-    def _stream(self, data: bytes) -> None:
+    def _stream(self, data: bytes | bytearray | memoryview) -> None:
         """Compress the next bytes (size given): each part's bytes go through its own streaming compressor."""
         size, n = self._size, len(data)
         assert size is not None
-        view, start, write = memoryview(data), 0, self._file.write
+        view, start, write = memoryview(data).cast("B"), 0, self._file.write
         while start < n:
             if self._cobj is None:  # a part starts here: its size is pledged (written in the frame's header)
                 self._part = min(PART_BYTES, size - self._at)
@@ -224,22 +221,14 @@ class InputCopy:
         return self._sha.hexdigest()
 
     def close(self) -> None:
-        """The file was fed whole: compress its last part (with a size: on the thread, when one runs; :meth:`ready`
-        waits for it). A copy given a size and fed other than that many bytes is discarded here: :meth:`parts` then
-        refuses, and :func:`keep_inputs` reads the file instead."""
+        """The file was fed whole: compress its last part (with a thread: it goes on; :meth:`ready` waits for it).
+        A copy given a size and fed other than that many bytes is discarded here: :meth:`parts` then refuses, and
+        :func:`keep_inputs` reads the file instead."""
         if not self.closed:
             if self._size is not None:
                 if self._fed != self._size:
                     self.discard()
                     return
-                if self._thread is None:  # (a file below one batch: compressed here, no thread)
-                    for data in self._batch:
-                        self._stream(data)
-                    self._batch, self._batch_n = [], 0
-                else:
-                    if self._batch:
-                        self._hand_over()
-                    self._queue.put(None)
             elif self._fill:
                 self._write(memoryview(self._buf)[:self._fill])
             self._buf, self._fill = bytearray(), 0
@@ -251,21 +240,19 @@ class InputCopy:
             thread.join()
 
     def ready(self) -> bool:
-        """Whether the copy is whole and usable (closed, not discarded, every part compressed without an error);
-        waits for the compressing thread to finish its parts."""
+        """Whether the copy is whole and usable: closed, not discarded, and (with a thread) every part compressed
+        from the same file without an error; waits for the thread to finish."""
         if not self.closed or self.discarded:
             return False
         self._join()
         return self._error is None
 
     def discard(self) -> None:
-        """Drop the copy (it is not the file's bytes): :meth:`parts` then refuses."""
+        """Drop the copy (it is not the file's bytes): :meth:`parts` then refuses. Stops the thread."""
         self.closed = self.discarded = True
         self._stop = True
-        if self._thread is not None and self._thread.is_alive():
-            self._queue.put(None)  # (the thread skips what is still queued, then ends)
         self._join()
-        self._batch, self._buf, self._fill, self._cobj = [], bytearray(), 0, None
+        self._buf, self._fill, self._cobj = bytearray(), 0, None
         self._file.close()
 
     def parts(self) -> Iterator[tuple[int, bytes]]:
