@@ -591,3 +591,24 @@ def test_coded_cases_of_both_formats_keep_their_order(tmp_path):
         assert formats == [2, 3, 2, 1, 3]
         assert list(st.iter_cases(run_id)) == order
         assert list(st.stored_cases(run_id)) == list(rows.stored_cases(run_r))
+
+
+def test_records_with_tails_of_their_own_stay_json_lines_from_the_first_call(tmp_path):
+    """Long notes' records: nearly every one has its own token counts, so its own tail. The first call that brings
+    new tails for more than a quarter of its records (past 64; here 300 of 300) is not coded, nor is anything after
+    it: the run's blocks are all JSON lines, so its readers keep the one-decode path of such runs. Short rows' first
+    call (a few dozen tails for 300 records, the healthy case) is coded."""
+    varied = [_f1_record(f"v{i}", i + 1, 100 + i, 250, 90) for i in range(900)]
+    few = [_f1_record(f"f{i}", i + 1, 3 + i % 5, 4, 2) for i in range(300)]
+    with RunStore(tmp_path / "g.db") as st:
+        run_v, run_f = st.create_run(meta("v")), st.create_run(meta("f"))
+        with Recorder(st, run_v, background=False) as rec:
+            _send_lines(rec, varied, 300)
+            assert rec._line_table is None and rec._line_tails == []
+        with Recorder(st, run_f, background=False) as rec:
+            _send_lines(rec, few, 300)
+            assert rec._line_table is not None and len(rec._line_tails) == 5
+        formats = dict(st.db.execute("SELECT run_id, group_concat(DISTINCT format) FROM case_blocks GROUP BY run_id"))
+        assert formats == {run_v: "1", run_f: "3"}
+        assert st._json_line_blocks(run_v) is True
+        assert list(st.iter_cases(run_v)) == varied and list(st.iter_cases(run_f)) == few

@@ -501,12 +501,13 @@ class Recorder:
         """The records of one :meth:`record_lines` call as a coded block's columns (:data:`FORMAT_CODED_STATUS_FIRST`):
         ``(codes, [first line, count] runs, codes used)``, or ``None`` when they stay JSON lines: a record not of
         that format's shape (see :mod:`goldeval.runs.blocks`), ids that are not the records', no C build, or a run
-        whose tails passed :data:`LINE_TAILS_CAP` (its records are too varied for a table to pay; not tried again in
-        this run)."""
+        whose tails are too varied for a table to pay (a call bringing new tails for more than a quarter of its
+        records, past 64, or the run's past :data:`LINE_TAILS_CAP`; not tried again in this run)."""
         table = self._line_table
         if table is None:
             return None
         known = self._line_tails
+        before = len(known)
         got = _fast_code_records(body, ids, n, table, known, LINE_TAILS_CAP)
         for tail in known[self._line_tails_checked:]:  # each new tail checked once (an unused one stays harmless)
             try:
@@ -515,6 +516,12 @@ class Recorder:
                 self._line_table = None
                 return None
         self._line_tails_checked = len(known)
+        if len(known) - before > max(64, n // 4):
+            # Most records of the call bring a tail of their own (long notes: their token counts), so a table does
+            # not pay: the run stays JSON lines from its first call, and its readers keep the one-decode path of
+            # a run whose blocks are all JSON lines (RunStore._case_records; a run with a coded block reads rows).
+            self._line_table, self._line_tails, self._line_tails_checked = None, [], 0
+            return None
         if got is None:
             if len(known) >= LINE_TAILS_CAP:
                 self._line_table = None
