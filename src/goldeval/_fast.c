@@ -2559,8 +2559,8 @@ static PyObject *code_records(PyObject *self, PyObject *args) {
         p += 8;
         const unsigned char *d0 = p;
         long long line = 0;
-        while (p < e && *p >= '0' && *p <= '9') { line = line * 10 + (*p - '0'); p++; }
-        if (p == d0 || p - d0 > 18 || (*d0 == '0' && p - d0 > 1)) { ok = 0; break; }
+        while (p < e && *p >= '0' && *p <= '9' && p - d0 < 19) { if (p - d0 < 18) line = line * 10 + (*p - '0'); p++; }
+        if (p == d0 || p - d0 > 18 || (*d0 == '0' && p - d0 > 1)) { ok = 0; break; }  /* (19 digits: refused) */
         if (e - p < 3 || p[0] != ',' || p[1] != '"' || e[-1] != '}') { ok = 0; break; }
         Py_ssize_t code = tail_code(t, known, p, e - p, cap);
         if (code == -1) goto done;

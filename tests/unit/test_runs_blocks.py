@@ -612,3 +612,29 @@ def test_records_with_tails_of_their_own_stay_json_lines_from_the_first_call(tmp
         assert formats == {run_v: "1", run_f: "3"}
         assert st._json_line_blocks(run_v) is True
         assert list(st.iter_cases(run_v)) == varied and list(st.iter_cases(run_f)) == few
+
+
+def test_code_records_reads_only_what_it_can_rebuild():
+    """goldeval._fast.code_records directly: a line number is taken as str(int) writes it, up to 18 digits (0, 1,
+    999999999999999999; not 01, 19 or 23 digits, 1.0, -1); an id must be the record's and without an escape or a
+    control character; the records must be n; codes index the tails in the order met, lines come as runs."""
+    fast = pytest.importorskip("goldeval._fast")
+    head = b'{"status":"scored","id":"a","line":'
+    for line, ok in ((b"0", True), (b"1", True), (b"999999999999999999", True), (b"01", False),
+                     (b"1000000000000000000", False), (b"9" * 23, False), (b"1.0", False), (b"-1", False)):
+        got = fast.code_records(head + line + b',"x":1}', b'"a"', 1, fast.tail_table(), [], 100)
+        assert (got is not None) == ok, line
+        if ok:
+            assert got[1] == [[int(line), 1]]
+    recs = b"\n".join([head + b'3,"x":1}', head.replace(b'"a"', b'"b"') + b'4,"x":2}', head.replace(b'"a"', b'"c"') + b'9,"x":1}'])
+    table, known = fast.tail_table(), []
+    codes, lines, used = fast.code_records(recs, b'"a","b","c"', 3, table, known, 100)
+    assert array("I", codes).tolist() == [0, 1, 0] and lines == [[3, 2], [9, 1]] and used == [0, 1]
+    assert known == [b',"x":1}', b',"x":2}']
+    for ids, n in ((b'"a","b"', 3), (b'"a","b","d"', 3), (b'"a","b","c","d"', 3), (b'"a","b","c"', 2), (b'"a","b","c"', 4)):
+        assert fast.code_records(recs, ids, n, table, known, 100) is None, (ids, n)
+    for bad_id in (b'"a\\u0041"', b'"a\\"b"', b'"a\tb"'):
+        rec = head.replace(b'"a"', bad_id) + b'1,"x":1}'
+        assert fast.code_records(rec, bad_id, 1, table, known, 100) is None, bad_id
+    assert fast.code_records(head + b'1,"x":3}', b'"a"', 1, table, known, 2) is None  # (a third tail past cap 2)
+    assert fast.code_records(b"", b"", 0, table, known, 100) == (b"", [], [])
