@@ -2417,6 +2417,196 @@ done:
     return result;
 }
 
+/* ---- a run store block's records as codes (goldeval.runs.blocks FORMAT_CODED_STATUS_FIRST; the JSON-lines block,
+ * format 1, stays the definition and the fallback: tests/unit/test_runs_blocks.py reads both back the same) ---- */
+
+/* The tails met so far by one recorder (a capsule from tail_table): tail bytes (held in the Python list the caller
+ * passes, code order) by a 64-bit hash, open addressing. */
+typedef struct { uint64_t *hash; uint32_t *code; Py_ssize_t size, used; } TailTable;
+
+static void tail_table_free(PyObject *cap) {
+    TailTable *t = (TailTable *)PyCapsule_GetPointer(cap, "goldeval._fast.TailTable");
+    if (t) { PyMem_Free(t->hash); PyMem_Free(t->code); PyMem_Free(t); }
+}
+
+/* tail_table() -> capsule: code_records' table of tails for one recorder. */
+static PyObject *tail_table(PyObject *self, PyObject *args) {
+    TailTable *t = (TailTable *)PyMem_Calloc(1, sizeof(TailTable));
+    if (!t) return PyErr_NoMemory();
+    PyObject *cap = PyCapsule_New(t, "goldeval._fast.TailTable", tail_table_free);
+    if (!cap) PyMem_Free(t);
+    return cap;
+}
+
+static uint64_t tail_hash(const unsigned char *s, Py_ssize_t n) {  /* 8 bytes a step */
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, s + i, (size_t)(n - i));
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
+    return h ^ (h >> 29);
+}
+
+/* The code of tail s[0:n] in t (known[code] holds its bytes); a new tail is appended to known with the next code.
+ * -1: an error (set); -2: a new tail past cap. */
+static Py_ssize_t tail_code(TailTable *t, PyObject *known, const unsigned char *s, Py_ssize_t n, Py_ssize_t cap) {
+    uint64_t h = tail_hash(s, n);
+    if (t->size) {
+        Py_ssize_t mask = t->size - 1, i = (Py_ssize_t)(h & (uint64_t)mask);
+        while (t->code[i] != UINT32_MAX) {
+            if (t->hash[i] == h) {
+                if ((Py_ssize_t)t->code[i] >= PyList_GET_SIZE(known) || !PyBytes_Check(PyList_GET_ITEM(known, t->code[i]))) {
+                    PyErr_SetString(PyExc_ValueError, "code_records: known is not the list of this table's tails");
+                    return -1;
+                }
+                PyObject *b = PyList_GET_ITEM(known, t->code[i]);
+                if (PyBytes_GET_SIZE(b) == n && memcmp(PyBytes_AS_STRING(b), s, n) == 0) return t->code[i];
+            }
+            i = (i + 1) & mask;
+        }
+    }
+    Py_ssize_t code = PyList_GET_SIZE(known);
+    if (code != t->used) {
+        PyErr_SetString(PyExc_ValueError, "code_records: known is not the list of this table's tails");
+        return -1;
+    }
+    if (code >= cap || code >= (Py_ssize_t)UINT32_MAX) return -2;
+    if ((t->used + 1) * 2 > t->size) {  /* grow (and rehash) to keep the table at most half full */
+        Py_ssize_t size = t->size ? t->size * 2 : 1024;
+        uint64_t *hash = (uint64_t *)PyMem_Malloc(size * sizeof(uint64_t));
+        uint32_t *codes = (uint32_t *)PyMem_Malloc(size * sizeof(uint32_t));
+        if (!hash || !codes) { PyMem_Free(hash); PyMem_Free(codes); PyErr_NoMemory(); return -1; }
+        for (Py_ssize_t i = 0; i < size; i++) codes[i] = UINT32_MAX;
+        for (Py_ssize_t j = 0; j < t->size; j++) {
+            if (t->code[j] == UINT32_MAX) continue;
+            Py_ssize_t i = (Py_ssize_t)(t->hash[j] & (uint64_t)(size - 1));
+            while (codes[i] != UINT32_MAX) i = (i + 1) & (size - 1);
+            hash[i] = t->hash[j];
+            codes[i] = t->code[j];
+        }
+        PyMem_Free(t->hash); PyMem_Free(t->code);
+        t->hash = hash; t->code = codes; t->size = size;
+    }
+    PyObject *b = PyBytes_FromStringAndSize((const char *)s, n);
+    if (!b) return -1;
+    int rc = PyList_Append(known, b);
+    Py_DECREF(b);
+    if (rc < 0) return -1;
+    Py_ssize_t i = (Py_ssize_t)(h & (uint64_t)(t->size - 1));
+    while (t->code[i] != UINT32_MAX) i = (i + 1) & (t->size - 1);
+    t->hash[i] = h;
+    t->code[i] = (uint32_t)code;
+    t->used++;
+    return code;
+}
+
+/*
+ * code_records(records, ids, n, table, known, cap) -> (codes, lines, used) | None
+ *
+ * records: n run-store records' JSON, newline-separated (no newline after the last), each
+ * {"status":"scored","id":<id>,"line":<line><tail> where <id> is a JSON string (no newline), <line> an integer
+ * written as str(int) writes it (no sign, no leading zero, at most 18 digits) and <tail> the rest, ',"' ... '}'.
+ * ids: the same ids' JSON, comma-separated, in order (each must be the record's, byte for byte). table: a
+ * tail_table() capsule; known: the list of tail bytes by code it indexes (a tail met for the first time is appended:
+ * the caller checks the new ones). Returns codes (one uint32 a record, native byte order: its tail's code), lines
+ * ([first, count] runs of consecutive line numbers) and used (the codes of this call, each once, in first-met
+ * order). None when a record or an id is not of that form, the records are not n, or a new tail would make known
+ * longer than cap (what was added to known stays: the table is never wrong, only unused).
+ */
+static PyObject *code_records(PyObject *self, PyObject *args) {
+    Py_buffer rb, ib;
+    Py_ssize_t n, cap;
+    PyObject *capsule, *known;
+    if (!PyArg_ParseTuple(args, "y*y*nOO!n:code_records", &rb, &ib, &n, &capsule, &PyList_Type, &known, &cap)) return NULL;
+    PyObject *result = NULL, *lines = NULL, *used = NULL;
+    Buf codes = {NULL, 0, 0};
+    unsigned char *seen = NULL;
+    TailTable *t = (TailTable *)PyCapsule_GetPointer(capsule, "goldeval._fast.TailTable");
+    if (!t) goto done;
+    lines = PyList_New(0);
+    used = PyList_New(0);
+    Py_ssize_t seen_n = cap > 0 ? cap : 1;
+    seen = (unsigned char *)PyMem_Calloc(seen_n, 1);
+    if (!lines || !used || !seen || n < 0) { if (!PyErr_Occurred()) PyErr_NoMemory(); goto done; }
+    if (buf_reserve(&codes, 4 * n + 4) < 0) goto done;
+    static const char head[] = "{\"status\":\"scored\",\"id\":\"";
+    const Py_ssize_t head_n = (Py_ssize_t)sizeof head - 1;
+    const unsigned char *r = (const unsigned char *)rb.buf, *rend = r + rb.len;
+    const unsigned char *ids = (const unsigned char *)ib.buf;
+    Py_ssize_t qi = 0, qn = ib.len;  /* the next id's offset in ids */
+    Py_ssize_t k = 0, run_first = -1, run_n = 0;
+    int ok = 1;
+    while (ok) {
+        if (k == n) { ok = r == rend + 1 || (n == 0 && rb.len == 0); break; }
+        if (r >= rend) { ok = 0; break; }
+        const unsigned char *nl = (const unsigned char *)memchr(r, '\n', (size_t)(rend - r));
+        const unsigned char *e = nl ? nl : rend;
+        if (e - r < head_n || memcmp(r, head, head_n) != 0) { ok = 0; break; }
+        const unsigned char *p = r + head_n - 1, *id0 = p;  /* at the id's opening quote */
+        p++;
+        while (p < e && *p != '"' && *p != '\\' && *p >= 0x20) p++;  /* (an escape: not coded, orjson may spell it otherwise) */
+        if (p >= e || *p != '"') { ok = 0; break; }
+        p++;  /* past the closing quote */
+        Py_ssize_t idn = p - id0;
+        if (qn - qi < idn || memcmp(ids + qi, id0, idn) != 0 || (qi + idn < qn && ids[qi + idn] != ',')) { ok = 0; break; }
+        qi += idn + 1;
+        if (e - p < 9 || memcmp(p, ",\"line\":", 8) != 0) { ok = 0; break; }
+        p += 8;
+        const unsigned char *d0 = p;
+        long long line = 0;
+        while (p < e && *p >= '0' && *p <= '9' && p - d0 < 19) { if (p - d0 < 18) line = line * 10 + (*p - '0'); p++; }
+        if (p == d0 || p - d0 > 18 || (*d0 == '0' && p - d0 > 1)) { ok = 0; break; }  /* (19 digits: refused) */
+        if (e - p < 3 || p[0] != ',' || p[1] != '"' || e[-1] != '}') { ok = 0; break; }
+        Py_ssize_t code = tail_code(t, known, p, e - p, cap);
+        if (code == -1) goto done;
+        if (code == -2 || code >= seen_n) { ok = 0; break; }
+        if (!seen[code]) {
+            seen[code] = 1;
+            PyObject *c = PyLong_FromSsize_t(code);
+            if (!c || PyList_Append(used, c) < 0) { Py_XDECREF(c); goto done; }
+            Py_DECREF(c);
+        }
+        uint32_t c32 = (uint32_t)code;
+        memcpy(codes.p + codes.n, &c32, 4);
+        codes.n += 4;
+        if (run_n && run_first + run_n == line) run_n++;
+        else {
+            if (run_n) {
+                PyObject *pair = Py_BuildValue("[nn]", run_first, run_n);
+                if (!pair || PyList_Append(lines, pair) < 0) { Py_XDECREF(pair); goto done; }
+                Py_DECREF(pair);
+            }
+            run_first = (Py_ssize_t)line; run_n = 1;
+        }
+        k++;
+        r = e + 1;
+    }
+    if (ok && qi != (n ? qn + 1 : qn)) ok = 0;  /* (every id given was a record's) */
+    if (!ok) { result = Py_None; Py_INCREF(result); goto done; }
+    if (run_n) {
+        PyObject *pair = Py_BuildValue("[nn]", run_first, run_n);
+        if (!pair || PyList_Append(lines, pair) < 0) { Py_XDECREF(pair); goto done; }
+        Py_DECREF(pair);
+    }
+    {
+        PyObject *cb = PyBytes_FromStringAndSize(codes.p ? codes.p : "", codes.n);
+        if (cb) result = Py_BuildValue("NOO", cb, lines, used);
+    }
+done:
+    Py_XDECREF(lines);
+    Py_XDECREF(used);
+    PyMem_Free(codes.p);
+    PyMem_Free(seen);
+    PyBuffer_Release(&rb);
+    PyBuffer_Release(&ib);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"resample_kernels", resample_kernels, METH_NOARGS,
      "resample_kernels() -> tuple[str, ...]: the kernels resample_means(d, key, key_retry, first, out, kernel) runs on "
@@ -2450,6 +2640,9 @@ static PyMethodDef methods[] = {
      "label_lines(block, pos, lineno, loads, refused, id_key, gold_key, pred_key, counts, repeated, positive, dumps, emit, table[, tails])"
      " -> (pos, lineno, n_rows, n_null, body): the plain rows of a JSONL label file (goldeval.labelfile)."},
     {"label_table", label_table, METH_NOARGS, "label_table() -> capsule: label_lines' state for one run."},
+    {"tail_table", tail_table, METH_NOARGS, "tail_table() -> capsule: code_records' tails for one recorder."},
+    {"code_records", code_records, METH_VARARGS,
+     "code_records(records, ids, n, table, known, cap) -> (codes, lines, used) | None: a block's records as tail codes."},
     {"label_flush", label_flush, METH_VARARGS, "label_flush(table, counts) -> None: add label_lines' pending counts."},
     {"scan_ids", scan_ids, METH_VARARGS,
      "scan_ids(block, quoted) -> (n_lines, hashes, slow): the prefix rule's id hashes of a block of JSONL (goldeval.ids)."},

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from goldeval.runs.blocks import block_rows
+
 pytestmark = pytest.mark.slow
 
 N_ROWS = 80_000
@@ -148,10 +150,15 @@ def stored(db: Path) -> tuple[list[tuple], list[dict]]:
     con = sqlite3.connect(db)
     try:
         runs = con.execute("SELECT id, status FROM runs").fetchall()
-        # the cases rows and the blocks' records (zstd frames of newline-separated records, from seq0), by seq
+        # the cases rows and the blocks' records, by seq: a block of JSON lines (format 1) is zstd frames of
+        # newline-separated records from seq0; a coded one (format 3, goldeval score's records) is rebuilt by the
+        # store's block reader
         by_seq = list(con.execute("SELECT seq, data FROM cases"))
-        for seq0, blob in con.execute("SELECT seq0, data FROM case_blocks"):
-            by_seq += enumerate(zstandard.ZstdDecompressor().decompress(blob).decode().split("\n"), seq0)
+        for seq0, n, blob, ids, fmt in con.execute("SELECT seq0, n, data, ids, format FROM case_blocks"):
+            if fmt == 1:
+                by_seq += enumerate(zstandard.ZstdDecompressor().decompress(blob).decode().split("\n"), seq0)
+            else:
+                by_seq += [(row[1], row[7]) for row in block_rows([(seq0, n, blob, ids, fmt)], None)]
         cases = [json.loads(data) for _, data in sorted(by_seq)]
         assert len({seq for seq, _ in by_seq}) == len(by_seq)  # no seq twice
         return runs, cases

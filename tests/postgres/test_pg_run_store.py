@@ -320,3 +320,25 @@ def test_a_report_from_the_server_shows_the_texts_of_a_deleted_input(pg, tmp_pat
     assert {c["id"]: (c["prediction"], c["reference"]) for c in model["cases"]} == {
         i: (w["prediction"], w["reference"]) for i, w in want.items()}
     assert any("copy kept in the run store" in n for n in model["notes"])
+
+
+def test_score_cases_coded_on_sqlite_are_the_same_rows_on_the_server(pg, tmp_path, env):
+    # issue 31 item 1: goldeval score's cases reach a SQLite store as coded blocks (format 3, the C kernel's plain
+    # rows) and a PostgreSQL store as rows of cases (RunStore.write_coded_block / PgRunStore.write_coded_block):
+    # both read back the same rows, byte for byte, for 3,000 short rows with a blank line and a non-ASCII row among
+    # them (left to the Python path, recorded in its place).
+    url = fresh_store(pg, "coded")
+    lite = tmp_path / "lite.db"
+    preds = tmp_path / "p.jsonl"
+    rows = [json.dumps({"id": f"r{i}", "prediction": f"bp {i % 97} mmhg stable", "reference": f"bp {i % 89} mmhg"})
+            for i in range(3000)]
+    rows[1500] = json.dumps({"id": "r1500", "prediction": "café au lait", "reference": "cafe"}, ensure_ascii=False)
+    preds.write_text("\n".join(rows[:700]) + "\n\n" + "\n".join(rows[700:]) + "\n", encoding="utf-8")
+    for store in (lite, url):
+        r = goldeval("score", str(preds), "--store", str(store), "-q", "--workers", "1", "--out", str(tmp_path / "o.json"), env=env)
+        assert r.returncode == 0, r.stderr
+    with RunStore(lite) as a, open_store(url) as b:
+        assert {f for (f,) in a.db.execute("SELECT DISTINCT format FROM case_blocks")} >= {3}
+        got_a = [row[:1] + row[2:] for row in a.stored_cases(a.resolve("latest"))]
+        got_b = [row[:1] + row[2:] for row in b.stored_cases(b.resolve("latest"))]
+    assert len(got_a) == 3000 and got_a == got_b

@@ -53,6 +53,7 @@ from goldeval.io.reading import (
     RowError,
     check_input_file,
     decode_line,
+    file_memo_key,
     file_sha256,
     is_delimited,
     is_parquet,
@@ -150,7 +151,9 @@ def run(
     if isinstance(source, (str, os.PathLike)):
         path = check_input_file(source)
         jsonl = not (is_delimited(path) or is_parquet(path))
-        total, sha256, repeated = _first_pass(path, scorer, id_field, src, jsonl)
+        # where the run keeps its inputs, the first pass's read also makes the kept copy (Recorder.input_copy)
+        copy = recorder.input_copy(path) if jsonl and hasattr(recorder, "input_copy") else None
+        total, sha256, repeated = _first_pass(path, scorer, id_field, src, jsonl, copy)
         if on_total is not None:
             on_total(total)
         workers = _workers(workers, total) if jsonl else 1
@@ -260,8 +263,13 @@ def _read(path: Path, scorer: Scorer) -> Iterator[Any]:
     return read_rows(path, lenient=scorer.lenient_json)
 
 
-def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool) -> tuple[int, str, set[int]]:
+def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool,
+                copy: Any = None) -> tuple[int, str, set[int]]:
     """One read of *path*: its line (row) count, its sha256, and the hashes of the ids on more than one row.
+
+    *copy*: a JSONL file's :class:`goldeval.runs.texts.InputCopy` (the run store's kept copy of the input), fed the
+    bytes read and closed when the file did not change while read; discarded otherwise (then the run keeps the file
+    as read again when it finishes).
 
     Raises:
         InputError: no line of a JSONL file is UTF-8 (the file is in another encoding; one bad line fails alone).
@@ -292,8 +300,20 @@ def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool
             return None
         return item.data
 
-    n_lines, n_rows, repeated = scan_jsonl_ids(path, id_field, scorer.id_of, hasher=hasher, slow_decode=slow,
-                                               ids_as_text=scorer.ids_as_text)
+    if copy is not None:
+        before, hasher = file_memo_key(path), copy  # (an InputCopy is a sha256 object too)
+    try:
+        n_lines, n_rows, repeated = scan_jsonl_ids(path, id_field, scorer.id_of, hasher=hasher, slow_decode=slow,
+                                                   ids_as_text=scorer.ids_as_text)
+    except BaseException:
+        if copy is not None:
+            copy.discard()
+        raise
+    if copy is not None:
+        if file_memo_key(path) == before:  # unchanged while read
+            copy.close()
+        else:
+            copy.discard()
     if n_rows and state["not_utf8"] == n_rows and state["first_bad"] is not None:
         raise state["first_bad"]
     return n_lines, hasher.hexdigest(), repeated

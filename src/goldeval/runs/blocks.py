@@ -15,6 +15,13 @@ ids as JSON (orjson's spelling), comma-separated, in order (what a finished run'
   record is rebuilt as ``'{"id":' + <its id's JSON> + ',"status":"scored","line":' + <line> + <tail>``: the bytes
   :meth:`~goldeval.runs.recorder.Recorder.record` stores for the same dict. Per case that is ~4 bytes to compress
   (and ~1 stored) where the JSON is ~70: the writer's cost is the ids.
+* :data:`FORMAT_CODED_STATUS_FIRST` (3): as format 2 for records of the shape ``{"status": "scored", "id": <id>,
+  "line": <line>`` and a tail (what :meth:`~goldeval.runs.recorder.Recorder.record` stores for ``record(case,
+  status="scored")``: ``goldeval score``'s token-F1 cases, whose tails, ``,"whole_note":{...},"tokens":{...}}``, are
+  a few hundred for a million short rows). A record is rebuilt as ``'{"status":"scored","id":' + <its id's JSON> +
+  ',"line":' + <line> + <tail>``. :meth:`~goldeval.runs.recorder.Recorder.record_lines` writes a block of this
+  format when every record of the block has that shape, its id is a JSON string without an escape and its line
+  is written as ``str(int)`` writes it (``goldeval._fast.code_records``; else, or without the C build, format 1).
 
 Source: issue 31 item 1 (the store on costs little on every path); ``benchmarks/README.md`` has the measurements.
 """
@@ -32,13 +39,15 @@ import zstandard
 from goldeval.errors import StoreError
 from goldeval.runs.columns import case_columns, case_status
 
-__all__ = ["FORMAT_JSON_LINES", "FORMAT_CODED", "CODED_KEYS", "ZSTD_BLOCK_LEVEL", "block_records", "compress_block", "encode_coded",
+__all__ = ["FORMAT_JSON_LINES", "FORMAT_CODED", "FORMAT_CODED_STATUS_FIRST", "CODED_KEYS", "ZSTD_BLOCK_LEVEL", "block_records", "compress_block", "encode_coded",
            "check_tail", "block_rows"]
 
 #: ``case_blocks.format`` of a block of JSON lines (every block written before migration m007).
 FORMAT_JSON_LINES = 1
 #: ``case_blocks.format`` of a coded block (ids, line numbers and tail codes).
 FORMAT_CODED = 2
+#: ``case_blocks.format`` of a coded block whose records start with ``"status"`` (then ``"id"``, ``"line"``).
+FORMAT_CODED_STATUS_FIRST = 3
 #: The members a coded record holds before its tail (a tail may not name them again).
 CODED_KEYS = frozenset({"id", "status", "line"})
 
@@ -47,6 +56,8 @@ CODED_KEYS = frozenset({"id", "status", "line"})
 ZSTD_BLOCK_LEVEL = 1
 
 _PREFIX = ',"status":"scored","line":'
+#: How each coded format spells a record before its id's JSON, and between the id and the line number.
+_CODED_SPELLING = {FORMAT_CODED: ('{"id":', _PREFIX), FORMAT_CODED_STATUS_FIRST: ('{"status":"scored","id":', ',"line":')}
 
 
 def compress_block(records: bytes, ids: bytes) -> tuple[bytes, bytes]:
@@ -89,7 +100,8 @@ def check_tail(tail: bytes) -> dict[str, Any]:
     return obj
 
 
-def encode_coded(lines: list[list[int]], codes: bytes, tails: Mapping[int, bytes]) -> bytes:
+def encode_coded(lines: list[list[int]], codes: bytes, tails: Mapping[int, bytes],
+                 cache: dict[int, bytes] | None = None) -> bytes:
     """A coded block's ``data`` before compression: the header line and the codes (*codes* in native byte order,
     one uint32 a case; stored little-endian).
 
@@ -97,18 +109,31 @@ def encode_coded(lines: list[list[int]], codes: bytes, tails: Mapping[int, bytes
         lines: ``[first line, count]`` runs, in order; the counts add up to the block's cases.
         codes: One uint32 a case (``array("I")`` bytes).
         tails: code → tail bytes, for every code *codes* holds (more are allowed).
+        cache: code → that tail's member of the header's ``"tails"`` object (``"<code>":"<tail>"`` as JSON),
+            filled here: a caller writing many blocks with the same table passes one dict, and each tail is
+            encoded once (the same bytes).
 
     Example:
         >>> data = encode_coded([[3, 1]], array("I", [0]).tobytes(), {0: b',"x":1}'})
         >>> data.split(b"\\n", 1)[0]
         b'{"lines":[[3,1]],"tails":{"0":",\\\\"x\\\\":1}"}}'
+        >>> encode_coded([[3, 1]], array("I", [0]).tobytes(), {0: b',"x":1}'}, {}) == data
+        True
     """
     if sys.byteorder != "little":  # pragma: no cover - (every platform goldeval is tested on is little-endian)
         swapped = array("I", codes)
         swapped.byteswap()
         codes = swapped.tobytes()
-    header = orjson.dumps({"lines": lines, "tails": {str(c): t.decode("utf-8") for c, t in tails.items()}})
-    return header + b"\n" + codes
+    if cache is None:
+        header = orjson.dumps({"lines": lines, "tails": {str(c): t.decode("utf-8") for c, t in tails.items()}})
+        return header + b"\n" + codes
+    members = []
+    for c, t in tails.items():
+        member = cache.get(c)
+        if member is None:  # (what orjson.dumps writes for the member in the dict above)
+            member = cache[c] = orjson.dumps({str(c): t.decode("utf-8")})[1:-1]
+        members.append(member)
+    return b'{"lines":' + orjson.dumps(lines) + b',"tails":{' + b",".join(members) + b"}}\n" + codes
 
 
 def block_rows(blocks: Iterable[tuple[Any, ...]], status: str | None) -> Iterator[tuple[Any, ...]]:
@@ -124,10 +149,11 @@ def block_rows(blocks: Iterable[tuple[Any, ...]], status: str | None) -> Iterato
     """
     dctx = zstandard.ZstdDecompressor()
     loads = orjson.loads
+    tails: dict[str, tuple[Any, ...]] = {}  # a tail's text → its columns, checked once for every block read here
     for seq0, n, blob, id_blob, fmt in blocks:
-        if fmt == FORMAT_CODED:
+        if fmt in _CODED_SPELLING:
             if status is None or status == "scored":
-                yield from _coded_rows(dctx, seq0, n, bytes(blob), bytes(id_blob))
+                yield from _coded_rows(dctx, seq0, n, bytes(blob), bytes(id_blob), fmt, tails)
             continue
         if fmt != FORMAT_JSON_LINES:
             raise StoreError(f"run store: the block from seq {seq0} has format {fmt!r}, which this goldeval does not "
@@ -178,8 +204,11 @@ def _not_scored(seq: int, got: Any) -> StoreError:
                       "only; the store is damaged.")
 
 
-def _coded_rows(dctx: Any, seq0: int, n: int, blob: bytes, id_blob: bytes) -> Iterator[tuple[Any, ...]]:
-    """The rows of one coded block (see the module's notes)."""
+def _coded_rows(dctx: Any, seq0: int, n: int, blob: bytes, id_blob: bytes, fmt: int = FORMAT_CODED,
+                checked: dict[str, tuple[Any, ...]] | None = None) -> Iterator[tuple[Any, ...]]:
+    """The rows of one coded block (see the module's notes); *checked*: tails already checked (text → columns)."""
+    head, prefix = _CODED_SPELLING[fmt]
+    checked = {} if checked is None else checked
 
     def damaged(why: str) -> StoreError:
         return StoreError(f"run store: the coded block of {n} cases from seq {seq0} {why}; the store is damaged.")
@@ -200,8 +229,10 @@ def _coded_rows(dctx: Any, seq0: int, n: int, blob: bytes, id_blob: bytes) -> It
         raise damaged(f"holds {len(codes)} codes, {len(ids)} ids and {sum(c for _, c in lines)} line numbers")
     tails: dict[int, tuple[str, tuple[Any, ...]]] = {}
     for code, text in tail_texts.items():
-        obj = check_tail(text.encode("utf-8"))
-        columns = case_columns({"status": "scored", **obj})
+        columns = checked.get(text)
+        if columns is None:
+            obj = check_tail(text.encode("utf-8"))
+            columns = checked[text] = case_columns({"status": "scored", **obj})
         tails[int(code)] = (text, columns)
     dumps = orjson.dumps
     i = 0
@@ -212,5 +243,5 @@ def _coded_rows(dctx: Any, seq0: int, n: int, blob: bytes, id_blob: bytes) -> It
             if got is None or cid.__class__ is not str:
                 raise damaged(f"has a case (seq {seq0 + i}) with " + ("an id that is not text" if got else
                                                                       f"the code {codes[i]}, which it does not define"))
-            yield (cid, seq0 + i, *got[1], '{"id":' + dumps(cid).decode() + _PREFIX + str(line) + got[0])
+            yield (cid, seq0 + i, *got[1], head + dumps(cid).decode() + prefix + str(line) + got[0])
             i += 1

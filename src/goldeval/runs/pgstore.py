@@ -42,7 +42,7 @@ import zstandard
 from goldeval.answers.postgres import parse_url
 from goldeval.errors import StoreError
 from goldeval.paths import default_store
-from goldeval.runs.blocks import FORMAT_CODED, block_rows
+from goldeval.runs.blocks import FORMAT_CODED, FORMAT_CODED_STATUS_FIRST, block_rows
 from goldeval.runs.migrations import MIGRATIONS, POSTGRES_MIGRATIONS
 from goldeval.runs.store import NoStoreError, RunMeta, RunStore, case_columns, now_iso
 
@@ -384,14 +384,16 @@ class PostgresRunStore(RunStore):
             keys.append((case["id"], *case_columns(case)))
         self.write_case_columns(run_id, (seq0, keys, lines))
 
-    def write_coded_block(self, run_id: str, seq0: int, n: int, data: bytes, ids: bytes) -> None:
+    def write_coded_block(self, run_id: str, seq0: int, n: int, data: bytes, ids: bytes, fmt: int = FORMAT_CODED) -> None:
         """A server store keeps every case a row of ``cases``: the coded block's cases are written as the rows
         :meth:`RunStore.write_coded_block` stands them for (:func:`goldeval.runs.blocks.block_rows`).
 
         Raises:
             StoreError: the block is not *n* cases (nothing of it is stored), or the write failed.
         """
-        rows = list(block_rows([(seq0, n, data, ids, FORMAT_CODED)], None))
+        if fmt not in (FORMAT_CODED, FORMAT_CODED_STATUS_FIRST):
+            raise StoreError(f"run store: a coded block has format 2 or 3, not {fmt!r}.")
+        rows = list(block_rows([(seq0, n, data, ids, fmt)], None))
         self.write_case_columns(run_id, (seq0, [(r[0], *r[2:7]) for r in rows], [r[7] for r in rows]))
 
     def _has_blocks(self) -> bool:

@@ -10,7 +10,7 @@ Protocol (what a batch scorer may rely on; ``recorder=None`` means nothing is re
     recorder.record_lines(records, n, ids)  # optional: n scored cases serialized in bulk, recorded once each
                                             # (the local engine's folded chunks for goldeval score, goldeval
                                             # labels with a recorder without record_coded; stored as compressed
-                                            # blocks of JSON records)
+                                            # blocks of JSON records, or coded where their shape allows: format 3)
     recorder.record_coded(ids, n, first_line, codes, used, tails)  # optional: n scored cases of the shape
                                             # {"id", "status": "scored", "line"} + a tail from a small table, as
                                             # columns (goldeval labels, C path and Python rows; coded blocks,
@@ -52,7 +52,14 @@ from goldeval.runs.identity import (
     rubric_text,
     run_key,
 )
-from goldeval.runs.blocks import ZSTD_BLOCK_LEVEL, check_tail, compress_block, encode_coded
+from goldeval.runs.blocks import (
+    FORMAT_CODED,
+    FORMAT_CODED_STATUS_FIRST,
+    ZSTD_BLOCK_LEVEL,
+    check_tail,
+    compress_block,
+    encode_coded,
+)
 from goldeval.runs.store import RunMeta, RunStore, case_columns
 from goldeval.runs.texts import KEPT_ROLES_SKIPPED, InputCopy
 from goldeval.runs.writer import (  # noqa: F401  (message_columns, WRITER_MAX_ROWS_PER_TX: re-exported)
@@ -64,6 +71,12 @@ from goldeval.runs.writer import (  # noqa: F401  (message_columns, WRITER_MAX_R
     writer_main,
 )
 from goldeval.signals import signals_held
+
+try:  # the optional C coder of record_lines' blocks (see _fast.c); a block of JSON lines stays the definition
+    from goldeval._fast import code_records as _fast_code_records
+    from goldeval._fast import tail_table as _fast_tail_table
+except ImportError:  # pragma: no cover - (without the C build: every block is JSON lines, read back the same)
+    _fast_code_records = _fast_tail_table = None
 
 __all__ = ["RecorderProtocol", "Recorder", "run_key", "dataset_hash", "rubric_text", "hashes_from_results", "start_run"]
 
@@ -136,7 +149,14 @@ class Recorder:
         self._coded_lines: list[list[int]] = []
         self._coded_used: set[int] = set()
         self._n_coded = 0
+        self._coded_fmt = FORMAT_CODED  # the pending coded cases' format: 2 (record_coded) or 3 (record_lines)
         self._tails: list[bytes] = []  # code -> tail, as checked (the tails dict of record_coded, in code order)
+        # record_lines() blocks coded by C (format 3): its table of tails (None: not coded, for the rest of the run),
+        # the tails by code, how many of them are checked
+        self._line_table: Any = _fast_tail_table() if _fast_tail_table is not None else None
+        self._line_tails: list[bytes] = []
+        self._line_tails_checked = 0
+        self._line_members: dict[int, bytes] = {}  # code -> its member of a block header's tails (encode_coded)
         self._last_commit = clock()
         self._seq = store.next_seq(run_id)  # the seq of the next record handed to the writer
         self._seq0 = self._seq
@@ -180,11 +200,17 @@ class Recorder:
         """A :class:`~goldeval.runs.texts.InputCopy` for a scorer about to read the input *path* whole, in order, from
         its start (its first pass): fed those bytes and closed, it is what the finished run keeps of that input (the
         file is not read again). ``None`` when the run keeps no texts, *path* is none of its inputs, or a copy of it
-        was asked for already."""
+        was asked for already. The copy is told the file's size and path now: it compresses the file on a thread
+        beside the scorer (a small file: as it is fed) and holds no part in memory (a file that is not fed as that
+        many bytes, or that changed before the thread read it, is not kept from the copy)."""
         target = os.path.abspath(path)
         for role, p in self.keep_texts_of.items():
             if role not in KEPT_ROLES_SKIPPED and role not in self.input_copies and os.path.abspath(p) == target:
-                copy = self.input_copies[role] = InputCopy()
+                try:
+                    size = os.path.getsize(target)
+                except OSError:  # (the scorer's own read reports it)
+                    return None
+                copy = self.input_copies[role] = InputCopy(size, target)
                 return copy
         return None
 
@@ -283,8 +309,11 @@ class Recorder:
         """Queue *n* scored cases another part of goldeval serialized in bulk (``goldeval labels``' C reader, the local
         engine's workers for ``goldeval score``): they
         reach the store as compressed blocks of about :data:`BLOCK_BYTES` (:meth:`RunStore.write_case_block`), read
-        back as the ``cases`` rows :meth:`record` would have stored for the same records. Blocks are written on the
-        writer thread (in the caller with ``background=False``), whatever ``background`` says for batches.
+        back as the ``cases`` rows :meth:`record` would have stored for the same records; where the C build codes a
+        call's records (each ``{"status":"scored","id":…,"line":…`` and a tail, ``goldeval score``'s), they are
+        gathered as coded blocks of :data:`LINE_CODED_CASES` cases instead (format 3, :mod:`goldeval.runs.blocks`:
+        the same rows read back). Blocks are compressed and written in the caller (on the writer thread when
+        batches of :meth:`record` started one), whatever ``background`` says for batches.
 
         Args:
             records: The records' JSON, newline-separated, each on one line and each an object with a string
@@ -308,6 +337,27 @@ class Recorder:
             return
         if self._pending:  # the records before these keep their place
             self._send()
+        coded = self._code_lines(records, ids, n)
+        if coded is not None:  # goldeval score's records: gathered as a coded block (format 3), as record_coded's
+            if self._n_lines:
+                self._send_lines()
+            if self._n_coded and self._coded_fmt != FORMAT_CODED_STATUS_FIRST:
+                self._send_coded()
+            codes, lines, used = coded
+            self._coded_fmt = FORMAT_CODED_STATUS_FIRST
+            self._coded_ids.append(ids)
+            self._coded_codes.append(codes)
+            runs = self._coded_lines
+            if runs and runs[-1][0] + runs[-1][1] == lines[0][0]:
+                runs[-1][1] += lines[0][1]
+                runs.extend(lines[1:])
+            else:
+                runs.extend(lines)
+            self._coded_used.update(used)
+            self._n_coded += n
+            if self._n_coded >= LINE_CODED_CASES:
+                self._send_coded()
+            return
         if self._n_coded:
             self._send_coded()
         self._lines.append(records)
@@ -373,6 +423,9 @@ class Recorder:
             self._send()
         if self._n_lines:
             self._send_lines()
+        if self._n_coded and self._coded_fmt != FORMAT_CODED:
+            self._send_coded()
+        self._coded_fmt = FORMAT_CODED
         self._coded_ids.append(ids)
         self._coded_codes.append(codes)
         runs = self._coded_lines
@@ -391,13 +444,19 @@ class Recorder:
         if not self._n_coded:
             return
         self._raise_writer_error()
-        n, tails = self._n_coded, self._tails
-        data = encode_coded(self._coded_lines, b"".join(self._coded_codes), {c: tails[c] for c in sorted(self._coded_used)})
+        n, fmt = self._n_coded, self._coded_fmt
+        if fmt == FORMAT_CODED_STATUS_FIRST:  # (record_lines' cases: their tails table, its header members cached)
+            known = self._line_tails
+            data = encode_coded(self._coded_lines, b"".join(self._coded_codes),
+                                {c: known[c] for c in sorted(self._coded_used)}, self._line_members)
+        else:
+            tails = self._tails
+            data = encode_coded(self._coded_lines, b"".join(self._coded_codes), {c: tails[c] for c in sorted(self._coded_used)})
         ids = b",".join(self._coded_ids)
         self._coded_ids, self._coded_codes, self._coded_lines, self._coded_used, self._n_coded = [], [], [], set(), 0
         seq0, self._seq = self._seq, self._seq + n
         cctx = zstandard.ZstdCompressor(level=ZSTD_BLOCK_LEVEL)
-        block = (seq0, n, cctx.compress(data), cctx.compress(ids))
+        block = (seq0, n, cctx.compress(data), cctx.compress(ids), fmt)
         if self._thread is not None:
             self._queue.put(("coded", *block))
         else:
@@ -420,17 +479,56 @@ class Recorder:
         if not self.background:
             self.store.write_case_block(self.run_id, seq0, n, body, ids)
         else:
-            # On the writer thread, with background="process" too: a block is one INSERT of a compressed blob, so a
-            # writer process would only add its start-up and a copy of every byte through a pipe. Batches of
-            # record() still go to the process; flush() waits for both. Compressed here: the thread then allocates
-            # little (what a thread allocates stays in its own malloc arena, ~2 MiB more peak RSS at 80k cases).
+            # Compressed and written here, with background="process" too: a block is one INSERT of a compressed
+            # blob, so a writer process would only add its start-up and a copy of every byte through a pipe, and
+            # a writer thread costs more than it overlaps: the scorer's compiled kernel holds the GIL, so each
+            # hand-over waited for the thread to be scheduled (1M short rows, cProfile: 0.35 s of wall in
+            # queue.put for 0.02 s of INSERTs; issue 31 item 1). On the writer thread only when batches of
+            # record() started one (one connection is never used by two threads at once); flush() waits for both.
             n_ids = _count_ids(ids)
             if n_ids != n:
                 raise StoreError(f"run store: a block of {n} cases of run {self.run_id} came with "
                                  f"{n_ids} ids; nothing of it was stored.")
-            self._start_thread()
-            self._queue.put((seq0, n, *compress_block(body, ids)))  # blocks while the writer is a batch behind
+            block = (seq0, n, *compress_block(body, ids))
+            if self._thread is not None:
+                self._queue.put(block)  # blocks while the writer is a batch behind
+            else:
+                with signals_held():  # a Ctrl-C half-way would leave the transaction open
+                    self.store.write_case_block(self.run_id, *block, compressed=True)
         self._last_commit = self._clock()
+
+    def _code_lines(self, body: bytes, ids: bytes, n: int) -> tuple[bytes, list[list[int]], list[int]] | None:
+        """The records of one :meth:`record_lines` call as a coded block's columns (:data:`FORMAT_CODED_STATUS_FIRST`):
+        ``(codes, [first line, count] runs, codes used)``, or ``None`` when they stay JSON lines: a record not of
+        that format's shape (see :mod:`goldeval.runs.blocks`), ids that are not the records', no C build, or a run
+        whose tails are too varied for a table to pay (a call bringing new tails for more than a quarter of its
+        records, past 64, or the run's past :data:`LINE_TAILS_CAP`; not tried again in this run)."""
+        table = self._line_table
+        if table is None:
+            return None
+        known = self._line_tails
+        before = len(known)
+        got = _fast_code_records(body, ids, n, table, known, LINE_TAILS_CAP)
+        for tail in known[self._line_tails_checked:]:  # each new tail checked once (an unused one stays harmless)
+            try:
+                check_tail(tail)
+            except StoreError:  # (not from orjson: a member twice); nothing more is coded in this run
+                self._line_table = None
+                return None
+        self._line_tails_checked = len(known)
+        if len(known) - before > max(64, n // 4):
+            # Most records of the call bring a tail of their own (long notes: their token counts), so a table does
+            # not pay: the run stays JSON lines from its first call, and its readers keep the one-decode path of
+            # a run whose blocks are all JSON lines (RunStore._case_records; a run with a coded block reads rows).
+            self._line_table, self._line_tails, self._line_tails_checked = None, [], 0
+            return None
+        if got is None:
+            if len(known) >= LINE_TAILS_CAP:
+                self._line_table = None
+            return None
+        if not got[1]:  # (no record: nothing to gather)
+            return None
+        return got
 
     def finish(self, results: dict[str, Any]) -> None:
         """Commit what is pending, then store the whole results dict and mark the run ``finished``.
@@ -644,15 +742,28 @@ def _status_prefix(status: str) -> bytes:
         raise InputError(f"Recorder.record: status must be Unicode text, got {shorten(status)} ({exc}).") from None
     return _STATUS_PREFIX.setdefault(status, b'{"status":' + text + b",")
 
-#: Bytes of records :meth:`Recorder.record_lines` gathers before it hands them over as one block (about 2,500
-#: label cases): large enough that a block compresses well (5 bytes a label case) and costs one row, small enough
-#: that the blocks pending, queued and being written stay a few MiB (the labels memory test's flat peak).
+#: Bytes of records :meth:`Recorder.record_lines` gathers before it stores them as one block of JSON lines (about
+#: 2,500 label cases): large enough that a block compresses well (5 bytes a label case) and costs one row, small
+#: enough that the block pending and its joined copy stay well under a MiB (the score memory tests' flat peak: 2 MiB
+#: blocks took the 2,000 → 60,000-row ratio from 1.16 to 1.24). Records it codes (format 3) are gathered as
+#: :meth:`Recorder.record_coded`'s are, :data:`LINE_CODED_CASES` a block.
 BLOCK_BYTES = 1 << 18
 
 #: Cases :meth:`Recorder.record_coded` gathers before it stores them as one coded block: ~1 MiB of ids and codes
 #: pending (flat peak memory at any number of cases), one row and one transaction for 65,536 cases (a million label
 #: cases: 16 blocks, where blocks of JSON records took 270).
 CODED_BLOCK_CASES = 1 << 16
+
+#: Cases :meth:`Recorder.record_lines` gathers before it stores those it codes as one block (format 3): a million
+#: short score cases make 62 blocks (510 blocks of JSON lines before; one table of tails a block, ~40 KB before
+#: compression for those cases). Fewer than CODED_BLOCK_CASES: the ids pending and their joined copy grow with the
+#: cases up to here, and the score memory test's 2,000 → 60,000-row ratio (bound 1.2) read 1.17-1.19 with 65,536.
+LINE_CODED_CASES = 1 << 14
+
+#: Most distinct tails (a record's members after its line number) the coded blocks of :meth:`Recorder.record_lines`
+#: hold in one run: 1M short token-F1 rows have 306 (their token counts), so a few thousand is room; records
+#: whose tails are nearly all different (long notes' counts) stop being coded once past it (~1 MiB of tails kept).
+LINE_TAILS_CAP = 1 << 13
 
 #: How long the scorer waits for the writer process to commit what it was sent (``sync``) or to stop.
 WRITER_REPLY_TIMEOUT_S = 600.0

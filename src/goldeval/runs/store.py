@@ -41,7 +41,14 @@ import zstandard
 
 from goldeval.errors import InputError, StoreError, shorten
 from goldeval.paths import default_store
-from goldeval.runs.blocks import FORMAT_CODED, FORMAT_JSON_LINES, block_records, block_rows, compress_block
+from goldeval.runs.blocks import (
+    FORMAT_CODED,
+    FORMAT_CODED_STATUS_FIRST,
+    FORMAT_JSON_LINES,
+    block_records,
+    block_rows,
+    compress_block,
+)
 from goldeval.runs.columns import case_columns
 from goldeval.runs.location import check_store_target, store_label, store_scheme
 from goldeval.runs.migrations import MIGRATIONS, migrate
@@ -903,8 +910,8 @@ class RunStore:
                 self.db.execute("ROLLBACK")
             raise StoreError(self._explain(exc, f"writing a block of {n} cases of run {run_id} failed")) from exc
 
-    def write_coded_block(self, run_id: str, seq0: int, n: int, data: bytes, ids: bytes) -> None:
-        """Store *n* ``scored`` cases, ``seq0`` … ``seq0 + n - 1``, as one coded block (format 2, see
+    def write_coded_block(self, run_id: str, seq0: int, n: int, data: bytes, ids: bytes, fmt: int = FORMAT_CODED) -> None:
+        """Store *n* ``scored`` cases, ``seq0`` … ``seq0 + n - 1``, as one coded block (format 2 or 3, see
         :mod:`goldeval.runs.blocks`), in one transaction; read back as the ``cases`` rows they stand for, as a block of
         :meth:`write_case_block` is.
 
@@ -912,6 +919,8 @@ class RunStore:
             run_id: The run. seq0: The first case's seq. n: The cases.
             data: One zstd frame of :func:`goldeval.runs.blocks.encode_coded`'s bytes.
             ids: One zstd frame of the cases' ids' JSON, comma-separated (as for :meth:`write_case_block`).
+            fmt: :data:`~goldeval.runs.blocks.FORMAT_CODED` (records ``{"id", "status", "line"…``) or
+                :data:`~goldeval.runs.blocks.FORMAT_CODED_STATUS_FIRST` (``{"status", "id", "line"…``).
 
         Notes:
             For cases recorded once, as :meth:`write_case_block`. The block is checked when it is read back (a block
@@ -920,12 +929,14 @@ class RunStore:
         Raises:
             StoreError: the write failed (nothing of the block is stored).
         """
+        if fmt not in (FORMAT_CODED, FORMAT_CODED_STATUS_FIRST):
+            raise StoreError(f"run store: a coded block has format 2 or 3, not {fmt!r}.")
         if n <= 0:
             return
         try:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("INSERT INTO case_blocks (run_id, seq0, n, ids, data, format) VALUES (?, ?, ?, ?, ?, ?)",
-                            (run_id, seq0, n, ids, data, FORMAT_CODED))
+                            (run_id, seq0, n, ids, data, fmt))
             self.db.execute("COMMIT")
         except self.db_errors as exc:
             if self.db.in_transaction:

@@ -20,12 +20,14 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import zstandard
 
 from goldeval.errors import InputError, StoreError
+from goldeval.io.reading import file_memo_key
 
 __all__ = ["PART_BYTES", "ZSTD_LEVEL", "KEPT_ROLES_SKIPPED", "InputCopy", "compressed_parts", "keep_inputs", "restore_input"]
 
@@ -80,36 +82,82 @@ class InputCopy:
 
     Fed every byte of the file in order, from the start (:meth:`update`, as a ``hashlib`` object is: it is one, the
     file's sha256, :meth:`hexdigest`), it cuts the bytes into the :data:`PART_BYTES` parts :func:`compressed_parts`
-    makes and compresses each as it does (the same zstd frames, byte for byte), held in a temporary file spooled to
-    disk past a few MiB (memory does not grow with the file). :meth:`close` ends it; a copy fed anything else
-    (an interrupted read, a file that changed while read) is dropped with :meth:`discard` and the file is kept
-    from disk as before (:func:`keep_inputs`).
+    makes, each one zstd frame that decompresses to the part's bytes and records its size in its header, held in
+    a temporary file spooled to disk past :data:`SPOOL_BYTES` (memory does not grow with the file). :meth:`close`
+    ends it; a copy fed anything else (an interrupted read, a file that changed while read) is dropped with
+    :meth:`discard` and the file is kept from disk as before (:func:`keep_inputs`).
+
+    Args:
+        size: The file's size in bytes, when known (:meth:`goldeval.runs.recorder.Recorder.input_copy` gives it):
+            each part is then compressed as it streams in (``ZstdCompressor.compressobj`` with the part's size
+            pledged), so nothing but the compressor's window (~1 MiB at level 1) is held, whatever the part's size.
+            A copy fed more or fewer bytes than *size* is discarded at :meth:`close`. ``None``: each part is gathered
+            in one buffer and compressed whole, the frames :func:`compressed_parts` writes byte for byte (the copy
+            holds up to a part, 8 MiB, while it is fed). The frames differ by a few bytes between the two ways;
+            both decompress to the same bytes, which is what every reader of a kept input checks.
+        path: With *size*, the file itself: a file of :data:`THREAD_BYTES` or more is then compressed by a thread
+            that reads it on its own, beside the scorer (its first pass and its scoring: zstd and the reads release
+            the GIL, so the compression takes the second core instead of the scorer's time), and the bytes fed
+            are only hashed. The copy is usable (:meth:`ready`, which waits for the thread) when the thread read
+            *size* bytes and the file's identity (:func:`goldeval.io.reading.file_memo_key`: path, inode, size,
+            modification time in ns) is the same after its read as when the copy was made, i.e. before the first
+            pass read it (the rule by which goldeval trusts a file's remembered sha256).
 
     Example:
         >>> copy = InputCopy()
         >>> copy.update(b'{"id": 1}\\n' * 1000); copy.close()
         >>> [(size, len(frame) < 100) for size, frame in copy.parts()], copy.hexdigest()[:12]
         ([(10000, True)], 'a360bac4d094')
+        >>> streamed = InputCopy(size=10000)
+        >>> streamed.update(b'{"id": 1}\\n' * 600); streamed.update(b'{"id": 1}\\n' * 400); streamed.close()
+        >>> [(size, zstandard.ZstdDecompressor().decompress(frame) == b'{"id": 1}\\n' * 1000) for size, frame in streamed.parts()]
+        [(10000, True)]
     """
 
-    #: Compressed bytes held in memory before the temporary file goes to disk.
-    SPOOL_BYTES = 8 << 20
+    #: Compressed bytes held in memory before the temporary file goes to disk (a small input's copy stays in memory;
+    #: 1 MiB, so that the peak memory of a run does not grow with its input: issue 15's memory tests).
+    SPOOL_BYTES = 1 << 20
+    #: With a path: the smallest file compressed on a thread (a smaller one is compressed as it is fed), and the
+    #: bytes the thread reads at a time.
+    THREAD_BYTES = 1 << 20
+    READ_BYTES = 1 << 20
 
-    def __init__(self) -> None:
+    def __init__(self, size: int | None = None, path: str | os.PathLike[str] | None = None) -> None:
+        if size is not None and (not isinstance(size, int) or size < 0):
+            raise ValueError(f"InputCopy: size must be a whole number of bytes >= 0 or None, got {size!r}.")
         self._sha = hashlib.sha256()
         self._cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
-        self._buf = bytearray()  # the part being filled, up to _fill (it grows to a part's size, then is reused)
+        self._size = size
+        self._fed = 0  # bytes fed so far
+        self._at = 0  # size given: bytes compressed so far (by the thread, when one runs)
+        self._cobj: Any = None  # size given: the streaming compressor of the part being compressed
+        self._part = 0  # size given: that part's size and the compressed bytes written of it so far
+        self._part_out = 0
+        self._buf = bytearray()  # size None: the part being filled, up to _fill (it grows to a part's size, then is reused)
         self._fill = 0
         self._file: Any = tempfile.SpooledTemporaryFile(max_size=self.SPOOL_BYTES)
         self._sizes: list[tuple[int, int]] = []  # (uncompressed size, compressed size) of each part written
+        self._thread: threading.Thread | None = None
+        self._stop = False
+        self._error: BaseException | None = None
         self.closed = False
         self.discarded = False
+        if size is not None and path is not None and size >= self.THREAD_BYTES:
+            self._key = file_memo_key(path)
+            self._thread = threading.Thread(target=self._read_loop, args=(os.fspath(path),), name="goldeval-input-copy",
+                                            daemon=True)
+            self._thread.start()
 
-    def update(self, data: bytes) -> None:
+    def update(self, data: bytes | bytearray | memoryview) -> None:
         """The next bytes of the file (and of its sha256)."""
         if self.closed:
             raise ValueError("InputCopy.update: the copy is closed")
         self._sha.update(data)
+        if self._size is not None:
+            self._fed += len(data)
+            if self._thread is None and self._fed <= self._size:  # (past the size: not its copy, close discards it)
+                self._stream(data)
+            return
         buf, fill, start, n = self._buf, self._fill, 0, len(data)
         while n - start >= PART_BYTES - fill:  # (one buffer for every part: its pages are touched once)
             # (a slice assignment past the buffer's end extends it: buf stays the bytes up to fill, then the rest)
@@ -123,6 +171,46 @@ class InputCopy:
             fill += n - start
         self._fill = fill
 
+    def _read_loop(self, path: str) -> None:
+        """The compressing thread: the file read again from its start (from the page cache, as the first pass just
+        read it), compressed part by part; its identity checked after."""
+        try:
+            with open(path, "rb") as fh:
+                while not self._stop:
+                    chunk = fh.read(self.READ_BYTES)
+                    if not chunk:
+                        break
+                    if self._at + len(chunk) > (self._size or 0):
+                        raise _Changed(path)
+                    self._stream(chunk)
+            if not self._stop and (self._at != self._size or file_memo_key(path) != self._key):
+                raise _Changed(path)
+        except BaseException as exc:  # (the copy is then not ready: the file is kept from disk, or not at all)
+            self._error = exc
+
+    def _stream(self, data: bytes | bytearray | memoryview) -> None:
+        """Compress the next bytes (size given): each part's bytes go through its own streaming compressor."""
+        size, n = self._size, len(data)
+        assert size is not None
+        view, start, write = memoryview(data).cast("B"), 0, self._file.write
+        while start < n:
+            if self._cobj is None:  # a part starts here: its size is pledged (written in the frame's header)
+                self._part = min(PART_BYTES, size - self._at)
+                self._part_out = 0
+                self._cobj = self._cctx.compressobj(size=self._part)
+            take = min(n - start, self._part - (self._at % PART_BYTES))
+            out = self._cobj.compress(view[start:start + take])
+            start += take
+            self._at += take
+            if self._at % PART_BYTES == 0 or self._at == size:  # the part is complete
+                out += self._cobj.flush()
+                self._cobj = None
+                self._sizes.append((self._part, self._part_out + len(out)))
+            else:
+                self._part_out += len(out)
+            if out:
+                write(out)
+
     def _write(self, part: bytes | bytearray | memoryview) -> None:
         frame = self._cctx.compress(part)
         self._file.write(frame)
@@ -133,22 +221,44 @@ class InputCopy:
         return self._sha.hexdigest()
 
     def close(self) -> None:
-        """The file was fed whole: compress its last part."""
+        """The file was fed whole: compress its last part (with a thread: it goes on; :meth:`ready` waits for it).
+        A copy given a size and fed other than that many bytes is discarded here: :meth:`parts` then refuses, and
+        :func:`keep_inputs` reads the file instead."""
         if not self.closed:
-            if self._fill:
+            if self._size is not None:
+                if self._fed != self._size:
+                    self.discard()
+                    return
+            elif self._fill:
                 self._write(memoryview(self._buf)[:self._fill])
             self._buf, self._fill = bytearray(), 0
             self.closed = True
 
+    def _join(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join()
+
+    def ready(self) -> bool:
+        """Whether the copy is whole and usable: closed, not discarded, and (with a thread) every part compressed
+        from the same file without an error; waits for the thread to finish."""
+        if not self.closed or self.discarded:
+            return False
+        self._join()
+        return self._error is None
+
     def discard(self) -> None:
-        """Drop the copy (it is not the file's bytes): :meth:`parts` then refuses."""
+        """Drop the copy (it is not the file's bytes): :meth:`parts` then refuses. Stops the thread."""
         self.closed = self.discarded = True
-        self._buf, self._fill = bytearray(), 0
+        self._stop = True
+        self._join()
+        self._buf, self._fill, self._cobj = bytearray(), 0, None
         self._file.close()
 
     def parts(self) -> Iterator[tuple[int, bytes]]:
-        """``(uncompressed size, zstd frame)`` of each part, in order, as :func:`compressed_parts` gives them."""
-        if not self.closed or self.discarded:
+        """``(uncompressed size, zstd frame)`` of each part, in order, as :func:`compressed_parts` gives them (with
+        a size given, frames that differ by a few bytes and decompress to the same parts)."""
+        if not self.ready():
             raise ValueError("InputCopy.parts: the copy is not complete")
         self._file.seek(0)
         for size, stored in self._sizes:
@@ -186,7 +296,7 @@ def keep_inputs(store: Any, run_id: str, paths: Mapping[str, str], inputs: Mappi
             continue
         copied = bool(spec.get("stream") or spec.get("decoded"))  # our own temporary copy: nothing can change it
         made = (copies or {}).get(role)
-        if made is not None and made.closed and not made.discarded and made.hexdigest() == sha:
+        if made is not None and made.ready() and made.hexdigest() == sha:
             store.keep_input(run_id, role, sha, os.path.basename(path), made.parts())
             continue
         try:
