@@ -215,6 +215,7 @@ def scan_jsonl_ids(
     hasher: Any = None,
     slow_decode: Callable[[int, bytes], Any] | None = None,
     ids_as_text: bool = False,
+    on_block: Callable[[int, int], None] | None = None,
 ) -> tuple[int, int, set[int]]:
     """The first pass over a JSONL file: ``(lines, non-blank lines, hashes of the ids on more than one row)``.
 
@@ -235,6 +236,10 @@ def scan_jsonl_ids(
             lines it does not take are read here, one at a time, by the same rule. A blank id's hash is then counted
             as an id's: the repeated hashes may hold one more value (the scoring pass looks the ids up by text, so
             that costs a dict entry, never a wrong answer).
+        on_block: Called after each block is read with ``(its bytes, its lines)`` (ints; a byte-order mark counted
+            in the first block's bytes, blank lines and a last line without a newline counted as lines): the
+            blocks are whole lines, in order, and joined they are the file (e.g. the local engine's chunks for its
+            line kernel: :func:`goldeval.engines.local.run`).
 
     An ASCII line that starts ``{"<id_field>":"…"`` and names the field once is read without a full parse (the id is the
     text up to the next quote, taken only when it holds no escape); every other line is parsed by orjson. The file
@@ -293,6 +298,7 @@ def scan_jsonl_ids(
         for block in line_blocks(fh, SCAN_BLOCK):
             if update is not None:
                 update(block)
+            lines_before, size = n_lines, len(block)
             if n_lines == 0 and block.startswith(b"\xef\xbb\xbf"):
                 block = block[3:]
             if ids_as_text and _fast_scan_ids is not None:
@@ -304,6 +310,8 @@ def scan_jsonl_ids(
                 buckets.extend(hashes)
                 hashes.clear()
                 buckets.add_bytes(found)
+                if on_block is not None:
+                    on_block(size, n_lines - lines_before)
                 continue
             k = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
             if block.isascii():
@@ -316,6 +324,8 @@ def scan_jsonl_ids(
                         n_rows += k
                         buckets.extend(hashes)
                         hashes.clear()
+                        if on_block is not None:
+                            on_block(size, k)
                         continue
             lines = block.split(b"\n")
             last = lines.pop()
@@ -327,6 +337,8 @@ def scan_jsonl_ids(
                 n_rows += one_line(n_lines, last)
             buckets.extend(hashes)
             hashes.clear()
+            if on_block is not None:
+                on_block(size, n_lines - lines_before)
     return n_lines, n_rows, buckets.repeated()
 
 
