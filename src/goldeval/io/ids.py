@@ -39,9 +39,10 @@ BUCKET_ROWS = 1 << 16
 #: Hashes per bucket file (about): :meth:`HashBuckets.repeated` reads one bucket into a set (~50 bytes a hash).
 BUCKET_SET = 1 << 14
 
-#: Hashes kept in memory (8 bytes each) before any goes to the buckets' files: an input of fewer rows (e.g. 100k long
-#: notes, whose size made the hint ~8.7M rows) opens no file (the 512 files' opening cost 0.25 s of a 0.6 s first pass).
-SPILL_ROWS = 1 << 20
+#: Hashes kept in memory (8 bytes each: 1 MiB, 2 while :meth:`HashBuckets.repeated` reads them) before any goes to the
+#: buckets' files: an input of fewer rows (e.g. 100k long notes, whose size made the hint ~8.7M rows) opens no file
+#: (the 512 files' opening cost 0.25 s of a 0.6 s first pass). (1M: 1M short rows peaked 17 MiB higher.)
+SPILL_ROWS = 1 << 17
 
 
 class IdIndex:
