@@ -7,7 +7,9 @@ What it does, in order:
 
 1. **First pass** over a file (bounded memory): its line count, its sha256, and the hashes of the ids that occur
    on more than one row (:mod:`goldeval.io.ids`; the scorer's :meth:`~goldeval.scoring.protocol.Scorer.id_of` is the id rule).
-   Rows given in memory skip it (their ids are kept instead).
+   Rows given in memory skip it (their ids are kept instead). With more than one worker the sha256 is taken in a
+   thread beside it and the scoring (:class:`_FileHash`). For JSONL it also cuts the chunks a line kernel scores
+   (:class:`_Spans`).
 2. **Scoring** in chunks of 500 rows (or 2 MiB): each chunk is decoded (:func:`goldeval.io.reading.decode_line`, the
    scorer's ``lenient_json``) and scored by ``score_batch``, in this process or, for JSONL with ``workers`` > 1, in a
    pool of processes (a window of ``2 × workers`` chunks in flight, results taken in order). A pool's chunk is a
@@ -15,7 +17,9 @@ What it does, in order:
    decodes itself (:func:`_range_lines`), so neither the rows' bytes nor their decoding pass through this process,
    which only finds the ranges' line boundaries (a count of newlines, in C). A worker also
    serializes a chunk's records for the store when every row of it is a new scored case, so that work stays off
-   this process, which every record passes through.
+   this process, which every record passes through. Where the scorer's compiled line kernel reads the rows (token
+   F1's ``openscribe`` rule, no repeated id) the chunks are scored in ``workers`` threads of this process instead
+   (:func:`_score_in_threads`): the kernel tokenizes and counts without the GIL, and no process is started.
 3. **Per record**, in input order: a row whose id repeats an earlier row's becomes unscored
    (:func:`~goldeval.scoring.protocol.duplicate_record`); the record is folded into the scorer's partial
    (:meth:`~goldeval.scoring.protocol.Scorer.new_partial`, ``keep_cases`` or not), its ``per_example`` entry goes to
@@ -105,9 +109,11 @@ def run(
             from 1).
         config: What ``scorer.configure`` returned (its ``source`` names the input in messages).
         workers: Processes to score a JSONL file with (default 1). ``None``: one below :data:`PARALLEL_MIN_ROWS`
-            rows, else every core, except where the scorer's compiled line kernel scores the file (token F1 under
-            ``openscribe`` on plain rows): one process, which is faster there. Capped at the number of cores. CSV, Parquet, rows in memory and a resumed run
-            are scored in this process. More than one worker starts processes, so a script that asks for them
+            rows, else every core. Where the scorer's compiled line kernel scores the file (token F1 under
+            ``openscribe`` on plain rows, no repeated id) the workers are threads of this process (the kernel counts
+            without the GIL), and ``None`` means every core only when the lines average :data:`LONG_ROW_BYTES` or
+            more, else one (measured: benchmarks/README.md, "Issue 31 item 2, two workers"). Capped at the number of
+            cores. CSV, Parquet, rows in memory and a resumed run are scored in this process. More than one worker starts processes, so a script that asks for them
             needs the usual ``if __name__ == "__main__":`` guard (Python's multiprocessing rule); the scorer must
             pickle.
         recorder: Run-store recorder (``previous()``, ``record(case)``, ``finish(results)``; ``record_serialized``
