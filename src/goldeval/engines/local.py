@@ -900,7 +900,7 @@ def _pool_chunk(span: Span) -> _Chunk:
 def _score_in_threads(job: _Job, plan: _Plan, blocks: Iterable[tuple[bytes, int]], workers: int, progress: Any,
                       kernel: Any) -> None:
     """Score *blocks* (:func:`_span_blocks`, read here) with the scorer's line *kernel* in *workers* threads of this
-    process, taking the chunks here in order (a window of ``3 × workers`` in flight). The kernel reads, decodes,
+    process, taking the chunks here in order (a window of ``2 × workers`` in flight). The kernel reads, decodes,
     tokenizes and counts a chunk's lines without the GIL (``_fast.f1_lines``' first phase), so the threads score at
     once; each chunk is the one the in-process path makes (:func:`_score_chunk`), its entries kept for
     :meth:`_Job.take` (no sink from a thread). An interrupt cancels the chunks not started and waits for those
@@ -916,7 +916,7 @@ def _score_in_threads(job: _Job, plan: _Plan, blocks: Iterable[tuple[bytes, int]
         it = iter(blocks)
         exhausted = False
         while True:
-            while not exhausted and len(window) < 3 * workers:
+            while not exhausted and len(window) < 2 * workers:
                 block = next(it, None)
                 if block is None:
                     exhausted = True
