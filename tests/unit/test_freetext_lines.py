@@ -479,6 +479,31 @@ def test_the_file_hash_thread_gives_the_sha256_or_the_reading_error(tmp_path):
     gone.start()
     with pytest.raises(FileNotFoundError):
         gone.result()
+    stopped = _FileHash(f)  # stopped (the first pass failed): it ends, and gives no digest
+    stopped.stop()
+    stopped.start()
+    stopped.join()
+    with pytest.raises(RuntimeError, match="stopped"):
+        stopped.result()
+
+
+def test_a_file_that_is_not_utf8_fails_as_before_at_two_workers(tmp_path):
+    # the first pass's error (no line of the file is UTF-8), with the sha256 thread started beside it: the same
+    # message at 1 and 2 workers, naming line 1, and the hash thread ended
+    import threading
+
+    f = tmp_path / "latin1.jsonl"
+    f.write_bytes(b'{"id": "a", "prediction": "caf\xe9", "reference": "x"}\n' * 3000)
+    outs = []
+    for workers in ("1", "2"):
+        r = CliRunner().invoke(main, ["score", str(f), "--workers", workers, "--no-store", "-q"])
+        assert r.exit_code != 0
+        outs.append(r.output)
+    assert outs[0] == outs[1] and "not UTF-8" in outs[0] and ":1:" in outs[0]
+    for t in threading.enumerate():
+        if t.name == "goldeval-sha256":
+            t.join(10)
+            assert not t.is_alive()
 
 
 def test_the_kernel_gives_the_same_bytes_from_many_threads_at_once():

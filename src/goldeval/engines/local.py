@@ -164,7 +164,12 @@ def run(
                    else None)
         if hashing is not None:
             hashing.start()
-        total, sha256, repeated, spans = _first_pass(path, scorer, id_field, src, jsonl, hash_here=hashing is None)
+        try:
+            total, sha256, repeated, spans = _first_pass(path, scorer, id_field, src, jsonl, hash_here=hashing is None)
+        except BaseException:  # (e.g. a file that is not UTF-8: the hash is not needed)
+            if hashing is not None:
+                hashing.stop()
+            raise
         if on_total is not None:
             on_total(total)
         workers = _workers(workers, total) if jsonl else 1
@@ -353,29 +358,36 @@ class _Spans:
 
 class _FileHash(threading.Thread):
     """A file's sha256 (hex) taken in a thread of its own: :meth:`result` waits for it (and raises what reading
-    raised)."""
+    raised); :meth:`stop` ends it early when the hash is no longer wanted."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(name="goldeval-sha256", daemon=True)
         self.path = path
         self.digest: str | None = None
         self.error: BaseException | None = None
+        self.stopped = threading.Event()
 
     def run(self) -> None:
         try:
             h = hashlib.sha256()
             with open(self.path, "rb") as fh:
-                while block := fh.read(1 << 20):
+                while (block := fh.read(1 << 20)) and not self.stopped.is_set():
                     h.update(block)
             self.digest = h.hexdigest()
         except BaseException as exc:  # (handed to the caller by result())
             self.error = exc
+
+    def stop(self) -> None:
+        """End the reading at the next MiB (the digest is then not the file's: :meth:`result` must not be used)."""
+        self.stopped.set()
 
     def result(self) -> str:
         """The hex digest, once the whole file is read."""
         self.join()
         if self.error is not None:
             raise self.error
+        if self.stopped.is_set():
+            raise RuntimeError("_FileHash.result: the hash was stopped before the end of the file")
         assert self.digest is not None
         return self.digest
 
