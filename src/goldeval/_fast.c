@@ -990,15 +990,17 @@ done:
  * and the fallback, and handles every row this kernel leaves to it; tests/unit/test_fast_paths.py checks the two
  * agree) ---- */
 
-typedef struct { char *p; Py_ssize_t n, cap; } Buf;
+/* raw: the buffer's memory is PyMem_Raw* (usable without the GIL; then no error is set on failure, the caller sets
+ * it once it holds the GIL again) */
+typedef struct { char *p; Py_ssize_t n, cap; int raw; } Buf;
 
-/* Room for n more bytes in b (-1: out of memory, the error set). */
+/* Room for n more bytes in b (-1: out of memory, the error set unless b is raw). */
 static int buf_reserve(Buf *b, Py_ssize_t n) {
     if (b->n + n > b->cap) {
         Py_ssize_t cap = b->cap ? b->cap : 1 << 16;
         while (cap < b->n + n) cap *= 2;
-        char *q = (char *)PyMem_Realloc(b->p, cap);
-        if (!q) { PyErr_NoMemory(); return -1; }
+        char *q = (char *)(b->raw ? PyMem_RawRealloc(b->p, cap) : PyMem_Realloc(b->p, cap));
+        if (!q) { if (!b->raw) PyErr_NoMemory(); return -1; }
         b->p = q; b->cap = cap;
     }
     return 0;
@@ -2077,12 +2079,13 @@ typedef struct {
     uint32_t gen;
 } F1Work;
 
+/* (PyMem_Raw*: called without the GIL, so no error is set; -1 means no memory) */
 static int grow(void **p, Py_ssize_t *cap, Py_ssize_t need, size_t item) {
     if (need <= *cap) return 0;
     Py_ssize_t c = *cap ? *cap : 256;
     while (c < need) c *= 2;
-    void *q = PyMem_Realloc(*p, (size_t)c * item);
-    if (!q) { PyErr_NoMemory(); return -1; }
+    void *q = PyMem_RawRealloc(*p, (size_t)c * item);
+    if (!q) return -1;
     *p = q; *cap = c;
     return 0;
 }
@@ -2206,9 +2209,9 @@ static int f1_counts(F1Work *w, const unsigned char *pb, Py_ssize_t np_, const u
         size_t cap = 16;
         while (cap < (size_t)(2 * n_ref)) cap <<= 1;
         if (cap > w->table_cap) {
-            PyMem_Free(w->table);
-            w->table = (F1Slot *)PyMem_Calloc(cap, sizeof(F1Slot));
-            if (!w->table) { w->table_cap = 0; PyErr_NoMemory(); return -1; }
+            PyMem_RawFree(w->table);
+            w->table = (F1Slot *)PyMem_RawCalloc(cap, sizeof(F1Slot));
+            if (!w->table) { w->table_cap = 0; return -1; }
             w->table_cap = cap;
             w->gen = 0;
         }
@@ -2266,6 +2269,10 @@ static int f1_counts(F1Work *w, const unsigned char *pb, Py_ssize_t np_, const u
  * "status":"scored" first), newline-separated. The last item: for f1, precision and recall, the exact sum of the n
  * values as [(2**k, numerator), ...] (ExactSum.add_ratios). The keys are UTF-8 bytes.
  */
+/* One plain line as the first phase of f1_lines leaves it for the second: its number, its id's JSON in the ids
+ * buffer (ids.p[id0:id1]) and its token counts (prediction, reference, overlap). */
+typedef struct { Py_ssize_t lineno, id0, id1, cnt[3]; } F1Line;
+
 static PyObject *f1_lines(PyObject *self, PyObject *args) {
     Py_buffer blk;
     Py_ssize_t pos, lineno;
@@ -2278,12 +2285,19 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
     const unsigned char *base = (const unsigned char *)blk.buf;
     Py_ssize_t end = blk.len, n = 0;
     if (pos < 0 || pos > end) { PyBuffer_Release(&blk); PyErr_SetString(PyExc_ValueError, "f1_lines: pos out of range"); return NULL; }
-    Buf body = {NULL, 0, 0}, recs = {NULL, 0, 0}, ids = {NULL, 0, 0}, one = {NULL, 0, 0};
+    Buf body = {NULL, 0, 0, 0}, recs = {NULL, 0, 0, 0}, ids = {NULL, 0, 0, 1}, one = {NULL, 0, 0, 0};
     F1Work w;
     memset(&w, 0, sizeof w);
+    F1Line *lines = NULL;
+    Py_ssize_t lines_cap = 0;
+    int nomem = 0;
     Ratios *sums = (Ratios *)PyMem_Calloc(3, sizeof(Ratios));
     PyObject *result = NULL;
     if (!sums) { PyBuffer_Release(&blk); PyErr_NoMemory(); return NULL; }
+    /* First phase, without the GIL (other threads run Python meanwhile, e.g. another chunk's second phase): read,
+     * decode, tokenize and count each plain line, up to the first line that is neither plain nor blank. Nothing here
+     * touches a Python object (the block is a bytes object's buffer, held; memory is PyMem_Raw*). */
+    Py_BEGIN_ALLOW_THREADS
     while (pos < end) {
         const unsigned char *s = base + pos, *nl = (const unsigned char *)memchr(s, '\n', (size_t)(end - pos));
         Py_ssize_t len = nl ? (nl - s) + 1 : end - pos, j = 0;
@@ -2295,8 +2309,11 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
         int ok = 0;
         /* (room for any decoded string of the line, and 8 bytes more for the hash's word loads) */
         if (grow((void **)&w.key, &w.key_cap, len + 8, 1) < 0 || grow((void **)&w.idb, &w.idb_cap, len + 8, 1) < 0
-            || grow((void **)&w.pred, &w.pred_cap, len + 8, 1) < 0 || grow((void **)&w.ref, &w.ref_cap, len + 8, 1) < 0)
-            goto done;
+            || grow((void **)&w.pred, &w.pred_cap, len + 8, 1) < 0 || grow((void **)&w.ref, &w.ref_cap, len + 8, 1) < 0
+            || grow((void **)&lines, &lines_cap, n + 1, sizeof(F1Line)) < 0) {
+            nomem = 1;
+            break;
+        }
         unsigned char *dest[3] = {w.idb, w.pred, w.ref};
         f1_ws(&c);
         if (c.p >= c.end || *c.p != '{') break;
@@ -2338,7 +2355,7 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
             int visible = 0;
             for (Py_ssize_t j = 0; j < idn; j++) if (w.idb[j] > 0x20 && w.idb[j] < 0x7f) { visible = 1; break; }
             if (!visible) break;  /* (blank: Python refuses it) */
-            if (put_ascii_json(&ids, w.idb, idn) < 0) goto done;
+            if (put_ascii_json(&ids, w.idb, idn) < 0) { nomem = 1; break; }
         } else {
             const unsigned char *p = at[0];
             if (*p == '-') p++;
@@ -2347,8 +2364,10 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
             Py_ssize_t nd = p - d0;
             if (nd == 0 || nd > 18 || (p < s + len && (*p == '.' || *p == 'e' || *p == 'E'))) break;
             if (at[0][0] == '-' && nd == 1 && *d0 == '0') break;  /* -0 is the id "0" */
-            if (buf_put(&ids, "\"", 1) < 0 || buf_put(&ids, (const char *)at[0], p - at[0]) < 0 || buf_put(&ids, "\"", 1) < 0)
-                goto done;
+            if (buf_put(&ids, "\"", 1) < 0 || buf_put(&ids, (const char *)at[0], p - at[0]) < 0 || buf_put(&ids, "\"", 1) < 0) {
+                nomem = 1;
+                break;
+            }
         }
         {
             Py_ssize_t idl = ids.n - id0;
@@ -2357,8 +2376,23 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
             if (bad) { ids.n = id0; break; }
         }
         /* the texts */
-        Py_ssize_t cnt[3];
-        if (f1_counts(&w, w.pred, got[1], w.ref, got[2], cnt) < 0) goto done;
+        F1Line *ln = &lines[n];
+        if (f1_counts(&w, w.pred, got[1], w.ref, got[2], ln->cnt) < 0) { ids.n = id0; nomem = 1; break; }
+        ln->lineno = lineno;
+        ln->id0 = id0;
+        ln->id1 = ids.n;
+        if (buf_put(&ids, ",", 1) < 0) { nomem = 1; break; }
+        n++;
+        pos += len;
+        lineno++;
+    }
+    Py_END_ALLOW_THREADS
+    if (nomem) { PyErr_NoMemory(); goto done; }
+    /* Second phase, with the GIL (put_score's shortest digits and its cache): each line's scores, entry, record and
+     * exact sums, in order. */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const F1Line *ln = &lines[i];
+        const Py_ssize_t *cnt = ln->cnt;
         double prec, rec, f1;
         Py_ssize_t ov = cnt[2];
         if (cnt[0] == 0 || cnt[1] == 0) { prec = rec = f1 = (cnt[0] == cnt[1]) ? 1.0 : 0.0; ov = 0; }
@@ -2371,8 +2405,8 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
         /* the entry after its id: ,"line":N,"whole_note":{...},"tokens":{...}} */
         one.n = 0;
         char num[32];
-        Buf nb = {num, 0, (Py_ssize_t)sizeof num};
-        put_num(&nb, lineno);
+        Buf nb = {num, 0, (Py_ssize_t)sizeof num, 0};
+        put_num(&nb, ln->lineno);
         if (buf_put(&one, ",\"line\":", 8) < 0 || buf_put(&one, num, nb.n) < 0
             || buf_put(&one, ",\"whole_note\":{\"precision\":", 27) < 0 || put_score(&one, prec) < 0
             || buf_put(&one, ",\"recall\":", 10) < 0 || put_score(&one, rec) < 0
@@ -2388,20 +2422,16 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
         nb.n = 0; put_num(&nb, ov);
         if (buf_put(&one, num, nb.n) < 0 || buf_put(&one, "}}", 2) < 0) goto done;
         if (emit & 1) {
-            if (buf_put(&body, "{\"id\":", 6) < 0 || buf_put(&body, ids.p + id0, ids.n - id0) < 0
+            if (buf_put(&body, "{\"id\":", 6) < 0 || buf_put(&body, ids.p + ln->id0, ln->id1 - ln->id0) < 0
                 || buf_put(&body, one.p, one.n) < 0 || buf_put(&body, "\n", 1) < 0) goto done;
         }
         if (emit & 2) {
             if ((recs.n && buf_put(&recs, "\n", 1) < 0) || buf_put(&recs, "{\"status\":\"scored\",\"id\":", 24) < 0
-                || buf_put(&recs, ids.p + id0, ids.n - id0) < 0 || buf_put(&recs, one.p, one.n) < 0) goto done;
+                || buf_put(&recs, ids.p + ln->id0, ln->id1 - ln->id0) < 0 || buf_put(&recs, one.p, one.n) < 0) goto done;
         }
-        if (buf_put(&ids, ",", 1) < 0) goto done;
         ratio_add(&sums[0], f1);
         ratio_add(&sums[1], prec);
         ratio_add(&sums[2], rec);
-        n++;
-        pos += len;
-        lineno++;
     }
     {
         PyObject *a = ratios_list(&sums[0]), *b = a ? ratios_list(&sums[1]) : NULL, *d = b ? ratios_list(&sums[2]) : NULL;
@@ -2410,8 +2440,9 @@ static PyObject *f1_lines(PyObject *self, PyObject *args) {
                                ids.p ? ids.p : "", ids.n ? ids.n - 1 : 0, a, b, d);
     }
 done:
-    PyMem_Free(body.p); PyMem_Free(recs.p); PyMem_Free(ids.p); PyMem_Free(one.p);
-    PyMem_Free(w.ref); PyMem_Free(w.pred); PyMem_Free(w.key); PyMem_Free(w.idb); PyMem_Free(w.toks); PyMem_Free(w.masks); PyMem_Free(w.table);
+    PyMem_Free(body.p); PyMem_Free(recs.p); PyMem_RawFree(ids.p); PyMem_Free(one.p); PyMem_RawFree(lines);
+    PyMem_RawFree(w.ref); PyMem_RawFree(w.pred); PyMem_RawFree(w.key); PyMem_RawFree(w.idb); PyMem_RawFree(w.toks);
+    PyMem_RawFree(w.masks); PyMem_RawFree(w.table);
     PyMem_Free(sums);
     PyBuffer_Release(&blk);
     return result;

@@ -86,6 +86,7 @@ def test_repeated_ids_are_found_across_spilled_buckets(tmp_path, monkeypatch):
     import goldeval.io.ids as ids
 
     monkeypatch.setattr(ids, "BUCKET_ROWS", 64)
+    monkeypatch.setattr(ids, "SPILL_ROWS", 128)  # (kept in memory up to 128 hashes, then spilled)
     src = tmp_path / "dups.jsonl"
     _rows(src, 3000, [(0, 2999), (7, 1500)])
     res = score_file(src, keep_per_example=False)

@@ -9,6 +9,8 @@ R 0.3154757930748772 over 57 rows; ACI-Bench test1 0.4465338141844892 / 0.709469
 from __future__ import annotations
 
 import json
+import random
+import re
 
 import pytest
 
@@ -299,3 +301,33 @@ def test_a_recorder_whose_record_takes_only_the_case_still_works(tmp_path):
     res = score_file(PRIMOCK, recorder=rec)
     assert rec.records == [{"status": "scored", **e} for e in res["per_example"]] and len(rec.records) == 57
     assert rec.finished is res
+
+
+def _split_word_definition(text: str):
+    """split_word as it was defined up to commit 6578c0b (every ``\\w+`` word of the text, in order): the reference
+    the faster split_word (only the words around non-ASCII characters) is held to."""
+    if text.isascii():
+        return None
+    for m in re.finditer(r"\w+", text):
+        w = m.group()
+        if not w.isascii() and any(c.isascii() and c.isalnum() for c in w) and any(not c.isascii() and c.isalnum() for c in w):
+            return w
+    return None
+
+
+def test_split_word_finds_the_first_word_the_definition_finds():
+    from goldeval.freetext.tokens import split_word
+
+    # a word character of `re` (\w) is exactly one with isalnum() or "_", at every code point: the rule split_word
+    # grows a word by
+    assert [cp for cp in range(0x110000) if (re.fullmatch(r"\w", chr(cp)) is not None) != (chr(cp).isalnum() or chr(cp) == "_")] == []
+    # by hand: "Café" is split (caf), a word wholly in another script is not, the first split word is returned
+    assert split_word("the Café and résumé") == "Café"
+    assert split_word("東京 ° 5µg") == "5µg"
+    assert split_word("東京 ° µ ±5") is None and split_word("plain ascii") is None
+    # random texts of ASCII letters, digits, joiners, "_" and non-ASCII letters, digits, marks, signs: the same
+    rnd = random.Random(1)
+    alphabet = [*"ab1_ .-'/", "é", "°", "µ", "東", "٣", "Ⅻ", "\u0301", "ß", "\u212a", "İ", "²", "½", "\u200d", "𝔘", "a\u0300"]
+    for _ in range(50_000):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 14)))
+        assert split_word(text) == _split_word_definition(text), text

@@ -386,11 +386,12 @@ def test_byte_ranges_cover_the_file_line_by_line(tmp_path, exact):
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: every automatic choice is one process")
-def test_automatic_workers_are_one_process_where_the_line_kernel_reads_the_file(tmp_path):
-    """`goldeval score` without --workers on a file past PARALLEL_MIN_ROWS: one process where the compiled line
-    kernel scores the plain rows (openscribe), measured faster than a pool (benchmarks/README.md, "Issue 31, lead");
-    every core where it does not (the unicode rule: no kernel); an explicit --workers 2 is obeyed. The numbers are
-    the same in all three (the worker count is an implementation choice, never a result)."""
+def test_automatic_workers_are_one_thread_where_the_line_kernel_reads_short_rows(tmp_path):
+    """`goldeval score` without --workers on a file past PARALLEL_MIN_ROWS of short rows (~150 bytes): one thread
+    where the compiled line kernel scores the plain rows (openscribe), measured faster than two (benchmarks/README.md,
+    "Issue 31 item 2, two workers"); every core where it does not (the unicode rule: no kernel); an explicit
+    --workers 2 is obeyed. The numbers are the same in all three (the worker count is an implementation choice, never
+    a result). Long rows: the next test."""
     from goldeval.engines.local import PARALLEL_MIN_ROWS
 
     fast = pytest.importorskip("goldeval._fast", reason="no C build: no line kernel, every file goes to a pool")
@@ -418,3 +419,255 @@ def test_automatic_workers_are_one_process_where_the_line_kernel_reads_the_file(
     assert auto["per_example"] == forced["per_example"]
     assert {k: v for k, v in auto["aggregate"].items() if k != "elapsed_sec"} == \
         {k: v for k, v in forced["aggregate"].items() if k != "elapsed_sec"}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# issue 31 item 2: the first pass's chunks, the kernel in threads, the sha256 beside them
+
+
+@pytest.mark.parametrize("hash_here", [True, False])
+def test_first_pass_chunks_cover_the_file_line_by_line(tmp_path, monkeypatch, hash_here):
+    # engines/local.py _Spans: the chunks the kernel scores are cut from the first pass's blocks (no other read looks
+    # for line ends). They cover the file in order, byte for byte (a BOM on line 1, CRLF, blank lines, non-ASCII and
+    # invalid rows, a last line without a newline), each starting on the line whose number it carries, its lines
+    # counted as bytes.count(b"\n") counts them; closed at _KERNEL_ROWS lines or _CHUNK_BYTES bytes (both made small
+    # here). The sha256 is the file's (hashlib over the bytes, BOM included) or None when taken elsewhere.
+    import hashlib
+    from pathlib import Path
+
+    import goldeval.io.ids as ids
+    from goldeval.engines import local
+
+    monkeypatch.setattr(ids, "SCAN_BLOCK", 700)
+    monkeypatch.setattr(local, "_KERNEL_ROWS", 40)
+    monkeypatch.setattr(local, "_CHUNK_BYTES", 9000)
+    rows = _mixed_file(tmp_path)
+    data = b"\xef\xbb\xbf" + b"".join(rows)
+    data = data.rstrip(b"\n")  # (the last row's newline dropped)
+    f = tmp_path / "m.jsonl"
+    f.write_bytes(data)
+    sc = TokenF1()
+    total, sha, repeated, spans = local._first_pass(Path(f), sc, "id", "m.jsonl", True, hash_here=hash_here)
+    assert total == data.count(b"\n") + 1 and repeated == set()
+    assert sha == (hashlib.sha256(data).hexdigest() if hash_here else None)
+    assert b"".join(data[s.offset:s.offset + s.length] for s in spans) == data
+    line = 1
+    for s in spans:
+        piece = data[s.offset:s.offset + s.length]
+        assert s.first_line == line and s.n_lines == piece.count(b"\n") + (0 if piece.endswith(b"\n") else 1)
+        assert s.offset == 0 or data[s.offset - 1:s.offset] == b"\n"
+        line += s.n_lines
+    assert line - 1 == total
+    # each chunk closes once past a limit: under 40 lines and 9,000 bytes before its last block (~700 bytes + a line)
+    assert all(s.n_lines < 40 + 40 and s.length < 9000 + 700 + 20_000 for s in spans) and len(spans) > 20
+    # what a chunk reads is what _range_block reads (the BOM dropped on line 1 only)
+    blocks = list(local._span_blocks(Path(f), spans))
+    assert blocks == [local._range_block(s) for s in spans] and blocks[0][0].startswith(rows[0][:5])
+
+
+def test_the_file_hash_thread_gives_the_sha256_or_the_reading_error(tmp_path):
+    import hashlib
+
+    from goldeval.engines.local import _FileHash
+
+    f = tmp_path / "x.bin"
+    f.write_bytes(bytes(range(256)) * 9000)  # 2.3 MB: several reads of 1 MiB
+    h = _FileHash(f)
+    h.start()
+    assert h.result() == hashlib.sha256(f.read_bytes()).hexdigest()
+    gone = _FileHash(tmp_path / "missing.jsonl")
+    gone.start()
+    with pytest.raises(FileNotFoundError):
+        gone.result()
+    stopped = _FileHash(f)  # stopped (the first pass failed): it ends, and gives no digest
+    stopped.stop()
+    stopped.start()
+    stopped.join()
+    with pytest.raises(RuntimeError, match="stopped"):
+        stopped.result()
+
+
+def test_a_file_that_is_not_utf8_fails_as_before_at_two_workers(tmp_path):
+    # the first pass's error (no line of the file is UTF-8), with the sha256 thread started beside it: the same
+    # message at 1 and 2 workers, naming line 1, and the hash thread ended
+    import threading
+
+    f = tmp_path / "latin1.jsonl"
+    f.write_bytes(b'{"id": "a", "prediction": "caf\xe9", "reference": "x"}\n' * 3000)
+    outs = []
+    for workers in ("1", "2"):
+        r = CliRunner().invoke(main, ["score", str(f), "--workers", workers, "--no-store", "-q"])
+        assert r.exit_code != 0
+        outs.append(r.output)
+    assert outs[0] == outs[1] and "not UTF-8" in outs[0] and ":1:" in outs[0]
+    for t in threading.enumerate():
+        if t.name == "goldeval-sha256":
+            t.join(10)
+            assert not t.is_alive()
+
+
+def test_the_kernel_gives_the_same_bytes_from_many_threads_at_once():
+    # f1_lines reads, decodes and counts without the GIL and writes with it (the shortest-digits cache is shared):
+    # 4 threads scoring 12 blocks each, all at once, give exactly what one thread gives for each block.
+    from concurrent.futures import ThreadPoolExecutor
+
+    rnd = random.Random(31)
+    words = ["bp", "138/86", "chest", "pain", "no", "fever", "well-controlled", "7.1", "pt's", "a.b.c"]
+    blocks = []
+    for b in range(48):
+        rows = [orjson.dumps({"id": f"b{b}-{k}", "prediction": " ".join(rnd.choices(words, k=rnd.randrange(0, 400))),
+                              "reference": " ".join(rnd.choices(words, k=rnd.randrange(1, 300)))}) + b"\n"
+                for k in range(60)]
+        rows.insert(30, b'{"id": "left", "prediction": "caf\xc3\xa9", "reference": "x"}\n')  # left to Python
+        blocks.append(b"".join(rows))
+    kernel = _kernel()
+
+    def all_of(block: bytes) -> list[tuple]:
+        out, pos, line = [], 0, 1
+        while pos < len(block):
+            got = kernel(block, pos, line, 3)
+            out.append(got)
+            pos, line = got[0], got[1]
+            if pos < len(block):  # skip the line left to Python
+                pos, line = block.index(b"\n", pos) + 1, line + 1
+        return out
+
+    alone = [all_of(b) for b in blocks]
+    assert all(len(a) == 2 and a[0][2] == 30 and a[1][2] == 30 for a in alone)
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(3):
+            assert list(pool.map(all_of, blocks)) == alone
+
+
+def _long_or_short_file(tmp_path, n: int, long: bool, repeat: int | None = None):
+    rng = random.Random(7)
+    words = ["bp", "138/86", "chest", "pain", "no", "fever", "well-controlled", "7.1"]
+    k = 200 if long else 6
+    f = tmp_path / f"rows_{'long' if long else 'short'}_{n}.jsonl"
+    with open(f, "w") as fh:
+        for i in range(n):
+            rid = f"r{repeat if repeat is not None and i == n - 1 else i}"
+            fh.write(json.dumps({"id": rid, "prediction": " ".join(rng.choices(words, k=k)),
+                                 "reference": " ".join(rng.choices(words, k=k))}) + "\n")
+    return f
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: workers are capped at 1")
+def test_two_workers_score_in_threads_the_same_bytes_as_one(tmp_path, monkeypatch):
+    # --workers 2 where the kernel applies: the chunks are scored in threads of this process (no pool of processes
+    # is started) and the results file is the same as at 1 worker and on the Python path, the sha256 included; small
+    # chunks (40 lines) so that many are in flight. A repeated id turns folding and so the kernel off: then the
+    # pool of processes scores it, as before, with the same numbers as one worker.
+    import goldeval.io.ids as ids
+    from goldeval.engines import local
+
+    monkeypatch.setattr(ids, "SCAN_BLOCK", 4000)
+    monkeypatch.setattr(local, "_KERNEL_ROWS", 40)
+    rows = _mixed_file(tmp_path)
+    f = tmp_path / "mixed.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf" + b"".join(rows))
+    calls: dict[str, int] = {"threads": 0, "pool": 0}
+    real_threads, real_pool = local._score_in_threads, local._score_in_pool
+
+    def threads(*a, **k):
+        calls["threads"] += 1
+        return real_threads(*a, **k)
+
+    def pool(*a, **k):
+        calls["pool"] += 1
+        return real_pool(*a, **k)
+
+    monkeypatch.setattr(local, "_score_in_threads", threads)
+    monkeypatch.setattr(local, "_score_in_pool", pool)
+
+    def score(path, workers: str, python: bool = False) -> bytes:
+        out = tmp_path / "out.json"
+        with monkeypatch.context() as m:
+            if python:
+                m.setattr(TokenF1, "line_kernel", lambda self, config: None)
+            r = CliRunner().invoke(main, ["score", str(path), "--workers", workers, "--no-store", "-q", "--out", str(out)])
+        assert r.exit_code == 0, r.output
+        return out.read_bytes()
+
+    def same(out: bytes) -> bytes:
+        return re.sub(rb'"elapsed_sec": ?[0-9.e-]+|"workers": ?[12]', b"", out)
+
+    one, two, ref = score(f, "1"), score(f, "2"), score(f, "1", python=True)
+    assert calls == {"threads": 1, "pool": 0}
+    assert same(two) == same(one) == same(ref)
+    assert json.loads(two)["aggregate"]["n_rows"] == len(rows) - 2 and json.loads(two)["input"]["workers"] == 2
+    dup = _long_or_short_file(tmp_path, 3000, long=False, repeat=5)  # the last row repeats r5
+    one, two = score(dup, "1"), score(dup, "2")
+    assert calls == {"threads": 1, "pool": 1}
+    assert same(one) == same(two) and b"repeats line 6" in two
+
+
+def test_an_interrupt_in_the_threads_path_stops_them_with_the_taken_chunks_streamed(tmp_path, monkeypatch):
+    # Ctrl-C (KeyboardInterrupt in the main thread, here raised by the progress callback after the 3rd chunk): it
+    # goes up, every scoring thread has ended, and the entries streamed are exactly the first 3 chunks' (in order):
+    # what a store would hold of the run, to be resumed.
+    import threading
+
+    import goldeval.io.ids as ids
+    from goldeval.engines import local
+
+    monkeypatch.setattr(ids, "SCAN_BLOCK", 2000)
+    monkeypatch.setattr(local, "_KERNEL_ROWS", 50)
+    monkeypatch.setattr(local.os, "cpu_count", lambda: 2)
+    f = _long_or_short_file(tmp_path, 2000, long=False)
+    sc = TokenF1()
+    cfg = sc.configure(source="rows.jsonl")
+    got: list[bytes] = []
+    taken = [0, 0]  # rows, chunks
+
+    def progress(n: int) -> None:
+        taken[0] += n
+        taken[1] += 1
+        if taken[1] == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        local.run(sc, f, cfg, workers=2, keep_cases=False, progress=progress,
+                  on_example_lines=lambda body, n: got.append(body))
+    assert not [t for t in threading.enumerate() if t.name.startswith("goldeval-score")]
+    entries = b"".join(got).splitlines()
+    assert [json.loads(e)["line"] for e in entries] == list(range(1, taken[0] + 1)) and 150 <= taken[0] < 2000
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: every automatic choice is one process")
+def test_automatic_workers_are_every_core_where_the_line_kernel_reads_long_rows(tmp_path, monkeypatch):
+    # Rows of ~2,400 bytes (200 words a text), past PARALLEL_MIN_ROWS (made 300 here): every core, the kernel in
+    # threads (benchmarks/README.md, "Issue 31 item 2, two workers": long notes score ~1.8x faster on two); the same
+    # numbers as --workers 1.
+    from goldeval.engines import local
+
+    monkeypatch.setattr(local, "PARALLEL_MIN_ROWS", 300)
+    f = _long_or_short_file(tmp_path, 400, long=True)
+    assert f.stat().st_size > local.LONG_ROW_BYTES * 400
+
+    def run(*extra: str) -> dict:
+        out = tmp_path / f"out{len(list(tmp_path.iterdir()))}.json"
+        r = CliRunner().invoke(main, ["score", str(f), "--no-store", "-q", "--out", str(out), *extra])
+        assert r.exit_code == 0, r.output
+        return orjson.loads(out.read_bytes())
+
+    auto, one = run(), run("--workers", "1")
+    assert auto["input"]["workers"] == os.cpu_count() and one["input"]["workers"] == 1
+    assert auto["per_example"] == one["per_example"] and auto["input"]["sha256"] == one["input"]["sha256"]
+    assert {k: v for k, v in auto["aggregate"].items() if k != "elapsed_sec"} == \
+        {k: v for k, v in one["aggregate"].items() if k != "elapsed_sec"}
+
+
+def test_long_rows_are_told_by_the_mean_bytes_a_line(tmp_path):
+    # _long_rows: the file's bytes over its lines against LONG_ROW_BYTES (1,024): 10 lines of 1,024 bytes are long,
+    # one byte less is not; an empty count is not
+    from pathlib import Path
+
+    from goldeval.engines.local import LONG_ROW_BYTES, _long_rows
+
+    f = tmp_path / "x.jsonl"
+    f.write_bytes((b"x" * (LONG_ROW_BYTES - 1) + b"\n") * 10)
+    assert _long_rows(10, Path(f))
+    f.write_bytes(f.read_bytes()[:-1])
+    assert not _long_rows(10, Path(f))
+    assert not _long_rows(0, Path(f)) and not _long_rows(10, None)

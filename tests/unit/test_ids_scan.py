@@ -92,6 +92,7 @@ def test_scan_blocks_equal_the_line_by_line_definition(tmp_path, monkeypatch, se
     monkeypatch.setattr(ids, "SCAN_BLOCK", block)  # blocks of a few bytes: cut at every line, and mixed blocks
     monkeypatch.setattr(ids, "BUCKET_ROWS", 50)  # many flushes
     monkeypatch.setattr(ids, "BUCKET_SET", 16)  # several bucket files
+    monkeypatch.setattr(ids, "SPILL_ROWS", 100)  # spilled to the files after two flushes
     if way == "python":
         for name in ("_fast_scan_ids", "_fast_partition", "_fast_repeated_of"):
             monkeypatch.setattr(ids, name, None)
@@ -140,6 +141,7 @@ def test_buckets_find_repeats_across_many_files(monkeypatch, c):
         monkeypatch.setattr(ids, "_fast_repeated_of", None)
     # 40,000 hashes over 3 bucket files, in blocks of 1,000: the repeats are exactly those added twice
     monkeypatch.setattr(ids, "BUCKET_ROWS", 1000)
+    monkeypatch.setattr(ids, "SPILL_ROWS", 5000)  # the first 5,000 kept in memory, then every block to the files
     rnd = random.Random(5)
     values = [rnd.getrandbits(63) - (1 << 62) for _ in range(40_000)]
     twice = set(values[::97])
@@ -147,7 +149,30 @@ def test_buckets_find_repeats_across_many_files(monkeypatch, c):
     assert b.n == 3
     for v in values + sorted(twice):
         b.add(v)
+    assert b.tmpdir is not None and sum(f is not None for f in b.files) == 3  # spilled: all three files
     assert b.repeated() == twice
+    assert b.tmpdir is None
+
+
+@pytest.mark.parametrize("c", [True, False])
+def test_buckets_below_the_spill_size_open_no_file(monkeypatch, c):
+    # A hint of many rows (512 buckets) but fewer hashes than SPILL_ROWS (100k long notes: the hint was ~8.7M rows
+    # from the file's size): every block stays in memory, no file is opened, and the repeats are the same ones
+    if not c:
+        monkeypatch.setattr(ids, "_fast_partition", None)
+        monkeypatch.setattr(ids, "_fast_repeated_of", None)
+    monkeypatch.setattr(ids, "BUCKET_ROWS", 1000)
+    monkeypatch.setattr(ids, "SPILL_ROWS", 12_000)
+    rnd = random.Random(6)
+    values = [rnd.getrandbits(63) - (1 << 62) for _ in range(11_000)]
+    twice = set(values[5::89])
+    b = ids.HashBuckets(10_000_000)
+    assert b.n == 512
+    for v in values + sorted(twice):  # 11,124 hashes: 11 flushed blocks and the rest flushed by repeated()
+        b.add(v)
+    assert b.tmpdir is None and b.files == [None] * 512
+    assert b.repeated() == twice
+    assert ids.HashBuckets(10_000_000).repeated() == set()  # nothing added
 
 
 _TRICKY = ['},{"id":"x"}', 'a"b', "back\\slash", "é ü ∑", "\u2028", "", "line\nbreak", '{"', "}"]

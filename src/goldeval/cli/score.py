@@ -45,8 +45,9 @@ from goldeval.errors import InputError
 )
 @click.option(
     "--workers", type=cores(), default=None,
-    help="Processes to score with, at most the number of cores (default: all cores for files of 10k rows or more, else 1; "
-         "1 where token F1's compiled path reads the file, which is faster there).",
+    help="Processes to score with, at most the number of cores (default: all cores for files of 10k rows or more, else 1). "
+         "Where token F1's compiled path reads the file, threads of one process instead, and by default all cores only "
+         "for long rows (1 KB a line or more), else 1.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No summary table (the JSON still goes to --out; with --gates the gate table and decision are still printed).")
 @click.option("--scorer", "scorer_name", default="token_f1", show_default=True, metavar="NAME",

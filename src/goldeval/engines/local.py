@@ -7,7 +7,9 @@ What it does, in order:
 
 1. **First pass** over a file (bounded memory): its line count, its sha256, and the hashes of the ids that occur
    on more than one row (:mod:`goldeval.io.ids`; the scorer's :meth:`~goldeval.scoring.protocol.Scorer.id_of` is the id rule).
-   Rows given in memory skip it (their ids are kept instead).
+   Rows given in memory skip it (their ids are kept instead). With more than one worker the sha256 is taken in a
+   thread beside it and the scoring (:class:`_FileHash`). For JSONL it also cuts the chunks a line kernel scores
+   (:class:`_Spans`).
 2. **Scoring** in chunks of 500 rows (or 2 MiB): each chunk is decoded (:func:`goldeval.io.reading.decode_line`, the
    scorer's ``lenient_json``) and scored by ``score_batch``, in this process or, for JSONL with ``workers`` > 1, in a
    pool of processes (a window of ``2 × workers`` chunks in flight, results taken in order). A pool's chunk is a
@@ -15,7 +17,9 @@ What it does, in order:
    decodes itself (:func:`_range_lines`), so neither the rows' bytes nor their decoding pass through this process,
    which only finds the ranges' line boundaries (a count of newlines, in C). A worker also
    serializes a chunk's records for the store when every row of it is a new scored case, so that work stays off
-   this process, which every record passes through.
+   this process, which every record passes through. Where the scorer's compiled line kernel reads the rows (token
+   F1's ``openscribe`` rule, no repeated id) the chunks are scored in ``workers`` threads of this process instead
+   (:func:`_score_in_threads`): the kernel tokenizes and counts without the GIL, and no process is started.
 3. **Per record**, in input order: a row whose id repeats an earlier row's becomes unscored
    (:func:`~goldeval.scoring.protocol.duplicate_record`); the record is folded into the scorer's partial
    (:meth:`~goldeval.scoring.protocol.Scorer.new_partial`, ``keep_cases`` or not), its ``per_example`` entry goes to
@@ -37,9 +41,11 @@ import hashlib
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
@@ -60,7 +66,7 @@ from goldeval.io.reading import (
     line_blocks,
     read_rows,
 )
-from goldeval.io.streams import display_name, input_sha256
+from goldeval.io.streams import display_name, input_sha256, spooled
 from goldeval.lifeline import watch
 from goldeval.runs.columns import case_columns
 from goldeval.scoring.protocol import Reused, Scorer, duplicate_record, numbered
@@ -104,9 +110,11 @@ def run(
             from 1).
         config: What ``scorer.configure`` returned (its ``source`` names the input in messages).
         workers: Processes to score a JSONL file with (default 1). ``None``: one below :data:`PARALLEL_MIN_ROWS`
-            rows, else every core, except where the scorer's compiled line kernel scores the file (token F1 under
-            ``openscribe`` on plain rows): one process, which is faster there. Capped at the number of cores. CSV, Parquet, rows in memory and a resumed run
-            are scored in this process. More than one worker starts processes, so a script that asks for them
+            rows, else every core. Where the scorer's compiled line kernel scores the file (token F1 under
+            ``openscribe`` on plain rows, no repeated id) the workers are threads of this process (the kernel counts
+            without the GIL), and ``None`` means every core only when the lines average :data:`LONG_ROW_BYTES` or
+            more, else one (measured: benchmarks/README.md, "Issue 31 item 2, two workers"). Capped at the number of
+            cores. CSV, Parquet, rows in memory and a resumed run are scored in this process. More than one worker starts processes, so a script that asks for them
             needs the usual ``if __name__ == "__main__":`` guard (Python's multiprocessing rule); the scorer must
             pickle.
         recorder: Run-store recorder (``previous()``, ``record(case)``, ``finish(results)``; ``record_serialized``
@@ -151,17 +159,30 @@ def run(
     if isinstance(source, (str, os.PathLike)):
         path = check_input_file(source)
         jsonl = not (is_delimited(path) or is_parquet(path))
-        # where the run keeps its inputs, the first pass's read also makes the kept copy (Recorder.input_copy)
+        # where the run keeps its inputs, the first pass's read also makes the kept copy (Recorder.input_copy), and
+        # hashes the file as it feeds the copy
         copy = recorder.input_copy(path) if jsonl and hasattr(recorder, "input_copy") else None
-        total, sha256, repeated = _first_pass(path, scorer, id_field, src, jsonl, copy)
+        # More than one worker may score this file: its sha256 in a thread beside the first pass and the scoring
+        # (reading and hashlib release the GIL), taken at the end, instead of in the first pass's loop.
+        hashing = (_FileHash(path) if copy is None and jsonl and workers != 1 and (os.cpu_count() or 1) > 1
+                   and spooled(path) is None else None)
+        if hashing is not None:
+            hashing.start()
+        try:
+            total, sha256, repeated, spans = _first_pass(path, scorer, id_field, src, jsonl, copy,
+                                                         hash_here=hashing is None)
+        except BaseException:  # (e.g. a file that is not UTF-8: the hash is not needed)
+            if hashing is not None:
+                hashing.stop()
+            raise
         if on_total is not None:
             on_total(total)
         workers = _workers(workers, total) if jsonl else 1
-        info = {"path": display_name(path), "sha256": input_sha256(path, sha256)}
+        info = {"path": display_name(path), "sha256": None if hashing is not None else input_sha256(path, sha256)}
         chunks: Iterable[Any] = _line_chunks(path) if jsonl else _item_chunks(_read(path, scorer))
         raw_lines = jsonl
     else:
-        repeated, workers, raw_lines = None, 1, False
+        repeated, workers, raw_lines, spans, hashing = None, 1, False, None, None
         chunks = _item_chunks(numbered(source, src))
     previous = recorder.previous() if recorder is not None else {}
     if previous:
@@ -186,20 +207,23 @@ def run(
     plan = _Plan(fold=fold, keep=keep_cases,
                  entries=job.on_example is not None, serialize=job.serialize, record=recorder is not None,
                  entries_json=job.as_json, all_cases=job.all_cases, lines=on_example_lines is not None, bulk=fold and job.bulk)
-    if automatic and workers > 1 and raw_lines and _line_kernel(scorer, config, plan) is not None:
+    kernel_here = _line_kernel(scorer, config, plan) if raw_lines else None
+    if automatic and workers > 1 and kernel_here is not None and not _long_rows(total, path):
         # Chosen, not asked for: where the scorer's compiled line kernel reads and scores the file (token F1's
-        # openscribe rule on plain rows), one process is faster than a pool on these files: ~1.8 µs a short row
-        # against a pool's start (~0.3 s of CPU) and every entry through a pipe twice (benchmarks/README.md,
-        # "Issue 31, lead": 1M short rows 1.6-1.8 s wall with one process, 2.0-2.7 s with two; 100k long notes even).
+        # openscribe rule on plain rows), short rows are scored faster by one thread: a second one waits on the GIL
+        # for the part of each row written with it (benchmarks/README.md, "Issue 31 item 2, two workers").
         workers = 1
         if info is not None:
             info["workers"] = workers
     t0 = time.perf_counter()
-    if raw_lines and workers > 1:
+    if raw_lines and workers > 1 and kernel_here is not None:
+        # the line kernel in threads of this process: its reading, decoding, tokenizing and counting run without
+        # the GIL, so no process is started and no entry crosses a pipe (spans: the first pass's chunks)
+        assert path is not None and spans is not None
+        _score_in_threads(job, plan, _span_blocks(path, spans), workers, progress, kernel_here)
+    elif raw_lines and workers > 1:
         assert path is not None
-        # (chunks a line kernel scores are cut by bytes: no find of every line's end here)
-        exact = _line_kernel(scorer, config, plan) is None
-        _score_in_pool(job, plan, _range_chunks(path, exact=exact), workers, progress)
+        _score_in_pool(job, plan, _range_chunks(path), workers, progress)
     else:
         # In this process each case is recorded as soon as score_batch yields it (folded: in _score_chunk; else in
         # _Job.take_records, after the repeated-id check), so an interrupt loses only the case in flight; folded
@@ -211,12 +235,12 @@ def run(
         # the scorer's compiled line kernel, where it applies: then a chunk's entries come back as one body too
         plan_kernel = plan._replace(serialize=plan.bulk)
         kernel = _line_kernel(scorer, config, plan_kernel) if raw_lines and record_now is None else None
-        if kernel is not None:  # the file's lines by byte ranges, as a pool's workers read them
-            assert path is not None
+        if kernel is not None:  # the file's lines by byte ranges (the first pass's chunks), as threads read them
+            assert path is not None and spans is not None
             chunks = ()
-            for span in _range_chunks(path, exact=False):
+            for block in _span_blocks(path, spans):
                 done = _score_chunk(scorer, config, plan_kernel, (), sink=None if plan.lines else job.on_example,
-                                    block=_range_block(span), kernel=kernel)
+                                    block=block, kernel=kernel)
                 job.take(done)
                 if progress is not None:
                     progress(done.n_rows)
@@ -238,6 +262,8 @@ def run(
         results["per_example"] = job.streamed_marker()
     if "elapsed_sec" in results.get("aggregate", {}):
         results["aggregate"]["elapsed_sec"] = elapsed
+    if info is not None and hashing is not None:
+        info["sha256"] = hashing.result()
     if info is not None and not (extra and "input" in extra):
         extra = {"input": info, **(extra or {})}
     results = with_extra(scorer, results, extra)
@@ -263,9 +289,10 @@ def _read(path: Path, scorer: Scorer) -> Iterator[Any]:
     return read_rows(path, lenient=scorer.lenient_json)
 
 
-def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool,
-                copy: Any = None) -> tuple[int, str, set[int]]:
-    """One read of *path*: its line (row) count, its sha256, and the hashes of the ids on more than one row.
+def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool, copy: Any = None, *,
+                hash_here: bool = True) -> tuple[int, str | None, set[int], list[Span] | None]:
+    """One read of *path*: its line (row) count, its sha256 (``None`` without *hash_here*: taken elsewhere), the
+    hashes of the ids on more than one row, and for JSONL the chunks a line kernel scores (:class:`_Spans`).
 
     *copy*: a JSONL file's :class:`goldeval.runs.texts.InputCopy` (the run store's kept copy of the input), fed the
     bytes read and closed when the file did not change while read; discarded otherwise (then the run keeps the file
@@ -285,8 +312,9 @@ def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool
                 yield scorer.id_of(item.data.get(id_field)) if type(item) is Row else None
 
         repeated = repeated_hashes(ids(), max(1, path.stat().st_size // 48))
-        return n, file_sha256(path), repeated
-    hasher = hashlib.sha256()
+        return n, file_sha256(path) if hash_here else None, repeated, None
+    hasher = hashlib.sha256() if hash_here else None
+    spans = _Spans(path)
     state: dict[str, Any] = {"not_utf8": 0, "first_bad": None}
 
     def slow(line: int, raw: bytes) -> dict[str, Any] | None:
@@ -304,7 +332,7 @@ def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool
         before, hasher = file_memo_key(path), copy  # (an InputCopy is a sha256 object too)
     try:
         n_lines, n_rows, repeated = scan_jsonl_ids(path, id_field, scorer.id_of, hasher=hasher, slow_decode=slow,
-                                                   ids_as_text=scorer.ids_as_text)
+                                                   ids_as_text=scorer.ids_as_text, on_block=spans.add)
     except BaseException:
         if copy is not None:
             copy.discard()
@@ -316,7 +344,83 @@ def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool
             copy.discard()
     if n_rows and state["not_utf8"] == n_rows and state["first_bad"] is not None:
         raise state["first_bad"]
-    return n_lines, hasher.hexdigest(), repeated
+    return n_lines, hasher.hexdigest() if hasher is not None else None, repeated, spans.close()
+
+
+class _Spans:
+    """The chunks a line kernel scores, cut from the first pass's blocks (``scan_jsonl_ids``'s ``on_block``: whole
+    lines, in order) so that no other read of the file in this process looks for line ends: consecutive blocks,
+    a chunk closed once it holds :data:`_KERNEL_ROWS` lines or :data:`_CHUNK_BYTES` bytes (about 2,000 short rows,
+    or 2 MiB of long ones). The same chunks at every worker count."""
+
+    def __init__(self, path: Path) -> None:
+        self.name = os.fspath(path)
+        self.spans: list[Span] = []
+        self.offset, self.line = 0, 1  # where the blocks read so far end
+        self.start, self.first = 0, 1  # where the open chunk starts
+
+    def add(self, size: int, lines: int) -> None:
+        """A block of *size* bytes and *lines* lines was read."""
+        self.offset += size
+        self.line += lines
+        if self.line - self.first >= _KERNEL_ROWS or self.offset - self.start >= _CHUNK_BYTES:
+            self._cut()
+
+    def _cut(self) -> None:
+        if self.offset > self.start:
+            self.spans.append(Span(self.name, self.start, self.offset - self.start, self.first, self.line - self.first))
+            self.start, self.first = self.offset, self.line
+
+    def close(self) -> list[Span]:
+        """The chunks, the last one closed."""
+        self._cut()
+        return self.spans
+
+
+class _FileHash(threading.Thread):
+    """A file's sha256 (hex) taken in a thread of its own: :meth:`result` waits for it (and raises what reading
+    raised); :meth:`stop` ends it early when the hash is no longer wanted."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(name="goldeval-sha256", daemon=True)
+        self.path = path
+        self.digest: str | None = None
+        self.error: BaseException | None = None
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        try:
+            h = hashlib.sha256()
+            with open(self.path, "rb") as fh:
+                while (block := fh.read(1 << 20)) and not self.stopped.is_set():
+                    h.update(block)
+            self.digest = h.hexdigest()
+        except BaseException as exc:  # (handed to the caller by result())
+            self.error = exc
+
+    def stop(self) -> None:
+        """End the reading at the next MiB (the digest is then not the file's: :meth:`result` must not be used)."""
+        self.stopped.set()
+
+    def result(self) -> str:
+        """The hex digest, once the whole file is read."""
+        self.join()
+        if self.error is not None:
+            raise self.error
+        if self.stopped.is_set():
+            raise RuntimeError("_FileHash.result: the hash was stopped before the end of the file")
+        assert self.digest is not None
+        return self.digest
+
+
+#: Mean bytes a line from which automatic workers score a file with the line kernel on every core: below, one thread
+#: is faster (benchmarks/README.md, "Issue 31 item 2, two workers"; long notes are ~4,200 bytes, short rows ~210).
+LONG_ROW_BYTES = 1024
+
+
+def _long_rows(total: int, path: Path | None) -> bool:
+    """Whether *path*'s *total* lines are long enough on average (:data:`LONG_ROW_BYTES`) for two threads to pay."""
+    return path is not None and total > 0 and path.stat().st_size >= LONG_ROW_BYTES * total
 
 
 def _line_chunks(path: Path) -> Iterator[list[tuple[int, bytes]]]:
@@ -396,6 +500,27 @@ def _range_block(span: Span) -> tuple[bytes, int]:
     if span.first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     return data, span.first_line
+
+
+def _span_blocks(path: Path, spans: Iterable[Span]) -> Iterator[tuple[bytes, int]]:
+    """What :func:`_range_block` gives for each of *spans* (chunks of *path* that follow each other from its start,
+    :class:`_Spans`), read in order through one open file: its read offset is where the scoring has come to (as
+    ``/proc/PID/fdinfo`` shows it; tests/e2e/test_kill_resume.py holds a run half-way by it).
+
+    Raises:
+        InputError: the file is shorter than a span says (it changed since the first pass).
+    """
+    with open(path, "rb") as fh:
+        for span in spans:
+            if fh.tell() != span.offset:
+                fh.seek(span.offset)
+            data = fh.read(span.length)
+            if len(data) != span.length:
+                raise InputError(f"{span.path}: the file changed while it was scored (expected {span.length} bytes at "
+                                 f"byte {span.offset}, read {len(data)}). Score a file that is not being written.")
+            if span.first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
+            yield data, span.first_line
 
 
 def _range_bytes(span: Span) -> bytes:
@@ -803,6 +928,43 @@ def _pool_chunk(span: Span) -> _Chunk:
         return _score_chunk(scorer, _W["config"], _W["plan"], (), block=_range_block(span), kernel=kernel)
     return _score_chunk(scorer, _W["config"], _W["plan"],
                         (decode_line(raw, line, src, lenient=lenient) for line, raw in _range_lines(span)))
+
+
+def _score_in_threads(job: _Job, plan: _Plan, blocks: Iterable[tuple[bytes, int]], workers: int, progress: Any,
+                      kernel: Any) -> None:
+    """Score *blocks* (:func:`_span_blocks`, read here) with the scorer's line *kernel* in *workers* threads of this
+    process, taking the chunks here in order (a window of ``2 × workers`` in flight). The kernel reads, decodes,
+    tokenizes and counts a chunk's lines without the GIL (``_fast.f1_lines``' first phase), so the threads score at
+    once; each chunk is the one the in-process path makes (:func:`_score_chunk`), its entries kept for
+    :meth:`_Job.take` (no sink from a thread). An interrupt cancels the chunks not started and waits for those
+    running (milliseconds each)."""
+    scorer, config = job.scorer, job.config
+
+    def one(block: tuple[bytes, int]) -> _Chunk:
+        return _score_chunk(scorer, config, plan, (), block=block, kernel=kernel)
+
+    window: deque[Future[_Chunk]] = deque()
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="goldeval-score")
+    try:
+        it = iter(blocks)
+        exhausted = False
+        while True:
+            while not exhausted and len(window) < 2 * workers:
+                block = next(it, None)
+                if block is None:
+                    exhausted = True
+                else:
+                    window.append(pool.submit(one, block))
+            if not window:
+                break
+            done = window.popleft().result()
+            job.take(done)
+            if progress is not None:
+                progress(done.n_rows)
+    finally:
+        for fut in window:
+            fut.cancel()
+        pool.shutdown(wait=True)
 
 
 def _score_in_pool(job: _Job, plan: _Plan, chunks: Iterable[Span], workers: int, progress: Any) -> None:

@@ -151,9 +151,25 @@ def split_word(text: str) -> str | None:
     """
     if text.isascii():
         return None
-    for m in _WORD_RE.finditer(text):
-        w = m.group()
-        if not w.isascii() and any(c.isascii() and c.isalnum() for c in w) and any(not c.isascii() and c.isalnum() for c in w):
+    # Only the words holding a non-ASCII character can be split: each is found from one of the (few) non-ASCII
+    # characters that is a word character (``\w``: ``isalnum()`` or ``_``), grown to its word's ends, in text order;
+    # the first that holds both kinds of letter or digit is the answer (the words in between are all ASCII). The
+    # same first word as ``\w+`` over the whole text (tests/unit/test_freetext.py compares the two), without a match
+    # object for every word of a long note.
+    n, checked = len(text), -1
+    for m in _NON_ASCII_RE.finditer(text):
+        i = m.start()
+        c = text[i]
+        if i < checked or not (c.isalnum() or c == "_"):
+            continue  # (in a word already looked at, or not a word character)
+        left, right = i, i + 1
+        while left > 0 and (text[left - 1].isalnum() or text[left - 1] == "_"):
+            left -= 1
+        while right < n and (text[right].isalnum() or text[right] == "_"):
+            right += 1
+        checked = right
+        w = text[left:right]
+        if any(c.isascii() and c.isalnum() for c in w) and any(not c.isascii() and c.isalnum() for c in w):
             return w
     return None
 
