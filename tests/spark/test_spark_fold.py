@@ -158,7 +158,7 @@ def test_cli_spark_without_store_folds_and_matches_the_local_run(spark, tmp_path
 @pytest.mark.parametrize("n_ranges", [1, 3, 7])
 def test_a_task_folds_its_range_with_the_line_kernel_as_with_score_batch(tmp_path, monkeypatch, n_ranges):
     """_fold_range with token F1's compiled line kernel (what a local worker uses) gives what it gives row by row
-    through score_batch: the same partial (finished: the aggregate and the failures), row count and id hashes, on
+    through score_batch: the same partial (finished: the aggregate and the failures) and row count, on
     the published files and on the odd one (BOM, blank lines, a null text, a line not JSON, a Latin-1 byte, no last
     newline), cut into 1, 3 and 7 ranges. No Spark session: a task's work alone."""
     from goldeval.engines import spark as gs
@@ -174,11 +174,11 @@ def test_a_task_folds_its_range_with_the_line_kernel_as_with_score_batch(tmp_pat
         with monkeypatch.context() as m:
             m.setattr(TokenF1, "line_kernel", lambda self, config: None)
             by_rows = [gs._fold_range(sc, config, str(path), *r) for r in ranges]
-        for (kp, kn, kids), (rp, rn, rids) in zip(with_kernel, by_rows, strict=True):
-            assert (kn, kids) == (rn, rids)
+        for (kp, kn), (rp, rn) in zip(with_kernel, by_rows, strict=True):
+            assert kn == rn
             assert kp.n_rows == rp.n_rows
         total_k, total_r = sc.new_partial(config, keep_cases=False), sc.new_partial(config, keep_cases=False)
-        for (kp, _, _), (rp, _, _) in zip(with_kernel, by_rows, strict=True):
+        for (kp, _), (rp, _) in zip(with_kernel, by_rows, strict=True):
             total_k.merge(kp)
             total_r.merge(rp)
         fk, fr = sc.finish(total_k, config), sc.finish(total_r, config)
