@@ -35,11 +35,14 @@ come; one row a task (the partial and its ids' hashes) comes back. Repeated ids 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import hashlib
 import itertools
 import os
 import pickle
 import re
+import shutil
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
@@ -58,7 +61,7 @@ from goldeval.scoring.slices import SlicedScorer, sliced
 from goldeval.scoring.registry import get_scorer
 
 __all__ = ["PER_CASE_SCHEMA", "FOLD_RANGE_BYTES", "session", "read", "score", "score_path", "aggregate", "fold_path",
-           "FoldPlan", "fold_plan", "master_cores", "LOCAL_DEFAULTS", "user_spark_keys", "foldable", "line_ranges", "iter_records", "executor_failure", "executor_failures", "with_run"]
+           "FoldPlan", "fold_plan", "master_cores", "LOCAL_DEFAULTS", "user_spark_keys", "class_archive", "CDS_ENV", "foldable", "line_ranges", "iter_records", "executor_failure", "executor_failures", "with_run"]
 
 #: The per-case DataFrame's columns (a Spark DDL string).
 PER_CASE_SCHEMA = "id string, line long, status string, error string, score double, record string"
@@ -163,7 +166,9 @@ def session(master: str | None = "local[2]", app_name: str = "goldeval", conf: M
 
     The executors run this Python (``PYSPARK_PYTHON`` is set to ``sys.executable`` unless it is set already), so
     in local mode they import the same goldeval. Arrow is turned on. A ``local[...]`` master also gets
-    :data:`LOCAL_DEFAULTS` where the user's configuration does not set those keys.
+    :data:`LOCAL_DEFAULTS` where the user's configuration (*conf*, :func:`user_spark_keys`) does not set those keys,
+    and with them the driver's class data archive (:func:`class_archive`): used when it exists, else written when
+    this process exits.
 
     Raises:
         InputError: pyspark is not installed, or Java cannot be started.
@@ -180,16 +185,113 @@ def session(master: str | None = "local[2]", app_name: str = "goldeval", conf: M
         builder = builder.master(master)
     settings = {"spark.sql.execution.arrow.pyspark.enabled": "true", "spark.ui.showConsoleProgress": "false",
                 "spark.sql.shuffle.partitions": "8", **(conf or {})}
+    archive = dumping = None
     if master is not None and master.startswith("local"):
         users = user_spark_keys()
-        settings = {**{k: v for k, v in LOCAL_DEFAULTS.items() if k not in users}, **settings}
+        local = {k: v for k, v in LOCAL_DEFAULTS.items() if k not in users and k not in settings}
+        if "spark.driver.defaultJavaOptions" in local:
+            archive = class_archive()
+            if archive is not None and os.path.isfile(archive):
+                local["spark.driver.defaultJavaOptions"] += f" -XX:SharedArchiveFile={archive} {_CDS_QUIET}"
+            elif archive is not None:
+                dumping = f"{archive}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+                local["spark.driver.defaultJavaOptions"] += f" -XX:ArchiveClassesAtExit={dumping} {_CDS_QUIET}"
+        settings = {**local, **settings}
     for k, v in settings.items():
         builder = builder.config(k, v)
     try:
-        return builder.getOrCreate()
+        spark = builder.getOrCreate()
     except Exception as exc:  # Java missing or not startable: a setup problem the user can fix
         raise InputError(f"Spark could not start (master {master!r}): {type(exc).__name__}: {str(exc)[:300]}. "
                          "The Spark engine needs Java 17 (JAVA_HOME or java on PATH).") from None
+    if dumping is not None and archive is not None:
+        _finish_archive_at_exit(spark, dumping, archive)
+    return spark
+
+
+#: The JVM's class data sharing messages (an archive it cannot use, a class it does not archive) are not the user's.
+_CDS_QUIET = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
+
+#: The environment variable naming the folder of the Spark driver's class data archives; ``off`` (or ``0``) for none.
+CDS_ENV = "GOLDEVAL_SPARK_CDS"
+
+
+def class_archive(environ: Mapping[str, str] | None = None) -> str | None:
+    """Where the class data archive of a ``local[...]`` Spark driver goes (Java's class data sharing, ``-XX:SharedArchiveFile``): the classes the JVM
+    loads to start Spark, already parsed and verified, mapped at start-up instead of read from the jars (measured on
+    ``local[2]``: the session starts in about half the time; benchmarks/README.md, issue 31 item 3, hD).
+
+    The first local session with no archive writes it when its JVM exits (the process waits for that once, some
+    seconds); every later one maps it. An archive holds for one Java and one set of Spark jars, so its name carries
+    a hash of the ``java`` that Spark starts (``JAVA_HOME/bin/java`` or ``java`` on ``PATH``: its real path, size
+    and time) and of pyspark's jars (names, sizes, times); Java itself refuses an archive that does not match and
+    starts without it.
+
+    Args:
+        environ: The environment (default ``os.environ``): :data:`CDS_ENV` names the folder (``off``: no archive),
+            else ``$XDG_CACHE_HOME/goldeval/spark-cds`` or ``~/.cache/goldeval/spark-cds``.
+
+    Returns:
+        The archive's path (``…/spark-<hash>.jsa``, existing or not), or ``None``: turned off, no ``java`` found, no
+        pyspark jars, or the folder cannot be made.
+    """
+
+    env = os.environ if environ is None else environ
+    folder = env.get(CDS_ENV, "").strip()
+    if folder.lower() in ("off", "0", "no", "false"):
+        return None
+    if not folder:
+        cache = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(cache, "goldeval", "spark-cds")
+    java = os.path.join(env["JAVA_HOME"], "bin", "java") if env.get("JAVA_HOME") else shutil.which("java", path=env.get("PATH"))
+    try:
+        import pyspark  # optional heavy dependency: pyspark (extra spark)
+
+        jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+        if java is None or not os.path.isdir(jars):
+            return None
+        real = os.path.realpath(java)
+        st = os.stat(real)
+        h = hashlib.sha256(f"{real}\0{st.st_size}\0{st.st_mtime_ns}\0{jars}".encode())
+        with os.scandir(jars) as entries:
+            for e in sorted(entries, key=lambda e: e.name):
+                est = e.stat()
+                h.update(f"\0{e.name}\0{est.st_size}\0{est.st_mtime_ns}".encode())
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None
+    return os.path.join(folder, f"spark-{h.hexdigest()[:20]}.jsa")
+
+
+def _finish_archive_at_exit(spark: Any, dumping: str, archive: str) -> None:
+    """At this process's exit: stop *spark*, let its JVM (started with ``-XX:ArchiveClassesAtExit=dumping``) exit and
+    write the archive, then move it to *archive* (complete or not at all: a second process writing the same archive
+    writes its own file, and the last move wins)."""
+    try:  # the JVM this session started, and whether it was started with our flag (not an older gateway's JVM)
+        proc = spark.sparkContext._gateway.proc
+        flags = [str(x) for x in spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+                 .getInputArguments()]
+    except Exception:  # (a pyspark without these: no archive; the next session tries again)
+        return
+    if proc is None or f"-XX:ArchiveClassesAtExit={dumping}" not in flags:
+        return
+
+    def finish() -> None:
+        try:
+            print("goldeval: writing Spark's class data archive for faster start-ups (once): "
+                  f"{archive} ({CDS_ENV}=off for none)", file=sys.stderr, flush=True)
+            spark.stop()
+            proc.stdin.close()  # the gateway JVM exits on end of input, and writes the archive as it exits
+            proc.wait(timeout=600)
+            if proc.returncode == 0 and os.path.getsize(dumping) > 0:
+                os.replace(dumping, archive)
+        except Exception:  # (no archive this time: the next session writes one)
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(dumping)
+
+    atexit.register(finish)
 
 
 def user_spark_keys(environ: Mapping[str, str] | None = None) -> set[str]:
