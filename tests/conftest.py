@@ -110,6 +110,9 @@ def spark():
         pytest.fail(f"GOLDEVAL_REQUIRE_SPARK is set and {why}") if require else pytest.skip(why)
     from goldeval.engines import spark as gs
 
+    # no class data archive written into the home folder by a test run (tests/spark/test_spark_fold.py writes one
+    # into a temporary folder and uses it)
+    os.environ.setdefault(gs.CDS_ENV, "off")
     session = gs.session("local[2]", app_name="goldeval-tests", conf={"spark.sql.shuffle.partitions": "2",
                                                                        "spark.default.parallelism": "2"})
     session.sparkContext.setLogLevel("ERROR")

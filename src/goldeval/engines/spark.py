@@ -27,10 +27,16 @@ come to the driver, and are broadcast back to mark the later rows.
 pickled to the driver: one small row per partition, never the cases. The driver merges them exactly, in line
 order, and rounds each mean once — equal to the local run to the last digit. Spark's ``avg`` is never used.
 
-**No case kept** (no store, no per-case Parquet): :func:`fold_path` skips the per-case DataFrame. Each task reads
-a byte range of a local JSONL file with the local engine's reader and folds its records into one partial as they
-come; one row a task (the partial and its ids' hashes) comes back. Repeated ids send the file through
+**No case kept** (no store, no per-case Parquet): :func:`fold_path` skips the per-case DataFrame. The driver reads
+the local JSONL file once (:func:`fold_plan`: byte ranges, sha256, repeated ids as the local engine's first pass
+finds them), while the session starts; each task reads a byte range with the local engine's reader and folds its
+records into one partial as they come; one pickled partial a task comes back. Repeated ids send the file through
 :func:`score_path`, so the numbers stay those of the local run.
+
+**Start-up on a ``local[...]`` master** (:func:`session`, :data:`LOCAL_DEFAULTS`): the driver JVM runs with C1 only
+and the serial collector, and maps a class data archive of Spark's start-up classes (:func:`class_archive`, written
+once); each is left out where the user's own Spark configuration sets ``spark.driver.defaultJavaOptions``, and
+the archive where ``GOLDEVAL_SPARK_CDS=off``.
 """
 
 from __future__ import annotations
@@ -61,7 +67,7 @@ from goldeval.scoring.slices import SlicedScorer, sliced
 from goldeval.scoring.registry import get_scorer
 
 __all__ = ["PER_CASE_SCHEMA", "FOLD_RANGE_BYTES", "session", "read", "score", "score_path", "aggregate", "fold_path",
-           "FoldPlan", "fold_plan", "master_cores", "LOCAL_DEFAULTS", "user_spark_keys", "class_archive", "CDS_ENV", "foldable", "line_ranges", "iter_records", "executor_failure", "executor_failures", "with_run"]
+           "FoldPlan", "fold_plan", "master_cores", "LOCAL_DEFAULTS", "local_defaults", "user_spark_keys", "class_archive", "CDS_ENV", "foldable", "line_ranges", "iter_records", "executor_failure", "executor_failures", "with_run"]
 
 #: The per-case DataFrame's columns (a Spark DDL string).
 PER_CASE_SCHEMA = "id string, line long, status string, error string, score double, record string"
@@ -185,18 +191,11 @@ def session(master: str | None = "local[2]", app_name: str = "goldeval", conf: M
         builder = builder.master(master)
     settings = {"spark.sql.execution.arrow.pyspark.enabled": "true", "spark.ui.showConsoleProgress": "false",
                 "spark.sql.shuffle.partitions": "8", **(conf or {})}
-    archive = dumping = None
-    if master is not None and master.startswith("local"):
-        users = user_spark_keys()
-        local = {k: v for k, v in LOCAL_DEFAULTS.items() if k not in users and k not in settings}
-        if "spark.driver.defaultJavaOptions" in local:
-            archive = class_archive()
-            if archive is not None and os.path.isfile(archive):
-                local["spark.driver.defaultJavaOptions"] += f" -XX:SharedArchiveFile={archive} {_CDS_QUIET}"
-            elif archive is not None:
-                dumping = f"{archive}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
-                local["spark.driver.defaultJavaOptions"] += f" -XX:ArchiveClassesAtExit={dumping} {_CDS_QUIET}"
-        settings = {**local, **settings}
+    local = local_defaults(master, settings) if master is not None else {}
+    settings = {**local, **settings}
+    m = re.search(r"-XX:ArchiveClassesAtExit=(\S+)", local.get("spark.driver.defaultJavaOptions", ""))
+    dumping = m.group(1) if m is not None else None
+    archive = dumping.rsplit(".", 2)[0] if dumping is not None else None
     for k, v in settings.items():
         builder = builder.config(k, v)
     try:
@@ -207,6 +206,34 @@ def session(master: str | None = "local[2]", app_name: str = "goldeval", conf: M
     if dumping is not None and archive is not None:
         _finish_archive_at_exit(spark, dumping, archive)
     return spark
+
+
+def local_defaults(master: str, conf: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What :func:`session` adds for *master*: :data:`LOCAL_DEFAULTS` for a ``local[...]`` master, less every key
+    *conf* or the user's own Spark configuration (:func:`user_spark_keys`) sets, the driver's options extended by
+    its class data archive (:func:`class_archive`): ``-XX:SharedArchiveFile`` when the archive exists, else
+    ``-XX:ArchiveClassesAtExit`` to a file of this process's own (moved into place when it exits).
+
+    Args:
+        master: The master URL. conf: The settings given to :func:`session`. environ: The environment (default
+            ``os.environ``).
+
+    Returns:
+        Settings to put before *conf*'s; ``{}`` for any other master, or when the user sets them all.
+    """
+
+    if not master.startswith("local"):
+        return {}
+    users = user_spark_keys(environ)
+    local = {k: v for k, v in LOCAL_DEFAULTS.items() if k not in users and k not in conf}
+    if "spark.driver.defaultJavaOptions" in local:
+        archive = class_archive(environ)
+        if archive is not None and os.path.isfile(archive):
+            local["spark.driver.defaultJavaOptions"] += f" -XX:SharedArchiveFile={archive} {_CDS_QUIET}"
+        elif archive is not None:
+            dumping = f"{archive}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+            local["spark.driver.defaultJavaOptions"] += f" -XX:ArchiveClassesAtExit={dumping} {_CDS_QUIET}"
+    return local
 
 
 #: The JVM's class data sharing messages (an archive it cannot use, a class it does not archive) are not the user's.
@@ -322,7 +349,7 @@ def user_spark_keys(environ: Mapping[str, str] | None = None) -> set[str]:
     for flag, value in zip(args, args[1:]):
         if flag in ("--conf", "-c") and "=" in value:
             keys.add(value.split("=", 1)[0].strip("'\""))
-    keys.update(a.split("=", 1)[0][len("--conf="):] for a in args if a.startswith("--conf=") and "=" in a[len("--conf="):])
+    keys.update(a[len("--conf="):].split("=", 1)[0] for a in args if a.startswith("--conf=") and "=" in a[len("--conf="):])
     return keys
 
 
