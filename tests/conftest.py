@@ -87,6 +87,10 @@ class FakeRecorder:
 
 # --- Spark (the issue-14 engine tests): one local[2] session for the whole run, created only when a test asks
 
+# No Spark class data archive written into the home folder by a test run, by the session below or by a `goldeval
+# --engine spark` process a test starts (tests/spark/test_spark_fold.py writes one into a temporary folder, then uses it).
+os.environ.setdefault("GOLDEVAL_SPARK_CDS", "off")
+
 
 def _java() -> str | None:
     home = os.environ.get("JAVA_HOME")
@@ -110,9 +114,6 @@ def spark():
         pytest.fail(f"GOLDEVAL_REQUIRE_SPARK is set and {why}") if require else pytest.skip(why)
     from goldeval.engines import spark as gs
 
-    # no class data archive written into the home folder by a test run (tests/spark/test_spark_fold.py writes one
-    # into a temporary folder and uses it)
-    os.environ.setdefault(gs.CDS_ENV, "off")
     session = gs.session("local[2]", app_name="goldeval-tests", conf={"spark.sql.shuffle.partitions": "2",
                                                                        "spark.default.parallelism": "2"})
     session.sparkContext.setLogLevel("ERROR")
