@@ -309,11 +309,12 @@ def _finish_archive_at_exit(spark: Any, dumping: str, archive: str) -> None:
                   f"{archive} ({CDS_ENV}=off for none)", file=sys.stderr, flush=True)
             spark.stop()
             proc.stdin.close()  # the gateway JVM exits on end of input, and writes the archive as it exits
-            proc.wait(timeout=600)
+            proc.wait(timeout=120)
             if proc.returncode == 0 and os.path.getsize(dumping) > 0:
                 os.replace(dumping, archive)
         except Exception:  # (no archive this time: the next session writes one)
-            pass
+            with contextlib.suppress(Exception):
+                proc.kill()  # a JVM that does not exit in two minutes: not waited for longer
         finally:
             with contextlib.suppress(OSError):
                 os.remove(dumping)
