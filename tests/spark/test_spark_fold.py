@@ -325,3 +325,16 @@ def test_the_class_data_archive_is_written_once_then_used(tmp_path):
         archives.append({p.name: p.stat().st_mtime_ns for p in (tmp_path / "cds").iterdir()})
     assert len(archives[0]) == 1 and next(iter(archives[0])).endswith(".jsa")  # one archive, no file left over
     assert archives[1] == archives[0]  # the second run wrote nothing
+
+
+def test_fold_plan_stops_when_cancelled(tmp_path):
+    # the CLI cancels the driver's read when the session cannot start (or Ctrl-C): it stops at its next block
+    import threading
+
+    from goldeval.engines.spark import fold_plan
+
+    cancel = threading.Event()
+    assert fold_plan(str(ACI), "token_f1", cores=2, cancel=cancel).repeated is False  # not set: the whole read
+    cancel.set()
+    with pytest.raises(InputError, match="cancelled"):
+        fold_plan(str(ACI), "token_f1", cores=2, cancel=cancel)

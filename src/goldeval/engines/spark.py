@@ -67,7 +67,9 @@ from goldeval.scoring.slices import SlicedScorer, sliced
 from goldeval.scoring.registry import get_scorer
 
 __all__ = ["PER_CASE_SCHEMA", "FOLD_RANGE_BYTES", "session", "read", "score", "score_path", "aggregate", "fold_path",
-           "FoldPlan", "fold_plan", "master_cores", "LOCAL_DEFAULTS", "local_defaults", "user_spark_keys", "class_archive", "CDS_ENV", "foldable", "line_ranges", "iter_records", "executor_failure", "executor_failures", "with_run"]
+           "FoldPlan", "fold_plan", "master_cores", "LOCAL_DEFAULTS", "local_defaults", "user_spark_keys",
+           "class_archive", "CDS_ENV", "foldable", "line_ranges", "iter_records", "executor_failure",
+           "executor_failures", "with_run"]
 
 #: The per-case DataFrame's columns (a Spark DDL string).
 PER_CASE_SCHEMA = "id string, line long, status string, error string, score double, record string"
@@ -600,7 +602,7 @@ def master_cores(master: str) -> int:
 
 
 def fold_plan(path: str, scorer: str | Any = "token_f1", *, cores: int, source: str | None = None, hasher: Any = None,
-              range_bytes: int = FOLD_RANGE_BYTES, **options: Any) -> FoldPlan:
+              range_bytes: int = FOLD_RANGE_BYTES, cancel: Any = None, **options: Any) -> FoldPlan:
     """The driver's part of :func:`fold_path`, before any Spark job, in one read of *path*: its byte ranges (about
     *range_bytes* each, a multiple of *cores* of them, so that the last wave of tasks keeps every core busy), its
     sha256 (*hasher*) and whether an id may repeat, found as the local engine's first pass finds it
@@ -612,13 +614,15 @@ def fold_plan(path: str, scorer: str | Any = "token_f1", *, cores: int, source: 
         path: A plain JSONL file on this machine. scorer: A scorer name or a :class:`~goldeval.scoring.protocol.Scorer`.
         cores: The session's cores (:func:`master_cores`). source: The input's name in messages.
         hasher: A ``hashlib`` object fed every byte of the file, in order. range_bytes: About how many bytes a task reads.
+        cancel: A ``threading.Event``: once set, the read stops at its next block (a caller that no longer needs
+            the plan, e.g. interrupted while the session started, does not wait for the whole file).
         **options: The scorer's options (its ``id_field``, when it has one, names the id).
 
     Returns:
         A :class:`FoldPlan`.
 
     Raises:
-        InputError: an unknown scorer or option. OSError: the file cannot be read.
+        InputError: an unknown scorer or option; *cancel* was set. OSError: the file cannot be read.
     """
 
     sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer)
@@ -628,7 +632,7 @@ def fold_plan(path: str, scorer: str | Any = "token_f1", *, cores: int, source: 
     per = max(1, cores)
     tasks = max(1, -(-size // max(1, range_bytes)))
     n = per * -(-tasks // per)
-    cutter = _Cutter(size, n, hasher)
+    cutter = _Cutter(size, n, hasher, cancel)
 
     def slow(line: int, raw: bytes) -> Any:  # (what the scoring reads of a line the fast rule leaves: NaN, big ints)
         item = decode_line(raw, line, src, lenient=lenient)
@@ -730,13 +734,15 @@ class _Cutter:
     """Cuts a file of *size* bytes into at most *n* ranges of whole lines from its bytes, fed in order in blocks of
     any length (``update``, as a ``hashlib`` object is fed: it also feeds *hasher*)."""
 
-    def __init__(self, size: int, n: int, hasher: Any = None) -> None:
-        self.size, self.hasher = size, hasher
+    def __init__(self, size: int, n: int, hasher: Any = None, cancel: Any = None) -> None:
+        self.size, self.hasher, self.cancel = size, hasher, cancel
         self.targets = [size * k // max(1, n) for k in range(1, max(1, n))]
         self.cuts: list[tuple[int, int]] = [(0, 1)]  # (offset of a line's start, its line number)
         self.off = self.newlines = self.t = 0
 
     def update(self, block: bytes) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise InputError("the driver's read of the input was cancelled.")
         if self.hasher is not None:
             self.hasher.update(block)
         off, targets, cuts = self.off, self.targets, self.cuts

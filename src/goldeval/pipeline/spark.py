@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -91,9 +92,15 @@ def score_on_spark(scorer_name: str, file: str, options: dict[str, Any], *, mast
     fold = recording.no_store and per_case is None and gs.foldable(master, file)
     if fold:
         hasher = hashlib.sha256()
+        cancel = threading.Event()
         with ThreadPoolExecutor(1, thread_name_prefix="goldeval-fold-plan") as pool:
-            planned = pool.submit(gs.fold_plan, file, scorer, cores=gs.master_cores(master), hasher=hasher, **config)
-            spark = gs.session(master)  # (in this thread: pyspark sets its Ctrl-C handler in the main thread only)
+            planned = pool.submit(gs.fold_plan, file, scorer, cores=gs.master_cores(master), hasher=hasher,
+                                  cancel=cancel, **config)
+            try:
+                spark = gs.session(master)  # (in this thread: pyspark sets its Ctrl-C handler in the main thread only)
+            except BaseException:  # (Java missing, Ctrl-C: the read stops at its next block, not at the file's end)
+                cancel.set()
+                raise
             plan = planned.result()
     else:
         spark = gs.session(master)
