@@ -13,6 +13,10 @@ Each round runs, one after the other (paired: the machine's load falls on both a
   second empty job (``empty``: what any job costs on the warm session), then runs the same ``goldeval score FILE
   --engine spark --no-store ...`` command in-process on that session (``score``). After start-up = ``score`` −
   ``empty``; whole = the process's wall time.
+- ``cli``: a fresh ``goldeval score FILE --engine spark --spark-master local[2] --no-store -q --out R --out-format
+  jsonl`` process, what a user runs: its session starts while the driver reads the file (issue 31 item 3's "whole
+  process" goal is this arm's wall against ``workers2``'s).
+- ``--before-src DIR``: also the ``cli`` arm with another tree's code (``PYTHONPATH=DIR``), for a before/after ratio.
 - ``--old``: also the per-case DataFrame path (``aggregate(score_path(...))``) in the same warm process, timed
   after ``score`` (``old``), for the before/after ratio. The whole-process wall then leaves ``old`` out; its CPU
   and memory do not (run without ``--old`` for those).
@@ -77,12 +81,12 @@ def _last_line(path: str) -> bytes:
         return fh.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
 
 
-def _tree_run(cmd: list[str]) -> dict:
+def _tree_run(cmd: list[str], env: dict | None = None) -> dict:
     """Run *cmd*; wall seconds, CPU seconds of its whole process tree (every descendant waited for: the JVM, Python
     workers, a forkserver's children), peak memory (MiB, the sampled PSS sum over the tree) and its stderr, measured
     by :func:`measure.measure`."""
     load0 = os.getloadavg()[0]
-    m = measure(cmd, interval=0.2)
+    m = measure(cmd, env, interval=0.2)
     if m.exit_code != 0:
         raise SystemExit(f"{cmd}: exit {m.exit_code}\n{m.stderr[-3000:]}")
     return {"wall": m.wall_s, "cpu": m.cpu_s, "peak_mib": m.tree_pss_mib, "load": (load0, os.getloadavg()[0]),
@@ -98,6 +102,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--before-src", metavar="DIR", help="also the `cli` arm with PYTHONPATH=DIR (another tree's src, "
+                    "e.g. `git archive COMMIT src | tar -x -C DIR/..` with its _fast built), after this tree's")
     ap.add_argument("--old", action="store_true", help="also time the per-case DataFrame path in the Spark process")
     args = ap.parse_args()
     rows = []
@@ -112,6 +118,18 @@ def main() -> None:
             sf = _figures(out)
             os.remove(out)
             assert sf == wf, f"Spark {sf} != --workers 2 {wf}"
+            cli = [sys.executable, "-m", "goldeval", "score", args.file, "--engine", "spark", "--spark-master", "local[2]",
+                   "--no-store", "-q", "--out", out, "--out-format", "jsonl"]
+            c = _tree_run(cli)
+            cf = _figures(out)
+            os.remove(out)
+            assert cf == wf, f"Spark command {cf} != --workers 2 {wf}"
+            b = None
+            if args.before_src:
+                b = _tree_run(cli, {**os.environ, "PYTHONPATH": os.path.abspath(args.before_src)})
+                bf = _figures(out)
+                os.remove(out)
+                assert bf == wf, f"Spark command (before) {bf} != --workers 2 {wf}"
             times = json.loads(next(x for x in s["stderr"].splitlines() if x.startswith("TIMES ")).split(" ", 1)[1])
             if args.old:
                 old = json.loads(next(x for x in s["stderr"].splitlines() if x.startswith("OLD_AGG ")).split(" ", 1)[1])
@@ -119,17 +137,21 @@ def main() -> None:
                         old["n_rows"]) == wf
             after = times["score"] - times["empty"]
             s["wall"] -= times["old"] or 0  # (the old path's run is not part of the whole process a user runs)
-            row = {"round": r + 1, "workers2": w, "spark": s, "times": times, "after": after}
+            row = {"round": r + 1, "workers2": w, "spark": s, "cli": c, "before": b, "times": times, "after": after}
             rows.append(row)
             print(f"round {r + 1}: --workers 2 {w['wall']:.1f} s wall, {w['cpu']:.1f} s CPU, {w['peak_mib']:.0f} MiB "
                   f"(load {w['load'][0]:.1f}->{w['load'][1]:.1f}) | spark whole {s['wall']:.1f} s wall, {s['cpu']:.1f} s "
                   f"CPU, {s['peak_mib']:.0f} MiB (load {s['load'][0]:.1f}->{s['load'][1]:.1f}); start-up "
                   f"{times['startup']:.1f} s, empty job {times['empty']:.2f} s, score {times['score']:.1f} s, after "
                   f"start-up {after:.1f} s = {after / w['wall']:.2f}x; whole {s['wall'] / w['wall']:.2f}x"
-                  + (f"; old path {times['old']:.1f} s = {times['old'] / times['score']:.2f}x the new" if args.old else ""),
+                  + (f"; old path {times['old']:.1f} s = {times['old'] / times['score']:.2f}x the new" if args.old else "")
+                  + f" | spark command {c['wall']:.1f} s wall, {c['cpu']:.1f} s CPU, {c['peak_mib']:.0f} MiB (load "
+                  f"{c['load'][0]:.1f}->{c['load'][1]:.1f}) = {c['wall'] / w['wall']:.2f}x wall, {c['cpu'] / w['cpu']:.2f}x CPU"
+                  + (f" | before: {b['wall']:.1f} s wall, {b['cpu']:.1f} s CPU (load {b['load'][0]:.1f}->{b['load'][1]:.1f}) = "
+                     f"{b['wall'] / w['wall']:.2f}x wall, {b['cpu'] / w['cpu']:.2f}x CPU" if b else ""),
                   flush=True)
     med = statistics.median
-    loads = [x for row in rows for k in ("workers2", "spark") for x in row[k]["load"]]
+    loads = [x for row in rows for k in ("workers2", "spark", "cli", "before") if row[k] for x in row[k]["load"]]
     print()
     print(f"{os.path.basename(args.file)}, {wf[3]:,} rows, {args.rounds} paired rounds; whole_note_f1_mean {wf[0]!r} "
           "on both, every round")
@@ -138,6 +160,18 @@ def main() -> None:
     print(f"whole process / --workers 2 wall: median {med(r['spark']['wall'] / r['workers2']['wall'] for r in rows):.2f}; "
           f"CPU {med(r['spark']['cpu'] / r['workers2']['cpu'] for r in rows):.2f}; peak tree RSS "
           f"{med(r['spark']['peak_mib'] for r in rows):.0f} MiB vs {med(r['workers2']['peak_mib'] for r in rows):.0f} MiB")
+    print(f"spark command (a fresh `goldeval score --engine spark` process) / --workers 2: wall median "
+          f"{med(r['cli']['wall'] / r['workers2']['wall'] for r in rows):.2f} ("
+          f"{min(r['cli']['wall'] / r['workers2']['wall'] for r in rows):.2f}-"
+          f"{max(r['cli']['wall'] / r['workers2']['wall'] for r in rows):.2f}); CPU median "
+          f"{med(r['cli']['cpu'] / r['workers2']['cpu'] for r in rows):.2f}; peak tree "
+          f"{med(r['cli']['peak_mib'] for r in rows):.0f} MiB")
+    if args.before_src:
+        print(f"spark command with --before-src's code / --workers 2: wall median "
+              f"{med(r['before']['wall'] / r['workers2']['wall'] for r in rows):.2f} ("
+              f"{min(r['before']['wall'] / r['workers2']['wall'] for r in rows):.2f}-"
+              f"{max(r['before']['wall'] / r['workers2']['wall'] for r in rows):.2f}); CPU median "
+              f"{med(r['before']['cpu'] / r['workers2']['cpu'] for r in rows):.2f}")
     if args.old:
         print(f"old per-case path / new: median {med(r['times']['old'] / r['times']['score'] for r in rows):.2f}")
     print(f"1-minute load average around the runs: median {med(loads):.1f}, {min(loads):.1f}-{max(loads):.1f}")

@@ -87,6 +87,10 @@ class FakeRecorder:
 
 # --- Spark (the issue-14 engine tests): one local[2] session for the whole run, created only when a test asks
 
+# No Spark class data archive written into the home folder by a test run, by the session below or by a `goldeval
+# --engine spark` process a test starts (tests/spark/test_spark_fold.py writes one into a temporary folder, then uses it).
+os.environ.setdefault("GOLDEVAL_SPARK_CDS", "off")
+
 
 def _java() -> str | None:
     home = os.environ.get("JAVA_HOME")

@@ -344,7 +344,7 @@ def test_every_readme_block_runs_as_written(tmp_path: Path, fake_llm: FakeOpenAI
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GOLDEVAL_", "PG", "OPENAI_"))}
     env.update({"GOLDEVAL_HOME": str(tmp_path / "home"), "GOLDEVAL_JUDGE_BASE_URL": fake_llm.base_url,
                 "OPENAI_API_KEY": "sk-test", "GOLDEVAL_STORE_TEAM": str(tmp_path / "team.db"),
-                "GOLDEVAL_STORE": "", "PYTHONPATH": os.pathsep.join(str(Path(p).resolve()) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p), "COLUMNS": "200"})
+                "GOLDEVAL_STORE": "", "GOLDEVAL_SPARK_CDS": "off", "PYTHONPATH": os.pathsep.join(str(Path(p).resolve()) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p), "COLUMNS": "200"})
     env["PATH"] = f"{BIN}:{env.get('PATH', '')}"
     ran, skipped = [], []
     for block in readme_blocks():

@@ -158,7 +158,7 @@ def test_cli_spark_without_store_folds_and_matches_the_local_run(spark, tmp_path
 @pytest.mark.parametrize("n_ranges", [1, 3, 7])
 def test_a_task_folds_its_range_with_the_line_kernel_as_with_score_batch(tmp_path, monkeypatch, n_ranges):
     """_fold_range with token F1's compiled line kernel (what a local worker uses) gives what it gives row by row
-    through score_batch: the same partial (finished: the aggregate and the failures), row count and id hashes, on
+    through score_batch: the same partial (finished: the aggregate and the failures) and row count, on
     the published files and on the odd one (BOM, blank lines, a null text, a line not JSON, a Latin-1 byte, no last
     newline), cut into 1, 3 and 7 ranges. No Spark session: a task's work alone."""
     from goldeval.engines import spark as gs
@@ -174,13 +174,167 @@ def test_a_task_folds_its_range_with_the_line_kernel_as_with_score_batch(tmp_pat
         with monkeypatch.context() as m:
             m.setattr(TokenF1, "line_kernel", lambda self, config: None)
             by_rows = [gs._fold_range(sc, config, str(path), *r) for r in ranges]
-        for (kp, kn, kids), (rp, rn, rids) in zip(with_kernel, by_rows, strict=True):
-            assert (kn, kids) == (rn, rids)
+        for (kp, kn), (rp, rn) in zip(with_kernel, by_rows, strict=True):
+            assert kn == rn
             assert kp.n_rows == rp.n_rows
         total_k, total_r = sc.new_partial(config, keep_cases=False), sc.new_partial(config, keep_cases=False)
-        for (kp, _, _), (rp, _, _) in zip(with_kernel, by_rows, strict=True):
+        for (kp, _), (rp, _) in zip(with_kernel, by_rows, strict=True):
             total_k.merge(kp)
             total_r.merge(rp)
         fk, fr = sc.finish(total_k, config), sc.finish(total_r, config)
         assert _agg(fk) == _agg(fr) and fk["failures"] == fr["failures"]
         assert _agg(fk) == _agg(score_file(path))
+
+
+def test_master_cores_reads_the_local_masters():
+    # by hand from Spark's master URLs: local = 1 thread, local[N] / local[N,F] = N, local[*] = the machine's cores,
+    # local-cluster[workers, cores each, MiB] = workers x cores; any other master: this machine's cores
+    import os
+
+    from goldeval.engines.spark import master_cores
+
+    cores = os.cpu_count() or 1
+    assert [master_cores(m) for m in ("local", "local[2]", "local[3,2]", "local[*]", "local-cluster[2,3,1024]",
+                                      "spark://h:7077", "yarn")] == [1, 2, 3, cores, 6, cores, cores]
+
+
+def test_user_spark_keys_reads_spark_defaults_and_submit_args(tmp_path):
+    from goldeval.engines.spark import user_spark_keys
+
+    (tmp_path / "spark-defaults.conf").write_text(
+        "# a comment\n\nspark.a  1\nspark.b=2\nspark.c:3\n   # spark.not.this 4\nspark.driver.defaultJavaOptions -Xss4m\n")
+    env = {"SPARK_CONF_DIR": str(tmp_path), "PYSPARK_SUBMIT_ARGS": "--conf spark.d=4 --conf=spark.e=5 --master x pyspark-shell"}
+    assert user_spark_keys(env) == {"spark.a", "spark.b", "spark.c", "spark.driver.defaultJavaOptions", "spark.d", "spark.e"}
+    assert user_spark_keys({"SPARK_HOME": str(tmp_path / "none")}) == set()  # no conf folder: nothing set
+    assert user_spark_keys({}) == set()
+
+
+def test_local_defaults_yield_to_the_users_config(tmp_path):
+    from goldeval.engines.spark import LOCAL_DEFAULTS, local_defaults
+
+    key = "spark.driver.defaultJavaOptions"
+    env = {"GOLDEVAL_SPARK_CDS": str(tmp_path / "cds"), "JAVA_HOME": str(tmp_path / "jdk")}
+    (tmp_path / "jdk" / "bin").mkdir(parents=True)
+    (tmp_path / "jdk" / "bin" / "java").write_text("")
+    first = local_defaults("local[2]", {}, env)[key]
+    # no archive yet: this process writes its own file, named after the archive, moved into place at exit
+    assert first.startswith(LOCAL_DEFAULTS[key] + " -XX:ArchiveClassesAtExit=" + str(tmp_path / "cds" / "spark-"))
+    assert ".jsa." in first and first.split()[2].endswith(".tmp") and "-Xlog:cds=off" in first
+    archive = first.split()[2].split("=", 1)[1].rsplit(".", 2)[0]
+    with open(archive, "wb"):
+        pass
+    # the archive there: mapped
+    assert local_defaults("local[2]", {}, env)[key] == (LOCAL_DEFAULTS[key] + f" -XX:SharedArchiveFile={archive} "
+                                                        "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off")
+    # turned off: the JVM options without an archive
+    assert local_defaults("local[2]", {}, {**env, "GOLDEVAL_SPARK_CDS": "off"}) == LOCAL_DEFAULTS
+    # the user's own setting (session's conf, spark-defaults.conf, PYSPARK_SUBMIT_ARGS) wins: nothing of ours
+    assert local_defaults("local[2]", {key: "-Xss4m"}, env) == {}
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "spark-defaults.conf").write_text(f"{key} -Xss4m\n")
+    assert local_defaults("local[2]", {}, {**env, "SPARK_CONF_DIR": str(tmp_path / "conf")}) == {}
+    assert local_defaults("local[2]", {}, {**env, "PYSPARK_SUBMIT_ARGS": f"--conf {key}=-Xss4m pyspark-shell"}) == {}
+    # another master: nothing (its driver may run for hours, where C2 pays)
+    assert local_defaults("spark://h:7077", {}, env) == local_defaults("yarn", {}, env) == {}
+
+
+def _rows(path, n=6):
+    return [x for x in path.read_text().splitlines() if x.strip()][:n]
+
+
+@pytest.mark.parametrize("case", ["unique", "repeat", "repeat_on_a_nan_line", "int_and_text", "blank_ids"])
+def test_fold_plan_finds_repeated_ids_as_the_local_first_pass(tmp_path, case):
+    """fold_plan's answer (an id may repeat) against the local run's failures on the same file: every file where
+    the local run unscores a repeat is sent to score_path. The cases by hand: a repeated id on lines 2 and 5; the
+    first of them with a NaN literal (read only by the lenient reader, not by orjson); id 7 and "7" (one id text
+    for token F1); blank ids (no id: never a repeat; the fast scan may still flag them, which costs time, not figures)."""
+    from goldeval.engines.spark import fold_plan, line_ranges
+
+    rows = [json.loads(x) for x in _rows(PRIMOCK)]
+    lines = [json.dumps(r) for r in rows]
+    if case == "repeat":
+        lines[4] = json.dumps({**rows[4], "id": rows[1]["id"]})
+    elif case == "repeat_on_a_nan_line":
+        lines[1] = json.dumps({**rows[1], "score_hint": 1.0}).replace("1.0", "NaN")
+        lines[4] = json.dumps({**rows[4], "id": rows[1]["id"]})
+    elif case == "int_and_text":
+        lines[1] = json.dumps({**rows[1], "id": 7})
+        lines[4] = json.dumps({**rows[4], "id": "7"})
+    elif case == "blank_ids":
+        lines[1] = json.dumps({**rows[1], "id": " "})
+        lines[4] = json.dumps({**rows[4], "id": " "})
+    f = tmp_path / "f.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    local = score_file(f)
+    repeats = [x for x in local["failures"] if "repeats line" in x["error"]]
+    h = hashlib.sha256()
+    plan = fold_plan(str(f), "token_f1", cores=2, hasher=h, range_bytes=1000)
+    assert h.hexdigest() == hashlib.sha256(f.read_bytes()).hexdigest()
+    # aimed at ceil(size / 1000) ranges rounded up to a multiple of the 2 cores (fewer where lines are longer)
+    tasks = -(-f.stat().st_size // 1000)
+    assert plan.ranges == line_ranges(str(f), 2 * -(-tasks // 2))
+    if case in ("unique",):
+        assert not repeats and plan.repeated is False
+    elif case == "blank_ids":
+        assert not repeats  # (plan.repeated may be either: a blank id's hash is counted by the C scan)
+    else:
+        assert [x["line"] for x in repeats] == [5] and plan.repeated is True
+
+
+def test_fold_path_with_a_repeat_on_a_lenient_line_matches_the_local_run(spark, tmp_path):
+    # the repeated id's first row holds a NaN literal, which token F1 reads leniently: the fold path sees the repeat
+    # (its first pass reads that line with the local reader) and gives the local figures, line 5 unscored
+    from goldeval.engines import spark as gs
+
+    rows = [json.loads(x) for x in _rows(PRIMOCK)]
+    lines = [json.dumps(r) for r in rows]
+    lines[1] = json.dumps({**rows[1], "score_hint": 1.0}).replace("1.0", "NaN")
+    lines[4] = json.dumps({**rows[4], "id": rows[1]["id"]})
+    f = tmp_path / "nan.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    local = score_file(f)
+    results = gs.fold_path(spark, str(f), "token_f1", range_bytes=500)
+    assert [x["line"] for x in results["failures"]] == [5] and results["failures"] == local["failures"]
+    assert _agg(results) == _agg(local)
+
+
+def test_the_class_data_archive_is_written_once_then_used(tmp_path):
+    """Two fresh `goldeval score --engine spark` processes with GOLDEVAL_SPARK_CDS naming an empty folder: the first
+    writes the driver's class data archive as it exits (and says so on stderr), the second maps it (writes nothing);
+    both give the local run's figures. Java refuses an archive that does not match, so a wrong one costs time only."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import _java
+
+    if _java() is None:
+        pytest.skip("Java is not installed")
+    pytest.importorskip("pyspark")
+    env = {**os.environ, "GOLDEVAL_SPARK_CDS": str(tmp_path / "cds")}
+    local = score_file(ACI)
+    archives = []
+    for i in range(2):
+        out = tmp_path / f"r{i}.json"
+        res = subprocess.run([sys.executable, "-m", "goldeval", "score", str(ACI), "--engine", "spark", "--no-store",
+                              "-q", "--out", str(out)], env=env, capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stderr[-2000:]
+        assert ("writing Spark's class data archive" in res.stderr) == (i == 0)
+        results = json.loads(out.read_text())
+        assert _agg(results) == _agg(local) and results["failures"] == local["failures"]
+        archives.append({p.name: p.stat().st_mtime_ns for p in (tmp_path / "cds").iterdir()})
+    assert len(archives[0]) == 1 and next(iter(archives[0])).endswith(".jsa")  # one archive, no file left over
+    assert archives[1] == archives[0]  # the second run wrote nothing
+
+
+def test_fold_plan_stops_when_cancelled(tmp_path):
+    # the CLI cancels the driver's read when the session cannot start (or Ctrl-C): it stops at its next block
+    import threading
+
+    from goldeval.engines.spark import fold_plan
+
+    cancel = threading.Event()
+    assert fold_plan(str(ACI), "token_f1", cores=2, cancel=cancel).repeated is False  # not set: the whole read
+    cancel.set()
+    with pytest.raises(InputError, match="cancelled"):
+        fold_plan(str(ACI), "token_f1", cores=2, cancel=cancel)

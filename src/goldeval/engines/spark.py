@@ -27,23 +27,31 @@ come to the driver, and are broadcast back to mark the later rows.
 pickled to the driver: one small row per partition, never the cases. The driver merges them exactly, in line
 order, and rounds each mean once — equal to the local run to the last digit. Spark's ``avg`` is never used.
 
-**No case kept** (no store, no per-case Parquet): :func:`fold_path` skips the per-case DataFrame. Each task reads
-a byte range of a local JSONL file with the local engine's reader and folds its records into one partial as they
-come; one row a task (the partial and its ids' hashes) comes back. Repeated ids send the file through
+**No case kept** (no store, no per-case Parquet): :func:`fold_path` skips the per-case DataFrame. The driver reads
+the local JSONL file once (:func:`fold_plan`: byte ranges, sha256, repeated ids as the local engine's first pass
+finds them), while the session starts; each task reads a byte range with the local engine's reader and folds its
+records into one partial as they come; one pickled partial a task comes back. Repeated ids send the file through
 :func:`score_path`, so the numbers stay those of the local run.
+
+**Start-up on a ``local[...]`` master** (:func:`session`, :data:`LOCAL_DEFAULTS`): the driver JVM runs with C1 only
+and the serial collector, and maps a class data archive of Spark's start-up classes (:func:`class_archive`, written
+once); each is left out where the user's own Spark configuration sets ``spark.driver.defaultJavaOptions``, and
+the archive where ``GOLDEVAL_SPARK_CDS=off``.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import itertools
 import os
 import pickle
 import re
+import shutil
 import sys
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlparse
 
 import orjson
@@ -51,7 +59,7 @@ import orjson
 from goldeval.engines.local import Stretch, kernel_records
 from goldeval.errors import GoldevalError, InputError
 from goldeval.io.decoding import compression_of, encoding_of
-from goldeval.io.ids import HashBuckets
+from goldeval.io.ids import scan_jsonl_ids
 from goldeval.io.reading import Row, maps_as_dicts, decode_line, is_parquet
 from goldeval.runs.columns import case_columns
 from goldeval.scoring.protocol import SLICE_KEY, Scorer, duplicate_error
@@ -59,7 +67,9 @@ from goldeval.scoring.slices import SlicedScorer, sliced
 from goldeval.scoring.registry import get_scorer
 
 __all__ = ["PER_CASE_SCHEMA", "FOLD_RANGE_BYTES", "session", "read", "score", "score_path", "aggregate", "fold_path",
-           "foldable", "line_ranges", "iter_records", "executor_failure", "executor_failures", "with_run"]
+           "FoldPlan", "fold_plan", "master_cores", "LOCAL_DEFAULTS", "local_defaults", "user_spark_keys",
+           "class_archive", "CDS_ENV", "foldable", "line_ranges", "iter_records", "executor_failure",
+           "executor_failures", "with_run"]
 
 #: The per-case DataFrame's columns (a Spark DDL string).
 PER_CASE_SCHEMA = "id string, line long, status string, error string, score double, record string"
@@ -142,6 +152,17 @@ def _pyspark():
     return SparkSession
 
 
+#: Set for a ``local[...]`` master (driver and executors in one short-lived JVM), unless the user's own Spark
+#: configuration names the same key (:func:`session`'s *conf*, ``spark-defaults.conf``, ``--conf`` in
+#: ``PYSPARK_SUBMIT_ARGS``). The driver JVM's default options: C1 only (``-XX:TieredStopAtLevel=1``: C2, the
+#: optimising compiler, spends seconds of CPU compiling Spark's start-up code that a run of a few seconds never gets
+#: back; the rows are scored in Python workers, not in the JVM) and the serial collector (``-XX:+UseSerialGC``: no GC
+#: threads per core for a heap that stays small). Measured on ``local[2]`` (benchmarks/README.md, issue 31 item 3,
+#: hD): the session and first job's CPU about halved. ``defaultJavaOptions`` is what Spark prepends to
+#: ``spark.driver.extraJavaOptions``, so a user's ``-XX:TieredStopAtLevel=4`` there still wins.
+LOCAL_DEFAULTS = {"spark.driver.defaultJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+
+
 def session(master: str | None = "local[2]", app_name: str = "goldeval", conf: Mapping[str, str] | None = None) -> Any:
     """A SparkSession (the active one when there is one and *master* is ``None``).
 
@@ -152,7 +173,10 @@ def session(master: str | None = "local[2]", app_name: str = "goldeval", conf: M
         conf: Extra Spark settings.
 
     The executors run this Python (``PYSPARK_PYTHON`` is set to ``sys.executable`` unless it is set already), so
-    in local mode they import the same goldeval. Arrow is turned on.
+    in local mode they import the same goldeval. Arrow is turned on. A ``local[...]`` master also gets
+    :data:`LOCAL_DEFAULTS` where the user's configuration (*conf*, :func:`user_spark_keys`) does not set those keys,
+    and with them the driver's class data archive (:func:`class_archive`): used when it exists, else written when
+    this process exits.
 
     Raises:
         InputError: pyspark is not installed, or Java cannot be started.
@@ -169,13 +193,167 @@ def session(master: str | None = "local[2]", app_name: str = "goldeval", conf: M
         builder = builder.master(master)
     settings = {"spark.sql.execution.arrow.pyspark.enabled": "true", "spark.ui.showConsoleProgress": "false",
                 "spark.sql.shuffle.partitions": "8", **(conf or {})}
+    local = local_defaults(master, settings) if master is not None else {}
+    settings = {**local, **settings}
+    m = re.search(r"-XX:ArchiveClassesAtExit=(\S+)", local.get("spark.driver.defaultJavaOptions", ""))
+    dumping = m.group(1) if m is not None else None
+    archive = dumping.rsplit(".", 2)[0] if dumping is not None else None
     for k, v in settings.items():
         builder = builder.config(k, v)
     try:
-        return builder.getOrCreate()
+        spark = builder.getOrCreate()
     except Exception as exc:  # Java missing or not startable: a setup problem the user can fix
         raise InputError(f"Spark could not start (master {master!r}): {type(exc).__name__}: {str(exc)[:300]}. "
                          "The Spark engine needs Java 17 (JAVA_HOME or java on PATH).") from None
+    if dumping is not None and archive is not None:
+        _finish_archive_at_exit(spark, dumping, archive)
+    return spark
+
+
+def local_defaults(master: str, conf: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What :func:`session` adds for *master*: :data:`LOCAL_DEFAULTS` for a ``local[...]`` master, less every key
+    *conf* or the user's own Spark configuration (:func:`user_spark_keys`) sets, the driver's options extended by
+    its class data archive (:func:`class_archive`): ``-XX:SharedArchiveFile`` when the archive exists, else
+    ``-XX:ArchiveClassesAtExit`` to a file of this process's own (moved into place when it exits).
+
+    Args:
+        master: The master URL. conf: The settings given to :func:`session`. environ: The environment (default
+            ``os.environ``).
+
+    Returns:
+        Settings to put before *conf*'s; ``{}`` for any other master, or when the user sets them all.
+    """
+
+    if not master.startswith("local"):
+        return {}
+    users = user_spark_keys(environ)
+    local = {k: v for k, v in LOCAL_DEFAULTS.items() if k not in users and k not in conf}
+    if "spark.driver.defaultJavaOptions" in local:
+        archive = class_archive(environ)
+        if archive is not None and os.path.isfile(archive):
+            local["spark.driver.defaultJavaOptions"] += f" -XX:SharedArchiveFile={archive} {_CDS_QUIET}"
+        elif archive is not None:
+            dumping = f"{archive}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+            local["spark.driver.defaultJavaOptions"] += f" -XX:ArchiveClassesAtExit={dumping} {_CDS_QUIET}"
+    return local
+
+
+#: The JVM's class data sharing messages (an archive it cannot use, a class it does not archive) are not the user's.
+_CDS_QUIET = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
+
+#: The environment variable naming the folder of the Spark driver's class data archives; ``off`` (or ``0``) for none.
+CDS_ENV = "GOLDEVAL_SPARK_CDS"
+
+
+def class_archive(environ: Mapping[str, str] | None = None) -> str | None:
+    """Where the class data archive of a ``local[...]`` Spark driver goes (Java's class data sharing, ``-XX:SharedArchiveFile``): the classes the JVM
+    loads to start Spark, already parsed and verified, mapped at start-up instead of read from the jars (measured on
+    ``local[2]``: the session starts in about half the time; benchmarks/README.md, issue 31 item 3, hD).
+
+    The first local session with no archive writes it when its JVM exits (the process waits for that once, some
+    seconds); every later one maps it. An archive holds for one Java and one set of Spark jars, so its name carries
+    a hash of the ``java`` that Spark starts (``JAVA_HOME/bin/java`` or ``java`` on ``PATH``: its real path, size
+    and time) and of pyspark's jars (names, sizes, times); Java itself refuses an archive that does not match and
+    starts without it.
+
+    Args:
+        environ: The environment (default ``os.environ``): :data:`CDS_ENV` names the folder (``off``: no archive),
+            else ``$XDG_CACHE_HOME/goldeval/spark-cds`` or ``~/.cache/goldeval/spark-cds``.
+
+    Returns:
+        The archive's path (``…/spark-<hash>.jsa``, existing or not), or ``None``: turned off, no ``java`` found, no
+        pyspark jars, or the folder cannot be made.
+    """
+
+    env = os.environ if environ is None else environ
+    folder = env.get(CDS_ENV, "").strip()
+    if folder.lower() in ("off", "0", "no", "false"):
+        return None
+    if not folder:
+        cache = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(cache, "goldeval", "spark-cds")
+    java = os.path.join(env["JAVA_HOME"], "bin", "java") if env.get("JAVA_HOME") else shutil.which("java", path=env.get("PATH"))
+    try:
+        import pyspark  # optional heavy dependency: pyspark (extra spark)
+
+        jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+        if java is None or not os.path.isdir(jars):
+            return None
+        real = os.path.realpath(java)
+        st = os.stat(real)
+        h = hashlib.sha256(f"{real}\0{st.st_size}\0{st.st_mtime_ns}\0{jars}".encode())
+        with os.scandir(jars) as entries:
+            for e in sorted(entries, key=lambda e: e.name):
+                est = e.stat()
+                h.update(f"\0{e.name}\0{est.st_size}\0{est.st_mtime_ns}".encode())
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None
+    return os.path.join(folder, f"spark-{h.hexdigest()[:20]}.jsa")
+
+
+def _finish_archive_at_exit(spark: Any, dumping: str, archive: str) -> None:
+    """At this process's exit: stop *spark*, let its JVM (started with ``-XX:ArchiveClassesAtExit=dumping``) exit and
+    write the archive, then move it to *archive* (complete or not at all: a second process writing the same archive
+    writes its own file, and the last move wins)."""
+    try:  # the JVM this session started, and whether it was started with our flag (not an older gateway's JVM)
+        proc = spark.sparkContext._gateway.proc
+        flags = [str(x) for x in spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+                 .getInputArguments()]
+    except Exception:  # (a pyspark without these: no archive; the next session tries again)
+        return
+    if proc is None or f"-XX:ArchiveClassesAtExit={dumping}" not in flags:
+        return
+
+    def finish() -> None:
+        try:
+            print("goldeval: writing Spark's class data archive for faster start-ups (once): "
+                  f"{archive} ({CDS_ENV}=off for none)", file=sys.stderr, flush=True)
+            spark.stop()
+            proc.stdin.close()  # the gateway JVM exits on end of input, and writes the archive as it exits
+            proc.wait(timeout=120)
+            if proc.returncode == 0 and os.path.getsize(dumping) > 0:
+                os.replace(dumping, archive)
+        except Exception:  # (no archive this time: the next session writes one)
+            with contextlib.suppress(Exception):
+                proc.kill()  # a JVM that does not exit in two minutes: not waited for longer
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(dumping)
+
+    atexit.register(finish)
+
+
+def user_spark_keys(environ: Mapping[str, str] | None = None) -> set[str]:
+    """The Spark settings the user's own configuration names, outside goldeval: the keys of ``spark-defaults.conf``
+    (in ``SPARK_CONF_DIR``, else ``SPARK_HOME/conf``) and of ``--conf KEY=VALUE`` in ``PYSPARK_SUBMIT_ARGS``, as
+    Spark reads them (a ``spark-defaults.conf`` line is a key, then white space or ``=``; ``#`` starts a comment).
+
+    Args:
+        environ: The environment (default ``os.environ``).
+
+    Returns:
+        A set of keys, e.g. ``{"spark.driver.defaultJavaOptions"}``; empty when there is no such file or variable.
+    """
+
+    env = os.environ if environ is None else environ
+    keys: set[str] = set()
+    folder = env.get("SPARK_CONF_DIR") or (os.path.join(env["SPARK_HOME"], "conf") if env.get("SPARK_HOME") else None)
+    if folder:
+        try:
+            with open(os.path.join(folder, "spark-defaults.conf"), encoding="utf-8", errors="replace") as fh:
+                for text in fh:
+                    text = text.strip()
+                    if text and not text.startswith("#"):
+                        keys.add(re.split(r"[\s=:]", text, maxsplit=1)[0])
+        except OSError:
+            pass
+    args = env.get("PYSPARK_SUBMIT_ARGS", "").split()
+    for flag, value in zip(args, args[1:]):
+        if flag in ("--conf", "-c") and "=" in value:
+            keys.add(value.split("=", 1)[0].strip("'\""))
+    keys.update(a[len("--conf="):].split("=", 1)[0] for a in args if a.startswith("--conf=") and "=" in a[len("--conf="):])
+    return keys
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -374,7 +552,6 @@ def score_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source:
 #: About how many bytes of the input one :func:`fold_path` task reads (a range ends at the end of a line).
 FOLD_RANGE_BYTES = 32 << 20
 _BOM = b"\xef\xbb\xbf"
-_FOLD_SCHEMA = "first_line long, n_rows long, state binary, ids binary"
 
 
 def foldable(spark: Any, path: str) -> bool:
@@ -382,14 +559,16 @@ def foldable(spark: Any, path: str) -> bool:
     compressed, no UTF-16/32 byte order mark) and a ``local[...]`` master, whose executors open the file by its name.
 
     Args:
-        spark: The SparkSession. path: The input, as given to :func:`score_path`.
+        spark: The SparkSession, or the master it is (to be) started with (a ``str``: known before the session is).
+        path: The input, as given to :func:`score_path`.
 
     Returns:
         ``True`` or ``False``; never raises for a path that is not a local file (``False``).
     """
 
+    master = spark if isinstance(spark, str) else str(spark.sparkContext.master)
     local = _local_file(path)
-    if local is None or is_parquet(path.rstrip("/")) or not str(spark.sparkContext.master).startswith("local"):
+    if local is None or is_parquet(path.rstrip("/")) or not master.startswith("local"):
         return False
     try:
         with open(local, "rb") as fh:
@@ -399,28 +578,95 @@ def foldable(spark: Any, path: str) -> bool:
     return bool(head) and compression_of(head) is None and encoding_of(head) is None
 
 
+class FoldPlan(NamedTuple):
+    """What :func:`fold_plan` learns of a file in one read on the driver, before any Spark job."""
+
+    ranges: list[tuple[int, int, int]]  #: ``(start, end, first line)`` byte ranges of whole lines (:func:`line_ranges`)
+    repeated: bool  #: some id's hash is on two rows or more (an id may repeat): the file goes through :func:`score_path`
+
+
+def master_cores(master: str) -> int:
+    """The cores a ``local`` master's executors have (``local`` 1, ``local[4]`` / ``local[4,2]`` 4, ``local[*]`` this
+    machine's; ``local-cluster[2,1,1024]`` 2 workers x 1 core), else this machine's core count.
+
+    Example: ``master_cores("local[2]")`` is 2.
+    """
+
+    m = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\d+)?\])?", master.strip())
+    if m is not None:
+        return 1 if m.group(1) is None else (os.cpu_count() or 1) if m.group(1) == "*" else max(1, int(m.group(1)))
+    m = re.fullmatch(r"local-cluster\[(\d+),\s*(\d+),\s*\d+\]", master.strip())
+    if m is not None:
+        return max(1, int(m.group(1)) * int(m.group(2)))
+    return os.cpu_count() or 1
+
+
+def fold_plan(path: str, scorer: str | Any = "token_f1", *, cores: int, source: str | None = None, hasher: Any = None,
+              range_bytes: int = FOLD_RANGE_BYTES, cancel: Any = None, **options: Any) -> FoldPlan:
+    """The driver's part of :func:`fold_path`, before any Spark job, in one read of *path*: its byte ranges (about
+    *range_bytes* each, a multiple of *cores* of them, so that the last wave of tasks keeps every core busy), its
+    sha256 (*hasher*) and whether an id may repeat, found as the local engine's first pass finds it
+    (:func:`goldeval.io.ids.scan_jsonl_ids` with the scorer's id rule: the same rows' ids, the same lines read by
+    the local reader where the fast rule does not take them). Needs no Spark session: :mod:`goldeval.pipeline.spark`
+    runs it while the session starts.
+
+    Args:
+        path: A plain JSONL file on this machine. scorer: A scorer name or a :class:`~goldeval.scoring.protocol.Scorer`.
+        cores: The session's cores (:func:`master_cores`). source: The input's name in messages.
+        hasher: A ``hashlib`` object fed every byte of the file, in order. range_bytes: About how many bytes a task reads.
+        cancel: A ``threading.Event``: once set, the read stops at its next block (a caller that no longer needs
+            the plan, e.g. interrupted while the session started, does not wait for the whole file).
+        **options: The scorer's options (its ``id_field``, when it has one, names the id).
+
+    Returns:
+        A :class:`FoldPlan`.
+
+    Raises:
+        InputError: an unknown scorer or option; *cancel* was set. OSError: the file cannot be read.
+    """
+
+    sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer)
+    config = sc.configure(**options, source=source or os.path.basename(path.rstrip("/")))
+    src, lenient = config.get("source") or "rows", sc.lenient_json
+    size = os.path.getsize(path)
+    per = max(1, cores)
+    tasks = max(1, -(-size // max(1, range_bytes)))
+    n = per * -(-tasks // per)
+    cutter = _Cutter(size, n, hasher, cancel)
+
+    def slow(line: int, raw: bytes) -> Any:  # (what the scoring reads of a line the fast rule leaves: NaN, big ints)
+        item = decode_line(raw, line, src, lenient=lenient)
+        return item.data if type(item) is Row else None
+
+    _, _, repeated = scan_jsonl_ids(path, config.get("id_field") or "id", sc.id_of, hasher=cutter, slow_decode=slow,
+                                    ids_as_text=sc.ids_as_text)
+    return FoldPlan(cutter.ranges(), bool(repeated))
+
+
 def fold_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source: str | None = None, hasher: Any = None,
-              range_bytes: int = FOLD_RANGE_BYTES, **options: Any) -> dict[str, Any]:
+              range_bytes: int = FOLD_RANGE_BYTES, plan: FoldPlan | None = None, **options: Any) -> dict[str, Any]:
     """The results of :func:`aggregate` over :func:`score_path` of *path*, to the last digit, without a per-case
     DataFrame: for a run that keeps no case (no store, no ``--per-case``).
 
-    The driver cuts the file into byte ranges of whole lines (about *range_bytes* each, at least one per core of
-    the session) while it reads it once (*hasher* fed every byte: the input's sha256 in the same read). Each Spark
-    task reads its range with the local engine's reader (:func:`goldeval.io.reading.decode_line`: the same rows
-    fail with the same messages and line numbers), scores it with ``score_batch`` and folds the records into the
-    scorer's :class:`~goldeval.scoring.protocol.Partial` as they come: one row per task comes back, the pickled
-    partial and the 64-bit hashes (BLAKE2b of the id's text) of its ids. The driver merges the partials in line
-    order. The hashes (8 bytes a row, on the driver) tell whether any id occurs twice; if one does (or two ids
-    share a hash), the file is scored again by :func:`score_path`, whose rows mark each repeat as unscored as
-    the local engine does, and that aggregate is returned.
+    The driver reads the file once (:func:`fold_plan`, or *plan* when the caller made it already, e.g. while the
+    session started): its byte ranges of whole lines, its sha256 (*hasher*) and whether an id may repeat. If one
+    may, the file is scored by :func:`score_path`, whose rows mark each repeat as unscored as the local engine
+    does, and that aggregate is returned. Otherwise one Spark task a range (plain RDD tasks: no DataFrame plan, no
+    Arrow) reads it and scores it as a local worker does (:func:`goldeval.engines.local.kernel_records`: token F1's
+    compiled line kernel where the scorer has one, else the local reader and ``score_batch``: the same rows fail with
+    the same messages and line numbers), folding the records into the scorer's
+    :class:`~goldeval.scoring.protocol.Partial` as they come; one pickled partial a task comes back, and the driver
+    merges them in line order.
 
     Args:
         spark: A session whose master is ``local[...]`` (see :func:`foldable`).
         path: A plain JSONL file on this machine.
         scorer: A scorer name or a :class:`~goldeval.scoring.protocol.Scorer` (a sliced one folds its slices).
         source: The input's name in messages (default: the path's base name).
-        hasher: A ``hashlib`` object fed every byte of the file, in order (e.g. ``hashlib.sha256()``).
-        range_bytes: About how many bytes a task reads.
+        hasher: A ``hashlib`` object fed every byte of the file, in order (e.g. ``hashlib.sha256()``); not used
+            with *plan* (whose read fed it).
+        range_bytes: About how many bytes a task reads (not used with *plan*).
+        plan: What :func:`fold_plan` gave for this file, scorer and options.
         **options: The scorer's options (:meth:`~goldeval.scoring.protocol.Scorer.configure`).
 
     Returns:
@@ -438,32 +684,22 @@ def fold_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source: 
     sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer)
     config = sc.configure(**options, source=source)
     local = str(_local_file(path))
-    n_ranges = max(int(spark.sparkContext.defaultParallelism), -(-os.path.getsize(local) // max(1, range_bytes)))
-    ranges = line_ranges(local, n_ranges, hasher=hasher)
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa  # optional heavy dependency: pyarrow (extras parquet, spark)
-
-        for batch in batches:
-            for i in batch.column("id").to_pylist():
-                start, end, line = ranges[i]
-                part, n, ids = _fold_range(sc, config, local, start, end, line)
-                yield pa.RecordBatch.from_pydict(
-                    {"first_line": [line], "n_rows": [n], "state": [pickle.dumps(part, protocol=5)], "ids": [ids]},
-                    schema=pa.schema([("first_line", pa.int64()), ("n_rows", pa.int64()), ("state", pa.binary()),
-                                      ("ids", pa.binary())]))
-
-    tasks = spark.range(0, len(ranges), 1, len(ranges)).mapInArrow(run, _FOLD_SCHEMA)
-    with executor_failures(f"scoring {path}"):
-        states = tasks.collect()
-    buckets = HashBuckets(sum(r["n_rows"] for r in states))
-    for r in states:
-        buckets.add_bytes(r["ids"])
-    if buckets.repeated():  # an id on two rows: the rows that repeat it are unscored, as locally
+    if plan is None:
+        plan = fold_plan(local, sc, cores=int(spark.sparkContext.defaultParallelism), hasher=hasher,
+                         range_bytes=range_bytes, **config)
+    if plan.repeated:  # an id on two rows: the rows that repeat it are unscored, as locally
         return aggregate(score_path(spark, path, sc, **config), scorer=sc, config=config)
+    ranges = plan.ranges
+
+    def run(task: tuple[int, int, int]) -> tuple[int, bytes]:
+        start, end, line = task
+        return line, pickle.dumps(_fold_range(sc, config, local, start, end, line)[0], protocol=5)
+
+    with executor_failures(f"scoring {path}"):
+        states = spark.sparkContext.parallelize(ranges, max(1, len(ranges))).map(run).collect()
     total = sc.new_partial(config, keep_cases=False)
-    for r in sorted(states, key=lambda r: r["first_line"]):
-        total.merge(pickle.loads(r["state"]))
+    for _, state in sorted(states, key=lambda s: s[0]):
+        total.merge(pickle.loads(state))
     results = sc.finish(total, config)
     results.pop("per_example", None)
     results["engine"] = {"name": "spark", "partitions": len(ranges)}
@@ -484,38 +720,55 @@ def line_ranges(path: str, n: int, *, hasher: Any = None) -> list[tuple[int, int
     Example: a file ``b"a\nb\nc\n"`` cut in 2 gives ``[(0, 4, 1), (4, 6, 3)]``.
     """
 
-    size = os.path.getsize(path)
-    targets = [size * k // max(1, n) for k in range(1, max(1, n))]
-    cuts: list[tuple[int, int]] = [(0, 1)]  # (offset of a line's start, its line number)
-    off = newlines = t = 0
+    cutter = _Cutter(os.path.getsize(path), n, hasher)
     with open(path, "rb") as fh:
         while True:
             block = fh.read(1 << 20)
             if not block:
                 break
-            if hasher is not None:
-                hasher.update(block)
-            end = off + len(block)
-            while t < len(targets) and targets[t] <= end:
-                at = max(targets[t] - 1 - off, 0)  # a range starts after the first newline at or after target - 1
-                nl = block.find(b"\n", at)
-                if nl < 0:
-                    targets[t] = end + 1  # no line ends here: the next block's first newline
-                    break
-                cut = off + nl + 1
-                if cut > cuts[-1][0] and cut < size:
-                    cuts.append((cut, newlines + block.count(b"\n", 0, nl + 1) + 1))
-                t += 1
-            newlines += block.count(b"\n")
-            off = end
-    if size == 0:
-        return []
-    return [(start, nxt, line) for (start, line), (nxt, _) in zip(cuts, [*cuts[1:], (size, 0)], strict=True)]
+            cutter.update(block)
+    return cutter.ranges()
 
 
-def _fold_range(sc: Any, config: Mapping[str, Any], path: str, start: int, end: int, line: int) -> tuple[Any, int, bytes]:
-    """Score the lines of *path* in ``[start, end)`` (the first numbered *line*), folded: ``(partial, rows, id
-    hashes)`` (8 bytes an id, see :func:`fold_path`)."""
+class _Cutter:
+    """Cuts a file of *size* bytes into at most *n* ranges of whole lines from its bytes, fed in order in blocks of
+    any length (``update``, as a ``hashlib`` object is fed: it also feeds *hasher*)."""
+
+    def __init__(self, size: int, n: int, hasher: Any = None, cancel: Any = None) -> None:
+        self.size, self.hasher, self.cancel = size, hasher, cancel
+        self.targets = [size * k // max(1, n) for k in range(1, max(1, n))]
+        self.cuts: list[tuple[int, int]] = [(0, 1)]  # (offset of a line's start, its line number)
+        self.off = self.newlines = self.t = 0
+
+    def update(self, block: bytes) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise InputError("the driver's read of the input was cancelled.")
+        if self.hasher is not None:
+            self.hasher.update(block)
+        off, targets, cuts = self.off, self.targets, self.cuts
+        end = off + len(block)
+        while self.t < len(targets) and targets[self.t] <= end:
+            at = max(targets[self.t] - 1 - off, 0)  # a range starts after the first newline at or after target - 1
+            nl = block.find(b"\n", at)
+            if nl < 0:
+                targets[self.t] = end + 1  # no line ends here: the next block's first newline
+                break
+            cut = off + nl + 1
+            if cut > cuts[-1][0] and cut < self.size:
+                cuts.append((cut, self.newlines + block.count(b"\n", 0, nl + 1) + 1))
+            self.t += 1
+        self.newlines += block.count(b"\n")
+        self.off = end
+
+    def ranges(self) -> list[tuple[int, int, int]]:
+        if self.size == 0:
+            return []
+        cuts = self.cuts
+        return [(start, nxt, line) for (start, line), (nxt, _) in zip(cuts, [*cuts[1:], (self.size, 0)], strict=True)]
+
+
+def _fold_range(sc: Any, config: Mapping[str, Any], path: str, start: int, end: int, line: int) -> tuple[Any, int]:
+    """Score the lines of *path* in ``[start, end)`` (the first numbered *line*), folded: ``(partial, rows)``."""
 
     src = config.get("source") or "rows"
     lenient = sc.lenient_json
@@ -540,46 +793,34 @@ def _fold_range(sc: Any, config: Mapping[str, Any], path: str, start: int, end: 
 
     part = sc.new_partial(config, keep_cases=False)
     add = part.add
-    ids = bytearray()
-    blake = hashlib.blake2b
     n = 0
     for rec in sc.score_batch(items(), config):
         n += 1
         add(rec)
-        rid = rec.get("id")
-        if rid is not None and "duplicate_of" not in rec:
-            ids += blake(str(rid).encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return part, n, bytes(ids)
+    return part, n
 
 
 def _fold_range_kernel(sc: Any, config: Mapping[str, Any], kernel: Any, path: str, start: int, end: int,
-                       line: int) -> tuple[Any, int, bytes]:
+                       line: int) -> tuple[Any, int]:
     """:func:`_fold_range` where the scorer has a compiled line kernel (token F1 under ``openscribe``): the range is
     read in one call and scored as a local worker scores its range (:func:`goldeval.engines.local.kernel_records`:
     the plain rows in C, folded with the partial's ``add_lines``; any other line through ``score_batch``). The same
-    partial, row count and id hashes (the ids' text, as the kernel writes it in JSON)."""
+    partial and row count."""
     with open(path, "rb") as fh:
         fh.seek(start)
         block = fh.read(end - start)
     if line == 1 and block.startswith(_BOM):
         block = block[3:]
     part = sc.new_partial(config, keep_cases=False)
-    ids = bytearray()
-    blake = hashlib.blake2b
     n = 0
     for rec in kernel_records(sc, config, (block, line), kernel, 0):
         if rec.__class__ is Stretch:
             part.add_lines(rec.n, rec.sums)
             n += rec.n
-            texts = orjson.loads(b"[" + rec.ids + b"]")
         else:
             n += 1
             part.add(rec)
-            rid = rec.get("id")
-            texts = [] if rid is None or "duplicate_of" in rec else [str(rid)]
-        for text in texts:
-            ids += blake(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return part, n, bytes(ids)
+    return part, n
 
 
 def _with_repeats_marked(per_case: Any, sc: Any, config: Mapping[str, Any]) -> Any:

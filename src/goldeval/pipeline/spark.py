@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from goldeval.errors import InputError
@@ -82,14 +84,29 @@ def score_on_spark(scorer_name: str, file: str, options: dict[str, Any], *, mast
     if per_case is not None and os.path.exists(per_case):
         raise InputError(f"--per-case {per_case}: already exists; Spark writes a folder there. Choose a new path or remove it.")
     t0 = time.perf_counter()
-    spark = gs.session(master)
-    # No case is kept (no store, no --per-case): each task folds its byte range into one partial (gs.fold_path),
-    # the file's sha256 taken in the read that cuts it. Else the per-case DataFrame, which the store reads.
+    # No case is kept (no store, no --per-case): each task folds its byte range into one partial (gs.fold_path).
+    # The driver's read of the file (its ranges, its sha256, whether an id repeats: gs.fold_plan) runs in a thread
+    # while this one starts the session (a JVM and its context: seconds, mostly waiting), so the two overlap.
+    # Else the per-case DataFrame, which the store reads.
     folded = None
+    fold = recording.no_store and per_case is None and gs.foldable(master, file)
+    if fold:
+        hasher = hashlib.sha256()
+        cancel = threading.Event()
+        with ThreadPoolExecutor(1, thread_name_prefix="goldeval-fold-plan") as pool:
+            planned = pool.submit(gs.fold_plan, file, scorer, cores=gs.master_cores(master), hasher=hasher,
+                                  cancel=cancel, **config)
+            try:
+                spark = gs.session(master)  # (in this thread: pyspark sets its Ctrl-C handler in the main thread only)
+            except BaseException:  # (Java missing, Ctrl-C: the read stops at its next block, not at the file's end)
+                cancel.set()
+                raise
+            plan = planned.result()
+    else:
+        spark = gs.session(master)
     with gs.executor_failures(f"scoring {file}"):
-        if recording.no_store and per_case is None and gs.foldable(spark, file):
-            hasher = hashlib.sha256()
-            folded = gs.fold_path(spark, file, scorer, hasher=hasher, **config)
+        if fold and gs.foldable(spark, file):  # (an active session of another master is taken as it is)
+            folded = gs.fold_path(spark, file, scorer, plan=plan, **config)
             sha256: str | None = hasher.hexdigest()
         else:
             cases = gs.score_path(spark, file, scorer, **config)
