@@ -9,7 +9,8 @@ bootstrap resamples case indices: 10,000 resamples x N draws), scored once into 
 a fresh process:
 
 * **anchor**: a Python process that reads both runs' case rows from the store (the ``cases`` table's rows and the
-  ``case_blocks`` a ``score`` run records its cases in, decompressed) and decodes every record with orjson (what any
+  ``case_blocks`` a ``score`` run records its cases in, decompressed: the JSON-line blocks, format 1, that a run of
+  long notes gets; the anchor stops with a message on a coded block) and decodes every record with orjson (what any
   comparison must at least do: the issue's "reading both runs' rows");
 * **compare**: ``goldeval compare RUN_A RUN_B -q --out cmp.json`` of this tree (default 10,000 resamples);
 * **before** (with ``--before SRC``): the same command run from another ``src`` folder, e.g. the tree before this
@@ -59,7 +60,9 @@ _ANCHOR = (
     "dctx = zstandard.ZstdDecompressor()\n"
     "def rows(run):\n"
     "    yield from db.execute('SELECT case_id, data FROM cases WHERE run_id = ? ORDER BY seq', (run,))\n"
-    "    for (blob,) in db.execute('SELECT data FROM case_blocks WHERE run_id = ? ORDER BY seq0', (run,)):\n"
+    "    for blob, fmt in db.execute('SELECT data, format FROM case_blocks WHERE run_id = ? ORDER BY seq0', (run,)):\n"
+    "        if fmt != 1:\n"
+    "            sys.exit(f'anchor: run {run} has a case block of format {fmt}; it reads JSON-line blocks (format 1) only')\n"
     "        for text in dctx.decompress(bytes(blob)).split(b'\\n'):\n"
     "            yield None, text\n"
     "maps = []\n"

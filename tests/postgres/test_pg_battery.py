@@ -21,7 +21,7 @@ from goldeval.answers import postgres as pgmod
 from goldeval.answers.postgres import PostgresDatabase
 from goldeval.answers.sql import QueryError
 
-from .test_guard_parse import FUNCTION_NAMING_CASTS, HEALTHY, REFUSED, forbidden_spellings, unicode_escaped
+from .test_guard_parse import FUNCTION_NAMING_CASTS, REFUSED, forbidden_spellings, unicode_escaped
 
 DB = "battery"
 SCRIPT = """

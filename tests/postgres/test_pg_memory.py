@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 
-import pytest
 
 from peak_rss import peak_kib
 

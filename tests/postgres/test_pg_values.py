@@ -47,7 +47,7 @@ def test_values_arrive_as_the_judge_reads_sqlite_values(db):
     assert price == Decimal("12.50") and type(price) is Decimal
     assert ratio == Decimal("0.333333333333") and type(ratio) is Decimal
     assert day == dt.date(2024, 3, 1) and at == dt.datetime(2024, 3, 1, 10, 30)
-    assert at_tz == dt.datetime(2024, 3, 1, 10, 30, tzinfo=dt.timezone.utc)  # 12:30+02 is 10:30 UTC
+    assert at_tz == dt.datetime(2024, 3, 1, 10, 30, tzinfo=dt.UTC)  # 12:30+02 is 10:30 UTC
     assert ok is True and tags == ["alpha", "beta"] and nums == [1, 2, 3]
     assert doc == {"a": [True, None], "b": 1} and raw == [1, 2.5]
     assert span == "1 day 02:00:00"  # PostgreSQL's own text for an interval

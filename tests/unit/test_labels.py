@@ -8,7 +8,7 @@ import pytest
 from conftest import FakeRecorder
 
 from goldeval.errors import InputError
-from goldeval.io import Row, RowError, read_rows
+from goldeval.io import Row, RowError
 from goldeval.labels.metrics import NO_LABEL
 from goldeval.labels import confusion_counts, confusion_matrix, per_label_table, score_label_file, score_label_rows, score_labels, solve
 
