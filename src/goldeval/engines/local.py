@@ -37,7 +37,6 @@ CLI (exit 130, or 143 after SIGTERM), leaving the recorded cases committed and t
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import multiprocessing as mp
 import os
@@ -169,19 +168,12 @@ def run(
                    and spooled(path) is None else None)
         if hashing is not None:
             hashing.start()
-        # Threads that score the first pass's chunks as it closes them, before it has said whether an id repeats
-        # (_Ahead: taken only if none does and the run's plan is the one guessed here; else thrown away).
-        ahead = (_ahead(scorer, config, path, workers, recorder, on_example, on_example_json, on_example_lines,
-                        keep_cases, unique_ids, record_blocks) if jsonl and workers != 1 else None)
         try:
             total, sha256, repeated, spans = _first_pass(path, scorer, id_field, src, jsonl, copy,
-                                                         hash_here=hashing is None,
-                                                         on_block=ahead.on_block if ahead is not None else None)
+                                                         hash_here=hashing is None)
         except BaseException:  # (e.g. a file that is not UTF-8: the hash is not needed)
             if hashing is not None:
                 hashing.stop()
-            if ahead is not None:
-                ahead.discard()
             raise
         if on_total is not None:
             on_total(total)
@@ -190,7 +182,7 @@ def run(
         chunks: Iterable[Any] = _line_chunks(path) if jsonl else _item_chunks(_read(path, scorer))
         raw_lines = jsonl
     else:
-        repeated, workers, raw_lines, spans, hashing, ahead = None, 1, False, None, None, None
+        repeated, workers, raw_lines, spans, hashing = None, 1, False, None, None
         chunks = _item_chunks(numbered(source, src))
     previous = recorder.previous() if recorder is not None else {}
     if previous:
@@ -224,15 +216,7 @@ def run(
         if info is not None:
             info["workers"] = workers
     t0 = time.perf_counter()
-    if ahead is not None and not ahead.fits(plan, workers, kernel_here is not None and raw_lines):
-        ahead.discard()  # an id repeats, or the run is not the one guessed: today's path, as if none had started
-        ahead = None
-    if ahead is not None:
-        # the chunks scored while the first pass read (held until now, nothing streamed or recorded), then the rest
-        assert path is not None and spans is not None
-        _score_in_threads(job, plan, _span_blocks(path, spans[ahead.submitted:]), workers, progress, ahead.kernel,
-                          ahead=ahead)
-    elif raw_lines and workers > 1 and kernel_here is not None:
+    if raw_lines and workers > 1 and kernel_here is not None:
         # the line kernel in threads of this process: its reading, decoding, tokenizing and counting run without
         # the GIL, so no process is started and no entry crosses a pipe (spans: the first pass's chunks)
         assert path is not None and spans is not None
@@ -306,17 +290,13 @@ def _read(path: Path, scorer: Scorer) -> Iterator[Any]:
 
 
 def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool, copy: Any = None, *,
-                hash_here: bool = True, on_block: Callable[[_Spans, int, int], None] | None = None,
-                ) -> tuple[int, str | None, set[int], list[Span] | None]:
+                hash_here: bool = True) -> tuple[int, str | None, set[int], list[Span] | None]:
     """One read of *path*: its line (row) count, its sha256 (``None`` without *hash_here*: taken elsewhere), the
     hashes of the ids on more than one row, and for JSONL the chunks a line kernel scores (:class:`_Spans`).
 
     *copy*: a JSONL file's :class:`goldeval.runs.texts.InputCopy` (the run store's kept copy of the input), fed the
     bytes read and closed when the file did not change while read; discarded otherwise (then the run keeps the file
     as read again when it finishes).
-
-    *on_block*: for JSONL, called after each block read with ``(the chunks so far, its bytes, its lines)`` instead
-    of ``spans.add(bytes, lines)`` (it must call that itself): :meth:`_Ahead.on_block`.
 
     Raises:
         InputError: no line of a JSONL file is UTF-8 (the file is in another encoding; one bad line fails alone).
@@ -352,9 +332,7 @@ def _first_pass(path: Path, scorer: Scorer, id_field: str, src: str, jsonl: bool
         before, hasher = file_memo_key(path), copy  # (an InputCopy is a sha256 object too)
     try:
         n_lines, n_rows, repeated = scan_jsonl_ids(path, id_field, scorer.id_of, hasher=hasher, slow_decode=slow,
-                                                   ids_as_text=scorer.ids_as_text,
-                                                   on_block=spans.add if on_block is None else
-                                                   functools.partial(on_block, spans))
+                                                   ids_as_text=scorer.ids_as_text, on_block=spans.add)
     except BaseException:
         if copy is not None:
             copy.discard()
@@ -953,47 +931,33 @@ def _pool_chunk(span: Span) -> _Chunk:
 
 
 def _score_in_threads(job: _Job, plan: _Plan, blocks: Iterable[tuple[bytes, int]], workers: int, progress: Any,
-                      kernel: Any, *, ahead: _Ahead | None = None) -> None:
+                      kernel: Any) -> None:
     """Score *blocks* (:func:`_span_blocks`, read here) with the scorer's line *kernel* in *workers* threads of this
     process, taking the chunks here in order (a window of ``2 × workers`` in flight). The kernel reads, decodes,
     tokenizes and counts a chunk's lines without the GIL (``_fast.f1_lines``' first phase), so the threads score at
     once; each chunk is the one the in-process path makes (:func:`_score_chunk`), its entries kept for
     :meth:`_Job.take` (no sink from a thread). An interrupt cancels the chunks not started and waits for those
-    running (milliseconds each).
-
-    With *ahead* (its :meth:`_Ahead.fits` said yes): its chunks, scored while the first pass read, are taken first,
-    in order, and *blocks* are the chunks after them, scored by its threads; ``2 × workers`` chunks are then in
-    flight as long as the chunks scored and not yet taken hold less than :data:`AHEAD_BYTES`."""
+    running (milliseconds each)."""
     scorer, config = job.scorer, job.config
 
     def one(block: tuple[bytes, int]) -> _Chunk:
         return _score_chunk(scorer, config, plan, (), block=block, kernel=kernel)
 
-    window: deque[Future[_Chunk]] = deque() if ahead is None else ahead.futures
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="goldeval-score") if ahead is None else ahead.pool
+    window: deque[Future[_Chunk]] = deque()
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="goldeval-score")
     try:
         it = iter(blocks)
         exhausted = False
         while True:
-            if ahead is None:
-                while not exhausted and len(window) < 2 * workers:
-                    block = next(it, None)
-                    if block is None:
-                        exhausted = True
-                    else:
-                        window.append(pool.submit(one, block))
-            else:
-                while not exhausted and ahead.room():
-                    block = next(it, None)
-                    if block is None:
-                        exhausted = True
-                    else:
-                        ahead.submit(block)
+            while not exhausted and len(window) < 2 * workers:
+                block = next(it, None)
+                if block is None:
+                    exhausted = True
+                else:
+                    window.append(pool.submit(one, block))
             if not window:
                 break
             done = window.popleft().result()
-            if ahead is not None:
-                ahead.taken(done)
             job.take(done)
             if progress is not None:
                 progress(done.n_rows)
@@ -1001,130 +965,6 @@ def _score_in_threads(job: _Job, plan: _Plan, blocks: Iterable[tuple[bytes, int]
         for fut in window:
             fut.cancel()
         pool.shutdown(wait=True)
-
-
-#: Bytes of chunks scored ahead and not yet taken (their entries', records' and ids' JSON, :func:`_held_bytes`) past
-#: which :class:`_Ahead` scores no further chunk until the main thread has taken some.
-AHEAD_BYTES = 64 << 20
-
-
-def _held_bytes(chunk: _Chunk) -> int:
-    """About the bytes a scored chunk holds until it is taken: its entries', records' and ids' JSON (a kernel chunk's
-    partial is a few sums)."""
-    n = len(chunk.scored_ids)
-    if chunk.lines is not None:
-        n += len(chunk.lines[0])
-    for entry in chunk.entries or ():
-        n += len(entry) if entry.__class__ is bytes else 256
-    stored = chunk.stored
-    if stored.__class__ is list:
-        for _block, keys, body, _count in stored:
-            n += len(body) + (len(keys) if keys.__class__ is bytes else 64 * len(keys))
-    elif stored is not None:
-        n += sum(map(len, stored[1])) + 64 * len(stored[0])
-    return n + 1024 * len(chunk.to_record or ())
-
-
-def _ahead(scorer: Scorer, config: Mapping[str, Any], path: Path, workers: int | None, recorder: Any,
-           on_example: Any, on_example_json: Any, on_example_lines: Any, keep_cases: bool, unique_ids: bool,
-           record_blocks: bool) -> _Ahead | None:
-    """An :class:`_Ahead` for :func:`run`'s first pass over the JSONL file *path* when the run would score it with
-    the line kernel in threads if no id repeats (the plan :func:`run` then makes, guessed from its arguments: a new
-    run, a kernel for that plan, more than one worker asked for or, automatic, more than one core), else ``None``.
-    Nothing is checked here that :func:`run` reports (a bad *workers* gives ``None``; run says why)."""
-    cores = os.cpu_count() or 1
-    if cores < 2 or sum(f is not None for f in (on_example, on_example_json, on_example_lines)) > 1:
-        return None
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 2):
-        return None
-    if recorder is not None and recorder.previous():
-        return None
-    serialize = hasattr(recorder, "record_serialized")
-    as_json = on_example_json is not None or on_example_lines is not None
-    plan = _Plan(fold=True, keep=keep_cases, entries=on_example is not None or as_json, serialize=serialize,
-                 record=recorder is not None, entries_json=as_json, all_cases=scorer.per_example_from_cases == "all",
-                 lines=on_example_lines is not None,
-                 bulk=record_blocks and serialize and hasattr(recorder, "record_lines"))
-    kernel = _line_kernel(scorer, config, plan)
-    if kernel is None:
-        return None
-    return _Ahead(scorer, config, plan, kernel, cores if workers is None else min(workers, cores),
-                  automatic=workers is None)
-
-
-class _Ahead:
-    """Scoring while the first pass reads: each chunk the first pass closes (:class:`_Spans`) is scored at once by
-    the line kernel in threads (:func:`_score_chunk`, the chunk read by :func:`_range_block`), folded as if no id
-    repeated, under the *plan* :func:`run` will make then. Nothing is streamed or recorded here: the scored chunks
-    are held, in order, until :func:`run` knows whether they may be taken (:meth:`fits`: no id repeats, the plan
-    and the worker count are the ones guessed) and :func:`_score_in_threads` takes them, or they are thrown away
-    (:meth:`discard`) and the run goes as if none had been scored. ``2 × workers`` chunks are scored at a time,
-    none once the held ones pass :data:`AHEAD_BYTES`. *automatic* (``workers=None``): a chunk is scored ahead only
-    once the lines read so far are at least :data:`PARALLEL_MIN_ROWS` and average :data:`LONG_ROW_BYTES` or more
-    (what :func:`run`'s automatic choice asks of the whole file), so short rows are never scored twice."""
-
-    def __init__(self, scorer: Scorer, config: Mapping[str, Any], plan: _Plan, kernel: Any, workers: int, *,
-                 automatic: bool) -> None:
-        self.scorer, self.config, self.plan, self.kernel = scorer, config, plan, kernel
-        self.workers, self.automatic = workers, automatic
-        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="goldeval-score")
-        self.futures: deque[Future[_Chunk]] = deque()  # in order, not yet taken
-        self.submitted = 0  # the first pass's chunks handed to the threads
-        self.running = 0  # of those, not scored yet
-        self.held = 0  # _held_bytes of the scored ones not yet taken
-        self.lock = threading.Lock()
-
-    def _one(self, block: Span | tuple[bytes, int]) -> _Chunk:
-        data = _range_block(block) if isinstance(block, Span) else block
-        return _score_chunk(self.scorer, self.config, self.plan, (), block=data, kernel=self.kernel)
-
-    def _done(self, fut: Future[_Chunk]) -> None:
-        size = 0 if fut.cancelled() or fut.exception() is not None else _held_bytes(fut.result())
-        with self.lock:
-            self.running -= 1
-            self.held += size
-
-    def room(self) -> bool:
-        """Whether another chunk may be scored now: fewer than ``2 × workers`` in flight and the held ones under
-        :data:`AHEAD_BYTES`."""
-        return self.running < 2 * self.workers and self.held < AHEAD_BYTES
-
-    def submit(self, block: Span | tuple[bytes, int]) -> None:
-        """Score *block* (a chunk of the file, or its bytes and first line number) in a thread, after the others."""
-        with self.lock:
-            self.running += 1
-        fut = self.pool.submit(self._one, block)
-        fut.add_done_callback(self._done)
-        self.futures.append(fut)
-
-    def taken(self, chunk: _Chunk) -> None:
-        """*chunk* (scored here) was taken: its bytes are no longer held."""
-        size = _held_bytes(chunk)
-        with self.lock:
-            self.held -= size
-
-    def on_block(self, spans: _Spans, size: int, lines: int) -> None:
-        """The first pass read a block (:func:`_first_pass`): cut the chunks, score those closed while there is room."""
-        spans.add(size, lines)
-        closed = spans.spans
-        while self.submitted < len(closed) and self.room():
-            read = spans.line - 1
-            if self.automatic and not (read >= PARALLEL_MIN_ROWS and spans.offset >= LONG_ROW_BYTES * read):
-                return
-            self.submit(closed[self.submitted])
-            self.submitted += 1
-
-    def fits(self, plan: _Plan, workers: int, kernel: bool) -> bool:
-        """Whether the chunks scored ahead are the run's: *plan* (made once the first pass said whether an id
-        repeats: folded only if none does) and *workers* are the ones guessed, and the run has a line *kernel*."""
-        return kernel and plan == self.plan and workers == self.workers
-
-    def discard(self) -> None:
-        """Throw the chunks scored ahead away: cancel those not started, wait for those running (milliseconds)."""
-        for fut in self.futures:
-            fut.cancel()
-        self.futures.clear()
-        self.pool.shutdown(wait=True)
 
 
 def _score_in_pool(job: _Job, plan: _Plan, chunks: Iterable[Span], workers: int, progress: Any) -> None:
