@@ -671,3 +671,52 @@ def test_long_rows_are_told_by_the_mean_bytes_a_line(tmp_path):
     f.write_bytes(f.read_bytes()[:-1])
     assert not _long_rows(10, Path(f))
     assert not _long_rows(0, Path(f)) and not _long_rows(10, None)
+
+
+@pytest.mark.parametrize("how", ["threads", "one thread", "python", "pool"])
+@pytest.mark.parametrize("change", ["same size", "appended", "touched"])
+def test_a_file_changed_while_it_is_scored_is_refused_not_recorded_as_read(tmp_path, monkeypatch, how, change):
+    # The first pass hashes the file (and makes the copy a run keeps); the scoring reads it again. A file rewritten
+    # with the same size after the first pass gave cases of the new bytes recorded under the old bytes' sha256 and
+    # kept copy; an appended one gave extra rows on the Python and pool paths. Every path now refuses it (exit 2, no
+    # finished run); a file only touched (same bytes, new time) is scored as usual.
+    from goldeval.engines import local
+    from goldeval.runs.store import RunStore
+
+    monkeypatch.setattr(local, "_KERNEL_ROWS", 40)
+    monkeypatch.setattr(local, "_CHUNK_ROWS", 40)
+    f = _long_or_short_file(tmp_path, 400, long=False)
+    data = f.read_bytes()
+
+    def rewrite() -> None:
+        if change == "same size":
+            f.write_bytes(data.replace(b"pain", b"paix"))
+        elif change == "appended":
+            with open(f, "ab") as fh:
+                fh.write(data[: data.index(b"\n") + 1].replace(b'"r0"', b'"extra"'))
+        os.utime(f, ns=(1, 1))
+
+    def changing(real):
+        def wrapped(*a, **k):
+            for i, chunk in enumerate(real(*a, **k)):
+                yield chunk
+                if i == 0:
+                    rewrite()
+        return wrapped
+
+    for name in ("_span_blocks", "_range_chunks", "_line_chunks"):
+        monkeypatch.setattr(local, name, changing(getattr(local, name)))
+    if how == "python":
+        monkeypatch.setattr(TokenF1, "line_kernel", lambda self, config: None)
+    workers = "1" if how in ("one thread", "python") else "2"
+    args = ["score", str(f), "--workers", workers, "--store", str(tmp_path / "g.db"), "-q", "--out", str(tmp_path / "o.json")]
+    r = CliRunner().invoke(main, args + (["--tokenizer", "unicode"] if how == "pool" else []))
+    with RunStore(tmp_path / "g.db") as st:
+        finished = [run for run in st.list_runs() if run.get("status") == "finished"]
+    if change == "touched":
+        assert r.exit_code == 0, r.output
+        assert len(finished) == 1
+    else:
+        assert r.exit_code == 2, r.output
+        assert "changed while it was scored" in r.output
+        assert finished == []
