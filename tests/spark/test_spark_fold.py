@@ -338,3 +338,46 @@ def test_fold_plan_stops_when_cancelled(tmp_path):
     cancel.set()
     with pytest.raises(InputError, match="cancelled"):
         fold_plan(str(ACI), "token_f1", cores=2, cancel=cancel)
+
+
+@pytest.mark.parametrize("change", ["same size", "appended", "none"])
+def test_fold_path_refuses_a_file_changed_after_its_plan_was_read(tmp_path, change):
+    # fold_plan hashes the file on the driver; the tasks read their ranges of it later. A file rewritten with the
+    # same size in between gave an aggregate of the new bytes under the old bytes' sha256; now refused (InputError,
+    # exit 2). Here the "tasks" run in this process (a stand-in for the session's RDD), the first one rewrites it.
+    import os
+
+    from goldeval.engines import spark as gs
+
+    f = tmp_path / "p.jsonl"
+    data = b"".join(b'{"id": "r%d", "prediction": "chest pain %d", "reference": "chest pain"}\n' % (i, i)
+                    for i in range(200))
+    f.write_bytes(data)
+
+    class Rdd:
+        def __init__(self, items):
+            self.items = items
+
+        def map(self, fn):
+            def each():
+                for i, item in enumerate(self.items):
+                    yield fn(item)
+                    if i == 0 and change != "none":
+                        if change == "same size":
+                            f.write_bytes(data.replace(b"chest", b"chess"))
+                        else:
+                            with open(f, "ab") as fh:
+                                fh.write(b'{"id": "x", "prediction": "a", "reference": "a"}\n')
+                        os.utime(f, ns=(1, 1))
+            return type("Done", (), {"collect": lambda _self: list(each())})()
+
+    context = type("Context", (), {"master": "local[2]", "defaultParallelism": 2,
+                                   "parallelize": lambda _self, items, n: Rdd(items)})()
+    session = type("Session", (), {"sparkContext": context})()
+    plan = gs.fold_plan(str(f), "token_f1", cores=2, hasher=hashlib.sha256(), range_bytes=2000)
+    assert len(plan.ranges) > 1 and plan.identity is not None
+    if change == "none":
+        assert gs.fold_path(session, str(f), "token_f1", plan=plan)["aggregate"]["n"] == 200
+    else:
+        with pytest.raises(InputError, match="changed while it was scored"):
+            gs.fold_path(session, str(f), "token_f1", plan=plan)

@@ -671,3 +671,64 @@ def test_long_rows_are_told_by_the_mean_bytes_a_line(tmp_path):
     f.write_bytes(f.read_bytes()[:-1])
     assert not _long_rows(10, Path(f))
     assert not _long_rows(0, Path(f)) and not _long_rows(10, None)
+
+
+@pytest.mark.parametrize("how", ["threads", "threads, no store", "late hash", "one thread", "python", "pool"])
+@pytest.mark.parametrize("change", ["same size", "appended", "touched"])
+def test_a_file_changed_while_it_is_scored_is_refused_not_recorded_as_read(tmp_path, monkeypatch, how, change):
+    # The first pass hashes the file (and makes the copy a run keeps); the scoring reads it again. A file rewritten
+    # with the same size after the first pass gave cases of the new bytes recorded under the old bytes' sha256 and
+    # kept copy (without a store, at 2 workers: under a sha256 its thread read from either); an appended one gave
+    # extra rows on the Python and pool paths. Every path now refuses it (exit 2, no finished run); a file only
+    # touched (same bytes, new time) once its sha256 is taken is scored as usual.
+    from goldeval.engines import local
+    from goldeval.runs.store import RunStore
+
+    monkeypatch.setattr(local, "_KERNEL_ROWS", 40)
+    monkeypatch.setattr(local, "_CHUNK_ROWS", 40)
+    f = _long_or_short_file(tmp_path, 400, long=False)
+    data = f.read_bytes()
+
+    def rewrite() -> None:
+        if change == "same size":
+            f.write_bytes(data.replace(b"pain", b"paix"))
+        elif change == "appended":
+            with open(f, "ab") as fh:
+                fh.write(data[: data.index(b"\n") + 1].replace(b'"r0"', b'"extra"'))
+        os.utime(f, ns=(1, 1))
+
+    def changing(real):
+        def wrapped(*a, **k):
+            for i, chunk in enumerate(real(*a, **k)):
+                yield chunk
+                if i == 0:
+                    rewrite()
+        return wrapped
+
+    for name in ("_span_blocks", "_range_chunks", "_line_chunks"):
+        monkeypatch.setattr(local, name, changing(getattr(local, name)))
+    if how == "python":
+        monkeypatch.setattr(TokenF1, "line_kernel", lambda self, config: None)
+    if how == "threads, no store":  # (the sha256 thread done before the first pass: the same outcome every time)
+        start = local._FileHash.start
+        monkeypatch.setattr(local._FileHash, "start", lambda self: (start(self), self.join()))
+    if how == "late hash":  # (the sha256 thread reads the file once it changed: its digest is not of what was scored)
+        monkeypatch.setattr(local._FileHash, "start", lambda self: None)
+        monkeypatch.setattr(local._FileHash, "result", lambda self: (self.run(), self.digest)[1])
+    workers = "1" if how in ("one thread", "python") else "2"
+    store = ["--no-store"] if how in ("threads, no store", "late hash") else ["--store", str(tmp_path / "g.db")]
+    args = ["score", str(f), "--workers", workers, *store, "-q", "--out", str(tmp_path / "o.json")]
+    r = CliRunner().invoke(main, args + (["--tokenizer", "unicode"] if how == "pool" else []))
+    finished = []
+    if how not in ("threads, no store", "late hash"):
+        with RunStore(tmp_path / "g.db") as st:
+            finished = [run for run in st.list_runs() if run.get("status") == "finished"]
+    else:  # (the sha256 is taken by a thread beside the scoring: _FileHash)
+        finished = [1] if r.exit_code == 0 else []
+    if change == "touched" and how != "late hash":  # (a sha256 taken after a change cannot be trusted: refused)
+        assert r.exit_code == 0, r.output
+        assert len(finished) == 1
+    else:
+        assert r.exit_code == 2, r.output
+        assert "changed while it was scored" in r.output
+        assert finished == []

@@ -638,3 +638,44 @@ def test_code_records_reads_only_what_it_can_rebuild():
         assert fast.code_records(rec, bad_id, 1, table, known, 100) is None, bad_id
     assert fast.code_records(head + b'1,"x":3}', b'"a"', 1, table, known, 2) is None  # (a third tail past cap 2)
     assert fast.code_records(b"", b"", 0, table, known, 100) == (b"", [], [])
+
+
+@pytest.mark.parametrize("change", ["same size", "appended", "touched"])
+def test_a_labels_file_changed_while_it_is_scored_is_refused_not_kept_as_read(tmp_path, monkeypatch, change):
+    """goldeval labels hashes the file and makes the kept copy in its first pass, then reads the rows again: a file
+    rewritten with the same size in between gave the new rows' counts under the old bytes' sha256 and copy, an
+    appended one extra rows. Refused now (exit 2, no finished run); a file only touched is scored as usual."""
+    from click.testing import CliRunner
+
+    from goldeval.cli import main
+    from goldeval.labels import reader
+
+    path = tmp_path / "l.jsonl"
+    rows = [orjson.dumps({"id": f"r{i}", "gold": "yes" if i % 3 else "no", "pred": "yes" if i % 4 else "no"})
+            for i in range(300)]
+    data = b"\n".join(rows) + b"\n"
+    path.write_bytes(data)
+    real = reader.JsonlLabelRows._rows
+
+    def rows_then_change(self):
+        for i, item in enumerate(real(self)):
+            yield item
+            if i == 0:
+                if change == "same size":
+                    path.write_bytes(data.replace(b'"pred":"no"', b'"pred":"ye"'))
+                elif change == "appended":
+                    with open(path, "ab") as fh:
+                        fh.write(b'{"id":"x","gold":"yes","pred":"yes"}\n')
+                os.utime(path, ns=(1, 1))
+
+    monkeypatch.setattr(reader.JsonlLabelRows, "_rows", rows_then_change)
+    db = tmp_path / "g.db"
+    r = CliRunner().invoke(main, ["labels", str(path), "--positive", "yes", "--store", str(db), "-q"])
+    with RunStore(db) as st:
+        finished = [run for run in st.list_runs() if run.get("status") == "finished"]
+    if change == "touched":
+        assert r.exit_code == 0, r.output
+        assert len(finished) == 1
+    else:
+        assert r.exit_code == 2, r.output
+        assert "changed while it was scored" in r.output and finished == []

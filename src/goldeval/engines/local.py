@@ -156,8 +156,10 @@ def run(
     automatic = workers is None
     info: dict[str, Any] | None = None
     path: Path | None = None
+    identity: tuple[str, int, int, int, int] | None = None
     if isinstance(source, (str, os.PathLike)):
         path = check_input_file(source)
+        identity = file_memo_key(path)  # (checked again once scored: the bytes scored must be the bytes hashed)
         jsonl = not (is_delimited(path) or is_parquet(path))
         # where the run keeps its inputs, the first pass's read also makes the kept copy (Recorder.input_copy), and
         # hashes the file as it feeds the copy
@@ -255,6 +257,12 @@ def run(
             if progress is not None:
                 progress(len(chunk))
     elapsed = time.perf_counter() - t0
+    if info is not None and hashing is not None:
+        info["sha256"] = hashing.result()
+    if info is not None and path is not None and identity is not None:
+        # (the hash thread read the file beside the first pass and the scoring: its digest is of the bytes the first
+        # pass read only if the file was the same when it was done)
+        _check_unchanged(path, identity, info, hashed=None if hashing is None else hashing.identity)
     if info is not None and job.partial_rows == 0:
         raise InputError(f"{info['path']}: holds no rows (only blank lines), expected one JSON object per line.")
     results = scorer.finish(job.partial, config)
@@ -262,8 +270,6 @@ def run(
         results["per_example"] = job.streamed_marker()
     if "elapsed_sec" in results.get("aggregate", {}):
         results["aggregate"]["elapsed_sec"] = elapsed
-    if info is not None and hashing is not None:
-        info["sha256"] = hashing.result()
     if info is not None and not (extra and "input" in extra):
         extra = {"input": info, **(extra or {})}
     results = with_extra(scorer, results, extra)
@@ -274,6 +280,40 @@ def run(
 
 # ---------------------------------------------------------------------------------------------------------------
 # reading
+
+
+def _check_unchanged(path: Path, identity: tuple[str, int, int, int, int], info: dict[str, Any], *,
+                     hashed: tuple[str, int, int, int, int] | None = None) -> None:
+    """Raise when *path* is not the file whose sha256 *info* records: the scoring reads the file again after the
+    first pass (and the sha256 may be taken by a thread of its own), so a file rewritten meanwhile, even with the
+    same size, would give cases of other bytes than those hashed (and kept with the run). *identity*: its
+    :func:`file_memo_key` before the first pass; a file whose identity is unchanged is trusted (the sha256 memo's
+    rule), one that changed must still be that many bytes with the recorded sha256 (e.g. only touched). *hashed*:
+    the identity the file had when :class:`_FileHash` finished reading it, where it took the sha256: it must be
+    *identity* (else that digest may be of bytes the first pass did not read).
+
+    Raises:
+        InputError: the file changed while it was scored.
+    """
+    try:
+        now = file_memo_key(path)
+    except OSError as exc:
+        raise InputError(f"{info['path']}: the file changed while it was scored ({exc.strerror}). "
+                         "Score a file that is not being written.") from exc
+    if spooled(path) is not None:
+        return
+    if now == identity and hashed in (None, identity):
+        return
+    same = now[3] == identity[3] and hashed in (None, identity)
+    if same and isinstance(info.get("sha256"), str):
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                h.update(block)
+        same = h.hexdigest() == info["sha256"]
+    if not same:
+        raise InputError(f"{info['path']}: the file changed while it was scored (its size or bytes are not those read "
+                         "first). Score a file that is not being written.")
 
 
 def _workers(workers: int | None, total: int) -> int:
@@ -387,6 +427,7 @@ class _FileHash(threading.Thread):
         self.digest: str | None = None
         self.error: BaseException | None = None
         self.stopped = threading.Event()
+        self.identity: tuple[str, int, int, int, int] | None = None  # the file's identity once read (file_memo_key)
 
     def run(self) -> None:
         try:
@@ -394,6 +435,7 @@ class _FileHash(threading.Thread):
             with open(self.path, "rb") as fh:
                 while (block := fh.read(1 << 20)) and not self.stopped.is_set():
                     h.update(block)
+            self.identity = file_memo_key(self.path)
             self.digest = h.hexdigest()
         except BaseException as exc:  # (handed to the caller by result())
             self.error = exc

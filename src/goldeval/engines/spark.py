@@ -60,7 +60,7 @@ from goldeval.engines.local import Stretch, kernel_records
 from goldeval.errors import GoldevalError, InputError
 from goldeval.io.decoding import compression_of, encoding_of
 from goldeval.io.ids import scan_jsonl_ids
-from goldeval.io.reading import Row, maps_as_dicts, decode_line, is_parquet
+from goldeval.io.reading import Row, maps_as_dicts, decode_line, file_memo_key, is_parquet
 from goldeval.runs.columns import case_columns
 from goldeval.scoring.protocol import SLICE_KEY, Scorer, duplicate_error
 from goldeval.scoring.slices import SlicedScorer, sliced
@@ -583,6 +583,9 @@ class FoldPlan(NamedTuple):
 
     ranges: list[tuple[int, int, int]]  #: ``(start, end, first line)`` byte ranges of whole lines (:func:`line_ranges`)
     repeated: bool  #: some id's hash is on two rows or more (an id may repeat): the file goes through :func:`score_path`
+    #: the file's :func:`goldeval.io.reading.file_memo_key` as read (``None``: not known); :func:`fold_path` refuses a
+    #: file whose identity changed since, so that the tasks' bytes are those hashed
+    identity: tuple[str, int, int, int, int] | None = None
 
 
 def master_cores(master: str) -> int:
@@ -628,7 +631,8 @@ def fold_plan(path: str, scorer: str | Any = "token_f1", *, cores: int, source: 
     sc = scorer if isinstance(scorer, Scorer) else get_scorer(scorer)
     config = sc.configure(**options, source=source or os.path.basename(path.rstrip("/")))
     src, lenient = config.get("source") or "rows", sc.lenient_json
-    size = os.path.getsize(path)
+    identity = file_memo_key(path)
+    size = identity[3]
     per = max(1, cores)
     tasks = max(1, -(-size // max(1, range_bytes)))
     n = per * -(-tasks // per)
@@ -640,7 +644,9 @@ def fold_plan(path: str, scorer: str | Any = "token_f1", *, cores: int, source: 
 
     _, _, repeated = scan_jsonl_ids(path, config.get("id_field") or "id", sc.id_of, hasher=cutter, slow_decode=slow,
                                     ids_as_text=sc.ids_as_text)
-    return FoldPlan(cutter.ranges(), bool(repeated))
+    if file_memo_key(path) != identity:
+        raise InputError(f"{src}: the file changed while it was read. Score a file that is not being written.")
+    return FoldPlan(cutter.ranges(), bool(repeated), identity)
 
 
 def fold_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source: str | None = None, hasher: Any = None,
@@ -697,6 +703,9 @@ def fold_path(spark: Any, path: str, scorer: str | Any = "token_f1", *, source: 
 
     with executor_failures(f"scoring {path}"):
         states = spark.sparkContext.parallelize(ranges, max(1, len(ranges))).map(run).collect()
+    if plan.identity is not None and file_memo_key(local) != plan.identity:
+        # (the tasks read the file again after the plan hashed it: a rewrite of the same size scores other bytes)
+        raise InputError(f"{source}: the file changed while it was scored. Score a file that is not being written.")
     total = sc.new_partial(config, keep_cases=False)
     for _, state in sorted(states, key=lambda s: s[0]):
         total.merge(pickle.loads(state))

@@ -459,9 +459,13 @@ class JsonlLabelRows:
     or ending with white space; the prediction may be null), and a (gold, prediction) pair already counted."""
 
     def __init__(self, path: str | os.PathLike[str], fields: tuple[str, ...], repeated: set[int],
-                 progress: Callable[[int], None] | None = None) -> None:
+                 progress: Callable[[int], None] | None = None,
+                 read_as: tuple[tuple[str, int, int, int, int], str] | None = None) -> None:
         self.path = path
         self.progress = progress
+        # (the file's identity and sha256 as the first pass read them: once every row is read, a file that changed
+        # since must still have that sha256, else its rows are not those hashed and kept: refused)
+        self.read_as = read_as
         self.fields = fields
         self.id_field, self.gold_field, self.pred_field = fields[:3]
         self.repeated = repeated
@@ -490,6 +494,20 @@ class JsonlLabelRows:
             _fast_label_flush(self.table, counts)
 
     def __iter__(self) -> Iterator[Any]:
+        yield from self._rows()
+        if self.read_as is not None and file_memo_key(self.path) != self.read_as[0]:
+            same = os.path.getsize(self.path) == self.read_as[0][3]
+            if same:
+                h = hashlib.sha256()
+                with open(self.path, "rb") as fh:
+                    while block := fh.read(1 << 20):
+                        h.update(block)
+                same = h.hexdigest() == self.read_as[1]
+            if not same:
+                raise InputError(f"{display_name(self.path)}: the file changed while it was scored (its size or bytes "
+                                 "are not those read first). Score a file that is not being written.")
+
+    def _rows(self) -> Iterator[Any]:
         if self._ready is None:
             yield from counted(_jsonl_items(self.path, self.fields), self.progress)
             return
@@ -635,7 +653,8 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
     read: tuple[str, ...] = (id_field, options.get("gold_field", "gold"), options.get("pred_field", "pred"))
     if options.get("second_gold_field"):
         read += (options["second_gold_field"],)
-    items = counted(_items(path, read), progress) if tabular else JsonlLabelRows(path, read, repeated, progress)
+    items = (counted(_items(path, read), progress) if tabular
+             else JsonlLabelRows(path, read, repeated, progress, read_as=(before, hasher.hexdigest())))
     results = score_label_stream(items, positive=positive, id_field=id_field, file_name=name, repeated=repeated,
                                  **options)
     results["dataset"] = {"path": display_name(path), "sha256": input_sha256(path)}
