@@ -58,6 +58,7 @@ from goldeval.io.reading import (
     Row,
     RowError,
     check_input_file,
+    check_unchanged,
     decode_line,
     file_memo_key,
     file_sha256,
@@ -295,25 +296,13 @@ def _check_unchanged(path: Path, identity: tuple[str, int, int, int, int], info:
     Raises:
         InputError: the file changed while it was scored.
     """
-    try:
-        now = file_memo_key(path)
-    except OSError as exc:
-        raise InputError(f"{info['path']}: the file changed while it was scored ({exc.strerror}). "
-                         "Score a file that is not being written.") from exc
     if spooled(path) is not None:
         return
-    if now == identity and hashed in (None, identity):
-        return
-    same = now[3] == identity[3] and hashed in (None, identity)
-    if same and isinstance(info.get("sha256"), str):
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            while block := fh.read(1 << 20):
-                h.update(block)
-        same = h.hexdigest() == info["sha256"]
-    if not same:
+    if hashed not in (None, identity):  # (the thread's digest may be of bytes the first pass did not read)
         raise InputError(f"{info['path']}: the file changed while it was scored (its size or bytes are not those read "
                          "first). Score a file that is not being written.")
+    sha = info.get("sha256")
+    check_unchanged(path, identity, sha if isinstance(sha, str) else None, info["path"])
 
 
 def _workers(workers: int | None, total: int) -> int:

@@ -28,7 +28,7 @@ from goldeval.io.decoding import compression_of, encoding_of, utf16_hint
 
 __all__ = ["Row", "RowError", "BigInt", "JSONLineError", "decode_json", "decode_line", "jsonl_lines", "check_input_file", "read_rows", "read_jsonl", "read_csv",
            "read_parquet", "is_parquet", "delimiter_of", "is_delimited",
-           "file_sha256", "remember_sha256", "check_ids", "count_rows", "usable_id", "line_blocks"]
+           "file_sha256", "remember_sha256", "check_unchanged", "check_ids", "count_rows", "usable_id", "line_blocks"]
 
 #: File name endings read as Parquet.
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -681,6 +681,38 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
         _SHA256_MEMO.clear()
     _SHA256_MEMO[key] = digest
     return digest
+
+
+def check_unchanged(path: str | os.PathLike[str], identity: tuple[str, int, int, int, int], sha256: str | None,
+                    name: str) -> None:
+    """Refuse *path* if it is no longer the file that was hashed: a scorer that hashes a file in one read and scores
+    it in another must score the bytes it hashed (and keeps with the run).
+
+    Args:
+        path: The file.
+        identity: Its :func:`file_memo_key` taken before the read that hashed it.
+        sha256: That read's hex sha256, or ``None`` when unknown (then any change of identity is refused).
+        name: How messages name the file.
+
+    A file whose identity is unchanged passes at once; one whose identity changed (e.g. only touched) passes when it
+    still has that size and *sha256* (read once more to check).
+
+    Raises:
+        InputError: the file is gone, or its size or bytes are not those hashed ("changed while it was scored").
+
+    Example:
+        >>> check_unchanged("rows.jsonl", key_before, digest, "rows.jsonl")  # doctest: +SKIP
+    """
+    try:
+        now = file_memo_key(path)
+    except OSError as exc:
+        raise InputError(f"{name}: the file changed while it was scored ({exc.strerror}). "
+                         "Score a file that is not being written.") from exc
+    if now == identity:
+        return
+    if sha256 is None or now[3] != identity[3] or file_sha256(path) != sha256:
+        raise InputError(f"{name}: the file changed while it was scored (its size or bytes are not those read "
+                         "first). Score a file that is not being written.")
 
 
 def line_blocks(fh: BinaryIO, size: int) -> Iterator[bytes]:

@@ -28,8 +28,9 @@ from goldeval.io.reading import (
     JSONLineError,
     Row,
     RowError,
-    file_memo_key,
     check_input_file,
+    check_unchanged,
+    file_memo_key,
     decode_json,
     is_delimited,
     line_blocks,
@@ -495,17 +496,8 @@ class JsonlLabelRows:
 
     def __iter__(self) -> Iterator[Any]:
         yield from self._rows()
-        if self.read_as is not None and file_memo_key(self.path) != self.read_as[0]:
-            same = os.path.getsize(self.path) == self.read_as[0][3]
-            if same:
-                h = hashlib.sha256()
-                with open(self.path, "rb") as fh:
-                    while block := fh.read(1 << 20):
-                        h.update(block)
-                same = h.hexdigest() == self.read_as[1]
-            if not same:
-                raise InputError(f"{display_name(self.path)}: the file changed while it was scored (its size or bytes "
-                                 "are not those read first). Score a file that is not being written.")
+        if self.read_as is not None:
+            check_unchanged(self.path, self.read_as[0], self.read_as[1], display_name(self.path))
 
     def _rows(self) -> Iterator[Any]:
         if self._ready is None:
