@@ -260,6 +260,31 @@ def test_a_database_of_another_program_is_refused(pg, tmp_path, env):
     assert r.returncode == 3 and "of another program" in r.stderr, r.stderr
 
 
+def test_a_store_another_goldeval_is_making_is_not_taken_for_another_programs(pg, monkeypatch):
+    # The race of test_eight_processes_record_runs_into_one_store_at_once, made certain: a process looked for
+    # _migrations before another goldeval's migration committed, then for the tables after; it saw the tables
+    # without _migrations (the message a run got under load: "the database already has table(s) runs, cases of
+    # another program"). The first lookup is made stale here; the store is a real goldeval store, so it must open.
+    from goldeval.runs import pgstore
+
+    url = fresh_store(pg, "racing")
+    open_store(url).close()  # the other goldeval's store, committed
+    real, calls = pgstore._applied, []
+
+    def stale_first(conn):
+        calls.append(1)
+        return [] if len(calls) == 1 else real(conn)
+
+    monkeypatch.setattr(pgstore, "_applied", stale_first)
+    with open_store(url) as st:
+        assert st.migrations_applied == []  # nothing to do: the schema was current
+    assert len(calls) >= 2  # looked again, under the migrations' lock
+    # and the other way: tables without _migrations are still another program's, looked at under the lock too
+    pg.create_database("other2", "CREATE TABLE cases (id int)")
+    with pytest.raises(Exception, match="of another program"):
+        open_store(pg.url("other2"))
+
+
 def test_the_store_url_may_come_from_goldeval_store(pg, tmp_path, env):
     url = fresh_store(pg, "fromenv")
     e = {**env, "GOLDEVAL_STORE": url}

@@ -289,6 +289,14 @@ class PostgresRunStore(RunStore):
             return
         found = [t for t in _OWN_TABLES if self.db.execute("SELECT to_regclass(?)", (t,)).fetchone()[0] is not None]
         if found:
+            # Another goldeval may be creating its store right now: its migration's transaction (under the advisory
+            # lock) makes _migrations and the tables, so between the two lookups above the tables can appear with
+            # _migrations still unseen. Look again once that lock is free: a store being made then has _migrations.
+            with self.db.conn.transaction():
+                self.db.conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (LOCK_NAMESPACE,))
+                made = bool(_applied(self.db.conn))
+            if made:
+                return
             raise StoreError(
                 f"run store {self.path}: the database already has table(s) {', '.join(found)} of another program (no "
                 "goldeval _migrations table). goldeval does not write into them: pass --store with another database, "
