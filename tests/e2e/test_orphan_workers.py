@@ -157,7 +157,9 @@ def test_kill_9_of_score_with_workers_leaves_no_process_and_the_run_resumes(corp
             "+ (SELECT coalesce(sum(n), 0) FROM case_blocks b WHERE b.run_id = r.id) FROM runs r").fetchall()
     finally:
         con.close()
-    assert status in ("running", "interrupted") and 0 < n_before < N_ROWS
+    # (0 < n_before: killed in flight. Usually n_before < N_ROWS; under load the scorer may have committed every case
+    # and still be finishing when the kill lands, a run still 'running' that resumes the same way: seen once.)
+    assert status in ("running", "interrupted") and 0 < n_before <= N_ROWS
     again = subprocess.run(goldeval("score", corpus, "--workers", "2", "--tokenizer", "unicode", "--store", db, "--out", "-"),
                            capture_output=True, timeout=600)
     assert again.returncode == 0, again.stderr.decode()[-800:]
