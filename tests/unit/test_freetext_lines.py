@@ -358,11 +358,9 @@ def test_entries_one_at_a_time_are_the_same_with_the_kernel(tmp_path, monkeypatc
     assert len(got["python"][0]) == got["python"][1]["n"] > 1000
 
 
-@pytest.mark.parametrize("exact", [True, False])
-def test_byte_ranges_cover_the_file_line_by_line(tmp_path, exact):
-    # The chunks a pool's workers read (engines/local.py _range_chunks): cut at every 500th line (exact) or, for the
-    # line kernel, about 2,000 lines at about equal bytes from a line boundary on (no find of every line's end). Either way
-    # they cover the file in order, byte for byte, each starting on a line whose number it carries, with the lines
+def test_byte_ranges_cover_the_file_line_by_line(tmp_path):
+    # The chunks a pool's workers read (engines/local.py _range_chunks): cut at every 500th line. (The line kernel's
+    # chunks are cut in the first pass instead: _Spans, tested below.) They cover the file in order, byte for byte, each starting on a line whose number it carries, with the lines
     # of its bytes counted; a last line without a newline counts. Rows of 20 to 2,000 bytes, 9 MB.
     from goldeval.engines import local
 
@@ -372,7 +370,7 @@ def test_byte_ranges_cover_the_file_line_by_line(tmp_path, exact):
     data = b"".join(lines)
     f = tmp_path / "r.jsonl"
     f.write_bytes(data)
-    spans = list(local._range_chunks(f, exact=exact))
+    spans = list(local._range_chunks(f))
     assert b"".join(data[s.offset:s.offset + s.length] for s in spans) == data
     line = 1
     for s in spans:
@@ -382,7 +380,7 @@ def test_byte_ranges_cover_the_file_line_by_line(tmp_path, exact):
         line += s.n_lines
     assert line - 1 == len(lines)
     sizes = [s.n_lines for s in spans]
-    assert max(sizes) <= (500 if exact else 6000) and len(spans) >= len(lines) // 6000
+    assert max(sizes) <= 500 and len(spans) >= len(lines) // 6000
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: every automatic choice is one process")
@@ -460,9 +458,11 @@ def test_first_pass_chunks_cover_the_file_line_by_line(tmp_path, monkeypatch, ha
     assert line - 1 == total
     # each chunk closes once past a limit: under 40 lines and 9,000 bytes before its last block (~700 bytes + a line)
     assert all(s.n_lines < 40 + 40 and s.length < 9000 + 700 + 20_000 for s in spans) and len(spans) > 20
-    # what a chunk reads is what _range_block reads (the BOM dropped on line 1 only)
+    # what a chunk reads is the span's bytes and first line, the BOM dropped on line 1 only
     blocks = list(local._span_blocks(Path(f), spans))
-    assert blocks == [local._range_block(s) for s in spans] and blocks[0][0].startswith(rows[0][:5])
+    expected = [(data[s.offset:s.offset + s.length], s.first_line) for s in spans]
+    expected[0] = (expected[0][0].removeprefix(b"\xef\xbb\xbf"), 1)
+    assert blocks == expected and blocks[0][0].startswith(rows[0][:5])
 
 
 def test_the_file_hash_thread_gives_the_sha256_or_the_reading_error(tmp_path):

@@ -483,35 +483,21 @@ class Span(NamedTuple):
     n_lines: int  #: lines in the range, blank ones included (the last one may lack its newline)
 
 
-def _range_chunks(path: Path, *, exact: bool = True) -> Iterator[Span]:
+def _range_chunks(path: Path) -> Iterator[Span]:
     """The lines of *path* as :class:`Span` chunks of at most :data:`_CHUNK_ROWS` lines, each ending at the first
     line boundary past :data:`_CHUNK_BYTES` bytes (so about the chunks of :func:`_line_chunks`, blank lines counted).
-    With ``exact=False`` (chunks a line kernel reads) a block of more than :data:`_KERNEL_ROWS` lines is cut into
-    as many chunks as it needs of about equal bytes, each at the first line boundary from its share (so about
-    :data:`_KERNEL_ROWS` lines each, found without looking for every line's end).
 
     Only newlines are looked at here (``bytes.count`` / ``bytes.find``, in C): reading, splitting and decoding the
     rows is the worker's (:func:`_range_lines`), so a row's bytes never cross a process boundary.
     """
     name = os.fspath(path)
     offset, line = 0, 1
-    rows, find, count = _CHUNK_ROWS, bytes.find, bytes.count
+    rows, find = _CHUNK_ROWS, bytes.find
     with open(path, "rb") as fh:
         for block in line_blocks(fh, _CHUNK_BYTES):
             n, start = len(block), 0
             k = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
-            if not exact and k > _KERNEL_ROWS:
-                parts = -(-k // _KERNEL_ROWS)
-                for p in range(1, parts):
-                    end = find(block, b"\n", max(start, n * p // parts - 1)) + 1
-                    if end <= 0 or end >= n:
-                        break
-                    m = count(block, b"\n", start, end)
-                    yield Span(name, offset + start, end - start, line, m)
-                    line += m
-                    k -= m
-                    start = end
-            while exact and k > rows:  # cut at every _CHUNK_ROWS-th newline
+            while k > rows:  # cut at every _CHUNK_ROWS-th newline
                 end = start
                 for _ in range(rows):
                     end = find(block, b"\n", end) + 1
@@ -524,18 +510,10 @@ def _range_chunks(path: Path, *, exact: bool = True) -> Iterator[Span]:
             offset += n
 
 
-def _range_block(span: Span) -> tuple[bytes, int]:
-    """The bytes of *span* read from the file (a byte-order mark at the start of line 1 dropped), and the number of
-    their first line: what a line kernel reads (:func:`kernel_records`)."""
-    data = _range_bytes(span)
-    if span.first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    return data, span.first_line
-
-
 def _span_blocks(path: Path, spans: Iterable[Span]) -> Iterator[tuple[bytes, int]]:
-    """What :func:`_range_block` gives for each of *spans* (chunks of *path* that follow each other from its start,
-    :class:`_Spans`), read in order through one open file: its read offset is where the scoring has come to (as
+    """The bytes of each of *spans* (chunks of *path* that follow each other from its start, :class:`_Spans`), a
+    byte-order mark at the start of line 1 dropped, with the number of their first line (what a line kernel reads:
+    :func:`kernel_records`), read in order through one open file: its read offset is where the scoring has come to (as
     ``/proc/PID/fdinfo`` shows it; tests/e2e/test_kill_resume.py holds a run half-way by it).
 
     Raises:
@@ -664,7 +642,7 @@ def _score_chunk(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, items: 
     loses only the one in flight.
 
     With a *kernel* (:func:`_line_kernel`) and the chunk's *block* (its bytes and the number of its first line, what
-    *items* decodes: :func:`_range_block`), the plain lines are scored by the kernel in stretches (:class:`Stretch`: no record is
+    *items* decodes: :func:`_span_blocks`), the plain lines are scored by the kernel in stretches (:class:`Stretch`: no record is
     made for them) and every other line by ``score_batch`` as before, in order; what the chunk gives back is the
     same to the byte."""
     if not plan.fold:
@@ -947,16 +925,14 @@ def _pool_init(scorer: Scorer, config: Mapping[str, Any], plan: _Plan, owner: An
     # with the pool. (A SIGTERM sent to the whole process group killed the workers and broke the pool.)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _W.update(scorer=scorer, config=config, plan=plan, src=config.get("source") or "rows",
-              kernel=_line_kernel(scorer, config, plan))
+    _W.update(scorer=scorer, config=config, plan=plan, src=config.get("source") or "rows")
 
 
 def _pool_chunk(span: Span) -> _Chunk:
     """In a worker: read, decode and score the lines of one byte range of the file."""
-    scorer, src, kernel = _W["scorer"], _W["src"], _W["kernel"]
+    # (never with a line kernel: where one applies, run scores in threads of its own process, not in this pool)
+    scorer, src = _W["scorer"], _W["src"]
     lenient = scorer.lenient_json
-    if kernel is not None:
-        return _score_chunk(scorer, _W["config"], _W["plan"], (), block=_range_block(span), kernel=kernel)
     return _score_chunk(scorer, _W["config"], _W["plan"],
                         (decode_line(raw, line, src, lenient=lenient) for line, raw in _range_lines(span)))
 
