@@ -8,6 +8,13 @@ bootstrap resamples case indices: 10,000 resamples x N draws), scored once into 
 (cached). Then, interleaved for ``--repeat`` rounds so that load on the machine hits every contender alike, each in
 a fresh process:
 
+With ``--short`` the two runs are short rows instead: ``make_short_corpus.py --n N`` with its default seed and with
+``--seed 7`` (~12 tokens a row), which ``score`` records as coded blocks (format 3; the script checks every block's
+format in the store and prints it). The JSON-line anchor below cannot read a coded block, so for ``--short`` the
+**anchor** reads both runs through goldeval's public reader instead (``open_existing_store(db).case_records(run)``,
+every record decoded into a map by case id): the cost of reading the rows as goldeval decodes them, not an
+independent floor.
+
 * **anchor**: a Python process that reads both runs' case rows from the store (the ``cases`` table's rows and the
   ``case_blocks`` a ``score`` run records its cases in, decompressed: the JSON-line blocks, format 1, that a run of
   long notes gets; the anchor stops with a message on a coded block) and decodes every record with orjson (what any
@@ -27,7 +34,7 @@ interval included: the same seeded draws) and whether the two pages are.
 
 Usage::
 
-    python benchmarks/bench_compare.py [--n 100000] [--repeat 5] [--before /tmp/base/src] [--report]
+    python benchmarks/bench_compare.py [--n 100000] [--repeat 5] [--before /tmp/base/src] [--report] [--short]
     python benchmarks/bench_compare.py --kernel [--n 100000] [--repeat 3]
 """
 
@@ -75,12 +82,21 @@ _ANCHOR = (
     "assert all(len(m) for m in maps)\n"
 )
 
+_ANCHOR_READER = (  # --short: coded blocks (format 3), read through goldeval's public reader
+    "import sys\n"
+    "from goldeval.runs.backends import open_existing_store\n"
+    "with open_existing_store(sys.argv[1]) as st:\n"
+    "    maps = [dict(st.case_records(run)) for run in sys.argv[2:]]\n"
+    "assert all(len(m) for m in maps)\n"
+)
 
-def corpus(n: int, seed: int | None) -> Path:
-    out = HERE / "out" / (f"corpus_{n}.jsonl" if seed is None else f"corpus_{n}_seed{seed}.jsonl")
+
+def corpus(n: int, seed: int | None, short: bool = False) -> Path:
+    stem = "short" if short else "corpus"
+    out = HERE / "out" / (f"{stem}_{n}.jsonl" if seed is None else f"{stem}_{n}_seed{seed}.jsonl")
     if not out.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
-        gen = SHARED / "bench" / "make_corpus.py"
+        gen = HERE / "make_short_corpus.py" if short else SHARED / "bench" / "make_corpus.py"
         if not gen.exists():
             sys.exit(f"bench_compare: {gen} not found; set GOLDEVAL_SHARED.")
         extra = [] if seed is None else ["--seed", str(seed)]
@@ -88,16 +104,16 @@ def corpus(n: int, seed: int | None) -> Path:
     return out
 
 
-def runs(n: int, env: dict[str, str]) -> tuple[Path, str, str]:
+def runs(n: int, env: dict[str, str], short: bool = False) -> tuple[Path, str, str]:
     """The store holding the two runs (scored once, then reused) and their ids."""
-    home = HERE / "out" / f"compare_{n}"
+    home = HERE / "out" / (f"compare_short_{n}" if short else f"compare_{n}")
     db = home / "goldeval.db"
     env = {**env, "GOLDEVAL_HOME": str(home)}
     ids_file = home / "runs.json"
     if not ids_file.exists():
         ids = []
         for seed in (None, 7):
-            path = corpus(n, seed)
+            path = corpus(n, seed, short)
             subprocess.run([sys.executable, "-m", "goldeval", "score", str(path), "--workers", "1", "-q"], env=env, check=True)
             listed = subprocess.run([sys.executable, "-m", "goldeval", "runs", "list", "--json"], env=env, check=True,
                                     capture_output=True, text=True)
@@ -105,6 +121,19 @@ def runs(n: int, env: dict[str, str]) -> tuple[Path, str, str]:
         ids_file.write_text(json.dumps(ids))
     a, b = json.loads(ids_file.read_text())
     return db, a, b
+
+
+def block_formats(db: Path, run: str) -> dict[int, int]:
+    """format → number of ``case_blocks`` of *run* in the SQLite store *db*, and -1 → rows in its ``cases`` table."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        got = dict(con.execute("SELECT format, count(*) FROM case_blocks WHERE run_id = ? GROUP BY format", (run,)))
+        got[-1] = con.execute("SELECT count(*) FROM cases WHERE run_id = ?", (run,)).fetchone()[0]
+    finally:
+        con.close()
+    return got
 
 
 def measure(cmd: list[str], env: dict[str, str]) -> dict[str, float]:
@@ -174,6 +203,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--before", help="another tree's src folder, run the same way (e.g. the tree before a change)")
     ap.add_argument("--report", action="store_true", help="also time `goldeval report RUN_A --out page.html` (and --before's)")
+    ap.add_argument("--short", action="store_true",
+                    help="runs of short rows (make_short_corpus.py), recorded as coded blocks (format 3); the anchor reads "
+                         "them through goldeval's public reader")
     ap.add_argument("--kernel", action="store_true", help="only time the bootstrap kernel in this process (before vs now)")
     args = ap.parse_args()
     if args.kernel:
@@ -181,11 +213,17 @@ def main() -> None:
         return
 
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    db, a, b = runs(args.n, env)
+    db, a, b = runs(args.n, env, args.short)
+    for run in (a, b):
+        formats = block_formats(db, run)
+        print(f"run {run}: {formats.pop(-1)} rows in `cases`, blocks by format: {formats}")
+        if args.short and set(formats) != {3}:
+            sys.exit(f"bench_compare: --short run {run} is not all format-3 blocks: {formats}")
     home_env = {**env, "GOLDEVAL_HOME": str(db.parent)}
-    out_dir = HERE / "out"
+    out_dir = HERE / "out" / ("short" if args.short else ".")
+    out_dir.mkdir(parents=True, exist_ok=True)
     contenders = {
-        "anchor": ([sys.executable, "-c", _ANCHOR, str(db), a, b], env),
+        "anchor": ([sys.executable, "-c", _ANCHOR_READER if args.short else _ANCHOR, str(db), a, b], env),
         "compare": ([sys.executable, "-m", "goldeval", "compare", a, b, "-q", "--out", str(out_dir / "cmp_this.json")], home_env),
     }
     if args.before:
@@ -202,7 +240,7 @@ def main() -> None:
         for name, (cmd, e) in contenders.items():
             got[name].append(measure(cmd, e))
     load1 = os.getloadavg()
-    print(f"goldeval compare of two {args.n:,}-case free-text runs, {args.repeat} interleaved rounds; "
+    print(f"goldeval compare of two {args.n:,}-case free-text runs ({'short rows, format 3' if args.short else 'long notes'}), {args.repeat} interleaved rounds; "
           f"load average {load0[0]:.2f} before, {load1[0]:.2f} after, on {os.cpu_count()} CPUs")
     anchor = {k: statistics.median(r[k] for r in got["anchor"]) for k in ("wall", "cpu", "rss_mib")}
     for name, rows in got.items():

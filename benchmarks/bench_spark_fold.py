@@ -3,7 +3,7 @@
 Usage (Java 17 and the spark extra installed):
 
     python benchmarks/make_short_corpus.py --n 1000000 --out /tmp/short_1m.jsonl
-    python benchmarks/bench_spark_fold.py /tmp/short_1m.jsonl --rounds 3 [--old]
+    python benchmarks/bench_spark_fold.py /tmp/short_1m.jsonl --rounds 3 [--old] [--rdd-warm]
 
 Each round runs, one after the other (paired: the machine's load falls on both alike):
 
@@ -17,6 +17,10 @@ Each round runs, one after the other (paired: the machine's load falls on both a
   jsonl`` process, what a user runs: its session starts while the driver reads the file (issue 31 item 3's "whole
   process" goal is this arm's wall against ``workers2``'s).
 - ``--before-src DIR``: also the ``cli`` arm with another tree's code (``PYTHONPATH=DIR``), for a before/after ratio.
+- ``--rdd-warm``: also, after ``spark``, the same Spark process once more where a first trivial RDD job (two tasks,
+  ``parallelize(range(2), 2).map(...)``: the job kind a fold job is) runs after the empty jobs and before ``score``,
+  timed apart (``rdd_first``); its ``score`` − ``empty`` is then the scoring on a session whose RDD path and Python
+  workers are warm (the empty jobs are DataFrame/Arrow jobs and leave the RDD path's first-job cost to ``score``).
 - ``--old``: also the per-case DataFrame path (``aggregate(score_path(...))``) in the same warm process, timed
   after ``score`` (``old``), for the before/after ratio. The whole-process wall then leaves ``old`` out; its CPU
   and memory do not (run without ``--old`` for those).
@@ -56,6 +60,11 @@ def job():
 job()
 started = time.perf_counter() - t0
 e = job()
+rdd = None
+if sys.argv[4] == "1":  # --rdd-warm: the session's first RDD job (what a fold job is), timed apart
+    t = time.perf_counter()
+    spark.sparkContext.parallelize(range(2), 2).map(lambda x: x).collect()
+    rdd = time.perf_counter() - t
 t = time.perf_counter()
 try:
     main(["score", sys.argv[1], "--engine", "spark", "--spark-master", "local[2]", "--no-store", "-q", "--out",
@@ -69,7 +78,7 @@ if sys.argv[3] == "1":
     agg = gs.aggregate(gs.score_path(spark, sys.argv[1], "token_f1"))["aggregate"]
     old = time.perf_counter() - t
     print("OLD_AGG", json.dumps(agg), file=sys.stderr)
-print("TIMES", json.dumps({"startup": started, "empty": e, "score": s, "old": old}), file=sys.stderr)
+print("TIMES", json.dumps({"startup": started, "empty": e, "score": s, "old": old, "rdd_first": rdd}), file=sys.stderr)
 """
 
 
@@ -104,6 +113,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--before-src", metavar="DIR", help="also the `cli` arm with PYTHONPATH=DIR (another tree's src, "
                     "e.g. `git archive COMMIT src | tar -x -C DIR/..` with its _fast built), after this tree's")
+    ap.add_argument("--rdd-warm", action="store_true", help="also the Spark process with a first RDD job before score")
     ap.add_argument("--old", action="store_true", help="also time the per-case DataFrame path in the Spark process")
     args = ap.parse_args()
     rows = []
@@ -114,10 +124,17 @@ def main() -> None:
                            "--out", out, "--out-format", "jsonl"])
             wf = _figures(out)
             os.remove(out)
-            s = _tree_run([sys.executable, "-c", _SPARK, args.file, out, "1" if args.old else "0"])
+            s = _tree_run([sys.executable, "-c", _SPARK, args.file, out, "1" if args.old else "0", "0"])
             sf = _figures(out)
             os.remove(out)
             assert sf == wf, f"Spark {sf} != --workers 2 {wf}"
+            warm = None
+            if args.rdd_warm:
+                sw = _tree_run([sys.executable, "-c", _SPARK, args.file, out, "0", "1"])
+                swf = _figures(out)
+                os.remove(out)
+                assert swf == wf, f"Spark (RDD path warm) {swf} != --workers 2 {wf}"
+                warm = json.loads(next(x for x in sw["stderr"].splitlines() if x.startswith("TIMES ")).split(" ", 1)[1])
             cli = [sys.executable, "-m", "goldeval", "score", args.file, "--engine", "spark", "--spark-master", "local[2]",
                    "--no-store", "-q", "--out", out, "--out-format", "jsonl"]
             c = _tree_run(cli)
@@ -137,7 +154,8 @@ def main() -> None:
                         old["n_rows"]) == wf
             after = times["score"] - times["empty"]
             s["wall"] -= times["old"] or 0  # (the old path's run is not part of the whole process a user runs)
-            row = {"round": r + 1, "workers2": w, "spark": s, "cli": c, "before": b, "times": times, "after": after}
+            row = {"round": r + 1, "workers2": w, "spark": s, "cli": c, "before": b, "times": times, "after": after,
+                   "warm": warm}
             rows.append(row)
             print(f"round {r + 1}: --workers 2 {w['wall']:.1f} s wall, {w['cpu']:.1f} s CPU, {w['peak_mib']:.0f} MiB "
                   f"(load {w['load'][0]:.1f}->{w['load'][1]:.1f}) | spark whole {s['wall']:.1f} s wall, {s['cpu']:.1f} s "
@@ -148,7 +166,10 @@ def main() -> None:
                   + f" | spark command {c['wall']:.1f} s wall, {c['cpu']:.1f} s CPU, {c['peak_mib']:.0f} MiB (load "
                   f"{c['load'][0]:.1f}->{c['load'][1]:.1f}) = {c['wall'] / w['wall']:.2f}x wall, {c['cpu'] / w['cpu']:.2f}x CPU"
                   + (f" | before: {b['wall']:.1f} s wall, {b['cpu']:.1f} s CPU (load {b['load'][0]:.1f}->{b['load'][1]:.1f}) = "
-                     f"{b['wall'] / w['wall']:.2f}x wall, {b['cpu'] / w['cpu']:.2f}x CPU" if b else ""),
+                     f"{b['wall'] / w['wall']:.2f}x wall, {b['cpu'] / w['cpu']:.2f}x CPU" if b else "")
+                  + (f" | RDD path warm: first RDD job {warm['rdd_first']:.2f} s, score {warm['score']:.2f} s, empty "
+                     f"{warm['empty']:.2f} s, after start-up {warm['score'] - warm['empty']:.2f} s = "
+                     f"{(warm['score'] - warm['empty']) / w['wall']:.2f}x" if warm else ""),
                   flush=True)
     med = statistics.median
     loads = [x for row in rows for k in ("workers2", "spark", "cli", "before") if row[k] for x in row[k]["load"]]
@@ -172,6 +193,11 @@ def main() -> None:
               f"{min(r['before']['wall'] / r['workers2']['wall'] for r in rows):.2f}-"
               f"{max(r['before']['wall'] / r['workers2']['wall'] for r in rows):.2f}); CPU median "
               f"{med(r['before']['cpu'] / r['workers2']['cpu'] for r in rows):.2f}")
+    if args.rdd_warm:
+        ratios = [(r["warm"]["score"] - r["warm"]["empty"]) / r["workers2"]["wall"] for r in rows]
+        print(f"after start-up with the RDD path warm / --workers 2 wall: median {med(ratios):.2f} "
+              f"({min(ratios):.2f}-{max(ratios):.2f}); the first RDD job itself: median "
+              f"{med(r['warm']['rdd_first'] for r in rows):.2f} s")
     if args.old:
         print(f"old per-case path / new: median {med(r['times']['old'] / r['times']['score'] for r in rows):.2f}")
     print(f"1-minute load average around the runs: median {med(loads):.1f}, {min(loads):.1f}-{max(loads):.1f}")

@@ -995,6 +995,27 @@ done:
 typedef struct { char *p; Py_ssize_t n, cap; int raw; } Buf;
 
 /* Room for n more bytes in b (-1: out of memory, the error set unless b is raw). */
+/* 1 when the n bytes at d (ASCII) hold no control character (< 0x20), quote or backslash: the string's JSON is
+ * then the bytes as they are between quotes (put_json_str's rule). Eight bytes at a time, the last word padded
+ * with 'a' (a byte of none of those kinds): a short id costs one word's test, not a loop over its characters. A
+ * byte b of a word is found by the exact "has a byte less than" test, (v - 0x20…20) & ~v & 0x80…80, for b < 0x20,
+ * and by "has a zero byte" on v ^ 0x22…22 and v ^ 0x5C…5C: a borrow can only pass a byte that was found already,
+ * so the word's answer (any byte or none) is exact. */
+static inline int ascii_json_plain(const unsigned char *d, Py_ssize_t n) {
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    Py_ssize_t i = 0;
+    for (;;) {
+        uint64_t v = 0x6161616161616161ULL;  /* 'a' in every byte */
+        Py_ssize_t take = n - i < 8 ? n - i : 8;
+        if (take <= 0) return 1;
+        memcpy(&v, d + i, (size_t)take);
+        uint64_t q = v ^ (ones * '"'), b = v ^ (ones * '\\');
+        if (((v - ones * 0x20) & ~v) & high) return 0;
+        if ((((q - ones) & ~q) | ((b - ones) & ~b)) & high) return 0;
+        i += take;
+    }
+}
+
 static int buf_reserve(Buf *b, Py_ssize_t n) {
     if (b->n + n > b->cap) {
         Py_ssize_t cap = b->cap ? b->cap : 1 << 16;
@@ -1317,12 +1338,12 @@ static PyObject *label_lines(PyObject *self, PyObject *args) {
                 e->stamp = call;
             }
             uint32_t code = (uint32_t)e->code;
-            Py_ssize_t idn = PyUnicode_GET_LENGTH(rid), k = 0;
+            Py_ssize_t idn = PyUnicode_GET_LENGTH(rid);
             const unsigned char *idd = (const unsigned char *)PyUnicode_DATA(rid);
-            if (PyUnicode_IS_ASCII(rid))  /* the common id: as is between quotes (put_json_str's rule, inlined) */
-                while (k < idn && idd[k] >= 0x20 && idd[k] != '"' && idd[k] != '\\') k++;
+            /* the common id: as is between quotes (put_json_str's rule, a word at a time) */
+            int as_is = PyUnicode_IS_ASCII(rid) && ascii_json_plain(idd, idn);
             if (buf_reserve(&ids, idn + 3) < 0 || buf_reserve(&codes, 4) < 0) { Py_DECREF(data); goto done; }
-            if (k == idn && PyUnicode_IS_ASCII(rid)) {
+            if (as_is) {
                 char *w = ids.p + ids.n;
                 w[0] = '"';
                 memcpy(w + 1, idd, idn);

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from held_runs import committed, held_open, positions, state
 
 from goldeval.runs.blocks import block_rows
 
@@ -40,56 +41,8 @@ def corpus(tmp_path_factory) -> Path:
     return path
 
 
-def committed(db: Path) -> int:
-    """Cases committed so far, as rows and in blocks (0 while the store or its tables do not exist yet)."""
-    if not db.exists():
-        return 0
-    con = sqlite3.connect(db, timeout=5)
-    try:
-        return (con.execute("SELECT count(*) FROM cases").fetchone()[0]
-                + con.execute("SELECT coalesce(sum(n), 0) FROM case_blocks").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-    finally:
-        con.close()
 
 
-def _positions(pid: int, path: Path) -> list[int]:
-    """The offsets at which process *pid* has *path* open (``/proc/PID/fd`` and ``fdinfo``, Linux): where it reads."""
-    real, out = os.path.realpath(path), []
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return out
-    for fd in fds:
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") == real:
-                with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii") as fh:
-                    out += [int(line.split()[1]) for line in fh if line.startswith("pos:")]
-        except OSError:  # closed meanwhile
-            continue
-    return out
-
-
-def _state(pid: int) -> str:
-    """The process state letter of /proc/PID/stat (``T``: stopped)."""
-    with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-        return fh.read().rsplit(")", 1)[1].split()[0]
-
-
-def _held_open(path: Path) -> list[int]:
-    """The processes (other than this one) that have the store *path* (or its journal / WAL) open."""
-    names = {os.path.realpath(path) + suffix for suffix in ("", "-journal", "-wal", "-shm")}
-    me, out = os.getpid(), []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        if int(pid) == me:
-            continue
-        try:
-            if any(os.readlink(f"/proc/{pid}/fd/{fd}") in names for fd in os.listdir(f"/proc/{pid}/fd")):
-                out.append(int(pid))
-        except OSError:  # ended meanwhile, or not ours to look at
-            continue
-    return out
 
 
 def start_and_stop(corpus: Path, db: Path, sig: int, *, at_least: int = 8_000) -> subprocess.CompletedProcess | int:
@@ -117,12 +70,12 @@ def start_and_stop(corpus: Path, db: Path, sig: int, *, at_least: int = 8_000) -
         time.sleep(0.01)
 
     # the prepass reads the whole file before any case is recorded: look at the offset once cases are committed
-    while not ((n := committed(db)) >= at_least or (n >= 1 and min(_positions(proc.pid, corpus), default=0) >= size // 2)):
+    while not ((n := committed(db)) >= at_least or (n >= 1 and min(positions(proc.pid, corpus), default=0) >= size // 2)):
         waiting("committed a case")
     os.kill(proc.pid, signal.SIGSTOP)
-    while _state(proc.pid) != "T":
+    while state(proc.pid) != "T":
         waiting("stopped on SIGSTOP")
-    unread = size - min(_positions(proc.pid, corpus), default=size)
+    unread = size - min(positions(proc.pid, corpus), default=size)
     if unread <= 0:
         os.kill(proc.pid, signal.SIGCONT)
         pytest.fail("the scorer had read its whole input before it could be held half-way")
@@ -131,9 +84,9 @@ def start_and_stop(corpus: Path, db: Path, sig: int, *, at_least: int = 8_000) -
     proc.send_signal(sig)  # SIGKILL ends a stopped process at once; SIGTERM is delivered when it continues
     os.kill(proc.pid, signal.SIGCONT)
     proc.wait(timeout=120)
-    while _held_open(db):
+    while held_open(db):
         if time.monotonic() > deadline:
-            pytest.fail(f"processes {_held_open(db)} still have the store open 300 s after the start")
+            pytest.fail(f"processes {held_open(db)} still have the store open 300 s after the start")
         time.sleep(0.05)
     return proc.returncode
 

@@ -228,14 +228,38 @@ def test_local_defaults_yield_to_the_users_config(tmp_path):
                                                         "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off")
     # turned off: the JVM options without an archive
     assert local_defaults("local[2]", {}, {**env, "GOLDEVAL_SPARK_CDS": "off"}) == LOCAL_DEFAULTS
-    # the user's own setting (session's conf, spark-defaults.conf, PYSPARK_SUBMIT_ARGS) wins: nothing of ours
-    assert local_defaults("local[2]", {key: "-Xss4m"}, env) == {}
+    # the user's own setting (session's conf, spark-defaults.conf, PYSPARK_SUBMIT_ARGS) wins: nothing of ours for it
+    daemon = {"spark.python.daemon.module": "goldeval.engines.spark_daemon"}
+    assert local_defaults("local[2]", {key: "-Xss4m"}, env) == daemon
     (tmp_path / "conf").mkdir()
     (tmp_path / "conf" / "spark-defaults.conf").write_text(f"{key} -Xss4m\n")
-    assert local_defaults("local[2]", {}, {**env, "SPARK_CONF_DIR": str(tmp_path / "conf")}) == {}
-    assert local_defaults("local[2]", {}, {**env, "PYSPARK_SUBMIT_ARGS": f"--conf {key}=-Xss4m pyspark-shell"}) == {}
-    # another master: nothing (its driver may run for hours, where C2 pays)
+    assert local_defaults("local[2]", {}, {**env, "SPARK_CONF_DIR": str(tmp_path / "conf")}) == daemon
+    assert local_defaults("local[2]", {}, {**env, "PYSPARK_SUBMIT_ARGS": f"--conf {key}=-Xss4m pyspark-shell"}) == daemon
+    # the user's own daemon module wins the same way
+    assert "spark.python.daemon.module" not in local_defaults("local[2]", {"spark.python.daemon.module": "mine"}, env)
+    # another master: nothing (its driver may run for hours, where C2 pays; its executors' Python is theirs)
     assert local_defaults("spark://h:7077", {}, env) == local_defaults("yarn", {}, env) == {}
+
+
+def test_local_python_workers_import_the_installed_pyspark(spark):
+    # The session of the tests is a local[2] one made by gs.session: its daemon is goldeval.engines.spark_daemon, so
+    # the workers' pyspark is the installed package (its cached bytecode), not the pyspark.zip Spark put first on
+    # their path (compiled from source at every session start). Where pyspark was installed with its zip inside it.
+    import os
+
+    import pyspark
+
+    installed = os.path.dirname(pyspark.__file__)
+    if not os.path.isfile(os.path.join(installed, "python", "lib", "pyspark.zip")):
+        pytest.skip("this pyspark ships no python/lib/pyspark.zip inside its package: nothing to drop")
+    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == "goldeval.engines.spark_daemon"
+    def pyspark_file(_):  # (defined here: pickled by value, the workers cannot import this test module)
+        import pyspark
+
+        return pyspark.__file__
+
+    files = set(spark.sparkContext.parallelize(range(4), 2).map(pyspark_file).collect())
+    assert files == {os.path.join(installed, "__init__.py")}, files
 
 
 def _rows(path, n=6):

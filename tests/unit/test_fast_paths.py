@@ -623,6 +623,29 @@ def test_label_lines_stops_at_the_first_row_it_does_not_score():
     assert counts == {("x", "x"): 17, ("x", None): 1}
 
 
+def test_label_lines_writes_each_id_as_orjson_does_whatever_byte_it_holds_where():
+    """emit & 4 writes each row's id as JSON, as is between quotes when it needs no escape (tested a word of eight
+    bytes at a time): every byte JSON escapes (control characters, quote, backslash) and its neighbours that it does
+    not (space, '!', '#', '[', ']', DEL, non-ASCII, U+2028) at every position of ids of 1 to 18 characters (one
+    and two words, and a part word), against orjson.dumps of each id (the definition); the codes one a row."""
+    from array import array
+
+    import orjson
+
+    from goldeval import _fast
+
+    odd = [chr(c) for c in range(0x20)] + ['"', "\\", " ", "!", "#", "[", "]", "\x7f", "é", "漢", "\u2028", "a"]
+    ids = [("r" * n)[:p] + c + ("0123456789abcdefgh" * 2)[p + 1:n] for n in range(1, 19) for p in range(n) for c in odd]
+    assert len(set(ids)) == len(ids) and any(len(i) == 16 and '"' in i[-1] for i in ids)
+    block = b"".join(orjson.dumps({"id": i, "gold": "x", "pred": "x"}) + b"\n" for i in ids)
+    counts, tails = {("x", "x"): 0}, {}
+    got = _fast.label_lines(block, 0, 0, orjson.loads, orjson.JSONDecodeError, "id", "gold", "pred", counts, set(),
+                            "x", orjson.dumps, 4, _fast.label_table(), tails)
+    assert got[:4] == (len(block), len(ids), len(ids), 0)
+    assert got[6] == b"".join(orjson.dumps(i) + b"," for i in ids)
+    assert array("I", got[5]).tolist() == [0] * len(ids) and tails == {b',"gold":"x","pred":"x","outcome":"tp"}': 0}
+
+
 def test_label_lines_reads_one_field_for_two_roles_as_the_loop_does(tmp_path, monkeypatch):
     # --pred-column gold: both roles read the same field (every row a true positive or negative), C and Python alike
     from goldeval.labels import reader as labelfile

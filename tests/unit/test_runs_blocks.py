@@ -679,3 +679,140 @@ def test_a_labels_file_changed_while_it_is_scored_is_refused_not_kept_as_read(tm
     else:
         assert r.exit_code == 2, r.output
         assert "changed while it was scored" in r.output and finished == []
+
+
+def test_record_coded_checks_a_code_the_pending_block_does_not_hold_yet(tmp_path):
+    """record_coded skips the range check of codes the pending label block (format 2) already holds (checked when
+    first given); a code it does not hold is still checked, after a block was sent too, and a code of a pending
+    block of the other coded format (format 3, record_lines' own table of tails) does not count as checked: each
+    refused call queues nothing."""
+    ok, ok2 = b',"gold":"a","pred":null,"outcome":"tn"}', b',"gold":"b","pred":"b","outcome":"tp"}'
+    codes = lambda *c: array("I", c).tobytes()  # noqa: E731
+    with RunStore(tmp_path / "g.db") as st:
+        rec = Recorder(st, st.create_run(meta()), background=False)
+        tails = {ok: 0, ok2: 1}
+        rec.record_coded(b'"a","b"', 2, 1, codes(0, 1), [0, 1], tails)
+        rec.record_coded(b'"c"', 1, 3, codes(1), [1], tails)  # (held: silent)
+        with pytest.raises(InputError, match=r"a code of \[1, 2\] is not one of the 2 tails"):
+            rec.record_coded(b'"d","e"', 2, 4, codes(1, 2), [1, 2], tails)
+        assert rec.n_recorded == 3
+        rec._send_coded()  # a new block: its first codes are checked again
+        with pytest.raises(InputError, match=r"a code of \[7\] is not one of the 2 tails"):
+            rec.record_coded(b'"d"', 1, 4, codes(7), [7], tails)
+        rec.record_coded(b'"d"', 1, 4, codes(0), [0], tails)
+        # a pending block of score records (format 3), coded with 3 tails of their own
+        scores = [_f1_record(f"s{i}", 10 + i, 3, 4, i % 3) for i in range(6)]
+        _send_lines(rec, scores, 6)
+        assert rec._coded_fmt == FORMAT_CODED_STATUS_FIRST and max(rec._coded_used) == 2 >= len(tails)
+        with pytest.raises(InputError, match=r"a code of \[2\] is not one of the 2 tails"):
+            rec.record_coded(b'"x"', 1, 20, codes(2), [2], tails)
+        assert rec.n_recorded == 10
+        rec.close()
+        assert [r["id"] for r in st.iter_cases(rec.run_id)] == ["a", "b", "c", "d"] + [r["id"] for r in scores]
+
+
+def _ids_digest(ids: list[str]) -> str:
+    """sha256 of the ids' JSON array as orjson writes it (what a streamed per_example carries as ids_sha256)."""
+    return hashlib.sha256(orjson.dumps(ids)).hexdigest()
+
+
+@pytest.mark.parametrize("background", [False, "thread"])
+def test_the_ids_of_the_blocks_written_are_the_ids_the_store_reads_back(tmp_path, background):
+    """Recorder.blocks_ids_digest (hashed as the blocks are written) against the ids read back from the store by
+    RunStore._cases_match_digest, for coded label blocks, coded score blocks and JSON-lines blocks (tricky ids:
+    quotes, backslashes, non-ASCII, U+2028), with an unscored case recorded one by one among them ("statuses":
+    "scored"), and worked out by hand from the ids in recording order."""
+    import goldeval.runs.recorder as rec_mod
+
+    recs = _tricky_records(700, seed=7)
+    scores = [_f1_record(f"s{i}", 2000 + i, 3, 4, i % 4) for i in range(40)]
+    odd = {"status": "scored", "id": 'q"1', "line": 3000, "k": 1}
+    with RunStore(tmp_path / "g.db") as st:
+        run_id = st.create_run(meta())
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(rec_mod, "CODED_BLOCK_CASES", 150)
+            rec = Recorder(st, run_id, background=background)
+            coder = _Coder(rec)
+            for start in range(0, 600, 61):
+                coder.send(recs[start:min(start + 61, 600)])
+            assert rec.blocks_ids_digest()["statuses"] == "all"
+            rec.record({"id": "u1", "status": "unscored", "line": 5000, "reason": "gold is null"})
+            _send_lines(rec, scores, 9)
+            _send_lines(rec, [odd], 1)
+            coder.send(recs[600:])
+            rec.flush()
+            got = rec.blocks_ids_digest()
+            rec.close()
+        want = [r["id"] for r in recs[:600]] + [r["id"] for r in scores] + [odd["id"]] + [r["id"] for r in recs[600:]]
+        assert got == {"n": 741, "ids_sha256": _ids_digest(want), "statuses": "scored"}
+        assert st._cases_match_digest(run_id, {"n": got["n"], "ids_sha256": got["ids_sha256"]})
+
+
+def test_a_recorder_vouches_only_for_a_run_whose_cases_it_wrote_in_blocks(tmp_path):
+    """No digest from a recorder of a run that had cases before it, nor once a scored case was recorded one by one
+    (record, record_serialized): the store then reads the cases back."""
+    recs = [_label_record(f"c{i}", i + 1, "yes", "no") for i in range(6)]
+    with RunStore(tmp_path / "g.db") as st:
+        run_id = st.create_run(meta())
+        rec = Recorder(st, run_id, background=False)
+        _Coder(rec).send(recs[:3])
+        assert rec.blocks_ids_digest() is not None
+        rec.record(recs[3])
+        assert rec.blocks_ids_digest() is None
+        rec.close()
+        again = Recorder(st, run_id, resumed=True, background=False)
+        _Coder(again).send(recs[4:])
+        assert again.blocks_ids_digest() is None
+        again.close()
+        other = Recorder(st, st.create_run(meta("k2")), background=False)
+        other.record_serialized([("z", "scored", None, None, None, None)], b'{"id":"z","status":"scored"}')
+        assert other.blocks_ids_digest() is None
+        other.close()
+
+
+def _streamed(ids: list[str], status: str | None = "scored") -> dict:
+    out = {"$streamed": True, "n": len(ids), "ids_sha256": _ids_digest(ids), "drop_keys": ["status"]}
+    if status != "scored":
+        out["status"] = status
+    return out
+
+
+def test_finish_checks_a_streamed_per_example_against_the_recorders_digest_without_reading_back(tmp_path, monkeypatch):
+    """A labels-like run recorded in blocks finishes without reading its cases back (the recorder's digest is
+    compared); a per_example that does not match it (ids swapped, one case fewer) still gets the note that the
+    cases differ, as the read-back check gives; a check the digest does not cover (every case's, with an unscored
+    one recorded one by one) reads the cases back."""
+    recs = [_label_record(f"c{i}", i + 1, "yes", "no") for i in range(6)]
+    ids = [r["id"] for r in recs]
+    read_back = []
+    original = RunStore._cases_match_digest
+
+    def spy(self, run_id, streamed):
+        read_back.append(run_id)
+        return original(self, run_id, streamed)
+
+    monkeypatch.setattr(RunStore, "_cases_match_digest", spy)
+    with RunStore(tmp_path / "g.db") as st:
+        for key, per_example, note in (("ok", _streamed(ids), False), ("swapped", _streamed([ids[1], ids[0], *ids[2:]]), True),
+                                       ("short", _streamed(ids[:5]), True)):
+            run_id = st.create_run(meta(key))
+            rec = Recorder(st, run_id, background=False)
+            rec.per_example_in_cases = True
+            _Coder(rec).send(recs)
+            rec.finish({"aggregate": {"n": 6}, "per_example": per_example})
+            rec.close()
+            stored = orjson.loads(st.db.execute("SELECT results FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+            assert ("note" in stored["per_example"]) is note, key
+            assert [e["id"] for e in st.get_run(run_id)["results"]["per_example"]] == ids
+        assert read_back == []
+        # every case's ids (status None) with an unscored case recorded one by one: not covered, read back
+        run_id = st.create_run(meta("all"))
+        rec = Recorder(st, run_id, background=False)
+        rec.per_example_in_cases = True
+        _Coder(rec).send(recs)
+        rec.record({"id": "u1", "status": "unscored", "line": 50, "reason": "r"})
+        rec.finish({"aggregate": {"n": 7}, "per_example": _streamed(ids + ["u1"], status=None)})
+        rec.close()
+        assert read_back == [run_id]
+        stored = orjson.loads(st.db.execute("SELECT results FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+        assert "note" not in stored["per_example"]

@@ -1240,3 +1240,40 @@ def test_records_of_blocks_and_rows_are_the_records_decoded_from_their_text(tmp_
         ref = {"$cases": True, "status": "scored", "drop_keys": ["status", "line"]}
         assert list(st.per_example_records(run, ref)) == [{k: v for k, v in r.items() if k not in ("status", "line")}
                                                           for r in recs]
+
+
+def _writer_killed(store):
+    """A run recorded through a writer process, 2 cases committed, then the writer process killed (SIGKILL)."""
+    import os
+    import signal
+
+    rec = start_run(store, meta(), background="process")
+    rec.record({"id": "a", "status": "scored"})
+    rec.record({"id": "b", "status": "scored"})
+    rec.flush()
+    os.kill(rec._proc.pid, signal.SIGKILL)
+    rec._proc.join(timeout=20)
+    return rec
+
+
+def test_an_interrupted_run_whose_writer_process_went_with_the_interrupt_closes_as_interrupted(store):
+    # break-fix (hF, 2026-12-04): Ctrl-C reaches the whole process group, and a writer process still starting (before
+    # writer_main ignores SIGINT) died of it; close(interrupted=True) then raised "the writer process ended
+    # unexpectedly" over the KeyboardInterrupt, and `goldeval score --workers 2 --no-texts` exited 3, not 130.
+    # Expected: no error of its own (the caller re-raises what stopped the run), the run marked interrupted, the 2
+    # cases committed before the kill kept (the resumed run redoes the rest).
+    rec = _writer_killed(store)
+    rec.record({"id": "c", "status": "scored"})
+    rec.close(interrupted=True)
+    assert rec.closed
+    assert store.db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
+    assert committed(store.path, rec.run_id) == 2
+
+
+def test_a_writer_process_gone_in_a_run_not_interrupted_is_still_an_error(store):
+    # The other way: the same lost writer when nothing stopped the run is the run's failure, reported (exit 3).
+    rec = _writer_killed(store)
+    rec.record({"id": "c", "status": "scored"})
+    with pytest.raises(StoreError, match="writer process"):
+        rec.close()
+    assert store.db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"

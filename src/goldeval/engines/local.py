@@ -115,7 +115,10 @@ def run(
             ``openscribe`` on plain rows, no repeated id) the workers are threads of this process (the kernel counts
             without the GIL), and ``None`` means every core only when the lines average :data:`LONG_ROW_BYTES` or
             more, else one (measured: benchmarks/README.md, "Issue 31 item 2, two workers"). Capped at the number of
-            cores. CSV, Parquet, rows in memory and a resumed run are scored in this process. More than one worker starts processes, so a script that asks for them
+            cores. CSV, Parquet, rows in memory and a resumed run are scored in this process (a resumed run's
+            ``input.workers`` is still the count the command asked for, as resolved for the uninterrupted run: the
+            results of a run stopped and resumed equal an uninterrupted run's; only its remaining cases were scored
+            here). More than one worker starts processes, so a script that asks for them
             needs the usual ``if __name__ == "__main__":`` guard (Python's multiprocessing rule); the scorer must
             pickle.
         recorder: Run-store recorder (``previous()``, ``record(case)``, ``finish(results)``; ``record_serialized``
@@ -188,10 +191,14 @@ def run(
         repeated, workers, raw_lines, spans, hashing = None, 1, False, None, None
         chunks = _item_chunks(numbered(source, src))
     previous = recorder.previous() if recorder is not None else {}
+    if info is not None:
+        # the run's worker count, as an uninterrupted run of the same command records it (set below); a resumed run
+        # scores its remaining cases in this process (its reused cases are marked here, row by row), which changes
+        # no number of the results: its results equal the uninterrupted run's (documented under *workers*)
+        info["workers"] = workers
+    resolved = workers
     if previous:
         workers = 1
-    if info is not None:
-        info["workers"] = workers
     ids = None if unique_ids else IdIndex(repeated)
     if sum(f is not None for f in (on_example, on_example_json, on_example_lines)) > 1:
         raise InputError("local.run: give one of on_example, on_example_json and on_example_lines.")
@@ -211,6 +218,12 @@ def run(
                  entries=job.on_example is not None, serialize=job.serialize, record=recorder is not None,
                  entries_json=job.as_json, all_cases=job.all_cases, lines=on_example_lines is not None, bulk=fold and job.bulk)
     kernel_here = _line_kernel(scorer, config, plan) if raw_lines else None
+    if previous and info is not None and automatic and resolved > 1 and raw_lines:
+        # what the uninterrupted run would have chosen (below), with the plan it would have had (nothing reused)
+        fresh = unique_ids or (repeated is not None and not repeated)
+        if (_line_kernel(scorer, config, plan._replace(fold=fresh, bulk=fresh and job.bulk)) is not None
+                and not _long_rows(total, path)):
+            info["workers"] = 1
     if automatic and workers > 1 and kernel_here is not None and not _long_rows(total, path):
         # Chosen, not asked for: where the scorer's compiled line kernel reads and scores the file (token F1's
         # openscribe rule on plain rows), short rows are scored faster by one thread: a second one waits on the GIL

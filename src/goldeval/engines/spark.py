@@ -36,7 +36,8 @@ records into one partial as they come; one pickled partial a task comes back. Re
 **Start-up on a ``local[...]`` master** (:func:`session`, :data:`LOCAL_DEFAULTS`): the driver JVM runs with C1 only
 and the serial collector, and maps a class data archive of Spark's start-up classes (:func:`class_archive`, written
 once); each is left out where the user's own Spark configuration sets ``spark.driver.defaultJavaOptions``, and
-the archive where ``GOLDEVAL_SPARK_CDS=off``.
+the archive where ``GOLDEVAL_SPARK_CDS=off``. The Python daemon starts from the installed pyspark package
+(:mod:`goldeval.engines.spark_daemon`), unless the user sets ``spark.python.daemon.module``.
 """
 
 from __future__ import annotations
@@ -160,7 +161,11 @@ def _pyspark():
 #: threads per core for a heap that stays small). Measured on ``local[2]`` (benchmarks/README.md, issue 31 item 3,
 #: hD): the session and first job's CPU about halved. ``defaultJavaOptions`` is what Spark prepends to
 #: ``spark.driver.extraJavaOptions``, so a user's ``-XX:TieredStopAtLevel=4`` there still wins.
-LOCAL_DEFAULTS = {"spark.driver.defaultJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+#: ``spark.python.daemon.module``: :mod:`goldeval.engines.spark_daemon`, which starts Spark's Python daemon from the
+#: installed pyspark package instead of the ``pyspark.zip`` Spark puts first on the workers' path (compiled from
+#: source at every session: ~0.8 s of the first Python job; benchmarks/README.md, issue 31 item 3, lead).
+LOCAL_DEFAULTS = {"spark.driver.defaultJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+                  "spark.python.daemon.module": "goldeval.engines.spark_daemon"}
 
 
 def session(master: str | None = "local[2]", app_name: str = "goldeval", conf: Mapping[str, str] | None = None) -> Any:

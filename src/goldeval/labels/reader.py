@@ -267,6 +267,9 @@ def score_label_stream(
             saw_gold = saw_pred = True
             g, p, s2 = prev["gold"], prev.get("pred"), prev.get("second_gold")
             new = False
+            if p is None or (s2 is None and second_gold_field is not None):  # the only cases that can warn
+                _resumed_warnings(warnings, prev, data, prefix, line, rid, (g, p, s2), gold_field, pred_field,
+                                  second_gold_field, positive)
         else:
             g, p, s2, err, row_warnings = read_label_row(data, prefix, line, gold_field=gold_field, pred_field=pred_field,
                                                          second_gold_field=second_gold_field, positive=positive)
@@ -365,6 +368,25 @@ def score_label_stream(
     if recorder is not None:
         recorder.finish(results)
     return results
+
+
+def _resumed_warnings(warnings: list[dict[str, Any]], prev: dict[str, Any], data: dict[str, Any], prefix: str, line: int,
+                      rid: str, labels: tuple[Any, Any, Any], gold_field: str, pred_field: str,
+                      second_gold_field: str | None, positive: str | None) -> None:
+    """Append to *warnings* the warnings of a case a resumed run reuses from the store (*prev*, scored before the
+    interruption), so that its results list them as an uninterrupted run's do: those recorded with the case (the
+    engine path's records hold them), else those of its row read again — the row the case was scored from (the run
+    resumes only on the same input), and only if reading it gives the recorded labels *labels*
+    ``(gold, pred, second)`` (the bulk records of ``goldeval labels`` hold the labels and the outcome, not the
+    warnings; recording them there would split its coded blocks at every row without a prediction)."""
+
+    recorded = prev.get("warnings")
+    if recorded is None:
+        g, p, s2, err, recorded = read_label_row(data, prefix, line, gold_field=gold_field, pred_field=pred_field,
+                                                 second_gold_field=second_gold_field, positive=positive)
+        if err is not None or (g, p, s2) != labels:
+            return
+    warnings.extend({"line": line, "id": rid, "warning": w} for w in recorded or ())
 
 
 def _jsonl_items(path: str | os.PathLike[str], fields: tuple[str, ...] | None = None) -> Iterator[Any]:
@@ -687,7 +709,9 @@ def score_label_rows(
         refuse_empty: Raise :class:`InputError` when no row could be scored (no rows, or every row failed), before
             anything is recorded as finished; default ``False`` returns results with ``n_scored`` 0 (the CLI refuses).
         recorder: Run-store hook (``previous()``, ``record(case)``, ``finish(results)``) or ``None``. Cases already
-            recorded as scored are reused, not re-read; one record per case, as it is read:
+            recorded as scored are reused, not scored again (a reused case without a prediction has its row read
+            again for its warnings, which the records do not hold: a resumed run lists them as an uninterrupted
+            run does); one record per case, as it is read:
             ``{"id", "status", "line", "gold", "pred", "outcome"}`` (+ ``second_gold``).
         keep_per_example: Keep ``per_example`` in the results (default); False streams it (``on_example`` and the
             store) and leaves ``{"$streamed": true, ...}`` in its place — memory then does not grow with the rows.

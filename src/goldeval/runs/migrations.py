@@ -345,9 +345,11 @@ def migrate(db: sqlite3.Connection, *, upto: int | None = None) -> list[str]:
                 (m.__name__, datetime.now(UTC).isoformat(timespec="seconds")),
             )
             db.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except BaseException as exc:  # (Ctrl-C included: the next statement on this connection finds no transaction open)
             if db.in_transaction:
                 db.execute("ROLLBACK")
-            raise StoreError(f"run store: migration {m.__name__} failed ({exc}); the database is unchanged by it.") from exc
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"run store: migration {m.__name__} failed ({exc}); the database is unchanged by it.") from exc
+            raise
         applied.append(m.__name__)
     return applied

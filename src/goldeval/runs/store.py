@@ -19,6 +19,7 @@ Source: ``DESIGN.md`` "Runs, versions, comparisons"; issue #5.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import heapq
@@ -319,15 +320,32 @@ class RunStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _tx(self, sql: str, params: Iterable[Any] = ()) -> None:
+    @contextlib.contextmanager
+    def _transaction(self, failed: str) -> Iterator[None]:
+        """One write transaction: ``BEGIN IMMEDIATE``, the block, ``COMMIT``; rolled back on any exception, Ctrl-C
+        included, so that the next write finds no transaction open (a KeyboardInterrupt between ``BEGIN`` and
+        ``COMMIT`` used to leave it open, and marking the run interrupted then failed with "cannot start a transaction
+        within a transaction": exit 3 where Ctrl-C promises 130). A SQLite error is raised as a :class:`StoreError`
+        saying *failed* (e.g. ``"write failed"``) of which store; any other exception as it is.
+
+        Example:
+            >>> with store._transaction(f"delete of {run_id} failed"):  # doctest: +SKIP
+            ...     store.db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        """
         try:
             self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute(sql, tuple(params))
+            yield
             self.db.execute("COMMIT")
-        except self.db_errors as exc:
+        except BaseException as exc:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
-            raise StoreError(self._explain(exc, "write failed")) from exc
+            if isinstance(exc, self.db_errors):
+                raise StoreError(self._explain(exc, failed)) from exc
+            raise
+
+    def _tx(self, sql: str, params: Iterable[Any] = ()) -> None:
+        with self._transaction("write failed"):
+            self.db.execute(sql, tuple(params))
 
     # -- runs ------------------------------------------------------------------------------------------------
     def create_run(self, meta: RunMeta) -> str:
@@ -515,12 +533,10 @@ class RunStore:
         """
         check_tag_name(name)
         run_id = self.resolve(ref)
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self._transaction(f"tagging run {run_id} failed"):
             row = self.db.execute("SELECT run_id FROM tags WHERE name = ?", (name,)).fetchone()
             previous = None if row is None else row[0]
             if previous is not None and previous != run_id and not move:
-                self.db.execute("ROLLBACK")
                 raise InputError(
                     f"runs tag: {name!r} already names run {previous}; a tag moves only when told. Pass --move to make "
                     f"it name {run_id}, or choose another name."
@@ -529,11 +545,6 @@ class RunStore:
                 self.db.execute("INSERT INTO tags (name, run_id, tagged_at) VALUES (?, ?, ?)", (name, run_id, now_iso()))
             elif previous != run_id:
                 self.db.execute("UPDATE tags SET run_id = ?, tagged_at = ? WHERE name = ?", (run_id, now_iso(), name))
-            self.db.execute("COMMIT")
-        except self.db_errors as exc:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
-            raise StoreError(self._explain(exc, f"tagging run {run_id} failed")) from exc
         return {"name": name, "run_id": run_id, "previous": previous}
 
     def untag(self, name: str) -> str:
@@ -654,8 +665,7 @@ class RunStore:
             ``"running"`` (another live process on this host is scoring it).
         """
         me, host = os.getpid(), socket.gethostname()
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self._transaction(f"claiming run {run_id} failed"):
             row = self.db.execute("SELECT status, pid, host FROM runs WHERE id = ?", (run_id,)).fetchone()
             status, pid, owner = row if row is not None else ("finished", None, None)
             why = None
@@ -667,11 +677,6 @@ class RunStore:
                 self.db.execute(
                     "UPDATE runs SET status = 'running', pid = ?, host = ?, updated_at = ? WHERE id = ?", (me, host, now_iso(), run_id)
                 )
-            self.db.execute("COMMIT")
-        except self.db_errors as exc:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
-            raise StoreError(self._explain(exc, f"claiming run {run_id} failed")) from exc
         return why
 
     def set_status(self, run_id: str, status: str) -> None:
@@ -755,7 +760,17 @@ class RunStore:
         h.update(b"]")
         return n == streamed.get("n") and h.hexdigest() == streamed.get("ids_sha256")
 
-    def finish_run(self, run_id: str, results: Mapping[str, Any], *, per_example_in_cases: bool = False) -> None:
+    def _streamed_ids_match(self, run_id: str, streamed: Mapping[str, Any], blocks_ids: Mapping[str, Any] | None) -> bool:
+        """:meth:`_cases_match_digest`, answered from *blocks_ids* when it covers the cases that check reads (see
+        :meth:`finish_run`)."""
+        status = streamed.get("status", "scored")
+        covers = {"scored": ("all", "scored"), None: ("all",)}.get(status, ())
+        if blocks_ids is not None and blocks_ids.get("statuses") in covers:
+            return blocks_ids.get("n") == streamed.get("n") and blocks_ids.get("ids_sha256") == streamed.get("ids_sha256")
+        return self._cases_match_digest(run_id, streamed)
+
+    def finish_run(self, run_id: str, results: Mapping[str, Any], *, per_example_in_cases: bool = False,
+                   blocks_ids: Mapping[str, Any] | None = None) -> None:
         """Store the results dict with the run, its counts, headline and gate outcome; status ``finished``.
 
         With ``per_example_in_cases`` (the scorer recorded every ``per_example`` entry as a ``scored`` case, in
@@ -764,6 +779,14 @@ class RunStore:
         100k free-text rows that keeps ~30 MB of JSON (and two copies of it in memory) out of the run row. The ids
         and order of those cases are checked against ``per_example`` first; when they differ the entries are stored
         in the run row after all (see :meth:`_cases_hold`), so a read never loses one.
+
+        A streamed ``per_example`` (``{"$streamed": true, "n", "ids_sha256"}``: the scorer did not keep the entries)
+        is checked against the cases' ids read back (:meth:`_cases_match_digest`), or, with *blocks_ids*
+        (:meth:`goldeval.runs.recorder.Recorder.blocks_ids_digest`: the ids of every case the recorder wrote in
+        blocks, hashed as it wrote them, on a run that had no case before it), against those: the same check
+        without reading, decompressing and hashing the stored ids again. *blocks_ids* stands in for the read only
+        where it covers every case the check reads (a check of the ``scored`` cases, or of every case with
+        ``"statuses": "all"``); otherwise the cases are read back as without it.
         """
         agg = results.get("aggregate") or {}
         name, value = headline(results)
@@ -783,7 +806,7 @@ class RunStore:
             drop = per_example.get("drop_keys")
             marker: dict[str, Any] = {"$cases": True, "status": per_example.get("status", "scored"),
                                       "drop_keys": list(["status"] if drop is None else drop)}
-            if not (per_example_in_cases and self._cases_match_digest(run_id, per_example)):
+            if not (per_example_in_cases and self._streamed_ids_match(run_id, per_example, blocks_ids)):
                 marker["note"] = ("the scored cases recorded differ from the run's per_example (ids or order); "
                                   "per_example is rebuilt from the recorded cases")
             stored = {**results, "per_example": marker}
@@ -811,8 +834,7 @@ class RunStore:
                 f"run store {self.path}: run {run_id} is being scored right now ({where}); deleting it would make that "
                 "process fail. Stop it first (it is then resumable, or deletable)."
             )
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self._transaction(f"delete of {run_id} failed"):
             self.db.execute("DELETE FROM reviews WHERE run_id = ?", (run_id,))
             self.db.execute("DELETE FROM tags WHERE run_id = ?", (run_id,))
             self.db.execute("DELETE FROM run_inputs WHERE run_id = ?", (run_id,))
@@ -820,11 +842,6 @@ class RunStore:
             if self._has_blocks():
                 self.db.execute("DELETE FROM case_blocks WHERE run_id = ?", (run_id,))
             self.db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
-            self.db.execute("COMMIT")
-        except self.db_errors as exc:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
-            raise StoreError(self._explain(exc, f"delete of {run_id} failed")) from exc
         return run_id
 
     # -- cases -----------------------------------------------------------------------------------------------
@@ -855,16 +872,10 @@ class RunStore:
         same case id, within a statement too)."""
         flat = list(chain.from_iterable(rows))
         step = _ROWS_PER_INSERT * 9
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self._transaction(f"writing {n} case rows of run {run_id} failed"):
             for start in range(0, len(flat), step):
                 part = flat[start:start + step]
                 self.db.execute(_upsert_sql(len(part) // 9), part)
-            self.db.execute("COMMIT")
-        except self.db_errors as exc:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
-            raise StoreError(self._explain(exc, f"writing {n} case rows of run {run_id} failed")) from exc
 
     def write_case_block(self, run_id: str, seq0: int, n: int, records: bytes, ids: bytes, *, compressed: bool = False) -> None:
         """Store *n* ``scored`` cases recorded in bulk, ``seq0`` … ``seq0 + n - 1``, as one compressed block (one row of
@@ -900,15 +911,9 @@ class RunStore:
                 raise StoreError(f"run store: a block of {n} cases of run {run_id} came with {given} records; nothing "
                                  "of it was stored.")
             blob, id_blob = compress_block(records, ids)
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self._transaction(f"writing a block of {n} cases of run {run_id} failed"):
             self.db.execute("INSERT INTO case_blocks (run_id, seq0, n, ids, data) VALUES (?, ?, ?, ?, ?)",
                             (run_id, seq0, n, id_blob, blob))
-            self.db.execute("COMMIT")
-        except self.db_errors as exc:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
-            raise StoreError(self._explain(exc, f"writing a block of {n} cases of run {run_id} failed")) from exc
 
     def write_coded_block(self, run_id: str, seq0: int, n: int, data: bytes, ids: bytes, fmt: int = FORMAT_CODED) -> None:
         """Store *n* ``scored`` cases, ``seq0`` … ``seq0 + n - 1``, as one coded block (format 2 or 3, see
@@ -933,15 +938,9 @@ class RunStore:
             raise StoreError(f"run store: a coded block has format 2 or 3, not {fmt!r}.")
         if n <= 0:
             return
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self._transaction(f"writing a block of {n} cases of run {run_id} failed"):
             self.db.execute("INSERT INTO case_blocks (run_id, seq0, n, ids, data, format) VALUES (?, ?, ?, ?, ?, ?)",
                             (run_id, seq0, n, ids, data, fmt))
-            self.db.execute("COMMIT")
-        except self.db_errors as exc:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
-            raise StoreError(self._explain(exc, f"writing a block of {n} cases of run {run_id} failed")) from exc
 
     def _has_blocks(self) -> bool:
         """Whether the store has the ``case_blocks`` table (a read-only store of an older schema may not)."""
@@ -1061,20 +1060,12 @@ class RunStore:
             StoreError: the store refused the write.
         """
         stored = 0
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self._transaction(f"keeping the {role} input of run {run_id} failed"):
             self.db.execute("DELETE FROM run_inputs WHERE run_id = ? AND role = ?", (run_id, role))
             for i, (size, data) in enumerate(parts):
                 self.db.execute("INSERT INTO run_inputs (run_id, role, part, sha256, name, size, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
                                 (run_id, role, i, sha256, name, size, data))
                 stored += len(data)
-            self.db.execute("COMMIT")
-        except BaseException as exc:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
-            if isinstance(exc, self.db_errors):
-                raise StoreError(self._explain(exc, f"keeping the {role} input of run {run_id} failed")) from exc
-            raise
         return stored
 
     @_reading
