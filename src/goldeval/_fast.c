@@ -994,7 +994,6 @@ done:
  * it once it holds the GIL again) */
 typedef struct { char *p; Py_ssize_t n, cap; int raw; } Buf;
 
-/* Room for n more bytes in b (-1: out of memory, the error set unless b is raw). */
 /* 1 when the n bytes at d (ASCII) hold no control character (< 0x20), quote or backslash: the string's JSON is
  * then the bytes as they are between quotes (put_json_str's rule). Eight bytes at a time, the last word padded
  * with 'a' (a byte of none of those kinds): a short id costs one word's test, not a loop over its characters. A
@@ -1016,6 +1015,7 @@ static inline int ascii_json_plain(const unsigned char *d, Py_ssize_t n) {
     }
 }
 
+/* Room for n more bytes in b (-1: out of memory, the error set unless b is raw). */
 static int buf_reserve(Buf *b, Py_ssize_t n) {
     if (b->n + n > b->cap) {
         Py_ssize_t cap = b->cap ? b->cap : 1 << 16;
