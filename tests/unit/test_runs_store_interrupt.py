@@ -10,6 +10,7 @@ without ``RunStore._transaction`` (the transaction stays open and ``set_status``
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 
 import pytest
@@ -149,3 +150,34 @@ def test_ctrl_c_in_set_status_rolls_back(store):
     assert not real.in_transaction
     assert real.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()[0] == "running"
     store.set_status(run_id, "interrupted")
+
+
+class _ConnectionGone(_InterruptOn):
+    """A connection that dies under the statement *prefix* raises on (KeyboardInterrupt, as a Ctrl-C landing there):
+    every later statement, the ROLLBACK included, raises the driver's error, as a lost PostgreSQL connection does."""
+
+    def execute(self, sql: str, params=()):
+        if self.fired:
+            raise sqlite3.OperationalError("the connection is closed")
+        return super().execute(sql, params)
+
+    @property
+    def in_transaction(self) -> bool:
+        return True  # (psycopg: a lost connection's transaction status is not idle)
+
+
+def test_a_rollback_that_fails_too_does_not_replace_the_ctrl_c(store):
+    # break-fix (hG, 2026-12-05): when the ROLLBACK itself failed (the connection gone), its error replaced what had
+    # stopped the transaction: the Ctrl-C here (exit 3, "internal error: OperationalError", instead of 130), a
+    # driver error elsewhere (tests/postgres/test_pg_lost.py: a server that went away). Expected: the Ctrl-C.
+    run_id = store.create_run(_meta())
+    real = store.db
+    store.db = _ConnectionGone(real, "UPDATE runs")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            store.set_status(run_id, "interrupted")
+        assert store.db.fired == 1
+    finally:
+        store.db = real
+    real.execute("ROLLBACK")  # (the real connection's transaction, which the fake did not let go)
+    assert real.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()[0] == "running"
