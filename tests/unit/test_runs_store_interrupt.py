@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from goldeval.errors import InputError
+from goldeval.errors import InputError, StoreError
 from goldeval.runs.store import RunMeta, RunStore
 
 
@@ -181,3 +181,34 @@ def test_a_rollback_that_fails_too_does_not_replace_the_ctrl_c(store):
         store.db = real
     real.execute("ROLLBACK")  # (the real connection's transaction, which the fake did not let go)
     assert real.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()[0] == "running"
+
+
+class _LockedTags:
+    """Stands in for ``RunStore.db``: reading the tags fails as a store locked past its timeout does."""
+
+    def __init__(self, db) -> None:
+        self._db = db
+
+    def execute(self, sql: str, params=()):
+        if "FROM tags" in sql:
+            raise sqlite3.OperationalError("database is locked")
+        return self._db.execute(sql, params)
+
+    def __getattr__(self, name: str):
+        return getattr(self._db, name)
+
+
+def test_a_tag_that_cannot_be_read_is_a_store_error_not_no_such_tag(store):
+    # break-fix (hG, 2026-12-05): _tagged took every OperationalError for "a store made before tags existed", so a
+    # store locked past its timeout answered `runs untag baseline` with "no tag 'baseline'" (exit 2, bad input)
+    # while the tag was there. Expected: a StoreError saying the read failed; the tag is still there after.
+    run_id = store.create_run(_meta())
+    store.tag(run_id, "baseline")
+    real = store.db
+    store.db = _LockedTags(real)
+    try:
+        with pytest.raises(StoreError, match="database is locked"):
+            store.untag("baseline")
+    finally:
+        store.db = real
+    assert store.untag("baseline") == run_id

@@ -433,7 +433,9 @@ class RunStore:
         """The run id tag *name* names, or ``None`` (also for a read-only store made before tags existed)."""
         try:
             row = self.db.execute("SELECT run_id FROM tags WHERE name = ?", (name,)).fetchone()
-        except sqlite3.OperationalError:  # a read-only store of the schema before m004: it holds no tag
+        except sqlite3.OperationalError as exc:  # a read-only store of the schema before m004: it holds no tag
+            if "no such table" not in str(exc):  # (a lock held too long is a failed read, not "no tag")
+                raise
             return None
         return None if row is None else row[0]
 
