@@ -360,3 +360,16 @@ def test_a_resumed_run_refuses_a_prediction_column_no_row_has_as_the_uninterrupt
     with pytest.raises(InputError, match=r"no row has a 'pred' field"):
         score_label_rows(_rows(*data), positive="y", recorder=rec)
     assert rec.finished is None
+
+
+def test_a_run_resumed_with_every_case_reused_refuses_a_second_column_no_row_has():
+    # --second-gold-column mistyped: no row has the field. The uninterrupted run refuses (after recording its cases);
+    # the same command again reused every case and, having read no row "afresh", skipped the check and scored with
+    # annotator agreement over no case.
+    data = [{"id": "1", "gold": "y", "pred": "y"}, {"id": "2", "gold": "n", "pred": "n"}]
+    with pytest.raises(InputError, match=r"no row has a 'gold_b' field"):
+        score_label_rows(_rows(*data), positive="y", second_gold_field="gold_b")
+    rec = FakeRecorder(previous={"1": _done("1", "y", "y"), "2": _done("2", "n", "n")})
+    with pytest.raises(InputError, match=r"no row has a 'gold_b' field"):
+        score_label_rows(_rows(*data), positive="y", second_gold_field="gold_b", recorder=rec)
+    assert rec.finished is None

@@ -265,8 +265,9 @@ def score_label_stream(
         new = True
         if prev is not None and prev.get("status") == "scored":
             # the row's fields count as an uninterrupted run counts them (a second annotator's column only in the
-            # rows scored before the interruption is a column the file has)
-            saw_gold = True
+            # rows scored before the interruption is a column the file has), and they were seen (fresh: the check
+            # of the second annotator's column applies, as it does when every case is reused)
+            saw_gold = fresh_any = True
             if not saw_pred and pred_field in data:
                 saw_pred = True
             if second_gold_field is not None:
