@@ -219,3 +219,15 @@ def test_a_resumed_score_run_at_two_workers_records_two_workers(tmp_path: Path) 
     _interrupted_and_whole(tmp_path, ["score", source, "--workers", "2", "--no-texts"], source, at_least=4_000)
     results = json.loads((tmp_path / "resumed.json").read_text())
     assert results["input"]["workers"] == 2  # as asked (and as the uninterrupted run records, compared above)
+
+
+def test_a_resumed_score_run_at_automatic_workers_records_what_the_uninterrupted_run_chose(tmp_path: Path) -> None:
+    # break-fix (hG, 2026-12-05): no --workers. On short rows the uninterrupted run chooses one worker (the line
+    # kernel's rule: a second thread waits on the GIL; run's docstring) and records 1; the resumed run worked that
+    # choice out again with the plan of a run that reuses cases (nothing serialized, nothing in blocks), under which
+    # the kernel does not apply, and recorded every core (2 on the CI machine). Compared with the uninterrupted run
+    # (above), and 1 here wherever the machine has more than one core (one core: 1 anyway).
+    source = _score_file(tmp_path / "score.jsonl")
+    _interrupted_and_whole(tmp_path, ["score", source, "--no-texts"], source, at_least=4_000)
+    results = json.loads((tmp_path / "resumed.json").read_text())
+    assert results["input"]["workers"] == 1

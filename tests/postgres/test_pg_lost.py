@@ -182,3 +182,47 @@ def test_a_connection_lost_between_queries_is_made_again_and_a_server_still_down
                 c.execute("ALTER TABLE wards DROP COLUMN note")
         assert db.execute("SELECT count(*) FROM wards").rows == [(21,)]  # the same catalog again
         assert db.identity() == ident
+
+
+def test_a_store_on_a_server_that_went_away_raises_store_errors(running):
+    # break-fix (hG, 2026-12-05): a PostgreSQL run store whose server went away mid-run raised psycopg's own
+    # OperationalError from set_status (what marks a run interrupted), finish_run and untag: the ROLLBACK after the
+    # failed statement failed too and its error escaped, and finish_run's and untag's reads were not turned into a
+    # StoreError. `goldeval` then said "internal error: OperationalError ... please report it". Expected (the
+    # store's contract, goldeval.runs.store): a StoreError naming the store, for every write and read.
+    import psycopg
+
+    from goldeval.errors import StoreError
+    from goldeval.runs.pgstore import PostgresRunStore
+    from goldeval.runs.store import RunMeta
+
+    srv = running
+    with psycopg.connect(srv.url(), autocommit=True) as c:
+        c.execute("DROP DATABASE IF EXISTS gone")
+        c.execute("CREATE DATABASE gone")
+    st = PostgresRunStore(srv.url("gone"))
+    meta = RunMeta(run_key="k", scorer_name="labels", scorer_version="1", dataset_hash="d" * 64)
+    run_id = st.create_run(meta)
+    st.write_case_block(run_id, 0, 1, b'{"id":"a","status":"scored"}', b'"a"')
+    srv.stop(keep=True)
+    streamed = {"aggregate": {"n": 1}, "per_example": {"$streamed": True, "n": 1, "ids_sha256": "0" * 64}}
+    calls = {
+        "set_status": lambda: st.set_status(run_id, "interrupted"),
+        "finish_run (streamed)": lambda: st.finish_run(run_id, streamed, per_example_in_cases=True),
+        "finish_run (list)": lambda: st.finish_run(run_id, {"per_example": [{"id": "a"}]}, per_example_in_cases=True),
+        "untag": lambda: st.untag("baseline"),
+        "tag": lambda: st.tag(run_id, "baseline"),
+        "claim": lambda: st.claim(run_id),
+        "delete_run": lambda: st.delete_run(run_id),
+        "write_case_block": lambda: st.write_case_block(run_id, 1, 1, b'{"id":"b","status":"scored"}', b'"b"'),
+        "add_review": lambda: st.add_review(run_id, "a", verdict="match", reviewer="r", reviewed_at="2026-12-05"),
+        "keep_input": lambda: st.keep_input(run_id, "labels", "0" * 64, "l.jsonl", [(1, b"x")]),
+    }
+    raised = {}
+    for what, call in calls.items():
+        try:
+            call()
+            raised[what] = None
+        except BaseException as exc:  # (what each raised, compared below)
+            raised[what] = type(exc)
+    assert raised == {what: StoreError for what in calls}

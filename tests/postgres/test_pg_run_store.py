@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -366,3 +368,28 @@ def test_score_cases_coded_on_sqlite_are_the_same_rows_on_the_server(pg, tmp_pat
         got_a = [row[:1] + row[2:] for row in a.stored_cases(a.resolve("latest"))]
         got_b = [row[:1] + row[2:] for row in b.stored_cases(b.resolve("latest"))]
     assert len(got_a) == 3000 and got_a == got_b
+
+
+@pytest.mark.parametrize("odd_id, why", [
+    ("a\x00b", r"the case id 'a\\x00b' holds a NUL character"),
+    # 9,000 random letters and digits (seeded): pglz cannot shrink them under the index row limit
+    ("".join(random.Random(20261205).choices("abcdefghijklmnopqrstuvwxyz0123456789", k=9000)),
+     r"is 9,000 bytes long, more than the server's index"),
+], ids=["NUL", "9000-bytes"])
+def test_an_id_the_server_cannot_keep_is_named_with_what_to_do(pg, tmp_path, env, odd_id, why):
+    # break-fix (hG, 2026-12-05): a case id a SQLite store keeps but PostgreSQL cannot (a NUL character: text cannot
+    # hold one; 9 KB of letters and digits: past the btree index row limit) failed the run with "writing N case rows ... failed
+    # (...). Check that the server is reachable and that the role may read and write goldeval's tables": advice
+    # about the network and grants, for an input problem. Expected: exit 3 (the store refused the write), the id
+    # and the reason named, and where the run can be recorded instead; the same file records into SQLite.
+    url = fresh_store(pg, f"odd_ids_{'nul' if chr(0) in odd_id else 'long'}")
+    src = tmp_path / "labels.jsonl"
+    rows = [{"id": f"c{i}", "gold": "yes" if i % 2 else "no", "pred": "yes"} for i in range(30)]
+    rows[7]["id"] = odd_id
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    r = goldeval("labels", str(src), "--positive", "yes", "--store", url, "-q", env=env)
+    assert r.returncode == 3, r.stderr
+    assert re.search(why, r.stderr), r.stderr
+    assert "SQLite run store keeps any id" in r.stderr and "reachable" not in r.stderr
+    ok = goldeval("labels", str(src), "--positive", "yes", "--store", str(tmp_path / "runs.db"), "-q", env=env)
+    assert ok.returncode == 0, ok.stderr

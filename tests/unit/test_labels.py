@@ -322,3 +322,54 @@ def test_score_label_path_reports_its_progress(tmp_path, kind):
     assert totals == [n] and sum(steps) == n and len(steps) > 1
     # 500 of the 2,500 rows are gold "yes", every prediction "yes": tp 500, fp 2,000
     assert (res["aggregate"]["tp"], res["aggregate"]["fp"]) == (500, 2000)
+
+
+# ---- break-fix (hG, 2026-12-05): a resumed run counts the reused rows' columns as an uninterrupted run does
+
+
+def _done(rid, gold, pred, second=None):
+    """The record a run stored for a scored case before it was interrupted (what Recorder.previous() gives)."""
+    outcome = ("tp" if pred == "y" else "fn") if gold == "y" else ("fp" if pred == "y" else "tn")
+    return {"id": rid, "status": "scored", "gold": gold, "pred": pred, "outcome": outcome, "second_gold": second}
+
+
+def test_a_resumed_run_sees_the_second_annotators_column_of_the_rows_it_reuses():
+    # The second annotator labelled the first rows only (the later rows have no 'gold_b' field), and the run was
+    # interrupted after those rows. Before: the resumed run counted the column only in the rows it read afresh and
+    # refused with "no row has a 'gold_b' field (fields of the first row: ..., 'gold_b')" where the uninterrupted
+    # run scores. Expected: the resumed results equal the uninterrupted run's (the uninterrupted run, without a
+    # recorder, is the definition).
+    data = [{"id": "1", "gold": "y", "pred": "y", "gold_b": "y"}, {"id": "2", "gold": "y", "pred": "n", "gold_b": "n"},
+            {"id": "3", "gold": "n", "pred": "n"}, {"id": "4", "gold": "n", "pred": "y"}]
+    whole = score_label_rows(_rows(*data), positive="y", second_gold_field="gold_b")
+    rec = FakeRecorder(previous={"1": _done("1", "y", "y", "y"), "2": _done("2", "y", "n", "n")})
+    resumed = score_label_rows(_rows(*data), positive="y", second_gold_field="gold_b", recorder=rec)
+    assert resumed["aggregate"] == whole["aggregate"]
+    assert resumed["aggregate"]["annotator_n"] == 2 and resumed["disagreements"] == whole["disagreements"]
+    assert [r["id"] for r in rec.records] == ["3", "4"]  # only the rows not reused are recorded
+
+
+def test_a_resumed_run_refuses_a_prediction_column_no_row_has_as_the_uninterrupted_run_does():
+    # --pred-column mistyped: no row has the field. The uninterrupted run refuses (and records its cases on the way,
+    # so the same command again resumes them); the resumed run took every reused row as having the field and scored
+    # every case as a miss instead of refusing.
+    data = [{"id": "1", "gold": "y", "prediction": "y"}, {"id": "2", "gold": "n", "prediction": "n"}]
+    with pytest.raises(InputError, match=r"no row has a 'pred' field"):
+        score_label_rows(_rows(*data), positive="y")
+    rec = FakeRecorder(previous={"1": _done("1", "y", None)})
+    with pytest.raises(InputError, match=r"no row has a 'pred' field"):
+        score_label_rows(_rows(*data), positive="y", recorder=rec)
+    assert rec.finished is None
+
+
+def test_a_run_resumed_with_every_case_reused_refuses_a_second_column_no_row_has():
+    # --second-gold-column mistyped: no row has the field. The uninterrupted run refuses (after recording its cases);
+    # the same command again reused every case and, having read no row "afresh", skipped the check and scored with
+    # annotator agreement over no case.
+    data = [{"id": "1", "gold": "y", "pred": "y"}, {"id": "2", "gold": "n", "pred": "n"}]
+    with pytest.raises(InputError, match=r"no row has a 'gold_b' field"):
+        score_label_rows(_rows(*data), positive="y", second_gold_field="gold_b")
+    rec = FakeRecorder(previous={"1": _done("1", "y", "y"), "2": _done("2", "n", "n")})
+    with pytest.raises(InputError, match=r"no row has a 'gold_b' field"):
+        score_label_rows(_rows(*data), positive="y", second_gold_field="gold_b", recorder=rec)
+    assert rec.finished is None

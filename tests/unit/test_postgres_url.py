@@ -45,3 +45,19 @@ def test_a_well_formed_url_keeps_its_host_and_hands_back_the_password():
     assert target.url == "postgresql://u@[::1]:5432/clinic?sslmode=disable" and target.password == "s3cret"
     encoded = parse_url("postgresql://u:s3%2Fcret@db/clinic")  # a '/' written as the URL says
     assert encoded.url == "postgresql://u@db/clinic" and encoded.password == "s3/cret"
+
+
+def test_a_url_without_a_host_keeps_its_slashes():
+    # break-fix (hG, 2026-12-05): libpq's URI for the local socket (or PGHOST) has no host, postgresql:///dbname
+    # (libpq's documentation, "Connection URIs"). The redacted URL lost its '//' (postgresql:/clinic), which libpq
+    # cannot read: `--store postgresql:///clinic` and `--db postgresql:///clinic` were refused as "not a valid
+    # PostgreSQL URL (missing "=" after ...)". Expected: the URL as given (less its password), as libpq reads it.
+    from psycopg.conninfo import conninfo_to_dict
+
+    for url, kept in (("postgresql:///clinic", "postgresql:///clinic"),
+                      ("postgresql:///clinic?host=/var/run/postgresql", "postgresql:///clinic?host=%2Fvar%2Frun%2Fpostgresql"),
+                      ("postgres://@/clinic?password=s3cret&sslmode=disable", "postgres://@/clinic?sslmode=disable")):
+        target = parse_url(url)
+        assert target.url == kept
+        assert conninfo_to_dict(target.url)["dbname"] == "clinic"
+    assert parse_url("postgresql:///clinic?password=s3cret").password == "s3cret"

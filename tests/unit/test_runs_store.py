@@ -1277,3 +1277,25 @@ def test_a_writer_process_gone_in_a_run_not_interrupted_is_still_an_error(store)
     with pytest.raises(StoreError, match="writer process"):
         rec.close()
     assert store.db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
+
+
+def test_a_second_ctrl_c_while_an_interrupted_run_closes_is_still_an_interrupt(store):
+    # break-fix (hG, 2026-12-05): Ctrl-C pressed twice. The first stopped the run and took the writer process with it
+    # (the case above); the second landed while close() stopped that writer. close() raised its first error, the
+    # StoreError "the writer process ... ended unexpectedly", over the interrupt: `goldeval` exited 3 (internal error)
+    # where Ctrl-C promises 130. Expected: the interrupt is raised, the run is marked interrupted (resumable).
+    rec = _writer_killed(store)
+    rec.record({"id": "c", "status": "scored"})
+    stop_writer = rec._stop_writer
+
+    def second_ctrl_c():  # lands in the middle of stopping the writer, as a signal would
+        with pytest.raises(StoreError):
+            stop_writer()
+        raise KeyboardInterrupt
+
+    rec._stop_writer = second_ctrl_c
+    with pytest.raises(KeyboardInterrupt):
+        rec.close(interrupted=True)
+    assert rec.closed
+    assert store.db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
+    assert committed(store.path, rec.run_id) == 2

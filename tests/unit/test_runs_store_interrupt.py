@@ -10,11 +10,12 @@ without ``RunStore._transaction`` (the transaction stays open and ``set_status``
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 
 import pytest
 
-from goldeval.errors import InputError
+from goldeval.errors import InputError, StoreError
 from goldeval.runs.store import RunMeta, RunStore
 
 
@@ -149,3 +150,65 @@ def test_ctrl_c_in_set_status_rolls_back(store):
     assert not real.in_transaction
     assert real.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()[0] == "running"
     store.set_status(run_id, "interrupted")
+
+
+class _ConnectionGone(_InterruptOn):
+    """A connection that dies under the statement *prefix* raises on (KeyboardInterrupt, as a Ctrl-C landing there):
+    every later statement, the ROLLBACK included, raises the driver's error, as a lost PostgreSQL connection does."""
+
+    def execute(self, sql: str, params=()):
+        if self.fired:
+            raise sqlite3.OperationalError("the connection is closed")
+        return super().execute(sql, params)
+
+    @property
+    def in_transaction(self) -> bool:
+        return True  # (psycopg: a lost connection's transaction status is not idle)
+
+
+def test_a_rollback_that_fails_too_does_not_replace_the_ctrl_c(store):
+    # break-fix (hG, 2026-12-05): when the ROLLBACK itself failed (the connection gone), its error replaced what had
+    # stopped the transaction: the Ctrl-C here (exit 3, "internal error: OperationalError", instead of 130), a
+    # driver error elsewhere (tests/postgres/test_pg_lost.py: a server that went away). Expected: the Ctrl-C.
+    run_id = store.create_run(_meta())
+    real = store.db
+    store.db = _ConnectionGone(real, "UPDATE runs")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            store.set_status(run_id, "interrupted")
+        assert store.db.fired == 1
+    finally:
+        store.db = real
+    real.execute("ROLLBACK")  # (the real connection's transaction, which the fake did not let go)
+    assert real.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()[0] == "running"
+
+
+class _LockedTags:
+    """Stands in for ``RunStore.db``: reading the tags fails as a store locked past its timeout does."""
+
+    def __init__(self, db) -> None:
+        self._db = db
+
+    def execute(self, sql: str, params=()):
+        if "FROM tags" in sql:
+            raise sqlite3.OperationalError("database is locked")
+        return self._db.execute(sql, params)
+
+    def __getattr__(self, name: str):
+        return getattr(self._db, name)
+
+
+def test_a_tag_that_cannot_be_read_is_a_store_error_not_no_such_tag(store):
+    # break-fix (hG, 2026-12-05): _tagged took every OperationalError for "a store made before tags existed", so a
+    # store locked past its timeout answered `runs untag baseline` with "no tag 'baseline'" (exit 2, bad input)
+    # while the tag was there. Expected: a StoreError saying the read failed; the tag is still there after.
+    run_id = store.create_run(_meta())
+    store.tag(run_id, "baseline")
+    real = store.db
+    store.db = _LockedTags(real)
+    try:
+        with pytest.raises(StoreError, match="database is locked"):
+            store.untag("baseline")
+    finally:
+        store.db = real
+    assert store.untag("baseline") == run_id

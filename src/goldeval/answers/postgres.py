@@ -180,7 +180,11 @@ def parse_url(url: str, *, option: str = "--db") -> PostgresTarget:
         netloc_s = f"{user}@{host}"
     else:
         netloc_s = parts.netloc
-    redacted = urllib.parse.urlunsplit((parts.scheme, netloc_s, parts.path, urllib.parse.urlencode(kept), parts.fragment))
+    # put together by hand: urlunsplit drops the '//' of an empty host (postgresql:///dbname, libpq's URI for the
+    # local socket or PGHOST), and libpq cannot read the postgresql:/dbname it leaves
+    query_s = urllib.parse.urlencode(kept)
+    redacted = (f"{parts.scheme}://{netloc_s}{parts.path}" + (f"?{query_s}" if query_s else "")
+                + (f"#{parts.fragment}" if parts.fragment else ""))
     try:
         from psycopg.conninfo import conninfo_to_dict  # optional heavy dependency: psycopg / pglast (extra postgres)
 

@@ -221,7 +221,8 @@ def run(
     if previous and info is not None and automatic and resolved > 1 and raw_lines:
         # what the uninterrupted run would have chosen (below), with the plan it would have had (nothing reused)
         fresh = unique_ids or (repeated is not None and not repeated)
-        if (_line_kernel(scorer, config, plan._replace(fold=fresh, bulk=fresh and job.bulk)) is not None
+        if (_line_kernel(scorer, config, plan._replace(fold=fresh, serialize=job.fresh_serialize,
+                                                       bulk=fresh and job.fresh_bulk)) is not None
                 and not _long_rows(total, path)):
             info["workers"] = 1
     if automatic and workers > 1 and kernel_here is not None and not _long_rows(total, path):
@@ -1045,11 +1046,15 @@ class _Job:
         self.n_scored = 0
         #: sha256 of the JSON array of the scored ids, in order (what the store checks its cases against)
         self.ids_hasher = hashlib.sha256(b"[")
-        self.serialize = not previous and hasattr(recorder, "record_serialized")
+        #: serialize and bulk (below) as they are for the same command with nothing to reuse: a resumed run's
+        #: are False, and the worker count it records is the one the uninterrupted run chose with these (run)
+        self.fresh_serialize = hasattr(recorder, "record_serialized")
+        self.fresh_bulk = blocks and self.fresh_serialize and hasattr(recorder, "record_lines")
+        self.serialize = not previous and self.fresh_serialize
         #: A new run whose recorder takes records in bulk (Recorder.record_lines): a folded chunk's scored cases
         #: reach the store as compressed blocks, read back as the cases rows record_serialized would have stored.
         #: (Folded only with no repeated id and nothing to reuse: each id is then recorded once, as blocks need.)
-        self.bulk = blocks and self.serialize and hasattr(recorder, "record_lines")
+        self.bulk = not previous and self.fresh_bulk
         self.all_cases = scorer.per_example_from_cases == "all"
         mode = scorer.per_example_from_cases
         # (a kept per_example list is checked by the store against its scored cases only: "all" needs the marker)

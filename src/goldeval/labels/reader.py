@@ -264,7 +264,14 @@ def score_label_stream(
         prev = previous.get(rid) if previous else None
         new = True
         if prev is not None and prev.get("status") == "scored":
-            saw_gold = saw_pred = True
+            # the row's fields count as an uninterrupted run counts them (a second annotator's column only in the
+            # rows scored before the interruption is a column the file has), and they were seen (fresh: the check
+            # of the second annotator's column applies, as it does when every case is reused)
+            saw_gold = fresh_any = True
+            if not saw_pred and pred_field in data:
+                saw_pred = True
+            if second_gold_field is not None:
+                saw_second = saw_second or second_gold_field in data
             g, p, s2 = prev["gold"], prev.get("pred"), prev.get("second_gold")
             new = False
             if p is None or (s2 is None and second_gold_field is not None):  # the only cases that can warn

@@ -346,8 +346,11 @@ def migrate(db: sqlite3.Connection, *, upto: int | None = None) -> list[str]:
             )
             db.execute("COMMIT")
         except BaseException as exc:  # (Ctrl-C included: the next statement on this connection finds no transaction open)
-            if db.in_transaction:
-                db.execute("ROLLBACK")
+            try:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+            except sqlite3.Error:  # (a ROLLBACK that fails too does not replace what stopped the migration)
+                pass
             if isinstance(exc, sqlite3.Error):
                 raise StoreError(f"run store: migration {m.__name__} failed ({exc}); the database is unchanged by it.") from exc
             raise

@@ -365,12 +365,21 @@ class PostgresRunStore(RunStore):
             latest.pop(row[1], None)  # re-inserted: the order of the dict is the order of the last writes
             latest[row[1]] = row
         clean = [_without_nul(row) for row in latest.values()]
+        for row in clean:
+            if "\x00" in row[1]:
+                raise StoreError(_unkeepable_id(self.path, run_id, n, row[1], "holds a NUL character (\\u0000), which a "
+                                                "PostgreSQL text cannot hold"))
         try:
             with self.db.conn.transaction():
                 for start in range(0, len(clean), _ROWS_PER_INSERT):
                     part = clean[start:start + _ROWS_PER_INSERT]
                     self.db.conn.execute(_upsert_sql(len(part)), list(chain.from_iterable(part)))
         except self.db_errors as exc:
+            if getattr(exc, "sqlstate", None) == "54000":  # program_limit_exceeded: an index row too large
+                longest = max((row[1] for row in clean), key=lambda cid: len(cid.encode("utf-8", "surrogatepass")))
+                raise StoreError(_unkeepable_id(
+                    self.path, run_id, n, longest, f"is {len(longest.encode('utf-8', 'surrogatepass')):,} bytes long, more "
+                    f"than the server's index of case ids takes ({_scrub(exc, self._password)})")) from exc
             raise StoreError(self._explain(exc, f"writing {n} case rows of run {run_id} failed")) from exc
 
     def write_case_block(self, run_id: str, seq0: int, n: int, records: bytes, ids: bytes, *, compressed: bool = False) -> None:
@@ -412,6 +421,15 @@ class PostgresRunStore(RunStore):
 
     def _scored_ids_json(self, run_id: str) -> bytes:
         return orjson.dumps([row[0] for row in self._case_rows(run_id, status="scored")])
+
+
+def _unkeepable_id(store: str, run_id: str, n: int, case_id: str, why: str) -> str:
+    """The message of a case id a PostgreSQL store cannot keep (a SQLite store keeps any id): which id, why, and
+    what to do instead; nothing of the *n* case rows being written was stored."""
+    shown = repr(case_id if len(case_id) <= 60 else case_id[:60] + "…")
+    return (f"run store {store}: run {run_id}: the case id {shown} {why}; none of the {n} case rows being written "
+            "was stored. A SQLite run store keeps any id: record this input there (--store runs.db), or change the "
+            "case's id in the input.")
 
 
 def _without_nul(row: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -764,6 +764,12 @@ class Recorder:
                 marked = True
             except BaseException as exc:
                 errors.append(exc)
+        stop = next((e for e in errors if isinstance(e, KeyboardInterrupt)), None) if interrupted else None
+        if stop is not None:
+            # A second Ctrl-C (or SIGTERM) while the interrupted run was being closed: the run stays resumable (marked
+            # interrupted, or left 'running' by a process that is about to end), and what reaches the caller is the
+            # interrupt (exit 130 / 143), not a store error met on the way (e.g. the writer process already gone).
+            raise stop
         if errors and interrupted and marked and self._writer_gone and all(isinstance(e, StoreError) for e in errors):
             # Stopped by an exception (Ctrl-C reaches the whole process group: a writer process still starting, before
             # writer_main ignores SIGINT, ends with it) and the writer process is gone: the run is marked interrupted,

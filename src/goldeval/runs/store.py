@@ -326,7 +326,9 @@ class RunStore:
         included, so that the next write finds no transaction open (a KeyboardInterrupt between ``BEGIN`` and
         ``COMMIT`` used to leave it open, and marking the run interrupted then failed with "cannot start a transaction
         within a transaction": exit 3 where Ctrl-C promises 130). A SQLite error is raised as a :class:`StoreError`
-        saying *failed* (e.g. ``"write failed"``) of which store; any other exception as it is.
+        saying *failed* (e.g. ``"write failed"``) of which store; any other exception as it is. A ``ROLLBACK`` that
+        fails too (the connection is gone: a PostgreSQL server that went away) does not replace that exception: the
+        driver's own error reached the caller as an internal error (exit 3, "please report it"), and a Ctrl-C was lost.
 
         Example:
             >>> with store._transaction(f"delete of {run_id} failed"):  # doctest: +SKIP
@@ -337,8 +339,11 @@ class RunStore:
             yield
             self.db.execute("COMMIT")
         except BaseException as exc:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
+            try:
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+            except self.db_errors:  # (nothing was committed; the exception below says what failed first)
+                pass
             if isinstance(exc, self.db_errors):
                 raise StoreError(self._explain(exc, failed)) from exc
             raise
@@ -423,11 +428,14 @@ class RunStore:
             )
         raise InputError(f"run store {self.path}: {shorten(ref)} names several runs ({', '.join(rows[:5])}…). Give more of the id.")
 
+    @_reading
     def _tagged(self, name: str) -> str | None:
         """The run id tag *name* names, or ``None`` (also for a read-only store made before tags existed)."""
         try:
             row = self.db.execute("SELECT run_id FROM tags WHERE name = ?", (name,)).fetchone()
-        except sqlite3.OperationalError:  # a read-only store of the schema before m004: it holds no tag
+        except sqlite3.OperationalError as exc:  # a read-only store of the schema before m004: it holds no tag
+            if "no such table" not in str(exc):  # (a lock held too long is a failed read, not "no tag")
+                raise
             return None
         return None if row is None else row[0]
 
@@ -708,6 +716,7 @@ class RunStore:
                 rec.pop(k, None)
             yield rec
 
+    @_reading
     def _cases_hold(self, run_id: str, per_example: list[Any]) -> bool:
         """True when the run's ``scored`` case rows, in recording order, have exactly the ids of *per_example* (so
         :meth:`get_run` rebuilds the same list). A record of another status stored under the id of a scored case
@@ -760,6 +769,7 @@ class RunStore:
         h.update(b"]")
         return n == streamed.get("n") and h.hexdigest() == streamed.get("ids_sha256")
 
+    @_reading
     def _streamed_ids_match(self, run_id: str, streamed: Mapping[str, Any], blocks_ids: Mapping[str, Any] | None) -> bool:
         """:meth:`_cases_match_digest`, answered from *blocks_ids* when it covers the cases that check reads (see
         :meth:`finish_run`)."""
