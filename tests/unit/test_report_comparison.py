@@ -107,6 +107,24 @@ def test_compare_charts_for_verdict_runs_draw_flows_headlines_and_the_difference
     assert all(c["id"] != "paired-f1" for c in out)
 
 
+
+def test_the_headlines_chart_draws_the_whole_runs_gate_and_never_a_slices():
+    # both runs were gated by pass_rate >= 0.8 on the whole run and by pass_rate >= 0.5 on the slice "hard"; the
+    # headline chart shows the whole runs' pass rates, so its dashed line is 0.8 (the first gate on the metric
+    # was taken whatever it bounded: with the slice's line listed first, the whole runs were drawn against 0.5)
+    cmp = compare_runs(verdicts(q1="match", q2="match"), verdicts(q1="no_match", q2="match"), run_a={"id": "ra", "arm": "old"},
+                       run_b={"id": "rb", "arm": "new"})
+    rows_a = {"q1": {"id": "q1", "bucket": "pass"}, "q2": {"id": "q2", "bucket": "pass"}}
+    rows_b = [{"id": "q1", "bucket": "fail"}, {"id": "q2", "bucket": "pass"}]
+    head = {"headline": {"name": "pass rate", "key": "pass_rate", "value": 1.0, "ci": [0.342, 1.0]}}
+    whole = {"metric": "pass_rate", "op": "min", "limit": 0.8, "limit_text": "0.8", "passed": True}
+    gates = {"gates": {"passed": True, "gates": [{**whole, "limit": 0.5, "limit_text": "0.5", "slice": "hard"}, whole]}}
+    out = compare_charts(cmp, "answers", rows_a=rows_a, rows_b=rows_b, summary_a=head,
+                         summary_b={"headline": {**head["headline"], "value": 0.5, "ci": [0.095, 0.905]}},
+                         results_a=gates, results_b=gates)
+    svg = next(c["svg"] for c in out if c["id"] == "headlines")
+    assert "gate min 0.8" in svg and "gate min 0.5" not in svg
+
 def test_flows_refuses_an_unknown_category_and_a_negative_count():
     with pytest.raises(ValueError, match="'maybe' is not one of"):
         charts.flows({("match", "maybe"): 1}, ["match", "no_match"], title="t")

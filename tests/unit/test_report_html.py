@@ -323,3 +323,27 @@ def test_the_case_view_lists_each_golden_and_marks_the_one_that_decided(tmp_path
     without = {k: v for k, v in results["per_example"][0].items() if k not in ("golden_used", "golden_verdicts")}
     (plain,) = build_model({**results, "per_example": [without]})["cases"]
     assert not {"golden_used", "golden_verdicts", "alternatives"} & set(plain)
+
+
+def test_a_slices_gate_on_the_same_metric_never_stands_in_for_the_whole_runs_gate_in_a_chart():
+    # A definition of done with `precision = { min = 0.4 }` for the whole run and `[gates.slices.hard] precision =
+    # { min = 0.9 }` gives two gate lines on "precision"; the precision bar is the whole run's 0.5, so its colour and
+    # dashed mark are the whole run's gate (passed, 0.4), not the slice's (failed, 0.9). The charts keyed the gates by
+    # metric, so the slice's line, listed later, replaced the whole's: the bar was drawn red against 0.9.
+    from goldeval.report.model import build_model
+
+    whole = {"metric": "precision", "op": "min", "limit": 0.4, "limit_text": "0.4", "observed": 0.5,
+             "observed_text": "0.500", "passed": True}
+    hard = {**whole, "limit": 0.9, "limit_text": "0.9", "observed": 0.0, "observed_text": "0.000", "passed": False,
+            "slice": "hard"}
+    # by hand: tp 1, fp 1, fn 0 -> precision 0.5, recall 1.0
+    results = {"scorer": {"name": "labels", "version": "1"}, "positive": "escalate",
+               "aggregate": {"n": 2, "n_scored": 2, "precision": 0.5, "recall": 1.0, "missed": 0, "missed_per_100": 0.0,
+                             "tp": 1, "fp": 1, "fn": 0, "tn": 0},
+               "gates": {"passed": False, "summary": "FAIL", "gates": [whole, hard]},
+               "per_example": [{"id": "a", "gold": "escalate", "pred": "escalate", "outcome": "tp"},
+                               {"id": "b", "gold": "ok", "pred": "escalate", "outcome": "fp"}]}
+    svg = next(c["svg"] for c in build_model(results)["charts"] if c["title"] == "precision and recall against their gates")
+    assert "#2e7d32" in svg and "#c62828" not in svg  # green: the whole run's gate passed (red was the slice's)
+    # the slice's gate is still in the decision table, named as the slice's
+    assert [g["metric"] for g in build_model(results)["decision"]["gates"]] == ["precision", "precision [slice hard]"]

@@ -140,3 +140,26 @@ def test_a_run_that_did_not_finish_is_a_row_with_its_status_and_no_point(store):
     alpha = next(a for a in m["arms"] if a["arm"] == "alpha" and a["headline"])
     assert alpha["n_points"] == 2
     assert next(a for a in m["arms"] if a["headline"] is None)["chart"] is None
+
+
+def test_a_slices_gate_is_named_as_the_slices_and_never_drawn_as_the_headlines_gate(tmp_path):
+    # TWO scored with --slice-by difficulty (a: hard, F1 2/3; b: easy, F1 1) under a whole-run gate
+    # whole_note_f1_mean >= 0.5 (5/6 passes) and a slice gate [gates.slices.hard] whole_note_f1_mean >= 0.9 (2/3 fails).
+    # The arm's timeline plots the whole run's F1, so its dashed line is the whole run's 0.5; the slice's line is listed
+    # with its slice named (it read "whole_note_f1_mean 0.667 >= 0.9", as if the whole run had failed it).
+    path = tmp_path / "runs.db"
+    rows = [{**TWO[0], "difficulty": "hard"}, {**TWO[1], "difficulty": "easy"}]
+    f = tmp_path / "two.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    dod = tmp_path / "dod.toml"
+    dod.write_text("[gates]\nwhole_note_f1_mean = { min = 0.5 }\n[gates.slices.hard]\nwhole_note_f1_mean = { min = 0.9 }\n")
+    res = CliRunner().invoke(main, ["score", str(f), "--store", str(path), "-q", "--slice-by", "difficulty", "--gates",
+                                    str(dod), "--arm", "alpha"])
+    assert res.exit_code == 1, res.output  # the slice's gate fails
+    with RunStore.open_existing(path) as st:
+        m = runs_model(st)
+    lines = m["rows"][0]["gate_lines"]
+    assert [(g["slice"], g["limit"], g["passed"]) for g in lines] == [(None, 0.5, True), ("hard", 0.9, False)]
+    assert lines[1]["text"].startswith("whole_note_f1_mean [slice hard] ") and "[slice" not in lines[0]["text"]
+    chart = m["arms"][0]["chart"]
+    assert "gate min 0.5" in chart and "gate min 0.9" not in chart

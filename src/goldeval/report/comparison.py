@@ -144,7 +144,8 @@ def _gate_of(results: Mapping[str, Any], key: str | None) -> tuple[str, float] |
     if not key or not isinstance(gates, Mapping):
         return None
     for g in gates.get("gates") or []:
-        if isinstance(g, Mapping) and g.get("metric") == key and g.get("limit") is not None and g.get("op") in ("min", "max"):
+        if (isinstance(g, Mapping) and g.get("metric") == key and g.get("slice") is None  # (a slice's gate: not the whole's value)
+                and g.get("limit") is not None and g.get("op") in ("min", "max")):
             return str(g["op"]), float(g["limit"])
     return None
 

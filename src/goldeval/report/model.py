@@ -669,7 +669,9 @@ def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, An
     tally = rows if isinstance(rows, CaseTally) else CaseTally.of(kind, rows, results)
 
     agg = results.get("aggregate") or {}
-    gates = {g.get("metric"): g for g in ((results.get("gates") or {}).get("gates") or [])} if isinstance(results.get("gates"), Mapping) else {}
+    # the whole run's gates (a slice's gate, [gates.slices.NAME], bounds that slice's value, not the value charted here)
+    gates = ({g.get("metric"): g for g in ((results.get("gates") or {}).get("gates") or []) if g.get("slice") is None}
+             if isinstance(results.get("gates"), Mapping) else {})
     out: list[dict[str, Any]] = []
     if kind == "freetext":
         out.append({"title": "per-example F1", "svg": charts.histogram(tally.f1s, title=f"per-example F1 ({len(tally.f1s)} scored)",

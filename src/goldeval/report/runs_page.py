@@ -86,8 +86,9 @@ def _gate_lines(results: Mapping[str, Any]) -> list[dict[str, Any]]:
     out = []
     for g in gates.get("gates") or []:
         if isinstance(g, Mapping):
-            out.append({"metric": g.get("metric"), "op": g.get("op"), "limit": g.get("limit"),
-                        "text": f"{g.get('metric')} {g.get('observed_text') if g.get('observed_text') is not None else '—'} "
+            named = g.get("metric") if g.get("slice") is None else f"{g.get('metric')} [slice {g['slice']}]"
+            out.append({"metric": g.get("metric"), "slice": g.get("slice"), "op": g.get("op"), "limit": g.get("limit"),
+                        "text": f"{named} {g.get('observed_text') if g.get('observed_text') is not None else '—'} "
                                 f"{'≥' if g.get('op') == 'min' else '≤'} {g.get('limit_text')}",
                         "passed": bool(g.get("passed"))})
     return out
@@ -207,7 +208,8 @@ def _same_gate(members: Sequence[Mapping[str, Any]]) -> tuple[str, float] | None
     found = set()
     for row in members:
         for g in row.get("gate_lines") or []:
-            if g["metric"] == row.get("key") and g.get("limit") is not None and g.get("op") in ("min", "max"):
+            if (g["metric"] == row.get("key") and g.get("slice") is None  # (a slice's gate bounds the slice, not the headline)
+                    and g.get("limit") is not None and g.get("op") in ("min", "max")):
                 found.add((str(g["op"]), float(g["limit"])))
     return found.pop() if len(found) == 1 else None
 
