@@ -192,6 +192,24 @@ def test_the_run_is_recorded_in_the_store_with_its_gates(pilot):
         store.close()
 
 
+@pytest.mark.parametrize("gated", [False, True], ids=["no-gates", "gates"])
+def test_the_stored_results_are_the_results_out_holds(pilot, gated):
+    # break-fix (hH, 2026-12-05): a labels run recorded without --gates stored its results without their 'dataset'
+    # ({"path", "sha256"} of the labels file), which --out holds: the scorer finished the run before that key was
+    # added, and only a run with gates was finished again (with the gate report). `runs show RUN -o` is "the stored
+    # results JSON": expected, the --out JSON apart from its "run" block (which names the run and the store), with
+    # and without gates.
+    tmp, claims, dod = pilot
+    db, out, shown = tmp / "runs.db", tmp / "out.json", tmp / "shown.json"
+    r = run("labels", claims, "--positive", "escalate", "--store", db, "--out", out, *(("--gates", dod) if gated else ()))
+    assert r.exit_code == (1 if gated else 0), r.output
+    written = json.loads(out.read_text())
+    assert written["dataset"]["sha256"] == hashlib.sha256(claims.read_bytes()).hexdigest()
+    assert run("runs", "show", written["run"]["id"], "--store", db, "-o", shown, "-q").exit_code == 0
+    stored = json.loads(shown.read_text())
+    assert {k: v for k, v in stored.items() if k != "run"} == {k: v for k, v in written.items() if k != "run"}
+
+
 @pytest.mark.parametrize("c_path", [True, False], ids=["c-path-blocks", "python-path"])
 def test_an_interrupted_labels_run_resumes_without_redoing_cases(pilot, monkeypatch, c_path):
     """Kill the scoring half-way (recording fails once 100 cases were handed to the store), then run the same
