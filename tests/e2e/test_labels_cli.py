@@ -192,6 +192,34 @@ def test_the_run_is_recorded_in_the_store_with_its_gates(pilot):
         store.close()
 
 
+@pytest.mark.parametrize("how", ["no-gates", "gates", "slices", "score-scorer-labels"])
+def test_the_stored_results_are_the_results_out_holds(pilot, how):
+    # break-fix (hH, 2026-12-05), two ways the stored results differed from --out:
+    # - no-gates: a labels run recorded without --gates stored its results without their 'dataset' ({"path",
+    #   "sha256"} of the labels file): the scorer finished the run before that key was added, and only a run with
+    #   gates was finished again (with the gate report).
+    # - slices, score-scorer-labels (the label scorer run row by row by the local engine: `labels --slice-by`,
+    #   `score --scorer labels`): per_example, streamed to --out and rebuilt from the recorded cases, held each
+    #   case's whole record ('fields', 'id_present', 'gold_present', 'pred_present', 'slice', 'status') where an
+    #   entry is {id, line, gold, pred, outcome}, and the stored results said "the scored cases recorded differ".
+    # `runs show -o` is "the stored results JSON": expected, the --out JSON apart from its "run" block (which names
+    # the run and the store), and per_example the entries --out holds.
+    tmp, claims, dod = pilot
+    db, out, shown = tmp / "runs.db", tmp / "out.json", tmp / "shown.json"
+    args = {"no-gates": ("labels", claims, "--positive", "escalate"),
+            "gates": ("labels", claims, "--positive", "escalate", "--gates", dod),
+            "slices": ("labels", claims, "--positive", "escalate", "--slice-by", "team"),
+            "score-scorer-labels": ("score", claims, "--scorer", "labels", "-O", "positive=escalate")}[how]
+    r = run(*args, "--store", db, "--out", out)
+    assert r.exit_code == (1 if how == "gates" else 0), r.output
+    written = json.loads(out.read_text())
+    assert written["per_example"][36] == {"id": "claim-036", "line": 37, "gold": "escalate", "pred": "approve",
+                                          "outcome": "fn"}  # (pilot_rows: claims 36..39 are the misses)
+    assert run("runs", "show", written["run"]["id"], "--store", db, "-o", shown, "-q").exit_code == 0
+    stored = json.loads(shown.read_text())
+    assert {k: v for k, v in stored.items() if k != "run"} == {k: v for k, v in written.items() if k != "run"}
+
+
 @pytest.mark.parametrize("c_path", [True, False], ids=["c-path-blocks", "python-path"])
 def test_an_interrupted_labels_run_resumes_without_redoing_cases(pilot, monkeypatch, c_path):
     """Kill the scoring half-way (recording fails once 100 cases were handed to the store), then run the same

@@ -258,6 +258,33 @@ def test_report_compares_two_judge_results_files_as_compare_does_two_runs(tmp_pa
     assert "cannot be compared case by case" in run("report", "--results", files["arm_a"], "--compare", f1, "--out", out, code=2).output
 
 
+def test_report_compares_two_results_files_as_it_compares_the_two_recorded_runs(tmp_path):
+    # break-fix (hH, 2026-12-05): two score runs whose unscored rows differ (A: c0..c5 with c1 unscored, its
+    # prediction a number; B: c2..c7 with c4 unscored). `report RUN --compare RUN_B` (the store, which records an
+    # unscored case) said "4 in both · 2 added in B · 2 removed from A" and c4 "scored in one run only"; `report
+    # --results a.json --compare b.json` read per_example alone, so an unscored case was no case of its run: "3 in
+    # both · 2 added in B · 2 removed from A", c4 among the removed though B holds it, c1 nowhere. Expected, by hand:
+    # in both c2, c3, c4, c5; added c6, c7; removed c0, c1; scored in one only c4 (c1 is in A only); the page's
+    # comparison the same from the files as from the store, apart from what names and dates the runs.
+    def rows(ids, unscored):
+        return "".join(json.dumps({"id": f"c{i}", "prediction": 42 if i == unscored else f"bp {i} stable",
+                                   "reference": f"bp {i % 3} stable"}) + "\n" for i in ids)
+
+    store = tmp_path / "g.db"
+    for name, ids, unscored in (("a", range(0, 6), 1), ("b", range(2, 8), 4)):
+        (tmp_path / f"{name}.jsonl").write_text(rows(ids, unscored))
+        run("score", tmp_path / f"{name}.jsonl", "--store", store, "--out", tmp_path / f"{name}.json", "-q")
+    run("report", "--results", tmp_path / "a.json", "--compare", tmp_path / "b.json", "--out", tmp_path / "f.html")
+    run("report", "latest~1", "--compare", "latest", "--store", store, "--out", tmp_path / "s.html")
+    files, stored = (_data((tmp_path / f"{n}.html").read_text(encoding="utf-8"))["compare"] for n in ("f", "s"))
+    assert dict(files["verdict"]["items"])["cases"] == "4 in both · 2 added in B · 2 removed from A"
+    assert (files["added"], files["removed"], files["n_common"]) == (["c6", "c7"], ["c0", "c1"], 4)
+    assert files["stat_lines"] == ["scored in one run only: 1"]
+    for k in stored.keys() - {"runs", "verdict", "text"}:  # (those name the runs, and the store's their dates too)
+        assert files[k] == stored[k], k
+    assert files["verdict"]["items"] == stored["verdict"]["items"]
+
+
 def test_report_refuses_to_replace_an_existing_file_that_is_no_page(tmp_path):
     # a newcomer typed a shipped example's path after --out (a file no input of this run): the report replaced it.
     # An existing file is replaced only when its name says it is a page; a new path of any name is written.

@@ -393,3 +393,67 @@ def test_an_id_the_server_cannot_keep_is_named_with_what_to_do(pg, tmp_path, env
     assert "SQLite run store keeps any id" in r.stderr and "reachable" not in r.stderr
     ok = goldeval("labels", str(src), "--positive", "yes", "--store", str(tmp_path / "runs.db"), "-q", env=env)
     assert ok.returncode == 0, ok.stderr
+
+
+def test_a_case_redone_by_a_resumed_run_keeps_its_place_on_the_server_as_in_sqlite(pg, tmp_path, env):
+    # break-fix (hH, 2026-12-05): a case recorded again (a resumed run redoes the unscored cases it finds; the judge's
+    # LLM stage records every case it sent again) keeps its place among the run's cases in a SQLite store (its row is
+    # updated, its seq kept: test_runs_store's upsert test pins it) but went to the end on a PostgreSQL store (its
+    # upsert set seq = excluded.seq): `runs export` of a resumed run listed the redone unscored cases after all the
+    # others, where the uninterrupted run lists every case in the input's order. By hand: 30 rows c0..c29, every 4th
+    # from c1 unscored (its prediction is a number); the run is cut after its first 14 cases (c0..c13, as a kill
+    # leaves it: those committed, the run interrupted) and resumed by the same command, which redoes c1, c5, c9 and
+    # c13. Expected (both stores): the resumed run's `runs export` and --out are the uninterrupted run's, and the
+    # export lists c0..c29 in order.
+    url = fresh_store(pg, "redone")
+    src = tmp_path / "p.jsonl"
+    rows = [{"id": f"c{i}", "prediction": 42 if i % 4 == 1 else f"bp {i % 7} stable", "reference": f"bp {i % 5}"}
+            for i in range(30)]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def score(store: str, out: str) -> tuple[str, list[dict], list[dict]]:
+        r = goldeval("score", str(src), "--store", store, "-q", "--out", str(tmp_path / out), env=env)
+        assert r.returncode == 0, r.stderr
+        doc = json.loads((tmp_path / out).read_text())
+        x = goldeval("runs", "export", doc["run"]["id"], "--store", store, env=env)
+        assert x.returncode == 0, x.stderr
+        return doc["run"]["id"], doc["per_example"], [json.loads(line) for line in x.stdout.splitlines()]
+
+    for store in (str(tmp_path / "lite.db"), url):
+        run_id, whole, exported = score(store, "whole.json")
+        assert [c["id"] for c in exported] == [r["id"] for r in rows]
+        with open_store(store) as st:  # cut after seq 13, as a run killed there leaves it
+            st.db.execute("DELETE FROM cases WHERE run_id = ? AND seq >= 14", (run_id,))
+            st.db.execute("DELETE FROM case_blocks WHERE run_id = ? AND seq0 >= 14", (run_id,))
+            st.set_status(run_id, "interrupted")
+            assert [c["id"] for c in st.iter_cases(run_id)] == [f"c{i}" for i in range(14)]
+        resumed_id, again, exported_again = score(store, "resumed.json")
+        assert resumed_id == run_id
+        assert again == whole
+        assert exported_again == exported, store
+
+
+def test_rows_written_many_per_statement_keep_the_first_seq_and_the_last_record_on_the_server(pg):
+    # The server's upsert as SQLite's (tests/unit/test_runs_store.py, the same rows by hand): 250 rows, 0..199 are
+    # c0..c199 with score 0.5 except row 7, which repeats c5 (score 0.25) in the same statement; rows 200..249 repeat
+    # c0..c49 with score 1.0 in a later call. A repeated id keeps its first seq and takes the last record (hH: the
+    # server took the last seq, so a case written again moved to the end of the run's order).
+    import orjson
+
+    from goldeval.runs.store import RunMeta
+
+    with open_store(fresh_store(pg, "upsert_seq")) as st:
+        run_id = st.create_run(RunMeta(run_key="k1", scorer_name="token_f1", scorer_version="1", dataset_hash="d" * 64))
+        rows = [(f"c{i}", i, "scored", None, 0.5, None, None, orjson.dumps({"id": f"c{i}", "n": i}).decode())
+                for i in range(200)]
+        rows[7] = ("c5", 7, "scored", None, 0.25, None, None, '{"id":"c5","n":7}')
+        st.write_cases(run_id, rows)
+        st.write_cases(run_id, [(f"c{i}", 200 + i, "scored", None, 1.0, None, None,
+                                 orjson.dumps({"id": f"c{i}", "n": 200 + i}).decode()) for i in range(50)])
+        got = {r[0]: (r[1], r[4], orjson.loads(r[7])["n"]) for r in st.stored_cases(run_id)}
+        order = [c["id"] for c in st.iter_cases(run_id)]
+    assert len(got) == 200
+    assert got["c5"] == (5, 1.0, 205) and got["c7"] == (207, 1.0, 207)
+    assert got["c0"] == (0, 1.0, 200) and got["c49"] == (49, 1.0, 249)
+    assert got["c50"] == (50, 0.5, 50) and got["c199"] == (199, 0.5, 199)
+    assert order == [f"c{i}" for i in range(200) if i != 7] + ["c7"]

@@ -1058,10 +1058,12 @@ class _Job:
         self.all_cases = scorer.per_example_from_cases == "all"
         mode = scorer.per_example_from_cases
         # (a kept per_example list is checked by the store against its scored cases only: "all" needs the marker)
-        if recorder is not None and hasattr(recorder, "per_example_in_cases") and (mode == "scored" or (mode == "all" and not keep)):
+        self.entry_keys = scorer.per_example_keys if mode is None else None
+        if recorder is not None and hasattr(recorder, "per_example_in_cases") and (
+                mode == "scored" or (mode == "all" and not keep) or (self.entry_keys is not None and not keep)):
             # Every per_example entry is recorded as a case, in order (the scored ones with their status, or every
-            # one as it is: Scorer.per_example_from_cases), so the store can rebuild per_example from its cases
-            # instead of storing it twice.
+            # one as it is: Scorer.per_example_from_cases, or the scored ones' values of Scorer.per_example_keys when
+            # streamed), so the store can rebuild per_example from its cases instead of storing it twice.
             recorder.per_example_in_cases = True
 
     def take(self, chunk: _Chunk) -> None:
@@ -1151,4 +1153,6 @@ class _Job:
         marker: dict[str, Any] = {"$streamed": True, "n": self.n_scored, "ids_sha256": h.hexdigest()}
         if self.all_cases:  # every recorded case is an entry, as recorded
             marker.update(status=None, drop_keys=[])
+        elif self.entry_keys is not None:  # an entry is these keys of a scored case
+            marker["keep_keys"] = list(self.entry_keys)
         return marker

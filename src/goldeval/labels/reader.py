@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -86,6 +86,7 @@ def score_label_stream(
     repeated: set[int] | None = None,
     on_examples: Callable[[list[dict[str, Any]]], None] | None = None,
     on_example_lines: Callable[[bytes, int], None] | None = None,
+    dataset: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Score label rows in one pass. Arguments and results as :func:`goldeval.labels.reader.score_label_rows`, plus:
 
@@ -104,6 +105,8 @@ def score_label_stream(
             JSONL file scores itself (:class:`JsonlLabelRows`).
         repeated: Hashes of the ids that occur more than once (a first pass, :func:`goldeval.io.ids.repeated_hashes`);
             ``None`` keeps every id (rows already in memory).
+        dataset: The results' ``dataset`` (``{"path", "sha256"}`` of the file read), set before *recorder* finishes
+            the run, so that the stored results hold it as the returned ones do.
 
     Raises:
         InputError: as :func:`goldeval.labels.reader.score_label_rows`.
@@ -372,6 +375,8 @@ def score_label_stream(
         ids_hasher.update(b"]")
         results["per_example"] = {"$streamed": True, "n": n_emitted, "ids_sha256": ids_hasher.hexdigest() if digest else None,
                                   "drop_keys": ["status", "second_gold"]}
+    if dataset is not None:
+        results["dataset"] = dict(dataset)
     if recorder is not None:
         recorder.finish(results)
     return results
@@ -676,10 +681,10 @@ def score_label_path(path: str | os.PathLike[str], *, positive: str | None, id_f
         read += (options["second_gold_field"],)
     items = (counted(_items(path, read), progress) if tabular
              else JsonlLabelRows(path, read, repeated, progress, read_as=(before, hasher.hexdigest())))
-    results = score_label_stream(items, positive=positive, id_field=id_field, file_name=name, repeated=repeated,
-                                 **options)
-    results["dataset"] = {"path": display_name(path), "sha256": input_sha256(path)}
-    return results
+    # (the run is finished by score_label_stream: the stored results hold the dataset too)
+    dataset = {"path": display_name(path), "sha256": input_sha256(path)}
+    return score_label_stream(items, positive=positive, id_field=id_field, file_name=name, repeated=repeated,
+                              dataset=dataset, **options)
 
 
 def score_label_rows(

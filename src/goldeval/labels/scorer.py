@@ -48,6 +48,7 @@ class Labels(Scorer):
     name = SCORER_NAME
     version = SCORER_VERSION
     per_example_from_cases = None  # an entry is {id, line, gold, pred, outcome}; the record holds more
+    per_example_keys = ("id", "line", "gold", "pred", "outcome")
     options = {
         "positive": Option(None, str, "the positive label, compared as text (a label 1 is the string '1')"),
         "id_field": Option("id", str, "field or column with the case id"),
@@ -119,8 +120,7 @@ class Labels(Scorer):
     def example_entry(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
         if record.get("status") != "scored":
             return None
-        return {"id": record["id"], "line": record["line"], "gold": record["gold"], "pred": record.get("pred"),
-                "outcome": record.get("outcome")}
+        return {k: record.get(k) for k in self.per_example_keys}  # (a scored record has its id, line and gold)
 
     def new_partial(self, config: Mapping[str, Any], *, keep_cases: bool = True) -> Partial:
         return LabelsPartial(keep_cases)

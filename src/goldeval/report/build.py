@@ -219,7 +219,12 @@ def run_of_results(results: Mapping[str, Any], path: str) -> dict[str, Any]:
 
 def _case_map(results: Mapping[str, Any], path: str) -> dict[str, dict[str, Any]]:
     """case id → per-case record of a results file, as ``RunStore.case_map`` gives a stored run's (a repeated id
-    is refused: the comparison is case by case)."""
+    is refused: the comparison is case by case).
+
+    A row listed in ``failures`` with an id that no ``per_example`` entry has is the ``unscored`` case the run store
+    records for it (``{"id", "line", "status": "unscored", "error"}``): a case of the run that could not be scored,
+    not one the run lacks. The cases are in the order of their lines when every one has its line (the store's
+    recording order), else per_example's, then the failures'."""
     out: dict[str, dict[str, Any]] = {}
     for i, c in enumerate(results.get("per_example") or []):
         if not isinstance(c, Mapping) or c.get("id") is None:  # a row without an id cannot be paired
@@ -229,6 +234,17 @@ def _case_map(results: Mapping[str, Any], path: str) -> dict[str, dict[str, Any]
             raise InputError(f"--results/--compare {path}: per_example[{i}] repeats the case id {cid!r}; a comparison is "
                              "case by case. Pass results files with one record per case.")
         out[cid] = dict(c)
+    failures = results.get("failures")
+    if not isinstance(failures, list):
+        return out
+    added = False
+    for f in failures:  # (a repeated id's failure names the id of a case already here: the first row's, kept)
+        if isinstance(f, Mapping) and f.get("id") is not None and str(f["id"]) not in out:
+            cid = str(f["id"])
+            out[cid] = {"id": cid, "line": f.get("line"), "status": "unscored", "error": f.get("error")}
+            added = True
+    if added and all(isinstance(c.get("line"), int) and not isinstance(c.get("line"), bool) for c in out.values()):
+        out = dict(sorted(out.items(), key=lambda item: item[1]["line"]))
     return out
 
 

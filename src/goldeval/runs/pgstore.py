@@ -79,11 +79,13 @@ def _format_params(sql: str) -> str:
 @functools.lru_cache(maxsize=8)
 def _upsert_sql(n_rows: int) -> str:
     """The upsert of *n_rows* case rows (distinct case ids: PostgreSQL refuses to update one row twice in one
-    statement) in one statement."""
+    statement) in one statement. A row already stored under the same case id is replaced and keeps its ``seq``, as
+    in :func:`goldeval.runs.store._upsert_sql`'s SQLite statement: a case recorded again (redone by a resumed run,
+    judged again by the LLM stage) keeps its place in the run's recording order."""
     return (
         "INSERT INTO cases (run_id, case_id, seq, status, verdict, score, reason, raw, data) VALUES "
         + ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * n_rows)
-        + " ON CONFLICT (run_id, case_id) DO UPDATE SET seq = excluded.seq, status = excluded.status, "
+        + " ON CONFLICT (run_id, case_id) DO UPDATE SET status = excluded.status, "
         "verdict = excluded.verdict, score = excluded.score, reason = excluded.reason, raw = excluded.raw, "
         "data = excluded.data"
     )
@@ -357,13 +359,15 @@ class PostgresRunStore(RunStore):
 
     # -- cases ------------------------------------------------------------------------------------------------
     def _upsert_cases(self, run_id: str, n: int, rows: Iterable[tuple[Any, ...]]) -> None:
-        # The last row of a case id wins, as in SQLite; PostgreSQL refuses one statement that updates a row twice,
-        # so the rows are made distinct first. A NUL character, which a PostgreSQL text cannot hold, is shown as
-        # U+FFFD in the reason and raw columns (the record in ``data`` is JSON, where it is escaped, and intact).
+        # As in SQLite: the last row of a case id wins, at the seq of its first (a case recorded again keeps its
+        # place; a row already stored keeps its seq, see _upsert_sql). PostgreSQL refuses one statement that updates
+        # a row twice, so the rows are made distinct first. A NUL character, which a PostgreSQL text cannot hold, is
+        # shown as U+FFFD in the reason and raw columns (the record in ``data`` is JSON, where it is escaped, and
+        # intact).
         latest: dict[Any, tuple[Any, ...]] = {}
         for row in rows:
-            latest.pop(row[1], None)  # re-inserted: the order of the dict is the order of the last writes
-            latest[row[1]] = row
+            first = latest.get(row[1])
+            latest[row[1]] = row if first is None else (*row[:2], first[2], *row[3:])
         clean = [_without_nul(row) for row in latest.values()]
         for row in clean:
             if "\x00" in row[1]:

@@ -701,8 +701,10 @@ class RunStore:
 
         Args:
             run_id: The run's id (:meth:`resolve`).
-            ref: The ``{"$cases": true, "status", "drop_keys"}`` that :meth:`finish_run` stored in place of the list
-                (what ``get_run(ref, with_cases=False)["results"]["per_example"]`` holds).
+            ref: The ``{"$cases": true, "status", "drop_keys", "keep_keys"?}`` that :meth:`finish_run` stored in
+                place of the list (what ``get_run(ref, with_cases=False)["results"]["per_example"]`` holds). With
+                ``keep_keys`` an entry is the record's values of those keys, in that order (``None`` for a key it
+                lacks: :attr:`goldeval.scoring.protocol.Scorer.per_example_keys`).
 
         Returns:
             An iterator of per-case records (dicts), decoded as the cursor reaches them: a reader that keeps only
@@ -710,8 +712,12 @@ class RunStore:
             ``list(...)`` of it is the ``per_example`` :meth:`get_run` rebuilds.
         """
         drop = tuple(ref.get("drop_keys") or ())
+        keep = ref.get("keep_keys")
         status = ref.get("status", "scored")  # None: every case (a judge's per_example holds the unscored ones too)
         for _, rec in self._case_records(run_id, status=status):
+            if keep is not None:
+                yield {k: rec.get(k) for k in keep}
+                continue
             for k in drop:
                 rec.pop(k, None)
             yield rec
@@ -816,6 +822,8 @@ class RunStore:
             drop = per_example.get("drop_keys")
             marker: dict[str, Any] = {"$cases": True, "status": per_example.get("status", "scored"),
                                       "drop_keys": list(["status"] if drop is None else drop)}
+            if per_example.get("keep_keys") is not None:
+                marker["keep_keys"] = list(per_example["keep_keys"])
             if not (per_example_in_cases and self._streamed_ids_match(run_id, per_example, blocks_ids)):
                 marker["note"] = ("the scored cases recorded differ from the run's per_example (ids or order); "
                                   "per_example is rebuilt from the recorded cases")

@@ -227,8 +227,14 @@ class Scorer(abc.ABC):
     #: How the run store rebuilds ``per_example`` from the recorded cases when the entries were streamed, not kept:
     #: ``"scored"`` — the entries are the ``scored`` cases without ``status`` (the default :meth:`example_entry`);
     #: ``"all"`` — every recorded case, as :meth:`case_record` stored it, is an entry; ``None`` — the entries are
-    #: not the cases (the store then rebuilds them from the scored cases, and says they differ).
+    #: not the cases (the store rebuilds them from the scored cases: each case's values of :attr:`per_example_keys`
+    #: when that is set; else the whole records, with a note that they differ).
     per_example_from_cases: ClassVar[str | None] = "scored"
+    #: With ``per_example_from_cases = None``: the keys of a ``per_example`` entry when :meth:`example_entry` of a
+    #: ``scored`` record is the record's values of these keys, in this order (``None`` for a key it lacks). A
+    #: streamed ``per_example`` is then rebuilt from the scored cases as those entries (``keep_keys`` of the run
+    #: store's marker), not as the whole records; ``None``: the entries are not such a projection.
+    per_example_keys: ClassVar[tuple[str, ...] | None] = None
     #: The report section that shows this scorer's results (:mod:`goldeval.report.model` lays out one per kind):
     #: ``"freetext"`` (per-case F1 and text), ``"labels"`` (confusion, per label), ``"answers"`` (verdicts and the
     #: rows judged) or ``"generic"`` (the aggregate table).
