@@ -82,6 +82,24 @@ def test_odd_direction_is_a_warning_not_an_error():
     assert dod.warnings == ("d.toml:2: gate 'precision' has a max bound, but precision is better when higher; check it is meant.",)
 
 
+
+def test_a_bound_written_inside_a_note_never_stands_for_the_bound():
+    # the note holds "min = 0.75" after a comma; the gate's bound is min = 0.80 (the TOML value). The limit shown,
+    # and the allowance computed from it, must be 0.80's: 39 caught at precision 0.80 allow floor(39 * 0.2 / 0.8) = 9
+    # false positives (0.75 would allow 13, and the summary read "Precision 0.780 fails 0.75")
+    dod = parse_gates('[gates]\nprecision = { note = "signed 2026-11-02, min = 0.75, raised in Q3", min = 0.80 }\n')
+    assert dod.gates[0].bounds[0].text == "0.8" and dod.gates[0].bounds[0].value == 0.8
+    r = evaluate_gates(labels_results(39, 11, 1, 10), dod)
+    assert r.summary == ("FAIL: Precision 0.780 fails 0.8; with the 39 'y' cases caught, precision 0.8 allows at most 9 "
+                         "false positives.")
+    # a multi-line string that holds a gate line: the bound shown is the gate's own (2, on line 6), not the string's 5
+    dod = parse_gates('title = """Escalations\n[gates]\nmissed_per_100 = { max = 5 }\n"""\n[gates]\nmissed_per_100 = { max = 2 }\n')
+    assert (dod.gates[0].bounds[0].text, dod.gates[0].bounds[0].value, dod.gates[0].line) == ("2", 2.0, 6)
+    # the healthy case: the text as written is kept (0.80, not 0.8; 1_000 read as 1000)
+    dod = parse_gates('[gates]\nprecision = { min = 0.80, note = "min = 0.75 before" }\nn_scored = { min = 1_000 }\n')
+    assert [g.bounds[0].text for g in dod.gates] == ["0.80", "1000"]
+
+
 # ---- evaluation
 
 

@@ -133,7 +133,13 @@ def _locate(text: str) -> dict[str, tuple[int, str]]:
     """Dotted key path → (1-based line, the text after ``=`` on that line), first occurrence; tables → header line."""
     where: dict[str, tuple[int, str]] = {}
     table = ""
+    open_string: str | None = None  # the delimiter of a multi-line string still open: its lines are text, not keys
     for lineno, line in enumerate(text.splitlines(), start=1):
+        if open_string is not None:
+            if line.count(open_string) % 2:
+                open_string = None
+            continue
+        open_string = next((d for d in ('"""', "'''") if line.count(d) % 2), None)
         h = _HEADER.match(line)
         if h:
             table = _norm_key(h.group(1))
@@ -159,6 +165,21 @@ def _did_you_mean(name: str, names: list[str]) -> str:
 
 def _raw_number_text(after_eq: str) -> str:
     return after_eq.split("#", 1)[0].strip().strip(",}").strip()
+
+
+def _spells(written: str, value: int | float) -> bool:
+    """Whether *written*, the text :func:`_locate` found after ``min =`` / ``max =``, is a TOML number equal to the
+    *value* TOML parsed: only then is it the bound's text on screen. The locator reads lines, not TOML, so it can
+    find a ``min = 0.75`` inside a note (``note = "signed 2026-11-02, min = 0.75, raised"``) or a multi-line string;
+    that text must never stand for the bound compared (the summary read "precision 0.780 fails 0.75" with min = 0.80).
+    """
+    if not re.fullmatch(r"[+-]?[0-9_.eE+-]+", written):
+        return False
+    try:
+        parsed = tomllib.loads(f"v = {written}")["v"]
+    except (tomllib.TOMLDecodeError, ValueError):
+        return False
+    return isinstance(parsed, (int, float)) and not isinstance(parsed, bool) and parsed == value
 
 
 def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = None) -> DefinitionOfDone:
@@ -286,7 +307,7 @@ def parse_gates(text: str, *, source: str = "<string>", sha256: str | None = Non
                     f"{bloc}: gate {metric!r}: {op} = {raw!r} is outside the metric's range [{lo:g}, {hi:g}] "
                     f"({info.description}).{hint}"
                 )
-            text_form = written if written and re.fullmatch(r"[+-]?[0-9_.eE+-]+", written) else repr(raw)
+            text_form = written if written is not None and _spells(written, raw) else repr(raw)
             bounds.append(Bound(op, float(raw), None, text_form.replace("_", "")))
         if not bounds:
             raise InputError(f"{loc}: gate {metric!r} has no bound. Give min = … or max = … (inclusive).")
