@@ -406,6 +406,32 @@ def test_a_value_that_is_no_number_is_spelled_as_the_json_file_spells_it():
         assert f"missed_per_100 is not a number in this results file (got {spelled})" in decision.summary
 
 
+
+@pytest.mark.parametrize(("metric", "value", "spelled", "gate"), [
+    ("precision", float("inf"), "Infinity", "min = 0.8"),  # json.loads reads Infinity: it passed every min bound
+    ("precision", 1.5, "1.5", "min = 0.8"),
+    ("recall", -0.25, "-0.25", "max = 0.5"),
+    ("missed", -1, "-1", "max = 0"),  # 'PASS: -1 'y' cases missed passes 0'
+    ("missed_per_100", 250.0, "250.0", "min = 1"),
+    ("kappa", -1.5, "-1.5", "max = 0.2"),
+])
+def test_a_value_outside_the_metric_s_range_fails_on_either_side(metric, value, spelled, gate):
+    # the ranges are the units' (METRICS: fraction [0, 1], count >= 0, per_100 [0, 100], kappa [-1, 1]); a value
+    # outside it is no value of the metric, evidence of nothing, and fails as NaN does
+    results = labels_results(tp=9, fp=0, fn=1, tn=10)
+    results["aggregate"][metric] = value
+    decision = evaluate_gates(results, parse_gates(f"[gates]\n{metric} = {{ {gate} }}\n"))
+    assert not decision.passed and decision.results[0].observed is None
+    assert decision.results[0].reason.startswith(f"{metric} is {spelled} in this results file, outside its range [")
+    # the limit a gate reads from another metric is checked the same way
+    results = labels_results(tp=9, fp=0, fn=1, tn=10)
+    results["aggregate"]["annotator_kappa"] = float("-inf")
+    decision = evaluate_gates(results, parse_gates('[gates]\nkappa = { min = "annotator_kappa" }\n'))
+    assert not decision.passed and "the limit annotator_kappa is -Infinity in this results file" in decision.summary
+    # healthy: the ends of the range are values of the metric (9 of 9 predicted positives: precision 1.0 passes)
+    assert evaluate_gates(labels_results(tp=9, fp=0, fn=1, tn=10), parse_gates("[gates]\nprecision = { min = 1 }\n")).passed
+
+
 @pytest.mark.parametrize(("line", "shown"), [
     ("precision = { min = true }", "min must be a finite number, got true."),
     ("precision = { min = inf }", "min must be a finite number, got inf."),

@@ -16,7 +16,8 @@ Rules:
   ``min = 0.80``). Values are compared unrounded (2 misses in 99 = 2.0202… per 100 fails ``max = 2``).
 - A gate on a metric the results list in ``aggregate["undefined"]`` fails and says why ("precision undefined:
   nothing was predicted positive"); a metric absent from the results file fails with a clear reason. Never a
-  silent pass on no evidence.
+  silent pass on no evidence. So does a value no value of the metric can be (a precision of 1.5 or ``Infinity``,
+  -1 misses: outside its unit's range), on whichever side of the bound it lies.
 - A gate on a metric the results file's scorer never produces (``whole_note_f1_mean`` on a labels run) is a
   usage error (:class:`~goldeval.errors.InputError`), not a failing gate.
 
@@ -49,6 +50,7 @@ from goldeval.gates.metrics import (
     CONFIDENCE,
     METRICS,
     PRODUCERS,
+    UNIT_RANGE,
     Metric,
     Words,
     misses_text,
@@ -326,6 +328,12 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
 
                 spelled = json.dumps(value, ensure_ascii=False, default=str)
                 return None, f"{metric} is not a number in this results file (got {spelled if len(spelled) <= 60 else spelled[:59] + '…'})"
+            lo, hi = UNIT_RANGE.get(METRICS[metric].unit, (-math.inf, math.inf))
+            if not (math.isfinite(value) and lo <= value <= hi):
+                # no value of the metric (a precision of 1.5 or inf, -1 misses: an edited file or a broken scorer)
+                # is evidence of nothing: it fails, as NaN does, and never passes on the side it lies
+                return None, (f"{metric} is {json.dumps(value)} in this results file, outside its range "
+                              f"[{lo:g}, {hi:g}] ({METRICS[metric].description})")
             evidence = METRICS[metric].evidence
             missing = evidence(agg, words) if evidence is not None else None
             if missing:

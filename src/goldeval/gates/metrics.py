@@ -20,7 +20,7 @@ from typing import Any
 
 from goldeval.intervals import BOOTSTRAP_F1, LANG_REICZIGEL, WILSON, bootstrap_f1, wilson_interval
 
-__all__ = ["METRICS", "PRODUCERS", "Metric", "Words", "families_of", "known_metrics", "register_producer", "CONFIDENCE"]
+__all__ = ["METRICS", "PRODUCERS", "UNIT_RANGE", "Metric", "Words", "families_of", "known_metrics", "register_producer", "CONFIDENCE"]
 
 #: Coverage of the interval shown beside every gate.
 CONFIDENCE = 0.95
@@ -501,6 +501,8 @@ def families_of(name: str | None) -> frozenset[str] | None:
     return PRODUCERS.get(name) if isinstance(name, str) else None
 
 
+#: unit → the (low, high) every value of a metric in that unit lies in: a bound outside it is refused when the gates
+#: are read, an observed value outside it fails its gate.
 UNIT_RANGE = {"fraction": (0.0, 1.0), "per_100": (0.0, 100.0), "count": (0.0, math.inf), "kappa": (-1.0, 1.0), "amount": (0.0, math.inf),
               "cosine": (-1.0, 1.0)}
 
