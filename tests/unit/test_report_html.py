@@ -347,3 +347,27 @@ def test_a_slices_gate_on_the_same_metric_never_stands_in_for_the_whole_runs_gat
     assert "#2e7d32" in svg and "#c62828" not in svg  # green: the whole run's gate passed (red was the slice's)
     # the slice's gate is still in the decision table, named as the slice's
     assert [g["metric"] for g in build_model(results)["decision"]["gates"]] == ["precision", "precision [slice hard]"]
+
+
+def test_a_gate_with_a_min_and_a_max_is_charted_with_both_bounds_and_red_when_either_fails():
+    # `precision = { min = 0.8, max = 0.99 }` gives two gate lines on "precision" (min failed: 0.5 < 0.8; max passed).
+    # The charts kept one line per metric, the last: the precision bar was drawn green against 0.99 alone while the
+    # gate failed. Every bound is marked now and the bar is red when any bound fails; the same for a pass_rate point.
+    from goldeval.report.model import build_model
+
+    low = {"metric": "precision", "op": "min", "limit": 0.8, "limit_text": "0.8", "observed": 0.5,
+           "observed_text": "0.500", "passed": False}
+    high = {**low, "op": "max", "limit": 0.99, "limit_text": "0.99", "passed": True}
+    # by hand: tp 1, fp 1, fn 0 -> precision 0.5, recall 1.0
+    results = {"scorer": {"name": "labels", "version": "1"}, "positive": "escalate",
+               "aggregate": {"n": 2, "n_scored": 2, "precision": 0.5, "recall": 1.0, "missed": 0, "missed_per_100": 0.0,
+                             "tp": 1, "fp": 1, "fn": 0, "tn": 0},
+               "gates": {"passed": False, "summary": "FAIL", "gates": [low, high]},
+               "per_example": [{"id": "a", "gold": "escalate", "pred": "escalate", "outcome": "tp"},
+                               {"id": "b", "gold": "ok", "pred": "escalate", "outcome": "fp"}]}
+    svg = next(c["svg"] for c in build_model(results)["charts"] if c["title"] == "precision and recall against their gates")
+    assert "#c62828" in svg and "#2e7d32" not in svg  # red: the min bound failed (green was the max's)
+    # healthy: both bounds passed (0.5 within [0.4, 0.99]) -> green
+    results["gates"]["gates"] = [{**low, "limit": 0.4, "limit_text": "0.4", "passed": True}, high]
+    svg = next(c["svg"] for c in build_model(results)["charts"] if c["title"] == "precision and recall against their gates")
+    assert "#2e7d32" in svg and "#c62828" not in svg

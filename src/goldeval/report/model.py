@@ -669,9 +669,13 @@ def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, An
     tally = rows if isinstance(rows, CaseTally) else CaseTally.of(kind, rows, results)
 
     agg = results.get("aggregate") or {}
-    # the whole run's gates (a slice's gate, [gates.slices.NAME], bounds that slice's value, not the value charted here)
-    gates = ({g.get("metric"): g for g in ((results.get("gates") or {}).get("gates") or []) if g.get("slice") is None}
-             if isinstance(results.get("gates"), Mapping) else {})
+    # the whole run's gates, every bound of each (a slice's gate, [gates.slices.NAME], bounds that slice's value, not
+    # the value charted here; `min = 0.8, max = 0.99` is two gate lines on one metric, and a failing one makes it red)
+    gates: dict[str, list[Mapping[str, Any]]] = {}
+    if isinstance(results.get("gates"), Mapping):
+        for g in (results.get("gates") or {}).get("gates") or []:
+            if isinstance(g, Mapping) and g.get("slice") is None:
+                gates.setdefault(str(g.get("metric")), []).append(g)
     out: list[dict[str, Any]] = []
     if kind == "freetext":
         out.append({"title": "per-example F1", "svg": charts.histogram(tally.f1s, title=f"per-example F1 ({len(tally.f1s)} scored)",
@@ -698,18 +702,16 @@ def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, An
             if key in agg:
                 names.append(key)
                 values.append(float(agg[key]))
-                if key in gates and gates[key].get("limit") is not None:
-                    marks.append((len(names) - 1, gates[key]["op"], float(gates[key]["limit"])))
+                marks += [(len(names) - 1, g["op"], float(g["limit"])) for g in gates.get(key, []) if g.get("limit") is not None]
         if names:
             out.append({"title": "precision and recall against their gates", "svg": charts.bars(
                 names, values, title="precision / recall" + (" (dashed: gate)" if marks else ""), ylabel="value", ymax=1.1, gates=marks,
                 colors=[_gate_colour(gates.get(n)) for n in names])})
         for key, label in (("missed_per_100", "missed per 100 gold positives"), ("missed", "missed positives")):
             if key in agg and (key in gates or key == "missed_per_100"):
-                g = gates.get(key)
-                marks = [(0, g["op"], float(g["limit"]))] if g and g.get("limit") is not None else []
+                marks = [(0, g["op"], float(g["limit"])) for g in gates.get(key, []) if g.get("limit") is not None]
                 out.append({"title": label, "svg": charts.bars([key], [float(agg[key])], title=label + (" (dashed: gate)" if marks else ""), ylabel=key,
-                                                             gates=marks, colors=[_gate_colour(g)])})
+                                                             gates=marks, colors=[_gate_colour(gates.get(key))])})
     elif kind == "answers":
         # each case in the one bucket the pass rate puts it in (goldeval.verdict.pass_rate), so that the bars are the
         # summary's counts: a verified_wrong golden is its own bar whatever its verdict, and a match of confidence
@@ -732,18 +734,21 @@ def _chart_inputs(results: Mapping[str, Any], kind: str, rows: list[dict[str, An
                                                              ylabel="cases")})
         head = summary["headline"]
         ci = head.get("ci") or [None, None]
-        g = gates.get("pass_rate")
+        bounds = gates.get("pass_rate", [])
+        # one dashed line: the bound that failed, else the first (the point's colour is every bound's decision)
+        g = next((b for b in bounds if not b.get("passed")), bounds[0] if bounds else None)
         out.append({"title": "pass rate = match / (match + no_match)", "svg": charts.interval(
             "pass rate", head.get("value"), ci[0], ci[1], title=f"pass rate and its {interval_words(WILSON, opts.confidence)}",
             gate=(g["op"], float(g["limit"])) if g and g.get("limit") is not None else None,
-            passed=None if not g else bool(g.get("passed")))})
+            passed=None if not bounds else all(bool(b.get("passed")) for b in bounds))})
     return out
 
 
-def _gate_colour(g: Mapping[str, Any] | None) -> str:
-    if not g:
+def _gate_colour(bounds: list[Mapping[str, Any]] | None) -> str:
+    """A bar's colour: neutral without a gate, green when every bound of the metric's gate passed, else red."""
+    if not bounds:
         return "#3f6fb5"
-    return "#2e7d32" if g.get("passed") else "#c62828"
+    return "#2e7d32" if all(g.get("passed") for g in bounds) else "#c62828"
 
 
 # ---------------------------------------------------------------------------------------------------------------
