@@ -407,6 +407,20 @@ def test_a_value_that_is_no_number_is_spelled_as_the_json_file_spells_it():
 
 
 
+def test_a_floor_on_a_rate_per_100_is_not_called_within():
+    # 4 missed of 40 gold positives = 10.0 per 100 (by hand). Under max = 2 it is 'against the agreed 2 per 100';
+    # under a min (legal, warned) the line read "10.0 per 100 within the agreed 1 per 100", as if it were at most 1
+    r = labels_results(36, 6, 4, 154)
+    assert evaluate_gates(r, parse_gates("[gates]\nmissed_per_100 = { min = 1 }\n")).summary == (
+        "PASS: 4 'y' cases missed (10.0 per 100) at or above the agreed minimum of 1 per 100.")
+    assert evaluate_gates(r, parse_gates("[gates]\nmissed_per_100 = { min = 20 }\n")).summary == (
+        "FAIL: 4 'y' cases missed (10.0 per 100) below the agreed minimum of 20 per 100; 20 per 100 on these 40 gold "
+        "'y' cases needs at least 8 misses.")
+    # the ceiling keeps its words
+    assert evaluate_gates(r, parse_gates("[gates]\nmissed_per_100 = { max = 12.5 }\n")).summary.startswith(
+        "PASS: 4 'y' cases missed (10.0 per 100) within the agreed 12.5 per 100.")
+
+
 @pytest.mark.parametrize(("metric", "value", "spelled", "gate"), [
     ("precision", float("inf"), "Infinity", "min = 0.8"),  # json.loads reads Infinity: it passed every min bound
     ("precision", 1.5, "1.5", "min = 0.8"),

@@ -381,8 +381,10 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                 subject = info.subject(agg, value_text, words) if info.subject else f"{gate.metric} {value_text}"
                 if limit is None:
                     sentence = f"{subject} fails: {reason}"
-                elif info.unit == "per_100":
+                elif info.unit == "per_100" and b.op == "max":
                     sentence = f"{subject} {'within' if passed else 'against'} {limit_phrase}"
+                elif info.unit == "per_100":  # a floor is never something a rate is 'within'
+                    sentence = f"{subject} {'at or above' if passed else 'below'} the agreed minimum of {limit_text} per 100"
                 else:
                     sentence = f"{subject} {'passes' if passed else 'fails'} {limit_phrase}"
             no_evidence = bool(why and why.startswith(f"{gate.metric} has no evidence: "))
