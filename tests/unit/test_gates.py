@@ -173,6 +173,18 @@ def test_nothing_scored_passes_no_gate(gate):
     assert r.results[0].reason.endswith("has no evidence: nothing was scored on this set")
 
 
+@pytest.mark.parametrize("gate", ["whole_note_f1_mean = { max = 0.5 }", "n_failed = { max = 0 }"])
+def test_nothing_scored_passes_no_gate_when_only_n_counts_the_scored_rows(gate):
+    # upstream run_eval.py's aggregate keys (DESIGN.md "Token F1": `n` counts scored rows) have no n_scored: a file
+    # of it with n = 0 (and a mean of 0.0 over no row) passed both gates, exit 0, on no evidence
+    res = {"scorer": {"name": "token_f1"}, "aggregate": {"n": 0, "n_failed": 0, "whole_note_f1_mean": 0.0}}
+    r = evaluate_gates(res, parse_gates(f"[gates]\n{gate}\n"))
+    assert not r.passed and r.results[0].reason.endswith("has no evidence: nothing was scored on this set")
+    # healthy: the same file with 3 rows scored passes (0.0 <= 0.5; 0 failed)
+    res["aggregate"]["n"] = 3
+    assert evaluate_gates(res, parse_gates(f"[gates]\n{gate}\n")).passed
+
+
 def test_evidence_is_read_from_the_counts_when_undefined_is_not_listed():
     # A results file that forgot `undefined` (hand-made, or an older writer): precision 0.0 with nothing predicted
     # positive must still not pass a max gate, nor recall 0.0 with no gold positives.

@@ -308,7 +308,9 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
         each sentence (``""`` for the whole run, ``"slice difficulty = hard: "`` for a slice)."""
         undefined = agg.get("undefined") or {}
         undefined = undefined if isinstance(undefined, Mapping) else {}
-        nothing_scored = int_field(agg, "n_scored") == 0
+        # upstream run_eval.py's aggregate (and a third-party scorer's) may count the scored rows in `n` alone
+        scored = int_field(agg, "n_scored")
+        nothing_scored = (scored if scored is not None else int_field(agg, "n")) == 0
         out: list[GateResult] = []
 
         def read(metric: str) -> tuple[float | None, str | None]:
