@@ -185,6 +185,25 @@ def test_nothing_scored_passes_no_gate_when_only_n_counts_the_scored_rows(gate):
     assert evaluate_gates(res, parse_gates(f"[gates]\n{gate}\n")).passed
 
 
+def test_what_a_gate_allows_on_a_set_of_one_is_said_in_the_singular():
+    # a slice of one case is common with --slice-by; the allowances read "a mean over the 1 scored examples; 1 failed
+    # rows are left out", "on these 1 decided cases the limit needs at least 1 matches", "at most 1 rows that could
+    # not be scored". The numbers by hand: ceil(0.6 * 1) = 1 match; floor(1.5) = 1 row
+    def line(agg, gate):
+        return evaluate_gates({"aggregate": agg}, parse_gates(f"[gates]\n{gate}\n")).results[0].allowed_on_this_set
+
+    assert line({"whole_note_f1_mean": 0.5, "n": 1, "n_scored": 1, "n_failed": 1}, "whole_note_f1_mean = { min = 0.6 }") == (
+        "a mean over the 1 scored example; 1 failed row is left out of the mean")
+    assert line({"pass_rate": 0.0, "match": 0, "no_match": 1, "n_scored": 1}, "pass_rate = { min = 0.6 }") == (
+        "on this 1 decided case the limit needs at least 1 match (at most 0 no_match)")
+    assert line({"share_healthy": 0.0, "n_cases": 1, "n_healthy": 0}, "share_healthy = { min = 0.6 }") == (
+        "on this 1 case the limit needs at least 1 healthy golden (at most 0 doubted or broken)")
+    assert line({"n_failed": 2, "n_scored": 1}, "n_failed = { max = 1.5 }") == "the limit allows at most 1 row that could not be scored"
+    # more than one keeps the plural: ceil(0.6 * 5) = 3 matches
+    assert line({"pass_rate": 0.4, "match": 2, "no_match": 3, "n_scored": 5}, "pass_rate = { min = 0.6 }") == (
+        "on these 5 decided cases the limit needs at least 3 matches (at most 2 no_match)")
+
+
 def test_evidence_is_read_from_the_counts_when_undefined_is_not_listed():
     # A results file that forgot `undefined` (hand-made, or an older writer): precision 0.0 with nothing predicted
     # positive must still not pass a max gate, nor recall 0.0 with no gold positives.

@@ -107,6 +107,16 @@ def int_field(agg: Mapping[str, Any], key: str) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+def counted(n: int, one: str, many: str) -> str:
+    """``"1 case"`` / ``"n cases"``: a count and its noun, in the singular for one (slices make counts of 1 common)."""
+    return f"{n} {one if n == 1 else many}"
+
+
+def _these(n: int, one: str, many: str) -> str:
+    """``"these 40 cases"`` / ``"this 1 case"``."""
+    return f"this 1 {one}" if n == 1 else f"these {n} {many}"
+
+
 def misses_text(n: int) -> str:
     """``"1 miss"`` / ``"n misses"``: the words of a gate's explanation."""
     return f"{n} miss" if n == 1 else f"{n} misses"
@@ -181,8 +191,8 @@ def _allow_accuracy(agg, op, limit, words):
     if n is None or op != "min" or n == 0:
         return None, None
     k = math.floor(n * (1 - limit))
-    return (f"accuracy {_fmt_frac(limit)} on these {n} cases allows at most {k} "
-            f"{'case' if k == 1 else 'cases'} wrong about the positive label (fp + fn)"), k
+    return (f"accuracy {_fmt_frac(limit)} on {_these(n, 'case', 'cases')} allows at most "
+            f"{counted(k, 'case', 'cases')} wrong about the positive label (fp + fn)"), k
 
 
 def _allow_agreement(agg, op, limit, words):
@@ -190,16 +200,17 @@ def _allow_agreement(agg, op, limit, words):
     if n is None or op != "min" or n == 0:
         return None, None
     k = math.floor(n * (1 - limit))
-    return f"agreement {_fmt_frac(limit)} on these {n} cases allows at most {k} {'case' if k == 1 else 'cases'} labelled unlike gold", k
+    return (f"agreement {_fmt_frac(limit)} on {_these(n, 'case', 'cases')} allows at most {counted(k, 'case', 'cases')} "
+            "labelled unlike gold"), k
 
 
-def _allow_count_max(what: str):
+def _allow_count_max(one: str, many: str):
     def allow(agg, op, limit, words):
         if op == "max":
             k = math.floor(limit)
-            return f"the limit allows at most {k} {what}", k
+            return f"the limit allows at most {counted(k, one, many)}", k
         k = math.ceil(limit)
-        return f"the limit needs at least {k} {what}", k
+        return f"the limit needs at least {counted(k, one, many)}", k
 
     return allow
 
@@ -209,8 +220,8 @@ def _allow_mean(agg, op, limit, words):
     if n is None:
         return None, None
     failed = int_field(agg, "n_failed") or 0
-    tail = f"; {failed} failed rows are left out of the mean" if failed else ""
-    return f"a mean over the {n} scored examples{tail}", None
+    tail = f"; {counted(failed, 'failed row is', 'failed rows are')} left out of the mean" if failed else ""
+    return f"a mean over the {counted(n, 'scored example', 'scored examples')}{tail}", None
 
 
 def _allow_pass_rate(agg, op, limit, words):
@@ -221,9 +232,10 @@ def _allow_pass_rate(agg, op, limit, words):
         return "no case was decided (match or no_match) on this set", None
     if op == "min":
         k = math.ceil(limit * decided)
-        return f"on these {decided} decided cases the limit needs at least {k} matches (at most {decided - k} no_match)", k
+        return (f"on {_these(decided, 'decided case', 'decided cases')} the limit needs at least "
+                f"{counted(k, 'match', 'matches')} (at most {decided - k} no_match)"), k
     k = math.floor(limit * decided)
-    return f"on these {decided} decided cases the limit allows at most {k} matches", k
+    return f"on {_these(decided, 'decided case', 'decided cases')} the limit allows at most {counted(k, 'match', 'matches')}", k
 
 
 def _needs_gold_positives(agg, words):
@@ -262,9 +274,10 @@ def _allow_share_healthy(agg, op, limit, words):
         return None, None
     if op == "min":
         k = math.ceil(limit * n)
-        return f"on these {n} cases the limit needs at least {k} healthy goldens (at most {n - k} doubted or broken)", k
+        return (f"on {_these(n, 'case', 'cases')} the limit needs at least {counted(k, 'healthy golden', 'healthy goldens')} "
+                f"(at most {n - k} doubted or broken)"), k
     k = math.floor(limit * n)
-    return f"on these {n} cases the limit allows at most {k} healthy goldens", k
+    return f"on {_these(n, 'case', 'cases')} the limit allows at most {counted(k, 'healthy golden', 'healthy goldens')}", k
 
 
 def _needs_cases(agg, words):
@@ -363,7 +376,7 @@ METRICS: dict[str, Metric] = dict(
         # every scorer (the results-file conventions): gate the coverage itself
         _m("n_scored", "common", "rows (cases) scored; a min guards against a truncated or half-failed input", "higher", "count"),
         _m("n_failed", "common", "rows (cases) that could not be scored, listed under failures and left out of every other metric",
-           "lower", "count", _allow_count_max("rows that could not be scored")),
+           "lower", "count", _allow_count_max("row that could not be scored", "rows that could not be scored")),
         # labels (goldeval.labels)
         _m("precision", "labels", "share of predicted positives that are gold positives, tp / (tp + fp)", "higher", "fraction", _allow_precision,
            evidence=_needs_predicted_positives, interval=_wilson(_tp_fp)),
@@ -377,8 +390,8 @@ METRICS: dict[str, Metric] = dict(
            _allow_missed_per_100, _subject_missed_per_100, _needs_gold_positives, _wilson(_fn_gold, 100.0)),
         _m("gold_positives", "labels", "gold positives in the set (tp + fn)", "higher", "count"),
         _m("predicted_positives", "labels", "cases predicted positive (tp + fp)", "lower", "count"),
-        _m("tp", "labels", "true positives: gold positive, predicted positive", "higher", "count", _allow_count_max("true positives")),
-        _m("fp", "labels", "false positives: predicted positive, gold not", "lower", "count", _allow_count_max("false positives")),
+        _m("tp", "labels", "true positives: gold positive, predicted positive", "higher", "count", _allow_count_max("true positive", "true positives")),
+        _m("fp", "labels", "false positives: predicted positive, gold not", "lower", "count", _allow_count_max("false positive", "false positives")),
         _m("fn", "labels", "false negatives (the same as missed)", "lower", "count", _allow_missed,
            evidence=_needs_gold_positives),
         _m("tn", "labels", "true negatives", "higher", "count"),
@@ -420,20 +433,20 @@ METRICS: dict[str, Metric] = dict(
            "(the run's and the calibration's sampling error; judge --calibration)", "higher", "fraction",
            evidence=_needs_decided),
         _m("match", "answers", "cases judged match", "higher", "count"),
-        _m("no_match", "answers", "cases judged no_match", "lower", "count", _allow_count_max("no_match verdicts"),
+        _m("no_match", "answers", "cases judged no_match", "lower", "count", _allow_count_max("no_match verdict", "no_match verdicts"),
            evidence=_needs_decided),
-        _m("near_match", "answers", "cases judged near_match (neither pass nor fail)", "lower", "count", _allow_count_max("near_match verdicts")),
-        _m("needs_human", "answers", "cases a person must decide", "lower", "count", _allow_count_max("cases for a person")),
-        _m("unscored", "answers", "cases that could not be scored", "lower", "count", _allow_count_max("unscored cases")),
+        _m("near_match", "answers", "cases judged near_match (neither pass nor fail)", "lower", "count", _allow_count_max("near_match verdict", "near_match verdicts")),
+        _m("needs_human", "answers", "cases a person must decide", "lower", "count", _allow_count_max("case for a person", "cases for a person")),
+        _m("unscored", "answers", "cases that could not be scored", "lower", "count", _allow_count_max("unscored case", "unscored cases")),
         _m("agreement_rate", "answers", "share of cases where the rule verdict and the LLM verdict agree (llm_judge)", "higher", "fraction",
            interval=_wilson(lambda agg: (int_field(agg, "agreement_agree"), int_field(agg, "agreement_n")))),
-        _m("n_flickering", "answers", "cases whose LLM verdict changed between repeats (llm_judge)", "lower", "count", _allow_count_max("flickering cases")),
+        _m("n_flickering", "answers", "cases whose LLM verdict changed between repeats (llm_judge)", "lower", "count", _allow_count_max("flickering case", "flickering cases")),
         _m("cost_usd", "answers", "what the LLM judge calls cost, in USD (llm_judge, with prices configured)", "lower", "amount"),
         _m("latency_p95_s", "answers", "95th percentile of the LLM judge's call latency, in seconds (llm_judge)", "lower", "amount"),
         _m("spend_usd", "answers", "what the LLM judge's HTTP calls spent, in USD: usage at the prices, else each call's reserved "
            "worst case (llm_judge, with prices)", "lower", "amount"),
         _m("n_not_sent", "answers", "cases the spend cap left unsent to the LLM judge (needs_human: spend cap reached)", "lower", "count",
-           _allow_count_max("cases left unsent by the spend cap")),
+           _allow_count_max("case left unsent by the spend cap", "cases left unsent by the spend cap")),
         # the golden health check (goldeval.answers.golden_health, the `check-goldens` command)
         _m("share_healthy", "golden_health", "share of cases whose golden no check doubts, n_healthy / n_cases", "higher",
            "fraction", _allow_share_healthy, evidence=_needs_cases,
@@ -441,11 +454,11 @@ METRICS: dict[str, Metric] = dict(
         _m("n_cases", "golden_health", "cases checked (each unusable row of the case file counts, as broken)", "higher", "count"),
         _m("n_healthy", "golden_health", "cases whose golden no check doubts", "higher", "count"),
         _m("n_suspect", "golden_health", "cases whose golden is suspect (a check doubts it)", "lower", "count",
-           _allow_count_max("suspect goldens")),
+           _allow_count_max("suspect golden", "suspect goldens")),
         _m("n_verified_wrong", "golden_health", "cases whose golden a check shows wrong", "lower", "count",
-           _allow_count_max("goldens shown wrong")),
+           _allow_count_max("golden shown wrong", "goldens shown wrong")),
         _m("n_broken", "golden_health", "cases whose golden cannot be checked: malformed, its canonical query fails, "
-           "its database is missing", "lower", "count", _allow_count_max("broken goldens")),
+           "its database is missing", "lower", "count", _allow_count_max("broken golden", "broken goldens")),
         # the judge against the settled human verdicts (goldeval.runs.calibration, the `review stats` command)
         _m("judge_agreement", "calibration", "share of human-settled cases where the judge's decided verdict equals the person's", "higher", "fraction",
            interval=_wilson(_share_of("judge_agreement", "n_scored"))),
@@ -457,7 +470,7 @@ METRICS: dict[str, Metric] = dict(
            interval=_wilson(_share_of("judge_agreement_llm", "n_llm"))),
         _m("judge_kappa_llm", "calibration", "judge_kappa over the cases decided by the LLM judge", "higher", "kappa"),
         _m("n_unsettled", "calibration", "cases whose reviewers disagree and were never settled (listed, not counted)", "lower", "count",
-           _allow_count_max("unsettled conflicts")),
+           _allow_count_max("unsettled conflict", "unsettled conflicts")),
     ]
 )
 
