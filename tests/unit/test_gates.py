@@ -459,15 +459,17 @@ def test_a_floor_on_a_rate_per_100_is_not_called_within():
     ("missed", -1, "-1", "max = 0"),  # 'PASS: -1 'y' cases missed passes 0'
     ("missed_per_100", 250.0, "250.0", "min = 1"),
     ("kappa", -1.5, "-1.5", "max = 0.2"),
+    ("missed", 2.5, "2.5", "max = 2"),  # a count that is no whole number: the line read "2 'y' cases missed fails 2"
 ])
 def test_a_value_outside_the_metric_s_range_fails_on_either_side(metric, value, spelled, gate):
-    # the ranges are the units' (METRICS: fraction [0, 1], count >= 0, per_100 [0, 100], kappa [-1, 1]); a value
-    # outside it is no value of the metric, evidence of nothing, and fails as NaN does
+    # the ranges are the units' (METRICS: fraction [0, 1], count a whole number >= 0, per_100 [0, 100], kappa
+    # [-1, 1]); a value outside it is no value of the metric, evidence of nothing, and fails as NaN does
     results = labels_results(tp=9, fp=0, fn=1, tn=10)
     results["aggregate"][metric] = value
     decision = evaluate_gates(results, parse_gates(f"[gates]\n{metric} = {{ {gate} }}\n"))
     assert not decision.passed and decision.results[0].observed is None
-    assert decision.results[0].reason.startswith(f"{metric} is {spelled} in this results file, outside its range [")
+    assert decision.results[0].reason.startswith(f"{metric} is {spelled} in this results file, ")
+    assert decision.results[0].reason.endswith(f"({METRICS[metric].description})")
     # the limit a gate reads from another metric is checked the same way
     results = labels_results(tp=9, fp=0, fn=1, tn=10)
     results["aggregate"]["annotator_kappa"] = float("-inf")

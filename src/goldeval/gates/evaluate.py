@@ -336,6 +336,9 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                 # is evidence of nothing: it fails, as NaN does, and never passes on the side it lies
                 return None, (f"{metric} is {json.dumps(value)} in this results file, outside its range "
                               f"[{lo:g}, {hi:g}] ({METRICS[metric].description})")
+            if METRICS[metric].unit == "count" and not float(value).is_integer():
+                # 2.5 misses: no count (its sentence read "2 positives missed fails 2")
+                return None, f"{metric} is {json.dumps(value)} in this results file, not a whole number ({METRICS[metric].description})"
             evidence = METRICS[metric].evidence
             missing = evidence(agg, words) if evidence is not None else None
             if missing:
