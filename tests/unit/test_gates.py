@@ -204,6 +204,20 @@ def test_what_a_gate_allows_on_a_set_of_one_is_said_in_the_singular():
         "on these 5 decided cases the limit needs at least 3 matches (at most 2 no_match)")
 
 
+def test_a_limit_another_metric_sets_is_shown_so_that_it_never_seems_to_contradict_the_decision():
+    # kappa 0.4004 against annotator_kappa 0.40045 fails (by hand: 0.4004 < 0.40045); both rounded to 3 decimals the
+    # line read "Kappa 0.400 fails annotator_kappa 0.400". They are rounded alike, to the digits that keep the order
+    def decide(kappa, line):
+        agg = {"kappa": kappa, "annotator_kappa": line, "n_scored": 20}
+        return evaluate_gates({"aggregate": agg}, parse_gates('[gates]\nkappa = { min = "annotator_kappa" }\n'))
+
+    r = decide(0.4004, 0.40045)
+    assert r.summary == "FAIL: Kappa 0.40040 fails annotator_kappa 0.40045." and r.results[0].observed_text == "0.40040"
+    # equal values pass (inclusive) and may show equal; a clear margin keeps 3 decimals
+    assert decide(0.40045, 0.40045).summary == "PASS: Kappa 0.40045 passes annotator_kappa 0.40045."
+    assert decide(0.5, 0.4).summary == "PASS: Kappa 0.500 passes annotator_kappa 0.400."
+
+
 def test_evidence_is_read_from_the_counts_when_undefined_is_not_listed():
     # A results file that forgot `undefined` (hand-made, or an older writer): precision 0.0 with nothing predicted
     # positive must still not pass a max gate, nor recall 0.0 with no gold positives.

@@ -62,3 +62,17 @@ def test_load_definition_checks_the_scorer_early(tmp_path):
     assert load_definition(str(f), scorer="answer_judge") is not None
     with pytest.raises(InputError, match=r"dod\.toml:3: gate on 'pass_rate' \(answers metric\), but scorer 'token_f1' never produces it"):
         load_definition(str(f), scorer="token_f1")
+
+
+def test_the_table_shows_a_limit_another_metric_sets_to_the_observed_value_s_digits():
+    # kappa 0.4004 against annotator_kappa 0.40045 fails; the table's limit cell read "annotator_kappa (0.400)" beside
+    # an observed 0.400: it is shown to the observed value's digits (the gate report's 0.40040), "(0.40045)"
+    from goldeval.gates import evaluate_gates, parse_gates
+    from goldeval.cli._gating import render_gate_report
+
+    agg = {"kappa": 0.4004, "annotator_kappa": 0.40045, "n_scored": 20}
+    report = evaluate_gates({"aggregate": agg}, parse_gates('[gates]\nkappa = { min = "annotator_kappa" }\n'))
+    console, buf = _console()
+    render_gate_report(report, console)
+    row = next(line for line in buf.getvalue().splitlines() if line.lstrip("│┃ ").startswith("kappa"))
+    assert "0.40040" in row and "≥ annotator_kappa (0.40045)" in row and "FAIL" in row

@@ -82,7 +82,7 @@ def render_gate_report(report: Any, console: Any) -> None:
         table.add_column(col, overflow="fold")
     for r in report.results:
         op = "≥" if r.op == "min" else "≤"
-        limit = r.limit_text if r.limit_metric is None else f"{r.limit_metric} ({'?' if r.limit is None else f'{r.limit:.3f}'})"
+        limit = r.limit_text if r.limit_metric is None else f"{r.limit_metric} ({'?' if r.limit is None else _as_shown(r.limit, r.observed_text)})"
         observed = r.observed_text if r.observed_text is not None else "—"
         result = "[green]pass[/green]" if r.passed else "[red]FAIL[/red]"
         table.add_row(r.metric if r.slice is None else escape(f"{r.metric} [{r.slice}]"), observed, interval_text(r.to_dict()), escape(f"{op} {limit}"), result,
@@ -91,3 +91,12 @@ def render_gate_report(report: Any, console: Any) -> None:
     for w in report.warnings:
         console.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
     console.print(report.summary, markup=False, highlight=False, soft_wrap=True)
+
+
+def _as_shown(limit: float, observed_text: str | None) -> str:
+    """A limit another metric's value sets, to the decimals the observed value is shown with (the gates round both
+    alike so that they never seem to contradict the decision: 0.40040 against 0.40045, not against 0.400)."""
+    if observed_text is None or not observed_text.replace(".", "", 1).lstrip("-").isdigit():
+        return f"{limit:.3f}"
+    decimals = len(observed_text.partition(".")[2])
+    return f"{limit:.{decimals}f}"

@@ -220,6 +220,19 @@ def _shown(value: float, unit: str, op: str, limit: float | None) -> str:
     return repr(value)
 
 
+def _shown_against(value: float, limit: float, unit: str, limit_unit: str, op: str) -> tuple[str, str]:
+    """*value* and the *limit* another metric's value sets, as shown: rounded to the same digits, as many as it takes
+    for the two shown numbers to compare as the values do (and the shown value against the true limit)."""
+    if unit == limit_unit == "count" and float(value).is_integer() and float(limit).is_integer():
+        return str(int(value)), str(int(limit))
+    truth = _holds(value, op, limit)
+    for d in range(1 if unit == "per_100" else 3, 13):
+        v, lim = f"{value:.{d}f}", f"{limit:.{d}f}"
+        if _holds(float(v), op, float(lim)) == truth and _holds(float(v), op, limit) == truth:
+            return v, lim
+    return repr(value), repr(limit)
+
+
 def _results_families(results: Mapping[str, Any], agg: Mapping[str, Any]) -> tuple[str | None, set[str]]:
     scorer = results.get("scorer")
     name = scorer.get("name") if isinstance(scorer, Mapping) else None
@@ -354,8 +367,17 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
             observed, why = read(gate.metric)
             limit, limit_why = (b.value, None) if b.ref is None else read(b.ref)
             limit_text = b.text
-            if b.ref is not None:
-                limit_text = f"{b.ref} {_shown(limit, METRICS[b.ref].unit, b.op, None)}" if limit is not None else b.ref
+            obs_text = None if observed is None else _shown(observed, info.unit, b.op, limit)
+            if b.ref is not None and limit is not None:
+                # another metric's value is the limit: both shown alike, never so rounded that they seem to contradict
+                # the decision ("Kappa 0.400 fails annotator_kappa 0.400" for 0.4004 against 0.40045)
+                if observed is not None:
+                    obs_text, lim_shown = _shown_against(observed, limit, info.unit, METRICS[b.ref].unit, b.op)
+                else:
+                    lim_shown = _shown(limit, METRICS[b.ref].unit, b.op, None)
+                limit_text = f"{b.ref} {lim_shown}"
+            elif b.ref is not None:
+                limit_text = b.ref
             limit_phrase = f"the agreed {limit_text} per 100" if info.unit == "per_100" else limit_text
             if observed is not None and limit is not None:
                 passed = _holds(observed, b.op, limit)
@@ -382,7 +404,7 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                 else:
                     sentence = f"{reason}, so it fails {limit_phrase}"
             else:
-                value_text = _shown(observed, info.unit, b.op, limit)
+                value_text = str(obs_text)
                 subject = info.subject(agg, value_text, words) if info.subject else f"{gate.metric} {value_text}"
                 if limit is None:
                     sentence = f"{subject} fails: {reason}"
@@ -420,7 +442,7 @@ def evaluate_gates(results: Mapping[str, Any], dod: DefinitionOfDone) -> GateRep
                     sentence=label + sentence,
                     line=gate.line,
                     note=gate.note,
-                    observed_text=None if observed is None else _shown(observed, info.unit, b.op, limit),
+                    observed_text=obs_text,
                     ci_low=None if iv is None else iv["low"],
                     ci_high=None if iv is None else iv["high"],
                     interval_method=None if iv is None else iv["method"],
