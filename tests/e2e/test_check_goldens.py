@@ -111,6 +111,21 @@ def test_a_failing_gate_exits_1_and_a_passing_one_0(ex):
     assert r.exit_code == 1 and json.loads(res.read_text())["gates"]["passed"] is False
 
 
+def test_a_slice_gate_is_refused_before_any_golden_is_checked(ex):
+    # check-goldens has no --slice-by: a [gates.slices.NAME] gate ran every check, then failed (exit 1) with "score it
+    # with --slice-by FIELD", a flag it does not have. It is bad input (exit 2), as on a scoring command without
+    # --slice-by, and nothing is written
+    dod = ex / "dod.toml"
+    dod.write_text("[gates]\nshare_healthy = { min = 0.2 }\n[gates.slices.hard]\nshare_healthy = { min = 0.5 }\n")
+    res = ex / "res.json"
+    r = run(ex / "cases.jsonl", "--db", ex / "pets.sqlite", "-q", "--gates", dod, "--results", res)
+    assert r.exit_code == 2 and "dod.toml:4: gate on 'share_healthy' of slice 'hard'" in " ".join(r.output.split()), r.output
+    assert not res.exists()
+    # healthy: the whole-run gate alone is applied (1 healthy of 4 by the fixture: 0.25 >= 0.2)
+    dod.write_text("[gates]\nshare_healthy = { min = 0.2 }\n")
+    assert run(ex / "cases.jsonl", "--db", ex / "pets.sqlite", "-q", "--gates", dod).exit_code == 0
+
+
 @pytest.mark.parametrize("text", ["", "\n\n"])
 def test_a_case_file_without_a_case_passes_no_gate(ex, text):
     # An empty case file is bad input (exit 2) and leaves no results file for a later `goldeval gate` to pass; the

@@ -96,6 +96,7 @@ def check_goldens(cases, db, db_dir, sql_dialect, timeout_s, max_rows, no_canoni
     if definition is not None:
 
         check_scorer(definition, GOLDEN_HEALTH_NAME)  # a gate on another scorer's metric: refused before any query
+        _refuse_slice_gates(definition)
     _, code = _run(cases, config, out, out_format, results_path, quiet, definition)
     sys.exit(code)
 
@@ -110,6 +111,22 @@ def _out_format(out: str | None) -> str:
     if low.endswith(".json"):
         return "json"
     raise InputError(f"--out {out}: the format is chosen by the extension, .json or .jsonl. Name the file so.")
+
+
+def _refuse_slice_gates(definition: Any) -> None:
+    """Refuse, before any query, a gate under ``[gates.slices.NAME]``: check-goldens does not slice its cases (no
+    ``--slice-by``), so such a gate could only fail, after every golden was checked, with advice to pass a flag this
+    command does not have.
+
+    Raises:
+        InputError: with the gate's line and what to do instead."""
+    gate = next((g for g in definition.gates if g.slice is not None), None)
+    if gate is not None:
+        where = f"{definition.source}:{gate.line}" if gate.line else definition.source
+        raise InputError(f"{where}: gate on {gate.metric!r} of slice {gate.slice!r} ([gates.slices.{gate.slice}]), but "
+                         "check-goldens does not slice its cases (it has no --slice-by), so that gate could only fail. "
+                         "Drop the slice gates from this definition of done (slices are gated on a judged run: "
+                         "goldeval judge --slice-by FIELD --gates DOD.toml).")
 
 
 def _inline_definition(exprs: tuple[str, ...]) -> Any:
