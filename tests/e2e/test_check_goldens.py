@@ -140,6 +140,14 @@ def test_a_case_file_without_a_case_passes_no_gate(ex, text):
     assert CliRunner().invoke(main, ["gate", str(res), "--gates", str(_dod(ex))]).exit_code == 2
 
 
+def test_a_limit_python_reads_and_toml_does_not_is_read_as_the_number_it_is(ex):
+    # --gate 'share_healthy>=.95' was refused (exit 2) with "--gate: not valid TOML: Invalid value (at line 2, column
+    # 25)", about a TOML text the user never wrote; .95 is 0.95 (the fixture: 1 healthy of 4, 0.25 fails it)
+    r = run(ex / "cases.jsonl", "--db", ex / "pets.sqlite", "-q", "--gate", "share_healthy>=.95")
+    assert r.exit_code == 1 and "FAIL: share_healthy 0.250 fails 0.95" in " ".join(r.output.split()), r.output
+    assert run(ex / "cases.jsonl", "--db", ex / "pets.sqlite", "-q", "--gate", "share_healthy>=.25").exit_code == 0
+
+
 def _dod(ex):
     dod = ex / "dod.toml"
     dod.write_text("[gates]\nshare_healthy = { min = 0.0 }\n")
@@ -152,6 +160,9 @@ def _dod(ex):
     (["--db", "pets.sqlite", "--gate", "share_healthy>=high"], "is not a number"),
     (["--db", "pets.sqlite", "--gate", "pass_rate>=0.9"], "never produces it"),
     (["--db", "pets.sqlite", "--gate", "share_helthy>=0.9"], "share_helthy"),
+    # numbers Python reads and TOML does not: the limit's own message, not "--gate: not valid TOML ... column 25"
+    (["--db", "pets.sqlite", "--gate", "share_healthy>=95."], "min = 95.0 is outside the metric's range [0, 1]"),
+    (["--db", "pets.sqlite", "--gate", "share_healthy>=NaN"], "min must be a finite number, got nan"),
     (["--db", "missing.sqlite"], "missing.sqlite"),
 ])
 def test_bad_input_exits_2_with_a_message(ex, args, says):

@@ -7,6 +7,7 @@ import os
 import re
 import sys
 import time
+import tomllib
 from typing import Any
 
 import click
@@ -129,6 +130,15 @@ def _refuse_slice_gates(definition: Any) -> None:
                          "goldeval judge --slice-by FIELD --gates DOD.toml).")
 
 
+def _toml_number(text: str) -> bool:
+    """Whether *text* is a number in TOML's own spelling (``0.95``, ``1e-3``, ``1_000``, ``nan``)."""
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except (tomllib.TOMLDecodeError, ValueError):
+        return False
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _inline_definition(exprs: tuple[str, ...]) -> Any:
     """The definition of done of the ``--gate METRIC>=X`` options (parsed as a TOML [gates] table would be)."""
 
@@ -139,9 +149,13 @@ def _inline_definition(exprs: tuple[str, ...]) -> Any:
             raise InputError(f"--gate {expr!r}: expected METRIC>=NUMBER or METRIC<=NUMBER, e.g. --gate 'share_healthy>=0.95'.")
         metric, op, value = m.groups()
         try:
-            float(value)
+            number = float(value)
         except ValueError:
             raise InputError(f"--gate {expr!r}: the limit {value!r} is not a number. Give e.g. 0.95.") from None
+        if not _toml_number(value):
+            # a number Python reads and TOML does not (.95, 95., NaN): written as TOML writes it, so that the user
+            # reads the limit's own message, not "--gate: not valid TOML … line 2, column 25" about a file never seen
+            value = repr(number)
         side = "min" if op == ">=" else "max"
         if side in bounds.setdefault(metric, {}):
             raise InputError(f"--gate {expr!r}: {metric} already has a {side} bound ({metric}{op}{bounds[metric][side]}). Give one.")
