@@ -204,3 +204,16 @@ def test_a_match_whose_why_says_wrong_is_self_contradicting(why, contradicts):
         assert v.verdict == "needs_human" and v.details["self_contradicting"] is True and v.details["judge_verdict"] == "match"
     else:
         assert v.verdict == "match" and "self_contradicting" not in v.details
+
+
+def test_a_confidence_too_large_for_a_float_is_refused_not_raised():
+    # JSON integers have no size limit: a judge that writes 1 followed by 400 zeros as its confidence gives an int
+    # that float() cannot hold (OverflowError). It is outside 1-10 like 85 is: needs_human, and the parser never
+    # raises on the judge's text (parse_judge_output's contract).
+    huge = 10**400
+    conf, reason = read_confidence(huge)
+    assert conf is None and "outside 1-10" in reason
+    v = parse_judge_output('{"verdict": "match", "confidence": 1' + "0" * 400 + ', "why": "All rows."}')
+    assert (v.verdict, v.decided_by) == ("needs_human", "parse") and "outside 1-10" in v.details["parse_error"]
+    # a healthy integer confidence still reads
+    assert parse_judge_output('{"verdict": "match", "confidence": 10, "why": "All rows."}').confidence == 10

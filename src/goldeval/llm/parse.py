@@ -48,6 +48,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any, cast
 
+from goldeval.errors import shorten
 from goldeval.verdict import GOLD_STATUSES, NEEDS_HUMAN_MAX_CONFIDENCE, GoldStatus, Verdict, VerdictName
 
 __all__ = [
@@ -232,8 +233,12 @@ def read_confidence(value: Any) -> tuple[int | None, str | None]:
         num = float(m.group(1))
         if m.group(3) is not None and float(m.group(3)) != 10:
             return None, f"confidence {value!r} is on a scale other than 10; not rescaled"
-    elif isinstance(value, (int, float)):
-        num = float(value)
+    elif isinstance(value, int):  # compared as an int: a JSON integer of any size is no float (OverflowError)
+        if not (1 <= value <= 10):
+            return None, f"confidence {shorten(value, 40)} is outside 1-10; not rescaled"
+        return value, None
+    elif isinstance(value, float):
+        num = value
     else:
         return None, f"confidence must be a number 1-10, got {type(value).__name__}"
     if not (1 <= num <= 10):
