@@ -46,7 +46,7 @@ from goldeval.errors import InputError, JudgeError, shorten
 from goldeval.llm.budget import CAP_REACHED, SpendMeter, check_cap
 from goldeval.llm.response_format import RESPONSE_FORMATS, VERDICT_SCHEMA_SHA256, forms_to_try, is_refusal, request_fields
 
-__all__ = ["JudgeConfig", "CallResult", "JudgeClient", "parse_retry_after"]
+__all__ = ["JudgeConfig", "CallResult", "JudgeClient", "parse_retry_after", "token_count"]
 
 _ENV = {
     "model": "GOLDEVAL_JUDGE_MODEL",
@@ -199,7 +199,9 @@ class JudgeConfig:
         return params
 
     def cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
-        """USD for one call, or ``None`` when no price is configured or the endpoint reported no usage."""
+        """USD for one call, or ``None`` when no price is configured or the endpoint reported no usage (a count
+        that is not a whole number ≥ 0, as :func:`token_count` reads it, is none: a cache entry holds what was stored)."""
+        prompt_tokens, completion_tokens = token_count(prompt_tokens), token_count(completion_tokens)
         if self.price_in is None or self.price_out is None or prompt_tokens is None or completion_tokens is None:
             return None
         return (prompt_tokens * self.price_in + completion_tokens * self.price_out) / 1_000_000
@@ -523,6 +525,22 @@ def _read_completion(resp: Any, out: CallResult) -> None:
         out.error = f"malformed response from the endpoint (no choices[0].message): {type(exc).__name__}"
     usage = getattr(resp, "usage", None)
     if usage is not None:
-        out.prompt_tokens = getattr(usage, "prompt_tokens", None)
-        out.completion_tokens = getattr(usage, "completion_tokens", None)
+        out.prompt_tokens = token_count(getattr(usage, "prompt_tokens", None))
+        out.completion_tokens = token_count(getattr(usage, "completion_tokens", None))
     out.response_model = getattr(resp, "model", None)
+
+
+def token_count(value: Any) -> int | None:
+    """A token count as the endpoint reported it, when it is one: a whole number ≥ 0 (``30`` or ``30.0``), else
+    ``None`` (not reported).
+
+    The ``openai`` client does not check a response's types, so usage holds whatever the server sent: a string
+    (``"120"``) would reach the cost arithmetic and raise, and a negative count would make a call's spend negative
+    and let the spend cap admit calls past it. Such a call is billed its reserved worst case instead, as a call
+    that reported no usage (:mod:`goldeval.llm.budget`).
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and value >= 0 else None
