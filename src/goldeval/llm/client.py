@@ -512,22 +512,47 @@ def _error_text(exc: Any) -> str:
     return f"{exc.message} {exc.body!r}"
 
 
+def _content_text(content: Any) -> str | None:
+    """The text of a message's content: a string, or the text parts of a list of content parts
+    (``[{"type": "text", "text": ...}]``, which some gateways answer with) joined; ``None`` when it holds no text."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    texts = []
+    for part in content:
+        kind, text = (part.get("type"), part.get("text")) if isinstance(part, dict) else (getattr(part, "type", None), getattr(part, "text", None))
+        if kind == "text" and isinstance(text, str):
+            texts.append(text)
+    return "".join(texts) if texts else None
+
+
+def _as_text(value: Any) -> str | None:
+    """A reported label (model id, finish reason) as text: the openai client does not check a response's types, and
+    the cache and the store keep text."""
+    return value if value is None or isinstance(value, str) else str(value)
+
+
 def _read_completion(resp: Any, out: CallResult) -> None:
     try:
         choice = resp.choices[0]
         msg = choice.message
-        text = msg.content
-        if text is None and getattr(msg, "refusal", None):
-            text = msg.refusal
-        out.text = text if text is not None else ""
-        out.finish_reason = choice.finish_reason
+        content = msg.content
+        if content is None and getattr(msg, "refusal", None):
+            content = msg.refusal
+        text = "" if content is None else _content_text(content)
+        if text is None:
+            out.error = f"malformed response from the endpoint (the message content is not text: {shorten(content, 120)})"
+        else:
+            out.text = text
+        out.finish_reason = _as_text(choice.finish_reason)
     except (IndexError, AttributeError, TypeError) as exc:
         out.error = f"malformed response from the endpoint (no choices[0].message): {type(exc).__name__}"
     usage = getattr(resp, "usage", None)
     if usage is not None:
         out.prompt_tokens = token_count(getattr(usage, "prompt_tokens", None))
         out.completion_tokens = token_count(getattr(usage, "completion_tokens", None))
-    out.response_model = getattr(resp, "model", None)
+    out.response_model = _as_text(getattr(resp, "model", None))
 
 
 def token_count(value: Any) -> int | None:
