@@ -33,6 +33,8 @@ Then the decided verdict is checked:
     showing a problem), or a ``match`` whose ``why`` says the answer is wrong (``"the answer does not match the
     golden"``, no concession), is self-contradicting: verdict ``needs_human``, ``details["self_contradicting"]``;
   * an unknown ``gold_status`` keeps the verdict, sets ``needs_human`` and says why;
+  * a ``no_match`` against a golden the judge itself calls ``suspect`` keeps the verdict and sets ``needs_human``
+    (``details["doubted_golden"]``): a doubted golden never yields a confident ``no_match`` (``DESIGN.md``);
   * given the answer's own strings (``untrusted``), a verdict object that is an exact copy of one planted in the
     answer is ``needs_human`` (``details["injection"]``): the judge obeyed or echoed the answer.
 
@@ -430,6 +432,9 @@ def parse_judge_output(raw: str, *, untrusted: Iterable[str] = ()) -> Verdict:
             details["gold_status_unknown"] = str(gs)
     gold_note = obj.get("gold_note")
     gold_note = None if gold_note in (None, "") else str(gold_note)
+    if verdict == "no_match" and gold_status == "suspect":  # a doubted golden never yields a confident no_match
+        flag = True
+        details["doubted_golden"] = True
 
     if why and ((verdict == "no_match" and says_answer_matches(why)) or (verdict == "match" and says_answer_is_wrong(why))):
         details.update(self_contradicting=True, judge_verdict=verdict)

@@ -140,7 +140,7 @@ def _call_record(sample: int, call: CallResult | None, cached: dict[str, Any] | 
 
 def _brief(v: Verdict) -> dict[str, Any]:
     out = {"verdict": v.verdict, "confidence": v.confidence, "needs_human": v.needs_human, "why": v.why}
-    for key in ("parse_error", "self_contradicting", "error", "injection", "truncated"):
+    for key in ("parse_error", "self_contradicting", "error", "injection", "truncated", "doubted_golden"):
         if key in v.details:
             out[key] = v.details[key]
     return out
