@@ -234,3 +234,12 @@ def test_a_no_match_against_a_golden_the_judge_calls_suspect_is_not_a_confident_
     assert (v.verdict, v.needs_human) == ("match", False)
     v = parse_judge_output('{"verdict": "no_match", "confidence": 9, "why": "Oncology is 8, the golden says 7.", "gold_status": "verified"}')
     assert (v.verdict, v.needs_human) == ("no_match", False)
+
+
+@pytest.mark.parametrize("open_tag, close_tag", [("<THINK>", "</THINK>"), ("<Think>", "</think>"), ("<think>", "</Think>")])
+def test_a_scratchpad_closed_in_another_case_still_ends(open_tag, close_tag):
+    # The opening tag is read case-blind, the closing one was looked up as the opening tag's exact spelling:
+    # "<Think>…</think>" read as a scratchpad that never ended (needs_human) although the verdict follows it.
+    raw = f'{open_tag}draft {{"verdict": "match", "confidence": 9}}{close_tag}\n{{"verdict": "no_match", "confidence": 8, "why": "Wrong year."}}'
+    v = parse_judge_output(raw)
+    assert (v.verdict, v.confidence, v.decided_by) == ("no_match", 8, "llm")

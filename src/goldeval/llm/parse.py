@@ -369,10 +369,10 @@ def parse_judge_output(raw: str, *, untrusted: Iterable[str] = ()) -> Verdict:
     text = _fold(raw)
     think = _THINK_OPEN.match(text)
     if think:  # a reasoning model's scratchpad: drafts inside it never decide
-        close = text.find(f"</{think.group(1)}>", think.end())
-        if close < 0:
+        close = re.compile(rf"</{think.group(1)}>", re.IGNORECASE).search(text, think.end())  # any case, as the opening
+        if close is None:
             return _needs_human(raw, f"the judge's <{think.group(1)}> reasoning never ended (no verdict after it)")
-        text = text[close + len(think.group(1)) + 3 :]
+        text = text[close.end() :]
     objects, tail_start = _scan(text)
     if not objects:
         if "{" in text:
