@@ -85,7 +85,7 @@ class JudgeConfig:
         temperature: Sampling temperature, default 0.
         seed: Sampling seed sent to the endpoint (``None`` = not sent).
         max_tokens: Completion-token cap per call (``None`` = not sent; ``0`` in options or the variable = ``None``).
-        timeout: Seconds per attempt (connect, send and each read). Default 60.
+        timeout: Seconds per attempt, as a whole (connect, send, and the answer however slowly it comes). Default 60.
         max_retries: Retries after the first attempt on 429 / 5xx / a dropped connection. Default 4.
         timeout_retries: Retries after a timed-out attempt. Default 0.
         backoff_base, backoff_max: Exponential backoff in seconds (base · 2^k, capped). Defaults 0.5, 30.
@@ -409,8 +409,8 @@ class JudgeClient:
             out.attempts += 1
             try:
                 try:
-                    resp = client.chat.completions.create(**request)
-                except openai.APITimeoutError:
+                    resp = _create_within(client, request, c.timeout)
+                except (openai.APITimeoutError, _Overdue):
                     out.status = None
                     timeouts += 1
                     if timeouts > c.timeout_retries:
@@ -505,6 +505,38 @@ class JudgeClient:
                 out.waits.append(0.0)
         out.latency_s = time.perf_counter() - t0
         return out
+
+
+class _Overdue(Exception):
+    """An attempt that did not finish within the time-out as a whole (every read was quick, the answer was not)."""
+
+
+def _create_within(client: Any, request: dict[str, Any], seconds: float) -> Any:
+    """``client.chat.completions.create(**request)`` bounded as a whole by *seconds*.
+
+    The HTTP library's time-out bounds the connection and each read, not the answer: a server that sends a blank
+    every few seconds while it works (as some gateways do to keep a connection alive) holds a call for as long as
+    it likes. The request runs on a daemon thread; past *seconds* the attempt raises :class:`_Overdue` (a time-out)
+    and the thread is abandoned (its answer, if one ever comes, is dropped; it never holds the process). An
+    exception of the request is raised here, as if the call had been made on this thread.
+    """
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["response"] = client.chat.completions.create(**request)
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="goldeval-judge-attempt", daemon=True).start()
+    if not done.wait(seconds):
+        raise _Overdue()
+    if "error" in box:
+        raise box["error"]
+    return box["response"]
 
 
 def _error_text(exc: Any) -> str:
