@@ -497,3 +497,30 @@ def test_a_model_or_finish_reason_that_is_not_a_string_does_not_stop_the_run(tmp
     (call,) = rec["llm"]["calls"]
     assert rec["verdict"] == "match" and len(cache) == 1
     assert (call["response_model"], call["finish_reason"]) == ("{'a': 1}", "['stop']")
+
+
+def test_a_corrupted_cache_file_is_a_store_error_that_names_the_fix(tmp_path):
+    # Pages of the cache file overwritten (a disk fault, a copy cut short): the file still opens (its header is
+    # intact) but reading an entry raised sqlite3.DatabaseError out of the run, which the CLI reports as an
+    # internal error ("please report it"), where writing one already said StoreError. Both say the file and the way
+    # out now: it is only a cache (--no-llm-cache, or move it aside).
+    import os
+
+    from goldeval.errors import StoreError
+
+    path = tmp_path / "cache.db"
+    cache = JudgeCache(path)
+    for i in range(200):
+        cache.put(f"k{i}", case_id="c", sample=0, params={"model": "m"}, rubric_sha256=None, user_prompt="u" * 500, response="r" * 500)
+    cache._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    cache.close()
+    with open(path, "r+b") as f:  # pages 3-7 of 4096 bytes: the table's data, not the header
+        f.seek(4096 * 2)
+        f.write(bytes(range(256)) * 80)
+    cache = JudgeCache(path)
+    with pytest.raises(StoreError, match=r"judge cache .*cache\.db: cannot read \(database disk image is malformed\).*--no-llm-cache"):
+        cache.get("k150")
+    with FakeOpenAI() as srv:
+        with pytest.raises(StoreError, match="--no-llm-cache"):
+            judge_cases([case(0)], config=cfg(srv), cache=cache)
+        assert os.path.exists(path)
