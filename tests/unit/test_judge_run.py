@@ -524,3 +524,17 @@ def test_a_corrupted_cache_file_is_a_store_error_that_names_the_fix(tmp_path):
         with pytest.raises(StoreError, match="--no-llm-cache"):
             judge_cases([case(0)], config=cfg(srv), cache=cache)
         assert os.path.exists(path)
+
+
+def test_an_answer_cut_by_the_content_filter_is_needs_human_even_with_a_verdict_in_it(server):
+    # finish_reason=content_filter (Azure OpenAI, OpenAI): the endpoint cut the answer, as at max_tokens; the text
+    # kept holds a complete object ("match", 9) that the judge was about to revise. It was read as match 9.
+    text = '{"verdict": "match", "confidence": 9, "why": "Rows agree."}\nWait, the population differs, so'
+    server.script = [Reply(content=text, finish_reason="content_filter")]
+    rec = judge_cases([case(1)], config=cfg(server))["per_example"][0]
+    assert rec["verdict"] == "needs_human" and rec["needs_human"] is True
+    assert rec["details"]["truncated"] is True and rec["details"]["judge_verdict"] == "match"
+    assert "content_filter" in rec["llm"]["calls"][0]["verdict"]["parse_error"]
+    # an answer that ended by itself (finish_reason=stop) is read as before
+    server.script = [Reply(content=text, finish_reason="stop")]
+    assert judge_cases([case(2)], config=cfg(server))["per_example"][0]["verdict"] == "match"
