@@ -37,6 +37,9 @@ class Reply:
     prompt_tokens: int = 120
     completion_tokens: int = 30
     finish_reason: str = "stop"
+    #: ``(n, seconds)``: the body is preceded by *n* blanks sent one at a time, *seconds* apart (a server that keeps
+    #: the connection alive with whitespace while it works: every read is quick, the answer is not).
+    trickle: tuple[int, float] | None = None
 
 
 def completion_body(content: str | None, model: str, prompt_tokens: int = 120, completion_tokens: int = 30,
@@ -111,19 +114,24 @@ class FakeOpenAI:
                         body = json.dumps(completion_body(reply.content, req.get("model", "?"), reply.prompt_tokens, reply.completion_tokens, reply.finish_reason)).encode()
                     else:
                         body = json.dumps({"error": {"message": f"scripted {reply.status}", "type": "test", "code": None}}).encode()
-                    self._send(reply.status, body, reply.headers)
+                    self._send(reply.status, body, reply.headers, reply.trickle)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
 
-            def _send(self, status: int, body: bytes, headers: dict[str, str]) -> None:
+            def _send(self, status: int, body: bytes, headers: dict[str, str], trickle: tuple[int, float] | None = None) -> None:
+                n, pause = trickle or (0, 0.0)
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(body)))
+                    self.send_header("Content-Length", str(n + len(body)))
                     for k, v in headers.items():
                         self.send_header(k, v)
                     self.end_headers()
+                    for _ in range(n):
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        time.sleep(pause)
                     self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (time-out)
                     pass

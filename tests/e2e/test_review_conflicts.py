@@ -134,3 +134,26 @@ def test_review_of_a_score_or_labels_run_is_refused(tmp_path: Path) -> None:
     assert not reg.exists()
     with RunStore.open_existing(store) as st:
         assert st.reviews(score_run) == []
+
+
+def test_a_reviewer_can_settle_back_to_the_verdict_they_gave_first(tmp_path: Path, exported) -> None:
+    # ana: match; bo: no_match, settled with --on-conflict latest; ana again: match, --on-conflict latest. The import
+    # said the case was settled and the regression file kept ana's match, but the store recorded nothing ("already":
+    # ana had given match before) and still settled the case no_match: the file and the store disagreed.
+    store, rows = exported
+    assert _import(tmp_path, store, rows[0], "match", "ana").exit_code == 0
+    assert _import(tmp_path, store, rows[0], "no_match", "bo", "--on-conflict", "latest").exit_code == 0
+    r = _import(tmp_path, store, rows[0], "match", "ana", "--on-conflict", "latest")
+    assert r.exit_code == 0, r.output
+    entries = [json.loads(x) for x in (tmp_path / "reg.jsonl").read_text().splitlines()]
+    assert [(e["id"], e["verdict"], e["reviewer"]) for e in entries] == [(rows[0]["id"], "match", "ana")]
+    with RunStore.open_existing(store) as st:
+        assert [x["verdict"] for x in st.reviews(rows[0]["run_id"])] == ["match", "no_match", "match"]
+        got = settled_verdicts(st, regressions_path=tmp_path / "reg.jsonl")
+    assert [(s["case_id"], s["verdict"], s["settled_by"]) for s in got["settled"]] == [(rows[0]["id"], "match", "latest")]
+    # importing the same file again records nothing new and keeps the case settled
+    r = _import(tmp_path, store, rows[0], "match", "ana", "--on-conflict", "latest")
+    assert r.exit_code == 0, r.output
+    with RunStore.open_existing(store) as st:
+        assert len(st.reviews(rows[0]["run_id"])) == 3
+        assert [s["verdict"] for s in settled_verdicts(st)["settled"]] == ["match"]

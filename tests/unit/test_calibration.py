@@ -43,3 +43,19 @@ def test_the_same_case_in_two_runs_is_two_cases():
 def test_a_review_without_a_settled_verdict_is_refused():
     with pytest.raises(InputError, match="expected a case id and a verdict in match, near_match, no_match"):
         settle_reviews([r("q1", "needs_human", "ana")])
+
+
+def test_a_reviewer_who_settles_on_the_verdict_they_gave_before_is_the_latest_review():
+    # ana said match, bo said no_match and settled it (review import --on-conflict latest), then ana settled it back
+    # to match with --on-conflict latest. Her second review repeats (reviewer, verdict) of her first, and was dropped
+    # as a copy, so bo's no_match stayed the settled verdict. A repeat that settles is a new review, the latest.
+    reviews = [r("q1", "match", "ana"), r("q1", "no_match", "bo", settles=True), r("q1", "match", "ana", settles=True)]
+    settled, conflicts = settle_reviews(reviews)
+    s = settled[("R1", "q1")]
+    assert conflicts == [] and (s["verdict"], s["settled_by"], s["reviewers"]) == ("match", "latest", ["ana"])
+    # the same settling review seen twice (store and regression file) is still one review
+    settled, _ = settle_reviews([*reviews, r("q1", "match", "ana", settles=True)])
+    assert settled[("R1", "q1")]["verdict"] == "match" and settled[("R1", "q1")]["n_reviews"] == 2
+    # a copy that does not settle (the regression file's entry of ana's first review) changes nothing
+    settled, _ = settle_reviews([r("q1", "match", "ana"), r("q1", "no_match", "bo", settles=True), r("q1", "match", "ana")])
+    assert settled[("R1", "q1")]["verdict"] == "no_match"

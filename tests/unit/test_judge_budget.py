@@ -221,3 +221,52 @@ def test_one_cap_across_a_replay():
         with pytest.raises(ValueError, match="spend cap reached"):
             judge(case(1), {"id": "c1", "text": "y"})
         assert srv.calls == 1 and judge.budget.summary()["calls"] == 1
+
+
+def odd_usage(prompt_tokens, completion_tokens) -> Reply:
+    body = completion_body('{"verdict": "match", "confidence": 8, "why": "Named.", "gold_status": "verified"}', "judge-model")
+    body["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+    return Reply(body=json.dumps(body).encode())
+
+
+def test_negative_usage_from_the_endpoint_never_lets_the_cost_cap_pass():
+    # A server reports prompt_tokens -1,000,000: taken as given, each call "cost" 30 · $2/M − $1 < 0, the spend went
+    # down and the cap admitted every call (5 of 5 sent under a cap of 2.5 reservations). A count that is not a whole
+    # number ≥ 0 is no usage: the call is billed its reservation r, as a call that reported none (the case above),
+    # so the cap stops at 2 calls, as it does there.
+    with FakeOpenAI(default=lambda req: odd_usage(-1_000_000, 30)) as srv:
+        probe = judge_cases([case(9)], config=cfg(srv, price_in=1.0, price_out=2.0, max_tokens=100))
+        r = (math.ceil(chars(srv.requests[0]) / 4) * 1.0 + 100 * 2.0) / 1e6
+        res = judge_cases([case(i) for i in range(5)],
+                          config=cfg(srv, max_cost=2.5 * r, price_in=1.0, price_out=2.0, max_tokens=100))
+        assert srv.calls == 1 + 2
+    assert probe["aggregate"]["spend_usd"] == pytest.approx(r, rel=1e-12)
+    agg = res["aggregate"]
+    assert agg["n_not_sent"] == 3 and agg["spend_usd"] == pytest.approx(2 * r, rel=1e-12) and agg["spend_basis"] == "estimate"
+    assert agg["cost_usd"] == 0.0 and "cost_usd" in agg["undefined"] and agg["prompt_tokens"] == 0
+    assert [c["prompt_tokens"] for x in res["per_example"][:2] for c in x["llm"]["calls"]] == [None, None]
+
+
+@pytest.mark.parametrize("prompt_tokens, completion_tokens", [("120", "30"), (12.5, 30), (True, 30), ({"n": 1}, 30)])
+def test_usage_that_is_not_a_token_count_is_no_usage(prompt_tokens, completion_tokens):
+    # The openai client does not validate a response's types: usage {"prompt_tokens": "120"} reached the spend
+    # meter as a str and "120" * 1.0 raised TypeError out of the run. Such a count is not reported usage: the call
+    # is answered and judged, its spend is the reservation r (basis "estimate").
+    with FakeOpenAI(default=lambda req: odd_usage(prompt_tokens, completion_tokens)) as srv:
+        res = judge_cases([case(0)], config=cfg(srv, price_in=1.0, price_out=2.0, max_tokens=100))
+        r = (math.ceil(chars(srv.requests[0]) / 4) * 1.0 + 100 * 2.0) / 1e6
+    (rec,) = res["per_example"]
+    assert rec["verdict"] == "match"
+    (call,) = rec["llm"]["calls"]
+    assert (call["prompt_tokens"], call["cost_usd"]) == (None, None)
+    assert res["aggregate"]["spend_usd"] == pytest.approx(r, rel=1e-12) and res["aggregate"]["spend_basis"] == "estimate"
+
+
+def test_whole_token_counts_written_as_floats_are_usage():
+    # 120.0 and 30.0 are the counts 120 and 30 (some servers serialize every number as a float): billed at usage,
+    # 120 · $1/M + 30 · $2/M = $0.00018.
+    with FakeOpenAI(default=lambda req: odd_usage(120.0, 30.0)) as srv:
+        res = judge_cases([case(0)], config=cfg(srv, price_in=1.0, price_out=2.0, max_tokens=100))
+    (call,) = res["per_example"][0]["llm"]["calls"]
+    assert (call["prompt_tokens"], call["completion_tokens"]) == (120, 30)
+    assert res["aggregate"]["spend_usd"] == pytest.approx(0.00018, rel=1e-12) and res["aggregate"]["spend_basis"] == "usage"

@@ -234,3 +234,20 @@ def test_retry_after_as_an_http_date_over_real_http(server):
     c = JudgeClient(JudgeConfig(model="judge-model", base_url=server.base_url, timeout=2.0), sleep=slept.append)
     res = c.complete(MSGS)
     assert res.text and res.attempts == 2 and len(slept) == 1 and 25.0 < slept[0] <= 30.0 and res.waits == slept
+
+
+def test_timeout_bounds_the_whole_answer_not_each_read(server):
+    # The README: "--llm-timeout bounds each call". The server sends its headers, then keeps the connection alive
+    # with a blank every 0.1 s for 3 s before the answer: every read is quick, so a per-read time-out of 0.5 s never
+    # fired and the call took 3 s. The attempt is bounded as a whole: a time-out after 0.5 s, not retried (the
+    # default timeout_retries=0), well before the 3 s the server would take.
+    server.script = [Reply(trickle=(30, 0.1))]
+    t0 = time.perf_counter()
+    res = client(server, timeout=0.5).complete(MSGS)
+    took = time.perf_counter() - t0
+    assert res.text is None and "timed out after 0.5 s" in res.error and res.attempts == 1
+    assert took < 1.5, took
+    # the same server answering within the time-out is answered
+    server.script = [Reply(trickle=(2, 0.05))]
+    res = client(server, timeout=2.0).complete(MSGS)
+    assert res.error is None and '"verdict": "match"' in res.text

@@ -204,3 +204,42 @@ def test_a_match_whose_why_says_wrong_is_self_contradicting(why, contradicts):
         assert v.verdict == "needs_human" and v.details["self_contradicting"] is True and v.details["judge_verdict"] == "match"
     else:
         assert v.verdict == "match" and "self_contradicting" not in v.details
+
+
+def test_a_confidence_too_large_for_a_float_is_refused_not_raised():
+    # JSON integers have no size limit: a judge that writes 1 followed by 400 zeros as its confidence gives an int
+    # that float() cannot hold (OverflowError). It is outside 1-10 like 85 is: needs_human, and the parser never
+    # raises on the judge's text (parse_judge_output's contract).
+    huge = 10**400
+    conf, reason = read_confidence(huge)
+    assert conf is None and "outside 1-10" in reason
+    v = parse_judge_output('{"verdict": "match", "confidence": 1' + "0" * 400 + ', "why": "All rows."}')
+    assert (v.verdict, v.decided_by) == ("needs_human", "parse") and "outside 1-10" in v.details["parse_error"]
+    # a healthy integer confidence still reads
+    assert parse_judge_output('{"verdict": "match", "confidence": 10, "why": "All rows."}').confidence == 10
+
+
+def test_a_no_match_against_a_golden_the_judge_calls_suspect_is_not_a_confident_fail():
+    # DESIGN.md "Doubting the golden": a doubted golden never yields a confident no_match (the rule judge makes it
+    # needs_human, answers.answer.not_confident_against_doubt). The LLM judge's own doubt was read and then ignored:
+    # no_match at confidence 9 with gold_status "suspect" counted as a fail in the pass rate. It keeps its verdict
+    # and is flagged needs_human, as a confidence <= 5 is.
+    v = parse_judge_output('{"verdict": "no_match", "confidence": 9, "why": "Oncology is 8, the golden says 7.", '
+                           '"gold_status": "suspect", "gold_note": "the golden may count cancelled admissions"}')
+    assert (v.verdict, v.confidence, v.needs_human, v.gold_status) == ("no_match", 9, True, "suspect")
+    assert v.details["doubted_golden"] is True
+    assert pass_rate([v.to_dict()]).to_dict()["needs_human"] == 1
+    # a match against a suspect golden, and a no_match against a verified one, stay as they were
+    v = parse_judge_output('{"verdict": "match", "confidence": 9, "why": "All rows.", "gold_status": "suspect"}')
+    assert (v.verdict, v.needs_human) == ("match", False)
+    v = parse_judge_output('{"verdict": "no_match", "confidence": 9, "why": "Oncology is 8, the golden says 7.", "gold_status": "verified"}')
+    assert (v.verdict, v.needs_human) == ("no_match", False)
+
+
+@pytest.mark.parametrize("open_tag, close_tag", [("<THINK>", "</THINK>"), ("<Think>", "</think>"), ("<think>", "</Think>")])
+def test_a_scratchpad_closed_in_another_case_still_ends(open_tag, close_tag):
+    # The opening tag is read case-blind, the closing one was looked up as the opening tag's exact spelling:
+    # "<Think>…</think>" read as a scratchpad that never ended (needs_human) although the verdict follows it.
+    raw = f'{open_tag}draft {{"verdict": "match", "confidence": 9}}{close_tag}\n{{"verdict": "no_match", "confidence": 8, "why": "Wrong year."}}'
+    v = parse_judge_output(raw)
+    assert (v.verdict, v.confidence, v.decided_by) == ("no_match", 8, "llm")

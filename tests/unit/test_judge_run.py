@@ -438,3 +438,103 @@ def test_no_progress_call_on_a_dry_run(server, tmp_path):
     seen = []
     judge_cases([case(1)], config=cfg(server), dry_run=True, progress=seen.append)
     assert seen == [] and server.calls == 0
+
+
+def _body(mutate) -> Reply:
+    from fake_openai_server import VERDICT_MATCH, completion_body
+
+    body = completion_body(VERDICT_MATCH, "judge-model")
+    mutate(body)
+    return Reply(body=json.dumps(body).encode())
+
+
+def test_content_given_as_text_parts_is_read_and_cached(tmp_path):
+    # Some gateways answer with the message content as a list of parts ([{"type": "text", "text": ...}], the shape
+    # of OpenAI's request messages). The openai client passes it through unchecked; the cache could not store a
+    # list and the whole run stopped with "judge cache ...: cannot write ... Check the disk and permissions".
+    # The text parts, joined, are the answer: the verdict of fake_openai_server.VERDICT_MATCH (match, 9).
+    from fake_openai_server import VERDICT_MATCH
+
+    half = len(VERDICT_MATCH) // 2
+    parts = [{"type": "text", "text": VERDICT_MATCH[:half]}, {"type": "text", "text": VERDICT_MATCH[half:]}]
+    cache = JudgeCache(tmp_path / "cache.db")
+    with FakeOpenAI(default=lambda req: _body(lambda b: b["choices"][0]["message"].__setitem__("content", parts))) as srv:
+        res = judge_cases([case(0)], config=cfg(srv), cache=cache)
+        again = judge_cases([case(0)], config=cfg(srv), cache=cache)
+        assert srv.calls == 1
+    for r in (res, again):
+        (rec,) = r["per_example"]
+        assert (rec["verdict"], rec["confidence"], rec["raw"]) == ("match", 9, VERDICT_MATCH)
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda b: b["choices"][0]["message"].__setitem__("content", {"verdict": "match"}), "content"),
+    (lambda b: b["choices"][0]["message"].__setitem__("content", [{"type": "image_url", "image_url": {"url": "x"}}]), "content"),
+])
+def test_content_that_is_not_text_is_a_malformed_response_not_a_crash(tmp_path, mutate, field):
+    # A content that holds no text (an object, a list without text parts) is a malformed response: that call's
+    # error (needs_human, counted in n_call_errors), nothing cached, and the run goes on.
+    cache = JudgeCache(tmp_path / "cache.db")
+    with FakeOpenAI(default=lambda req: _body(mutate)) as srv:
+        res = judge_cases([case(0), case(1)], config=cfg(srv), cache=cache)
+    assert [r["verdict"] for r in res["per_example"]] == ["needs_human", "needs_human"]
+    assert res["aggregate"]["n_call_errors"] == 2 and len(cache) == 0
+    assert all("malformed response" in r["llm"]["calls"][0]["error"] and field in r["llm"]["calls"][0]["error"]
+               for r in res["per_example"])
+
+
+def test_a_model_or_finish_reason_that_is_not_a_string_does_not_stop_the_run(tmp_path):
+    # "model": {"a": 1} and "finish_reason": ["stop"] could not be stored in the cache (StoreError, exit 3). They are
+    # kept as text; the answer is judged (match) and cached.
+    def mutate(b):
+        b["model"] = {"a": 1}
+        b["choices"][0]["finish_reason"] = ["stop"]
+
+    cache = JudgeCache(tmp_path / "cache.db")
+    with FakeOpenAI(default=lambda req: _body(mutate)) as srv:
+        res = judge_cases([case(0)], config=cfg(srv), cache=cache)
+    (rec,) = res["per_example"]
+    (call,) = rec["llm"]["calls"]
+    assert rec["verdict"] == "match" and len(cache) == 1
+    assert (call["response_model"], call["finish_reason"]) == ("{'a': 1}", "['stop']")
+
+
+def test_a_corrupted_cache_file_is_a_store_error_that_names_the_fix(tmp_path):
+    # Pages of the cache file overwritten (a disk fault, a copy cut short): the file still opens (its header is
+    # intact) but reading an entry raised sqlite3.DatabaseError out of the run, which the CLI reports as an
+    # internal error ("please report it"), where writing one already said StoreError. Both say the file and the way
+    # out now: it is only a cache (--no-llm-cache, or move it aside).
+    import os
+
+    from goldeval.errors import StoreError
+
+    path = tmp_path / "cache.db"
+    cache = JudgeCache(path)
+    for i in range(200):
+        cache.put(f"k{i}", case_id="c", sample=0, params={"model": "m"}, rubric_sha256=None, user_prompt="u" * 500, response="r" * 500)
+    cache._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    cache.close()
+    with open(path, "r+b") as f:  # pages 3-7 of 4096 bytes: the table's data, not the header
+        f.seek(4096 * 2)
+        f.write(bytes(range(256)) * 80)
+    cache = JudgeCache(path)
+    with pytest.raises(StoreError, match=r"judge cache .*cache\.db: cannot read \(database disk image is malformed\).*--no-llm-cache"):
+        cache.get("k150")
+    with FakeOpenAI() as srv:
+        with pytest.raises(StoreError, match="--no-llm-cache"):
+            judge_cases([case(0)], config=cfg(srv), cache=cache)
+        assert os.path.exists(path)
+
+
+def test_an_answer_cut_by_the_content_filter_is_needs_human_even_with_a_verdict_in_it(server):
+    # finish_reason=content_filter (Azure OpenAI, OpenAI): the endpoint cut the answer, as at max_tokens; the text
+    # kept holds a complete object ("match", 9) that the judge was about to revise. It was read as match 9.
+    text = '{"verdict": "match", "confidence": 9, "why": "Rows agree."}\nWait, the population differs, so'
+    server.script = [Reply(content=text, finish_reason="content_filter")]
+    rec = judge_cases([case(1)], config=cfg(server))["per_example"][0]
+    assert rec["verdict"] == "needs_human" and rec["needs_human"] is True
+    assert rec["details"]["truncated"] is True and rec["details"]["judge_verdict"] == "match"
+    assert "content_filter" in rec["llm"]["calls"][0]["verdict"]["parse_error"]
+    # an answer that ended by itself (finish_reason=stop) is read as before
+    server.script = [Reply(content=text, finish_reason="stop")]
+    assert judge_cases([case(2)], config=cfg(server))["per_example"][0]["verdict"] == "match"

@@ -137,13 +137,27 @@ class JudgeCache:
                 self._db.execute(f"PRAGMA user_version = {i + 1}")
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The cached call for *key* (``response``, ``user_prompt``, tokens, latency…), or ``None``."""
-        with self._lock:
-            cur = self._db.execute("SELECT * FROM judge_calls WHERE key = ?", (key,))
-            row = cur.fetchone()
-            if row is None:
-                return None
-            return dict(zip([d[0] for d in cur.description], row))
+        """The cached call for *key* (``response``, ``user_prompt``, tokens, latency…), or ``None``.
+
+        Raises:
+            StoreError: the file cannot be read (damaged, locked past the wait): the message names it and the way out.
+        """
+        try:
+            with self._lock:
+                cur = self._db.execute("SELECT * FROM judge_calls WHERE key = ?", (key,))
+                row = cur.fetchone()
+                if row is None:
+                    return None
+                return dict(zip([d[0] for d in cur.description], row))
+        except sqlite3.Error as exc:
+            raise self._error("read", exc) from None
+
+    def _error(self, what: str, exc: sqlite3.Error) -> StoreError:
+        return StoreError(
+            f"judge cache {self.path}: cannot {what} ({exc}). It is only a cache: run with --no-llm-cache, or move the "
+            "file aside (a new one is made on the next run), or set GOLDEVAL_HOME to another folder; check the disk "
+            "and permissions."
+        )
 
     def put(self, key: str, *, case_id: str | None, sample: int, params: dict[str, Any], rubric_sha256: str | None,
             user_prompt: str, response: str, prompt_tokens: int | None = None, completion_tokens: int | None = None,
@@ -160,11 +174,14 @@ class JudgeCache:
                      latency_s, finish_reason, response_model, response_format),
                 )
         except sqlite3.Error as exc:
-            raise StoreError(f"judge cache {self.path}: cannot write ({exc}). Check the disk and permissions.") from None
+            raise self._error("write", exc) from None
 
     def __len__(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
+        try:
+            with self._lock:
+                return self._db.execute("SELECT COUNT(*) FROM judge_calls").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise self._error("read", exc) from None
 
     def close(self) -> None:
         with self._lock:

@@ -46,7 +46,7 @@ from goldeval.errors import InputError, JudgeError, shorten
 from goldeval.llm.budget import CAP_REACHED, SpendMeter, check_cap
 from goldeval.llm.response_format import RESPONSE_FORMATS, VERDICT_SCHEMA_SHA256, forms_to_try, is_refusal, request_fields
 
-__all__ = ["JudgeConfig", "CallResult", "JudgeClient", "parse_retry_after"]
+__all__ = ["JudgeConfig", "CallResult", "JudgeClient", "parse_retry_after", "token_count"]
 
 _ENV = {
     "model": "GOLDEVAL_JUDGE_MODEL",
@@ -85,7 +85,7 @@ class JudgeConfig:
         temperature: Sampling temperature, default 0.
         seed: Sampling seed sent to the endpoint (``None`` = not sent).
         max_tokens: Completion-token cap per call (``None`` = not sent; ``0`` in options or the variable = ``None``).
-        timeout: Seconds per attempt (connect, send and each read). Default 60.
+        timeout: Seconds per attempt, as a whole (connect, send, and the answer however slowly it comes). Default 60.
         max_retries: Retries after the first attempt on 429 / 5xx / a dropped connection. Default 4.
         timeout_retries: Retries after a timed-out attempt. Default 0.
         backoff_base, backoff_max: Exponential backoff in seconds (base · 2^k, capped). Defaults 0.5, 30.
@@ -199,7 +199,9 @@ class JudgeConfig:
         return params
 
     def cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
-        """USD for one call, or ``None`` when no price is configured or the endpoint reported no usage."""
+        """USD for one call, or ``None`` when no price is configured or the endpoint reported no usage (a count
+        that is not a whole number ≥ 0, as :func:`token_count` reads it, is none: a cache entry holds what was stored)."""
+        prompt_tokens, completion_tokens = token_count(prompt_tokens), token_count(completion_tokens)
         if self.price_in is None or self.price_out is None or prompt_tokens is None or completion_tokens is None:
             return None
         return (prompt_tokens * self.price_in + completion_tokens * self.price_out) / 1_000_000
@@ -407,8 +409,8 @@ class JudgeClient:
             out.attempts += 1
             try:
                 try:
-                    resp = client.chat.completions.create(**request)
-                except openai.APITimeoutError:
+                    resp = _create_within(client, request, c.timeout)
+                except (openai.APITimeoutError, _Overdue):
                     out.status = None
                     timeouts += 1
                     if timeouts > c.timeout_retries:
@@ -505,24 +507,97 @@ class JudgeClient:
         return out
 
 
+class _Overdue(Exception):
+    """An attempt that did not finish within the time-out as a whole (every read was quick, the answer was not)."""
+
+
+def _create_within(client: Any, request: dict[str, Any], seconds: float) -> Any:
+    """``client.chat.completions.create(**request)`` bounded as a whole by *seconds*.
+
+    The HTTP library's time-out bounds the connection and each read, not the answer: a server that sends a blank
+    every few seconds while it works (as some gateways do to keep a connection alive) holds a call for as long as
+    it likes. The request runs on a daemon thread; past *seconds* the attempt raises :class:`_Overdue` (a time-out)
+    and the thread is abandoned (its answer, if one ever comes, is dropped; it never holds the process). An
+    exception of the request is raised here, as if the call had been made on this thread.
+    """
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["response"] = client.chat.completions.create(**request)
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="goldeval-judge-attempt", daemon=True).start()
+    if not done.wait(seconds):
+        raise _Overdue()
+    if "error" in box:
+        raise box["error"]
+    return box["response"]
+
+
 def _error_text(exc: Any) -> str:
     """An HTTP error's message and body, where a refusal of the response format would name it."""
     return f"{exc.message} {exc.body!r}"
+
+
+def _content_text(content: Any) -> str | None:
+    """The text of a message's content: a string, or the text parts of a list of content parts
+    (``[{"type": "text", "text": ...}]``, which some gateways answer with) joined; ``None`` when it holds no text."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    texts = []
+    for part in content:
+        kind, text = (part.get("type"), part.get("text")) if isinstance(part, dict) else (getattr(part, "type", None), getattr(part, "text", None))
+        if kind == "text" and isinstance(text, str):
+            texts.append(text)
+    return "".join(texts) if texts else None
+
+
+def _as_text(value: Any) -> str | None:
+    """A reported label (model id, finish reason) as text: the openai client does not check a response's types, and
+    the cache and the store keep text."""
+    return value if value is None or isinstance(value, str) else str(value)
 
 
 def _read_completion(resp: Any, out: CallResult) -> None:
     try:
         choice = resp.choices[0]
         msg = choice.message
-        text = msg.content
-        if text is None and getattr(msg, "refusal", None):
-            text = msg.refusal
-        out.text = text if text is not None else ""
-        out.finish_reason = choice.finish_reason
+        content = msg.content
+        if content is None and getattr(msg, "refusal", None):
+            content = msg.refusal
+        text = "" if content is None else _content_text(content)
+        if text is None:
+            out.error = f"malformed response from the endpoint (the message content is not text: {shorten(content, 120)})"
+        else:
+            out.text = text
+        out.finish_reason = _as_text(choice.finish_reason)
     except (IndexError, AttributeError, TypeError) as exc:
         out.error = f"malformed response from the endpoint (no choices[0].message): {type(exc).__name__}"
     usage = getattr(resp, "usage", None)
     if usage is not None:
-        out.prompt_tokens = getattr(usage, "prompt_tokens", None)
-        out.completion_tokens = getattr(usage, "completion_tokens", None)
-    out.response_model = getattr(resp, "model", None)
+        out.prompt_tokens = token_count(getattr(usage, "prompt_tokens", None))
+        out.completion_tokens = token_count(getattr(usage, "completion_tokens", None))
+    out.response_model = _as_text(getattr(resp, "model", None))
+
+
+def token_count(value: Any) -> int | None:
+    """A token count as the endpoint reported it, when it is one: a whole number ≥ 0 (``30`` or ``30.0``), else
+    ``None`` (not reported).
+
+    The ``openai`` client does not check a response's types, so usage holds whatever the server sent: a string
+    (``"120"``) would reach the cost arithmetic and raise, and a negative count would make a call's spend negative
+    and let the spend cap admit calls past it. Such a call is billed its reserved worst case instead, as a call
+    that reported no usage (:mod:`goldeval.llm.budget`).
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and value >= 0 else None

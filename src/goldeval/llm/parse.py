@@ -33,6 +33,8 @@ Then the decided verdict is checked:
     showing a problem), or a ``match`` whose ``why`` says the answer is wrong (``"the answer does not match the
     golden"``, no concession), is self-contradicting: verdict ``needs_human``, ``details["self_contradicting"]``;
   * an unknown ``gold_status`` keeps the verdict, sets ``needs_human`` and says why;
+  * a ``no_match`` against a golden the judge itself calls ``suspect`` keeps the verdict and sets ``needs_human``
+    (``details["doubted_golden"]``): a doubted golden never yields a confident ``no_match`` (``DESIGN.md``);
   * given the answer's own strings (``untrusted``), a verdict object that is an exact copy of one planted in the
     answer is ``needs_human`` (``details["injection"]``): the judge obeyed or echoed the answer.
 
@@ -48,6 +50,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any, cast
 
+from goldeval.errors import shorten
 from goldeval.verdict import GOLD_STATUSES, NEEDS_HUMAN_MAX_CONFIDENCE, GoldStatus, Verdict, VerdictName
 
 __all__ = [
@@ -232,8 +235,12 @@ def read_confidence(value: Any) -> tuple[int | None, str | None]:
         num = float(m.group(1))
         if m.group(3) is not None and float(m.group(3)) != 10:
             return None, f"confidence {value!r} is on a scale other than 10; not rescaled"
-    elif isinstance(value, (int, float)):
-        num = float(value)
+    elif isinstance(value, int):  # compared as an int: a JSON integer of any size is no float (OverflowError)
+        if not (1 <= value <= 10):
+            return None, f"confidence {shorten(value, 40)} is outside 1-10; not rescaled"
+        return value, None
+    elif isinstance(value, float):
+        num = value
     else:
         return None, f"confidence must be a number 1-10, got {type(value).__name__}"
     if not (1 <= num <= 10):
@@ -362,10 +369,10 @@ def parse_judge_output(raw: str, *, untrusted: Iterable[str] = ()) -> Verdict:
     text = _fold(raw)
     think = _THINK_OPEN.match(text)
     if think:  # a reasoning model's scratchpad: drafts inside it never decide
-        close = text.find(f"</{think.group(1)}>", think.end())
-        if close < 0:
+        close = re.compile(rf"</{think.group(1)}>", re.IGNORECASE).search(text, think.end())  # any case, as the opening
+        if close is None:
             return _needs_human(raw, f"the judge's <{think.group(1)}> reasoning never ended (no verdict after it)")
-        text = text[close + len(think.group(1)) + 3 :]
+        text = text[close.end() :]
     objects, tail_start = _scan(text)
     if not objects:
         if "{" in text:
@@ -425,6 +432,9 @@ def parse_judge_output(raw: str, *, untrusted: Iterable[str] = ()) -> Verdict:
             details["gold_status_unknown"] = str(gs)
     gold_note = obj.get("gold_note")
     gold_note = None if gold_note in (None, "") else str(gold_note)
+    if verdict == "no_match" and gold_status == "suspect":  # a doubted golden never yields a confident no_match
+        flag = True
+        details["doubted_golden"] = True
 
     if why and ((verdict == "no_match" and says_answer_matches(why)) or (verdict == "match" and says_answer_is_wrong(why))):
         details.update(self_contradicting=True, judge_verdict=verdict)

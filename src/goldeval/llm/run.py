@@ -140,7 +140,7 @@ def _call_record(sample: int, call: CallResult | None, cached: dict[str, Any] | 
 
 def _brief(v: Verdict) -> dict[str, Any]:
     out = {"verdict": v.verdict, "confidence": v.confidence, "needs_human": v.needs_human, "why": v.why}
-    for key in ("parse_error", "self_contradicting", "error", "injection", "truncated"):
+    for key in ("parse_error", "self_contradicting", "error", "injection", "truncated", "doubted_golden"):
         if key in v.details:
             out[key] = v.details[key]
     return out
@@ -157,14 +157,21 @@ class _Stopped(Exception):
     """A queued call skipped because another call already hit a configuration error (that error is raised)."""
 
 
+#: ``finish_reason`` values that say the endpoint cut the answer, and what to do about it.
+_CUT = {
+    "length": "the endpoint stopped the answer at max_tokens (finish_reason=length); raise GOLDEVAL_JUDGE_MAX_TOKENS",
+    "content_filter": "the endpoint's content filter cut the answer (finish_reason=content_filter); a person must judge it",
+}
+
+
 def _read_answer(text: str, finish_reason: str | None, untrusted: list[str]) -> Verdict:
-    """The verdict of one completion. An answer the endpoint cut at ``max_tokens`` (``finish_reason="length"``) is
-    ``needs_human`` whatever it holds: the judge did not finish, so an object in it may be a draft it was about to
-    revise (the doctrine asks for the verdict object last, with nothing after it)."""
+    """The verdict of one completion. An answer the endpoint cut (``finish_reason`` ``"length"``: at ``max_tokens``;
+    ``"content_filter"``) is ``needs_human`` whatever it holds: the judge did not finish, so an object in it may be a
+    draft it was about to revise (the doctrine asks for the verdict object last, with nothing after it)."""
     v = parse_judge_output(text, untrusted=untrusted)
-    if finish_reason != "length":
+    if finish_reason not in _CUT:
         return v
-    reason = "the endpoint stopped the answer at max_tokens (finish_reason=length); raise GOLDEVAL_JUDGE_MAX_TOKENS"
+    reason = _CUT[finish_reason]
     return Verdict(
         verdict="needs_human", confidence=None, needs_human=True, why=f"The judge's answer could not be used: {reason}.",
         decided_by="parse",

@@ -512,8 +512,9 @@ def import_review(
         run = runs[d["run_id"]]
         reviewed_at = d.get("reviewed_at") or now_iso()
         existing = store.reviews(run["id"])
-        if any(r["case_id"] == d["id"] and r["verdict"] == d["verdict"] and r["reviewer"] == extra["reviewer"] for r in existing):
-            already += 1
+        if not extra.get("conflict") and any(
+                r["case_id"] == d["id"] and r["verdict"] == d["verdict"] and r["reviewer"] == extra["reviewer"] for r in existing):
+            already += 1  # (a verdict that settles a conflict is recorded even when its reviewer gave it before)
         else:
             rec = case_maps[d["run_id"]][d["id"]]
             judge_verdict = d.get("judge_verdict") or (rec.get("verdict") if isinstance(rec.get("verdict"), str) else None)

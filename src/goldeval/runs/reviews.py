@@ -26,7 +26,8 @@ def settle_reviews(reviews: Iterable[Mapping[str, Any]]) -> tuple[dict[tuple[str
             ``id``), ``verdict`` (match | near_match | no_match), and optionally ``run_id``, ``reviewer``,
             ``reviewed_at``, ``note`` and ``settles`` (true: this review settled a conflict, the way ``review import
             --on-conflict latest`` records it). The same review seen twice (store and regression file: same run,
-            case, reviewer, verdict) counts once.
+            case, reviewer, verdict) counts once, at the place of its latest settling copy when one settles (a
+            reviewer who settles a conflict on the verdict they gave first gave the latest review).
 
     Returns:
         ``settled``: ``(run_id, case_id) → {"run_id", "case_id", "verdict", "reviewers", "note", "reviewed_at",
@@ -46,8 +47,12 @@ def settle_reviews(reviews: Iterable[Mapping[str, Any]]) -> tuple[dict[tuple[str
         key = (r.get("run_id"), cid)
         seen = groups.setdefault(key, [])
         ident = (r.get("reviewer"), r.get("verdict"))
-        if any((s.get("reviewer"), s.get("verdict")) == ident for s in seen):
-            continue
+        same = [s for s in seen if (s.get("reviewer"), s.get("verdict")) == ident]
+        if same:
+            if not r.get("settles"):
+                continue  # a copy (the store's review again in the regression file)
+            # a reviewer who settles a conflict on the verdict they gave before: that review is now the latest
+            seen.remove(same[0])
         seen.append(r)
     settled: dict[tuple[str | None, str], dict[str, Any]] = {}
     conflicts: list[dict[str, Any]] = []
