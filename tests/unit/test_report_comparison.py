@@ -89,15 +89,21 @@ def test_flow_counts_pairs_each_case_and_names_cases_one_run_lacks():
     assert flow_counts(lab_a, lab_b, "labels") == {("tp", "fn"): 1, ("unscored", "tn"): 1}
 
 
-def test_compare_charts_for_verdict_runs_draw_flows_headlines_and_the_difference():
+def _two_verdict_runs_charted(results_a: dict, results_b: dict) -> list[dict]:
+    """compare_charts of run A (q1, q2 match: pass rate 1.0) against run B (q1 no_match, q2 match: 0.5), with the
+    runs' results (their gates) given."""
     cmp = compare_runs(verdicts(q1="match", q2="match"), verdicts(q1="no_match", q2="match"), run_a={"id": "ra", "arm": "old"},
                        run_b={"id": "rb", "arm": "new"})
     rows_a = {"q1": {"id": "q1", "bucket": "pass"}, "q2": {"id": "q2", "bucket": "pass"}}
     rows_b = [{"id": "q1", "bucket": "fail"}, {"id": "q2", "bucket": "pass"}]
     head = {"headline": {"name": "pass rate", "key": "pass_rate", "value": 1.0, "ci": [0.342, 1.0]}}
-    out = compare_charts(cmp, "answers", rows_a=rows_a, rows_b=rows_b, summary_a=head,
-                         summary_b={"headline": {**head["headline"], "value": 0.5, "ci": [0.095, 0.905]}},
-                         results_a={}, results_b={})
+    return compare_charts(cmp, "answers", rows_a=rows_a, rows_b=rows_b, summary_a=head,
+                          summary_b={"headline": {**head["headline"], "value": 0.5, "ci": [0.095, 0.905]}},
+                          results_a=results_a, results_b=results_b)
+
+
+def test_compare_charts_for_verdict_runs_draw_flows_headlines_and_the_difference():
+    out = _two_verdict_runs_charted({}, {})
     assert [c["id"] for c in out] == ["flows", "headlines", "difference"]
     flows = out[0]["svg"]
     assert "A old" in flows and "B new" in flows and "match 2" in flows and "no_match 1" in flows
@@ -112,16 +118,9 @@ def test_the_headlines_chart_draws_the_whole_runs_gate_and_never_a_slices():
     # both runs were gated by pass_rate >= 0.8 on the whole run and by pass_rate >= 0.5 on the slice "hard"; the
     # headline chart shows the whole runs' pass rates, so its dashed line is 0.8 (the first gate on the metric
     # was taken whatever it bounded: with the slice's line listed first, the whole runs were drawn against 0.5)
-    cmp = compare_runs(verdicts(q1="match", q2="match"), verdicts(q1="no_match", q2="match"), run_a={"id": "ra", "arm": "old"},
-                       run_b={"id": "rb", "arm": "new"})
-    rows_a = {"q1": {"id": "q1", "bucket": "pass"}, "q2": {"id": "q2", "bucket": "pass"}}
-    rows_b = [{"id": "q1", "bucket": "fail"}, {"id": "q2", "bucket": "pass"}]
-    head = {"headline": {"name": "pass rate", "key": "pass_rate", "value": 1.0, "ci": [0.342, 1.0]}}
     whole = {"metric": "pass_rate", "op": "min", "limit": 0.8, "limit_text": "0.8", "passed": True}
     gates = {"gates": {"passed": True, "gates": [{**whole, "limit": 0.5, "limit_text": "0.5", "slice": "hard"}, whole]}}
-    out = compare_charts(cmp, "answers", rows_a=rows_a, rows_b=rows_b, summary_a=head,
-                         summary_b={"headline": {**head["headline"], "value": 0.5, "ci": [0.095, 0.905]}},
-                         results_a=gates, results_b=gates)
+    out = _two_verdict_runs_charted(gates, gates)
     svg = next(c["svg"] for c in out if c["id"] == "headlines")
     assert "gate min 0.8" in svg and "gate min 0.5" not in svg
 

@@ -325,6 +325,16 @@ def test_the_case_view_lists_each_golden_and_marks_the_one_that_decided(tmp_path
     assert not {"golden_used", "golden_verdicts", "alternatives"} & set(plain)
 
 
+def _gated_labels_run(gates: list[dict]) -> dict:
+    """A labels run of two rows under *gates* (by hand: tp 1, fp 1, fn 0 -> precision 0.5, recall 1.0)."""
+    return {"scorer": {"name": "labels", "version": "1"}, "positive": "escalate",
+            "aggregate": {"n": 2, "n_scored": 2, "precision": 0.5, "recall": 1.0, "missed": 0, "missed_per_100": 0.0,
+                          "tp": 1, "fp": 1, "fn": 0, "tn": 0},
+            "gates": {"passed": False, "summary": "FAIL", "gates": gates},
+            "per_example": [{"id": "a", "gold": "escalate", "pred": "escalate", "outcome": "tp"},
+                            {"id": "b", "gold": "ok", "pred": "escalate", "outcome": "fp"}]}
+
+
 def test_a_slices_gate_on_the_same_metric_never_stands_in_for_the_whole_runs_gate_in_a_chart():
     # A definition of done with `precision = { min = 0.4 }` for the whole run and `[gates.slices.hard] precision =
     # { min = 0.9 }` gives two gate lines on "precision"; the precision bar is the whole run's 0.5, so its colour and
@@ -336,13 +346,7 @@ def test_a_slices_gate_on_the_same_metric_never_stands_in_for_the_whole_runs_gat
              "observed_text": "0.500", "passed": True}
     hard = {**whole, "limit": 0.9, "limit_text": "0.9", "observed": 0.0, "observed_text": "0.000", "passed": False,
             "slice": "hard"}
-    # by hand: tp 1, fp 1, fn 0 -> precision 0.5, recall 1.0
-    results = {"scorer": {"name": "labels", "version": "1"}, "positive": "escalate",
-               "aggregate": {"n": 2, "n_scored": 2, "precision": 0.5, "recall": 1.0, "missed": 0, "missed_per_100": 0.0,
-                             "tp": 1, "fp": 1, "fn": 0, "tn": 0},
-               "gates": {"passed": False, "summary": "FAIL", "gates": [whole, hard]},
-               "per_example": [{"id": "a", "gold": "escalate", "pred": "escalate", "outcome": "tp"},
-                               {"id": "b", "gold": "ok", "pred": "escalate", "outcome": "fp"}]}
+    results = _gated_labels_run([whole, hard])
     svg = next(c["svg"] for c in build_model(results)["charts"] if c["title"] == "precision and recall against their gates")
     assert "#2e7d32" in svg and "#c62828" not in svg  # green: the whole run's gate passed (red was the slice's)
     # the slice's gate is still in the decision table, named as the slice's
@@ -358,13 +362,7 @@ def test_a_gate_with_a_min_and_a_max_is_charted_with_both_bounds_and_red_when_ei
     low = {"metric": "precision", "op": "min", "limit": 0.8, "limit_text": "0.8", "observed": 0.5,
            "observed_text": "0.500", "passed": False}
     high = {**low, "op": "max", "limit": 0.99, "limit_text": "0.99", "passed": True}
-    # by hand: tp 1, fp 1, fn 0 -> precision 0.5, recall 1.0
-    results = {"scorer": {"name": "labels", "version": "1"}, "positive": "escalate",
-               "aggregate": {"n": 2, "n_scored": 2, "precision": 0.5, "recall": 1.0, "missed": 0, "missed_per_100": 0.0,
-                             "tp": 1, "fp": 1, "fn": 0, "tn": 0},
-               "gates": {"passed": False, "summary": "FAIL", "gates": [low, high]},
-               "per_example": [{"id": "a", "gold": "escalate", "pred": "escalate", "outcome": "tp"},
-                               {"id": "b", "gold": "ok", "pred": "escalate", "outcome": "fp"}]}
+    results = _gated_labels_run([low, high])
     svg = next(c["svg"] for c in build_model(results)["charts"] if c["title"] == "precision and recall against their gates")
     assert "#c62828" in svg and "#2e7d32" not in svg  # red: the min bound failed (green was the max's)
     # healthy: both bounds passed (0.5 within [0.4, 0.99]) -> green
