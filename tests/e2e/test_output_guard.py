@@ -165,3 +165,49 @@ def test_out_onto_the_rules_file_or_the_judge_cache_is_refused(ex: Path, monkeyp
         r = _run([*args, "--out", cache])
         _refused(r, cache, b"SQLite format 3\x00")
         assert "is the judge cache input" in r.output
+
+
+@pytest.mark.parametrize("how", ["gzip", "utf-16", "utf-16 by a symlink"])
+def test_out_onto_a_compressed_or_utf16_input_is_refused(ex: Path, how: str) -> None:
+    # A .gz or UTF-16 input is scored from a decoded temporary copy; the guard compared --out with that copy, so
+    # `score p.jsonl.gz --out p.jsonl.gz` replaced the user's predictions with the results (exit 0). The input is
+    # the file the user named: refused (exit 2) and its bytes unchanged.
+    import gzip
+
+    plain = (ex / "p.jsonl").read_bytes()
+    if how == "gzip":
+        src = ex / "p.jsonl.gz"
+        src.write_bytes(gzip.compress(plain))
+    else:
+        src = ex / "p16.jsonl"
+        src.write_bytes(plain.decode("utf-8").encode("utf-16"))
+    out = src
+    if how.endswith("symlink"):
+        out = ex / "link.jsonl"
+        out.symlink_to(src)
+    before = src.read_bytes()
+    _refused(_run(["score", src, "--no-store", "--out", out]), src, before)
+    # a healthy case stays healthy: the same input scores, its results written elsewhere
+    assert _run(["score", src, "--no-store", "-q", "--out", ex / "r.json"]).exit_code == 0
+
+
+@pytest.mark.parametrize("out", ["p.jsonl", "/dev/stdin"])
+def test_out_onto_the_file_stdin_is_redirected_from_is_refused(ex: Path, out: str) -> None:
+    # `goldeval score - --out p.jsonl < p.jsonl` (or --out /dev/stdin): stdin was spooled to a temporary copy and
+    # the guard saw only '-', so the predictions file was replaced by the results (exit 0). Refused, exit 2.
+    import subprocess
+    import sys
+
+    p = ex / "p.jsonl"
+    before = p.read_bytes()
+    with open(p, "rb") as stdin:
+        r = subprocess.run([sys.executable, "-m", "goldeval", "score", "-", "--no-store", "-q", "--out", out],
+                           stdin=stdin, capture_output=True, text=True, cwd=ex)
+    assert r.returncode == 2, r.stderr
+    assert "standard input" in r.stderr and "overwrite" in r.stderr, r.stderr
+    assert p.read_bytes() == before
+    # a healthy case: the same redirect with --out elsewhere scores (exit 0)
+    with open(p, "rb") as stdin:
+        ok = subprocess.run([sys.executable, "-m", "goldeval", "score", "-", "--no-store", "-q", "--out", "r.json"],
+                            stdin=stdin, capture_output=True, text=True, cwd=ex)
+    assert ok.returncode == 0, ok.stderr

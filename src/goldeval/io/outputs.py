@@ -22,7 +22,8 @@ Every CLI command that writes a file uses this module, in two steps::
 Rules (issue 10):
 
 * **Same file** means the same resolved path (symlinks followed, ``..`` folded) or, when both exist, the same
-  inode on the same device (hard links). See :func:`same_file`.
+  inode on the same device (hard links). See :func:`same_file`. An input ``-`` is the file standard input is
+  redirected from, when it is one (``goldeval score - --out preds.jsonl < preds.jsonl``; ``--out /dev/stdin``).
 * A **regular file** (or a path that does not exist yet) is written atomically: a temporary file in the same
   folder as the target (the symlink's target when the path is a symlink), flushed and fsynced, then
   ``os.replace``. A crash or Ctrl-C while writing leaves the old file (or no file), never half of one. A
@@ -47,6 +48,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import IO
 
 from goldeval.errors import InputError
+from goldeval.io.streams import STDIN, spooled
 
 __all__ = ["OutputClashError", "check_outputs", "same_file", "sqlite_files", "write_output", "open_output"]
 
@@ -115,6 +117,9 @@ def check_outputs(
         others: role → path (or list of paths, e.g. :func:`sqlite_files`) of every file the command reads or
             writes: inputs, ``--db``, the run store, ``--gates``, ``--rules``, the regressions file, the judge
             cache. ``None`` entries are skipped; paths need not exist yet (a store about to be created counts).
+            ``-`` is standard input: when stdin is redirected from a regular file, no output may be that file. The
+            temporary copy of an input (:func:`goldeval.io.streams.spooled`: stdin, a FIFO, a decoded ``.gz`` or
+            UTF-16 file) stands for the input the user named.
 
     Raises:
         OutputClashError: an output is the same file (:func:`same_file`) as another output or one of *others*,
@@ -124,10 +129,20 @@ def check_outputs(
     Devices, FIFOs and sockets (``/dev/null``) never clash with an input: writing them destroys nothing.
     """
     flat: list[tuple[str, str]] = []
+    stdin_roles: list[str] = []  # roles read from standard input ('-')
     for role, value in others.items():
         for p in [value] if value is None or isinstance(value, (str, os.PathLike)) else list(value):
-            if p is not None and not _is_stdout(p):
-                flat.append((role, os.fspath(p)))
+            if p is None:
+                continue
+            # an input read through a temporary copy (stdin, a FIFO, a decoded .gz or UTF-16 file) is guarded as the
+            # file the user named: the copy is no file of theirs, the original is
+            sp = spooled(p)
+            name = sp.name if sp is not None else os.fspath(p)
+            if name == STDIN:
+                stdin_roles.append(role)
+            else:
+                flat.append((role, name))
+    stdin_file = _stdin_file() if stdin_roles else None
     seen: list[tuple[str, str]] = []
     streams: list[tuple[str, str, tuple[int, int] | None]] = []  # (role, path, (dev, ino)) of stdout / devices / FIFOs
     for role, value in outputs.items():
@@ -148,7 +163,31 @@ def check_outputs(
                     f"{role} {path}: is the {other_role} {noun}; writing the results there would overwrite it{via}. "
                     f"Choose another path for {role}."
                 )
+        if stdin_file is not None and _identity(path) == stdin_file:
+            raise OutputClashError(
+                f"{role} {path}: is the file standard input reads (the {stdin_roles[0]} input '-', redirected from "
+                f"it); writing the results there would overwrite it. Choose another path for {role}."
+            )
         seen.append((role, path))
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """(device, inode) of the file at *path*, ``None`` when it does not exist."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _stdin_file() -> tuple[int, int] | None:
+    """(device, inode) of the regular file standard input is redirected from (``goldeval score - < preds.jsonl``),
+    ``None`` when stdin is a terminal, a pipe, closed, or not a real file descriptor (a test runner's)."""
+    try:
+        st = os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError, AttributeError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
 
 
 def _stream_identity(path: str) -> tuple[int, int] | None:
