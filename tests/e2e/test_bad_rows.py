@@ -240,3 +240,19 @@ def test_score_and_labels_read_a_5000_digit_integer_as_the_number_it_is(tmp_path
     assert r.exit_code == 0, r.output
     rows = {e["id"]: e for e in json.loads(out.read_text())["per_example"]}
     assert rows[BIG]["outcome"] == "tp" and rows["b"]["gold"] == BIG  # the id and the label keep every digit
+
+
+def test_a_csv_header_that_names_a_column_twice_is_refused(tmp_path: Path) -> None:
+    # 'prediction' in columns 2 and 4 (an edited spreadsheet): each row kept only the last value, so row a scored
+    # f1 1.0 on "x" against "x" and its first prediction "x y" (f1 2/3 by hand: P 1/2, R 1) was dropped unseen,
+    # exit 0. Refused (exit 2) with both positions; two unnamed columns (trailing commas) still read.
+    p = tmp_path / "dup.csv"
+    p.write_text("id,prediction,reference,prediction\na,x y,x,x\n")
+    code, _, output = _score(p, tmp_path)
+    assert code == 2, output
+    assert "'prediction' twice (columns 2 and 4)" in output
+    ok = tmp_path / "blank.csv"
+    ok.write_text("id,prediction,reference,,\na,x y,x,,\n")
+    code, res, output = _score(ok, tmp_path)
+    assert code == 0, output
+    assert res["per_example"][0]["whole_note"] == {"precision": 0.5, "recall": 1.0, "f1": 2 / 3}

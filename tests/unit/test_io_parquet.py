@@ -89,3 +89,15 @@ def test_labels_pilot_as_parquet_gives_the_same_decision(tmp_path):
         results[f.suffix] = (res.exit_code, json.loads((tmp_path / "r.json").read_text()))
     (code_j, rj), (code_p, rp) = results[".jsonl"], results[".parquet"]
     assert code_j == code_p and rj["aggregate"] == rp["aggregate"] and rj["gates"]["passed"] == rp["gates"]["passed"]
+
+
+def test_a_parquet_schema_that_names_a_column_twice_is_refused(tmp_path):
+    # pyarrow writes a schema with 'prediction' twice; to_pylist kept the last, so the row scored f1 1.0 on "x"
+    # against "x" and the first prediction "x y" (f1 2/3 by hand) was dropped unseen. Refused before any row.
+    p = tmp_path / "dup.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(["a"]), pa.array(["x y"]), pa.array(["x"]), pa.array(["x"])],
+                                        names=["id", "prediction", "reference", "prediction"]), p)
+    with pytest.raises(InputError, match=r"'prediction' twice \(columns 2 and 4\)"):
+        list(read_rows(p))
+    r = CliRunner().invoke(main, ["score", str(p), "--no-store", "-q"])
+    assert r.exit_code == 2 and "twice" in r.output

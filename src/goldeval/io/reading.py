@@ -417,7 +417,8 @@ def read_csv(path: str | os.PathLike[str], *, delimiter: str | None = None) -> I
     fails alone too; a row with fewer cells has ``None`` for the missing ones (as ``csv.DictReader``).
 
     Raises:
-        InputError: missing or empty file, or a file without a header.
+        InputError: missing or empty file, a file without a header, or a header that names a column twice
+            (:func:`refuse_repeated_columns`).
     """
     p = check_input_file(path)
     with p.open("rb") as fh:
@@ -427,6 +428,7 @@ def read_csv(path: str | os.PathLike[str], *, delimiter: str | None = None) -> I
             if header is None:
                 if error is not None or not cells:
                     raise InputError(f"{p}: no usable header row on line 1 ({error or 'empty'}); expected column names.")
+                refuse_repeated_columns(cells, f"{p.name}:1: the header")
                 header = cells
                 continue
             if error is not None:
@@ -524,7 +526,7 @@ def read_parquet(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
 
     Raises:
         InputError: pyarrow is not installed (``pip install 'goldeval[parquet]'``); the file is missing, empty, not
-            Parquet, or holds no rows.
+            Parquet, holds no rows, or names a column twice (:func:`refuse_repeated_columns`).
     """
     p = check_input_file(path)
     try:
@@ -537,7 +539,27 @@ def read_parquet(path: str | os.PathLike[str]) -> Iterator[Row | RowError]:
         raise InputError(f"{p}: not a Parquet file ({exc}). Pass a Parquet file, or JSONL / CSV by their extension.") from None
     if pf.metadata.num_rows == 0:
         raise InputError(f"{p}: holds no rows, expected one row per case.")
+    refuse_repeated_columns(pf.schema_arrow.names, f"{p.name}: the schema")
     return _parquet_rows(pf)
+
+
+def refuse_repeated_columns(names: list[str], where: str) -> None:
+    """Refuse a table whose header names one column twice: a row read as a dict keeps only the last of the two
+    values, so the other (the prediction a spreadsheet added beside an older one) would be dropped unseen and the
+    row scored on whichever came last. Unnamed columns (``""``, a trailing comma) may repeat: no field is read by
+    that name.
+
+    Raises:
+        InputError: a name other than ``""`` occurs twice (the message gives both 1-based column positions).
+    """
+    first: dict[str, int] = {}
+    for i, name in enumerate(names, start=1):
+        if name == "":
+            continue
+        if name in first:
+            raise InputError(f"{where} names the column {name!r} twice (columns {first[name]} and {i}); each row would "
+                             "keep only the last of the two values and drop the other unseen. Rename or remove one of them.")
+        first[name] = i
 
 
 def _parquet_rows(pf: Any) -> Iterator[Row | RowError]:
