@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import sqlite3
 import tarfile
 
 import pytest
@@ -131,3 +132,29 @@ def test_the_cli_round_trip_and_its_refusals(tmp_path):
     assert res.exit_code == 2 and "Give one of them" in res.output
     listed = json.loads(CliRunner().invoke(main, ["runs", "list", "--store", other, "--json"]).stdout)
     assert [(r["id"], r["n_recorded"], r["status"]) for r in listed] == [(run_id, 3, "finished")]
+
+
+def test_a_bundle_imported_into_the_store_that_recorded_its_run_in_blocks_is_still_one_run(tmp_path):
+    """``goldeval labels`` records its cases in blocks (``case_blocks``); the same run's bundle imported back into
+    that store (a CI job's artifact imported into the team's store that already holds it) merges into it: the
+    200 cases of examples/labels/pilot_claims.jsonl (wc -l) stay 200, not 200 rows plus 200 in blocks."""
+    store, bundle = str(tmp_path / "team.db"), str(tmp_path / "run.tar.gz")
+    res = CliRunner().invoke(main, ["labels", "examples/labels/pilot_claims.jsonl", "--positive", "escalate",
+                                    "--store", store, "--out", str(tmp_path / "r.json")])
+    assert res.exit_code in (0, 1), res.output
+    with RunStore(store) as st:
+        run_id = st.resolve("latest")
+        before = (st.get_run(run_id)["n_recorded"], list(st.stored_cases(run_id)))
+    assert before[0] == 200
+    with sqlite3.connect(store) as db:  # the case this test is about: the run's cases are in blocks, not rows
+        assert db.execute("SELECT count(*) FROM cases").fetchone()[0] == 0
+        assert db.execute("SELECT sum(n) FROM case_blocks").fetchone()[0] == 200
+    assert CliRunner().invoke(main, ["runs", "export", run_id, "--store", store, "--bundle", bundle]).exit_code == 0
+    for _ in range(2):
+        res = CliRunner().invoke(main, ["runs", "import", bundle, "--store", store])
+        assert res.exit_code == 0 and f"200 case(s) and 0 review(s) already in the store: merged into run {run_id}" in res.output, res.output
+    with RunStore(store) as st:
+        assert st.get_run(run_id)["n_recorded"] == 200
+        assert list(st.stored_cases(run_id)) == before[1]  # the same rows, each once, in the same order
+    listed = json.loads(CliRunner().invoke(main, ["runs", "list", "--store", store, "--json"]).stdout)
+    assert [(r["id"], r["n_recorded"]) for r in listed] == [(run_id, 200)]

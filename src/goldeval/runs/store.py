@@ -465,8 +465,9 @@ class RunStore:
     def put_stored_run(self, row: Mapping[str, Any], cases: Iterable[tuple[Any, ...]], reviews: Iterable[Mapping[str, Any]],
                        *, batch: int = 5000) -> bool:
         """Write a run copied from another store (:meth:`stored_run`, :meth:`stored_cases`, :meth:`stored_reviews`),
-        idempotently: the run row is inserted or replaced, each case upserted by ``(run, case id)``, and a review
-        added only when the same review (case, reviewer, time, verdict) is not there yet.
+        idempotently: the run row is inserted or replaced, each case upserted by ``(run, case id)`` (the cases of a
+        run already here that were kept in blocks are replaced by the rows, never doubled), and a review added only
+        when the same review (case, reviewer, time, verdict) is not there yet.
 
         Args:
             row: The run's columns; ``id`` and ``run_key`` are required and the rest default to NULL.
@@ -498,6 +499,11 @@ class RunStore:
                 self.write_cases(row["id"], pending)
                 pending = []
         self.write_cases(row["id"], pending)
+        if have is not None and self._run_has_blocks(row["id"]):
+            # the run was recorded here with cases in blocks, which an upsert of the same ids never replaces: the
+            # bundle's rows (every case) now stand for them, so the blocks go (after the rows are in: a failure
+            # between the two leaves a run that a second import repairs, never one that lost cases)
+            self._tx("DELETE FROM case_blocks WHERE run_id = ?", (row["id"],))
         known = {(r["case_id"], r["reviewer"], r["reviewed_at"], r["verdict"]) for r in self.stored_reviews(row["id"])}
         for r in reviews:
             if (r["case_id"], r["reviewer"], r["reviewed_at"], r["verdict"]) in known:
