@@ -158,3 +158,21 @@ def test_a_bundle_imported_into_the_store_that_recorded_its_run_in_blocks_is_sti
         assert list(st.stored_cases(run_id)) == before[1]  # the same rows, each once, in the same order
     listed = json.loads(CliRunner().invoke(main, ["runs", "list", "--store", store, "--json"]).stdout)
     assert [(r["id"], r["n_recorded"]) for r in listed] == [(run_id, 200)]
+
+
+def test_a_bundle_over_the_runs_input_is_refused_naming_bundle(tmp_path):
+    """`runs export RUN --bundle FILE` where FILE is the run's own input: refused (exit 2, the file byte-equal), and
+    the message names --bundle, the option given (there is no --out on that command line)."""
+    labels, store = tmp_path / "claims.jsonl", str(tmp_path / "s.db")
+    labels.write_bytes(open("examples/labels/pilot_claims.jsonl", "rb").read())
+    before = labels.read_bytes()
+    res = CliRunner().invoke(main, ["labels", str(labels), "--positive", "escalate", "--store", store, "-q"])
+    assert res.exit_code in (0, 1), res.output
+    res = CliRunner().invoke(main, ["runs", "export", "latest", "--store", store, "--bundle", str(labels)])
+    assert res.exit_code == 2, res.output
+    assert f"--bundle {labels}: is the run's labels input" in res.output and "Choose another path for --bundle" in res.output
+    assert "--out" not in res.output
+    assert labels.read_bytes() == before
+    # another path is written
+    res = CliRunner().invoke(main, ["runs", "export", "latest", "--store", store, "--bundle", str(tmp_path / "run.tar.gz")])
+    assert res.exit_code == 0 and is_bundle(tmp_path / "run.tar.gz"), res.output
