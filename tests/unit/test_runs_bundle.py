@@ -176,3 +176,33 @@ def test_a_bundle_over_the_runs_input_is_refused_naming_bundle(tmp_path):
     # another path is written
     res = CliRunner().invoke(main, ["runs", "export", "latest", "--store", store, "--bundle", str(tmp_path / "run.tar.gz")])
     assert res.exit_code == 0 and is_bundle(tmp_path / "run.tar.gz"), res.output
+
+
+@pytest.mark.parametrize("forged_id", ["baseline/main", "latest", "latest~1", " 20261201-100000-abcdef", ""])
+def test_a_bundle_whose_run_id_is_no_run_id_is_refused(tmp_path, forged_id):
+    """A bundle is a CI artifact: one edited so that its run's id is ``baseline/main`` was imported, and the exact
+    id wins over a tag in RunStore.resolve, so ``compare baseline/main RUN --fail-on-regression`` compared against
+    the forged run, not the baseline. Every id goldeval makes is ``YYYYmmdd-HHMMSS-xxxxxx`` (RunStore.create_run);
+    a bundle naming any other is refused, nothing imported, the tag still names its run."""
+    with RunStore(tmp_path / "ci.db") as ci:
+        a_run(ci)
+        good = export_bundle(ci, "latest")
+    raw = tarfile.open(fileobj=io.BytesIO(good), mode="r:gz")
+    parts = {m.name: raw.extractfile(m).read() for m in raw.getmembers()}
+    head = json.loads(parts["bundle.json"])
+    head["run"]["id"] = forged_id
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for name, data in {**parts, "bundle.json": json.dumps(head).encode()}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    forged = write(tmp_path, gzip.compress(out.getvalue()), "forged.tar.gz")
+    with RunStore(tmp_path / "team.db") as team:
+        baseline = a_run(team, key="base")
+        team.tag(baseline, "baseline/main")
+        with pytest.raises(InputError, match=r"is not a run id goldeval makes \(YYYYmmdd-HHMMSS-xxxxxx\)"):
+            import_bundle(team, forged)
+        assert [r["id"] for r in team.list_runs()] == [baseline] and team.resolve("baseline/main") == baseline
+        # healthy: the bundle as exported imports
+        assert import_bundle(team, write(tmp_path, good, "good.tar.gz"))["created"] is True

@@ -25,6 +25,7 @@ import hashlib
 import heapq
 import inspect
 import os
+import re
 import secrets
 import socket
 import sqlite3
@@ -55,7 +56,7 @@ from goldeval.runs.location import check_store_target, store_label, store_scheme
 from goldeval.runs.migrations import MIGRATIONS, migrate
 
 __all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "check_tag_name", "HEADLINE_METRICS",
-           "MAX_TAG_LENGTH", "NoStoreError", "compress_block"]
+           "MAX_TAG_LENGTH", "NoStoreError", "RUN_ID", "compress_block"]
 
 #: Aggregate keys tried, in order, for the headline metric shown by ``runs list`` (a results dict may name its
 #: own with ``aggregate["headline"]``).
@@ -68,6 +69,12 @@ HEADLINE_METRICS: tuple[str, ...] = (
     "recall",
     "precision",
 )
+
+
+#: Every run id :meth:`RunStore.create_run` makes: ``YYYYmmdd-HHMMSS-xxxxxx`` (UTC, six hex digits). A run copied in
+#: from elsewhere (a bundle) must have one: any other text could be ``latest`` or a tag's name, which an exact id
+#: would then hide (:meth:`RunStore.resolve` tries ids first).
+RUN_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
 
 
 def now_iso() -> str:
