@@ -1257,7 +1257,8 @@ def unwritable_reason(path: Path) -> str | None:
     ``None`` when nothing visible prevents it.
 
     Checked on the file when it exists, else on its nearest existing folder: a read-only file system
-    (``statvfs`` ``ST_RDONLY``: a read-only mount, even for root), then the permission bits (``os.access``).
+    (``statvfs`` ``ST_RDONLY``: a read-only mount, even for root), then the permission bits (``os.access``). The
+    nearest existing path being a file (``GOLDEVAL_HOME=notes.txt``) is named as such, not as a read-only folder.
     """
     target = path
     while not os.path.exists(target) and target.parent != target:
@@ -1274,6 +1275,8 @@ def unwritable_reason(path: Path) -> str | None:
         if not os.access(folder, os.W_OK | os.X_OK):
             return f"its folder {folder} is read-only for this user (SQLite writes a -wal and a -shm file beside it)"
         return None
+    if not os.path.isdir(target):  # GOLDEVAL_HOME (or a --store folder) that is a file: no folder can be made in it
+        return f"{target} is a file, not a folder, so the store's folder cannot be made there"
     if not os.access(target, os.W_OK | os.X_OK):
         return f"the folder {target} is read-only for this user"
     return None
