@@ -141,6 +141,31 @@ def test_compare_and_replay_take_junit(tmp_path):
     assert "--junit: runs" in run("compare", "latest~1", "latest", "--store", store, "--junit", junit, code=2).output
 
 
+def test_compare_junit_fails_on_a_run_that_did_not_finish(tmp_path):
+    # B judged q1 (a pass, as in A) and was interrupted before q2 (a pass in A): no flip, one case decided in both,
+    # yet q2 is no evidence. The JUnit a CI reads fails as --fail-on-regression exits 1; finished, neither does.
+    from goldeval.runs.store import RunMeta, RunStore
+
+    store, junit = tmp_path / "g.db", tmp_path / "c.xml"
+    def case(cid: str, seq: int) -> tuple:
+        return (cid, seq, "scored", "match", None, None, None, json.dumps({"id": cid, "status": "scored", "verdict": "match"}))
+    with RunStore(store) as st:
+        a = st.create_run(RunMeta(run_key="a", scorer_name="answer_judge", scorer_version="1", dataset_hash="d"))
+        st.write_cases(a, [case("q1", 0), case("q2", 1)])
+        st.finish_run(a, {"aggregate": {"n": 2}})
+        b = st.create_run(RunMeta(run_key="b", scorer_name="answer_judge", scorer_version="1", dataset_hash="d"))
+        st.write_cases(b, [case("q1", 0)])
+        st.set_status(b, "interrupted")
+    run("compare", a, b, "--store", store, "--fail-on-regression", "--junit", junit, "-q", code=1)
+    cases = {c.name: outcome(c) for c in suite_of(junit)}
+    assert cases == {"run B finished": "failure", "decided in both runs": "pass"}
+    with RunStore(store) as st:
+        st.write_cases(b, [case("q2", 1)])
+        st.finish_run(b, {"aggregate": {"n": 2}})
+    run("compare", a, b, "--store", store, "--fail-on-regression", "--junit", junit, "-q", code=0)
+    assert {c.name: outcome(c) for c in suite_of(junit)} == {"decided in both runs": "pass"}
+
+
 @pytest.mark.parametrize("args", [["--junit-cases"], ["--junit-min-f1", "0.3"]])
 def test_junit_shaping_options_need_junit(tmp_path, args):
     assert "--junit" in run("score", PRIMOCK, "--no-store", *args, code=2).output

@@ -206,3 +206,21 @@ def test_slices_count_the_llm_verdicts(files):
     got = {k: (v["match"], v["no_match"], v["needs_human"], v["pass_rate"]) for k, v in out["slices"].items()}
     assert got == {"a": (1, 1, 0, 0.5), "b": (1, 1, 0, 0.5)}
     assert out["gates"]["passed"] and out["gates"]["gates"][0]["observed"] == 0.5
+
+
+def test_a_password_in_the_base_url_reaches_no_file(files, monkeypatch):
+    # --base-url http://ci:s3cretPW@127.0.0.1:PORT/v1 (a gateway behind basic auth): the endpoint is reached with it,
+    # and the password reached the results file, every record in the run store and the judge cache (answer_params
+    # and the run configuration held the URL as given). Now each holds http://ci@127.0.0.1:PORT/v1.
+    cases, attempts, tmp = files
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAI(default=reply) as srv:
+        url = srv.base_url.replace("http://", "http://ci:s3cretPW@")
+        res = CliRunner().invoke(main, ["judge", cases, attempts, "--llm", "judge-model", "--base-url", url, "--store",
+                                        str(tmp / "runs.db"), "--out", str(tmp / "r.json")], catch_exceptions=False)
+        assert res.exit_code == 0 and srv.calls == 2, res.output
+    written = [p for p in tmp.rglob("*") if p.is_file() and p.name != "cases.jsonl" and p.name != "attempts.jsonl"]
+    assert {p.name for p in written} >= {"r.json", "runs.db", "judge_cache.db"}
+    assert [p.name for p in written if b"s3cretPW" in p.read_bytes()] == []
+    out = json.loads((tmp / "r.json").read_text())
+    assert out["llm_judge"]["base_url"] == srv.base_url.replace("http://", "http://ci@")  # the user, not the password

@@ -352,6 +352,26 @@ def test_fail_on_regression_never_passes_on_no_evidence(tmp_path, tokenizer_runs
     assert result.exit_code == 2 and "hold no verdicts (token_f1 scores)" in result.output
 
 
+def test_fail_on_regression_never_passes_on_a_run_that_did_not_finish(tmp_path):
+    # B recorded c1 (a pass, as in A) and was then interrupted (Ctrl-C, a killed CI job, a run still 'running' on
+    # another machine of a shared store): c2, a pass in A, was never judged in B. Exit 1 with the reason, not 0;
+    # the same B once resumed and finished with c2 still a pass exits 0.
+    from goldeval.runs.store import RunStore
+
+    store = tmp_path / "g.db"
+    ids = _verdict_store(store, {"a": {"c1": "match", "c2": "match"}, "b": {"c1": "match"}})
+    with RunStore(store) as st:
+        st.set_status(ids["b"], "interrupted")
+    result = CliRunner().invoke(main, ["compare", ids["a"], ids["b"], "--store", str(store), "--fail-on-regression", "-q"])
+    assert result.exit_code == 1, result.output
+    assert f"run B ({ids['b']}) did not finish (interrupted), so the cases it did not record may hold a regression" in result.output
+    with RunStore(store) as st:
+        st.write_cases(ids["b"], [("c2", 1, "scored", "match", None, None, None, json.dumps({"id": "c2", "status": "scored", "verdict": "match"}))])
+        st.finish_run(ids["b"], {"aggregate": {"n": 2}})
+    result = CliRunner().invoke(main, ["compare", ids["a"], ids["b"], "--store", str(store), "--fail-on-regression", "-q"])
+    assert result.exit_code == 0, result.output
+
+
 def test_compare_of_a_verdict_run_with_a_score_run_is_refused(tmp_path):
     store = tmp_path / "g.db"
     run("score", PRIMOCK, "--store", store, "-q")

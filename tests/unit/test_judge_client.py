@@ -8,7 +8,8 @@ import pytest
 from fake_openai_server import FakeOpenAI, Reply
 
 from goldeval.errors import InputError, JudgeError
-from goldeval.llm.client import JudgeClient, JudgeConfig, parse_retry_after
+from goldeval.llm.client import JudgeClient, JudgeConfig, parse_retry_after, shown_url
+from goldeval.llm.options import LlmOptions
 
 pytest.importorskip("openai")
 
@@ -251,3 +252,26 @@ def test_timeout_bounds_the_whole_answer_not_each_read(server):
     server.script = [Reply(trickle=(2, 0.05))]
     res = client(server, timeout=2.0).complete(MSGS)
     assert res.error is None and '"verdict": "match"' in res.text
+
+
+@pytest.mark.parametrize(("given", "shown"), [
+    # a password in the user part goes, the user stays (RFC 3986 userinfo is user[:password])
+    ("https://ci:s3cret@gw.example/v1", "https://ci@gw.example/v1"),
+    ("https://:s3cret@gw.example/v1", "https://gw.example/v1"),
+    # a credential in the query (Azure's api-key, a gateway's key or token) is masked; other parameters stay
+    ("https://gw.example/v1?api-key=abc&region=eu", "https://gw.example/v1?api-key=***&region=eu"),
+    ("https://gw.example/v1?token=abc", "https://gw.example/v1?token=***"),
+    # healthy: a URL without a secret is unchanged, byte for byte (run keys and cache keys stay the same)
+    ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"),
+    ("https://ci@gw.example/v1?region=eu", "https://ci@gw.example/v1?region=eu"),
+    (None, None),
+])
+def test_shown_url_holds_no_secret(given, shown):
+    assert shown_url(given) == shown
+
+
+def test_answer_params_hold_the_base_url_without_its_password():
+    # answer_params are in the judge cache key and in every record: the password of --base-url must not be
+    cfg = JudgeConfig(model="m", base_url="https://ci:s3cret@gw.example/v1")
+    assert cfg.answer_params()["base_url"] == "https://ci@gw.example/v1"
+    assert "s3cret" not in repr(LlmOptions(model="m", base_url="https://ci:s3cret@gw.example/v1").run_config())

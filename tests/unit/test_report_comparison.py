@@ -36,6 +36,25 @@ def test_regression_decision_never_passes_on_no_evidence():
                            "shows that no pass became a fail")
 
 
+def test_regression_decision_never_passes_on_a_run_that_did_not_finish():
+    # B was interrupted after q1 (a pass in both): q2 and q3, passes in A, were never judged in B, so no evidence
+    # shows they did not become fails; the same comparison with B finished passes (1 case decided in both)
+    a = verdicts(q1="match", q2="match", q3="match")
+    run_a = {"id": "A", "scorer_name": "answer_judge", "status": "finished"}
+    for status, failed in (("interrupted", True), ("running", True), ("failed", True), ("finished", False)):
+        run_b = {"id": "B", "scorer_name": "answer_judge", "status": status}
+        d = regression_decision(compare_runs(a, verdicts(q1="match"), run_a=run_a, run_b=run_b))
+        assert d["failed"] is failed and d["n_regressions"] == 0 and d["n_decided_in_both"] == 1, status
+    assert d["reason"] == "no case went from pass to fail (1 case(s) decided in both runs)"
+    d = regression_decision(compare_runs(a, a, run_a={**run_a, "status": "interrupted"}, run_b=run_a))
+    assert d["failed"] is True and d["reason"] == (
+        "run A (A) did not finish (interrupted), so the cases it did not record may hold a regression that this "
+        "comparison cannot see; resume it (the same scoring command) and compare again")
+    # a regression found among the recorded cases is still named as such
+    d = regression_decision(compare_runs(a, verdicts(q1="no_match"), run_a=run_a, run_b={**run_a, "id": "B", "status": "interrupted"}))
+    assert d["failed"] is True and d["reason"] == "1 case(s) went from pass to fail: q1"
+
+
 def test_regression_decision_does_not_apply_to_f1_runs():
     cmp = compare_runs({"a": {"whole_note": {"f1": 0.5}}}, {"a": {"whole_note": {"f1": 0.25}}})
     d = regression_decision(cmp)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import sqlite3
 import tarfile
 
 import pytest
@@ -131,3 +132,77 @@ def test_the_cli_round_trip_and_its_refusals(tmp_path):
     assert res.exit_code == 2 and "Give one of them" in res.output
     listed = json.loads(CliRunner().invoke(main, ["runs", "list", "--store", other, "--json"]).stdout)
     assert [(r["id"], r["n_recorded"], r["status"]) for r in listed] == [(run_id, 3, "finished")]
+
+
+def test_a_bundle_imported_into_the_store_that_recorded_its_run_in_blocks_is_still_one_run(tmp_path):
+    """``goldeval labels`` records its cases in blocks (``case_blocks``); the same run's bundle imported back into
+    that store (a CI job's artifact imported into the team's store that already holds it) merges into it: the
+    200 cases of examples/labels/pilot_claims.jsonl (wc -l) stay 200, not 200 rows plus 200 in blocks."""
+    store, bundle = str(tmp_path / "team.db"), str(tmp_path / "run.tar.gz")
+    res = CliRunner().invoke(main, ["labels", "examples/labels/pilot_claims.jsonl", "--positive", "escalate",
+                                    "--store", store, "--out", str(tmp_path / "r.json")])
+    assert res.exit_code in (0, 1), res.output
+    with RunStore(store) as st:
+        run_id = st.resolve("latest")
+        before = (st.get_run(run_id)["n_recorded"], list(st.stored_cases(run_id)))
+    assert before[0] == 200
+    with sqlite3.connect(store) as db:  # the case this test is about: the run's cases are in blocks, not rows
+        assert db.execute("SELECT count(*) FROM cases").fetchone()[0] == 0
+        assert db.execute("SELECT sum(n) FROM case_blocks").fetchone()[0] == 200
+    assert CliRunner().invoke(main, ["runs", "export", run_id, "--store", store, "--bundle", bundle]).exit_code == 0
+    for _ in range(2):
+        res = CliRunner().invoke(main, ["runs", "import", bundle, "--store", store])
+        assert res.exit_code == 0 and f"200 case(s) and 0 review(s) already in the store: merged into run {run_id}" in res.output, res.output
+    with RunStore(store) as st:
+        assert st.get_run(run_id)["n_recorded"] == 200
+        assert list(st.stored_cases(run_id)) == before[1]  # the same rows, each once, in the same order
+    listed = json.loads(CliRunner().invoke(main, ["runs", "list", "--store", store, "--json"]).stdout)
+    assert [(r["id"], r["n_recorded"]) for r in listed] == [(run_id, 200)]
+
+
+def test_a_bundle_over_the_runs_input_is_refused_naming_bundle(tmp_path):
+    """`runs export RUN --bundle FILE` where FILE is the run's own input: refused (exit 2, the file byte-equal), and
+    the message names --bundle, the option given (there is no --out on that command line)."""
+    labels, store = tmp_path / "claims.jsonl", str(tmp_path / "s.db")
+    labels.write_bytes(open("examples/labels/pilot_claims.jsonl", "rb").read())
+    before = labels.read_bytes()
+    res = CliRunner().invoke(main, ["labels", str(labels), "--positive", "escalate", "--store", store, "-q"])
+    assert res.exit_code in (0, 1), res.output
+    res = CliRunner().invoke(main, ["runs", "export", "latest", "--store", store, "--bundle", str(labels)])
+    assert res.exit_code == 2, res.output
+    assert f"--bundle {labels}: is the run's labels input" in res.output and "Choose another path for --bundle" in res.output
+    assert "--out" not in res.output
+    assert labels.read_bytes() == before
+    # another path is written
+    res = CliRunner().invoke(main, ["runs", "export", "latest", "--store", store, "--bundle", str(tmp_path / "run.tar.gz")])
+    assert res.exit_code == 0 and is_bundle(tmp_path / "run.tar.gz"), res.output
+
+
+@pytest.mark.parametrize("forged_id", ["baseline/main", "latest", "latest~1", " 20261201-100000-abcdef", ""])
+def test_a_bundle_whose_run_id_is_no_run_id_is_refused(tmp_path, forged_id):
+    """A bundle is a CI artifact: one edited so that its run's id is ``baseline/main`` was imported, and the exact
+    id wins over a tag in RunStore.resolve, so ``compare baseline/main RUN --fail-on-regression`` compared against
+    the forged run, not the baseline. Every id goldeval makes is ``YYYYmmdd-HHMMSS-xxxxxx`` (RunStore.create_run);
+    a bundle naming any other is refused, nothing imported, the tag still names its run."""
+    with RunStore(tmp_path / "ci.db") as ci:
+        a_run(ci)
+        good = export_bundle(ci, "latest")
+    raw = tarfile.open(fileobj=io.BytesIO(good), mode="r:gz")
+    parts = {m.name: raw.extractfile(m).read() for m in raw.getmembers()}
+    head = json.loads(parts["bundle.json"])
+    head["run"]["id"] = forged_id
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for name, data in {**parts, "bundle.json": json.dumps(head).encode()}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    forged = write(tmp_path, gzip.compress(out.getvalue()), "forged.tar.gz")
+    with RunStore(tmp_path / "team.db") as team:
+        baseline = a_run(team, key="base")
+        team.tag(baseline, "baseline/main")
+        with pytest.raises(InputError, match=r"is not a run id goldeval makes \(YYYYmmdd-HHMMSS-xxxxxx\)"):
+            import_bundle(team, forged)
+        assert [r["id"] for r in team.list_runs()] == [baseline] and team.resolve("baseline/main") == baseline
+        # healthy: the bundle as exported imports
+        assert import_bundle(team, write(tmp_path, good, "good.tar.gz"))["created"] is True

@@ -141,6 +141,20 @@ def test_a_read_only_store_can_still_be_read_but_not_written(tmp_path):
         assert st.get_run(run_id)["status"] == "finished"  # nothing was deleted
 
 
+def test_a_store_under_a_file_is_named_a_file_not_a_read_only_folder(tmp_path):
+    # GOLDEVAL_HOME=notes.txt (a file): the store notes.txt/goldeval.db cannot be made, and the message said "the folder
+    # notes.txt is read-only for this user" (os.access on a file without the x bit), sending the user to chmod it
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    with pytest.raises(StoreError, match=r"cannot record a run there: .*notes\.txt is a file, not a folder") as exc:
+        RunStore(notes / "goldeval.db")
+    assert "read-only" not in str(exc.value).split("A scoring command")[0]
+    assert notes.read_text() == "mine\n"
+    # healthy: a missing folder under a writable one is made
+    with RunStore(tmp_path / "home" / "goldeval.db") as st:
+        assert st.list_runs() == []
+
+
 def test_open_existing_falls_back_to_read_only_when_the_file_is_not_writable(tmp_path, monkeypatch):
     run_id = _one_finished_run(tmp_path / "g.db")
     monkeypatch.setattr("goldeval.runs.store.os.access", lambda path, mode: mode != __import__("os").W_OK)

@@ -127,11 +127,12 @@ def export(run, store, fmt, out, bundle, quiet):
             raise InputError(f"runs export: --bundle {bundle} writes the whole run to that file; --format and --out write "
                              "the cases elsewhere. Give one of them.")
         out = bundle
-    guard_outputs({"--out" if bundle is None else "--bundle": out}, {"--store": store_files(store)})
+    option = "--out" if bundle is None else "--bundle"  # the option the user wrote, named in a refusal
+    guard_outputs({option: out}, {"--store": store_files(store)})
 
     with open_existing_store(store) as st:
         run_id = st.resolve(run)  # 'latest' or a prefix: say which run was written
-        guard_outputs({"--out": out}, run_inputs(st, run_id))  # never over the run's own input files
+        guard_outputs({option: out}, run_inputs(st, run_id))  # never over the run's own input files
         if bundle is not None:
             from goldeval.runs.bundle import export_bundle  # start-up: loaded only when a bundle is written
 

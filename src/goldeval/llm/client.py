@@ -40,13 +40,13 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
 from goldeval.errors import InputError, JudgeError, shorten
 from goldeval.llm.budget import CAP_REACHED, SpendMeter, check_cap
 from goldeval.llm.response_format import RESPONSE_FORMATS, VERDICT_SCHEMA_SHA256, forms_to_try, is_refusal, request_fields
 
-__all__ = ["JudgeConfig", "CallResult", "JudgeClient", "parse_retry_after", "token_count"]
+__all__ = ["JudgeConfig", "CallResult", "JudgeClient", "parse_retry_after", "shown_url", "token_count"]
 
 _ENV = {
     "model": "GOLDEVAL_JUDGE_MODEL",
@@ -189,7 +189,7 @@ class JudgeConfig:
         """
         params: dict[str, Any] = {
             "model": self.model,
-            "base_url": self.base_url,
+            "base_url": shown_url(self.base_url),  # never a password written in the URL (the cache, every record)
             "temperature": float(self.temperature),  # 0 and 0.0 are one setting (and one cache key)
             "seed": self.seed,
             "max_tokens": self.max_tokens,
@@ -286,6 +286,45 @@ def parse_retry_after(headers: Any, *, now: float | None = None) -> float | None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+# query parameters that carry a credential (Azure's ``api-key``, a gateway's ``key`` / ``token``, a signed URL's ``sig``)
+_SECRET_PARAM = re.compile(r"(?i).*(key|token|secret|password|passwd|sig|signature|auth|credential).*")
+
+
+def shown_url(url: str | None) -> str | None:
+    """*url* as it may be shown, recorded and hashed: without the password of its user part
+    (``https://ci:s3cret@gw/v1`` → ``https://ci@gw/v1``) and with the value of a query parameter that carries a
+    credential (``api-key``, ``key``, ``token``, ``sig``…) replaced by ``***``; ``None`` stays ``None``.
+
+    The endpoint is still reached with the URL as given; this is what a results file, the run store, the judge
+    cache and a message hold, so that a secret written in ``--base-url`` reaches none of them. A password does not
+    change what the judge answers, so a run key and a cache key are the same without it.
+
+    Example:
+        >>> shown_url("https://ci:s3cret@gw.example/v1?api-key=abc&region=eu")
+        'https://ci@gw.example/v1?api-key=***&region=eu'
+        >>> shown_url("http://127.0.0.1:8000/v1")
+        'http://127.0.0.1:8000/v1'
+    """
+    if not url:
+        return url
+    try:
+        parts = urlparse(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            user, _, host = netloc.rpartition("@")
+            netloc = f"{user.partition(':')[0]}@{host}" if user.partition(":")[0] else host
+        query = parts.query
+        if query:
+            pairs = parse_qsl(query, keep_blank_values=True)
+            if any(_SECRET_PARAM.fullmatch(k) for k, _ in pairs):
+                query = urlencode([(k, "***" if _SECRET_PARAM.fullmatch(k) else v) for k, v in pairs], safe="*")
+        if netloc == parts.netloc and query == parts.query:
+            return url
+        return urlunparse(parts._replace(netloc=netloc, query=query))
+    except ValueError:
+        return "(an unreadable URL)"
+
+
 def _is_local(base_url: str | None) -> bool:
     """True for a server on this machine or a private network (``localhost``, 127.0.0.1, 10.x, 192.168.x…)."""
     if not base_url:
@@ -334,7 +373,7 @@ class JudgeClient:
                 if not key:
                     if not _is_local(self.config.base_url):
                         raise JudgeError(
-                            f"LLM judge: no API key for {self.config.base_url or 'the hosted OpenAI API'}. "
+                            f"LLM judge: no API key for {shown_url(self.config.base_url) or 'the hosted OpenAI API'}. "
                             "Set OPENAI_API_KEY (or point --base-url at a local server, which needs none)."
                         )
                     key = "not-needed-for-a-local-server"
@@ -422,12 +461,12 @@ class JudgeClient:
                     self._reached = True
                     if exc.status_code in (401, 403):
                         raise JudgeError(
-                            f"LLM judge at {c.base_url or 'api.openai.com'}: HTTP {exc.status_code}, the key was refused "
+                            f"LLM judge at {shown_url(c.base_url) or 'api.openai.com'}: HTTP {exc.status_code}, the key was refused "
                             f"({shorten(exc.message, 120)}). Check OPENAI_API_KEY."
                         ) from None
                     if exc.status_code == 404:
                         raise JudgeError(
-                            f"LLM judge at {c.base_url or 'api.openai.com'}: HTTP 404 for model {c.model!r} "
+                            f"LLM judge at {shown_url(c.base_url) or 'api.openai.com'}: HTTP 404 for model {c.model!r} "
                             f"({shorten(exc.message, 120)}). Check --llm and --base-url (it should end in /v1)."
                         ) from None
                     form = self._forms[at]
@@ -436,7 +475,7 @@ class JudgeClient:
                         out.refused_formats.append({"form": form, "status": exc.status_code, "message": shorten(exc.message, 200)})
                         if forced:
                             raise JudgeError(
-                                f"LLM judge at {c.base_url or 'api.openai.com'}: the endpoint refuses --response-format {form} "
+                                f"LLM judge at {shown_url(c.base_url) or 'api.openai.com'}: the endpoint refuses --response-format {form} "
                                 f"(HTTP {exc.status_code}: {shorten(exc.message, 200)}). Every call would fail the same way: "
                                 "use --response-format auto (it finds the form the endpoint takes) or none."
                             ) from None
@@ -446,7 +485,7 @@ class JudgeClient:
                     else:
                         if exc.status_code == 400 and _UNSUPPORTED.search(str(exc.message)):
                             raise JudgeError(
-                                f"LLM judge at {c.base_url or 'api.openai.com'}: model {c.model!r} rejects a parameter goldeval "
+                                f"LLM judge at {shown_url(c.base_url) or 'api.openai.com'}: model {c.model!r} rejects a parameter goldeval "
                                 f"sends ({shorten(exc.message, 200)}). Every call would fail the same way: choose another judge "
                                 "model, or change --llm-temperature / GOLDEVAL_JUDGE_MAX_TOKENS (0 = not sent)."
                             ) from None
@@ -467,7 +506,7 @@ class JudgeClient:
                     if retries >= c.max_retries:
                         if not self._reached:
                             raise JudgeError(
-                                f"LLM judge at {c.base_url or 'api.openai.com'}: cannot connect ({shorten(str(exc.__cause__ or exc), 120)}) "
+                                f"LLM judge at {shown_url(c.base_url) or 'api.openai.com'}: cannot connect ({shorten(str(exc.__cause__ or exc), 120)}) "
                                 f"after {out.attempts} attempts, and no call has reached it yet. Check --base-url / "
                                 "GOLDEVAL_JUDGE_BASE_URL and that the server is running."
                             ) from None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from goldeval.io.outputs import sqlite_files
 from goldeval.llm.cache import default_cache_path
-from goldeval.llm.client import JudgeConfig
+from goldeval.llm.client import JudgeConfig, shown_url
 from goldeval.llm.prompt import JUDGE_VERSION
 from goldeval.llm.prompt import SYSTEM_PROMPT_SHA256
 
@@ -66,7 +66,7 @@ class LlmOptions:
             return {}
 
         llm: dict[str, Any] = {
-            "model": self.model, "base_url": self.base_url, "temperature": self.temperature, "seed": self.seed,
+            "model": self.model, "base_url": shown_url(self.base_url), "temperature": self.temperature, "seed": self.seed,
             "repeat": self.repeat, "send": self.send, "judge_version": JUDGE_VERSION,
             "system_prompt_sha256": SYSTEM_PROMPT_SHA256, "dry_run": self.dry_run,
         }

@@ -201,8 +201,10 @@ def _case_tests(results: Mapping[str, Any], min_f1: float | None) -> list[Any]:
 
 
 def compare_junit(cmp: Mapping[str, Any]) -> bytes:
-    """JUnit XML of ``goldeval compare``: one testcase per flipped case (pass → fail fails, fail → pass passes) and
-    one, ``decided in both runs``, that fails when no case was decided in both (nothing shows no regression)."""
+    """JUnit XML of ``goldeval compare``: one testcase per flipped case (pass → fail fails, fail → pass passes), a
+    failing ``run A finished`` / ``run B finished`` for a run that did not finish (its unrecorded cases are no
+    evidence), and one, ``decided in both runs``, that fails when no case was decided in both (nothing shows no
+    regression)."""
     from junitparser import TestSuite  # start-up: loaded only when a report or CI file is written
 
     ra, rb = (cmp.get("runs") or {}).get("a") or {}, (cmp.get("runs") or {}).get("b") or {}
@@ -227,6 +229,13 @@ def compare_junit(cmp: Mapping[str, Any]) -> bytes:
         suite.add_testcase(_case(str(f["id"]), "goldeval.compare.pass_to_fail", failure=moved(f, "pass -> fail")))
     for f in flips.get("fail_to_pass") or []:
         suite.add_testcase(_case(str(f["id"]), "goldeval.compare.fail_to_pass", text=moved(f, "fail -> pass")))
+    for side, run in (("A", ra), ("B", rb)):
+        if run.get("status") not in (None, "finished"):  # its unrecorded cases are no evidence (as --fail-on-regression)
+            suite.add_testcase(_case(
+                f"run {side} finished", "goldeval.compare",
+                failure=f"run {side} ({run.get('id')}) did not finish ({run.get('status')}): the cases it did not record "
+                        "may hold a regression; resume it (the same scoring command) and compare again",
+            ))
     n_pairs = (v.get("bootstrap") or {}).get("n_pairs")
     suite.add_testcase(_case(
         "decided in both runs", "goldeval.compare",

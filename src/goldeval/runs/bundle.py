@@ -40,7 +40,7 @@ import orjson
 import zstandard
 
 from goldeval.errors import InputError, shorten
-from goldeval.runs.store import RunStore
+from goldeval.runs.store import RUN_ID, RunStore
 
 __all__ = ["BUNDLE_FORMAT", "BUNDLE_VERSION", "export_bundle", "import_bundle", "is_bundle", "read_bundle"]
 
@@ -132,7 +132,8 @@ def read_bundle(source: str | os.PathLike[str] | io.BytesIO) -> dict[str, Any]:
 
     Raises:
         InputError: not a goldeval run bundle (not a gzip tar, a member missing, another format or a newer version),
-            or its cases do not match the sha256 and count its ``bundle.json`` records (a damaged or edited file).
+            its run id is not one goldeval makes (:data:`~goldeval.runs.store.RUN_ID`), or its cases do not match
+            the sha256 and count its ``bundle.json`` records (a damaged or edited file).
     """
     where = source if isinstance(source, (str, os.PathLike)) else "bundle"
     try:
@@ -168,6 +169,10 @@ def read_bundle(source: str | os.PathLike[str] | io.BytesIO) -> dict[str, Any]:
     run = head.get("run")
     if not isinstance(run, dict) or not isinstance(run.get("id"), str) or not isinstance(run.get("run_key"), str):
         raise InputError(f"{where}: bundle.json names no run (an id and a run_key).")
+    if not RUN_ID.fullmatch(run["id"]):
+        # any other text could be 'latest' or a tag (baseline/main), which the imported id would then hide
+        raise InputError(f"{where}: bundle.json's run id {shorten(run['id'])} is not a run id goldeval makes "
+                         "(YYYYmmdd-HHMMSS-xxxxxx): a damaged or edited bundle; nothing was imported. Export the run again.")
     cases = data["cases.jsonl"]
     if hashlib.sha256(cases).hexdigest() != head.get("cases_sha256") or cases.count(b"\n") != head.get("n_cases"):
         raise InputError(f"{where}: cases.jsonl does not match the sha256 and count in bundle.json (a damaged or edited "

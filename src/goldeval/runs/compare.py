@@ -518,7 +518,9 @@ def regression_decision(cmp: Mapping[str, Any]) -> dict[str, Any]:
     compare page shows it).
 
     The rule: a verdict (or label) comparison fails when any case decided in both runs went from pass to fail, and
-    also when no case was decided (pass or fail) in both runs — a gate never passes on no evidence. A comparison of
+    also when no case was decided (pass or fail) in both runs, or when either run did not finish (its status in
+    ``cmp["runs"]`` is not ``finished``: the cases it did not record are no evidence) — a gate never passes on no
+    evidence. A comparison of
     F1 runs holds no verdict: the flag does not apply (the CLI refuses it, exit 2).
 
     Args:
@@ -550,6 +552,14 @@ def regression_decision(cmp: Mapping[str, Any]) -> dict[str, Any]:
         what = "went from a right label to a wrong one" if labels else "went from pass to fail"
         return {"applies": True, "failed": True, "n_regressions": len(regressions), "n_decided_in_both": n_decided,
                 "reason": f"{len(regressions)} case(s) {what}: {shown}"}
+    unfinished = [(side.upper(), run) for side, run in sorted((cmp.get("runs") or {}).items())
+                  if isinstance(run, Mapping) and run.get("status") not in (None, "finished")]
+    if unfinished:
+        side, run = unfinished[0]
+        return {"applies": True, "failed": True, "n_regressions": 0, "n_decided_in_both": n_decided,
+                "reason": f"run {side} ({run.get('id')}) did not finish ({run.get('status')}), so the cases it did not "
+                          "record may hold a regression that this comparison cannot see; resume it (the same scoring "
+                          "command) and compare again"}
     if n_decided == 0:
         return {"applies": True, "failed": True, "n_regressions": 0, "n_decided_in_both": 0,
                 "reason": f"no case was decided (match or no_match) in both runs ({cmp.get('n_common', 0)} case id(s) in "

@@ -25,6 +25,7 @@ import hashlib
 import heapq
 import inspect
 import os
+import re
 import secrets
 import socket
 import sqlite3
@@ -55,7 +56,7 @@ from goldeval.runs.location import check_store_target, store_label, store_scheme
 from goldeval.runs.migrations import MIGRATIONS, migrate
 
 __all__ = ["RunStore", "RunMeta", "now_iso", "headline", "gates_passed", "case_columns", "check_tag_name", "HEADLINE_METRICS",
-           "MAX_TAG_LENGTH", "NoStoreError", "compress_block"]
+           "MAX_TAG_LENGTH", "NoStoreError", "RUN_ID", "compress_block"]
 
 #: Aggregate keys tried, in order, for the headline metric shown by ``runs list`` (a results dict may name its
 #: own with ``aggregate["headline"]``).
@@ -68,6 +69,12 @@ HEADLINE_METRICS: tuple[str, ...] = (
     "recall",
     "precision",
 )
+
+
+#: Every run id :meth:`RunStore.create_run` makes: ``YYYYmmdd-HHMMSS-xxxxxx`` (UTC, six hex digits). A run copied in
+#: from elsewhere (a bundle) must have one: any other text could be ``latest`` or a tag's name, which an exact id
+#: would then hide (:meth:`RunStore.resolve` tries ids first).
+RUN_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
 
 
 def now_iso() -> str:
@@ -465,8 +472,9 @@ class RunStore:
     def put_stored_run(self, row: Mapping[str, Any], cases: Iterable[tuple[Any, ...]], reviews: Iterable[Mapping[str, Any]],
                        *, batch: int = 5000) -> bool:
         """Write a run copied from another store (:meth:`stored_run`, :meth:`stored_cases`, :meth:`stored_reviews`),
-        idempotently: the run row is inserted or replaced, each case upserted by ``(run, case id)``, and a review
-        added only when the same review (case, reviewer, time, verdict) is not there yet.
+        idempotently: the run row is inserted or replaced, each case upserted by ``(run, case id)`` (the cases of a
+        run already here that were kept in blocks are replaced by the rows, never doubled), and a review added only
+        when the same review (case, reviewer, time, verdict) is not there yet.
 
         Args:
             row: The run's columns; ``id`` and ``run_key`` are required and the rest default to NULL.
@@ -498,6 +506,11 @@ class RunStore:
                 self.write_cases(row["id"], pending)
                 pending = []
         self.write_cases(row["id"], pending)
+        if have is not None and self._run_has_blocks(row["id"]):
+            # the run was recorded here with cases in blocks, which an upsert of the same ids never replaces: the
+            # bundle's rows (every case) now stand for them, so the blocks go (after the rows are in: a failure
+            # between the two leaves a run that a second import repairs, never one that lost cases)
+            self._tx("DELETE FROM case_blocks WHERE run_id = ?", (row["id"],))
         known = {(r["case_id"], r["reviewer"], r["reviewed_at"], r["verdict"]) for r in self.stored_reviews(row["id"])}
         for r in reviews:
             if (r["case_id"], r["reviewer"], r["reviewed_at"], r["verdict"]) in known:
@@ -1244,7 +1257,8 @@ def unwritable_reason(path: Path) -> str | None:
     ``None`` when nothing visible prevents it.
 
     Checked on the file when it exists, else on its nearest existing folder: a read-only file system
-    (``statvfs`` ``ST_RDONLY``: a read-only mount, even for root), then the permission bits (``os.access``).
+    (``statvfs`` ``ST_RDONLY``: a read-only mount, even for root), then the permission bits (``os.access``). The
+    nearest existing path being a file (``GOLDEVAL_HOME=notes.txt``) is named as such, not as a read-only folder.
     """
     target = path
     while not os.path.exists(target) and target.parent != target:
@@ -1261,6 +1275,8 @@ def unwritable_reason(path: Path) -> str | None:
         if not os.access(folder, os.W_OK | os.X_OK):
             return f"its folder {folder} is read-only for this user (SQLite writes a -wal and a -shm file beside it)"
         return None
+    if not os.path.isdir(target):  # GOLDEVAL_HOME (or a --store folder) that is a file: no folder can be made in it
+        return f"{target} is a file, not a folder, so the store's folder cannot be made there"
     if not os.access(target, os.W_OK | os.X_OK):
         return f"the folder {target} is read-only for this user"
     return None
